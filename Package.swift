@@ -1,0 +1,69 @@
+// swift-tools-version:6.0
+// Boardwalk: an event-log engine for onboarding analytics.
+//
+// Layers, each a target, with one-way dependencies:
+//
+//   BoardwalkModel  (events as values; no Foundation, no LMDB)
+//     ├─ BoardwalkJSON       (NDJSON reader on simdjson, canonical writer)
+//     ├─ BoardwalkCodec      (compact binary records and batch files)
+//     │    └─ BoardwalkStore (append-only LMDB store; the only user of CLMDB)
+//     │         └─ BoardwalkQuery (the query language)
+//     └─ BoardwalkGenerator  (deterministic synthetic data)
+//   Boardwalk      (the embeddable library: re-exports the layers above)
+//   BoardwalkCLI   (the commands, testable in-process) ← boardwalk (thin main)
+import PackageDescription
+
+let package = Package(
+    name: "Boardwalk",
+    products: [
+        .library(name: "Boardwalk", targets: ["Boardwalk"]),
+        .executable(name: "boardwalk", targets: ["boardwalk"]),
+    ],
+    targets: [
+        // MARK: System libraries (Debian -dev packages)
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .systemLibrary(
+            name: "CEditLine",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
+        .target(
+            name: "CSimdjson",
+            cxxSettings: [.unsafeFlags(["-O3"])],
+            linkerSettings: [.linkedLibrary("simdjson")]
+        ),
+
+        // MARK: Layers
+        .target(name: "BoardwalkModel"),
+        .target(name: "BoardwalkJSON", dependencies: ["BoardwalkModel", "CSimdjson"]),
+        .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel"]),
+        .target(name: "BoardwalkStore", dependencies: ["BoardwalkModel", "BoardwalkCodec", "CLMDB"]),
+        .target(name: "BoardwalkQuery", dependencies: ["BoardwalkModel", "BoardwalkCodec", "BoardwalkStore"]),
+        .target(name: "BoardwalkGenerator", dependencies: ["BoardwalkModel"]),
+        .target(
+            name: "Boardwalk",
+            dependencies: [
+                "BoardwalkModel", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore", "BoardwalkQuery",
+                "BoardwalkGenerator",
+            ]
+        ),
+        .target(name: "BoardwalkCLI", dependencies: ["Boardwalk", "CEditLine"]),
+        .executableTarget(name: "boardwalk", dependencies: ["BoardwalkCLI"]),
+
+        // MARK: Tests
+        .testTarget(name: "BoardwalkModelTests", dependencies: ["BoardwalkModel"]),
+        .testTarget(
+            name: "BoardwalkJSONTests",
+            dependencies: ["BoardwalkJSON", "BoardwalkGenerator"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "BoardwalkCodecTests", dependencies: ["BoardwalkCodec", "BoardwalkGenerator"]),
+        .testTarget(name: "BoardwalkStoreTests", dependencies: ["BoardwalkStore", "BoardwalkGenerator"]),
+        .testTarget(name: "BoardwalkQueryTests", dependencies: ["BoardwalkQuery", "BoardwalkGenerator"]),
+        .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI"]),
+    ]
+)

@@ -1,0 +1,2 @@
+#include "bw_json.h"
+#include <simdjson.h>

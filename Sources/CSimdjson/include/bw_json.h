@@ -1,0 +1,3 @@
+#ifndef BW_JSON_H
+#define BW_JSON_H
+#endif
