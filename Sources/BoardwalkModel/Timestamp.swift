@@ -7,7 +7,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     public var microseconds: Int64
 
     /// The first and last instants Boardwalk accepts: years 1970 through 9999.
-    public static let range: ClosedRange<Timestamp> = Timestamp(microseconds: 0)...Timestamp(microseconds: 253_402_300_799_999_999)
+    public static let range: ClosedRange<Timestamp> =
+        Timestamp(microseconds: 0)...Timestamp(microseconds: 253_402_300_799_999_999)
 
     @inlinable
     public init(microseconds: Int64) { self.microseconds = microseconds }
