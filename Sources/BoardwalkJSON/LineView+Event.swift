@@ -108,7 +108,7 @@ extension LineView {
         if given(m, S.type) {
             let s = slot(m, S.type)
             guard s.type == tString else { throw typeError(m, S.type, expected: "a string") }
-            guard let k = lookup(s, in: Names.kinds) else {
+            guard let k = Codes.kind(s.i) else {
                 throw error(.unknownValue, m, S.type, "unknown type \(quoted(bytes(s))); expected one of "
                     + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
             }
@@ -117,7 +117,7 @@ extension LineView {
         if given(m, S.id) {
             let s = slot(m, S.id)
             guard s.type == tString else { throw typeError(m, S.id, expected: "a string") }
-            guard let k = lookup(s, in: Names.bridgeIDs) else {
+            guard let k = Codes.kind(s.i) else {
                 throw error(.unknownValue, m, S.id, "unknown bridge event id \(quoted(bytes(s)))")
             }
             try take(k, m, S.id)
@@ -125,7 +125,7 @@ extension LineView {
         if let l = kindLevel, given(l, S.kind) {
             let s = slot(l, S.kind)
             guard s.type == tString else { throw typeError(l, S.kind, expected: "a string") }
-            guard let k = lookup(s, in: Names.kinds) else {
+            guard let k = Codes.kind(s.i) else {
                 throw error(.unknownValue, l, S.kind, "unknown kind \(quoted(bytes(s))); expected one of "
                     + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
             }
@@ -216,7 +216,7 @@ extension LineView {
         }
         let nameSlot = slot(nameLevel, S.name)
         guard nameSlot.type == tString else { throw typeError(nameLevel, S.name, expected: "a string") }
-        let known = lookup(nameSlot, in: Names.analytics)
+        let known = Codes.analytics(nameSlot.i)
 
         var elementID: String? = nil, reply: String? = nil
         if let b = bridge {
@@ -289,7 +289,7 @@ extension LineView {
         guard has(m, typeSlot) else { throw missing(m, typeSlot) }
         let t = slot(m, typeSlot)
         guard t.type == tString else { throw typeError(m, typeSlot, expected: "a string") }
-        guard let elementType = lookup(t, in: Names.elementTypes) else {
+        guard let elementType = Codes.elementType(t.i) else {
             throw error(.unknownValue, m, typeSlot, "unknown element type \(quoted(bytes(t))); expected one of select, multi_select, input, date_picker")
         }
         guard has(m, valueSlot) else { throw missing(m, valueSlot) }
@@ -317,7 +317,7 @@ extension LineView {
             guard has(m, fields + S.vfType) else { throw missing(m, fields + S.vfType, parent: valueSlot) }
             let ts = slot(m, fields + S.vfType)
             guard ts.type == tString else { throw typeError(m, fields + S.vfType, expected: "a string") }
-            guard let inputType = lookup(ts, in: Names.inputTypes) else {
+            guard let inputType = Codes.inputType(ts.i) else {
                 throw error(.unknownValue, m, fields + S.vfType, "unknown input type \(quoted(bytes(ts))); expected one of text, email, number")
             }
             switch inputType {
