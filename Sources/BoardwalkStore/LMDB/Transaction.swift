@@ -123,3 +123,12 @@ enum EnvFlags {
     static let noMetaSync = UInt32(MDB_NOMETASYNC)
     static let mapFullCode = MDB_MAP_FULL
 }
+
+extension Transaction {
+    /// The environment's page size (`mdb_env_stat` through `mdb_txn_env`).
+    var pageSize: Int {
+        var stat = MDB_stat()
+        mdb_env_stat(mdb_txn_env(handle), &stat)
+        return Int(stat.ms_psize)
+    }
+}
