@@ -86,7 +86,7 @@ extension Store {
 ///
 /// Only used under the store's writer lock. Everything a transaction changes here is either rolled back
 /// by ``didAbort()`` or confirmed by ``didCommit()``, so a redone batch sees the state as of the last commit.
-final class WriterState: StringInterner {
+final class WriterState {
     let dbs: Databases
     /// Every string of the store, ids dense in first-seen order (mirrors the `strings` database).
     private var table = StringTable()
@@ -110,7 +110,6 @@ final class WriterState: StringInterner {
     private var entries: [Entry] = []
     private var order: [SortKey] = []
     private var sortBuffer: [SortKey] = []
-    private var histogram = [Int](repeating: 0, count: 256)
     private var onboardingStats: [UInt32: OnboardingAccumulator] = [:]
     private let scratch: UnsafeMutableRawPointer
     private let chunk: UnsafeMutableRawPointer
@@ -148,7 +147,7 @@ final class WriterState: StringInterner {
 
     init(dbs: Databases) {
         self.dbs = dbs
-        scratch = .allocate(byteCount: 1024, alignment: 8)
+        scratch = .allocate(byteCount: 2048, alignment: 8)
         chunk = .allocate(byteCount: Layout.batchChunk * Layout.eventKeySize, alignment: 8)
     }
 
@@ -183,27 +182,35 @@ final class WriterState: StringInterner {
 
     // MARK: Interning
 
-    /// Interns through the in-memory table; a new string is written to `strings` and `string_ids` in
-    /// the running transaction.
-    func intern(_ string: String) throws -> StringID {
-        let before = table.count
-        let id = table.intern(string)
-        if Int(id) == before {
-            guard let txn else { preconditionFailure("intern outside a write transaction") }
-            var be = id.bigEndian
-            try string.withUTF8Bytes { bytes in
-                try withUnsafeBytes(of: &be) { idBytes in
-                    // Ids only grow, so every new id is the last key of `strings`.
-                    try txn.put(dbs.strings, idBytes, bytes, flags: PutFlags.append)
-                    let n = Layout.stringKey(bytes, into: scratch)
-                    // A (2^-64) hash collision between two long strings keeps the first mapping; readers
-                    // verify a looked-up id against `strings`.
-                    try txn.put(dbs.stringIDs, UnsafeRawBufferPointer(start: scratch, count: n), idBytes,
-                                flags: PutFlags.noOverwrite)
+    /// Interns through the writer's in-memory table; a new string is written to `strings` and
+    /// `string_ids` in the running transaction. A struct (the table moved in for the batch) so that
+    /// the encoder's calls need no dynamic exclusivity checks.
+    struct Interner: StringInterner {
+        var table: StringTable
+        let txn: Transaction
+        let dbs: Databases
+        /// 512 bytes for a string key.
+        let scratch: UnsafeMutableRawPointer
+
+        mutating func intern(_ string: String) throws -> StringID {
+            let before = table.count
+            let id = table.intern(string)
+            if Int(id) == before {
+                var be = id.bigEndian
+                try string.withUTF8Bytes { bytes in
+                    try withUnsafeBytes(of: &be) { idBytes in
+                        // Ids only grow, so every new id is the last key of `strings`.
+                        try txn.put(dbs.strings, idBytes, bytes, flags: PutFlags.append)
+                        let n = Layout.stringKey(bytes, into: scratch)
+                        // A (2^-64) hash collision between two long strings keeps the first mapping;
+                        // readers verify a looked-up id against `strings`.
+                        try txn.put(dbs.stringIDs, UnsafeRawBufferPointer(start: scratch, count: n), idBytes,
+                                    flags: PutFlags.noOverwrite)
+                    }
                 }
             }
+            return id
         }
-        return id
     }
 
     /// Brings the caches up to date with the store: loads the dictionary on first use, and reloads what
@@ -242,6 +249,11 @@ final class WriterState: StringInterner {
     func append(_ events: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?, txn: Transaction) throws -> AppendResult {
         self.txn = txn
         try refresh(txn)
+        // The table moves into the interner for the batch (leaving an empty one here, so that it stays
+        // uniquely referenced and grows in place) and comes back however the batch ends.
+        var interner = Interner(table: table, txn: txn, dbs: dbs, scratch: scratch + 1024)
+        table = StringTable()
+        defer { table = interner.table }
         let firstSeq = nextSeq
         entries.removeAll(keepingCapacity: true)
         encoder.removeAll()
@@ -270,11 +282,10 @@ final class WriterState: StringInterner {
                 }
             }
             let seq = nextSeq
-            var interner = self
             let record: EncodedRecord
             if original.pointee.session == nil {
                 var event = original.pointee
-                let (name, isNew) = try inferSession(for: event, seq: seq)
+                let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
                 event.session = name
                 if isNew { inferredSessions += 1 }
                 record = try encoder.appendBody(event, strings: &interner)
@@ -289,8 +300,6 @@ final class WriterState: StringInterner {
             nextSeq += 1
 
             if idKeySize > 0 {
-                // The interner may have used `scratch` (it writes string keys there): rebuild the id key.
-                idKeySize = original.pointee.eventID!.withUTF8Bytes { Layout.eventIDKey(timeBits: timeBits, id: $0, into: scratch) }
                 EventKey(onboarding: onboarding, screen: screen, timeBits: timeBits, seq: seq).write(to: eventKey)
                 try txn.put(dbs.eventIDs, UnsafeRawBufferPointer(start: scratch, count: idKeySize),
                             UnsafeRawBufferPointer(start: eventKey, count: Layout.eventKeySize))
@@ -361,38 +370,54 @@ final class WriterState: StringInterner {
         for k in order { maxA |= k.a }
         let passes = (64 - maxA.leadingZeroBitCount + 7) / 8
         if sortBuffer.count != n { sortBuffer = order }
-        for pass in 0..<passes {
-            let shift = UInt64(pass * 8)
-            for b in 0..<256 { histogram[b] = 0 }
-            for k in order { histogram[Int((k.a >> shift) & 0xFF)] += 1 }
-            var sum = 0
-            for b in 0..<256 {
-                let c = histogram[b]
-                histogram[b] = sum
-                sum += c
+        // Work on locals through raw buffers: class properties would pay an exclusivity check per access.
+        var source = order
+        var target = sortBuffer
+        order = []
+        sortBuffer = []
+        var counts = [Int](repeating: 0, count: 256)
+        counts.withUnsafeMutableBufferPointer { count in
+            for pass in 0..<passes {
+                let shift = UInt64(pass * 8)
+                source.withUnsafeBufferPointer { src in
+                    target.withUnsafeMutableBufferPointer { dst in
+                        for b in 0..<256 { count[b] = 0 }
+                        for k in src { count[Int(truncatingIfNeeded: (k.a >> shift) & 0xFF)] += 1 }
+                        var sum = 0
+                        for b in 0..<256 {
+                            let c = count[b]
+                            count[b] = sum
+                            sum += c
+                        }
+                        for k in src {
+                            let b = Int(truncatingIfNeeded: (k.a >> shift) & 0xFF)
+                            dst[count[b]] = k
+                            count[b] += 1
+                        }
+                    }
+                }
+                swap(&source, &target)
             }
-            for k in order {
-                let b = Int((k.a >> shift) & 0xFF)
-                sortBuffer[histogram[b]] = k
-                histogram[b] += 1
-            }
-            swap(&order, &sortBuffer)
         }
-        var sorted = true
-        for j in 1..<n where order[j - 1].a == order[j].a {
-            if entries[order[j - 1].i].timeBits > entries[order[j].i].timeBits {
-                sorted = false
-                break
+        let entries = self.entries
+        let sorted = source.withUnsafeBufferPointer { keys in
+            entries.withUnsafeBufferPointer { e in
+                for j in 1..<n where keys[j - 1].a == keys[j].a {
+                    if e[keys[j - 1].i].timeBits > e[keys[j].i].timeBits { return false }
+                }
+                return true
             }
         }
         if !sorted {
-            order.sort { x, y in
+            source.sort { x, y in
                 if x.a != y.a { return x.a < y.a }
                 let ex = entries[x.i], ey = entries[y.i]
                 if ex.timeBits != ey.timeBits { return ex.timeBits < ey.timeBits }
                 return ex.seq < ey.seq
             }
         }
+        order = source
+        sortBuffer = target
     }
 
     /// `events`: bodies under (onboarding, screen, time, seq), inserted in key order. Sorting the batch
@@ -404,6 +429,8 @@ final class WriterState: StringInterner {
         }
         sortOrder()
         let key = scratch
+        let entries = self.entries
+        let order = self.order
         try encoder.withUnsafeBytes { bodies in
             try txn.withCursor(dbs.events) { c in
                 for k in order {
@@ -425,6 +452,8 @@ final class WriterState: StringInterner {
         sortOrder()
         let key = scratch
         let value = scratch + 64
+        let entries = self.entries
+        let order = self.order
         try txn.withCursor(dbs.sessions) { c in
             for k in order {
                 let e = entries[k.i]
@@ -467,10 +496,11 @@ final class WriterState: StringInterner {
     /// starts at the first event, after 30 minutes without events, or at a start event
     /// (`onboarding_loaded`, `onboarding_started`) once the current session has seen other events.
     /// Events are taken in arrival order; one older than the session's last event joins it.
-    private func inferSession(for event: Event, seq: UInt64) throws -> (String, Bool) {
-        let me = self
-        let profile = try event.profile.map { try me.intern($0) } ?? RecordFormat.absent
-        let onboarding = try event.meta.map { try me.intern($0.onboardingID) } ?? RecordFormat.noOnboarding
+    private func inferSession(for event: Event, seq: UInt64, interner: inout Interner) throws -> (String, Bool) {
+        var profile = RecordFormat.absent
+        if let p = event.profile { profile = try interner.intern(p) }
+        var onboarding = RecordFormat.noOnboarding
+        if let meta = event.meta { onboarding = try interner.intern(meta.onboardingID) }
         let key = UInt64(profile) << 32 | UInt64(onboarding)
         let time = event.time.microseconds
         let isStart: Bool
@@ -480,14 +510,16 @@ final class WriterState: StringInterner {
         }
         var state = pendingInfer[key] ?? inferCache[key]
         if state == nil, let txn {
-            scratch.storeBE(key, at: 0)
-            if let v = try txn.get(dbs.inferred, UnsafeRawBufferPointer(start: scratch, count: 8)) {
+            // Past the event-id key (0..<512), the event key (512..<534) and the interner's (1024..<1536).
+            let k = scratch + 1536
+            k.storeBE(key, at: 0)
+            if let v = try txn.get(dbs.inferred, UnsafeRawBufferPointer(start: k, count: 8)) {
                 guard v.count == 13 else { throw StoreError(.corrupt, "an inferred-session entry is \(v.count) bytes, not 13") }
                 state = InferState(session: v.be32(0), lastTime: Layout.time(fromBits: v.be64(4)), fresh: v[12] != 0)
             }
         }
         if var current = state, time &- current.lastTime < Layout.sessionGap, !(isStart && !current.fresh),
-           let name = table.string(for: current.session)
+           let name = interner.table.string(for: current.session)
         {
             current.lastTime = max(current.lastTime, time)
             current.fresh = current.fresh && isStart
@@ -495,7 +527,7 @@ final class WriterState: StringInterner {
             return (name, false)
         }
         let name = "inferred:\(seq)"
-        let id = try intern(name)
+        let id = try interner.intern(name)
         pendingInfer[key] = InferState(session: id, lastTime: time, fresh: isStart)
         return (name, true)
     }
