@@ -48,24 +48,43 @@ extension Store {
     /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per event and index entry.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
-        if let checkpoint {
-            let n = checkpoint.key.utf8.count
-            guard n >= 1 && n <= Layout.maxInlineKeyString else {
-                throw StoreError(.invalidArgument, "a checkpoint key must have 1 to \(Layout.maxInlineKeyString) UTF-8 bytes, not \(n)")
-            }
-        }
-        if let result = try events.withContiguousStorageIfAvailable({ try append(buffer: $0, checkpoint: checkpoint) }) {
+        if let checkpoint { try checkpoint.validate() }
+        if let result = try events.withContiguousStorageIfAvailable({ batch in
+            try write { w in try w.append(buffer: batch, checkpoint: checkpoint) }
+        }) {
             return result
         }
-        return try Array(events).withUnsafeBufferPointer { try append(buffer: $0, checkpoint: checkpoint) }
+        return try Array(events).withUnsafeBufferPointer { batch in
+            try write { w in try w.append(buffer: batch, checkpoint: checkpoint) }
+        }
     }
 
-    private func append(buffer batch: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?) throws -> AppendResult {
+    /// Runs `body` in one write transaction and commits when it returns; aborts and rethrows when it throws.
+    ///
+    /// Use it to store several batches, or a batch and several checkpoints, atomically:
+    ///
+    /// ```swift
+    /// try store.write { w in
+    ///     try w.append(fromFileA)
+    ///     try w.append(fromFileB)
+    ///     try w.setCheckpoint(Checkpoint(key: "import", value: offsets))
+    /// }
+    /// ```
+    ///
+    /// `body` runs on the calling thread and cannot escape or suspend (LMDB ties a write transaction to
+    /// its thread). **It may run more than once**: when the map fills up, the transaction is aborted,
+    /// the map grown, and `body` called again from the start; keep side effects outside it until it
+    /// returns. Appends of the process are serialized; do not call `write` or `append` from inside
+    /// `read { }` or `write { }`.
+    /// Wraps `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
+    /// - Throws: whatever `body` throws; ``StoreError`` with ``StoreError/Kind/readOnly``; ``LMDBError``.
+    public func write<R>(_ body: (StoreWriter) throws -> R) throws -> R {
         try withWriter { writer in
             while true {
                 do {
                     let result = try env.transaction(write: true) { txn in
-                        try writer.append(batch, checkpoint: checkpoint, txn: txn)
+                        try writer.begin(txn)
+                        return try body(StoreWriter(writer: writer, txn: txn))
                     }
                     writer.didCommit()
                     return result
@@ -78,6 +97,51 @@ extension Store {
                     throw error
                 }
             }
+        }
+    }
+}
+
+/// The write side of a ``Store/write(_:)`` transaction, valid only inside that closure.
+public struct StoreWriter {
+    let writer: WriterState
+    let txn: Transaction
+
+    /// Appends a batch in this transaction: seqs, duplicates and inferred sessions exactly as
+    /// ``Store/append(_:checkpoint:)``, durable when the transaction commits.
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per event and index entry.
+    @discardableResult
+    public func append(_ events: some Sequence<Event>) throws -> AppendResult {
+        if let result = try events.withContiguousStorageIfAvailable({ try append(buffer: $0, checkpoint: nil) }) {
+            return result
+        }
+        return try Array(events).withUnsafeBufferPointer { try append(buffer: $0, checkpoint: nil) }
+    }
+
+    /// Stores `checkpoint` in this transaction, replacing the value under its key.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/invalidArgument`` for a key that is empty or longer
+    ///   than 400 UTF-8 bytes.
+    public func setCheckpoint(_ checkpoint: Checkpoint) throws {
+        try checkpoint.validate()
+        try writer.putCheckpoint(checkpoint, txn: txn)
+    }
+
+    /// A snapshot that sees this transaction's own writes, for reads in the middle of a write.
+    public var snapshot: Snapshot {
+        get throws { try Snapshot(txn: txn, dbs: writer.dbs) }
+    }
+
+    func append(buffer: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?) throws -> AppendResult {
+        let result = try writer.append(buffer, txn: txn)
+        if let checkpoint { try writer.putCheckpoint(checkpoint, txn: txn) }
+        return result
+    }
+}
+
+extension Checkpoint {
+    func validate() throws {
+        let n = key.utf8.count
+        guard n >= 1 && n <= Layout.maxInlineKeyString else {
+            throw StoreError(.invalidArgument, "a checkpoint key must have 1 to \(Layout.maxInlineKeyString) UTF-8 bytes, not \(n)")
         }
     }
 }
@@ -246,9 +310,20 @@ final class WriterState {
 
     // MARK: Append
 
-    func append(_ events: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?, txn: Transaction) throws -> AppendResult {
+    /// Starts a write transaction: brings the caches up to date.
+    func begin(_ txn: Transaction) throws {
         self.txn = txn
         try refresh(txn)
+    }
+
+    func putCheckpoint(_ checkpoint: Checkpoint, txn: Transaction) throws {
+        try checkpoint.key.withUTF8Bytes { k in
+            try checkpoint.value.withUnsafeBytes { v in try txn.put(dbs.checkpoints, k, v) }
+        }
+    }
+
+    /// Appends one batch inside the running transaction (after ``begin(_:)``).
+    func append(_ events: UnsafeBufferPointer<Event>, txn: Transaction) throws -> AppendResult {
         // The table moves into the interner for the batch (leaving an empty one here, so that it stays
         // uniquely referenced and grows in place) and comes back however the batch ends.
         var interner = Interner(table: table, txn: txn, dbs: dbs, scratch: scratch + 1024)
@@ -336,11 +411,6 @@ final class WriterState {
         try writeOnboardingStats(txn)
         try writeCounters(txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), inferred: inferredSessions,
                           minTime: minTime, maxTime: maxTime)
-        if let checkpoint {
-            try checkpoint.key.withUTF8Bytes { k in
-                try checkpoint.value.withUnsafeBytes { v in try txn.put(dbs.checkpoints, k, v) }
-            }
-        }
         return AppendResult(appended: entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
     }
 
