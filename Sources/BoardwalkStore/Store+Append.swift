@@ -20,6 +20,7 @@ public struct Checkpoint: Hashable, Sendable {
     /// Any bytes.
     public var value: [UInt8]
 
+    /// A checkpoint to store under `key`.
     public init(key: String, value: [UInt8]) {
         self.key = key
         self.value = value

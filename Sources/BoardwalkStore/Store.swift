@@ -52,6 +52,7 @@ public final class Store: @unchecked Sendable {
         /// Creates the directory and the store when missing. Default `true`.
         public var create: Bool
 
+        /// Options with the defaults above; any may be changed.
         public init(durability: Durability = .full, initialMapSize: Int = 64 << 20, readOnly: Bool = false,
                     create: Bool = true) {
             self.durability = durability
