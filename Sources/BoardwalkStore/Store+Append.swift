@@ -256,6 +256,8 @@ final class WriterState {
         let dbs: Databases
         /// 512 bytes for a string key.
         let scratch: UnsafeMutableRawPointer
+        /// Strings new in this batch, whose `string_ids` entries ``flush()`` writes in key order.
+        var newIDs: [StringID] = []
 
         mutating func intern(_ string: String) throws -> StringID {
             let before = table.count
@@ -263,18 +265,35 @@ final class WriterState {
             if Int(id) == before {
                 var be = id.bigEndian
                 try string.withUTF8Bytes { bytes in
-                    try withUnsafeBytes(of: &be) { idBytes in
-                        // Ids only grow, so every new id is the last key of `strings`.
-                        try txn.put(dbs.strings, idBytes, bytes, flags: PutFlags.append)
+                    // Ids only grow, so every new id is the last key of `strings`.
+                    _ = try withUnsafeBytes(of: &be) { try txn.put(dbs.strings, $0, bytes, flags: PutFlags.append) }
+                }
+                newIDs.append(id)
+            }
+            return id
+        }
+
+        /// Writes the `string_ids` entries of the batch's new strings, sorted by key: new strings are
+        /// mostly UUIDs (sessions), whose entries land all over the tree; in key order, consecutive puts
+        /// share the path from the root.
+        mutating func flush() throws {
+            guard !newIDs.isEmpty else { return }
+            let strings = table.strings
+            newIDs.sort { strings[Int($0)].utf8.lexicographicallyPrecedes(strings[Int($1)].utf8) }
+            try txn.withCursor(dbs.stringIDs) { c in
+                for id in newIDs {
+                    var be = id.bigEndian
+                    try strings[Int(id)].withUTF8Bytes { bytes in
                         let n = Layout.stringKey(bytes, into: scratch)
                         // A (2^-64) hash collision between two long strings keeps the first mapping;
                         // readers verify a looked-up id against `strings`.
-                        try txn.put(dbs.stringIDs, UnsafeRawBufferPointer(start: scratch, count: n), idBytes,
-                                    flags: PutFlags.noOverwrite)
+                        _ = try withUnsafeBytes(of: &be) { idBytes in
+                            try c.put(UnsafeRawBufferPointer(start: scratch, count: n), idBytes, flags: PutFlags.noOverwrite)
+                        }
                     }
                 }
             }
-            return id
+            newIDs.removeAll(keepingCapacity: true)
         }
     }
 
@@ -393,6 +412,7 @@ final class WriterState {
             maxTime = max(maxTime, time)
             if onboarding != lastOnboarding {
                 if let lastOnboarding { onboardingStats[lastOnboarding] = current }
+        try interner.flush()
                 current = onboardingStats[onboarding, default: OnboardingAccumulator()]
                 lastOnboarding = onboarding
             }
@@ -404,6 +424,7 @@ final class WriterState {
             }
         }
         if let lastOnboarding { onboardingStats[lastOnboarding] = current }
+        try interner.flush()
 
         try writeEvents(txn)
         try writeSessionIndex(txn)
