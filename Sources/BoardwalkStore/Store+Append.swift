@@ -176,6 +176,7 @@ final class WriterState {
     private var order: [SortKey] = []
     private var sortBuffer: [SortKey] = []
     private var onboardingStats: [UInt32: OnboardingAccumulator] = [:]
+    private var newPairs: [(pair: UInt64, timeBits: UInt64)] = []
     private let scratch: UnsafeMutableRawPointer
     private let chunk: UnsafeMutableRawPointer
 
@@ -191,6 +192,7 @@ final class WriterState {
         var onboarding: UInt32
         var screen: UInt16
         var session: UInt32
+        var totalScreens: UInt32
         var timeBits: UInt64
         var seq: UInt64
         var body: Range<Int>
@@ -350,18 +352,27 @@ final class WriterState {
         table = StringTable()
         defer { table = interner.table }
         let firstSeq = nextSeq
+        // The hot loop works on locals: class properties would pay a dynamic exclusivity check per access.
+        var encoder = RecordEncoder(capacity: 0)
+        var entries: [Entry] = []
+        var newPairs: [(pair: UInt64, timeBits: UInt64)] = []
+        swap(&encoder, &self.encoder)
+        swap(&entries, &self.entries)
+        swap(&newPairs, &self.newPairs)
+        defer {
+            swap(&encoder, &self.encoder)
+            swap(&entries, &self.entries)
+            swap(&newPairs, &self.newPairs)
+        }
         entries.removeAll(keepingCapacity: true)
         encoder.removeAll()
-        onboardingStats.removeAll(keepingCapacity: true)
+        newPairs.removeAll(keepingCapacity: true)
         var kindCounts = [UInt64](repeating: 0, count: EventKind.allCases.count)
         var duplicates = 0
         var inferredSessions: UInt64 = 0
         var minTime = Int64.max
         var maxTime = Int64.min
         let eventKey = scratch + 512
-
-        var lastOnboarding: UInt32? = nil
-        var current = OnboardingAccumulator()
         let base = events.baseAddress
         for index in 0..<events.count {
             // Fields are read through the pointer so that the event is not copied (a copy retains every string).
@@ -390,8 +401,9 @@ final class WriterState {
             let onboarding = record.header.keyOnboarding
             let screen = record.header.keyScreenIndex
             let session = record.session!
-            entries.append(Entry(onboarding: onboarding, screen: screen, session: session, timeBits: timeBits,
-                                 seq: seq, body: record.range))
+            let totalScreens = UInt32(clamping: original.pointee.meta?.totalScreens ?? 0)
+            entries.append(Entry(onboarding: onboarding, screen: screen, session: session, totalScreens: totalScreens,
+                                 timeBits: timeBits, seq: seq, body: record.range))
             nextSeq += 1
 
             if idKeySize > 0 {
@@ -401,30 +413,22 @@ final class WriterState {
             }
             let pair = UInt64(onboarding) << 32 | UInt64(session)
             if knownPairs.insert(pair).inserted {
-                eventKey.storeBE(pair, at: 0)
-                eventKey.storeBE(timeBits, at: 8)
-                try txn.put(dbs.onboardingSessions, UnsafeRawBufferPointer(start: eventKey, count: 8),
-                            UnsafeRawBufferPointer(start: eventKey + 8, count: 8), flags: PutFlags.noOverwrite)
+                newPairs.append((pair, timeBits))
                 pendingPairs.append(pair)
             }
             kindCounts[kindIndex(original.pointee.payload.kind)] += 1
             minTime = min(minTime, time)
             maxTime = max(maxTime, time)
-            if onboarding != lastOnboarding {
-                if let lastOnboarding { onboardingStats[lastOnboarding] = current }
-        try interner.flush()
-                current = onboardingStats[onboarding, default: OnboardingAccumulator()]
-                lastOnboarding = onboarding
-            }
-            current.events += 1
-            current.minTime = min(current.minTime, time)
-            current.maxTime = max(current.maxTime, time)
-            if let total = original.pointee.meta?.totalScreens {
-                current.maxTotalScreens = max(current.maxTotalScreens, UInt32(clamping: total))
-            }
         }
-        if let lastOnboarding { onboardingStats[lastOnboarding] = current }
         try interner.flush()
+        try writeOnboardingSessions(txn, newPairs)
+        // Hand the buffers back for the writers below (the deferred swap then restores them unchanged).
+        swap(&encoder, &self.encoder)
+        swap(&entries, &self.entries)
+        defer {
+            swap(&encoder, &self.encoder)
+            swap(&entries, &self.entries)
+        }
 
         try writeEvents(txn)
         try writeSessionIndex(txn)
@@ -433,7 +437,7 @@ final class WriterState {
         try writeOnboardingStats(txn)
         try writeCounters(txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), inferred: inferredSessions,
                           minTime: minTime, maxTime: maxTime)
-        return AppendResult(appended: entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
+        return AppendResult(appended: self.entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
     }
 
     @inline(__always)
@@ -523,10 +527,25 @@ final class WriterState {
         let key = scratch
         let entries = self.entries
         let order = self.order
+        // Per-onboarding counters come for free in key order: one accumulator per run of an onboarding.
+        onboardingStats.removeAll(keepingCapacity: true)
+        var current = OnboardingAccumulator()
+        var currentOnboarding: UInt32? = nil
+        defer { if let currentOnboarding { onboardingStats[currentOnboarding] = current } }
         try encoder.withUnsafeBytes { bodies in
             try txn.withCursor(dbs.events) { c in
                 for k in order {
                     let e = entries[k.i]
+                    if e.onboarding != currentOnboarding {
+                        if let currentOnboarding { onboardingStats[currentOnboarding] = current }
+                        current = OnboardingAccumulator()
+                        currentOnboarding = e.onboarding
+                    }
+                    let time = Layout.time(fromBits: e.timeBits)
+                    current.events += 1
+                    current.minTime = min(current.minTime, time)
+                    current.maxTime = max(current.maxTime, time)
+                    current.maxTotalScreens = max(current.maxTotalScreens, e.totalScreens)
                     EventKey(onboarding: e.onboarding, screen: e.screen, timeBits: e.timeBits, seq: e.seq).write(to: key)
                     try c.put(UnsafeRawBufferPointer(start: key, count: Layout.eventKeySize),
                               UnsafeRawBufferPointer(rebasing: bodies[e.body]))
@@ -556,6 +575,21 @@ final class WriterState {
                 value.storeBE(e.screen, at: 4)
                 try c.put(UnsafeRawBufferPointer(start: key, count: Layout.sessionKeySize),
                           UnsafeRawBufferPointer(start: value, count: Layout.sessionValueSize))
+            }
+        }
+    }
+
+    /// `onboarding_sessions`: the pairs first seen in this batch, in key order.
+    private func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws {
+        guard !pairs.isEmpty else { return }
+        let key = scratch
+        try txn.withCursor(dbs.onboardingSessions) { c in
+            for p in pairs.sorted(by: { $0.pair < $1.pair }) {
+                key.storeBE(p.pair, at: 0)
+                key.storeBE(p.timeBits, at: 8)
+                // NOOVERWRITE: an earlier process may have stored the pair (this cache only knows its own).
+                try c.put(UnsafeRawBufferPointer(start: key, count: 8), UnsafeRawBufferPointer(start: key + 8, count: 8),
+                          flags: PutFlags.noOverwrite)
             }
         }
     }
