@@ -110,12 +110,10 @@ func fixturePath() throws -> String {
         // Cheap events: one string each (the session), built once; only the time changes.
         var batch = [Event](repeating: Event(time: Timestamp(microseconds: 0), session: "s", meta: nil, payload: .onboardingLoaded),
                             count: batchSize)
-        let start = ContinuousClock.now
         for b in 0..<(1_000_000 / batchSize) {
             for j in 0..<batchSize { batch[j].time = Timestamp(microseconds: Int64(b * batchSize + j)) }
             #expect(try store.append(batch).appended == batchSize)
         }
-        print("tiny map: 1M events in \(ContinuousClock.now - start)")
         #expect(try store.read { try $0.stats().events } == 1_000_000)
         #expect(store.mapSize >= 32 << 20)
         try store.read { s throws in
