@@ -26,6 +26,7 @@ public struct BatchReader {
     public private(set) var offset: Int
     /// Records left in the current records block.
     @usableFromInline var recordsLeft = 0
+    @usableFromInline var blockStart = 0
     @usableFromInline var blockEnd = 0
     @usableFromInline var recordsRead: UInt64 = 0
     /// Whether the end block has been read and verified.
@@ -68,7 +69,8 @@ public struct BatchReader {
         recordsLeft -= 1
         recordsRead += 1
         if recordsLeft == 0 && offset != blockEnd {
-            throw CodecError(offset: offset, reason: .lengthMismatch(declared: blockEnd, used: offset))
+            // The block's records end before its payload does.
+            throw CodecError(offset: offset, reason: .lengthMismatch(declared: blockEnd - blockStart, used: offset - blockStart))
         }
         return view
     }
@@ -134,6 +136,7 @@ public struct BatchReader {
                 throw CodecError(offset: payloadStart, reason: .lengthMismatch(declared: length, used: 0))
             }
             offset = payloadStart
+            blockStart = payloadStart
             blockEnd = end
             recordsLeft = count
         case BatchFormat.blockEnd:
