@@ -116,3 +116,74 @@ enum Batch {
 
     static func end(strings: UInt8, records: UInt8) -> [UInt8] { block(type: 3, count: 0, payload: [strings, records]) }
 }
+
+/// NDJSON for size comparisons: the wire shape of `docs/events.md` plus the envelope fields, as an
+/// exporter would write it (the canonical writer lives in BoardwalkJSON, which this target cannot see).
+enum NDJSON {
+    static func line(_ e: Event) -> String {
+        var fields: [String] = []
+        func str(_ s: String) -> String {
+            var r = "\""
+            for u in s.unicodeScalars {
+                switch u {
+                case "\"": r += "\\\""
+                case "\\": r += "\\\\"
+                case "\n": r += "\\n"
+                case "\t": r += "\\t"
+                default:
+                    if u.value < 0x20 {
+                        let hex = String(u.value, radix: 16)
+                        r += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                    } else {
+                        r.unicodeScalars.append(u)
+                    }
+                }
+            }
+            return r + "\""
+        }
+        func field(_ k: String, _ v: String) { fields.append(str(k) + ":" + v) }
+        func choice(_ c: Choice) -> String { "{\"id\":\(str(c.id)),\"value\":\(str(c.value)),\"label\":\(str(c.label))}" }
+        field("type", str(e.kind.name))
+        field("time", str(e.time.iso8601))
+        if let s = e.session { field("session_id", str(s)) }
+        if let s = e.profile { field("profile_id", str(s)) }
+        if let s = e.eventID { field("event_id", str(s)) }
+        if let s = e.placement { field("placement_id", str(s)) }
+        if let s = e.variation { field("variation_id", str(s)) }
+        if let m = e.meta {
+            field("meta", "{\"onboarding_id\":\(str(m.onboardingID)),\"screen_cid\":\(str(m.screenClientID)),"
+                + "\"screen_index\":\(m.screenIndex),\"total_screens\":\(m.totalScreens)}")
+        }
+        switch e.payload {
+        case .analytics(let a):
+            field("name", str(a.name))
+            if case .screenCompleted(let element, let reply) = a, element != nil || reply != nil {
+                var p: [String] = []
+                if let element { p.append("\"element_id\":" + str(element)) }
+                if let reply { p.append("\"reply\":" + str(reply)) }
+                field("params", "{" + p.joined(separator: ",") + "}")
+            }
+        case .stateUpdated(let u):
+            field("element_id", str(u.elementID))
+            field("element_type", str(u.value.elementType.rawValue))
+            switch u.value {
+            case .select(let c): field("value", choice(c))
+            case .multiSelect(let cs): field("value", "[" + cs.map(choice).joined(separator: ",") + "]")
+            case .input(.text(let s)): field("value", "{\"type\":\"text\",\"value\":\(str(s))}")
+            case .input(.email(let s)): field("value", "{\"type\":\"email\",\"value\":\(str(s))}")
+            case .input(.number(let d)): field("value", "{\"type\":\"number\",\"value\":\(d)}")
+            case .datePicker(let d):
+                var p: [String] = []
+                if let y = d.year { p.append("\"year\":\(y)") }
+                if let m = d.month { p.append("\"month\":\(m)") }
+                if let x = d.day { p.append("\"day\":\(x)") }
+                field("value", "{" + p.joined(separator: ",") + "}")
+            }
+        case .openPaywall(let a), .custom(let a), .close(let a): field("action_id", str(a))
+        case .onboardingLoaded: break
+        case .error(let err):
+            field("error", "{\"domain\":\(str(err.domain)),\"code\":\(err.code),\"message\":\(str(err.message))}")
+        }
+        return "{" + fields.joined(separator: ",") + "}\n"
+    }
+}
