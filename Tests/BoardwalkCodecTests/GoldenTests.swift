@@ -16,7 +16,7 @@ struct Golden: CustomTestStringConvertible, Sendable {
 
     static let onboarding = "3f2a9c1e-7b4d-4e8a-9c2f-1a2b3c4d5e6f"
     static let session = "9b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"
-    static let t = Timestamp(microseconds: 1_793_527_200_123_456)  // 2026-11-01T10:40:00.123456Z
+    static let t = Timestamp(microseconds: 1_793_527_200_123_456)  // 2026-11-01T10:00:00.123456Z
 
     static func meta(_ screen: Int = 2, _ cid: String = "goal") -> Meta {
         Meta(onboardingID: onboarding, screenClientID: cid, screenIndex: screen, totalScreens: 8)
