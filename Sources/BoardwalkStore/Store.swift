@@ -77,7 +77,8 @@ public final class Store: @unchecked Sendable {
 
     /// Opens the store in directory `path`, creating it when it does not exist (and `options.create`).
     ///
-    /// Runs `mdb_reader_check` to clear reader slots of dead processes.
+    /// Wraps `mdb_env_create`, `mdb_env_open` (with `MDB_NOTLS`) and `mdb_reader_check`, which clears
+    /// reader slots of dead processes; creates the databases in a first write transaction.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/notAStore`` for a file, a non-empty directory
     ///   that holds no store, or an LMDB environment without Boardwalk's databases;
     ///   ``StoreError/Kind/newerFormat(found:supported:)`` for a store of a newer format;
