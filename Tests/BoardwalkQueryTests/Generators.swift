@@ -36,7 +36,7 @@ struct SessionGenerator {
             let steps = int(1...9)
             for _ in 0..<steps {
                 // Equal timestamps, small gaps, and now and then exactly 30 minutes of silence.
-                t += chance(0.2) ? 0 : (chance(0.05) ? 30 * minute : Int64(int(1...90)) * second)
+                t += chance(0.2) ? 0 : (chance(0.05) ? 30 * minute : Int64(chance(0.5) ? int(1...8) * 15 : int(1...90)) * second)
                 switch int(0...13) {
                 case 0, 1, 2:
                     if chance(0.25) { screen = max(0, screen - 1) } else if screen < total - 1 { screen += 1 }
@@ -141,6 +141,31 @@ struct QueryGenerator {
         ])
     }
 
+    /// A screen funnel or a custom-step funnel with random steps, window, mode and breakdown.
+    mutating func funnel() -> String {
+        let steps = ["screen_presented(screen == 0)", "screen_presented(screen == 1)", "screen_presented(screen >= 2)",
+                     "screen_completed", "state_updated(element == \"experience\")", "open_paywall", "onboarding_completed",
+                     "close", "custom", "\"navigation_failed\"", "analytics", "state_updated"]
+        if chance(0.2) {
+            return "funnel" + (chance(0.3) ? " by \(pick(["variation", "onboarding", "screen_cid"]))" : "")
+        }
+        var text = "funnel " + (0..<int(1...4)).map { _ in pick(steps) }.joined(separator: ", ")
+        if chance(0.7) { text += " within \(pick(["0s", "15s", "30s", "45s", "1m", "2m", "10m", "1h"]))" }
+        let mode = pick(["", "ordered", "strict", "any"])
+        if !mode.isEmpty { text += " mode \(mode)" }
+        if mode == "strict", chance(0.6) { text += " ignoring (\(pick(["state_updated", "state_updated, onboarding_loaded", "analytics"])))" }
+        if chance(0.3) { text += " by \(pick(["variation", "onboarding", "screen", "value"]))" }
+        return text
+    }
+
+    /// `sessions [| where …] | funnel …`.
+    mutating func funnelQuery() -> String {
+        var parts = ["sessions"]
+        if chance(0.3) { parts.append("where " + sessionPredicate()) }
+        parts.append(funnel())
+        return parts.joined(separator: " | ")
+    }
+
     mutating func query() -> String {
         let events = chance(0.45)
         var parts = [events ? "events" : "sessions"]
@@ -179,20 +204,7 @@ struct QueryGenerator {
             if chance(0.5) { parts.append("select " + (0..<int(1...3)).map { _ in pick(keys) }.joined(separator: ", ")) }
             if chance(0.5) { parts.append("limit \(int(0...10))") }
         default:
-            let steps = ["screen_presented(screen == 0)", "screen_presented(screen == 1)", "screen_presented(screen >= 2)",
-                         "screen_completed", "state_updated(element == \"experience\")", "open_paywall", "onboarding_completed",
-                         "close", "custom", "\"navigation_failed\"", "analytics"]
-            if chance(0.25) {
-                parts.append("funnel" + (chance(0.3) ? " by \(pick(["variation", "onboarding", "screen_cid"]))" : ""))
-            } else {
-                var text = "funnel " + (0..<int(1...4)).map { _ in pick(steps) }.joined(separator: ", ")
-                if chance(0.6) { text += " within \(pick(["0s", "30s", "2m", "10m", "1h"]))" }
-                let mode = pick(["", "ordered", "strict", "any"])
-                if !mode.isEmpty { text += " mode \(mode)" }
-                if mode == "strict", chance(0.6) { text += " ignoring (\(pick(["state_updated", "state_updated, onboarding_loaded", "analytics"])))" }
-                if chance(0.3) { text += " by \(pick(["variation", "onboarding", "screen", "value"]))" }
-                parts.append(text)
-            }
+            parts.append(funnel())
             hasColumns = ["sessions", "step"]
         }
         if !hasColumns.isEmpty, chance(0.3) {
