@@ -26,7 +26,7 @@ struct ReferenceEvaluator {
         var events = input
         // Rule 10: infer ids per (profile, onboarding); 30 minutes of silence starts a new one, and so does a start
         // event after anything but start events.
-        let missing = events.indices.filter { events[$0].session == nil || events[$0].session == "" }
+        let missing = events.indices.filter { events[$0].session == nil }
         var groups: [String: [Int]] = [:]
         for i in missing {
             groups["\(events[i].profile ?? "")\u{0}\(events[i].meta?.onboardingID ?? "")\u{0}\(events[i].profile == nil)\u{0}\(events[i].meta == nil)", default: []].append(i)

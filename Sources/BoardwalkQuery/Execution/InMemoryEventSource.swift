@@ -2,7 +2,7 @@ import BoardwalkModel
 
 /// Events held in memory, for tests and small embedded uses.
 ///
-/// Sequence numbers are assigned by arrival (the array's order). Sessions without ids (absent or empty) are inferred here, at
+/// Sequence numbers are assigned by arrival (the array's order). Sessions without ids are inferred here, at
 /// construction (semantics rule 10): per (profile, onboarding), events in `(time, seq)` order, a new session
 /// starts at `onboarding_started` or `onboarding_loaded` (unless the current session has seen only such start
 /// events), or when the gap since the previous event of that profile and onboarding is 30 minutes or more.
@@ -30,7 +30,7 @@ public struct InMemoryEventSource: EventSource, Sendable {
         // only start events (so `onboarding_loaded` then `onboarding_started` stay together).
         struct Key: Hashable { var profile: String?; var onboarding: String? }
         var open: [Key: (id: String, last: Int64, fresh: Bool)] = [:]
-        for i in byTime where events[i].session?.isEmpty ?? true {
+        for i in byTime where events[i].session == nil {
             let e = events[i]
             let key = Key(profile: e.profile, onboarding: e.meta?.onboardingID)
             let starts = e.payload == .analytics(.onboardingStarted) || e.payload == .onboardingLoaded
