@@ -65,7 +65,7 @@ public struct InMemoryEventSource: EventSource, Sendable {
 
     public var sessionAccess: String { "in-memory session index" }
 
-    public func scanEvents(_ range: ScanRange, _ body: (borrowing ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
+    public func scanEvents(_ range: ScanRange, _ body: (ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
         let keys = range.onboarding.map { [$0] } ?? onboardings
         for key in keys {
             guard let list = byOnboarding[key] else { continue }
@@ -84,7 +84,7 @@ public struct InMemoryEventSource: EventSource, Sendable {
         var ids: [String] = []
         var seen: Set<String> = []
         for range in ranges {
-            try scanEvents(range) { (e: borrowing ScannedEvent) throws(QueryError) -> Bool in
+            try scanEvents(range) { (e: ScannedEvent) throws(QueryError) -> Bool in
                 let id = e.event.session!
                 if seen.insert(id).inserted { ids.append(id) }
                 return true

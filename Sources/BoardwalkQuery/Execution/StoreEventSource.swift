@@ -6,9 +6,9 @@ import BoardwalkStore
 /// through the store's session index.
 ///
 /// Each scan runs in one read transaction (``Store/read(_:)``), so it sees one consistent snapshot and never
-/// blocks or modifies writers. Events are handed to the executor as owned ``Event`` values built from the
-/// store's borrowed views (``Snapshot/owned(_:)``): one allocation per event and per long string, which a later
-/// version can remove by evaluating fields on the views directly.
+/// blocks or modifies writers. Event scans hand out ``StoreEventRow``s, which read fields from the borrowed
+/// record views on demand (strings resolved once per scan). Session reads build owned ``Event`` values, one
+/// session at a time, since sessions are summarized and matched against funnels as a whole.
 public struct StoreEventSource: EventSource {
     public let store: Store
 
@@ -62,10 +62,11 @@ public struct StoreEventSource: EventSource {
         return going
     }
 
-    public func scanEvents(_ range: ScanRange, _ body: (borrowing ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
+    public func scanEvents(_ range: ScanRange, _ body: (StoreEventRow) throws(QueryError) -> Bool) throws(QueryError) {
         try reading { snapshot in
+            let strings = StringCache(snapshot)
             try StoreEventSource.scan(snapshot, range) { view in
-                try body(ScannedEvent(seq: view.seq, event: try snapshot.owned(view).event))
+                try body(StoreEventRow(view: view, strings: strings))
             }
         }
     }
