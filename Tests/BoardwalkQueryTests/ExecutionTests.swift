@@ -121,7 +121,7 @@ struct CancellingSource: EventSource {
             return try body(e)
         }
     }
-    func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError) {
+    func scanSessions(_ ranges: [ScanRange], _ body: (String, [InMemoryEventSource.Row]) throws(QueryError) -> Bool) throws(QueryError) {
         try inner.scanSessions(ranges, body)
     }
 }

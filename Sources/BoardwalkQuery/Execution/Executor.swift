@@ -73,14 +73,15 @@ struct Executor {
                 try ticker.tick(scanned.count)
                 statistics.sessionsRead += 1
                 statistics.eventsRead += scanned.count
-                let dwell = dwellTimes(scanned.map(\.event))
+                let dwell = dwellTimes(scanned)
                 for (i, s) in scanned.enumerated() {
                     let leaf: (Bound) -> Value = { b in
-                        if case .event(let f) = b { return s.event.value(f, seq: s.seq, dwell: dwell[i]) }
-                        return .null
+                        guard case .event(let f) = b else { return .null }
+                        if f == .dwell { if case .value(let d) = dwell[i] { return .duration(Double(d)) } else { return .null } }
+                        return s.value(f)
                     }
                     if passes(leaf) {
-                        sink.addRow(leaf, censored: dwell[i] == .censored, order: (s.event.time.microseconds, s.seq, ""))
+                        sink.addRow(leaf, censored: dwell[i] == .censored, order: (s.time.microseconds, s.seq, ""))
                     }
                 }
                 return true
@@ -91,7 +92,7 @@ struct Executor {
                 statistics.sessionsRead += 1
                 statistics.eventsRead += scanned.count
                 var summary = SessionSummary(id: id)
-                for s in scanned { summary.add(s.event) }
+                for s in scanned { summary.add(s) }
                 let leaf: (Bound) -> Value = { summary.leaf($0) }
                 guard passes(leaf) else { return true }
                 if isFunnel {
@@ -183,7 +184,7 @@ private struct Sink {
         }
     }
 
-    mutating func addSession(_ summary: SessionSummary, _ events: [ScannedEvent]) {
+    mutating func addSession<R: EventRow>(_ summary: SessionSummary, _ events: [R]) {
         guard case .funnel(let funnel) = query.reduction else { return }
         func keys(at position: Int?) -> [[Value]] {
             guard !funnel.by.isEmpty else { return [[]] }
@@ -191,7 +192,7 @@ private struct Sink {
             let e = events[position]
             return keyCombinations(funnel.by.map { column in
                 column.bound.evaluate(now: now) { b in
-                    if case .event(let f) = b { return e.event.value(f, seq: e.seq, dwell: .none) }
+                    if case .event(let f) = b { return e.value(f) }
                     return .null
                 }
             })
@@ -212,7 +213,7 @@ private struct Sink {
         } else {
             screenCount = max(screenCount, (summary.totalScreens ?? 0), (summary.furthestScreen ?? -1) + 1)
             guard let furthest = summary.furthestScreen else { return }
-            let first = events.firstIndex { $0.event.meta != nil }
+            let first = events.firstIndex { $0.screenIndex != nil }
             for key in keys(at: first) {
                 if screenFunnel[key] == nil { screenFunnel[key] = ([], []) }
                 while screenFunnel[key]!.reached.count <= furthest {

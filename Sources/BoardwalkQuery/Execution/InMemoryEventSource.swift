@@ -71,6 +71,10 @@ public struct InMemoryEventSource: EventSource, Sendable {
         let event: UnsafePointer<Event>
         public let seq: UInt64
 
+        public var time: Timestamp { event.pointee.time }
+        public var kind: EventKind { event.pointee.kind }
+        public var analyticsName: String? { if case .analytics(let a) = event.pointee.payload { a.name } else { nil } }
+        public var screenIndex: Int? { event.pointee.meta?.screenIndex }
         public func value(_ field: EventField) -> Value { event.pointee.value(field, seq: seq, dwell: .none) }
     }
 
@@ -99,7 +103,7 @@ public struct InMemoryEventSource: EventSource, Sendable {
         if let failure { throw failure }
     }
 
-    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError) {
+    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
         var ids: [String] = []
         var seen: Set<String> = []
         for range in ranges {
@@ -109,9 +113,19 @@ public struct InMemoryEventSource: EventSource, Sendable {
                 return true
             }
         }
-        for id in ids {
-            let list = sessions[id]!.map { ScannedEvent(seq: UInt64($0), event: events[$0]) }
-            guard try body(id, list) else { return }
+        var failure: QueryError?
+        events.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            for id in ids {
+                let rows = sessions[id]!.map { Row(event: base + $0, seq: UInt64($0)) }
+                do throws(QueryError) {
+                    guard try body(id, rows) else { return }
+                } catch {
+                    failure = error
+                    return
+                }
+            }
         }
+        if let failure { throw failure }
     }
 }

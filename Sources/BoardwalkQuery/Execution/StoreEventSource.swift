@@ -6,9 +6,8 @@ import BoardwalkStore
 /// through the store's session index.
 ///
 /// Each scan runs in one read transaction (``Store/read(_:)``), so it sees one consistent snapshot and never
-/// blocks or modifies writers. Event scans hand out ``StoreEventRow``s, which read fields from the borrowed
-/// record views on demand (strings resolved once per scan). Session reads build owned ``Event`` values, one
-/// session at a time, since sessions are summarized and matched against funnels as a whole.
+/// blocks or modifies writers. Scans hand out ``StoreEventRow``s, which read fields from the borrowed record
+/// views on demand (strings resolved once per scan); no owned ``Event`` is built.
 public struct StoreEventSource: EventSource {
     public let store: Store
 
@@ -71,8 +70,9 @@ public struct StoreEventSource: EventSource {
         }
     }
 
-    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError) {
+    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
         try reading { snapshot in
+            let strings = StringCache(snapshot)
             // Distinct sessions with an event in the ranges, in first-seen order; memory grows with sessions.
             var ids: [StringID] = []
             var seen: Set<StringID> = []
@@ -83,9 +83,10 @@ public struct StoreEventSource: EventSource {
                 }
             }
             for id in ids {
-                var events: [ScannedEvent] = []
+                // Views stay valid for the whole read transaction, so a session's rows can be kept together.
+                var events: [StoreEventRow] = []
                 try snapshot.forEachEvent(inSession: id) { view in
-                    events.append(ScannedEvent(seq: view.seq, event: try snapshot.owned(view).event))
+                    events.append(StoreEventRow(view: view, strings: strings))
                     return true
                 }
                 guard let name = snapshot.string(for: id) else {
