@@ -205,9 +205,7 @@ private struct Sink {
                 if customFunnel[key] == nil { customFunnel[key] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
                 for k in 0..<progress.level {
                     customFunnel[key]!.reached[k] += 1
-                    if funnel.mode != .any {
-                        customFunnel[key]!.times[k].append(Double(progress.times[k].microseconds - progress.times[0].microseconds))
-                    }
+                    customFunnel[key]!.times[k].append(Double(progress.times[k].microseconds - progress.times[0].microseconds))
                 }
             }
         } else {

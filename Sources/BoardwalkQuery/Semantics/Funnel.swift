@@ -4,7 +4,7 @@ import BoardwalkModel
 struct FunnelProgress {
     /// Steps reached by the best chain, 0 when step 1 never happened.
     var level: Int
-    /// Times of the chain's step events (`level` entries). Empty in `any` mode beyond the first.
+    /// Times of the chain's step events (`level` entries); in `any` mode, when steps 1…k had all happened.
     var times: [Timestamp]
     /// Position of the chain's step-1 event, for breakdowns (rule 12).
     var firstStep: Int?
@@ -68,16 +68,24 @@ struct FunnelMatcher {
             for e in events { matched.append((0..<n).map { matches(e, step: $0) }) }
             for anchor in events.indices where matched[anchor].contains(true) {
                 let t = events[anchor].time.microseconds
-                var found = [Bool](repeating: false, count: n)
+                // The first time each step happens inside the window.
+                var first = [Int64?](repeating: nil, count: n)
                 for j in events.indices {
                     let d = events[j].time.microseconds &- t
                     if d < 0 { continue }
                     if d > window { break }
-                    for k in 0..<n where matched[j][k] { found[k] = true }
+                    for k in 0..<n where matched[j][k] && first[k] == nil { first[k] = events[j].time.microseconds }
                 }
-                let level = found.firstIndex(of: false) ?? n
+                let level = first.firstIndex(of: nil) ?? n
                 if level > best.level {
-                    best = FunnelProgress(level: level, times: [], firstStep: firstMatch(events, matched, anchor, window))
+                    // Step k is done once steps 1…k have all happened: the latest of their first times.
+                    var times: [Timestamp] = []
+                    var done = Int64.min
+                    for k in 0..<level {
+                        done = max(done, first[k]!)
+                        times.append(Timestamp(microseconds: done))
+                    }
+                    best = FunnelProgress(level: level, times: times, firstStep: firstMatch(events, matched, anchor, window))
                     if level == n { break }
                 }
             }
