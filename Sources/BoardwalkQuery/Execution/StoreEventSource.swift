@@ -13,7 +13,9 @@ public struct StoreEventSource: EventSource {
 
     public init(_ store: Store) { self.store = store }
 
-    public var sessionAccess: String { "store's session index (session, time, seq)" }
+    public var sessionAccess: String {
+        "store's session index (session, time, seq); sessions of a whole onboarding from its onboarding_sessions index"
+    }
 
     /// Runs `body`, turning store errors into ``QueryError``s of kind `.source`.
     private func reading(_ body: (Snapshot) throws -> Void) throws(QueryError) {
@@ -77,6 +79,14 @@ public struct StoreEventSource: EventSource {
             var ids: [StringID] = []
             var seen: Set<StringID> = []
             for range in ranges {
+                if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
+                    // The `onboarding_sessions` index holds exactly the (onboarding, session) pairs of the events:
+                    // no need to read the onboarding's events to find its sessions.
+                    for summary in try snapshot.sessions(ofOnboarding: onboarding) where seen.insert(summary.id).inserted {
+                        ids.append(summary.id)
+                    }
+                    continue
+                }
                 try StoreEventSource.scan(snapshot, range) { view in
                     if let session = view.session, seen.insert(session).inserted { ids.append(session) }
                     return true
