@@ -65,5 +65,6 @@ let package = Package(
         .testTarget(name: "BoardwalkStoreTests", dependencies: ["BoardwalkStore", "BoardwalkGenerator"]),
         .testTarget(name: "BoardwalkQueryTests", dependencies: ["BoardwalkQuery", "BoardwalkGenerator"]),
         .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI"]),
+        .testTarget(name: "BoardwalkGeneratorTests", dependencies: ["BoardwalkGenerator"]),
     ]
 )

@@ -49,11 +49,7 @@ public struct SyntheticData: Sendable {
         self.meanGapMilliseconds = max(1, meanGapMilliseconds)
         self.sessionIDRate = sessionIDRate
         self.eventIDRate = eventIDRate
-        self.profileCount = max(1, sessionCount * 2 / 3)
     }
-
-    /// Profiles are drawn from a pool smaller than the session count, so some users come back.
-    var profileCount: Int
 
     /// The sessions, in order of start time.
     public func sessions() -> Sessions { Sessions(data: self) }

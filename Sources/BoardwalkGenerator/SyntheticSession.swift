@@ -43,7 +43,10 @@ public struct SyntheticSession: Hashable, Sendable {
         let onboardingIndex = rng.weighted(data.onboardings.map(\.weight))
         let onboarding = data.onboardings[onboardingIndex]
         let sessionID = rng.chance(data.sessionIDRate) ? rng.uuid() : nil
-        var profiles = SplitMix64(seed: data.seed, stream: 0x9_0000_0000 &+ UInt64(Int.random(in: 0..<data.profileCount, using: &rng)))
+        // A new user most of the time; otherwise a returning one (the profile of an earlier session number),
+        // drawn so that session i's profile does not depend on the corpus size.
+        let profileNumber = rng.chance(0.7) ? index : Int.random(in: 0...index, using: &rng)
+        var profiles = SplitMix64(seed: data.seed, stream: 0x9_0000_0000 &+ UInt64(profileNumber))
         var builder = Builder(
             onboarding: onboarding,
             sessionID: sessionID,
