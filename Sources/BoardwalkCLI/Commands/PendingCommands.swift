@@ -21,31 +21,6 @@ enum IngestCommand: Command {
     }
 }
 
-enum QueryCommand: Command {
-    static let name = "query"
-    static let summary = "Run one query (or each query read from stdin with '-')"
-    static let usage = "boardwalk query [--db DIR] [--format table|json|csv] 'QUERY' | -"
-    static let options = [
-        databaseOption,
-        OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
-    ]
-    static let discussion = ""
-    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
-        throw notAvailable(name, needs: "query language")
-    }
-}
-
-enum ReplCommand: Command {
-    static let name = "repl"
-    static let summary = "Interactive queries with line editing, history and completion"
-    static let usage = "boardwalk repl [--db DIR]"
-    static let options = [databaseOption]
-    static let discussion = ""
-    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
-        throw notAvailable(name, needs: "query language")
-    }
-}
-
 enum StatsCommand: Command {
     static let name = "stats"
     static let summary = "Events, sessions, onboardings, bytes on disk, time range, per-kind counts"
@@ -110,4 +85,9 @@ enum DemoCommand: Command {
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
         throw notAvailable(name, needs: "store and the query language")
     }
+}
+
+/// Opens the store for queries: not available until the store layer lands on this branch.
+func openStoreQuerySource(_ path: String) throws -> QuerySource {
+    throw notAvailable("query", needs: "store")
 }
