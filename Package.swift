@@ -65,6 +65,6 @@ let package = Package(
         .testTarget(name: "BoardwalkStoreTests", dependencies: ["BoardwalkStore", "BoardwalkGenerator"]),
         .testTarget(name: "BoardwalkQueryTests", dependencies: ["BoardwalkQuery", "BoardwalkGenerator"]),
         .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI", "BoardwalkGenerator"]),
-        .testTarget(name: "BoardwalkGeneratorTests", dependencies: ["BoardwalkGenerator"]),
+        .testTarget(name: "BoardwalkGeneratorTests", dependencies: ["BoardwalkGenerator", "BoardwalkJSON"]),
     ]
 )
