@@ -132,10 +132,10 @@ struct IngesterTests {
         #expect(sink.events[50_000].eventID?.count == 3 << 20)
     }
 
-    @Test("Checkpoint bytes round-trip")
+    @Test("FileCheckpoint bytes round-trip")
     func checkpointBytes() {
-        let cp = Checkpoint(offset: 123_456_789, line: 42, fingerprint: 0xDEAD_BEEF_0123_4567)
-        #expect(Checkpoint(cp.bytes) == cp)
-        #expect(Checkpoint([1, 2, 3]) == nil)
+        let cp = FileCheckpoint(offset: 123_456_789, line: 42, fingerprint: 0xDEAD_BEEF_0123_4567)
+        #expect(FileCheckpoint(cp.bytes) == cp)
+        #expect(FileCheckpoint([1, 2, 3]) == nil)
     }
 }

@@ -5,67 +5,10 @@ func notAvailable(_ command: String, needs layer: String) -> RuntimeError {
     RuntimeError("'boardwalk \(command)' is not available yet: it needs the \(layer), which is not built into this version")
 }
 
-enum IngestCommand: Command {
-    static let name = "ingest"
-    static let summary = "Read NDJSON (any shape) or batch files into the store"
-    static let usage = "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [FILE...|-]"
-    static let options = [
-        databaseOption,
-        OptionSpec("rejects", value: "FILE", help: "Where rejected lines go (default: <store>/rejects.txt)"),
-        OptionSpec("strict", help: "Stop at the first bad line; nothing of its batch is committed"),
-        OptionSpec("quiet", short: "q", help: "No progress bar and no summary"),
-    ]
-    static let discussion = ""
-    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
-        throw notAvailable(name, needs: "store")
-    }
-}
-
-enum StatsCommand: Command {
-    static let name = "stats"
-    static let summary = "Events, sessions, onboardings, bytes on disk, time range, per-kind counts"
-    static let usage = "boardwalk stats [--db DIR] [--format table|json]"
-    static let options = [
-        databaseOption,
-        OptionSpec("format", short: "f", value: "FORMAT", help: "table (default) or json"),
-    ]
-    static let discussion = ""
-    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
-        throw notAvailable(name, needs: "store")
-    }
-}
-
-enum ExportCommand: Command {
-    static let name = "export"
-    static let summary = "Write the store's events as canonical NDJSON, CSV or a batch file"
-    static let usage = "boardwalk export [--db DIR] [--format ndjson|csv|batch] [--since-seq N] [--output FILE]"
-    static let options = [
-        databaseOption,
-        OptionSpec("format", short: "f", value: "FORMAT", help: "ndjson (default), csv or batch"),
-        OptionSpec("since-seq", value: "N", help: "Only events with a sequence number greater than N"),
-        OptionSpec("output", short: "o", value: "FILE", help: "Write to FILE instead of stdout"),
-    ]
-    static let discussion = ""
-    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
-        throw notAvailable(name, needs: "store")
-    }
-}
-
 enum CheckCommand: Command {
     static let name = "check"
     static let summary = "Verify the store's integrity"
     static let usage = "boardwalk check [--db DIR]"
-    static let options = [databaseOption]
-    static let discussion = ""
-    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
-        throw notAvailable(name, needs: "store")
-    }
-}
-
-enum BackupCommand: Command {
-    static let name = "backup"
-    static let summary = "Write a compacted copy of the store while it stays in use"
-    static let usage = "boardwalk backup [--db DIR] DEST"
     static let options = [databaseOption]
     static let discussion = ""
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
@@ -87,7 +30,9 @@ enum DemoCommand: Command {
     }
 }
 
-/// Opens the store for queries: not available until the store layer lands on this branch.
+
+/// Opens the store for queries. The query layer on this branch has no store-backed event source yet, so
+/// queries run only over `--generated` data for now.
 func openStoreQuerySource(_ path: String) throws -> QuerySource {
-    throw notAvailable("query", needs: "store")
+    throw RuntimeError("querying a store is not available yet: the query layer merged here has no store-backed source; use --generated N to try the language")
 }

@@ -93,18 +93,18 @@ final class Ingester {
 
     // MARK: NDJSON
 
+    /// The checkpoint key of a regular file: its device and inode, so a renamed file keeps its checkpoint;
+    /// the fingerprint in the value tells a different file that reuses the inode.
     private func checkpointKey(_ input: InputFile) -> String? {
         guard let id = input.identity else { return nil }
-        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let path = realpath(input.name, &resolved) != nil ? String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : input.name
-        return "ingest:\(path):\(id.device):\(id.inode)"
+        return "ingest:\(id.device):\(id.inode)"
     }
 
     private func ingestLines(_ input: InputFile) throws {
         let key = checkpointKey(input)
         var lineNumber = 0
-        if let key, let saved = try sink.checkpoint(for: key), let cp = Checkpoint(saved),
-            cp.fingerprint == Checkpoint.fingerprint(input.prefix(min(cp.offset, Checkpoint.fingerprintBytes))),
+        if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
+            cp.fingerprint == FileCheckpoint.fingerprint(input.prefix(min(cp.offset, FileCheckpoint.fingerprintBytes))),
             cp.offset <= input.size ?? 0
         {
             try input.seek(to: cp.offset)
@@ -124,9 +124,9 @@ final class Ingester {
             // The fingerprint covers the bytes up to the checkpoint only (at most 4 KiB), so a log that grows
             // keeps its checkpoint while a file replaced by another does not.
             let checkpoint = key.map {
-                (key: $0, value: Checkpoint(
+                (key: $0, value: FileCheckpoint(
                     offset: pendingOffset, line: lineNumber,
-                    fingerprint: Checkpoint.fingerprint(input.prefix(min(pendingOffset, Checkpoint.fingerprintBytes)))).bytes)
+                    fingerprint: FileCheckpoint.fingerprint(input.prefix(min(pendingOffset, FileCheckpoint.fingerprintBytes)))).bytes)
             }
             let result = try sink.append(pending, checkpoint: checkpoint)
             summary.ingested += result.inserted
@@ -212,8 +212,8 @@ final class Ingester {
     private func ingestBatchFile(_ input: InputFile) throws {
         let key = checkpointKey(input)
         var skip = 0
-        if let key, let saved = try sink.checkpoint(for: key), let cp = Checkpoint(saved),
-            cp.fingerprint == Checkpoint.fingerprint(input.prefix(Checkpoint.fingerprintBytes))
+        if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
+            cp.fingerprint == FileCheckpoint.fingerprint(input.prefix(FileCheckpoint.fingerprintBytes))
         {
             skip = cp.line  // for batch files, `line` counts events
         }
@@ -227,7 +227,7 @@ final class Ingester {
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
         }
         summary.bytes += bytes.count
-        let fingerprint = Checkpoint.fingerprint(Array(bytes.prefix(Checkpoint.fingerprintBytes)))
+        let fingerprint = FileCheckpoint.fingerprint(Array(bytes.prefix(FileCheckpoint.fingerprintBytes)))
         let events: [Event]
         do {
             events = try BatchReader.events(in: bytes)
@@ -239,7 +239,7 @@ final class Ingester {
         while index < events.count {
             let end = min(events.count, index + options.batchSize)
             let checkpoint = key.map {
-                (key: $0, value: Checkpoint(offset: 0, line: end, fingerprint: fingerprint).bytes)
+                (key: $0, value: FileCheckpoint(offset: 0, line: end, fingerprint: fingerprint).bytes)
             }
             let result = try sink.append(Array(events[index..<end]), checkpoint: checkpoint)
             summary.ingested += result.inserted
@@ -252,7 +252,7 @@ final class Ingester {
 }
 
 /// Where an NDJSON input got to: stored with the batch that got it there.
-struct Checkpoint: Hashable {
+struct FileCheckpoint: Hashable {
     /// Byte offset after the last committed line.
     var offset: Int
     /// Lines (or, for batch files, events) committed so far.
