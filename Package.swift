@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "BoardwalkCodecTests", dependencies: ["BoardwalkCodec", "BoardwalkGenerator"]),
         .testTarget(name: "BoardwalkStoreTests", dependencies: ["BoardwalkStore", "BoardwalkGenerator"]),
         .testTarget(name: "BoardwalkQueryTests", dependencies: ["BoardwalkQuery", "BoardwalkGenerator"]),
-        .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI", "BoardwalkGenerator"]),
+        .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI", "BoardwalkGenerator", "BoardwalkJSON"]),
         .testTarget(name: "BoardwalkGeneratorTests", dependencies: ["BoardwalkGenerator", "BoardwalkJSON"]),
     ]
 )

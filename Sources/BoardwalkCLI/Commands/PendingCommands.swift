@@ -5,17 +5,6 @@ func notAvailable(_ command: String, needs layer: String) -> RuntimeError {
     RuntimeError("'boardwalk \(command)' is not available yet: it needs the \(layer), which is not built into this version")
 }
 
-enum CheckCommand: Command {
-    static let name = "check"
-    static let summary = "Verify the store's integrity"
-    static let usage = "boardwalk check [--db DIR]"
-    static let options = [databaseOption]
-    static let discussion = ""
-    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
-        throw notAvailable(name, needs: "store")
-    }
-}
-
 enum DemoCommand: Command {
     static let name = "demo"
     static let summary = "Generate a few thousand sessions into the store and show what Boardwalk answers"
