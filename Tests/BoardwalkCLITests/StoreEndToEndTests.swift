@@ -1,5 +1,6 @@
 import BoardwalkGenerator
 import BoardwalkJSON
+@testable import BoardwalkCLI
 import BoardwalkModel
 import Foundation
 import Testing
@@ -272,4 +273,72 @@ func parseCSV(_ text: String) -> [[String]] {
     }
     if !field.isEmpty || !row.isEmpty { row.append(field); rows.append(row) }
     return rows
+}
+
+@Suite("query, repl and demo over a store: end to end")
+struct StoreQueryEndToEndTests {
+    let directory: URL
+    init() throws { directory = try temporaryDirectory() }
+    var db: String { directory.appendingPathComponent("store.db").path }
+
+    @Test("Queries over the store agree with the generator and with the in-memory source")
+    func queriesOverStore() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let corpus = Corpus(sessions: 120, seed: 4)
+        #expect(try boardwalk(["ingest", "--db", db, "-"], stdin: corpus.text).status == 0)
+        let json = try boardwalk(["query", "--db", db, "-f", "json", "events | count"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.first?["count"] as? Int == corpus.events.count)
+        // Queries that do not depend on session inference read the same from the store and from memory.
+        for query in [
+            "events | count by kind", "events | where kind == \"analytics\" | count by name",
+            "events | where name == \"screen_presented\" | stats p50(dwell), p90(dwell) by screen",
+            "events | where element_type == \"select\" | top 5 value",
+        ] {
+            let store = try boardwalk(["query", "--db", db, "-f", "csv", query])
+            let memory = try boardwalk(["query", "--generated", "120", "--seed", "4", "-f", "csv", query])
+            #expect(store.status == 0 && memory.status == 0, "\(store.stderr)\(memory.stderr)")
+            #expect(store.stdout == memory.stdout, "\(query)")
+        }
+        let completed = try boardwalk(["query", "--db", db, "-f", "csv", "sessions | where completed | count"])
+        let generatedCompleted = Array(SyntheticData(sessions: 120, seed: 4).sessions()).filter { $0.outcome == .completed }.count
+        #expect(completed.stdout == "count\n\(generatedCompleted)\n")
+    }
+
+    @Test("The REPL over the store through a pipe: .stats, .onboardings, an error in the middle")
+    func replOverStore() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let corpus = Corpus(sessions: 30, seed: 6)
+        #expect(try boardwalk(["ingest", "--db", db, "-"], stdin: corpus.text).status == 0)
+        let r = try boardwalk(["repl", "--db", db], stdin: ".stats\n.onboardings\nevents | where screen_idx > 1 | count\n.format json\nevents | count\n")
+        #expect(r.status == 2)
+        #expect(r.stdout.contains("events              \(corpus.events.count)") || r.stdout.contains("(\(corpus.events.count))"))
+        for id in Set(corpus.events.compactMap { $0.meta?.onboardingID }) { #expect(r.stdout.contains(id)) }
+        #expect(r.stdout.hasSuffix("[\n  {\"count\": \(corpus.events.count)}\n]\n"))
+        #expect(r.stderr.contains("error: unknown field `screen_idx`"))
+    }
+
+    @Test("demo fills an empty store and prints its answers with their queries; a second run reuses the store")
+    func demo() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let r = try boardwalk(["demo", "--db", db, "--sessions", "150"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("Generating 150 onboarding sessions"))
+        let events = Array(SyntheticData(sessions: 150, seed: 1).events()).count
+        #expect(r.stdout.contains("Stored \(events) events") || r.stdout.contains("Stored \(Units.count(events)) events"))
+        for title in ["Sessions per onboarding", "Screen funnel of the busiest onboarding", "Completion by answer to",
+                      "Time on each screen", "How sessions end", "boardwalk repl --db \(db)"] {
+            #expect(r.stdout.contains(title))
+        }
+        #expect(r.stdout.contains("sessions | where onboarding == \""))
+        #expect(r.stdout.contains("█"))
+        #expect(!r.stdout.contains("\u{1B}["))  // not a terminal: no colour
+        let stats = try boardwalk(["stats", "--db", db, "-f", "json"])
+        #expect(stats.stdout.hasPrefix("{\"events\":\(events),"))
+        let again = try boardwalk(["demo", "--db", db])
+        #expect(again.status == 0)
+        #expect(again.stdout.hasPrefix("The store at \(db) already holds"))
+        #expect(try boardwalk(["stats", "--db", db, "-f", "json"]).stdout.hasPrefix("{\"events\":\(events),"))
+    }
 }
