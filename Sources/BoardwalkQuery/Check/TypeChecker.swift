@@ -269,6 +269,18 @@ struct TypeChecker {
         }
     }
 
+    /// The text of a range with whitespace outside strings removed, as column names are made.
+    private func compactText(_ range: Range<Int>) -> String {
+        var out: [UInt8] = []
+        var inString = false
+        for c in Array(text.utf8)[range.clamped(to: 0..<text.utf8.count)] {
+            if c == UInt8(ascii: "\"") { inString.toggle() }
+            if !inString, c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { continue }
+            out.append(c)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     private func compact(_ range: Range<Int>) -> String {
         let utf8 = Array(text.utf8)
         return String(decoding: utf8[range.clamped(to: 0..<utf8.count)], as: UTF8.self)
@@ -285,6 +297,11 @@ struct TypeChecker {
     }
 
     func expression(_ expr: Expr, _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
+        // After a reduction, a column named after an aggregate (`p50(duration)`) is referred to by that text.
+        if case .table(let columns) = scope, case .call = expr.kind {
+            let written = compactText(expr.range)
+            if let index = columns.firstIndex(where: { $0.name == written }) { return (.column(index), columns[index].type) }
+        }
         switch expr.kind {
         case .literal(let literal):
             switch literal {

@@ -5,6 +5,10 @@ enum Suggestions {
     /// at most a third of the longer word's length (and at least 1), or when one word contains the other.
     static func closest(to word: String, in candidates: [String]) -> String? {
         let lowered = word.lowercased()
+        // `screen_idx` → `screen`: a known name with a suffix added.
+        if let underscore = lowered.lastIndex(of: "_"), candidates.contains(String(lowered[..<underscore])) {
+            return String(lowered[..<underscore])
+        }
         var best: (String, Int)?
         for candidate in candidates {
             let distance = editDistance(lowered, candidate)
@@ -13,9 +17,10 @@ enum Suggestions {
         guard let (candidate, distance) = best else { return nil }
         let limit = max(1, max(lowered.count, candidate.count) / 3)
         if distance <= limit { return candidate }
-        // `screen_idx` → `screen`: the candidate is the word's prefix.
-        if lowered.count >= 3, candidate.count >= 3, lowered.hasPrefix(candidate) || candidate.hasPrefix(lowered) {
-            return candidate
+        // `cnt` → `count`: an abbreviation (the word's letters in order) of exactly one candidate.
+        if lowered.count >= 3 {
+            let expansions = candidates.filter { isSubsequence(lowered, of: $0) }
+            if expansions.count == 1 { return expansions[0] }
         }
         return nil
     }
@@ -23,6 +28,15 @@ enum Suggestions {
     /// The message suffix for a suggestion: "; did you mean `x`?" or "".
     static func didYouMean(_ word: String, in candidates: [String]) -> String {
         closest(to: word, in: candidates).map { "; did you mean `\($0)`?" } ?? ""
+    }
+
+    static func isSubsequence(_ word: String, of candidate: String) -> Bool {
+        var rest = candidate[...]
+        for c in word {
+            guard let i = rest.firstIndex(of: c) else { return false }
+            rest = rest[rest.index(after: i)...]
+        }
+        return true
     }
 
     /// Levenshtein distance over characters.

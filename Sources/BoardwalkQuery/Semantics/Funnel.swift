@@ -33,8 +33,9 @@ struct FunnelMatcher {
         let window = funnel.within ?? Int64.max
         var best = FunnelProgress(level: 0, times: [], firstStep: nil)
         switch funnel.mode {
-        case .ordered, .strict:
-            let strict = funnel.mode == .strict
+        case .ordered:
+            // Greedy from each start: with the window measured from step 1 and nothing required between steps,
+            // taking the earliest match of each next step is optimal, and gives the earliest chain.
             for start in events.indices where matches(events[start].event, seq: events[start].seq, step: 0) {
                 let t1 = events[start].event.time.microseconds
                 var times = [events[start].event.time]
@@ -42,15 +43,20 @@ struct FunnelMatcher {
                 while times.count < n, j < events.count {
                     let e = events[j].event
                     if e.time.microseconds &- t1 > window { break }
-                    if matches(e, seq: events[j].seq, step: times.count) {
-                        times.append(e.time)
-                    } else if strict, !funnel.ignoring.contains(where: { e.isEvent($0) }) {
-                        break
-                    }
+                    if matches(e, seq: events[j].seq, step: times.count) { times.append(e.time) }
                     j += 1
                 }
                 if times.count > best.level {
                     best = FunnelProgress(level: times.count, times: times, firstStep: start)
+                    if best.level == n { break }
+                }
+            }
+        case .strict:
+            for start in events.indices where matches(events[start].event, seq: events[start].seq, step: 0) {
+                let chain = [start] + strictChain(events, after: start, step: 1, start: events[start].event.time.microseconds,
+                                                  window: window)
+                if chain.count > best.level {
+                    best = FunnelProgress(level: chain.count, times: chain.map { events[$0].event.time }, firstStep: start)
                     if best.level == n { break }
                 }
             }
@@ -75,6 +81,30 @@ struct FunnelMatcher {
                     if level == n { break }
                 }
             }
+        }
+        return best
+    }
+
+    /// The longest (then earliest) continuation of a strict chain from position `after` at step `k`: only
+    /// ignored events may lie between two steps, so the candidates for the next step are the following run of
+    /// ignored events and the first event that is not ignored.
+    private func strictChain(_ events: [ScannedEvent], after: Int, step k: Int, start t1: Int64, window: Int64) -> [Int] {
+        let n = funnel.steps.count
+        guard k < n else { return [] }
+        var best: [Int] = []
+        var j = after + 1
+        while j < events.count {
+            let e = events[j].event
+            if e.time.microseconds &- t1 > window { break }
+            if matches(e, seq: events[j].seq, step: k) {
+                let chain = [j] + strictChain(events, after: j, step: k + 1, start: t1, window: window)
+                if chain.count > best.count {
+                    best = chain
+                    if best.count == n - k { break }
+                }
+            }
+            if !funnel.ignoring.contains(where: { e.isEvent($0) }) { break }
+            j += 1
         }
         return best
     }
