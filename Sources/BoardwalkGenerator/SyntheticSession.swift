@@ -24,12 +24,15 @@ public struct SyntheticSession: Hashable, Sendable {
     public var sessionID: String?
     /// The profile.
     public var profile: String
+    /// The placement that showed the onboarding (every event carries it).
     public var placement: String
+    /// The onboarding's variation id (every event carries it).
     public var variation: String
     /// When the session starts, in milliseconds since the epoch.
     public var startMilliseconds: Int64
     /// The session's events in the order they happened (times never decrease).
     public var events: [Event]
+    /// How the session ended.
     public var outcome: Outcome
     /// The highest screen index presented.
     public var furthestScreen: Int
