@@ -359,3 +359,42 @@ struct StoreQueryEndToEndTests {
         #expect(try boardwalk(["stats", "--db", db, "-f", "json"]).stdout.hasPrefix("{\"events\":\(events),"))
     }
 }
+
+@Suite("ingest from a live pipe")
+struct StreamingIngestTests {
+    @Test("tail -f style: a quiet pipe has its events committed; Ctrl-C ends the run with status 130")
+    func quietPipeAndInterrupt() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = directory.appendingPathComponent("live.db").path
+        let corpus = Corpus(sessions: 3, seed: 5)
+        let process = Process()
+        process.executableURL = boardwalkExecutable
+        process.arguments = ["ingest", "--db", db, "-"]
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        input.fileHandleForWriting.write(Data(corpus.text.utf8))  // and the pipe stays open, like tail -f
+        // The events appear in the store without the pipe closing (committed after 200 ms of quiet).
+        var stored = 0
+        let deadline = Date().addingTimeInterval(30)
+        while stored < corpus.events.count, Date() < deadline {
+            usleep(50_000)
+            let r = try boardwalk(["stats", "--db", db, "-f", "json"])
+            if r.status == 0, let o = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] {
+                stored = o["events"] as? Int ?? 0
+            }
+        }
+        #expect(stored == corpus.events.count)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(err.hasPrefix("interrupted: everything up to the last committed batch is stored"))
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(out.contains("ingested: \(corpus.events.count)\n"))
+        try? input.fileHandleForWriting.close()
+    }
+}

@@ -80,13 +80,10 @@ final class Ingester {
     /// Ingests one input to its end (or until ``shouldStop``).
     func ingest(_ input: InputFile) throws {
         summary.inputs += 1
-        var head = [UInt8](repeating: 0, count: 8)
-        if input.isRegularFile {
-            head = input.prefix(8)
-            if head == BatchFormat.magic {
-                try ingestBatchFile(input)
-                return
-            }
+        input.interrupted = shouldStop
+        if input.isRegularFile, input.prefix(BatchFormat.magic.count) == BatchFormat.magic {
+            try ingestBatchFile(input)
+            return
         }
         try ingestLines(input)
     }

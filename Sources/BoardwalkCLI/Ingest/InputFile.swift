@@ -18,6 +18,9 @@ final class InputFile {
     let identity: (device: UInt64, inode: UInt64)?
     /// Bytes read so far (from the start of the file, including any skipped prefix).
     private(set) var offset: Int = 0
+    /// Asked when a read is interrupted by a signal: `true` ends the input there (Ctrl-C while a pipe is
+    /// quiet), `false` retries.
+    var interrupted: () -> Bool = { false }
 
     init(path: String) throws(RuntimeError) {
         if path == "-" {
@@ -52,15 +55,34 @@ final class InputFile {
         offset = position
     }
 
-    /// Reads up to `buffer.count` bytes into `buffer`; 0 at the end of the input.
+    /// Reads up to `buffer.count` bytes into `buffer`; 0 at the end of the input, or when ``interrupted``
+    /// says to stop.
+    ///
+    /// A pipe or terminal is polled before each read, a fifth of a second at a time, so a quiet `tail -f`
+    /// never blocks the process where Ctrl-C cannot reach it: the signal handler only sets a flag, and the
+    /// flag is looked at between polls.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(RuntimeError) -> Int {
         while true {
+            if !isRegularFile {
+                var p = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&p, 1, 200)
+                if ready <= 0 {
+                    if ready < 0, errno != EINTR {
+                        throw RuntimeError("cannot read '\(name)': \(String(cString: strerror(errno)))")
+                    }
+                    if interrupted() { return 0 }
+                    continue
+                }
+            }
             let n = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
             if n >= 0 {
                 offset += n
                 return n
             }
-            if errno == EINTR { continue }
+            if errno == EINTR {
+                if interrupted() { return 0 }
+                continue
+            }
             throw RuntimeError("cannot read '\(name)': \(String(cString: strerror(errno)))")
         }
     }

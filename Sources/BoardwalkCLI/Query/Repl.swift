@@ -250,6 +250,12 @@ func installInterruptHandler() {
     sigemptyset(&action.sa_mask)
     action.sa_flags = 0
     sigaction(SIGINT, &action, nil)
+    // A parent may have spawned us with SIGINT blocked (Foundation's Process passes its thread's mask on):
+    // unblock it, or Ctrl-C would stay pending forever.
+    var set = sigset_t()
+    sigemptyset(&set)
+    sigaddset(&set, SIGINT)
+    sigprocmask(SIG_UNBLOCK, &set, nil)
 }
 
 extension String {
