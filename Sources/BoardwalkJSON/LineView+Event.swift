@@ -4,8 +4,6 @@ internal import CSimdjson
 /// Slots that make a message (as opposed to its envelope) at one level.
 private let messageMask: UInt64 = [S.type, S.id, S.name, S.actionID, S.elementID, S.elementType, S.value, S.reply,
     S.meta, S.params, S.action, S.error].reduce(0) { $0 | 1 << UInt64($1) }
-/// The envelope's slots: accepted at the top level or inside a wrapped `event`, not both.
-private let envelopeSlots = [S.timestamp, S.sessionID, S.profileID, S.eventID, S.placementID, S.variationID, S.kind, S.view]
 /// The fields of the bridge's analytics object `event {name, element_id?, reply?}`.
 private let bridgeEventMask: UInt64 = (1 << UInt64(S.name)) | (1 << UInt64(S.elementID)) | (1 << UInt64(S.reply))
 
