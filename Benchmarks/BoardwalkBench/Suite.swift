@@ -1,0 +1,113 @@
+// What is measured, in which groups, on which inputs. Inputs are made lazily and cached, so a name filter
+// that selects one benchmark generates only what that benchmark reads.
+import BoardwalkGenerator
+import BoardwalkModel
+
+/// Input sizes for a full run and for `--quick`.
+struct Sizes {
+    var jsonEvents: Int
+    var codecEvents: Int
+    var codecPasses: Int
+    var appendEvents: Int
+    var batch: Int
+    var fewSessions: Int
+    var manySessions: Int
+
+    static let full = Sizes(
+        jsonEvents: 50_000, codecEvents: 100_000, codecPasses: 10, appendEvents: 500_000, batch: 10_000,
+        fewSessions: 1_000, manySessions: 100_000)
+    static let quick = Sizes(
+        jsonEvents: 2_000, codecEvents: 2_000, codecPasses: 1, appendEvents: 5_000, batch: 1_000,
+        fewSessions: 100, manySessions: 1_000)
+}
+
+/// Generated inputs, cached by what they depend on.
+final class Inputs {
+    let sizes: Sizes
+    private var eventsBySessions: [Int: [Event]] = [:]
+    private var rowsBySessions: [Int: Rows] = [:]
+    private var cachedLines: JSONLines?
+
+    init(sizes: Sizes) { self.sizes = sizes }
+
+    /// `count` events from `sessions` sessions in flight (a prefix of the same stream for smaller counts).
+    func events(sessions: Int, count: Int) -> [Event] {
+        if let cached = eventsBySessions[sessions], cached.count >= count { return Array(cached.prefix(count)) }
+        let made = SessionWorkload(sessionsInFlight: sessions).events(count)
+        eventsBySessions[sessions] = made
+        return made
+    }
+
+    /// The JSON benchmarks' events: 1 k sessions in flight.
+    var jsonEvents: [Event] { events(sessions: sizes.fewSessions, count: sizes.jsonEvents) }
+
+    var jsonLines: JSONLines {
+        if let cachedLines { return cachedLines }
+        let made = JSONLines(jsonEvents)
+        cachedLines = made
+        return made
+    }
+
+    /// The append benchmarks' rows, with the value each event is stored as.
+    func rows(sessions: Int) -> Rows {
+        if let cached = rowsBySessions[sessions] { return cached }
+        let made = Rows(events(sessions: sessions, count: sizes.appendEvents), value: Rows.standInValue)
+        rowsBySessions[sessions] = made
+        return made
+    }
+}
+
+/// Every benchmark and group, in report order.
+func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [BenchmarkCase]) {
+    let s = inputs.sizes
+    var groups: [BenchmarkGroup] = []
+    var cases: [BenchmarkCase] = []
+
+    // MARK: JSON line → event
+    groups.append(BenchmarkGroup(
+        name: "json-read",
+        title: "JSON line → event: \(s.jsonEvents) NDJSON lines, mixed kinds, wire/docs/bridge shapes",
+        notYetMeasured: ["boardwalk.json-read: the BoardwalkJSON reader is not merged yet"]))
+    cases.append(BenchmarkCase(
+        name: "json-read.foundation-jsondecoder", group: "json-read", isSubject: false, items: s.jsonEvents,
+        make: { FoundationJSONDecoderBench(input: { inputs.jsonLines }) }))
+    cases.append(BenchmarkCase(
+        name: "json-read.foundation-jsonserialization", group: "json-read", isSubject: false, items: s.jsonEvents,
+        make: { FoundationJSONSerializationBench(input: { inputs.jsonLines }) }))
+
+    // MARK: Event → binary record
+    groups.append(BenchmarkGroup(
+        name: "encode", title: "event → record: \(s.jsonEvents) events (peer writes JSON)",
+        notYetMeasured: ["boardwalk.encode: the BoardwalkCodec encoder is not merged yet"]))
+    cases.append(BenchmarkCase(
+        name: "encode.foundation-jsonencoder", group: "encode", isSubject: false, items: s.jsonEvents,
+        make: { FoundationJSONEncoderBench(input: { inputs.jsonEvents }) }))
+
+    // MARK: Append to the store
+    for sessions in [s.fewSessions, s.manySessions] {
+        let group = "append-\(sessions)"
+        groups.append(BenchmarkGroup(
+            name: group,
+            title: "append, both indexes, durable commit per \(s.batch): \(s.appendEvents) events, \(sessions) sessions in flight",
+            notYetMeasured: ["boardwalk.\(group): the BoardwalkStore is not merged yet"]))
+        cases.append(BenchmarkCase(
+            name: "\(group).raw-lmdb", group: group, isSubject: false, items: s.appendEvents,
+            make: { RawLMDBAppendBench(label: "\(sessions)", batch: s.batch, rows: { inputs.rows(sessions: sessions) }) }))
+        cases.append(BenchmarkCase(
+            name: "\(group).sqlite", group: group, isSubject: false, items: s.appendEvents,
+            make: { SQLiteAppendBench(label: "\(sessions)", batch: s.batch, rows: { inputs.rows(sessions: sessions) }) }))
+    }
+
+    // MARK: Full scan
+    groups.append(BenchmarkGroup(
+        name: "scan", title: "full scan in key order: \(s.appendEvents) events",
+        notYetMeasured: ["boardwalk.scan: the BoardwalkStore is not merged yet"]))
+    cases.append(BenchmarkCase(
+        name: "scan.raw-lmdb", group: "scan", isSubject: false, items: s.appendEvents,
+        make: { RawLMDBScanBench(rows: { inputs.rows(sessions: s.fewSessions) }) }))
+    cases.append(BenchmarkCase(
+        name: "scan.sqlite", group: "scan", isSubject: false, items: s.appendEvents,
+        make: { SQLiteScanBench(rows: { inputs.rows(sessions: s.fewSessions) }) }))
+
+    return (groups, cases)
+}
