@@ -1,0 +1,379 @@
+import BoardwalkModel
+
+/// The fields a store key carries, which a record body omits: time, onboarding and screen index.
+///
+/// ``RecordEncoder/appendBody(_:strings:)`` returns it so the caller can build the key;
+/// ``RecordView/init(body:header:stringLimit:)`` takes it back to decode the body. An event without
+/// `meta` (an error outside the page) has `onboarding == nil` and `screenIndex == nil`; a store keys it
+/// with ``RecordFormat/noOnboarding`` and ``RecordFormat/noScreen``.
+public struct RecordHeader: Hashable, Sendable {
+    /// When the event happened.
+    public var time: Timestamp
+    /// The interned onboarding id, or `nil` when the event has no `meta`.
+    public var onboarding: StringID?
+    /// The screen index, `0...Meta.maxScreenIndex`, or `nil` when the event has no `meta`.
+    public var screenIndex: UInt16?
+
+    @inlinable
+    public init(time: Timestamp, onboarding: StringID?, screenIndex: UInt16?) {
+        self.time = time
+        self.onboarding = onboarding
+        self.screenIndex = screenIndex
+    }
+
+    /// Whether the event has `meta` (both ``onboarding`` and ``screenIndex`` are set).
+    @inlinable
+    public var hasMeta: Bool { onboarding != nil && screenIndex != nil }
+
+    /// The header from the fixed-width values of a store key, where ``RecordFormat/noOnboarding`` means "no meta".
+    @inlinable
+    public init(time: Timestamp, keyOnboarding: StringID, keyScreenIndex: UInt16) {
+        self.time = time
+        if keyOnboarding == RecordFormat.noOnboarding {
+            onboarding = nil
+            screenIndex = nil
+        } else {
+            onboarding = keyOnboarding
+            screenIndex = keyScreenIndex
+        }
+    }
+
+    /// The onboarding for a fixed-width key: the id, or ``RecordFormat/noOnboarding``.
+    @inlinable
+    public var keyOnboarding: StringID { onboarding ?? RecordFormat.noOnboarding }
+
+    /// The screen index for a fixed-width key: the index, or ``RecordFormat/noScreen``.
+    @inlinable
+    public var keyScreenIndex: UInt16 { screenIndex ?? RecordFormat.noScreen }
+}
+
+/// Where an encoded record sits in the encoder's buffer, and the key fields it was encoded with.
+public struct EncodedRecord: Hashable, Sendable {
+    /// Time, onboarding and screen index (what a store key carries).
+    public var header: RecordHeader
+    /// The interned session id, if the event has one (what the store's session index carries).
+    public var session: StringID?
+    /// The record's bytes in ``RecordEncoder/bytes``.
+    public var range: Range<Int>
+
+    @inlinable
+    init(header: RecordHeader, session: StringID?, range: Range<Int>) {
+        self.header = header
+        self.session = session
+        self.range = range
+    }
+}
+
+/// Encodes events into a reusable, growable byte buffer.
+///
+/// Records are appended one after another; ``removeAll()`` empties the buffer but keeps its memory, so a
+/// warm encoder allocates nothing per event (only the interner might, for strings it has not seen).
+///
+/// ```swift
+/// var encoder = RecordEncoder()
+/// var strings = StringTable()
+/// for event in events {
+///     encoder.removeAll()
+///     let record = try encoder.appendBody(event, strings: &strings)
+///     try encoder.withUnsafeBytes { value in try put(key: record.header, value: value) }
+/// }
+/// ```
+public struct RecordEncoder: Sendable {
+    /// Zero-filled storage; bytes `0..<used` hold records.
+    @usableFromInline var storage: [UInt8]
+    @usableFromInline var used: Int
+
+    /// An empty encoder with room for `capacity` bytes before it grows.
+    public init(capacity: Int = 4096) {
+        storage = [UInt8](repeating: 0, count: Swift.max(capacity, 256))
+        used = 0
+    }
+
+    /// The number of bytes encoded so far.
+    @inlinable
+    public var count: Int { used }
+
+    /// Whether nothing has been encoded since the last ``removeAll()``.
+    @inlinable
+    public var isEmpty: Bool { used == 0 }
+
+    /// Forgets the encoded bytes, keeping the memory.
+    @inlinable
+    public mutating func removeAll() { used = 0 }
+
+    /// The encoded bytes (a slice of the encoder's storage; copy it to keep it past the next mutation).
+    @inlinable
+    public var bytes: ArraySlice<UInt8> { storage[0..<used] }
+
+    /// Calls `body` with the encoded bytes; the pointer is valid only inside `body`.
+    @inlinable
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<used])) }
+    }
+
+    @inlinable
+    mutating func reserve(_ extra: Int) {
+        let needed = used + extra
+        if needed > storage.count { grow(needed) }
+    }
+
+    @usableFromInline
+    mutating func grow(_ needed: Int) {
+        var size = storage.count * 2
+        while size < needed { size *= 2 }
+        storage.append(contentsOf: repeatElement(0, count: size - storage.count))
+    }
+
+    /// Appends a full, self-contained record: length prefix, tag, flags, header (time, onboarding,
+    /// screen index) and body fields. Batch files and arrival-ordered logs hold these.
+    ///
+    /// - Parameters:
+    ///   - event: the event to encode.
+    ///   - strings: interns every string field; called in field order.
+    /// - Returns: the record's position and key fields.
+    /// - Throws: ``EncodingError`` for a screen index outside `0...Meta.maxScreenIndex`, an interner that
+    ///   returns `UInt32.max`, or a record longer than ``RecordFormat/maxRecordLength``; anything the
+    ///   interner throws, unchanged. On a throw the buffer is left as it was.
+    /// - Complexity: O(number of string fields) interner calls; no allocation once the buffer is warm.
+    @inlinable @discardableResult
+    public mutating func appendRecord<I: StringInterner>(_ event: Event, strings: inout I) throws -> EncodedRecord {
+        try append(event, strings: &strings, full: true)
+    }
+
+    /// Appends a record body: the record without its length prefix and without the fields a store key
+    /// carries (time, onboarding, screen index), which are returned in ``EncodedRecord/header`` instead.
+    ///
+    /// Decode it with ``RecordView/init(body:header:stringLimit:)`` and the same header.
+    /// - Throws: as ``appendRecord(_:strings:)``.
+    @inlinable @discardableResult
+    public mutating func appendBody<I: StringInterner>(_ event: Event, strings: inout I) throws -> EncodedRecord {
+        try append(event, strings: &strings, full: false)
+    }
+
+    @inlinable
+    mutating func append<I: StringInterner>(_ event: Event, strings: inout I, full: Bool) throws -> EncodedRecord {
+        var bound = 160
+        if case .stateUpdated(let update) = event.payload, case .multiSelect(let choices) = update.value {
+            bound += 15 * choices.count
+        }
+        reserve(bound)
+        let start = used
+        var header = RecordHeader(time: event.time, onboarding: nil, screenIndex: nil)
+        var session: StringID? = nil
+        let end = try storage.withUnsafeMutableBytes { raw throws -> Int in
+            var w = ByteWriter(base: raw.baseAddress!, position: full ? start + 1 : start)
+            try RecordEncoder.write(event, into: &w, strings: &strings, full: full, header: &header, session: &session)
+            return w.position
+        }
+        if full {
+            let length = end - start - 1
+            if length > RecordFormat.maxRecordLength { throw EncodingError(.recordTooLong(length)) }
+            let prefix = varintSize(UInt64(length))
+            storage.withUnsafeMutableBytes { raw in
+                let base = raw.baseAddress!
+                if prefix > 1 {
+                    // Rare (records of 128 bytes or more): shift the record to make room for a longer prefix.
+                    (base + start + prefix).copyMemory(from: base + start + 1, byteCount: length)
+                }
+                var w = ByteWriter(base: base, position: start)
+                w.varint(UInt64(length))
+            }
+            used = end + prefix - 1
+        } else {
+            if end - start > RecordFormat.maxRecordLength { throw EncodingError(.recordTooLong(end - start)) }
+            used = end
+        }
+        return EncodedRecord(header: header, session: session, range: start..<used)
+    }
+
+    @inlinable @inline(__always)
+    static func intern<I: StringInterner>(_ s: String, _ strings: inout I) throws -> StringID {
+        let id = try strings.intern(s)
+        if id == RecordFormat.absent { throw EncodingError(.reservedStringID) }
+        return id
+    }
+
+    @inlinable
+    static func write<I: StringInterner>(
+        _ event: Event, into w: inout ByteWriter, strings: inout I, full: Bool,
+        header: inout RecordHeader, session: inout StringID?
+    ) throws {
+        let kind = event.payload.kind
+        w.byte(UInt8(RecordFormat.version) << RecordFormat.versionShift | kind.code)
+
+        var flags: UInt64 = 0
+        if event.session != nil { flags |= RecordFormat.flagSession }
+        if event.profile != nil { flags |= RecordFormat.flagProfile }
+        var uuid: (UInt64, UInt64) = (0, 0)
+        if let id = event.eventID {
+            if let (hi, lo, upper) = parseUUID(id) {
+                uuid = (hi, lo)
+                flags |= (upper ? 3 : 2) << RecordFormat.eventIDShift
+            } else {
+                flags |= 1 << RecordFormat.eventIDShift
+            }
+        }
+        if event.placement != nil { flags |= RecordFormat.flagPlacement }
+        if event.variation != nil { flags |= RecordFormat.flagVariation }
+        if let meta = event.meta {
+            guard meta.screenIndex >= 0 && meta.screenIndex <= Meta.maxScreenIndex else {
+                throw EncodingError(.screenIndexOutOfRange(meta.screenIndex))
+            }
+            flags |= RecordFormat.flagMeta
+        }
+        w.varint(flags)
+
+        if let meta = event.meta {
+            let onboarding = try intern(meta.onboardingID, &strings)
+            header.onboarding = onboarding
+            header.screenIndex = UInt16(meta.screenIndex)
+            if full {
+                w.fixed64(UInt64(bitPattern: event.time.microseconds))
+                w.varint32(onboarding)
+                w.varint(UInt64(meta.screenIndex))
+            }
+            w.varint32(try intern(meta.screenClientID, &strings))
+            w.signed(Int64(meta.totalScreens))
+        } else if full {
+            w.fixed64(UInt64(bitPattern: event.time.microseconds))
+        }
+        if let s = event.session {
+            let id = try intern(s, &strings)
+            session = id
+            w.varint32(id)
+        }
+        if let s = event.profile { w.varint32(try intern(s, &strings)) }
+        if let s = event.eventID {
+            if flags & (3 << RecordFormat.eventIDShift) == 1 << RecordFormat.eventIDShift {
+                w.varint32(try intern(s, &strings))
+            } else {
+                w.base.storeBytes(of: uuid.0.bigEndian, toByteOffset: w.position, as: UInt64.self)
+                w.base.storeBytes(of: uuid.1.bigEndian, toByteOffset: w.position + 8, as: UInt64.self)
+                w.position += 16
+            }
+        }
+        if let s = event.placement { w.varint32(try intern(s, &strings)) }
+        if let s = event.variation { w.varint32(try intern(s, &strings)) }
+
+        switch event.payload {
+        case .analytics(let analytics):
+            switch analytics {
+            case .screenCompleted(let element, let reply):
+                var b = AnalyticsName.screenCompleted.code
+                if element != nil { b |= RecordFormat.analyticsHasElement }
+                if reply != nil { b |= RecordFormat.analyticsHasReply }
+                w.byte(b)
+                if let element { w.varint32(try intern(element, &strings)) }
+                if let reply { w.varint32(try intern(reply, &strings)) }
+            case .unknown(let name):
+                w.byte(RecordFormat.analyticsUnknown)
+                w.varint32(try intern(name, &strings))
+            default:
+                w.byte(analytics.knownName!.code)
+            }
+        case .stateUpdated(let update):
+            w.varint32(try intern(update.elementID, &strings))
+            switch update.value {
+            case .select(let c):
+                w.byte(RecordFormat.valueSelect)
+                w.varint32(try intern(c.id, &strings))
+                w.varint32(try intern(c.value, &strings))
+                w.varint32(try intern(c.label, &strings))
+            case .multiSelect(let choices):
+                w.byte(RecordFormat.valueMultiSelect)
+                w.varint(UInt64(choices.count))
+                for c in choices {
+                    w.varint32(try intern(c.id, &strings))
+                    w.varint32(try intern(c.value, &strings))
+                    w.varint32(try intern(c.label, &strings))
+                }
+            case .input(.text(let s)):
+                w.byte(RecordFormat.valueText)
+                w.varint32(try intern(s, &strings))
+            case .input(.email(let s)):
+                w.byte(RecordFormat.valueEmail)
+                w.varint32(try intern(s, &strings))
+            case .input(.number(let d)):
+                w.byte(RecordFormat.valueNumber)
+                w.fixed64(d.bitPattern)
+            case .datePicker(let date):
+                var b = RecordFormat.valueDate
+                if date.year != nil { b |= RecordFormat.dateHasYear }
+                if date.month != nil { b |= RecordFormat.dateHasMonth }
+                if date.day != nil { b |= RecordFormat.dateHasDay }
+                w.byte(b)
+                if let y = date.year { w.signed(Int64(y)) }
+                if let m = date.month { w.signed(Int64(m)) }
+                if let d = date.day { w.signed(Int64(d)) }
+            }
+        case .openPaywall(let id), .custom(let id), .close(let id):
+            w.varint32(try intern(id, &strings))
+        case .onboardingLoaded:
+            break
+        case .error(let e):
+            w.varint32(try intern(e.domain, &strings))
+            w.signed(Int64(e.code))
+            w.varint32(try intern(e.message, &strings))
+        }
+    }
+}
+
+/// Parses a canonical UUID string (`8-4-4-4-12` hex digits, all lowercase or all uppercase letters), so an
+/// event id can be stored in 16 bytes instead of a string reference.
+@inlinable
+func parseUUID(_ s: String) -> (hi: UInt64, lo: UInt64, upper: Bool)? {
+    guard s.utf8.count == 36 else { return nil }
+    if let r = s.utf8.withContiguousStorageIfAvailable({ parseUUID(UnsafeRawBufferPointer($0)) }) { return r }
+    var copy = s
+    return copy.withUTF8 { parseUUID(UnsafeRawBufferPointer($0)) }
+}
+
+@usableFromInline
+func parseUUID(_ b: UnsafeRawBufferPointer) -> (hi: UInt64, lo: UInt64, upper: Bool)? {
+    guard b.count == 36 else { return nil }
+    var hi: UInt64 = 0
+    var lo: UInt64 = 0
+    var sawLower = false
+    var sawUpper = false
+    var nibbles = 0
+    for i in 0..<36 {
+        let c = b[i]
+        if i == 8 || i == 13 || i == 18 || i == 23 {
+            guard c == UInt8(ascii: "-") else { return nil }
+            continue
+        }
+        let v: UInt8
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c &- 48
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c &- 87; sawLower = true
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): v = c &- 55; sawUpper = true
+        default: return nil
+        }
+        if nibbles < 16 { hi = hi << 4 | UInt64(v) } else { lo = lo << 4 | UInt64(v) }
+        nibbles += 1
+    }
+    if sawLower && sawUpper { return nil }
+    return (hi, lo, sawUpper)
+}
+
+/// Formats a UUID as 36 characters, lowercase or uppercase.
+@usableFromInline
+func formatUUID(hi: UInt64, lo: UInt64, upper: Bool) -> String {
+    let digits: StaticString = upper ? "0123456789ABCDEF" : "0123456789abcdef"
+    return String(unsafeUninitializedCapacity: 36) { out in
+        digits.withUTF8Buffer { d in
+            var j = 0
+            for i in 0..<32 {
+                if i == 8 || i == 12 || i == 16 || i == 20 {
+                    out[j] = UInt8(ascii: "-")
+                    j += 1
+                }
+                let word = i < 16 ? hi : lo
+                let shift = UInt64(60 - 4 * (i % 16))
+                out[j] = d[Int((word >> shift) & 0xF)]
+                j += 1
+            }
+        }
+        return 36
+    }
+}

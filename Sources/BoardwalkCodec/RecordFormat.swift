@@ -1,0 +1,131 @@
+import BoardwalkModel
+
+/// Constants of the record format (see `docs/codec.md` for the byte-by-byte layout).
+public enum RecordFormat {
+    /// The record format version this module writes and reads. Kept in the top three bits of a record's tag.
+    public static let version = 1
+    /// The id that means "no string" inside the codec; never a valid ``StringID``.
+    public static let absent: StringID = .max
+    /// The onboarding id a store key should use for an event without `meta` (``BoardwalkModel/Payload/error(_:)``).
+    public static let noOnboarding: StringID = .max
+    /// The screen index a store key should use for an event without `meta`; one above `Meta.maxScreenIndex`.
+    public static let noScreen: UInt16 = .max
+    /// The longest record (after its length prefix) a reader accepts: 16 MiB. A record is tens of bytes; the
+    /// limit bounds what a corrupt length prefix can make a reader skip or buffer.
+    public static let maxRecordLength = 1 << 24
+
+    // Tag byte: version << 5 | kind.
+    @usableFromInline static let kindMask: UInt8 = 0x1F
+    @usableFromInline static let versionShift: UInt8 = 5
+
+    // Kind codes, in `EventKind.allCases` order.
+    @usableFromInline static let kindAnalytics: UInt8 = 0
+    @usableFromInline static let kindStateUpdated: UInt8 = 1
+    @usableFromInline static let kindOpenPaywall: UInt8 = 2
+    @usableFromInline static let kindCustom: UInt8 = 3
+    @usableFromInline static let kindClose: UInt8 = 4
+    @usableFromInline static let kindOnboardingLoaded: UInt8 = 5
+    @usableFromInline static let kindError: UInt8 = 6
+
+    // Flags varint.
+    @usableFromInline static let flagSession: UInt64 = 1 << 0
+    @usableFromInline static let flagProfile: UInt64 = 1 << 1
+    @usableFromInline static let eventIDShift: UInt64 = 2  // two bits: 0 none, 1 ref, 2 UUID lower, 3 UUID upper
+    @usableFromInline static let flagPlacement: UInt64 = 1 << 4
+    @usableFromInline static let flagVariation: UInt64 = 1 << 5
+    @usableFromInline static let flagMeta: UInt64 = 1 << 6
+    @usableFromInline static let flagsDefined: UInt64 = 0x7F
+
+    // Analytics byte: name code in bits 0-3, element id and reply presence in bits 4 and 5.
+    @usableFromInline static let analyticsUnknown: UInt8 = 15
+    @usableFromInline static let analyticsHasElement: UInt8 = 1 << 4
+    @usableFromInline static let analyticsHasReply: UInt8 = 1 << 5
+
+    // State value byte: type in bits 0-2, date part presence in bits 4-6 (year, month, day).
+    @usableFromInline static let valueSelect: UInt8 = 0
+    @usableFromInline static let valueMultiSelect: UInt8 = 1
+    @usableFromInline static let valueText: UInt8 = 2
+    @usableFromInline static let valueEmail: UInt8 = 3
+    @usableFromInline static let valueNumber: UInt8 = 4
+    @usableFromInline static let valueDate: UInt8 = 5
+    @usableFromInline static let dateHasYear: UInt8 = 1 << 4
+    @usableFromInline static let dateHasMonth: UInt8 = 1 << 5
+    @usableFromInline static let dateHasDay: UInt8 = 1 << 6
+}
+
+extension EventKind {
+    /// The kind's code in a record's tag byte.
+    @inlinable
+    var code: UInt8 {
+        switch self {
+        case .analytics: RecordFormat.kindAnalytics
+        case .stateUpdated: RecordFormat.kindStateUpdated
+        case .openPaywall: RecordFormat.kindOpenPaywall
+        case .custom: RecordFormat.kindCustom
+        case .close: RecordFormat.kindClose
+        case .onboardingLoaded: RecordFormat.kindOnboardingLoaded
+        case .error: RecordFormat.kindError
+        }
+    }
+
+    @inlinable
+    init?(code: UInt8) {
+        switch code {
+        case RecordFormat.kindAnalytics: self = .analytics
+        case RecordFormat.kindStateUpdated: self = .stateUpdated
+        case RecordFormat.kindOpenPaywall: self = .openPaywall
+        case RecordFormat.kindCustom: self = .custom
+        case RecordFormat.kindClose: self = .close
+        case RecordFormat.kindOnboardingLoaded: self = .onboardingLoaded
+        case RecordFormat.kindError: self = .error
+        default: return nil
+        }
+    }
+}
+
+extension AnalyticsName {
+    /// The name's code in a record's analytics byte (its position in `allCases`).
+    @inlinable
+    var code: UInt8 {
+        switch self {
+        case .onboardingStarted: 0
+        case .screenPresented: 1
+        case .screenCompleted: 2
+        case .secondScreenPresented: 3
+        case .registrationScreenPresented: 4
+        case .productsScreenPresented: 5
+        case .userEmailCollected: 6
+        case .onboardingCompleted: 7
+        }
+    }
+
+    @inlinable
+    init?(code: UInt8) {
+        switch code {
+        case 0: self = .onboardingStarted
+        case 1: self = .screenPresented
+        case 2: self = .screenCompleted
+        case 3: self = .secondScreenPresented
+        case 4: self = .registrationScreenPresented
+        case 5: self = .productsScreenPresented
+        case 6: self = .userEmailCollected
+        case 7: self = .onboardingCompleted
+        default: return nil
+        }
+    }
+}
+
+/// Zig-zag: small magnitudes of either sign become small unsigned numbers (0, -1, 1, -2 → 0, 1, 2, 3).
+@inlinable @inline(__always)
+func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v &<< 1) ^ (v &>> 63)) }
+
+@inlinable @inline(__always)
+func unzigzag(_ u: UInt64) -> Int64 { Int64(bitPattern: (u &>> 1) ^ (0 &- (u & 1))) }
+
+/// The number of bytes of `v` as a varint (1...10).
+@inlinable @inline(__always)
+func varintSize(_ v: UInt64) -> Int {
+    // 1 + floor(bits / 7), with bits = 64 - leadingZeros, for v > 0.
+    let bits = 64 - (v | 1).leadingZeroBitCount
+    return (bits + 6) / 7
+}

@@ -1,0 +1,199 @@
+import BoardwalkModel
+
+/// A reference to a string in a string dictionary.
+///
+/// Records never hold string bytes: every string field is a `StringID` into a dictionary the caller owns
+/// (the store's string database, a batch file's string table). Ids are `0..<UInt32.max`; `UInt32.max`
+/// is reserved (``RecordFormat/absent``) and is never a valid id.
+public typealias StringID = UInt32
+
+/// Turns strings into ids on encode.
+///
+/// The encoder calls ``intern(_:)`` once per string field of an event (six to fifteen times for typical
+/// events), so an implementation should answer repeated strings from memory. The store implements it
+/// over its string database with an in-memory cache; ``StringTable`` is the in-memory implementation
+/// that batch files use.
+public protocol StringInterner {
+    /// Returns the id of `string`, assigning a new one if the string has none yet.
+    ///
+    /// The same string must always get the same id, and different strings different ids, for as long as
+    /// records encoded with this interner are decoded with its matching ``StringResolver``.
+    /// - Returns: an id in `0..<UInt32.max`; returning `UInt32.max` makes the encoder throw.
+    /// - Throws: whatever the backing storage throws; the encoder rethrows it unchanged.
+    mutating func intern(_ string: String) throws -> StringID
+}
+
+/// Turns ids back into strings on owned decode.
+///
+/// ``RecordView`` never resolves ids; only ``RecordView/event(strings:)`` does. A resolver backed by an
+/// array of `String`s makes owned decoding a retain per string field rather than an allocation.
+public protocol StringResolver {
+    /// The string with id `id`, or `nil` if the dictionary has no such id.
+    func string(for id: StringID) -> String?
+}
+
+extension Array: StringResolver where Element == String {
+    /// The element at index `id`, or `nil` when `id` is out of bounds.
+    @inlinable
+    public func string(for id: StringID) -> String? {
+        let i = Int(id)
+        return i < count ? self[i] : nil
+    }
+}
+
+/// An in-memory string dictionary: interns on encode and resolves on decode.
+///
+/// Ids are assigned densely in first-seen order (`0, 1, 2, …`), so ``strings`` is exactly the table a batch
+/// file writes and ``StringTable/init(strings:)`` rebuilds it. Lookup hashes the string's UTF-8 bytes
+/// with a fast non-cryptographic hash into an open-addressing table of ids; it does not allocate once the
+/// string is known.
+///
+/// - Note: The hash is not randomly seeded. Do not intern adversarial strings from an untrusted source into
+///   a table whose latency matters (a collision attack degrades lookups to linear scans, never to a crash).
+public struct StringTable: StringInterner, StringResolver, Sendable {
+    /// The strings, indexed by id.
+    public private(set) var strings: [String]
+    /// Open-addressing slots holding `id + 1` (0 = empty); the count is a power of two.
+    @usableFromInline var slots: [UInt32]
+    /// The hash of each string, indexed by id, so that growing the table does not rehash bytes.
+    @usableFromInline var hashes: [UInt64]
+
+    /// An empty table.
+    public init() {
+        strings = []
+        slots = Array(repeating: 0, count: 64)
+        hashes = []
+    }
+
+    /// A table holding `strings` with ids `0..<strings.count`, in order.
+    ///
+    /// Duplicates keep their position (so a decoded file's ids stay valid) and the first one wins on intern.
+    /// - Complexity: O(total bytes).
+    public init(strings: [String]) {
+        self.init()
+        reserveCapacity(strings.count)
+        for s in strings { _ = append(s, hash: StringTable.hash(s), unique: false) }
+    }
+
+    /// The number of strings.
+    @inlinable
+    public var count: Int { strings.count }
+
+    /// Makes room for `n` strings without rehashing.
+    public mutating func reserveCapacity(_ n: Int) {
+        strings.reserveCapacity(n)
+        hashes.reserveCapacity(n)
+        var size = slots.count
+        while size < n * 2 { size *= 2 }
+        if size != slots.count { rehash(size) }
+    }
+
+    /// The string with id `id`, or `nil` when there is none.
+    @inlinable
+    public func string(for id: StringID) -> String? {
+        let i = Int(id)
+        return i < strings.count ? strings[i] : nil
+    }
+
+    /// The id of `string`, or `nil` if it was never interned.
+    /// - Complexity: O(length of `string`) expected.
+    public func id(of string: String) -> StringID? {
+        let h = StringTable.hash(string)
+        let mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let slot = slots[i]
+            if slot == 0 { return nil }
+            let id = Int(slot - 1)
+            if hashes[id] == h && strings[id] == string { return StringID(id) }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Returns the id of `string`, assigning the next id if it is new.
+    /// - Complexity: O(length of `string`) expected; amortised O(1) growth.
+    public mutating func intern(_ string: String) -> StringID {
+        append(string, hash: StringTable.hash(string), unique: true)
+    }
+
+    private mutating func append(_ string: String, hash h: UInt64, unique: Bool) -> StringID {
+        var mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: h) & mask
+        var duplicate = false
+        while slots[i] != 0 {
+            let other = Int(slots[i] - 1)
+            if hashes[other] == h && strings[other] == string {
+                if unique { return StringID(other) }
+                // A duplicate in a decoded table keeps its id but no slot: the first id wins on lookup.
+                duplicate = true
+                break
+            }
+            i = (i + 1) & mask
+        }
+        let id = strings.count
+        strings.append(string)
+        hashes.append(h)
+        if !duplicate {
+            if (id + 1) * 2 > slots.count {
+                rehash(slots.count * 2)
+                mask = slots.count - 1
+                i = Int(truncatingIfNeeded: h) & mask
+                while slots[i] != 0 { i = (i + 1) & mask }
+            }
+            slots[i] = UInt32(id + 1)
+        }
+        return StringID(id)
+    }
+
+    private mutating func rehash(_ size: Int) {
+        var newSlots = [UInt32](repeating: 0, count: size)
+        let mask = size - 1
+        for slot in slots where slot != 0 {
+            var i = Int(truncatingIfNeeded: hashes[Int(slot - 1)]) & mask
+            while newSlots[i] != 0 { i = (i + 1) & mask }
+            newSlots[i] = slot
+        }
+        slots = newSlots
+    }
+
+    /// A fast 64-bit hash of the string's UTF-8 bytes (a multiply–xorshift mix, 8 bytes at a time).
+    @usableFromInline
+    static func hash(_ string: String) -> UInt64 {
+        if let h = string.utf8.withContiguousStorageIfAvailable({ hashBytes(UnsafeRawBufferPointer($0)) }) {
+            return h
+        }
+        var copy = string
+        return copy.withUTF8 { hashBytes(UnsafeRawBufferPointer($0)) }
+    }
+
+    @usableFromInline
+    static func hashBytes(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        let n = bytes.count
+        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(n)
+        guard let base = bytes.baseAddress else { return mix(h) }
+        var i = 0
+        while i + 8 <= n {
+            h = mix(h ^ base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            i += 8
+        }
+        if i < n {
+            var tail: UInt64 = 0
+            var shift: UInt64 = 0
+            while i < n {
+                tail |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << shift
+                shift += 8
+                i += 1
+            }
+            h = mix(h ^ tail)
+        }
+        return mix(h)
+    }
+
+    @inline(__always) @usableFromInline
+    static func mix(_ x: UInt64) -> UInt64 {
+        var z = x &* 0xBF58_476D_1CE4_E5B9
+        z ^= z &>> 31
+        z &*= 0x94D0_49BB_1331_11EB
+        return z ^ (z &>> 29)
+    }
+}
