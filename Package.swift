@@ -66,7 +66,9 @@ let package = Package(
         .executableTarget(
             name: "BoardwalkBench",
             // CLMDB here only for the raw-LMDB peer the store is measured against.
-            dependencies: ["BoardwalkModel", "BoardwalkGenerator", "CAllocCounter", "CSQLite", "CLMDB"],
+            dependencies: [
+                "BoardwalkModel", "BoardwalkGenerator", "BoardwalkCodec", "CAllocCounter", "CSQLite", "CLMDB",
+            ],
             path: "Benchmarks/BoardwalkBench"
         ),
 

@@ -56,6 +56,9 @@ struct BenchmarkCase {
 struct BenchmarkGroup {
     var name: String
     var title: String
+    /// Peers measured in another group of the same run that this group's subjects are also compared with
+    /// (the decode group reuses the JSON group's JSONDecoder figure instead of measuring it twice).
+    var references: [String] = []
     /// What the subject or a peer needs before it can be measured, when it is not there yet.
     var notYetMeasured: [String] = []
 }
@@ -78,8 +81,6 @@ struct BenchmarkResult: Codable {
     var megabytesPerSecond: Double?
     /// Heap allocations per item, counted over the measured runs (the whole process, every library).
     var allocationsPerItem: Double
-    /// Subject rate ÷ this rate, when the group has a measured subject and this is a peer.
-    var subjectSpeedup: Double?
     var figures: [Figure]
     var checksum: UInt64
     var error: String?
@@ -121,7 +122,7 @@ func measure(_ c: BenchmarkCase, options: RunOptions) -> BenchmarkResult {
     var result = BenchmarkResult(
         name: c.name, group: c.group, isSubject: c.isSubject, items: c.items, bytes: nil, runs: 0,
         seconds: [], bestSeconds: 0, medianSeconds: 0, itemsPerSecond: 0, megabytesPerSecond: nil,
-        allocationsPerItem: 0, subjectSpeedup: nil, figures: [], checksum: 0, error: nil)
+        allocationsPerItem: 0, figures: [], checksum: 0, error: nil)
     do {
         let bench = try c.make()
         try bench.setUp()
@@ -161,17 +162,31 @@ func measure(_ c: BenchmarkCase, options: RunOptions) -> BenchmarkResult {
     return result
 }
 
-/// Fills in each peer's ratio against the subject of its group.
-func computeRatios(_ results: inout [BenchmarkResult]) {
-    var subjectRate: [String: Double] = [:]
-    for r in results where r.isSubject && r.error == nil && r.itemsPerSecond > 0 {
-        subjectRate[r.group] = r.itemsPerSecond
-    }
-    for i in results.indices where !results[i].isSubject && results[i].error == nil {
-        if let s = subjectRate[results[i].group], results[i].itemsPerSecond > 0 {
-            results[i].subjectSpeedup = s / results[i].itemsPerSecond
+/// Boardwalk's rate against a peer's, both from this run.
+struct Comparison: Codable {
+    var group: String
+    var subject: String
+    var peer: String
+    /// Subject rate ÷ peer rate: above 1, Boardwalk is faster.
+    var ratio: Double
+}
+
+/// Compares every measured subject of each group with every measured peer of the group and its references.
+func compare(_ results: [BenchmarkResult], groups: [BenchmarkGroup]) -> [Comparison] {
+    let ok = results.filter { $0.error == nil && $0.itemsPerSecond > 0 }
+    var out: [Comparison] = []
+    for group in groups {
+        let members = ok.filter { $0.group == group.name }
+        let peers = members.filter { !$0.isSubject } + ok.filter { group.references.contains($0.name) }
+        for subject in members where subject.isSubject {
+            for peer in peers {
+                out.append(Comparison(
+                    group: group.name, subject: subject.name, peer: peer.name,
+                    ratio: subject.itemsPerSecond / peer.itemsPerSecond))
+            }
         }
     }
+    return out
 }
 
 /// Whether the optimizer ran: a debug build measures nothing worth reporting.

@@ -101,7 +101,7 @@ private func check(_ rc: Int32, _ what: String) throws {
 
 /// Append with both indexes, durable commit per batch, through raw `mdb_put`.
 final class RawLMDBAppendBench: Benchmark {
-    let rows: () -> Rows
+    let rows: () throws -> Rows
     let batch: Int
     let label: String
     private var loaded: Rows?
@@ -109,13 +109,13 @@ final class RawLMDBAppendBench: Benchmark {
     private var dir = ""
     private var bytesOnDisk = 0
 
-    init(label: String, batch: Int, rows: @escaping () -> Rows) {
+    init(label: String, batch: Int, rows: @escaping () throws -> Rows) {
         self.label = label
         self.batch = batch
         self.rows = rows
     }
 
-    func setUp() throws { loaded = rows() }
+    func setUp() throws { loaded = try rows() }
 
     func prepareRun() throws {
         dir = try scratchDirectory("raw-lmdb-\(label)")
@@ -140,16 +140,16 @@ final class RawLMDBAppendBench: Benchmark {
 
 /// A full scan of the events database, key order, through a raw cursor.
 final class RawLMDBScanBench: Benchmark {
-    let rows: () -> Rows
+    let rows: () throws -> Rows
     private var db: RawLMDB?
     private var dir = ""
 
-    init(rows: @escaping () -> Rows) { self.rows = rows }
+    init(rows: @escaping () throws -> Rows) { self.rows = rows }
 
     func setUp() throws {
         dir = try scratchDirectory("raw-lmdb-scan")
         db = try RawLMDB(path: dir)
-        _ = try db!.append(rows(), batch: 10_000)
+        _ = try db!.append(try rows(), batch: 10_000)
     }
 
     func run() throws -> UInt64 {

@@ -8,6 +8,7 @@ struct Report: Codable {
     var warmup: Int
     var runs: Int
     var results: [BenchmarkResult]
+    var comparisons: [Comparison]
     var notYetMeasured: [String]
     var targets: [TargetCheck]
     /// Peak RSS of the whole benchmark process (inputs of every benchmark included), bytes.
@@ -40,7 +41,7 @@ func formatSeconds(_ s: Double) -> String {
 }
 
 func formatRatio(_ r: Double) -> String {
-    r >= 1 ? String(format: "%.1fx faster", r) : String(format: "%.2fx (%.1fx slower)", r, 1 / r)
+    r >= 1 ? String(format: "%.1fx as fast (faster)", r) : String(format: "%.2fx as fast (%.1fx slower)", r, 1 / r)
 }
 
 private func pad(_ s: String, _ width: Int, right: Bool = false) -> String {
@@ -56,11 +57,10 @@ func printTable(_ report: Report, groups: [BenchmarkGroup]) {
     print(
         "\(report.quick ? "QUICK smoke run (tiny inputs; times mean nothing)" : "full run"), "
             + "\(report.warmup) warm-up + \(report.runs) measured runs each; rates from the fastest run; "
-            + "'Boardwalk is' = Boardwalk's rate ÷ the peer's, same run")
+            + "* = Boardwalk; ratios are Boardwalk's rate ÷ the peer's, same run")
     let header = [
         pad("benchmark", 44), pad("best", 9, right: true), pad("median", 9, right: true),
         pad("items/s", 10, right: true), pad("MB/s", 8, right: true), pad("allocs/item", 12, right: true),
-        "  Boardwalk is",
     ].joined(separator: " ")
     for group in groups {
         let rows = report.results.filter { $0.group == group.name }
@@ -74,25 +74,27 @@ func printTable(_ report: Report, groups: [BenchmarkGroup]) {
                 print(pad(r.name, 44) + " FAILED: \(error)")
                 continue
             }
-            var line = [
+            let line = [
                 pad(r.name + (r.isSubject ? " *" : ""), 44), pad(formatSeconds(r.bestSeconds), 9, right: true),
                 pad(formatSeconds(r.medianSeconds), 9, right: true), pad(formatRate(r.itemsPerSecond), 10, right: true),
                 pad(r.megabytesPerSecond.map { String(format: "%.1f", $0) } ?? "", 8, right: true),
                 pad(String(format: "%.2f", r.allocationsPerItem), 12, right: true),
             ].joined(separator: " ")
-            if let x = r.subjectSpeedup { line += "  " + formatRatio(x) }
             print(line)
             for f in r.figures {
                 print("    " + f.name + ": " + String(format: "%.1f", f.value) + " " + f.unit)
             }
         }
+        for c in report.comparisons where c.group == group.name {
+            print("   \(c.subject) vs \(c.peer): \(formatRatio(c.ratio))")
+        }
         for note in missing { print("   not measured: \(note)") }
     }
     if !report.targets.isEmpty {
         print("")
-        print("== targets (docs/performance.md)")
+        print("== targets (docs/performance.md)" + (report.quick || !report.optimized ? ": not judged in a smoke run or a debug build" : ""))
         for t in report.targets {
-            let verdict = t.met.map { $0 ? "met" : "MISSED" } ?? "n/a"
+            let verdict = t.met.map { $0 ? "met" : "MISSED" } ?? "-"
             print(pad(verdict, 7) + pad(t.measure, 52) + pad("target " + t.target, 34) + "measured " + t.measured)
         }
     }

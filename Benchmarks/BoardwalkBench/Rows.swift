@@ -1,5 +1,6 @@
 // The rows the raw-LMDB and SQLite peers write: the store's keys, computed before timing so the peers
 // measure only their database. Ids are interned in first-seen order, as the store interns them.
+import BoardwalkCodec
 import BoardwalkModel
 
 /// One event as the peers store it, plus its two keys as bytes.
@@ -67,6 +68,35 @@ struct Rows {
             appendBigEndian(&sessionKeys, UInt64(bitPattern: t) ^ (1 << 63))
             appendBigEndian(&sessionKeys, q)
             value(e, &values)
+            valueOffsets.append(values.count)
+        }
+    }
+
+    /// The rows as the store keeps them: the codec's record body as the value (time, onboarding and screen
+    /// live in the key, so the body omits them), ids interned by the codec's string table.
+    init(codec events: [Event]) throws {
+        var strings = StringTable()
+        var encoder = RecordEncoder()
+        orderedKeys.reserveCapacity(events.count * Rows.orderedKeySize)
+        sessionKeys.reserveCapacity(events.count * Rows.sessionKeySize)
+        values.reserveCapacity(events.count * 32)
+        for (i, e) in events.enumerated() {
+            encoder.removeAll()
+            let record = try encoder.appendBody(e, strings: &strings)
+            let o = record.header.keyOnboarding
+            let sc = record.header.keyScreenIndex
+            let s = record.session ?? RecordFormat.absent
+            let t = e.time.microseconds
+            let q = UInt32(i)
+            onboarding.append(o); screen.append(sc); time.append(t); seq.append(q); session.append(s)
+            appendBigEndian(&orderedKeys, o)
+            appendBigEndian(&orderedKeys, sc)
+            appendBigEndian(&orderedKeys, UInt64(bitPattern: t) ^ (1 << 63))
+            appendBigEndian(&orderedKeys, q)
+            appendBigEndian(&sessionKeys, s)
+            appendBigEndian(&sessionKeys, UInt64(bitPattern: t) ^ (1 << 63))
+            appendBigEndian(&sessionKeys, q)
+            values.append(contentsOf: encoder.bytes)
             valueOffsets.append(values.count)
         }
     }

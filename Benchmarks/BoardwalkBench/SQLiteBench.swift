@@ -117,7 +117,7 @@ final class SQLiteDB {
 
 /// Append with the primary key and the session index, a transaction per batch.
 final class SQLiteAppendBench: Benchmark {
-    let rows: () -> Rows
+    let rows: () throws -> Rows
     let batch: Int
     let label: String
     private var loaded: Rows?
@@ -125,13 +125,13 @@ final class SQLiteAppendBench: Benchmark {
     private var dir = ""
     private var bytesOnDisk = 0
 
-    init(label: String, batch: Int, rows: @escaping () -> Rows) {
+    init(label: String, batch: Int, rows: @escaping () throws -> Rows) {
         self.label = label
         self.batch = batch
         self.rows = rows
     }
 
-    func setUp() throws { loaded = rows() }
+    func setUp() throws { loaded = try rows() }
 
     func prepareRun() throws {
         dir = try scratchDirectory("sqlite-\(label)")
@@ -157,16 +157,16 @@ final class SQLiteAppendBench: Benchmark {
 
 /// A full scan of the table in primary-key order.
 final class SQLiteScanBench: Benchmark {
-    let rows: () -> Rows
+    let rows: () throws -> Rows
     private var db: SQLiteDB?
     private var dir = ""
 
-    init(rows: @escaping () -> Rows) { self.rows = rows }
+    init(rows: @escaping () throws -> Rows) { self.rows = rows }
 
     func setUp() throws {
         dir = try scratchDirectory("sqlite-scan")
         db = try SQLiteDB(path: dir + "/events.sqlite")
-        _ = try db!.append(rows(), batch: 10_000)
+        _ = try db!.append(try rows(), batch: 10_000)
     }
 
     func run() throws -> UInt64 {

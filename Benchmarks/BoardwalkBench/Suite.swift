@@ -5,8 +5,10 @@ import BoardwalkModel
 
 /// Input sizes for a full run and for `--quick`.
 struct Sizes {
+    /// Events of the JSON and codec benchmarks (the same events for Boardwalk and its peers).
     var jsonEvents: Int
-    var codecEvents: Int
+    /// Passes over those events per run for Boardwalk's JSON reader and codec, which are too fast for one.
+    var jsonPasses: Int
     var codecPasses: Int
     var appendEvents: Int
     var batch: Int
@@ -14,10 +16,10 @@ struct Sizes {
     var manySessions: Int
 
     static let full = Sizes(
-        jsonEvents: 50_000, codecEvents: 100_000, codecPasses: 10, appendEvents: 500_000, batch: 10_000,
+        jsonEvents: 20_000, jsonPasses: 10, codecPasses: 50, appendEvents: 200_000, batch: 10_000,
         fewSessions: 1_000, manySessions: 100_000)
     static let quick = Sizes(
-        jsonEvents: 2_000, codecEvents: 2_000, codecPasses: 1, appendEvents: 5_000, batch: 1_000,
+        jsonEvents: 2_000, jsonPasses: 1, codecPasses: 1, appendEvents: 5_000, batch: 1_000,
         fewSessions: 100, manySessions: 1_000)
 }
 
@@ -27,6 +29,7 @@ final class Inputs {
     private var eventsBySessions: [Int: [Event]] = [:]
     private var rowsBySessions: [Int: Rows] = [:]
     private var cachedLines: JSONLines?
+    private var cachedRecords: EncodedEvents?
 
     init(sizes: Sizes) { self.sizes = sizes }
 
@@ -48,10 +51,18 @@ final class Inputs {
         return made
     }
 
-    /// The append benchmarks' rows, with the value each event is stored as.
-    func rows(sessions: Int) -> Rows {
+    /// The JSON events as full codec records.
+    func records() throws -> EncodedEvents {
+        if let cachedRecords { return cachedRecords }
+        let made = try EncodedEvents(jsonEvents)
+        cachedRecords = made
+        return made
+    }
+
+    /// The append benchmarks' rows: the store's keys, the codec's record body as the value.
+    func rows(sessions: Int) throws -> Rows {
         if let cached = rowsBySessions[sessions] { return cached }
-        let made = Rows(events(sessions: sessions, count: sizes.appendEvents), value: Rows.standInValue)
+        let made = try Rows(codec: events(sessions: sessions, count: sizes.appendEvents))
         rowsBySessions[sessions] = made
         return made
     }
@@ -75,10 +86,24 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
         name: "json-read.foundation-jsonserialization", group: "json-read", isSubject: false, items: s.jsonEvents,
         make: { FoundationJSONSerializationBench(input: { inputs.jsonLines }) }))
 
+    // MARK: Binary record → event
+    groups.append(BenchmarkGroup(
+        name: "decode",
+        title: "record → event: the same \(s.jsonEvents) events as codec records, \(s.codecPasses) passes per run",
+        references: ["json-read.boardwalk", "json-read.foundation-jsondecoder", "json-read.foundation-jsonserialization"]))
+    cases.append(BenchmarkCase(
+        name: "decode.boardwalk-owned", group: "decode", isSubject: true, items: s.jsonEvents * s.codecPasses,
+        make: { CodecDecodeOwnedBench(passes: s.codecPasses, input: { try inputs.records() }) }))
+    cases.append(BenchmarkCase(
+        name: "decode.boardwalk-borrowed", group: "decode", isSubject: true, items: s.jsonEvents * s.codecPasses,
+        make: { CodecDecodeBorrowedBench(passes: s.codecPasses, input: { try inputs.records() }) }))
+
     // MARK: Event → binary record
     groups.append(BenchmarkGroup(
-        name: "encode", title: "event → record: \(s.jsonEvents) events (peer writes JSON)",
-        notYetMeasured: ["boardwalk.encode: the BoardwalkCodec encoder is not merged yet"]))
+        name: "encode", title: "event → record: the same \(s.jsonEvents) events (the peer writes JSON)"))
+    cases.append(BenchmarkCase(
+        name: "encode.boardwalk", group: "encode", isSubject: true, items: s.jsonEvents * s.codecPasses,
+        make: { CodecEncodeBench(passes: s.codecPasses, input: { inputs.jsonEvents }) }))
     cases.append(BenchmarkCase(
         name: "encode.foundation-jsonencoder", group: "encode", isSubject: false, items: s.jsonEvents,
         make: { FoundationJSONEncoderBench(input: { inputs.jsonEvents }) }))
@@ -92,10 +117,10 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
             notYetMeasured: ["boardwalk.\(group): the BoardwalkStore is not merged yet"]))
         cases.append(BenchmarkCase(
             name: "\(group).raw-lmdb", group: group, isSubject: false, items: s.appendEvents,
-            make: { RawLMDBAppendBench(label: "\(sessions)", batch: s.batch, rows: { inputs.rows(sessions: sessions) }) }))
+            make: { RawLMDBAppendBench(label: "\(sessions)", batch: s.batch, rows: { try inputs.rows(sessions: sessions) }) }))
         cases.append(BenchmarkCase(
             name: "\(group).sqlite", group: group, isSubject: false, items: s.appendEvents,
-            make: { SQLiteAppendBench(label: "\(sessions)", batch: s.batch, rows: { inputs.rows(sessions: sessions) }) }))
+            make: { SQLiteAppendBench(label: "\(sessions)", batch: s.batch, rows: { try inputs.rows(sessions: sessions) }) }))
     }
 
     // MARK: Full scan
@@ -104,10 +129,10 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
         notYetMeasured: ["boardwalk.scan: the BoardwalkStore is not merged yet"]))
     cases.append(BenchmarkCase(
         name: "scan.raw-lmdb", group: "scan", isSubject: false, items: s.appendEvents,
-        make: { RawLMDBScanBench(rows: { inputs.rows(sessions: s.fewSessions) }) }))
+        make: { RawLMDBScanBench(rows: { try inputs.rows(sessions: s.fewSessions) }) }))
     cases.append(BenchmarkCase(
         name: "scan.sqlite", group: "scan", isSubject: false, items: s.appendEvents,
-        make: { SQLiteScanBench(rows: { inputs.rows(sessions: s.fewSessions) }) }))
+        make: { SQLiteScanBench(rows: { try inputs.rows(sessions: s.fewSessions) }) }))
 
     return (groups, cases)
 }

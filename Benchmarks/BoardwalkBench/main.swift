@@ -67,13 +67,17 @@ for c in selected {
     if !options.json { FileHandle.standardError.write(Data("running \(c.name)…\n".utf8)) }
     results.append(measure(c, options: options))
 }
-computeRatios(&results)
 
 let selectedGroups = Set(selected.map(\.group))
 let notYetMeasured = groups.filter { selectedGroups.contains($0.name) || options.filters.isEmpty }.flatMap(\.notYetMeasured)
+var targets = checkTargets(results)
+if options.quick || !isOptimizedBuild {
+    // A smoke run or a debug build measures nothing a target can be judged on.
+    for i in targets.indices { targets[i].met = nil }
+}
 let report = Report(
     optimized: isOptimizedBuild, quick: options.quick, machine: ProcessInfoReader.machine(), warmup: options.warmup,
-    runs: options.runs, results: results, notYetMeasured: notYetMeasured, targets: checkTargets(results),
+    runs: options.runs, results: results, comparisons: compare(results, groups: groups), notYetMeasured: notYetMeasured, targets: targets,
     peakRSS: ProcessInfoReader.peakRSS())
 if options.json {
     try printJSON(report)
