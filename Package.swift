@@ -82,6 +82,7 @@ let package = Package(
         .testTarget(name: "BoardwalkCodecTests", dependencies: ["BoardwalkCodec", "BoardwalkGenerator"]),
         .testTarget(name: "BoardwalkStoreTests", dependencies: ["BoardwalkStore", "BoardwalkGenerator"]),
         .testTarget(name: "BoardwalkQueryTests", dependencies: ["BoardwalkQuery", "BoardwalkGenerator"]),
-        .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI"]),
+        .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI", "BoardwalkGenerator"]),
+        .testTarget(name: "BoardwalkGeneratorTests", dependencies: ["BoardwalkGenerator"]),
     ]
 )

@@ -1,1 +1,3 @@
 import BoardwalkCLI
+
+BoardwalkCLI.main()

@@ -1,0 +1,154 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The `boardwalk` tool: dispatch to a subcommand, print errors, return an exit status.
+///
+/// `main.swift` calls ``main()``; tests call ``run(_:_:)`` with a captured ``Invocation``.
+public enum BoardwalkCLI {
+    /// The tool's version, printed by `--version`.
+    public static let version = "0.1.0"
+
+    /// The tool's usage line.
+    public static let usage = "boardwalk [--db DIR] <command> [options]"
+
+    /// Every subcommand, in the order help lists them.
+    public static var commands: [any Command.Type] {[
+        IngestCommand.self, QueryCommand.self, ReplCommand.self, StatsCommand.self, ExportCommand.self,
+        CheckCommand.self, BackupCommand.self, GenerateCommand.self, DemoCommand.self,
+    ]}
+
+    /// Runs the tool for the process and exits with its status.
+    public static func main() -> Never {
+        let invocation = Invocation.process()
+        let status = run(Array(CommandLine.arguments.dropFirst()), invocation)
+        invocation.stdout.flush()
+        invocation.stderr.flush()
+        exit(status)
+    }
+
+    /// Runs the tool for `arguments` (without the program name).
+    /// - Returns: the exit status.
+    public static func run(_ arguments: [String], _ invocation: Invocation) -> Int32 {
+        var command: (any Command.Type)? = nil
+        do {
+            // Global options may precede the command: `--db DIR`, `--help`, `--version`.
+            var rest = arguments[...]
+            var globalDB: String? = nil
+            while let first = rest.first, first.hasPrefix("-"), first != "-" {
+                if first == "--help" || first == "-h" {
+                    invocation.out(toolHelp)
+                    return ExitCode.success
+                } else if first == "--version" {
+                    invocation.out("boardwalk \(version)\n")
+                    return ExitCode.success
+                } else if first == "--db" {
+                    rest = rest.dropFirst()
+                    guard let value = rest.first else { throw UsageError("option '--db' needs a value (DIR)") }
+                    globalDB = value
+                } else if first.hasPrefix("--db=") {
+                    globalDB = String(first.dropFirst(5))
+                } else {
+                    throw UsageError("unknown option '\(first)'")
+                }
+                rest = rest.dropFirst()
+            }
+            guard let name = rest.first else {
+                if invocation.stdinIsTerminal && invocation.stdoutIsTerminal {
+                    command = ReplCommand.self
+                    return try execute(ReplCommand.self, globalDB.map { ["--db", $0] } ?? [], invocation)
+                }
+                throw UsageError("missing command")
+            }
+            if name == "help" {
+                // `boardwalk help [COMMAND]`
+                if let topic = rest.dropFirst().first {
+                    guard let found = commands.first(where: { $0.name == topic }) else {
+                        throw UsageError("unknown command '\(topic)'")
+                    }
+                    invocation.out(helpText(for: found))
+                } else {
+                    invocation.out(toolHelp)
+                }
+                return ExitCode.success
+            }
+            guard let found = commands.first(where: { $0.name == name }) else {
+                throw UsageError("unknown command '\(name)'" + suggestion(for: name))
+            }
+            command = found
+            var commandArguments = Array(rest.dropFirst())
+            if let globalDB {
+                guard found.options.contains(where: { $0.long == "db" }) else {
+                    throw UsageError("'\(found.name)' does not use a store (--db)")
+                }
+                commandArguments = ["--db", globalDB] + commandArguments
+            }
+            return try execute(found, commandArguments, invocation)
+        } catch {
+            let report = ErrorReport(error, command: command)
+            (report.stream == .stdout ? invocation.stdout : invocation.stderr).write(report.text)
+            return report.exitCode
+        }
+    }
+
+    static func execute(_ command: any Command.Type, _ arguments: [String], _ invocation: Invocation) throws -> Int32 {
+        let parsed = try parseArguments(arguments, options: command.options + [helpOption])
+        if parsed.flag("help") {
+            invocation.out(helpText(for: command))
+            return ExitCode.success
+        }
+        return try command.run(parsed, invocation)
+    }
+
+    static func suggestion(for name: String) -> String {
+        let close = commands.map { $0.name }.filter { editDistance($0, name) <= 2 }
+        return close.isEmpty ? "" : " (did you mean '\(close[0])'?)"
+    }
+
+    static var toolHelp: String {
+        let width = commands.map { $0.name.count }.max() ?? 0
+        var text = """
+            boardwalk: an event-log engine for onboarding analytics events.
+
+            Usage: \(usage)
+
+            Commands:
+
+            """
+        for command in commands { text += "  \(command.name.padding(to: width))  \(command.summary)\n" }
+        text += """
+
+            Options:
+              --db DIR    The store directory (default: $BOARDWALK_DB, else ./boardwalk.db)
+              -h, --help  Show this help and exit
+              --version   Show the version and exit
+
+            Environment:
+              BOARDWALK_DB  The default store directory
+              NO_COLOR      When set (non-empty), never use colour
+
+            Exit status: 0 success, 1 failure, 2 finished with rejected input or failed queries, 64 usage error.
+            Run 'boardwalk <command> --help' for a command's options. Plain 'boardwalk' on a terminal starts the REPL.
+
+            """
+        return text
+    }
+}
+
+/// Levenshtein distance, for "did you mean" on small words.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    var row = Array(0...b.count)
+    for i in 1...max(1, a.count) where !a.isEmpty {
+        var previous = row[0]
+        row[0] = i
+        for j in 1...max(1, b.count) where !b.isEmpty {
+            let current = row[j]
+            row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+            previous = current
+        }
+    }
+    return row[b.count]
+}

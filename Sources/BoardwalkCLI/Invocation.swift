@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Somewhere text goes: the process's stdout or stderr, or a buffer in tests.
+public protocol OutputSink: AnyObject {
+    func write(_ text: String)
+    func flush()
+}
+
+/// A file descriptor (1, 2), written with `write(2)` through a buffer of its own.
+public final class FileSink: OutputSink {
+    private let descriptor: Int32
+    private let buffered: Bool
+    private var buffer: [UInt8] = []
+
+    /// - Parameter buffered: keep up to 64 KiB before writing (stdout); otherwise write at once (stderr).
+    public init(descriptor: Int32, buffered: Bool) {
+        self.descriptor = descriptor
+        self.buffered = buffered
+        if buffered { buffer.reserveCapacity(1 << 16) }
+    }
+
+    deinit { flush() }
+
+    public func write(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            if buffered, buffer.count + bytes.count <= 1 << 16 {
+                buffer.append(contentsOf: bytes)
+            } else {
+                flush()
+                writeAll(UnsafeRawBufferPointer(bytes))
+            }
+        }
+    }
+
+    public func flush() {
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { writeAll($0) }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return  // EPIPE and friends: the reader went away; nothing useful to do
+            }
+            offset += n
+        }
+    }
+}
+
+/// Collects text, for in-process tests.
+public final class BufferSink: OutputSink {
+    public private(set) var text = ""
+    public init() {}
+    public func write(_ text: String) { self.text += text }
+    public func flush() {}
+}
+
+/// Which of the two output streams.
+public enum OutputStream: String, Hashable, Sendable {
+    case stdout, stderr
+}
+
+/// Everything a command may know about the process it runs in: environment, streams, terminals. Commands
+/// take it as a parameter (no globals), so they run the same in-process under tests.
+public struct Invocation {
+    /// The environment variables.
+    public var environment: [String: String]
+    public var stdout: OutputSink
+    public var stderr: OutputSink
+    public var stdinIsTerminal: Bool
+    public var stdoutIsTerminal: Bool
+    public var stderrIsTerminal: Bool
+    /// Terminal width in columns (80 when unknown).
+    public var columns: Int
+
+    public init(
+        environment: [String: String], stdout: OutputSink, stderr: OutputSink, stdinIsTerminal: Bool = false,
+        stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false, columns: Int = 80
+    ) {
+        self.environment = environment
+        self.stdout = stdout
+        self.stderr = stderr
+        self.stdinIsTerminal = stdinIsTerminal
+        self.stdoutIsTerminal = stdoutIsTerminal
+        self.stderrIsTerminal = stderrIsTerminal
+        self.columns = columns
+    }
+
+    /// The real process: its environment, `stdout`/`stderr`, and `isatty` on each descriptor.
+    public static func process() -> Invocation {
+        var env: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let s = String(cString: entry)
+            if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            p += 1
+        }
+        var size = winsize()
+        let columns = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+        return Invocation(
+            environment: env, stdout: FileSink(descriptor: 1, buffered: true),
+            stderr: FileSink(descriptor: 2, buffered: false), stdinIsTerminal: isatty(0) == 1,
+            stdoutIsTerminal: isatty(1) == 1, stderrIsTerminal: isatty(2) == 1, columns: columns)
+    }
+
+    /// Colour is used on a terminal only, and never when `NO_COLOR` is set to anything non-empty
+    /// (https://no-color.org).
+    public func colour(for stream: OutputStream) -> Bool {
+        if let v = environment["NO_COLOR"], !v.isEmpty { return false }
+        return stream == .stdout ? stdoutIsTerminal : stderrIsTerminal
+    }
+
+    /// The store directory: `--db DIR`, else `$BOARDWALK_DB`, else `./boardwalk.db`.
+    public func database(_ arguments: ParsedArguments) -> String {
+        if let db = arguments.value("db") { return db }
+        if let env = environment["BOARDWALK_DB"], !env.isEmpty { return env }
+        return "./boardwalk.db"
+    }
+
+    func out(_ text: String) { stdout.write(text) }
+    func err(_ text: String) { stderr.write(text) }
+}

@@ -1,0 +1,111 @@
+/// ANSI styling that is a no-op when colour is off.
+public struct Paint: Sendable {
+    public var enabled: Bool
+    public init(enabled: Bool) { self.enabled = enabled }
+
+    public func bold(_ s: String) -> String { wrap(s, "1") }
+    public func dim(_ s: String) -> String { wrap(s, "2") }
+    public func red(_ s: String) -> String { wrap(s, "31") }
+    public func green(_ s: String) -> String { wrap(s, "32") }
+    public func yellow(_ s: String) -> String { wrap(s, "33") }
+    public func cyan(_ s: String) -> String { wrap(s, "36") }
+
+    private func wrap(_ s: String, _ code: String) -> String { enabled ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
+}
+
+/// A table for a terminal: a header, rows, columns aligned (numbers to the right).
+public struct TextTable: Sendable {
+    public enum Alignment: Sendable { case left, right }
+
+    public var headers: [String]
+    public var alignments: [Alignment]
+    public var rows: [[String]] = []
+
+    /// - Parameter alignments: one per column; defaults to left for all.
+    public init(headers: [String], alignments: [Alignment]? = nil) {
+        self.headers = headers
+        self.alignments = alignments ?? Array(repeating: .left, count: headers.count)
+    }
+
+    public mutating func append(_ row: [String]) { rows.append(row) }
+
+    /// The table as lines: header, a rule, rows; two spaces between columns; no trailing spaces.
+    public func render(paint: Paint = Paint(enabled: false)) -> String {
+        let columns = headers.count
+        var widths = headers.map(displayWidth)
+        for row in rows {
+            for (i, cell) in row.prefix(columns).enumerated() { widths[i] = max(widths[i], displayWidth(cell)) }
+        }
+        func line(_ cells: [String]) -> String {
+            var parts: [String] = []
+            for i in 0..<columns {
+                let cell = i < cells.count ? cells[i] : ""
+                let pad = String(repeating: " ", count: widths[i] - displayWidth(cell))
+                parts.append(alignments[i] == .right ? pad + cell : (i == columns - 1 ? cell : cell + pad))
+            }
+            var s = parts.joined(separator: "  ")
+            while s.hasSuffix(" ") { s.removeLast() }
+            return s
+        }
+        var out = paint.bold(line(headers)) + "\n"
+        out += paint.dim(widths.map { String(repeating: "─", count: $0) }.joined(separator: "  ")) + "\n"
+        for row in rows { out += line(row) + "\n" }
+        return out
+    }
+}
+
+/// How many terminal columns `s` takes: East Asian wide characters count two, combining marks none.
+public func displayWidth(_ s: String) -> Int {
+    var width = 0
+    for scalar in s.unicodeScalars {
+        let v = scalar.value
+        switch v {
+        case 0x0300...0x036F, 0x200B...0x200F, 0xFE00...0xFE0F: continue
+        case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+            0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
+            width += 2
+        default: width += 1
+        }
+    }
+    return width
+}
+
+/// Horizontal bars for funnels and histograms.
+public enum Bars {
+    private static let eighths = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+
+    /// A bar `fraction` (clamped to 0…1) of `width` columns long, in eighths of a column.
+    public static func bar(_ fraction: Double, width: Int) -> String {
+        let f = fraction.isFinite ? min(1, max(0, fraction)) : 0
+        let total = Int((f * Double(width * 8)).rounded())
+        return String(repeating: "█", count: total / 8) + eighths[total % 8]
+    }
+
+    /// One labelled bar per item, scaled to the largest value: `label  ████▍  1.2 k  (34.0 %)`.
+    /// - Parameters:
+    ///   - items: labels and values.
+    ///   - share: the denominator for the percentage column (`nil`: no percentage).
+    ///   - columns: the terminal width the chart should fit.
+    public static func chart(_ items: [(label: String, value: Double, text: String)], share: Double?, columns: Int, paint: Paint)
+        -> String
+    {
+        guard let maxValue = items.map(\.value).max(), maxValue > 0 else { return "" }
+        let labelWidth = min(28, items.map { displayWidth($0.label) }.max() ?? 0)
+        let textWidth = items.map { displayWidth($0.text) }.max() ?? 0
+        let percentWidth = share == nil ? 0 : 10
+        let barWidth = max(10, min(50, columns - labelWidth - textWidth - percentWidth - 6))
+        var out = ""
+        for item in items {
+            var label = item.label
+            while displayWidth(label) > labelWidth { label.removeLast() }
+            let pad = String(repeating: " ", count: labelWidth - displayWidth(label))
+            let b = bar(item.value / maxValue, width: barWidth)
+            let barPad = String(repeating: " ", count: barWidth - b.count)
+            var line = "  " + label + pad + "  " + paint.cyan(b) + barPad + "  " + item.text.leftPadding(to: textWidth)
+            if let share, share > 0 { line += "  " + ("(" + Units.percent(item.value / share) + ")").leftPadding(to: 9) }
+            while line.hasSuffix(" ") { line.removeLast() }
+            out += line + "\n"
+        }
+        return out
+    }
+}

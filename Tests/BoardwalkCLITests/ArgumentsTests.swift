@@ -1,0 +1,162 @@
+@testable import BoardwalkCLI
+import Testing
+
+private let options = [
+    OptionSpec("sessions", short: "n", value: "N", help: ""),
+    OptionSpec("seed", value: "S", help: ""),
+    OptionSpec("strict", short: "s", help: ""),
+    OptionSpec("verbose", short: "v", help: ""),
+    OptionSpec("db", value: "DIR", help: ""),
+]
+
+@Suite("Argument parsing")
+struct ArgumentsTests {
+    @Test("Accepted forms", arguments: [
+        (["--sessions", "5"], ParsedArguments(values: ["sessions": ["5"]])),
+        (["--sessions=5"], ParsedArguments(values: ["sessions": ["5"]])),
+        (["--sessions="], ParsedArguments(values: ["sessions": [""]])),
+        (["-n", "5"], ParsedArguments(values: ["sessions": ["5"]])),
+        (["-n5"], ParsedArguments(values: ["sessions": ["5"]])),
+        (["-n=5"], ParsedArguments(values: ["sessions": ["5"]])),
+        (["-sv"], ParsedArguments(flags: ["strict", "verbose"])),
+        (["-svn", "3"], ParsedArguments(values: ["sessions": ["3"]], flags: ["strict", "verbose"])),
+        (["-", "a.ndjson"], ParsedArguments(positionals: ["-", "a.ndjson"])),
+        (["--", "--strict", "-n"], ParsedArguments(positionals: ["--strict", "-n"])),
+        (["a", "--strict", "b"], ParsedArguments(flags: ["strict"], positionals: ["a", "b"])),
+        (["--seed", "1", "--seed", "2"], ParsedArguments(values: ["seed": ["1", "2"]])),
+        (["--seed", "--strict"], ParsedArguments(values: ["seed": ["--strict"]])),
+        (["--db", "/tmp/x y"], ParsedArguments(values: ["db": ["/tmp/x y"]])),
+        (["-5"], ParsedArguments(positionals: ["-5"])),
+    ])
+    func accepted(arguments: [String], expected: ParsedArguments) throws {
+        #expect(try parseArguments(arguments, options: options) == expected)
+    }
+
+    @Test("Rejected forms, with their messages", arguments: [
+        (["--nope"], "unknown option '--nope'"),
+        (["-x"], "unknown option '-x'"),
+        (["-sx"], "unknown option '-x'"),
+        (["--sessions"], "option '--sessions' needs a value (N)"),
+        (["-n"], "option '-n' needs a value (N)"),
+        (["--strict=yes"], "option '--strict' takes no value"),
+    ])
+    func rejected(arguments: [String], message: String) {
+        #expect(throws: UsageError(message)) { try parseArguments(arguments, options: options) }
+    }
+
+    @Test("Typed values")
+    func typed() throws {
+        let parsed = try parseArguments(["--sessions", "12", "--seed", "0x1F"], options: options)
+        #expect(try parsed.integer("sessions") == 12)
+        #expect(try parsed.unsigned("seed") == 31)
+        #expect(try parsed.integer("absent") == nil)
+        let bad = try parseArguments(["--sessions", "twelve"], options: options)
+        #expect(throws: UsageError("option '--sessions' expects an integer, got 'twelve'")) { try bad.integer("sessions") }
+        #expect(throws: UsageError("option '--sessions' must be between 0 and 10, got 12")) {
+            try parsed.integer("sessions", in: 0...10)
+        }
+        #expect(throws: UsageError("option '--sessions' must be one of a, b, got '12'")) {
+            try parsed.choice("sessions", among: ["a", "b"])
+        }
+    }
+
+    @Test("Error rendering is a pure function of the error")
+    func errorReports() {
+        let usage = ErrorReport(UsageError("unknown option '--x'"), command: GenerateCommand.self)
+        #expect(usage.exitCode == 64)
+        #expect(usage.stream == .stderr)
+        #expect(usage.text == """
+            Error: unknown option '--x'
+            Usage: \(GenerateCommand.usage)
+              See 'boardwalk generate --help' for more information.
+
+            """)
+        let tool = ErrorReport(UsageError("missing command"), command: nil)
+        #expect(tool.text.hasSuffix("  See 'boardwalk --help' for more information.\n"))
+        let runtime = ErrorReport(RuntimeError("the store is locked"), command: GenerateCommand.self)
+        #expect(runtime == ErrorReport.init(RuntimeError("the store is locked"), command: nil))
+        #expect(runtime.text == "Error: the store is locked\n")
+        #expect(runtime.exitCode == 1)
+    }
+
+    @Test("The store directory: --db, else BOARDWALK_DB, else ./boardwalk.db")
+    func database() throws {
+        let sink = BufferSink()
+        var invocation = Invocation(environment: [:], stdout: sink, stderr: sink)
+        let none = ParsedArguments()
+        #expect(invocation.database(none) == "./boardwalk.db")
+        invocation.environment["BOARDWALK_DB"] = "/data/bw"
+        #expect(invocation.database(none) == "/data/bw")
+        #expect(invocation.database(ParsedArguments(values: ["db": ["/x"]])) == "/x")
+    }
+
+    @Test("Colour only on a terminal and never with NO_COLOR")
+    func colour() {
+        let sink = BufferSink()
+        var invocation = Invocation(environment: [:], stdout: sink, stderr: sink, stdoutIsTerminal: true)
+        #expect(invocation.colour(for: .stdout))
+        #expect(!invocation.colour(for: .stderr))
+        invocation.environment["NO_COLOR"] = "1"
+        #expect(!invocation.colour(for: .stdout))
+    }
+
+    @Test("In-process run: output captured, status returned")
+    func inProcess() {
+        let out = BufferSink(), err = BufferSink()
+        let invocation = Invocation(environment: [:], stdout: out, stderr: err)
+        #expect(BoardwalkCLI.run(["--version"], invocation) == 0)
+        #expect(out.text == "boardwalk \(BoardwalkCLI.version)\n")
+        #expect(BoardwalkCLI.run(["generate", "--sessions", "x"], invocation) == 64)
+        #expect(err.text.hasPrefix("Error: option '--sessions' expects an integer, got 'x'\nUsage: boardwalk generate"))
+    }
+}
+
+@Suite("Output helpers")
+struct OutputTests {
+    @Test("Units", arguments: [
+        (Units.count(999), "999"), (Units.count(1_234), "1.2 k"), (Units.count(34_500), "34.5 k"),
+        (Units.count(1_234_567), "1.2 M"), (Units.count(250_000), "250 k"), (Units.count(-1_500), "-1.5 k"),
+        (Units.duration(microseconds: 850), "850 µs"), (Units.duration(microseconds: 34_000), "34 ms"),
+        (Units.duration(microseconds: 1_500), "1.5 ms"), (Units.duration(microseconds: 1_200_000), "1.2 s"),
+        (Units.duration(microseconds: 150_000_000), "2.5 min"), (Units.percent(0.125), "12.5 %"),
+        (Units.percent(1), "100.0 %"), (Units.bytes(512), "512 B"), (Units.bytes(1_258_291), "1.2 MiB"),
+        (Units.decimal(-0.04, digits: 1), "0.0"), (Units.decimal(2.25, digits: 1), "2.3"),
+    ])
+    func units(actual: String, expected: String) {
+        #expect(actual == expected)
+    }
+
+    @Test("Tables align columns; numbers to the right; wide characters counted as two")
+    func table() {
+        var t = TextTable(headers: ["screen", "users"], alignments: [.left, .right])
+        t.append(["welcome", "1.2 k"])
+        t.append(["日本", "7"])
+        #expect(t.render() == """
+            screen   users
+            ───────  ─────
+            welcome  1.2 k
+            日本         7
+
+            """)
+    }
+
+    @Test("Bars in eighths, scaled to the largest value")
+    func bars() {
+        #expect(Bars.bar(1, width: 4) == "████")
+        #expect(Bars.bar(0.5, width: 4) == "██")
+        #expect(Bars.bar(0.53125, width: 4) == "██▏")
+        #expect(Bars.bar(0, width: 4) == "")
+        #expect(Bars.bar(.nan, width: 4) == "")
+        let chart = Bars.chart([("a", 10, "10"), ("bb", 5, "5")], share: 10, columns: 40, paint: Paint(enabled: false))
+        let lines = chart.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines[0].hasSuffix("10  (100.0 %)"))
+        #expect(lines[1].hasSuffix(" 5   (50.0 %)"))
+    }
+
+    @Test("Paint adds escapes only when enabled")
+    func paint() {
+        #expect(Paint(enabled: false).bold("x") == "x")
+        #expect(Paint(enabled: true).bold("x") == "\u{1B}[1mx\u{1B}[0m")
+    }
+}

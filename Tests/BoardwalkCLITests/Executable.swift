@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// The result of running the built `boardwalk` executable.
+struct Execution {
+    var stdout: String
+    var stderr: String
+    var status: Int32
+}
+
+/// The `boardwalk` executable in the build products directory next to the test bundle.
+let boardwalkExecutable: URL = {
+    let me = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+    var directory = me.deletingLastPathComponent()
+    // On Linux the test runner is `<products>/BoardwalkPackageTests.xctest`; elsewhere it may be inside a bundle.
+    while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("boardwalk").path),
+        directory.path != "/"
+    {
+        directory = directory.deletingLastPathComponent()
+    }
+    return directory.appendingPathComponent("boardwalk")
+}()
+
+/// Runs `boardwalk` with `arguments`, feeding `stdin`, in `environment` (plus PATH), and waits for it.
+func boardwalk(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], directory: URL? = nil)
+    throws -> Execution
+{
+    let process = Process()
+    process.executableURL = boardwalkExecutable
+    process.arguments = arguments
+    var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
+    env.merge(environment) { $1 }
+    process.environment = env
+    if let directory { process.currentDirectoryURL = directory }
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    // Read both pipes concurrently so a full pipe never blocks the child.
+    nonisolated(unsafe) var errData = Data()
+    let group = DispatchGroup()
+    group.enter()
+    DispatchQueue.global().async {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }
+    if let stdin {
+        DispatchQueue.global().async {
+            input.fileHandleForWriting.write(Data(stdin.utf8))
+            try? input.fileHandleForWriting.close()
+        }
+    } else {
+        try input.fileHandleForWriting.close()
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return Execution(
+        stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
+        status: process.terminationStatus)
+}
+
+/// A fresh temporary directory for one test, removed by the caller with `defer`.
+func temporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("boardwalk-cli-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
