@@ -21,10 +21,11 @@ final class FoundationJSONSerializationBench: Benchmark {
             guard let object = try JSONSerialization.jsonObject(with: line) as? [String: Any] else {
                 throw BenchError("JSONSerialization: a line is not an object")
             }
-            let meta = object["meta"] as? [String: Any]
+            let wrapped = object["event"] as? [String: Any]
+            let meta = (object["meta"] ?? wrapped?["meta"]) as? [String: Any]
             let screen = (meta?["screen_index"] ?? meta?["screenIndex"]) as? Int ?? 0
             let kind = (object["type"] ?? object["kind"] ?? object["name"]) as? String
-                ?? (object["event"] as? [String: Any])?["name"] as? String ?? ""
+                ?? (wrapped?["type"] ?? wrapped?["name"]) as? String ?? ""
             let session = object["session_id"] as? String ?? (object["view"] as? [String: Any])?["id"] as? String ?? ""
             sum &+= UInt64(screen) &+ UInt64(kind.utf8.count) &+ UInt64(session.utf8.count)
         }

@@ -6,6 +6,9 @@ import Foundation
 
 struct FoundationLine: Codable {
     var timestamp: TimestampMirror?
+    var ts: TimestampMirror?
+    var created_at: TimestampMirror?
+    var received_at: TimestampMirror?
     var session_id: String?
     var profile_id: String?
     var event_id: String?
@@ -19,18 +22,21 @@ struct FoundationLine: Codable {
     var element_id: String?
     var elementId: String?
     var element_type: String?
+    var reply: String?
     var value: ValueMirror?
     var params: ParamsMirror?
     var meta: MetaMirror?
     var view: ViewMirror?
-    var event: BridgeEventMirror?
+    /// The bridge's `event {name, element_id?, reply?}`, or a whole message wrapped by the envelope.
+    var event: Wrapped?
     var action: BridgeActionMirror?
     var error: ErrorMirror?
 
     /// A number folded from the decoded fields, so the decode cannot be skipped and peers can be compared.
     var checksum: UInt64 {
+        let meta = self.meta ?? event?.line.meta
         var sum = UInt64(truncatingIfNeeded: meta?.screen_index ?? meta?.screenIndex ?? 0)
-        sum &+= UInt64((type ?? kind ?? name ?? event?.name ?? "").utf8.count)
+        sum &+= UInt64((type ?? kind ?? name ?? event?.line.type ?? event?.line.name ?? "").utf8.count)
         sum &+= UInt64((session_id ?? view?.id ?? "").utf8.count)
         return sum
     }
@@ -112,15 +118,17 @@ struct ViewMirror: Codable {
     var variation_id: String?
 }
 
-struct BridgeEventMirror: Codable {
-    var name: String
-    var element_id: String?
-    var reply: String?
+/// A line nested in a line: a class, so the struct can contain itself.
+final class Wrapped: Codable {
+    let line: FoundationLine
+    init(from decoder: any Decoder) throws { line = try FoundationLine(from: decoder) }
+    func encode(to encoder: any Encoder) throws { try line.encode(to: encoder) }
 }
 
 struct BridgeActionMirror: Codable {
-    var element_id: String
-    var element_type: String
+    var element_id: String?
+    var element_type: String?
+    var action_id: String?
     var value: ValueMirror?
 }
 

@@ -41,8 +41,16 @@ final class Inputs {
         return made
     }
 
-    /// The JSON benchmarks' events: 1 k sessions in flight.
-    var jsonEvents: [Event] { events(sessions: sizes.fewSessions, count: sizes.jsonEvents) }
+    private var cachedJSONEvents: [Event]?
+
+    /// The JSON and codec benchmarks' events: the generator's realistic corpus (50 onboardings, event ids
+    /// on most events, some sessions without an id), in time order.
+    var jsonEvents: [Event] {
+        if let cachedJSONEvents { return cachedJSONEvents }
+        let made = Array(SyntheticData(sessions: sizes.jsonEvents, seed: 7, onboardings: 50).events().prefix(sizes.jsonEvents))
+        cachedJSONEvents = made
+        return made
+    }
 
     var jsonLines: JSONLines {
         if let cachedLines { return cachedLines }
@@ -77,7 +85,7 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
     // MARK: JSON line → event
     groups.append(BenchmarkGroup(
         name: "json-read",
-        title: "JSON line → event: \(s.jsonEvents) NDJSON lines, mixed kinds, wire/docs/bridge shapes",
+        title: "JSON line → event: \(s.jsonEvents) NDJSON lines from the generator, mixed kinds, every shape and envelope",
         notYetMeasured: ["boardwalk.json-read: the BoardwalkJSON reader is not merged yet"]))
     cases.append(BenchmarkCase(
         name: "json-read.foundation-jsondecoder", group: "json-read", isSubject: false, items: s.jsonEvents,
