@@ -1,0 +1,126 @@
+import BoardwalkModel
+internal import CSimdjson
+
+/// Reads onboarding events from JSON lines: every shape in `docs/events.md`, detected per line.
+///
+/// One reader owns one simdjson parser and its buffers and reuses them for every line, so a reader is
+/// not thread-safe: give each thread its own. Strings the reader hands out are owned copies; nothing
+/// borrowed from the input outlives a call.
+///
+/// ```swift
+/// let reader = try EventReader()
+/// let event = try reader.read(#"{"type":"close","action_id":"x","meta":{…}}"#, arrival: now)
+/// ```
+public final class EventReader {
+    /// The limits this reader enforces.
+    public let limits: JSONReaderLimits
+    let parser: OpaquePointer
+    /// A padded copy of a line, for lines whose bytes are not followed by `BW_PADDING` readable bytes.
+    var scratch: UnsafeMutableRawBufferPointer
+    var strings = StringCache()
+
+    /// Makes a reader.
+    ///
+    /// - Throws: ``JSONReadError`` (line 0) when the parser cannot be made: out of memory, or an x86-64 CPU
+    ///   without AVX2, which the simdjson kernel compiled into Boardwalk needs.
+    public init(limits: JSONReaderLimits = JSONReaderLimits()) throws(JSONReadError) {
+        self.limits = limits
+        guard let p = bw_parser_create(
+            max(1, limits.maxLineBytes), max(1, limits.maxDepth), max(0, limits.maxStringBytes), max(0, limits.maxChoices))
+        else {
+            throw JSONReadError(code: .limit, line: 0, reason: "cannot create the JSON parser (out of memory, or a CPU without AVX2)")
+        }
+        parser = p
+        scratch = .allocate(byteCount: 4096, alignment: 64)
+    }
+
+    deinit {
+        bw_parser_destroy(parser)
+        scratch.deallocate()
+    }
+
+    /// The simdjson kernel in use (`haswell` on x86-64).
+    public var implementation: String { String(cString: bw_implementation_name(parser)) }
+
+    /// Reads one line (without its newline).
+    ///
+    /// - Parameters:
+    ///   - line: the line's bytes. A trailing `\r` is ignored.
+    ///   - lineNumber: the 1-based line number errors report. A UTF-8 byte-order mark is skipped at the
+    ///     start of line 1 only.
+    ///   - arrival: the time to stamp when the line carries none.
+    /// - Throws: ``JSONReadError`` saying where and why the line was rejected.
+    /// - Complexity: O(line length). Copies the line once into a padded buffer; ``readLines(in:firstLine:arrival:isFinal:_:)``
+    ///   avoids that copy for lines inside a larger buffer.
+    public func read(line: UnsafeRawBufferPointer, lineNumber: Int = 1, arrival: Timestamp) throws(JSONReadError) -> Event {
+        try readLine(line, readableAfter: 0, lineNumber: lineNumber, arrival: arrival)
+    }
+
+    /// Reads one line given as a `String`; see ``read(line:lineNumber:arrival:)``.
+    public func read(_ line: String, lineNumber: Int = 1, arrival: Timestamp) throws(JSONReadError) -> Event {
+        var line = line
+        let result: Result<Event, JSONReadError> = line.withUTF8 { bytes in
+            do throws(JSONReadError) {
+                return .success(try readLine(UnsafeRawBufferPointer(bytes), readableAfter: 0, lineNumber: lineNumber, arrival: arrival))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Reads a line whose bytes are followed by `readableAfter` more readable bytes (of any content).
+    @usableFromInline
+    func readLine(_ raw: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws(JSONReadError) -> Event {
+        guard var base = raw.baseAddress else {
+            throw JSONReadError(code: .emptyLine, line: lineNumber, reason: "empty line")
+        }
+        var count = raw.count
+        var after = readableAfter
+        var shift = 0
+        if count > 0, base.load(fromByteOffset: count - 1, as: UInt8.self) == 0x0D {
+            count -= 1
+            after += 1
+        }
+        if count >= 3, base.load(as: UInt8.self) == 0xEF, base.load(fromByteOffset: 1, as: UInt8.self) == 0xBB,
+            base.load(fromByteOffset: 2, as: UInt8.self) == 0xBF
+        {
+            guard lineNumber == 1 else {
+                throw JSONReadError(code: .syntax, line: lineNumber, column: 1,
+                                    reason: "a byte-order mark is allowed only at the start of line 1")
+            }
+            base += 3
+            count -= 3
+            shift = 3
+        }
+        var blank = true
+        for i in 0..<count {
+            let c = base.load(fromByteOffset: i, as: UInt8.self)
+            if c != 0x20 && c != 0x09 { blank = false; break }
+        }
+        if blank { throw JSONReadError(code: .emptyLine, line: lineNumber, reason: "empty line") }
+        if count > limits.maxLineBytes {
+            throw JSONReadError(code: .limit, line: lineNumber,
+                                reason: "line is \(count) bytes long; the limit is \(limits.maxLineBytes)")
+        }
+        let status: bw_status
+        if after >= Int(BW_PADDING) {
+            status = bw_parse(parser, base.assumingMemoryBound(to: UInt8.self), count, count + after)
+        } else {
+            let needed = count + Int(BW_PADDING)
+            if scratch.count < needed {
+                scratch.deallocate()
+                scratch = .allocate(byteCount: max(needed, scratch.count * 2), alignment: 64)
+            }
+            scratch.baseAddress!.copyMemory(from: base, byteCount: count)
+            status = bw_parse(parser, scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), count, scratch.count)
+        }
+        let view = LineView(
+            status: status, slots: bw_slots(parser), choices: bw_choices(parser), line: lineNumber, shift: shift,
+            limits: limits)
+        if status.error != Int32(BW_OK.rawValue) {
+            throw view.parseError(bytes: UnsafeRawBufferPointer(start: base, count: count))
+        }
+        return try view.event(arrival: arrival, strings: &strings)
+    }
+}

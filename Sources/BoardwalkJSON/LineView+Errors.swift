@@ -1,0 +1,109 @@
+import BoardwalkModel
+internal import CSimdjson
+
+extension LineView {
+    /// The error for a line the C++ walker rejected.
+    func parseError(bytes: UnsafeRawBufferPointer) -> JSONReadError {
+        let offset = status.error_offset
+        var column: Int? = offset >= 0 ? Int(offset) + 1 + shift : nil
+        func make(_ code: JSONReadError.Code, _ reason: String, path: String? = nil) -> JSONReadError {
+            JSONReadError(code: code, line: line, column: column, path: path, reason: reason)
+        }
+        switch Int(status.error) {
+        case Int(BW_E_NOT_OBJECT.rawValue):
+            let found: String
+            switch UInt8(status.root_type) {
+            case tArray: found = "an array"
+            case tString: found = "a string"
+            case tInt: found = "a number"
+            case tTrue: found = "a boolean"
+            default: found = "null"
+            }
+            column = 1 + shift + leadingSpaces(bytes)
+            return make(.shape, "expected a JSON object, found \(found)")
+        case Int(BW_E_DUPLICATE.rawValue):
+            let level = Int(status.error_slot) / Int(BW_SLOTS_PER_LEVEL)
+            let id = Int(status.error_slot) % Int(BW_SLOTS_PER_LEVEL)
+            let keys = slotKeys[id]
+            let first = keys[min(Int(slot(level, id).alias), keys.count - 1)]
+            let second = keys[min(Int(status.error_alias), keys.count - 1)]
+            let p = levelPrefix(level) + parentPath(id) + second
+            return make(.duplicate, first == second ? "duplicate key" : "duplicate key (also given as \(first))", path: p)
+        case Int(BW_E_CHOICE_DUPLICATE.rawValue):
+            let name = ["id", "value", "label"][min(Int(status.error_alias), 2)]
+            return make(.duplicate, "duplicate key \"\(name)\" in a multi-select element")
+        case Int(BW_E_STRING_TOO_LONG.rawValue):
+            return make(.limit, "a string is longer than \(limits.maxStringBytes) bytes")
+        case Int(BW_E_TOO_MANY_CHOICES.rawValue):
+            return make(.limit, "more than \(limits.maxChoices) multi-select elements")
+        case Int(BW_E_TRAILING.rawValue):
+            return make(.syntax, "unexpected content after the object")
+        case Int(BW_E_BAD_ESCAPE.rawValue):
+            return make(.syntax, "a \\u escape makes a lone surrogate")
+        default:
+            break
+        }
+        // simdjson's own errors.
+        let code = Int(status.simdjson_error)
+        switch code {
+        case 4:  // DEPTH_ERROR
+            return make(.limit, "nested deeper than \(limits.maxDepth) levels")
+        case 5:  // STRING_ERROR
+            return make(.syntax, "invalid string: a bad escape or a lone surrogate")
+        case 6: return make(.syntax, "invalid literal; expected true")
+        case 7: return make(.syntax, "invalid literal; expected false")
+        case 8: return make(.syntax, "invalid literal; expected null")
+        case 9, 17:  // NUMBER_ERROR, NUMBER_OUT_OF_RANGE
+            return make(.syntax, "invalid or out-of-range number")
+        case 10:  // UTF8_ERROR
+            if let at = firstInvalidUTF8(bytes) { column = at + 1 + shift }
+            return make(.syntax, "invalid UTF-8")
+        case 13:  // UNESCAPED_CHARS
+            if let at = firstControlByte(bytes) { column = at + 1 + shift }
+            return make(.syntax, "a control character in a string must be escaped")
+        case 14:  // UNCLOSED_STRING
+            return make(.syntax, "unclosed string")
+        case 27:  // INCOMPLETE_ARRAY_OR_OBJECT
+            return make(.syntax, "truncated: an object or array is not closed")
+        case 3, 16, 12:  // TAPE_ERROR, INCORRECT_TYPE, EMPTY
+            return make(.syntax, "invalid JSON")
+        default:
+            return make(.syntax, "invalid JSON (" + String(cString: bw_simdjson_error_message(Int32(code))) + ")")
+        }
+    }
+}
+
+func leadingSpaces(_ b: UnsafeRawBufferPointer) -> Int {
+    var i = 0
+    while i < b.count, b[i] == 0x20 || b[i] == 0x09 { i += 1 }
+    return i
+}
+
+/// The offset of the first byte that starts an invalid UTF-8 sequence.
+func firstInvalidUTF8(_ b: UnsafeRawBufferPointer) -> Int? {
+    var i = 0
+    let n = b.count
+    while i < n {
+        let c = b[i]
+        if c < 0x80 { i += 1; continue }
+        var need = 0
+        var min: UInt32 = 0
+        var v: UInt32
+        if c & 0xE0 == 0xC0 { need = 1; v = UInt32(c & 0x1F); min = 0x80 }
+        else if c & 0xF0 == 0xE0 { need = 2; v = UInt32(c & 0x0F); min = 0x800 }
+        else if c & 0xF8 == 0xF0 { need = 3; v = UInt32(c & 0x07); min = 0x10000 }
+        else { return i }
+        for k in 1...need {
+            guard i + k < n, b[i + k] & 0xC0 == 0x80 else { return i }
+            v = v << 6 | UInt32(b[i + k] & 0x3F)
+        }
+        if v < min || v > 0x10FFFF || (0xD800...0xDFFF).contains(v) { return i }
+        i += need + 1
+    }
+    return nil
+}
+
+func firstControlByte(_ b: UnsafeRawBufferPointer) -> Int? {
+    for i in 0..<b.count where b[i] < 0x20 && b[i] != 0x09 { return i }
+    return b.firstIndex(of: 0x09)
+}

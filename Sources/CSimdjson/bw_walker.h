@@ -1,0 +1,365 @@
+// The object walker, compiled once per simdjson implementation: bw_json.cpp includes this file inside
+// `namespace bw_<impl>` with `sj` naming simdjson's implementation namespace. No include guard on purpose.
+
+using simdjson::error_code;
+using sj_value = sj::ondemand::value;
+using sj_object = sj::ondemand::object;
+using sj_array = sj::ondemand::array;
+using sj_json_type = sj::ondemand::json_type;
+
+struct walker {
+    sj::ondemand::parser parser;
+    bw_slot slots[BW_LEVELS * BW_SLOTS_PER_LEVEL];
+    bw_choice *choices = nullptr;
+    size_t max_choices = 0;
+    size_t max_string = 0;
+    size_t max_depth = 0;
+    const char *base = nullptr;
+    bw_status st{};
+
+    explicit walker(size_t max_line) : parser(max_line) {}
+
+    int64_t offset_of(const char *p) const noexcept { return p ? int64_t(p - base) : -1; }
+
+    bool fail(int32_t err, int64_t offset) noexcept {
+        st.error = err;
+        st.error_offset = offset;
+        return false;
+    }
+    bool fail_sj(error_code e, int64_t offset) noexcept {
+        st.simdjson_error = int32_t(e);
+        return fail(BW_E_SIMDJSON, offset);
+    }
+
+    // The offset of a value's first byte, or -1.
+    int64_t start_of(sj_value &v) noexcept {
+        return offset_of(v.raw_json_token().data());
+    }
+
+    // simdjson 3.0.1 turns a lone `\uD800`-style escape into the bytes of a surrogate; reject it.
+    bool check_escapes(sj_value &v, std::string_view out, int64_t at) noexcept {
+        std::string_view tok = v.raw_json_token();
+        if (std::memchr(tok.data(), '\\', tok.size()) == nullptr) return true;
+        if (!simdjson::validate_utf8(out.data(), out.size())) return fail(BW_E_BAD_ESCAPE, at);
+        return true;
+    }
+
+    bool string_value(sj_value &v, bw_slot &s) noexcept {
+        std::string_view sv;
+        if (auto e = v.get_string().get(sv)) return fail_sj(e, s.offset);
+        if (sv.size() > max_string) return fail(BW_E_STRING_TOO_LONG, s.offset);
+        if (!check_escapes(v, sv, s.offset)) return false;
+        s.type = BW_STRING;
+        s.s = sv.data();
+        s.len = uint32_t(sv.size());
+        return true;
+    }
+
+    // Records a scalar, or skips (validating) an object or array whose fields are not needed.
+    bool record(sj_value &v, bw_slot &s, size_t depth) noexcept {
+        sj_json_type t;
+        if (auto e = v.type().get(t)) return fail_sj(e, s.offset);
+        switch (t) {
+        case sj_json_type::string:
+            return string_value(v, s);
+        case sj_json_type::number: {
+            sj::ondemand::number n;
+            if (auto e = v.get_number().get(n)) return fail_sj(e, s.offset);
+            switch (n.get_number_type()) {
+            case sj::ondemand::number_type::signed_integer: s.type = BW_INT; s.i = n.get_int64(); break;
+            case sj::ondemand::number_type::unsigned_integer: s.type = BW_UINT; s.i = int64_t(n.get_uint64()); break;
+            default: s.type = BW_DOUBLE; s.d = n.get_double(); break;
+            }
+            return true;
+        }
+        case sj_json_type::boolean: {
+            bool b;
+            if (auto e = v.get_bool().get(b)) return fail_sj(e, s.offset);
+            s.type = b ? BW_TRUE : BW_FALSE;
+            return true;
+        }
+        case sj_json_type::null: {
+            bool is_null;
+            if (auto e = v.is_null().get(is_null)) return fail_sj(e, s.offset);
+            if (!is_null) return fail_sj(simdjson::N_ATOM_ERROR, s.offset);
+            s.type = BW_NULL;
+            return true;
+        }
+        case sj_json_type::object:
+            s.type = BW_OBJECT;
+            return skip(v, depth);
+        case sj_json_type::array:
+            s.type = BW_ARRAY;
+            s.len = 0;
+            return skip(v, depth);
+        }
+        return fail_sj(simdjson::TAPE_ERROR, s.offset);
+    }
+
+    // Walks a value that Boardwalk does not read, so that whatever is accepted is valid JSON
+    // (On-Demand would otherwise skip it unchecked).
+    bool skip(sj_value &v, size_t depth) noexcept {
+        int64_t at = start_of(v);
+        sj_json_type t;
+        if (auto e = v.type().get(t)) return fail_sj(e, at);
+        // `depth` counts the containers around this value (the top-level object is 1).
+        if ((t == sj_json_type::object || t == sj_json_type::array) && depth >= max_depth)
+            return fail_sj(simdjson::DEPTH_ERROR, at);
+        switch (t) {
+        case sj_json_type::object: {
+            sj_object obj;
+            if (auto e = v.get_object().get(obj)) return fail_sj(e, at);
+            for (auto field : obj) {
+                if (auto e = field.error()) return fail_sj(e, current());
+                std::string_view key;
+                if (auto e = field.unescaped_key().get(key)) return fail_sj(e, current());
+                if (key.size() > max_string) return fail(BW_E_STRING_TOO_LONG, current());
+                sj_value fv = field.value();
+                if (!skip(fv, depth + 1)) return false;
+            }
+            return true;
+        }
+        case sj_json_type::array: {
+            sj_array arr;
+            if (auto e = v.get_array().get(arr)) return fail_sj(e, at);
+            for (auto elem : arr) {
+                sj_value ev;
+                if (auto e = elem.get(ev)) return fail_sj(e, current());
+                if (!skip(ev, depth + 1)) return false;
+            }
+            return true;
+        }
+        default: {
+            bw_slot scratch{};
+            scratch.offset = uint32_t(at < 0 ? 0 : at);
+            return record(v, scratch, depth);
+        }
+        }
+    }
+
+    sj::ondemand::document *doc = nullptr;
+    int64_t current() noexcept {
+        const char *loc;
+        if (doc && !doc->current_location().get(loc)) return offset_of(loc);
+        return -1;
+    }
+
+    // Walks the fields of an object in context `ctx`, storing known ones at `slot_base` (+ the entry's slot).
+    // For CTX_MSG, `level` says which level; nested known objects recurse.
+    bool walk_object(sj_value &v, uint8_t ctx, int level, int slot_base, size_t depth) noexcept {
+        if (depth >= max_depth) return fail_sj(simdjson::DEPTH_ERROR, start_of(v));
+        sj_object obj;
+        if (auto e = v.get_object().get(obj)) return fail_sj(e, start_of(v));
+        bw_slot *lv = slots + level * BW_SLOTS_PER_LEVEL;
+        uint64_t &present = st.present[level];
+        for (auto field : obj) {
+            if (auto e = field.error()) return fail_sj(e, current());
+            const char *key_quote = field.key().raw() - 1;
+            std::string_view key;
+            if (auto e = field.unescaped_key().get(key)) return fail_sj(e, offset_of(key_quote));
+            sj_value fv = field.value();
+            const bw::key_entry *k = bw::lookup_key(ctx, key);
+            if (!k) {
+                if (key.size() > max_string) return fail(BW_E_STRING_TOO_LONG, offset_of(key_quote));
+                if (!skip(fv, depth + 1)) return false;
+                continue;
+            }
+            int id = slot_base + k->slot;
+            uint64_t bit = uint64_t(1) << id;
+            if (present & bit) {
+                st.error_slot = level * BW_SLOTS_PER_LEVEL + id;
+                st.error_alias = k->alias;
+                return fail(BW_E_DUPLICATE, offset_of(key_quote));
+            }
+            present |= bit;
+            bw_slot &s = lv[id];
+            s.alias = k->alias;
+            s.key_offset = uint32_t(offset_of(key_quote));
+            int64_t at = start_of(fv);
+            s.offset = uint32_t(at < 0 ? 0 : at);
+            if (!walk_field(fv, ctx, level, id, s, depth + 1)) return false;
+        }
+        return true;
+    }
+
+    bool is_object(sj_value &v, bw_slot &s) noexcept {
+        sj_json_type t;
+        if (auto e = v.type().get(t)) return fail_sj(e, s.offset);
+        return t == sj_json_type::object;
+    }
+
+    bool walk_field(sj_value &v, uint8_t ctx, int level, int id, bw_slot &s, size_t depth) noexcept {
+        if (ctx == bw::CTX_MSG) {
+            uint8_t sub = 255;
+            switch (id) {
+            case BW_S_META: sub = bw::CTX_META; break;
+            case BW_S_PARAMS: sub = bw::CTX_PARAMS; break;
+            case BW_S_ACTION: sub = bw::CTX_ACTION; break;
+            case BW_S_VIEW: sub = bw::CTX_VIEW; break;
+            case BW_S_ERROR: sub = bw::CTX_ERROR; break;
+            case BW_S_VALUE: return walk_value(v, level, BW_S_VALUE_FIELDS, s, depth);
+            case BW_S_EVENT:
+                if (level + 1 < BW_LEVELS) {
+                    bool obj = false;
+                    sj_json_type t;
+                    if (auto e = v.type().get(t)) return fail_sj(e, s.offset);
+                    obj = t == sj_json_type::object;
+                    if (obj) {
+                        s.type = BW_OBJECT;
+                        st.present[level + 1] = 0;
+                        return walk_object(v, bw::CTX_MSG, level + 1, 0, depth);
+                    }
+                }
+                return record(v, s, depth);
+            default: break;
+            }
+            if (sub != 255) {
+                sj_json_type t;
+                if (auto e = v.type().get(t)) return fail_sj(e, s.offset);
+                if (t == sj_json_type::object) {
+                    s.type = BW_OBJECT;
+                    return walk_object(v, sub, level, 0, depth);
+                }
+            }
+            return record(v, s, depth);
+        }
+        if (id == BW_S_PARAMS_VALUE) return walk_value(v, level, BW_S_VALUE_FIELDS + 7, s, depth);
+        if (id == BW_S_ACTION_VALUE) return walk_value(v, level, BW_S_VALUE_FIELDS + 14, s, depth);
+        return record(v, s, depth);
+    }
+
+    // A state value: an object (select, input, date picker) or an array of choices (multi-select).
+    bool walk_value(sj_value &v, int level, int fields, bw_slot &s, size_t depth) noexcept {
+        sj_json_type t;
+        if (auto e = v.type().get(t)) return fail_sj(e, s.offset);
+        if (t == sj_json_type::object) {
+            s.type = BW_OBJECT;
+            return walk_object(v, bw::CTX_VALUE, level, fields, depth);
+        }
+        if (t != sj_json_type::array) return record(v, s, depth);
+        if (depth >= max_depth) return fail_sj(simdjson::DEPTH_ERROR, s.offset);
+        s.type = BW_ARRAY;
+        s.i = st.choice_count;
+        s.len = 0;
+        sj_array arr;
+        if (auto e = v.get_array().get(arr)) return fail_sj(e, s.offset);
+        for (auto elem : arr) {
+            sj_value ev;
+            if (auto e = elem.get(ev)) return fail_sj(e, current());
+            if (st.choice_count >= max_choices) return fail(BW_E_TOO_MANY_CHOICES, start_of(ev));
+            bw_choice &c = choices[st.choice_count];
+            c.self = bw_slot{};
+            c.id.type = c.value.type = c.label.type = BW_ABSENT;
+            int64_t at = start_of(ev);
+            c.self.offset = uint32_t(at < 0 ? 0 : at);
+            st.choice_count++;
+            s.len++;
+            if (!is_object(ev, c.self)) {
+                if (st.error) return false;
+                if (!record(ev, c.self, depth + 1)) return false;
+                continue;
+            }
+            if (st.error) return false;
+            c.self.type = BW_OBJECT;
+            if (!walk_choice(ev, c, depth + 1)) return false;
+        }
+        return true;
+    }
+
+    bool walk_choice(sj_value &v, bw_choice &c, size_t depth) noexcept {
+        if (depth >= max_depth) return fail_sj(simdjson::DEPTH_ERROR, c.self.offset);
+        sj_object obj;
+        if (auto e = v.get_object().get(obj)) return fail_sj(e, c.self.offset);
+        for (auto field : obj) {
+            if (auto e = field.error()) return fail_sj(e, current());
+            const char *key_quote = field.key().raw() - 1;
+            std::string_view key;
+            if (auto e = field.unescaped_key().get(key)) return fail_sj(e, offset_of(key_quote));
+            sj_value fv = field.value();
+            const bw::key_entry *k = bw::lookup_key(bw::CTX_CHOICE, key);
+            if (!k) {
+                if (key.size() > max_string) return fail(BW_E_STRING_TOO_LONG, offset_of(key_quote));
+                if (!skip(fv, depth + 1)) return false;
+                continue;
+            }
+            bw_slot &s = k->slot == 0 ? c.id : k->slot == 1 ? c.value : c.label;
+            if (s.type != BW_ABSENT) {
+                st.error_slot = int32_t(&c - choices);
+                st.error_alias = k->slot;
+                return fail(BW_E_CHOICE_DUPLICATE, offset_of(key_quote));
+            }
+            s.alias = 0;
+            s.key_offset = uint32_t(offset_of(key_quote));
+            int64_t at = start_of(fv);
+            s.offset = uint32_t(at < 0 ? 0 : at);
+            if (!record(fv, s, depth + 1)) return false;
+            if (s.type == BW_ABSENT) s.type = BW_NULL; // never: record always sets a type
+        }
+        return true;
+    }
+
+    bw_status parse(const uint8_t *line, size_t len, size_t capacity) noexcept {
+        st = bw_status{};
+        st.error_offset = -1;
+        st.error_slot = -1;
+        base = reinterpret_cast<const char *>(line);
+        doc = nullptr;
+        sj::ondemand::document d;
+        if (auto e = parser.iterate(line, len, capacity).get(d)) {
+            fail_sj(e, -1);
+            return st;
+        }
+        doc = &d;
+        sj_json_type t;
+        if (auto e = d.type().get(t)) { fail_sj(e, current()); return st; }
+        if (t != sj_json_type::object) {
+            st.root_type = t == sj_json_type::array ? BW_ARRAY : t == sj_json_type::string ? BW_STRING
+                : t == sj_json_type::number ? BW_INT : t == sj_json_type::boolean ? BW_TRUE : BW_NULL;
+            fail(BW_E_NOT_OBJECT, current());
+            return st;
+        }
+        st.root_type = BW_OBJECT;
+        sj_value root;
+        // A document is not a value; read the root object through its fields directly.
+        sj_object obj;
+        if (auto e = d.get_object().get(obj)) { fail_sj(e, current()); return st; }
+        if (!walk_root(obj)) return st;
+        // simdjson 3.0.1 has no document::at_end(); a location after the object means more tokens follow.
+        const char *rest;
+        if (!d.current_location().get(rest)) fail(BW_E_TRAILING, offset_of(rest));
+        return st;
+    }
+
+    bool walk_root(sj_object &obj) noexcept {
+        bw_slot *lv = slots;
+        uint64_t &present = st.present[0];
+        for (auto field : obj) {
+            if (auto e = field.error()) return fail_sj(e, current());
+            const char *key_quote = field.key().raw() - 1;
+            std::string_view key;
+            if (auto e = field.unescaped_key().get(key)) return fail_sj(e, offset_of(key_quote));
+            sj_value fv = field.value();
+            const bw::key_entry *k = bw::lookup_key(bw::CTX_MSG, key);
+            if (!k) {
+                if (key.size() > max_string) return fail(BW_E_STRING_TOO_LONG, offset_of(key_quote));
+                if (!skip(fv, 1)) return false;
+                continue;
+            }
+            int id = k->slot;
+            uint64_t bit = uint64_t(1) << id;
+            if (present & bit) {
+                st.error_slot = id;
+                st.error_alias = k->alias;
+                return fail(BW_E_DUPLICATE, offset_of(key_quote));
+            }
+            present |= bit;
+            bw_slot &s = lv[id];
+            s.alias = k->alias;
+            s.key_offset = uint32_t(offset_of(key_quote));
+            int64_t at = start_of(fv);
+            s.offset = uint32_t(at < 0 ? 0 : at);
+            if (!walk_field(fv, bw::CTX_MSG, 0, id, s, 1)) return false;
+        }
+        return true;
+    }
+};
