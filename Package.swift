@@ -67,7 +67,8 @@ let package = Package(
             name: "BoardwalkBench",
             // CLMDB here only for the raw-LMDB peer the store is measured against.
             dependencies: [
-                "BoardwalkModel", "BoardwalkGenerator", "BoardwalkCodec", "CAllocCounter", "CSQLite", "CLMDB",
+                "BoardwalkModel", "BoardwalkGenerator", "BoardwalkJSON", "BoardwalkCodec",
+                "CAllocCounter", "CSQLite", "CLMDB",
             ],
             path: "Benchmarks/BoardwalkBench"
         ),

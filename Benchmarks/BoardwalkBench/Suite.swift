@@ -86,7 +86,10 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
     groups.append(BenchmarkGroup(
         name: "json-read",
         title: "JSON line → event: \(s.jsonEvents) NDJSON lines from the generator, mixed kinds, every shape and envelope",
-        notYetMeasured: ["boardwalk.json-read: the BoardwalkJSON reader is not merged yet"]))
+    ))
+    cases.append(BenchmarkCase(
+        name: "json-read.boardwalk", group: "json-read", isSubject: true, items: s.jsonEvents * s.jsonPasses,
+        make: { JSONReaderBench(passes: s.jsonPasses, input: { inputs.jsonLines }) }))
     cases.append(BenchmarkCase(
         name: "json-read.foundation-jsondecoder", group: "json-read", isSubject: false, items: s.jsonEvents,
         make: { FoundationJSONDecoderBench(input: { inputs.jsonLines }) }))
