@@ -1,0 +1,163 @@
+internal import CLMDB
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open LMDB environment (`MDB_env`): one directory holding `data.mdb` and `lock.mdb`.
+///
+/// Every transaction of the process runs inside ``gate`` in shared mode; changing the map size takes it
+/// in exclusive mode. lmdb.h on `mdb_env_set_mapsize`: "It may be called at later times if no
+/// transactions are active in this process. Note that the library does not check for this condition,
+/// the caller must ensure it explicitly."
+///
+/// `@unchecked Sendable`: the `MDB_env` handle may be used from any thread (it is opened with
+/// `MDB_NOTLS`, so read transactions are not tied to threads); the only mutable state, the map size,
+/// changes only under the exclusive gate, and ``isClosed`` only under the exclusive gate too. Write
+/// transactions are additionally serialized by LMDB's writer mutex.
+final class Environment: @unchecked Sendable {
+    let handle: OpaquePointer
+    let path: String
+    let isReadOnly: Bool
+    private let gate: UnsafeMutablePointer<pthread_rwlock_t>
+    /// Guarded by `gate`: read under shared, written under exclusive.
+    private var isClosed = false
+
+    /// Opens (creating if needed) the environment in directory `path`, which must exist.
+    ///
+    /// Wraps `mdb_env_create`, `mdb_env_set_mapsize`, `mdb_env_set_maxdbs`, `mdb_env_open` and
+    /// `mdb_reader_check`.
+    init(path: String, mapSize: Int, maxDatabases: UInt32, flags: UInt32, readOnly: Bool) throws {
+        var env: OpaquePointer?
+        try check(mdb_env_create(&env), "mdb_env_create")
+        guard let env else { throw LMDBError(code: ENOMEM, context: "mdb_env_create") }
+        do {
+            try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
+            try check(mdb_env_set_maxdbs(env, maxDatabases), "mdb_env_set_maxdbs")
+            // MDB_NOTLS: without it a second read transaction on one thread fails with MDB_BAD_RSLOT,
+            // and a read transaction could not be ended on another thread than the one that began it.
+            var openFlags = flags | UInt32(MDB_NOTLS)
+            if readOnly { openFlags |= UInt32(MDB_RDONLY) }
+            try check(mdb_env_open(env, path, openFlags, 0o644), "mdb_env_open(\(path))")
+            // Clear reader slots left by processes that died inside a read transaction; they would
+            // otherwise pin old pages forever and make the file grow.
+            var dead: Int32 = 0
+            try check(mdb_reader_check(env, &dead), "mdb_reader_check")
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        handle = env
+        self.path = path
+        isReadOnly = readOnly
+        gate = .allocate(capacity: 1)
+        pthread_rwlock_init(gate, nil)
+    }
+
+    deinit {
+        close()
+        pthread_rwlock_destroy(gate)
+        gate.deallocate()
+    }
+
+    /// Closes the environment after every running transaction of the process has ended.
+    /// Wraps `mdb_env_close`. Later transactions throw `EINVAL`.
+    func close() {
+        pthread_rwlock_wrlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        if !isClosed {
+            isClosed = true
+            mdb_env_close(handle)
+        }
+    }
+
+    /// The current map size in bytes (`mdb_env_info`).
+    var mapSize: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return info.me_mapsize
+    }
+
+    /// The database page size in bytes (`mdb_env_stat`).
+    var pageSize: Int {
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return Int(stat.ms_psize)
+    }
+
+    /// Grows the map after `MDB_MAP_FULL`: doubles it up to 1 GiB, then adds 1 GiB at a time.
+    /// Waits until no transaction of the process is running. Wraps `mdb_env_set_mapsize`.
+    func grow() throws {
+        pthread_rwlock_wrlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        guard !isClosed else { throw LMDBError(code: EINVAL, context: "store is closed") }
+        let current = mapSize
+        let next = current < 1 << 30 ? current * 2 : current + (1 << 30)
+        try check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize(\(next))")
+    }
+
+    /// Adopts the map size another process set (after `MDB_MAP_RESIZED`): `mdb_env_set_mapsize(env, 0)`.
+    private func adoptMapSize() throws {
+        pthread_rwlock_wrlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        guard !isClosed else { throw LMDBError(code: EINVAL, context: "store is closed") }
+        try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize(0)")
+    }
+
+    /// Runs `body` in a transaction and commits it when `body` returns; aborts it when `body` throws and
+    /// rethrows that error. Does not retry on `MDB_MAP_FULL`: the caller grows and redoes its work, since
+    /// only it knows how to undo its in-memory effects.
+    ///
+    /// Wraps `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`. `body` runs on the calling thread
+    /// and cannot escape: lmdb.h, "A transaction and its cursors must only be used by a single thread".
+    func transaction<R>(write: Bool, _ body: (Transaction) throws -> R) throws -> R {
+        while true {
+            pthread_rwlock_rdlock(gate)
+            if isClosed {
+                pthread_rwlock_unlock(gate)
+                throw LMDBError(code: EINVAL, context: "store is closed")
+            }
+            var txn: OpaquePointer?
+            let rc = mdb_txn_begin(handle, nil, write ? 0 : UInt32(MDB_RDONLY), &txn)
+            if rc == MDB_MAP_RESIZED {
+                // Another process grew the map; adopt its size with no transaction of ours running.
+                pthread_rwlock_unlock(gate)
+                try adoptMapSize()
+                continue
+            }
+            defer { pthread_rwlock_unlock(gate) }
+            try check(rc, write ? "mdb_txn_begin(write)" : "mdb_txn_begin(read)")
+            let t = Transaction(handle: txn!, isWrite: write)
+            let result: R
+            do {
+                result = try body(t)
+            } catch {
+                mdb_txn_abort(txn)
+                throw error
+            }
+            // mdb_txn_commit frees the transaction whether or not it succeeds. A read transaction is
+            // committed too, so that database handles it opened stay valid for the environment.
+            try check(mdb_txn_commit(txn), "mdb_txn_commit")
+            return result
+        }
+    }
+
+    /// Copies the environment to the existing empty directory `path`, compacted, while writers run.
+    /// Wraps `mdb_env_copy2` with `MDB_CP_COMPACT`, which holds a read transaction for the whole copy.
+    func copy(to path: String) throws {
+        pthread_rwlock_rdlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        guard !isClosed else { throw LMDBError(code: EINVAL, context: "store is closed") }
+        try check(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(path))")
+    }
+
+    /// Flushes the data to disk (`mdb_env_sync` with force), for the less durable modes.
+    func sync() throws {
+        pthread_rwlock_rdlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        guard !isClosed else { throw LMDBError(code: EINVAL, context: "store is closed") }
+        try check(mdb_env_sync(handle, 1), "mdb_env_sync")
+    }
+}

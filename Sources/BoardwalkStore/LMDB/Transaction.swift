@@ -1,0 +1,134 @@
+internal import CLMDB
+
+/// A database handle (`MDB_dbi`) with the name it was opened under, for error messages.
+struct Database: Sendable {
+    let dbi: UInt32
+    let name: String
+}
+
+/// A running LMDB transaction (`MDB_txn`), valid only inside the closure that received it.
+///
+/// Byte buffers returned by reads point into the memory map: lmdb.h, "Values returned from the
+/// database are valid only until a subsequent update operation, or the end of the transaction."
+struct Transaction {
+    let handle: OpaquePointer
+    let isWrite: Bool
+
+    /// Opens (creating when `create` and the transaction writes) a named database. Wraps `mdb_dbi_open`.
+    /// Returns `nil` when the database does not exist and is not created.
+    func open(_ name: String, create: Bool) throws -> Database? {
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(handle, name, create && isWrite ? UInt32(MDB_CREATE) : 0, &dbi)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_dbi_open(\(name))")
+        return Database(dbi: dbi, name: name)
+    }
+
+    /// The value stored under `key`, or `nil`. Wraps `mdb_get`.
+    @inline(__always)
+    func get(_ db: Database, _ key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_get(handle, db.dbi, &k, &v)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_get(\(db.name))")
+        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+    }
+
+    /// Stores `value` under `key`. Wraps `mdb_put`.
+    /// - Returns: `false` when `flags` holds `MDB_NOOVERWRITE` or `MDB_APPEND` and the put was refused
+    ///   with `MDB_KEYEXIST` (the transaction stays usable); `true` when stored.
+    @inline(__always) @discardableResult
+    func put(_ db: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_put(handle, db.dbi, &k, &v, flags)
+        if rc == MDB_KEYEXIST { return false }
+        try check(rc, "mdb_put(\(db.name))")
+        return true
+    }
+
+    /// The number of entries in `db` (`mdb_stat`).
+    func entries(_ db: Database) throws -> Int {
+        var stat = MDB_stat()
+        try check(mdb_stat(handle, db.dbi, &stat), "mdb_stat(\(db.name))")
+        return stat.ms_entries
+    }
+
+    /// Pages used by `db` (`mdb_stat`): branch, leaf and overflow.
+    func pages(_ db: Database) throws -> Int {
+        var stat = MDB_stat()
+        try check(mdb_stat(handle, db.dbi, &stat), "mdb_stat(\(db.name))")
+        return stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages
+    }
+
+    /// Runs `body` with a cursor on `db` and closes it afterwards. Wraps `mdb_cursor_open`/`mdb_cursor_close`.
+    func withCursor<R>(_ db: Database, _ body: (inout Cursor) throws -> R) throws -> R {
+        var c: OpaquePointer?
+        try check(mdb_cursor_open(handle, db.dbi, &c), "mdb_cursor_open(\(db.name))")
+        defer { mdb_cursor_close(c) }
+        var cursor = Cursor(handle: c!, db: db)
+        return try body(&cursor)
+    }
+}
+
+/// A cursor (`MDB_cursor`) inside a ``Transaction``.
+struct Cursor {
+    let handle: OpaquePointer
+    let db: Database
+    var key = UnsafeRawBufferPointer(start: nil, count: 0)
+    var value = UnsafeRawBufferPointer(start: nil, count: 0)
+
+    /// Moves with `op` and loads ``key``/``value``. Returns `false` at `MDB_NOTFOUND`. Wraps `mdb_cursor_get`.
+    @inline(__always)
+    private mutating func move(_ op: MDB_cursor_op, key input: UnsafeRawBufferPointer? = nil) throws -> Bool {
+        var k = MDB_val(mv_size: input?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: input?.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_cursor_get(handle, &k, &v, op)
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc, "mdb_cursor_get(\(db.name))")
+        key = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+        value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        return true
+    }
+
+    /// Positions at the first key `>= key` (`MDB_SET_RANGE`).
+    @inline(__always) mutating func seek(_ key: UnsafeRawBufferPointer) throws -> Bool { try move(MDB_SET_RANGE, key: key) }
+    @inline(__always) mutating func first() throws -> Bool { try move(MDB_FIRST) }
+    @inline(__always) mutating func last() throws -> Bool { try move(MDB_LAST) }
+    @inline(__always) mutating func next() throws -> Bool { try move(MDB_NEXT) }
+    @inline(__always) mutating func previous() throws -> Bool { try move(MDB_PREV) }
+
+    /// Stores a pair through the cursor (`mdb_cursor_put`); `false` on `MDB_KEYEXIST`.
+    @inline(__always) @discardableResult
+    func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_put(handle, &k, &v, flags)
+        if rc == MDB_KEYEXIST { return false }
+        try check(rc, "mdb_cursor_put(\(db.name))")
+        return true
+    }
+}
+
+/// LMDB put flags, without exposing the C module.
+enum PutFlags {
+    static let noOverwrite = UInt32(MDB_NOOVERWRITE)
+    static let append = UInt32(MDB_APPEND)
+}
+
+/// LMDB environment flags, without exposing the C module.
+enum EnvFlags {
+    static let noSync = UInt32(MDB_NOSYNC)
+    static let noMetaSync = UInt32(MDB_NOMETASYNC)
+    static let mapFullCode = MDB_MAP_FULL
+}
+
+extension Transaction {
+    /// The environment's page size (`mdb_env_stat` through `mdb_txn_env`).
+    var pageSize: Int {
+        var stat = MDB_stat()
+        mdb_env_stat(mdb_txn_env(handle), &stat)
+        return Int(stat.ms_psize)
+    }
+}

@@ -1,0 +1,326 @@
+internal import CLMDB
+import BoardwalkCodec
+import BoardwalkModel
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An append-only event store in one directory, built on LMDB.
+///
+/// Events are ordered by onboarding, screen index, time and arrival sequence number (`seq`), with a
+/// session index, a string dictionary, an event-id index for idempotent ingestion and counters
+/// (`docs/storage.md` describes every database byte by byte).
+///
+/// ```swift
+/// let store = try Store.open(at: "/path/to/events.bw")
+/// let result = try store.append(events)             // durable when it returns
+/// let n = try store.read { try $0.stats().events }
+/// ```
+///
+/// One process may append at a time per store (LMDB serializes writers across processes); any number of
+/// threads and processes may read concurrently with it, each seeing a consistent snapshot.
+///
+/// `@unchecked Sendable`: the environment is thread-safe (see ``Environment``), the writer's in-memory
+/// state is only touched under `writerLock`, and everything else is immutable after `open`.
+public final class Store: @unchecked Sendable {
+    /// The store's directory, as given to ``open(at:options:)``.
+    public let path: String
+    /// The options the store was opened with.
+    public let options: Options
+
+    let env: Environment
+    let dbs: Databases
+    private let registryKey: String
+    private let writerLock = Lock()
+    /// Guarded by `writerLock`.
+    private var writer: WriterState?
+
+    /// How the store was opened.
+    public struct Options: Sendable {
+        /// How durable an ``Store/append(_:checkpoint:)`` is when it returns. Default ``Durability/full``.
+        public var durability: Durability
+        /// The initial map size in bytes; the map grows by itself when full. Default 64 MiB.
+        public var initialMapSize: Int
+        /// Opens for reading only (`MDB_RDONLY`); appends throw. Default `false`.
+        public var readOnly: Bool
+        /// Creates the directory and the store when missing. Default `true`.
+        public var create: Bool
+
+        public init(durability: Durability = .full, initialMapSize: Int = 64 << 20, readOnly: Bool = false,
+                    create: Bool = true) {
+            self.durability = durability
+            self.initialMapSize = initialMapSize
+            self.readOnly = readOnly
+            self.create = create
+        }
+    }
+
+    /// How durable a committed append is.
+    public enum Durability: Sendable, Hashable {
+        /// Every commit is flushed to disk (two `fsync`s) before ``Store/append(_:checkpoint:)`` returns.
+        case full
+        /// `MDB_NOMETASYNC`: data is flushed, the meta page is not; a system crash may undo the last
+        /// commit, never corrupt the store. One flush per commit.
+        case noMetaSync
+        /// `MDB_NOSYNC`: nothing is flushed at commit; a system crash (not a process crash) may lose the
+        /// last commits and, on file systems that reorder writes, damage the store. Call ``Store/sync()``
+        /// at points that must survive. A killed process loses nothing that was committed.
+        case noSync
+    }
+
+    /// Opens the store in directory `path`, creating it when it does not exist (and `options.create`).
+    ///
+    /// Runs `mdb_reader_check` to clear reader slots of dead processes.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/notAStore`` for a file, a non-empty directory
+    ///   that holds no store, or an LMDB environment without Boardwalk's databases;
+    ///   ``StoreError/Kind/newerFormat(found:supported:)`` for a store of a newer format;
+    ///   ``StoreError/Kind/alreadyOpen`` when this process has it open; ``LMDBError`` from LMDB.
+    /// - Complexity: O(1); the writer loads the string dictionary on its first append (O(strings)).
+    public static func open(at path: String, options: Options = Options()) throws -> Store {
+        try prepareDirectory(path, options: options)
+        let key = canonicalPath(path)
+        let inserted = openStores.withLock { $0.insert(key).inserted }
+        guard inserted else {
+            throw StoreError(.alreadyOpen, "\(path) is already open in this process; share the Store object")
+        }
+        do {
+            return try Store(path: path, registryKey: key, options: options)
+        } catch {
+            _ = openStores.withLock { $0.remove(key) }
+            throw error
+        }
+    }
+
+    private init(path: String, registryKey: String, options: Options) throws {
+        self.path = path
+        self.options = options
+        self.registryKey = registryKey
+        var flags: UInt32 = 0
+        switch options.durability {
+        case .full: break
+        case .noMetaSync: flags |= EnvFlags.noMetaSync
+        case .noSync: flags |= EnvFlags.noSync
+        }
+        do {
+            env = try Environment(path: path, mapSize: max(options.initialMapSize, 1 << 16),
+                                  maxDatabases: UInt32(Layout.all.count + 2), flags: flags, readOnly: options.readOnly)
+        } catch let error as LMDBError where error.code == MDB_INVALID || error.code == MDB_VERSION_MISMATCH {
+            throw StoreError(.notAStore, "\(path) is not a Boardwalk store", underlying: error)
+        }
+        dbs = try Store.openDatabases(env, path: path)
+    }
+
+    deinit {
+        env.close()
+        _ = openStores.withLock { $0.remove(registryKey) }
+    }
+
+    /// Closes the store: waits for running transactions, then closes the environment. Later calls throw.
+    /// Wraps `mdb_env_close`. Dropping the last reference closes it too.
+    public func close() {
+        env.close()
+        _ = openStores.withLock { $0.remove(registryKey) }
+    }
+
+    /// Runs `body` in a read transaction: a consistent snapshot of the store, as of the last commit
+    /// before it began, concurrent with writers in this and other processes.
+    ///
+    /// The ``Snapshot`` and every view it hands out are valid only inside `body`; `body` cannot escape or
+    /// suspend. Do not call ``append(_:checkpoint:)`` from inside `body` (the map may need to grow, which
+    /// waits for every transaction of the process, this one included).
+    /// Wraps `mdb_txn_begin(MDB_RDONLY)` and `mdb_txn_commit`.
+    public func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
+        try env.transaction(write: false) { txn in try body(try Snapshot(txn: txn, dbs: dbs)) }
+    }
+
+    /// Copies the store, compacted, into `directory` (which must not exist or be empty) while writers
+    /// keep running. Wraps `mdb_env_copy2` with `MDB_CP_COMPACT`.
+    /// - Complexity: O(size of the store); holds one read transaction for the whole copy.
+    public func backup(to directory: String) throws {
+        try Store.makeDirectory(directory)
+        try env.copy(to: directory)
+    }
+
+    /// Flushes committed data to disk (`mdb_env_sync` with force): the durability point for
+    /// ``Durability/noSync`` and ``Durability/noMetaSync``.
+    public func sync() throws { try env.sync() }
+
+    /// The size of the data file in use (pages up to the last used one), in bytes.
+    public var usedBytes: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(env.handle, &info)
+        return (info.me_last_pgno + 1) * env.pageSize
+    }
+
+    /// The current map size in bytes (grows by itself).
+    public var mapSize: Int { env.mapSize }
+
+    // MARK: Writer access
+
+    /// Runs `body` with the writer's state, creating it on first use.
+    func withWriter<R>(_ body: (WriterState) throws -> R) throws -> R {
+        guard !options.readOnly else { throw StoreError(.readOnly, "\(path) was opened read-only") }
+        return try writerLock.withLock {
+            if writer == nil { writer = WriterState(dbs: dbs) }
+            return try body(writer!)
+        }
+    }
+
+    // MARK: Opening
+
+    private static func prepareDirectory(_ path: String, options: Options) throws {
+        var st = stat()
+        if stat(path, &st) != 0 {
+            guard options.create, !options.readOnly else {
+                throw StoreError(.notAStore, "\(path) does not exist")
+            }
+            try makeDirectory(path)
+            return
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else { throw StoreError(.notAStore, "\(path) is not a directory") }
+        var dataStat = stat()
+        if stat(path + "/data.mdb", &dataStat) == 0 { return }
+        // A directory without data.mdb: only an empty one may become a store.
+        guard let dir = opendir(path) else { throw LMDBError(code: errno, context: "opendir(\(path))") }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." && name != "lock.mdb" {
+                throw StoreError(.notAStore, "\(path) is a non-empty directory that holds no Boardwalk store")
+            }
+        }
+        if options.readOnly { throw StoreError(.notAStore, "\(path) holds no Boardwalk store") }
+    }
+
+    static func makeDirectory(_ path: String) throws {
+        if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            throw LMDBError(code: errno, context: "mkdir(\(path))")
+        }
+    }
+
+    private static func canonicalPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    private static func openDatabases(_ env: Environment, path: String) throws -> Databases {
+        try env.transaction(write: !env.isReadOnly) { txn in
+            if let meta = try txn.open(Layout.meta, create: false) {
+                guard let format = try txn.getUInt32(meta, Layout.metaFormat) else {
+                    throw StoreError(.notAStore, "\(path) has no format version in its meta database")
+                }
+                guard format <= Layout.formatVersion else {
+                    throw StoreError(.newerFormat(found: format, supported: Layout.formatVersion),
+                                     "\(path) has store format \(format); this Boardwalk reads format \(Layout.formatVersion) and older")
+                }
+                var handles: [String: Database] = [:]
+                for name in Layout.all {
+                    guard let db = try txn.open(name, create: false) else {
+                        throw StoreError(.notAStore, "\(path) lacks the '\(name)' database")
+                    }
+                    handles[name] = db
+                }
+                return Databases(handles)
+            }
+            guard txn.isWrite else { throw StoreError(.notAStore, "\(path) holds no Boardwalk store") }
+            guard try txn.mainEntries() == 0 else {
+                throw StoreError(.notAStore, "\(path) is an LMDB environment but not a Boardwalk store")
+            }
+            var handles: [String: Database] = [:]
+            for name in Layout.all { handles[name] = try txn.open(name, create: true)! }
+            let dbs = Databases(handles)
+            try txn.putUInt32(dbs.meta, Layout.metaFormat, Layout.formatVersion)
+            return dbs
+        }
+    }
+}
+
+/// Paths of the stores open in this process: lmdb.h, "Do not have open an LMDB database twice in the same
+/// process at the same time. Not even from a plain open() call - close()ing it breaks flock() advisory locking."
+private let openStores = Mutex<Set<String>>([])
+
+/// The handles of the store's named databases.
+struct Databases: Sendable {
+    let meta, events, sessions, onboardingSessions, batches, eventIDs, strings, stringIDs, inferred,
+        onboardings, checkpoints: Database
+
+    init(_ h: [String: Database]) {
+        meta = h[Layout.meta]!
+        events = h[Layout.events]!
+        sessions = h[Layout.sessions]!
+        onboardingSessions = h[Layout.onboardingSessions]!
+        batches = h[Layout.batches]!
+        eventIDs = h[Layout.eventIDs]!
+        strings = h[Layout.strings]!
+        stringIDs = h[Layout.stringIDs]!
+        inferred = h[Layout.inferred]!
+        onboardings = h[Layout.onboardings]!
+        checkpoints = h[Layout.checkpoints]!
+    }
+}
+
+extension Transaction {
+    /// Entries in the unnamed (main) database, where LMDB lists named databases.
+    func mainEntries() throws -> Int {
+        var dbi: MDB_dbi = 0
+        try check(mdb_dbi_open(handle, nil, 0, &dbi), "mdb_dbi_open(main)")
+        var stat = MDB_stat()
+        try check(mdb_stat(handle, dbi, &stat), "mdb_stat(main)")
+        return stat.ms_entries
+    }
+
+    func getUInt64(_ db: Database, _ key: String) throws -> UInt64? {
+        try key.withUTF8Bytes { k in
+            guard let v = try get(db, k) else { return nil }
+            guard v.count == 8 else { throw StoreError(.corrupt, "\(db.name)/\(key) is \(v.count) bytes, not 8") }
+            return v.be64(0)
+        }
+    }
+
+    func getUInt32(_ db: Database, _ key: String) throws -> UInt32? {
+        try key.withUTF8Bytes { k in
+            guard let v = try get(db, k) else { return nil }
+            guard v.count == 4 else { throw StoreError(.corrupt, "\(db.name)/\(key) is \(v.count) bytes, not 4") }
+            return v.be32(0)
+        }
+    }
+
+    func putUInt64(_ db: Database, _ key: String, _ value: UInt64) throws {
+        var be = value.bigEndian
+        try key.withUTF8Bytes { k in try withUnsafeBytes(of: &be) { v in try put(db, k, v) } }
+    }
+
+    func putUInt32(_ db: Database, _ key: String, _ value: UInt32) throws {
+        var be = value.bigEndian
+        try key.withUTF8Bytes { k in try withUnsafeBytes(of: &be) { v in try put(db, k, v) } }
+    }
+}
+
+/// A mutex (`pthread_mutex_t`) whose `withLock` takes any closure.
+final class Lock: @unchecked Sendable {
+    // @unchecked Sendable: the pthread mutex is the synchronization.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
