@@ -67,7 +67,7 @@ let package = Package(
             name: "BoardwalkBench",
             // CLMDB here only for the raw-LMDB peer the store is measured against.
             dependencies: [
-                "BoardwalkModel", "BoardwalkGenerator", "BoardwalkJSON", "BoardwalkCodec",
+                "BoardwalkModel", "BoardwalkGenerator", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore",
                 "CAllocCounter", "CSQLite", "CLMDB",
             ],
             path: "Benchmarks/BoardwalkBench"

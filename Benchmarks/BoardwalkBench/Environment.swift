@@ -8,6 +8,9 @@ enum ProcessInfoReader {
     /// The current resident set size in bytes (`VmRSS`), or nil.
     static func currentRSS() -> Int? { statusField("VmRSS:") }
 
+    /// The current anonymous resident memory in bytes (`RssAnon`: heap and stacks, not mapped files), or nil.
+    static func anonymousRSS() -> Int? { statusField("RssAnon:") }
+
     private static func statusField(_ prefix: String) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(prefix) {

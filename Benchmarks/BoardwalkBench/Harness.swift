@@ -49,6 +49,9 @@ struct BenchmarkCase {
     var isSubject: Bool
     /// Items (events, rows) processed by one run.
     var items: Int
+    /// Measured runs regardless of `--runs`, with no warm-up (for a benchmark whose figures, not its time,
+    /// are the point).
+    var fixedRuns: Int? = nil
     var make: () throws -> any Benchmark
 }
 
@@ -129,7 +132,9 @@ func measure(_ c: BenchmarkCase, options: RunOptions) -> BenchmarkResult {
         result.bytes = bench.inputBytes
         defer { try? bench.tearDown() }
         var allocations: UInt64 = 0
-        for iteration in 0..<(options.warmup + options.runs) {
+        let warmup = c.fixedRuns == nil ? options.warmup : 0
+        let runs = c.fixedRuns ?? options.runs
+        for iteration in 0..<(warmup + runs) {
             try bench.prepareRun()
             let a0 = bw_alloc_count()
             let t0 = monotonicNanoseconds()
@@ -139,7 +144,7 @@ func measure(_ c: BenchmarkCase, options: RunOptions) -> BenchmarkResult {
             try bench.finishRun()
             blackHole(sum)
             result.checksum = sum
-            if iteration >= options.warmup {
+            if iteration >= warmup {
                 result.seconds.append(Double(t1 - t0) / 1e9)
                 allocations += a1 - a0
             }

@@ -32,10 +32,16 @@ final class RawLMDB {
 
     deinit { close() }
 
-    /// Writes rows `range` in transactions of `batch` puts each, both databases, committing each batch.
-    func append(_ rows: Rows, batch: Int) throws -> UInt64 {
+    /// Writes every row to both databases in transactions of `batch` rows, committing each batch.
+    ///
+    /// - Parameter sorted: `false` puts rows in arrival order with `mdb_put` (the plain loop); `true`
+    ///   sorts each batch by key first, inside the timed work, and puts through a cursor, so consecutive
+    ///   puts land on the same leaf pages (what the store does).
+    func append(_ rows: Rows, batch: Int, sorted: Bool) throws -> UInt64 {
         var written: UInt64 = 0
-        try rows.orderedKeys.withUnsafeBytes { ordered in
+        var order: [Int] = []
+        order.reserveCapacity(batch)
+        try rows.eventKeys.withUnsafeBytes { eventKeys in
             try rows.sessionKeys.withUnsafeBytes { sessionKeys in
                 try rows.values.withUnsafeBytes { values in
                     var start = 0
@@ -43,31 +49,65 @@ final class RawLMDB {
                         let end = min(start + batch, rows.count)
                         var txn: OpaquePointer?
                         try check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
-                        for i in start..<end {
-                            let keyBase = UnsafeMutableRawPointer(mutating: ordered.baseAddress! + i * Rows.orderedKeySize)
-                            var key = MDB_val(mv_size: Rows.orderedKeySize, mv_data: keyBase)
-                            let vStart = rows.valueOffsets[i]
-                            var value = MDB_val(
-                                mv_size: rows.valueOffsets[i + 1] - vStart,
-                                mv_data: UnsafeMutableRawPointer(mutating: values.baseAddress! + vStart))
-                            var rc = mdb_put(txn, events, &key, &value, 0)
-                            if rc != 0 { mdb_txn_abort(txn); try check(rc, "mdb_put events") }
-                            var sessionKey = MDB_val(
-                                mv_size: Rows.sessionKeySize,
-                                mv_data: UnsafeMutableRawPointer(mutating: sessionKeys.baseAddress! + i * Rows.sessionKeySize))
-                            // The session index points at the ordered key.
-                            var target = MDB_val(mv_size: Rows.orderedKeySize, mv_data: keyBase)
-                            rc = mdb_put(txn, sessions, &sessionKey, &target, 0)
-                            if rc != 0 { mdb_txn_abort(txn); try check(rc, "mdb_put sessions") }
-                            written &+= UInt64(value.mv_size)
+                        do {
+                            order.removeAll(keepingCapacity: true)
+                            order.append(contentsOf: start..<end)
+                            if sorted {
+                                order.sort { a, b in
+                                    (rows.onboarding[a], rows.screen[a], rows.time[a], rows.seq[a])
+                                        < (rows.onboarding[b], rows.screen[b], rows.time[b], rows.seq[b])
+                                }
+                            }
+                            try put(txn, events, order, sorted: sorted) { i in
+                                (
+                                    MDB_val(mv_size: Rows.eventKeySize, mv_data: mutable(eventKeys, i * Rows.eventKeySize)),
+                                    MDB_val(mv_size: rows.valueOffsets[i + 1] - rows.valueOffsets[i],
+                                            mv_data: mutable(values, rows.valueOffsets[i]))
+                                )
+                            }
+                            if sorted {
+                                order.sort { a, b in
+                                    (rows.session[a], rows.time[a], rows.seq[a]) < (rows.session[b], rows.time[b], rows.seq[b])
+                                }
+                            }
+                            try put(txn, sessions, order, sorted: sorted) { i in
+                                (
+                                    MDB_val(mv_size: Rows.sessionKeySize, mv_data: mutable(sessionKeys, i * Rows.sessionKeySize)),
+                                    // The session index's value is (onboarding, screen): the event key's first 6 bytes.
+                                    MDB_val(mv_size: Rows.sessionValueSize, mv_data: mutable(eventKeys, i * Rows.eventKeySize))
+                                )
+                            }
+                        } catch {
+                            mdb_txn_abort(txn)
+                            throw error
                         }
                         try check(mdb_txn_commit(txn), "mdb_txn_commit")
+                        written &+= UInt64(rows.valueOffsets[end] - rows.valueOffsets[start])
                         start = end
                     }
                 }
             }
         }
         return written
+    }
+
+    private func put(
+        _ txn: OpaquePointer?, _ dbi: MDB_dbi, _ order: [Int], sorted: Bool, _ row: (Int) -> (MDB_val, MDB_val)
+    ) throws {
+        if sorted {
+            var cursor: OpaquePointer?
+            try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
+            defer { mdb_cursor_close(cursor) }
+            for i in order {
+                var (key, value) = row(i)
+                try check(mdb_cursor_put(cursor, &key, &value, 0), "mdb_cursor_put")
+            }
+        } else {
+            for i in order {
+                var (key, value) = row(i)
+                try check(mdb_put(txn, dbi, &key, &value, 0), "mdb_put")
+            }
+        }
     }
 
     /// Reads every key and value of the events database in key order.
@@ -95,6 +135,12 @@ final class RawLMDB {
     }
 }
 
+@inline(__always)
+private func mutable(_ buffer: UnsafeRawBufferPointer, _ offset: Int) -> UnsafeMutableRawPointer {
+    // LMDB takes `void *` but does not write through a key or value given to a put.
+    UnsafeMutableRawPointer(mutating: buffer.baseAddress! + offset)
+}
+
 private func check(_ rc: Int32, _ what: String) throws {
     if rc != 0 { throw BenchError("\(what): \(String(cString: mdb_strerror(rc))) (\(rc))") }
 }
@@ -104,14 +150,16 @@ final class RawLMDBAppendBench: Benchmark {
     let rows: () throws -> Rows
     let batch: Int
     let label: String
+    let sorted: Bool
     private var loaded: Rows?
     private var db: RawLMDB?
     private var dir = ""
     private var bytesOnDisk = 0
 
-    init(label: String, batch: Int, rows: @escaping () throws -> Rows) {
+    init(label: String, batch: Int, sorted: Bool, rows: @escaping () throws -> Rows) {
         self.label = label
         self.batch = batch
+        self.sorted = sorted
         self.rows = rows
     }
 
@@ -122,7 +170,7 @@ final class RawLMDBAppendBench: Benchmark {
         db = try RawLMDB(path: dir)
     }
 
-    func run() throws -> UInt64 { try db!.append(loaded!, batch: batch) }
+    func run() throws -> UInt64 { try db!.append(loaded!, batch: batch, sorted: sorted) }
 
     func finishRun() throws {
         db?.close()
@@ -149,7 +197,7 @@ final class RawLMDBScanBench: Benchmark {
     func setUp() throws {
         dir = try scratchDirectory("raw-lmdb-scan")
         db = try RawLMDB(path: dir)
-        _ = try db!.append(try rows(), batch: 10_000)
+        _ = try db!.append(try rows(), batch: 10_000, sorted: true)
     }
 
     func run() throws -> UInt64 {

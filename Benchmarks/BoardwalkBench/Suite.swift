@@ -14,13 +14,17 @@ struct Sizes {
     var batch: Int
     var fewSessions: Int
     var manySessions: Int
+    /// Events of the end-to-end ingest, and of the small and large inputs of the memory measurement.
+    var ingestEvents: Int
+    var memorySmall: Int
+    var memoryLarge: Int
 
     static let full = Sizes(
         jsonEvents: 20_000, jsonPasses: 10, codecPasses: 50, appendEvents: 200_000, batch: 10_000,
-        fewSessions: 1_000, manySessions: 100_000)
+        fewSessions: 1_000, manySessions: 100_000, ingestEvents: 200_000, memorySmall: 100_000, memoryLarge: 400_000)
     static let quick = Sizes(
         jsonEvents: 2_000, jsonPasses: 1, codecPasses: 1, appendEvents: 5_000, batch: 1_000,
-        fewSessions: 100, manySessions: 1_000)
+        fewSessions: 100, manySessions: 1_000, ingestEvents: 5_000, memorySmall: 2_000, memoryLarge: 8_000)
 }
 
 /// Generated inputs, cached by what they depend on.
@@ -124,11 +128,22 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
         let group = "append-\(sessions)"
         groups.append(BenchmarkGroup(
             name: group,
-            title: "append, both indexes, durable commit per \(s.batch): \(s.appendEvents) events, \(sessions) sessions in flight",
-            notYetMeasured: ["boardwalk.\(group): the BoardwalkStore is not merged yet"]))
+            title: "append, both indexes, durable commit per \(s.batch) events: \(s.appendEvents) events, "
+                + "\(sessions) sessions in flight"))
+        let events = { inputs.events(sessions: sessions, count: s.appendEvents) }
+        cases.append(BenchmarkCase(
+            name: "\(group).boardwalk", group: group, isSubject: true, items: s.appendEvents,
+            make: { StoreAppendBench(label: "\(sessions)", batch: s.batch, input: events) }))
         cases.append(BenchmarkCase(
             name: "\(group).raw-lmdb", group: group, isSubject: false, items: s.appendEvents,
-            make: { RawLMDBAppendBench(label: "\(sessions)", batch: s.batch, rows: { try inputs.rows(sessions: sessions) }) }))
+            make: {
+                RawLMDBAppendBench(label: "\(sessions)", batch: s.batch, sorted: false, rows: { try inputs.rows(sessions: sessions) })
+            }))
+        cases.append(BenchmarkCase(
+            name: "\(group).raw-lmdb-sorted", group: group, isSubject: false, items: s.appendEvents,
+            make: {
+                RawLMDBAppendBench(label: "\(sessions)-sorted", batch: s.batch, sorted: true, rows: { try inputs.rows(sessions: sessions) })
+            }))
         cases.append(BenchmarkCase(
             name: "\(group).sqlite", group: group, isSubject: false, items: s.appendEvents,
             make: { SQLiteAppendBench(label: "\(sessions)", batch: s.batch, rows: { try inputs.rows(sessions: sessions) }) }))
@@ -136,14 +151,31 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
 
     // MARK: Full scan
     groups.append(BenchmarkGroup(
-        name: "scan", title: "full scan in key order: \(s.appendEvents) events",
-        notYetMeasured: ["boardwalk.scan: the BoardwalkStore is not merged yet"]))
+        name: "scan", title: "full scan in key order: \(s.appendEvents) events (\(s.fewSessions) sessions in flight when written)"))
+    cases.append(BenchmarkCase(
+        name: "scan.boardwalk", group: "scan", isSubject: true, items: s.appendEvents,
+        make: { StoreScanBench(input: { inputs.events(sessions: s.fewSessions, count: s.appendEvents) }) }))
     cases.append(BenchmarkCase(
         name: "scan.raw-lmdb", group: "scan", isSubject: false, items: s.appendEvents,
         make: { RawLMDBScanBench(rows: { try inputs.rows(sessions: s.fewSessions) }) }))
     cases.append(BenchmarkCase(
         name: "scan.sqlite", group: "scan", isSubject: false, items: s.appendEvents,
         make: { SQLiteScanBench(rows: { try inputs.rows(sessions: s.fewSessions) }) }))
+
+    // MARK: End to end
+    groups.append(BenchmarkGroup(
+        name: "ingest",
+        title: "NDJSON file → store, end to end (read, parse, append, durable commit per \(s.batch)): "
+            + "\(s.ingestEvents) generated events"))
+    cases.append(BenchmarkCase(
+        name: "ingest.boardwalk", group: "ingest", isSubject: true, items: s.ingestEvents,
+        make: { IngestBench(events: s.ingestEvents, batch: s.batch) }))
+    groups.append(BenchmarkGroup(
+        name: "rss",
+        title: "peak memory while ingesting \(s.memorySmall) and \(s.memoryLarge) events, one child process each"))
+    cases.append(BenchmarkCase(
+        name: "rss.boardwalk-ingest", group: "rss", isSubject: true, items: s.memorySmall + s.memoryLarge, fixedRuns: 1,
+        make: { IngestMemoryBench(small: s.memorySmall, large: s.memoryLarge, batch: s.batch) }))
 
     return (groups, cases)
 }

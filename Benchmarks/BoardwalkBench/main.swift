@@ -50,6 +50,9 @@ func parseOptions(_ arguments: [String]) -> RunOptions? {
     return options
 }
 
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--child-ingest" {
+    runIngestChild(Array(CommandLine.arguments.dropFirst(2)))
+}
 guard let options = parseOptions(Array(CommandLine.arguments.dropFirst())) else { exit(64) }
 if !isOptimizedBuild { FileHandle.standardError.write(Data((debugBanner + "\n").utf8)) }
 
