@@ -129,10 +129,15 @@ func fnv1a(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
 extension Layout {
     /// Writes the `string_ids` key of a string's UTF-8 bytes into `out` (room for 512 bytes); returns its size.
     ///
-    /// Strings up to ``maxInlineKeyString`` bytes are their own key. A longer string becomes its first
-    /// ``maxInlineKeyString`` bytes, a `0xFF` byte and the FNV-1a hash of all its bytes: `0xFF` never
-    /// occurs in UTF-8, so such a key cannot equal a short string's key.
+    /// Strings of 1 to ``maxInlineKeyString`` bytes are their own key. A longer string becomes its first
+    /// ``maxInlineKeyString`` bytes, a `0xFF` byte and the FNV-1a hash of all its bytes; the empty string
+    /// (LMDB has no empty keys) is the single byte `0xFF`. `0xFF` never occurs in UTF-8, so neither can
+    /// equal another string's key.
     static func stringKey(_ s: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) -> Int {
+        if s.count == 0 {
+            out.storeBytes(of: 0xFF, as: UInt8.self)
+            return 1
+        }
         if s.count <= maxInlineKeyString {
             if s.count > 0 { out.copyMemory(from: s.baseAddress!, byteCount: s.count) }
             return s.count

@@ -1,0 +1,316 @@
+import BoardwalkCodec
+import BoardwalkGenerator
+import BoardwalkModel
+import Foundation
+import Testing
+
+@testable import BoardwalkStore
+
+/// The store compared with a simple in-memory model: what goes in comes out, in the documented orders.
+@Suite struct StoreRoundTripTests {
+    /// Appends arbitrary events in batches; returns them as the store should hold them (seq → event).
+    func fill(_ store: Store, seed: UInt64, count: Int, batch: Int) throws -> [UInt64: Event] {
+        var random = RandomEvents(seed: seed)
+        var expected: [UInt64: Event] = [:]
+        var seen = Set<String>()
+        var pending: [Event] = []
+        func flush() throws {
+            let result = try store.append(pending)
+            var seq = result.seqs.lowerBound
+            for e in pending {
+                if let id = e.eventID {
+                    let key = "\(e.time.microseconds)|\(id)"
+                    if seen.contains(key) { continue }
+                    seen.insert(key)
+                }
+                expected[seq] = e
+                seq += 1
+            }
+            #expect(seq == result.seqs.upperBound)
+            pending.removeAll()
+        }
+        for _ in 0..<count {
+            pending.append(random.event())
+            if pending.count == batch { try flush() }
+        }
+        try flush()
+        return expected
+    }
+
+    /// The stored form of an event: an inferred session is named `inferred:<seq>`.
+    func same(_ stored: Event, _ original: Event) -> Bool {
+        var o = original
+        if o.session == nil {
+            guard let s = stored.session, s.hasPrefix("inferred:") else { return false }
+            o.session = s
+        }
+        return stored == o
+    }
+
+    @Test func everyEventComesBackWithItsSeq() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        let expected = try fill(store, seed: 1, count: 3000, batch: 700)
+        let all = try store.read { try $0.allEvents() }
+        #expect(all.count == expected.count)
+        for stored in all {
+            guard let original = expected[stored.seq] else {
+                Issue.record("unexpected seq \(stored.seq)")
+                continue
+            }
+            #expect(same(stored.event, original), "seq \(stored.seq)")
+        }
+        let report = try store.check()
+        #expect(report.isOK, "\(report)")
+    }
+
+    @Test func scansFollowTheKeyOrderAndFilters() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        var events: [Event] = []
+        // 3 onboardings × 5 screens × 40 sessions, times interleaved and sometimes equal.
+        for i in 0..<2000 {
+            events.append(simpleEvent(onboarding: i % 3, screen: (i / 3) % 5, session: i % 40, time: 1_000_000 + Int64(i / 2) * 10))
+        }
+        try store.append(events[..<1000])
+        try store.append(events[1000...])
+        let model = events.enumerated().map { StoredEvent(seq: UInt64($0.offset), event: $0.element) }
+        func keyOrder(_ a: StoredEvent, _ b: StoredEvent) -> Bool {
+            let x = (a.event.meta!.screenIndex, a.event.time, a.seq)
+            let y = (b.event.meta!.screenIndex, b.event.time, b.seq)
+            return x < y
+        }
+        try store.read { s throws in
+            let window = Timestamp(microseconds: 1_002_000)..<Timestamp(microseconds: 1_005_000)
+            let got = try s.events(onboarding: "onb-1", screens: 1...3, time: window)
+            let want = model.filter {
+                $0.event.meta!.onboardingID == "onb-1" && (1...3).contains($0.event.meta!.screenIndex) && window.contains($0.event.time)
+            }.sorted(by: keyOrder)
+            #expect(got == want)
+            #expect(!got.isEmpty)
+
+            let whole = try s.events(onboarding: "onb-2")
+            #expect(whole == model.filter { $0.event.meta!.onboardingID == "onb-2" }.sorted(by: keyOrder))
+            #expect(try s.events(onboarding: "onb-2", limit: 7) == Array(whole.prefix(7)))
+            #expect(try s.events(onboarding: "nope").isEmpty)
+
+            let session = try s.events(inSession: "s7")
+            #expect(session == model.filter { $0.event.session == "s7" }.sorted { ($0.event.time, $0.seq) < ($1.event.time, $1.seq) })
+
+            #expect(try s.events(since: 1234) == Array(model[1234...]))
+            #expect(try s.events(since: 0, limit: 5) == Array(model[..<5]))
+            #expect(try s.events(since: 5000).isEmpty)
+
+            let sessions = try s.sessions(ofOnboarding: "onb-0")
+            #expect(Set(sessions.map(\.session)) == Set(model.filter { $0.event.meta!.onboardingID == "onb-0" }.map { $0.event.session! }))
+
+            let stats = try s.stats()
+            #expect(stats.events == 2000)
+            #expect(stats.onboardings == 3)
+            // Session i % 40 meets onboarding i % 3 for every pair: 120 (onboarding, session) pairs.
+            #expect(stats.sessions == 120)
+            #expect(stats.eventsByKind[.analytics] == 2000)
+            #expect(stats.timeRange == Timestamp(microseconds: 1_000_000)...Timestamp(microseconds: 1_000_000 + 999 * 10))
+            #expect(stats.nextSeq == 2000)
+            let onboardings = try s.onboardings()
+            #expect(onboardings.map(\.onboardingID) == ["onb-0", "onb-1", "onb-2"])
+            #expect(onboardings.map(\.events).reduce(0, +) == 2000)
+            #expect(onboardings.allSatisfy { $0.maxTotalScreens == 10 })
+        }
+        #expect(try store.check().isOK)
+    }
+
+    @Test func borrowedViewsCarryTheKeyFields() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        try store.append([simpleEvent(onboarding: 4, screen: 3, session: 9, time: 77)])
+        try store.read { s throws in
+            var seen = 0
+            try s.forEachEvent(onboarding: "onb-4") { view in
+                seen += 1
+                #expect(view.seq == 0)
+                #expect(view.time == Timestamp(microseconds: 77))
+                #expect(view.screenIndex == 3)
+                #expect(view.kind == .analytics)
+                #expect(view.onboarding.flatMap(s.string(for:)) == "onb-4")
+                #expect(view.session.flatMap(s.string(for:)) == "s9")
+                return true
+            }
+            #expect(seen == 1)
+        }
+    }
+
+    @Test func duplicatesAreSkippedAndCounted() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        let batch = (0..<10).map { simpleEvent(onboarding: 0, screen: $0, session: 1, time: Int64($0), eventID: "e\($0)") }
+        #expect(try store.append(batch).appended == 10)
+        let again = try store.append(batch + [simpleEvent(onboarding: 0, screen: 0, session: 1, time: 50, eventID: "new")])
+        #expect(again.appended == 1)
+        #expect(again.duplicates == 10)
+        // The same id at another time is another event; twice in one batch is one event.
+        let withinBatch = [simpleEvent(onboarding: 0, screen: 0, session: 1, time: 51, eventID: "e0"),
+                           simpleEvent(onboarding: 0, screen: 0, session: 1, time: 51, eventID: "e0")]
+        let third = try store.append(withinBatch)
+        #expect(third.appended == 1 && third.duplicates == 1)
+        let stats = try store.read { try $0.stats() }
+        #expect(stats.events == 12)
+        #expect(stats.duplicatesSkipped == 11)
+        #expect(try store.check().isOK)
+    }
+
+    @Test func reopenKeepsEverythingAndContinuesSeqs() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        do {
+            let store = try Store.open(at: dir)
+            try store.append((0..<100).map { simpleEvent(onboarding: 1, screen: 0, session: $0, time: Int64($0)) },
+                             checkpoint: Checkpoint(key: "input", value: [1, 2, 3]))
+            store.close()
+        }
+        let store = try Store.open(at: dir)
+        let result = try store.append([simpleEvent(onboarding: 2, screen: 1, session: 5, time: 1000)])
+        #expect(result.seqs == 100..<101)
+        try store.read { s throws in
+            #expect(try s.stats().events == 101)
+            #expect(try s.checkpoint("input") == [1, 2, 3])
+            #expect(try s.checkpoint("other") == nil)
+            // Strings interned before the reopen keep their ids: session s5 has both events.
+            #expect(try s.events(inSession: "s5").count == 2)
+        }
+        #expect(try store.check().isOK)
+    }
+
+    @Test func backupIsACompactedOpenableCopy() throws {
+        let dir = temporaryDirectory()
+        let copy = dir + "-backup"
+        defer { removeDirectory(dir); removeDirectory(copy) }
+        let store = try Store.open(at: dir)
+        try store.append((0..<500).map { simpleEvent(onboarding: $0 % 7, screen: $0 % 4, session: $0 % 50, time: Int64($0)) })
+        try store.backup(to: copy)
+        let restored = try Store.open(at: copy)
+        #expect(try restored.read { try $0.allEvents() } == (try store.read { try $0.allEvents() }))
+        #expect(try restored.check().isOK)
+    }
+}
+
+@Suite struct StoreOpenTests {
+    @Test func refusesWhatIsNotAStore() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        try "hello".write(toFile: dir + "/notes.txt", atomically: true, encoding: .utf8)
+        let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
+        #expect(error?.kind == .notAStore)
+
+        let file = dir + "/notes.txt"
+        #expect(throws: StoreError.self) { try Store.open(at: file) }
+
+        // An LMDB file that is not LMDB.
+        let fake = dir + "/fake"
+        try FileManager.default.createDirectory(atPath: fake, withIntermediateDirectories: false)
+        try String(repeating: "x", count: 10000).write(toFile: fake + "/data.mdb", atomically: true, encoding: .utf8)
+        let invalid = #expect(throws: StoreError.self) { try Store.open(at: fake) }
+        #expect(invalid?.kind == .notAStore)
+
+        let missing = #expect(throws: StoreError.self) { try Store.open(at: dir + "/missing", options: .init(create: false)) }
+        #expect(missing?.kind == .notAStore)
+    }
+
+    @Test func refusesANewerFormat() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        do {
+            let store = try Store.open(at: dir)
+            try store.env.transaction(write: true) { txn in try txn.putUInt32(store.dbs.meta, Layout.metaFormat, 99) }
+            store.close()
+        }
+        let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
+        #expect(error?.kind == .newerFormat(found: 99, supported: 1))
+    }
+
+    @Test func refusesASecondOpenInOneProcess() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        let error = #expect(throws: StoreError.self) { try Store.open(at: dir + "/.") }
+        #expect(error?.kind == .alreadyOpen)
+        store.close()
+        let again = try Store.open(at: dir)
+        again.close()
+    }
+
+    @Test func readOnlyStoresRefuseAppends() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        try Store.open(at: dir).close()
+        let store = try Store.open(at: dir, options: .init(readOnly: true))
+        let error = #expect(throws: StoreError.self) { try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 0)]) }
+        #expect(error?.kind == .readOnly)
+        #expect(try store.read { try $0.stats().events } == 0)
+    }
+
+    @Test func checkpointKeysAreValidated() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        let error = #expect(throws: StoreError.self) { try store.append([], checkpoint: Checkpoint(key: "", value: [])) }
+        #expect(error?.kind == .invalidArgument)
+        try store.append([], checkpoint: Checkpoint(key: "k", value: [9]))
+        #expect(try store.read { try $0.checkpoint("k") } == [9])
+    }
+}
+
+@Suite struct SessionInferenceTests {
+    let minute: Int64 = 60_000_000
+
+    func sessions(_ events: [Event], batches: Int = 1) throws -> [String] {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        var names: [String] = []
+        let per = (events.count + batches - 1) / batches
+        var store = try Store.open(at: dir)
+        for (i, start) in stride(from: 0, to: events.count, by: per).enumerated() {
+            if i > 0 {
+                // Reopen between batches: the inference state lives in the store.
+                store.close()
+                store = try Store.open(at: dir)
+            }
+            try store.append(events[start..<min(start + per, events.count)])
+        }
+        names = try store.read { try $0.events(since: 0).map { $0.event.session! } }
+        #expect(try store.check().isOK)
+        return names
+    }
+
+    @Test(arguments: [1, 3])
+    func gapsAndStartsSplitSessions(batches: Int) throws {
+        let e = { (t: Int64, p: Payload, profile: String?) in
+            simpleEvent(onboarding: 0, screen: 0, session: -1, time: t, payload: p, profile: profile)
+        }
+        let events = [
+            e(0, .onboardingLoaded, "p1"),
+            e(1, .analytics(.onboardingStarted), "p1"),       // still fresh: same session
+            e(2, .analytics(.screenPresented), "p1"),
+            e(2 + 30 * minute - 1, .analytics(.screenPresented), "p1"),  // just under 30 minutes: same
+            e(2 + 60 * minute - 1, .analytics(.screenPresented), "p1"),  // exactly 30 minutes later: new
+            e(2 + 60 * minute, .analytics(.onboardingStarted), "p1"),    // a start after other events: new
+            e(5, .analytics(.screenPresented), "p2"),                    // another profile: its own
+        ]
+        let names = try sessions(events, batches: batches)
+        #expect(names.count == 7)
+        #expect(names[0] == "inferred:0")
+        #expect(names[1] == names[0] && names[2] == names[0] && names[3] == names[0])
+        #expect(names[4] == "inferred:4")
+        #expect(names[5] == "inferred:5")
+        #expect(names[6] == "inferred:6")
+    }
+
+    @Test func givenSessionsAreKept() throws {
+        let names = try sessions([simpleEvent(onboarding: 0, screen: 0, session: 3, time: 0)])
+        #expect(names == ["s3"])
+    }
+}

@@ -1,0 +1,27 @@
+import BoardwalkModel
+import Foundation
+
+@testable import BoardwalkStore
+
+/// A fresh temporary directory per test (tests run in parallel; LMDB forbids opening one env twice).
+func temporaryDirectory(_ name: String = #function) -> String {
+    let base = FileManager.default.temporaryDirectory.appendingPathComponent("boardwalk-store-tests")
+    try? FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+    let template = base.appendingPathComponent("t-XXXXXX").path
+    var bytes = Array(template.utf8CString)
+    let dir = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }!
+    return String(cString: dir)
+}
+
+func removeDirectory(_ path: String) {
+    try? FileManager.default.removeItem(atPath: path)
+}
+
+/// A cheap, realistic event: analytics at a screen of one of a few onboardings, in a given session.
+func simpleEvent(onboarding: Int, screen: Int, session: Int, time: Int64, eventID: String? = nil,
+                 payload: Payload = .analytics(.screenPresented), profile: String? = nil) -> Event {
+    Event(
+        time: Timestamp(microseconds: time), session: session < 0 ? nil : "s\(session)", profile: profile, eventID: eventID,
+        meta: Meta(onboardingID: "onb-\(onboarding)", screenClientID: "screen-\(screen)", screenIndex: screen, totalScreens: 10),
+        payload: payload)
+}
