@@ -81,9 +81,7 @@ func printTable(_ report: Report, groups: [BenchmarkGroup]) {
                 pad(String(format: "%.2f", r.allocationsPerItem), 12, right: true),
             ].joined(separator: " ")
             print(line)
-            for f in r.figures {
-                print("    " + f.name + ": " + String(format: "%.1f", f.value) + " " + f.unit)
-            }
+            for f in r.figures { print("    " + f.name + ": " + formatFigure(f)) }
         }
         for c in report.comparisons where c.group == group.name {
             print("   \(c.subject) vs \(c.peer): \(formatRatio(c.ratio))")
@@ -100,6 +98,11 @@ func printTable(_ report: Report, groups: [BenchmarkGroup]) {
     }
     if let rss = report.peakRSS { print(""); print("peak RSS of this process: \(rss / 1_048_576) MiB") }
     if !report.optimized { print(debugBanner) }
+}
+
+func formatFigure(_ f: Figure) -> String {
+    if f.unit.isEmpty, f.value == f.value.rounded(), abs(f.value) < 1e15 { return String(Int(f.value)) }
+    return String(format: f.value < 10 ? "%.2f" : "%.1f", f.value) + " " + f.unit
 }
 
 func printJSON(_ report: Report) throws {
