@@ -49,6 +49,8 @@ struct BenchmarkCase {
     var isSubject: Bool
     /// Items (events, rows) processed by one run.
     var items: Int
+    /// A Boardwalk variant shown for explanation (for example without flushes), compared with nothing.
+    var isVariant: Bool = false
     /// Measured runs regardless of `--runs`, with no warm-up (for a benchmark whose figures, not its time,
     /// are the point).
     var fixedRuns: Int? = nil
@@ -71,6 +73,7 @@ struct BenchmarkResult: Codable {
     var name: String
     var group: String
     var isSubject: Bool
+    var isVariant: Bool
     var items: Int
     var bytes: Int?
     var runs: Int
@@ -123,7 +126,7 @@ func monotonicNanoseconds() -> UInt64 {
 /// Runs one registered benchmark and measures it.
 func measure(_ c: BenchmarkCase, options: RunOptions) -> BenchmarkResult {
     var result = BenchmarkResult(
-        name: c.name, group: c.group, isSubject: c.isSubject, items: c.items, bytes: nil, runs: 0,
+        name: c.name, group: c.group, isSubject: c.isSubject, isVariant: c.isVariant, items: c.items, bytes: nil, runs: 0,
         seconds: [], bestSeconds: 0, medianSeconds: 0, itemsPerSecond: 0, megabytesPerSecond: nil,
         allocationsPerItem: 0, figures: [], checksum: 0, error: nil)
     do {
@@ -182,7 +185,7 @@ func compare(_ results: [BenchmarkResult], groups: [BenchmarkGroup]) -> [Compari
     var out: [Comparison] = []
     for group in groups {
         let members = ok.filter { $0.group == group.name }
-        let peers = members.filter { !$0.isSubject } + ok.filter { group.references.contains($0.name) }
+        let peers = members.filter { !$0.isSubject && !$0.isVariant } + ok.filter { group.references.contains($0.name) }
         for subject in members where subject.isSubject {
             for peer in peers {
                 out.append(Comparison(

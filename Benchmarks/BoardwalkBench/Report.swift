@@ -75,7 +75,7 @@ func printTable(_ report: Report, groups: [BenchmarkGroup]) {
                 continue
             }
             let line = [
-                pad(r.name + (r.isSubject ? " *" : ""), 44), pad(formatSeconds(r.bestSeconds), 9, right: true),
+                pad(r.name + (r.isSubject ? " *" : r.isVariant ? " (variant)" : ""), 44), pad(formatSeconds(r.bestSeconds), 9, right: true),
                 pad(formatSeconds(r.medianSeconds), 9, right: true), pad(formatRate(r.itemsPerSecond), 10, right: true),
                 pad(r.megabytesPerSecond.map { String(format: "%.1f", $0) } ?? "", 8, right: true),
                 pad(String(format: "%.2f", r.allocationsPerItem), 12, right: true),

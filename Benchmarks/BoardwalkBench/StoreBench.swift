@@ -11,14 +11,16 @@ final class StoreAppendBench: Benchmark {
     let input: () -> [Event]
     let batch: Int
     let label: String
+    let durability: Store.Durability
     private var events: [Event] = []
     private var store: Store?
     private var dir = ""
     private var bytesOnDisk = 0
 
-    init(label: String, batch: Int, input: @escaping () -> [Event]) {
+    init(label: String, batch: Int, durability: Store.Durability = .full, input: @escaping () -> [Event]) {
         self.label = label
         self.batch = batch
+        self.durability = durability
         self.input = input
     }
 
@@ -27,7 +29,8 @@ final class StoreAppendBench: Benchmark {
     func prepareRun() throws {
         dir = try scratchDirectory("store-\(label)")
         // A map large enough for the run, so map growth is not what is measured (it has its own tests).
-        store = try Store.open(at: dir + "/store", options: Store.Options(initialMapSize: 4 << 30))
+        store = try Store.open(
+            at: dir + "/store", options: Store.Options(durability: durability, initialMapSize: 4 << 30))
     }
 
     func run() throws -> UInt64 {

@@ -44,10 +44,16 @@ func checkTargets(_ results: [BenchmarkResult]) -> [TargetCheck] {
         checks.append(TargetCheck(
             measure: "bytes on disk per event", target: "≤ 40 B", measured: String(format: "%.1f B", bytes), met: bytes <= 40))
     }
-    if let growth = figure("rss.boardwalk-ingest", "peak RSS growth, large ÷ small input") {
-        checks.append(TargetCheck(
-            measure: "peak RSS while ingesting (large ÷ small input)", target: "flat (≈ 1x)",
-            measured: String(format: "%.2fx", growth), met: growth <= 1.25))
+    // "Flat" is judged as at most 1.25x for an input 4x larger; both memory figures are checked, since
+    // VmHWM also counts the store's mapped file pages, which grow with the store by design.
+    for (figureName, measure) in [
+        ("peak anonymous RSS growth, large ÷ small input", "peak anonymous RSS while ingesting, large ÷ small"),
+        ("peak RSS growth, large ÷ small input", "peak RSS (VmHWM) while ingesting, large ÷ small"),
+    ] {
+        if let growth = figure("rss.boardwalk-ingest", figureName) {
+            checks.append(TargetCheck(
+                measure: measure, target: "flat (≤ 1.25x)", measured: String(format: "%.2fx", growth), met: growth <= 1.25))
+        }
     }
     return checks
 }
