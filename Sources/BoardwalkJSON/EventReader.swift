@@ -93,16 +93,16 @@ public final class EventReader {
             count -= 3
             shift = 3
         }
+        if count > limits.maxLineBytes {
+            throw JSONReadError(code: .limit, line: lineNumber,
+                                reason: "line is \(count) bytes long; the limit is \(limits.maxLineBytes)")
+        }
         var blank = true
         for i in 0..<count {
             let c = base.load(fromByteOffset: i, as: UInt8.self)
             if c != 0x20 && c != 0x09 { blank = false; break }
         }
         if blank { throw JSONReadError(code: .emptyLine, line: lineNumber, reason: "empty line") }
-        if count > limits.maxLineBytes {
-            throw JSONReadError(code: .limit, line: lineNumber,
-                                reason: "line is \(count) bytes long; the limit is \(limits.maxLineBytes)")
-        }
         let status: bw_status
         if after >= Int(BW_PADDING) {
             status = bw_parse(parser, base.assumingMemoryBound(to: UInt8.self), count, count + after)

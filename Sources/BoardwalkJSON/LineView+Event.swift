@@ -35,46 +35,21 @@ extension LineView {
         }
 
         // The envelope: each field from the top level or from the wrapped message.
-        func envLevel(_ id: Int) throws(JSONReadError) -> Int? {
-            if m == 1 && has(0, id) && has(1, id) {
-                throw error(.duplicate, 1, id, "given both at the top level and inside \"event\"")
-            }
-            return has(m, id) ? m : has(0, id) ? 0 : nil
-        }
+        let kind = try self.kind(m, bridge: bridge, kindLevel: try envLevel(S.kind, m))
 
-        let kind = try self.kind(m, bridge: bridge, kindLevel: try envLevel(S.kind))
-
-        // Time.
         var time = arrival
-        if let l = try envLevel(S.timestamp) { time = try timestamp(l) ?? arrival }
+        if let l = try envLevel(S.timestamp, m) { time = try timestamp(l) ?? arrival }
 
         // Ids, with the bridge's view object as an alternative source.
-        let viewLevel = try envLevel(S.view)
+        let viewLevel = try envLevel(S.view, m)
         if let v = viewLevel, given(v, S.view) { try requireObject(v, S.view) }
-        func id(_ direct: Int, view viewID: Int, _ strings: inout StringCache) throws(JSONReadError) -> String? {
-            let d = try envLevel(direct)
-            let a = d.flatMap { given($0, direct) ? $0 : nil }
-            let b = viewLevel.flatMap { given($0, viewID) ? $0 : nil }
-            if let a, let b {
-                let x = slot(a, direct), y = slot(b, viewID)
-                guard x.type == tString else { throw typeError(a, direct, expected: "a string") }
-                guard y.type == tString, x.len == y.len, memcmpEqual(
-                    UnsafeRawPointer(x.s!).assumingMemoryBound(to: UInt8.self), UnsafeRawPointer(y.s!), Int(x.len))
-                else {
-                    throw error(.shape, b, viewID, "disagrees with \(path(a, direct))")
-                }
-            }
-            if let a { return try optionalString(a, direct, &strings) }
-            if let b { return try optionalString(b, viewID, &strings) }
-            return nil
-        }
-        let session = try id(S.sessionID, view: S.viewID, &strings)
-        let placement = try id(S.placementID, view: S.viewPlacementID, &strings)
-        let variation = try id(S.variationID, view: S.viewVariationID, &strings)
+        let session = try envelopeID(S.sessionID, view: S.viewID, m, viewLevel, &strings)
+        let placement = try envelopeID(S.placementID, view: S.viewPlacementID, m, viewLevel, &strings)
+        let variation = try envelopeID(S.variationID, view: S.viewVariationID, m, viewLevel, &strings)
         var profile: String? = nil
-        if let l = try envLevel(S.profileID) { profile = try optionalString(l, S.profileID, &strings) }
+        if let l = try envLevel(S.profileID, m) { profile = try optionalString(l, S.profileID, &strings) }
         var eventID: String? = nil
-        if let l = try envLevel(S.eventID) { eventID = try optionalString(l, S.eventID, &strings) }
+        if let l = try envLevel(S.eventID, m) { eventID = try optionalString(l, S.eventID, &strings) }
 
         let meta = try self.meta(m, required: kind != .error, &strings)
         let payload: Payload
@@ -90,6 +65,35 @@ extension LineView {
         return Event(
             time: time, session: session, profile: profile, eventID: eventID, placement: placement,
             variation: variation, meta: meta, payload: payload)
+    }
+
+    /// The level an envelope field is given at: the top level or the wrapped message `m`, not both.
+    @inline(__always)
+    func envLevel(_ id: Int, _ m: Int) throws(JSONReadError) -> Int? {
+        if m == 0 { return has(0, id) ? 0 : nil }
+        if has(0, id) && has(1, id) { throw error(.duplicate, 1, id, "given both at the top level and inside \"event\"") }
+        return has(1, id) ? 1 : has(0, id) ? 0 : nil
+    }
+
+    /// An envelope id given directly or in the bridge's `view` object (equal if both).
+    func envelopeID(_ direct: Int, view viewID: Int, _ m: Int, _ viewLevel: Int?, _ strings: inout StringCache)
+        throws(JSONReadError) -> String?
+    {
+        let d = try envLevel(direct, m)
+        let a = d.flatMap { given($0, direct) ? $0 : nil }
+        let b = viewLevel.flatMap { has($0, viewID) && slot($0, viewID).type != tNull ? $0 : nil }
+        if let a, let b {
+            let x = slot(a, direct), y = slot(b, viewID)
+            guard x.type == tString else { throw typeError(a, direct, expected: "a string") }
+            guard y.type == tString, x.len == y.len, memcmpEqual(
+                UnsafeRawPointer(x.s!).assumingMemoryBound(to: UInt8.self), UnsafeRawPointer(y.s!), Int(x.len))
+            else {
+                throw error(.shape, b, viewID, "disagrees with \(path(a, direct))")
+            }
+        }
+        if let a { return try optionalString(a, direct, &strings) }
+        if let b { return try optionalString(b, viewID, &strings) }
+        return nil
     }
 
     // MARK: Kind
@@ -108,7 +112,7 @@ extension LineView {
         if given(m, S.type) {
             let s = slot(m, S.type)
             guard s.type == tString else { throw typeError(m, S.type, expected: "a string") }
-            guard let k = lookup(s, in: Names.kinds) else {
+            guard let k = Codes.kind(s.i) else {
                 throw error(.unknownValue, m, S.type, "unknown type \(quoted(bytes(s))); expected one of "
                     + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
             }
@@ -117,7 +121,7 @@ extension LineView {
         if given(m, S.id) {
             let s = slot(m, S.id)
             guard s.type == tString else { throw typeError(m, S.id, expected: "a string") }
-            guard let k = lookup(s, in: Names.bridgeIDs) else {
+            guard let k = Codes.kind(s.i) else {
                 throw error(.unknownValue, m, S.id, "unknown bridge event id \(quoted(bytes(s)))")
             }
             try take(k, m, S.id)
@@ -125,7 +129,7 @@ extension LineView {
         if let l = kindLevel, given(l, S.kind) {
             let s = slot(l, S.kind)
             guard s.type == tString else { throw typeError(l, S.kind, expected: "a string") }
-            guard let k = lookup(s, in: Names.kinds) else {
+            guard let k = Codes.kind(s.i) else {
                 throw error(.unknownValue, l, S.kind, "unknown kind \(quoted(bytes(s))); expected one of "
                     + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
             }
@@ -216,7 +220,7 @@ extension LineView {
         }
         let nameSlot = slot(nameLevel, S.name)
         guard nameSlot.type == tString else { throw typeError(nameLevel, S.name, expected: "a string") }
-        let known = lookup(nameSlot, in: Names.analytics)
+        let known = Codes.analytics(nameSlot.i)
 
         var elementID: String? = nil, reply: String? = nil
         if let b = bridge {
@@ -289,7 +293,7 @@ extension LineView {
         guard has(m, typeSlot) else { throw missing(m, typeSlot) }
         let t = slot(m, typeSlot)
         guard t.type == tString else { throw typeError(m, typeSlot, expected: "a string") }
-        guard let elementType = lookup(t, in: Names.elementTypes) else {
+        guard let elementType = Codes.elementType(t.i) else {
             throw error(.unknownValue, m, typeSlot, "unknown element type \(quoted(bytes(t))); expected one of select, multi_select, input, date_picker")
         }
         guard has(m, valueSlot) else { throw missing(m, valueSlot) }
@@ -317,7 +321,7 @@ extension LineView {
             guard has(m, fields + S.vfType) else { throw missing(m, fields + S.vfType, parent: valueSlot) }
             let ts = slot(m, fields + S.vfType)
             guard ts.type == tString else { throw typeError(m, fields + S.vfType, expected: "a string") }
-            guard let inputType = lookup(ts, in: Names.inputTypes) else {
+            guard let inputType = Codes.inputType(ts.i) else {
                 throw error(.unknownValue, m, fields + S.vfType, "unknown input type \(quoted(bytes(ts))); expected one of text, email, number")
             }
             switch inputType {

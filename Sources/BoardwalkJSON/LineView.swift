@@ -65,21 +65,50 @@ func parentPath(_ id: Int) -> String {
 
 func levelPrefix(_ level: Int) -> String { String(repeating: "event.", count: level) }
 
-/// Wire names as bytes, for matching without making Strings.
-struct Names {
-    static let kinds: [(EventKind, [UInt8])] = EventKind.allCases.map { ($0, Array($0.rawValue.utf8)) }
-    static let analytics: [(AnalyticsName, [UInt8])] = AnalyticsName.allCases.map { ($0, Array($0.rawValue.utf8)) }
-    static let bridgeIDs: [(EventKind, [UInt8])] = ([
-        (.analytics, "onboarding_on_analytics_action"), (.stateUpdated, "onboarding_on_state_updated_action"),
-        (.close, "onboarding_on_close_action"), (.custom, "onboarding_on_custom_action"),
-        (.openPaywall, "onboarding_on_paywall_action"), (.onboardingLoaded, "onboarding_did_finish_loading"),
-        (.error, "onboarding_did_fail_with_error"),
-    ] as [(EventKind, String)]).map { ($0.0, Array($0.1.utf8)) }
-    static let elementTypes: [(ElementType, [UInt8])] = ([
-        (.select, "select"), (.multiSelect, "multi_select"), (.multiSelect, "multiSelect"), (.input, "input"),
-        (.datePicker, "date_picker"), (.datePicker, "datePicker"),
-    ] as [(ElementType, String)]).map { ($0.0, Array($0.1.utf8)) }
-    static let inputTypes: [(InputType, [UInt8])] = InputType.allCases.map { ($0, Array($0.rawValue.utf8)) }
+/// Decoding of the codes the C++ walker stores in a string slot's `i` (see `classify` in bw_keys.h).
+enum Codes {
+    @inline(__always) static func kind(_ code: Int64) -> EventKind? {
+        switch code {
+        case 0: .analytics
+        case 1: .stateUpdated
+        case 2: .openPaywall
+        case 3: .custom
+        case 4: .close
+        case 5: .onboardingLoaded
+        case 6: .error
+        default: nil
+        }
+    }
+    @inline(__always) static func analytics(_ code: Int64) -> AnalyticsName? {
+        switch code {
+        case 0: .onboardingStarted
+        case 1: .screenPresented
+        case 2: .screenCompleted
+        case 3: .secondScreenPresented
+        case 4: .registrationScreenPresented
+        case 5: .productsScreenPresented
+        case 6: .userEmailCollected
+        case 7: .onboardingCompleted
+        default: nil
+        }
+    }
+    @inline(__always) static func elementType(_ code: Int64) -> ElementType? {
+        switch code {
+        case 0: .select
+        case 1: .multiSelect
+        case 2: .input
+        case 3: .datePicker
+        default: nil
+        }
+    }
+    @inline(__always) static func inputType(_ code: Int64) -> InputType? {
+        switch code {
+        case 0: .text
+        case 1: .email
+        case 2: .number
+        default: nil
+        }
+    }
 }
 
 /// The slots of one parsed line, and everything that turns them into an ``Event`` or a ``JSONReadError``.
@@ -106,15 +135,6 @@ struct LineView {
         UnsafeRawBufferPointer(start: s.s, count: Int(s.len))
     }
 
-    func matches(_ s: bw_slot, _ name: [UInt8]) -> Bool {
-        guard s.type == tString, Int(s.len) == name.count else { return false }
-        return name.withUnsafeBufferPointer { memcmpEqual($0.baseAddress!, UnsafeRawPointer(s.s!), name.count) }
-    }
-
-    func lookup<T>(_ s: bw_slot, in table: [(T, [UInt8])]) -> T? {
-        for (value, name) in table where matches(s, name) { return value }
-        return nil
-    }
 
     // MARK: Errors
 

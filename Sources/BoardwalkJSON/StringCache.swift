@@ -1,5 +1,6 @@
 /// A direct-mapped cache of recently made strings, so that a repeated id (an onboarding, a session, a
-/// placement, all UUID-sized and so heap-allocated as `String`s) costs a compare instead of an allocation.
+/// placement, all UUID-sized and so heap-allocated as `String`s) costs a compare instead of an allocation
+/// and a UTF-8 validation.
 struct StringCache {
     private static let size = 1024
     private var hashes: [UInt64]
@@ -11,18 +12,27 @@ struct StringCache {
     }
 
     /// The string for `bytes` (valid UTF-8), made once and then reused while it stays in the cache.
+    ///
+    /// Short strings are cached too: a hit costs a hash and a compare, less than `String(decoding:)`'s validation.
     @inline(__always)
     mutating func string(_ bytes: UnsafeRawBufferPointer) -> String {
         let n = bytes.count
-        // Up to 15 UTF-8 bytes are stored inline in a String: nothing to save.
-        if n <= 15 { return String(decoding: bytes, as: UTF8.self) }
-        let first = bytes.loadUnaligned(as: UInt64.self)
-        let last = bytes.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
-        let mid = bytes.loadUnaligned(fromByteOffset: n / 2 - 4, as: UInt64.self)
-        var h = (first &* 0x9E37_79B9_7F4A_7C15) ^ (last &* 0xC2B2_AE3D_27D4_EB4F) ^ mid ^ UInt64(n)
+        if n == 0 { return "" }
+        let first: UInt64, last: UInt64
+        if n >= 8 {
+            first = bytes.loadUnaligned(as: UInt64.self)
+            last = bytes.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        } else {
+            var v: UInt64 = 0
+            for i in 0..<n { v |= UInt64(bytes[i]) << UInt64(8 * i) }
+            first = v
+            last = 0
+        }
+        let mid: UInt64 = n >= 16 ? bytes.loadUnaligned(fromByteOffset: n / 2 - 4, as: UInt64.self) : 0
+        var h = (first &* 0x9E37_79B9_7F4A_7C15) ^ (last &* 0xC2B2_AE3D_27D4_EB4F) ^ (mid &* 0x1656_67B1_9E37_79F9) ^ UInt64(n)
         h ^= h >> 29
         h = h | 1  // 0 marks an empty entry
-        let index = Int(truncatingIfNeeded: h) & (StringCache.size - 1)
+        let index = Int(truncatingIfNeeded: h >> 7) & (StringCache.size - 1)
         if hashes[index] == h {
             let cached = strings[index]
             let same = cached.utf8.withContiguousStorageIfAvailable { stored in

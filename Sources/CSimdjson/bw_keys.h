@@ -84,11 +84,19 @@ inline constexpr key_entry key_table[] = {
 inline constexpr size_t key_count = sizeof(key_table) / sizeof(key_table[0]);
 inline constexpr size_t max_key_len = 16;
 
-// Buckets by (context, length): at most a handful of candidates per bucket.
+inline uint64_t load64(const char *p) noexcept {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
+
+// Buckets by (context, length), each entry's name as two little-endian words: matching a key is two
+// masked 8-byte compares per candidate, with no call and no copy.
 struct key_index {
+    struct candidate { uint64_t lo, hi; const key_entry *entry; };
     uint8_t start[CTX_COUNT][max_key_len + 1];
     uint8_t count[CTX_COUNT][max_key_len + 1];
-    uint8_t order[key_count];
+    candidate order[key_count];
     key_index() {
         size_t n = 0;
         for (int c = 0; c < CTX_COUNT; c++) {
@@ -96,7 +104,12 @@ struct key_index {
                 start[c][len] = uint8_t(n);
                 uint8_t k = 0;
                 for (size_t i = 0; i < key_count; i++) {
-                    if (key_table[i].ctx == c && std::strlen(key_table[i].name) == len) { order[n++] = uint8_t(i); k++; }
+                    if (key_table[i].ctx == c && std::strlen(key_table[i].name) == len) {
+                        char padded[16] = {};
+                        std::memcpy(padded, key_table[i].name, len);
+                        order[n++] = candidate{load64(padded), load64(padded + 8), &key_table[i]};
+                        k++;
+                    }
                 }
                 count[c][len] = k;
             }
@@ -106,17 +119,67 @@ struct key_index {
 
 extern const key_index the_key_index;
 
-/// The key entry for `key` in context `ctx`, or nullptr.
-inline const key_entry *lookup_key(uint8_t ctx, std::string_view key) noexcept {
-    size_t len = key.size();
+inline uint64_t low_mask(size_t bytes) noexcept { return bytes >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * bytes)) - 1; }
+
+/// The key entry for the `len` bytes at `p` in context `ctx`, or nullptr. At least 16 bytes from `p` must be
+/// readable (the line's padding guarantees it for keys inside the line).
+inline const key_entry *lookup_key16(uint8_t ctx, const char *p, size_t len) noexcept {
     if (len > max_key_len) return nullptr;
     const key_index &ix = the_key_index;
-    const uint8_t *o = ix.order + ix.start[ctx][len];
-    for (uint8_t k = 0, n = ix.count[ctx][len]; k < n; k++) {
-        const key_entry &e = key_table[o[k]];
-        if (std::memcmp(e.name, key.data(), len) == 0) return &e;
+    uint8_t n = ix.count[ctx][len];
+    if (n == 0) return nullptr;
+    uint64_t lo = load64(p) & low_mask(len);
+    uint64_t hi = len > 8 ? load64(p + 8) & low_mask(len - 8) : 0;
+    const key_index::candidate *o = ix.order + ix.start[ctx][len];
+    for (uint8_t k = 0; k < n; k++) {
+        if (o[k].lo == lo && o[k].hi == hi) return o[k].entry;
     }
     return nullptr;
+}
+
+/// The key entry for an unescaped key (any storage), or nullptr.
+inline const key_entry *lookup_key(uint8_t ctx, std::string_view key) noexcept {
+    if (key.size() > max_key_len) return nullptr;
+    char padded[16] = {};
+    std::memcpy(padded, key.data(), key.size());
+    return lookup_key16(ctx, padded, key.size());
+}
+
+// Codes for the closed sets of strings Boardwalk matches (stored in a string slot's `i`; -1 = none).
+// The orders match the Swift enums' `allCases`.
+inline constexpr std::string_view kind_names[] = {
+    "analytics", "state_updated", "open_paywall", "custom", "close", "onboarding_loaded", "error"};
+inline constexpr std::string_view bridge_ids[] = {
+    "onboarding_on_analytics_action", "onboarding_on_state_updated_action", "onboarding_on_paywall_action",
+    "onboarding_on_custom_action", "onboarding_on_close_action", "onboarding_did_finish_loading",
+    "onboarding_did_fail_with_error"};  // in kind order
+inline constexpr std::string_view analytics_names[] = {
+    "onboarding_started", "screen_presented", "screen_completed", "second_screen_presented",
+    "registration_screen_presented", "products_screen_presented", "user_email_collected", "onboarding_completed"};
+inline constexpr std::string_view element_types[] = {
+    "select", "multi_select", "input", "date_picker", "multiSelect", "datePicker"};  // codes 4, 5 fold to 1, 3
+inline constexpr std::string_view input_types[] = {"text", "email", "number"};
+
+template <size_t N>
+inline int64_t code_in(const std::string_view (&names)[N], std::string_view s) noexcept {
+    for (size_t i = 0; i < N; i++) if (names[i] == s) return int64_t(i);
+    return -1;
+}
+
+/// The code of a string in slot `id` (a level slot id), or -1.
+inline int64_t classify(int id, std::string_view s) noexcept {
+    switch (id) {
+    case BW_S_TYPE: case BW_S_KIND: return code_in(kind_names, s);
+    case BW_S_ID: return code_in(bridge_ids, s);
+    case BW_S_NAME: return code_in(analytics_names, s);
+    case BW_S_ELEMENT_TYPE: case BW_S_PARAMS_TYPE: case BW_S_ACTION_ELEMENT_TYPE: {
+        int64_t c = code_in(element_types, s);
+        return c == 4 ? 1 : c == 5 ? 3 : c;
+    }
+    case BW_S_VALUE_FIELDS + BW_VF_TYPE: case BW_S_VALUE_FIELDS + 7 + BW_VF_TYPE: case BW_S_VALUE_FIELDS + 14 + BW_VF_TYPE:
+        return code_in(input_types, s);
+    default: return -1;
+    }
 }
 
 } // namespace bw

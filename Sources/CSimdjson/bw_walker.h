@@ -15,6 +15,7 @@ struct walker {
     size_t max_string = 0;
     size_t max_depth = 0;
     const char *base = nullptr;
+    size_t line_len = 0;
     bw_status st{};
 
     explicit walker(size_t max_line) : parser(max_line) {}
@@ -52,6 +53,7 @@ struct walker {
         s.type = BW_STRING;
         s.s = sv.data();
         s.len = uint32_t(sv.size());
+        s.i = -1;
         return true;
     }
 
@@ -96,6 +98,13 @@ struct walker {
         return fail_sj(simdjson::TAPE_ERROR, s.offset);
     }
 
+    // Records a value and, for the slots holding one of a closed set of names, its code in `i`.
+    bool record_classified(sj_value &v, int id, bw_slot &s, size_t depth) noexcept {
+        if (!record(v, s, depth)) return false;
+        if (s.type == BW_STRING) s.i = bw::classify(id, std::string_view(s.s, s.len));
+        return true;
+    }
+
     // Walks a value that Boardwalk does not read, so that whatever is accepted is valid JSON
     // (On-Demand would otherwise skip it unchecked).
     bool skip(sj_value &v, size_t depth) noexcept {
@@ -111,9 +120,10 @@ struct walker {
             if (auto e = v.get_object().get(obj)) return fail_sj(e, at);
             for (auto field : obj) {
                 if (auto e = field.error()) return fail_sj(e, current());
+                const char *key_quote;
                 std::string_view key;
-                if (auto e = field.unescaped_key().get(key)) return fail_sj(e, current());
-                if (key.size() > max_string) return fail(BW_E_STRING_TOO_LONG, current());
+                if (!key_of(field, key_quote, key)) return false;
+                if (key.size() > max_string) return fail(BW_E_STRING_TOO_LONG, offset_of(key_quote));
                 sj_value fv = field.value();
                 if (!skip(fv, depth + 1)) return false;
             }
@@ -154,11 +164,11 @@ struct walker {
         uint64_t &present = st.present[level];
         for (auto field : obj) {
             if (auto e = field.error()) return fail_sj(e, current());
-            const char *key_quote = field.key().raw() - 1;
+            const char *key_quote;
             std::string_view key;
-            if (auto e = field.unescaped_key().get(key)) return fail_sj(e, offset_of(key_quote));
+            if (!key_of(field, key_quote, key)) return false;
             sj_value fv = field.value();
-            const bw::key_entry *k = bw::lookup_key(ctx, key);
+            const bw::key_entry *k = lookup(ctx, key);
             if (!k) {
                 if (key.size() > max_string) return fail(BW_E_STRING_TOO_LONG, offset_of(key_quote));
                 if (!skip(fv, depth + 1)) return false;
@@ -180,6 +190,39 @@ struct walker {
             if (!walk_field(fv, ctx, level, id, s, depth + 1)) return false;
         }
         return true;
+    }
+
+    // A field's key without copying: the raw bytes when they hold no escape, else the unescaped copy.
+    // Returns false (with the error set) on a bad key.
+    template <class Field>
+    simdjson_inline bool key_of(Field &field, const char *&quote, std::string_view &key) noexcept {
+        const char *p = field.key().raw();
+        quote = p - 1;
+        size_t n = 0;
+        // Keys end inside the line (stage 1 checked every string is closed), so this stops in bounds; the
+        // first 16 bytes are read at once (the line's padding makes them readable).
+#if defined(__x86_64__)
+        __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+        unsigned m = unsigned(_mm_movemask_epi8(_mm_or_si128(
+            _mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\')))));
+        if (m) n = size_t(__builtin_ctz(m));
+        else { n = 16; while (p[n] != '"' && p[n] != '\\') n++; }
+#else
+        while (p[n] != '"' && p[n] != '\\') n++;
+#endif
+        if (p[n] == '"') {
+            key = std::string_view(p, n);
+            return true;
+        }
+        if (auto e = field.unescaped_key().get(key)) return fail_sj(e, offset_of(quote));
+        if (!simdjson::validate_utf8(key.data(), key.size())) return fail(BW_E_BAD_ESCAPE, offset_of(quote));
+        return true;
+    }
+
+    // Raw keys point into the padded line (16 readable bytes guaranteed); unescaped ones do not.
+    simdjson_inline const bw::key_entry *lookup(uint8_t ctx, std::string_view key) noexcept {
+        if (key.data() >= base && key.data() < base + line_len) return bw::lookup_key16(ctx, key.data(), key.size());
+        return bw::lookup_key(ctx, key);
     }
 
     bool is_object(sj_value &v, bw_slot &s) noexcept {
@@ -221,11 +264,11 @@ struct walker {
                     return walk_object(v, sub, level, 0, depth);
                 }
             }
-            return record(v, s, depth);
+            return record_classified(v, id, s, depth);
         }
         if (id == BW_S_PARAMS_VALUE) return walk_value(v, level, BW_S_VALUE_FIELDS + 7, s, depth);
         if (id == BW_S_ACTION_VALUE) return walk_value(v, level, BW_S_VALUE_FIELDS + 14, s, depth);
-        return record(v, s, depth);
+        return record_classified(v, id, s, depth);
     }
 
     // A state value: an object (select, input, date picker) or an array of choices (multi-select).
@@ -272,11 +315,11 @@ struct walker {
         if (auto e = v.get_object().get(obj)) return fail_sj(e, c.self.offset);
         for (auto field : obj) {
             if (auto e = field.error()) return fail_sj(e, current());
-            const char *key_quote = field.key().raw() - 1;
+            const char *key_quote;
             std::string_view key;
-            if (auto e = field.unescaped_key().get(key)) return fail_sj(e, offset_of(key_quote));
+            if (!key_of(field, key_quote, key)) return false;
             sj_value fv = field.value();
-            const bw::key_entry *k = bw::lookup_key(bw::CTX_CHOICE, key);
+            const bw::key_entry *k = lookup(bw::CTX_CHOICE, key);
             if (!k) {
                 if (key.size() > max_string) return fail(BW_E_STRING_TOO_LONG, offset_of(key_quote));
                 if (!skip(fv, depth + 1)) return false;
@@ -303,6 +346,7 @@ struct walker {
         st.error_offset = -1;
         st.error_slot = -1;
         base = reinterpret_cast<const char *>(line);
+        line_len = len;
         doc = nullptr;
         sj::ondemand::document d;
         if (auto e = parser.iterate(line, len, capacity).get(d)) {
@@ -335,11 +379,11 @@ struct walker {
         uint64_t &present = st.present[0];
         for (auto field : obj) {
             if (auto e = field.error()) return fail_sj(e, current());
-            const char *key_quote = field.key().raw() - 1;
+            const char *key_quote;
             std::string_view key;
-            if (auto e = field.unescaped_key().get(key)) return fail_sj(e, offset_of(key_quote));
+            if (!key_of(field, key_quote, key)) return false;
             sj_value fv = field.value();
-            const bw::key_entry *k = bw::lookup_key(bw::CTX_MSG, key);
+            const bw::key_entry *k = lookup(bw::CTX_MSG, key);
             if (!k) {
                 if (key.size() > max_string) return fail(BW_E_STRING_TOO_LONG, offset_of(key_quote));
                 if (!skip(fv, 1)) return false;
