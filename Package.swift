@@ -81,7 +81,9 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "BoardwalkCodecTests", dependencies: ["BoardwalkCodec", "BoardwalkGenerator"]),
-        .testTarget(name: "BoardwalkStoreTests", dependencies: ["BoardwalkStore", "BoardwalkGenerator"]),
+        .testTarget(name: "BoardwalkStoreTests", dependencies: ["BoardwalkStore", "BoardwalkGenerator", "boardwalk-store-fixture"]),
+        // A child process for the store's kill and multi-process tests; built with the tests, never shipped.
+        .executableTarget(name: "boardwalk-store-fixture", dependencies: ["BoardwalkStore", "BoardwalkModel"], path: "Tests/StoreFixture"),
         .testTarget(name: "BoardwalkQueryTests", dependencies: ["BoardwalkQuery", "BoardwalkGenerator"]),
         .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI", "BoardwalkGenerator"]),
         .testTarget(name: "BoardwalkGeneratorTests", dependencies: ["BoardwalkGenerator"]),

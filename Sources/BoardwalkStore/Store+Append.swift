@@ -48,14 +48,20 @@ extension Store {
     /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per event and index entry.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
-        let batch = events as? [Event] ?? Array(events)
         if let checkpoint {
             let n = checkpoint.key.utf8.count
             guard n >= 1 && n <= Layout.maxInlineKeyString else {
                 throw StoreError(.invalidArgument, "a checkpoint key must have 1 to \(Layout.maxInlineKeyString) UTF-8 bytes, not \(n)")
             }
         }
-        return try withWriter { writer in
+        if let result = try events.withContiguousStorageIfAvailable({ try append(buffer: $0, checkpoint: checkpoint) }) {
+            return result
+        }
+        return try Array(events).withUnsafeBufferPointer { try append(buffer: $0, checkpoint: checkpoint) }
+    }
+
+    private func append(buffer batch: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?) throws -> AppendResult {
+        try withWriter { writer in
             while true {
                 do {
                     let result = try env.transaction(write: true) { txn in
@@ -95,13 +101,16 @@ final class WriterState: StringInterner {
     private var inferCache: [UInt64: InferState] = [:]
     private var pendingInfer: [UInt64: InferState] = [:]
     /// (onboarding, session) pairs known to be in `onboarding_sessions`.
+    /// Committed pairs plus those added by the running transaction (listed in `pendingPairs`).
     private var knownPairs = Set<UInt64>()
-    private var pendingPairs = Set<UInt64>()
+    private var pendingPairs: [UInt64] = []
 
     private var txn: Transaction?
     private var encoder = RecordEncoder(capacity: 1 << 20)
     private var entries: [Entry] = []
     private var order: [SortKey] = []
+    private var sortBuffer: [SortKey] = []
+    private var histogram = [Int](repeating: 0, count: 256)
     private var onboardingStats: [UInt32: OnboardingAccumulator] = [:]
     private let scratch: UnsafeMutableRawPointer
     private let chunk: UnsafeMutableRawPointer
@@ -123,19 +132,11 @@ final class WriterState: StringInterner {
         var body: Range<Int>
     }
 
-    /// A sort key: (a, b, c) compared in order, `i` the entry's position.
+    /// A sort key: the leading key field `a` and the entry's position `i`; the rest of the key, (time, seq),
+    /// is read from the entry when needed.
     struct SortKey {
         var a: UInt64
-        var b: UInt64
-        var c: UInt64
         var i: Int
-
-        @inline(__always)
-        static func less(_ x: SortKey, _ y: SortKey) -> Bool {
-            if x.a != y.a { return x.a < y.a }
-            if x.b != y.b { return x.b < y.b }
-            return x.c < y.c
-        }
     }
 
     struct OnboardingAccumulator {
@@ -164,8 +165,7 @@ final class WriterState: StringInterner {
         for (k, v) in pendingInfer { inferCache[k] = v }
         pendingInfer.removeAll(keepingCapacity: true)
         // Bounded memory: past a million pairs, forget them (a miss costs one NOOVERWRITE put).
-        if knownPairs.count + pendingPairs.count > 1 << 20 { knownPairs.removeAll() }
-        knownPairs.formUnion(pendingPairs)
+        if knownPairs.count > 1 << 20 { knownPairs.removeAll() }
         pendingPairs.removeAll(keepingCapacity: true)
         txn = nil
     }
@@ -176,6 +176,7 @@ final class WriterState: StringInterner {
         }
         nextSeq = knownNextSeq
         pendingInfer.removeAll(keepingCapacity: true)
+        for pair in pendingPairs { knownPairs.remove(pair) }
         pendingPairs.removeAll(keepingCapacity: true)
         txn = nil
     }
@@ -238,7 +239,7 @@ final class WriterState: StringInterner {
 
     // MARK: Append
 
-    func append(_ events: [Event], checkpoint: Checkpoint?, txn: Transaction) throws -> AppendResult {
+    func append(_ events: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?, txn: Transaction) throws -> AppendResult {
         self.txn = txn
         try refresh(txn)
         let firstSeq = nextSeq
@@ -252,26 +253,34 @@ final class WriterState: StringInterner {
         var maxTime = Int64.min
         let eventKey = scratch + 512
 
-        for original in events {
-            let time = original.time.microseconds
+        var lastOnboarding: UInt32? = nil
+        var current = OnboardingAccumulator()
+        let base = events.baseAddress
+        for index in 0..<events.count {
+            // Fields are read through the pointer so that the event is not copied (a copy retains every string).
+            let original = base! + index
+            let time = original.pointee.time.microseconds
             let timeBits = Layout.timeBits(time)
             var idKeySize = 0
-            if let eventID = original.eventID {
-                idKeySize = eventID.withUTF8Bytes { Layout.eventIDKey(timeBits: timeBits, id: $0, into: scratch) }
+            if original.pointee.eventID != nil {
+                idKeySize = original.pointee.eventID!.withUTF8Bytes { Layout.eventIDKey(timeBits: timeBits, id: $0, into: scratch) }
                 if try txn.get(dbs.eventIDs, UnsafeRawBufferPointer(start: scratch, count: idKeySize)) != nil {
                     duplicates += 1
                     continue
                 }
             }
             let seq = nextSeq
-            var event = original
-            if event.session == nil {
+            var interner = self
+            let record: EncodedRecord
+            if original.pointee.session == nil {
+                var event = original.pointee
                 let (name, isNew) = try inferSession(for: event, seq: seq)
                 event.session = name
                 if isNew { inferredSessions += 1 }
+                record = try encoder.appendBody(event, strings: &interner)
+            } else {
+                record = try encoder.appendBody(original.pointee, strings: &interner)
             }
-            var interner = self
-            let record = try encoder.appendBody(event, strings: &interner)
             let onboarding = record.header.keyOnboarding
             let screen = record.header.keyScreenIndex
             let session = record.session!
@@ -281,29 +290,35 @@ final class WriterState: StringInterner {
 
             if idKeySize > 0 {
                 // The interner may have used `scratch` (it writes string keys there): rebuild the id key.
-                idKeySize = event.eventID!.withUTF8Bytes { Layout.eventIDKey(timeBits: timeBits, id: $0, into: scratch) }
+                idKeySize = original.pointee.eventID!.withUTF8Bytes { Layout.eventIDKey(timeBits: timeBits, id: $0, into: scratch) }
                 EventKey(onboarding: onboarding, screen: screen, timeBits: timeBits, seq: seq).write(to: eventKey)
                 try txn.put(dbs.eventIDs, UnsafeRawBufferPointer(start: scratch, count: idKeySize),
                             UnsafeRawBufferPointer(start: eventKey, count: Layout.eventKeySize))
             }
             let pair = UInt64(onboarding) << 32 | UInt64(session)
-            if !knownPairs.contains(pair) && !pendingPairs.contains(pair) {
+            if knownPairs.insert(pair).inserted {
                 eventKey.storeBE(pair, at: 0)
                 eventKey.storeBE(timeBits, at: 8)
                 try txn.put(dbs.onboardingSessions, UnsafeRawBufferPointer(start: eventKey, count: 8),
                             UnsafeRawBufferPointer(start: eventKey + 8, count: 8), flags: PutFlags.noOverwrite)
-                pendingPairs.insert(pair)
+                pendingPairs.append(pair)
             }
-            kindCounts[kindIndex(event.payload.kind)] += 1
+            kindCounts[kindIndex(original.pointee.payload.kind)] += 1
             minTime = min(minTime, time)
             maxTime = max(maxTime, time)
-            var stats = onboardingStats[onboarding, default: OnboardingAccumulator()]
-            stats.events += 1
-            stats.minTime = min(stats.minTime, time)
-            stats.maxTime = max(stats.maxTime, time)
-            if let total = event.meta?.totalScreens { stats.maxTotalScreens = max(stats.maxTotalScreens, UInt32(clamping: total)) }
-            onboardingStats[onboarding] = stats
+            if onboarding != lastOnboarding {
+                if let lastOnboarding { onboardingStats[lastOnboarding] = current }
+                current = onboardingStats[onboarding, default: OnboardingAccumulator()]
+                lastOnboarding = onboarding
+            }
+            current.events += 1
+            current.minTime = min(current.minTime, time)
+            current.maxTime = max(current.maxTime, time)
+            if let total = original.pointee.meta?.totalScreens {
+                current.maxTotalScreens = max(current.maxTotalScreens, UInt32(clamping: total))
+            }
         }
+        if let lastOnboarding { onboardingStats[lastOnboarding] = current }
 
         try writeEvents(txn)
         try writeSessionIndex(txn)
@@ -333,14 +348,61 @@ final class WriterState: StringInterner {
         }
     }
 
+    /// Sorts ``order`` into (a, time, seq) order.
+    ///
+    /// A stable radix sort on `a` keeps arrival order among equal `a`s, and arrival order is seq order;
+    /// when times also never decrease within a group (events arriving in time order, the common case),
+    /// that is already (a, time, seq) order. Otherwise a comparison sort finishes the job.
+    /// - Complexity: O(n · bytes of the largest `a`), or O(n log n) for out-of-order times.
+    private func sortOrder() {
+        let n = order.count
+        guard n > 1 else { return }
+        var maxA: UInt64 = 0
+        for k in order { maxA |= k.a }
+        let passes = (64 - maxA.leadingZeroBitCount + 7) / 8
+        if sortBuffer.count != n { sortBuffer = order }
+        for pass in 0..<passes {
+            let shift = UInt64(pass * 8)
+            for b in 0..<256 { histogram[b] = 0 }
+            for k in order { histogram[Int((k.a >> shift) & 0xFF)] += 1 }
+            var sum = 0
+            for b in 0..<256 {
+                let c = histogram[b]
+                histogram[b] = sum
+                sum += c
+            }
+            for k in order {
+                let b = Int((k.a >> shift) & 0xFF)
+                sortBuffer[histogram[b]] = k
+                histogram[b] += 1
+            }
+            swap(&order, &sortBuffer)
+        }
+        var sorted = true
+        for j in 1..<n where order[j - 1].a == order[j].a {
+            if entries[order[j - 1].i].timeBits > entries[order[j].i].timeBits {
+                sorted = false
+                break
+            }
+        }
+        if !sorted {
+            order.sort { x, y in
+                if x.a != y.a { return x.a < y.a }
+                let ex = entries[x.i], ey = entries[y.i]
+                if ex.timeBits != ey.timeBits { return ex.timeBits < ey.timeBits }
+                return ex.seq < ey.seq
+            }
+        }
+    }
+
     /// `events`: bodies under (onboarding, screen, time, seq), inserted in key order. Sorting the batch
     /// first makes consecutive puts land on the same leaf pages (see the measurements in docs/storage.md).
     private func writeEvents(_ txn: Transaction) throws {
         order.removeAll(keepingCapacity: true)
         for (i, e) in entries.enumerated() {
-            order.append(SortKey(a: UInt64(e.onboarding) << 16 | UInt64(e.screen), b: e.timeBits, c: e.seq, i: i))
+            order.append(SortKey(a: UInt64(e.onboarding) << 16 | UInt64(e.screen), i: i))
         }
-        order.sort(by: SortKey.less)
+        sortOrder()
         let key = scratch
         try encoder.withUnsafeBytes { bodies in
             try txn.withCursor(dbs.events) { c in
@@ -358,9 +420,9 @@ final class WriterState: StringInterner {
     private func writeSessionIndex(_ txn: Transaction) throws {
         order.removeAll(keepingCapacity: true)
         for (i, e) in entries.enumerated() {
-            order.append(SortKey(a: UInt64(e.session), b: e.timeBits, c: e.seq, i: i))
+            order.append(SortKey(a: UInt64(e.session), i: i))
         }
-        order.sort(by: SortKey.less)
+        sortOrder()
         let key = scratch
         let value = scratch + 64
         try txn.withCursor(dbs.sessions) { c in

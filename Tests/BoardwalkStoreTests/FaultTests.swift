@@ -1,0 +1,206 @@
+import BoardwalkCodec
+import BoardwalkModel
+import Foundation
+import Testing
+
+@testable import BoardwalkStore
+
+/// The fixture executable, built next to the test bundle (it is a dependency of this test target).
+func fixturePath() throws -> String {
+    let exe = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    var dir = exe.deletingLastPathComponent()
+    // On Linux the bundle is an executable in .build/<triple>/<config>/; elsewhere it may be nested deeper.
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent("boardwalk-store-fixture").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    throw StoreError(.invalidArgument, "boardwalk-store-fixture not found near \(exe.path)")
+}
+
+@Suite struct FaultTests {
+    /// A child appends batches in a loop and acknowledges each one after its commit returns; it is
+    /// SIGKILLed at random moments. After every kill the store opens, `check()` passes, every acknowledged
+    /// batch is there whole, and no batch is there in part.
+    @Test func killedWritersLoseNoAcknowledgedBatchAndLeaveNoPartialOne() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let ackFile = dir + "-acks"
+        defer { try? FileManager.default.removeItem(atPath: ackFile) }
+        let fixture = try fixturePath()
+        let batchSize = 300
+        var rng = SystemRandomNumberGenerator()
+        var killedWithProgress = 0
+        var lastAcked = -1
+        for round in 0..<20 {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: fixture)
+            // A tiny initial map on some rounds, so kills also land during map growth.
+            child.arguments = ["append", dir, ackFile, String(batchSize), String(round % 2 == 0 ? 1 << 16 : 64 << 20)]
+            try child.run()
+            usleep(UInt32.random(in: 40_000...220_000, using: &rng))
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            #expect(child.terminationReason == .uncaughtSignal, "round \(round): the child exited by itself (\(child.terminationStatus))")
+
+            let acked = Set((try String(contentsOfFile: ackFile, encoding: .utf8)).split(separator: "\n").map { Int($0)! })
+            let store = try Store.open(at: dir)
+            let report = try store.check()
+            #expect(report.isOK, "round \(round): \(report)")
+            var perBatch: [Int: Int] = [:]
+            try store.read { s throws in
+                for stored in try s.allEvents() {
+                    let id = stored.event.eventID!
+                    let batch = Int(id.dropFirst().prefix { $0 != "-" })!
+                    perBatch[batch, default: 0] += 1
+                }
+            }
+            for b in acked { #expect(perBatch[b] == batchSize, "round \(round): acknowledged batch \(b) has \(perBatch[b] ?? 0) events") }
+            for (b, n) in perBatch { #expect(n == batchSize, "round \(round): batch \(b) is partial (\(n) events)") }
+            // Batches are numbered consecutively from the checkpoint, so the present ones are 0...max.
+            #expect(Set(perBatch.keys) == Set(0..<perBatch.count), "round \(round): batches present are not contiguous")
+            let maxAcked = acked.max() ?? -1
+            if maxAcked > lastAcked { killedWithProgress += 1 }
+            lastAcked = maxAcked
+            store.close()
+        }
+        // The test means something only if the child got to commit between kills most of the time.
+        #expect(killedWithProgress >= 10, "only \(killedWithProgress) of 20 rounds made progress")
+    }
+
+    /// Readers in another process keep querying while this process appends (and grows the map from a
+    /// tiny start); every snapshot they take is self-consistent and the counts never go down.
+    @Test func readersInAnotherProcessSeeOnlyGrowingConsistentCounts() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(initialMapSize: 1 << 16))
+        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 0)])
+        let batches = 60
+        let batchSize = 500
+        let target = 1 + batches * batchSize
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: try fixturePath())
+        child.arguments = ["read", dir, String(target), "60"]
+        let output = Pipe()
+        child.standardOutput = output
+        try child.run()
+        for b in 0..<batches {
+            try store.append((0..<batchSize).map { j in
+                simpleEvent(onboarding: j % 4, screen: j % 8, session: b * 10 + j % 10, time: Int64(b * batchSize + j + 1))
+            })
+            usleep(5_000)
+        }
+        child.waitUntilExit()
+        let counts = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .split(separator: "\n").map { Int($0)! }
+        #expect(child.terminationStatus == 0)
+        #expect(counts.last == target)
+        #expect(counts == counts.sorted())
+        // The reader ran alongside the writer: it saw intermediate states, not only the end.
+        #expect(counts.count >= 3, "the reader saw only \(counts)")
+        #expect(store.mapSize > 1 << 16)
+    }
+
+    /// A store opened with a 64 KiB map takes a million events: the map grows by itself.
+    @Test func aTinyMapTakesAMillionEvents() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync, initialMapSize: 1 << 16))
+        let batchSize = 100_000
+        // Cheap events: few distinct strings, built once.
+        let template = (0..<batchSize).map { j in simpleEvent(onboarding: j % 3, screen: j % 10, session: j % 50, time: 0) }
+        var batch = template
+        for b in 0..<10 {
+            for j in 0..<batchSize { batch[j].time = Timestamp(microseconds: Int64(b * batchSize + j)) }
+            #expect(try store.append(batch).appended == batchSize)
+        }
+        #expect(try store.read { try $0.stats().events } == 1_000_000)
+        #expect(store.mapSize >= 32 << 20)
+        try store.read { s throws in
+            #expect(try s.events(since: 999_999).map(\.event.time.microseconds) == [999_999])
+        }
+    }
+}
+
+/// Damaged value bytes are reported by `check()` and by reads as errors, never traps.
+@Suite struct CorruptionTests {
+    enum Damage: String, CaseIterable, CustomStringConvertible {
+        case garbageBody, truncatedBody, emptyBody, unknownStringID, sessionValue, batchValue, onboardingCounter, eventIDValue
+        var description: String { rawValue }
+    }
+
+    @Test(arguments: Damage.allCases)
+    func damageIsReported(_ damage: Damage) throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        try store.append((0..<50).map { simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: $0 % 7, time: Int64($0), eventID: "e\($0)") })
+        #expect(try store.check().isOK)
+
+        // The first event in key order: onboarding id of "onb-0", screen 0, time 0, seq 0.
+        let onb = try #require(try store.read { try $0.id(of: "onb-0") })
+        let key = EventKey(onboarding: onb, screen: 0, timeBits: Layout.timeBits(0), seq: 0)
+        let session = try #require(try store.read { try $0.id(of: "s0") })
+        try store.env.transaction(write: true) { txn in
+            let dbs = store.dbs
+            func put(_ db: Database, _ k: [UInt8], _ v: [UInt8]) throws {
+                try k.withUnsafeBytes { kb in try v.withUnsafeBytes { vb in _ = try txn.put(db, kb, vb) } }
+            }
+            var keyBytes = [UInt8](repeating: 0, count: Layout.eventKeySize)
+            keyBytes.withUnsafeMutableBytes { key.write(to: $0.baseAddress!) }
+            let body = try #require(try keyBytes.withUnsafeBytes { try txn.get(dbs.events, $0) }.map { Array($0) })
+            switch damage {
+            case .garbageBody: try put(dbs.events, keyBytes, [0xFF, 0xFE, 0xFD, 0xFC, 0xFB])
+            case .truncatedBody: try put(dbs.events, keyBytes, Array(body.dropLast()))
+            case .emptyBody: try put(dbs.events, keyBytes, [])
+            case .unknownStringID:
+                // Same shape, but the last string reference points past the dictionary.
+                var damaged = body
+                damaged[damaged.count - 2] = 0x7F
+                try put(dbs.events, keyBytes, damaged)
+            case .sessionValue:
+                var k = [UInt8](repeating: 0, count: Layout.sessionKeySize)
+                k.withUnsafeMutableBytes { p in
+                    p.baseAddress!.storeBE(session, at: 0)
+                    p.baseAddress!.storeBE(Layout.timeBits(0), at: 4)
+                    p.baseAddress!.storeBE(UInt64(0), at: 12)
+                }
+                try put(dbs.sessions, k, [1, 2, 3])
+            case .batchValue: try put(dbs.batches, [0, 0, 0, 0, 0, 0, 0, 0], [9, 9, 9])
+            case .onboardingCounter:
+                var k = [UInt8](repeating: 0, count: 4)
+                k.withUnsafeMutableBytes { $0.baseAddress!.storeBE(onb, at: 0) }
+                try put(dbs.onboardings, k, [UInt8](repeating: 0, count: OnboardingSummaryRecord.size))
+            case .eventIDValue:
+                var k = [UInt8](repeating: 0, count: 8)
+                k.withUnsafeMutableBytes { $0.baseAddress!.storeBE(Layout.timeBits(0), at: 0) }
+                try put(dbs.eventIDs, k + Array("e0".utf8), [1, 2, 3, 4])
+            }
+        }
+
+        let report = try store.check()
+        #expect(!report.isOK, "check() missed \(damage)")
+        #expect(report.problemCount >= 1)
+        switch damage {
+        case .garbageBody, .truncatedBody, .emptyBody, .unknownStringID:
+            #expect(report.problems.contains { $0.contains("seq 0") && $0.contains("does not decode") }, "\(report)")
+            // Reads that touch the damaged record throw; they do not trap.
+            let error = #expect(throws: StoreError.self) { try store.read { try $0.allEvents() } }
+            #expect(error?.kind == .corrupt)
+            #expect(throws: StoreError.self) { try store.read { try $0.events(inSession: "s0") } }
+            #expect(throws: StoreError.self) { try store.read { try $0.events(since: 0) } }
+            // Other onboardings are unaffected.
+            #expect(try store.read { try $0.events(onboarding: "onb-1") }.count == 25)
+        case .sessionValue:
+            #expect(report.problems.contains { $0.hasPrefix("sessions:") }, "\(report)")
+            #expect(throws: StoreError.self) { try store.read { try $0.events(inSession: "s0") } }
+        case .batchValue:
+            #expect(report.problems.contains { $0.hasPrefix("batches:") }, "\(report)")
+            #expect(throws: StoreError.self) { try store.read { try $0.events(since: 0) } }
+        case .onboardingCounter:
+            #expect(report.problems.contains { $0.hasPrefix("onboardings:") }, "\(report)")
+        case .eventIDValue:
+            #expect(report.problems.contains { $0.hasPrefix("event_ids:") }, "\(report)")
+        }
+    }
+}
