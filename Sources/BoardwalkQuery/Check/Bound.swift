@@ -1,0 +1,170 @@
+import BoardwalkModel
+
+/// A type-checked expression: names resolved to fields, functions to their meaning.
+indirect enum Bound: Hashable, Sendable {
+    case literal(Value)
+    case event(EventField)
+    case session(SessionField)
+    /// A column of the result table (stages after a reduction).
+    case column(Int)
+    /// `answer("element")`: the session's last value for the element (rule 9).
+    case answer(String)
+    /// `did(x)`: the session has an event whose kind or analytics name is `x`.
+    case did(String)
+    /// `reached(n)`: the session's furthest screen index is at least `n`.
+    case reached(Int)
+    /// `now()`, fixed once per run.
+    case now
+    case compare(BinaryOperator, Bound, Bound)
+    case and(Bound, Bound)
+    case or(Bound, Bound)
+    case not(Bound)
+    case arithmetic(BinaryOperator, Bound, Bound)
+    case negate(Bound)
+    case member(Bound, [Bound], negated: Bool)
+
+    /// Whether the expression reads `dwell` (which needs each event's session around it).
+    var readsDwell: Bool {
+        switch self {
+        case .event(.dwell): true
+        case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
+            a.readsDwell || b.readsDwell
+        case .not(let a), .negate(let a): a.readsDwell
+        case .member(let a, let items, _): a.readsDwell || items.contains { $0.readsDwell }
+        default: false
+        }
+    }
+
+    /// Evaluates the expression given how to read fields; the combinators are the language's definition,
+    /// shared by every evaluator.
+    func evaluate(now: Timestamp, _ leaf: (Bound) -> Value) -> Value {
+        switch self {
+        case .literal(let v): return v
+        case .now: return .time(now)
+        case .compare(let op, let a, let b):
+            return .bool(Value.compare(op, a.evaluate(now: now, leaf), b.evaluate(now: now, leaf)))
+        case .and(let a, let b):
+            return .bool(a.evaluate(now: now, leaf).isTrue && b.evaluate(now: now, leaf).isTrue)
+        case .or(let a, let b):
+            return .bool(a.evaluate(now: now, leaf).isTrue || b.evaluate(now: now, leaf).isTrue)
+        case .not(let a):
+            return .bool(!a.evaluate(now: now, leaf).isTrue)
+        case .arithmetic(let op, let a, let b):
+            return Value.arithmetic(op, a.evaluate(now: now, leaf), b.evaluate(now: now, leaf))
+        case .negate(let a):
+            switch a.evaluate(now: now, leaf) {
+            case .integer(let v): return v == .min ? .null : .integer(-v)
+            case .number(let v): return .number(-v)
+            case .duration(let v): return .duration(-v)
+            default: return .null
+            }
+        case .member(let a, let items, let negated):
+            let v = a.evaluate(now: now, leaf)
+            if v.isNull { return .bool(false) }
+            let found = items.contains { Value.queryEqual(v, $0.evaluate(now: now, leaf)) }
+            return .bool(found != negated)
+        case .event, .session, .column, .answer, .did, .reached:
+            return leaf(self)
+        }
+    }
+}
+
+/// A bound expression with its output column name and type.
+struct BoundColumn: Hashable, Sendable {
+    var bound: Bound
+    var name: String
+    var type: QueryType
+}
+
+/// A bound aggregate of `stats`.
+struct BoundAggregate: Hashable, Sendable {
+    var function: AggregateFunction
+    var argument: Bound?
+    var name: String
+    /// The type of the argument (sum/avg/min/max/percentiles keep durations as durations).
+    var argumentType: QueryType?
+    var resultType: QueryType
+}
+
+/// A bound funnel step.
+struct BoundStep: Hashable, Sendable {
+    /// An event kind's or analytics event's wire name.
+    var event: String
+    var predicate: Bound?
+    var name: String
+}
+
+struct BoundFunnel: Hashable, Sendable {
+    /// Empty: the screen funnel.
+    var steps: [BoundStep]
+    var within: Int64?
+    var mode: FunnelMode
+    /// Event kinds (or analytics names) that never break a strict chain.
+    var ignoring: Set<String>
+    var by: [BoundColumn]
+}
+
+/// The one reduction of a query, if any.
+enum Reduction: Hashable, Sendable {
+    case count(by: [BoundColumn])
+    case stats([BoundAggregate], by: [BoundColumn], censored: Bool)
+    case top(Int, BoundColumn)
+    /// Bucket width in the value's unit (microseconds for durations).
+    case histogram(BoundColumn, step: Double)
+    case funnel(BoundFunnel)
+}
+
+/// Stages that work on the result table.
+enum TableStage: Hashable, Sendable {
+    case `where`(Bound)
+    case sort([(column: Int, descending: Bool)])
+    case limit(Int)
+    case select([Int])
+
+    static func == (a: TableStage, b: TableStage) -> Bool {
+        switch (a, b) {
+        case (.where(let x), .where(let y)): x == y
+        case (.sort(let x), .sort(let y)): x.map(\.column) == y.map(\.column) && x.map(\.descending) == y.map(\.descending)
+        case (.limit(let x), .limit(let y)): x == y
+        case (.select(let x), .select(let y)): x == y
+        default: false
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        switch self {
+        case .where(let b): hasher.combine(0); hasher.combine(b)
+        case .sort(let keys): hasher.combine(1); for k in keys { hasher.combine(k.column); hasher.combine(k.descending) }
+        case .limit(let n): hasher.combine(2); hasher.combine(n)
+        case .select(let c): hasher.combine(3); hasher.combine(c)
+        }
+    }
+}
+
+/// A type-checked query, ready to plan and run.
+struct CheckedQuery: Hashable, Sendable {
+    var ast: QueryAST
+    var source: SourceKind
+    /// Row filters (the leading `where` stages), all of which must hold.
+    var filters: [Bound]
+    var reduction: Reduction?
+    /// Without a reduction: the columns each row is listed with.
+    var rowColumns: [BoundColumn]
+    var tableStages: [TableStage]
+    /// Column names after the reduction (or of listed rows), before table stages.
+    var columns: [String]
+    var explain: Bool
+
+    /// Whether any part reads `dwell`, so events must be read with their sessions.
+    var readsDwell: Bool {
+        if filters.contains(where: \.readsDwell) || rowColumns.contains(where: { $0.bound.readsDwell }) { return true }
+        switch reduction {
+        case .count(let by): return by.contains { $0.bound.readsDwell }
+        case .stats(let aggregates, let by, _):
+            return aggregates.contains { $0.argument?.readsDwell ?? false } || by.contains { $0.bound.readsDwell }
+        case .top(_, let key): return key.bound.readsDwell
+        case .histogram(let value, _): return value.bound.readsDwell
+        case .funnel, nil: return false
+        }
+    }
+}

@@ -1,0 +1,490 @@
+import BoardwalkModel
+
+/// Resolves names and checks types before anything runs, so that a query either fails here with a pointed
+/// diagnostic or runs to the end.
+struct TypeChecker {
+    enum Scope {
+        case events
+        case sessions
+        /// A funnel step's condition or breakdown: event fields, without `dwell`.
+        case step
+        case table([(name: String, type: QueryType)])
+    }
+
+    let text: String
+
+    func fail(_ message: String, _ range: Range<Int>, label: String? = nil) -> QueryError {
+        QueryError(.type, message, at: range, in: text, label: label)
+    }
+
+    static let eventNames: [String] = EventKind.allCases.map(\.rawValue) + AnalyticsName.allCases.map(\.rawValue)
+    static let durationColumnsOfFunnels = ["median_time", "mean_time", "p90_time"]
+
+    // MARK: Queries
+
+    static func check(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
+        let checker = TypeChecker(text: ast.text)
+        return try checker.query(ast)
+    }
+
+    func query(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
+        let rowScope: Scope = ast.source == .events ? .events : .sessions
+        var checked = CheckedQuery(ast: ast, source: ast.source, filters: [], reduction: nil, rowColumns: [],
+                                   tableStages: [], columns: [], explain: false)
+        var stages = ast.stages[...]
+        if let last = stages.last, case .explain = last.kind {
+            checked.explain = true
+            stages = stages.dropLast()
+        }
+        // 1. Row filters.
+        while let stage = stages.first, case .where(let expr) = stage.kind {
+            checked.filters.append(try predicate(expr, rowScope, what: "`where`"))
+            stages = stages.dropFirst()
+        }
+        // 2. At most one reduction, or listed rows.
+        var columns: [(name: String, type: QueryType)] = []
+        if let stage = stages.first, let reduction = try reduction(stage, ast.source, rowScope, columns: &columns) {
+            checked.reduction = reduction
+            stages = stages.dropFirst()
+        } else {
+            var listed: [BoundColumn]
+            if let stage = stages.first, case .select(let items) = stage.kind {
+                listed = try items.map { (item) throws(QueryError) in try column(item, rowScope) }
+                stages = stages.dropFirst()
+            } else {
+                listed = ast.source == .events ? TypeChecker.defaultEventColumns : TypeChecker.defaultSessionColumns
+            }
+            checked.rowColumns = listed
+            columns = listed.map { ($0.name, $0.type) }
+        }
+        checked.columns = columns.map(\.name)
+        // 3. Table stages.
+        for stage in stages {
+            let scope = Scope.table(columns)
+            switch stage.kind {
+            case .where(let expr):
+                checked.tableStages.append(.where(try predicate(expr, scope, what: "`where`")))
+            case .sort(let keys):
+                var sorted: [(column: Int, descending: Bool)] = []
+                for key in keys {
+                    let (bound, _) = try expression(key.expr, scope)
+                    guard case .column(let index) = bound else {
+                        throw fail("`sort` takes column names", key.expr.range,
+                                   label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+                    }
+                    sorted.append((index, key.descending))
+                }
+                checked.tableStages.append(.sort(sorted))
+            case .limit(let n):
+                checked.tableStages.append(.limit(n))
+            case .select(let items):
+                var indexes: [Int] = []
+                var selected: [(name: String, type: QueryType)] = []
+                for item in items {
+                    let (bound, _) = try expression(item.expr, scope)
+                    guard case .column(let index) = bound else {
+                        throw fail("`select` after a reduction takes column names", item.expr.range)
+                    }
+                    indexes.append(index)
+                    selected.append((item.column, columns[index].type))
+                }
+                checked.tableStages.append(.select(indexes))
+                columns = selected
+            case .explain:
+                throw fail("`explain` must be the last stage", stage.keywordRange)
+            case .count, .stats, .top, .funnel, .histogram:
+                throw fail("a query has one reduction, right after its `where` stages", stage.keywordRange,
+                           label: "`count`, `stats`, `top`, `funnel` and `histogram` cannot follow another stage")
+            }
+        }
+        return checked
+    }
+
+    static let defaultEventColumns: [BoundColumn] = [EventField.time, .seq, .session, .onboarding, .screen, .kind, .name,
+                                                     .element, .value].map { BoundColumn(bound: .event($0), name: $0.rawValue, type: $0.type) }
+    static let defaultSessionColumns: [BoundColumn] = [SessionField.session, .onboarding, .started, .duration, .events,
+                                                       .furthestScreen, .exit].map { BoundColumn(bound: .session($0), name: $0.rawValue, type: $0.type) }
+
+    private func column(_ item: NamedExpr, _ scope: Scope) throws(QueryError) -> BoundColumn {
+        let (bound, type) = try expression(item.expr, scope)
+        return BoundColumn(bound: bound, name: item.column, type: type)
+    }
+
+    private func reduction(_ stage: Stage, _ source: SourceKind, _ scope: Scope,
+                           columns: inout [(name: String, type: QueryType)]) throws(QueryError) -> Reduction? {
+        switch stage.kind {
+        case .count(let by):
+            let keys = try by.map { (k) throws(QueryError) in try column(k, scope) }
+            columns = keys.map { ($0.name, $0.type) } + [("count", .number)]
+            return .count(by: keys)
+        case .stats(let calls, let by):
+            let keys = try by.map { (k) throws(QueryError) in try column(k, scope) }
+            let aggregates = try calls.map { (c) throws(QueryError) in try aggregate(c, scope) }
+            let censored = aggregates.contains { $0.argument?.readsDwell ?? false }
+            columns = keys.map { ($0.name, $0.type) } + aggregates.map { ($0.name, $0.resultType) }
+            if censored { columns.append(("censored", .number)) }
+            return .stats(aggregates, by: keys, censored: censored)
+        case .top(let n, let key):
+            let bound = try column(key, scope)
+            columns = [(bound.name, bound.type), ("count", .number)]
+            return .top(n, bound)
+        case .histogram(let value, let step):
+            let (bound, type) = try expression(value, scope)
+            guard type == .number || type == .duration || type == .answer else {
+                throw fail("`histogram` needs a number or a duration; this is \(type.withArticle)", value.range)
+            }
+            var width: Double = type == .duration ? 60_000_000 : 1
+            if let step {
+                switch step.kind {
+                case .literal(.duration(let d)) where type == .duration && d > 0: width = Double(d)
+                case .literal(.integer(let n)) where type != .duration && n > 0: width = Double(n)
+                case .literal(.decimal(let n)) where type != .duration && n > 0: width = n
+                default:
+                    throw fail("`step` must be a positive \(type == .duration ? "duration" : "number") literal", step.range)
+                }
+            }
+            columns = [("bucket", type == .answer ? .number : type), ("count", .number)]
+            return .histogram(BoundColumn(bound: bound, name: "bucket", type: type), step: width)
+        case .funnel(let spec):
+            guard source == .sessions else {
+                throw fail("`funnel` reads sessions; start the query with `sessions`", stage.keywordRange)
+            }
+            let funnel = try funnel(spec)
+            columns = funnel.by.map { ($0.name, $0.type) }
+            if !funnel.by.isEmpty { columns.append(("breakdown_step", .number)) }
+            if funnel.steps.isEmpty {
+                columns += [("step", .number), ("sessions", .number), ("pct_of_first", .number),
+                            ("pct_of_previous", .number), ("dropoff", .number), ("median_time", .duration)]
+            } else {
+                columns += [("step", .number), ("name", .string), ("sessions", .number), ("pct_of_first", .number),
+                            ("pct_of_previous", .number), ("dropoff", .number), ("mean_time", .duration),
+                            ("median_time", .duration), ("p90_time", .duration)]
+            }
+            return .funnel(funnel)
+        default:
+            return nil
+        }
+    }
+
+    private func funnel(_ spec: FunnelSpec) throws(QueryError) -> BoundFunnel {
+        var steps: [BoundStep] = []
+        for step in spec.steps {
+            if !step.text.hasPrefix("\""), !TypeChecker.eventNames.contains(step.event) {
+                let hint = Suggestions.didYouMean(step.event, in: TypeChecker.eventNames)
+                throw fail("unknown event `\(step.event)`\(hint)", step.eventRange,
+                           label: "a step is an event kind or analytics name; quote other names")
+            }
+            var condition: Bound?
+            if let p = step.predicate { condition = try self.predicate(p, .step, what: "a funnel step") }
+            steps.append(BoundStep(event: step.event, predicate: condition, name: step.text))
+        }
+        if steps.isEmpty {
+            if let range = spec.withinRange { throw fail("`within` needs funnel steps", range) }
+            if let range = spec.modeRange { throw fail("`mode` needs funnel steps", range) }
+        }
+        if let range = spec.ignoringRanges.first, spec.mode != .strict {
+            throw fail("`ignoring` applies to `mode strict` only", range)
+        }
+        for (name, range) in zip(spec.ignoring, spec.ignoringRanges) where !TypeChecker.eventNames.contains(name) {
+            let hint = Suggestions.didYouMean(name, in: TypeChecker.eventNames)
+            throw fail("unknown event kind `\(name)`\(hint)", range)
+        }
+        let by = try spec.by.map { (k) throws(QueryError) in try column(k, .step) }
+        return BoundFunnel(steps: steps, within: spec.within, mode: spec.mode, ignoring: Set(spec.ignoring), by: by)
+    }
+
+    private func aggregate(_ call: AggregateCall, _ scope: Scope) throws(QueryError) -> BoundAggregate {
+        let name = call.function
+        let args = call.arguments
+        func arity(_ n: Int) throws(QueryError) {
+            guard args.count == n else {
+                throw fail("`\(name)` takes \(n) argument\(n == 1 ? "" : "s"), found \(args.count)", call.range)
+            }
+        }
+        func numericArgument() throws(QueryError) -> (Bound, QueryType) {
+            let (bound, type) = try expression(args[0], scope)
+            guard type == .number || type == .duration || type == .answer else {
+                throw fail("`\(name)` needs a number or a duration; `\(compact(args[0].range))` is \(type.withArticle)",
+                           args[0].range)
+            }
+            return (bound, type)
+        }
+        func numericResult(_ type: QueryType) -> QueryType { type == .duration ? .duration : .number }
+        switch name {
+        case "count":
+            if args.isEmpty { return BoundAggregate(function: .count, argument: nil, name: call.column, resultType: .number) }
+            try arity(1)
+            let (bound, type) = try expression(args[0], scope)
+            return BoundAggregate(function: .countPresent, argument: bound, name: call.column, argumentType: type,
+                                  resultType: .number)
+        case "count_distinct":
+            try arity(1)
+            let (bound, type) = try expression(args[0], scope)
+            return BoundAggregate(function: .countDistinct, argument: bound, name: call.column, argumentType: type,
+                                  resultType: .number)
+        case "sum", "avg", "p50", "p90", "p95", "p99":
+            try arity(1)
+            let (bound, type) = try numericArgument()
+            let function: AggregateFunction = switch name {
+            case "sum": .sum
+            case "avg": .avg
+            case "p50": .percentile(0.5)
+            case "p90": .percentile(0.9)
+            case "p95": .percentile(0.95)
+            default: .percentile(0.99)
+            }
+            return BoundAggregate(function: function, argument: bound, name: call.column, argumentType: type,
+                                  resultType: numericResult(type))
+        case "percentile":
+            try arity(2)
+            let (bound, type) = try numericArgument()
+            let q: Double? = switch args[1].kind {
+            case .literal(.decimal(let d)): d
+            case .literal(.integer(let i)): Double(i)
+            default: nil
+            }
+            guard let q, q >= 0, q <= 1 else {
+                throw fail("the quantile of `percentile` must be a number literal from 0 to 1", args[1].range,
+                           label: "e.g. percentile(duration, 0.75)")
+            }
+            return BoundAggregate(function: .percentile(q), argument: bound, name: call.column, argumentType: type,
+                                  resultType: numericResult(type))
+        case "min", "max":
+            try arity(1)
+            let (bound, type) = try expression(args[0], scope)
+            guard type != .bool else {
+                throw fail("`\(name)` needs a number, duration, timestamp or string; `\(compact(args[0].range))` is a boolean",
+                           args[0].range)
+            }
+            return BoundAggregate(function: name == "min" ? .min : .max, argument: bound, name: call.column,
+                                  argumentType: type, resultType: type)
+        case "rate":
+            try arity(1)
+            let bound = try predicate(args[0], scope, what: "`rate`")
+            return BoundAggregate(function: .rate, argument: bound, name: call.column, argumentType: .bool,
+                                  resultType: .number)
+        default:
+            let hint = Suggestions.didYouMean(name, in: AggregateFunction.names)
+            throw fail("unknown aggregate `\(name)`\(hint)", call.functionRange)
+        }
+    }
+
+    /// The text of a range with whitespace outside strings removed, as column names are made.
+    private func compactText(_ range: Range<Int>) -> String {
+        var out: [UInt8] = []
+        var inString = false
+        for c in Array(text.utf8)[range.clamped(to: 0..<text.utf8.count)] {
+            if c == UInt8(ascii: "\"") { inString.toggle() }
+            if !inString, c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { continue }
+            out.append(c)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func compact(_ range: Range<Int>) -> String {
+        let utf8 = Array(text.utf8)
+        return String(decoding: utf8[range.clamped(to: 0..<utf8.count)], as: UTF8.self)
+    }
+
+    // MARK: Expressions
+
+    func predicate(_ expr: Expr, _ scope: Scope, what: String) throws(QueryError) -> Bound {
+        let (bound, type) = try expression(expr, scope)
+        guard type == .bool else {
+            throw fail("\(what) needs a condition; this is \(type.withArticle)", expr.range)
+        }
+        return bound
+    }
+
+    func expression(_ expr: Expr, _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
+        // After a reduction, a column named after an aggregate (`p50(duration)`) is referred to by that text.
+        if case .table(let columns) = scope, case .call = expr.kind {
+            let written = compactText(expr.range)
+            if let index = columns.firstIndex(where: { $0.name == written }) { return (.column(index), columns[index].type) }
+        }
+        switch expr.kind {
+        case .literal(let literal):
+            switch literal {
+            case .string(let s): return (.literal(.string(s)), .string)
+            case .integer(let i): return (.literal(.integer(i)), .number)
+            case .decimal(let d): return (.literal(.number(d)), .number)
+            case .bool(let b): return (.literal(.bool(b)), .bool)
+            case .duration(let d): return (.literal(.duration(Double(d))), .duration)
+            case .time(let t): return (.literal(.time(t)), .time)
+            }
+        case .name(let name):
+            return try field(name, expr.range, scope)
+        case .call(let name, let nameRange, let args):
+            return try call(name, nameRange, args, expr.range, scope)
+        case .list:
+            throw fail("a list can only follow `in`", expr.range)
+        case .not(let operand):
+            return (.not(try predicate(operand, scope, what: "`not`")), .bool)
+        case .negate(let operand):
+            let (bound, type) = try expression(operand, scope)
+            guard type == .number || type == .duration else {
+                throw fail("cannot negate \(type.withArticle)", expr.range)
+            }
+            return (.negate(bound), type)
+        case .membership(let value, let items, let negated):
+            let (bound, type) = try expression(value, scope)
+            var bounds: [Bound] = []
+            for item in items {
+                let (b, t) = try expression(item, scope)
+                guard comparable(type, t, ordering: false) else {
+                    throw fail("cannot compare \(type.withArticle) with \(t.withArticle)", item.range)
+                }
+                try checkEnumerated(value, item)
+                bounds.append(b)
+            }
+            return (.member(bound, bounds, negated: negated), .bool)
+        case .binary(let op, let left, let right):
+            switch op {
+            case .and, .or:
+                let l = try predicate(left, scope, what: "`\(op.rawValue)`")
+                let r = try predicate(right, scope, what: "`\(op.rawValue)`")
+                return (op == .and ? .and(l, r) : .or(l, r), .bool)
+            case .equal, .notEqual, .less, .lessEqual, .greater, .greaterEqual:
+                let (l, lt) = try expression(left, scope)
+                let (r, rt) = try expression(right, scope)
+                let ordering = op != .equal && op != .notEqual
+                guard comparable(lt, rt, ordering: ordering) else {
+                    if ordering, lt == rt {
+                        throw fail("cannot order \(lt == .bool ? "booleans" : "values of this type") with `\(op.rawValue)`",
+                                   expr.range)
+                    }
+                    throw fail("cannot compare \(lt.withArticle) with \(rt.withArticle)", expr.range,
+                               label: "`\(compact(left.range))` is \(lt.withArticle), `\(compact(right.range))` is \(rt.withArticle)")
+                }
+                try checkEnumerated(left, right)
+                try checkEnumerated(right, left)
+                return (.compare(op, l, r), .bool)
+            case .add, .subtract, .multiply, .divide:
+                let (l, lt) = try expression(left, scope)
+                let (r, rt) = try expression(right, scope)
+                guard let type = arithmeticType(op, lt, rt) else {
+                    throw fail("cannot apply `\(op.rawValue)` to \(lt.withArticle) and \(rt.withArticle)", expr.range)
+                }
+                return (.arithmetic(op, l, r), type)
+            }
+        }
+    }
+
+    private func comparable(_ a: QueryType, _ b: QueryType, ordering: Bool) -> Bool {
+        if ordering, a == .bool || b == .bool { return false }
+        if a == b { return true }
+        if a == .answer { return b == .string || b == .number || b == .bool }
+        if b == .answer { return a == .string || a == .number || a == .bool }
+        return false
+    }
+
+    private func arithmeticType(_ op: BinaryOperator, _ a: QueryType, _ b: QueryType) -> QueryType? {
+        switch (op, a, b) {
+        case (.add, .time, .duration), (.add, .duration, .time), (.subtract, .time, .duration): return .time
+        case (.subtract, .time, .time): return .duration
+        case (.add, .duration, .duration), (.subtract, .duration, .duration): return .duration
+        case (.multiply, .duration, .number), (.multiply, .number, .duration), (.divide, .duration, .number): return .duration
+        case (_, .number, .number): return .number
+        default: return nil
+        }
+    }
+
+    /// Literals compared with `kind`, `exit` or `element_type` must be values those fields take.
+    private func checkEnumerated(_ field: Expr, _ literal: Expr) throws(QueryError) {
+        guard case .name(let name) = field.kind, case .literal(.string(let value)) = literal.kind else { return }
+        let (what, allowed): (String, [String])
+        switch name {
+        case "kind": (what, allowed) = ("event kind", EventKind.allCases.map(\.rawValue))
+        case "exit": (what, allowed) = ("exit", Exit.allCases.map(\.rawValue))
+        case "element_type": (what, allowed) = ("element type", ElementType.allCases.map(\.rawValue))
+        default: return
+        }
+        guard !allowed.contains(value) else { return }
+        let hint = Suggestions.didYouMean(value, in: allowed)
+        throw fail("unknown \(what) `\(value)`\(hint)", literal.range, label: "one of: \(allowed.joined(separator: ", "))")
+    }
+
+    private func field(_ name: String, _ range: Range<Int>, _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
+        switch scope {
+        case .events, .step:
+            if let field = EventField(rawValue: name) {
+                if field == .dwell, case .step = scope {
+                    throw fail("`dwell` is not available in funnels", range)
+                }
+                return (.event(field), field.type)
+            }
+            if SessionField(rawValue: name) != nil {
+                throw fail("`\(name)` is a field of `sessions`, not of events", range,
+                           label: "start the query with `sessions` to use it")
+            }
+            let hint = Suggestions.didYouMean(name, in: EventField.allCases.map(\.rawValue))
+            throw fail("unknown field `\(name)`\(hint)", range)
+        case .sessions:
+            if let field = SessionField(rawValue: name) { return (.session(field), field.type) }
+            if EventField(rawValue: name) != nil {
+                throw fail("`\(name)` is a field of `events`, not of sessions", range,
+                           label: "start the query with `events` to use it")
+            }
+            let hint = Suggestions.didYouMean(name, in: SessionField.allCases.map(\.rawValue))
+            throw fail("unknown field `\(name)`\(hint)", range)
+        case .table(let columns):
+            if let index = columns.firstIndex(where: { $0.name == name }) { return (.column(index), columns[index].type) }
+            let hint = Suggestions.didYouMean(name, in: columns.map(\.name))
+            throw fail("unknown column `\(name)`\(hint)", range,
+                       label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+        }
+    }
+
+    private func call(_ name: String, _ nameRange: Range<Int>, _ args: [Expr], _ range: Range<Int>,
+                      _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
+        let isSessions = if case .sessions = scope { true } else { false }
+        if ["answer", "did", "reached"].contains(name), !isSessions {
+            throw fail("`\(name)(…)` describes a session; use it after `sessions`", nameRange)
+        }
+        func one() throws(QueryError) -> Expr {
+            guard args.count == 1 else {
+                throw fail("`\(name)` takes 1 argument, found \(args.count)", range)
+            }
+            return args[0]
+        }
+        switch name {
+        case "now":
+            guard args.isEmpty else { throw fail("`now` takes no arguments", range) }
+            return (.now, .time)
+        case "answer":
+            let arg = try one()
+            guard case .literal(.string(let element)) = arg.kind else {
+                throw fail("`answer` takes an element id as a string", arg.range, label: "e.g. answer(\"experience\")")
+            }
+            return (.answer(element), .answer)
+        case "did":
+            let arg = try one()
+            switch arg.kind {
+            case .literal(.string(let event)):
+                return (.did(event), .bool)
+            case .name(let event):
+                guard TypeChecker.eventNames.contains(event) else {
+                    let hint = Suggestions.didYouMean(event, in: TypeChecker.eventNames)
+                    throw fail("unknown event `\(event)`\(hint)", arg.range,
+                               label: "an event kind or analytics name; quote other names")
+                }
+                return (.did(event), .bool)
+            default:
+                throw fail("`did` takes an event kind or name", arg.range, label: "e.g. did(open_paywall)")
+            }
+        case "reached":
+            let arg = try one()
+            guard case .literal(.integer(let n)) = arg.kind, n >= 0, n <= Int64(Meta.maxScreenIndex) else {
+                throw fail("`reached` takes a screen index", arg.range, label: "e.g. reached(3)")
+            }
+            return (.reached(Int(n)), .bool)
+        default:
+            if AggregateFunction.names.contains(name) {
+                throw fail("`\(name)` is an aggregate; use it in `stats`", nameRange)
+            }
+            let candidates = isSessions ? Functions.session : Functions.events
+            let hint = Suggestions.didYouMean(name, in: candidates)
+            throw fail("unknown function `\(name)`\(hint)", nameRange)
+        }
+    }
+}

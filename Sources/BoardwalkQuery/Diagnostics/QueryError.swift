@@ -1,0 +1,85 @@
+/// An error in a query or in its execution, pointing into the query text where it can.
+///
+/// Its ``description`` renders like a compiler diagnostic:
+///
+/// ```
+/// error: unknown field `screen_idx`; did you mean `screen`?
+///  --> query:1:16
+/// 1 | events | where screen_idx == 2
+///   |                ^^^^^^^^^^
+/// ```
+public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, broadly.
+    public enum Kind: String, Hashable, Sendable {
+        /// The text is not a query (lexing and parsing).
+        case syntax
+        /// The query is well-formed but meaningless: unknown names, wrong types, a stage in the wrong place.
+        case type
+        /// Execution was cancelled through its ``CancellationFlag``.
+        case cancelled
+        /// The event source failed while the query ran.
+        case source
+    }
+
+    public var kind: Kind
+    /// One line saying what is wrong, including any suggestion.
+    public var message: String
+    /// The bytes of the query the error is about (UTF-8 offsets), when there are any.
+    public var range: Range<Int>?
+    /// A short note printed after the caret.
+    public var label: String?
+    /// The query text, kept to render the source line.
+    public var query: String
+
+    public init(_ kind: Kind, _ message: String, at range: Range<Int>? = nil, in query: String = "", label: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.range = range
+        self.query = query
+        self.label = label
+    }
+
+    /// 1-based line and column (in characters) of the start of ``range``.
+    public var location: (line: Int, column: Int)? {
+        guard let range else { return nil }
+        let (line, lineStart, _) = lineContaining(range.lowerBound)
+        let utf8 = Array(query.utf8)
+        let prefix = String(decoding: utf8[lineStart..<min(range.lowerBound, utf8.count)], as: UTF8.self)
+        return (line, prefix.count + 1)
+    }
+
+    private func lineContaining(_ offset: Int) -> (line: Int, start: Int, end: Int) {
+        let utf8 = Array(query.utf8)
+        var line = 1
+        var start = 0
+        var i = 0
+        let target = min(offset, utf8.count)
+        while i < target {
+            if utf8[i] == 0x0A { line += 1; start = i + 1 }
+            i += 1
+        }
+        var end = start
+        while end < utf8.count, utf8[end] != 0x0A { end += 1 }
+        return (line, start, end)
+    }
+
+    /// The rendered diagnostic: message, location, source line and caret.
+    public var description: String {
+        var out = "error: \(message)"
+        guard let range, let (line, column) = location else { return out }
+        let utf8 = Array(query.utf8)
+        let (_, lineStart, lineEnd) = lineContaining(range.lowerBound)
+        let source = String(decoding: utf8[lineStart..<lineEnd], as: UTF8.self)
+        let gutter = String(line)
+        let pad = String(repeating: " ", count: gutter.count)
+        // The caret covers the range's characters on this line, at least one.
+        let upper = min(max(range.upperBound, range.lowerBound), lineEnd)
+        let covered = String(decoding: utf8[min(range.lowerBound, lineEnd)..<upper], as: UTF8.self).count
+        var carets = String(repeating: " ", count: column - 1) + String(repeating: "^", count: max(1, covered))
+        if let label { carets += " " + label }
+        out += "\n\(pad)--> query:\(line):\(column)"
+        out += "\n\(gutter) | \(source)"
+        out += "\n\(pad) | \(carets)"
+        return out
+    }
+}

@@ -1,0 +1,58 @@
+/// "Did you mean" suggestions, drawn only from candidates of the right kind (fields for fields,
+/// aggregates for aggregates).
+enum Suggestions {
+    /// The candidate closest to `word` by edit distance, when it is close enough to be a plausible typo:
+    /// at most a third of the longer word's length (and at least 1), or when one word contains the other.
+    static func closest(to word: String, in candidates: [String]) -> String? {
+        let lowered = word.lowercased()
+        // `screen_idx` → `screen`: a known name with a suffix added.
+        if let underscore = lowered.lastIndex(of: "_"), candidates.contains(String(lowered[..<underscore])) {
+            return String(lowered[..<underscore])
+        }
+        var best: (String, Int)?
+        for candidate in candidates {
+            let distance = editDistance(lowered, candidate)
+            if best == nil || distance < best!.1 { best = (candidate, distance) }
+        }
+        guard let (candidate, distance) = best else { return nil }
+        let limit = max(1, max(lowered.count, candidate.count) / 3)
+        if distance <= limit { return candidate }
+        // `cnt` → `count`: an abbreviation (the word's letters in order) of exactly one candidate.
+        if lowered.count >= 3 {
+            let expansions = candidates.filter { isSubsequence(lowered, of: $0) }
+            if expansions.count == 1 { return expansions[0] }
+        }
+        return nil
+    }
+
+    /// The message suffix for a suggestion: "; did you mean `x`?" or "".
+    static func didYouMean(_ word: String, in candidates: [String]) -> String {
+        closest(to: word, in: candidates).map { "; did you mean `\($0)`?" } ?? ""
+    }
+
+    static func isSubsequence(_ word: String, of candidate: String) -> Bool {
+        var rest = candidate[...]
+        for c in word {
+            guard let i = rest.firstIndex(of: c) else { return false }
+            rest = rest[rest.index(after: i)...]
+        }
+        return true
+    }
+
+    /// Levenshtein distance over characters.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,95 @@
+/// The running state of one aggregate in one group.
+enum AggregateState {
+    case count(Int)
+    case distinct(Set<Value>)
+    case sum(Double)
+    case average(sum: Double, count: Int)
+    case extreme(Value?)
+    /// Exact percentiles keep every value of the group (rule 6: never sampled).
+    case values([Double])
+    case rate(hits: Int, rows: Int)
+
+    init(_ function: AggregateFunction) {
+        switch function {
+        case .count, .countPresent: self = .count(0)
+        case .countDistinct: self = .distinct([])
+        case .sum: self = .sum(0)
+        case .avg: self = .average(sum: 0, count: 0)
+        case .min, .max: self = .extreme(nil)
+        case .percentile: self = .values([])
+        case .rate: self = .rate(hits: 0, rows: 0)
+        }
+    }
+
+    /// Adds one row, whose argument evaluates to `value` (ignored by `count()`).
+    mutating func add(_ function: AggregateFunction, _ value: Value) {
+        switch (self, function) {
+        case (.count(let n), .count):
+            self = .count(n + 1)
+        case (.count(let n), _):
+            if !value.isNull { self = .count(n + 1) }
+        case (.distinct(var set), _):
+            guard !value.isNull else { return }
+            self = .count(0)  // release the set's buffer before mutating it
+            if case .set(let items) = value { for item in items { set.insert(.string(item)) } } else { set.insert(value) }
+            self = .distinct(set)
+        case (.sum(let s), _):
+            if let x = value.numeric { self = .sum(s + x) }
+        case (.average(let s, let n), _):
+            if let x = value.numeric { self = .average(sum: s + x, count: n + 1) }
+        case (.extreme(let current), _):
+            guard !value.isNull else { return }
+            guard let current else { self = .extreme(value); return }
+            let replace = function == .min ? Value.sortsBefore(value, current) : Value.sortsBefore(current, value)
+            if replace { self = .extreme(value) }
+        case (.values(var list), _):
+            guard let x = value.numeric else { return }
+            self = .count(0)
+            list.append(x)
+            self = .values(list)
+        case (.rate(let h, let n), _):
+            self = .rate(hits: h + (value.isTrue ? 1 : 0), rows: n + 1)
+        }
+    }
+
+    /// The aggregate's value; count-like aggregates are 0 over no rows, the others absent (rule 11).
+    func result(_ aggregate: BoundAggregate) -> Value {
+        let isDuration = aggregate.resultType == .duration
+        func number(_ d: Double) -> Value { isDuration ? .duration(d) : .number(d) }
+        switch self {
+        case .count(let n): return .integer(Int64(n))
+        case .distinct(let set): return .integer(Int64(set.count))
+        case .sum(let s): return number(s)
+        case .average(let s, let n): return n == 0 ? .null : number(s / Double(n))
+        case .extreme(let v): return v ?? .null
+        case .values(let list):
+            guard case .percentile(let q) = aggregate.function else { return .null }
+            return Percentile.of(list, q).map(number) ?? .null
+        case .rate(let h, let n): return n == 0 ? .null : .number(Double(h) / Double(n))
+        }
+    }
+}
+
+/// Group keys for a row: one combination per element of the cartesian product, where a set-valued key
+/// (a multi-select answer) explodes into one key per option, and an empty set into one absent key (rule 9).
+func keyCombinations(_ values: [Value]) -> [[Value]] {
+    var combinations: [[Value]] = [[]]
+    for value in values {
+        let options: [Value] = if case .set(let items) = value { items.isEmpty ? [.null] : items.map(Value.string) } else { [value] }
+        if options.count == 1 {
+            for i in combinations.indices { combinations[i].append(options[0]) }
+        } else {
+            combinations = combinations.flatMap { c in options.map { c + [$0] } }
+        }
+    }
+    return combinations
+}
+
+/// Orders rows by the given leading key columns, ascending, absent last.
+func keyOrder(_ a: [Value], _ b: [Value], columns: Int) -> Bool {
+    for i in 0..<columns {
+        if Value.sortsBefore(a[i], b[i]) { return true }
+        if Value.sortsBefore(b[i], a[i]) { return false }
+    }
+    return false
+}

@@ -1,0 +1,89 @@
+import BoardwalkModel
+
+/// An event as a source delivers it: the store's arrival sequence number and the event.
+public struct ScannedEvent: Sendable {
+    /// The store's arrival sequence; breaks ties between equal timestamps (rule 1).
+    public var seq: UInt64
+    public var event: Event
+
+    public init(seq: UInt64, event: Event) {
+        self.seq = seq
+        self.event = event
+    }
+}
+
+/// A range of the store's event key `(onboarding, screen, time, seq)`.
+///
+/// A range with no onboarding and every screen also covers events without a position (errors that reached
+/// the app outside the page); any narrower range excludes them, as a predicate on `onboarding` or `screen`
+/// is false for them.
+public struct ScanRange: Hashable, Sendable, CustomStringConvertible {
+    /// One onboarding, or nil for all of them.
+    public var onboarding: String?
+    public var screens: ClosedRange<Int>
+    /// Microseconds since the epoch, inclusive.
+    public var time: ClosedRange<Int64>
+
+    public static let allScreens = 0...Meta.maxScreenIndex
+    public static let allTime = Int64.min...Int64.max
+
+    public init(onboarding: String? = nil, screens: ClosedRange<Int> = ScanRange.allScreens,
+                time: ClosedRange<Int64> = ScanRange.allTime) {
+        self.onboarding = onboarding
+        self.screens = screens
+        self.time = time
+    }
+
+    /// Whether the range is the whole store.
+    public var isEverything: Bool { onboarding == nil && screens == ScanRange.allScreens && time == ScanRange.allTime }
+
+    /// Whether an event's key falls in the range.
+    public func contains(_ event: Event) -> Bool {
+        guard time.contains(event.time.microseconds) else { return false }
+        guard let meta = event.meta else { return onboarding == nil && screens == ScanRange.allScreens }
+        if let onboarding, meta.onboardingID != onboarding { return false }
+        return screens.contains(meta.screenIndex)
+    }
+
+    /// `onboarding="onb_1" screen=[2, 65534] time=[2026-11-01T00:00:00.000000Z, +inf]`.
+    public var description: String {
+        func time(_ v: Int64, _ infinity: String) -> String {
+            v == Int64.min || v == Int64.max ? infinity : Timestamp(microseconds: v).iso8601
+        }
+        let o = onboarding.map { "onboarding=\(quoted($0))" } ?? "onboarding=*"
+        let s = screens == ScanRange.allScreens ? "screen=*" : "screen=[\(screens.lowerBound), \(screens.upperBound)]"
+        let t = self.time == ScanRange.allTime ? "time=*"
+            : "time=[\(time(self.time.lowerBound, "-inf")), \(time(self.time.upperBound, "+inf"))]"
+        return "\(o) \(s) \(t)"
+    }
+}
+
+/// Quotes a string for plans and messages, escaping `"` and `\`.
+func quoted(_ s: String) -> String {
+    "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+}
+
+extension String {
+    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
+        guard contains(target) else { return self }
+        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}
+
+/// Where a query reads events: the store, or memory in tests.
+///
+/// Every event a source delivers has a session id (explicit, or inferred by rule 10 before the query sees it).
+public protocol EventSource {
+    /// Calls `body` for every event in `range`, in key order `(onboarding, screen, time, seq)`, until it
+    /// returns false.
+    /// - Complexity: proportional to the events in the range, not to the store.
+    func scanEvents(_ range: ScanRange, _ body: (borrowing ScannedEvent) throws(QueryError) -> Bool) throws(QueryError)
+
+    /// Calls `body` once for each session that has at least one event in one of `ranges`, with all of that
+    /// session's events in `(time, seq)` order, until it returns false.
+    /// - Complexity: proportional to the events of the sessions read; memory to the number of sessions.
+    func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError)
+
+    /// How the source reads sessions, for `explain` ("session index", "in memory").
+    var sessionAccess: String { get }
+}

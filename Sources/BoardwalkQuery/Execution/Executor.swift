@@ -1,0 +1,301 @@
+import BoardwalkModel
+
+/// Runs a checked query over an ``EventSource``: streams rows through the filters into one reduction.
+/// Memory grows with the number of groups (and, for funnels and percentiles, with the sessions or rows whose
+/// values must be kept exactly), not with the number of events read.
+struct Executor {
+    let query: CheckedQuery
+    let plan: Plan
+    let now: Timestamp
+    let cancellation: CancellationFlag?
+    var statistics = RunStatistics()
+    private var sinceCheck = 0
+
+    init(query: CheckedQuery, now: Timestamp, cancellation: CancellationFlag?) {
+        self.query = query
+        self.plan = Plan.make(query, now: now)
+        self.now = now
+        self.cancellation = cancellation
+    }
+
+    private mutating func tick(_ n: Int = 1) throws(QueryError) {
+        sinceCheck += n
+        if sinceCheck >= 4096 {
+            sinceCheck = 0
+            if cancellation?.isCancelled == true {
+                throw QueryError(.cancelled, "the query was cancelled", in: query.ast.text)
+            }
+        }
+    }
+
+    private func passes(_ leaf: (Bound) -> Value) -> Bool {
+        for filter in query.filters where !filter.evaluate(now: now, leaf).isTrue { return false }
+        return true
+    }
+
+    mutating func run(on source: some EventSource) throws(QueryError) -> ResultTable {
+        if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: query.ast.text) }
+        var sink = Sink(query: query, now: now)
+        switch plan.access {
+        case .events:
+            for range in plan.ranges {
+                try source.scanEvents(range) { (scanned: borrowing ScannedEvent) throws(QueryError) -> Bool in
+                    try tick()
+                    statistics.eventsRead += 1
+                    let event = scanned.event
+                    let seq = scanned.seq
+                    let leaf: (Bound) -> Value = { b in
+                        if case .event(let f) = b { return event.value(f, seq: seq, dwell: .none) }
+                        return .null
+                    }
+                    if passes(leaf) { sink.addRow(leaf, censored: false, order: (event.time.microseconds, seq, "")) }
+                    return true
+                }
+            }
+        case .sessionEvents:
+            try source.scanSessions(plan.ranges) { (_, scanned) throws(QueryError) -> Bool in
+                try tick(scanned.count)
+                statistics.sessionsRead += 1
+                statistics.eventsRead += scanned.count
+                let dwell = dwellTimes(scanned.map(\.event))
+                for (i, s) in scanned.enumerated() {
+                    let leaf: (Bound) -> Value = { b in
+                        if case .event(let f) = b { return s.event.value(f, seq: s.seq, dwell: dwell[i]) }
+                        return .null
+                    }
+                    if passes(leaf) {
+                        sink.addRow(leaf, censored: dwell[i] == .censored, order: (s.event.time.microseconds, s.seq, ""))
+                    }
+                }
+                return true
+            }
+        case .sessions:
+            try source.scanSessions(plan.ranges) { (id, scanned) throws(QueryError) -> Bool in
+                try tick(scanned.count)
+                statistics.sessionsRead += 1
+                statistics.eventsRead += scanned.count
+                var summary = SessionSummary(id: id)
+                for s in scanned { summary.add(s.event) }
+                let leaf: (Bound) -> Value = { summary.leaf($0) }
+                guard passes(leaf) else { return true }
+                if case .funnel = query.reduction {
+                    sink.addSession(summary, scanned)
+                } else {
+                    sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, id))
+                }
+                return true
+            }
+        }
+        return applyTableStages(sink.finish())
+    }
+
+    /// `where`, `sort`, `limit` and `select` after the reduction.
+    private func applyTableStages(_ table: ResultTable) -> ResultTable {
+        var table = table
+        for stage in query.tableStages {
+            switch stage {
+            case .where(let predicate):
+                table.rows = table.rows.filter { row in
+                    predicate.evaluate(now: now) { b in
+                        if case .column(let i) = b { return row[i] }
+                        return .null
+                    }.isTrue
+                }
+            case .sort(let keys):
+                // A stable sort: rows equal on the keys keep their order. Absent values sort last either way.
+                table.rows = table.rows.enumerated().sorted { a, b in
+                    for key in keys {
+                        let x = a.element[key.column], y = b.element[key.column]
+                        if x.isNull != y.isNull { return y.isNull }
+                        if Value.sortsBefore(x, y) { return !key.descending }
+                        if Value.sortsBefore(y, x) { return key.descending }
+                    }
+                    return a.offset < b.offset
+                }.map(\.element)
+            case .limit(let n):
+                if table.rows.count > n { table.rows.removeLast(table.rows.count - n) }
+            case .select(let indexes):
+                table.columns = indexes.map { table.columns[$0] }
+                table.rows = table.rows.map { row in indexes.map { row[$0] } }
+            }
+        }
+        return table
+    }
+}
+
+/// Where rows that passed the filters go: the reduction's state.
+private struct Sink {
+    let query: CheckedQuery
+    let now: Timestamp
+    var counts: [[Value]: Int] = [:]
+    var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
+    var listed: [(order: (Int64, UInt64, String), row: [Value])] = []
+    var screenFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
+    var screenCount = 0
+    var customFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
+    let matcher: FunnelMatcher?
+
+    init(query: CheckedQuery, now: Timestamp) {
+        self.query = query
+        self.now = now
+        if case .funnel(let f) = query.reduction, !f.steps.isEmpty { matcher = FunnelMatcher(funnel: f, now: now) } else { matcher = nil }
+    }
+
+    mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String)) {
+        switch query.reduction {
+        case .count(let by):
+            for key in keyCombinations(by.map { $0.bound.evaluate(now: now, leaf) }) { counts[key, default: 0] += 1 }
+        case .top(_, let key):
+            for k in keyCombinations([key.bound.evaluate(now: now, leaf)]) { counts[k, default: 0] += 1 }
+        case .histogram(let value, let step):
+            guard let x = value.bound.evaluate(now: now, leaf).numeric else { return }
+            let bucket = (x / step).rounded(.down) * step
+            let key: Value = value.type == .duration ? .duration(bucket) : .number(bucket)
+            counts[[key], default: 0] += 1
+        case .stats(let aggregates, let by, _):
+            let values = aggregates.map { $0.argument?.evaluate(now: now, leaf) ?? .null }
+            for key in keyCombinations(by.map { $0.bound.evaluate(now: now, leaf) }) {
+                var entry = stats[key] ?? (aggregates.map { AggregateState($0.function) }, 0)
+                for (i, aggregate) in aggregates.enumerated() { entry.states[i].add(aggregate.function, values[i]) }
+                if censored { entry.censored += 1 }
+                stats[key] = entry
+            }
+        case .funnel:
+            break
+        case nil:
+            listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+        }
+    }
+
+    mutating func addSession(_ summary: SessionSummary, _ events: [ScannedEvent]) {
+        guard case .funnel(let funnel) = query.reduction else { return }
+        func keys(at position: Int?) -> [[Value]] {
+            guard !funnel.by.isEmpty else { return [[]] }
+            guard let position else { return [] }
+            let e = events[position]
+            return keyCombinations(funnel.by.map { column in
+                column.bound.evaluate(now: now) { b in
+                    if case .event(let f) = b { return e.event.value(f, seq: e.seq, dwell: .none) }
+                    return .null
+                }
+            })
+        }
+        if let matcher {
+            let progress = matcher.progress(events)
+            guard progress.level > 0 else { return }
+            let n = funnel.steps.count
+            for key in keys(at: progress.firstStep) {
+                var entry = customFunnel[key] ?? ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n))
+                for k in 0..<progress.level {
+                    entry.reached[k] += 1
+                    if funnel.mode != .any {
+                        entry.times[k].append(Double(progress.times[k].microseconds - progress.times[0].microseconds))
+                    }
+                }
+                customFunnel[key] = entry
+            }
+        } else {
+            screenCount = max(screenCount, (summary.totalScreens ?? 0), (summary.furthestScreen ?? -1) + 1)
+            guard let furthest = summary.furthestScreen else { return }
+            let first = events.firstIndex { $0.event.meta != nil }
+            for key in keys(at: first) {
+                var entry = screenFunnel[key] ?? ([], [])
+                while entry.reached.count <= furthest { entry.reached.append(0); entry.times.append([]) }
+                for i in 0...furthest {
+                    entry.reached[i] += 1
+                    entry.times[i].append(Double(summary.reachTimes[i].microseconds - summary.started.microseconds))
+                }
+                screenFunnel[key] = entry
+            }
+        }
+    }
+
+    func finish() -> ResultTable {
+        let columns = query.columns
+        switch query.reduction {
+        case .count(let by):
+            if by.isEmpty { return ResultTable(columns: columns, rows: [[.integer(Int64(counts[[]] ?? 0))]]) }
+            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { keyOrder($0, $1, columns: by.count) }
+            return ResultTable(columns: columns, rows: rows)
+        case .top(let n, _):
+            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { a, b in
+                if a[1] != b[1] { return Value.sortsBefore(b[1], a[1]) }
+                return keyOrder(a, b, columns: 1)
+            }
+            return ResultTable(columns: columns, rows: Array(rows.prefix(n)))
+        case .histogram:
+            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { keyOrder($0, $1, columns: 1) }
+            return ResultTable(columns: columns, rows: rows)
+        case .stats(let aggregates, let by, let censored):
+            func row(_ key: [Value], _ entry: (states: [AggregateState], censored: Int)) -> [Value] {
+                var row = key
+                for (i, aggregate) in aggregates.enumerated() { row.append(entry.states[i].result(aggregate)) }
+                if censored { row.append(.integer(Int64(entry.censored))) }
+                return row
+            }
+            if by.isEmpty {
+                let entry = stats[[]] ?? (aggregates.map { AggregateState($0.function) }, 0)
+                return ResultTable(columns: columns, rows: [row([], entry)])
+            }
+            let rows = stats.map { row($0.key, $0.value) }.sorted { keyOrder($0, $1, columns: by.count) }
+            return ResultTable(columns: columns, rows: rows)
+        case .funnel(let funnel):
+            var rows: [[Value]] = []
+            let byCount = funnel.by.count
+            if funnel.steps.isEmpty {
+                var groups = screenFunnel
+                if byCount == 0, groups.isEmpty, screenCount > 0 { groups[[]] = ([], []) }
+                for key in groups.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }) {
+                    let entry = groups[key]!
+                    let reached = (0..<screenCount).map { $0 < entry.reached.count ? entry.reached[$0] : 0 }
+                    for i in 0..<screenCount {
+                        let times = i < entry.times.count ? entry.times[i] : []
+                        var row = key
+                        if byCount > 0 { row.append(.integer(0)) }
+                        row.append(.integer(Int64(i)))
+                        row += funnelCounts(reached, i)
+                        row.append(Percentile.of(times, 0.5).map(Value.duration) ?? .null)
+                        rows.append(row)
+                    }
+                }
+            } else {
+                let n = funnel.steps.count
+                var groups = customFunnel
+                if byCount == 0, groups.isEmpty { groups[[]] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
+                for key in groups.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }) {
+                    let entry = groups[key]!
+                    for k in 0..<n {
+                        var row = key
+                        if byCount > 0 { row.append(.integer(1)) }
+                        row.append(.integer(Int64(k + 1)))
+                        row.append(.string(funnel.steps[k].name))
+                        row += funnelCounts(entry.reached, k)
+                        let times = entry.times[k]
+                        row.append(times.isEmpty ? .null : .duration(times.reduce(0, +) / Double(times.count)))
+                        row.append(Percentile.of(times, 0.5).map(Value.duration) ?? .null)
+                        row.append(Percentile.of(times, 0.9).map(Value.duration) ?? .null)
+                        rows.append(row)
+                    }
+                }
+            }
+            return ResultTable(columns: columns, rows: rows)
+        case nil:
+            let rows = listed.sorted { $0.order < $1.order }.map(\.row)
+            return ResultTable(columns: columns, rows: rows)
+        }
+    }
+}
+
+/// `sessions, pct_of_first, pct_of_previous, dropoff` of step `i` (rule 3): percentages are absent when
+/// their base is 0; the first step's drop-off is 0.
+func funnelCounts(_ reached: [Int], _ i: Int) -> [Value] {
+    let s = reached[i]
+    let first = reached[0]
+    let previous = i == 0 ? first : reached[i - 1]
+    return [
+        .integer(Int64(s)),
+        first == 0 ? .null : .number(Double(s) * 100 / Double(first)),
+        previous == 0 ? .null : .number(Double(s) * 100 / Double(previous)),
+        .integer(Int64(previous - s)),
+    ]
+}

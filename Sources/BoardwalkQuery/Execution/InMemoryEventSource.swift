@@ -1,0 +1,97 @@
+import BoardwalkModel
+
+/// Events held in memory, for tests and small embedded uses.
+///
+/// Sequence numbers are assigned by arrival (the array's order). Sessions without ids (absent or empty) are inferred here, at
+/// construction (semantics rule 10): per (profile, onboarding), events in `(time, seq)` order, a new session
+/// starts at `onboarding_started` or `onboarding_loaded`, or when the gap since the previous event of that
+/// profile and onboarding is 30 minutes or more. Inferred ids read `~<profile>/<onboarding>/<n>`, n counting
+/// from 1 per profile and onboarding in time order.
+public struct InMemoryEventSource: EventSource, Sendable {
+    /// Events with their session ids filled in; the index is the sequence number.
+    public let events: [Event]
+    /// Per onboarding, event indexes in key order `(screen, time, seq)`.
+    private let byOnboarding: [String: [Int]]
+    private let onboardings: [String]
+    /// Events without a position, in `(time, seq)` order.
+    private let unplaced: [Int]
+    /// Per session, event indexes in `(time, seq)` order.
+    private let sessions: [String: [Int]]
+
+    /// The gap that starts a new inferred session (rule 10).
+    public static let inactivityGap: Int64 = 30 * 60 * 1_000_000
+
+    /// - Complexity: O(n log n).
+    public init(_ events: [Event]) {
+        var events = events
+        let byTime = events.indices.sorted { (events[$0].time, $0) < (events[$1].time, $1) }
+        // Rule 10.
+        struct Key: Hashable { var profile: String?; var onboarding: String? }
+        var open: [Key: (id: String, last: Int64)] = [:]
+        var counters: [Key: Int] = [:]
+        for i in byTime where events[i].session?.isEmpty ?? true {
+            let e = events[i]
+            let key = Key(profile: e.profile, onboarding: e.meta?.onboardingID)
+            let starts = e.payload == .analytics(.onboardingStarted) || e.payload == .onboardingLoaded
+            if let current = open[key], !starts, e.time.microseconds - current.last < InMemoryEventSource.inactivityGap {
+                open[key] = (current.id, e.time.microseconds)
+            } else {
+                let n = (counters[key] ?? 0) + 1
+                counters[key] = n
+                open[key] = ("~\(e.profile ?? "")/\(e.meta?.onboardingID ?? "")/\(n)", e.time.microseconds)
+            }
+            events[i].session = open[key]!.id
+        }
+        var byOnboarding: [String: [Int]] = [:]
+        var unplaced: [Int] = []
+        var sessions: [String: [Int]] = [:]
+        for i in byTime {
+            if let meta = events[i].meta { byOnboarding[meta.onboardingID, default: []].append(i) } else { unplaced.append(i) }
+            sessions[events[i].session!, default: []].append(i)
+        }
+        for (key, list) in byOnboarding {
+            // Stable: within a screen, (time, seq) order is kept.
+            byOnboarding[key] = list.enumerated().sorted {
+                (events[$0.element].meta!.screenIndex, $0.offset) < (events[$1.element].meta!.screenIndex, $1.offset)
+            }.map(\.element)
+        }
+        self.events = events
+        self.byOnboarding = byOnboarding
+        self.onboardings = byOnboarding.keys.sorted()
+        self.unplaced = unplaced
+        self.sessions = sessions
+    }
+
+    public var sessionAccess: String { "in-memory session index" }
+
+    public func scanEvents(_ range: ScanRange, _ body: (borrowing ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
+        let keys = range.onboarding.map { [$0] } ?? onboardings
+        for key in keys {
+            guard let list = byOnboarding[key] else { continue }
+            for i in list where range.contains(events[i]) {
+                guard try body(ScannedEvent(seq: UInt64(i), event: events[i])) else { return }
+            }
+        }
+        if range.onboarding == nil, range.screens == ScanRange.allScreens {
+            for i in unplaced where range.contains(events[i]) {
+                guard try body(ScannedEvent(seq: UInt64(i), event: events[i])) else { return }
+            }
+        }
+    }
+
+    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError) {
+        var ids: [String] = []
+        var seen: Set<String> = []
+        for range in ranges {
+            try scanEvents(range) { (e: borrowing ScannedEvent) throws(QueryError) -> Bool in
+                let id = e.event.session!
+                if seen.insert(id).inserted { ids.append(id) }
+                return true
+            }
+        }
+        for id in ids {
+            let list = sessions[id]!.map { ScannedEvent(seq: UInt64($0), event: events[$0]) }
+            guard try body(id, list) else { return }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import BoardwalkModel
+
+/// How a query reads its source, decided from its filters before anything runs.
+struct Plan: Sendable {
+    enum Access: Sendable {
+        /// Stream events in key ranges (`events` without `dwell`).
+        case events
+        /// Read whole sessions that have events in the ranges (`sessions`).
+        case sessions
+        /// Read whole sessions, then stream their events (`events` reading `dwell`, which needs each event's
+        /// session around it).
+        case sessionEvents
+    }
+
+    var access: Access
+    /// Key ranges read; empty when the filters can match nothing.
+    var ranges: [ScanRange]
+
+    /// The planner: predicates on onboarding, screen and time (conjuncts of the leading `where` stages, compared
+    /// with constants) become key ranges; everything else is checked row by row.
+    ///
+    /// For `sessions`, `onboarding` narrows to that onboarding's keys; `started >`/`>=` and `ended <`/`<=` bound
+    /// time (every event of such a session is inside the bound); `furthest_screen >=`/`>`/`==` and `reached(n)`
+    /// bound screens from below, used only when the onboarding is not also narrowed (a session with events in
+    /// two onboardings could otherwise be missed). Rows read are always re-checked against the full filters.
+    static func make(_ query: CheckedQuery, now: Timestamp) -> Plan {
+        let access: Access = query.source == .sessions ? .sessions : (query.readsDwell ? .sessionEvents : .events)
+        var onboardings: Set<String>?
+        var screens = (low: 0, high: Meta.maxScreenIndex)
+        var sessionScreenLow: Int?
+        var time = (low: Int64.min, high: Int64.max)
+
+        var conjuncts: [Bound] = []
+        func flatten(_ b: Bound) {
+            if case .and(let l, let r) = b { flatten(l); flatten(r) } else { conjuncts.append(b) }
+        }
+        query.filters.forEach(flatten)
+
+        func constant(_ b: Bound) -> Value? {
+            guard b.isConstant else { return nil }
+            return b.evaluate(now: now) { _ in .null }
+        }
+        func narrow(_ set: Set<String>) {
+            onboardings = onboardings.map { $0.intersection(set) } ?? set
+        }
+
+        for conjunct in conjuncts {
+            switch conjunct {
+            case .member(let field, let items, negated: false):
+                guard field == .event(.onboarding) || field == .session(.onboarding) else { continue }
+                var set: Set<String> = []
+                var all = true
+                for item in items {
+                    if case .string(let s)? = constant(item) { set.insert(s) } else { all = false }
+                }
+                if all { narrow(set) }
+            case .reached(let n) where query.source == .sessions:
+                sessionScreenLow = max(sessionScreenLow ?? 0, n)
+            case .compare(let op, let a, let b):
+                var (field, op, value) = (a, op, constant(b))
+                if value == nil, let v = constant(a) { (field, op, value) = (b, op.flipped, v) }
+                guard let value else { continue }
+                switch (field, value) {
+                case (.event(.onboarding), .string(let s)), (.session(.onboarding), .string(let s)):
+                    if op == .equal { narrow([s]) }
+                case (.event(.screen), _):
+                    guard let v = value.numeric, op != .notEqual else { continue }
+                    let (low, high) = integerBounds(op, v)
+                    screens = (max(screens.low, low), min(screens.high, high))
+                case (.session(.furthestScreen), _):
+                    guard let v = value.numeric, op == .equal || op == .greater || op == .greaterEqual else { continue }
+                    let (low, _) = integerBounds(op == .equal ? .greaterEqual : op, v)
+                    sessionScreenLow = max(sessionScreenLow ?? 0, low)
+                case (.event(.time), .time(let t)):
+                    guard op != .notEqual else { continue }
+                    let (low, high) = bounds64(op, Double(t.microseconds), exact: t.microseconds)
+                    time = (max(time.low, low), min(time.high, high))
+                case (.session(.started), .time(let t)) where op == .greater || op == .greaterEqual || op == .equal:
+                    time.low = max(time.low, op == .greater ? t.microseconds &+ 1 : t.microseconds)
+                case (.session(.ended), .time(let t)) where op == .less || op == .lessEqual || op == .equal:
+                    time.high = min(time.high, op == .less ? t.microseconds &- 1 : t.microseconds)
+                default:
+                    continue
+                }
+            default:
+                continue
+            }
+        }
+        if query.source == .sessions, let low = sessionScreenLow, onboardings == nil {
+            screens.low = max(screens.low, low)
+        }
+        guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true else {
+            return Plan(access: access, ranges: [])
+        }
+        let keys: [String?] = onboardings.map { $0.sorted().map(Optional.some) } ?? [nil]
+        let ranges = keys.map { ScanRange(onboarding: $0, screens: screens.low...screens.high, time: time.low...time.high) }
+        return Plan(access: access, ranges: ranges)
+    }
+
+    /// Integer bounds `low...high` of the integers `x` with `x op v`.
+    private static func integerBounds(_ op: BinaryOperator, _ v: Double) -> (Int, Int) {
+        let (l, h) = bounds64(op, v, exact: nil)
+        return (Int(clamping: l), Int(clamping: h))
+    }
+
+    private static func bounds64(_ op: BinaryOperator, _ v: Double, exact: Int64?) -> (Int64, Int64) {
+        func floorI(_ d: Double) -> Int64 { exact ?? (d.magnitude < 9e18 ? Int64(d.rounded(.down)) : (d < 0 ? .min : .max)) }
+        func ceilI(_ d: Double) -> Int64 { exact ?? (d.magnitude < 9e18 ? Int64(d.rounded(.up)) : (d < 0 ? .min : .max)) }
+        switch op {
+        case .equal: return ceilI(v) == floorI(v) ? (floorI(v), floorI(v)) : (1, 0)
+        case .greaterEqual: return (ceilI(v), .max)
+        case .greater: return (floorI(v) &+ 1 == .min ? .max : floorI(v) &+ 1, .max)
+        case .lessEqual: return (.min, floorI(v))
+        case .less: return (.min, ceilI(v) == .min ? .min : ceilI(v) &- 1)
+        default: return (.min, .max)
+        }
+    }
+
+    /// The plan as text: how the source is read and the key ranges.
+    func describe(_ query: CheckedQuery, source: some EventSource) -> String {
+        var lines: [String] = []
+        switch access {
+        case .events: lines.append("read: event keys (onboarding, screen, time, seq)")
+        case .sessions: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
+        case .sessionEvents: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess) (dwell needs each event's session)")
+        }
+        if ranges.isEmpty { lines.append("  no ranges: the filters match nothing") }
+        for range in ranges { lines.append("  range \(range)\(range.isEverything ? " (the whole store)" : "")") }
+        let filterCount = query.filters.count
+        lines.append("filter: \(filterCount == 0 ? "none" : "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s"), checked on every row read")")
+        let reduction: String = switch query.reduction {
+        case .count(let by): by.isEmpty ? "count" : "count by \(by.map(\.name).joined(separator: ", "))"
+        case .stats(let aggregates, let by, _):
+            "stats \(aggregates.map(\.name).joined(separator: ", "))" + (by.isEmpty ? "" : " by \(by.map(\.name).joined(separator: ", "))")
+        case .top(let n, let key): "top \(n) \(key.name)"
+        case .histogram(let value, _): "histogram of \(value.name)"
+        case .funnel(let f): f.steps.isEmpty ? "screen funnel" : "funnel of \(f.steps.count) steps, mode \(f.mode.rawValue)"
+        case nil: "list rows"
+        }
+        lines.append("reduce: \(reduction)")
+        if !query.tableStages.isEmpty { lines.append("then: \(query.tableStages.count) table stage(s)") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension BinaryOperator {
+    /// The operator with its operands swapped: `a < b` is `b > a`.
+    var flipped: BinaryOperator {
+        switch self {
+        case .less: .greater
+        case .lessEqual: .greaterEqual
+        case .greater: .less
+        case .greaterEqual: .lessEqual
+        default: self
+        }
+    }
+}
+
+extension Bound {
+    /// Whether the expression depends on no row: literals, `now()`, and arithmetic on them.
+    var isConstant: Bool {
+        switch self {
+        case .literal, .now: true
+        case .arithmetic(_, let a, let b): a.isConstant && b.isConstant
+        case .negate(let a): a.isConstant
+        default: false
+        }
+    }
+}

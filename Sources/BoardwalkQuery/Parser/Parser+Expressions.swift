@@ -1,0 +1,134 @@
+extension Parser {
+    /// `expr := or`; precedence from loosest: `or`, `and`, `not`, comparison and `in`, `+ -`, `* /`, unary `-`.
+    mutating func expression() throws(QueryError) -> Expr {
+        try orExpression()
+    }
+
+    private mutating func orExpression() throws(QueryError) -> Expr {
+        var left = try andExpression()
+        while acceptKeyword("or") != nil {
+            let right = try andExpression()
+            left = Expr(.binary(.or, left, right), left.range.lowerBound..<right.range.upperBound)
+        }
+        return left
+    }
+
+    private mutating func andExpression() throws(QueryError) -> Expr {
+        var left = try notExpression()
+        while acceptKeyword("and") != nil {
+            let right = try notExpression()
+            left = Expr(.binary(.and, left, right), left.range.lowerBound..<right.range.upperBound)
+        }
+        return left
+    }
+
+    private mutating func notExpression() throws(QueryError) -> Expr {
+        if let not = acceptKeyword("not") {
+            let operand = try notExpression()
+            return Expr(.not(operand), not.range.lowerBound..<operand.range.upperBound)
+        }
+        return try comparison()
+    }
+
+    private mutating func comparison() throws(QueryError) -> Expr {
+        let left = try additive()
+        let op: BinaryOperator? = switch current.kind {
+        case .equal: .equal
+        case .notEqual: .notEqual
+        case .less: .less
+        case .lessEqual: .lessEqual
+        case .greater: .greater
+        case .greaterEqual: .greaterEqual
+        default: nil
+        }
+        if let op {
+            _ = advance()
+            let right = try additive()
+            let expr = Expr(.binary(op, left, right), left.range.lowerBound..<right.range.upperBound)
+            if [.equal, .notEqual, .less, .lessEqual, .greater, .greaterEqual].contains(current.kind) {
+                throw error("comparisons do not chain", at: current.range, label: "use `and` to combine comparisons")
+            }
+            return expr
+        }
+        var negated = false
+        if current.isKeyword("not"), peek().isKeyword("in") {
+            _ = advance()
+            negated = true
+        }
+        if acceptKeyword("in") != nil {
+            let list = try primary()
+            guard case .list(let items) = list.kind else {
+                throw QueryError(.syntax, "expected a list such as `[\"a\", \"b\"]` after `in`", at: list.range, in: text)
+            }
+            return Expr(.membership(left, items, negated: negated), left.range.lowerBound..<list.range.upperBound)
+        }
+        return left
+    }
+
+    private mutating func additive() throws(QueryError) -> Expr {
+        var left = try multiplicative()
+        while current.kind == .plus || current.kind == .minus {
+            let op: BinaryOperator = advance().kind == .plus ? .add : .subtract
+            let right = try multiplicative()
+            left = Expr(.binary(op, left, right), left.range.lowerBound..<right.range.upperBound)
+        }
+        return left
+    }
+
+    private mutating func multiplicative() throws(QueryError) -> Expr {
+        var left = try unary()
+        while current.kind == .star || current.kind == .slash {
+            let op: BinaryOperator = advance().kind == .star ? .multiply : .divide
+            let right = try unary()
+            left = Expr(.binary(op, left, right), left.range.lowerBound..<right.range.upperBound)
+        }
+        return left
+    }
+
+    private mutating func unary() throws(QueryError) -> Expr {
+        if let minus = accept(.minus) {
+            let operand = try unary()
+            return Expr(.negate(operand), minus.range.lowerBound..<operand.range.upperBound)
+        }
+        return try primary()
+    }
+
+    /// Literals, names, calls, parenthesized expressions and lists.
+    mutating func primary() throws(QueryError) -> Expr {
+        if let literal = try literal() { return literal }
+        let token = current
+        switch token.kind {
+        case .identifier:
+            if ["and", "or", "in", "by", "as"].contains(token.text) {
+                throw unexpected(expected: "an expression")
+            }
+            _ = advance()
+            if accept(.leftParen) != nil {
+                var arguments: [Expr] = []
+                if current.kind != .rightParen {
+                    repeat { arguments.append(try expression()) } while accept(.comma) != nil
+                }
+                _ = try expect(.rightParen, "`)`", after: "the arguments of `\(token.text)`")
+                return Expr(.call(token.text, nameRange: token.range, arguments: arguments),
+                            token.range.lowerBound..<previous.range.upperBound)
+            }
+            return Expr(.name(token.text), token.range)
+        case .leftParen:
+            _ = advance()
+            var inner = try expression()
+            let close = try expect(.rightParen, "`)`")
+            inner.range = token.range.lowerBound..<close.range.upperBound
+            return inner
+        case .leftBracket:
+            _ = advance()
+            var items: [Expr] = []
+            if current.kind != .rightBracket {
+                repeat { items.append(try expression()) } while accept(.comma) != nil
+            }
+            let close = try expect(.rightBracket, "`]`", after: "the list")
+            return Expr(.list(items), token.range.lowerBound..<close.range.upperBound)
+        default:
+            throw unexpected(expected: "an expression")
+        }
+    }
+}

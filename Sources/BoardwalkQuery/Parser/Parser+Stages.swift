@@ -1,0 +1,155 @@
+extension Parser {
+    static let stageKeywords = ["where", "count", "stats", "top", "funnel", "histogram", "sort", "limit", "select", "explain"]
+
+    /// One stage after `|`.
+    mutating func stage() throws(QueryError) -> Stage {
+        let keyword = current
+        guard keyword.kind == .identifier else { throw unexpected(expected: "a stage", after: "`|`") }
+        let start = keyword.range.lowerBound
+        _ = advance()
+        let kind: StageKind
+        switch keyword.text {
+        case "where":
+            kind = .where(try expression())
+        case "count":
+            kind = .count(by: try optionalBy())
+        case "stats":
+            var aggregates: [AggregateCall] = []
+            repeat {
+                aggregates.append(try aggregate())
+            } while accept(.comma) != nil
+            kind = .stats(aggregates, by: try optionalBy())
+        case "top":
+            let n = try expect(.integer, "a number of rows", after: "`top`")
+            kind = .top(Int(clamping: n.integer), try namedExpression())
+        case "funnel":
+            kind = .funnel(try funnel())
+        case "histogram":
+            let value = try expression()
+            var step: Expr?
+            if acceptKeyword("step") != nil { step = try expression() }
+            kind = .histogram(value, step: step)
+        case "sort":
+            var keys: [SortKey] = []
+            repeat {
+                let expr = try expression()
+                var descending = false
+                if acceptKeyword("desc") != nil { descending = true } else { _ = acceptKeyword("asc") }
+                keys.append(SortKey(expr: expr, descending: descending))
+            } while accept(.comma) != nil
+            kind = .sort(keys)
+        case "limit":
+            let n = try expect(.integer, "a number of rows", after: "`limit`")
+            kind = .limit(Int(clamping: n.integer))
+        case "select":
+            var columns: [NamedExpr] = []
+            repeat { columns.append(try namedExpression()) } while accept(.comma) != nil
+            kind = .select(columns)
+        case "explain":
+            kind = .explain
+        default:
+            let hint = Suggestions.didYouMean(keyword.text, in: Parser.stageKeywords)
+            throw QueryError(.syntax, "unknown stage `\(keyword.text)`\(hint)", at: keyword.range, in: text)
+        }
+        return Stage(kind: kind, range: start..<previous.range.upperBound, keywordRange: keyword.range)
+    }
+
+    /// `[by expr [as name], …]`
+    mutating func optionalBy() throws(QueryError) -> [NamedExpr] {
+        guard acceptKeyword("by") != nil else { return [] }
+        var keys: [NamedExpr] = []
+        repeat { keys.append(try namedExpression()) } while accept(.comma) != nil
+        return keys
+    }
+
+    /// `expr [as name]`
+    mutating func namedExpression() throws(QueryError) -> NamedExpr {
+        let expr = try expression()
+        var column = compactText(expr.range)
+        if acceptKeyword("as") != nil {
+            column = try expect(.identifier, "a column name", after: "`as`").text
+        }
+        return NamedExpr(expr: expr, column: column, range: expr.range.lowerBound..<previous.range.upperBound)
+    }
+
+    /// `name(args…) [as alias]`; a bare `count` is `count()`.
+    mutating func aggregate() throws(QueryError) -> AggregateCall {
+        let name = current
+        guard name.kind == .identifier else { throw unexpected(expected: "an aggregate", after: "`stats`") }
+        _ = advance()
+        var arguments: [Expr] = []
+        if accept(.leftParen) != nil {
+            if current.kind != .rightParen {
+                repeat { arguments.append(try expression()) } while accept(.comma) != nil
+            }
+            _ = try expect(.rightParen, "`)`", after: "the arguments")
+        }
+        let range = name.range.lowerBound..<previous.range.upperBound
+        var column = compactText(range)
+        if arguments.isEmpty, !column.hasSuffix(")") { column += "()" }
+        if acceptKeyword("as") != nil {
+            column = try expect(.identifier, "a column name", after: "`as`").text
+        }
+        return AggregateCall(function: name.text, functionRange: name.range, arguments: arguments, column: column,
+                             range: range)
+    }
+
+    /// `funnel [step, …] [within D] [mode M] [ignoring (k, …)] [by keys]`
+    mutating func funnel() throws(QueryError) -> FunnelSpec {
+        var spec = FunnelSpec(steps: [], within: nil, withinRange: nil, mode: .ordered, modeRange: nil, ignoring: [],
+                              ignoringRanges: [], by: [])
+        let clauseWords: Set<String> = ["within", "mode", "ignoring", "by"]
+        if (current.kind == .identifier && !clauseWords.contains(current.text)) || current.kind == .string {
+            repeat { spec.steps.append(try funnelStep()) } while accept(.comma) != nil
+        }
+        while true {
+            if acceptKeyword("within") != nil {
+                let d = try expect(.duration, "a duration such as `30m`", after: "`within`")
+                spec.within = d.microseconds
+                spec.withinRange = d.range
+            } else if acceptKeyword("mode") != nil {
+                let m = try expect(.identifier, "`ordered`, `strict` or `any`", after: "`mode`")
+                guard let mode = FunnelMode(rawValue: m.text) else {
+                    let hint = Suggestions.didYouMean(m.text, in: ["ordered", "strict", "any"])
+                    throw QueryError(.syntax, "unknown funnel mode `\(m.text)`\(hint)", at: m.range, in: text,
+                                     label: "modes: ordered, strict, any")
+                }
+                spec.mode = mode
+                spec.modeRange = m.range
+            } else if acceptKeyword("ignoring") != nil {
+                _ = try expect(.leftParen, "`(`", after: "`ignoring`")
+                repeat {
+                    let k = current
+                    guard k.kind == .identifier || k.kind == .string else {
+                        throw unexpected(expected: "an event kind", after: "`ignoring (`")
+                    }
+                    _ = advance()
+                    spec.ignoring.append(k.text)
+                    spec.ignoringRanges.append(k.range)
+                } while accept(.comma) != nil
+                _ = try expect(.rightParen, "`)`", after: "the ignored kinds")
+            } else if current.isKeyword("by") {
+                spec.by = try optionalBy()
+            } else {
+                return spec
+            }
+        }
+    }
+
+    /// `event [(predicate)]`, the event a kind, an analytics name, or a quoted name.
+    mutating func funnelStep() throws(QueryError) -> FunnelStep {
+        let name = current
+        guard name.kind == .identifier || name.kind == .string else {
+            throw unexpected(expected: "a funnel step", after: "`,`")
+        }
+        _ = advance()
+        var predicate: Expr?
+        if accept(.leftParen) != nil {
+            predicate = try expression()
+            _ = try expect(.rightParen, "`)`", after: "the step's condition")
+        }
+        let range = name.range.lowerBound..<previous.range.upperBound
+        return FunnelStep(event: name.text, eventRange: name.range, predicate: predicate, text: sourceText(range),
+                          range: range)
+    }
+}

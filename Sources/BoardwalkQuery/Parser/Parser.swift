@@ -1,0 +1,107 @@
+/// A recursive-descent parser over the lexer's tokens. Split by grammar category:
+/// this file holds the driver and the pipeline, `Parser+Stages.swift` the stages,
+/// `Parser+Expressions.swift` the expressions and `Parser+Literals.swift` the literals.
+struct Parser {
+    let text: String
+    let tokens: [Token]
+    var position = 0
+
+    init(_ text: String) throws(QueryError) {
+        self.text = text
+        self.tokens = try Lexer.tokenize(text)
+    }
+
+    /// Parses a whole query.
+    /// - Complexity: O(n) in the number of tokens.
+    static func parse(_ text: String) throws(QueryError) -> QueryAST {
+        var parser = try Parser(text)
+        return try parser.query()
+    }
+
+    var current: Token { tokens[position] }
+    var previous: Token { tokens[max(0, position - 1)] }
+
+    func peek(_ offset: Int = 1) -> Token { tokens[min(position + offset, tokens.count - 1)] }
+
+    mutating func advance() -> Token {
+        let token = tokens[position]
+        if position < tokens.count - 1 { position += 1 }
+        return token
+    }
+
+    mutating func accept(_ kind: Token.Kind) -> Token? {
+        current.kind == kind ? advance() : nil
+    }
+
+    mutating func acceptKeyword(_ word: String) -> Token? {
+        current.isKeyword(word) ? advance() : nil
+    }
+
+    func error(_ message: String, at range: Range<Int>? = nil, label: String? = nil) -> QueryError {
+        QueryError(.syntax, message, at: range ?? (current.range.isEmpty ? caretRange : current.range), in: text, label: label)
+    }
+
+    /// Where a caret goes when the current token is the end: just after the last token.
+    private var caretRange: Range<Int> {
+        if current.kind == .end, position > 0 {
+            let end = tokens[position - 1].range.upperBound
+            return end..<end + 1
+        }
+        return current.range.lowerBound..<current.range.lowerBound + 1
+    }
+
+    func unexpected(expected: String, after context: String? = nil) -> QueryError {
+        let label = context.map { "\(expected) after \($0)" }
+        return error("expected \(expected), found \(current.display)", at: current.kind == .end ? caretRange : current.range,
+                     label: label)
+    }
+
+    mutating func expect(_ kind: Token.Kind, _ what: String, after context: String? = nil) throws(QueryError) -> Token {
+        guard let token = accept(kind) else { throw unexpected(expected: what, after: context) }
+        return token
+    }
+
+    /// The query text of a byte range, whitespace removed (column names of aggregates and keys).
+    func compactText(_ range: Range<Int>) -> String {
+        let utf8 = Array(text.utf8)
+        let slice = utf8[range.clamped(to: 0..<utf8.count)]
+        var out: [UInt8] = []
+        var inString = false
+        for c in slice {
+            if c == UInt8(ascii: "\"") { inString.toggle() }
+            if !inString, c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { continue }
+            out.append(c)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The query text of a byte range, as written.
+    func sourceText(_ range: Range<Int>) -> String {
+        let utf8 = Array(text.utf8)
+        return String(decoding: utf8[range.clamped(to: 0..<utf8.count)], as: UTF8.self)
+    }
+
+    // MARK: Pipeline
+
+    /// `query := source ("|" stage)*`
+    mutating func query() throws(QueryError) -> QueryAST {
+        let sourceToken = current
+        guard sourceToken.kind == .identifier, let source = SourceKind(rawValue: sourceToken.text) else {
+            if sourceToken.kind == .identifier {
+                let hint = Suggestions.didYouMean(sourceToken.text, in: ["events", "sessions"])
+                throw QueryError(.syntax, "unknown source `\(sourceToken.text)`\(hint)", at: sourceToken.range, in: text,
+                                 label: "a query starts with `events` or `sessions`")
+            }
+            throw unexpected(expected: "`events` or `sessions`")
+        }
+        _ = advance()
+        var stages: [Stage] = []
+        while current.kind != .end {
+            guard accept(.pipe) != nil else {
+                throw unexpected(expected: "`|` or the end of the query", after: stages.isEmpty ? "the source" : "this stage")
+            }
+            stages.append(try stage())
+        }
+        return QueryAST(source: source, sourceRange: sourceToken.range, stages: stages, text: text)
+    }
+}

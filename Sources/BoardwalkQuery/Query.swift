@@ -1,0 +1,82 @@
+import BoardwalkModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A parsed and type-checked query of the Boardwalk query language (see `docs/query-language.md`).
+///
+/// ```swift
+/// let query = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel"#)
+/// let table = try query.run(on: source)
+/// print(table.render(.table))
+/// ```
+public struct Query: Sendable {
+    /// The query text as given.
+    public let text: String
+    let checked: CheckedQuery
+
+    /// Parses and type-checks a query. Nothing is read.
+    /// - Throws: ``QueryError`` of kind `.syntax` or `.type`, pointing into `text`.
+    /// - Complexity: O(n) in the length of the text.
+    public static func parse(_ text: String) throws(QueryError) -> Query {
+        let ast = try Parser.parse(text)
+        return Query(text: text, checked: try TypeChecker.check(ast))
+    }
+
+    /// The syntax tree, every node with its byte range in ``text``.
+    public var syntax: QueryAST { checked.ast }
+
+    /// Whether the query reads `events` or `sessions`.
+    public var source: SourceKind { checked.source }
+
+    /// Whether the query ends with `| explain`: ``run(on:options:)`` then returns the plan instead of results.
+    public var isExplain: Bool { checked.explain }
+
+    /// Options of a run.
+    public struct RunOptions: Sendable {
+        /// The instant `now()` means; fixed for the whole run.
+        public var now: Timestamp
+        /// Checked every few thousand events; when set, the run throws a `.cancelled` error.
+        public var cancellation: CancellationFlag?
+
+        public init(now: Timestamp = Query.wallClock(), cancellation: CancellationFlag? = nil) {
+            self.now = now
+            self.cancellation = cancellation
+        }
+    }
+
+    /// Runs the query. For an `explain` query, returns the plan as a one-column (`plan`) table.
+    /// - Throws: ``QueryError`` of kind `.cancelled` or `.source`.
+    /// - Complexity: proportional to the events in the key ranges the plan reads (see ``explain(on:now:)``);
+    ///   memory proportional to the groups or sessions in scope.
+    public func run(on source: some EventSource, options: RunOptions = RunOptions()) throws(QueryError) -> ResultTable {
+        try execute(on: source, options: options).table
+    }
+
+    /// Runs the query and reports what it read.
+    public func execute(on source: some EventSource, options: RunOptions = RunOptions()) throws(QueryError)
+        -> (table: ResultTable, statistics: RunStatistics)
+    {
+        var executor = Executor(query: checked, now: options.now, cancellation: options.cancellation)
+        if checked.explain {
+            let lines = executor.plan.describe(checked, source: source).split(separator: "\n").map { [Value.string(String($0))] }
+            return (ResultTable(columns: ["plan"], rows: lines), RunStatistics())
+        }
+        let table = try executor.run(on: source)
+        return (table, executor.statistics)
+    }
+
+    /// The plan: how the source is read, the key ranges, the filters and the reduction.
+    public func explain(on source: some EventSource, now: Timestamp = Query.wallClock()) -> String {
+        Plan.make(checked, now: now).describe(checked, source: source)
+    }
+
+    /// The current time from the system's real-time clock.
+    public static func wallClock() -> Timestamp {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Timestamp(microseconds: Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000)
+    }
+}

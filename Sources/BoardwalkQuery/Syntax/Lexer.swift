@@ -1,0 +1,190 @@
+import BoardwalkModel
+
+/// Splits query text into tokens. Works on UTF-8 bytes; ranges are byte offsets.
+struct Lexer {
+    let bytes: [UInt8]
+    var index = 0
+
+    init(_ text: String) { bytes = Array(text.utf8) }
+
+    /// All tokens, ending with an `.end` token.
+    ///
+    /// - Throws: ``QueryError`` for an unterminated string, a bad escape, a malformed number, duration or
+    ///   timestamp, or a character that starts no token.
+    /// - Complexity: O(n) in the length of the text.
+    static func tokenize(_ text: String) throws(QueryError) -> [Token] {
+        var lexer = Lexer(text)
+        var tokens: [Token] = []
+        while true {
+            let token = try lexer.next(text)
+            tokens.append(token)
+            if token.kind == .end { return tokens }
+        }
+    }
+
+    private func peek(_ offset: Int = 0) -> UInt8? {
+        let i = index + offset
+        return i < bytes.count ? bytes[i] : nil
+    }
+
+    private static func isIdentifierStart(_ c: UInt8) -> Bool {
+        (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || c == 0x5F
+    }
+
+    private static func isIdentifierContinue(_ c: UInt8) -> Bool {
+        isIdentifierStart(c) || isDigit(c)
+    }
+
+    private static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+
+    private func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+
+    private mutating func next(_ query: String) throws(QueryError) -> Token {
+        // Whitespace and `#` comments to the end of the line.
+        while let c = peek() {
+            if c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D {
+                index += 1
+            } else if c == UInt8(ascii: "#") {
+                while let d = peek(), d != 0x0A { index += 1 }
+            } else {
+                break
+            }
+        }
+        let start = index
+        guard let c = peek() else { return Token(kind: .end, range: start..<start, text: "") }
+        func single(_ kind: Token.Kind, _ length: Int = 1) -> Token {
+            index += length
+            return Token(kind: kind, range: start..<index, text: text(start..<index))
+        }
+        switch c {
+        case UInt8(ascii: "|"): return single(.pipe)
+        case UInt8(ascii: ","): return single(.comma)
+        case UInt8(ascii: "("): return single(.leftParen)
+        case UInt8(ascii: ")"): return single(.rightParen)
+        case UInt8(ascii: "["): return single(.leftBracket)
+        case UInt8(ascii: "]"): return single(.rightBracket)
+        case UInt8(ascii: "+"): return single(.plus)
+        case UInt8(ascii: "-"): return single(.minus)
+        case UInt8(ascii: "*"): return single(.star)
+        case UInt8(ascii: "/"): return single(.slash)
+        case UInt8(ascii: "="):
+            if peek(1) == UInt8(ascii: "=") { return single(.equal, 2) }
+            throw QueryError(.syntax, "expected `==`, found `=`", at: start..<start + 1, in: query,
+                             label: "use `==` to compare")
+        case UInt8(ascii: "!"):
+            if peek(1) == UInt8(ascii: "=") { return single(.notEqual, 2) }
+            throw QueryError(.syntax, "unexpected character `!`", at: start..<start + 1, in: query,
+                             label: "use `not` to negate, `!=` to compare")
+        case UInt8(ascii: "<"): return peek(1) == UInt8(ascii: "=") ? single(.lessEqual, 2) : single(.less)
+        case UInt8(ascii: ">"): return peek(1) == UInt8(ascii: "=") ? single(.greaterEqual, 2) : single(.greater)
+        case UInt8(ascii: "\""): return try string(query)
+        case UInt8(ascii: "@"): return try timestamp(query)
+        default:
+            if Lexer.isDigit(c) { return try number(query) }
+            if Lexer.isIdentifierStart(c) {
+                while let d = peek(), Lexer.isIdentifierContinue(d) { index += 1 }
+                return Token(kind: .identifier, range: start..<index, text: text(start..<index))
+            }
+            // One whole character (a multi-byte scalar included) in the message and under the caret.
+            var end = index + 1
+            while end < bytes.count, bytes[end] & 0xC0 == 0x80 { end += 1 }
+            throw QueryError(.syntax, "unexpected character `\(text(start..<end))`", at: start..<end, in: query)
+        }
+    }
+
+    private mutating func string(_ query: String) throws(QueryError) -> Token {
+        let start = index
+        index += 1
+        var value: [UInt8] = []
+        while true {
+            guard let c = peek() else {
+                throw QueryError(.syntax, "unterminated string", at: start..<index, in: query,
+                                 label: "this string has no closing `\"`")
+            }
+            if c == UInt8(ascii: "\"") { index += 1; break }
+            if c == 0x0A {
+                throw QueryError(.syntax, "unterminated string", at: start..<index, in: query,
+                                 label: "strings end on the line they start")
+            }
+            if c == UInt8(ascii: "\\") {
+                guard let e = peek(1) else { index += 1; continue }
+                switch e {
+                case UInt8(ascii: "\""): value.append(e)
+                case UInt8(ascii: "\\"): value.append(e)
+                case UInt8(ascii: "n"): value.append(0x0A)
+                case UInt8(ascii: "t"): value.append(0x09)
+                default:
+                    throw QueryError(.syntax, "unknown escape `\\\(text(index + 1..<index + 2))` in a string",
+                                     at: index..<index + 2, in: query, label: "known escapes: \\\" \\\\ \\n \\t")
+                }
+                index += 2
+                continue
+            }
+            value.append(c)
+            index += 1
+        }
+        return Token(kind: .string, range: start..<index, text: String(decoding: value, as: UTF8.self))
+    }
+
+    private mutating func timestamp(_ query: String) throws(QueryError) -> Token {
+        let start = index
+        index += 1
+        while let c = peek(), Lexer.isIdentifierContinue(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ":")
+            || c == UInt8(ascii: ".") || c == UInt8(ascii: "+")
+        {
+            index += 1
+        }
+        let body = text(start + 1..<index)
+        guard let time = Timestamp(iso8601: body) else {
+            throw QueryError(.syntax, "invalid timestamp `@\(body)`", at: start..<index, in: query,
+                             label: "expected @YYYY-MM-DD or @YYYY-MM-DDTHH:MM:SSZ")
+        }
+        var token = Token(kind: .timestamp, range: start..<index, text: text(start..<index))
+        token.microseconds = time.microseconds
+        return token
+    }
+
+    /// Durations by unit, in microseconds.
+    static let units: [String: Int64] = [
+        "us": 1, "ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000,
+        "w": 604_800_000_000,
+    ]
+
+    private mutating func number(_ query: String) throws(QueryError) -> Token {
+        let start = index
+        while let c = peek(), Lexer.isDigit(c) { index += 1 }
+        var isDecimal = false
+        if peek() == UInt8(ascii: "."), let d = peek(1), Lexer.isDigit(d) {
+            isDecimal = true
+            index += 1
+            while let c = peek(), Lexer.isDigit(c) { index += 1 }
+        }
+        let numberEnd = index
+        let digits = text(start..<numberEnd)
+        if let c = peek(), Lexer.isIdentifierStart(c) {
+            while let d = peek(), Lexer.isIdentifierContinue(d) { index += 1 }
+            let unit = text(numberEnd..<index)
+            guard let scale = Lexer.units[unit] else {
+                throw QueryError(.syntax, "unknown duration unit `\(unit)`", at: numberEnd..<index, in: query,
+                                 label: "units: us, ms, s, m, h, d, w")
+            }
+            guard let amount = Double(digits), (amount * Double(scale)).magnitude < 9.2e18 else {
+                throw QueryError(.syntax, "duration `\(text(start..<index))` is too large", at: start..<index, in: query)
+            }
+            var token = Token(kind: .duration, range: start..<index, text: text(start..<index))
+            token.microseconds = Int64((amount * Double(scale)).rounded())
+            return token
+        }
+        var token = Token(kind: isDecimal ? .decimal : .integer, range: start..<index, text: digits)
+        if isDecimal {
+            token.decimal = Double(digits) ?? 0
+        } else {
+            guard let value = Int64(digits) else {
+                throw QueryError(.syntax, "number `\(digits)` is too large", at: start..<index, in: query)
+            }
+            token.integer = value
+            token.decimal = Double(value)
+        }
+        return token
+    }
+}

@@ -1,0 +1,180 @@
+import Testing
+@testable import BoardwalkQuery
+
+// Rendered diagnostics, verbatim. A change here is a change users see.
+
+@Test func unknownFieldSuggestsAField() {
+    #expect(diagnostic("events | where screen_idx == 2") == """
+        error: unknown field `screen_idx`; did you mean `screen`?
+         --> query:1:16
+        1 | events | where screen_idx == 2
+          |                ^^^^^^^^^^
+        """)
+}
+
+@Test func missingFieldAfterWhere() {
+    #expect(diagnostic(#"events | where = "x""#) == """
+        error: expected `==`, found `=`
+         --> query:1:16
+        1 | events | where = "x"
+          |                ^ use `==` to compare
+        """)
+    #expect(diagnostic("events | where") == """
+        error: expected an expression, found the end of the query
+         --> query:1:15
+        1 | events | where
+          |               ^
+        """)
+}
+
+@Test func percentileOfAStringIsATypeError() {
+    #expect(diagnostic("events | stats p50(kind)") == """
+        error: `p50` needs a number or a duration; `kind` is a string
+         --> query:1:20
+        1 | events | stats p50(kind)
+          |                    ^^^^
+        """)
+}
+
+@Test func unknownAggregateSuggestsAnAggregate() {
+    #expect(diagnostic("sessions | stats p5O(duration)") == """
+        error: unknown aggregate `p5O`; did you mean `p50`?
+         --> query:1:18
+        1 | sessions | stats p5O(duration)
+          |                  ^^^
+        """)
+}
+
+@Test func comparingADurationWithAStringIsATypeError() {
+    #expect(diagnostic(#"sessions | where duration == "long""#) == """
+        error: cannot compare a duration with a string
+         --> query:1:18
+        1 | sessions | where duration == "long"
+          |                  ^^^^^^^^^^^^^^^^^^ `duration` is a duration, `"long"` is a string
+        """)
+}
+
+@Test func unknownKindValueSuggestsAKind() {
+    #expect(diagnostic(#"events | where kind == "analytic""#) == """
+        error: unknown event kind `analytic`; did you mean `analytics`?
+         --> query:1:24
+        1 | events | where kind == "analytic"
+          |                        ^^^^^^^^^^ one of: analytics, state_updated, open_paywall, custom, close, onboarding_loaded, error
+        """)
+}
+
+@Test func unknownSourceAndStage() {
+    #expect(diagnostic("sesions | count") == """
+        error: unknown source `sesions`; did you mean `sessions`?
+         --> query:1:1
+        1 | sesions | count
+          | ^^^^^^^ a query starts with `events` or `sessions`
+        """)
+    #expect(diagnostic("events | cout") == """
+        error: unknown stage `cout`; did you mean `count`?
+         --> query:1:10
+        1 | events | cout
+          |          ^^^^
+        """)
+}
+
+@Test func fieldOfTheOtherSource() {
+    #expect(diagnostic("events | where completed") == """
+        error: `completed` is a field of `sessions`, not of events
+         --> query:1:16
+        1 | events | where completed
+          |                ^^^^^^^^^ start the query with `sessions` to use it
+        """)
+}
+
+@Test func unknownEventInDidSuggestsAnEvent() {
+    #expect(diagnostic("sessions | where did(open_paywal)") == """
+        error: unknown event `open_paywal`; did you mean `open_paywall`?
+         --> query:1:22
+        1 | sessions | where did(open_paywal)
+          |                      ^^^^^^^^^^^ an event kind or analytics name; quote other names
+        """)
+}
+
+@Test func literalErrors() {
+    #expect(diagnostic(#"events | where name == "x"#) == """
+        error: unterminated string
+         --> query:1:24
+        1 | events | where name == "x
+          |                        ^^ this string has no closing `"`
+        """)
+    #expect(diagnostic("events | where time > @2026-13-01") == """
+        error: invalid timestamp `@2026-13-01`
+         --> query:1:23
+        1 | events | where time > @2026-13-01
+          |                       ^^^^^^^^^^^ expected @YYYY-MM-DD or @YYYY-MM-DDTHH:MM:SSZ
+        """)
+    #expect(diagnostic("events | where time > now() - 7y") == """
+        error: unknown duration unit `y`
+         --> query:1:32
+        1 | events | where time > now() - 7y
+          |                                ^ units: us, ms, s, m, h, d, w
+        """)
+}
+
+@Test func unknownColumnSuggestsAColumn() {
+    #expect(diagnostic("events | count by name | sort cnt") == """
+        error: unknown column `cnt`; did you mean `count`?
+         --> query:1:31
+        1 | events | count by name | sort cnt
+          |                               ^^^ columns: name, count
+        """)
+}
+
+@Test func stagesInTheWrongPlace() {
+    #expect(diagnostic("events | funnel") == """
+        error: `funnel` reads sessions; start the query with `sessions`
+         --> query:1:10
+        1 | events | funnel
+          |          ^^^^^^
+        """)
+    #expect(diagnostic("sessions | count | count") == """
+        error: a query has one reduction, right after its `where` stages
+         --> query:1:20
+        1 | sessions | count | count
+          |                    ^^^^^ `count`, `stats`, `top`, `funnel` and `histogram` cannot follow another stage
+        """)
+    #expect(diagnostic("events |") == """
+        error: expected a stage, found the end of the query
+         --> query:1:9
+        1 | events |
+          |         ^ a stage after `|`
+        """)
+}
+
+@Test func aggregateInsideWhere() {
+    #expect(diagnostic("events | where p50(screen) > 1") == """
+        error: `p50` is an aggregate; use it in `stats`
+         --> query:1:16
+        1 | events | where p50(screen) > 1
+          |                ^^^
+        """)
+}
+
+@Test func columnsCountCharactersAndLinesCount() {
+    // The column counts characters (é is two bytes), and the second line is reported as line 2.
+    #expect(diagnostic("events | where name == \"é\"\n  and scren == 1") == """
+        error: unknown field `scren`; did you mean `screen`?
+         --> query:2:7
+        2 |   and scren == 1
+          |       ^^^^^
+        """)
+    #expect(diagnostic(#"events | where name == "é" and scren == 1"#) == """
+        error: unknown field `scren`; did you mean `screen`?
+         --> query:1:32
+        1 | events | where name == "é" and scren == 1
+          |                                ^^^^^
+        """)
+}
+
+@Test func suggestionsAreOfTheRightKindOnly() {
+    // `cout` is close to the aggregate `count`, but a field is expected: no aggregate is suggested.
+    #expect(diagnostic("events | where cout > 1").hasPrefix("error: unknown field `cout`\n"))
+    // `screen` is a field, not an aggregate: no field is suggested for an aggregate.
+    #expect(diagnostic("events | stats screen").hasPrefix("error: unknown aggregate `screen`\n"))
+}

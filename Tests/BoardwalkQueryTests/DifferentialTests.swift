@@ -1,0 +1,68 @@
+import BoardwalkModel
+import Testing
+@testable import BoardwalkQuery
+
+/// Results agree when they have the same columns and rows; doubles may differ in the last bits because the
+/// executor and the reference add in different orders.
+func agree(_ a: ResultTable, _ b: ResultTable) -> Bool {
+    guard a.columns == b.columns, a.rows.count == b.rows.count else { return false }
+    for (x, y) in zip(a.rows, b.rows) {
+        guard x.count == y.count else { return false }
+        for (u, v) in zip(x, y) {
+            switch (u, v) {
+            case (.number(let p), .number(let q)), (.duration(let p), .duration(let q)):
+                if p != q, abs(p - q) > 1e-9 * max(abs(p), abs(q), 1) { return false }
+            default:
+                if u != v { return false }
+            }
+        }
+    }
+    return true
+}
+
+@Test func executorAgreesWithReferenceOnGeneratedQueries() throws {
+    try differential(seed: 7, datasets: 60, queriesPerDataset: 20) { $0.query() }
+}
+
+/// Funnels have the most edges (windows, modes, ties), so they get their own 1000 queries.
+@Test func funnelsAgreeWithReference() throws {
+    try differential(seed: 11, datasets: 50, queriesPerDataset: 20) { $0.funnelQuery() }
+}
+
+func differential(seed: UInt64, datasets: Int, queriesPerDataset: Int, _ next: (inout QueryGenerator) -> String) throws {
+    let now = Timestamp(microseconds: base + 3 * 86_400 * second)
+    var queries = QueryGenerator(seed: seed)
+    var ran = 0
+    var nonEmpty = 0
+    for dataset in 0..<datasets {
+        var generator = SessionGenerator(seed: (seed << 32) ^ UInt64(dataset) &* 0x9E37_79B9)
+        let events = generator.events()
+        let source = InMemoryEventSource(events)
+        let reference = ReferenceEvaluator(now: now)
+        for _ in 0..<queriesPerDataset {
+            let text = next(&queries)
+            let query: Query
+            do { query = try Query.parse(text) } catch {
+                Issue.record("generated query does not parse: \(text)\n\(error)")
+                continue
+            }
+            let actual = try query.run(on: source, options: .init(now: now))
+            let expected = reference.run(query.checked, events)
+            ran += 1
+            if !actual.rows.isEmpty { nonEmpty += 1 }
+            if !agree(actual, expected) {
+                Issue.record("""
+                    dataset \(dataset): \(text)
+                    executor:
+                    \(actual.render(.table))
+                    reference:
+                    \(expected.render(.table))
+                    """)
+                return
+            }
+        }
+    }
+    #expect(ran >= 1000)
+    // The generator must produce queries that find something, or agreement means little.
+    #expect(nonEmpty > ran / 2)
+}

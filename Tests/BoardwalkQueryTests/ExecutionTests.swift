@@ -1,0 +1,139 @@
+import BoardwalkModel
+import Testing
+@testable import BoardwalkQuery
+
+@Test func renderingIsExactAndStable() throws {
+    let table = ResultTable(columns: ["name", "count", "rate", "p50(dwell)", "when", "set"], rows: [
+        [.string("a,\"b\""), .integer(3), .number(2.0 / 3), .duration(1_500_000), .time(Timestamp(microseconds: base)), .set(["x", "y"])],
+        [.null, .integer(12), .number(0.5), .null, .null, .null],
+    ])
+    #expect(table.render(.table) == """
+        name   count    rate  p50(dwell)  when                         set
+        -----  -----  ------  ----------  ---------------------------  ------
+        a,"b"      3  0.6667        1.5s  2026-11-01T10:00:00.000000Z  [x, y]
+        -         12     0.5           -  -                            -
+
+        """)
+    #expect(table.render(.json) == """
+        [
+          {"name": "a,\\"b\\"", "count": 3, "rate": 0.6666666666666666, "p50(dwell)": 1.5, "when": "2026-11-01T10:00:00.000000Z", "set": ["x","y"]},
+          {"name": null, "count": 12, "rate": 0.5, "p50(dwell)": null, "when": null, "set": null}
+        ]
+
+        """)
+    #expect(table.render(.csv) == #"""
+        name,count,rate,p50(dwell),when,set
+        "a,""b""",3,0.6666666666666666,1.5,2026-11-01T10:00:00.000000Z,"[""x"",""y""]"
+        ,12,0.5,,,
+
+        """#)
+    #expect(ResultTable(columns: ["count"], rows: []).render(.json) == "[]\n")
+}
+
+@Test func funnelJSONHasStepsInOrderWithASessionsColumn() throws {
+    let json = try run(#"sessions | where onboarding == "onb_1" | funnel"#, story).render(.json)
+    #expect(json.hasPrefix("""
+        [
+          {"step": 0, "sessions": 3, "pct_of_first": 100, "pct_of_previous": 100, "dropoff": 0, "median_time": 0},
+          {"step": 1, "sessions": 2,
+        """))
+}
+
+@Test func histogramBucketsByStep() throws {
+    // Durations 40 s, 25 s, 4 s, 0 s in 30 s buckets.
+    #expect(try run("sessions | histogram duration step 30s", story).render(.csv) == "bucket,count\n0,3\n30,1\n")
+    #expect(try run("events | histogram screen", story).column("count") == [.integer(12), .integer(4), .integer(2), .integer(2)])
+}
+
+@Test func planReadsOnlyTheKeyRangesOfItsFilters() throws {
+    let q = try Query.parse(#"events | where onboarding == "onb_1" and screen >= 2 and time >= @2026-11-01 | count by screen, name"#)
+    let source = InMemoryEventSource(story)
+    #expect(q.explain(on: source) == """
+        read: event keys (onboarding, screen, time, seq)
+          range onboarding="onb_1" screen=[2, 65534] time=[2026-11-01T00:00:00.000000Z, +inf]
+        filter: 1 `where` stage, checked on every row read
+        reduce: count by screen, name
+        """)
+    let (_, statistics) = try q.execute(on: source)
+    // Four events of onb_1 are on screens 2 and 3; nothing else is read.
+    #expect(statistics.eventsRead == 4)
+}
+
+@Test func aQueryForOneOnboardingNeverReadsTheOthers() throws {
+    let q = try Query.parse(#"sessions | where onboarding == "onb_2" | funnel"#)
+    let (table, statistics) = try q.execute(on: InMemoryEventSource(story))
+    #expect(statistics.sessionsRead == 1)
+    #expect(statistics.eventsRead == 1)
+    #expect(table.column("sessions") == [.integer(1)])
+    let explain = try Query.parse(#"sessions | where onboarding in ["onb_2", "onb_9"] and started >= @2026-11-01 | funnel | explain"#)
+    #expect(try explain.run(on: InMemoryEventSource(story)).render(.csv) == #"""
+        plan
+        "read: sessions with events in the ranges, through the in-memory session index"
+        "  range onboarding=""onb_2"" screen=* time=[2026-11-01T00:00:00.000000Z, +inf]"
+        "  range onboarding=""onb_9"" screen=* time=[2026-11-01T00:00:00.000000Z, +inf]"
+        "filter: 1 `where` stage, checked on every row read"
+        reduce: screen funnel
+
+        """#)
+}
+
+@Test func contradictoryFiltersReadNothing() throws {
+    let (table, statistics) = try Query.parse(#"events | where onboarding == "onb_1" and onboarding == "onb_2" | count"#)
+        .execute(on: InMemoryEventSource(story))
+    #expect(statistics.eventsRead == 0)
+    #expect(table.rows == [[.integer(0)]])
+}
+
+@Test func dwellReadsEventsThroughTheirSessions() throws {
+    let q = try Query.parse(#"events | where dwell > 10s | count"#)
+    #expect(q.explain(on: InMemoryEventSource(story)).hasPrefix("read: sessions with events in the ranges"))
+}
+
+@Test func cancellationStopsARun() throws {
+    let flag = CancellationFlag()
+    flag.cancel()
+    let events = (0..<10_000).map { ev(Double($0), "s\($0 % 100)", presented) }
+    #expect(throws: QueryError.self) {
+        try Query.parse("events | count").run(on: InMemoryEventSource(events), options: .init(cancellation: flag))
+    }
+    do {
+        _ = try Query.parse("sessions | count").run(on: InMemoryEventSource(events), options: .init(cancellation: flag))
+        Issue.record("a cancelled run returned")
+    } catch {
+        #expect(error.kind == .cancelled)
+    }
+    flag.reset()
+    #expect(try Query.parse("events | count").run(on: InMemoryEventSource(events), options: .init(cancellation: flag)).rows
+        == [[.integer(10_000)]])
+}
+
+/// A source that cancels the flag after a number of events, as Ctrl-C in the middle of a scan would.
+struct CancellingSource: EventSource {
+    let inner: InMemoryEventSource
+    let flag: CancellationFlag
+    let after: Int
+    var sessionAccess: String { inner.sessionAccess }
+    func scanEvents(_ range: ScanRange, _ body: (borrowing ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
+        var n = 0
+        try inner.scanEvents(range) { (e: borrowing ScannedEvent) throws(QueryError) -> Bool in
+            n += 1
+            if n == after { flag.cancel() }
+            return try body(e)
+        }
+    }
+    func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError) {
+        try inner.scanSessions(ranges, body)
+    }
+}
+
+@Test func cancellationInTheMiddleOfAScan() throws {
+    let flag = CancellationFlag()
+    let events = (0..<20_000).map { ev(Double($0), "s", presented) }
+    let source = CancellingSource(inner: InMemoryEventSource(events), flag: flag, after: 100)
+    do {
+        let (_, statistics) = try Query.parse("events | count").execute(on: source, options: .init(cancellation: flag))
+        Issue.record("not cancelled: read \(statistics.eventsRead)")
+    } catch {
+        #expect(error.kind == .cancelled)
+    }
+}

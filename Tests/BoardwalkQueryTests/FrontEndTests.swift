@@ -1,0 +1,66 @@
+import BoardwalkModel
+import Testing
+@testable import BoardwalkQuery
+
+@Test(arguments: [
+    ("30s", Int64(30_000_000)), ("5m", 300_000_000), ("1h", 3_600_000_000), ("7d", 604_800_000_000),
+    ("250ms", 250_000), ("1.5s", 1_500_000), ("2w", 1_209_600_000_000),
+])
+func durationLiterals(text: String, microseconds: Int64) throws {
+    let tokens = try Lexer.tokenize(text)
+    #expect(tokens.map(\.kind) == [.duration, .end])
+    #expect(tokens[0].microseconds == microseconds)
+}
+
+@Test(arguments: [
+    ("@2026-11-01", "2026-11-01T00:00:00.000000Z"), ("@2026-11-01T10:00:00Z", "2026-11-01T10:00:00.000000Z"),
+    ("@2026-11-01T10:00:00+02:00", "2026-11-01T08:00:00.000000Z"),
+])
+func timestampLiterals(text: String, iso: String) throws {
+    let tokens = try Lexer.tokenize(text)
+    #expect(tokens[0].kind == .timestamp)
+    #expect(Timestamp(microseconds: tokens[0].microseconds).iso8601 == iso)
+}
+
+@Test func everyNodeCarriesItsByteRange() throws {
+    let text = #"sessions | where answer("experience") == "pro" and did(open_paywall) | count by exit"#
+    let ast = try Parser.parse(text)
+    let bytes = Array(text.utf8)
+    func source(_ r: Range<Int>) -> String { String(decoding: bytes[r], as: UTF8.self) }
+    #expect(source(ast.sourceRange) == "sessions")
+    guard case .where(let predicate) = ast.stages[0].kind, case .binary(.and, let left, let right) = predicate.kind else {
+        Issue.record("unexpected shape"); return
+    }
+    #expect(source(predicate.range) == #"answer("experience") == "pro" and did(open_paywall)"#)
+    #expect(source(left.range) == #"answer("experience") == "pro""#)
+    #expect(source(right.range) == "did(open_paywall)")
+    #expect(source(ast.stages[1].range) == "count by exit")
+    #expect(source(ast.stages[1].keywordRange) == "count")
+}
+
+@Test func relativeTimesAndListsParse() throws {
+    let now = Timestamp(microseconds: base + 10 * 86_400 * second)
+    let events = [ev(0, "a", presented), ev(9 * 86_400, "b", presented)]
+    let q = try Query.parse(#"events | where time >= now() - 7d and kind in ["analytics", "close"] and name not in ["x"] | count"#)
+    #expect(try q.run(on: InMemoryEventSource(events), options: .init(now: now)).rows == [[.integer(1)]])
+}
+
+@Test func precedenceOfAndOverOr() throws {
+    let events = [ev(0, "a", screen: 0, presented), ev(1, "b", screen: 1, presented), ev(2, "c", screen: 2, .close(actionID: ""))]
+    // `or` binds looser: screen == 0 or (screen == 2 and kind == "close").
+    #expect(try run(#"events | where screen == 0 or screen == 2 and kind == "close" | count"#, events).rows == [[.integer(2)]])
+    #expect(try run(#"events | where not screen == 0 | count"#, events).rows == [[.integer(2)]])
+}
+
+@Test func sortLimitSelectAndAliases() throws {
+    let table = try run("events | count by name as event | sort count desc, event | limit 2 | select event", story)
+    #expect(table.columns == ["event"])
+    // screen_presented 8, state_updated 5, then onboarding_started 3.
+    #expect(table.rows == [[.string("screen_presented")], [.string("state_updated")]])
+    // Variation a: 40 s and 4 s, median 22 s; b: 25 s and 0 s, median 12.5 s.
+    let stats = try run("sessions | stats p50(duration) as median by variation | sort median desc", story)
+    #expect(stats.render(.csv) == "variation,median\na,22\nb,12.5\n")
+    // An aggregate's column is referred to by its text.
+    #expect(try run("sessions | stats p50(duration) by variation | sort p50(duration)", story).column("variation")
+        == [.string("b"), .string("a")])
+}

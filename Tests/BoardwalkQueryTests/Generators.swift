@@ -1,0 +1,217 @@
+import BoardwalkGenerator
+import BoardwalkModel
+@testable import BoardwalkQuery
+
+/// Seeded event sets shaped like onboarding sessions, with the awkward cases the semantics doc pins: equal
+/// timestamps, events arriving out of time order, back-navigation, sessions without ids (some separated by
+/// exactly 30 minutes), empty `element_id`/`reply`, repeated and multi-select answers, several outcomes in
+/// one session; plus a few arbitrary events from ``RandomEvents``.
+struct SessionGenerator {
+    var rng: SplitMix64
+
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+
+    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
+    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
+    mutating func pick<T>(_ items: [T]) -> T { items[int(0...items.count - 1)] }
+
+    mutating func events() -> [Event] {
+        var out: [Event] = []
+        let sessionCount = int(0...14)
+        for s in 0..<sessionCount {
+            let onboarding = pick(["onb_1", "onb_1", "onb_2", "onb_3"])
+            let total = int(2...5)
+            let profile: String? = chance(0.8) ? pick(["p1", "p2", "p3"]) : nil
+            let id: String? = chance(0.75) ? "s\(s)" : (chance(0.2) ? "" : nil)
+            let variation: String? = chance(0.7) ? pick(["a", "b"]) : nil
+            var t = base + Int64(int(0...2 * 24 * 60)) * minute
+            var screen = 0
+            func make(_ payload: Payload, placed: Bool = true) -> Event {
+                Event(time: Timestamp(microseconds: t), session: id, profile: profile, variation: variation,
+                      meta: placed ? Meta(onboardingID: onboarding, screenClientID: "c\(screen)", screenIndex: screen, totalScreens: total) : nil,
+                      payload: payload)
+            }
+            if chance(0.5) { out.append(make(.onboardingLoaded)) }
+            if chance(0.8) { out.append(make(.analytics(.onboardingStarted))) }
+            let steps = int(1...9)
+            for _ in 0..<steps {
+                // Equal timestamps, small gaps, and now and then exactly 30 minutes of silence.
+                t += chance(0.2) ? 0 : (chance(0.05) ? 30 * minute : Int64(chance(0.5) ? int(1...8) * 15 : int(1...90)) * second)
+                switch int(0...13) {
+                case 0, 1, 2:
+                    if chance(0.25) { screen = max(0, screen - 1) } else if screen < total - 1 { screen += 1 }
+                    out.append(make(.analytics(.screenPresented)))
+                case 3:
+                    out.append(make(.analytics(.screenCompleted(elementID: pick([nil, "", "experience", "btn"]), reply: pick([nil, "", "yes", "no"])))))
+                case 4:
+                    out.append(make(.stateUpdated(StateUpdate(elementID: "experience", value: .select(Choice(id: "x", value: pick(["beginner", "amateur", "pro"]), label: pick(["Beginner", "Pro"])))))))
+                case 5:
+                    let options = ["music", "sports", "art"].filter { _ in chance(0.5) }
+                    out.append(make(.stateUpdated(StateUpdate(elementID: "interests", value: .multiSelect(options.map { Choice(id: $0, value: $0, label: $0.uppercased()) })))))
+                case 6:
+                    out.append(make(.stateUpdated(StateUpdate(elementID: "age", value: .input(.number(Double(int(15...60))))))))
+                case 7:
+                    out.append(make(.stateUpdated(StateUpdate(elementID: "birthday", value: .datePicker(DateParts(year: chance(0.5) ? 1990 : nil, month: 3, day: nil))))))
+                case 8: out.append(make(.openPaywall(actionID: pick(["", "p1"]))))
+                case 9: out.append(make(.custom(actionID: "c")))
+                case 10: out.append(make(.close(actionID: "x")))
+                case 11: out.append(make(.analytics(chance(0.5) ? .onboardingCompleted : .userEmailCollected)))
+                case 12: out.append(make(.error(OnboardingError(domain: "webkit", code: 4200, message: "m")), placed: chance(0.5)))
+                default: out.append(make(.analytics(.unknown(name: "navigation_failed"))))
+                }
+            }
+        }
+        var random = RandomEvents(seed: rng.next())
+        for _ in 0..<int(0...2) {
+            // Arbitrary values, but few screens: a screen funnel has a row per screen, and the reference sorts slowly.
+            var e = random.event()
+            if var meta = e.meta {
+                meta.totalScreens %= 7
+                meta.screenIndex %= 7
+                e.meta = meta
+            }
+            out.append(e)
+        }
+        // Arrival order is not time order: shuffle a little.
+        for i in out.indices where chance(0.1) { out.swapAt(i, int(0...out.count - 1)) }
+        return out
+    }
+}
+
+/// Random queries over the fields, functions, aggregates and stages of the language.
+struct QueryGenerator {
+    var rng: SplitMix64
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+
+    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
+    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
+    mutating func pick<T>(_ items: [T]) -> T { items[int(0...items.count - 1)] }
+
+    mutating func eventPredicate(depth: Int = 0) -> String {
+        if depth < 2, chance(0.25) {
+            let op = pick(["and", "or"])
+            return "(\(eventPredicate(depth: depth + 1)) \(op) \(eventPredicate(depth: depth + 1)))"
+        }
+        if depth < 2, chance(0.08) { return "not \(eventPredicate(depth: depth + 1))" }
+        return pick([
+            "kind == \"\(pick(["analytics", "state_updated", "open_paywall", "error", "close"]))\"",
+            "name == \"\(pick(["screen_presented", "screen_completed", "onboarding_started", "navigation_failed"]))\"",
+            "onboarding == \"\(pick(["onb_1", "onb_2", "nope"]))\"",
+            "onboarding in [\"onb_1\", \"onb_3\"]",
+            "onboarding not in [\"onb_1\"]",
+            "screen \(pick([">=", ">", "<", "<=", "==", "!="])) \(int(0...3))",
+            "\(int(0...3)) <= screen",
+            "time >= @2026-11-02T\(pick(["00", "10", "18"])):00:00Z",
+            "time < now() - \(pick(["1d", "12h", "90m"]))",
+            "element == \"\(pick(["experience", "interests", "btn"]))\"",
+            "value == \"\(pick(["pro", "music", "beginner"]))\"",
+            "value in [\"art\", \"amateur\"]",
+            "value > 30",
+            "reply != \"no\"",
+            "dwell > \(pick(["10s", "1m", "0s"]))",
+            "variation == \"a\"",
+            "session == \"s1\"",
+            "seq < \(int(0...40))",
+            "label == \"PRO\"",
+            "screen + 1 > total_screens - 1",
+        ])
+    }
+
+    mutating func sessionPredicate(depth: Int = 0) -> String {
+        if depth < 2, chance(0.25) {
+            let op = pick(["and", "or"])
+            return "(\(sessionPredicate(depth: depth + 1)) \(op) \(sessionPredicate(depth: depth + 1)))"
+        }
+        if depth < 2, chance(0.08) { return "not \(sessionPredicate(depth: depth + 1))" }
+        return pick([
+            "completed", "not paywall", "closed or email_collected",
+            "exit == \"\(pick(["abandoned", "paywall", "completed", "error", "closed"]))\"",
+            "answer(\"experience\") == \"\(pick(["pro", "beginner"]))\"",
+            "answer(\"interests\") == \"music\"",
+            "answer(\"age\") >= 30",
+            "did(\(pick(["open_paywall", "screen_completed", "state_updated", "\"navigation_failed\""])))",
+            "reached(\(int(0...4)))",
+            "furthest_screen \(pick([">=", ">", "=="])) \(int(0...3))",
+            "duration > \(pick(["1m", "30s", "5m"]))",
+            "started >= @2026-11-02", "ended <= @2026-11-02T12:00:00Z", "started > now() - 2d",
+            "onboarding == \"\(pick(["onb_1", "onb_2"]))\"",
+            "events > \(int(2...6))",
+            "variation in [\"a\"]",
+            "last_screen < total_screens - 1",
+        ])
+    }
+
+    /// A screen funnel or a custom-step funnel with random steps, window, mode and breakdown.
+    mutating func funnel() -> String {
+        let steps = ["screen_presented(screen == 0)", "screen_presented(screen == 1)", "screen_presented(screen >= 2)",
+                     "screen_completed", "state_updated(element == \"experience\")", "open_paywall", "onboarding_completed",
+                     "close", "custom", "\"navigation_failed\"", "analytics", "state_updated"]
+        if chance(0.2) {
+            return "funnel" + (chance(0.3) ? " by \(pick(["variation", "onboarding", "screen_cid"]))" : "")
+        }
+        var text = "funnel " + (0..<int(1...4)).map { _ in pick(steps) }.joined(separator: ", ")
+        if chance(0.7) { text += " within \(pick(["0s", "15s", "30s", "45s", "1m", "2m", "10m", "1h"]))" }
+        let mode = pick(["", "ordered", "strict", "any"])
+        if !mode.isEmpty { text += " mode \(mode)" }
+        if mode == "strict", chance(0.6) { text += " ignoring (\(pick(["state_updated", "state_updated, onboarding_loaded", "analytics"])))" }
+        if chance(0.3) { text += " by \(pick(["variation", "onboarding", "screen", "value"]))" }
+        return text
+    }
+
+    /// `sessions [| where …] | funnel …`.
+    mutating func funnelQuery() -> String {
+        var parts = ["sessions"]
+        if chance(0.3) { parts.append("where " + sessionPredicate()) }
+        parts.append(funnel())
+        return parts.joined(separator: " | ")
+    }
+
+    mutating func query() -> String {
+        let events = chance(0.45)
+        var parts = [events ? "events" : "sessions"]
+        for _ in 0..<int(0...2) { parts.append("where " + (events ? eventPredicate() : sessionPredicate())) }
+        let eventKeys = ["name", "kind", "screen", "onboarding", "element", "value", "label", "variation", "session", "reply", "element_type"]
+        let sessionKeys = ["exit", "onboarding", "completed", "answer(\"interests\")", "answer(\"experience\")", "variation",
+                           "furthest_screen", "profile", "answer(\"birthday\")"]
+        let keys = events ? eventKeys : sessionKeys
+        func by() -> String {
+            let n = int(0...2)
+            if n == 0 { return "" }
+            return " by " + (0..<n).map { _ in pick(keys) }.joined(separator: ", ")
+        }
+        var hasColumns = ["count"]
+        switch int(0...(events ? 4 : 5)) {
+        case 0:
+            parts.append("count" + by())
+        case 1:
+            let aggregates = events
+                ? ["count()", "count(reply)", "count_distinct(session)", "sum(screen)", "avg(screen)", "min(time)", "max(screen)",
+                   "p50(dwell)", "p90(screen)", "percentile(dwell, 0.25)", "rate(kind == \"analytics\")", "avg(value)", "max(name)",
+                   "count_distinct(value)", "p99(value)"]
+                : ["count()", "rate(completed)", "p50(duration)", "p90(duration)", "avg(events)", "sum(furthest_screen)",
+                   "min(started)", "max(duration)", "count_distinct(answer(\"interests\"))", "count(answer(\"experience\"))",
+                   "percentile(duration, 0.75)", "avg(answer(\"age\"))", "p95(answer(\"age\"))", "min(exit)"]
+            let chosen = (0..<int(1...3)).map { _ in pick(aggregates) }
+            hasColumns = chosen
+            parts.append("stats " + chosen.joined(separator: ", ") + by())
+        case 2:
+            parts.append("top \(int(1...4)) \(pick(keys))")
+        case 3:
+            parts.append(events ? pick(["histogram screen", "histogram dwell step 30s", "histogram value step 10"])
+                                : pick(["histogram duration", "histogram events step 2", "histogram answer(\"age\") step 5"]))
+        case 4:
+            hasColumns = []
+            if chance(0.5) { parts.append("select " + (0..<int(1...3)).map { _ in pick(keys) }.joined(separator: ", ")) }
+            if chance(0.5) { parts.append("limit \(int(0...10))") }
+        default:
+            parts.append(funnel())
+            hasColumns = ["sessions", "step"]
+        }
+        if !hasColumns.isEmpty, chance(0.3) {
+            let column = pick(hasColumns)
+            parts.append("sort \(column)\(chance(0.5) ? " desc" : "")")
+            if chance(0.5) { parts.append("limit \(int(1...5))") }
+        }
+        return parts.joined(separator: " | ")
+    }
+}

@@ -1,0 +1,486 @@
+import BoardwalkModel
+@testable import BoardwalkQuery
+
+/// A deliberately simple evaluator over an array of events, written from `analytics-semantics.md` without the
+/// executor's machinery: no key ranges, no planner, no streaming state; sessions recomputed from their event
+/// lists by brute force; funnels by enumerating every chain. It shares only the front end (the checked query),
+/// `Value`'s comparison rules and the expression combinators, which are the language's definition.
+struct ReferenceEvaluator {
+    let now: Timestamp
+
+    struct Row {
+        var event: Event
+        var seq: Int
+        var dwell: Value
+        var censored: Bool
+    }
+
+    struct Session {
+        var id: String
+        var events: [Row]
+    }
+
+    // MARK: Sessions (rules 1 and 10)
+
+    func sessions(_ input: [Event]) -> [Session] {
+        var events = input
+        // Rule 10: infer ids per (profile, onboarding); a start event or 30 minutes of silence starts a new one.
+        let missing = events.indices.filter { events[$0].session == nil || events[$0].session == "" }
+        var groups: [String: [Int]] = [:]
+        for i in missing {
+            groups["\(events[i].profile ?? "")\u{0}\(events[i].meta?.onboardingID ?? "")\u{0}\(events[i].profile == nil)\u{0}\(events[i].meta == nil)", default: []].append(i)
+        }
+        for (_, list) in groups {
+            let ordered = list.sorted { (events[$0].time.microseconds, $0) < (events[$1].time.microseconds, $1) }
+            var n = 0
+            var previous: Int64?
+            for i in ordered {
+                let e = events[i]
+                let isStart = e.kind == .onboardingLoaded || e.payload == .analytics(.onboardingStarted)
+                if previous == nil || isStart || e.time.microseconds - previous! >= 30 * 60 * 1_000_000 { n += 1 }
+                previous = e.time.microseconds
+                events[i].session = "~\(e.profile ?? "")/\(e.meta?.onboardingID ?? "")/\(n)"
+            }
+        }
+        var byID: [String: [Row]] = [:]
+        for (i, e) in events.enumerated() {
+            byID[e.session!, default: []].append(Row(event: e, seq: i, dwell: .null, censored: false))
+        }
+        return byID.map { id, rows in
+            var rows = rows.sorted { ($0.event.time.microseconds, $0.seq) < ($1.event.time.microseconds, $1.seq) }
+            // Rule 7, by looking forward from each presentation.
+            for i in rows.indices {
+                guard rows[i].event.payload == .analytics(.screenPresented), let screen = rows[i].event.meta?.screenIndex else { continue }
+                rows[i].censored = true
+                for j in (i + 1)..<max(i + 1, rows.count) {
+                    let later = rows[j].event
+                    let terminal = later.payload == .analytics(.onboardingCompleted) || later.kind == .openPaywall
+                        || later.kind == .close || later.kind == .error
+                    let elsewhere = later.meta != nil && later.meta!.screenIndex != screen
+                    if terminal || elsewhere {
+                        rows[i].dwell = .duration(Double(later.time.microseconds - rows[i].event.time.microseconds))
+                        rows[i].censored = false
+                        break
+                    }
+                }
+            }
+            return Session(id: id, events: rows)
+        }
+    }
+
+    // MARK: Fields
+
+    func eventField(_ f: EventField, _ row: Row) -> Value {
+        let e = row.event
+        func s(_ x: String?) -> Value { x == nil ? .null : .string(x!) }
+        func blankIsAbsent(_ x: String?) -> Value { x == nil || x == "" ? .null : .string(x!) }
+        switch f {
+        case .time: return .time(e.time)
+        case .seq: return .integer(Int64(row.seq))
+        case .kind: return .string(e.kind.rawValue)
+        case .name:
+            if case .analytics(let a) = e.payload { return .string(a.name) }
+            return .string(e.kind.rawValue)
+        case .onboarding: return s(e.meta?.onboardingID)
+        case .screen: return e.meta == nil ? .null : .integer(Int64(e.meta!.screenIndex))
+        case .screenCID: return s(e.meta?.screenClientID)
+        case .totalScreens: return e.meta == nil ? .null : .integer(Int64(e.meta!.totalScreens))
+        case .session: return s(e.session)
+        case .profile: return s(e.profile)
+        case .placement: return s(e.placement)
+        case .variation: return s(e.variation)
+        case .eventID: return s(e.eventID)
+        case .action:
+            switch e.payload {
+            case .openPaywall(let a), .custom(let a), .close(let a): return .string(a)
+            default: return .null
+            }
+        case .element:
+            if case .analytics(.screenCompleted(let element, _)) = e.payload { return blankIsAbsent(element) }
+            if case .stateUpdated(let u) = e.payload { return blankIsAbsent(u.elementID) }
+            return .null
+        case .reply:
+            if case .analytics(.screenCompleted(_, let reply)) = e.payload { return blankIsAbsent(reply) }
+            return .null
+        case .elementType:
+            if case .stateUpdated(let u) = e.payload { return .string(u.value.elementType.rawValue) }
+            return .null
+        case .value:
+            if case .stateUpdated(let u) = e.payload { return answerValue(u.value) }
+            return .null
+        case .label:
+            guard case .stateUpdated(let u) = e.payload else { return .null }
+            switch u.value {
+            case .select(let c): return .string(c.label)
+            case .multiSelect(let cs): return .set(Set(cs.map(\.label)).sorted())
+            default: return .null
+            }
+        case .dwell: return row.dwell
+        }
+    }
+
+    func answerValue(_ v: StateValue) -> Value {
+        switch v {
+        case .select(let c): return .string(c.value)
+        case .multiSelect(let cs): return .set(Set(cs.map(\.value)).sorted())
+        case .input(.text(let t)), .input(.email(let t)): return .string(t)
+        case .input(.number(let n)): return .number(n)
+        case .datePicker(let d):
+            func part(_ x: Int?, _ w: Int) -> String {
+                guard let x else { return String(repeating: "?", count: w) }
+                var t = String(x)
+                while t.count < w { t = "0" + t }
+                return t
+            }
+            return .string(part(d.year, 4) + "-" + part(d.month, 2) + "-" + part(d.day, 2))
+        }
+    }
+
+    func sessionLeaf(_ b: Bound, _ session: Session) -> Value {
+        let events = session.events.map(\.event)
+        let placed = events.compactMap(\.meta)
+        switch b {
+        case .answer(let element):
+            for e in events.reversed() {
+                if case .stateUpdated(let u) = e.payload, u.elementID == element, element != "" { return answerValue(u.value) }
+            }
+            return .null
+        case .did(let x):
+            return .bool(events.contains { e in
+                if e.kind.rawValue == x { return true }
+                if case .analytics(let a) = e.payload { return a.name == x }
+                return false
+            })
+        case .reached(let n):
+            return .bool(placed.contains { $0.screenIndex >= n })
+        case .session(let f):
+            func first(_ k: KeyPath<Event, String?>) -> Value {
+                events.first { $0[keyPath: k] != nil }.map { .string($0[keyPath: k]!) } ?? .null
+            }
+            switch f {
+            case .session: return .string(session.id)
+            case .profile: return first(\.profile)
+            case .placement: return first(\.placement)
+            case .variation: return first(\.variation)
+            case .onboarding: return placed.first.map { .string($0.onboardingID) } ?? .null
+            case .started: return .time(events.first!.time)
+            case .ended: return .time(events.last!.time)
+            case .duration: return .duration(Double(events.last!.time.microseconds - events.first!.time.microseconds))
+            case .events: return .integer(Int64(events.count))
+            case .furthestScreen: return placed.map(\.screenIndex).max().map { .integer(Int64($0)) } ?? .null
+            case .lastScreen: return placed.last.map { .integer(Int64($0.screenIndex)) } ?? .null
+            case .totalScreens: return placed.map(\.totalScreens).max().map { .integer(Int64($0)) } ?? .null
+            case .completed: return .bool(events.contains { $0.payload == .analytics(.onboardingCompleted) })
+            case .paywall: return .bool(events.contains { $0.kind == .openPaywall })
+            case .closed: return .bool(events.contains { $0.kind == .close })
+            case .emailCollected: return .bool(events.contains { $0.payload == .analytics(.userEmailCollected) })
+            case .exit:
+                for e in events.reversed() {
+                    if e.payload == .analytics(.onboardingCompleted) { return .string("completed") }
+                    if e.kind == .openPaywall { return .string("paywall") }
+                    if e.kind == .close { return .string("closed") }
+                    if e.kind == .error { return .string("error") }
+                }
+                return .string("abandoned")
+            }
+        default: return .null
+        }
+    }
+
+    // MARK: Running
+
+    func run(_ q: CheckedQuery, _ input: [Event]) -> ResultTable {
+        let sessions = sessions(input)
+        // Every row as a leaf function, before filtering.
+        var rows: [(leaf: (Bound) -> Value, censored: Bool, order: (Int64, Int, String), session: Session?)] = []
+        if q.source == .events {
+            for s in sessions {
+                for r in s.events {
+                    rows.append(({ b in if case .event(let f) = b { return eventField(f, r) } else { return .null } },
+                                 r.censored, (r.event.time.microseconds, r.seq, ""), nil))
+                }
+            }
+        } else {
+            for s in sessions {
+                rows.append(({ b in sessionLeaf(b, s) }, false, (s.events[0].event.time.microseconds, 0, s.id), s))
+            }
+        }
+        rows = rows.filter { row in q.filters.allSatisfy { $0.evaluate(now: now, row.leaf).isTrue } }
+        var table: ResultTable
+        switch q.reduction {
+        case nil:
+            let ordered = rows.sorted { a, b in a.order < b.order }
+            table = ResultTable(columns: q.columns, rows: ordered.map { r in q.rowColumns.map { $0.bound.evaluate(now: now, r.leaf) } })
+        case .count(let by):
+            let groups = group(rows.map { r in (by.map { $0.bound.evaluate(now: now, r.leaf) }, r) })
+            var out = groups.map { $0.key + [.integer(Int64($0.rows.count))] }
+            if by.isEmpty && out.isEmpty { out = [[.integer(0)]] }
+            table = ResultTable(columns: q.columns, rows: out)
+        case .top(let n, let key):
+            let groups = group(rows.map { r in ([key.bound.evaluate(now: now, r.leaf)], r) })
+            let counted = groups.map { $0.key + [.integer(Int64($0.rows.count))] }
+            // Stable sort by count descending keeps the key order among ties.
+            var sorted = counted
+            for i in sorted.indices {
+                for j in stride(from: i, to: 0, by: -1) {
+                    guard case .integer(let a) = sorted[j][1], case .integer(let b) = sorted[j - 1][1], a > b else { break }
+                    sorted.swapAt(j, j - 1)
+                }
+            }
+            table = ResultTable(columns: q.columns, rows: Array(sorted.prefix(n)))
+        case .histogram(let value, let step):
+            var keyed: [([Value], (leaf: (Bound) -> Value, censored: Bool, order: (Int64, Int, String), session: Session?))] = []
+            for r in rows {
+                let v = value.bound.evaluate(now: now, r.leaf)
+                let x: Double
+                switch v {
+                case .integer(let i): x = Double(i)
+                case .number(let d), .duration(let d): x = d
+                default: continue
+                }
+                let b = (x / step).rounded(.down) * step
+                keyed.append(([value.type == .duration ? .duration(b) : .number(b)], r))
+            }
+            table = ResultTable(columns: q.columns, rows: group(keyed).map { $0.key + [.integer(Int64($0.rows.count))] })
+        case .stats(let aggregates, let by, let censored):
+            var groups = group(rows.map { r in (by.map { $0.bound.evaluate(now: now, r.leaf) }, r) })
+            if by.isEmpty && groups.isEmpty { groups = [([], [])] }
+            table = ResultTable(columns: q.columns, rows: groups.map { g in
+                var out = g.key
+                for a in aggregates { out.append(aggregate(a, g.rows.map { r in a.argument.map { $0.evaluate(now: now, r.leaf) } ?? .null })) }
+                if censored { out.append(.integer(Int64(g.rows.filter(\.censored).count))) }
+                return out
+            })
+        case .funnel(let f):
+            table = ResultTable(columns: q.columns, rows: funnel(f, rows.compactMap(\.session)))
+        }
+        return tableStages(q, table)
+    }
+
+    /// Groups rows by key, exploding set-valued keys; groups sorted by key, absent last.
+    func group<R>(_ keyed: [([Value], R)]) -> [(key: [Value], rows: [R])] {
+        var out: [(key: [Value], rows: [R])] = []
+        for (key, row) in keyed {
+            var combos: [[Value]] = [[]]
+            for v in key {
+                var options = [v]
+                if case .set(let items) = v { options = items.isEmpty ? [.null] : items.map { .string($0) } }
+                combos = combos.flatMap { c in options.map { c + [$0] } }
+            }
+            for c in combos {
+                if let i = out.firstIndex(where: { $0.key == c }) { out[i].rows.append(row) } else { out.append((c, [row])) }
+            }
+        }
+        return out.sorted { a, b in
+            for (x, y) in zip(a.key, b.key) where x != y { return Value.sortsBefore(x, y) }
+            return false
+        }
+    }
+
+    func aggregate(_ a: BoundAggregate, _ values: [Value]) -> Value {
+        let present = values.filter { !$0.isNull }
+        let numbers: [Double] = present.compactMap {
+            switch $0 {
+            case .integer(let i): Double(i)
+            case .number(let d), .duration(let d): d
+            default: nil
+            }
+        }
+        let asResult: (Double) -> Value = { a.resultType == .duration ? .duration($0) : .number($0) }
+        switch a.function {
+        case .count: return .integer(Int64(values.count))
+        case .countPresent: return .integer(Int64(present.count))
+        case .countDistinct:
+            var seen: [Value] = []
+            for v in present {
+                let items: [Value] = if case .set(let s) = v { s.map { .string($0) } } else { [v] }
+                for item in items where !seen.contains(item) { seen.append(item) }
+            }
+            return .integer(Int64(seen.count))
+        case .sum: return asResult(numbers.reduce(0, +))
+        case .avg: return numbers.isEmpty ? .null : asResult(numbers.reduce(0, +) / Double(numbers.count))
+        case .min, .max:
+            guard !present.isEmpty else { return .null }
+            let sorted = present.sorted { Value.sortsBefore($0, $1) }
+            return a.function == .min ? sorted.first! : sorted.last!
+        case .percentile(let q):
+            return referencePercentile(numbers, q).map(asResult) ?? .null
+        case .rate:
+            return values.isEmpty ? .null : .number(Double(values.filter(\.isTrue).count) / Double(values.count))
+        }
+    }
+
+    /// numpy "linear": the value at fractional rank q·(n−1) of the sorted values.
+    func referencePercentile(_ values: [Double], _ q: Double) -> Double? {
+        if values.isEmpty { return nil }
+        let v = values.sorted()
+        let rank = q * Double(v.count - 1)
+        let i = Int(rank)
+        if i + 1 >= v.count { return v[v.count - 1] }
+        return v[i] + (rank - Double(i)) * (v[i + 1] - v[i])
+    }
+
+    // MARK: Funnels (rules 3, 4, 5, 12)
+
+    func funnel(_ f: BoundFunnel, _ sessions: [Session]) -> [[Value]] {
+        func stepStats(_ reached: [Int], _ i: Int) -> [Value] {
+            let first = reached[0], previous = i == 0 ? reached[0] : reached[i - 1]
+            return [.integer(Int64(reached[i])), first == 0 ? .null : .number(Double(reached[i]) * 100 / Double(first)),
+                    previous == 0 ? .null : .number(Double(reached[i]) * 100 / Double(previous)),
+                    .integer(Int64(previous - reached[i]))]
+        }
+        func byKeys(_ row: Row?) -> [Value] {
+            f.by.map { c in c.bound.evaluate(now: now) { b in
+                if case .event(let field) = b, let row { return eventField(field, Row(event: row.event, seq: row.seq, dwell: .null, censored: false)) }
+                return .null
+            } }
+        }
+        var out: [[Value]] = []
+        if f.steps.isEmpty {
+            var steps = 0
+            for s in sessions {
+                for r in s.events { if let m = r.event.meta { steps = max(steps, m.totalScreens, m.screenIndex + 1) } }
+            }
+            // Per session: the key at the first placed event, and for each step the time the screen was first reached.
+            var keyed: [([Value], [Double?])] = []
+            for s in sessions {
+                guard let first = s.events.first(where: { $0.event.meta != nil }) else { continue }
+                let t0 = s.events[0].event.time.microseconds
+                let reach: [Double?] = (0..<steps).map { i in
+                    s.events.first { ($0.event.meta?.screenIndex ?? -1) >= i }.map { Double($0.event.time.microseconds - t0) }
+                }
+                keyed.append((byKeys(first), reach))
+            }
+            var groups = group(keyed.map { ($0.0, $0.1) })
+            if f.by.isEmpty && groups.isEmpty && steps > 0 { groups = [([], [])] }
+            for g in groups {
+                let reached = (0..<steps).map { i in g.rows.filter { $0[i] != nil }.count }
+                for i in 0..<steps {
+                    var row = g.key
+                    if !f.by.isEmpty { row.append(.integer(0)) }
+                    row.append(.integer(Int64(i)))
+                    row += stepStats(reached, i)
+                    row.append(referencePercentile(g.rows.compactMap { $0[i] }, 0.5).map { .duration($0) } ?? .null)
+                    out.append(row)
+                }
+            }
+            return out
+        }
+        let n = f.steps.count
+        var keyed: [([Value], (level: Int, times: [Double]))] = []
+        for s in sessions {
+            let (chain, first) = bestChain(f, s.events)
+            guard !chain.isEmpty else { continue }
+            let t1 = chain.first.map { s.events[$0].event.time.microseconds } ?? 0
+            let times = f.mode == .any ? [] : chain.map { Double(s.events[$0].event.time.microseconds - t1) }
+            keyed.append((byKeys(first.map { s.events[$0] }), (chain.count, times)))
+        }
+        var groups = group(keyed)
+        if f.by.isEmpty && groups.isEmpty { groups = [([], [])] }
+        for g in groups {
+            let reached = (0..<n).map { k in g.rows.filter { $0.level > k }.count }
+            for k in 0..<n {
+                var row = g.key
+                if !f.by.isEmpty { row.append(.integer(1)) }
+                row += [.integer(Int64(k + 1)), .string(f.steps[k].name)]
+                row += stepStats(reached, k)
+                let times = g.rows.filter { $0.level > k && !$0.times.isEmpty }.map { $0.times[k] }
+                row.append(times.isEmpty ? .null : .duration(times.reduce(0, +) / Double(times.count)))
+                row.append(referencePercentile(times, 0.5).map { .duration($0) } ?? .null)
+                row.append(referencePercentile(times, 0.9).map { .duration($0) } ?? .null)
+                out.append(row)
+            }
+        }
+        return out
+    }
+
+    func isStep(_ f: BoundFunnel, _ k: Int, _ r: Row) -> Bool {
+        let step = f.steps[k]
+        let e = r.event
+        var named = e.kind.rawValue == step.event
+        if case .analytics(let a) = e.payload, a.name == step.event { named = true }
+        guard named else { return false }
+        return step.predicate?.evaluate(now: now, { b in
+            if case .event(let field) = b { return eventField(field, Row(event: e, seq: r.seq, dwell: .null, censored: false)) }
+            return .null
+        }).isTrue ?? true
+    }
+
+    /// The best chain's positions (longest, then lexicographically smallest), by enumerating every chain; and
+    /// the position the breakdown reads.
+    func bestChain(_ f: BoundFunnel, _ events: [Row]) -> (chain: [Int], first: Int?) {
+        let n = f.steps.count
+        let window = f.within ?? Int64.max
+        let matches = events.map { r in (0..<n).map { isStep(f, $0, r) } }
+        func t(_ i: Int) -> Int64 { events[i].event.time.microseconds }
+        func ignored(_ i: Int) -> Bool {
+            let e = events[i].event
+            if f.ignoring.contains(e.kind.rawValue) { return true }
+            if case .analytics(let a) = e.payload { return f.ignoring.contains(a.name) }
+            return false
+        }
+        if f.mode == .any {
+            // Level k holds when steps 1…k each have an event inside one window; windows start at matching events.
+            var best = 0
+            var bestFirst: Int?
+            for anchor in events.indices where matches[anchor].contains(true) {
+                let inside = events.indices.filter { t($0) >= t(anchor) && t($0) - t(anchor) <= window }
+                var level = 0
+                while level < n, inside.contains(where: { matches[$0][level] }) { level += 1 }
+                if level > best {
+                    best = level
+                    bestFirst = inside.first { matches[$0][0] }
+                }
+            }
+            return (Array(repeating: 0, count: best), bestFirst)
+        }
+        var best: [Int] = []
+        func extend(_ chain: [Int]) {
+            if chain.count > best.count || (chain.count == best.count && chain.lexicographicallyPrecedes(best)) { best = chain }
+            guard chain.count < n, let last = chain.last else { return }
+            for j in (last + 1)..<max(last + 1, events.count) where matches[j][chain.count] && t(j) - t(chain[0]) <= window {
+                if f.mode == .strict, !((last + 1)..<j).allSatisfy(ignored) { continue }
+                extend(chain + [j])
+            }
+        }
+        for start in events.indices where matches[start][0] { extend([start]) }
+        return (best, best.first)
+    }
+
+    // MARK: Table stages
+
+    func tableStages(_ q: CheckedQuery, _ table: ResultTable) -> ResultTable {
+        var t = table
+        for stage in q.tableStages {
+            switch stage {
+            case .where(let p):
+                t.rows = t.rows.filter { row in p.evaluate(now: now) { b in if case .column(let i) = b { row[i] } else { .null } }.isTrue }
+            case .limit(let n):
+                t.rows = Array(t.rows.prefix(n))
+            case .select(let cols):
+                t.columns = cols.map { t.columns[$0] }
+                t.rows = t.rows.map { r in cols.map { r[$0] } }
+            case .sort(let keys):
+                // Insertion sort: stable by construction.
+                var rows = t.rows
+                func before(_ a: [Value], _ b: [Value]) -> Bool {
+                    for k in keys {
+                        let x = a[k.column], y = b[k.column]
+                        if x.isNull && y.isNull { continue }
+                        if x.isNull { return false }
+                        if y.isNull { return true }
+                        if Value.sortsBefore(x, y) { return !k.descending }
+                        if Value.sortsBefore(y, x) { return k.descending }
+                    }
+                    return false
+                }
+                for i in rows.indices {
+                    var j = i
+                    while j > 0, before(rows[j], rows[j - 1]) { rows.swapAt(j, j - 1); j -= 1 }
+                }
+                t.rows = rows
+            }
+        }
+        return t
+    }
+}
