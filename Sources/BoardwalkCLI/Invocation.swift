@@ -7,6 +7,8 @@ import Darwin
 /// Somewhere text goes: the process's stdout or stderr, or a buffer in tests.
 public protocol OutputSink: AnyObject {
     func write(_ text: String)
+    /// Writes raw bytes (binary output, such as a batch file).
+    func write(bytes: [UInt8])
     func flush()
 }
 
@@ -27,13 +29,19 @@ public final class FileSink: OutputSink {
 
     public func write(_ text: String) {
         var text = text
-        text.withUTF8 { bytes in
-            if buffered, buffer.count + bytes.count <= 1 << 16 {
-                buffer.append(contentsOf: bytes)
-            } else {
-                flush()
-                writeAll(UnsafeRawBufferPointer(bytes))
-            }
+        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    public func write(bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    private func append(_ bytes: UnsafeRawBufferPointer) {
+        if buffered, buffer.count + bytes.count <= 1 << 16 {
+            buffer.append(contentsOf: bytes)
+        } else {
+            flush()
+            writeAll(bytes)
         }
     }
 
@@ -61,6 +69,8 @@ public final class BufferSink: OutputSink {
     public private(set) var text = ""
     public init() {}
     public func write(_ text: String) { self.text += text }
+    /// Kept as text with invalid UTF-8 repaired: tests of binary output should use a file.
+    public func write(bytes: [UInt8]) { self.text += String(decoding: bytes, as: UTF8.self) }
     public func flush() {}
 }
 

@@ -326,31 +326,34 @@ struct JSONObjectWriter {
 
     /// Appends `s` as a JSON string: quotes, backslashes and control characters escaped, the rest as UTF-8.
     static func appendString(_ s: String, to out: inout String) {
+        var s = s
+        // Works on UTF-8 bytes: every byte of a multi-byte sequence is >= 0x80, so only ASCII needs a look.
+        let clean = s.withUTF8 { bytes in !bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }
         out.append("\"")
-        var run = s.unicodeScalars.startIndex
-        let scalars = s.unicodeScalars
-        var i = scalars.startIndex
-        while i != scalars.endIndex {
-            let c = scalars[i]
-            let escape: String? = switch c {
-            case "\"": "\\\""
-            case "\\": "\\\\"
-            case "\n": "\\n"
-            case "\r": "\\r"
-            case "\t": "\\t"
-            case "\u{08}": "\\b"
-            case "\u{0C}": "\\f"
-            default:
-                c.value < 0x20 ? "\\u00" + String(c.value >> 4, radix: 16) + String(c.value & 0xF, radix: 16) : nil
+        if clean {
+            out.append(s)
+        } else {
+            var escaped: [UInt8] = []
+            s.withUTF8 { bytes in
+                escaped.reserveCapacity(bytes.count + 8)
+                for b in bytes {
+                    switch b {
+                    case 0x22: escaped += [0x5C, 0x22]
+                    case 0x5C: escaped += [0x5C, 0x5C]
+                    case 0x0A: escaped += [0x5C, UInt8(ascii: "n")]
+                    case 0x0D: escaped += [0x5C, UInt8(ascii: "r")]
+                    case 0x09: escaped += [0x5C, UInt8(ascii: "t")]
+                    case 0x08: escaped += [0x5C, UInt8(ascii: "b")]
+                    case 0x0C: escaped += [0x5C, UInt8(ascii: "f")]
+                    case 0..<0x20:
+                        let hex = Array("0123456789abcdef".utf8)
+                        escaped += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]]
+                    default: escaped.append(b)
+                    }
+                }
             }
-            if let escape {
-                out.unicodeScalars.append(contentsOf: scalars[run..<i])
-                out.append(escape)
-                run = scalars.index(after: i)
-            }
-            i = scalars.index(after: i)
+            out.append(String(decoding: escaped, as: UTF8.self))
         }
-        out.unicodeScalars.append(contentsOf: scalars[run..<scalars.endIndex])
         out.append("\"")
     }
 }

@@ -1,0 +1,219 @@
+import Boardwalk
+
+/// `boardwalk demo`: synthetic sessions into the store, then a few answers drawn from it with the query
+/// language, each shown with the query that produced it.
+enum DemoCommand: Command {
+    static let name = "demo"
+    static let summary = "Generate a few thousand sessions into the store and show what Boardwalk answers"
+    static let usage = "boardwalk demo [--db DIR] [--sessions N] [--seed S]"
+    static let options = [
+        databaseOption,
+        OptionSpec("sessions", short: "n", value: "N", help: "How many sessions to generate (default: 5000)"),
+        OptionSpec("seed", short: "s", value: "S", help: "The generator's seed (default: 1)"),
+    ]
+    static let discussion = """
+        Generates N sessions (as 'boardwalk generate' would), writes them as NDJSON in mixed shapes, reads
+        them back with the ingest parser and stores them, then asks the store, with the query language:
+        the screen funnel of the busiest onboarding (drawn as bars), how completion differs by the answer to
+        its first question, how long people spend on each screen, and how sessions end. Each answer is
+        printed with its query. When the store already holds events, nothing is generated and the answers
+        come from what is there.
+
+        Examples:
+          swift run -c release boardwalk demo
+          boardwalk demo --db /tmp/demo.db --sessions 20000
+
+        """
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
+        let sessions = try arguments.integer("sessions", in: 1...10_000_000) ?? 5_000
+        let seed = try arguments.unsigned("seed") ?? 1
+        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+        let path = invocation.database(arguments)
+        let paint = Paint(enabled: invocation.colour(for: .stdout))
+        do {
+            let store = try openStore(path)
+            let existing = try store.read { try $0.stats() }.events
+            if existing == 0 {
+                try load(SyntheticData(sessions: sessions, seed: seed), into: store, invocation: invocation, paint: paint)
+            } else {
+                invocation.out("The store at \(path) already holds \(Units.count(existing)) events: the answers below come from them.\n")
+            }
+            store.close()
+        }
+        let opened = try openStoreQuerySource(path)
+        installInterruptHandler()
+        let console = QueryConsole(source: opened.source, invocation: invocation, cancellation: interruptFlag)
+        try Answers(console: console, invocation: invocation, paint: paint).show()
+        invocation.out("""
+
+            Ask your own questions:  boardwalk repl --db \(path)
+              sessions | where completed | count by variation
+              events | where element == "email" | count
+              sessions | stats p50(duration), p90(duration) by onboarding
+
+            """)
+        return ExitCode.success
+    }
+
+    /// Generates the corpus as NDJSON, parses it back and stores it in batches.
+    static func load(_ data: SyntheticData, into store: Store, invocation: Invocation, paint: Paint) throws {
+        invocation.out(paint.bold("Generating \(Units.count(data.sessionCount)) onboarding sessions") + " (\(data.onboardings.count) onboardings, 5–20 screens each)…\n")
+        invocation.stdout.flush()
+        let parser = try JSONLineParser()
+        let progress = invocation.stderrIsTerminal ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
+        var batch: [Event] = []
+        batch.reserveCapacity(10_000)
+        var lines = 0, bytes = 0, stored = 0, duplicates = 0
+        let start = monotonicMicroseconds()
+        var parsing: Int64 = 0
+        for (_, _, line) in data.lines() {
+            lines += 1
+            var text = line
+            bytes += text.utf8.count
+            let t0 = monotonicMicroseconds()
+            let event = try text.withUTF8 { utf8 in
+                try parser.reader.read(line: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8).dropLast()), lineNumber: lines, arrival: now())
+            }
+            parsing += monotonicMicroseconds() - t0
+            batch.append(event)
+            if batch.count == 10_000 {
+                let r = try store.append(batch)
+                stored += r.appended
+                duplicates += r.duplicates
+                batch.removeAll(keepingCapacity: true)
+                progress?.update(events: stored, bytes: bytes, total: nil)
+            }
+        }
+        let r = try store.append(batch)
+        stored += r.appended
+        duplicates += r.duplicates
+        progress?.finish()
+        let elapsed = monotonicMicroseconds() - start
+        invocation.out("Stored \(Units.count(stored)) events from \(Units.bytes(bytes)) of NDJSON in \(Units.duration(microseconds: elapsed)) "
+            + "(\(Units.rate(Double(stored) * 1e6 / Double(max(1, elapsed)))) events, of which parsing took \(Units.duration(microseconds: parsing))).\n")
+        if duplicates > 0 { invocation.out("(\(duplicates) duplicates skipped)\n") }
+    }
+}
+
+/// The demo's answers: each one a query, its result drawn for people.
+struct Answers {
+    let console: QueryConsole
+    let invocation: Invocation
+    let paint: Paint
+
+    /// Runs `text`, echoing it; a failure is printed and stops the demo.
+    func ask(_ title: String, _ text: String) throws -> ResultTable {
+        invocation.out("\n" + paint.bold(title) + "\n" + paint.dim("  " + text) + "\n\n")
+        do {
+            return try console.execute(try Query.parse(text)).table
+        } catch {
+            console.report(error)
+            throw RuntimeError("the demo query failed")
+        }
+    }
+
+    func show() throws {
+        let byOnboarding = try ask("Sessions per onboarding", "sessions | count by onboarding")
+        let counts = rows(byOnboarding, "onboarding", "count")
+        guard let busiest = counts.filter({ !$0.key.isEmpty }).max(by: { $0.value < $1.value }) else {
+            invocation.out("  (no sessions)\n")
+            return
+        }
+        invocation.out(Bars.chart(
+            counts.sorted { $0.value > $1.value }.map { ($0.key.isEmpty ? "(no onboarding)" : $0.key, $0.value, Units.count(Int($0.value))) },
+            share: counts.values.reduce(0, +), columns: invocation.columns, paint: paint))
+        let onboarding = busiest.key
+        let quoted = "\"\(onboarding)\""
+
+        // Screen names for labels.
+        let names = try console.execute(try Query.parse(
+            "events | where onboarding == \(quoted) and name == \"screen_presented\" | count by screen, screen_cid")).table
+        var screenNames: [Int: String] = [:]
+        if let s = names.columns.firstIndex(of: "screen"), let c = names.columns.firstIndex(of: "screen_cid") {
+            for row in names.rows { if let i = row[s].intValue, let n = row[c].stringValue { screenNames[i] = n } }
+        }
+
+        let funnel = try ask("Screen funnel of the busiest onboarding", "sessions | where onboarding == \(quoted) | funnel")
+        if let step = funnel.columns.firstIndex(of: "step"), let n = funnel.columns.firstIndex(of: "sessions") {
+            let first = funnel.rows.first.flatMap { $0[n].doubleValue } ?? 0
+            invocation.out(Bars.chart(funnel.rows.map { row in
+                let i = row[step].intValue ?? 0
+                let value = row[n].doubleValue ?? 0
+                return ("\(i) \(screenNames[i] ?? "")", value, Units.count(Int(value)))
+            }, share: first, columns: invocation.columns, paint: paint))
+        }
+
+        let elements = try console.execute(try Query.parse(
+            "events | where onboarding == \(quoted) and element_type == \"select\" | count by element")).table
+        if let element = elements.column("element")?.compactMap(\.stringValue).first {
+            let conversion = try ask(
+                "Completion by answer to \"\(element)\"",
+                "sessions | where onboarding == \(quoted) | stats count(), rate(completed) by answer(\"\(element)\")")
+            if conversion.columns.count == 3 {
+                invocation.out(Bars.chart(conversion.rows.map { row in
+                    let answer = row[0].stringValue ?? "(no answer)"
+                    let rate = row[2].doubleValue ?? 0
+                    return (answer, rate, Units.percent(rate) + " of " + Units.count(Int(row[1].doubleValue ?? 0)))
+                }, share: nil, columns: invocation.columns, paint: paint))
+            }
+        }
+
+        let dwell = try ask(
+            "Time on each screen",
+            "events | where onboarding == \(quoted) and name == \"screen_presented\" | stats p50(dwell), p90(dwell) by screen")
+        if let s = dwell.columns.firstIndex(of: "screen"), let p50 = dwell.columns.firstIndex(of: "p50(dwell)"),
+            let p90 = dwell.columns.firstIndex(of: "p90(dwell)")
+        {
+            invocation.out(Bars.chart(dwell.rows.map { row in
+                let i = row[s].intValue ?? 0
+                let median = row[p50].doubleValue ?? 0
+                let slow = row[p90].doubleValue ?? 0
+                return ("\(i) \(screenNames[i] ?? "")", median,
+                        "p50 " + Units.duration(microseconds: Int64(median)) + ", p90 " + Units.duration(microseconds: Int64(slow)))
+            }, share: nil, columns: invocation.columns, paint: paint))
+        }
+
+        let exits = try ask("How sessions end", "sessions | where onboarding == \(quoted) | count by exit")
+        let exitCounts = rows(exits, "exit", "count")
+        invocation.out(Bars.chart(
+            exitCounts.sorted { $0.value > $1.value }.map { ($0.key, $0.value, Units.count(Int($0.value))) },
+            share: exitCounts.values.reduce(0, +), columns: invocation.columns, paint: paint))
+    }
+
+    func rows(_ table: ResultTable, _ key: String, _ value: String) -> [String: Double] {
+        guard let k = table.columns.firstIndex(of: key), let v = table.columns.firstIndex(of: value) else { return [:] }
+        var out: [String: Double] = [:]
+        for row in table.rows { out[row[k].stringValue ?? "", default: 0] += row[v].doubleValue ?? 0 }
+        return out
+    }
+}
+
+extension Value {
+    var stringValue: String? {
+        switch self {
+        case .string(let s): s
+        case .integer(let i): String(i)
+        case .bool(let b): b ? "true" : "false"
+        case .set(let items): items.joined(separator: ", ")
+        default: nil
+        }
+    }
+
+    var doubleValue: Double? {
+        switch self {
+        case .integer(let i): Double(i)
+        case .number(let d): d
+        case .duration(let d): d
+        default: nil
+        }
+    }
+
+    var intValue: Int? {
+        switch self {
+        case .integer(let i): Int(i)
+        case .number(let d) where d.isFinite: Int(d)
+        default: nil
+        }
+    }
+}

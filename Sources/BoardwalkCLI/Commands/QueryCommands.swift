@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Boardwalk
+
+/// The options that choose what queries read: the store (`--db`), or generated sessions in memory.
+let generatedOption = OptionSpec(
+    "generated", value: "N",
+    help: "Query N freshly generated sessions in memory instead of a store (to try the language)")
+let seedOption = OptionSpec("seed", value: "S", help: "The seed for --generated (default: 1)")
+
+/// Opens what queries read.
+func openQuerySource(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> QuerySource {
+    if let n = try arguments.integer("generated", in: 0...1_000_000) {
+        let seed = try arguments.unsigned("seed") ?? 1
+        let data = SyntheticData(sessions: n, seed: seed)
+        return QuerySource(
+            source: InMemoryEventSource(Array(data.events())), completionWords: data.onboardings.map { "\"\($0.id)\"" },
+            stats: nil)
+    }
+    if arguments.value("seed") != nil { throw UsageError("--seed goes with --generated") }
+    return try openStoreQuerySource(invocation.database(arguments))
+}
+
+/// A source for queries, with what the REPL offers about it.
+struct QuerySource {
+    var source: any EventSource
+    /// Quoted onboarding ids and other words for completion.
+    var completionWords: [String]
+    /// `.stats` output, when the source is a store.
+    var stats: (() throws -> String)?
+}
+
+/// `boardwalk query`.
+enum QueryCommand: Command {
+    static let name = "query"
+    static let summary = "Run one query (or each query read from stdin with '-')"
+    static let usage = "boardwalk query [--db DIR] [--format table|json|csv] 'QUERY' | -"
+    static let options = [
+        databaseOption,
+        OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
+        OptionSpec("timing", short: "t", help: "Print the time and rows read after each query, on stderr"),
+        generatedOption, seedOption,
+    ]
+    static let discussion = """
+        The query language is described in docs/query-language.md. Results go to stdout; a query's error goes
+        to stderr with a caret under the offending part. With '-', queries are read from stdin, one per line
+        (a line ending in '|' continues on the next), and each result is printed in turn.
+
+        Exit status: 0 when every query succeeded; 1 when the one query failed or the store cannot be opened;
+        2 when some of the queries read from stdin failed.
+
+        Examples:
+          boardwalk query 'sessions | funnel'
+          boardwalk query --format csv 'events | count by kind' > kinds.csv
+          boardwalk query - < queries.txt
+
+        """
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
+        let format = try arguments.choice("format", among: ResultTable.Format.names).flatMap(ResultTable.Format.init) ?? .table
+        guard arguments.positionals.count == 1, let text = arguments.positionals.first else {
+            throw UsageError(arguments.positionals.isEmpty ? "missing the query" : "give one query (quote it), or '-'")
+        }
+        let opened = try openQuerySource(arguments, invocation)
+        installInterruptHandler()
+        let console = QueryConsole(source: opened.source, invocation: invocation, cancellation: interruptFlag)
+        console.format = format
+        console.timing = arguments.flag("timing")
+        if text == "-" {
+            let repl = Repl(console: console, invocation: invocation, completionWords: [], stats: opened.stats)
+            return repl.runPiped(StandardInputLines())
+        }
+        return console.run(text) ? ExitCode.success : ExitCode.failure
+    }
+}
+
+/// `boardwalk repl`.
+enum ReplCommand: Command {
+    static let name = "repl"
+    static let summary = "Interactive queries with line editing, history and completion"
+    static let usage = "boardwalk repl [--db DIR] [--format table|json|csv]"
+    static let options = [
+        databaseOption,
+        OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
+        generatedOption, seedOption,
+    ]
+    static let discussion = """
+        On a terminal: line editing and history (libedit; history in $BOARDWALK_HISTORY, else
+        ~/.boardwalk_history), tab completion of stages, fields and onboarding ids, and a line ending in '|'
+        continues on the next. Ctrl-C cancels the running query (or the line being typed), Ctrl-D leaves.
+        Dot-commands: .help .fields .onboardings .stats .format table|json|csv .timing on|off .explain QUERY .quit
+
+        Fed by a pipe, it runs each query it reads without prompts, and exits with status 2 if any failed
+        (0 otherwise); errors go to stderr and the remaining queries still run.
+
+        Examples:
+          boardwalk repl
+          printf 'events | count\\nsessions | funnel\\n' | boardwalk repl
+
+        """
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
+        let format = try arguments.choice("format", among: ResultTable.Format.names).flatMap(ResultTable.Format.init) ?? .table
+        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+        let opened = try openQuerySource(arguments, invocation)
+        installInterruptHandler()
+        let console = QueryConsole(source: opened.source, invocation: invocation, cancellation: interruptFlag)
+        console.format = format
+        let repl = Repl(console: console, invocation: invocation, completionWords: opened.completionWords, stats: opened.stats)
+        if invocation.stdinIsTerminal {
+            let history = invocation.environment["BOARDWALK_HISTORY"]
+                ?? invocation.environment["HOME"].map { $0 + "/.boardwalk_history" }
+            return repl.runInteractive(historyPath: history)
+        }
+        return repl.runPiped(StandardInputLines())
+    }
+}
+
+/// The lines of standard input, read as they arrive (without their newlines).
+struct StandardInputLines: Sequence, IteratorProtocol {
+    mutating func next() -> String? { Swift.readLine(strippingNewline: true) }
+}

@@ -1,0 +1,463 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Boardwalk
+
+/// Opens the store at `path` for a command, turning store errors into runtime errors that say which store.
+func openStore(_ path: String, readOnly: Bool = false, create: Bool = true) throws -> Store {
+    if !create || readOnly {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            throw RuntimeError("no store at '\(path)' (use --db DIR or $BOARDWALK_DB, or ingest something first)")
+        }
+    }
+    do {
+        return try Store.open(at: path, options: Store.Options(readOnly: readOnly, create: create))
+    } catch {
+        throw RuntimeError("cannot open the store '\(path)': \(error)")
+    }
+}
+
+/// The store as an ingest target.
+final class StoreSink: IngestSink {
+    let store: Store
+    init(store: Store) { self.store = store }
+
+    func append(_ events: [Event], checkpoint: (key: String, value: [UInt8])?) throws -> (inserted: Int, duplicates: Int) {
+        let result = try store.append(events, checkpoint: checkpoint.map { Checkpoint(key: $0.key, value: $0.value) })
+        return (result.appended, result.duplicates)
+    }
+
+    func checkpoint(for key: String) throws -> [UInt8]? {
+        try store.read { try $0.checkpoint(key) }
+    }
+}
+
+/// The JSON layer's reader as the ingest loop's parser.
+struct JSONLineParser: LineParser {
+    let reader: EventReader
+    init() throws {
+        do {
+            reader = try EventReader()
+        } catch {
+            throw RuntimeError("\(error)")
+        }
+    }
+    mutating func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int, arrival: Timestamp) throws -> Event {
+        try reader.read(line: line, lineNumber: lineNumber, arrival: arrival)
+    }
+}
+
+// MARK: ingest
+
+enum IngestCommand: Command {
+    static let name = "ingest"
+    static let summary = "Read NDJSON (any shape) or batch files into the store"
+    static let usage = "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [--quiet] [FILE...|-]"
+    static let options = [
+        databaseOption,
+        OptionSpec("rejects", value: "FILE", help: "Where rejected lines are listed (default: ./boardwalk-rejects.txt)"),
+        OptionSpec("strict", help: "Stop at the first bad line; nothing of its batch is committed"),
+        OptionSpec("quiet", short: "q", help: "No progress bar and no summary"),
+        OptionSpec("batch", value: "N", help: "Events per transaction (default: 10000)"),
+    ]
+    static let discussion = """
+        Reads each FILE in turn (or standard input when there is none, or for '-'). A file is either NDJSON in
+        any shape the reader accepts (web-view messages, the docs' shapes, bridge shapes, canonical lines;
+        see docs/events.md), or a batch file written by 'boardwalk export --format batch' (told apart by its
+        magic bytes). Lines without a time get the time they were read.
+
+        Bad lines do not stop the run: each is listed in the rejects file as 'INPUT:LINE: reason', followed
+        by the line itself on a tab-indented line, and the lines around it are ingested. The rejects file is
+        rewritten at the first rejection of each run and not created when nothing is rejected. With --strict
+        the run stops at the first bad line instead, and nothing of the batch it was in is committed.
+
+        Exactly once: events are committed in batches; each batch of a file is committed together with a
+        checkpoint (how far into the file it reached), so running the same command again after a crash or
+        Ctrl-C continues after the last committed batch. Events with an event id are also de-duplicated by
+        the store, whatever their input. Standard input has no checkpoint: only event ids protect it.
+        A pipe that goes quiet for 200 ms has what it sent so far committed (for 'tail -f … | boardwalk
+        ingest -'). Ctrl-C stops after the batch in progress is committed.
+
+        A progress line is drawn on stderr when it is a terminal. The summary goes to stdout.
+
+        Exit status: 0 when every line was ingested; 2 when some lines were rejected; 1 on a failure (or
+        when --strict stopped); 130 when interrupted.
+
+        Examples:
+          boardwalk ingest events.ndjson
+          boardwalk generate -n 10000 | boardwalk ingest --db /tmp/demo.db -
+          tail -f app.log | boardwalk ingest -
+
+        """
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
+        let batch = try arguments.integer("batch", in: 1...10_000_000) ?? 10_000
+        var paths = arguments.positionals
+        if paths.isEmpty { paths = ["-"] }
+        if paths.filter({ $0 == "-" }).count > 1 { throw UsageError("standard input ('-') can be read once only") }
+        // Open every input first, so a missing file fails before anything is stored.
+        let inputs = try paths.map { path throws(RuntimeError) in try InputFile(path: path) }
+        let store = try openStore(invocation.database(arguments))
+        let rejectsPath = arguments.value("rejects") ?? "./boardwalk-rejects.txt"
+        let quiet = arguments.flag("quiet")
+        let progress = !quiet && invocation.stderrIsTerminal
+            ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
+        let ingester = Ingester(
+            sink: StoreSink(store: store), parser: try JSONLineParser(),
+            options: Ingester.Options(strict: arguments.flag("strict"), batchSize: batch),
+            rejects: RejectsWriter(path: rejectsPath), progress: progress)
+        installInterruptHandler()
+        interruptFlag.reset()
+        ingester.shouldStop = { interruptFlag.isCancelled }
+        let start = monotonicMicroseconds()
+        var failure: Error? = nil
+        do {
+            for input in inputs {
+                try ingester.ingest(input)
+                if interruptFlag.isCancelled { break }
+            }
+        } catch {
+            failure = error
+        }
+        progress?.finish()
+        ingester.rejects.flush()
+        let summary = ingester.summary
+        if !quiet {
+            let elapsed = monotonicMicroseconds() - start
+            var text = "inputs: \(summary.inputs)\nlines: \(summary.lines)\ningested: \(summary.ingested)\n"
+            text += "duplicates: \(summary.duplicates)\n"
+            text += "rejected: \(summary.rejected)" + (summary.rejected > 0 ? " (listed in \(rejectsPath))" : "") + "\n"
+            if summary.resumedLines > 0 || summary.resumedEvents > 0 {
+                text += "resumed: after \(summary.resumedLines) lines and \(summary.resumedEvents) batch-file events committed by an earlier run\n"
+            }
+            let rate = Double(summary.ingested + summary.duplicates) * 1e6 / Double(max(1, elapsed))
+            text += "time: \(Units.duration(microseconds: elapsed)) (\(Units.rate(rate)) events)\n"
+            invocation.out(text)
+        }
+        if let failure {
+            if let strict = failure as? Ingester.StrictStop { throw RuntimeError(strict.description) }
+            throw RuntimeError("\(failure) (what was committed before stays; run the same command again to continue)")
+        }
+        if interruptFlag.isCancelled {
+            invocation.err("interrupted: everything up to the last committed batch is stored; run the same command again to continue\n")
+            return 130
+        }
+        return summary.rejected > 0 ? ExitCode.partial : ExitCode.success
+    }
+}
+
+// MARK: stats
+
+enum StatsCommand: Command {
+    static let name = "stats"
+    static let summary = "Events, sessions, onboardings, bytes on disk, time range, per-kind counts"
+    static let usage = "boardwalk stats [--db DIR] [--format table|json]"
+    static let options = [
+        databaseOption,
+        OptionSpec("format", short: "f", value: "FORMAT", help: "table (default) or json"),
+    ]
+    static let discussion = """
+        JSON output is one object with exact numbers: events, sessions, inferred_sessions, onboardings,
+        duplicates_skipped, strings, bytes, file_bytes, bytes_per_event, first, last (ISO-8601, null when
+        empty), next_seq and events_by_kind.
+
+        Examples:
+          boardwalk stats
+          boardwalk stats --format json | jq .events
+
+        """
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
+        let format = try arguments.choice("format", among: ["table", "json"]) ?? "table"
+        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+        let store = try openStore(invocation.database(arguments), readOnly: true)
+        let stats = try store.read { try $0.stats() }
+        invocation.out(format == "json" ? statsJSON(stats, fileBytes: store.usedBytes) : statsTable(stats, fileBytes: store.usedBytes, paint: Paint(enabled: invocation.colour(for: .stdout))))
+        return ExitCode.success
+    }
+
+    static func statsTable(_ s: StoreStats, fileBytes: Int, paint: Paint) -> String {
+        var t = TextTable(headers: ["", ""], alignments: [.left, .right])
+        t.rows = [
+            ["events", Units.count(s.events) + (s.events >= 1000 ? " (\(s.events))" : "")],
+            ["sessions", "\(s.sessions) (\(s.inferredSessions) inferred)"],
+            ["onboardings", "\(s.onboardings)"],
+            ["duplicates skipped", "\(s.duplicatesSkipped)"],
+            ["bytes on disk", Units.bytes(fileBytes)],
+            ["bytes per event", s.events > 0 ? Units.decimal(Double(fileBytes) / Double(s.events), digits: 1) : "–"],
+            ["first event", s.timeRange.map { $0.lowerBound.iso8601 } ?? "–"],
+            ["last event", s.timeRange.map { $0.upperBound.iso8601 } ?? "–"],
+        ]
+        var out = ""
+        for row in t.rows { out += row[0].padding(to: 20) + row[1] + "\n" }
+        out += "\n"
+        var kinds = TextTable(headers: ["kind", "events", "share"], alignments: [.left, .right, .right])
+        for kind in EventKind.allCases {
+            let n = s.eventsByKind[kind] ?? 0
+            kinds.append([kind.name, "\(n)", s.events > 0 ? Units.percent(Double(n) / Double(s.events)) : "–"])
+        }
+        return out + kinds.render(paint: paint)
+    }
+
+    static func statsJSON(_ s: StoreStats, fileBytes: Int) -> String {
+        var o = "{"
+        o += "\"events\":\(s.events),\"sessions\":\(s.sessions),\"inferred_sessions\":\(s.inferredSessions),"
+        o += "\"onboardings\":\(s.onboardings),\"duplicates_skipped\":\(s.duplicatesSkipped),\"strings\":\(s.strings),"
+        o += "\"bytes\":\(s.bytes),\"file_bytes\":\(fileBytes),"
+        o += "\"bytes_per_event\":" + (s.events > 0 ? "\(Double(fileBytes) / Double(s.events))" : "null") + ","
+        o += "\"first\":" + (s.timeRange.map { "\"\($0.lowerBound.iso8601)\"" } ?? "null") + ","
+        o += "\"last\":" + (s.timeRange.map { "\"\($0.upperBound.iso8601)\"" } ?? "null") + ","
+        o += "\"next_seq\":\(s.nextSeq),\"events_by_kind\":{"
+        o += EventKind.allCases.map { "\"\($0.name)\":\(s.eventsByKind[$0] ?? 0)" }.joined(separator: ",")
+        return o + "}}\n"
+    }
+}
+
+// MARK: export
+
+enum ExportCommand: Command {
+    static let name = "export"
+    static let summary = "Write the store's events as canonical NDJSON, CSV or a batch file"
+    static let usage = "boardwalk export [--db DIR] [--format ndjson|csv|batch] [--since-seq N] [--output FILE]"
+    static let options = [
+        databaseOption,
+        OptionSpec("format", short: "f", value: "FORMAT", help: "ndjson (default), csv or batch"),
+        OptionSpec("since-seq", value: "N", help: "Only events with a sequence number of N or more"),
+        OptionSpec("output", short: "o", value: "FILE", help: "Write to FILE instead of stdout"),
+    ]
+    static let discussion = """
+        Events come out in arrival (seq) order. ndjson is the canonical JSON line format (docs/events.md),
+        which 'boardwalk ingest' reads back losslessly; batch is the codec's self-contained binary batch file
+        (docs/codec.md), also read by ingest; csv has a header and one row per event with the columns
+        seq, time, kind, name, onboarding, screen_cid, screen, total_screens, session, profile, event_id,
+        placement, variation, action_id, element_id, element_type, value, reply, error_domain, error_code,
+        error_message (value: the answer as JSON text; RFC 4180 quoting).
+
+        For incremental export, pass the 'next' seq printed on stderr by the previous run as --since-seq.
+        Sessions the store inferred carry their inferred id (inferred:SEQ) in the export.
+
+        Examples:
+          boardwalk export > all.ndjson
+          boardwalk export --format batch -o backup.bwk
+          boardwalk export --since-seq 1000000 --format csv > new.csv
+
+        """
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
+        let format = try arguments.choice("format", among: ["ndjson", "csv", "batch"]) ?? "ndjson"
+        let since = try arguments.unsigned("since-seq") ?? 0
+        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+        let output: OutputSink
+        var descriptor: Int32 = -1
+        if let path = arguments.value("output"), path != "-" {
+            descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw RuntimeError("cannot write '\(path)': \(String(cString: strerror(errno)))") }
+            output = FileSink(descriptor: descriptor, buffered: true)
+        } else {
+            if format == "batch" && invocation.stdoutIsTerminal {
+                throw UsageError("a batch file is binary: redirect stdout or use --output FILE")
+            }
+            output = invocation.stdout
+        }
+        defer {
+            output.flush()
+            if descriptor >= 0 { close(descriptor) }
+        }
+        let store = try openStore(invocation.database(arguments), readOnly: true)
+        var count = 0
+        var lastSeq: UInt64? = nil
+        var batch = BatchWriter()
+        var buffer = ""
+        if format == "csv" { buffer = CSVExport.header }
+        try store.read { snapshot in
+            try snapshot.forEachEvent(since: since) { view in
+                let stored = try snapshot.owned(view)
+                count += 1
+                lastSeq = stored.seq
+                switch format {
+                case "batch":
+                    try batch.append(stored.event)
+                    let bytes = batch.takeOutput()
+                    if !bytes.isEmpty { output.write(bytes: bytes) }
+                case "csv":
+                    buffer += CSVExport.row(stored)
+                default:
+                    buffer += CanonicalJSON.line(stored.event)
+                    if !buffer.hasSuffix("\n") { buffer += "\n" }
+                }
+                if buffer.utf8.count >= 1 << 16 {
+                    output.write(buffer)
+                    buffer.removeAll(keepingCapacity: true)
+                }
+                return true
+            }
+        }
+        if format == "batch" { output.write(bytes: batch.finish()) } else { output.write(buffer) }
+        let next = lastSeq.map { $0 + 1 } ?? since
+        invocation.err("exported \(count) event\(count == 1 ? "" : "s"); next: --since-seq \(next)\n")
+        return ExitCode.success
+    }
+}
+
+/// The CSV export's columns and quoting.
+enum CSVExport {
+    static let columns = [
+        "seq", "time", "kind", "name", "onboarding", "screen_cid", "screen", "total_screens", "session", "profile",
+        "event_id", "placement", "variation", "action_id", "element_id", "element_type", "value", "reply",
+        "error_domain", "error_code", "error_message",
+    ]
+    static let header = columns.joined(separator: ",") + "\n"
+
+    static func row(_ stored: StoredEvent) -> String {
+        let e = stored.event
+        var name = "", elementID = "", elementType = "", value = "", reply = ""
+        var domain = "", code = "", message = ""
+        switch e.payload {
+        case .analytics(let a):
+            name = a.name
+            if case .screenCompleted(let el, let r) = a {
+                elementID = el ?? ""
+                reply = r ?? ""
+            }
+        case .stateUpdated(let u):
+            elementID = u.elementID
+            elementType = u.value.elementType.rawValue
+            value = valueJSON(u.value)
+        case .error(let err):
+            domain = err.domain
+            code = String(err.code)
+            message = err.message
+        default: break
+        }
+        let fields: [String] = [
+            String(stored.seq), e.time.iso8601, e.kind.name, name, e.meta?.onboardingID ?? "", e.meta?.screenClientID ?? "",
+            e.meta.map { String($0.screenIndex) } ?? "", e.meta.map { String($0.totalScreens) } ?? "", e.session ?? "",
+            e.profile ?? "", e.eventID ?? "", e.placement ?? "", e.variation ?? "", e.payload.actionID ?? "", elementID,
+            elementType, value, reply, domain, code, message,
+        ]
+        return fields.map(quote).joined(separator: ",") + "\n"
+    }
+
+    /// RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled.
+    static func quote(_ field: String) -> String {
+        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return field }
+        return "\"" + field.replacing("\"", with: "\"\"") + "\""
+    }
+
+    /// The answer as compact JSON text.
+    static func valueJSON(_ value: StateValue) -> String {
+        func s(_ t: String) -> String {
+            var out = ""
+            JSONText.appendString(t, to: &out)
+            return out
+        }
+        func choice(_ c: Choice) -> String { "{\"id\":\(s(c.id)),\"value\":\(s(c.value)),\"label\":\(s(c.label))}" }
+        switch value {
+        case .select(let c): return choice(c)
+        case .multiSelect(let cs): return "[" + cs.map(choice).joined(separator: ",") + "]"
+        case .input(.text(let t)): return "{\"type\":\"text\",\"value\":\(s(t))}"
+        case .input(.email(let t)): return "{\"type\":\"email\",\"value\":\(s(t))}"
+        case .input(.number(let d)): return "{\"type\":\"number\",\"value\":\(d.isFinite ? "\(d)" : "null")}"
+        case .datePicker(let p):
+            var parts: [String] = []
+            if let d = p.day { parts.append("\"day\":\(d)") }
+            if let m = p.month { parts.append("\"month\":\(m)") }
+            if let y = p.year { parts.append("\"year\":\(y)") }
+            return "{" + parts.joined(separator: ",") + "}"
+        }
+    }
+}
+
+/// JSON string escaping for the CLI's own JSON text.
+enum JSONText {
+    static func appendString(_ s: String, to out: inout String) {
+        out.append("\"")
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out.append("\\\"")
+            case "\\": out.append("\\\\")
+            case "\n": out.append("\\n")
+            case "\r": out.append("\\r")
+            case "\t": out.append("\\t")
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out.append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out.append("\"")
+    }
+}
+
+// MARK: backup
+
+enum BackupCommand: Command {
+    static let name = "backup"
+    static let summary = "Write a compacted copy of the store while it stays in use"
+    static let usage = "boardwalk backup [--db DIR] DEST"
+    static let options = [databaseOption]
+    static let discussion = """
+        DEST must not exist, or be an empty directory. Writers may keep appending while the copy is made;
+        the copy is the store as of the moment the backup began. The copy is itself a store: use it with
+        --db DEST.
+
+        Example:
+          boardwalk backup /backups/boardwalk-$(date +%F)
+
+        """
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
+        guard arguments.positionals.count == 1, let destination = arguments.positionals.first else {
+            throw UsageError(arguments.positionals.isEmpty ? "missing DEST" : "give one DEST")
+        }
+        let store = try openStore(invocation.database(arguments), readOnly: true)
+        let start = monotonicMicroseconds()
+        do {
+            try store.backup(to: destination)
+        } catch {
+            throw RuntimeError("backup to '\(destination)' failed: \(error)")
+        }
+        invocation.out("backed up \(store.path) to \(destination) in \(Units.duration(microseconds: monotonicMicroseconds() - start))\n")
+        return ExitCode.success
+    }
+}
+
+// MARK: check
+
+enum CheckCommand: Command {
+    static let name = "check"
+    static let summary = "Verify the store's integrity"
+    static let usage = "boardwalk check [--db DIR]"
+    static let options = [databaseOption]
+    static let discussion = """
+        Reads the whole store: every record must decode, every index entry must point to an existing event
+        and back, and the counters must match. Prints what it checked, or each problem found (up to 100).
+        Safe while another process appends.
+
+        Exit status: 0 when the store is sound, 1 when a problem was found (or the store cannot be opened).
+
+        """
+
+    static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
+        if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+        let store = try openStore(invocation.database(arguments), readOnly: true)
+        let report: CheckReport
+        do {
+            report = try store.check()
+        } catch {
+            throw RuntimeError("the check could not finish: \(error)")
+        }
+        var text = report.description
+        if !text.hasSuffix("\n") { text += "\n" }
+        if report.isOK {
+            invocation.out(text)
+            return ExitCode.success
+        }
+        invocation.err(text)
+        return ExitCode.failure
+    }
+}

@@ -1,0 +1,302 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Boardwalk
+
+/// Where ingested events go: the store, or a stand-in in tests.
+protocol IngestSink: AnyObject {
+    /// Appends `events` and, in the same transaction, records `checkpoint` (if any), so that either both are
+    /// durable or neither is.
+    /// - Returns: how many were stored, and how many were skipped as duplicates of a stored event id.
+    func append(_ events: [Event], checkpoint: (key: String, value: [UInt8])?) throws -> (inserted: Int, duplicates: Int)
+    /// The checkpoint stored under `key`, if any.
+    func checkpoint(for key: String) throws -> [UInt8]?
+}
+
+/// Turns one NDJSON line into an event.
+protocol LineParser {
+    /// - Parameters:
+    ///   - line: the line's bytes, without its newline.
+    ///   - lineNumber: 1-based, for the error.
+    ///   - arrival: the time for a line that carries none.
+    /// - Throws: an error whose description says where and why (it starts with `line N`).
+    mutating func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int, arrival: Timestamp) throws -> Event
+}
+
+/// What an ingest run did, per run (all inputs together).
+struct IngestSummary: Hashable, Sendable {
+    var lines = 0
+    var ingested = 0
+    var duplicates = 0
+    var rejected = 0
+    /// Lines skipped because a checkpoint says an earlier run already committed them.
+    var resumedLines = 0
+    /// Events of batch files skipped for the same reason.
+    var resumedEvents = 0
+    var bytes = 0
+    var inputs = 0
+}
+
+/// The ingest loop: reads inputs, parses lines, commits batches with their checkpoints, writes rejects.
+///
+/// Exactly-once: events with an event id are de-duplicated by the store. For a regular file, every batch is
+/// committed together with a checkpoint (the file's byte offset after the batch's last line, its line number,
+/// and a fingerprint of the file's first bytes), so a re-run after a crash or Ctrl-C resumes after the last
+/// committed batch and never ingests a line twice, with or without event ids. Standard input has no
+/// checkpoint (it cannot be re-read); only event ids protect it.
+final class Ingester {
+    struct Options {
+        var strict = false
+        /// Events per transaction.
+        var batchSize = 10_000
+        /// How long a pipe may stay quiet before the events held so far are committed.
+        var idleCommitMilliseconds: Int32 = 200
+    }
+
+    let sink: IngestSink
+    var parser: LineParser
+    let options: Options
+    let rejects: RejectsWriter
+    var progress: Progress?
+    private(set) var summary = IngestSummary()
+    /// Set by a SIGINT handler: stop after the current batch is committed.
+    var shouldStop: () -> Bool = { false }
+
+    init(sink: IngestSink, parser: LineParser, options: Options, rejects: RejectsWriter, progress: Progress?) {
+        self.sink = sink
+        self.parser = parser
+        self.options = options
+        self.rejects = rejects
+        self.progress = progress
+    }
+
+    /// A line that `--strict` stopped at.
+    struct StrictStop: Error, CustomStringConvertible {
+        var input: String
+        var message: String
+        var description: String { "\(input): \(message) (--strict: nothing of this batch was committed)" }
+    }
+
+    /// Ingests one input to its end (or until ``shouldStop``).
+    func ingest(_ input: InputFile) throws {
+        summary.inputs += 1
+        var head = [UInt8](repeating: 0, count: 8)
+        if input.isRegularFile {
+            head = input.prefix(8)
+            if head == BatchFormat.magic {
+                try ingestBatchFile(input)
+                return
+            }
+        }
+        try ingestLines(input)
+    }
+
+    // MARK: NDJSON
+
+    /// The checkpoint key of a regular file: its device and inode, so a renamed file keeps its checkpoint;
+    /// the fingerprint in the value tells a different file that reuses the inode.
+    private func checkpointKey(_ input: InputFile) -> String? {
+        guard let id = input.identity else { return nil }
+        return "ingest:\(id.device):\(id.inode)"
+    }
+
+    private func ingestLines(_ input: InputFile) throws {
+        let key = checkpointKey(input)
+        var lineNumber = 0
+        if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
+            cp.fingerprint == FileCheckpoint.fingerprint(input.prefix(min(cp.offset, FileCheckpoint.fingerprintBytes))),
+            cp.offset <= input.size ?? 0
+        {
+            try input.seek(to: cp.offset)
+            lineNumber = cp.line
+            summary.resumedLines += cp.line
+        }
+        var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 21, alignment: 64)
+        defer { storage.deallocate() }  // reads `storage` at exit, after any growth
+        var carried = 0  // bytes of an unfinished line kept at the start of the buffer
+        var pending: [Event] = []
+        pending.reserveCapacity(options.batchSize)
+        var committedOffset = input.offset
+        var pendingOffset = input.offset
+
+        func commit() throws {
+            guard !pending.isEmpty || pendingOffset != committedOffset else { return }
+            // The fingerprint covers the bytes up to the checkpoint only (at most 4 KiB), so a log that grows
+            // keeps its checkpoint while a file replaced by another does not.
+            let checkpoint = key.map {
+                (key: $0, value: FileCheckpoint(
+                    offset: pendingOffset, line: lineNumber,
+                    fingerprint: FileCheckpoint.fingerprint(input.prefix(min(pendingOffset, FileCheckpoint.fingerprintBytes)))).bytes)
+            }
+            let result = try sink.append(pending, checkpoint: checkpoint)
+            summary.ingested += result.inserted
+            summary.duplicates += result.duplicates
+            pending.removeAll(keepingCapacity: true)
+            committedOffset = pendingOffset
+        }
+
+        while true {
+            if !pending.isEmpty, !input.waitForInput(milliseconds: options.idleCommitMilliseconds) {
+                try commit()
+            }
+            if carried == storage.count {
+                // One line longer than the buffer: grow (the reader's own limit rejects absurd lines).
+                let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: storage.count * 2, alignment: 64)
+                bigger.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[0..<carried]))
+                storage.deallocate()
+                storage = bigger
+            }
+            let n = try input.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[carried...]))
+            summary.bytes += n
+            let end = carried + n
+            let atEOF = n == 0
+            var start = 0
+            var i = carried
+            let base = storage.baseAddress!
+            while true {
+                // Find the next newline (memchr is vectorized).
+                let remaining = end - i
+                let found: Int?
+                if remaining > 0, let p = memchr(base + i, 0x0A, remaining) {
+                    found = base.distance(to: p)
+                } else {
+                    found = nil
+                }
+                guard let newline = found ?? (atEOF && start < end ? end : nil) else { break }
+                lineNumber += 1
+                summary.lines += 1
+                let line = UnsafeRawBufferPointer(start: base + start, count: newline - start)
+                let lineEnd = input.offset - (end - min(end, newline + 1))
+                if !isBlank(line) {
+                    do {
+                        let event = try parser.parse(line, lineNumber: lineNumber, arrival: now())
+                        pending.append(event)
+                    } catch {
+                        if options.strict {
+                            pending.removeAll()
+                            throw StrictStop(input: input.name, message: "\(error)")
+                        }
+                        summary.rejected += 1
+                        try rejects.reject(input: input.name, line: lineNumber, reason: "\(error)", text: line)
+                    }
+                }
+                pendingOffset = lineEnd
+                start = newline + 1
+                i = start
+                if pending.count >= options.batchSize {
+                    try commit()
+                    if shouldStop() { return }
+                }
+                progress?.update(events: summary.ingested + pending.count, bytes: input.offset, total: input.size)
+            }
+            if atEOF { break }
+            // Keep the unfinished line for the next read.
+            carried = end - start
+            if start > 0, carried > 0 {
+                (base).copyMemory(from: UnsafeRawPointer(base + start), byteCount: carried)
+            }
+            if shouldStop() {
+                try commit()
+                return
+            }
+        }
+        try commit()
+    }
+
+    private func isBlank(_ line: UnsafeRawBufferPointer) -> Bool {
+        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+    }
+
+    // MARK: Batch files
+
+    private func ingestBatchFile(_ input: InputFile) throws {
+        let key = checkpointKey(input)
+        var skip = 0
+        if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
+            cp.fingerprint == FileCheckpoint.fingerprint(input.prefix(FileCheckpoint.fingerprintBytes))
+        {
+            skip = cp.line  // for batch files, `line` counts events
+        }
+        var bytes: [UInt8] = []
+        if let size = input.size { bytes.reserveCapacity(size) }
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { chunk.deallocate() }
+        while true {
+            let n = try input.read(into: chunk)
+            if n == 0 { break }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
+        }
+        summary.bytes += bytes.count
+        let fingerprint = FileCheckpoint.fingerprint(Array(bytes.prefix(FileCheckpoint.fingerprintBytes)))
+        let events: [Event]
+        do {
+            events = try BatchReader.events(in: bytes)
+        } catch {
+            throw RuntimeError("\(input.name): not a valid batch file: \(error)")
+        }
+        summary.resumedEvents += min(skip, events.count)
+        var index = min(skip, events.count)
+        while index < events.count {
+            let end = min(events.count, index + options.batchSize)
+            let checkpoint = key.map {
+                (key: $0, value: FileCheckpoint(offset: 0, line: end, fingerprint: fingerprint).bytes)
+            }
+            let result = try sink.append(Array(events[index..<end]), checkpoint: checkpoint)
+            summary.ingested += result.inserted
+            summary.duplicates += result.duplicates
+            index = end
+            progress?.update(events: summary.ingested, bytes: input.offset, total: input.size)
+            if shouldStop() { return }
+        }
+    }
+}
+
+/// Where an NDJSON input got to: stored with the batch that got it there.
+struct FileCheckpoint: Hashable {
+    /// Byte offset after the last committed line.
+    var offset: Int
+    /// Lines (or, for batch files, events) committed so far.
+    var line: Int
+    /// FNV-1a of the file's first `min(offset, 4096)` bytes, so a different file at the same path and inode
+    /// starts afresh.
+    var fingerprint: UInt64
+
+    static let fingerprintBytes = 4096
+
+    init(offset: Int, line: Int, fingerprint: UInt64) {
+        self.offset = offset
+        self.line = line
+        self.fingerprint = fingerprint
+    }
+
+    /// Decodes the 24 bytes of ``bytes``; `nil` for anything else.
+    init?(_ bytes: [UInt8]) {
+        guard bytes.count == 24 else { return nil }
+        func word(_ i: Int) -> UInt64 { (0..<8).reduce(0) { $0 << 8 | UInt64(bytes[i * 8 + $1]) } }
+        offset = Int(truncatingIfNeeded: word(0))
+        line = Int(truncatingIfNeeded: word(1))
+        fingerprint = word(2)
+        guard offset >= 0, line >= 0 else { return nil }
+    }
+
+    /// Three big-endian 64-bit words: offset, line, fingerprint.
+    var bytes: [UInt8] {
+        [UInt64(offset), UInt64(line), fingerprint].flatMap { w in (0..<8).map { UInt8(truncatingIfNeeded: w >> (56 - 8 * $0)) } }
+    }
+
+    static func fingerprint(_ bytes: [UInt8]) -> UInt64 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        for b in bytes {
+            h ^= UInt64(b)
+            h &*= 0x100_0000_01B3
+        }
+        return h
+    }
+}
+
+/// The current time, for lines that carry none.
+func now() -> Timestamp {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
+}

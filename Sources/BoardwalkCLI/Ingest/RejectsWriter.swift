@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The rejects file: one entry per rejected line, `INPUT:LINE: REASON`, then the line itself after a tab
+/// (cut at 1 000 bytes). Created (truncated) at the first rejection of a run; not created when nothing is
+/// rejected.
+final class RejectsWriter {
+    let path: String
+    private(set) var count = 0
+    private var sink: FileSink?
+    private var descriptor: Int32 = -1
+
+    init(path: String) { self.path = path }
+
+    deinit {
+        sink?.flush()
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    func reject(input: String, line: Int, reason: String, text: UnsafeRawBufferPointer) throws(RuntimeError) {
+        if sink == nil {
+            descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                throw RuntimeError("cannot write the rejects file '\(path)': \(String(cString: strerror(errno)))")
+            }
+            sink = FileSink(descriptor: descriptor, buffered: true)
+        }
+        count += 1
+        // The line as text, with invalid UTF-8 repaired and control characters made visible.
+        var shown = String(decoding: text.prefix(1000), as: UTF8.self)
+        shown = String(shown.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\u{FFFD}" : Character($0) })
+        sink!.write("\(input):\(line): \(reason)\n\t\(shown)\(text.count > 1000 ? "…" : "")\n")
+    }
+
+    func flush() { sink?.flush() }
+}

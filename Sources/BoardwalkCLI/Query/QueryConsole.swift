@@ -1,0 +1,79 @@
+import Boardwalk
+
+/// Runs queries against a source and prints what they return: the core shared by `query`, `repl` and `demo`.
+final class QueryConsole {
+    let source: any EventSource
+    let invocation: Invocation
+    var format: ResultTable.Format = .table
+    /// Print how long each query took and how much it read (to stderr).
+    var timing = false
+    /// Set from the SIGINT handler; checked by the executor every few thousand events.
+    let cancellation: CancellationFlag
+
+    init(source: any EventSource, invocation: Invocation, cancellation: CancellationFlag = CancellationFlag()) {
+        self.source = source
+        self.invocation = invocation
+        self.cancellation = cancellation
+    }
+
+    /// Parses and runs `text`, printing the result on stdout or the diagnostic (with its caret) on stderr.
+    /// - Returns: whether the query succeeded.
+    @discardableResult
+    func run(_ text: String) -> Bool {
+        cancellation.reset()
+        let start = monotonicMicroseconds()
+        do {
+            let query = try Query.parse(text)
+            let (table, statistics) = try execute(query)
+            invocation.out(render(table))
+            if timing {
+                let elapsed = monotonicMicroseconds() - start
+                invocation.err(
+                    "(\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"), \(Units.duration(microseconds: elapsed)), "
+                        + "\(Units.count(statistics.eventsRead)) events and \(Units.count(statistics.sessionsRead)) sessions read)\n")
+            }
+            return true
+        } catch {
+            report(error)
+            return false
+        }
+    }
+
+    /// Runs a parsed query (opening the existential source).
+    func execute(_ query: Query) throws(QueryError) -> (table: ResultTable, statistics: RunStatistics) {
+        try query.execute(on: source, options: Query.RunOptions(cancellation: cancellation))
+    }
+
+    /// The plan of `text`, or its diagnostic.
+    @discardableResult
+    func explain(_ text: String) -> Bool {
+        do {
+            let query = try Query.parse(text)
+            var plan = query.explain(on: source)
+            if !plan.hasSuffix("\n") { plan += "\n" }
+            invocation.out(plan)
+            return true
+        } catch {
+            report(error)
+            return false
+        }
+    }
+
+    func render(_ table: ResultTable) -> String {
+        table.render(format)
+    }
+
+    func report(_ error: QueryError) {
+        if error.kind == .cancelled {
+            invocation.err("cancelled\n")
+        } else {
+            var text = error.description
+            if !text.hasSuffix("\n") { text += "\n" }
+            invocation.err(text)
+        }
+    }
+}
+
+extension ResultTable.Format {
+    static let names = ResultTable.Format.allCases.map(\.rawValue)
+}

@@ -1,0 +1,266 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Boardwalk
+@preconcurrency import CEditLine
+
+/// Set by SIGINT while the REPL runs: cancels the running query (the executor checks it), or abandons the
+/// line being edited. A global so the C signal handler can reach it; touched before the handler is installed,
+/// so its lazy initialization never runs inside the handler.
+let interruptFlag = CancellationFlag()
+
+/// The read–eval–print loop over a ``QueryConsole``.
+///
+/// On a terminal: libedit line editing, persistent history, tab completion, prompts. Fed by a pipe: reads
+/// queries line by line without prompts, runs each, and reports whether any failed. In both, a line ending
+/// in `|` continues on the next line, and lines starting with `.` are dot-commands.
+final class Repl {
+    let console: QueryConsole
+    let invocation: Invocation
+    /// Extra words for completion (onboarding ids, element ids found in the store).
+    let completionWords: [String]
+    /// Prints `.stats`; `nil` when the source is not a store.
+    let stats: (() throws -> String)?
+    private(set) var failures = 0
+    private var quit = false
+
+    init(console: QueryConsole, invocation: Invocation, completionWords: [String], stats: (() throws -> String)?) {
+        self.console = console
+        self.invocation = invocation
+        self.completionWords = completionWords
+        self.stats = stats
+    }
+
+    static let stages = [
+        "events", "sessions", "where", "count", "by", "stats", "top", "funnel", "histogram", "sort", "limit",
+        "select", "explain", "within", "mode", "ignoring", "and", "or", "not", "in", "asc", "desc",
+        "count()", "count_distinct(", "sum(", "avg(", "min(", "max(", "p50(", "p90(", "p95(", "p99(",
+        "percentile(", "rate(", "answer(", "did(", "reached(", "now()",
+    ]
+
+    static let dotCommands = [".help", ".fields", ".onboardings", ".stats", ".format", ".timing", ".explain", ".quit"]
+
+    static let help = """
+        Queries are a source and stages joined by |, for example:
+          events | count by kind
+          sessions | where completed | count by answer("goal")
+          sessions | funnel
+          events | where name == "screen_presented" | stats p50(dwell), p90(dwell) by screen
+        A line ending in | continues on the next line. Tab completes stages, fields and onboarding ids.
+        Ctrl-C cancels a running query; Ctrl-D or .quit leaves.
+
+        Dot-commands:
+          .help                     this text
+          .fields                   the fields of events and sessions
+          .onboardings              the onboardings in the store, with their sessions
+          .stats                    what the store holds
+          .format table|json|csv    how results are printed (now: %FORMAT%)
+          .timing on|off            print time and rows read after each query (now: %TIMING%)
+          .explain QUERY            how QUERY would read the store
+          .quit                     leave (also .exit)
+
+        """
+
+    // MARK: Input
+
+    /// Handles one complete input (a query, possibly multi-line, or a dot-command).
+    func handle(_ input: String) {
+        let text = input.trimmingSpaces()
+        if text.isEmpty || text.hasPrefix("#") { return }
+        if text.hasPrefix(".") {
+            if !dotCommand(text) { failures += 1 }
+            return
+        }
+        if !console.run(text) { failures += 1 }
+    }
+
+    /// Whether `line` asks for another line (it ends in `|`).
+    static func continues(_ line: String) -> Bool { line.trimmingSpaces().hasSuffix("|") }
+
+    /// Reads queries from a pipe until its end.
+    /// - Returns: the exit status: 0 when every query succeeded, 2 when any failed.
+    func runPiped(_ lines: some Sequence<String>) -> Int32 {
+        var pending = ""
+        for line in lines {
+            pending += pending.isEmpty ? line : "\n" + line
+            if Repl.continues(line) { continue }
+            handle(pending)
+            pending = ""
+            if quit { break }
+        }
+        if !pending.isEmpty, !quit {
+            handle(pending)
+        }
+        return failures == 0 ? ExitCode.success : ExitCode.partial
+    }
+
+    /// The interactive loop on a terminal, with libedit.
+    func runInteractive(historyPath: String?) -> Int32 {
+        Completion.words = Repl.stages + EventField.allCases.map(\.rawValue) + SessionField.allCases.map(\.rawValue)
+            + Repl.dotCommands + completionWords
+        installLineEditing()
+        if let historyPath { _ = read_history(historyPath) }
+        stifle_history(2000)
+        invocation.out("Boardwalk \(BoardwalkCLI.version). Type .help for help, .quit to leave.\n")
+        invocation.stdout.flush()
+        var pending = ""
+        while !quit {
+            interruptFlag.reset()
+            let prompt = pending.isEmpty ? "boardwalk> " : "       ...> "
+            guard let raw = readline(prompt) else {
+                if interruptFlag.isCancelled {
+                    // Ctrl-C while editing: drop the input so far, new prompt.
+                    invocation.out("\n")
+                    invocation.stdout.flush()
+                    pending = ""
+                    continue
+                }
+                invocation.out("\n")
+                break  // Ctrl-D
+            }
+            let line = String(cString: raw)
+            free(raw)
+            pending += pending.isEmpty ? line : "\n" + line
+            if Repl.continues(line) { continue }
+            let input = pending
+            pending = ""
+            if !input.trimmingSpaces().isEmpty { _ = add_history(input) }
+            handle(input)
+            invocation.stdout.flush()
+            invocation.stderr.flush()
+        }
+        if let historyPath {
+            _ = write_history(historyPath)
+        }
+        return ExitCode.success
+    }
+
+    // MARK: Dot-commands
+
+    /// - Returns: whether the command succeeded.
+    func dotCommand(_ text: String) -> Bool {
+        let parts = text.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        let command = String(parts[0])
+        let argument = parts.count > 1 ? String(parts[1]).trimmingSpaces() : ""
+        switch command {
+        case ".help":
+            invocation.out(
+                Repl.help.replacing("%FORMAT%", with: console.format.rawValue)
+                    .replacing("%TIMING%", with: console.timing ? "on" : "off"))
+        case ".fields":
+            invocation.out("events:   " + EventField.allCases.map(\.rawValue).joined(separator: ", ") + "\n")
+            invocation.out("sessions: " + SessionField.allCases.map(\.rawValue).joined(separator: ", ")
+                + ", answer(\"element\"), did(kind or name), reached(n)\n")
+        case ".onboardings":
+            return console.run("sessions | count by onboarding")
+        case ".stats":
+            guard let stats else {
+                return console.run("events | count") && console.run("sessions | count")
+            }
+            do {
+                invocation.out(try stats())
+            } catch {
+                invocation.err("Error: \(error)\n")
+                return false
+            }
+        case ".format":
+            guard let format = ResultTable.Format(rawValue: argument) else {
+                invocation.err("Error: .format takes one of \(ResultTable.Format.names.joined(separator: ", "))\n")
+                return false
+            }
+            console.format = format
+        case ".timing":
+            switch argument {
+            case "on": console.timing = true
+            case "off": console.timing = false
+            default:
+                invocation.err("Error: .timing takes on or off\n")
+                return false
+            }
+        case ".explain":
+            guard !argument.isEmpty else {
+                invocation.err("Error: .explain takes a query\n")
+                return false
+            }
+            return console.explain(argument)
+        case ".quit", ".exit":
+            quit = true
+        default:
+            invocation.err("Error: unknown command '\(command)'; .help lists the commands\n")
+            return false
+        }
+        return true
+    }
+
+    // MARK: libedit
+
+    private func installLineEditing() {
+        rl_readline_name = Completion.readlineName
+        // libedit must not install its own SIGINT handling: ours cancels queries and abandons lines.
+        rl_catch_signals = 0
+        rl_attempted_completion_function = { text, _, _ in
+            guard let text else { return nil }
+            Completion.prefix = String(cString: text)
+            Completion.index = 0
+            rl_attempted_completion_over = 1
+            return rl_completion_matches(text) { _, _ in Completion.next() }
+        }
+        rl_basic_word_break_characters = Completion.breakCharacters
+        _ = rl_initialize()
+    }
+}
+
+/// Tab-completion state for libedit's C callbacks (which cannot capture context). Used only from the REPL's
+/// thread, inside `readline`.
+enum Completion {
+    nonisolated(unsafe) static var words: [String] = []
+    nonisolated(unsafe) static var prefix = ""
+    nonisolated(unsafe) static var index = 0
+    nonisolated(unsafe) static let breakCharacters = cString(" \t\n|,()=<>!\"")
+    nonisolated(unsafe) static let readlineName = cString("boardwalk")
+
+    /// A C string that lives for the whole process (libedit keeps the pointer).
+    private static func cString(_ s: String) -> UnsafePointer<CChar> {
+        let p = UnsafeMutablePointer<CChar>.allocate(capacity: s.utf8.count + 1)
+        for (i, b) in s.utf8.enumerated() { p[i] = CChar(bitPattern: b) }
+        p[s.utf8.count] = 0
+        return UnsafePointer(p)
+    }
+
+    /// The next word that starts with the prefix, as a `malloc`ed C string (libedit frees it), or nil.
+    static func next() -> UnsafeMutablePointer<CChar>? {
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if word.hasPrefix(prefix) { return strdup(word) }
+        }
+        return nil
+    }
+
+    /// The words that complete `prefix` (for tests).
+    static func matches(_ prefix: String, in words: [String]) -> [String] { words.filter { $0.hasPrefix(prefix) } }
+}
+
+/// Installs the SIGINT handler that sets ``interruptFlag`` (without `SA_RESTART`, so a blocked `read` in
+/// line editing returns and the line can be abandoned).
+func installInterruptHandler() {
+    _ = interruptFlag.isCancelled  // initialize the global outside the handler
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { _ in interruptFlag.cancel() }
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = 0
+    sigaction(SIGINT, &action, nil)
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+
+    func replacing(_ target: String, with replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

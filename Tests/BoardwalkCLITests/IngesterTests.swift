@@ -1,0 +1,141 @@
+@testable import BoardwalkCLI
+import BoardwalkModel
+import Foundation
+import Testing
+
+/// A store stand-in: de-duplicates by event id, keeps checkpoints, and can fail ("crash") at a given append.
+final class MemorySink: IngestSink {
+    var events: [Event] = []
+    var ids = Set<String>()
+    var checkpoints: [String: [UInt8]] = [:]
+    var appends = 0
+    var failAtAppend: Int? = nil
+
+    struct Crash: Error {}
+
+    func append(_ batch: [Event], checkpoint: (key: String, value: [UInt8])?) throws -> (inserted: Int, duplicates: Int) {
+        appends += 1
+        if appends == failAtAppend { throw Crash() }  // nothing of this batch is kept, as in an aborted transaction
+        var inserted = 0, duplicates = 0
+        for e in batch {
+            if let id = e.eventID, !ids.insert(id).inserted { duplicates += 1; continue }
+            events.append(e)
+            inserted += 1
+        }
+        if let checkpoint { checkpoints[checkpoint.key] = checkpoint.value }
+        return (inserted, duplicates)
+    }
+
+    func checkpoint(for key: String) throws -> [UInt8]? { checkpoints[key] }
+}
+
+/// Lines `E <id|-> <milliseconds>`; anything else is rejected.
+struct TinyParser: LineParser {
+    struct Bad: Error, CustomStringConvertible { var line: Int; var description: String { "line \(line): not an E line" } }
+    mutating func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int, arrival: Timestamp) throws -> Event {
+        let parts = String(decoding: line, as: UTF8.self).split(separator: " ")
+        guard parts.count == 3, parts[0] == "E", let ms = Int64(parts[2]) else { throw Bad(line: lineNumber) }
+        return Event(time: Timestamp(milliseconds: ms), eventID: parts[1] == "-" ? nil : String(parts[1]), meta: nil, payload: .onboardingLoaded)
+    }
+}
+
+@Suite("Ingest loop")
+struct IngesterTests {
+    let directory: URL
+    init() throws { directory = try temporaryDirectory() }
+
+    func write(_ lines: [String], name: String = "in.txt", trailingNewline: Bool = true) throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        try (lines.joined(separator: "\n") + (trailingNewline ? "\n" : "")).write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func run(_ path: String, sink: MemorySink, strict: Bool = false, batch: Int = 3) throws -> (IngestSummary, String) {
+        let rejectsPath = directory.appendingPathComponent("rejects.txt").path
+        let ingester = Ingester(
+            sink: sink, parser: TinyParser(), options: .init(strict: strict, batchSize: batch),
+            rejects: RejectsWriter(path: rejectsPath), progress: nil)
+        defer { ingester.rejects.flush() }
+        try ingester.ingest(try InputFile(path: path))
+        ingester.rejects.flush()
+        let rejects = (try? String(contentsOfFile: rejectsPath, encoding: .utf8)) ?? ""
+        return (ingester.summary, rejects)
+    }
+
+    @Test("Bad lines are rejected with their numbers; the lines around them are ingested")
+    func rejects() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try write(["E a 1", "oops", "E b 2", "", "E c 3", "E d", "E - 4"], trailingNewline: false)
+        let sink = MemorySink()
+        let (summary, rejects) = try run(path, sink: sink)
+        #expect(summary.lines == 7)
+        #expect(summary.ingested == 4)
+        #expect(summary.rejected == 2)
+        #expect(sink.events.map(\.time.microseconds) == [1000, 2000, 3000, 4000])
+        #expect(rejects == "\(path):2: line 2: not an E line\n\toops\n\(path):6: line 6: not an E line\n\tE d\n")
+    }
+
+    @Test("--strict stops at the first bad line and commits nothing of its batch")
+    func strict() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try write(["E a 1", "E b 2", "E c 3", "E d 4", "bad", "E e 5"])
+        let sink = MemorySink()
+        #expect(throws: Ingester.StrictStop.self) { try run(path, sink: sink, strict: true, batch: 3) }
+        #expect(sink.events.map(\.eventID) == ["a", "b", "c"])  // the first batch; not `d`
+    }
+
+    @Test("Exactly once: a re-run after a failed batch resumes at the checkpoint, ids or not")
+    func resume() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let lines = (1...20).map { "E \($0 % 2 == 0 ? "id\($0)" : "-") \($0)" }
+        let path = try write(lines)
+        let sink = MemorySink()
+        sink.failAtAppend = 4  // batches of 3: lines 1-9 committed, the 4th batch fails
+        #expect(throws: MemorySink.Crash.self) { try run(path, sink: sink) }
+        #expect(sink.events.count == 9)
+        sink.failAtAppend = nil
+        let (summary, _) = try run(path, sink: sink)
+        #expect(summary.resumedLines == 9)
+        #expect(summary.ingested == 11)
+        #expect(summary.duplicates == 0)
+        #expect(sink.events.map(\.time.microseconds) == (1...20).map { Int64($0) * 1000 })
+        // A third run finds everything committed.
+        let (again, _) = try run(path, sink: sink)
+        #expect(again.ingested == 0 && again.resumedLines == 20)
+        #expect(sink.events.count == 20)
+    }
+
+    @Test("A changed file at the same path starts afresh; ids still de-duplicate")
+    func changedFile() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try write(["E a 1", "E - 2"])
+        let sink = MemorySink()
+        _ = try run(path, sink: sink)
+        try "E x 9\nE a 1\n".write(toFile: path, atomically: false, encoding: .utf8)
+        let (summary, _) = try run(path, sink: sink)
+        #expect(summary.resumedLines == 0)
+        #expect(summary.ingested == 1)
+        #expect(summary.duplicates == 1)
+    }
+
+    @Test("Lines longer than the read buffer and lines split across reads")
+    func longLines() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let long = "E " + String(repeating: "x", count: 3 << 20) + " 7"
+        var lines = (1...100_000).map { "E - \($0)" }
+        lines.insert(long, at: 50_000)
+        let path = try write(lines)
+        let sink = MemorySink()
+        let (summary, rejects) = try run(path, sink: sink, batch: 10_000)
+        #expect(summary.rejected == 0, "\(rejects.prefix(200))")
+        #expect(summary.ingested == 100_001)
+        #expect(sink.events[50_000].eventID?.count == 3 << 20)
+    }
+
+    @Test("FileCheckpoint bytes round-trip")
+    func checkpointBytes() {
+        let cp = FileCheckpoint(offset: 123_456_789, line: 42, fingerprint: 0xDEAD_BEEF_0123_4567)
+        #expect(FileCheckpoint(cp.bytes) == cp)
+        #expect(FileCheckpoint([1, 2, 3]) == nil)
+    }
+}

@@ -1,0 +1,90 @@
+import BoardwalkGenerator
+import BoardwalkModel
+import Foundation
+import Testing
+
+/// `query` and `repl` over generated sessions in memory (`--generated`), checked against the generator's
+/// own counts.
+@Suite("query and repl, end to end")
+struct QueryEndToEndTests {
+    let data = SyntheticData(sessions: 120, seed: 4)
+
+    @Test("JSON output parses back and counts every generated event")
+    func jsonCount() throws {
+        let r = try boardwalk(["query", "--generated", "120", "--seed", "4", "--format", "json", "events | count"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.count == 1)
+        #expect((rows[0]["count"] as? Int) == Array(data.events()).count)
+    }
+
+    @Test("CSV output parses back: per-kind counts equal the generator's")
+    func csvByKind() throws {
+        let r = try boardwalk(["query", "--generated", "120", "--seed", "4", "-f", "csv", "events | count by kind"])
+        #expect(r.status == 0, "\(r.stderr)")
+        var lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.removeFirst() == "kind,count")
+        var got: [String: Int] = [:]
+        for line in lines {
+            let cells = line.split(separator: ",")
+            #expect(cells.count == 2)
+            got[String(cells[0])] = Int(cells[1])
+        }
+        var expected: [String: Int] = [:]
+        for e in data.events() { expected[e.kind.name, default: 0] += 1 }
+        #expect(got == expected)
+    }
+
+    @Test("A bad query exits 1 with the caret on stderr and nothing on stdout")
+    func badQuery() throws {
+        let r = try boardwalk(["query", "--generated", "5", "events | where screen_idx == 2"])
+        #expect(r.status == 1)
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.hasPrefix("error: unknown field `screen_idx`"))
+        #expect(r.stderr.contains("1 | events | where screen_idx == 2\n  |                ^^^^^^^^^^"))
+    }
+
+    @Test("query - and repl through a pipe: an error in the middle, the rest still runs, exit 2")
+    func pipedWithError() throws {
+        let input = """
+            events | count
+            # a comment
+            events | bogus
+            .format csv
+            sessions |
+              where completed |
+              count
+            .nonsense
+            events | count by kind
+            """
+        for arguments in [["repl"], ["query", "-"]] {
+            let r = try boardwalk(arguments + ["--generated", "120", "--seed", "4"], stdin: input + "\n")
+            #expect(r.status == 2)
+            let completed = Array(data.sessions()).filter { $0.outcome == .completed }.count
+            let events = Array(data.events()).count
+            #expect(r.stdout.hasPrefix("count\n-----\n"))
+            #expect(r.stdout.contains(" \(events)\n"))
+            #expect(r.stdout.contains("count\n\(completed)\n"))
+            #expect(r.stdout.contains("kind,count\nanalytics,"))
+            #expect(r.stderr.contains("error: unknown stage `bogus`"))
+            #expect(r.stderr.contains("^^^^^"))
+            #expect(r.stderr.contains("Error: unknown command '.nonsense'"))
+        }
+        let ok = try boardwalk(["repl", "--generated", "3"], stdin: "events | count\n.quit\nevents | bogus\n")
+        #expect(ok.status == 0)
+        #expect(ok.stderr.isEmpty)
+    }
+
+    @Test("Dot-commands through a pipe")
+    func dotCommands() throws {
+        let r = try boardwalk(["repl", "--generated", "50"], stdin: ".help\n.fields\n.onboardings\n.timing on\n.explain sessions | funnel\n.format xml\n")
+        #expect(r.status == 2)  // .format xml failed
+        #expect(r.stdout.contains(".explain QUERY"))
+        #expect(r.stdout.contains("events:   time, seq, kind"))
+        #expect(r.stdout.contains("onboarding"))
+        #expect(r.stderr.contains("Error: .format takes one of table, json, csv"))
+        for onboarding in SyntheticData(sessions: 50, seed: 1).onboardings.prefix(2) {
+            #expect(r.stdout.contains(onboarding.id))
+        }
+    }
+}

@@ -1,0 +1,344 @@
+import BoardwalkGenerator
+import BoardwalkJSON
+@testable import BoardwalkCLI
+import BoardwalkModel
+import Foundation
+import Testing
+
+/// A generated corpus as NDJSON text, with what it holds.
+struct Corpus {
+    var text: String
+    var events: [Event]
+
+    /// `sessions` sessions of seed `seed`, every line in the generator's mixed shapes.
+    init(sessions: Int, seed: UInt64) {
+        var text = ""
+        var events: [Event] = []
+        for (event, _, line) in SyntheticData(sessions: sessions, seed: seed).lines() {
+            text += line
+            events.append(event)
+        }
+        self.text = text
+        self.events = events
+    }
+}
+
+extension Event {
+    /// The event as the store gives it back, for comparison: sessions the store inferred are not the
+    /// generator's to know.
+    var withoutInferredSession: Event {
+        var e = self
+        if e.session?.hasPrefix("inferred:") == true { e.session = nil }
+        return e
+    }
+}
+
+/// Reads canonical NDJSON (an export) back into events.
+func readNDJSON(_ text: String) throws -> [Event] {
+    let reader = try EventReader()
+    var out: [Event] = []
+    for (i, line) in text.split(separator: "\n").enumerated() {
+        out.append(try reader.read(String(line), lineNumber: i + 1, arrival: Timestamp(microseconds: 0)))
+    }
+    return out
+}
+
+func sortedLines(_ events: [Event]) -> [String] { events.map { CanonicalJSON.line($0) }.sorted() }
+
+@Suite("ingest, stats, export, check, backup: end to end")
+struct StoreEndToEndTests {
+    let directory: URL
+    init() throws { directory = try temporaryDirectory() }
+    var db: String { directory.appendingPathComponent("store.db").path }
+
+    func write(_ text: String, _ name: String) throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func summary(_ stdout: String) -> [String: Int] {
+        var out: [String: Int] = [:]
+        for line in stdout.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, let n = Int(parts[1].split(separator: " ").first ?? "") { out[String(parts[0])] = n }
+        }
+        return out
+    }
+
+    func statsJSON() throws -> [String: Any] {
+        let r = try boardwalk(["stats", "--db", db, "--format", "json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+    }
+
+    @Test("A corpus with bad lines: counts add up, the rejects file names each bad line, export reads back")
+    func ingestWithRejects() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let corpus = Corpus(sessions: 150, seed: 12)
+        #expect(corpus.events.contains { $0.payload.actionID == "" })  // empty strings are part of the test
+        var lines = corpus.text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        let bad = [
+            "{\"type\":\"close\"}", "not json at all", "{\"type\":\"state_updated\",\"element_id\":\"x\",\"element_type\":\"slider\",\"value\":1,\"meta\":{\"onboarding_id\":\"o\",\"screen_cid\":\"s\",\"screen_index\":0,\"total_screens\":1}}",
+            "[1,2,3]", "{\"type\":\"analytics\",\"name\":\"screen_presented\",\"meta\":{\"onboarding_id\":\"o\",\"screen_cid\":\"s\",\"screen_index\":\"2\",\"total_screens\":3}}",
+        ]
+        var badLineNumbers: [Int] = []
+        for (i, b) in bad.enumerated() {
+            let at = (i + 1) * lines.count / (bad.count + 1)
+            lines.insert(b, at: at)
+        }
+        for (i, line) in lines.enumerated() where bad.contains(line) { badLineNumbers.append(i + 1) }
+        let input = try write(lines.joined(separator: "\n") + "\n", "mixed.ndjson")
+        let rejects = directory.appendingPathComponent("rejects.txt").path
+
+        let r = try boardwalk(["ingest", "--db", db, "--rejects", rejects, input])
+        #expect(r.status == 2, "\(r.stderr)")
+        let s = summary(r.stdout)
+        #expect(s["lines"] == lines.count)
+        #expect(s["ingested"] == corpus.events.count)
+        #expect(s["rejected"] == bad.count)
+        #expect(s["ingested"]! + s["rejected"]! + s["duplicates"]! == lines.count)
+        let rejectsText = try String(contentsOfFile: rejects, encoding: .utf8)
+        let entries = rejectsText.split(separator: "\n").filter { !$0.hasPrefix("\t") }
+        #expect(entries.count == bad.count)
+        for (n, text) in zip(badLineNumbers, bad) {
+            #expect(rejectsText.contains("\(input):\(n): line \(n)"))
+            #expect(rejectsText.contains("\t" + text + "\n") || text.count > 1000)
+        }
+
+        let stats = try statsJSON()
+        #expect(stats["events"] as? Int == corpus.events.count)
+
+        let export = try boardwalk(["export", "--db", db])
+        #expect(export.status == 0)
+        #expect(export.stderr == "exported \(corpus.events.count) events; next: --since-seq \(corpus.events.count)\n"
+            || export.stderr.hasPrefix("exported \(corpus.events.count) events; next: --since-seq "))
+        let exported = try readNDJSON(export.stdout).map(\.withoutInferredSession)
+        #expect(sortedLines(exported) == sortedLines(corpus.events))
+
+        let check = try boardwalk(["check", "--db", db])
+        #expect(check.status == 0)
+        #expect(check.stdout == "ok: \(corpus.events.count) events checked\n")
+    }
+
+    @Test("Exactly once: a re-run after a killed ingest stores every event once; a third run adds nothing")
+    func exactlyOnceAfterKill() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let corpus = Corpus(sessions: 300, seed: 31)
+        let input = try write(corpus.text, "events.ndjson")
+        // Small batches make the run long enough to be killed in the middle.
+        let process = Process()
+        process.executableURL = boardwalkExecutable
+        process.arguments = ["ingest", "--db", db, "--batch", "25", "--quiet", input]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var storedBeforeKill = 0
+        while process.isRunning {
+            if let r = try? boardwalk(["stats", "--db", db, "--format", "json"]), r.status == 0,
+                let o = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any],
+                let n = o["events"] as? Int, n > 0
+            {
+                kill(process.processIdentifier, SIGKILL)
+                storedBeforeKill = n
+                break
+            }
+            usleep(10_000)
+        }
+        process.waitUntilExit()
+        #expect(storedBeforeKill > 0)
+        let killed = process.terminationReason == .uncaughtSignal
+        let afterKill = try statsJSON()["events"] as? Int ?? -1
+        if killed { #expect(afterKill < corpus.events.count, "the kill came after the end; the test proves less") }
+
+        let second = try boardwalk(["ingest", "--db", db, input])
+        #expect(second.status == 0, "\(second.stderr)")
+        let s = summary(second.stdout)
+        #expect(afterKill + s["ingested"]! == corpus.events.count)
+        let third = try boardwalk(["ingest", "--db", db, input])
+        #expect(summary(third.stdout)["ingested"] == 0)
+        #expect(try statsJSON()["events"] as? Int == corpus.events.count)
+
+        let exported = try readNDJSON(try boardwalk(["export", "--db", db]).stdout).map(\.withoutInferredSession)
+        #expect(sortedLines(exported) == sortedLines(corpus.events))
+        #expect(try boardwalk(["check", "--db", db]).status == 0)
+    }
+
+    @Test("stdin, duplicates by event id, --strict, CSV and batch export, incremental export, backup")
+    func formsAndFormats() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let corpus = Corpus(sessions: 40, seed: 8)
+        let first = try boardwalk(["ingest", "--db", db, "-"], stdin: corpus.text)
+        #expect(first.status == 0)
+        #expect(summary(first.stdout)["ingested"] == corpus.events.count)
+        // The same lines again through stdin (no checkpoint): events with ids are duplicates, the others new.
+        let withIDs = corpus.events.filter { $0.eventID != nil }.count
+        let again = try boardwalk(["ingest", "--db", db], stdin: corpus.text)
+        #expect(summary(again.stdout)["duplicates"] == withIDs)
+        #expect(summary(again.stdout)["ingested"] == corpus.events.count - withIDs)
+        let total = corpus.events.count + corpus.events.count - withIDs
+
+        // --strict: stops at the bad line, exit 1, and the batch with it is not committed.
+        let strictInput = try write(corpus.text.split(separator: "\n").prefix(10).joined(separator: "\n") + "\nnope\n", "strict.ndjson")
+        let strictDB = directory.appendingPathComponent("strict.db").path
+        let strict = try boardwalk(["ingest", "--db", strictDB, "--strict", strictInput])
+        #expect(strict.status == 1)
+        #expect(strict.stderr.hasPrefix("Error: \(strictInput): line 11"))
+        #expect(try boardwalk(["stats", "--db", strictDB, "-f", "json"]).stdout.hasPrefix("{\"events\":0,"))
+
+        // CSV: a header and one row per event, parsed back by column.
+        let csv = try boardwalk(["export", "--db", db, "--format", "csv"])
+        #expect(csv.status == 0)
+        let rows = parseCSV(csv.stdout)
+        #expect(rows.first?.first == "seq")
+        #expect(rows.count == total + 1)
+        let kindColumn = rows[0].firstIndex(of: "kind")!
+        var kinds: [String: Int] = [:]
+        for row in rows.dropFirst() { kinds[row[kindColumn], default: 0] += 1 }
+        var expectedKinds: [String: Int] = [:]
+        for e in corpus.events { expectedKinds[e.kind.name, default: 0] += 1 }
+        for e in corpus.events where e.eventID == nil { expectedKinds[e.kind.name, default: 0] += 1 }
+        #expect(kinds == expectedKinds)
+
+        // Incremental: from the next seq printed, nothing; from seq 5, all but the first five.
+        let all = try boardwalk(["export", "--db", db])
+        let next = all.stderr.split(separator: " ").last.map { String($0.dropLast()) } ?? ""
+        let none = try boardwalk(["export", "--db", db, "--since-seq", next])
+        #expect(none.stdout.isEmpty)
+        #expect(none.stderr == "exported 0 events; next: --since-seq \(next)\n")
+        let tail = try boardwalk(["export", "--db", db, "--since-seq", "5"])
+        #expect(tail.stdout.split(separator: "\n").count == total - 5)
+
+        // Batch export, ingested into a fresh store, gives the same events.
+        let batchFile = directory.appendingPathComponent("all.bwk").path
+        #expect(try boardwalk(["export", "--db", db, "--format", "batch", "--output", batchFile]).status == 0)
+        let copyDB = directory.appendingPathComponent("copy.db").path
+        let fromBatch = try boardwalk(["ingest", "--db", copyDB, batchFile])
+        #expect(fromBatch.status == 0, "\(fromBatch.stderr)")
+        #expect(summary(fromBatch.stdout)["ingested"] == total)
+        let copied = try readNDJSON(try boardwalk(["export", "--db", copyDB]).stdout)
+        #expect(sortedLines(copied) == sortedLines(try readNDJSON(all.stdout)))
+
+        // Backup: a store with the same events; a second backup to the same place fails.
+        let backupDir = directory.appendingPathComponent("backup").path
+        let backup = try boardwalk(["backup", "--db", db, backupDir])
+        #expect(backup.status == 0, "\(backup.stderr)")
+        #expect(try boardwalk(["export", "--db", backupDir]).stdout == all.stdout)
+        let twice = try boardwalk(["backup", "--db", db, backupDir])
+        #expect(twice.status == 1)
+        #expect(twice.stderr.hasPrefix("Error: backup to '\(backupDir)' failed"))
+    }
+
+    @Test("BOARDWALK_DB chooses the store; a missing store is a runtime error")
+    func environment() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let corpus = Corpus(sessions: 5, seed: 2)
+        let r = try boardwalk(["ingest", "-"], stdin: corpus.text, environment: ["BOARDWALK_DB": db])
+        #expect(r.status == 0)
+        let stats = try boardwalk(["stats", "-f", "json"], environment: ["BOARDWALK_DB": db])
+        #expect(stats.stdout.hasPrefix("{\"events\":\(corpus.events.count),"))
+        let missing = try boardwalk(["stats", "--db", directory.appendingPathComponent("nope").path])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.hasPrefix("Error: no store at "))
+        let noFile = try boardwalk(["ingest", "--db", db, directory.appendingPathComponent("absent.ndjson").path])
+        #expect(noFile.status == 1)
+        #expect(noFile.stderr.contains("cannot open"))
+    }
+}
+
+/// A small RFC 4180 reader for the tests.
+func parseCSV(_ text: String) -> [[String]] {
+    var rows: [[String]] = []
+    var row: [String] = []
+    var field = ""
+    var quoted = false
+    var chars = Array(text)[...]
+    while let c = chars.popFirst() {
+        if quoted {
+            if c == "\"" {
+                if chars.first == "\"" { field.append("\""); chars.removeFirst() } else { quoted = false }
+            } else {
+                field.append(c)
+            }
+        } else if c == "\"" {
+            quoted = true
+        } else if c == "," {
+            row.append(field); field = ""
+        } else if c == "\n" {
+            row.append(field); field = ""
+            rows.append(row); row = []
+        } else {
+            field.append(c)
+        }
+    }
+    if !field.isEmpty || !row.isEmpty { row.append(field); rows.append(row) }
+    return rows
+}
+
+@Suite("query, repl and demo over a store: end to end")
+struct StoreQueryEndToEndTests {
+    let directory: URL
+    init() throws { directory = try temporaryDirectory() }
+    var db: String { directory.appendingPathComponent("store.db").path }
+
+    @Test("Queries over the store agree with the generator and with the in-memory source")
+    func queriesOverStore() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let corpus = Corpus(sessions: 120, seed: 4)
+        #expect(try boardwalk(["ingest", "--db", db, "-"], stdin: corpus.text).status == 0)
+        let json = try boardwalk(["query", "--db", db, "-f", "json", "events | count"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.first?["count"] as? Int == corpus.events.count)
+        // Queries that do not depend on session inference read the same from the store and from memory.
+        for query in [
+            "events | count by kind", "events | where kind == \"analytics\" | count by name",
+            "events | where name == \"screen_presented\" | stats p50(dwell), p90(dwell) by screen",
+            "events | where element_type == \"select\" | top 5 value",
+        ] {
+            let store = try boardwalk(["query", "--db", db, "-f", "csv", query])
+            let memory = try boardwalk(["query", "--generated", "120", "--seed", "4", "-f", "csv", query])
+            #expect(store.status == 0 && memory.status == 0, "\(store.stderr)\(memory.stderr)")
+            #expect(store.stdout == memory.stdout, "\(query)")
+        }
+        let completed = try boardwalk(["query", "--db", db, "-f", "csv", "sessions | where completed | count"])
+        let generatedCompleted = Array(SyntheticData(sessions: 120, seed: 4).sessions()).filter { $0.outcome == .completed }.count
+        #expect(completed.stdout == "count\n\(generatedCompleted)\n")
+    }
+
+    @Test("The REPL over the store through a pipe: .stats, .onboardings, an error in the middle")
+    func replOverStore() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let corpus = Corpus(sessions: 30, seed: 6)
+        #expect(try boardwalk(["ingest", "--db", db, "-"], stdin: corpus.text).status == 0)
+        let r = try boardwalk(["repl", "--db", db], stdin: ".stats\n.onboardings\nevents | where screen_idx > 1 | count\n.format json\nevents | count\n")
+        #expect(r.status == 2)
+        #expect(r.stdout.contains("events              \(corpus.events.count)") || r.stdout.contains("(\(corpus.events.count))"))
+        for id in Set(corpus.events.compactMap { $0.meta?.onboardingID }) { #expect(r.stdout.contains(id)) }
+        #expect(r.stdout.hasSuffix("[\n  {\"count\": \(corpus.events.count)}\n]\n"))
+        #expect(r.stderr.contains("error: unknown field `screen_idx`"))
+    }
+
+    @Test("demo fills an empty store and prints its answers with their queries; a second run reuses the store")
+    func demo() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let r = try boardwalk(["demo", "--db", db, "--sessions", "150"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("Generating 150 onboarding sessions"))
+        let events = Array(SyntheticData(sessions: 150, seed: 1).events()).count
+        #expect(r.stdout.contains("Stored \(events) events") || r.stdout.contains("Stored \(Units.count(events)) events"))
+        for title in ["Sessions per onboarding", "Screen funnel of the busiest onboarding", "Completion by answer to",
+                      "Time on each screen", "How sessions end", "boardwalk repl --db \(db)"] {
+            #expect(r.stdout.contains(title))
+        }
+        #expect(r.stdout.contains("sessions | where onboarding == \""))
+        #expect(r.stdout.contains("█"))
+        #expect(!r.stdout.contains("\u{1B}["))  // not a terminal: no colour
+        let stats = try boardwalk(["stats", "--db", db, "-f", "json"])
+        #expect(stats.stdout.hasPrefix("{\"events\":\(events),"))
+        let again = try boardwalk(["demo", "--db", db])
+        #expect(again.status == 0)
+        #expect(again.stdout.hasPrefix("The store at \(db) already holds"))
+        #expect(try boardwalk(["stats", "--db", db, "-f", "json"]).stdout.hasPrefix("{\"events\":\(events),"))
+    }
+}
