@@ -68,7 +68,7 @@ let package = Package(
             // CLMDB here only for the raw-LMDB peer the store is measured against.
             dependencies: [
                 "BoardwalkModel", "BoardwalkGenerator", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore",
-                "CAllocCounter", "CSQLite", "CLMDB",
+                "BoardwalkCLI", "CAllocCounter", "CSQLite", "CLMDB",
             ],
             path: "Benchmarks/BoardwalkBench"
         ),

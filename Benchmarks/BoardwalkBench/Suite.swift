@@ -18,13 +18,17 @@ struct Sizes {
     var ingestEvents: Int
     var memorySmall: Int
     var memoryLarge: Int
+    /// Sessions in the store the query benchmarks read.
+    var querySessions: Int
 
     static let full = Sizes(
         jsonEvents: 20_000, jsonPasses: 10, codecPasses: 50, appendEvents: 200_000, batch: 10_000,
-        fewSessions: 1_000, manySessions: 100_000, ingestEvents: 200_000, memorySmall: 100_000, memoryLarge: 400_000)
+        fewSessions: 1_000, manySessions: 100_000, ingestEvents: 200_000, memorySmall: 100_000, memoryLarge: 400_000,
+        querySessions: 20_000)
     static let quick = Sizes(
         jsonEvents: 2_000, jsonPasses: 1, codecPasses: 1, appendEvents: 5_000, batch: 1_000,
-        fewSessions: 100, manySessions: 1_000, ingestEvents: 5_000, memorySmall: 2_000, memoryLarge: 8_000)
+        fewSessions: 100, manySessions: 1_000, ingestEvents: 5_000, memorySmall: 2_000, memoryLarge: 8_000,
+        querySessions: 200)
 }
 
 /// Generated inputs, cached by what they depend on.
@@ -182,6 +186,22 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
     cases.append(BenchmarkCase(
         name: "rss.boardwalk-ingest", group: "rss", isSubject: true, items: s.memorySmall + s.memoryLarge, fixedRuns: 1,
         make: { IngestMemoryBench(small: s.memorySmall, large: s.memoryLarge, batch: s.batch) }))
+
+    // MARK: Queries
+    let queryStore = QueryStore(sessions: s.querySessions)
+    groups.append(BenchmarkGroup(
+        name: "query",
+        title: "boardwalk query, in process (open, plan, read, render JSON): \(s.querySessions) generated sessions, "
+            + "50 onboardings; items = sessions in the store",
+        notYetMeasured: ["query.duckdb: DuckDB on the same events is scripts/duckdb_compare.py's job, not this executable's"]))
+    cases.append(BenchmarkCase(
+        name: "query.funnel-whole-store", group: "query", isSubject: true, items: s.querySessions,
+        make: { QueryBench(store: queryStore, query: { _ in "sessions | funnel" }) }))
+    cases.append(BenchmarkCase(
+        name: "query.funnel-one-onboarding", group: "query", isSubject: true, items: s.querySessions,
+        make: {
+            QueryBench(store: queryStore, query: { "sessions | where onboarding == \"\($0.busiestOnboarding)\" | funnel" })
+        }))
 
     return (groups, cases)
 }
