@@ -71,10 +71,12 @@ func allocatedDiskBytes(_ path: String) -> Int {
     return total
 }
 
-/// A fresh scratch directory under the benchmark's root (`$BOARDWALK_BENCH_TMP`, else /tmp/boardwalk-bench).
+/// Where scratch directories go: `$BOARDWALK_BENCH_TMP`, else /tmp/boardwalk-bench.
+let scratchRoot = ProcessInfo.processInfo.environment["BOARDWALK_BENCH_TMP"] ?? "/tmp/boardwalk-bench"
+
+/// A fresh scratch directory under ``scratchRoot``, named after this process so runs never share one.
 func scratchDirectory(_ name: String) throws -> String {
-    let root = ProcessInfo.processInfo.environment["BOARDWALK_BENCH_TMP"] ?? "/tmp/boardwalk-bench"
-    let path = "\(root)/\(getpid())-\(name)"
+    let path = "\(scratchRoot)/\(getpid())-\(name)"
     let fm = FileManager.default
     try? fm.removeItem(atPath: path)
     try fm.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -83,6 +85,14 @@ func scratchDirectory(_ name: String) throws -> String {
 
 func removeScratch(_ path: String) {
     try? FileManager.default.removeItem(atPath: path)
+}
+
+/// Removes every scratch directory this process made (what a failed run or a shared input left behind).
+func removeAllScratch() {
+    let prefix = "\(getpid())-"
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: scratchRoot)) ?? [] where name.hasPrefix(prefix) {
+        removeScratch(scratchRoot + "/" + name)
+    }
 }
 
 struct BenchError: Error, CustomStringConvertible {

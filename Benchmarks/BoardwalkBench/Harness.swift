@@ -141,7 +141,13 @@ func measure(_ c: BenchmarkCase, options: RunOptions) -> BenchmarkResult {
             try bench.prepareRun()
             let a0 = bw_alloc_count()
             let t0 = monotonicNanoseconds()
-            let sum = try bench.run()
+            let sum: UInt64
+            do {
+                sum = try bench.run()
+            } catch {
+                try? bench.finishRun()
+                throw error
+            }
             let t1 = monotonicNanoseconds()
             let a1 = bw_alloc_count()
             try bench.finishRun()

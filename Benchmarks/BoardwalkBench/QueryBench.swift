@@ -40,7 +40,7 @@ final class QueryStore {
         busiestOnboarding = perOnboarding.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? ""
     }
 
-    deinit { if !dir.isEmpty { removeScratch(dir) } }
+    // The store is removed with the rest of the scratch space when the benchmark process ends.
 }
 
 final class QueryBench: Benchmark {

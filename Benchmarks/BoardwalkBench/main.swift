@@ -88,4 +88,5 @@ if options.json {
     printTable(report, groups: groups)
     print("checksum \(checksumSink)")
 }
+removeAllScratch()
 exit(results.contains { $0.error != nil } ? 1 : 0)
