@@ -56,6 +56,9 @@ public struct JSONReadError: Error, Hashable, Sendable, CustomStringConvertible 
 }
 
 /// Limits the reader enforces on every line. Exceeding one rejects the line with ``JSONReadError/Code/limit``.
+///
+/// A reader allocates its parser's buffers for the longest line up front, about 6 bytes per byte of
+/// ``maxLineBytes`` (some 6 MB with the defaults), so that parsing never allocates.
 public struct JSONReaderLimits: Hashable, Sendable {
     /// The longest line, in bytes, not counting the newline. Default 1 MiB.
     public var maxLineBytes: Int

@@ -4,13 +4,12 @@ internal import CSimdjson
 /// Slots that make a message (as opposed to its envelope) at one level.
 private let messageMask: UInt64 = [S.type, S.id, S.name, S.actionID, S.elementID, S.elementType, S.value, S.reply,
     S.meta, S.params, S.action, S.error].reduce(0) { $0 | 1 << UInt64($1) }
-/// The envelope's slots: accepted at the top level or inside a wrapped `event`, not both.
-private let envelopeSlots = [S.timestamp, S.sessionID, S.profileID, S.eventID, S.placementID, S.variationID, S.kind, S.view]
 /// The fields of the bridge's analytics object `event {name, element_id?, reply?}`.
 private let bridgeEventMask: UInt64 = (1 << UInt64(S.name)) | (1 << UInt64(S.elementID)) | (1 << UInt64(S.reply))
 
 extension LineView {
     /// Builds the event of a line that parsed.
+    @inline(__always)
     func event(arrival: Timestamp, strings: inout StringCache) throws(JSONReadError) -> Event {
         // Where the message is (level 0, or 1 when wrapped as "event": {…}), and where a bridge analytics
         // object `event {name, …}` is, if any.
@@ -310,10 +309,8 @@ extension LineView {
             guard v.type == tArray else { throw typeError(m, valueSlot, expected: "an array") }
             var list: [Choice] = []
             list.reserveCapacity(Int(v.len))
-            let base = path(m, valueSlot)
             for i in 0..<Int(v.len) {
-                let c = choices[Int(v.i) + i]
-                list.append(try choice(c, path: base + "[\(i)]", &strings))
+                list.append(try choice(choices[Int(v.i) + i], m, valueSlot, i, &strings))
             }
             value = .multiSelect(list)
         case .input:
@@ -360,21 +357,26 @@ extension LineView {
         }
     }
 
-    func choice(_ c: bw_choice, path: String, _ strings: inout StringCache) throws(JSONReadError) -> Choice {
+    /// One multi-select element; the path (`params.value[2]`) is only built for an error.
+    func choice(_ c: bw_choice, _ level: Int, _ valueSlot: Int, _ index: Int, _ strings: inout StringCache)
+        throws(JSONReadError) -> Choice
+    {
+        func path(_ field: String) -> String {
+            self.path(level, valueSlot) + "[\(index)]" + (field.isEmpty ? "" : "." + field)
+        }
         guard c.`self`.type == tObject else {
-            throw JSONReadError(code: .type, line: line, column: column(c.`self`.offset), path: path,
+            throw JSONReadError(code: .type, line: line, column: column(c.`self`.offset), path: path(""),
                                 reason: "expected an object, found \(describe(c.`self`))")
         }
+        @inline(__always)
         func field(_ s: bw_slot, _ name: String, _ strings: inout StringCache) throws(JSONReadError) -> String {
-            switch s.type {
-            case tAbsent:
-                throw JSONReadError(code: .missing, line: line, column: column(c.`self`.offset), path: path + "." + name,
+            if s.type == tString { return strings.string(bytes(s)) }
+            if s.type == tAbsent {
+                throw JSONReadError(code: .missing, line: line, column: column(c.`self`.offset), path: path(name),
                                     reason: "required, but missing")
-            case tString: return strings.string(bytes(s))
-            default:
-                throw JSONReadError(code: .type, line: line, column: column(s.offset), path: path + "." + name,
-                                    reason: "expected a string, found \(describe(s))")
             }
+            throw JSONReadError(code: .type, line: line, column: column(s.offset), path: path(name),
+                                reason: "expected a string, found \(describe(s))")
         }
         return Choice(id: try field(c.id, "id", &strings), value: try field(c.value, "value", &strings),
                       label: try field(c.label, "label", &strings))

@@ -40,6 +40,9 @@ struct walker {
     // simdjson 3.0.1 turns a lone `\uD800`-style escape into the bytes of a surrogate; reject it.
     bool check_escapes(sj_value &v, std::string_view out, int64_t at) noexcept {
         std::string_view tok = v.raw_json_token();
+        // The token runs from the opening quote to the next structural character: exactly the quotes and
+        // the output means there was no escape (compact JSON, the common case), with no scan.
+        if (tok.size() == out.size() + 2) return true;
         if (std::memchr(tok.data(), '\\', tok.size()) == nullptr) return true;
         if (!simdjson::validate_utf8(out.data(), out.size())) return fail(BW_E_BAD_ESCAPE, at);
         return true;
