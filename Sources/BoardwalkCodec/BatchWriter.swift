@@ -13,9 +13,9 @@ public enum BatchFormat {
     public static let blockHeaderSize = 13
 
     /// Block types.
-    @usableFromInline static let blockStrings: UInt8 = 1
-    @usableFromInline static let blockRecords: UInt8 = 2
-    @usableFromInline static let blockEnd: UInt8 = 3
+    @inlinable static var blockStrings: UInt8 { 1 }
+    @inlinable static var blockRecords: UInt8 { 2 }
+    @inlinable static var blockEnd: UInt8 { 3 }
 
     /// The smallest possible full record: length, tag, flags, 8-byte time.
     @usableFromInline static let minRecordSize = 11

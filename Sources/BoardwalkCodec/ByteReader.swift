@@ -61,11 +61,39 @@ struct ByteReader {
             position += 1
             return UInt64(b0)
         }
+        // Two bytes (ids 128...16 383) are common enough to deserve their own path.
+        if end - position >= 2 {
+            let b1 = base.load(fromByteOffset: position + 1, as: UInt8.self)
+            if b1 < 0x80 && b1 != 0 {
+                position += 2
+                return UInt64(b0 & 0x7F) | UInt64(b1) << 7
+            }
+        }
         return try varintSlow()
     }
 
     @inlinable
     mutating func varintSlow() throws(CodecError) -> UInt64 {
+        if end - position >= 10 {
+            // Enough bytes for any varint: no bounds check per byte.
+            let start = position
+            var result: UInt64 = 0
+            var shift: UInt64 = 0
+            var i = position
+            while true {
+                let b = base.load(fromByteOffset: i, as: UInt8.self)
+                i += 1
+                if shift == 63 && b > 1 { throw error(.varintOverflow, at: start) }
+                result |= UInt64(b & 0x7F) << shift
+                if b < 0x80 {
+                    if b == 0 { throw error(.nonCanonicalVarint, at: start) }
+                    position = i
+                    return result
+                }
+                shift += 7
+                if shift > 63 { throw error(.varintOverflow, at: start) }
+            }
+        }
         let start = position
         var result: UInt64 = 0
         var shift: UInt64 = 0

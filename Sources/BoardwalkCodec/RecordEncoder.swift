@@ -79,13 +79,13 @@ public struct EncodedRecord: Hashable, Sendable {
 /// }
 /// ```
 public struct RecordEncoder: Sendable {
-    /// Zero-filled storage; bytes `0..<used` hold records.
-    @usableFromInline var storage: [UInt8]
+    /// The bytes; `0..<used` hold records. Copy-on-write: copies of an encoder share storage until one writes.
+    @usableFromInline var storage: EncoderStorage
     @usableFromInline var used: Int
 
     /// An empty encoder with room for `capacity` bytes before it grows.
     public init(capacity: Int = 4096) {
-        storage = [UInt8](repeating: 0, count: Swift.max(capacity, 256))
+        storage = EncoderStorage(capacity: Swift.max(capacity, 256))
         used = 0
     }
 
@@ -101,27 +101,32 @@ public struct RecordEncoder: Sendable {
     @inlinable
     public mutating func removeAll() { used = 0 }
 
-    /// The encoded bytes (a slice of the encoder's storage; copy it to keep it past the next mutation).
-    @inlinable
-    public var bytes: ArraySlice<UInt8> { storage[0..<used] }
+    /// A copy of the encoded bytes.
+    public var bytes: [UInt8] {
+        [UInt8](UnsafeRawBufferPointer(start: storage.pointer, count: used))
+    }
 
     /// Calls `body` with the encoded bytes; the pointer is valid only inside `body`.
     @inlinable
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<used])) }
+        try withExtendedLifetime(storage) { try body(UnsafeRawBufferPointer(start: storage.pointer, count: used)) }
     }
 
-    @inlinable
-    mutating func reserve(_ extra: Int) {
+    /// Makes the storage unique and at least `used + extra` bytes long; returns its base address.
+    @inlinable @inline(__always)
+    mutating func reserve(_ extra: Int) -> UnsafeMutableRawPointer {
         let needed = used + extra
-        if needed > storage.count { grow(needed) }
+        if _slowPath(!isKnownUniquelyReferenced(&storage) || needed > storage.capacity) { grow(needed) }
+        return storage.pointer
     }
 
     @usableFromInline
     mutating func grow(_ needed: Int) {
-        var size = storage.count * 2
+        var size = storage.capacity
         while size < needed { size *= 2 }
-        storage.append(contentsOf: repeatElement(0, count: size - storage.count))
+        let copy = EncoderStorage(capacity: size)
+        copy.pointer.copyMemory(from: storage.pointer, byteCount: used)
+        storage = copy
     }
 
     /// Appends a full, self-contained record: length prefix, tag, flags, header (time, onboarding,
@@ -136,7 +141,7 @@ public struct RecordEncoder: Sendable {
     ///   interner throws, unchanged. On a throw the buffer is left as it was.
     /// - Complexity: O(number of string fields) interner calls; no allocation once the buffer is warm.
     @inlinable @discardableResult
-    public mutating func appendRecord<I: StringInterner>(_ event: Event, strings: inout I) throws -> EncodedRecord {
+    public mutating func appendRecord<I: StringInterner>(_ event: borrowing Event, strings: inout I) throws -> EncodedRecord {
         try append(event, strings: &strings, full: true)
     }
 
@@ -146,44 +151,46 @@ public struct RecordEncoder: Sendable {
     /// Decode it with ``RecordView/init(body:header:stringLimit:)`` and the same header.
     /// - Throws: as ``appendRecord(_:strings:)``.
     @inlinable @discardableResult
-    public mutating func appendBody<I: StringInterner>(_ event: Event, strings: inout I) throws -> EncodedRecord {
+    public mutating func appendBody<I: StringInterner>(_ event: borrowing Event, strings: inout I) throws -> EncodedRecord {
         try append(event, strings: &strings, full: false)
     }
 
     @inlinable
-    mutating func append<I: StringInterner>(_ event: Event, strings: inout I, full: Bool) throws -> EncodedRecord {
+    mutating func append<I: StringInterner>(_ event: borrowing Event, strings: inout I, full: Bool) throws -> EncodedRecord {
         var bound = 160
-        if case .stateUpdated(let update) = event.payload, case .multiSelect(let choices) = update.value {
-            bound += 15 * choices.count
-        }
-        reserve(bound)
+        if event.payload.kind == .stateUpdated { bound += RecordEncoder.choiceBound(event.payload) }
+        let base = reserve(bound)
         let start = used
         var header = RecordHeader(time: event.time, onboarding: nil, screenIndex: nil)
         var session: StringID? = nil
-        let end = try storage.withUnsafeMutableBytes { raw throws -> Int in
-            var w = ByteWriter(base: raw.baseAddress!, position: full ? start + 1 : start)
-            try RecordEncoder.write(event, into: &w, strings: &strings, full: full, header: &header, session: &session)
-            return w.position
-        }
+        var w = ByteWriter(base: base, position: full ? start + 1 : start)
+        try RecordEncoder.write(event, into: &w, strings: &strings, full: full, header: &header, session: &session)
+        let end = w.position
         if full {
             let length = end - start - 1
             if length > RecordFormat.maxRecordLength { throw EncodingError(.recordTooLong(length)) }
             let prefix = varintSize(UInt64(length))
-            storage.withUnsafeMutableBytes { raw in
-                let base = raw.baseAddress!
-                if prefix > 1 {
-                    // Rare (records of 128 bytes or more): shift the record to make room for a longer prefix.
-                    (base + start + prefix).copyMemory(from: base + start + 1, byteCount: length)
-                }
-                var w = ByteWriter(base: base, position: start)
-                w.varint(UInt64(length))
+            if prefix > 1 {
+                // Rare (records of 128 bytes or more): shift the record to make room for a longer prefix.
+                (base + start + prefix).copyMemory(from: base + start + 1, byteCount: length)
             }
+            var p = ByteWriter(base: base, position: start)
+            p.varint(UInt64(length))
             used = end + prefix - 1
         } else {
             if end - start > RecordFormat.maxRecordLength { throw EncodingError(.recordTooLong(end - start)) }
             used = end
         }
         return EncodedRecord(header: header, session: session, range: start..<used)
+    }
+
+    /// Bytes the choices of a multi-select may take (15 per choice: three references of up to 5 bytes).
+    @inlinable
+    static func choiceBound(_ payload: Payload) -> Int {
+        if case .stateUpdated(let update) = payload, case .multiSelect(let choices) = update.value {
+            return 15 * choices.count
+        }
+        return 0
     }
 
     @inlinable @inline(__always)
@@ -195,10 +202,11 @@ public struct RecordEncoder: Sendable {
 
     @inlinable
     static func write<I: StringInterner>(
-        _ event: Event, into w: inout ByteWriter, strings: inout I, full: Bool,
+        _ event: borrowing Event, into w: inout ByteWriter, strings: inout I, full: Bool,
         header: inout RecordHeader, session: inout StringID?
     ) throws {
-        let kind = event.payload.kind
+        let payload = event.payload
+        let kind = payload.kind
         w.byte(UInt8(RecordFormat.version) << RecordFormat.versionShift | kind.code)
 
         var flags: UInt64 = 0
@@ -255,7 +263,7 @@ public struct RecordEncoder: Sendable {
         if let s = event.placement { w.varint32(try intern(s, &strings)) }
         if let s = event.variation { w.varint32(try intern(s, &strings)) }
 
-        switch event.payload {
+        switch payload {
         case .analytics(let analytics):
             switch analytics {
             case .screenCompleted(let element, let reply):
@@ -376,4 +384,22 @@ func formatUUID(hi: UInt64, lo: UInt64, upper: Bool) -> String {
         }
         return 36
     }
+}
+
+/// The encoder's heap buffer: raw bytes, freed with the object.
+@usableFromInline
+final class EncoderStorage: @unchecked Sendable {
+    // Sendable because RecordEncoder only writes through it when it holds the only reference
+    // (isKnownUniquelyReferenced), so shared instances are never mutated.
+    @usableFromInline let pointer: UnsafeMutableRawPointer
+    @usableFromInline let capacity: Int
+
+    @usableFromInline
+    init(capacity: Int) {
+        pointer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        pointer.initializeMemory(as: UInt8.self, repeating: 0, count: capacity)
+        self.capacity = capacity
+    }
+
+    deinit { pointer.deallocate() }
 }

@@ -3,54 +3,54 @@ import BoardwalkModel
 /// Constants of the record format (see `docs/codec.md` for the byte-by-byte layout).
 public enum RecordFormat {
     /// The record format version this module writes and reads. Kept in the top three bits of a record's tag.
-    public static let version = 1
+    @inlinable public static var version: Int { 1 }
     /// The id that means "no string" inside the codec; never a valid ``StringID``.
-    public static let absent: StringID = .max
+    @inlinable public static var absent: StringID { .max }
     /// The onboarding id a store key should use for an event without `meta` (``BoardwalkModel/Payload/error(_:)``).
-    public static let noOnboarding: StringID = .max
+    @inlinable public static var noOnboarding: StringID { .max }
     /// The screen index a store key should use for an event without `meta`; one above `Meta.maxScreenIndex`.
-    public static let noScreen: UInt16 = .max
+    @inlinable public static var noScreen: UInt16 { .max }
     /// The longest record (after its length prefix) a reader accepts: 16 MiB. A record is tens of bytes; the
     /// limit bounds what a corrupt length prefix can make a reader skip or buffer.
-    public static let maxRecordLength = 1 << 24
+    @inlinable public static var maxRecordLength: Int { 1 << 24 }
 
     // Tag byte: version << 5 | kind.
-    @usableFromInline static let kindMask: UInt8 = 0x1F
-    @usableFromInline static let versionShift: UInt8 = 5
+    @inlinable static var kindMask: UInt8 { 0x1F }
+    @inlinable static var versionShift: UInt8 { 5 }
 
     // Kind codes, in `EventKind.allCases` order.
-    @usableFromInline static let kindAnalytics: UInt8 = 0
-    @usableFromInline static let kindStateUpdated: UInt8 = 1
-    @usableFromInline static let kindOpenPaywall: UInt8 = 2
-    @usableFromInline static let kindCustom: UInt8 = 3
-    @usableFromInline static let kindClose: UInt8 = 4
-    @usableFromInline static let kindOnboardingLoaded: UInt8 = 5
-    @usableFromInline static let kindError: UInt8 = 6
+    @inlinable static var kindAnalytics: UInt8 { 0 }
+    @inlinable static var kindStateUpdated: UInt8 { 1 }
+    @inlinable static var kindOpenPaywall: UInt8 { 2 }
+    @inlinable static var kindCustom: UInt8 { 3 }
+    @inlinable static var kindClose: UInt8 { 4 }
+    @inlinable static var kindOnboardingLoaded: UInt8 { 5 }
+    @inlinable static var kindError: UInt8 { 6 }
 
     // Flags varint.
-    @usableFromInline static let flagSession: UInt64 = 1 << 0
-    @usableFromInline static let flagProfile: UInt64 = 1 << 1
-    @usableFromInline static let eventIDShift: UInt64 = 2  // two bits: 0 none, 1 ref, 2 UUID lower, 3 UUID upper
-    @usableFromInline static let flagPlacement: UInt64 = 1 << 4
-    @usableFromInline static let flagVariation: UInt64 = 1 << 5
-    @usableFromInline static let flagMeta: UInt64 = 1 << 6
-    @usableFromInline static let flagsDefined: UInt64 = 0x7F
+    @inlinable static var flagSession: UInt64 { 1 << 0 }
+    @inlinable static var flagProfile: UInt64 { 1 << 1 }
+    @inlinable static var eventIDShift: UInt64 { 2 }  // two bits: 0 none, 1 ref, 2 UUID lower, 3 UUID upper
+    @inlinable static var flagPlacement: UInt64 { 1 << 4 }
+    @inlinable static var flagVariation: UInt64 { 1 << 5 }
+    @inlinable static var flagMeta: UInt64 { 1 << 6 }
+    @inlinable static var flagsDefined: UInt64 { 0x7F }
 
     // Analytics byte: name code in bits 0-3, element id and reply presence in bits 4 and 5.
-    @usableFromInline static let analyticsUnknown: UInt8 = 15
-    @usableFromInline static let analyticsHasElement: UInt8 = 1 << 4
-    @usableFromInline static let analyticsHasReply: UInt8 = 1 << 5
+    @inlinable static var analyticsUnknown: UInt8 { 15 }
+    @inlinable static var analyticsHasElement: UInt8 { 1 << 4 }
+    @inlinable static var analyticsHasReply: UInt8 { 1 << 5 }
 
     // State value byte: type in bits 0-2, date part presence in bits 4-6 (year, month, day).
-    @usableFromInline static let valueSelect: UInt8 = 0
-    @usableFromInline static let valueMultiSelect: UInt8 = 1
-    @usableFromInline static let valueText: UInt8 = 2
-    @usableFromInline static let valueEmail: UInt8 = 3
-    @usableFromInline static let valueNumber: UInt8 = 4
-    @usableFromInline static let valueDate: UInt8 = 5
-    @usableFromInline static let dateHasYear: UInt8 = 1 << 4
-    @usableFromInline static let dateHasMonth: UInt8 = 1 << 5
-    @usableFromInline static let dateHasDay: UInt8 = 1 << 6
+    @inlinable static var valueSelect: UInt8 { 0 }
+    @inlinable static var valueMultiSelect: UInt8 { 1 }
+    @inlinable static var valueText: UInt8 { 2 }
+    @inlinable static var valueEmail: UInt8 { 3 }
+    @inlinable static var valueNumber: UInt8 { 4 }
+    @inlinable static var valueDate: UInt8 { 5 }
+    @inlinable static var dateHasYear: UInt8 { 1 << 4 }
+    @inlinable static var dateHasMonth: UInt8 { 1 << 5 }
+    @inlinable static var dateHasDay: UInt8 { 1 << 6 }
 }
 
 extension EventKind {

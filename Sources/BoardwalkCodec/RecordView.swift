@@ -72,7 +72,7 @@ public struct RecordView {
     ///   and ``CodecError/Reason/unsupportedVersion(_:)`` mean the record is well-framed and a scanner may
     ///   skip it with ``extent(ofRecordIn:at:)``.
     /// - Complexity: O(record length); no allocation.
-    @inlinable
+    @inlinable @inline(__always)
     public init(record bytes: UnsafeRawBufferPointer, at offset: Int = 0, stringLimit: StringID = RecordFormat.absent)
         throws(CodecError)
     {
@@ -102,7 +102,7 @@ public struct RecordView {
     /// - Throws: ``CodecError`` with the offset in `bytes`; ``CodecError/Reason/contextMismatch`` when the
     ///   body's `meta` flag disagrees with `header`.
     /// - Complexity: O(body length); no allocation.
-    @inlinable
+    @inlinable @inline(__always)
     public init(body bytes: UnsafeRawBufferPointer, header: RecordHeader, stringLimit: StringID = RecordFormat.absent)
         throws(CodecError)
     {
@@ -133,7 +133,7 @@ public struct RecordView {
         return offset..<(r.position + Int(length))
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func parse(_ r: inout ByteReader, header: RecordHeader?, limit: UInt32) throws(CodecError) {
         let tagOffset = r.position
         let tag = try r.byte()
@@ -185,10 +185,15 @@ public struct RecordView {
         switch (flags >> RecordFormat.eventIDShift) & 3 {
         case 0: break
         case 1: eventIDRef = try r.ref(limit: limit)
-        default:
+        case let mode:
+            let uuidOffset = r.position
             // Stored big-endian (the usual UUID byte order); fixed64 reads little-endian.
             uuidHi = try r.fixed64().byteSwapped
             uuidLo = try r.fixed64().byteSwapped
+            // A UUID without hex letters is written as lowercase: one spelling per event keeps the format canonical.
+            if mode == 3 && !hasHexLetter(uuidHi) && !hasHexLetter(uuidLo) {
+                throw CodecError(offset: uuidOffset, reason: .invalidValue(field: "event id letter case", value: 3))
+            }
         }
         if flags & RecordFormat.flagPlacement != 0 { placementRef = try r.ref(limit: limit) }
         if flags & RecordFormat.flagVariation != 0 { variationRef = try r.ref(limit: limit) }
@@ -506,4 +511,11 @@ extension RecordView {
     public var header: RecordHeader {
         RecordHeader(time: time, onboarding: onboarding, screenIndex: hasMeta ? screen : nil)
     }
+}
+
+/// Whether any 4-bit group of `x` is 0xA...0xF (printed as a letter).
+@inlinable @inline(__always)
+func hasHexLetter(_ x: UInt64) -> Bool {
+    let ones: UInt64 = 0x1111_1111_1111_1111
+    return (x >> 3) & ones & ((x >> 2) | (x >> 1)) != 0
 }

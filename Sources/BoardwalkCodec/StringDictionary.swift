@@ -57,12 +57,30 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     @usableFromInline var slots: [UInt32]
     /// The hash of each string, indexed by id, so that growing the table does not rehash bytes.
     @usableFromInline var hashes: [UInt64]
+    /// A direct-mapped cache from a `String`'s 16-byte representation to its id; see ``intern(_:)``.
+    @usableFromInline var cache: [CacheEntry]
+
+    @usableFromInline
+    struct CacheEntry: Sendable {
+        /// Kept (retained) so that the storage its bits point to stays alive and shared, hence immutable.
+        @usableFromInline var string: String
+        @usableFromInline var id: UInt32
+
+        @inlinable
+        init(string: String, id: UInt32) {
+            self.string = string
+            self.id = id
+        }
+    }
+
+    @inlinable static var cacheBits: Int { 12 }
 
     /// An empty table.
     public init() {
         strings = []
         slots = Array(repeating: 0, count: 64)
         hashes = []
+        cache = Array(repeating: CacheEntry(string: "", id: RecordFormat.absent), count: 1 << StringTable.cacheBits)
     }
 
     /// A table holding `strings` with ids `0..<strings.count`, in order.
@@ -111,9 +129,39 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     }
 
     /// Returns the id of `string`, assigning the next id if it is new.
-    /// - Complexity: O(length of `string`) expected; amortised O(1) growth.
+    ///
+    /// A small cache in front of the hash table answers without reading the string's bytes when the same
+    /// `String` value was interned recently: a string of up to 15 UTF-8 bytes is stored inline in its
+    /// 16-byte representation, so equal representations mean equal text; a longer one points to its storage
+    /// object, which the cache keeps alive (so it cannot be freed and reused, nor mutated in place).
+    /// - Complexity: O(1) for a recently seen `String` value, otherwise O(length of `string`) expected;
+    ///   amortised O(1) growth.
+    @inlinable
     public mutating func intern(_ string: String) -> StringID {
-        append(string, hash: StringTable.hash(string), unique: true)
+        let (a, b) = unsafeBitCast(string, to: (UInt64, UInt64).self)
+        let slot = Int(truncatingIfNeeded: ((a &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F)) >> (64 - UInt64(StringTable.cacheBits)))
+        let entry = cache[slot]
+        if entry.id != RecordFormat.absent {
+            let (c, d) = unsafeBitCast(entry.string, to: (UInt64, UInt64).self)
+            if a == c && b == d { return entry.id }
+        }
+        return internSlow(string, slot: slot)
+    }
+
+    /// Inserts `string` if it is new, like `Set.insert`: the store uses `inserted` to know when to persist it.
+    /// - Returns: whether the string was new, and its id.
+    @inlinable
+    public mutating func insert(_ string: String) -> (inserted: Bool, id: StringID) {
+        let before = strings.count
+        let id = intern(string)
+        return (strings.count != before, id)
+    }
+
+    @usableFromInline
+    mutating func internSlow(_ string: String, slot: Int) -> StringID {
+        let id = append(string, hash: StringTable.hash(string), unique: true)
+        cache[slot] = CacheEntry(string: string, id: id)
+        return id
     }
 
     private mutating func append(_ string: String, hash h: UInt64, unique: Bool) -> StringID {
@@ -169,22 +217,32 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     @usableFromInline
     static func hashBytes(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         let n = bytes.count
-        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(n)
-        guard let base = bytes.baseAddress else { return mix(h) }
+        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 &* UInt64(n &+ 1)
+        guard let base = bytes.baseAddress, n > 0 else { return mix(h) }
         var i = 0
         while i + 8 <= n {
-            h = mix(h ^ base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            h = (h ^ base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            h ^= h &>> 32
             i += 8
         }
         if i < n {
-            var tail: UInt64 = 0
-            var shift: UInt64 = 0
-            while i < n {
-                tail |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << shift
-                shift += 8
-                i += 1
+            var tail: UInt64
+            if n >= 8 {
+                // Overlap the last full word rather than assembling the tail byte by byte.
+                tail = base.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+            } else {
+                tail = 0
+                var k = 0
+                if n - k >= 4 {
+                    tail = UInt64(base.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+                    k = 4
+                }
+                while k < n {
+                    tail |= UInt64(base.load(fromByteOffset: k, as: UInt8.self)) << UInt64(8 * k)
+                    k += 1
+                }
             }
-            h = mix(h ^ tail)
+            h = (h ^ tail) &* 0xC4CE_B9FE_1A85_EC53
         }
         return mix(h)
     }
