@@ -113,9 +113,9 @@ struct CancellingSource: EventSource {
     let flag: CancellationFlag
     let after: Int
     var sessionAccess: String { inner.sessionAccess }
-    func scanEvents(_ range: ScanRange, _ body: (borrowing ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
+    func scanEvents(_ range: ScanRange, _ body: (ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
         var n = 0
-        try inner.scanEvents(range) { (e: borrowing ScannedEvent) throws(QueryError) -> Bool in
+        try inner.scanEvents(range) { (e: ScannedEvent) throws(QueryError) -> Bool in
             n += 1
             if n == after { flag.cancel() }
             return try body(e)

@@ -24,22 +24,30 @@ struct ReferenceEvaluator {
 
     func sessions(_ input: [Event]) -> [Session] {
         var events = input
-        // Rule 10: infer ids per (profile, onboarding); a start event or 30 minutes of silence starts a new one.
-        let missing = events.indices.filter { events[$0].session == nil || events[$0].session == "" }
+        // Rule 10: infer ids per (profile, onboarding); 30 minutes of silence starts a new one, and so does a start
+        // event after anything but start events.
+        let missing = events.indices.filter { events[$0].session == nil }
         var groups: [String: [Int]] = [:]
         for i in missing {
             groups["\(events[i].profile ?? "")\u{0}\(events[i].meta?.onboardingID ?? "")\u{0}\(events[i].profile == nil)\u{0}\(events[i].meta == nil)", default: []].append(i)
         }
         for (_, list) in groups {
             let ordered = list.sorted { (events[$0].time.microseconds, $0) < (events[$1].time.microseconds, $1) }
-            var n = 0
             var previous: Int64?
+            var id = ""
+            var onlyStarts = false
             for i in ordered {
                 let e = events[i]
                 let isStart = e.kind == .onboardingLoaded || e.payload == .analytics(.onboardingStarted)
-                if previous == nil || isStart || e.time.microseconds - previous! >= 30 * 60 * 1_000_000 { n += 1 }
+                let gap = previous.map { e.time.microseconds - $0 >= 30 * 60 * 1_000_000 } ?? true
+                if gap || (isStart && !onlyStarts) {
+                    id = "inferred:\(i)"
+                    onlyStarts = isStart
+                } else {
+                    onlyStarts = onlyStarts && isStart
+                }
                 previous = e.time.microseconds
-                events[i].session = "~\(e.profile ?? "")/\(e.meta?.onboardingID ?? "")/\(n)"
+                events[i].session = id
             }
         }
         var byID: [String: [Row]] = [:]

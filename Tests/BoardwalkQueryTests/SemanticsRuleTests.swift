@@ -122,16 +122,19 @@ import Testing
 }
 
 @Test func rule10_sessionsWithoutIdsAreInferred() throws {
-    // Same profile and onboarding: a start event begins a session, and so does a gap of exactly 30 minutes.
-    let events = [ev(0, nil, profile: "p", started), ev(60, nil, profile: "p", presented),
+    // Same profile and onboarding: a start event begins a session (a run of start events stays in one), and so
+    // does a gap of exactly 30 minutes; 29:59 does not.
+    let events = [ev(0, nil, profile: "p", .onboardingLoaded), ev(1, nil, profile: "p", started),
+                  ev(60, nil, profile: "p", presented),
                   ev(60 + 30 * 60, nil, profile: "p", presented),  // exactly 30 min later: new session
                   ev(60 + 30 * 60 + 1799, nil, profile: "p", presented),  // 29:59 later: same session
                   ev(5000, nil, profile: "p", started),  // a start event: new session
-                  ev(5001, nil, profile: "q", presented)]  // another profile: its own session
+                  ev(5001, nil, profile: "q", presented),  // another profile: its own session
+                  ev(5002, nil, profile: "q", presented)]
     let table = try run("sessions | select session, events", events)
     #expect(table.rows == [
-        [.string("~p/onb_1/1"), .integer(2)], [.string("~p/onb_1/2"), .integer(2)],
-        [.string("~p/onb_1/3"), .integer(1)], [.string("~q/onb_1/1"), .integer(1)],
+        [.string("inferred:0"), .integer(3)], [.string("inferred:3"), .integer(2)],
+        [.string("inferred:5"), .integer(1)], [.string("inferred:6"), .integer(2)],
     ])
 }
 

@@ -70,14 +70,31 @@ extension String {
     }
 }
 
+/// One event as an event scan delivers it: a field reader, which may borrow the storage it reads from (a
+/// store's record view) and is then valid only inside the scan's callback.
+public protocol EventRow {
+    /// The store's arrival sequence number.
+    var seq: UInt64 { get }
+    /// The value of an event field. `dwell` is absent here: it needs the event's session around it, and
+    /// queries that read it go through ``EventSource/scanSessions(_:_:)``.
+    func value(_ field: EventField) -> Value
+}
+
+extension ScannedEvent: EventRow {
+    public func value(_ field: EventField) -> Value { event.value(field, seq: seq, dwell: .none) }
+}
+
 /// Where a query reads events: the store, or memory in tests.
 ///
 /// Every event a source delivers has a session id (explicit, or inferred by rule 10 before the query sees it).
 public protocol EventSource {
+    /// What ``scanEvents(_:_:)`` hands out.
+    associatedtype Row: EventRow
+
     /// Calls `body` for every event in `range`, in key order `(onboarding, screen, time, seq)`, until it
-    /// returns false.
+    /// returns false. The row may borrow the source's storage: it is valid only inside `body`.
     /// - Complexity: proportional to the events in the range, not to the store.
-    func scanEvents(_ range: ScanRange, _ body: (borrowing ScannedEvent) throws(QueryError) -> Bool) throws(QueryError)
+    func scanEvents(_ range: ScanRange, _ body: (Row) throws(QueryError) -> Bool) throws(QueryError)
 
     /// Calls `body` once for each session that has at least one event in one of `ranges`, with all of that
     /// session's events in `(time, seq)` order, until it returns false.

@@ -39,16 +39,18 @@ struct Executor {
         switch plan.access {
         case .events:
             for range in plan.ranges {
-                try source.scanEvents(range) { (scanned: borrowing ScannedEvent) throws(QueryError) -> Bool in
+                try source.scanEvents(range) { row throws(QueryError) -> Bool in
                     try tick()
                     statistics.eventsRead += 1
-                    let event = scanned.event
-                    let seq = scanned.seq
                     let leaf: (Bound) -> Value = { b in
-                        if case .event(let f) = b { return event.value(f, seq: seq, dwell: .none) }
+                        if case .event(let f) = b { return row.value(f) }
                         return .null
                     }
-                    if passes(leaf) { sink.addRow(leaf, censored: false, order: (event.time.microseconds, seq, "")) }
+                    if passes(leaf) {
+                        var time: Int64 = 0
+                        if query.reduction == nil, case .time(let t) = row.value(.time) { time = t.microseconds }
+                        sink.addRow(leaf, censored: false, order: (time, row.seq, ""))
+                    }
                     return true
                 }
             }

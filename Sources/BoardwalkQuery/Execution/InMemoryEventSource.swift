@@ -2,11 +2,12 @@ import BoardwalkModel
 
 /// Events held in memory, for tests and small embedded uses.
 ///
-/// Sequence numbers are assigned by arrival (the array's order). Sessions without ids (absent or empty) are inferred here, at
+/// Sequence numbers are assigned by arrival (the array's order). Sessions without ids are inferred here, at
 /// construction (semantics rule 10): per (profile, onboarding), events in `(time, seq)` order, a new session
-/// starts at `onboarding_started` or `onboarding_loaded`, or when the gap since the previous event of that
-/// profile and onboarding is 30 minutes or more. Inferred ids read `~<profile>/<onboarding>/<n>`, n counting
-/// from 1 per profile and onboarding in time order.
+/// starts at `onboarding_started` or `onboarding_loaded` (unless the current session has seen only such start
+/// events), or when the gap since the previous event of that profile and onboarding is 30 minutes or more.
+/// Inferred ids read `inferred:<seq of the session's first event>`, as the store names them. Unlike the store,
+/// which infers in arrival order, this source infers in time order.
 public struct InMemoryEventSource: EventSource, Sendable {
     /// Events with their session ids filled in; the index is the sequence number.
     public let events: [Event]
@@ -25,20 +26,20 @@ public struct InMemoryEventSource: EventSource, Sendable {
     public init(_ events: [Event]) {
         var events = events
         let byTime = events.indices.sorted { (events[$0].time, $0) < (events[$1].time, $1) }
-        // Rule 10.
+        // Rule 10, as the store applies it: a start event opens a new session unless the current one has seen
+        // only start events (so `onboarding_loaded` then `onboarding_started` stay together).
         struct Key: Hashable { var profile: String?; var onboarding: String? }
-        var open: [Key: (id: String, last: Int64)] = [:]
-        var counters: [Key: Int] = [:]
-        for i in byTime where events[i].session?.isEmpty ?? true {
+        var open: [Key: (id: String, last: Int64, fresh: Bool)] = [:]
+        for i in byTime where events[i].session == nil {
             let e = events[i]
             let key = Key(profile: e.profile, onboarding: e.meta?.onboardingID)
             let starts = e.payload == .analytics(.onboardingStarted) || e.payload == .onboardingLoaded
-            if let current = open[key], !starts, e.time.microseconds - current.last < InMemoryEventSource.inactivityGap {
-                open[key] = (current.id, e.time.microseconds)
+            if let current = open[key], e.time.microseconds - current.last < InMemoryEventSource.inactivityGap,
+               !(starts && !current.fresh)
+            {
+                open[key] = (current.id, e.time.microseconds, current.fresh && starts)
             } else {
-                let n = (counters[key] ?? 0) + 1
-                counters[key] = n
-                open[key] = ("~\(e.profile ?? "")/\(e.meta?.onboardingID ?? "")/\(n)", e.time.microseconds)
+                open[key] = ("inferred:\(i)", e.time.microseconds, starts)
             }
             events[i].session = open[key]!.id
         }
@@ -64,7 +65,7 @@ public struct InMemoryEventSource: EventSource, Sendable {
 
     public var sessionAccess: String { "in-memory session index" }
 
-    public func scanEvents(_ range: ScanRange, _ body: (borrowing ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
+    public func scanEvents(_ range: ScanRange, _ body: (ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
         let keys = range.onboarding.map { [$0] } ?? onboardings
         for key in keys {
             guard let list = byOnboarding[key] else { continue }
@@ -83,7 +84,7 @@ public struct InMemoryEventSource: EventSource, Sendable {
         var ids: [String] = []
         var seen: Set<String> = []
         for range in ranges {
-            try scanEvents(range) { (e: borrowing ScannedEvent) throws(QueryError) -> Bool in
+            try scanEvents(range) { (e: ScannedEvent) throws(QueryError) -> Bool in
                 let id = e.event.session!
                 if seen.insert(id).inserted { ids.append(id) }
                 return true

@@ -24,6 +24,8 @@ extension Parser {
 
     private mutating func notExpression() throws(QueryError) -> Expr {
         if let not = acceptKeyword("not") {
+            try nest()
+            defer { depth -= 1 }
             let operand = try notExpression()
             return Expr(.not(operand), not.range.lowerBound..<operand.range.upperBound)
         }
@@ -87,6 +89,8 @@ extension Parser {
 
     private mutating func unary() throws(QueryError) -> Expr {
         if let minus = accept(.minus) {
+            try nest()
+            defer { depth -= 1 }
             let operand = try unary()
             return Expr(.negate(operand), minus.range.lowerBound..<operand.range.upperBound)
         }
@@ -104,6 +108,8 @@ extension Parser {
             }
             _ = advance()
             if accept(.leftParen) != nil {
+                try nest()
+                defer { depth -= 1 }
                 var arguments: [Expr] = []
                 if current.kind != .rightParen {
                     repeat { arguments.append(try expression()) } while accept(.comma) != nil
@@ -115,12 +121,16 @@ extension Parser {
             return Expr(.name(token.text), token.range)
         case .leftParen:
             _ = advance()
+            try nest()
+            defer { depth -= 1 }
             var inner = try expression()
             let close = try expect(.rightParen, "`)`")
             inner.range = token.range.lowerBound..<close.range.upperBound
             return inner
         case .leftBracket:
             _ = advance()
+            try nest()
+            defer { depth -= 1 }
             var items: [Expr] = []
             if current.kind != .rightBracket {
                 repeat { items.append(try expression()) } while accept(.comma) != nil

@@ -5,10 +5,28 @@ struct Parser {
     let text: String
     let tokens: [Token]
     var position = 0
+    /// Current nesting of parentheses, brackets, `not` and unary `-`.
+    var depth = 0
+
+    /// Limits that keep the recursive parser, checker and evaluator far from the end of a thread's stack.
+    static let maxTokens = 2_000
+    static let maxDepth = 64
 
     init(_ text: String) throws(QueryError) {
         self.text = text
         self.tokens = try Lexer.tokenize(text)
+        if tokens.count > Parser.maxTokens {
+            let extra = tokens[Parser.maxTokens]
+            throw QueryError(.syntax, "the query is too long (more than \(Parser.maxTokens) tokens)", at: extra.range, in: text)
+        }
+    }
+
+    /// Enters one level of nesting.
+    mutating func nest() throws(QueryError) {
+        depth += 1
+        if depth > Parser.maxDepth {
+            throw error("expressions are nested too deeply (more than \(Parser.maxDepth) levels)", at: current.range)
+        }
     }
 
     /// Parses a whole query.

@@ -68,7 +68,7 @@ extension Value {
 
     /// A number rounded to 4 decimals for people.
     static func roundedNumber(_ d: Double) -> String {
-        if d.isNaN || d.isInfinite || d.magnitude >= 1e15 { return exactNumber(d) }
+        if d.isNaN || d.isInfinite || d.magnitude >= 1e14 { return exactNumber(d) }
         let scaled = (d * 10_000).rounded()
         var negative = scaled < 0
         let units = Int64(scaled.magnitude)

@@ -99,7 +99,7 @@ public struct FunnelSpec: Hashable, Sendable {
     public var withinRange: Range<Int>?
     public var mode: FunnelMode
     public var modeRange: Range<Int>?
-    public var ignoring: [(String)]
+    public var ignoring: [String]
     public var ignoringRanges: [Range<Int>]
     public var by: [NamedExpr]
 }

@@ -1,0 +1,97 @@
+import BoardwalkCodec
+import BoardwalkModel
+import BoardwalkStore
+
+/// Strings of one scan's snapshot by id, resolved once each: a field read on many events costs one
+/// dictionary lookup, not one LMDB lookup and one `String` allocation per event.
+/// Memory grows with the distinct strings the query reads.
+final class StringCache {
+    let snapshot: Snapshot
+    private var strings: [StringID: String] = [:]
+
+    init(_ snapshot: Snapshot) { self.snapshot = snapshot }
+
+    func string(_ id: StringID) -> String? {
+        if let s = strings[id] { return s }
+        guard let s = snapshot.string(for: id) else { return nil }
+        strings[id] = s
+        return s
+    }
+}
+
+/// A stored event as an ``EventRow``: fields are read from the store's borrowed record view on demand, strings
+/// through the scan's ``StringCache``. Valid only inside the scan callback that received it.
+public struct StoreEventRow: EventRow {
+    /// The borrowed view.
+    public let view: EventView
+    let strings: StringCache
+
+    public var seq: UInt64 { view.seq }
+
+    public func value(_ field: EventField) -> Value {
+        let r = view.record
+        func text(_ id: StringID?) -> Value {
+            guard let id, let s = strings.string(id) else { return .null }
+            return .string(s)
+        }
+        func nonEmpty(_ id: StringID?) -> Value {
+            if case .string(let s) = text(id), !s.isEmpty { return .string(s) }
+            return .null
+        }
+        switch field {
+        case .time: return .time(r.time)
+        case .seq: return .integer(Int64(bitPattern: view.seq))
+        case .kind: return .string(r.kind.rawValue)
+        case .name:
+            switch r.analyticsName {
+            case .known(let name)?: return .string(name.rawValue)
+            case .unknown(let id)?: return text(id)
+            case nil: return .string(r.kind.rawValue)
+            }
+        case .onboarding: return text(r.onboarding)
+        case .screen: return r.screenIndex.map { .integer(Int64($0)) } ?? .null
+        case .screenCID: return text(r.screenClientID)
+        case .totalScreens: return r.totalScreens.map { .integer(Int64($0)) } ?? .null
+        case .session: return text(r.session)
+        case .profile: return text(r.profile)
+        case .placement: return text(r.placement)
+        case .variation: return text(r.variation)
+        case .eventID:
+            switch r.eventID {
+            case .string(let id)?: return text(id)
+            case let uuid?: return uuid.uuidString.map(Value.string) ?? .null
+            case nil: return .null
+            }
+        case .action: return text(r.actionID)
+        case .element:
+            if r.kind == .analytics, r.knownAnalyticsName != .screenCompleted { return .null }
+            return nonEmpty(r.elementID)
+        case .reply:
+            guard r.knownAnalyticsName == .screenCompleted else { return .null }
+            return nonEmpty(r.reply)
+        case .elementType: return r.elementType.map { .string($0.rawValue) } ?? .null
+        case .value, .label:
+            guard let type = r.elementType else { return .null }
+            let label = field == .label
+            switch type {
+            case .select:
+                guard let choice = r.choices.first(where: { _ in true }) else { return .null }
+                return text(label ? choice.label : choice.value)
+            case .multiSelect:
+                var items: Set<String> = []
+                for choice in r.choices {
+                    if let s = strings.string(label ? choice.label : choice.value) { items.insert(s) }
+                }
+                return .set(items.sorted())
+            case .input:
+                if label { return .null }
+                if let n = r.number { return .number(n) }
+                return text(r.inputText)
+            case .datePicker:
+                if label { return .null }
+                return r.date.map { .string(Value.dateText($0)) } ?? .null
+            }
+        case .dwell: return .null
+        }
+    }
+}

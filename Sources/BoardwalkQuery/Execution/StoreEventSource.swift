@@ -1,0 +1,98 @@
+import BoardwalkCodec
+import BoardwalkModel
+import BoardwalkStore
+
+/// The LMDB store as an ``EventSource``: event scans read only the key ranges of the plan, session reads go
+/// through the store's session index.
+///
+/// Each scan runs in one read transaction (``Store/read(_:)``), so it sees one consistent snapshot and never
+/// blocks or modifies writers. Event scans hand out ``StoreEventRow``s, which read fields from the borrowed
+/// record views on demand (strings resolved once per scan). Session reads build owned ``Event`` values, one
+/// session at a time, since sessions are summarized and matched against funnels as a whole.
+public struct StoreEventSource: EventSource {
+    public let store: Store
+
+    public init(_ store: Store) { self.store = store }
+
+    public var sessionAccess: String { "store's session index (session, time, seq)" }
+
+    /// Runs `body`, turning store errors into ``QueryError``s of kind `.source`.
+    private func reading(_ body: (Snapshot) throws -> Void) throws(QueryError) {
+        do {
+            try store.read(body)
+        } catch let error as QueryError {
+            throw error
+        } catch {
+            throw QueryError(.source, "the store failed while the query ran: \(error)")
+        }
+    }
+
+    /// The store's half-open time range for a scan range, nil for all time.
+    private static func timeRange(_ range: ScanRange) -> Range<Timestamp>? {
+        guard range.time != ScanRange.allTime else { return nil }
+        let lower = max(range.time.lowerBound, Timestamp.range.lowerBound.microseconds)
+        let upper = min(range.time.upperBound, Timestamp.range.upperBound.microseconds) + 1
+        guard lower < upper else { return Timestamp(microseconds: 0)..<Timestamp(microseconds: 0) }
+        return Timestamp(microseconds: lower)..<Timestamp(microseconds: upper)
+    }
+
+    /// Calls `body` for the views in `range`; returns false when `body` asked to stop.
+    @discardableResult
+    private static func scan(_ snapshot: Snapshot, _ range: ScanRange, _ body: (EventView) throws -> Bool) throws -> Bool {
+        let time = timeRange(range)
+        var going = true
+        let visit: (EventView) throws -> Bool = { view in
+            going = try body(view)
+            return going
+        }
+        let screens: ClosedRange<Int>? = range.screens == ScanRange.allScreens ? nil : range.screens
+        if let onboarding = range.onboarding {
+            try snapshot.forEachEvent(onboarding: onboarding, screens: screens, time: time, visit)
+        } else if screens == nil {
+            // The whole store, events without a position included.
+            try snapshot.forEachEvent(onboarding: nil, time: time, visit)
+        } else {
+            // A screen range across onboardings: seek within each one rather than scanning everything.
+            for summary in try snapshot.onboardings() {
+                guard let id = summary.id, id != RecordFormat.noOnboarding else { continue }
+                try snapshot.forEachEvent(onboarding: id, screens: screens, time: time, visit)
+                if !going { break }
+            }
+        }
+        return going
+    }
+
+    public func scanEvents(_ range: ScanRange, _ body: (StoreEventRow) throws(QueryError) -> Bool) throws(QueryError) {
+        try reading { snapshot in
+            let strings = StringCache(snapshot)
+            try StoreEventSource.scan(snapshot, range) { view in
+                try body(StoreEventRow(view: view, strings: strings))
+            }
+        }
+    }
+
+    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError) {
+        try reading { snapshot in
+            // Distinct sessions with an event in the ranges, in first-seen order; memory grows with sessions.
+            var ids: [StringID] = []
+            var seen: Set<StringID> = []
+            for range in ranges {
+                try StoreEventSource.scan(snapshot, range) { view in
+                    if let session = view.session, seen.insert(session).inserted { ids.append(session) }
+                    return true
+                }
+            }
+            for id in ids {
+                var events: [ScannedEvent] = []
+                try snapshot.forEachEvent(inSession: id) { view in
+                    events.append(ScannedEvent(seq: view.seq, event: try snapshot.owned(view).event))
+                    return true
+                }
+                guard let name = snapshot.string(for: id) else {
+                    throw QueryError(.source, "session id \(id) is not in the store's dictionary")
+                }
+                guard try body(name, events) else { return }
+            }
+        }
+    }
+}
