@@ -25,6 +25,7 @@ let helpOption = OptionSpec("help", short: "h", help: "Show this help and exit")
 
 /// A failure while doing the work (exit status 1).
 public struct RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What failed, without the `Error: ` prefix.
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
@@ -32,6 +33,7 @@ public struct RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// Exit statuses.
 public enum ExitCode {
+    /// Everything worked.
     public static let success: Int32 = 0
     /// A runtime failure.
     public static let failure: Int32 = 1
@@ -44,8 +46,11 @@ public enum ExitCode {
 /// What the tool prints for an error, where, and how it exits: a pure function of the error, so it is
 /// tested without spawning a process.
 public struct ErrorReport: Hashable, Sendable {
+    /// The text to print, with its trailing newline.
     public var text: String
+    /// Where to print it (errors always go to stderr).
     public var stream: OutputStream
+    /// The process's exit status: 64 for usage errors, 1 otherwise.
     public var exitCode: Int32
 
     /// - Parameters:

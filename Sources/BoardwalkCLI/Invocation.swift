@@ -66,6 +66,7 @@ public final class FileSink: OutputSink {
 
 /// Collects text, for in-process tests.
 public final class BufferSink: OutputSink {
+    /// Everything written so far.
     public private(set) var text = ""
     public init() {}
     public func write(_ text: String) { self.text += text }
@@ -84,10 +85,15 @@ public enum OutputStream: String, Hashable, Sendable {
 public struct Invocation {
     /// The environment variables.
     public var environment: [String: String]
+    /// Where results go.
     public var stdout: OutputSink
+    /// Where diagnostics, progress and errors go.
     public var stderr: OutputSink
+    /// Whether standard input is a terminal (the REPL then edits lines; otherwise it reads a pipe).
     public var stdinIsTerminal: Bool
+    /// Whether standard output is a terminal (colour, binary-output refusal).
     public var stdoutIsTerminal: Bool
+    /// Whether standard error is a terminal (progress line, colour).
     public var stderrIsTerminal: Bool
     /// Terminal width in columns (80 when unknown).
     public var columns: Int

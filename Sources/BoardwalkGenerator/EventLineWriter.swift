@@ -41,9 +41,13 @@ public struct EventLineWriter: Sendable {
 
     /// The choices for one line.
     public struct Style: Hashable, Sendable {
+        /// The message shape (errors are always written in the wire layout; see ``effectiveShape(of:requested:)``).
         public var shape: Shape
+        /// Envelope beside the message or around it (always flat for the bridge).
         public var layout: Layout
+        /// The key of the time: one of ``timeKeys``.
         public var timeKey: String
+        /// Milliseconds or ISO-8601.
         public var timeStyle: TimeStyle
         /// Spell the count `totalScreens` (Android/JS) instead of the shape's own spelling.
         public var totalScreensAsAndroid: Bool

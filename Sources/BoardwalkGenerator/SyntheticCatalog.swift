@@ -44,6 +44,7 @@ public struct SyntheticScreen: Hashable, Sendable {
 
     /// The screen's client id.
     public var clientID: String
+    /// What the screen asks or shows.
     public var role: Role
     /// Mean time a user spends on the screen, in milliseconds.
     public var meanDwellMilliseconds: Int64

@@ -24,12 +24,15 @@ public struct SyntheticSession: Hashable, Sendable {
     public var sessionID: String?
     /// The profile.
     public var profile: String
+    /// The placement that showed the onboarding (every event carries it).
     public var placement: String
+    /// The onboarding's variation id (every event carries it).
     public var variation: String
     /// When the session starts, in milliseconds since the epoch.
     public var startMilliseconds: Int64
     /// The session's events in the order they happened (times never decrease).
     public var events: [Event]
+    /// How the session ended.
     public var outcome: Outcome
     /// The highest screen index presented.
     public var furthestScreen: Int
@@ -43,9 +46,12 @@ public struct SyntheticSession: Hashable, Sendable {
         let onboardingIndex = rng.weighted(data.onboardings.map(\.weight))
         let onboarding = data.onboardings[onboardingIndex]
         let sessionID = rng.chance(data.sessionIDRate) ? rng.uuid() : nil
-        // A new user most of the time; otherwise a returning one (the profile of an earlier session number),
-        // drawn so that session i's profile does not depend on the corpus size.
-        let profileNumber = rng.chance(0.7) ? index : Int.random(in: 0...index, using: &rng)
+        // A new user most of the time; otherwise a returning one: the profile of a session at least 300
+        // sessions earlier (about 15 minutes at the default pace, so that session has ended; one user does
+        // not run two presentations at once). Drawn so that session i's profile does not depend on the
+        // corpus size.
+        let returning = index >= 300 && rng.chance(0.3)
+        let profileNumber = returning ? Int.random(in: 0...(index - 300), using: &rng) : index
         var profiles = SplitMix64(seed: data.seed, stream: 0x9_0000_0000 &+ UInt64(profileNumber))
         var builder = Builder(
             onboarding: onboarding,

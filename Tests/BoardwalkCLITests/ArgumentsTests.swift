@@ -160,3 +160,33 @@ struct OutputTests {
         #expect(Paint(enabled: true).bold("x") == "\u{1B}[1mx\u{1B}[0m")
     }
 }
+
+@Suite("Progress and REPL helpers")
+struct ProgressAndReplTests {
+    @Test("The progress line: events, rate, bytes, bar, percent, ETA; erased at the end")
+    func progress() {
+        let sink = BufferSink()
+        let progress = Progress(sink: sink, paint: Paint(enabled: false))
+        progress.update(events: 1_500, bytes: 3 << 20, total: 12 << 20)
+        #expect(sink.text.hasPrefix("\r\u{1B}[2K  1.5 k events  "))
+        #expect(sink.text.contains("3.0 MiB  █████"))
+        #expect(sink.text.contains("25.0 %  ETA "))
+        progress.update(events: 1_600, bytes: 4 << 20, total: 12 << 20)  // within 100 ms: not redrawn
+        #expect(!sink.text.contains("1.6 k"))
+        progress.finish()
+        #expect(sink.text.hasSuffix("\r\u{1B}[2K"))
+        let unknown = BufferSink()
+        Progress(sink: unknown, paint: Paint(enabled: false)).update(events: 10, bytes: 100, total: nil)
+        #expect(!unknown.text.contains("%") && !unknown.text.contains("ETA"))
+    }
+
+    @Test("Continuation and completion")
+    func replHelpers() {
+        #expect(Repl.continues("events |"))
+        #expect(Repl.continues("events |  "))
+        #expect(!Repl.continues("events | count"))
+        #expect(!Repl.continues("events | where label == \"a|\""))
+        #expect(Completion.matches("cou", in: Repl.stages) == ["count", "count()", "count_distinct("])
+        #expect(Completion.matches("sess", in: Repl.stages) == ["sessions"])
+    }
+}

@@ -1,4 +1,5 @@
 import BoardwalkGenerator
+import BoardwalkQuery
 import BoardwalkModel
 import Foundation
 import Testing
@@ -86,5 +87,29 @@ struct QueryEndToEndTests {
         for onboarding in SyntheticData(sessions: 50, seed: 1).onboardings.prefix(2) {
             #expect(r.stdout.contains(onboarding.id))
         }
+    }
+}
+
+@Suite("Generator truth against the query layer")
+struct GeneratorTruthTests {
+    /// Rule 10 infers sessions per (profile, onboarding). An error without a position (`meta`) has no
+    /// onboarding, so in a session without an id it becomes a session of its own: the generator knows one
+    /// session, the rule sees two. Everything else must match the generator exactly.
+    @Test("Sessions inferred by rule 10 match the generator's sessions", arguments: [1.0, 0.85, 0.0])
+    func sessionCount(sessionIDRate: Double) throws {
+        let data = SyntheticData(sessions: 400, seed: 21, sessionIDRate: sessionIDRate)
+        let source = InMemoryEventSource(Array(data.events()))
+        let table = try Query.parse("sessions | count").run(on: source)
+        var expected = 0
+        for session in data.sessions() {
+            guard session.sessionID == nil else { expected += 1; continue }
+            let placed = session.events.contains { $0.meta != nil }
+            let unplaced = session.events.contains { $0.meta == nil }
+            expected += (placed ? 1 : 0) + (unplaced ? 1 : 0)
+        }
+        #expect(sessionIDRate > 0.5 || expected > 400)
+        #expect(table.rows == [[.integer(Int64(expected))]])
+        let exits = try Query.parse("sessions | where completed | count").run(on: source)
+        #expect(exits.rows == [[.integer(Int64(Array(data.sessions()).filter { $0.outcome == .completed }.count))]])
     }
 }

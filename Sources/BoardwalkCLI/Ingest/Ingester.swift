@@ -147,6 +147,13 @@ final class Ingester {
                 storage = bigger
             }
             let n = try input.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[carried...]))
+            if !input.isRegularFile, input.offset == n, n >= BatchFormat.magic.count,
+                Array(UnsafeRawBufferPointer(rebasing: storage[0..<BatchFormat.magic.count])) == BatchFormat.magic
+            {
+                // A batch file on standard input: its first read shows the magic bytes.
+                try ingestBatchFile(input, head: Array(UnsafeRawBufferPointer(rebasing: storage[0..<n])))
+                return
+            }
             summary.bytes += n
             let end = carried + n
             let atEOF = n == 0
@@ -209,7 +216,8 @@ final class Ingester {
 
     // MARK: Batch files
 
-    private func ingestBatchFile(_ input: InputFile) throws {
+    /// - Parameter head: bytes already read from the start of a stream (standard input).
+    private func ingestBatchFile(_ input: InputFile, head: [UInt8] = []) throws {
         let key = checkpointKey(input)
         var skip = 0
         if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
@@ -217,7 +225,7 @@ final class Ingester {
         {
             skip = cp.line  // for batch files, `line` counts events
         }
-        var bytes: [UInt8] = []
+        var bytes: [UInt8] = head
         if let size = input.size { bytes.reserveCapacity(size) }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { chunk.deallocate() }

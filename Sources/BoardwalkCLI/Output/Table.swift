@@ -1,5 +1,6 @@
 /// ANSI styling that is a no-op when colour is off.
 public struct Paint: Sendable {
+    /// Whether escapes are written at all (see ``Invocation/colour(for:)``).
     public var enabled: Bool
     public init(enabled: Bool) { self.enabled = enabled }
 
@@ -15,10 +16,14 @@ public struct Paint: Sendable {
 
 /// A table for a terminal: a header, rows, columns aligned (numbers to the right).
 public struct TextTable: Sendable {
+    /// Where a column's cells sit: text to the left, numbers to the right.
     public enum Alignment: Sendable { case left, right }
 
+    /// Column titles (their count is the column count).
     public var headers: [String]
+    /// One alignment per column.
     public var alignments: [Alignment]
+    /// Rows of cells; missing cells are blank, extra cells are ignored.
     public var rows: [[String]] = []
 
     /// - Parameter alignments: one per column; defaults to left for all.
@@ -27,6 +32,7 @@ public struct TextTable: Sendable {
         self.alignments = alignments ?? Array(repeating: .left, count: headers.count)
     }
 
+    /// Adds a row.
     public mutating func append(_ row: [String]) { rows.append(row) }
 
     /// The table as lines: header, a rule, rows; two spaces between columns; no trailing spaces.

@@ -27,6 +27,7 @@ final class QueryConsole {
             let (table, statistics) = try execute(query)
             invocation.out(render(table))
             if timing {
+                invocation.stdout.flush()  // the result first, then the timing on stderr
                 let elapsed = monotonicMicroseconds() - start
                 invocation.err(
                     "(\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"), \(Units.duration(microseconds: elapsed)), "

@@ -1,0 +1,14 @@
+import Boardwalk
+
+/// Opens the store for `query`, `repl` and `demo`.
+func openStoreQuerySource(_ path: String) throws -> QuerySource {
+    let store = try openStore(path, readOnly: true)
+    let onboardings = try store.read { try $0.onboardings() }
+    return QuerySource(
+        source: StoreEventSource(store),
+        completionWords: onboardings.compactMap { $0.onboardingID.map { "\"\($0)\"" } },
+        stats: {
+            let stats = try store.read { try $0.stats() }
+            return StatsCommand.statsTable(stats, fileBytes: store.usedBytes, paint: Paint(enabled: false))
+        })
+}
