@@ -34,7 +34,7 @@ struct SessionWorkload {
     /// Generates `count` events in time order.
     func events(_ count: Int) -> [Event] {
         var rng = SplitMix64(seed: seed)
-        let catalog = (0..<onboardings).map { Self.plan(index: $0, rng: &rng) }
+        let catalog = (0..<onboardings).map { _ in Self.plan(rng: &rng) }
         let placements = ["onboarding_main", "onboarding_settings", "reactivation"]
         var live: [SessionState] = []
         live.reserveCapacity(sessionsInFlight)
@@ -145,7 +145,7 @@ struct SessionWorkload {
         return steps
     }
 
-    private static func plan(index: Int, rng: inout SplitMix64) -> OnboardingPlan {
+    private static func plan(rng: inout SplitMix64) -> OnboardingPlan {
         let count = 5 + Int(rng.next() % 16)
         var ids: [String] = []
         var screens: [OnboardingPlan.Screen] = []
@@ -167,7 +167,6 @@ struct SessionWorkload {
             ids.append(i == count - 1 ? "final" : i == 0 ? "welcome" : "screen_\(i)")
             screens.append(screen)
         }
-        _ = index
         return OnboardingPlan(id: uuid(&rng), screenIDs: ids, screens: screens)
     }
 
