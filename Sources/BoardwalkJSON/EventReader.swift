@@ -70,7 +70,6 @@ public final class EventReader {
     }
 
     /// Reads a line whose bytes are followed by `readableAfter` more readable bytes (of any content).
-    @usableFromInline
     func readLine(_ raw: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws(JSONReadError) -> Event {
         guard var base = raw.baseAddress else {
             throw JSONReadError(code: .emptyLine, line: lineNumber, reason: "empty line")

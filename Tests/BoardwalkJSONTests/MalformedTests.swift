@@ -62,6 +62,8 @@ import Testing
         ("integer above Int64", "{\"type\":\"error\",\"error\":{\"domain\":\"d\",\"code\":18446744073709551615,\"message\":\"m\"}}", "line 1, column 46, error.code: the number 18446744073709551615 is too large"),
         ("deep nesting", "{\"type\":\"onboarding_loaded\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":1,\"total_screens\":3},\"x\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}", "line 1, column 147: nested deeper than 32 levels"),
 
+        ("error inside a wrapped message", "{\"ts\":0,\"event\":{\"type\":\"onboarding_loaded\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":\"2\",\"total_screens\":3}}}", "line 1, column 107, event.meta.screen_index: expected an integer, found the string \"2\""),
+        ("bridge analytics name not a string", "{\"id\":\"onboarding_on_analytics_action\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":1,\"total_screens\":3},\"event\":{\"name\":7}}", "line 1, column 139, event.name: expected a string, found the number 7"),
     ]
 
     @Test func everyCase() throws {
