@@ -20,16 +20,21 @@ import BoardwalkModel
 /// strings-block payload, and every count is checked against the bytes that remain before it is used.
 public struct BatchReader {
     @usableFromInline let bytes: UnsafeRawBufferPointer
+    @usableFromInline var _strings: [String] = []
+    @usableFromInline var _offset: Int
+    @usableFromInline var _isFinished = false
+
     /// The string table read so far, indexed by ``StringID``.
-    public private(set) var strings: [String] = []
+    @inlinable public var strings: [String] { _strings }
     /// The offset of the next byte to read.
-    public private(set) var offset: Int
+    @inlinable public var offset: Int { _offset }
+    /// Whether the end block has been read and verified.
+    @inlinable public var isFinished: Bool { _isFinished }
     /// Records left in the current records block.
     @usableFromInline var recordsLeft = 0
+    @usableFromInline var blockStart = 0
     @usableFromInline var blockEnd = 0
     @usableFromInline var recordsRead: UInt64 = 0
-    /// Whether the end block has been read and verified.
-    public private(set) var isFinished = false
 
     /// Starts reading `bytes`, checking the file header.
     /// - Throws: ``CodecError/Reason/badMagic``, ``CodecError/Reason/unsupportedVersion(_:)`` or
@@ -46,7 +51,7 @@ public struct BatchReader {
         for i in 9..<12 where bytes[i] != 0 {
             throw CodecError(offset: i, reason: .reservedBits(field: "file header", value: UInt64(bytes[i])))
         }
-        offset = BatchFormat.headerSize
+        _offset = BatchFormat.headerSize
     }
 
     /// The next record as a view, or `nil` after the end block (which is verified before `nil` is returned).
@@ -55,20 +60,22 @@ public struct BatchReader {
     ///   string reference not yet defined, a missing end block, bytes after it, and so on. After an error the
     ///   reader should be abandoned.
     /// - Complexity: O(record length), plus O(block length) for the checksum when a block starts.
+    @inlinable @inline(__always)
     public mutating func next() throws(CodecError) -> RecordView? {
         while recordsLeft == 0 {
-            if isFinished { return nil }
+            if _isFinished { return nil }
             try readBlock()
         }
-        let view = try RecordView(record: bytes, at: offset, stringLimit: StringID(truncatingIfNeeded: strings.count))
+        let view = try RecordView(record: bytes, at: _offset, stringLimit: StringID(truncatingIfNeeded: _strings.count))
         guard view.offset + view.byteCount <= blockEnd else {
             throw CodecError(offset: view.offset, reason: .lengthMismatch(declared: blockEnd - view.offset, used: view.byteCount))
         }
-        offset += view.byteCount
+        _offset += view.byteCount
         recordsLeft -= 1
         recordsRead += 1
-        if recordsLeft == 0 && offset != blockEnd {
-            throw CodecError(offset: offset, reason: .lengthMismatch(declared: blockEnd, used: offset))
+        if recordsLeft == 0 && _offset != blockEnd {
+            // The block's records end before its payload does.
+            throw CodecError(offset: _offset, reason: .lengthMismatch(declared: blockEnd - blockStart, used: _offset - blockStart))
         }
         return view
     }
@@ -81,8 +88,9 @@ public struct BatchReader {
     }
 
     /// Reads block headers until a records block with records starts (or the end block is verified).
+    @usableFromInline
     mutating func readBlock() throws(CodecError) {
-        let start = offset
+        let start = _offset
         guard start < bytes.count else { throw CodecError(offset: start, reason: .missingEndBlock) }
         guard bytes.count - start >= BatchFormat.blockHeaderSize else {
             throw CodecError(offset: bytes.count, reason: .truncated)
@@ -108,24 +116,24 @@ public struct BatchReader {
             guard count <= length else {
                 throw CodecError(offset: start + 5, reason: .oversizedCount(count: UInt64(count), limit: length))
             }
-            guard strings.count + count < Int(UInt32.max) else {
-                throw CodecError(offset: start + 5, reason: .oversizedCount(count: UInt64(count), limit: Int(UInt32.max) - 1 - strings.count))
+            guard _strings.count + count < Int(UInt32.max) else {
+                throw CodecError(offset: start + 5, reason: .oversizedCount(count: UInt64(count), limit: Int(UInt32.max) - 1 - _strings.count))
             }
             r.end = end
-            strings.reserveCapacity(strings.count + count)
+            _strings.reserveCapacity(_strings.count + count)
             for _ in 0..<count {
                 let lengthOffset = r.position
                 let n = try r.varint()
                 guard n <= UInt64(r.remaining) else { throw CodecError(offset: lengthOffset, reason: .truncated) }
                 let utf8 = UnsafeRawBufferPointer(start: base + r.position, count: Int(n))
                 guard isValidUTF8(utf8) else { throw CodecError(offset: r.position, reason: .invalidUTF8) }
-                strings.append(String(decoding: utf8, as: UTF8.self))
+                _strings.append(String(decoding: utf8, as: UTF8.self))
                 r.position += Int(n)
             }
             guard r.position == end else {
                 throw CodecError(offset: r.position, reason: .lengthMismatch(declared: length, used: r.position - payloadStart))
             }
-            offset = end
+            _offset = end
         case BatchFormat.blockRecords:
             guard count <= length / BatchFormat.minRecordSize else {
                 throw CodecError(offset: start + 5, reason: .oversizedCount(count: UInt64(count), limit: length / BatchFormat.minRecordSize))
@@ -133,7 +141,8 @@ public struct BatchReader {
             guard count > 0 || length == 0 else {
                 throw CodecError(offset: payloadStart, reason: .lengthMismatch(declared: length, used: 0))
             }
-            offset = payloadStart
+            _offset = payloadStart
+            blockStart = payloadStart
             blockEnd = end
             recordsLeft = count
         case BatchFormat.blockEnd:
@@ -141,8 +150,8 @@ public struct BatchReader {
             guard count == 0 else { throw CodecError(offset: start + 5, reason: .countMismatch(declared: UInt64(count), actual: 0)) }
             let stringsOffset = r.position
             let totalStrings = try r.varint()
-            guard totalStrings == UInt64(strings.count) else {
-                throw CodecError(offset: stringsOffset, reason: .countMismatch(declared: totalStrings, actual: UInt64(strings.count)))
+            guard totalStrings == UInt64(_strings.count) else {
+                throw CodecError(offset: stringsOffset, reason: .countMismatch(declared: totalStrings, actual: UInt64(_strings.count)))
             }
             let recordsOffset = r.position
             let totalRecords = try r.varint()
@@ -153,8 +162,8 @@ public struct BatchReader {
                 throw CodecError(offset: r.position, reason: .lengthMismatch(declared: length, used: r.position - payloadStart))
             }
             guard end == bytes.count else { throw CodecError(offset: end, reason: .trailingBytes) }
-            offset = end
-            isFinished = true
+            _offset = end
+            _isFinished = true
         default:
             throw CodecError(offset: start, reason: .unknownBlockType(type))
         }

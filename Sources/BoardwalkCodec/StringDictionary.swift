@@ -57,18 +57,23 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     @usableFromInline var slots: [UInt32]
     /// The hash of each string, indexed by id, so that growing the table does not rehash bytes.
     @usableFromInline var hashes: [UInt64]
-    /// A direct-mapped cache from a `String`'s 16-byte representation to its id; see ``intern(_:)``.
-    @usableFromInline var cache: [CacheEntry]
+    /// A direct-mapped cache from a `String`'s 16-byte representation to its id (see ``intern(_:)``): the
+    /// representations and ids are plain integers, so a lookup retains nothing.
+    @usableFromInline var cacheKeys: [CacheKey]
+    /// The cached strings themselves, kept (retained) so that the storage a key points to stays alive and
+    /// shared, hence immutable, for as long as the key is in the cache.
+    @usableFromInline var cacheStrings: [String]
 
     @usableFromInline
-    struct CacheEntry: Sendable {
-        /// Kept (retained) so that the storage its bits point to stays alive and shared, hence immutable.
-        @usableFromInline var string: String
+    struct CacheKey: Sendable {
+        @usableFromInline var a: UInt64
+        @usableFromInline var b: UInt64
         @usableFromInline var id: UInt32
 
         @inlinable
-        init(string: String, id: UInt32) {
-            self.string = string
+        init(a: UInt64, b: UInt64, id: UInt32) {
+            self.a = a
+            self.b = b
             self.id = id
         }
     }
@@ -80,7 +85,8 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
         strings = []
         slots = Array(repeating: 0, count: 64)
         hashes = []
-        cache = Array(repeating: CacheEntry(string: "", id: RecordFormat.absent), count: 1 << StringTable.cacheBits)
+        cacheKeys = Array(repeating: CacheKey(a: 0, b: 0, id: RecordFormat.absent), count: 1 << StringTable.cacheBits)
+        cacheStrings = Array(repeating: "", count: 1 << StringTable.cacheBits)
     }
 
     /// A table holding `strings` with ids `0..<strings.count`, in order.
@@ -140,11 +146,8 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     public mutating func intern(_ string: String) -> StringID {
         let (a, b) = unsafeBitCast(string, to: (UInt64, UInt64).self)
         let slot = Int(truncatingIfNeeded: ((a &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F)) >> (64 - UInt64(StringTable.cacheBits)))
-        let entry = cache[slot]
-        if entry.id != RecordFormat.absent {
-            let (c, d) = unsafeBitCast(entry.string, to: (UInt64, UInt64).self)
-            if a == c && b == d { return entry.id }
-        }
+        let key = cacheKeys[slot]
+        if key.a == a && key.b == b && key.id != RecordFormat.absent { return key.id }
         return internSlow(string, slot: slot)
     }
 
@@ -160,7 +163,9 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     @usableFromInline
     mutating func internSlow(_ string: String, slot: Int) -> StringID {
         let id = append(string, hash: StringTable.hash(string), unique: true)
-        cache[slot] = CacheEntry(string: string, id: id)
+        let (a, b) = unsafeBitCast(string, to: (UInt64, UInt64).self)
+        cacheStrings[slot] = string
+        cacheKeys[slot] = CacheKey(a: a, b: b, id: id)
         return id
     }
 

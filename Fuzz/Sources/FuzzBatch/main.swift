@@ -3,10 +3,17 @@ import BoardwalkModel
 import FuzzSupport
 
 /// Batch-file reader: untrusted bytes must read or throw (never trap, never allocate beyond the input), and
-/// a file that reads must survive being written again and read back with the same events.
+/// a file that reads must survive being written again and read back with the same events. Each input is
+/// read as it is (exercising the checksums) and with its checksums repaired (exercising what they guard).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBatch(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    check(bytes)
+    repairingChecksums(bytes).withUnsafeBytes { check($0) }
+    return 0
+}
+
+func check(_ bytes: UnsafeRawBufferPointer) {
     var events: [Event] = []
     do throws(CodecError) {
         var reader = try BatchReader(bytes: bytes)
@@ -16,7 +23,7 @@ public func fuzzBatch(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     } catch {
         _ = error.description
-        return 0
+        return
     }
     var writer = BatchWriter(blockSize: 256)
     for event in events {
@@ -29,5 +36,4 @@ public func fuzzBatch(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard again.count == events.count,
         zip(again, events).allSatisfy({ reencodeRecord($0, table: table) == reencodeRecord($1, table: table) })
     else { fuzzFailure("rewritten file reads back different events") }
-    return 0
 }

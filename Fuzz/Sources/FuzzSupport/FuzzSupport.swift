@@ -21,3 +21,25 @@ public func reencodeRecord(_ event: Event, table: StringTable) -> [UInt8] {
     }
     return Array(encoder.bytes)
 }
+
+/// A copy of `bytes` with every block's CRC32C recomputed, so that mutations reach the block and record
+/// parsers instead of stopping at the checksum (the unrepaired input exercises the checksum itself).
+public func repairingChecksums(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+    var out = [UInt8](bytes)
+    var position = BatchFormat.headerSize
+    while position + BatchFormat.blockHeaderSize <= out.count {
+        let length = Int(out[position + 1]) | Int(out[position + 2]) << 8 | Int(out[position + 3]) << 16
+            | Int(out[position + 4]) << 24
+        let payload = position + BatchFormat.blockHeaderSize
+        guard length <= out.count - payload else { break }
+        var crc = CRC32C()
+        out.withUnsafeBytes { raw in
+            crc.update(UnsafeRawBufferPointer(rebasing: raw[position..<(position + 9)]))
+            crc.update(UnsafeRawBufferPointer(rebasing: raw[payload..<(payload + length)]))
+        }
+        let value = crc.value
+        for k in 0..<4 { out[position + 9 + k] = UInt8(truncatingIfNeeded: value >> (8 * k)) }
+        position = payload + length
+    }
+    return out
+}
