@@ -115,8 +115,8 @@ public struct Snapshot: StringResolver {
     /// (onboarding, screen index, time, seq) order, optionally limited to a screen range and a time range.
     ///
     /// Only matching keys are read: the scan seeks to each screen's first event in the time range and
-    /// jumps to the next screen past its end. The ``EventView`` is valid only inside `body`.
-    /// Return `false` from `body` to stop.
+    /// jumps to the next screen past its end (`mdb_cursor_get` with `MDB_SET_RANGE`, then `MDB_NEXT`).
+    /// The ``EventView`` is valid only inside `body`. Return `false` from `body` to stop.
     /// - Parameters:
     ///   - onboarding: an id from ``id(of:)``; `nil` scans the whole store (time filtering without skips);
     ///     `RecordFormat.noOnboarding` selects events without `meta`.
@@ -170,7 +170,8 @@ public struct Snapshot: StringResolver {
         try forEachEvent(onboarding: id, screens: screens, time: time, body)
     }
 
-    /// Calls `body` for one session's events in (time, seq) order, through the session index.
+    /// Calls `body` for one session's events in (time, seq) order, through the session index (a cursor
+    /// on `sessions`, then `mdb_get` on `events` per entry).
     /// - Complexity: O(log N) per event (one index entry and one `events` lookup each).
     public func forEachEvent(inSession session: StringID, time: Range<Timestamp>? = nil,
                              _ body: (EventView) throws -> Bool) throws {
@@ -209,7 +210,8 @@ public struct Snapshot: StringResolver {
         try forEachEvent(inSession: id, time: time, body)
     }
 
-    /// Calls `body` for every event with `seq >= since`, in seq (arrival) order: the incremental-export scan.
+    /// Calls `body` for every event with `seq >= since`, in seq (arrival) order: the incremental-export
+    /// scan (a cursor on `batches`, then `mdb_get` on `events` per event).
     /// - Complexity: O(log N) to find the start, then O(log N) per event (an `events` lookup each).
     public func forEachEvent(since: UInt64, _ body: (EventView) throws -> Bool) throws {
         try txn.withCursor(dbs.batches) { c in
@@ -372,9 +374,12 @@ public struct EventView {
 
 /// An owned stored event: its arrival sequence number and the event.
 public struct StoredEvent: Hashable, Sendable {
+    /// The event's arrival sequence number.
     public var seq: UInt64
+    /// The event as stored (an inferred session appears as `inferred:<seq>`).
     public var event: Event
 
+    /// A stored event from its parts.
     public init(seq: UInt64, event: Event) {
         self.seq = seq
         self.event = event

@@ -20,6 +20,7 @@ public struct Checkpoint: Hashable, Sendable {
     /// Any bytes.
     public var value: [UInt8]
 
+    /// A checkpoint to store under `key`.
     public init(key: String, value: [UInt8]) {
         self.key = key
         self.value = value
@@ -48,24 +49,43 @@ extension Store {
     /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per event and index entry.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
-        if let checkpoint {
-            let n = checkpoint.key.utf8.count
-            guard n >= 1 && n <= Layout.maxInlineKeyString else {
-                throw StoreError(.invalidArgument, "a checkpoint key must have 1 to \(Layout.maxInlineKeyString) UTF-8 bytes, not \(n)")
-            }
-        }
-        if let result = try events.withContiguousStorageIfAvailable({ try append(buffer: $0, checkpoint: checkpoint) }) {
+        if let checkpoint { try checkpoint.validate() }
+        if let result = try events.withContiguousStorageIfAvailable({ batch in
+            try write { w in try w.append(buffer: batch, checkpoint: checkpoint) }
+        }) {
             return result
         }
-        return try Array(events).withUnsafeBufferPointer { try append(buffer: $0, checkpoint: checkpoint) }
+        return try Array(events).withUnsafeBufferPointer { batch in
+            try write { w in try w.append(buffer: batch, checkpoint: checkpoint) }
+        }
     }
 
-    private func append(buffer batch: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?) throws -> AppendResult {
+    /// Runs `body` in one write transaction and commits when it returns; aborts and rethrows when it throws.
+    ///
+    /// Use it to store several batches, or a batch and several checkpoints, atomically:
+    ///
+    /// ```swift
+    /// try store.write { w in
+    ///     try w.append(fromFileA)
+    ///     try w.append(fromFileB)
+    ///     try w.setCheckpoint(Checkpoint(key: "import", value: offsets))
+    /// }
+    /// ```
+    ///
+    /// `body` runs on the calling thread and cannot escape or suspend (LMDB ties a write transaction to
+    /// its thread). **It may run more than once**: when the map fills up, the transaction is aborted,
+    /// the map grown, and `body` called again from the start; keep side effects outside it until it
+    /// returns. Appends of the process are serialized; do not call `write` or `append` from inside
+    /// `read { }` or `write { }`.
+    /// Wraps `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
+    /// - Throws: whatever `body` throws; ``StoreError`` with ``StoreError/Kind/readOnly``; ``LMDBError``.
+    public func write<R>(_ body: (StoreWriter) throws -> R) throws -> R {
         try withWriter { writer in
             while true {
                 do {
                     let result = try env.transaction(write: true) { txn in
-                        try writer.append(batch, checkpoint: checkpoint, txn: txn)
+                        try writer.begin(txn)
+                        return try body(StoreWriter(writer: writer, txn: txn))
                     }
                     writer.didCommit()
                     return result
@@ -82,11 +102,56 @@ extension Store {
     }
 }
 
+/// The write side of a ``Store/write(_:)`` transaction, valid only inside that closure.
+public struct StoreWriter {
+    let writer: WriterState
+    let txn: Transaction
+
+    /// Appends a batch in this transaction: seqs, duplicates and inferred sessions exactly as
+    /// ``Store/append(_:checkpoint:)``, durable when the transaction commits.
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per event and index entry.
+    @discardableResult
+    public func append(_ events: some Sequence<Event>) throws -> AppendResult {
+        if let result = try events.withContiguousStorageIfAvailable({ try append(buffer: $0, checkpoint: nil) }) {
+            return result
+        }
+        return try Array(events).withUnsafeBufferPointer { try append(buffer: $0, checkpoint: nil) }
+    }
+
+    /// Stores `checkpoint` in this transaction, replacing the value under its key.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/invalidArgument`` for a key that is empty or longer
+    ///   than 400 UTF-8 bytes.
+    public func setCheckpoint(_ checkpoint: Checkpoint) throws {
+        try checkpoint.validate()
+        try writer.putCheckpoint(checkpoint, txn: txn)
+    }
+
+    /// A snapshot that sees this transaction's own writes, for reads in the middle of a write.
+    public var snapshot: Snapshot {
+        get throws { try Snapshot(txn: txn, dbs: writer.dbs) }
+    }
+
+    func append(buffer: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?) throws -> AppendResult {
+        let result = try writer.append(buffer, txn: txn)
+        if let checkpoint { try writer.putCheckpoint(checkpoint, txn: txn) }
+        return result
+    }
+}
+
+extension Checkpoint {
+    func validate() throws {
+        let n = key.utf8.count
+        guard n >= 1 && n <= Layout.maxInlineKeyString else {
+            throw StoreError(.invalidArgument, "a checkpoint key must have 1 to \(Layout.maxInlineKeyString) UTF-8 bytes, not \(n)")
+        }
+    }
+}
+
 /// The writer's in-memory state: the string dictionary, caches, and reusable buffers.
 ///
 /// Only used under the store's writer lock. Everything a transaction changes here is either rolled back
 /// by ``didAbort()`` or confirmed by ``didCommit()``, so a redone batch sees the state as of the last commit.
-final class WriterState: StringInterner {
+final class WriterState {
     let dbs: Databases
     /// Every string of the store, ids dense in first-seen order (mirrors the `strings` database).
     private var table = StringTable()
@@ -110,8 +175,8 @@ final class WriterState: StringInterner {
     private var entries: [Entry] = []
     private var order: [SortKey] = []
     private var sortBuffer: [SortKey] = []
-    private var histogram = [Int](repeating: 0, count: 256)
     private var onboardingStats: [UInt32: OnboardingAccumulator] = [:]
+    private var newPairs: [(pair: UInt64, timeBits: UInt64)] = []
     private let scratch: UnsafeMutableRawPointer
     private let chunk: UnsafeMutableRawPointer
 
@@ -127,6 +192,7 @@ final class WriterState: StringInterner {
         var onboarding: UInt32
         var screen: UInt16
         var session: UInt32
+        var totalScreens: UInt32
         var timeBits: UInt64
         var seq: UInt64
         var body: Range<Int>
@@ -148,7 +214,7 @@ final class WriterState: StringInterner {
 
     init(dbs: Databases) {
         self.dbs = dbs
-        scratch = .allocate(byteCount: 1024, alignment: 8)
+        scratch = .allocate(byteCount: 2048, alignment: 8)
         chunk = .allocate(byteCount: Layout.batchChunk * Layout.eventKeySize, alignment: 8)
     }
 
@@ -183,27 +249,54 @@ final class WriterState: StringInterner {
 
     // MARK: Interning
 
-    /// Interns through the in-memory table; a new string is written to `strings` and `string_ids` in
-    /// the running transaction.
-    func intern(_ string: String) throws -> StringID {
-        let before = table.count
-        let id = table.intern(string)
-        if Int(id) == before {
-            guard let txn else { preconditionFailure("intern outside a write transaction") }
-            var be = id.bigEndian
-            try string.withUTF8Bytes { bytes in
-                try withUnsafeBytes(of: &be) { idBytes in
+    /// Interns through the writer's in-memory table; a new string is written to `strings` and
+    /// `string_ids` in the running transaction. A struct (the table moved in for the batch) so that
+    /// the encoder's calls need no dynamic exclusivity checks.
+    struct Interner: StringInterner {
+        var table: StringTable
+        let txn: Transaction
+        let dbs: Databases
+        /// 512 bytes for a string key.
+        let scratch: UnsafeMutableRawPointer
+        /// Strings new in this batch, whose `string_ids` entries ``flush()`` writes in key order.
+        var newIDs: [StringID] = []
+
+        mutating func intern(_ string: String) throws -> StringID {
+            let before = table.count
+            let id = table.intern(string)
+            if Int(id) == before {
+                var be = id.bigEndian
+                try string.withUTF8Bytes { bytes in
                     // Ids only grow, so every new id is the last key of `strings`.
-                    try txn.put(dbs.strings, idBytes, bytes, flags: PutFlags.append)
-                    let n = Layout.stringKey(bytes, into: scratch)
-                    // A (2^-64) hash collision between two long strings keeps the first mapping; readers
-                    // verify a looked-up id against `strings`.
-                    try txn.put(dbs.stringIDs, UnsafeRawBufferPointer(start: scratch, count: n), idBytes,
-                                flags: PutFlags.noOverwrite)
+                    _ = try withUnsafeBytes(of: &be) { try txn.put(dbs.strings, $0, bytes, flags: PutFlags.append) }
+                }
+                newIDs.append(id)
+            }
+            return id
+        }
+
+        /// Writes the `string_ids` entries of the batch's new strings, sorted by key: new strings are
+        /// mostly UUIDs (sessions), whose entries land all over the tree; in key order, consecutive puts
+        /// share the path from the root.
+        mutating func flush() throws {
+            guard !newIDs.isEmpty else { return }
+            let strings = table.strings
+            newIDs.sort { strings[Int($0)].utf8.lexicographicallyPrecedes(strings[Int($1)].utf8) }
+            try txn.withCursor(dbs.stringIDs) { c in
+                for id in newIDs {
+                    var be = id.bigEndian
+                    try strings[Int(id)].withUTF8Bytes { bytes in
+                        let n = Layout.stringKey(bytes, into: scratch)
+                        // A (2^-64) hash collision between two long strings keeps the first mapping;
+                        // readers verify a looked-up id against `strings`.
+                        _ = try withUnsafeBytes(of: &be) { idBytes in
+                            try c.put(UnsafeRawBufferPointer(start: scratch, count: n), idBytes, flags: PutFlags.noOverwrite)
+                        }
+                    }
                 }
             }
+            newIDs.removeAll(keepingCapacity: true)
         }
-        return id
     }
 
     /// Brings the caches up to date with the store: loads the dictionary on first use, and reloads what
@@ -239,22 +332,47 @@ final class WriterState: StringInterner {
 
     // MARK: Append
 
-    func append(_ events: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?, txn: Transaction) throws -> AppendResult {
+    /// Starts a write transaction: brings the caches up to date.
+    func begin(_ txn: Transaction) throws {
         self.txn = txn
         try refresh(txn)
+    }
+
+    func putCheckpoint(_ checkpoint: Checkpoint, txn: Transaction) throws {
+        try checkpoint.key.withUTF8Bytes { k in
+            try checkpoint.value.withUnsafeBytes { v in try txn.put(dbs.checkpoints, k, v) }
+        }
+    }
+
+    /// Appends one batch inside the running transaction (after ``begin(_:)``).
+    func append(_ events: UnsafeBufferPointer<Event>, txn: Transaction) throws -> AppendResult {
+        // The table moves into the interner for the batch (leaving an empty one here, so that it stays
+        // uniquely referenced and grows in place) and comes back however the batch ends.
+        var interner = Interner(table: table, txn: txn, dbs: dbs, scratch: scratch + 1024)
+        table = StringTable()
+        defer { table = interner.table }
         let firstSeq = nextSeq
+        // The hot loop works on locals: class properties would pay a dynamic exclusivity check per access.
+        var encoder = RecordEncoder(capacity: 0)
+        var entries: [Entry] = []
+        var newPairs: [(pair: UInt64, timeBits: UInt64)] = []
+        swap(&encoder, &self.encoder)
+        swap(&entries, &self.entries)
+        swap(&newPairs, &self.newPairs)
+        defer {
+            swap(&encoder, &self.encoder)
+            swap(&entries, &self.entries)
+            swap(&newPairs, &self.newPairs)
+        }
         entries.removeAll(keepingCapacity: true)
         encoder.removeAll()
-        onboardingStats.removeAll(keepingCapacity: true)
+        newPairs.removeAll(keepingCapacity: true)
         var kindCounts = [UInt64](repeating: 0, count: EventKind.allCases.count)
         var duplicates = 0
         var inferredSessions: UInt64 = 0
         var minTime = Int64.max
         var maxTime = Int64.min
         let eventKey = scratch + 512
-
-        var lastOnboarding: UInt32? = nil
-        var current = OnboardingAccumulator()
         let base = events.baseAddress
         for index in 0..<events.count {
             // Fields are read through the pointer so that the event is not copied (a copy retains every string).
@@ -270,11 +388,10 @@ final class WriterState: StringInterner {
                 }
             }
             let seq = nextSeq
-            var interner = self
             let record: EncodedRecord
             if original.pointee.session == nil {
                 var event = original.pointee
-                let (name, isNew) = try inferSession(for: event, seq: seq)
+                let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
                 event.session = name
                 if isNew { inferredSessions += 1 }
                 record = try encoder.appendBody(event, strings: &interner)
@@ -284,41 +401,34 @@ final class WriterState: StringInterner {
             let onboarding = record.header.keyOnboarding
             let screen = record.header.keyScreenIndex
             let session = record.session!
-            entries.append(Entry(onboarding: onboarding, screen: screen, session: session, timeBits: timeBits,
-                                 seq: seq, body: record.range))
+            let totalScreens = UInt32(clamping: original.pointee.meta?.totalScreens ?? 0)
+            entries.append(Entry(onboarding: onboarding, screen: screen, session: session, totalScreens: totalScreens,
+                                 timeBits: timeBits, seq: seq, body: record.range))
             nextSeq += 1
 
             if idKeySize > 0 {
-                // The interner may have used `scratch` (it writes string keys there): rebuild the id key.
-                idKeySize = original.pointee.eventID!.withUTF8Bytes { Layout.eventIDKey(timeBits: timeBits, id: $0, into: scratch) }
                 EventKey(onboarding: onboarding, screen: screen, timeBits: timeBits, seq: seq).write(to: eventKey)
                 try txn.put(dbs.eventIDs, UnsafeRawBufferPointer(start: scratch, count: idKeySize),
                             UnsafeRawBufferPointer(start: eventKey, count: Layout.eventKeySize))
             }
             let pair = UInt64(onboarding) << 32 | UInt64(session)
             if knownPairs.insert(pair).inserted {
-                eventKey.storeBE(pair, at: 0)
-                eventKey.storeBE(timeBits, at: 8)
-                try txn.put(dbs.onboardingSessions, UnsafeRawBufferPointer(start: eventKey, count: 8),
-                            UnsafeRawBufferPointer(start: eventKey + 8, count: 8), flags: PutFlags.noOverwrite)
+                newPairs.append((pair, timeBits))
                 pendingPairs.append(pair)
             }
             kindCounts[kindIndex(original.pointee.payload.kind)] += 1
             minTime = min(minTime, time)
             maxTime = max(maxTime, time)
-            if onboarding != lastOnboarding {
-                if let lastOnboarding { onboardingStats[lastOnboarding] = current }
-                current = onboardingStats[onboarding, default: OnboardingAccumulator()]
-                lastOnboarding = onboarding
-            }
-            current.events += 1
-            current.minTime = min(current.minTime, time)
-            current.maxTime = max(current.maxTime, time)
-            if let total = original.pointee.meta?.totalScreens {
-                current.maxTotalScreens = max(current.maxTotalScreens, UInt32(clamping: total))
-            }
         }
-        if let lastOnboarding { onboardingStats[lastOnboarding] = current }
+        try interner.flush()
+        try writeOnboardingSessions(txn, newPairs)
+        // Hand the buffers back for the writers below (the deferred swap then restores them unchanged).
+        swap(&encoder, &self.encoder)
+        swap(&entries, &self.entries)
+        defer {
+            swap(&encoder, &self.encoder)
+            swap(&entries, &self.entries)
+        }
 
         try writeEvents(txn)
         try writeSessionIndex(txn)
@@ -327,12 +437,7 @@ final class WriterState: StringInterner {
         try writeOnboardingStats(txn)
         try writeCounters(txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), inferred: inferredSessions,
                           minTime: minTime, maxTime: maxTime)
-        if let checkpoint {
-            try checkpoint.key.withUTF8Bytes { k in
-                try checkpoint.value.withUnsafeBytes { v in try txn.put(dbs.checkpoints, k, v) }
-            }
-        }
-        return AppendResult(appended: entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
+        return AppendResult(appended: self.entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
     }
 
     @inline(__always)
@@ -361,38 +466,54 @@ final class WriterState: StringInterner {
         for k in order { maxA |= k.a }
         let passes = (64 - maxA.leadingZeroBitCount + 7) / 8
         if sortBuffer.count != n { sortBuffer = order }
-        for pass in 0..<passes {
-            let shift = UInt64(pass * 8)
-            for b in 0..<256 { histogram[b] = 0 }
-            for k in order { histogram[Int((k.a >> shift) & 0xFF)] += 1 }
-            var sum = 0
-            for b in 0..<256 {
-                let c = histogram[b]
-                histogram[b] = sum
-                sum += c
+        // Work on locals through raw buffers: class properties would pay an exclusivity check per access.
+        var source = order
+        var target = sortBuffer
+        order = []
+        sortBuffer = []
+        var counts = [Int](repeating: 0, count: 256)
+        counts.withUnsafeMutableBufferPointer { count in
+            for pass in 0..<passes {
+                let shift = UInt64(pass * 8)
+                source.withUnsafeBufferPointer { src in
+                    target.withUnsafeMutableBufferPointer { dst in
+                        for b in 0..<256 { count[b] = 0 }
+                        for k in src { count[Int(truncatingIfNeeded: (k.a >> shift) & 0xFF)] += 1 }
+                        var sum = 0
+                        for b in 0..<256 {
+                            let c = count[b]
+                            count[b] = sum
+                            sum += c
+                        }
+                        for k in src {
+                            let b = Int(truncatingIfNeeded: (k.a >> shift) & 0xFF)
+                            dst[count[b]] = k
+                            count[b] += 1
+                        }
+                    }
+                }
+                swap(&source, &target)
             }
-            for k in order {
-                let b = Int((k.a >> shift) & 0xFF)
-                sortBuffer[histogram[b]] = k
-                histogram[b] += 1
-            }
-            swap(&order, &sortBuffer)
         }
-        var sorted = true
-        for j in 1..<n where order[j - 1].a == order[j].a {
-            if entries[order[j - 1].i].timeBits > entries[order[j].i].timeBits {
-                sorted = false
-                break
+        let entries = self.entries
+        let sorted = source.withUnsafeBufferPointer { keys in
+            entries.withUnsafeBufferPointer { e in
+                for j in 1..<n where keys[j - 1].a == keys[j].a {
+                    if e[keys[j - 1].i].timeBits > e[keys[j].i].timeBits { return false }
+                }
+                return true
             }
         }
         if !sorted {
-            order.sort { x, y in
+            source.sort { x, y in
                 if x.a != y.a { return x.a < y.a }
                 let ex = entries[x.i], ey = entries[y.i]
                 if ex.timeBits != ey.timeBits { return ex.timeBits < ey.timeBits }
                 return ex.seq < ey.seq
             }
         }
+        order = source
+        sortBuffer = target
     }
 
     /// `events`: bodies under (onboarding, screen, time, seq), inserted in key order. Sorting the batch
@@ -404,10 +525,27 @@ final class WriterState: StringInterner {
         }
         sortOrder()
         let key = scratch
+        let entries = self.entries
+        let order = self.order
+        // Per-onboarding counters come for free in key order: one accumulator per run of an onboarding.
+        onboardingStats.removeAll(keepingCapacity: true)
+        var current = OnboardingAccumulator()
+        var currentOnboarding: UInt32? = nil
+        defer { if let currentOnboarding { onboardingStats[currentOnboarding] = current } }
         try encoder.withUnsafeBytes { bodies in
             try txn.withCursor(dbs.events) { c in
                 for k in order {
                     let e = entries[k.i]
+                    if e.onboarding != currentOnboarding {
+                        if let currentOnboarding { onboardingStats[currentOnboarding] = current }
+                        current = OnboardingAccumulator()
+                        currentOnboarding = e.onboarding
+                    }
+                    let time = Layout.time(fromBits: e.timeBits)
+                    current.events += 1
+                    current.minTime = min(current.minTime, time)
+                    current.maxTime = max(current.maxTime, time)
+                    current.maxTotalScreens = max(current.maxTotalScreens, e.totalScreens)
                     EventKey(onboarding: e.onboarding, screen: e.screen, timeBits: e.timeBits, seq: e.seq).write(to: key)
                     try c.put(UnsafeRawBufferPointer(start: key, count: Layout.eventKeySize),
                               UnsafeRawBufferPointer(rebasing: bodies[e.body]))
@@ -425,6 +563,8 @@ final class WriterState: StringInterner {
         sortOrder()
         let key = scratch
         let value = scratch + 64
+        let entries = self.entries
+        let order = self.order
         try txn.withCursor(dbs.sessions) { c in
             for k in order {
                 let e = entries[k.i]
@@ -435,6 +575,21 @@ final class WriterState: StringInterner {
                 value.storeBE(e.screen, at: 4)
                 try c.put(UnsafeRawBufferPointer(start: key, count: Layout.sessionKeySize),
                           UnsafeRawBufferPointer(start: value, count: Layout.sessionValueSize))
+            }
+        }
+    }
+
+    /// `onboarding_sessions`: the pairs first seen in this batch, in key order.
+    private func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws {
+        guard !pairs.isEmpty else { return }
+        let key = scratch
+        try txn.withCursor(dbs.onboardingSessions) { c in
+            for p in pairs.sorted(by: { $0.pair < $1.pair }) {
+                key.storeBE(p.pair, at: 0)
+                key.storeBE(p.timeBits, at: 8)
+                // NOOVERWRITE: an earlier process may have stored the pair (this cache only knows its own).
+                try c.put(UnsafeRawBufferPointer(start: key, count: 8), UnsafeRawBufferPointer(start: key + 8, count: 8),
+                          flags: PutFlags.noOverwrite)
             }
         }
     }
@@ -467,10 +622,11 @@ final class WriterState: StringInterner {
     /// starts at the first event, after 30 minutes without events, or at a start event
     /// (`onboarding_loaded`, `onboarding_started`) once the current session has seen other events.
     /// Events are taken in arrival order; one older than the session's last event joins it.
-    private func inferSession(for event: Event, seq: UInt64) throws -> (String, Bool) {
-        let me = self
-        let profile = try event.profile.map { try me.intern($0) } ?? RecordFormat.absent
-        let onboarding = try event.meta.map { try me.intern($0.onboardingID) } ?? RecordFormat.noOnboarding
+    private func inferSession(for event: Event, seq: UInt64, interner: inout Interner) throws -> (String, Bool) {
+        var profile = RecordFormat.absent
+        if let p = event.profile { profile = try interner.intern(p) }
+        var onboarding = RecordFormat.noOnboarding
+        if let meta = event.meta { onboarding = try interner.intern(meta.onboardingID) }
         let key = UInt64(profile) << 32 | UInt64(onboarding)
         let time = event.time.microseconds
         let isStart: Bool
@@ -480,14 +636,16 @@ final class WriterState: StringInterner {
         }
         var state = pendingInfer[key] ?? inferCache[key]
         if state == nil, let txn {
-            scratch.storeBE(key, at: 0)
-            if let v = try txn.get(dbs.inferred, UnsafeRawBufferPointer(start: scratch, count: 8)) {
+            // Past the event-id key (0..<512), the event key (512..<534) and the interner's (1024..<1536).
+            let k = scratch + 1536
+            k.storeBE(key, at: 0)
+            if let v = try txn.get(dbs.inferred, UnsafeRawBufferPointer(start: k, count: 8)) {
                 guard v.count == 13 else { throw StoreError(.corrupt, "an inferred-session entry is \(v.count) bytes, not 13") }
                 state = InferState(session: v.be32(0), lastTime: Layout.time(fromBits: v.be64(4)), fresh: v[12] != 0)
             }
         }
         if var current = state, time &- current.lastTime < Layout.sessionGap, !(isStart && !current.fresh),
-           let name = table.string(for: current.session)
+           let name = interner.table.string(for: current.session)
         {
             current.lastTime = max(current.lastTime, time)
             current.fresh = current.fresh && isStart
@@ -495,7 +653,7 @@ final class WriterState: StringInterner {
             return (name, false)
         }
         let name = "inferred:\(seq)"
-        let id = try intern(name)
+        let id = try interner.intern(name)
         pendingInfer[key] = InferState(session: id, lastTime: time, fresh: isStart)
         return (name, true)
     }

@@ -38,6 +38,8 @@ public final class Store: @unchecked Sendable {
     private let writerLock = Lock()
     /// Guarded by `writerLock`.
     private var writer: WriterState?
+    /// Guarded by `writerLock`: whether `close()` has removed the path from `openStores`.
+    private var unregistered = false
 
     /// How the store was opened.
     public struct Options: Sendable {
@@ -50,6 +52,7 @@ public final class Store: @unchecked Sendable {
         /// Creates the directory and the store when missing. Default `true`.
         public var create: Bool
 
+        /// Options with the defaults above; any may be changed.
         public init(durability: Durability = .full, initialMapSize: Int = 64 << 20, readOnly: Bool = false,
                     create: Bool = true) {
             self.durability = durability
@@ -74,7 +77,8 @@ public final class Store: @unchecked Sendable {
 
     /// Opens the store in directory `path`, creating it when it does not exist (and `options.create`).
     ///
-    /// Runs `mdb_reader_check` to clear reader slots of dead processes.
+    /// Wraps `mdb_env_create`, `mdb_env_open` (with `MDB_NOTLS`) and `mdb_reader_check`, which clears
+    /// reader slots of dead processes; creates the databases in a first write transaction.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/notAStore`` for a file, a non-empty directory
     ///   that holds no store, or an LMDB environment without Boardwalk's databases;
     ///   ``StoreError/Kind/newerFormat(found:supported:)`` for a store of a newer format;
@@ -114,16 +118,18 @@ public final class Store: @unchecked Sendable {
         dbs = try Store.openDatabases(env, path: path)
     }
 
-    deinit {
-        env.close()
-        _ = openStores.withLock { $0.remove(registryKey) }
-    }
+    deinit { close() }
 
-    /// Closes the store: waits for running transactions, then closes the environment. Later calls throw.
-    /// Wraps `mdb_env_close`. Dropping the last reference closes it too.
+    /// Closes the store: waits for running transactions, then closes the environment. Later reads and
+    /// appends throw. Wraps `mdb_env_close`. Dropping the last reference closes it too.
     public func close() {
         env.close()
-        _ = openStores.withLock { $0.remove(registryKey) }
+        // Only once: after a close, the path may be opened again by a new Store, whose entry this must keep.
+        writerLock.withLock {
+            guard !unregistered else { return }
+            unregistered = true
+            _ = openStores.withLock { $0.remove(registryKey) }
+        }
     }
 
     /// Runs `body` in a read transaction: a consistent snapshot of the store, as of the last commit

@@ -26,12 +26,14 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// The error that caused this one (a `CodecError` for a corrupt record), if any.
     public var underlying: (any Error & Sendable)?
 
+    /// An error of `kind` with a message for people and, optionally, the error that caused it.
     public init(_ kind: Kind, _ message: String, underlying: (any Error & Sendable)? = nil) {
         self.kind = kind
         self.message = message
         self.underlying = underlying
     }
 
+    /// The message, followed by the underlying error when there is one.
     public var description: String {
         if let underlying { return "\(message): \(underlying)" }
         return message

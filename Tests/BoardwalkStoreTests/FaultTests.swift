@@ -37,8 +37,16 @@ func fixturePath() throws -> String {
             child.executableURL = URL(fileURLWithPath: fixture)
             // A tiny initial map on some rounds, so kills also land during map growth.
             child.arguments = ["append", dir, ackFile, String(batchSize), String(round % 2 == 0 ? 1 << 16 : 64 << 20)]
+            let ackedBefore = (try? FileManager.default.attributesOfItem(atPath: ackFile)[.size] as? Int) ?? 0
             try child.run()
-            usleep(UInt32.random(in: 40_000...220_000, using: &rng))
+            // Wait until the child has committed a batch in this round (so that it is inside its append
+            // loop, not still starting up), then kill it a random moment later.
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ((try? FileManager.default.attributesOfItem(atPath: ackFile)[.size] as? Int) ?? 0) <= ackedBefore,
+                  ContinuousClock.now < deadline, child.isRunning {
+                usleep(1_000)
+            }
+            usleep(UInt32.random(in: 0...60_000, using: &rng))
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
             #expect(child.terminationReason == .uncaughtSignal, "round \(round): the child exited by itself (\(child.terminationStatus))")
@@ -64,8 +72,8 @@ func fixturePath() throws -> String {
             lastAcked = maxAcked
             store.close()
         }
-        // The test means something only if the child got to commit between kills most of the time.
-        #expect(killedWithProgress >= 10, "only \(killedWithProgress) of 20 rounds made progress")
+        // Every round waited for a commit before killing: the child was killed inside its append loop.
+        #expect(killedWithProgress == 20, "only \(killedWithProgress) of 20 rounds made progress")
     }
 
     /// Readers in another process keep querying while this process appends (and grows the map from a
@@ -110,12 +118,10 @@ func fixturePath() throws -> String {
         // Cheap events: one string each (the session), built once; only the time changes.
         var batch = [Event](repeating: Event(time: Timestamp(microseconds: 0), session: "s", meta: nil, payload: .onboardingLoaded),
                             count: batchSize)
-        let start = ContinuousClock.now
         for b in 0..<(1_000_000 / batchSize) {
             for j in 0..<batchSize { batch[j].time = Timestamp(microseconds: Int64(b * batchSize + j)) }
             #expect(try store.append(batch).appended == batchSize)
         }
-        print("tiny map: 1M events in \(ContinuousClock.now - start)")
         #expect(try store.read { try $0.stats().events } == 1_000_000)
         #expect(store.mapSize >= 32 << 20)
         try store.read { s throws in

@@ -253,6 +253,57 @@ import Testing
         #expect(try store.read { try $0.stats().events } == 0)
     }
 
+    @Test func aFailedBatchLeavesNothingBehind() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 0)])
+        var bad = simpleEvent(onboarding: 9, screen: 0, session: 9, time: 1, eventID: "x")
+        bad.meta!.screenIndex = 70_000  // beyond what the record format holds: the codec refuses it
+        #expect(throws: (any Error).self) {
+            try store.append([simpleEvent(onboarding: 5, screen: 1, session: 5, time: 2, eventID: "y"), bad])
+        }
+        try store.read { s throws in
+            #expect(try s.stats().events == 1)
+            #expect(try s.id(of: "onb-5") == nil)  // strings of the failed batch were rolled back too
+        }
+        // The writer's state was rolled back with the transaction: the next batch is consistent.
+        #expect(try store.append([simpleEvent(onboarding: 5, screen: 1, session: 5, time: 2, eventID: "y")]).seqs == 1..<2)
+        #expect(try store.check().isOK)
+        store.close()
+        store.close()
+        let reopened = try Store.open(at: dir)
+        #expect(try reopened.read { try $0.stats().events } == 2)
+    }
+
+    @Test func writeClosuresAreAtomic() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try store.write { w in
+                try w.append([simpleEvent(onboarding: 1, screen: 0, session: 1, time: 0)])
+                throw Stop()
+            }
+        }
+        #expect(try store.read { try $0.stats().events } == 0)
+        let seen = try store.write { w -> Int in
+            let a = try w.append((0..<3).map { simpleEvent(onboarding: 1, screen: $0, session: 1, time: Int64($0)) })
+            let b = try w.append((0..<2).map { simpleEvent(onboarding: 2, screen: $0, session: 2, time: Int64($0)) })
+            #expect(a.seqs == 0..<3 && b.seqs == 3..<5)
+            try w.setCheckpoint(Checkpoint(key: "files", value: [2]))
+            return try w.snapshot.stats().events  // the transaction sees its own writes
+        }
+        #expect(seen == 5)
+        try store.read { s throws in
+            #expect(try s.stats().events == 5)
+            #expect(try s.checkpoint("files") == [2])
+            #expect(try s.events(since: 0).map(\.seq) == [0, 1, 2, 3, 4])
+        }
+        #expect(try store.check().isOK)
+    }
+
     @Test func checkpointKeysAreValidated() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }

@@ -28,11 +28,14 @@ public struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// `"<context>: LMDB error <code>: <message>"`.
     public var description: String {
         context.isEmpty ? "LMDB error \(code): \(message)" : "\(context): LMDB error \(code): \(message)"
     }
 
+    /// Equal when the codes are equal.
     public static func == (a: LMDBError, b: LMDBError) -> Bool { a.code == b.code }
+    /// Hashes the code only, consistent with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// Lets `catch LMDBError.mapFull` match any error with that code.

@@ -121,7 +121,6 @@ enum PutFlags {
 enum EnvFlags {
     static let noSync = UInt32(MDB_NOSYNC)
     static let noMetaSync = UInt32(MDB_NOMETASYNC)
-    static let mapFullCode = MDB_MAP_FULL
 }
 
 extension Transaction {
