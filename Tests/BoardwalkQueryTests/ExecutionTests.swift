@@ -113,15 +113,15 @@ struct CancellingSource: EventSource {
     let flag: CancellationFlag
     let after: Int
     var sessionAccess: String { inner.sessionAccess }
-    func scanEvents(_ range: ScanRange, _ body: (ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
+    func scanEvents(_ range: ScanRange, _ body: (InMemoryEventSource.Row) throws(QueryError) -> Bool) throws(QueryError) {
         var n = 0
-        try inner.scanEvents(range) { (e: ScannedEvent) throws(QueryError) -> Bool in
+        try inner.scanEvents(range) { (e: InMemoryEventSource.Row) throws(QueryError) -> Bool in
             n += 1
             if n == after { flag.cancel() }
             return try body(e)
         }
     }
-    func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError) {
+    func scanSessions(_ ranges: [ScanRange], _ body: (String, [InMemoryEventSource.Row]) throws(QueryError) -> Bool) throws(QueryError) {
         try inner.scanSessions(ranges, body)
     }
 }

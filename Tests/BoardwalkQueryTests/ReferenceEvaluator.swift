@@ -377,10 +377,9 @@ struct ReferenceEvaluator {
         let n = f.steps.count
         var keyed: [([Value], (level: Int, times: [Double]))] = []
         for s in sessions {
-            let (chain, first) = bestChain(f, s.events)
+            let (chain, first, done) = bestChain(f, s.events)
             guard !chain.isEmpty else { continue }
-            let t1 = chain.first.map { s.events[$0].event.time.microseconds } ?? 0
-            let times = f.mode == .any ? [] : chain.map { Double(s.events[$0].event.time.microseconds - t1) }
+            let times = done.map { Double($0 - done[0]) }
             keyed.append((byKeys(first.map { s.events[$0] }), (chain.count, times)))
         }
         var groups = group(keyed)
@@ -416,7 +415,7 @@ struct ReferenceEvaluator {
 
     /// The best chain's positions (longest, then lexicographically smallest), by enumerating every chain; and
     /// the position the breakdown reads.
-    func bestChain(_ f: BoundFunnel, _ events: [Row]) -> (chain: [Int], first: Int?) {
+    func bestChain(_ f: BoundFunnel, _ events: [Row]) -> (chain: [Int], first: Int?, done: [Int64]) {
         let n = f.steps.count
         let window = f.within ?? Int64.max
         let matches = events.map { r in (0..<n).map { isStep(f, $0, r) } }
@@ -431,6 +430,7 @@ struct ReferenceEvaluator {
             // Level k holds when steps 1…k each have an event inside one window; windows start at matching events.
             var best = 0
             var bestFirst: Int?
+            var bestDone: [Int64] = []
             for anchor in events.indices where matches[anchor].contains(true) {
                 let inside = events.indices.filter { t($0) >= t(anchor) && t($0) - t(anchor) <= window }
                 var level = 0
@@ -438,9 +438,11 @@ struct ReferenceEvaluator {
                 if level > best {
                     best = level
                     bestFirst = inside.first { matches[$0][0] }
+                    // Step k is done when steps 1…k have each happened once in the window.
+                    bestDone = (0..<level).map { k in (0...k).map { j in inside.filter { matches[$0][j] }.map(t).min()! }.max()! }
                 }
             }
-            return (Array(repeating: 0, count: best), bestFirst)
+            return (Array(repeating: 0, count: best), bestFirst, bestDone)
         }
         var best: [Int] = []
         func extend(_ chain: [Int]) {
@@ -452,7 +454,7 @@ struct ReferenceEvaluator {
             }
         }
         for start in events.indices where matches[start][0] { extend([start]) }
-        return (best, best.first)
+        return (best, best.first, best.map(t))
     }
 
     // MARK: Table stages

@@ -60,6 +60,11 @@ import Testing
     #expect(try run("sessions | funnel custom, close mode any within 10s", events).column("sessions") == [.integer(1), .integer(1)])
     #expect(try run("sessions | funnel custom, close mode any within 9s", events).column("sessions") == [.integer(1), .integer(0)])
     #expect(try run("sessions | funnel custom, close", events).column("sessions") == [.integer(1), .integer(0)])
+    // Time to convert in `any` mode: from step 1 until steps 1…k have all happened (0 when step 2 came first).
+    #expect(try run("sessions | funnel custom, close mode any", events).column("median_time") == [.duration(0), .duration(0)])
+    let inOrder = [ev(0, "s", .custom(actionID: "")), ev(10, "s", .close(actionID: ""))]
+    #expect(try run("sessions | funnel custom, close mode any", inOrder).column("median_time")
+        == [.duration(0), .duration(Double(10 * second))])
 }
 
 @Test func rule5_timeToConvertFromRawValuesNotMediansOfGroups() throws {

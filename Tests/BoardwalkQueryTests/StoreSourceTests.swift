@@ -73,6 +73,8 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
         let (_, funnelStatistics) = try funnel.execute(on: source)
         #expect(funnelStatistics.sessionsRead == 1)
         #expect(funnelStatistics.eventsRead == 1)
+        let completedInOnb1 = try Query.parse(#"sessions | where onboarding == "onb_1" and completed | count"#)
+        #expect(try completedInOnb1.run(on: source).rows == [[.integer(1)]])
         #expect(funnel.explain(on: source).contains("through the store's session index"))
     }
 }

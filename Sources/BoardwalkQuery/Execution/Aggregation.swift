@@ -73,6 +73,8 @@ enum AggregateState {
 /// Group keys for a row: one combination per element of the cartesian product, where a set-valued key
 /// (a multi-select answer) explodes into one key per option, and an empty set into one absent key (rule 9).
 func keyCombinations(_ values: [Value]) -> [[Value]] {
+    // The common case, no set among the keys: the keys themselves, without building a product.
+    if !values.contains(where: { if case .set = $0 { true } else { false } }) { return [values] }
     var combinations: [[Value]] = [[]]
     for value in values {
         let options: [Value] = if case .set(let items) = value { items.isEmpty ? [.null] : items.map(Value.string) } else { [value] }

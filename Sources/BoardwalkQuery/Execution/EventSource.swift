@@ -70,17 +70,45 @@ extension String {
     }
 }
 
-/// One event as an event scan delivers it: a field reader, which may borrow the storage it reads from (a
-/// store's record view) and is then valid only inside the scan's callback.
+/// One event as a source delivers it: a field reader, which may borrow the storage it reads from (a store's
+/// record view) and is then valid only as long as the scan that produced it.
 public protocol EventRow {
     /// The store's arrival sequence number.
     var seq: UInt64 { get }
+    /// When the app received the event.
+    var time: Timestamp { get }
+    /// The event's kind.
+    var kind: EventKind { get }
+    /// An analytics event's name (a known name, or an unknown one verbatim); nil for other kinds.
+    var analyticsName: String? { get }
+    /// The screen index; nil for an event without `meta`.
+    var screenIndex: Int? { get }
     /// The value of an event field. `dwell` is absent here: it needs the event's session around it, and
-    /// queries that read it go through ``EventSource/scanSessions(_:_:)``.
+    /// the executor computes it from the session's rows.
     func value(_ field: EventField) -> Value
 }
 
+extension EventRow {
+    /// Whether the event is `x`, an event kind or an analytics name (`did(x)`, funnel steps, `ignoring`).
+    func isEvent(_ x: String) -> Bool { kind.rawValue == x || analyticsName == x }
+
+    /// The outcome this event gives its session (rule 8), if it is a terminal event.
+    var outcome: Exit? {
+        switch kind {
+        case .analytics: analyticsName == AnalyticsName.onboardingCompleted.rawValue ? .completed : nil
+        case .openPaywall: .paywall
+        case .close: .closed
+        case .error: .error
+        default: nil
+        }
+    }
+}
+
 extension ScannedEvent: EventRow {
+    public var time: Timestamp { event.time }
+    public var kind: EventKind { event.kind }
+    public var analyticsName: String? { if case .analytics(let a) = event.payload { a.name } else { nil } }
+    public var screenIndex: Int? { event.meta?.screenIndex }
     public func value(_ field: EventField) -> Value { event.value(field, seq: seq, dwell: .none) }
 }
 
@@ -97,9 +125,9 @@ public protocol EventSource {
     func scanEvents(_ range: ScanRange, _ body: (Row) throws(QueryError) -> Bool) throws(QueryError)
 
     /// Calls `body` once for each session that has at least one event in one of `ranges`, with all of that
-    /// session's events in `(time, seq)` order, until it returns false.
+    /// session's events in `(time, seq)` order, until it returns false. The rows are valid only inside `body`.
     /// - Complexity: proportional to the events of the sessions read; memory to the number of sessions.
-    func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError)
+    func scanSessions(_ ranges: [ScanRange], _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError)
 
     /// How the source reads sessions, for `explain` ("session index", "in memory").
     var sessionAccess: String { get }

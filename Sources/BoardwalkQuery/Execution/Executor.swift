@@ -9,7 +9,6 @@ struct Executor {
     let now: Timestamp
     let cancellation: CancellationFlag?
     var statistics = RunStatistics()
-    private var sinceCheck = 0
 
     init(query: CheckedQuery, now: Timestamp, cancellation: CancellationFlag?) {
         self.query = query
@@ -18,29 +17,44 @@ struct Executor {
         self.cancellation = cancellation
     }
 
-    private mutating func tick(_ n: Int = 1) throws(QueryError) {
-        sinceCheck += n
-        if sinceCheck >= 4096 {
-            sinceCheck = 0
-            if cancellation?.isCancelled == true {
-                throw QueryError(.cancelled, "the query was cancelled", in: query.ast.text)
+    /// Counts rows read and checks the cancellation flag every 4096 of them.
+    private struct Ticker {
+        let cancellation: CancellationFlag?
+        let text: String
+        var sinceCheck = 0
+
+        mutating func tick(_ n: Int = 1) throws(QueryError) {
+            sinceCheck += n
+            if sinceCheck >= 4096 {
+                sinceCheck = 0
+                if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
             }
         }
     }
 
-    private func passes(_ leaf: (Bound) -> Value) -> Bool {
-        for filter in query.filters where !filter.evaluate(now: now, leaf).isTrue { return false }
+    private static func passes(_ filters: [Bound], _ now: Timestamp, _ leaf: (Bound) -> Value) -> Bool {
+        for filter in filters where !filter.evaluate(now: now, leaf).isTrue { return false }
         return true
     }
 
     mutating func run(on source: some EventSource) throws(QueryError) -> ResultTable {
         if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: query.ast.text) }
+        // Closures below capture these locals, never `self`: touching `self` from a closure inside a mutating
+        // method copies the whole executor per call.
         var sink = Sink(query: query, now: now)
+        var ticker = Ticker(cancellation: cancellation, text: query.ast.text)
+        var statistics = RunStatistics()
+        let filters = query.filters
+        let now = self.now
+        let listing = query.reduction == nil
+        let isFunnel = if case .funnel = query.reduction { true } else { false }
+        defer { self.statistics = statistics }
+        func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
         switch plan.access {
         case .events:
             for range in plan.ranges {
                 try source.scanEvents(range) { row throws(QueryError) -> Bool in
-                    try tick()
+                    try ticker.tick()
                     statistics.eventsRead += 1
                     let leaf: (Bound) -> Value = { b in
                         if case .event(let f) = b { return row.value(f) }
@@ -48,7 +62,7 @@ struct Executor {
                     }
                     if passes(leaf) {
                         var time: Int64 = 0
-                        if query.reduction == nil, case .time(let t) = row.value(.time) { time = t.microseconds }
+                        if listing, case .time(let t) = row.value(.time) { time = t.microseconds }
                         sink.addRow(leaf, censored: false, order: (time, row.seq, ""))
                     }
                     return true
@@ -56,31 +70,32 @@ struct Executor {
             }
         case .sessionEvents:
             try source.scanSessions(plan.ranges) { (_, scanned) throws(QueryError) -> Bool in
-                try tick(scanned.count)
+                try ticker.tick(scanned.count)
                 statistics.sessionsRead += 1
                 statistics.eventsRead += scanned.count
-                let dwell = dwellTimes(scanned.map(\.event))
+                let dwell = dwellTimes(scanned)
                 for (i, s) in scanned.enumerated() {
                     let leaf: (Bound) -> Value = { b in
-                        if case .event(let f) = b { return s.event.value(f, seq: s.seq, dwell: dwell[i]) }
-                        return .null
+                        guard case .event(let f) = b else { return .null }
+                        if f == .dwell { if case .value(let d) = dwell[i] { return .duration(Double(d)) } else { return .null } }
+                        return s.value(f)
                     }
                     if passes(leaf) {
-                        sink.addRow(leaf, censored: dwell[i] == .censored, order: (s.event.time.microseconds, s.seq, ""))
+                        sink.addRow(leaf, censored: dwell[i] == .censored, order: (s.time.microseconds, s.seq, ""))
                     }
                 }
                 return true
             }
         case .sessions:
             try source.scanSessions(plan.ranges) { (id, scanned) throws(QueryError) -> Bool in
-                try tick(scanned.count)
+                try ticker.tick(scanned.count)
                 statistics.sessionsRead += 1
                 statistics.eventsRead += scanned.count
                 var summary = SessionSummary(id: id)
-                for s in scanned { summary.add(s.event) }
+                for s in scanned { summary.add(s) }
                 let leaf: (Bound) -> Value = { summary.leaf($0) }
                 guard passes(leaf) else { return true }
-                if case .funnel = query.reduction {
+                if isFunnel {
                     sink.addSession(summary, scanned)
                 } else {
                     sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, id))
@@ -157,10 +172,10 @@ private struct Sink {
         case .stats(let aggregates, let by, _):
             let values = aggregates.map { $0.argument?.evaluate(now: now, leaf) ?? .null }
             for key in keyCombinations(by.map { $0.bound.evaluate(now: now, leaf) }) {
-                var entry = stats[key] ?? (aggregates.map { AggregateState($0.function) }, 0)
-                for (i, aggregate) in aggregates.enumerated() { entry.states[i].add(aggregate.function, values[i]) }
-                if censored { entry.censored += 1 }
-                stats[key] = entry
+                // Mutated in place through the dictionary: a copy taken out would copy every kept value.
+                if stats[key] == nil { stats[key] = (aggregates.map { AggregateState($0.function) }, 0) }
+                for (i, aggregate) in aggregates.enumerated() { stats[key]!.states[i].add(aggregate.function, values[i]) }
+                if censored { stats[key]!.censored += 1 }
             }
         case .funnel:
             break
@@ -169,7 +184,7 @@ private struct Sink {
         }
     }
 
-    mutating func addSession(_ summary: SessionSummary, _ events: [ScannedEvent]) {
+    mutating func addSession<R: EventRow>(_ summary: SessionSummary, _ events: [R]) {
         guard case .funnel(let funnel) = query.reduction else { return }
         func keys(at position: Int?) -> [[Value]] {
             guard !funnel.by.isEmpty else { return [[]] }
@@ -177,7 +192,7 @@ private struct Sink {
             let e = events[position]
             return keyCombinations(funnel.by.map { column in
                 column.bound.evaluate(now: now) { b in
-                    if case .event(let f) = b { return e.event.value(f, seq: e.seq, dwell: .none) }
+                    if case .event(let f) = b { return e.value(f) }
                     return .null
                 }
             })
@@ -187,27 +202,26 @@ private struct Sink {
             guard progress.level > 0 else { return }
             let n = funnel.steps.count
             for key in keys(at: progress.firstStep) {
-                var entry = customFunnel[key] ?? ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n))
+                if customFunnel[key] == nil { customFunnel[key] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
                 for k in 0..<progress.level {
-                    entry.reached[k] += 1
-                    if funnel.mode != .any {
-                        entry.times[k].append(Double(progress.times[k].microseconds - progress.times[0].microseconds))
-                    }
+                    customFunnel[key]!.reached[k] += 1
+                    customFunnel[key]!.times[k].append(Double(progress.times[k].microseconds - progress.times[0].microseconds))
                 }
-                customFunnel[key] = entry
             }
         } else {
             screenCount = max(screenCount, (summary.totalScreens ?? 0), (summary.furthestScreen ?? -1) + 1)
             guard let furthest = summary.furthestScreen else { return }
-            let first = events.firstIndex { $0.event.meta != nil }
+            let first = events.firstIndex { $0.screenIndex != nil }
             for key in keys(at: first) {
-                var entry = screenFunnel[key] ?? ([], [])
-                while entry.reached.count <= furthest { entry.reached.append(0); entry.times.append([]) }
-                for i in 0...furthest {
-                    entry.reached[i] += 1
-                    entry.times[i].append(Double(summary.reachTimes[i].microseconds - summary.started.microseconds))
+                if screenFunnel[key] == nil { screenFunnel[key] = ([], []) }
+                while screenFunnel[key]!.reached.count <= furthest {
+                    screenFunnel[key]!.reached.append(0)
+                    screenFunnel[key]!.times.append([])
                 }
-                screenFunnel[key] = entry
+                for i in 0...furthest {
+                    screenFunnel[key]!.reached[i] += 1
+                    screenFunnel[key]!.times[i].append(Double(summary.reachTimes[i].microseconds - summary.started.microseconds))
+                }
             }
         }
     }

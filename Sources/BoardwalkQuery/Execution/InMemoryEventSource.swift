@@ -65,34 +65,67 @@ public struct InMemoryEventSource: EventSource, Sendable {
 
     public var sessionAccess: String { "in-memory session index" }
 
-    public func scanEvents(_ range: ScanRange, _ body: (ScannedEvent) throws(QueryError) -> Bool) throws(QueryError) {
-        let keys = range.onboarding.map { [$0] } ?? onboardings
-        for key in keys {
-            guard let list = byOnboarding[key] else { continue }
-            for i in list where range.contains(events[i]) {
-                guard try body(ScannedEvent(seq: UInt64(i), event: events[i])) else { return }
-            }
-        }
-        if range.onboarding == nil, range.screens == ScanRange.allScreens {
-            for i in unplaced where range.contains(events[i]) {
-                guard try body(ScannedEvent(seq: UInt64(i), event: events[i])) else { return }
-            }
-        }
+    /// A row of an in-memory scan: a pointer into the source's events, valid only inside the scan callback,
+    /// so scanning copies no event.
+    public struct Row: EventRow {
+        let event: UnsafePointer<Event>
+        public let seq: UInt64
+
+        public var time: Timestamp { event.pointee.time }
+        public var kind: EventKind { event.pointee.kind }
+        public var analyticsName: String? { if case .analytics(let a) = event.pointee.payload { a.name } else { nil } }
+        public var screenIndex: Int? { event.pointee.meta?.screenIndex }
+        public func value(_ field: EventField) -> Value { event.pointee.value(field, seq: seq, dwell: .none) }
     }
 
-    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError) {
+    public func scanEvents(_ range: ScanRange, _ body: (Row) throws(QueryError) -> Bool) throws(QueryError) {
+        var failure: QueryError?
+        // A non-throwing closure: typed throws through `withUnsafeBufferPointer` crash swiftc 6.3.1.
+        events.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            func visit(_ list: [Int]) -> Bool {
+                for i in list where range.contains(buffer[i]) {
+                    do {
+                        guard try body(Row(event: base + i, seq: UInt64(i))) else { return false }
+                    } catch {
+                        failure = error
+                        return false
+                    }
+                }
+                return true
+            }
+            for key in range.onboarding.map({ [$0] }) ?? onboardings {
+                guard let list = byOnboarding[key] else { continue }
+                guard visit(list) else { return }
+            }
+            if range.onboarding == nil, range.screens == ScanRange.allScreens { _ = visit(unplaced) }
+        }
+        if let failure { throw failure }
+    }
+
+    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
         var ids: [String] = []
         var seen: Set<String> = []
         for range in ranges {
-            try scanEvents(range) { (e: ScannedEvent) throws(QueryError) -> Bool in
-                let id = e.event.session!
+            try scanEvents(range) { (row: Row) throws(QueryError) -> Bool in
+                let id = row.event.pointee.session!
                 if seen.insert(id).inserted { ids.append(id) }
                 return true
             }
         }
-        for id in ids {
-            let list = sessions[id]!.map { ScannedEvent(seq: UInt64($0), event: events[$0]) }
-            guard try body(id, list) else { return }
+        var failure: QueryError?
+        events.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            for id in ids {
+                let rows = sessions[id]!.map { Row(event: base + $0, seq: UInt64($0)) }
+                do throws(QueryError) {
+                    guard try body(id, rows) else { return }
+                } catch {
+                    failure = error
+                    return
+                }
+            }
         }
+        if let failure { throw failure }
     }
 }

@@ -27,6 +27,16 @@ public struct StoreEventRow: EventRow {
     let strings: StringCache
 
     public var seq: UInt64 { view.seq }
+    public var time: Timestamp { view.time }
+    public var kind: EventKind { view.kind }
+    public var screenIndex: Int? { view.screenIndex }
+    public var analyticsName: String? {
+        switch view.record.analyticsName {
+        case .known(let name)?: name.rawValue
+        case .unknown(let id)?: strings.string(id)
+        case nil: nil
+        }
+    }
 
     public func value(_ field: EventField) -> Value {
         let r = view.record

@@ -6,15 +6,16 @@ import BoardwalkStore
 /// through the store's session index.
 ///
 /// Each scan runs in one read transaction (``Store/read(_:)``), so it sees one consistent snapshot and never
-/// blocks or modifies writers. Event scans hand out ``StoreEventRow``s, which read fields from the borrowed
-/// record views on demand (strings resolved once per scan). Session reads build owned ``Event`` values, one
-/// session at a time, since sessions are summarized and matched against funnels as a whole.
+/// blocks or modifies writers. Scans hand out ``StoreEventRow``s, which read fields from the borrowed record
+/// views on demand (strings resolved once per scan); no owned ``Event`` is built.
 public struct StoreEventSource: EventSource {
     public let store: Store
 
     public init(_ store: Store) { self.store = store }
 
-    public var sessionAccess: String { "store's session index (session, time, seq)" }
+    public var sessionAccess: String {
+        "store's session index (session, time, seq); sessions of a whole onboarding from its onboarding_sessions index"
+    }
 
     /// Runs `body`, turning store errors into ``QueryError``s of kind `.source`.
     private func reading(_ body: (Snapshot) throws -> Void) throws(QueryError) {
@@ -71,21 +72,31 @@ public struct StoreEventSource: EventSource {
         }
     }
 
-    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [ScannedEvent]) throws(QueryError) -> Bool) throws(QueryError) {
+    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
         try reading { snapshot in
+            let strings = StringCache(snapshot)
             // Distinct sessions with an event in the ranges, in first-seen order; memory grows with sessions.
             var ids: [StringID] = []
             var seen: Set<StringID> = []
             for range in ranges {
+                if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
+                    // The `onboarding_sessions` index holds exactly the (onboarding, session) pairs of the events:
+                    // no need to read the onboarding's events to find its sessions.
+                    for summary in try snapshot.sessions(ofOnboarding: onboarding) where seen.insert(summary.id).inserted {
+                        ids.append(summary.id)
+                    }
+                    continue
+                }
                 try StoreEventSource.scan(snapshot, range) { view in
                     if let session = view.session, seen.insert(session).inserted { ids.append(session) }
                     return true
                 }
             }
             for id in ids {
-                var events: [ScannedEvent] = []
+                // Views stay valid for the whole read transaction, so a session's rows can be kept together.
+                var events: [StoreEventRow] = []
                 try snapshot.forEachEvent(inSession: id) { view in
-                    events.append(ScannedEvent(seq: view.seq, event: try snapshot.owned(view).event))
+                    events.append(StoreEventRow(view: view, strings: strings))
                     return true
                 }
                 guard let name = snapshot.string(for: id) else {

@@ -12,37 +12,10 @@ enum Dwell: Hashable, Sendable {
 }
 
 extension Event {
-    /// Whether the event ends a session's outcome (rule 8) and a screen's dwell (rule 7):
-    /// `onboarding_completed`, `open_paywall`, `close`, `error`.
-    var isTerminal: Bool {
-        switch payload {
-        case .analytics(.onboardingCompleted), .openPaywall, .close, .error: true
-        default: false
-        }
-    }
-
-    /// The outcome this event gives its session, if it is a terminal event.
-    var outcome: Exit? {
-        switch payload {
-        case .analytics(.onboardingCompleted): .completed
-        case .openPaywall: .paywall
-        case .close: .closed
-        case .error: .error
-        default: nil
-        }
-    }
-
     /// The `name` field: the analytics name, or the kind's wire name for other kinds.
     var queryName: String {
         if case .analytics(let a) = payload { return a.name }
         return kind.rawValue
-    }
-
-    /// Whether the event is `x`, an event kind or an analytics name (`did(x)`, funnel steps, `ignoring`).
-    func isEvent(_ x: String) -> Bool {
-        if kind.rawValue == x { return true }
-        if case .analytics(let a) = payload { return a.name == x }
-        return false
     }
 
     /// The value of an event field. Empty `element_id` and `reply` are absent (rule 11).
@@ -94,25 +67,26 @@ extension Event {
 /// One backward pass: for each position it knows the nearest following terminal event, the nearest
 /// following event with a screen index, and the nearest following one whose index differs from that one's.
 /// - Complexity: O(n).
-func dwellTimes(_ events: [Event]) -> [Dwell] {
-    var result = [Dwell](repeating: .none, count: events.count)
+func dwellTimes<R: EventRow>(_ rows: [R]) -> [Dwell] {
+    var result = [Dwell](repeating: .none, count: rows.count)
     var nextTerminal: Int?
     var nextScreen: (index: Int, screen: Int)?
     var nextOtherScreen: Int?  // nearest following position whose screen differs from nextScreen's
-    for i in stride(from: events.count - 1, through: 0, by: -1) {
-        let event = events[i]
-        if case .analytics(.screenPresented) = event.payload, let screen = event.meta?.screenIndex {
+    for i in stride(from: rows.count - 1, through: 0, by: -1) {
+        let row = rows[i]
+        let screen = row.screenIndex
+        if let screen, row.kind == .analytics, row.analyticsName == AnalyticsName.screenPresented.rawValue {
             var end: Int?
             if let next = nextScreen { end = next.screen != screen ? next.index : nextOtherScreen }
             if let t = nextTerminal, end == nil || t < end! { end = t }
             if let end {
-                result[i] = .value(events[end].time.microseconds &- event.time.microseconds)
+                result[i] = .value(rows[end].time.microseconds &- row.time.microseconds)
             } else {
                 result[i] = .censored
             }
         }
-        if event.isTerminal { nextTerminal = i }
-        if let screen = event.meta?.screenIndex {
+        if row.outcome != nil { nextTerminal = i }
+        if let screen {
             if let next = nextScreen, next.screen != screen { nextOtherScreen = next.index }
             nextScreen = (i, screen)
         }

@@ -20,8 +20,8 @@ struct SessionSummary {
     var emailCollected = false
     /// The last terminal event's outcome (rule 8), or nil: abandoned.
     var outcome: Exit?
-    /// Last write wins (rule 9).
-    var answers: [String: StateValue] = [:]
+    /// Last write wins (rule 9): element id → answer.
+    var answers: [String: Value] = [:]
     /// Kinds and analytics names seen.
     var seen: Set<String> = []
     /// `reachTimes[i]`: when the furthest screen index first became ≥ i (rule 3).
@@ -30,37 +30,40 @@ struct SessionSummary {
     init(id: String) { self.id = id }
 
     /// Folds the next event (in `(time, seq)` order) into the summary.
-    mutating func add(_ event: Event) {
-        if eventCount == 0 { started = event.time }
-        ended = event.time
+    mutating func add(_ row: some EventRow) {
+        let time = row.time
+        if eventCount == 0 { started = time }
+        ended = time
         eventCount += 1
-        if profile == nil { profile = event.profile }
-        if placement == nil { placement = event.placement }
-        if variation == nil { variation = event.variation }
-        if let meta = event.meta {
-            if onboarding == nil { onboarding = meta.onboardingID }
-            let screen = meta.screenIndex
+        if profile == nil, case .string(let s) = row.value(.profile) { profile = s }
+        if placement == nil, case .string(let s) = row.value(.placement) { placement = s }
+        if variation == nil, case .string(let s) = row.value(.variation) { variation = s }
+        if let screen = row.screenIndex {
+            if onboarding == nil, case .string(let s) = row.value(.onboarding) { onboarding = s }
             lastScreen = screen
-            totalScreens = max(totalScreens ?? meta.totalScreens, meta.totalScreens)
+            if case .integer(let t) = row.value(.totalScreens) { totalScreens = max(totalScreens ?? Int(t), Int(t)) }
             if furthestScreen == nil || screen > furthestScreen! {
                 furthestScreen = screen
                 // Screens are at most Meta.maxScreenIndex, so this stays bounded.
-                while reachTimes.count <= screen { reachTimes.append(event.time) }
+                while reachTimes.count <= screen { reachTimes.append(time) }
             }
         }
-        seen.insert(event.kind.rawValue)
-        switch event.payload {
-        case .analytics(let a):
-            seen.insert(a.name)
-            if case .onboardingCompleted = a { completed = true }
-            if case .userEmailCollected = a { emailCollected = true }
-        case .stateUpdated(let update):
-            if !update.elementID.isEmpty { answers[update.elementID] = update.value }
+        let kind = row.kind
+        seen.insert(kind.rawValue)
+        switch kind {
+        case .analytics:
+            if let name = row.analyticsName {
+                seen.insert(name)
+                if name == AnalyticsName.onboardingCompleted.rawValue { completed = true }
+                if name == AnalyticsName.userEmailCollected.rawValue { emailCollected = true }
+            }
+        case .stateUpdated:
+            if case .string(let element) = row.value(.element) { answers[element] = row.value(.value) }
         case .openPaywall: paywall = true
         case .close: closed = true
         default: break
         }
-        if let o = event.outcome { outcome = o }
+        if let o = row.outcome { outcome = o }
     }
 
     func value(_ field: SessionField) -> Value {
@@ -91,7 +94,7 @@ struct SessionSummary {
     func leaf(_ bound: Bound) -> Value {
         switch bound {
         case .session(let f): value(f)
-        case .answer(let element): answers[element].map(Value.answer) ?? .null
+        case .answer(let element): answers[element] ?? .null
         case .did(let x): .bool(seen.contains(x))
         case .reached(let n): .bool((furthestScreen ?? -1) >= n)
         default: .null

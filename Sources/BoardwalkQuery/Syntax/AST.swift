@@ -59,18 +59,23 @@ public enum SourceKind: String, Hashable, Sendable {
 
 /// An aggregate in `stats`: `p50(duration)`, `count()`, `rate(completed) as conversion`.
 public struct AggregateCall: Hashable, Sendable {
+    /// The aggregate's name as written (`p50`).
     public var function: String
+    /// The bytes of the name.
     public var functionRange: Range<Int>
     public var arguments: [Expr]
     /// The output column name (the alias, or the call's text as written, whitespace removed).
     public var column: String
+    /// The call's bytes, without any `as` alias.
     public var range: Range<Int>
 }
 
 /// An expression with an optional `as` name: group keys and `select` columns.
 public struct NamedExpr: Hashable, Sendable {
     public var expr: Expr
+    /// The output column name: the alias, or the expression's text with whitespace removed.
     public var column: String
+    /// The bytes of the expression and its alias.
     public var range: Range<Int>
 }
 
@@ -78,7 +83,9 @@ public struct NamedExpr: Hashable, Sendable {
 public struct FunnelStep: Hashable, Sendable {
     /// An event kind or analytics name.
     public var event: String
+    /// The bytes of the event name.
     public var eventRange: Range<Int>
+    /// The condition in parentheses, on event fields.
     public var predicate: Expr?
     /// The step as written, used as its name in results.
     public var text: String
@@ -99,14 +106,18 @@ public struct FunnelSpec: Hashable, Sendable {
     public var withinRange: Range<Int>?
     public var mode: FunnelMode
     public var modeRange: Range<Int>?
+    /// Event kinds or names that never break a strict chain, and their bytes.
     public var ignoring: [String]
     public var ignoringRanges: [Range<Int>]
+    /// Breakdown keys (rule 12).
     public var by: [NamedExpr]
 }
 
 /// A sort key of `sort`.
 public struct SortKey: Hashable, Sendable {
+    /// A column of the result.
     public var expr: Expr
+    /// `desc`; ascending otherwise.
     public var descending: Bool
 }
 
@@ -124,6 +135,7 @@ public enum StageKind: Hashable, Sendable {
     case explain
 }
 
+/// A stage with its bytes.
 public struct Stage: Hashable, Sendable {
     public var kind: StageKind
     /// The whole stage.
@@ -135,7 +147,9 @@ public struct Stage: Hashable, Sendable {
 /// A parsed query: a source and its stages.
 public struct QueryAST: Hashable, Sendable {
     public var source: SourceKind
+    /// The bytes of the source keyword.
     public var sourceRange: Range<Int>
     public var stages: [Stage]
+    /// The query text the ranges point into.
     public var text: String
 }
