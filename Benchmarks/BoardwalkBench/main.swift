@@ -13,15 +13,23 @@ let usage = """
       --list      list the benchmarks and exit
     """
 
+/// Reports a usage error the way the `boardwalk` tool does, and exits with EX_USAGE.
+func usageError(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("""
+        Error: \(message)
+        Usage: boardwalk-bench [--quick] [--json] [--runs N] [--warmup N] [--list] [FILTER...]
+          See 'boardwalk-bench --help' for more information.
+
+        """.utf8))
+    exit(64)
+}
+
 func parseOptions(_ arguments: [String]) -> RunOptions? {
     var options = RunOptions()
     var i = 0
     var runsGiven = false
     var warmupGiven = false
-    func fail(_ message: String) -> RunOptions? {
-        FileHandle.standardError.write(Data("Error: \(message)\n\(usage)\n".utf8))
-        exit(64)
-    }
+    func fail(_ message: String) -> RunOptions? { usageError(message) }
     while i < arguments.count {
         let a = arguments[i]
         switch a {
@@ -64,6 +72,7 @@ if options.list {
     for c in allCases { print(c.name + (c.isSubject ? "  (Boardwalk)" : "")) }
     exit(0)
 }
+if selected.isEmpty { usageError("no benchmark matches \(options.filters.joined(separator: ", ")) (see --list)") }
 
 var results: [BenchmarkResult] = []
 for c in selected {
