@@ -18,6 +18,7 @@ let package = Package(
     products: [
         .library(name: "Boardwalk", targets: ["Boardwalk"]),
         .executable(name: "boardwalk", targets: ["boardwalk"]),
+        .executable(name: "boardwalk-bench", targets: ["BoardwalkBench"]),
     ],
     targets: [
         // MARK: System libraries (Debian -dev packages)
@@ -53,6 +54,24 @@ let package = Package(
         ),
         .target(name: "BoardwalkCLI", dependencies: ["Boardwalk", "CEditLine"]),
         .executableTarget(name: "boardwalk", dependencies: ["BoardwalkCLI"]),
+
+        // MARK: Benchmarks (`swift run -c release boardwalk-bench`; see Benchmarks/README.md)
+        .target(name: "CAllocCounter", path: "Benchmarks/CAllocCounter"),
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Benchmarks/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .executableTarget(
+            name: "BoardwalkBench",
+            // CLMDB here only for the raw-LMDB peer the store is measured against.
+            dependencies: [
+                "BoardwalkModel", "BoardwalkGenerator", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore",
+                "BoardwalkCLI", "CAllocCounter", "CSQLite", "CLMDB",
+            ],
+            path: "Benchmarks/BoardwalkBench"
+        ),
 
         // MARK: Tests
         .testTarget(name: "BoardwalkModelTests", dependencies: ["BoardwalkModel"]),

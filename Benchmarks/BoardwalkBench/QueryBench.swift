@@ -1,0 +1,78 @@
+// Queries through `boardwalk query`, in process (BoardwalkCLI.run with a buffer for stdout): a screen
+// funnel over the whole store, and the same funnel on one onboarding of 50. Each run opens the store,
+// plans, reads and renders, as the command does.
+import BoardwalkCLI
+import BoardwalkGenerator
+import BoardwalkModel
+import BoardwalkStore
+import Foundation
+
+/// A store of `sessions` generated sessions over 50 onboardings, shared by the query benchmarks.
+final class QueryStore {
+    let sessions: Int
+    private(set) var path = ""
+    private(set) var events = 0
+    /// The onboarding with the most sessions: the selective query's target.
+    private(set) var busiestOnboarding = ""
+    private var dir = ""
+
+    init(sessions: Int) { self.sessions = sessions }
+
+    func make() throws {
+        if !path.isEmpty { return }
+        dir = try scratchDirectory("query-store")
+        path = dir + "/store"
+        let store = try Store.open(at: path, options: Store.Options(initialMapSize: 1 << 30))
+        defer { store.close() }
+        let data = SyntheticData(sessions: sessions, seed: 21, onboardings: 50)
+        var perOnboarding: [String: Int] = [:]
+        var batch: [Event] = []
+        batch.reserveCapacity(10_000)
+        for event in data.events() {
+            if event.kind == .onboardingLoaded, let id = event.meta?.onboardingID { perOnboarding[id, default: 0] += 1 }
+            batch.append(event)
+            if batch.count == 10_000 {
+                events += try store.append(batch).appended
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        events += try store.append(batch).appended
+        busiestOnboarding = perOnboarding.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? ""
+    }
+
+    // The store is removed with the rest of the scratch space when the benchmark process ends.
+}
+
+final class QueryBench: Benchmark {
+    let store: QueryStore
+    let query: (QueryStore) -> String
+    private var text = ""
+    private var rows = 0
+
+    init(store: QueryStore, query: @escaping (QueryStore) -> String) {
+        self.store = store
+        self.query = query
+    }
+
+    func setUp() throws {
+        try store.make()
+        text = query(store)
+    }
+
+    func run() throws -> UInt64 {
+        let out = BufferSink()
+        let err = BufferSink()
+        let status = BoardwalkCLI.run(
+            ["--db", store.path, "query", "--format", "json", text], Invocation(environment: [:], stdout: out, stderr: err))
+        if status != 0 { throw BenchError("boardwalk query exited \(status): \(err.text)") }
+        rows = out.text.split(separator: "\n").count
+        return UInt64(out.text.utf8.count)
+    }
+
+    func extraFigures() -> [Figure] {
+        [
+            Figure(name: "events in the store", value: Double(store.events), unit: ""),
+            Figure(name: "sessions in the store", value: Double(store.sessions), unit: ""),
+        ]
+    }
+}

@@ -1,0 +1,213 @@
+// The raw-LMDB peer: an `mdb_put` loop writing the store's two databases with the same keys and values,
+// durable commit per batch, and a full cursor scan. This file is the only code outside BoardwalkStore
+// that touches LMDB: it measures what the store adds over LMDB itself.
+import CLMDB
+import Foundation
+
+/// A minimal LMDB environment for the peer; fails loudly on any error.
+final class RawLMDB {
+    var env: OpaquePointer?
+    var events: MDB_dbi = 0
+    var sessions: MDB_dbi = 0
+    let path: String
+
+    init(path: String, mapSize: Int = 8 << 30) throws {
+        self.path = path
+        try check(mdb_env_create(&env), "mdb_env_create")
+        try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
+        try check(mdb_env_set_maxdbs(env, 4), "mdb_env_set_maxdbs")
+        // Default flags: a commit flushes data and meta page (two fsyncs), as a durable store does.
+        try check(mdb_env_open(env, path, 0, 0o644), "mdb_env_open")
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
+        try check(mdb_dbi_open(txn, "events", UInt32(MDB_CREATE), &events), "mdb_dbi_open events")
+        try check(mdb_dbi_open(txn, "sessions", UInt32(MDB_CREATE), &sessions), "mdb_dbi_open sessions")
+        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+    }
+
+    func close() {
+        if env != nil { mdb_env_close(env) }
+        env = nil
+    }
+
+    deinit { close() }
+
+    /// Writes every row to both databases in transactions of `batch` rows, committing each batch.
+    ///
+    /// - Parameter sorted: `false` puts rows in arrival order with `mdb_put` (the plain loop); `true`
+    ///   sorts each batch by key first, inside the timed work, and puts through a cursor, so consecutive
+    ///   puts land on the same leaf pages (what the store does).
+    func append(_ rows: Rows, batch: Int, sorted: Bool) throws -> UInt64 {
+        var written: UInt64 = 0
+        var order: [Int] = []
+        order.reserveCapacity(batch)
+        try rows.eventKeys.withUnsafeBytes { eventKeys in
+            try rows.sessionKeys.withUnsafeBytes { sessionKeys in
+                try rows.values.withUnsafeBytes { values in
+                    var start = 0
+                    while start < rows.count {
+                        let end = min(start + batch, rows.count)
+                        var txn: OpaquePointer?
+                        try check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
+                        do {
+                            order.removeAll(keepingCapacity: true)
+                            order.append(contentsOf: start..<end)
+                            if sorted {
+                                order.sort { a, b in
+                                    (rows.onboarding[a], rows.screen[a], rows.time[a], rows.seq[a])
+                                        < (rows.onboarding[b], rows.screen[b], rows.time[b], rows.seq[b])
+                                }
+                            }
+                            try put(txn, events, order, sorted: sorted) { i in
+                                (
+                                    MDB_val(mv_size: Rows.eventKeySize, mv_data: mutable(eventKeys, i * Rows.eventKeySize)),
+                                    MDB_val(mv_size: rows.valueOffsets[i + 1] - rows.valueOffsets[i],
+                                            mv_data: mutable(values, rows.valueOffsets[i]))
+                                )
+                            }
+                            if sorted {
+                                order.sort { a, b in
+                                    (rows.session[a], rows.time[a], rows.seq[a]) < (rows.session[b], rows.time[b], rows.seq[b])
+                                }
+                            }
+                            try put(txn, sessions, order, sorted: sorted) { i in
+                                (
+                                    MDB_val(mv_size: Rows.sessionKeySize, mv_data: mutable(sessionKeys, i * Rows.sessionKeySize)),
+                                    // The session index's value is (onboarding, screen): the event key's first 6 bytes.
+                                    MDB_val(mv_size: Rows.sessionValueSize, mv_data: mutable(eventKeys, i * Rows.eventKeySize))
+                                )
+                            }
+                        } catch {
+                            mdb_txn_abort(txn)
+                            throw error
+                        }
+                        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+                        written &+= UInt64(rows.valueOffsets[end] - rows.valueOffsets[start])
+                        start = end
+                    }
+                }
+            }
+        }
+        return written
+    }
+
+    private func put(
+        _ txn: OpaquePointer?, _ dbi: MDB_dbi, _ order: [Int], sorted: Bool, _ row: (Int) -> (MDB_val, MDB_val)
+    ) throws {
+        if sorted {
+            var cursor: OpaquePointer?
+            try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
+            defer { mdb_cursor_close(cursor) }
+            for i in order {
+                var (key, value) = row(i)
+                try check(mdb_cursor_put(cursor, &key, &value, 0), "mdb_cursor_put")
+            }
+        } else {
+            for i in order {
+                var (key, value) = row(i)
+                try check(mdb_put(txn, dbi, &key, &value, 0), "mdb_put")
+            }
+        }
+    }
+
+    /// Reads every key and value of the events database in key order.
+    func scan() throws -> (count: Int, checksum: UInt64) {
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
+        defer { mdb_txn_abort(txn) }
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, events, &cursor), "mdb_cursor_open")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var value = MDB_val()
+        var count = 0
+        var sum: UInt64 = 0
+        var op = MDB_FIRST
+        while mdb_cursor_get(cursor, &key, &value, op) == 0 {
+            op = MDB_NEXT
+            count += 1
+            // Touch the key's last byte and the value's first, as a decoder would start to.
+            sum &+= UInt64(key.mv_data.load(fromByteOffset: key.mv_size - 1, as: UInt8.self))
+            if value.mv_size > 0 { sum &+= UInt64(value.mv_data.load(as: UInt8.self)) }
+            sum &+= UInt64(value.mv_size)
+        }
+        return (count, sum)
+    }
+}
+
+@inline(__always)
+private func mutable(_ buffer: UnsafeRawBufferPointer, _ offset: Int) -> UnsafeMutableRawPointer {
+    // LMDB takes `void *` but does not write through a key or value given to a put.
+    UnsafeMutableRawPointer(mutating: buffer.baseAddress! + offset)
+}
+
+private func check(_ rc: Int32, _ what: String) throws {
+    if rc != 0 { throw BenchError("\(what): \(String(cString: mdb_strerror(rc))) (\(rc))") }
+}
+
+/// Append with both indexes, durable commit per batch, through raw `mdb_put`.
+final class RawLMDBAppendBench: Benchmark {
+    let rows: () throws -> Rows
+    let batch: Int
+    let label: String
+    let sorted: Bool
+    private var loaded: Rows?
+    private var db: RawLMDB?
+    private var dir = ""
+    private var bytesOnDisk = 0
+
+    init(label: String, batch: Int, sorted: Bool, rows: @escaping () throws -> Rows) {
+        self.label = label
+        self.batch = batch
+        self.sorted = sorted
+        self.rows = rows
+    }
+
+    func setUp() throws { loaded = try rows() }
+
+    func prepareRun() throws {
+        dir = try scratchDirectory("raw-lmdb-\(label)")
+        db = try RawLMDB(path: dir)
+    }
+
+    func run() throws -> UInt64 { try db!.append(loaded!, batch: batch, sorted: sorted) }
+
+    func finishRun() throws {
+        db?.close()
+        db = nil
+        bytesOnDisk = allocatedDiskBytes(dir)
+        removeScratch(dir)
+    }
+
+    func extraFigures() -> [Figure] {
+        [Figure(name: "bytes on disk per event", value: Double(bytesOnDisk) / Double(max(1, loaded?.count ?? 1)), unit: "B")]
+    }
+
+    func tearDown() throws { loaded = nil }
+}
+
+/// A full scan of the events database, key order, through a raw cursor.
+final class RawLMDBScanBench: Benchmark {
+    let rows: () throws -> Rows
+    private var db: RawLMDB?
+    private var dir = ""
+
+    init(rows: @escaping () throws -> Rows) { self.rows = rows }
+
+    func setUp() throws {
+        dir = try scratchDirectory("raw-lmdb-scan")
+        db = try RawLMDB(path: dir)
+        _ = try db!.append(try rows(), batch: 10_000, sorted: true)
+    }
+
+    func run() throws -> UInt64 {
+        let (count, sum) = try db!.scan()
+        return sum &+ UInt64(count)
+    }
+
+    func tearDown() throws {
+        db?.close()
+        db = nil
+        removeScratch(dir)
+    }
+}

@@ -1,0 +1,207 @@
+// What is measured, in which groups, on which inputs. Inputs are made lazily and cached, so a name filter
+// that selects one benchmark generates only what that benchmark reads.
+import BoardwalkGenerator
+import BoardwalkModel
+
+/// Input sizes for a full run and for `--quick`.
+struct Sizes {
+    /// Events of the JSON and codec benchmarks (the same events for Boardwalk and its peers).
+    var jsonEvents: Int
+    /// Passes over those events per run for Boardwalk's JSON reader and codec, which are too fast for one.
+    var jsonPasses: Int
+    var codecPasses: Int
+    var appendEvents: Int
+    var batch: Int
+    var fewSessions: Int
+    var manySessions: Int
+    /// Events of the end-to-end ingest, and of the small and large inputs of the memory measurement.
+    var ingestEvents: Int
+    var memorySmall: Int
+    var memoryLarge: Int
+    /// Sessions in the store the query benchmarks read.
+    var querySessions: Int
+
+    static let full = Sizes(
+        jsonEvents: 20_000, jsonPasses: 10, codecPasses: 50, appendEvents: 200_000, batch: 10_000,
+        fewSessions: 1_000, manySessions: 100_000, ingestEvents: 200_000, memorySmall: 100_000, memoryLarge: 400_000,
+        querySessions: 10_000)
+    static let quick = Sizes(
+        jsonEvents: 2_000, jsonPasses: 1, codecPasses: 1, appendEvents: 5_000, batch: 1_000,
+        fewSessions: 100, manySessions: 1_000, ingestEvents: 5_000, memorySmall: 2_000, memoryLarge: 8_000,
+        querySessions: 200)
+}
+
+/// Generated inputs, cached by what they depend on.
+final class Inputs {
+    let sizes: Sizes
+    private var eventsBySessions: [Int: [Event]] = [:]
+    private var rowsBySessions: [Int: Rows] = [:]
+    private var cachedLines: JSONLines?
+    private var cachedRecords: EncodedEvents?
+
+    init(sizes: Sizes) { self.sizes = sizes }
+
+    /// `count` events from `sessions` sessions in flight (a prefix of the same stream for smaller counts).
+    func events(sessions: Int, count: Int) -> [Event] {
+        if let cached = eventsBySessions[sessions], cached.count >= count { return Array(cached.prefix(count)) }
+        let made = SessionWorkload(sessionsInFlight: sessions).events(count)
+        eventsBySessions[sessions] = made
+        return made
+    }
+
+    private var cachedJSONEvents: [Event]?
+
+    /// The JSON and codec benchmarks' events: the generator's realistic corpus (50 onboardings, event ids
+    /// on most events, some sessions without an id), in time order.
+    var jsonEvents: [Event] {
+        if let cachedJSONEvents { return cachedJSONEvents }
+        let made = Array(SyntheticData(sessions: sizes.jsonEvents, seed: 7, onboardings: 50).events().prefix(sizes.jsonEvents))
+        cachedJSONEvents = made
+        return made
+    }
+
+    var jsonLines: JSONLines {
+        if let cachedLines { return cachedLines }
+        let made = JSONLines(jsonEvents)
+        cachedLines = made
+        return made
+    }
+
+    /// The JSON events as full codec records.
+    func records() throws -> EncodedEvents {
+        if let cachedRecords { return cachedRecords }
+        let made = try EncodedEvents(jsonEvents)
+        cachedRecords = made
+        return made
+    }
+
+    /// The append benchmarks' rows: the store's keys, the codec's record body as the value.
+    func rows(sessions: Int) throws -> Rows {
+        if let cached = rowsBySessions[sessions] { return cached }
+        let made = try Rows(codec: events(sessions: sessions, count: sizes.appendEvents))
+        rowsBySessions[sessions] = made
+        return made
+    }
+}
+
+/// Every benchmark and group, in report order.
+func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [BenchmarkCase]) {
+    let s = inputs.sizes
+    var groups: [BenchmarkGroup] = []
+    var cases: [BenchmarkCase] = []
+
+    // MARK: JSON line → event
+    groups.append(BenchmarkGroup(
+        name: "json-read",
+        title: "JSON line → event: \(s.jsonEvents) NDJSON lines from the generator, mixed kinds, every shape and envelope",
+    ))
+    cases.append(BenchmarkCase(
+        name: "json-read.boardwalk", group: "json-read", isSubject: true, items: s.jsonEvents * s.jsonPasses,
+        make: { JSONReaderBench(passes: s.jsonPasses, input: { inputs.jsonLines }) }))
+    cases.append(BenchmarkCase(
+        name: "json-read.foundation-jsondecoder", group: "json-read", isSubject: false, items: s.jsonEvents,
+        make: { FoundationJSONDecoderBench(input: { inputs.jsonLines }) }))
+    cases.append(BenchmarkCase(
+        name: "json-read.foundation-jsonserialization", group: "json-read", isSubject: false, items: s.jsonEvents,
+        make: { FoundationJSONSerializationBench(input: { inputs.jsonLines }) }))
+
+    // MARK: Binary record → event
+    groups.append(BenchmarkGroup(
+        name: "decode",
+        title: "record → event: the same \(s.jsonEvents) events as codec records, \(s.codecPasses) passes per run",
+        references: ["json-read.boardwalk", "json-read.foundation-jsondecoder", "json-read.foundation-jsonserialization"]))
+    cases.append(BenchmarkCase(
+        name: "decode.boardwalk-owned", group: "decode", isSubject: true, items: s.jsonEvents * s.codecPasses,
+        make: { CodecDecodeOwnedBench(passes: s.codecPasses, input: { try inputs.records() }) }))
+    cases.append(BenchmarkCase(
+        name: "decode.boardwalk-borrowed", group: "decode", isSubject: true, items: s.jsonEvents * s.codecPasses,
+        make: { CodecDecodeBorrowedBench(passes: s.codecPasses, input: { try inputs.records() }) }))
+
+    // MARK: Event → binary record
+    groups.append(BenchmarkGroup(
+        name: "encode", title: "event → record: the same \(s.jsonEvents) events (the peer writes JSON)"))
+    cases.append(BenchmarkCase(
+        name: "encode.boardwalk", group: "encode", isSubject: true, items: s.jsonEvents * s.codecPasses,
+        make: { CodecEncodeBench(passes: s.codecPasses, input: { inputs.jsonEvents }) }))
+    cases.append(BenchmarkCase(
+        name: "encode.foundation-jsonencoder", group: "encode", isSubject: false, items: s.jsonEvents,
+        make: { FoundationJSONEncoderBench(input: { inputs.jsonEvents }) }))
+
+    // MARK: Append to the store
+    for sessions in [s.fewSessions, s.manySessions] {
+        let group = "append-\(sessions)"
+        groups.append(BenchmarkGroup(
+            name: group,
+            title: "append, both indexes, durable commit per \(s.batch) events: \(s.appendEvents) events, "
+                + "\(sessions) sessions in flight"))
+        let events = { inputs.events(sessions: sessions, count: s.appendEvents) }
+        cases.append(BenchmarkCase(
+            name: "\(group).boardwalk", group: group, isSubject: true, items: s.appendEvents,
+            make: { StoreAppendBench(label: "\(sessions)", batch: s.batch, input: events) }))
+        if sessions == s.fewSessions {
+            // How much of the append is flushing: the same append without fsync at commit.
+            cases.append(BenchmarkCase(
+                name: "\(group).boardwalk-nosync", group: group, isSubject: false, items: s.appendEvents, isVariant: true,
+                make: { StoreAppendBench(label: "\(sessions)-nosync", batch: s.batch, durability: .noSync, input: events) }))
+        }
+        cases.append(BenchmarkCase(
+            name: "\(group).raw-lmdb", group: group, isSubject: false, items: s.appendEvents,
+            make: {
+                RawLMDBAppendBench(label: "\(sessions)", batch: s.batch, sorted: false, rows: { try inputs.rows(sessions: sessions) })
+            }))
+        cases.append(BenchmarkCase(
+            name: "\(group).raw-lmdb-sorted", group: group, isSubject: false, items: s.appendEvents,
+            make: {
+                RawLMDBAppendBench(label: "\(sessions)-sorted", batch: s.batch, sorted: true, rows: { try inputs.rows(sessions: sessions) })
+            }))
+        cases.append(BenchmarkCase(
+            name: "\(group).sqlite", group: group, isSubject: false, items: s.appendEvents,
+            make: { SQLiteAppendBench(label: "\(sessions)", batch: s.batch, rows: { try inputs.rows(sessions: sessions) }) }))
+    }
+
+    // MARK: Full scan
+    groups.append(BenchmarkGroup(
+        name: "scan", title: "full scan in key order: \(s.appendEvents) events (\(s.fewSessions) sessions in flight when written)"))
+    cases.append(BenchmarkCase(
+        name: "scan.boardwalk", group: "scan", isSubject: true, items: s.appendEvents,
+        make: { StoreScanBench(input: { inputs.events(sessions: s.fewSessions, count: s.appendEvents) }) }))
+    cases.append(BenchmarkCase(
+        name: "scan.raw-lmdb", group: "scan", isSubject: false, items: s.appendEvents,
+        make: { RawLMDBScanBench(rows: { try inputs.rows(sessions: s.fewSessions) }) }))
+    cases.append(BenchmarkCase(
+        name: "scan.sqlite", group: "scan", isSubject: false, items: s.appendEvents,
+        make: { SQLiteScanBench(rows: { try inputs.rows(sessions: s.fewSessions) }) }))
+
+    // MARK: End to end
+    groups.append(BenchmarkGroup(
+        name: "ingest",
+        title: "NDJSON file → store, end to end (read, parse, append, durable commit per \(s.batch)): "
+            + "\(s.ingestEvents) generated events"))
+    cases.append(BenchmarkCase(
+        name: "ingest.boardwalk", group: "ingest", isSubject: true, items: s.ingestEvents,
+        make: { IngestBench(events: s.ingestEvents, batch: s.batch) }))
+    groups.append(BenchmarkGroup(
+        name: "rss",
+        title: "peak memory while ingesting \(s.memorySmall) and \(s.memoryLarge) events, one child process each"))
+    cases.append(BenchmarkCase(
+        name: "rss.boardwalk-ingest", group: "rss", isSubject: true, items: s.memorySmall + s.memoryLarge, fixedRuns: 1,
+        make: { IngestMemoryBench(small: s.memorySmall, large: s.memoryLarge, batch: s.batch) }))
+
+    // MARK: Queries
+    let queryStore = QueryStore(sessions: s.querySessions)
+    groups.append(BenchmarkGroup(
+        name: "query",
+        title: "boardwalk query, in process (open, plan, read, render JSON): \(s.querySessions) generated sessions, "
+            + "50 onboardings; items = sessions in the store",
+        notYetMeasured: ["query.duckdb: DuckDB on the same events is scripts/duckdb_compare.py's job, not this executable's"]))
+    cases.append(BenchmarkCase(
+        name: "query.funnel-whole-store", group: "query", isSubject: true, items: s.querySessions,
+        make: { QueryBench(store: queryStore, query: { _ in "sessions | funnel" }) }))
+    cases.append(BenchmarkCase(
+        name: "query.funnel-one-onboarding", group: "query", isSubject: true, items: s.querySessions,
+        make: {
+            QueryBench(store: queryStore, query: { "sessions | where onboarding == \"\($0.busiestOnboarding)\" | funnel" })
+        }))
+
+    return (groups, cases)
+}

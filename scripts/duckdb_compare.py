@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Times the same funnels in `boardwalk query` and in DuckDB over the same events, and prints the ratio.
+
+Setup (DuckDB comes from PyPI):
+
+    python3 -m venv .venv && .venv/bin/pip install duckdb
+    swift build -c release --product boardwalk
+    .venv/bin/python scripts/duckdb_compare.py --sessions 20000
+
+What it does:
+  1. `boardwalk generate` a corpus, `boardwalk ingest` it into a fresh store.
+  2. `boardwalk export --format csv` the stored events (so DuckDB gets the store's sessions, inferred ones
+     included) and writes them to Parquet ordered by (onboarding, screen, time): the same clustering as the
+     store's key, which lets DuckDB skip row groups for one onboarding; the strongest fair layout for it.
+  3. Runs two queries in both, checks that the `step` and `sessions` columns agree, and times them:
+     - the screen funnel over the whole store:      sessions | funnel
+     - the screen funnel of the busiest onboarding: sessions | where onboarding == "…" | funnel
+     Boardwalk is timed as the command a user runs (a process per query: start, open, plan, read, render);
+     the start-up of a trivial command (`boardwalk --version`) is printed beside it. DuckDB runs in process
+     on an open connection, reading the Parquet file, single-threaded unless --threads says otherwise
+     (Boardwalk's query is single-threaded).
+Times are the best of --runs runs. The machine is shared and noisy: read the ratios.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import duckdb
+except ImportError:
+    sys.exit("duckdb is not installed: python3 -m venv .venv && .venv/bin/pip install duckdb")
+
+# The screen funnel of docs/analytics-semantics.md rule 3: step i counts sessions whose furthest screen index
+# is >= i; steps run from 0 to the largest total_screens (or furthest index + 1) among the sessions in scope;
+# median_time is the median (linear interpolation, rule 6) over sessions of the time from the session's first
+# event to its first event at a screen >= i.
+FUNNEL_SQL = """
+WITH ev AS (
+    SELECT session, epoch_us(time) AS t, screen, total_screens
+    FROM read_parquet(?) {where}
+),
+s AS (
+    SELECT session, min(t) AS t0, max(screen) AS furthest, max(total_screens) AS total
+    FROM ev GROUP BY session
+),
+n AS (SELECT max(greatest(coalesce(total, 0), coalesce(furthest + 1, 0))) AS steps FROM s),
+st AS (SELECT range AS step FROM range(0, (SELECT steps FROM n))),
+reach AS (
+    SELECT e.session, st.step, min(e.t) AS t
+    FROM ev e JOIN st ON e.screen >= st.step
+    GROUP BY e.session, st.step
+)
+SELECT st.step, count(r.session) AS sessions, quantile_cont((r.t - s.t0) / 1e6, 0.5) AS median_time
+FROM st LEFT JOIN reach r ON r.step = st.step LEFT JOIN s ON s.session = r.session
+GROUP BY st.step ORDER BY st.step
+"""
+
+
+def run(cmd, **kwargs):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kwargs)
+
+
+def best_of(runs, fn):
+    times = []
+    result = None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=20000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1, help="DuckDB threads (default 1, like Boardwalk)")
+    parser.add_argument("--boardwalk", default=".build/release/boardwalk", help="the boardwalk executable")
+    parser.add_argument("--workdir", default=None, help="where the corpus, store and Parquet go (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args()
+
+    if not os.access(args.boardwalk, os.X_OK):
+        sys.exit(f"{args.boardwalk} not found: swift build -c release --product boardwalk")
+    work = args.workdir or tempfile.mkdtemp(prefix="boardwalk-duckdb-")
+    os.makedirs(work, exist_ok=True)
+    corpus, store = os.path.join(work, "corpus.ndjson"), os.path.join(work, "store")
+    csv, parquet = os.path.join(work, "events.csv"), os.path.join(work, "events.parquet")
+    shutil.rmtree(store, ignore_errors=True)
+    bw = [args.boardwalk, "--db", store]
+    try:
+        with open(corpus, "w") as out:
+            subprocess.run([args.boardwalk, "generate", "--sessions", str(args.sessions), "--seed", str(args.seed)],
+                           check=True, stdout=out)
+        ingest = run(bw + ["ingest", corpus])
+        with open(csv, "w") as out:
+            subprocess.run(bw + ["export", "--format", "csv"], check=True, stdout=out, stderr=subprocess.DEVNULL)
+
+        con = duckdb.connect()
+        con.execute(f"SET threads = {args.threads}")
+        con.execute(f"""
+            COPY (SELECT * FROM read_csv(?, header = true, auto_detect = true)
+                  ORDER BY onboarding, screen, time, seq)
+            TO '{parquet}' (FORMAT parquet)""", [csv])
+        events = con.execute("SELECT count(*) FROM read_parquet(?)", [parquet]).fetchone()[0]
+        busiest = con.execute("""
+            SELECT onboarding FROM read_parquet(?) WHERE onboarding IS NOT NULL
+            GROUP BY onboarding ORDER BY count(DISTINCT session) DESC, onboarding LIMIT 1""", [parquet]).fetchone()[0]
+
+        startup, _ = best_of(args.runs, lambda: run([args.boardwalk, "--version"]))
+        cases = [
+            ("funnel over the whole store", "sessions | funnel", "", []),
+            ("funnel of one onboarding of 50", f'sessions | where onboarding == "{busiest}" | funnel',
+             # Events of the onboarding (row groups pruned by the sort), plus its sessions' events without
+             # meta (errors outside the page), which still count for a session's start.
+             "WHERE onboarding = ? OR (onboarding IS NULL AND session IN "
+             "(SELECT session FROM read_parquet(?) WHERE onboarding = ?))", [busiest, parquet, busiest]),
+        ]
+        results = []
+        for title, query, where, params in cases:
+            bw_time, bw_out = best_of(args.runs, lambda: run(bw + ["query", "--format", "json", query]).stdout)
+            sql = FUNNEL_SQL.format(where=where)
+            dk_time, dk_rows = best_of(args.runs, lambda: con.execute(sql, [parquet] + params).fetchall())
+            bw_rows = json.loads(bw_out)
+            agree = [(r["step"], r["sessions"]) for r in bw_rows] == [(s, n) for s, n, _ in dk_rows]
+            medians_agree = len(bw_rows) == len(dk_rows) and all(
+                (r.get("median_time") is None) == (m is None) and (m is None or abs(r["median_time"] - m) < 1e-6)
+                for r, (_, _, m) in zip(bw_rows, dk_rows))
+            results.append({
+                "query": title, "boardwalk_query": query, "boardwalk_seconds": bw_time, "duckdb_seconds": dk_time,
+                "boardwalk_speedup": dk_time / bw_time, "results_agree": agree, "medians_agree": medians_agree,
+                "steps": len(bw_rows),
+            })
+    finally:
+        if not args.keep and args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+    report = {"sessions": args.sessions, "events": events, "duckdb_version": duckdb.__version__,
+              "duckdb_threads": args.threads, "boardwalk_startup_seconds": startup, "runs": args.runs,
+              "ingest": ingest.stdout.strip().splitlines()[-1] if ingest.stdout.strip() else "", "results": results}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"{args.sessions} sessions, {events} events; DuckDB {duckdb.__version__} with {args.threads} thread(s) "
+          f"over Parquet ordered by (onboarding, screen, time); best of {args.runs}")
+    print(f"boardwalk process start-up (boardwalk --version): {startup * 1e3:.1f} ms, included in its times below")
+    for r in results:
+        verdict = "results agree" if r["results_agree"] else "RESULTS DIFFER (step, sessions)"
+        verdict += ", medians agree" if r["medians_agree"] else ", MEDIAN TIMES DIFFER"
+        print(f"{r['query']:34} boardwalk {r['boardwalk_seconds'] * 1e3:8.1f} ms   duckdb {r['duckdb_seconds'] * 1e3:8.1f} ms"
+              f"   boardwalk is {r['boardwalk_speedup']:.2f}x as fast   {verdict}")
+    if not all(r["results_agree"] for r in results):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
