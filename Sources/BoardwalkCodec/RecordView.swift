@@ -157,13 +157,13 @@ public struct RecordView {
         if let header {
             guard header.hasMeta == hasMeta else { throw CodecError(offset: flagsOffset, reason: .contextMismatch) }
             _time = header.time.microseconds
-            if let s = header.screenIndex {
+            if hasMeta, let s = header.screenIndex, let o = header.onboarding {
                 guard Int(s) <= Meta.maxScreenIndex else {
                     throw CodecError(offset: 0, reason: .invalidValue(field: "screen index", value: Int64(s)))
                 }
                 screen = s
+                onboardingRef = o
             }
-            if let o = header.onboarding { onboardingRef = o }
         } else {
             _time = Int64(bitPattern: try r.fixed64())
             if hasMeta {
