@@ -11,6 +11,7 @@ public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What was wrong.
     public var reason: Reason
 
+    /// An error at `offset` for `reason`.
     @inlinable
     public init(offset: Int, reason: Reason) {
         self.offset = offset
@@ -59,12 +60,14 @@ public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
         case countMismatch(declared: UInt64, actual: UInt64)
     }
 
+    /// `codec error at byte 17: checksum mismatch: …`.
     public var description: String {
         "codec error at byte \(offset): \(reason)"
     }
 }
 
 extension CodecError.Reason: CustomStringConvertible {
+    /// The reason in words.
     public var description: String {
         switch self {
         case .truncated: "truncated: the bytes end before the structure does"
@@ -118,6 +121,7 @@ public struct EncodingError: Error, Hashable, Sendable, CustomStringConvertible 
     @inlinable
     public init(_ reason: Reason) { self.reason = reason }
 
+    /// The reason in words.
     public var description: String {
         switch reason {
         case .screenIndexOutOfRange(let i): "cannot encode screen index \(i): outside 0...\(Meta.maxScreenIndex)"

@@ -14,6 +14,7 @@ public struct RecordHeader: Hashable, Sendable {
     /// The screen index, `0...Meta.maxScreenIndex`, or `nil` when the event has no `meta`.
     public var screenIndex: UInt16?
 
+    /// A header; pass `nil` for both `onboarding` and `screenIndex` for an event without `meta`.
     @inlinable
     public init(time: Timestamp, onboarding: StringID?, screenIndex: UInt16?) {
         self.time = time

@@ -90,15 +90,13 @@ extension RecordView {
                 domain: try resolve(r1, "error.domain"), code: Int(truncatingIfNeeded: Int64(bitPattern: n0)),
                 message: try resolve(r2, "error.message")))
         }
+        let session = try resolveOptional(sessionRef, "session")
+        let profile = try resolveOptional(profileRef, "profile")
+        let placement = try resolveOptional(placementRef, "placement")
+        let variation = try resolveOptional(variationRef, "variation")
         return Event(
-            time: time,
-            session: try resolveOptional(sessionRef, "session"),
-            profile: try resolveOptional(profileRef, "profile"),
-            eventID: eventID,
-            placement: try resolveOptional(placementRef, "placement"),
-            variation: try resolveOptional(variationRef, "variation"),
-            meta: meta,
-            payload: payload)
+            time: time, session: session, profile: profile, eventID: eventID, placement: placement,
+            variation: variation, meta: meta, payload: payload)
     }
 }
 

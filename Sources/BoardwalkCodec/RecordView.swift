@@ -157,13 +157,13 @@ public struct RecordView {
         if let header {
             guard header.hasMeta == hasMeta else { throw CodecError(offset: flagsOffset, reason: .contextMismatch) }
             _time = header.time.microseconds
-            if let s = header.screenIndex {
+            if hasMeta, let s = header.screenIndex, let o = header.onboarding {
                 guard Int(s) <= Meta.maxScreenIndex else {
                     throw CodecError(offset: 0, reason: .invalidValue(field: "screen index", value: Int64(s)))
                 }
                 screen = s
+                onboardingRef = o
             }
-            if let o = header.onboarding { onboardingRef = o }
         } else {
             _time = Int64(bitPattern: try r.fixed64())
             if hasMeta {
@@ -269,7 +269,9 @@ public struct RecordView {
 
 /// An analytics event's name in a ``RecordView``: a known name, or the id of an unknown name's raw text.
 public enum AnalyticsNameRef: Hashable, Sendable {
+    /// One of the names the SDKs know.
     case known(AnalyticsName)
+    /// Any other name, kept verbatim: the id of its text.
     case unknown(StringID)
 }
 
@@ -289,8 +291,11 @@ public enum EventIDRef: Hashable, Sendable {
 
 /// The three string ids of a select or multi-select option.
 public struct ChoiceRef: Hashable, Sendable {
+    /// The option's id.
     public var id: StringID
+    /// The option's value (what analytics group by).
     public var value: StringID
+    /// The text the user saw.
     public var label: StringID
 
     @inlinable
@@ -317,6 +322,7 @@ public struct ChoiceRefs: Sequence {
         self.single = single
     }
 
+    /// Reads the options one by one from the record's (already validated) bytes.
     public struct Iterator: IteratorProtocol {
         @usableFromInline let base: UnsafeRawPointer
         @usableFromInline var position: Int
@@ -331,6 +337,7 @@ public struct ChoiceRefs: Sequence {
             single = c.single
         }
 
+        /// The next option, or `nil` after the last.
         @inlinable
         public mutating func next() -> ChoiceRef? {
             if let s = single {
@@ -347,9 +354,11 @@ public struct ChoiceRefs: Sequence {
         }
     }
 
+    /// An iterator over the options.
     @inlinable
     public func makeIterator() -> Iterator { Iterator(self) }
 
+    /// The number of options.
     @inlinable
     public var underestimatedCount: Int { count }
 }

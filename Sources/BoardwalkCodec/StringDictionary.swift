@@ -144,6 +144,7 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     ///   amortised O(1) growth.
     @inlinable
     public mutating func intern(_ string: String) -> StringID {
+        // A String is 16 bytes on 64-bit platforms (unsafeBitCast checks the sizes match).
         let (a, b) = unsafeBitCast(string, to: (UInt64, UInt64).self)
         let slot = Int(truncatingIfNeeded: ((a &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F)) >> (64 - UInt64(StringTable.cacheBits)))
         let key = cacheKeys[slot]

@@ -245,12 +245,18 @@ private func batchError(_ bytes: [UInt8]) -> CodecError? {
         #expect(recordError(uuid) == CodecError(offset: 11, reason: .invalidValue(field: "event id letter case", value: 3)))
     }
 
-    @Test func bodyContextMismatch() {
+    @Test func bodyContextMismatch() throws {
         let body = Hex.decode("25400110")  // onboarding_loaded with meta
         let noMeta = RecordHeader(time: Golden.t, onboarding: nil, screenIndex: nil)
         #expect(bodyError(body, header: noMeta) == CodecError(offset: 1, reason: .contextMismatch))
         let meta = RecordHeader(time: Golden.t, onboarding: 0, screenIndex: 0)
         #expect(bodyError(body, header: meta) == nil)
+        // Half a header (an onboarding without a screen) means no meta, and the view says so consistently.
+        let half = RecordHeader(time: Golden.t, onboarding: 7, screenIndex: nil)
+        #expect(bodyError(body, header: half) == CodecError(offset: 1, reason: .contextMismatch))
+        let bodyWithoutMeta = Hex.decode("2500")
+        let view = try bodyWithoutMeta.withUnsafeBytes { try RecordView(body: $0, header: half) }
+        #expect(view.onboarding == nil && view.screenIndex == nil && view.header == noMeta)
         let badScreen = RecordHeader(time: Golden.t, onboarding: 0, screenIndex: RecordFormat.noScreen)
         #expect(bodyError(body, header: badScreen)?.reason == .invalidValue(field: "screen index", value: 65_535))
     }
