@@ -43,8 +43,8 @@ let package = Package(
         .target(name: "BoardwalkJSON", dependencies: ["BoardwalkModel", "CSimdjson"]),
         .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel"]),
         .target(name: "BoardwalkStore", dependencies: ["BoardwalkModel", "BoardwalkCodec", "CLMDB"]),
-        .target(name: "BoardwalkQuery", dependencies: ["BoardwalkModel", "BoardwalkCodec", "BoardwalkStore"]),
-        .target(name: "BoardwalkGenerator", dependencies: ["BoardwalkModel"]),
+        .target(name: "BoardwalkQuery", dependencies: ["BoardwalkModel", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore"]),
+        .target(name: "BoardwalkGenerator", dependencies: ["BoardwalkModel", "BoardwalkJSON"]),
         .target(
             name: "Boardwalk",
             dependencies: [

@@ -1,3 +1,4 @@
+import BoardwalkJSON
 import BoardwalkModel
 
 /// Writes events as NDJSON lines in the shapes real sources produce (see `docs/events.md`), for test corpora
@@ -311,7 +312,7 @@ struct JSONObjectWriter {
 
     mutating func key(_ k: String) {
         separator()
-        JSONObjectWriter.appendString(k, to: &out)
+        JSONString.append(k, to: &out)
         out.append(":")
     }
 
@@ -319,45 +320,12 @@ struct JSONObjectWriter {
         if first.last == true { first[first.count - 1] = false } else { out.append(",") }
     }
 
-    mutating func string(_ s: String) { JSONObjectWriter.appendString(s, to: &out) }
+    mutating func string(_ s: String) { JSONString.append(s, to: &out) }
     mutating func int(_ v: Int64) { out.append(String(v)) }
 
     /// Finite doubles in Swift's shortest round-trip form (`25.0`, `72.5`), which is valid JSON.
     mutating func double(_ d: Double) {
         precondition(d.isFinite, "JSON has no non-finite numbers")
         out.append(d.description)
-    }
-
-    /// Appends `s` as a JSON string: quotes, backslashes and control characters escaped, the rest as UTF-8.
-    static func appendString(_ s: String, to out: inout String) {
-        var s = s
-        // Works on UTF-8 bytes: every byte of a multi-byte sequence is >= 0x80, so only ASCII needs a look.
-        let clean = s.withUTF8 { bytes in !bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }
-        out.append("\"")
-        if clean {
-            out.append(s)
-        } else {
-            var escaped: [UInt8] = []
-            s.withUTF8 { bytes in
-                escaped.reserveCapacity(bytes.count + 8)
-                for b in bytes {
-                    switch b {
-                    case 0x22: escaped += [0x5C, 0x22]
-                    case 0x5C: escaped += [0x5C, 0x5C]
-                    case 0x0A: escaped += [0x5C, UInt8(ascii: "n")]
-                    case 0x0D: escaped += [0x5C, UInt8(ascii: "r")]
-                    case 0x09: escaped += [0x5C, UInt8(ascii: "t")]
-                    case 0x08: escaped += [0x5C, UInt8(ascii: "b")]
-                    case 0x0C: escaped += [0x5C, UInt8(ascii: "f")]
-                    case 0..<0x20:
-                        let hex = Array("0123456789abcdef".utf8)
-                        escaped += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]]
-                    default: escaped.append(b)
-                    }
-                }
-            }
-            out.append(String(decoding: escaped, as: UTF8.self))
-        }
-        out.append("\"")
     }
 }

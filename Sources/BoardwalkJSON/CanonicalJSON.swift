@@ -129,35 +129,8 @@ public enum CanonicalJSON {
         out.append(UInt8(ascii: "}"))
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// A JSON string: `"` and `\` escaped, control characters as `\n`-style or `\u00XX` escapes, the rest raw UTF-8.
     static func string(_ s: String, _ out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        var s = s
-        s.withUTF8 { bytes in
-            var runStart = 0
-            for i in 0..<bytes.count {
-                let c = bytes[i]
-                if c >= 0x20 && c != 0x22 && c != 0x5C { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                runStart = i + 1
-                out.append(UInt8(ascii: "\\"))
-                switch c {
-                case 0x22: out.append(0x22)
-                case 0x5C: out.append(0x5C)
-                case 0x0A: out.append(UInt8(ascii: "n"))
-                case 0x0D: out.append(UInt8(ascii: "r"))
-                case 0x09: out.append(UInt8(ascii: "t"))
-                case 0x08: out.append(UInt8(ascii: "b"))
-                case 0x0C: out.append(UInt8(ascii: "f"))
-                default:
-                    out.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 15)]])
-                }
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONString.append(s, to: &out)
     }
 
     static func integer(_ v: Int64, _ out: inout [UInt8]) {

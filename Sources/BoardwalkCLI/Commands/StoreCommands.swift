@@ -347,11 +347,7 @@ enum CSVExport {
 
     /// The answer as compact JSON text.
     static func valueJSON(_ value: StateValue) -> String {
-        func s(_ t: String) -> String {
-            var out = ""
-            JSONText.appendString(t, to: &out)
-            return out
-        }
+        func s(_ t: String) -> String { JSONString.quoted(t) }
         func choice(_ c: Choice) -> String { "{\"id\":\(s(c.id)),\"value\":\(s(c.value)),\"label\":\(s(c.label))}" }
         switch value {
         case .select(let c): return choice(c)
@@ -366,30 +362,6 @@ enum CSVExport {
             if let y = p.year { parts.append("\"year\":\(y)") }
             return "{" + parts.joined(separator: ",") + "}"
         }
-    }
-}
-
-/// JSON string escaping for the CLI's own JSON text.
-enum JSONText {
-    static func appendString(_ s: String, to out: inout String) {
-        out.append("\"")
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out.append("\\\"")
-            case "\\": out.append("\\\\")
-            case "\n": out.append("\\n")
-            case "\r": out.append("\\r")
-            case "\t": out.append("\\t")
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out.append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out.append("\"")
     }
 }
 

@@ -1,3 +1,4 @@
+import BoardwalkJSON
 extension ResultTable {
     /// Renders the table; the output is exact and stable, for scripts as much as for people.
     /// - Complexity: O(cells).
@@ -41,7 +42,7 @@ extension ResultTable {
             out += "  {"
             for (i, value) in row.enumerated() {
                 if i > 0 { out += ", " }
-                out += Value.jsonString(columns[i]) + ": " + value.jsonText
+                out += JSONString.quoted(columns[i]) + ": " + value.jsonText
             }
             out += r == rows.count - 1 ? "}\n" : "},\n"
         }
@@ -123,7 +124,7 @@ extension Value {
         case .string(let s): s
         case .duration(let d): Value.exactNumber(d / 1_000_000)
         case .time(let t): t.iso8601
-        case .set(let items): "[" + items.map(Value.jsonString).joined(separator: ",") + "]"
+        case .set(let items): "[" + items.map(JSONString.quoted).joined(separator: ",") + "]"
         }
     }
 
@@ -135,31 +136,10 @@ extension Value {
             guard d.isFinite else { return "null" }
             if case .duration = self { return Value.exactNumber(d / 1_000_000) }
             return Value.exactNumber(d)
-        case .string(let s): return Value.jsonString(s)
-        case .time(let t): return Value.jsonString(t.iso8601)
+        case .string(let s): return JSONString.quoted(s)
+        case .time(let t): return JSONString.quoted(t.iso8601)
         default: return exactText
         }
-    }
-
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 
     static func csvField(_ s: String) -> String {
