@@ -37,6 +37,7 @@ public final class EventReader {
     deinit {
         bw_parser_destroy(parser)
         scratch.deallocate()
+        strings.deallocate()
     }
 
     /// The simdjson kernel in use (`haswell` on x86-64).

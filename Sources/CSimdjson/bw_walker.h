@@ -49,6 +49,22 @@ struct walker {
     }
 
     bool string_value(sj_value &v, bw_slot &s) noexcept {
+        // The common case, a string without escapes, is read in place: the token runs from the opening
+        // quote to the next structural character, so after trailing whitespace it ends with the closing
+        // quote, and its bytes are the value. Stage 1 already checked the whole line's UTF-8 and rejected
+        // unescaped control characters, so this skips only simdjson's copy into its string buffer. The
+        // value is left unconsumed; the enclosing object or array skips the one token.
+        std::string_view tok = v.raw_json_token();
+        size_t n = tok.size();
+        while (n > 2 && (tok[n - 1] == ' ' || tok[n - 1] == '\t' || tok[n - 1] == '\n' || tok[n - 1] == '\r')) n--;
+        if (n >= 2 && tok[0] == '"' && tok[n - 1] == '"' && std::memchr(tok.data() + 1, '\\', n - 2) == nullptr) {
+            if (n - 2 > max_string) return fail(BW_E_STRING_TOO_LONG, s.offset);
+            s.type = BW_STRING;
+            s.s = tok.data() + 1;
+            s.len = uint32_t(n - 2);
+            s.i = -1;
+            return true;
+        }
         std::string_view sv;
         if (auto e = v.get_string().get(sv)) return fail_sj(e, s.offset);
         if (sv.size() > max_string) return fail(BW_E_STRING_TOO_LONG, s.offset);
