@@ -3,7 +3,8 @@
 /// and a UTF-8 validation.
 ///
 /// The tables are raw allocations rather than arrays: a lookup is on every string of every line, and arrays
-/// cost a bounds check and (on a store) a uniqueness check each time. The owner calls ``deallocate()`` once.
+/// cost a bounds check and (on a store) a uniqueness check each time. Copies share the tables; the owner calls
+/// ``deallocate()`` once.
 struct StringCache {
     private static let size = 1024
     private let hashes: UnsafeMutablePointer<UInt64>
@@ -26,8 +27,12 @@ struct StringCache {
     /// The string for `bytes` (valid UTF-8), made once and then reused while it stays in the cache.
     ///
     /// Short strings are cached too: a hit costs a hash and a compare, less than `String(decoding:)`'s validation.
+    ///
+    /// Not `mutating`: the tables are written through their pointers, so the cache is passed by value and
+    /// building an event needs no exclusive access to the reader's stored property (which made Swift copy
+    /// the finished `Event` out of the access scope).
     @inline(__always)
-    mutating func string(_ bytes: UnsafeRawBufferPointer) -> String {
+    func string(_ bytes: UnsafeRawBufferPointer) -> String {
         let n = bytes.count
         if n == 0 { return "" }
         let first: UInt64, last: UInt64
