@@ -17,7 +17,7 @@ public final class EventReader {
     let parser: OpaquePointer
     /// A padded copy of a line, for lines whose bytes are not followed by `BW_PADDING` readable bytes.
     var scratch: UnsafeMutableRawBufferPointer
-    var strings = StringCache()
+    let strings = StringCache()
 
     /// Makes a reader.
     ///
@@ -37,6 +37,7 @@ public final class EventReader {
     deinit {
         bw_parser_destroy(parser)
         scratch.deallocate()
+        strings.deallocate()
     }
 
     /// The simdjson kernel in use (`haswell` on x86-64).
@@ -120,6 +121,6 @@ public final class EventReader {
         if status.error != Int32(BW_OK.rawValue) {
             throw view.parseError(bytes: UnsafeRawBufferPointer(start: base, count: count))
         }
-        return try view.event(arrival: arrival, strings: &strings)
+        return try view.event(arrival: arrival, strings: strings)
     }
 }

@@ -10,7 +10,7 @@ private let bridgeEventMask: UInt64 = (1 << UInt64(S.name)) | (1 << UInt64(S.ele
 extension LineView {
     /// Builds the event of a line that parsed.
     @inline(__always)
-    func event(arrival: Timestamp, strings: inout StringCache) throws(JSONReadError) -> Event {
+    func event(arrival: Timestamp, strings: StringCache) throws(JSONReadError) -> Event {
         // Where the message is (level 0, or 1 when wrapped as "event": {…}), and where a bridge analytics
         // object `event {name, …}` is, if any.
         var m = 0
@@ -42,24 +42,24 @@ extension LineView {
         // Ids, with the bridge's view object as an alternative source.
         let viewLevel = try envLevel(S.view, m)
         if let v = viewLevel, given(v, S.view) { try requireObject(v, S.view) }
-        let session = try envelopeID(S.sessionID, view: S.viewID, m, viewLevel, &strings)
-        let placement = try envelopeID(S.placementID, view: S.viewPlacementID, m, viewLevel, &strings)
-        let variation = try envelopeID(S.variationID, view: S.viewVariationID, m, viewLevel, &strings)
+        let session = try envelopeID(S.sessionID, view: S.viewID, m, viewLevel, strings)
+        let placement = try envelopeID(S.placementID, view: S.viewPlacementID, m, viewLevel, strings)
+        let variation = try envelopeID(S.variationID, view: S.viewVariationID, m, viewLevel, strings)
         var profile: String? = nil
-        if let l = try envLevel(S.profileID, m) { profile = try optionalString(l, S.profileID, &strings) }
+        if let l = try envLevel(S.profileID, m) { profile = try optionalString(l, S.profileID, strings) }
         var eventID: String? = nil
-        if let l = try envLevel(S.eventID, m) { eventID = try optionalString(l, S.eventID, &strings) }
+        if let l = try envLevel(S.eventID, m) { eventID = try optionalString(l, S.eventID, strings) }
 
-        let meta = try self.meta(m, required: kind != .error, &strings)
+        let meta = try self.meta(m, required: kind != .error, strings)
         let payload: Payload
         switch kind {
-        case .analytics: payload = .analytics(try analytics(m, bridge: bridge, &strings))
-        case .stateUpdated: payload = .stateUpdated(try stateUpdate(m, &strings))
-        case .openPaywall: payload = .openPaywall(actionID: try actionID(m, &strings))
-        case .custom: payload = .custom(actionID: try actionID(m, &strings))
-        case .close: payload = .close(actionID: try actionID(m, &strings))
+        case .analytics: payload = .analytics(try analytics(m, bridge: bridge, strings))
+        case .stateUpdated: payload = .stateUpdated(try stateUpdate(m, strings))
+        case .openPaywall: payload = .openPaywall(actionID: try actionID(m, strings))
+        case .custom: payload = .custom(actionID: try actionID(m, strings))
+        case .close: payload = .close(actionID: try actionID(m, strings))
         case .onboardingLoaded: payload = .onboardingLoaded
-        case .error: payload = .error(try onboardingError(m, &strings))
+        case .error: payload = .error(try onboardingError(m, strings))
         }
         return Event(
             time: time, session: session, profile: profile, eventID: eventID, placement: placement,
@@ -75,7 +75,7 @@ extension LineView {
     }
 
     /// An envelope id given directly or in the bridge's `view` object (equal if both).
-    func envelopeID(_ direct: Int, view viewID: Int, _ m: Int, _ viewLevel: Int?, _ strings: inout StringCache)
+    func envelopeID(_ direct: Int, view viewID: Int, _ m: Int, _ viewLevel: Int?, _ strings: StringCache)
         throws(JSONReadError) -> String?
     {
         let d = try envLevel(direct, m)
@@ -90,8 +90,8 @@ extension LineView {
                 throw error(.shape, b, viewID, "disagrees with \(path(a, direct))")
             }
         }
-        if let a { return try optionalString(a, direct, &strings) }
-        if let b { return try optionalString(b, viewID, &strings) }
+        if let a { return try optionalString(a, direct, strings) }
+        if let b { return try optionalString(b, viewID, strings) }
         return nil
     }
 
@@ -182,7 +182,7 @@ extension LineView {
         }
     }
 
-    func meta(_ m: Int, required: Bool, _ strings: inout StringCache) throws(JSONReadError) -> Meta? {
+    func meta(_ m: Int, required: Bool, _ strings: StringCache) throws(JSONReadError) -> Meta? {
         guard given(m, S.meta) else {
             if required { throw missing(m, S.meta) }
             return nil
@@ -191,8 +191,8 @@ extension LineView {
         // Name a missing field in the spelling the other fields use.
         var camel = 0
         for id in S.metaOnboardingID...S.metaTotalScreens where has(m, id) && slot(m, id).alias != 0 { camel = 1 }
-        let onboarding = try requiredString(m, S.metaOnboardingID, parent: S.meta, spelling: camel, &strings)
-        let screen = try requiredString(m, S.metaScreenCID, parent: S.meta, spelling: camel, &strings)
+        let onboarding = try requiredString(m, S.metaOnboardingID, parent: S.meta, spelling: camel, strings)
+        let screen = try requiredString(m, S.metaScreenCID, parent: S.meta, spelling: camel, strings)
         guard has(m, S.metaScreenIndex) else { throw missing(m, S.metaScreenIndex, parent: S.meta, spelling: camel) }
         let index = try integer(m, S.metaScreenIndex)
         guard index >= 0, index <= Meta.maxScreenIndex else {
@@ -208,7 +208,7 @@ extension LineView {
 
     // MARK: Payloads
 
-    func analytics(_ m: Int, bridge: Int?, _ strings: inout StringCache) throws(JSONReadError) -> AnalyticsEvent {
+    func analytics(_ m: Int, bridge: Int?, _ strings: StringCache) throws(JSONReadError) -> AnalyticsEvent {
         let nameLevel: Int
         if let b = bridge, has(b, S.name) {
             if has(m, S.name) { throw error(.duplicate, b, S.name, "the name is given both here and in \(path(m, S.name))") }
@@ -224,14 +224,14 @@ extension LineView {
         var elementID: String? = nil, reply: String? = nil
         if let b = bridge {
             // Android's bridge turns a missing element_id / reply into "" and a JSON null into "null".
-            elementID = try optionalString(b, S.elementID, &strings)
-            reply = try optionalString(b, S.reply, &strings)
+            elementID = try optionalString(b, S.elementID, strings)
+            reply = try optionalString(b, S.reply, strings)
             if elementID == "" || elementID == "null" { elementID = nil }
             if reply == "" || reply == "null" { reply = nil }
         } else if given(m, S.params) {
             try requireObject(m, S.params)
-            elementID = try optionalString(m, S.paramsElementID, &strings)
-            reply = try optionalString(m, S.paramsReply, &strings)
+            elementID = try optionalString(m, S.paramsElementID, strings)
+            reply = try optionalString(m, S.paramsReply, strings)
         }
         switch known {
         case .onboardingStarted: return .onboardingStarted
@@ -246,16 +246,16 @@ extension LineView {
         }
     }
 
-    func actionID(_ m: Int, _ strings: inout StringCache) throws(JSONReadError) -> String {
-        if has(m, S.actionID) { return try requiredString(m, S.actionID, &strings) }
+    func actionID(_ m: Int, _ strings: StringCache) throws(JSONReadError) -> String {
+        if has(m, S.actionID) { return try requiredString(m, S.actionID, strings) }
         if given(m, S.action) {
             try requireObject(m, S.action)
-            if has(m, S.actionActionID) { return try requiredString(m, S.actionActionID, &strings) }
+            if has(m, S.actionActionID) { return try requiredString(m, S.actionActionID, strings) }
         }
         throw missing(m, S.actionID)
     }
 
-    func onboardingError(_ m: Int, _ strings: inout StringCache) throws(JSONReadError) -> OnboardingError {
+    func onboardingError(_ m: Int, _ strings: StringCache) throws(JSONReadError) -> OnboardingError {
         guard given(m, S.error) else { throw missing(m, S.error) }
         try requireObject(m, S.error)
         // The bridge's AdaptyError {adapty_code, message, detail?} has no domain.
@@ -264,18 +264,18 @@ extension LineView {
         if bridgeStyle && !given(m, S.errorDomain) {
             domain = "AdaptyError"
         } else {
-            domain = try requiredString(m, S.errorDomain, parent: S.error, &strings)
+            domain = try requiredString(m, S.errorDomain, parent: S.error, strings)
         }
         guard has(m, S.errorCode) else { throw missing(m, S.errorCode, parent: S.error) }
         let code = try integer(m, S.errorCode)
-        var message = try requiredString(m, S.errorMessage, parent: S.error, &strings)
-        if let detail = try optionalString(m, S.errorDetail, &strings), !detail.isEmpty {
+        var message = try requiredString(m, S.errorMessage, parent: S.error, strings)
+        if let detail = try optionalString(m, S.errorDetail, strings), !detail.isEmpty {
             message = message.isEmpty ? detail : message + " (" + detail + ")"
         }
         return OnboardingError(domain: domain, code: code, message: message)
     }
 
-    func stateUpdate(_ m: Int, _ strings: inout StringCache) throws(JSONReadError) -> StateUpdate {
+    func stateUpdate(_ m: Int, _ strings: StringCache) throws(JSONReadError) -> StateUpdate {
         // Bridge: action {element_id, element_type, value}; docs: elementId + params {type, value};
         // wire: element_id, element_type, value at the top.
         let idSlot: Int, typeSlot: Int, valueSlot: Int, fields: Int
@@ -288,7 +288,7 @@ extension LineView {
         } else {
             (idSlot, typeSlot, valueSlot, fields) = (S.elementID, S.elementType, S.value, S.valueFields)
         }
-        let elementID = try requiredString(m, idSlot, &strings)
+        let elementID = try requiredString(m, idSlot, strings)
         guard has(m, typeSlot) else { throw missing(m, typeSlot) }
         let t = slot(m, typeSlot)
         guard t.type == tString else { throw typeError(m, typeSlot, expected: "a string") }
@@ -302,15 +302,15 @@ extension LineView {
         case .select:
             guard v.type == tObject else { throw typeError(m, valueSlot, expected: "an object") }
             value = .select(Choice(
-                id: try requiredString(m, fields + S.vfID, parent: valueSlot, &strings),
-                value: try requiredString(m, fields + S.vfValue, parent: valueSlot, &strings),
-                label: try requiredString(m, fields + S.vfLabel, parent: valueSlot, &strings)))
+                id: try requiredString(m, fields + S.vfID, parent: valueSlot, strings),
+                value: try requiredString(m, fields + S.vfValue, parent: valueSlot, strings),
+                label: try requiredString(m, fields + S.vfLabel, parent: valueSlot, strings)))
         case .multiSelect:
             guard v.type == tArray else { throw typeError(m, valueSlot, expected: "an array") }
             var list: [Choice] = []
             list.reserveCapacity(Int(v.len))
             for i in 0..<Int(v.len) {
-                list.append(try choice(choices[Int(v.i) + i], m, valueSlot, i, &strings))
+                list.append(try choice(choices[Int(v.i) + i], m, valueSlot, i, strings))
             }
             value = .multiSelect(list)
         case .input:
@@ -322,8 +322,8 @@ extension LineView {
                 throw error(.unknownValue, m, fields + S.vfType, "unknown input type \(quoted(bytes(ts))); expected one of text, email, number")
             }
             switch inputType {
-            case .text: value = .input(.text(try requiredString(m, fields + S.vfValue, parent: valueSlot, &strings)))
-            case .email: value = .input(.email(try requiredString(m, fields + S.vfValue, parent: valueSlot, &strings)))
+            case .text: value = .input(.text(try requiredString(m, fields + S.vfValue, parent: valueSlot, strings)))
+            case .email: value = .input(.email(try requiredString(m, fields + S.vfValue, parent: valueSlot, strings)))
             case .number: value = .input(.number(try number(m, fields + S.vfValue, parent: valueSlot)))
             }
         case .datePicker:
@@ -358,7 +358,7 @@ extension LineView {
     }
 
     /// One multi-select element; the path (`params.value[2]`) is only built for an error.
-    func choice(_ c: bw_choice, _ level: Int, _ valueSlot: Int, _ index: Int, _ strings: inout StringCache)
+    func choice(_ c: bw_choice, _ level: Int, _ valueSlot: Int, _ index: Int, _ strings: StringCache)
         throws(JSONReadError) -> Choice
     {
         func path(_ field: String) -> String {
@@ -369,7 +369,7 @@ extension LineView {
                                 reason: "expected an object, found \(describe(c.`self`))")
         }
         @inline(__always)
-        func field(_ s: bw_slot, _ name: String, _ strings: inout StringCache) throws(JSONReadError) -> String {
+        func field(_ s: bw_slot, _ name: String, _ strings: StringCache) throws(JSONReadError) -> String {
             if s.type == tString { return strings.string(bytes(s)) }
             if s.type == tAbsent {
                 throw JSONReadError(code: .missing, line: line, column: column(c.`self`.offset), path: path(name),
@@ -378,8 +378,8 @@ extension LineView {
             throw JSONReadError(code: .type, line: line, column: column(s.offset), path: path(name),
                                 reason: "expected a string, found \(describe(s))")
         }
-        return Choice(id: try field(c.id, "id", &strings), value: try field(c.value, "value", &strings),
-                      label: try field(c.label, "label", &strings))
+        return Choice(id: try field(c.id, "id", strings), value: try field(c.value, "value", strings),
+                      label: try field(c.label, "label", strings))
     }
 }
 

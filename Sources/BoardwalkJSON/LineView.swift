@@ -183,7 +183,7 @@ struct LineView {
     // MARK: Typed reads
 
     /// An optional string: absent and null give nil.
-    func optionalString(_ level: Int, _ id: Int, _ strings: inout StringCache) throws(JSONReadError) -> String? {
+    func optionalString(_ level: Int, _ id: Int, _ strings: StringCache) throws(JSONReadError) -> String? {
         guard has(level, id) else { return nil }
         let s = slot(level, id)
         if s.type == tNull { return nil }
@@ -191,7 +191,7 @@ struct LineView {
         return strings.string(bytes(s))
     }
 
-    func requiredString(_ level: Int, _ id: Int, parent: Int? = nil, spelling: Int = 0, _ strings: inout StringCache)
+    func requiredString(_ level: Int, _ id: Int, parent: Int? = nil, spelling: Int = 0, _ strings: StringCache)
         throws(JSONReadError) -> String
     {
         guard has(level, id) else { throw missing(level, id, parent: parent, spelling: spelling) }

@@ -1,21 +1,38 @@
 /// A direct-mapped cache of recently made strings, so that a repeated id (an onboarding, a session, a
 /// placement, all UUID-sized and so heap-allocated as `String`s) costs a compare instead of an allocation
 /// and a UTF-8 validation.
+///
+/// The tables are raw allocations rather than arrays: a lookup is on every string of every line, and arrays
+/// cost a bounds check and (on a store) a uniqueness check each time. Copies share the tables; the owner calls
+/// ``deallocate()`` once.
 struct StringCache {
     private static let size = 1024
-    private var hashes: [UInt64]
-    private var strings: [String]
+    private let hashes: UnsafeMutablePointer<UInt64>
+    private let strings: UnsafeMutablePointer<String>
 
     init() {
-        hashes = Array(repeating: 0, count: StringCache.size)
-        strings = Array(repeating: "", count: StringCache.size)
+        hashes = .allocate(capacity: StringCache.size)
+        hashes.initialize(repeating: 0, count: StringCache.size)
+        strings = .allocate(capacity: StringCache.size)
+        strings.initialize(repeating: "", count: StringCache.size)
+    }
+
+    /// Frees the tables; the cache must not be used afterwards.
+    func deallocate() {
+        strings.deinitialize(count: StringCache.size)
+        strings.deallocate()
+        hashes.deallocate()
     }
 
     /// The string for `bytes` (valid UTF-8), made once and then reused while it stays in the cache.
     ///
     /// Short strings are cached too: a hit costs a hash and a compare, less than `String(decoding:)`'s validation.
+    ///
+    /// Not `mutating`: the tables are written through their pointers, so the cache is passed by value and
+    /// building an event needs no exclusive access to the reader's stored property (which made Swift copy
+    /// the finished `Event` out of the access scope).
     @inline(__always)
-    mutating func string(_ bytes: UnsafeRawBufferPointer) -> String {
+    func string(_ bytes: UnsafeRawBufferPointer) -> String {
         let n = bytes.count
         if n == 0 { return "" }
         let first: UInt64, last: UInt64

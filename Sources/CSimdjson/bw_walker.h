@@ -48,7 +48,39 @@ struct walker {
         return true;
     }
 
+    // Whether `n` bytes at `p` hold a backslash. The bytes lie inside the line, whose padding makes the
+    // whole last 32-byte block readable; a call to memchr costs more than the scan for id-sized strings.
+    static simdjson_inline bool has_backslash(const char *p, size_t n) noexcept {
+#if defined(__x86_64__)
+        for (size_t i = 0; i < n; i += 32) {
+            __m256i chunk = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i));
+            uint64_t m = uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(chunk, _mm256_set1_epi8('\\'))));
+            if (n - i < 32) m &= (uint64_t(1) << (n - i)) - 1;
+            if (m) return true;
+        }
+        return false;
+#else
+        return std::memchr(p, '\\', n) != nullptr;
+#endif
+    }
+
     bool string_value(sj_value &v, bw_slot &s) noexcept {
+        // The common case, a string without escapes, is read in place: the token runs from the opening
+        // quote to the next structural character, so after trailing whitespace it ends with the closing
+        // quote, and its bytes are the value. Stage 1 already checked the whole line's UTF-8 and rejected
+        // unescaped control characters, so this skips only simdjson's copy into its string buffer. The
+        // value is left unconsumed; the enclosing object or array skips the one token.
+        std::string_view tok = v.raw_json_token();
+        size_t n = tok.size();
+        while (n > 2 && (tok[n - 1] == ' ' || tok[n - 1] == '\t' || tok[n - 1] == '\n' || tok[n - 1] == '\r')) n--;
+        if (n >= 2 && tok[0] == '"' && tok[n - 1] == '"' && !has_backslash(tok.data() + 1, n - 2)) {
+            if (n - 2 > max_string) return fail(BW_E_STRING_TOO_LONG, s.offset);
+            s.type = BW_STRING;
+            s.s = tok.data() + 1;
+            s.len = uint32_t(n - 2);
+            s.i = -1;
+            return true;
+        }
         std::string_view sv;
         if (auto e = v.get_string().get(sv)) return fail_sj(e, s.offset);
         if (sv.size() > max_string) return fail(BW_E_STRING_TOO_LONG, s.offset);

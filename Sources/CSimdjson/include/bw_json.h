@@ -2,8 +2,8 @@
 //
 // The C++ side walks one JSON object per call, recognises the keys Boardwalk knows (every alias),
 // and fills a flat table of slots: what type each value had, where it started, and its scalar value.
-// Strings point into the parser's own buffer (unescaped, valid UTF-8) and stay valid until the next
-// call on the same parser. Everything about meaning (shapes, kinds, ranges) is decided in Swift.
+// Strings (unescaped, valid UTF-8) point into the line itself when they hold no escape, else into the
+// parser's own buffer; they stay valid until the next call on the same parser or a change to the line. Everything about meaning (shapes, kinds, ranges) is decided in Swift.
 #ifndef BW_JSON_H
 #define BW_JSON_H
 
@@ -91,7 +91,7 @@ enum bw_value_field {
 
 /// One recognised value.
 typedef struct bw_slot {
-    const char *s;    ///< BW_STRING: the unescaped bytes (valid UTF-8, may contain NUL)
+    const char *s;    ///< BW_STRING: the unescaped bytes (valid UTF-8, may contain NUL), in the line or the parser
     int64_t i;        ///< BW_INT / BW_UINT; BW_ARRAY: first choice index
     double d;         ///< BW_DOUBLE
     uint32_t len;     ///< BW_STRING: byte count; BW_ARRAY: element count
