@@ -379,9 +379,12 @@ final class WriterState {
             let original = base! + index
             let time = original.pointee.time.microseconds
             let timeBits = Layout.timeBits(time)
+            // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). Rare, so only such
+            // events are copied and fixed; an empty event id is simply not looked up.
+            let needsNormalization = Store.needsNormalization(original.pointee)
             var idKeySize = 0
-            if original.pointee.eventID != nil {
-                idKeySize = original.pointee.eventID!.withUTF8Bytes { Layout.eventIDKey(timeBits: timeBits, id: $0, into: scratch) }
+            if let id = original.pointee.eventID, !id.isEmpty {
+                idKeySize = id.withUTF8Bytes { Layout.eventIDKey(timeBits: timeBits, id: $0, into: scratch) }
                 if try txn.get(dbs.eventIDs, UnsafeRawBufferPointer(start: scratch, count: idKeySize)) != nil {
                     duplicates += 1
                     continue
@@ -389,11 +392,14 @@ final class WriterState {
             }
             let seq = nextSeq
             let record: EncodedRecord
-            if original.pointee.session == nil {
+            if needsNormalization || original.pointee.session == nil {
                 var event = original.pointee
-                let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
-                event.session = name
-                if isNew { inferredSessions += 1 }
+                Store.normalize(&event)
+                if event.session == nil {
+                    let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
+                    event.session = name
+                    if isNew { inferredSessions += 1 }
+                }
                 record = try encoder.appendBody(event, strings: &interner)
             } else {
                 record = try encoder.appendBody(original.pointee, strings: &interner)
