@@ -37,6 +37,23 @@ extension Store {
         return false
     }
 
+    /// ``needsNormalization(_:)`` reading the fields in place: passing `pointer.pointee` to a function
+    /// copies the whole event (a retain and release per string), which the append loop avoids.
+    @inline(__always)
+    static func needsNormalization(at event: UnsafePointer<Event>) -> Bool {
+        if event.pointee.session?.isEmpty == true || event.pointee.profile?.isEmpty == true
+            || event.pointee.eventID?.isEmpty == true || event.pointee.placement?.isEmpty == true
+            || event.pointee.variation?.isEmpty == true
+        {
+            return true
+        }
+        guard event.pointee.payload.kind == .analytics else { return false }
+        if case .analytics(.screenCompleted(let element, let reply)) = event.pointee.payload {
+            return element?.isEmpty == true || reply?.isEmpty == true
+        }
+        return false
+    }
+
     /// Applies ``normalized(_:)`` in place.
     @inlinable
     public static func normalize(_ event: inout Event) {
