@@ -148,6 +148,16 @@ extension Layout {
         return maxInlineKeyString + 9
     }
 
+    /// The first 8 bytes of `s`'s string key (``stringKey(_:into:)``) as a big-endian integer, zero-padded:
+    /// ordering by it orders keys by their first 8 bytes.
+    static func keyPrefix(_ s: UnsafeRawBufferPointer) -> UInt64 {
+        if s.count == 0 { return 0xFF << 56 }
+        var v: UInt64 = 0
+        let n = min(8, s.count)
+        for i in 0..<n { v |= UInt64(s[i]) << UInt64(56 - 8 * i) }
+        return v
+    }
+
     /// Writes the `event_ids` key (time bits ‖ string key of the id) into `out` (room for 512 bytes).
     static func eventIDKey(timeBits: UInt64, id: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) -> Int {
         out.storeBE(timeBits, at: 0)

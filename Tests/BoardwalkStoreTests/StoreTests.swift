@@ -18,6 +18,7 @@ import Testing
             let result = try store.append(pending)
             var seq = result.seqs.lowerBound
             for e in pending {
+                let e = Store.normalized(e)  // what the store keeps (semantics rule 11)
                 if let id = e.eventID {
                     let key = "\(e.time.microseconds)|\(id)"
                     if seen.contains(key) { continue }
@@ -363,5 +364,80 @@ import Testing
     @Test func givenSessionsAreKept() throws {
         let names = try sessions([simpleEvent(onboarding: 0, screen: 0, session: 3, time: 0)])
         #expect(names == ["s3"])
+    }
+}
+
+/// Semantics rule 11: empty strings that stand for "absent" are stored as absent.
+@Suite struct EmptyStringTests {
+    @Test func emptyElementIDAndReplyAreStoredAsAbsent() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        try store.append([
+            simpleEvent(onboarding: 1, screen: 0, session: 1, time: 1_000,
+                        payload: .analytics(.screenCompleted(elementID: "", reply: ""))),
+            simpleEvent(onboarding: 1, screen: 1, session: 1, time: 2_000,
+                        payload: .analytics(.screenCompleted(elementID: "next", reply: ""))),
+            simpleEvent(onboarding: 1, screen: 2, session: 1, time: 3_000,
+                        payload: .analytics(.screenCompleted(elementID: "", reply: "yes"))),
+        ])
+        let payloads = try store.read { try $0.events(onboarding: "onb-1").map(\.event.payload) }
+        #expect(payloads == [
+            .analytics(.screenCompleted(elementID: nil, reply: nil)),
+            .analytics(.screenCompleted(elementID: "next", reply: nil)),
+            .analytics(.screenCompleted(elementID: nil, reply: "yes")),
+        ])
+        #expect(try store.check().isOK)
+    }
+
+    @Test func emptySessionIDIsInferredPerProfile() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        var a = simpleEvent(onboarding: 1, screen: 0, session: 0, time: 1_000, profile: "p-a")
+        var b = simpleEvent(onboarding: 1, screen: 0, session: 0, time: 2_000, profile: "p-b")
+        a.session = ""
+        b.session = ""
+        try store.append([a, b])
+        let stored = try store.read { try $0.events(onboarding: "onb-1").map(\.event) }
+        #expect(stored.count == 2)
+        // Two profiles, so two inferred sessions; never one session named "".
+        #expect(stored.allSatisfy { $0.session?.hasPrefix("inferred:") == true })
+        #expect(Set(stored.compactMap(\.session)).count == 2)
+        #expect(try store.read { try $0.id(of: "") } == nil)
+        #expect(try store.read { try $0.stats().inferredSessions } == 2)
+        #expect(try store.check().isOK)
+    }
+
+    @Test func emptyIDsAreAbsentAndEmptyEventIDsAreNotDuplicates() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        var e = simpleEvent(onboarding: 1, screen: 0, session: 7, time: 1_000, eventID: "", profile: "")
+        e.placement = ""
+        e.variation = ""
+        let result = try store.append([e, e])
+        #expect(result.appended == 2)
+        #expect(result.duplicates == 0)
+        let stored = try store.read { try $0.events(onboarding: "onb-1").map(\.event) }
+        #expect(stored.count == 2)
+        for s in stored {
+            #expect(s.eventID == nil && s.profile == nil && s.placement == nil && s.variation == nil)
+            #expect(s.session == "s7")
+        }
+        #expect(try store.check().isOK)
+    }
+
+    @Test func normalizedLeavesOtherEventsAlone() {
+        let e = simpleEvent(onboarding: 1, screen: 0, session: 1, time: 5, eventID: "id", payload: .openPaywall(actionID: ""),
+                            profile: "p")
+        #expect(!Store.needsNormalization(e))
+        #expect(Store.normalized(e) == e)
+        var f = e
+        f.session = ""
+        #expect(Store.needsNormalization(f))
+        var g = f
+        g.session = nil
+        #expect(Store.normalized(f) == g)
     }
 }

@@ -1,0 +1,72 @@
+import BoardwalkModel
+
+extension Store {
+    /// The event as the store keeps it: empty strings where the semantics mean "absent" become `nil`.
+    ///
+    /// Semantics rule 11 (`analytics-semantics.md`): an empty `element_id` or `reply` of
+    /// `screen_completed` (Android sends `""`) is stored as absent. The same holds for the event's ids —
+    /// session, profile, event id, placement and variation — because an empty id names nothing: kept,
+    /// an empty session id would merge the events of every profile that sent one into one session, and
+    /// an empty event id would make unrelated events duplicates of each other. An event without a
+    /// session after this step gets an inferred one at append (`docs/storage.md`).
+    ///
+    /// ``append(_:checkpoint:)`` applies exactly this function to every event, so an in-memory source
+    /// that must agree with the store (a test oracle, for example) can call it too.
+    /// Other fields (action ids, which may be empty by design, the onboarding and screen ids, state
+    /// values) are kept as they are.
+    /// - Complexity: O(1); it copies the event only when something changes.
+    @inlinable
+    public static func normalized(_ event: Event) -> Event {
+        guard needsNormalization(event) else { return event }
+        var copy = event
+        normalize(&copy)
+        return copy
+    }
+
+    /// Whether ``normalized(_:)`` would change `event`: a few length checks, no copy.
+    @inlinable
+    public static func needsNormalization(_ event: Event) -> Bool {
+        if event.session?.isEmpty == true || event.profile?.isEmpty == true || event.eventID?.isEmpty == true
+            || event.placement?.isEmpty == true || event.variation?.isEmpty == true
+        {
+            return true
+        }
+        if case .analytics(.screenCompleted(let element, let reply)) = event.payload {
+            return element?.isEmpty == true || reply?.isEmpty == true
+        }
+        return false
+    }
+
+    /// ``needsNormalization(_:)`` reading the fields in place: passing `pointer.pointee` to a function
+    /// copies the whole event (a retain and release per string), which the append loop avoids.
+    @inline(__always)
+    static func needsNormalization(at event: UnsafePointer<Event>) -> Bool {
+        if event.pointee.session?.isEmpty == true || event.pointee.profile?.isEmpty == true
+            || event.pointee.eventID?.isEmpty == true || event.pointee.placement?.isEmpty == true
+            || event.pointee.variation?.isEmpty == true
+        {
+            return true
+        }
+        guard event.pointee.payload.kind == .analytics else { return false }
+        if case .analytics(.screenCompleted(let element, let reply)) = event.pointee.payload {
+            return element?.isEmpty == true || reply?.isEmpty == true
+        }
+        return false
+    }
+
+    /// Applies ``normalized(_:)`` in place.
+    @inlinable
+    public static func normalize(_ event: inout Event) {
+        if event.session?.isEmpty == true { event.session = nil }
+        if event.profile?.isEmpty == true { event.profile = nil }
+        if event.eventID?.isEmpty == true { event.eventID = nil }
+        if event.placement?.isEmpty == true { event.placement = nil }
+        if event.variation?.isEmpty == true { event.variation = nil }
+        if case .analytics(.screenCompleted(let element, let reply)) = event.payload,
+           element?.isEmpty == true || reply?.isEmpty == true
+        {
+            event.payload = .analytics(.screenCompleted(elementID: element?.isEmpty == true ? nil : element,
+                                                        reply: reply?.isEmpty == true ? nil : reply))
+        }
+    }
+}
