@@ -20,6 +20,23 @@ struct ReferenceEvaluator {
         var events: [Row]
     }
 
+    // MARK: Nulls (rule 11)
+
+    /// An empty id, element id or reply (Android sends `""`) is absent.
+    func withoutEmptyStrings(_ event: Event) -> Event {
+        func absentIfEmpty(_ s: String?) -> String? { s?.isEmpty == true ? nil : s }
+        var e = event
+        e.session = absentIfEmpty(e.session)
+        e.profile = absentIfEmpty(e.profile)
+        e.eventID = absentIfEmpty(e.eventID)
+        e.placement = absentIfEmpty(e.placement)
+        e.variation = absentIfEmpty(e.variation)
+        if case .analytics(.screenCompleted(let element, let reply)) = e.payload {
+            e.payload = .analytics(.screenCompleted(elementID: absentIfEmpty(element), reply: absentIfEmpty(reply)))
+        }
+        return e
+    }
+
     // MARK: Sessions (rules 1 and 10)
 
     func sessions(_ input: [Event]) -> [Session] {
@@ -198,7 +215,7 @@ struct ReferenceEvaluator {
     // MARK: Running
 
     func run(_ q: CheckedQuery, _ input: [Event]) -> ResultTable {
-        let sessions = sessions(input)
+        let sessions = sessions(input.map(withoutEmptyStrings))
         // Every row as a leaf function, before filtering.
         var rows: [(leaf: (Bound) -> Value, censored: Bool, order: (Int64, Int, String), session: Session?)] = []
         if q.source == .events {

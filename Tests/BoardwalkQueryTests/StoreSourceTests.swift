@@ -78,3 +78,22 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
         #expect(funnel.explain(on: source).contains("through the store's session index"))
     }
 }
+
+@Test func emptyIdsAreAbsentInBothSources() throws {
+    // Rule 11: Android's "" session, element id and reply mean absent. Two profiles sending "" as their
+    // session are two inferred sessions, not one, and an empty element id is no element.
+    let completedEmpty = Payload.analytics(.screenCompleted(elementID: "", reply: ""))
+    let events = [ev(0, "", profile: "p", started), ev(1, "", profile: "p", completedEmpty),
+                  ev(2, "", profile: "q", started), ev(3, "", profile: "q", completedEmpty)]
+    let sessions = try Query.parse("sessions | count")
+    let elements = try Query.parse("events | where name == \"screen_completed\" | count by element")
+    let memorySessions = try sessions.run(on: InMemoryEventSource(events))
+    let memoryElements = try elements.run(on: InMemoryEventSource(events))
+    #expect(memorySessions.column("count") == [.integer(2)])
+    #expect(memoryElements.column("element") == [.null])
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        #expect(try sessions.run(on: StoreEventSource(store)) == memorySessions)
+        #expect(try elements.run(on: StoreEventSource(store)) == memoryElements)
+    }
+}

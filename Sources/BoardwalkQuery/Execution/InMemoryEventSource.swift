@@ -1,4 +1,5 @@
 import BoardwalkModel
+import BoardwalkStore
 
 /// Events held in memory, for tests and small embedded uses.
 ///
@@ -7,7 +8,8 @@ import BoardwalkModel
 /// starts at `onboarding_started` or `onboarding_loaded` (unless the current session has seen only such start
 /// events), or when the gap since the previous event of that profile and onboarding is 30 minutes or more.
 /// Inferred ids read `inferred:<seq of the session's first event>`, as the store names them. Unlike the store,
-/// which infers in arrival order, this source infers in time order.
+/// which infers in arrival order, this source infers in time order. Events are first normalized as the store
+/// keeps them (`Store.normalized`: empty ids, element ids and replies are absent, semantics rule 11).
 public struct InMemoryEventSource: EventSource, Sendable {
     /// Events with their session ids filled in; the index is the sequence number.
     public let events: [Event]
@@ -24,7 +26,7 @@ public struct InMemoryEventSource: EventSource, Sendable {
 
     /// - Complexity: O(n log n).
     public init(_ events: [Event]) {
-        var events = events
+        var events = events.map(Store.normalized)
         let byTime = events.indices.sorted { (events[$0].time, $0) < (events[$1].time, $1) }
         // Rule 10, as the store applies it: a start event opens a new session unless the current one has seen
         // only start events (so `onboarding_loaded` then `onboarding_started` stay together).
