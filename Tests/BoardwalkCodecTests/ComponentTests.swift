@@ -194,3 +194,88 @@ import Testing
         #expect(Double(ndjson) / Double(file.count) >= 3.5, "NDJSON \(ndjson) bytes vs batch \(file.count)")
     }
 }
+
+@Suite struct InlineUUIDTests {
+    /// The reference: `8-4-4-4-12` hex digits, letters all lower-case or all upper-case; its 128 bits and case.
+    static func reference(_ s: String) -> (hi: UInt64, lo: UInt64, upper: Bool)? {
+        let b = Array(s.utf8)
+        guard b.count == 36 else { return nil }
+        var digits: [UInt8] = []
+        var sawLower = false
+        var sawUpper = false
+        for (i, c) in b.enumerated() {
+            if [8, 13, 18, 23].contains(i) {
+                if c != UInt8(ascii: "-") { return nil }
+                continue
+            }
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): break
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): sawLower = true
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): sawUpper = true
+            default: return nil
+            }
+            digits.append(c)
+        }
+        if sawLower && sawUpper { return nil }
+        let text = String(decoding: digits, as: UTF8.self)
+        return (UInt64(text.prefix(16), radix: 16)!, UInt64(text.suffix(16), radix: 16)!, sawUpper)
+    }
+
+    /// Encodes `id` as an event id; checks the inline/reference choice against ``reference(_:)`` and that
+    /// both the view and the owned decode give back exactly `id`.
+    static func check(_ id: String) throws {
+        var encoder = RecordEncoder()
+        var strings = StringTable()
+        let event = Event(time: Timestamp(microseconds: 1), eventID: id, meta: nil, payload: .onboardingLoaded)
+        try encoder.appendRecord(event, strings: &strings)
+        try encoder.withUnsafeBytes { raw in
+            let view = try RecordView(record: raw)
+            if let (hi, lo, upper) = reference(id) {
+                #expect(view.eventID == .uuid(high: hi, low: lo, uppercase: upper), "\(id)")
+                #expect(view.eventID?.uuidString == id)
+            } else {
+                #expect(view.eventID == .string(0), "\(id)")
+            }
+            #expect(try view.event(strings: strings) == event)
+        }
+    }
+
+    @Test func randomUUIDsInEveryCase() throws {
+        var rng = SplitMix64(seed: 11)
+        for _ in 0..<300 {
+            let hex = (0..<32).map { _ in "0123456789abcdef".randomElement(using: &rng)! }
+            var s = ""
+            for (i, c) in hex.enumerated() {
+                if [8, 12, 16, 20].contains(i) { s.append("-") }
+                s.append(c)
+            }
+            try Self.check(s)
+            try Self.check(s.uppercased())
+            // One letter of the other case makes it a plain string.
+            if let i = s.firstIndex(where: \.isLetter) {
+                var mixed = s
+                mixed.replaceSubrange(i...i, with: s[i].uppercased())
+                try Self.check(mixed)
+            }
+        }
+        try Self.check("00000000-0000-0000-0000-000000000000")
+        try Self.check("ffffffff-ffff-ffff-ffff-ffffffffffff")
+        try Self.check("FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")
+    }
+
+    /// Every ASCII byte at every position of a UUID: the eight-at-a-time range checks must agree with the
+    /// reference on each byte's class (the neighbours of `0-9`, `a-f`, `A-F` and `-` included).
+    @Test func everyASCIIByteAtEveryPosition() throws {
+        let base = Array("0123abcd-4567-89ef-0a1b-2c3d4e5f6789".utf8)
+        for position in 0..<36 {
+            for byte in UInt8(0)...0x7F {
+                var b = base
+                b[position] = byte
+                try Self.check(String(decoding: b, as: UTF8.self))
+            }
+        }
+        try Self.check(String(decoding: base.dropLast(), as: UTF8.self))
+        try Self.check(String(decoding: base + [0x30], as: UTF8.self))
+        try Self.check("0123abcd-4567-89ef-0a1b-2c3d4e5f678é")
+    }
+}
