@@ -154,6 +154,16 @@ struct OutputTests {
         #expect(lines[1].hasSuffix(" 5   (50.0 %)"))
     }
 
+    @Test("Chart labels fit a UUID; longer ones end in an ellipsis")
+    func chartLabels() {
+        let uuid = "450e8e2e-1936-432c-91b5-18db1663a8e2"
+        let long = String(repeating: "x", count: 40)
+        let lines = Bars.chart([(uuid, 2, "2"), (long, 1, "1")], share: nil, columns: 80, paint: Paint(enabled: false))
+            .split(separator: "\n")
+        #expect(lines[0].hasPrefix("  " + uuid + "  "))
+        #expect(lines[1].hasPrefix("  " + String(repeating: "x", count: 35) + "…  "))
+    }
+
     @Test("Paint adds escapes only when enabled")
     func paint() {
         #expect(Paint(enabled: false).bold("x") == "x")

@@ -96,14 +96,18 @@ public enum Bars {
         -> String
     {
         guard let maxValue = items.map(\.value).max(), maxValue > 0 else { return "" }
-        let labelWidth = min(28, items.map { displayWidth($0.label) }.max() ?? 0)
+        // 36 columns fit a UUID (onboarding ids are UUIDs in practice); longer labels end in an ellipsis.
+        let labelWidth = min(36, items.map { displayWidth($0.label) }.max() ?? 0)
         let textWidth = items.map { displayWidth($0.text) }.max() ?? 0
         let percentWidth = share == nil ? 0 : 10
         let barWidth = max(10, min(50, columns - labelWidth - textWidth - percentWidth - 6))
         var out = ""
         for item in items {
             var label = item.label
-            while displayWidth(label) > labelWidth { label.removeLast() }
+            if displayWidth(label) > labelWidth {
+                while displayWidth(label) > labelWidth - 1 { label.removeLast() }
+                label += "…"
+            }
             let pad = String(repeating: " ", count: labelWidth - displayWidth(label))
             let b = bar(item.value / maxValue, width: barWidth)
             let barPad = String(repeating: " ", count: barWidth - b.count)
