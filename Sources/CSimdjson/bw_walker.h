@@ -195,6 +195,11 @@ struct walker {
         if (depth >= max_depth) return fail_sj(simdjson::DEPTH_ERROR, start_of(v));
         sj_object obj;
         if (auto e = v.get_object().get(obj)) return fail_sj(e, start_of(v));
+        return walk_fields(obj, ctx, level, slot_base, depth);
+    }
+
+    // The fields of an object (the line's root, or a nested known object) at `depth`.
+    bool walk_fields(sj_object &obj, uint8_t ctx, int level, int slot_base, size_t depth) noexcept {
         bw_slot *lv = slots + level * BW_SLOTS_PER_LEVEL;
         uint64_t &present = st.present[level];
         for (auto field : obj) {
@@ -409,36 +414,5 @@ struct walker {
         return st;
     }
 
-    bool walk_root(sj_object &obj) noexcept {
-        bw_slot *lv = slots;
-        uint64_t &present = st.present[0];
-        for (auto field : obj) {
-            if (auto e = field.error()) return fail_sj(e, current());
-            const char *key_quote;
-            std::string_view key;
-            if (!key_of(field, key_quote, key)) return false;
-            sj_value fv = field.value();
-            const bw::key_entry *k = lookup(bw::CTX_MSG, key);
-            if (!k) {
-                if (key.size() > max_string) return fail(BW_E_STRING_TOO_LONG, offset_of(key_quote));
-                if (!skip(fv, 1)) return false;
-                continue;
-            }
-            int id = k->slot;
-            uint64_t bit = uint64_t(1) << id;
-            if (present & bit) {
-                st.error_slot = id;
-                st.error_alias = k->alias;
-                return fail(BW_E_DUPLICATE, offset_of(key_quote));
-            }
-            present |= bit;
-            bw_slot &s = lv[id];
-            s.alias = k->alias;
-            s.key_offset = uint32_t(offset_of(key_quote));
-            int64_t at = start_of(fv);
-            s.offset = uint32_t(at < 0 ? 0 : at);
-            if (!walk_field(fv, bw::CTX_MSG, 0, id, s, 1)) return false;
-        }
-        return true;
-    }
+    bool walk_root(sj_object &obj) noexcept { return walk_fields(obj, bw::CTX_MSG, 0, 0, 0); }
 };
