@@ -351,6 +351,8 @@ def main():
         generated = query_generator(rng, onboardings)
         queries = [args.only] if args.only else FIXED + [next(generated) for _ in range(args.generated)]
         failures = 0
+        compared = 0
+        empty = 0
         for q in queries:
             mine = run([bw, "--db", db, "query", "--format", "json", q])
             if mine.returncode != 0:
@@ -392,12 +394,15 @@ def main():
                     if len(x) != len(y) or not all(close(p, q2) for p, q2 in zip(x, y)):
                         problem = f"row {i} differs:\n  boardwalk:  {x}\n  clickhouse: {y}"
                         break
+            compared += len(a)
+            empty += not a
             if problem:
                 failures += 1
                 print(f"FAIL: {q}\n{problem}\n--- boardwalk\n{json.dumps(bw_rows)[:3000]}\n--- clickhouse\n"
                       f"{json.dumps(theirs['data'])[:3000]}\n--- SQL\n{sql}")
         print(f"clickhouse_diff: {len(queries) - failures}/{len(queries)} queries agree "
-              f"({args.sessions} sessions, {total} events, seed {args.seed})")
+              f"({args.sessions} sessions, {total} events, seed {args.seed}; {compared} rows compared, "
+              f"{empty} empty results)")
         return 1 if failures else 0
     finally:
         if args.keep:

@@ -8,11 +8,14 @@ import BoardwalkModel
 /// (`''` absent, `'string'`, `'number'`, `'set'`) and one per shape.
 enum SQLValue {
     case scalar(String, QueryType)
+    /// A boolean that is never `NULL` (comparisons, `and`, `or`, `not`, `in`).
+    case condition(String)
     case answer(SQLAnswer)
 
     var type: QueryType {
         switch self {
         case .scalar(_, let t): t
+        case .condition: .bool
         case .answer: .answer
         }
     }
@@ -20,15 +23,16 @@ enum SQLValue {
     /// The scalar's SQL; an answer as its JSON text (`NULL` when absent).
     var sql: String {
         switch self {
-        case .scalar(let s, _): s
+        case .scalar(let s, _), .condition(let s): s
         case .answer(let a): a.jsonText
         }
     }
 
-    /// SQL that is `NULL` exactly when the value is absent.
+    /// SQL that is true exactly when the value is present.
     var presence: String {
         switch self {
         case .scalar(let s, _): "isNotNull(\(s))"
+        case .condition: "true"
         case .answer(let a): "(\(a.kind) != '')"
         }
     }
@@ -187,29 +191,32 @@ struct ClickHouseExpressions {
         case .now:
             return .scalar("toUnixTimestamp64Micro(now64(6))", .time)
         case .and(let x, let y):
-            return .scalar("(\(try translate(x).sql) AND \(try translate(y).sql))", .bool)
+            return .condition("(\(truth(try translate(x))) AND \(truth(try translate(y))))")
         case .or(let x, let y):
-            return .scalar("(\(try translate(x).sql) OR \(try translate(y).sql))", .bool)
+            return .condition("(\(truth(try translate(x))) OR \(truth(try translate(y))))")
         case .not(let x):
-            return .scalar("NOT \(truth(try translate(x)))", .bool)
+            return .condition("NOT \(truth(try translate(x)))")
         case .negate(let x):
             let v = try translate(x)
             return .scalar("(-\(v.sql))", v.type)
         case .compare(let op, let x, let y):
-            return .scalar(Self.compare(op, try translate(x), try translate(y)), .bool)
+            return .condition(Self.compare(op, try translate(x), try translate(y)))
         case .member(let x, let items, let negated):
             let v = try translate(x)
             var equal: [String] = []
             for item in items { equal.append(Self.compare(.equal, v, try translate(item))) }
             let any = equal.isEmpty ? "false" : "(" + equal.joined(separator: " OR ") + ")"
-            return .scalar("(\(v.presence) AND \(negated ? "NOT " : "")\(any))", .bool)
+            return .condition("(\(v.presence) AND \(negated ? "NOT " : "")\(any))")
         case .arithmetic(let op, let x, let y):
             return try arithmetic(op, try translate(x), try translate(y))
         }
     }
 
     /// A condition as a non-null boolean: an absent value is false (rule 11).
-    func truth(_ v: SQLValue) -> String { "ifNull(\(v.sql), false)" }
+    func truth(_ v: SQLValue) -> String {
+        if case .condition(let s) = v { return s }
+        return "ifNull(\(v.sql), false)"
+    }
 
     private func arithmetic(_ op: BinaryOperator, _ a: SQLValue, _ b: SQLValue) throws(QueryError) -> SQLValue {
         let x = a.sql, y = b.sql
@@ -241,12 +248,13 @@ struct ClickHouseExpressions {
     /// string it holds or a set containing it; ordering only between values of one type.
     static func compare(_ op: BinaryOperator, _ a: SQLValue, _ b: SQLValue) -> String {
         switch (a, b) {
-        case (.scalar(let x, _), .scalar(let y, _)):
+        case (.scalar(let x, _), .scalar(let y, _)), (.condition(let x), .scalar(let y, _)),
+             (.scalar(let x, _), .condition(let y)), (.condition(let x), .condition(let y)):
             let sqlOp = op == .equal ? "=" : op.rawValue
             return "ifNull(\(x) \(sqlOp) \(y), false)"
-        case (.answer(let x), .scalar):
+        case (.answer(let x), .scalar), (.answer(let x), .condition):
             return answerCompare(op, x, b)
-        case (.scalar, .answer(let y)):
+        case (.scalar, .answer(let y)), (.condition, .answer(let y)):
             let flipped: BinaryOperator = switch op {
             case .less: .greater
             case .greater: .less

@@ -34,14 +34,18 @@ struct ClickHouseTranslator {
 
     mutating func translate() throws(QueryError) -> String {
         if query.explain {
-            throw fail("`explain` shows Boardwalk's own plan (key ranges of its store); it has no SQL. Drop `| explain`.")
+            let range = query.ast.stages.last?.keywordRange
+            throw QueryError(.type, "cannot translate to ClickHouse: `explain` shows Boardwalk's own plan (key ranges of its store); it has no SQL", at: range, in: query.ast.text, label: "drop `| explain`")
         }
         var core = try reduction()
         var rn = ""
         var from = "(\n\(indent(core.select))\n)"
+        // Each table stage wraps the previous query; `__rn…` numbers the rows in Boardwalk's order, so `sort`
+        // is stable (ties keep the previous order) and `limit` takes the first rows.
+        func wrap(_ lines: String) -> String { "(\n\(indent(lines))\n)" }
         if !query.tableStages.isEmpty {
             rn = "__rn0"
-            from = "(\n    SELECT *, row_number() OVER (ORDER BY \(orderList(core.order))) AS \(rn)\n    FROM \(from)\n)"
+            from = wrap("SELECT *, row_number() OVER (ORDER BY \(orderList(core.order))) AS \(rn)\nFROM \(from)")
             var visible = core.columns
             for (n, stage) in query.tableStages.enumerated() {
                 let scope = ClickHouseExpressions.Scope.table(visible.map { ($0.sql, $0.type) })
@@ -49,7 +53,7 @@ struct ClickHouseTranslator {
                 switch stage {
                 case .where(let p):
                     let condition = expressions.truth(try expressions.translate(p))
-                    from = "(\n    SELECT * FROM \(from)\n    WHERE \(condition)\n)"
+                    from = wrap("SELECT *\nFROM \(from)\nWHERE \(condition)")
                 case .sort(let keys):
                     var terms: [String] = []
                     for key in keys {
@@ -57,10 +61,10 @@ struct ClickHouseTranslator {
                         terms.append(Self.sortTerm(c.sql, c.type, descending: key.descending))
                     }
                     let next = "__rn\(n + 1)"
-                    from = "(\n    SELECT *, row_number() OVER (ORDER BY \(terms.joined(separator: ", ")), \(rn)) AS \(next)\n    FROM \(from)\n)"
+                    from = wrap("SELECT *, row_number() OVER (ORDER BY \(terms.joined(separator: ", ")), \(rn)) AS \(next)\nFROM \(from)")
                     rn = next
                 case .limit(let n):
-                    from = "(\n    SELECT * FROM \(from)\n    ORDER BY \(rn)\n    LIMIT \(n)\n)"
+                    from = wrap("SELECT *\nFROM \(from)\nORDER BY \(rn)\nLIMIT \(n)")
                 case .select(let indexes):
                     visible = indexes.map { visible[$0] }
                 }
@@ -242,7 +246,7 @@ struct ClickHouseTranslator {
             let w = ClickHouseExpressions.number(step)
             let (bucket, present): (String, String) = switch v {
             case .answer(let a): ("floor(\(a.number) / \(w)) * \(w)", "\(a.kind) = 'number'")
-            case .scalar(let s, _): ("floor(toFloat64(\(s)) / \(w)) * \(w)", "isNotNull(\(s))")
+            case .scalar(let s, _), .condition(let s): ("floor(toFloat64(\(s)) / \(w)) * \(w)", "isNotNull(\(s))")
             }
             let source = finishSource(expressions)
             let type: QueryType = value.type == .duration ? .duration : .number
@@ -284,7 +288,7 @@ struct ClickHouseTranslator {
         func numeric(_ v: SQLValue) -> (value: String, condition: String?) {
             switch v {
             case .answer(let x): (x.number, "\(x.kind) = 'number'")
-            case .scalar(let s, _): ("toFloat64(\(s))", nil)
+            case .scalar(let s, _), .condition(let s): ("toFloat64(\(s))", nil)
             }
         }
         func call(_ function: String, _ v: SQLValue, _ parameters: String = "") -> String {
@@ -330,7 +334,7 @@ struct ClickHouseTranslator {
         for k in by {
             switch try e.translate(k.bound) {
             case .answer(let a): elements.append(a.exploded)
-            case .scalar(let s, _): elements.append(s)
+            case .scalar(let s, _), .condition(let s): elements.append(s)
             }
         }
         return (elements, by.map(\.type))
