@@ -274,8 +274,9 @@ struct ClickHouseTranslator {
             return Core(columns: columns, select: sql, order: keyOrder(ks))
 
         case .funnel(let f):
-            _ = finishSource(expressions)
-            let inScope = "session IN (SELECT s_session FROM bw_sessions\(whereClause()))"
+            if !conditions.isEmpty { _ = finishSource(expressions) }
+            // Without filters every session is in scope, and the sessions subquery need not run.
+            let inScope = conditions.isEmpty ? "true" : "session IN (SELECT s_session FROM bw_sessions\(whereClause()))"
             return f.steps.isEmpty ? try screenFunnel(f, inScope) : try customFunnel(f, inScope)
         }
     }
