@@ -35,7 +35,7 @@ struct QuerySource {
 enum QueryCommand: Command {
     static let name = "query"
     static let summary = "Run one query (or each query read from stdin with '-')"
-    static let usage = "boardwalk query [--db DIR] [--format table|json|csv] 'QUERY' | -\n       boardwalk query --sql clickhouse [--table NAME] 'QUERY'"
+    static let usage = "boardwalk query [--db DIR] [--format table|json|csv] [--sql clickhouse [--table NAME]] 'QUERY' | -"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
