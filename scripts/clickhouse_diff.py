@@ -161,8 +161,29 @@ WINDOW_FUNNELS = [
 # one event advance several levels, Boardwalk's chain takes one event per step (docs/clickhouse.md).
 
 
-def query_generator(rng, onboardings):
-    """Seeded random queries over every family."""
+FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any"]
+
+
+def family_of(q):
+    """The families a query belongs to (a sessions reduction is also a "session" query)."""
+    if re.search(r"\| funnel\s*($|\||by\b)", q):
+        return ["funnel"]
+    if "| funnel" in q:
+        return ["strict" if "mode strict" in q else "any" if "mode any" in q else "ordered"]
+    families = []
+    for name in ["top", "histogram", "stats", "count"]:
+        if re.search(rf"\|\s*{name}\b", q):
+            families.append(name)
+            break
+    else:
+        families.append("list")
+    if q.startswith("sessions"):
+        families.append("session")
+    return families
+
+
+def query_generator(rng, onboardings, family):
+    """Seeded random queries of one family."""
     ev_str = ["kind", "name", "onboarding", "screen_cid", "profile", "action", "element", "element_type", "reply",
               "placement", "variation"]
     ev_num = ["screen", "total_screens", "seq"]
@@ -237,9 +258,12 @@ def query_generator(rng, onboardings):
                             "rate(did(open_paywall))"])
         return f
 
+    wanted = family
     while True:
-        family = rng.choice(["count", "stats", "top", "histogram", "list", "funnel", "cfunnel"])
-        source = "sessions" if family in ("funnel", "cfunnel") else rng.choice(["events", "sessions"])
+        family = wanted
+        source = "sessions" if family in ("funnel", "ordered", "strict", "any", "session") else rng.choice(["events", "sessions"])
+        if family == "session":
+            family = rng.choice(["count", "stats", "top", "histogram", "list"])
         q = source
         for _ in range(rng.choice([0, 1, 1, 2])):
             q += " | where " + (ev_pred() if source == "events" else se_pred())
@@ -266,7 +290,7 @@ def query_generator(rng, onboardings):
             q += " | funnel" + (f" by {rng.choice(['placement', 'variation', 'screen_cid', 'onboarding'])}" if rng.random() < 0.3 else "")
         else:
             steps = ", ".join(step() for _ in range(rng.randint(1, 4)))
-            mode = rng.choice(["ordered", "strict", "any"])
+            mode = family
             q += f" | funnel {steps}"
             if rng.random() < 0.6:
                 q += f" within {rng.choice(['30s', '2m', '10m', '1h'])}"
@@ -313,7 +337,9 @@ def main():
     parser.add_argument("--boardwalk", default=os.path.join(ROOT, ".build", "debug", "boardwalk"))
     parser.add_argument("--sessions", type=int, default=400)
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--generated", type=int, default=60, help="seeded random queries besides the fixed list")
+    parser.add_argument("--per-family", type=int, default=30,
+                        help="generate queries until each family has this many (default 30)")
+    parser.add_argument("--generated", type=int, default=0, help="further seeded random queries of any family")
     parser.add_argument("--venv", default=os.path.join(ROOT, ".build", "clickhouse-venv"))
     parser.add_argument("--keep", action="store_true", help="keep the working directory")
     parser.add_argument("--only", help="run only this query")
@@ -360,8 +386,15 @@ def main():
         onboardings = [r["onboarding"] for r in json.loads(run(
             [bw, "--db", db, "query", "--format", "json", "sessions | count by onboarding"]).stdout) if r["onboarding"]]
         rng = random.Random(args.seed)
-        generated = query_generator(rng, onboardings)
-        queries = [args.only] if args.only else FIXED + [next(generated) for _ in range(args.generated)]
+        # The fixed list, then generated queries until every family has at least --per-family queries.
+        queries = [args.only] if args.only else list(FIXED)
+        if not args.only:
+            for family in FAMILIES:
+                generated = query_generator(rng, onboardings, family)
+                have = sum(family in family_of(q) for q in queries)
+                queries += [next(generated) for _ in range(max(0, args.per_family - have))]
+            queries += [next(query_generator(rng, onboardings, rng.choice(FAMILIES))) for _ in range(args.generated)]
+        per_family = {f: sum(f in family_of(q) for q in queries) for f in FAMILIES}
         failures = 0
         compared = 0
         empty = 0
@@ -428,7 +461,7 @@ def main():
             queries.append(q)
         print(f"clickhouse_diff: {len(queries) - failures}/{len(queries)} queries agree "
               f"({args.sessions} sessions, {total} events, seed {args.seed}; {compared} rows compared, "
-              f"{empty} empty results)")
+              f"{empty} empty results)\nqueries per family: " + ", ".join(f"{f} {n}" for f, n in per_family.items()))
         return 1 if failures else 0
     finally:
         if args.keep:
