@@ -120,6 +120,11 @@ FIXED = [
     'sessions | stats count(), p50(duration) by onboarding | sort p50(duration) desc | select onboarding, p50(duration)',
     'sessions | count by answer("experience") | sort answer("experience") desc',
     'events | count by value | sort value | limit 12',
+    'events | count by value | where value == "music" or value > 20 or value == 30',
+    'events | stats min(value) as low, max(value) as high by element | where low != "x" | sort high desc',
+    'events | stats min(time) as first, count() by name | sort first desc | limit 6',
+    'sessions | select session, started, ended, exit | where exit != "abandoned" | sort ended desc | limit 10',
+    'events | select time, seq, dwell, time + 90s as later, time - @2026-11-01 as since | limit 10',
     # screen funnels
     'sessions | funnel',
     'sessions | where completed or closed | funnel',
@@ -272,6 +277,9 @@ def query_generator(rng, onboardings, family):
         if family == "count":
             by = rng.sample(keys, rng.choice([0, 1, 1, 2]))
             q += " | count" + (" by " + ", ".join(by) if by else "")
+            if by and rng.random() < 0.4:
+                q += rng.choice([f" | where count > {rng.randint(1, 50)}", f" | sort count desc | limit {rng.randint(1, 8)}",
+                                 f" | sort {by[0]} desc", f" | where {by[0]} != \"x\" | limit {rng.randint(1, 8)}"])
         elif family == "stats":
             aggs = list(dict.fromkeys(agg(source) for _ in range(rng.randint(1, 3))))
             by = rng.sample(keys, rng.choice([0, 1, 1, 2]))

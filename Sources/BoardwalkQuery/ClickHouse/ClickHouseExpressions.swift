@@ -57,10 +57,12 @@ struct SQLAnswer {
 
     /// From its JSON text (a result column): `"x"` a string, `[…]` a set, anything else a number.
     static func json(_ c: String) -> SQLAnswer {
-        SQLAnswer(kind: "multiIf(isNull(\(c)), '', startsWith(\(c), '['), 'set', startsWith(\(c), '\"'), 'string', 'number')",
-                  string: "if(startsWith(\(c), '\"'), JSONExtractString(\(c)), NULL)",
-                  number: "toFloat64OrNull(\(c))",
-                  set: "if(startsWith(\(c), '['), JSONExtract(\(c), 'Array(String)'), [])")
+        // Arrays cannot be Nullable in ClickHouse, so the text is read through `ifNull(c, '')`.
+        let t = "ifNull(\(c), '')"
+        return SQLAnswer(kind: "multiIf(isNull(\(c)), '', startsWith(\(t), '['), 'set', startsWith(\(t), '\"'), 'string', 'number')",
+                         string: "if(startsWith(\(t), '\"'), JSONExtractString(\(t)), NULL)",
+                         number: "toFloat64OrNull(\(c))",
+                         set: "if(startsWith(\(t), '['), JSONExtract(\(t), 'Array(String)'), [])")
     }
 
     var tuple: String { "(\(kind), \(string), \(number), \(set))" }

@@ -276,7 +276,7 @@ struct ClickHouseTranslator {
         case .funnel(let f):
             if !conditions.isEmpty { _ = finishSource(expressions) }
             // Without filters every session is in scope, and the sessions subquery need not run.
-            let inScope = conditions.isEmpty ? "true" : "session IN (SELECT s_session FROM bw_sessions\(whereClause()))"
+            let inScope = conditions.isEmpty ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
             return f.steps.isEmpty ? try screenFunnel(f, inScope) : try customFunnel(f, inScope)
         }
     }
@@ -349,17 +349,16 @@ struct ClickHouseTranslator {
         return ("first_value(sessions) OVER \(window) AS __first, lagInFrame(sessions, 1, sessions) OVER \(window) AS __previous", window)
     }
 
-    mutating func screenFunnel(_ f: BoundFunnel, _ inScope: String) throws(QueryError) -> Core {
+    mutating func screenFunnel(_ f: BoundFunnel, _ inScope: String?) throws(QueryError) -> Core {
         let (elements, types) = try funnelKeys(f.by)
         let tuple = (["toUnixTimestamp64Micro(time)", "seq", "screen", "total_screens"] + elements).joined(separator: ", ")
         ctes.append(("fe", """
             SELECT session, arraySort(z -> (z.1, z.2), groupArray((\(tuple)))) AS a, arrayFirstIndex(z -> isNotNull(z.3), a) AS fp
-            FROM \(table)
-            WHERE \(inScope)
+            FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
             GROUP BY session
             """))
         // Steps: the largest total_screens (or furthest index + 1) among the sessions in scope (rule 3).
-        let steps = "(SELECT ifNull(max(greatest(total_screens, screen + 1)), 0) FROM \(table) WHERE isNotNull(screen) AND \(inScope))"
+        let steps = "(SELECT ifNull(max(greatest(total_screens, screen + 1)), 0) FROM \(table) WHERE isNotNull(screen)\(inScope.map { " AND \($0)" } ?? ""))"
         let keyNames = f.by.indices.map { "__k\($0)" }
         let keySelects = elements.indices.map { i in
             types[i] == .answer ? "arrayJoin(a[fp].\(5 + i)) AS __k\(i)" : "a[fp].\(5 + i) AS __k\(i)"
@@ -398,7 +397,7 @@ struct ClickHouseTranslator {
         return Core(columns: columns, select: sql, order: order)
     }
 
-    mutating func customFunnel(_ f: BoundFunnel, _ inScope: String) throws(QueryError) -> Core {
+    mutating func customFunnel(_ f: BoundFunnel, _ inScope: String?) throws(QueryError) -> Core {
         let n = f.steps.count
         var e = ClickHouseExpressions(.events, text: query.ast.text)
         var matches: [String] = []
@@ -414,8 +413,7 @@ struct ClickHouseTranslator {
         ctes.append(("fe", """
             SELECT session, arraySort(z -> (z.1, z.2), groupArray((
                     \(tuple)))) AS a
-            FROM \(table)
-            WHERE \(inScope)
+            FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
             GROUP BY session
             """))
         func m(_ k: Int, _ i: String) -> String { "a[\(i)].\(k + 2)" }  // step k (1-based) matches at i
