@@ -86,6 +86,8 @@ struct ClickHouseCLITests {
         (["query", "--sql", "postgres", "events | count"], "Error: option '--sql' must be one of clickhouse, got 'postgres'"),
         (["query", "--sql", "clickhouse", "-"], "Error: --sql translates one query given as an argument"),
         (["query", "--table", "t", "events | count"], "Error: --table goes with --sql"),
+        (["query", "--sql", "clickhouse", "--format", "json", "events | count"], "Error: --format does not apply to --sql, which runs nothing"),
+        (["query", "--sql", "clickhouse", "--timing", "events | count"], "Error: --timing does not apply to --sql, which runs nothing"),
         (["export", "--schema"], "Error: --schema goes with --format clickhouse"),
         (["export", "--format", "clickhouse", "--table", "t"], "Error: --table goes with --schema"),
     ])

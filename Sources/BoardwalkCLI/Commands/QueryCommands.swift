@@ -68,9 +68,12 @@ enum QueryCommand: Command {
         guard arguments.positionals.count == 1, let text = arguments.positionals.first else {
             throw UsageError(arguments.positionals.isEmpty ? "missing the query" : "give one query (quote it), or '-'")
         }
-        if let dialect = try arguments.choice("sql", among: ["clickhouse"]) {
-            _ = dialect
+        if try arguments.choice("sql", among: ["clickhouse"]) != nil {
             guard text != "-" else { throw UsageError("--sql translates one query given as an argument") }
+            for option in ["format", "generated", "seed"] where arguments.value(option) != nil {
+                throw UsageError("--\(option) does not apply to --sql, which runs nothing")
+            }
+            if arguments.flag("timing") { throw UsageError("--timing does not apply to --sql, which runs nothing") }
             do {
                 let sql = try Query.parse(text).clickHouseSQL(table: arguments.value("table") ?? ClickHouseTable.defaultName)
                 invocation.out(sql + "\n")
