@@ -343,10 +343,10 @@ struct ClickHouseTranslator {
 
     /// Percentages and drop-off from each group's step counts (`pct_of_first`, `pct_of_previous`: absent when
     /// the base is 0).
-    private func funnelWindow(_ keyNames: [String]) -> (columns: String, window: String) {
+    private func funnelWindow(_ keyNames: [String]) -> String {
         let partition = keyNames.isEmpty ? "" : "PARTITION BY \(keyNames.joined(separator: ", ")) "
         let window = "(\(partition)ORDER BY step ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
-        return ("first_value(sessions) OVER \(window) AS __first, lagInFrame(sessions, 1, sessions) OVER \(window) AS __previous", window)
+        return "first_value(sessions) OVER \(window) AS __first, lagInFrame(sessions, 1, sessions) OVER \(window) AS __previous"
     }
 
     mutating func screenFunnel(_ f: BoundFunnel, _ inScope: String?) throws(QueryError) -> Core {
@@ -370,7 +370,7 @@ struct ClickHouseTranslator {
             WHERE fp > 0
             """))
         let groupKeys = (keyNames + ["step"]).joined(separator: ", ")
-        let (windowColumns, _) = funnelWindow(keyNames)
+        let windowColumns = funnelWindow(keyNames)
         let inner = """
             SELECT *, \(windowColumns)
             FROM (
@@ -420,7 +420,7 @@ struct ClickHouseTranslator {
         let within: (String, String) -> String = { j, s in f.within.map { " AND a[\(j)].1 - a[\(s)].1 <= \($0)" } ?? "" }
         var selects: [String] = ["session", "a", "s", "arrayEnumerate(a) AS idx"]
         let keyAt: (String) -> [String] = { p in elements.indices.map { "a[\(p)].\(n + 4 + $0)" } }
-        var best: String
+        let best: String
         switch f.mode {
         case .ordered, .strict:
             // Every step-1 event is a start; per start, the positions each step can be reached at (r_k), then
@@ -435,7 +435,7 @@ struct ClickHouseTranslator {
                 strict ? "\(i) < \(j) AND (nx[\(i)] = 0 OR \(j) <= nx[\(i)])" : "\(i) < \(j)"
             }
             selects.append("[s] AS r1")
-            for k in 2...max(2, n) where k <= n {
+            for k in stride(from: 2, through: n, by: 1) {
                 selects.append("arrayFilter(j -> \(m(k, "j"))\(within("j", "s")) AND arrayExists(i -> \(follows("i", "j")), r\(k - 1)), idx) AS r\(k)")
             }
             selects.append("(" + (1...n).map { "notEmpty(r\($0))" }.joined(separator: " + ") + ") AS lv")
@@ -444,7 +444,7 @@ struct ClickHouseTranslator {
                 selects.append("if(lv = \(k), r\(k), arrayFilter(i -> arrayExists(j -> \(follows("i", "j")), b\(k + 1)), r\(k))) AS b\(k)")
             }
             selects.append("s AS p1")
-            for k in 2...max(2, n) where k <= n {
+            for k in stride(from: 2, through: n, by: 1) {
                 selects.append("if(lv >= \(k), arrayFirst(j -> \(follows("p\(k - 1)", "j")), b\(k)), 0) AS p\(k)")
             }
             let times = (1...n).map { k in k == 1 ? "toInt64(0)" : "if(p\(k) > 0, a[p\(k)].1 - a[s].1, toInt64(0))" }
@@ -492,7 +492,7 @@ struct ClickHouseTranslator {
             """))
         let names = "[" + f.steps.map { ClickHouseExpressions.string($0.name) }.joined(separator: ", ") + "]"
         let groupKeys = (keyNames + ["step"]).joined(separator: ", ")
-        let (windowColumns, _) = funnelWindow(keyNames)
+        let windowColumns = funnelWindow(keyNames)
         let inner = """
             SELECT *, \(windowColumns)
             FROM (
