@@ -35,11 +35,13 @@ struct QuerySource {
 enum QueryCommand: Command {
     static let name = "query"
     static let summary = "Run one query (or each query read from stdin with '-')"
-    static let usage = "boardwalk query [--db DIR] [--format table|json|csv] 'QUERY' | -"
+    static let usage = "boardwalk query [--db DIR] [--format table|json|csv] [--sql clickhouse [--table NAME]] 'QUERY' | -"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
         OptionSpec("timing", short: "t", help: "Print the time and rows read after each query, on stderr"),
+        OptionSpec("sql", value: "DIALECT", help: "Print the query as SQL instead of running it; DIALECT: clickhouse"),
+        OptionSpec("table", value: "NAME", help: "With --sql: the table the SQL reads (default: boardwalk_events)"),
         generatedOption, seedOption,
     ]
     static let discussion = """
@@ -47,11 +49,15 @@ enum QueryCommand: Command {
         to stderr with a caret under the offending part. With '-', queries are read from stdin, one per line
         (a line ending in '|' continues on the next), and each result is printed in turn.
 
-        Exit status: 0 when every query succeeded; 1 when the one query failed or the store cannot be opened;
-        2 when some of the queries read from stdin failed.
+        With --sql clickhouse, nothing is read: the query is printed as one ClickHouse SELECT over the table
+        that 'boardwalk export --format clickhouse' fills (docs/clickhouse.md), giving the same results.
+
+        Exit status: 0 when every query succeeded; 1 when the one query failed (or cannot be translated) or the
+        store cannot be opened; 2 when some of the queries read from stdin failed.
 
         Examples:
           boardwalk query 'sessions | funnel'
+          boardwalk query --sql clickhouse 'sessions | stats rate(completed) by variation' | clickhouse-client
           boardwalk query --format csv 'events | count by kind' > kinds.csv
           boardwalk query - < queries.txt
 
@@ -62,6 +68,22 @@ enum QueryCommand: Command {
         guard arguments.positionals.count == 1, let text = arguments.positionals.first else {
             throw UsageError(arguments.positionals.isEmpty ? "missing the query" : "give one query (quote it), or '-'")
         }
+        if try arguments.choice("sql", among: ["clickhouse"]) != nil {
+            guard text != "-" else { throw UsageError("--sql translates one query given as an argument") }
+            for option in ["format", "generated", "seed"] where arguments.value(option) != nil {
+                throw UsageError("--\(option) does not apply to --sql, which runs nothing")
+            }
+            if arguments.flag("timing") { throw UsageError("--timing does not apply to --sql, which runs nothing") }
+            do {
+                let sql = try Query.parse(text).clickHouseSQL(table: arguments.value("table") ?? ClickHouseTable.defaultName)
+                invocation.out(sql + "\n")
+                return ExitCode.success
+            } catch {
+                invocation.err(error.description + "\n")
+                return ExitCode.failure
+            }
+        }
+        if arguments.value("table") != nil { throw UsageError("--table goes with --sql") }
         let opened = try openQuerySource(arguments, invocation)
         installInterruptHandler()
         let console = QueryConsole(source: opened.source, invocation: invocation, cancellation: interruptFlag)

@@ -218,11 +218,13 @@ enum StatsCommand: Command {
 
 enum ExportCommand: Command {
     static let name = "export"
-    static let summary = "Write the store's events as canonical NDJSON, CSV or a batch file"
-    static let usage = "boardwalk export [--db DIR] [--format ndjson|csv|batch] [--since-seq N] [--output FILE]"
+    static let summary = "Write the store's events as canonical NDJSON, CSV, ClickHouse rows or a batch file"
+    static let usage = "boardwalk export [--db DIR] [--format ndjson|csv|clickhouse|batch] [--since-seq N] [--output FILE] [--schema [--table NAME]]"
     static let options = [
         databaseOption,
-        OptionSpec("format", short: "f", value: "FORMAT", help: "ndjson (default), csv or batch"),
+        OptionSpec("format", short: "f", value: "FORMAT", help: "ndjson (default), csv, clickhouse or batch"),
+        OptionSpec("schema", help: "With --format clickhouse: print the CREATE TABLE statement instead of rows"),
+        OptionSpec("table", value: "NAME", help: "The table name in --schema (default: boardwalk_events)"),
         OptionSpec("since-seq", value: "N", help: "Only events with a sequence number of N or more"),
         OptionSpec("output", short: "o", value: "FILE", help: "Write to FILE instead of stdout"),
     ]
@@ -232,7 +234,10 @@ enum ExportCommand: Command {
         (docs/codec.md), also read by ingest; csv has a header and one row per event with the columns
         seq, time, kind, name, onboarding, screen_cid, screen, total_screens, session, profile, event_id,
         placement, variation, action_id, element_id, element_type, value, reply, error_domain, error_code,
-        error_message (value: the answer as JSON text; RFC 4180 quoting).
+        error_message (value: the answer as JSON text; RFC 4180 quoting). clickhouse writes JSONEachRow rows
+        for the table printed by --schema (docs/clickhouse.md): every field as queries see it, with the seq and
+        the store's session (inferred ones included), for
+          clickhouse-client --query 'INSERT INTO boardwalk_events FORMAT JSONEachRow' < rows.jsonl
 
         For incremental export, pass the 'next' seq printed on stderr by the previous run as --since-seq.
         Sessions the store inferred carry their inferred id (inferred:SEQ) in the export.
@@ -241,13 +246,21 @@ enum ExportCommand: Command {
           boardwalk export > all.ndjson
           boardwalk export --format batch -o backup.bwk
           boardwalk export --since-seq 1000000 --format csv > new.csv
+          boardwalk export --format clickhouse --schema | clickhouse-client
+          boardwalk export --format clickhouse --since-seq 52000 > new.jsonl
 
         """
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
-        let format = try arguments.choice("format", among: ["ndjson", "csv", "batch"]) ?? "ndjson"
+        let format = try arguments.choice("format", among: ["ndjson", "csv", "clickhouse", "batch"]) ?? "ndjson"
         let since = try arguments.unsigned("since-seq") ?? 0
         if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+        if arguments.flag("schema") {
+            guard format == "clickhouse" else { throw UsageError("--schema goes with --format clickhouse") }
+            invocation.out(ClickHouseTable.createStatement(table: arguments.value("table") ?? ClickHouseTable.defaultName))
+            return ExitCode.success
+        }
+        if arguments.value("table") != nil { throw UsageError("--table goes with --schema") }
         let output: OutputSink
         var descriptor: Int32 = -1
         if let path = arguments.value("output"), path != "-" {
@@ -282,6 +295,8 @@ enum ExportCommand: Command {
                     if !bytes.isEmpty { output.write(bytes: bytes) }
                 case "csv":
                     buffer += CSVExport.row(stored)
+                case "clickhouse":
+                    buffer += ClickHouseTable.row(seq: stored.seq, event: stored.event)
                 default:
                     buffer += CanonicalJSON.line(stored.event)
                     if !buffer.hasSuffix("\n") { buffer += "\n" }

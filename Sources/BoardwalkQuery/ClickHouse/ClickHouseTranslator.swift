@@ -1,0 +1,547 @@
+import BoardwalkJSON
+import BoardwalkModel
+
+/// Turns a checked query into one ClickHouse `SELECT` over the table of ``ClickHouseTable``.
+///
+/// The SQL is built from common table expressions: `dw` (dwell times, rule 7), `bw_sessions` (one row per session, the
+/// `sessions` fields, rules 8–9), `fe` (each session's events as a sorted array, for funnels). Every
+/// per-session computation sorts by `(time, seq)` (rule 1). Internal columns are `__c0`, `__c1`, … in
+/// Boardwalk's units; the last `SELECT` names them as Boardwalk does and converts durations to seconds and
+/// timestamps to `DateTime64(6, 'UTC')`. `docs/clickhouse.md` lists every place where the SQL compensates for a
+/// difference between ClickHouse and the semantics.
+struct ClickHouseTranslator {
+    let query: CheckedQuery
+    let table: String
+
+    /// A translated reduction (or listing): internal column names and types, the query producing them, and
+    /// the order Boardwalk lists its rows in.
+    struct Core {
+        var columns: [(name: String, sql: String, type: QueryType)]
+        var select: String
+        var order: [String]
+    }
+
+    private var ctes: [(name: String, sql: String)] = []
+
+    init(query: CheckedQuery, table: String) {
+        self.query = query
+        self.table = ClickHouseTable.quotedIdentifier(table)
+    }
+
+    func fail(_ message: String) -> QueryError {
+        QueryError(.type, "cannot translate to ClickHouse: \(message)", in: query.ast.text)
+    }
+
+    mutating func translate() throws(QueryError) -> String {
+        if query.explain {
+            let range = query.ast.stages.last?.keywordRange
+            throw QueryError(.type, "cannot translate to ClickHouse: `explain` shows Boardwalk's own plan (key ranges of its store); it has no SQL", at: range, in: query.ast.text, label: "drop `| explain`")
+        }
+        var core = try reduction()
+        var rn = ""
+        var from = "(\n\(indent(core.select))\n)"
+        // Each table stage wraps the previous query; `__rn…` numbers the rows in Boardwalk's order, so `sort`
+        // is stable (ties keep the previous order) and `limit` takes the first rows.
+        func wrap(_ lines: String) -> String { "(\n\(indent(lines))\n)" }
+        if !query.tableStages.isEmpty {
+            rn = "__rn0"
+            from = wrap("SELECT *, row_number() OVER (ORDER BY \(orderList(core.order))) AS \(rn)\nFROM \(from)")
+            var visible = core.columns
+            for (n, stage) in query.tableStages.enumerated() {
+                let scope = ClickHouseExpressions.Scope.table(visible.map { ($0.sql, $0.type) })
+                var expressions = ClickHouseExpressions(scope, text: query.ast.text)
+                switch stage {
+                case .where(let p):
+                    let condition = expressions.truth(try expressions.translate(p))
+                    from = wrap("SELECT *\nFROM \(from)\nWHERE \(condition)")
+                case .sort(let keys):
+                    var terms: [String] = []
+                    for key in keys {
+                        let c = visible[key.column]
+                        terms.append(Self.sortTerm(c.sql, c.type, descending: key.descending))
+                    }
+                    let next = "__rn\(n + 1)"
+                    from = wrap("SELECT *, row_number() OVER (ORDER BY \(terms.joined(separator: ", ")), \(rn)) AS \(next)\nFROM \(from)")
+                    rn = next
+                case .limit(let n):
+                    from = wrap("SELECT *\nFROM \(from)\nORDER BY \(rn)\nLIMIT \(n)")
+                case .select(let indexes):
+                    visible = indexes.map { visible[$0] }
+                }
+            }
+            core.columns = visible
+        }
+        var out = ""
+        let answers = core.columns.filter { $0.type == .answer }.map { JSONString.quoted($0.name) }
+        if !answers.isEmpty {
+            // Answers mix strings, numbers and sets; ClickHouse gets them as JSON text (see the doc).
+            out += "-- answer columns (JSON text): [\(answers.joined(separator: ", "))]\n"
+        }
+        if !ctes.isEmpty {
+            out += "WITH\n" + ctes.map { "\($0.name) AS (\n\(indent($0.sql))\n)" }.joined(separator: ",\n") + "\n"
+        }
+        let outputs = core.columns.map { c in "\(Self.output(c.sql, c.type)) AS \(Self.name(c.name))" }
+        out += "SELECT\n    " + outputs.joined(separator: ",\n    ") + "\nFROM \(from)\n"
+        out += "ORDER BY " + (rn.isEmpty ? orderList(core.order) : rn)
+        return out
+    }
+
+    // MARK: Names, units, order
+
+    /// A result column name as a ClickHouse identifier.
+    static func name(_ s: String) -> String {
+        "`" + s.replacing("\\", with: "\\\\").replacing("`", with: "\\`") + "`"
+    }
+
+    /// Internal values to what Boardwalk prints: durations in seconds, timestamps as `DateTime64(6, 'UTC')`.
+    static func output(_ sql: String, _ type: QueryType) -> String {
+        switch type {
+        case .duration: "\(sql) / 1000000"
+        case .time: "fromUnixTimestamp64Micro(toInt64(\(sql)), 'UTC')"
+        default: sql
+        }
+    }
+
+    func orderList(_ order: [String]) -> String { order.isEmpty ? "tuple()" : order.joined(separator: ", ") }
+
+    /// Boardwalk sorts absent values last in both directions.
+    static func sortTerm(_ sql: String, _ type: QueryType, descending: Bool) -> String {
+        if type == .answer {
+            return "isNull(\(sql)) ASC, \(SQLAnswer.order(sql)) \(descending ? "DESC" : "ASC")"
+        }
+        return "\(sql) \(descending ? "DESC" : "ASC") NULLS LAST"
+    }
+
+    func indent(_ s: String) -> String {
+        s.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")
+    }
+
+    // MARK: Row sources
+
+    /// The event predicate of an event kind or analytics name (`did`, funnel steps, `ignoring`).
+    static func isEvent(_ name: String) -> String {
+        let s = ClickHouseExpressions.string(name)
+        return "(kind = \(s) OR name = \(s))"
+    }
+
+    static let terminal = "(kind IN ('open_paywall', 'close', 'error') OR (kind = 'analytics' AND name = 'onboarding_completed'))"
+
+    /// Dwell of every event (rule 7): from a presentation to the session's next event at another screen index
+    /// or its next terminal event; censored when there is neither.
+    mutating func addDwell() {
+        guard !ctes.contains(where: { $0.name == "dw" }) else { return }
+        ctes.append(("dw", """
+            SELECT
+                a[i].2 AS dw_seq,
+                arrayFirstIndex((z, k) -> k > i AND (z.5 OR ifNull(z.3 != a[i].3, false)), a, arrayEnumerate(a)) AS dw_end,
+                if(a[i].4 AND dw_end > 0, toFloat64(a[dw_end].1 - a[i].1), NULL) AS dwell,
+                a[i].4 AND dw_end = 0 AS censored
+            FROM (
+                SELECT arraySort(z -> (z.1, z.2), groupArray((toUnixTimestamp64Micro(time), seq, screen,
+                    kind = 'analytics' AND name = 'screen_presented' AND isNotNull(screen), \(Self.terminal)))) AS a
+                FROM \(table)
+                GROUP BY session
+            )
+            ARRAY JOIN arrayEnumerate(a) AS i
+            """))
+    }
+
+    /// One row per session with every `sessions` field, plus the answers and `did` flags the query reads.
+    mutating func addSessions(answers: [String], dids: [String]) {
+        var fields = [
+            "session AS s_session",
+            "argMin(profile, (time, seq)) AS s_profile",
+            "argMin(onboarding, (time, seq)) AS s_onboarding",
+            "argMin(placement, (time, seq)) AS s_placement",
+            "argMin(variation, (time, seq)) AS s_variation",
+            "toUnixTimestamp64Micro(min(time)) AS s_started",
+            "toUnixTimestamp64Micro(max(time)) AS s_ended",
+            "toFloat64(s_ended - s_started) AS s_duration",
+            "count() AS s_events",
+            "max(screen) AS s_furthest_screen",
+            "argMax(screen, (time, seq)) AS s_last_screen",
+            "max(total_screens) AS s_total_screens",
+            "countIf(kind = 'analytics' AND name = 'onboarding_completed') > 0 AS s_completed",
+            "countIf(kind = 'open_paywall') > 0 AS s_paywall",
+            "countIf(kind = 'close') > 0 AS s_closed",
+            "countIf(kind = 'analytics' AND name = 'user_email_collected') > 0 AS s_email_collected",
+            "if(countIf(\(Self.terminal)) = 0, 'abandoned', argMaxIf(multiIf(kind = 'analytics', 'completed', kind = 'open_paywall', 'paywall', kind = 'close', 'closed', 'error'), (time, seq), \(Self.terminal))) AS s_exit",
+        ]
+        for (i, element) in answers.enumerated() {
+            fields.append("argMaxIf((value_kind, value_string, value_number, value_set), (time, seq), kind = 'state_updated' AND element = \(ClickHouseExpressions.string(element))) AS a\(i)")
+        }
+        for (i, event) in dids.enumerated() {
+            fields.append("countIf\(Self.isEvent(event)) > 0 AS d\(i)")
+        }
+        ctes.append(("bw_sessions", "SELECT\n    " + fields.joined(separator: ",\n    ") + "\nFROM \(table)\nGROUP BY session"))
+    }
+
+    // MARK: Reductions
+
+    mutating func reduction() throws(QueryError) -> Core {
+        let isEvents = query.source == .events
+        var expressions = ClickHouseExpressions(isEvents ? .events : .sessions, text: query.ast.text)
+        var conditions: [String] = []
+        for f in query.filters { conditions.append(expressions.truth(try expressions.translate(f))) }
+        func finishSource(_ e: ClickHouseExpressions) -> String {
+            if isEvents {
+                if query.readsDwell {
+                    addDwell()
+                    return "\(table) AS e INNER JOIN dw ON e.seq = dw.dw_seq"
+                }
+                return table
+            }
+            addSessions(answers: e.answers, dids: e.dids)
+            return "bw_sessions"
+        }
+        func whereClause(_ extra: [String] = []) -> String {
+            let all = conditions + extra
+            return all.isEmpty ? "" : "\nWHERE " + all.joined(separator: "\n  AND ")
+        }
+        func keys(_ by: [BoundColumn], _ e: inout ClickHouseExpressions) throws(QueryError) -> [(name: String, sql: String, type: QueryType, select: String)] {
+            var out: [(name: String, sql: String, type: QueryType, select: String)] = []
+            for (i, k) in by.enumerated() {
+                let v = try e.translate(k.bound)
+                let select: String = if case .answer(let a) = v { "arrayJoin(\(a.exploded))" } else { v.sql }
+                out.append((k.name, "__c\(i)", k.type, select))
+            }
+            return out
+        }
+        func keyOrder(_ ks: [(name: String, sql: String, type: QueryType, select: String)]) -> [String] {
+            ks.map { Self.sortTerm($0.sql, $0.type, descending: false) }
+        }
+
+        switch query.reduction {
+        case nil:
+            var columns: [(name: String, sql: String, type: QueryType)] = []
+            var selects: [String] = []
+            for (i, c) in query.rowColumns.enumerated() {
+                let v = try expressions.translate(c.bound)
+                selects.append("\(v.sql) AS __c\(i)")
+                columns.append((c.name, "__c\(i)", c.type))
+            }
+            let source = finishSource(expressions)
+            let hidden = isEvents ? ["toUnixTimestamp64Micro(time) AS __t", "seq AS __seq"] : ["s_started AS __t", "s_session AS __seq"]
+            return Core(columns: columns, select: "SELECT \((selects + hidden).joined(separator: ", "))\nFROM \(source)\(whereClause())",
+                        order: ["__t", "__seq"])
+
+        case .count(let by):
+            let ks = try keys(by, &expressions)
+            let source = finishSource(expressions)
+            let selects = ks.map { "\($0.select) AS \($0.sql)" } + ["count() AS __c\(ks.count)"]
+            var sql = "SELECT \(selects.joined(separator: ", "))\nFROM \(source)\(whereClause())"
+            if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.sql).joined(separator: ", "))" }
+            return Core(columns: ks.map { ($0.name, $0.sql, $0.type) } + [("count", "__c\(ks.count)", .number)],
+                        select: sql, order: keyOrder(ks))
+
+        case .top(let n, let key):
+            let ks = try keys([key], &expressions)
+            let source = finishSource(expressions)
+            let order = ["__c1 DESC"] + keyOrder(ks)
+            let sql = "SELECT \(ks[0].select) AS __c0, count() AS __c1\nFROM \(source)\(whereClause())\nGROUP BY __c0\nORDER BY \(order.joined(separator: ", "))\nLIMIT \(n)"
+            return Core(columns: [(ks[0].name, "__c0", ks[0].type), ("count", "__c1", .number)], select: sql, order: order)
+
+        case .histogram(let value, let step):
+            let v = try expressions.translate(value.bound)
+            let w = ClickHouseExpressions.number(step)
+            let (bucket, present): (String, String) = switch v {
+            case .answer(let a): ("floor(\(a.number) / \(w)) * \(w)", "\(a.kind) = 'number'")
+            case .scalar(let s, _), .condition(let s): ("floor(toFloat64(\(s)) / \(w)) * \(w)", "isNotNull(\(s))")
+            }
+            let source = finishSource(expressions)
+            let type: QueryType = value.type == .duration ? .duration : .number
+            let sql = "SELECT \(bucket) AS __c0, count() AS __c1\nFROM \(source)\(whereClause([present]))\nGROUP BY __c0"
+            return Core(columns: [("bucket", "__c0", type), ("count", "__c1", .number)], select: sql, order: ["__c0 ASC"])
+
+        case .stats(let aggregates, let by, let censored):
+            let ks = try keys(by, &expressions)
+            var selects = ks.map { "\($0.select) AS \($0.sql)" }
+            var columns = ks.map { ($0.name, $0.sql, $0.type) }
+            for a in aggregates {
+                let name = "__c\(columns.count)"
+                let argument = try a.argument.map { (b) throws(QueryError) in try expressions.translate(b) }
+                selects.append("\(try aggregate(a, argument, &expressions)) AS \(name)")
+                columns.append((a.name, name, a.resultType))
+            }
+            if censored {
+                let name = "__c\(columns.count)"
+                selects.append("countIf(censored) AS \(name)")
+                columns.append(("censored", name, .number))
+            }
+            let source = finishSource(expressions)
+            var sql = "SELECT \(selects.joined(separator: ", "))\nFROM \(source)\(whereClause())"
+            if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.sql).joined(separator: ", "))" }
+            return Core(columns: columns, select: sql, order: keyOrder(ks))
+
+        case .funnel(let f):
+            if !conditions.isEmpty { _ = finishSource(expressions) }
+            // Without filters every session is in scope, and the sessions subquery need not run.
+            let inScope = conditions.isEmpty ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
+            return f.steps.isEmpty ? try screenFunnel(f, inScope) : try customFunnel(f, inScope)
+        }
+    }
+
+    /// One aggregate over the group's rows, with Boardwalk's results on no rows (rule 11: 0 for count-like
+    /// aggregates, absent for the others) and its percentile (rule 6: `quantileExactInclusive`, which is the
+    /// same linear interpolation between closest ranks).
+    func aggregate(_ a: BoundAggregate, _ argument: SQLValue?, _ e: inout ClickHouseExpressions) throws(QueryError) -> String {
+        // Numbers of an answer: only numeric answers count (non-numeric ones are skipped).
+        func numeric(_ v: SQLValue) -> (value: String, condition: String?) {
+            switch v {
+            case .answer(let x): (x.number, "\(x.kind) = 'number'")
+            case .scalar(let s, _), .condition(let s): ("toFloat64(\(s))", nil)
+            }
+        }
+        func call(_ function: String, _ v: SQLValue, _ parameters: String = "") -> String {
+            let (value, condition) = numeric(v)
+            if let condition { return "\(function)IfOrNull\(parameters)(\(value), \(condition))" }
+            return "\(function)OrNull\(parameters)(\(value))"
+        }
+        switch a.function {
+        case .count:
+            return "count()"
+        case .countPresent:
+            return "countIf(\(argument!.presence))"
+        case .countDistinct:
+            if case .answer(let x) = argument! { return "uniqExactArray(\(x.items))" }
+            return "uniqExact(\(argument!.sql))"
+        case .sum:
+            return "ifNull(\(call("sum", argument!)), 0)"
+        case .avg:
+            return call("avg", argument!)
+        case .percentile(let q):
+            return call("quantileExactInclusive", argument!, "(\(ClickHouseExpressions.number(q)))")
+        case .min, .max:
+            let function = a.function == .min ? "min" : "max"
+            guard case .answer(let x) = argument! else { return "\(function)OrNull(\(argument!.sql))" }
+            // Boardwalk orders values numbers < strings < sets: min takes the first shape present, max the last.
+            let shapes = [("number", x.number), ("string", x.string), ("set", x.set)]
+            let ordered = a.function == .min ? shapes : shapes.reversed()
+            let branches = ordered.map { shape, value in
+                "countIf(\(x.kind) = '\(shape)') > 0, toJSONString(\(function)If(\(value), \(x.kind) = '\(shape)'))"
+            }
+            return "multiIf(\(branches.joined(separator: ", ")), NULL)"
+        case .rate:
+            return "if(count() = 0, NULL, countIf(\(e.truth(argument!))) / count())"
+        }
+    }
+
+    // MARK: Funnels
+
+    /// Funnel breakdown keys as tuple elements of the per-event array, and how to read them at a position.
+    private func funnelKeys(_ by: [BoundColumn]) throws(QueryError) -> (elements: [String], types: [QueryType]) {
+        var e = ClickHouseExpressions(.events, text: query.ast.text)
+        var elements: [String] = []
+        for k in by {
+            switch try e.translate(k.bound) {
+            case .answer(let a): elements.append(a.exploded)
+            case .scalar(let s, _), .condition(let s): elements.append(s)
+            }
+        }
+        return (elements, by.map(\.type))
+    }
+
+    /// Percentages and drop-off from each group's step counts (`pct_of_first`, `pct_of_previous`: absent when
+    /// the base is 0).
+    private func funnelWindow(_ keyNames: [String]) -> String {
+        let partition = keyNames.isEmpty ? "" : "PARTITION BY \(keyNames.joined(separator: ", ")) "
+        let window = "(\(partition)ORDER BY step ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+        return "first_value(sessions) OVER \(window) AS __first, lagInFrame(sessions, 1, sessions) OVER \(window) AS __previous"
+    }
+
+    mutating func screenFunnel(_ f: BoundFunnel, _ inScope: String?) throws(QueryError) -> Core {
+        let (elements, types) = try funnelKeys(f.by)
+        let tuple = (["toUnixTimestamp64Micro(time)", "seq", "screen", "total_screens"] + elements).joined(separator: ", ")
+        ctes.append(("fe", """
+            SELECT session, arraySort(z -> (z.1, z.2), groupArray((\(tuple)))) AS a, arrayFirstIndex(z -> isNotNull(z.3), a) AS fp
+            FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
+            GROUP BY session
+            """))
+        // Steps: the largest total_screens (or furthest index + 1) among the sessions in scope (rule 3).
+        let steps = "(SELECT ifNull(max(greatest(total_screens, screen + 1)), 0) FROM \(table) WHERE isNotNull(screen)\(inScope.map { " AND \($0)" } ?? ""))"
+        let keyNames = f.by.indices.map { "__k\($0)" }
+        let keySelects = elements.indices.map { i in
+            types[i] == .answer ? "arrayJoin(a[fp].\(5 + i)) AS __k\(i)" : "a[fp].\(5 + i) AS __k\(i)"
+        }
+        ctes.append(("fs", """
+            SELECT \((keySelects + ["i AS step", "arrayFirstIndex(z -> ifNull(z.3 >= i, false), a) AS r", "if(r > 0, a[r].1 - a[1].1, NULL) AS rt"]).joined(separator: ", "))
+            FROM fe
+            ARRAY JOIN range(toUInt64(\(steps))) AS i
+            WHERE fp > 0
+            """))
+        let groupKeys = (keyNames + ["step"]).joined(separator: ", ")
+        let windowColumns = funnelWindow(keyNames)
+        let inner = """
+            SELECT *, \(windowColumns)
+            FROM (
+                SELECT \(groupKeys), countIf(r > 0) AS sessions, quantileExactInclusiveOrNull(0.5)(rt) AS median_time
+                FROM fs
+                GROUP BY \(groupKeys)
+            )
+            """
+        var columns: [(name: String, sql: String, type: QueryType)] = []
+        for (i, k) in f.by.enumerated() { columns.append((k.name, "__k\(i)", k.type)) }
+        var selects = keyNames
+        if !f.by.isEmpty {
+            selects.append("0 AS __breakdown")
+            columns.append(("breakdown_step", "__breakdown", .number))
+        }
+        selects += ["step", "sessions", "if(__first = 0, NULL, sessions * 100 / __first) AS pct_of_first",
+                    "if(__previous = 0, NULL, sessions * 100 / __previous) AS pct_of_previous",
+                    "__previous - sessions AS dropoff", "median_time"]
+        columns += [("step", "step", .number), ("sessions", "sessions", .number), ("pct_of_first", "pct_of_first", .number),
+                    ("pct_of_previous", "pct_of_previous", .number), ("dropoff", "dropoff", .number),
+                    ("median_time", "median_time", .duration)]
+        let sql = "SELECT \(selects.joined(separator: ", "))\nFROM (\n\(indent(inner))\n)"
+        let order = zip(keyNames, f.by).map { Self.sortTerm($0, $1.type, descending: false) } + ["step ASC"]
+        return Core(columns: columns, select: sql, order: order)
+    }
+
+    mutating func customFunnel(_ f: BoundFunnel, _ inScope: String?) throws(QueryError) -> Core {
+        let n = f.steps.count
+        var e = ClickHouseExpressions(.events, text: query.ast.text)
+        var matches: [String] = []
+        for step in f.steps {
+            var m = Self.isEvent(step.event)
+            if let p = step.predicate { m = "(\(m) AND \(e.truth(try e.translate(p))))" }
+            matches.append(m)
+        }
+        let ignored = f.ignoring.isEmpty ? "false" : "(" + f.ignoring.sorted().map(Self.isEvent).joined(separator: " OR ") + ")"
+        let (elements, types) = try funnelKeys(f.by)
+        // Tuple: 1 time, 2 seq, 3…n+2 step matches, n+3 ignored, then the breakdown keys.
+        let tuple = (["toUnixTimestamp64Micro(time)", "seq"] + matches + [ignored] + elements).joined(separator: ",\n        ")
+        ctes.append(("fe", """
+            SELECT session, arraySort(z -> (z.1, z.2), groupArray((
+                    \(tuple)))) AS a
+            FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
+            GROUP BY session
+            """))
+        func m(_ k: Int, _ i: String) -> String { "a[\(i)].\(k + 2)" }  // step k (1-based) matches at i
+        let within: (String, String) -> String = { j, s in f.within.map { " AND a[\(j)].1 - a[\(s)].1 <= \($0)" } ?? "" }
+        var selects: [String] = ["session", "a", "s", "arrayEnumerate(a) AS idx"]
+        let keyAt: (String) -> [String] = { p in elements.indices.map { "a[\(p)].\(n + 4 + $0)" } }
+        let best: String
+        switch f.mode {
+        case .ordered, .strict:
+            // Every step-1 event is a start; per start, the positions each step can be reached at (r_k), then
+            // back from the deepest level the positions that still lead there (b_k), and the lexicographically
+            // first chain through them. The longest chain wins, ties to the earliest start (rule 4).
+            let strict = f.mode == .strict
+            if strict {
+                // nx[i]: the first event after i that is not ignored; a strict chain's next step is at most there.
+                selects.append("arrayMap(i -> arrayFirstIndex((z, k) -> k > i AND NOT z.\(n + 3), a, idx), idx) AS nx")
+            }
+            let follows: (String, String) -> String = { i, j in
+                strict ? "\(i) < \(j) AND (nx[\(i)] = 0 OR \(j) <= nx[\(i)])" : "\(i) < \(j)"
+            }
+            selects.append("[s] AS r1")
+            for k in stride(from: 2, through: n, by: 1) {
+                selects.append("arrayFilter(j -> \(m(k, "j"))\(within("j", "s")) AND arrayExists(i -> \(follows("i", "j")), r\(k - 1)), idx) AS r\(k)")
+            }
+            selects.append("(" + (1...n).map { "notEmpty(r\($0))" }.joined(separator: " + ") + ") AS lv")
+            selects.append("r\(n) AS b\(n)")
+            for k in stride(from: n - 1, through: 1, by: -1) {
+                selects.append("if(lv = \(k), r\(k), arrayFilter(i -> arrayExists(j -> \(follows("i", "j")), b\(k + 1)), r\(k))) AS b\(k)")
+            }
+            selects.append("s AS p1")
+            for k in stride(from: 2, through: n, by: 1) {
+                selects.append("if(lv >= \(k), arrayFirst(j -> \(follows("p\(k - 1)", "j")), b\(k)), 0) AS p\(k)")
+            }
+            let times = (1...n).map { k in k == 1 ? "toInt64(0)" : "if(p\(k) > 0, a[p\(k)].1 - a[s].1, toInt64(0))" }
+            selects.append("[\(times.joined(separator: ", "))] AS times")
+            ctes.append(("fc", """
+                SELECT
+                    \(selects.joined(separator: ",\n    "))
+                FROM fe
+                ARRAY JOIN arrayFilter(i -> \(m(1, "i")), arrayEnumerate(a)) AS s
+                """))
+            best = "argMin((lv, times, (\((keyAt("s") + ["0"]).joined(separator: ", ")))), (-lv, s))"
+        case .any:
+            // Every event matching any step anchors a window [t, t + D]; level k when steps 1…k each match in it.
+            // Step k is done at the latest of steps 1…k's first times in the window, measured from step 1's.
+            let inside = "a[i].1 >= a[s].1" + (f.within.map { " AND a[i].1 - a[s].1 <= \($0)" } ?? "")
+            selects.append("arrayFilter(i -> \(inside), idx) AS w")
+            for k in 1...n {
+                selects.append("arrayFilter(i -> \(m(k, "i")), w) AS w\(k)")
+                selects.append("if(notEmpty(w\(k)), a[w\(k)[1]].1, toInt64(0)) AS f\(k)")
+            }
+            selects.append("(" + (1...n).map { k in "(" + (1...k).map { "notEmpty(w\($0))" }.joined(separator: " AND ") + ")" }.joined(separator: " + ") + ") AS lv")
+            selects.append("if(notEmpty(w1), w1[1], 0) AS fp")
+            let times = (1...n).map { k in k == 1 ? "toInt64(0)" : "greatest(\((1...k).map { "f\($0)" }.joined(separator: ", "))) - f1" }
+            selects.append("[\(times.joined(separator: ", "))] AS times")
+            let anyStep = (1...n).map { m($0, "i") }.joined(separator: " OR ")
+            ctes.append(("fc", """
+                SELECT
+                    \(selects.joined(separator: ",\n    "))
+                FROM fe
+                ARRAY JOIN arrayFilter(i -> \(anyStep), arrayEnumerate(a)) AS s
+                """))
+            best = "argMin((lv, times, (\((keyAt("if(fp > 0, fp, 1)") + ["0"]).joined(separator: ", ")))), (-lv, s))"
+        }
+        let keyNames = f.by.indices.map { "__k\($0)" }
+        let keySelects = elements.indices.map { i in
+            types[i] == .answer ? "arrayJoin(b.3.\(i + 1)) AS __k\(i)" : "b.3.\(i + 1) AS __k\(i)"
+        }
+        // Without `by`, the steps are listed even when no session is in scope (rule 11): one empty row keeps
+        // every step's group alive without counting.
+        let phantom = f.by.isEmpty ? "\n    UNION ALL\n    SELECT toUInt32(0) AS lv, CAST([], 'Array(Int64)') AS times" : ""
+        ctes.append(("fb", """
+            SELECT \((keySelects + ["toUInt32(b.1) AS lv", "b.2 AS times"]).joined(separator: ", "))
+            FROM (SELECT \(best) AS b FROM fc GROUP BY session)
+            WHERE b.1 > 0\(phantom)
+            """))
+        let names = "[" + f.steps.map { ClickHouseExpressions.string($0.name) }.joined(separator: ", ") + "]"
+        let groupKeys = (keyNames + ["step"]).joined(separator: ", ")
+        let windowColumns = funnelWindow(keyNames)
+        let inner = """
+            SELECT *, \(windowColumns)
+            FROM (
+                SELECT \(groupKeys), countIf(lv >= step) AS sessions,
+                    avgOrNull(tk) AS mean_time,
+                    quantileExactInclusiveOrNull(0.5)(tk) AS median_time,
+                    quantileExactInclusiveOrNull(0.9)(tk) AS p90_time
+                FROM (
+                    SELECT *, k + 1 AS step, if(lv > k, times[k + 1], NULL) AS tk
+                    FROM fb
+                    ARRAY JOIN range(\(n)) AS k
+                )
+                GROUP BY \(groupKeys)
+            )
+            """
+        var columns: [(name: String, sql: String, type: QueryType)] = []
+        for (i, k) in f.by.enumerated() { columns.append((k.name, "__k\(i)", k.type)) }
+        var outSelects = keyNames
+        if !f.by.isEmpty {
+            outSelects.append("1 AS __breakdown")
+            columns.append(("breakdown_step", "__breakdown", .number))
+        }
+        outSelects += ["step", "\(names)[step] AS __name", "sessions",
+                       "if(__first = 0, NULL, sessions * 100 / __first) AS pct_of_first",
+                       "if(__previous = 0, NULL, sessions * 100 / __previous) AS pct_of_previous",
+                       "__previous - sessions AS dropoff", "mean_time", "median_time", "p90_time"]
+        columns += [("step", "step", .number), ("name", "__name", .string), ("sessions", "sessions", .number),
+                    ("pct_of_first", "pct_of_first", .number), ("pct_of_previous", "pct_of_previous", .number),
+                    ("dropoff", "dropoff", .number), ("mean_time", "mean_time", .duration),
+                    ("median_time", "median_time", .duration), ("p90_time", "p90_time", .duration)]
+        let sql = "SELECT \(outSelects.joined(separator: ", "))\nFROM (\n\(indent(inner))\n)"
+        let order = zip(keyNames, f.by).map { Self.sortTerm($0, $1.type, descending: false) } + ["step ASC"]
+        return Core(columns: columns, select: sql, order: order)
+    }
+}
+
+extension Query {
+    /// The query as one ClickHouse `SELECT` over the table that `boardwalk export --format clickhouse` fills
+    /// (``ClickHouseTable/createStatement(table:)``), giving the same rows as ``run(on:options:)``: the same
+    /// column names, in the same order, numbers equal (to rounding of sums), durations in seconds and
+    /// timestamps as `DateTime64(6, 'UTC')`; an answer column holds the answer's JSON text.
+    ///
+    /// See `docs/clickhouse.md` for how each semantics rule is expressed, and where ClickHouse differs
+    /// (`now()` is ClickHouse's clock; strings sort by bytes).
+    /// - Parameter table: the table name (quoted as needed).
+    /// - Throws: ``QueryError`` of kind `.type` for a query with no SQL form (`explain`).
+    /// - Complexity: O(size of the query).
+    public func clickHouseSQL(table: String = ClickHouseTable.defaultName) throws(QueryError) -> String {
+        var translator = ClickHouseTranslator(query: checked, table: table)
+        return try translator.translate()
+    }
+}
