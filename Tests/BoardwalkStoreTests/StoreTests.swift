@@ -230,7 +230,7 @@ import Testing
             store.close()
         }
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
-        #expect(error?.kind == .newerFormat(found: 99, supported: 1))
+        #expect(error?.kind == .newerFormat(found: 99, supported: 2))
     }
 
     @Test func refusesASecondOpenInOneProcess() throws {
