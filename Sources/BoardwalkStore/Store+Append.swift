@@ -540,10 +540,15 @@ final class WriterState {
         try txn.withCursor(dbs.events) { c in
             // The group's last block starts latest; only blocks that start less than a block span before
             // it can end later.
-            let after = group + 1
-            var found = try EventKey(onboarding: UInt32(truncatingIfNeeded: after >> 16), screen: UInt16(truncatingIfNeeded: after),
+            var found: Bool
+            if group == 0xFFFF_FFFF_FFFF {
+                found = try c.last()  // the last group of all (events without meta)
+            } else {
+                let after = group + 1
+                found = try EventKey(onboarding: UInt32(truncatingIfNeeded: after >> 16), screen: UInt16(truncatingIfNeeded: after),
                                      timeBits: 0, seq: 0).withBytes { try c.seek($0) }
-            found = found ? try c.previous() : try c.last()
+                found = found ? try c.previous() : try c.last()
+            }
             var floor: UInt64? = nil
             while found {
                 let key = try decodeBlockKey(c.key)

@@ -164,6 +164,40 @@ import Testing
         #expect(try store.check().isOK)
     }
 
+    /// A duplicate has the same event id, time, onboarding and screen as a stored event (format 2 finds it
+    /// among the stored blocks of its group). Covers events without `meta`, UUID ids in both cases, a resend
+    /// that arrives after later events, a reopened store, and two appends in one transaction.
+    @Test func duplicatesAreFoundInStoredBlocks() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let uuid = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+        func noMeta(_ time: Int64, _ id: String) -> Event {
+            Event(time: Timestamp(microseconds: time), session: "s", eventID: id, meta: nil,
+                  payload: .error(OnboardingError(domain: "d", code: 1, message: "m")))
+        }
+        do {
+            let store = try Store.open(at: dir)
+            let first = (0..<20).map { simpleEvent(onboarding: $0 % 3, screen: $0 % 4, session: $0, time: Int64($0) * 1_000_000, eventID: "e\($0)") }
+                + [noMeta(5, "n1"), noMeta(6, uuid), simpleEvent(onboarding: 0, screen: 0, session: 1, time: 7, eventID: uuid)]
+            #expect(try store.append(first).appended == 23)
+            // Later events, then the first batch again: every resent event is found, in blocks of any age.
+            #expect(try store.append((20..<40).map { simpleEvent(onboarding: $0 % 3, screen: $0 % 4, session: $0, time: Int64($0) * 1_000_000) }).appended == 20)
+            let again = try store.append(first)
+            #expect(again.appended == 0 && again.duplicates == 23)
+            // Same id and time, but another screen, or the UUID in upper case: other events.
+            let other = [simpleEvent(onboarding: 0, screen: 1, session: 0, time: 0, eventID: "e0"), noMeta(6, uuid.uppercased())]
+            #expect(try store.append(other).appended == 2)
+        }
+        let store = try Store.open(at: dir)
+        // After a reopen (nothing cached), and two appends in one transaction.
+        let results = try store.write { w in
+            [try w.append([noMeta(5, "n1"), noMeta(8, "n2")]), try w.append([noMeta(8, "n2"), noMeta(9, "n3")])]
+        }
+        #expect(results.map(\.duplicates) == [1, 1])
+        #expect(try store.read { try $0.stats() }.events == 47)
+        #expect(try store.check().isOK)
+    }
+
     @Test func reopenKeepsEverythingAndContinuesSeqs() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
