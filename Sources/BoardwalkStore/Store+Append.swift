@@ -650,7 +650,6 @@ final class WriterState {
             order.append(SortKey(a: UInt64(e.onboarding) << 16 | UInt64(e.screen), i: i))
         }
         sortOrder()
-        let key = scratch
         let entries = self.entries
         let order = self.order
         var builder = EventBlockBuilder(capacity: 0)
@@ -667,21 +666,12 @@ final class WriterState {
         var current = OnboardingAccumulator()
         var currentOnboarding: UInt32? = nil
         defer { if let currentOnboarding { onboardingStats[currentOnboarding] = current } }
+        // No nested function captures the loop's variables: captured, they would be boxed and pay a
+        // dynamic exclusivity check per access.
         var blockKey = EventKey(onboarding: 0, screen: 0, timeBits: 0, seq: 0)
         var open = false
         try encoder.withUnsafeBytes { bodies in
             try txn.withCursor(dbs.events) { c in
-                func flush() throws {
-                    blockKey.write(to: key)
-                    try builder.withBlock { block in
-                        try c.put(UnsafeRawBufferPointer(start: key, count: Layout.eventKeySize), block)
-                    }
-                    blockKeys.append(blockKey)
-                    let group = UInt64(blockKey.onboarding) << 16 | UInt64(blockKey.screen)
-                    let last = Layout.timeBits(builder.lastTime)
-                    if last > (pendingGroupMax[group] ?? groupMax[group] ?? 0) { pendingGroupMax[group] = last }
-                    open = false
-                }
                 for k in order {
                     let e = entries[k.i]
                     if e.onboarding != currentOnboarding {
@@ -696,7 +686,8 @@ final class WriterState {
                     current.maxTotalScreens = max(current.maxTotalScreens, e.totalScreens)
                     if open && (e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
                                 || time &- builder.firstTime >= Layout.blockSpan || builder.byteCount >= Layout.maxBlockBytes) {
-                        try flush()
+                        try putBlock(&c, blockKey, builder, &blockKeys)
+                        open = false
                     }
                     if !open {
                         blockKey = EventKey(onboarding: e.onboarding, screen: e.screen, timeBits: e.timeBits, seq: e.seq)
@@ -705,9 +696,21 @@ final class WriterState {
                     }
                     builder.append(time: time, seq: e.seq, body: UnsafeRawBufferPointer(rebasing: bodies[e.body]))
                 }
-                if open { try flush() }
+                if open { try putBlock(&c, blockKey, builder, &blockKeys) }
             }
         }
+    }
+
+    /// Puts a finished block under `key` and notes its key and its group's latest time.
+    private func putBlock(_ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, _ blockKeys: inout [EventKey]) throws {
+        key.write(to: scratch)
+        _ = try builder.withBlock { block in
+            try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventKeySize), block)
+        }
+        blockKeys.append(key)
+        let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
+        let last = Layout.timeBits(builder.lastTime)
+        if last > (pendingGroupMax[group] ?? groupMax[group] ?? 0) { pendingGroupMax[group] = last }
     }
 
     /// `sessions`: one session list per session of the batch, its events in (time, seq) order, under the
@@ -718,7 +721,6 @@ final class WriterState {
             order.append(SortKey(a: UInt64(e.session), i: i))
         }
         sortOrder()
-        let key = scratch
         let entries = self.entries
         let order = self.order
         var builder = SessionListBuilder(capacity: 0)
@@ -727,18 +729,12 @@ final class WriterState {
         var session: UInt32 = 0
         var open = false
         try txn.withCursor(dbs.sessions) { c in
-            func flush() throws {
-                key.storeBE(session, at: 0)
-                key.storeBE(Layout.timeBits(builder.firstTime), at: 4)
-                key.storeBE(builder.firstSeq, at: 12)
-                try builder.withList { list in
-                    try c.put(UnsafeRawBufferPointer(start: key, count: Layout.sessionKeySize), list)
-                }
-                open = false
-            }
             for k in order {
                 let e = entries[k.i]
-                if open && e.session != session { try flush() }
+                if open && e.session != session {
+                    try putList(&c, session, builder)
+                    open = false
+                }
                 let time = Layout.time(fromBits: e.timeBits)
                 if !open {
                     session = e.session
@@ -747,7 +743,17 @@ final class WriterState {
                 }
                 builder.append(onboarding: e.onboarding, screen: e.screen, time: time, seq: e.seq)
             }
-            if open { try flush() }
+            if open { try putList(&c, session, builder) }
+        }
+    }
+
+    /// Puts a finished session list under (session, first time, first seq).
+    private func putList(_ c: inout Cursor, _ session: UInt32, _ builder: SessionListBuilder) throws {
+        scratch.storeBE(session, at: 0)
+        scratch.storeBE(Layout.timeBits(builder.firstTime), at: 4)
+        scratch.storeBE(builder.firstSeq, at: 12)
+        _ = try builder.withList { list in
+            try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize), list)
         }
     }
 
