@@ -339,6 +339,8 @@ public struct Snapshot: StringResolver {
             var reader: EventBlockReader?
         }
         var slots: [Slot] = []
+        // Bounds a damaged batch count before it sizes the buffer.
+        let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
         try txn.withCursor(dbs.batches) { c in
             var start = [UInt8](repeating: 0, count: Layout.batchKeySize)
             start.withUnsafeMutableBytes { $0.baseAddress!.storeBE(since, at: 0) }
@@ -360,6 +362,9 @@ public struct Snapshot: StringResolver {
                       (c.value.count - 4) % Layout.eventKeySize == 0, c.key.be16(8) == 0 else { throw corruptBatch(c) }
                 let first = c.key.be64(0)
                 let count = Int(c.value.be32(0))
+                guard first <= nextSeq, UInt64(count) <= nextSeq - first else {
+                    throw StoreError(.corrupt, "the batch at seq \(first) says \(count) events, past next_seq \(nextSeq)")
+                }
                 slots.removeAll(keepingCapacity: true)
                 slots.append(contentsOf: repeatElement(Slot(key: EventKey(onboarding: 0, screen: 0, timeBits: 0, seq: 0), reader: nil),
                                                        count: count))

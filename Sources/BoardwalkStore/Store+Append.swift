@@ -5,8 +5,8 @@ import BoardwalkModel
 public struct AppendResult: Hashable, Sendable {
     /// Events stored.
     public var appended: Int
-    /// Events skipped because an event with the same event id and time is already stored (or came
-    /// earlier in the same batch).
+    /// Events skipped because an event with the same event id, time, onboarding and screen is already
+    /// stored (or came earlier in the same batch).
     public var duplicates: Int
     /// The seqs given to the stored events: consecutive, in the order of the input (empty when none).
     public var seqs: Range<UInt64>
@@ -32,7 +32,8 @@ extension Store {
     /// the default ``Durability/full``).
     ///
     /// Each stored event gets the next arrival sequence number (`seq`). An event whose event id is
-    /// already stored with the same time is skipped and counted in ``AppendResult/duplicates``. An event
+    /// already stored with the same time, onboarding and screen (or came earlier in the batch) is
+    /// skipped and counted in ``AppendResult/duplicates``. An event
     /// without a session gets an inferred one (`docs/storage.md`, "Sessions without ids"). When the map
     /// is full the transaction is aborted, the map grown (every transaction of the process waits) and
     /// the batch redone, so callers never see `MDB_MAP_FULL`.
@@ -46,7 +47,9 @@ extension Store {
     /// - Throws: ``StoreError`` (read-only store, bad checkpoint key), ``LMDBError``, or the codec's
     ///   `EncodingError` for an event the record format cannot hold (a screen index above 65 534); on a
     ///   throw nothing of the batch is stored.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per event and index entry.
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
+    ///   written (one per group and per session of the batch); duplicate detection reads stored blocks
+    ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
         if let checkpoint { try checkpoint.validate() }
@@ -109,7 +112,9 @@ public struct StoreWriter {
 
     /// Appends a batch in this transaction: seqs, duplicates and inferred sessions exactly as
     /// ``Store/append(_:checkpoint:)``, durable when the transaction commits.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per event and index entry.
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
+    ///   written (one per group and per session of the batch); duplicate detection reads stored blocks
+    ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>) throws -> AppendResult {
         if let result = try events.withContiguousStorageIfAvailable({ try append(buffer: $0, checkpoint: nil) }) {

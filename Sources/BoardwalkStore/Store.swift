@@ -11,9 +11,10 @@ import Darwin
 
 /// An append-only event store in one directory, built on LMDB.
 ///
-/// Events are ordered by onboarding, screen index, time and arrival sequence number (`seq`), with a
-/// session index, a string dictionary, an event-id index for idempotent ingestion and counters
-/// (`docs/storage.md` describes every database byte by byte).
+/// Events are ordered by onboarding, screen index, time and arrival sequence number (`seq`), kept in
+/// blocks of many events per value, with a session index, a string dictionary and counters; a resent
+/// event (same event id, time, onboarding and screen) is skipped (`docs/storage.md` describes every
+/// database byte by byte).
 ///
 /// ```swift
 /// let store = try Store.open(at: "/path/to/events.bw")
@@ -84,6 +85,7 @@ public final class Store: @unchecked Sendable {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/notAStore`` for a file, a non-empty directory
     ///   that holds no store, or an LMDB environment without Boardwalk's databases;
     ///   ``StoreError/Kind/newerFormat(found:supported:)`` for a store of a newer format;
+    ///   ``StoreError/Kind/olderFormat(found:supported:)`` for a format-1 store (no migration);
     ///   ``StoreError/Kind/alreadyOpen`` when this process has it open; ``LMDBError`` from LMDB.
     /// - Complexity: O(1); the writer loads the string dictionary on its first append (O(strings)).
     public static func open(at path: String, options: Options = Options()) throws -> Store {
