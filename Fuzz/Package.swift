@@ -13,5 +13,6 @@ let package = Package(
         // Each has a main.swift holding only LLVMFuzzerTestOneInput; libFuzzer supplies main().
         .target(name: "FuzzRecord", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"]),
         .target(name: "FuzzBatch", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"]),
+        .target(name: "FuzzBlock", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"]),
     ]
 )

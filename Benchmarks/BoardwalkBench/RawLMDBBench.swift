@@ -1,6 +1,7 @@
 // The raw-LMDB peer: an `mdb_put` loop writing the store's two databases with the same keys and values,
 // durable commit per batch, and a full cursor scan. This file is the only code outside BoardwalkStore
 // that touches LMDB: it measures what the store adds over LMDB itself.
+import BoardwalkCodec
 import CLMDB
 import Foundation
 
@@ -210,4 +211,197 @@ final class RawLMDBScanBench: Benchmark {
         db = nil
         removeScratch(dir)
     }
+}
+
+// MARK: The raw peer of the block layout
+
+/// The values the store writes for each batch in its block layout (docs/storage.md): `events` blocks,
+/// `sessions` lists and `batches` entries, built before timing with the codec's block builders and the
+/// store's rules (one block per run of (onboarding, screen) in the batch, split at an hour's span or
+/// 32 KiB; one list per session of the batch; 256 block keys per `batches` entry). The timed loop only
+/// puts them, so the store's own figure minus this one is what its Swift code costs.
+///
+/// It leaves out what the store also writes and that has no per-event equivalent in the other peers:
+/// new strings, `onboarding_sessions` pairs, counters.
+struct BlockRows {
+    enum Target: UInt8 { case events, sessions, batches }
+    struct Put {
+        var target: Target
+        var key: Range<Int>
+        var value: Range<Int>
+    }
+
+    var bytes: [UInt8] = []
+    var puts: [Put] = []
+    /// Where each batch's puts end in `puts`.
+    var batchEnds: [Int] = []
+    var events = 0
+
+    // The store's constants (Layout.blockSpan, Layout.maxBlockBytes, Layout.batchChunk).
+    static let blockSpan: Int64 = 3_600_000_000
+    static let maxBlockBytes = 32 << 10
+    static let batchChunk = 256
+
+    init(_ rows: Rows, batch: Int) {
+        events = rows.count
+        var blocks = EventBlockBuilder()
+        var lists = SessionListBuilder()
+        var start = 0
+        while start < rows.count {
+            let end = min(start + batch, rows.count)
+            var order = Array(start..<end)
+            order.sort { a, b in
+                (rows.onboarding[a], rows.screen[a], rows.time[a], rows.seq[a]) < (rows.onboarding[b], rows.screen[b], rows.time[b], rows.seq[b])
+            }
+            var blockKeys: [UInt8] = []
+            var open = false
+            var head = 0
+            func flushBlock() {
+                let key = bytes.count
+                appendBigEndian(&bytes, rows.onboarding[head])
+                appendBigEndian(&bytes, rows.screen[head])
+                appendBigEndian(&bytes, UInt64(bitPattern: rows.time[head]) ^ (1 << 63))
+                appendBigEndian(&bytes, rows.seq[head])
+                blockKeys.append(contentsOf: bytes[key..<bytes.count])
+                let value = bytes.count
+                blocks.withBlock { bytes.append(contentsOf: $0) }
+                puts.append(Put(target: .events, key: key..<value, value: value..<bytes.count))
+                open = false
+            }
+            try! rows.values.withUnsafeBytes { values in
+                for i in order {
+                    if open && (rows.onboarding[i] != rows.onboarding[head] || rows.screen[i] != rows.screen[head]
+                                || rows.time[i] - rows.time[head] >= BlockRows.blockSpan || blocks.byteCount >= BlockRows.maxBlockBytes) {
+                        flushBlock()
+                    }
+                    if !open {
+                        head = i
+                        blocks.start(time: rows.time[i], seq: rows.seq[i])
+                        open = true
+                    }
+                    blocks.append(time: rows.time[i], seq: rows.seq[i],
+                                  body: UnsafeRawBufferPointer(rebasing: values[rows.valueOffsets[i]..<rows.valueOffsets[i + 1]]))
+                }
+            }
+            if open { flushBlock() }
+            order.sort { a, b in (rows.session[a], rows.time[a], rows.seq[a]) < (rows.session[b], rows.time[b], rows.seq[b]) }
+            open = false
+            func flushList() {
+                let key = bytes.count
+                appendBigEndian(&bytes, rows.session[head])
+                appendBigEndian(&bytes, UInt64(bitPattern: rows.time[head]) ^ (1 << 63))
+                appendBigEndian(&bytes, rows.seq[head])
+                let value = bytes.count
+                lists.withList { bytes.append(contentsOf: $0) }
+                puts.append(Put(target: .sessions, key: key..<value, value: value..<bytes.count))
+                open = false
+            }
+            for i in order {
+                if open && rows.session[i] != rows.session[head] { flushList() }
+                if !open {
+                    head = i
+                    lists.start(time: rows.time[i], seq: rows.seq[i])
+                    open = true
+                }
+                lists.append(onboarding: rows.onboarding[i], screen: rows.screen[i], time: rows.time[i], seq: rows.seq[i])
+            }
+            if open { flushList() }
+            var chunk: UInt16 = 0
+            var k = 0
+            while k < blockKeys.count {
+                let n = min(BlockRows.batchChunk * 22, blockKeys.count - k)
+                let key = bytes.count
+                appendBigEndian(&bytes, rows.seq[start])
+                appendBigEndian(&bytes, chunk)
+                let value = bytes.count
+                appendBigEndian(&bytes, UInt32(end - start))
+                bytes.append(contentsOf: blockKeys[k..<k + n])
+                puts.append(Put(target: .batches, key: key..<value, value: value..<bytes.count))
+                chunk += 1
+                k += n
+            }
+            batchEnds.append(puts.count)
+            start = end
+        }
+    }
+}
+
+/// Append of the store's block layout through raw cursor puts, durable commit per batch.
+final class RawBlocksAppendBench: Benchmark {
+    let rows: () throws -> Rows
+    let batch: Int
+    let label: String
+    private var loaded: BlockRows?
+    private var env: OpaquePointer?
+    private var dbis: [MDB_dbi] = []
+    private var dir = ""
+    private var bytesOnDisk = 0
+
+    init(label: String, batch: Int, rows: @escaping () throws -> Rows) {
+        self.label = label
+        self.batch = batch
+        self.rows = rows
+    }
+
+    func setUp() throws { loaded = BlockRows(try rows(), batch: batch) }
+
+    func prepareRun() throws {
+        dir = try scratchDirectory("raw-blocks-\(label)")
+        try check(mdb_env_create(&env), "mdb_env_create")
+        try check(mdb_env_set_mapsize(env, 8 << 30), "mdb_env_set_mapsize")
+        try check(mdb_env_set_maxdbs(env, 4), "mdb_env_set_maxdbs")
+        try check(mdb_env_open(env, dir, 0, 0o644), "mdb_env_open")
+        var txn: OpaquePointer?
+        try check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
+        dbis = []
+        for name in ["events", "sessions", "batches"] {
+            var dbi: MDB_dbi = 0
+            try check(mdb_dbi_open(txn, name, UInt32(MDB_CREATE), &dbi), "mdb_dbi_open \(name)")
+            dbis.append(dbi)
+        }
+        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+    }
+
+    func run() throws -> UInt64 {
+        let rows = loaded!
+        var written: UInt64 = 0
+        try rows.bytes.withUnsafeBytes { bytes in
+            var first = 0
+            for end in rows.batchEnds {
+                var txn: OpaquePointer?
+                try check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
+                var cursors: [OpaquePointer?] = [nil, nil, nil]
+                do {
+                    for i in 0..<3 { try check(mdb_cursor_open(txn, dbis[i], &cursors[i]), "mdb_cursor_open") }
+                    for p in rows.puts[first..<end] {
+                        var key = MDB_val(mv_size: p.key.count, mv_data: mutable(bytes, p.key.lowerBound))
+                        var value = MDB_val(mv_size: p.value.count, mv_data: mutable(bytes, p.value.lowerBound))
+                        let flags = p.target == .batches ? UInt32(MDB_APPEND) : 0
+                        try check(mdb_cursor_put(cursors[Int(p.target.rawValue)], &key, &value, flags), "mdb_cursor_put")
+                        written &+= UInt64(p.value.count)
+                    }
+                } catch {
+                    mdb_txn_abort(txn)
+                    throw error
+                }
+                for c in cursors { mdb_cursor_close(c) }
+                try check(mdb_txn_commit(txn), "mdb_txn_commit")
+                first = end
+            }
+        }
+        return written
+    }
+
+    func finishRun() throws {
+        if env != nil { mdb_env_close(env) }
+        env = nil
+        bytesOnDisk = allocatedDiskBytes(dir)
+        removeScratch(dir)
+    }
+
+    func extraFigures() -> [Figure] {
+        [Figure(name: "bytes on disk per event", value: Double(bytesOnDisk) / Double(max(1, loaded?.events ?? 1)), unit: "B")]
+    }
+
+    func tearDown() throws { loaded = nil }
 }

@@ -154,6 +154,10 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
             make: {
                 RawLMDBAppendBench(label: "\(sessions)-sorted", batch: s.batch, sorted: true, rows: { try inputs.rows(sessions: sessions) })
             }))
+        // The store's own block layout put by a raw loop: what the store's Swift code adds over LMDB.
+        cases.append(BenchmarkCase(
+            name: "\(group).raw-lmdb-blocks", group: group, isSubject: false, items: s.appendEvents,
+            make: { RawBlocksAppendBench(label: "\(sessions)-blocks", batch: s.batch, rows: { try inputs.rows(sessions: sessions) }) }))
         cases.append(BenchmarkCase(
             name: "\(group).sqlite", group: group, isSubject: false, items: s.appendEvents,
             make: { SQLiteAppendBench(label: "\(sessions)", batch: s.batch, rows: { try inputs.rows(sessions: sessions) }) }))

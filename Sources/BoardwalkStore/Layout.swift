@@ -8,7 +8,9 @@ import BoardwalkModel
 /// times before 1970 (which the model does not produce, but a caller could) still sort first.
 enum Layout {
     /// The format this code writes. A store whose `meta/format` is larger is refused at open.
-    static let formatVersion: UInt32 = 1
+    /// Format 2 keeps events in blocks (many events per value); format 1 had one entry per event. A
+    /// format-1 store is refused at open (no migration: re-import it).
+    static let formatVersion: UInt32 = 2
 
     // Named databases.
     static let meta = "meta"
@@ -16,27 +18,32 @@ enum Layout {
     static let sessions = "sessions"
     static let onboardingSessions = "onboarding_sessions"
     static let batches = "batches"
-    static let eventIDs = "event_ids"
     static let strings = "strings"
-    static let stringIDs = "string_ids"
     static let inferred = "inferred_sessions"
     static let onboardings = "onboardings"
     static let checkpoints = "checkpoints"
-    static let all = [meta, events, sessions, onboardingSessions, batches, eventIDs, strings, stringIDs, inferred,
-                      onboardings, checkpoints]
+    static let all = [meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints]
 
-    /// `events` key: onboarding id (4) ‖ screen index (2) ‖ time (8) ‖ seq (8).
+    /// `events` key: onboarding id (4) ‖ screen index (2) ‖ time of the block's first event (8) ‖ its seq (8);
+    /// value: an event block (codec `EventBlockBuilder`).
     static let eventKeySize = 22
-    /// `sessions` key: session id (4) ‖ time (8) ‖ seq (8); value: onboarding id (4) ‖ screen index (2).
+    /// `sessions` key: session id (4) ‖ time (8) ‖ seq (8) of the list's first event; value: a session list
+    /// (codec `SessionListBuilder`).
     static let sessionKeySize = 20
-    static let sessionValueSize = 6
     /// `onboarding_sessions` key: onboarding id (4) ‖ session id (4); value: time of its first event (8).
     static let onboardingSessionKeySize = 8
-    /// Event keys per `batches` entry: one entry per this many events of a write transaction, so that a
-    /// value stays a few pages long (large overflow values need long runs of contiguous free pages).
-    static let batchChunk = 1024
-    /// Event ids up to this many UTF-8 bytes are stored whole in `event_ids` keys (after the 8-byte time);
-    /// longer ones keep a prefix and a 64-bit hash (see ``eventIDKey(time:id:into:)``).
+    /// `batches` key: seq of the batch's first event (8) ‖ chunk number (2); value: the batch's event count
+    /// (4) ‖ up to ``batchChunk`` block keys (22 bytes each).
+    static let batchKeySize = 10
+    static let batchChunk = 256
+    /// The widest time span of one block, in microseconds: events of a group at least this far after the
+    /// block's first event start a new block. A scan from time `t` seeks to `t - blockSpan + 1`: no block
+    /// that starts earlier holds an event at `t` or later.
+    static let blockSpan: Int64 = 3_600_000_000
+    /// A block is closed once it holds this many bytes, so that values stay a few pages long (large
+    /// overflow values need long runs of contiguous free pages).
+    static let maxBlockBytes = 32 << 10
+    /// The longest checkpoint key, in UTF-8 bytes.
     static let maxInlineKeyString = 400
     /// The inactivity gap that starts a new inferred session: 30 minutes (semantics rule 10).
     static let sessionGap: Int64 = 30 * 60 * 1_000_000
@@ -70,7 +77,7 @@ extension UnsafeRawBufferPointer {
     @inline(__always) func be16(_ o: Int) -> UInt16 { UInt16(bigEndian: loadUnaligned(fromByteOffset: o, as: UInt16.self)) }
 }
 
-/// The decoded fields of an `events` key.
+/// The decoded fields of an `events` key: a block's group and its first event's time and seq.
 struct EventKey: Hashable, Comparable {
     var onboarding: UInt32
     var screen: UInt16
@@ -115,53 +122,6 @@ struct EventKey: Hashable, Comparable {
 
     static func < (a: EventKey, b: EventKey) -> Bool {
         (a.onboarding, a.screen, a.timeBits, a.seq) < (b.onboarding, b.screen, b.timeBits, b.seq)
-    }
-}
-
-/// A 64-bit FNV-1a hash, for keys of strings too long to be keys themselves.
-@inline(__always)
-func fnv1a(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-    return h
-}
-
-extension Layout {
-    /// Writes the `string_ids` key of a string's UTF-8 bytes into `out` (room for 512 bytes); returns its size.
-    ///
-    /// Strings of 1 to ``maxInlineKeyString`` bytes are their own key. A longer string becomes its first
-    /// ``maxInlineKeyString`` bytes, a `0xFF` byte and the FNV-1a hash of all its bytes; the empty string
-    /// (LMDB has no empty keys) is the single byte `0xFF`. `0xFF` never occurs in UTF-8, so neither can
-    /// equal another string's key.
-    static func stringKey(_ s: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) -> Int {
-        if s.count == 0 {
-            out.storeBytes(of: 0xFF, as: UInt8.self)
-            return 1
-        }
-        if s.count <= maxInlineKeyString {
-            if s.count > 0 { out.copyMemory(from: s.baseAddress!, byteCount: s.count) }
-            return s.count
-        }
-        out.copyMemory(from: s.baseAddress!, byteCount: maxInlineKeyString)
-        out.storeBytes(of: 0xFF, toByteOffset: maxInlineKeyString, as: UInt8.self)
-        out.storeBE(fnv1a(s), at: maxInlineKeyString + 1)
-        return maxInlineKeyString + 9
-    }
-
-    /// The first 8 bytes of `s`'s string key (``stringKey(_:into:)``) as a big-endian integer, zero-padded:
-    /// ordering by it orders keys by their first 8 bytes.
-    static func keyPrefix(_ s: UnsafeRawBufferPointer) -> UInt64 {
-        if s.count == 0 { return 0xFF << 56 }
-        var v: UInt64 = 0
-        let n = min(8, s.count)
-        for i in 0..<n { v |= UInt64(s[i]) << UInt64(56 - 8 * i) }
-        return v
-    }
-
-    /// Writes the `event_ids` key (time bits ‖ string key of the id) into `out` (room for 512 bytes).
-    static func eventIDKey(timeBits: UInt64, id: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) -> Int {
-        out.storeBE(timeBits, at: 0)
-        return 8 + stringKey(id, into: out + 8)
     }
 }
 

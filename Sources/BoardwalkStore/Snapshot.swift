@@ -11,12 +11,14 @@ import BoardwalkModel
 public struct Snapshot: StringResolver {
     let txn: Transaction
     let dbs: Databases
+    let cache: StringCache
     /// Strings in the dictionary when the snapshot began: every id a record holds is below this.
     let stringCount: UInt32
 
-    init(txn: Transaction, dbs: Databases) throws {
+    init(txn: Transaction, dbs: Databases, cache: StringCache) throws {
         self.txn = txn
         self.dbs = dbs
+        self.cache = cache
         stringCount = UInt32(clamping: try txn.entries(dbs.strings))
     }
 
@@ -32,22 +34,15 @@ public struct Snapshot: StringResolver {
         }
     }
 
-    /// The id of `string`, or `nil` when the store has never seen it.
-    /// - Complexity: O(log strings).
+    /// The id of `string`, or `nil` when the store had not seen it when the snapshot began.
+    ///
+    /// The store keeps no string → id index on disk: the first lookup in a process reads the whole
+    /// `strings` database into a table shared by all snapshots of the ``Store``, and later lookups read
+    /// only strings added since (ids are dense and never change, so the table never goes stale).
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when `strings` is not dense or repeats a string.
+    /// - Complexity: O(1) expected, after O(new strings) to bring the table up to date.
     public func id(of string: String) throws -> StringID? {
-        try string.withUTF8Bytes { bytes -> StringID? in
-            try withUnsafeTemporaryAllocation(byteCount: 512, alignment: 8) { buf -> StringID? in
-                let n = Layout.stringKey(bytes, into: buf.baseAddress!)
-                guard let v = try txn.get(dbs.stringIDs, UnsafeRawBufferPointer(start: buf.baseAddress!, count: n)) else {
-                    return nil
-                }
-                guard v.count == 4 else { throw StoreError(.corrupt, "a string_ids entry is \(v.count) bytes, not 4") }
-                let id = v.be32(0)
-                // Long strings are keyed by prefix and hash: confirm it is this string.
-                if bytes.count > Layout.maxInlineKeyString && self.string(for: id) != string { return nil }
-                return id
-            }
-        }
+        try cache.id(of: string, txn: txn, dbs: dbs, limit: stringCount)
     }
 
     // MARK: Counts
@@ -64,8 +59,8 @@ public struct Snapshot: StringResolver {
             range = Timestamp(microseconds: Layout.time(fromBits: minTime))...Timestamp(microseconds: Layout.time(fromBits: maxTime))
         }
         var pages = 0
-        for db in [dbs.meta, dbs.events, dbs.sessions, dbs.onboardingSessions, dbs.batches, dbs.eventIDs, dbs.strings,
-                   dbs.stringIDs, dbs.inferred, dbs.onboardings, dbs.checkpoints] {
+        for db in [dbs.meta, dbs.events, dbs.sessions, dbs.onboardingSessions, dbs.batches, dbs.strings,
+                   dbs.inferred, dbs.onboardings, dbs.checkpoints] {
             pages += try txn.pages(db)
         }
         return StoreStats(
@@ -114,50 +109,121 @@ public struct Snapshot: StringResolver {
     /// Calls `body` for the events of one onboarding (or of all, when `onboarding` is `nil`), in
     /// (onboarding, screen index, time, seq) order, optionally limited to a screen range and a time range.
     ///
-    /// Only matching keys are read: the scan seeks to each screen's first event in the time range and
-    /// jumps to the next screen past its end (`mdb_cursor_get` with `MDB_SET_RANGE`, then `MDB_NEXT`).
+    /// Only the blocks that can hold matching events are read: per screen, the scan seeks to the first
+    /// block that can hold an event of the time range (`MDB_SET_RANGE` on the range's start minus the
+    /// widest block span) and stops at the first block that starts past its end. Blocks of one screen
+    /// written by different batches may overlap in time; their events are merged.
     /// The ``EventView`` is valid only inside `body`. Return `false` from `body` to stop.
     /// - Parameters:
-    ///   - onboarding: an id from ``id(of:)``; `nil` scans the whole store (time filtering without skips);
+    ///   - onboarding: an id from ``id(of:)``; `nil` scans the whole store;
     ///     `RecordFormat.noOnboarding` selects events without `meta`.
     ///   - screens: screen indexes to include (ignored when `onboarding` is `nil`).
     ///   - time: the half-open time range to include.
-    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or record that does not decode.
-    /// - Complexity: O(log N) per screen visited plus O(1) amortized per event in range.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key, block or record that does not decode.
+    /// - Complexity: O(log N) per screen visited, plus O(1) amortized per event of the blocks read
+    ///   (O(k) per event while k blocks overlap in time).
     public func forEachEvent(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                              _ body: (EventView) throws -> Bool) throws {
-        let lo = time.map { Layout.timeBits($0.lowerBound.microseconds) } ?? 0
-        let hi = time.map { Layout.timeBits($0.upperBound.microseconds) } ?? .max
+        let range = TimeRange(time)
+        var open: [OpenBlock] = []
         try txn.withCursor(dbs.events) { c in
             guard let onboarding else {
                 var found = try c.first()
                 while found {
-                    let key = try decodeKey(c.key)
-                    if key.timeBits >= lo && key.timeBits < hi {
-                        guard try body(try view(key, c.value)) else { return }
+                    let key = try decodeBlockKey(c.key)
+                    let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
+                    if key.timeBits < range.seekBits {
+                        found = try seek(&c, EventKey(onboarding: key.onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
                     }
-                    found = try c.next()
+                    guard try scanGroup(&c, found: found, onboarding: key.onboarding, screen: key.screen, range, &open, body)
+                    else { return }
+                    if group == 0xFFFF_FFFF_FFFF { return }
+                    let next = group + 1
+                    found = try seek(&c, EventKey(onboarding: UInt32(truncatingIfNeeded: next >> 16),
+                                                  screen: UInt16(truncatingIfNeeded: next), timeBits: 0, seq: 0))
                 }
                 return
             }
+            if let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
             let firstScreen = UInt16(clamping: screens?.lowerBound ?? 0)
             let lastScreen = UInt16(clamping: screens?.upperBound ?? Int(UInt16.max))
-            if let screens, screens.upperBound < 0 { return }
-            var found = try seek(&c, EventKey(onboarding: onboarding, screen: firstScreen, timeBits: lo, seq: 0))
+            var found = try seek(&c, EventKey(onboarding: onboarding, screen: firstScreen, timeBits: range.seekBits, seq: 0))
             while found {
-                let key = try decodeKey(c.key)
+                let key = try decodeBlockKey(c.key)
                 if key.onboarding != onboarding || key.screen > lastScreen { return }
-                if key.timeBits < lo {
-                    found = try seek(&c, EventKey(onboarding: onboarding, screen: key.screen, timeBits: lo, seq: 0))
+                if key.timeBits < range.seekBits {
+                    found = try seek(&c, EventKey(onboarding: onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
                     continue
                 }
-                if key.timeBits >= hi {
-                    if key.screen == lastScreen { return }
-                    found = try seek(&c, EventKey(onboarding: onboarding, screen: key.screen + 1, timeBits: lo, seq: 0))
-                    continue
-                }
-                guard try body(try view(key, c.value)) else { return }
+                guard try scanGroup(&c, found: true, onboarding: onboarding, screen: key.screen, range, &open, body) else { return }
+                if key.screen == lastScreen { return }
+                found = try seek(&c, EventKey(onboarding: onboarding, screen: key.screen + 1, timeBits: range.seekBits, seq: 0))
+            }
+        }
+    }
+
+    /// A block being read by a merge, positioned on its current event.
+    struct OpenBlock {
+        var key: EventKey
+        var reader: EventBlockReader
+    }
+
+    /// A scan's time range: `lo..<hi` (`hi == nil`: no upper bound) and where a scan of a group starts.
+    struct TimeRange {
+        var lo: Int64
+        var hi: Int64?
+        /// The time bits of the earliest block start that can hold an event at `lo` or later.
+        var seekBits: UInt64
+
+        init(_ time: Range<Timestamp>?) {
+            lo = time?.lowerBound.microseconds ?? .min
+            hi = time?.upperBound.microseconds
+            seekBits = lo == .min ? 0 : Layout.timeBits(lo.minusSaturating(Layout.blockSpan - 1))
+        }
+
+        @inline(__always) func isPastEnd(_ t: Int64) -> Bool { hi.map { t >= $0 } ?? false }
+    }
+
+    /// Merges the blocks of one group from the cursor (on the group's first block that can hold events
+    /// of `range`, when `found`) in (time, seq) order and calls `body` for the events in `range`.
+    /// Returns `false` when `body` asked to stop. Leaves the cursor anywhere.
+    private func scanGroup(_ c: inout Cursor, found: Bool, onboarding: UInt32, screen: UInt16, _ range: TimeRange,
+                           _ open: inout [OpenBlock], _ body: (EventView) throws -> Bool) throws -> Bool {
+        open.removeAll(keepingCapacity: true)
+        var found = found
+        // The next block not yet opened, if it belongs to the group and starts before the range ends.
+        func pending() throws -> EventKey? {
+            guard found else { return nil }
+            let key = try decodeBlockKey(c.key)
+            guard key.onboarding == onboarding, key.screen == screen,
+                  !range.isPastEnd(Layout.time(fromBits: key.timeBits)) else { return nil }
+            return key
+        }
+        var next = try pending()
+        while true {
+            var m = -1
+            for i in open.indices where m < 0 || precedes(open[i].reader.time, open[i].reader.seq, open[m].reader.time, open[m].reader.seq) {
+                m = i
+            }
+            if let key = next,
+               m < 0 || precedes(Layout.time(fromBits: key.timeBits), key.seq, open[m].reader.time, open[m].reader.seq) {
+                var reader = try blockReader(key, c.value)
+                _ = try advance(&reader, key)
+                open.append(OpenBlock(key: key, reader: reader))
                 found = try c.next()
+                next = try pending()
+                continue
+            }
+            if m < 0 { return true }
+            let t = open[m].reader.time
+            // Every event not yet seen comes at or after this one.
+            if range.isPastEnd(t) { return true }
+            if t >= range.lo {
+                guard try body(try view(open[m].key, open[m].reader)) else { return false }
+            }
+            if !(try advance(&open[m].reader, open[m].key)) {
+                open.swapAt(m, open.count - 1)
+                open.removeLast()
             }
         }
     }
@@ -170,37 +236,90 @@ public struct Snapshot: StringResolver {
         try forEachEvent(onboarding: id, screens: screens, time: time, body)
     }
 
-    /// Calls `body` for one session's events in (time, seq) order, through the session index (a cursor
-    /// on `sessions`, then `mdb_get` on `events` per entry).
-    /// - Complexity: O(log N) per event (one index entry and one `events` lookup each).
+    /// Calls `body` for one session's events in (time, seq) order, through the session index: the
+    /// session's lists (one per batch that had its events) are merged, and each event is read from its
+    /// block (a seek on `events`, usually landing on the block itself).
+    /// - Complexity: O(log N + events of the block) per event.
     public func forEachEvent(inSession session: StringID, time: Range<Timestamp>? = nil,
                              _ body: (EventView) throws -> Bool) throws {
-        let lo = time.map { Layout.timeBits($0.lowerBound.microseconds) } ?? 0
-        let hi = time.map { Layout.timeBits($0.upperBound.microseconds) } ?? .max
+        let range = TimeRange(time)
+        var open: [SessionListReader] = []
         try withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { buf in
             let key = buf.baseAddress!
             key.storeBE(session, at: 0)
-            key.storeBE(lo, at: 4)
+            key.storeBE(UInt64(0), at: 4)
             key.storeBE(UInt64(0), at: 12)
-            try txn.withCursor(dbs.sessions) { c in
-                var found = try c.seek(UnsafeRawBufferPointer(start: key, count: Layout.sessionKeySize))
-                while found {
-                    guard c.key.count == Layout.sessionKeySize, c.value.count == Layout.sessionValueSize else {
-                        throw StoreError(.corrupt, "a sessions entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
+            try txn.withCursor(dbs.events) { events in
+                try txn.withCursor(dbs.sessions) { c in
+                    var found = try c.seek(UnsafeRawBufferPointer(start: key, count: Layout.sessionKeySize))
+                    func pending() throws -> SessionListReader? {
+                        guard found else { return nil }
+                        let (s, list) = try sessionListReader(c.key, c.value)
+                        guard s == session, !range.isPastEnd(list.time) else { return nil }
+                        return list
                     }
-                    if c.key.be32(0) != session { return }
-                    let timeBits = c.key.be64(4)
-                    if timeBits >= hi { return }
-                    let eventKey = EventKey(onboarding: c.value.be32(0), screen: c.value.be16(4), timeBits: timeBits,
-                                            seq: c.key.be64(12))
-                    guard let value = try eventKey.withBytes({ try txn.get(dbs.events, $0) }) else {
-                        throw StoreError(.corrupt, "the session index lists seq \(eventKey.seq), which is not in events")
+                    var next = try pending()
+                    while true {
+                        var m = -1
+                        for i in open.indices where m < 0 || precedes(open[i].time, open[i].seq, open[m].time, open[m].seq) {
+                            m = i
+                        }
+                        if let list = next, m < 0 || precedes(list.time, list.seq, open[m].time, open[m].seq) {
+                            var list = list
+                            _ = try advance(&list, session: session)
+                            open.append(list)
+                            found = try c.next()
+                            next = try pending()
+                            continue
+                        }
+                        if m < 0 { return }
+                        let entry = open[m]
+                        if range.isPastEnd(entry.time) { return }
+                        if entry.time >= range.lo {
+                            guard let (blockKey, block) = try locate(&events, onboarding: entry.onboarding, screen: entry.screen,
+                                                                     time: entry.time, seq: entry.seq)
+                            else {
+                                throw StoreError(.corrupt, "the session index lists seq \(entry.seq), which is not in events")
+                            }
+                            guard try body(try view(blockKey, block)) else { return }
+                        }
+                        if !(try advance(&open[m], session: session)) {
+                            open.swapAt(m, open.count - 1)
+                            open.removeLast()
+                        }
                     }
-                    guard try body(try view(eventKey, value)) else { return }
-                    found = try c.next()
                 }
             }
         }
+    }
+
+    /// The block holding event (onboarding, screen, time, seq), positioned on it; `nil` when there is none.
+    ///
+    /// Its block starts at or before the event and less than a block span earlier; usually it is the
+    /// block right before the event's key.
+    func locate(_ c: inout Cursor, onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64) throws
+        -> (EventKey, EventBlockReader)?
+    {
+        let target = EventKey(onboarding: onboarding, screen: screen, timeBits: Layout.timeBits(time), seq: seq)
+        var found = try seek(&c, target)
+        let exact = try found && decodeBlockKey(c.key) == target
+        if !exact {
+            found = found ? try c.previous() : try c.last()
+        }
+        let floor = Layout.timeBits(time.minusSaturating(Layout.blockSpan - 1))
+        while found {
+            let key = try decodeBlockKey(c.key)
+            guard key.onboarding == onboarding, key.screen == screen, key.timeBits >= floor else { return nil }
+            var block = try blockReader(key, c.value)
+            if block.lastTime >= time && block.minSeq <= seq && seq <= block.maxSeq {
+                while try advance(&block, key) {
+                    if block.seq == seq && block.time == time { return (key, block) }
+                    if block.time > time { break }
+                }
+            }
+            found = try c.previous()
+        }
+        return nil
     }
 
     /// ``forEachEvent(inSession:time:_:)`` by the session's id string.
@@ -211,34 +330,85 @@ public struct Snapshot: StringResolver {
     }
 
     /// Calls `body` for every event with `seq >= since`, in seq (arrival) order: the incremental-export
-    /// scan (a cursor on `batches`, then `mdb_get` on `events` per event).
-    /// - Complexity: O(log N) to find the start, then O(log N) per event (an `events` lookup each).
+    /// scan. It reads `batches` from the batch holding `since`, and for each batch the blocks it lists
+    /// (`mdb_get` each), putting the batch's events in seq order in a buffer reused across batches.
+    /// - Complexity: O(log N) to find the start, then O(log N) per block and O(1) per event.
     public func forEachEvent(since: UInt64, _ body: (EventView) throws -> Bool) throws {
+        struct Slot {
+            var key: EventKey
+            var reader: EventBlockReader?
+        }
+        var slots: [Slot] = []
+        // Bounds a damaged batch count before it sizes the buffer.
+        let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
         try txn.withCursor(dbs.batches) { c in
-            var start = since.bigEndian
-            var found = try withUnsafeBytes(of: &start) { try c.seek($0) }
-            // The chunk holding `since` starts at or before it: step back unless we landed exactly on it.
-            if !found || c.key.count != 8 || c.key.be64(0) > since {
+            var start = [UInt8](repeating: 0, count: Layout.batchKeySize)
+            start.withUnsafeMutableBytes { $0.baseAddress!.storeBE(since, at: 0) }
+            var found = try start.withUnsafeBytes { try c.seek($0) }
+            // The batch holding `since` starts at or before it: unless we landed exactly on it, step back to
+            // the previous batch's last chunk, then to its first.
+            if !found || c.key.count != Layout.batchKeySize || c.key.be64(0) != since {
                 found = found ? try c.previous() : try c.last()
-                if !found { found = try c.first() }
+                if found {
+                    guard c.key.count == Layout.batchKeySize else { throw corruptBatch(c) }
+                    start.withUnsafeMutableBytes { $0.baseAddress!.storeBE(c.key.be64(0), at: 0) }
+                    found = try start.withUnsafeBytes { try c.seek($0) }
+                } else {
+                    found = try c.first()
+                }
             }
             while found {
-                guard c.key.count == 8, c.value.count % Layout.eventKeySize == 0 else {
-                    throw StoreError(.corrupt, "a batches entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
+                guard c.key.count == Layout.batchKeySize, c.value.count >= 4 + Layout.eventKeySize,
+                      (c.value.count - 4) % Layout.eventKeySize == 0, c.key.be16(8) == 0 else { throw corruptBatch(c) }
+                let first = c.key.be64(0)
+                let count = Int(c.value.be32(0))
+                guard first <= nextSeq, UInt64(count) <= nextSeq - first else {
+                    throw StoreError(.corrupt, "the batch at seq \(first) says \(count) events, past next_seq \(nextSeq)")
                 }
-                var offset = 0
-                while offset < c.value.count {
-                    let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
-                    offset += Layout.eventKeySize
-                    if key.seq < since { continue }
-                    guard let value = try key.withBytes({ try txn.get(dbs.events, $0) }) else {
-                        throw StoreError(.corrupt, "the batches database lists seq \(key.seq), which is not in events")
+                slots.removeAll(keepingCapacity: true)
+                slots.append(contentsOf: repeatElement(Slot(key: EventKey(onboarding: 0, screen: 0, timeBits: 0, seq: 0), reader: nil),
+                                                       count: count))
+                var filled = 0
+                // Every chunk of this batch.
+                repeat {
+                    guard c.key.count == Layout.batchKeySize, c.value.count >= 4, (c.value.count - 4) % Layout.eventKeySize == 0,
+                          Int(c.value.be32(0)) == count else { throw corruptBatch(c) }
+                    var offset = 4
+                    while offset < c.value.count {
+                        let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
+                        offset += Layout.eventKeySize
+                        guard let value = try key.withBytes({ try txn.get(dbs.events, $0) }) else {
+                            throw StoreError(.corrupt, "the batches database lists the block at seq \(key.seq), which is not in events")
+                        }
+                        var block = try blockReader(key, value)
+                        var at = block
+                        while try advance(&block, key) {
+                            let i = block.seq &- first
+                            guard block.seq >= first, i < UInt64(count), slots[Int(i)].reader == nil else {
+                                throw StoreError(.corrupt, "the block at seq \(key.seq) holds seq \(block.seq), outside its batch at \(first) or listed twice")
+                            }
+                            slots[Int(i)] = Slot(key: key, reader: at)
+                            at = block
+                            filled += 1
+                        }
                     }
-                    guard try body(try view(key, value)) else { return }
+                    found = try c.next()
+                } while found && c.key.count == Layout.batchKeySize && c.key.be64(0) == first
+                guard filled == count else {
+                    throw StoreError(.corrupt, "the batch at seq \(first) lists \(filled) events, not \(count)")
                 }
-                found = try c.next()
+                for i in 0..<count where first + UInt64(i) >= since {
+                    // Each slot holds the reader positioned just before its event.
+                    var reader = slots[i].reader!
+                    _ = try advance(&reader, slots[i].key)
+                    guard try body(try view(slots[i].key, reader)) else { return }
+                }
             }
         }
+    }
+
+    private func corruptBatch(_ c: Cursor) -> StoreError {
+        StoreError(.corrupt, "a batches entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
     }
 
     /// The sessions of one onboarding, in session id order, with the time of the first event stored for each.
@@ -328,22 +498,8 @@ public struct Snapshot: StringResolver {
     // MARK: Helpers
 
     @inline(__always)
-    func decodeKey(_ bytes: UnsafeRawBufferPointer) throws -> EventKey {
-        guard let key = EventKey(bytes) else {
-            throw StoreError(.corrupt, "an events key is \(bytes.count) bytes, not \(Layout.eventKeySize)")
-        }
-        return key
-    }
-
-    @inline(__always)
-    func view(_ key: EventKey, _ body: UnsafeRawBufferPointer) throws -> EventView {
-        do {
-            let record = try RecordView(body: body, header: key.header, stringLimit: stringCount)
-            return EventView(seq: key.seq, record: record)
-        } catch {
-            throw StoreError(.corrupt, "event seq \(key.seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode",
-                             underlying: error)
-        }
+    func view(_ key: EventKey, _ block: EventBlockReader) throws -> EventView {
+        EventView(seq: block.seq, record: try recordView(key, block, stringLimit: stringCount))
     }
 
     @inline(__always)

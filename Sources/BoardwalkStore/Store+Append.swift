@@ -5,8 +5,8 @@ import BoardwalkModel
 public struct AppendResult: Hashable, Sendable {
     /// Events stored.
     public var appended: Int
-    /// Events skipped because an event with the same event id and time is already stored (or came
-    /// earlier in the same batch).
+    /// Events skipped because an event with the same event id, time, onboarding and screen is already
+    /// stored (or came earlier in the same batch).
     public var duplicates: Int
     /// The seqs given to the stored events: consecutive, in the order of the input (empty when none).
     public var seqs: Range<UInt64>
@@ -32,7 +32,8 @@ extension Store {
     /// the default ``Durability/full``).
     ///
     /// Each stored event gets the next arrival sequence number (`seq`). An event whose event id is
-    /// already stored with the same time is skipped and counted in ``AppendResult/duplicates``. An event
+    /// already stored with the same time, onboarding and screen (or came earlier in the batch) is
+    /// skipped and counted in ``AppendResult/duplicates``. An event
     /// without a session gets an inferred one (`docs/storage.md`, "Sessions without ids"). When the map
     /// is full the transaction is aborted, the map grown (every transaction of the process waits) and
     /// the batch redone, so callers never see `MDB_MAP_FULL`.
@@ -46,7 +47,9 @@ extension Store {
     /// - Throws: ``StoreError`` (read-only store, bad checkpoint key), ``LMDBError``, or the codec's
     ///   `EncodingError` for an event the record format cannot hold (a screen index above 65 534); on a
     ///   throw nothing of the batch is stored.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per event and index entry.
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
+    ///   written (one per group and per session of the batch); duplicate detection reads stored blocks
+    ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
         if let checkpoint { try checkpoint.validate() }
@@ -109,7 +112,9 @@ public struct StoreWriter {
 
     /// Appends a batch in this transaction: seqs, duplicates and inferred sessions exactly as
     /// ``Store/append(_:checkpoint:)``, durable when the transaction commits.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per event and index entry.
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
+    ///   written (one per group and per session of the batch); duplicate detection reads stored blocks
+    ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>) throws -> AppendResult {
         if let result = try events.withContiguousStorageIfAvailable({ try append(buffer: $0, checkpoint: nil) }) {
@@ -128,7 +133,7 @@ public struct StoreWriter {
 
     /// A snapshot that sees this transaction's own writes, for reads in the middle of a write.
     public var snapshot: Snapshot {
-        get throws { try Snapshot(txn: txn, dbs: writer.dbs) }
+        get throws { try Snapshot(txn: txn, dbs: writer.dbs, cache: writer.cache) }
     }
 
     func append(buffer: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?) throws -> AppendResult {
@@ -153,6 +158,8 @@ extension Checkpoint {
 /// by ``didAbort()`` or confirmed by ``didCommit()``, so a redone batch sees the state as of the last commit.
 final class WriterState {
     let dbs: Databases
+    /// The readers' string table, for snapshots taken inside a write transaction.
+    let cache: StringCache
     /// Every string of the store, ids dense in first-seen order (mirrors the `strings` database).
     private var table = StringTable()
     private var committedStrings = 0
@@ -177,6 +184,20 @@ final class WriterState {
     private var sortBuffer: [SortKey] = []
     private var onboardingStats: [UInt32: OnboardingAccumulator] = [:]
     private var newPairs: [(pair: UInt64, timeBits: UInt64)] = []
+    private var blockBuilder = EventBlockBuilder()
+    private var listBuilder = SessionListBuilder()
+    /// The `events` keys of the blocks the running batch wrote, for `batches`.
+    private var blockKeys: [EventKey] = []
+    /// Per group (onboarding << 16 | screen): the latest event time stored (time bits), 0 when none.
+    /// Committed values, and those of the running transaction. An event later than its group's latest
+    /// time cannot be a duplicate, so live ingestion never reads stored blocks to look for duplicates.
+    private var groupMax: [UInt64: UInt64] = [:]
+    private var pendingGroupMax: [UInt64: UInt64] = [:]
+    /// Duplicate detection of the running batch: keys of events seen in it and of stored events loaded
+    /// for comparison, and per group the time range (bits) whose stored events are loaded.
+    private var batchIDs = Set<DuplicateKey>()
+    private var storedIDs = Set<DuplicateKey>()
+    private var loadedRanges: [UInt64: ClosedRange<UInt64>] = [:]
     private let scratch: UnsafeMutableRawPointer
     private let chunk: UnsafeMutableRawPointer
 
@@ -205,6 +226,29 @@ final class WriterState {
         var i: Int
     }
 
+    /// What makes two events duplicates: group, time and event id (see docs/storage.md).
+    struct DuplicateKey: Hashable {
+        /// onboarding << 16 | screen, with the id's kind in the top bits (1 string, 2 UUID, 3 uppercase UUID).
+        var group: UInt64
+        var timeBits: UInt64
+        var a: UInt64
+        var b: UInt64
+
+        init(group: UInt64, timeBits: UInt64, id: EventIDRef) {
+            self.timeBits = timeBits
+            switch id {
+            case .string(let s):
+                self.group = group | 1 << 62
+                a = UInt64(s)
+                b = 0
+            case .uuid(let hi, let lo, let upper):
+                self.group = group | (upper ? 3 : 2) << 62
+                a = hi
+                b = lo
+            }
+        }
+    }
+
     struct OnboardingAccumulator {
         var events: UInt64 = 0
         var minTime = Int64.max
@@ -212,10 +256,11 @@ final class WriterState {
         var maxTotalScreens: UInt32 = 0
     }
 
-    init(dbs: Databases) {
+    init(dbs: Databases, cache: StringCache) {
         self.dbs = dbs
+        self.cache = cache
         scratch = .allocate(byteCount: 2048, alignment: 8)
-        chunk = .allocate(byteCount: Layout.batchChunk * Layout.eventKeySize, alignment: 8)
+        chunk = .allocate(byteCount: 4 + Layout.batchChunk * Layout.eventKeySize, alignment: 8)
     }
 
     deinit {
@@ -230,6 +275,8 @@ final class WriterState {
         knownNextSeq = nextSeq
         for (k, v) in pendingInfer { inferCache[k] = v }
         pendingInfer.removeAll(keepingCapacity: true)
+        for (k, v) in pendingGroupMax { groupMax[k] = v }
+        pendingGroupMax.removeAll(keepingCapacity: true)
         // Bounded memory: past a million pairs, forget them (a miss costs one NOOVERWRITE put).
         if knownPairs.count > 1 << 20 { knownPairs.removeAll() }
         pendingPairs.removeAll(keepingCapacity: true)
@@ -242,6 +289,7 @@ final class WriterState {
         }
         nextSeq = knownNextSeq
         pendingInfer.removeAll(keepingCapacity: true)
+        pendingGroupMax.removeAll(keepingCapacity: true)
         for pair in pendingPairs { knownPairs.remove(pair) }
         pendingPairs.removeAll(keepingCapacity: true)
         txn = nil
@@ -249,17 +297,14 @@ final class WriterState {
 
     // MARK: Interning
 
-    /// Interns through the writer's in-memory table; a new string is written to `strings` and
-    /// `string_ids` in the running transaction. A struct (the table moved in for the batch) so that
-    /// the encoder's calls need no dynamic exclusivity checks.
+    /// Interns through the writer's in-memory table; a new string is written to `strings` in the running
+    /// transaction (appended: ids only grow). There is no reverse index on disk: readers build one in
+    /// memory (see ``StringCache``). A struct (the table moved in for the batch) so that the encoder's
+    /// calls need no dynamic exclusivity checks.
     struct Interner: StringInterner {
         var table: StringTable
         let txn: Transaction
         let dbs: Databases
-        /// 512 bytes for a string key.
-        let scratch: UnsafeMutableRawPointer
-        /// Strings new in this batch, whose `string_ids` entries ``flush()`` writes in key order.
-        var newIDs: [StringID] = []
 
         mutating func intern(_ string: String) throws -> StringID {
             let before = table.count
@@ -270,47 +315,9 @@ final class WriterState {
                     // Ids only grow, so every new id is the last key of `strings`.
                     _ = try withUnsafeBytes(of: &be) { try txn.put(dbs.strings, $0, bytes, flags: PutFlags.append) }
                 }
-                newIDs.append(id)
             }
             return id
         }
-
-        /// Writes the `string_ids` entries of the batch's new strings, sorted by key: new strings are
-        /// mostly UUIDs (sessions), whose entries land all over the tree; in key order, consecutive puts
-        /// share the path from the root.
-        mutating func flush() throws {
-            guard !newIDs.isEmpty else { return }
-            // Sorted by the key's first 8 bytes, as a fixed-width integer: comparing `String`s through
-            // `utf8.lexicographicallyPrecedes` cost 8 % of an append with many new sessions. The order is
-            // only for page locality (each put stands alone), so ties between equal prefixes may stay in
-            // any order.
-            var sorted = newIDs.map { id in
-                PrefixedID(prefix: table.strings[Int(id)].withUTF8Bytes(Layout.keyPrefix), id: id)
-            }
-            sorted.sort { $0.prefix < $1.prefix }
-            let strings = table.strings
-            try txn.withCursor(dbs.stringIDs) { c in
-                for entry in sorted {
-                    let id = entry.id
-                    var be = id.bigEndian
-                    try strings[Int(id)].withUTF8Bytes { bytes in
-                        let n = Layout.stringKey(bytes, into: scratch)
-                        // A (2^-64) hash collision between two long strings keeps the first mapping;
-                        // readers verify a looked-up id against `strings`.
-                        _ = try withUnsafeBytes(of: &be) { idBytes in
-                            try c.put(UnsafeRawBufferPointer(start: scratch, count: n), idBytes, flags: PutFlags.noOverwrite)
-                        }
-                    }
-                }
-            }
-            newIDs.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// A new string's id and the first 8 bytes of its `string_ids` key, for sorting.
-    struct PrefixedID {
-        var prefix: UInt64
-        var id: StringID
     }
 
     /// Brings the caches up to date with the store: loads the dictionary on first use, and reloads what
@@ -339,6 +346,7 @@ final class WriterState {
         }
         committedStrings = table.count
         inferCache.removeAll()
+        groupMax.removeAll()
         loaded = true
         knownNextSeq = storedNext
         nextSeq = storedNext
@@ -362,7 +370,7 @@ final class WriterState {
     func append(_ events: UnsafeBufferPointer<Event>, txn: Transaction) throws -> AppendResult {
         // The table moves into the interner for the batch (leaving an empty one here, so that it stays
         // uniquely referenced and grows in place) and comes back however the batch ends.
-        var interner = Interner(table: table, txn: txn, dbs: dbs, scratch: scratch + 1024)
+        var interner = Interner(table: table, txn: txn, dbs: dbs)
         table = StringTable()
         defer { table = interner.table }
         let firstSeq = nextSeq
@@ -372,11 +380,13 @@ final class WriterState {
         var newPairs: [(pair: UInt64, timeBits: UInt64)] = []
         var knownPairs = Set<UInt64>()
         var pendingPairs: [UInt64] = []
+        var batchIDs = Set<DuplicateKey>()
         swap(&encoder, &self.encoder)
         swap(&entries, &self.entries)
         swap(&newPairs, &self.newPairs)
         swap(&knownPairs, &self.knownPairs)
         swap(&pendingPairs, &self.pendingPairs)
+        swap(&batchIDs, &self.batchIDs)
         var next = nextSeq
         let pendingAtStart = pendingPairs.count
         var loopFinished = false
@@ -392,16 +402,19 @@ final class WriterState {
             swap(&newPairs, &self.newPairs)
             swap(&knownPairs, &self.knownPairs)
             swap(&pendingPairs, &self.pendingPairs)
+            swap(&batchIDs, &self.batchIDs)
         }
         entries.removeAll(keepingCapacity: true)
         encoder.removeAll()
         newPairs.removeAll(keepingCapacity: true)
+        batchIDs.removeAll(keepingCapacity: true)
+        storedIDs.removeAll(keepingCapacity: true)
+        loadedRanges.removeAll(keepingCapacity: true)
         var kindCounts = [UInt64](repeating: 0, count: EventKind.allCases.count)
         var duplicates = 0
         var inferredSessions: UInt64 = 0
         var minTime = Int64.max
         var maxTime = Int64.min
-        let eventKey = scratch + 512
         let base = events.baseAddress
         for index in 0..<events.count {
             // Fields are read through the pointer so that the event is not copied (a copy retains every string).
@@ -411,10 +424,19 @@ final class WriterState {
             // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). Rare, so only such
             // events are copied and fixed; an empty event id is simply not looked up.
             let needsNormalization = Store.needsNormalization(at: original)
-            var idKeySize = 0
             if let id = original.pointee.eventID, !id.isEmpty {
-                idKeySize = id.withUTF8Bytes { Layout.eventIDKey(timeBits: timeBits, id: $0, into: scratch) }
-                if try txn.get(dbs.eventIDs, UnsafeRawBufferPointer(start: scratch, count: idKeySize)) != nil {
+                // A duplicate has the same group, time and event id as a stored event or an earlier one
+                // of this batch (docs/storage.md, "Duplicates").
+                var group = UInt64(RecordFormat.noOnboarding) << 16 | UInt64(RecordFormat.noScreen)
+                if let meta = original.pointee.meta, meta.screenIndex >= 0 && meta.screenIndex <= Meta.maxScreenIndex {
+                    group = UInt64(try interner.intern(meta.onboardingID)) << 16 | UInt64(meta.screenIndex)
+                }
+                let key = DuplicateKey(group: group, timeBits: timeBits, id: try EventIDRef(interning: id, strings: &interner))
+                if !batchIDs.insert(key).inserted {
+                    duplicates += 1
+                    continue
+                }
+                if try isStoredDuplicate(key, group: group, txn: txn) {
                     duplicates += 1
                     continue
                 }
@@ -441,11 +463,6 @@ final class WriterState {
                                  timeBits: timeBits, seq: seq, body: record.range))
             next += 1
 
-            if idKeySize > 0 {
-                EventKey(onboarding: onboarding, screen: screen, timeBits: timeBits, seq: seq).write(to: eventKey)
-                try txn.put(dbs.eventIDs, UnsafeRawBufferPointer(start: scratch, count: idKeySize),
-                            UnsafeRawBufferPointer(start: eventKey, count: Layout.eventKeySize))
-            }
             let pair = UInt64(onboarding) << 32 | UInt64(session)
             if knownPairs.insert(pair).inserted {
                 newPairs.append((pair, timeBits))
@@ -457,7 +474,6 @@ final class WriterState {
         }
         loopFinished = true
         nextSeq = next
-        try interner.flush()
         try writeOnboardingSessions(txn, newPairs)
         // Hand the buffers back for the writers below (the deferred swap then restores them unchanged).
         swap(&encoder, &self.encoder)
@@ -469,12 +485,88 @@ final class WriterState {
 
         try writeEvents(txn)
         try writeSessionIndex(txn)
-        try writeBatches(txn)
+        try writeBatches(txn, firstSeq: firstSeq)
         try writeInference(txn)
         try writeOnboardingStats(txn)
         try writeCounters(txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), inferred: inferredSessions,
                           minTime: minTime, maxTime: maxTime)
         return AppendResult(appended: self.entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
+    }
+
+    // MARK: Duplicates
+
+    /// Whether a stored event has `key`'s group, time and event id.
+    ///
+    /// Reads nothing when the event is later than every stored event of its group (live ingestion).
+    /// Otherwise it loads, once per batch and group, the ids of the stored events in a time window
+    /// starting at the event's time, from the blocks that can hold them.
+    private func isStoredDuplicate(_ key: DuplicateKey, group: UInt64, txn: Transaction) throws -> Bool {
+        guard key.timeBits <= (try latestTime(of: group, txn: txn)) else { return false }
+        if let range = loadedRanges[group], range.contains(key.timeBits) { return storedIDs.contains(key) }
+        // A window of a minute past the event: a resent batch covers seconds to minutes.
+        let lo = key.timeBits
+        let hi = lo > UInt64.max - 60_000_000 ? UInt64.max : lo + 60_000_000
+        try loadStoredIDs(group: group, from: lo, through: hi, txn: txn)
+        loadedRanges[group] = lo...hi
+        return storedIDs.contains(key)
+    }
+
+    /// Adds to `storedIDs` the keys of the stored events of `group` with time bits in `lo...hi`.
+    private func loadStoredIDs(group: UInt64, from lo: UInt64, through hi: UInt64, txn: Transaction) throws {
+        let onboarding = UInt32(truncatingIfNeeded: group >> 16)
+        let screen = UInt16(truncatingIfNeeded: group)
+        let start = lo > UInt64(Layout.blockSpan - 1) ? lo - UInt64(Layout.blockSpan - 1) : 0
+        try txn.withCursor(dbs.events) { c in
+            var found = try EventKey(onboarding: onboarding, screen: screen, timeBits: start, seq: 0).withBytes { try c.seek($0) }
+            while found {
+                let key = try decodeBlockKey(c.key)
+                guard key.onboarding == onboarding, key.screen == screen, key.timeBits <= hi else { return }
+                var block = try blockReader(key, c.value)
+                if Layout.timeBits(block.lastTime) >= lo {
+                    while try block.next() {
+                        let bits = Layout.timeBits(block.time)
+                        guard bits >= lo && bits <= hi else { continue }
+                        let record = try recordView(key, block)
+                        if let id = record.eventID { storedIDs.insert(DuplicateKey(group: group, timeBits: bits, id: id)) }
+                    }
+                }
+                found = try c.next()
+            }
+        }
+    }
+
+    /// The latest stored event time (bits) of `group`, 0 when it has none: from this writer's cache, or
+    /// found by reading the blocks of the group's last hour.
+    private func latestTime(of group: UInt64, txn: Transaction) throws -> UInt64 {
+        if let t = pendingGroupMax[group] ?? groupMax[group] { return t }
+        let onboarding = UInt32(truncatingIfNeeded: group >> 16)
+        let screen = UInt16(truncatingIfNeeded: group)
+        var latest: UInt64 = 0
+        try txn.withCursor(dbs.events) { c in
+            // The group's last block starts latest; only blocks that start less than a block span before
+            // it can end later.
+            var found: Bool
+            if group == 0xFFFF_FFFF_FFFF {
+                found = try c.last()  // the last group of all (events without meta)
+            } else {
+                let after = group + 1
+                found = try EventKey(onboarding: UInt32(truncatingIfNeeded: after >> 16), screen: UInt16(truncatingIfNeeded: after),
+                                     timeBits: 0, seq: 0).withBytes { try c.seek($0) }
+                found = found ? try c.previous() : try c.last()
+            }
+            var floor: UInt64? = nil
+            while found {
+                let key = try decodeBlockKey(c.key)
+                guard key.onboarding == onboarding, key.screen == screen else { break }
+                if floor == nil { floor = key.timeBits > UInt64(Layout.blockSpan) ? key.timeBits - UInt64(Layout.blockSpan) : 0 }
+                if key.timeBits < floor! { break }
+                let block = try blockReader(key, c.value)
+                latest = max(latest, Layout.timeBits(block.lastTime))
+                found = try c.previous()
+            }
+        }
+        groupMax[group] = latest
+        return latest
     }
 
     @inline(__always)
@@ -553,22 +645,36 @@ final class WriterState {
         sortBuffer = target
     }
 
-    /// `events`: bodies under (onboarding, screen, time, seq), inserted in key order. Sorting the batch
-    /// first makes consecutive puts land on the same leaf pages (see the measurements in docs/storage.md).
+    /// `events`: the batch's events in blocks, one per run of a group (onboarding, screen) in
+    /// (group, time, seq) order, split where a run spans ``Layout/blockSpan`` or fills
+    /// ``Layout/maxBlockBytes``. Each block is put under its first event's key; the keys are kept for
+    /// `batches`. Blocks of a group are written in key order, so consecutive puts land on the same pages.
     private func writeEvents(_ txn: Transaction) throws {
         order.removeAll(keepingCapacity: true)
         for (i, e) in entries.enumerated() {
             order.append(SortKey(a: UInt64(e.onboarding) << 16 | UInt64(e.screen), i: i))
         }
         sortOrder()
-        let key = scratch
         let entries = self.entries
         let order = self.order
+        var builder = EventBlockBuilder(capacity: 0)
+        var blockKeys: [EventKey] = []
+        swap(&builder, &blockBuilder)
+        swap(&blockKeys, &self.blockKeys)
+        defer {
+            swap(&builder, &blockBuilder)
+            swap(&blockKeys, &self.blockKeys)
+        }
+        blockKeys.removeAll(keepingCapacity: true)
         // Per-onboarding counters come for free in key order: one accumulator per run of an onboarding.
         onboardingStats.removeAll(keepingCapacity: true)
         var current = OnboardingAccumulator()
         var currentOnboarding: UInt32? = nil
         defer { if let currentOnboarding { onboardingStats[currentOnboarding] = current } }
+        // No nested function captures the loop's variables: captured, they would be boxed and pay a
+        // dynamic exclusivity check per access.
+        var blockKey = EventKey(onboarding: 0, screen: 0, timeBits: 0, seq: 0)
+        var open = false
         try encoder.withUnsafeBytes { bodies in
             try txn.withCursor(dbs.events) { c in
                 for k in order {
@@ -583,36 +689,76 @@ final class WriterState {
                     current.minTime = min(current.minTime, time)
                     current.maxTime = max(current.maxTime, time)
                     current.maxTotalScreens = max(current.maxTotalScreens, e.totalScreens)
-                    EventKey(onboarding: e.onboarding, screen: e.screen, timeBits: e.timeBits, seq: e.seq).write(to: key)
-                    try c.put(UnsafeRawBufferPointer(start: key, count: Layout.eventKeySize),
-                              UnsafeRawBufferPointer(rebasing: bodies[e.body]))
+                    if open && (e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
+                                || time &- builder.firstTime >= Layout.blockSpan || builder.byteCount >= Layout.maxBlockBytes) {
+                        try putBlock(&c, blockKey, builder, &blockKeys)
+                        open = false
+                    }
+                    if !open {
+                        blockKey = EventKey(onboarding: e.onboarding, screen: e.screen, timeBits: e.timeBits, seq: e.seq)
+                        builder.start(time: time, seq: e.seq)
+                        open = true
+                    }
+                    builder.append(time: time, seq: e.seq, body: UnsafeRawBufferPointer(rebasing: bodies[e.body]))
                 }
+                if open { try putBlock(&c, blockKey, builder, &blockKeys) }
             }
         }
     }
 
-    /// `sessions`: (session, time, seq) → (onboarding, screen), in key order.
+    /// Puts a finished block under `key` and notes its key and its group's latest time.
+    private func putBlock(_ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, _ blockKeys: inout [EventKey]) throws {
+        key.write(to: scratch)
+        _ = try builder.withBlock { block in
+            try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventKeySize), block)
+        }
+        blockKeys.append(key)
+        let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
+        let last = Layout.timeBits(builder.lastTime)
+        if last > (pendingGroupMax[group] ?? groupMax[group] ?? 0) { pendingGroupMax[group] = last }
+    }
+
+    /// `sessions`: one session list per session of the batch, its events in (time, seq) order, under the
+    /// key of its first event.
     private func writeSessionIndex(_ txn: Transaction) throws {
         order.removeAll(keepingCapacity: true)
         for (i, e) in entries.enumerated() {
             order.append(SortKey(a: UInt64(e.session), i: i))
         }
         sortOrder()
-        let key = scratch
-        let value = scratch + 64
         let entries = self.entries
         let order = self.order
+        var builder = SessionListBuilder(capacity: 0)
+        swap(&builder, &listBuilder)
+        defer { swap(&builder, &listBuilder) }
+        var session: UInt32 = 0
+        var open = false
         try txn.withCursor(dbs.sessions) { c in
             for k in order {
                 let e = entries[k.i]
-                key.storeBE(e.session, at: 0)
-                key.storeBE(e.timeBits, at: 4)
-                key.storeBE(e.seq, at: 12)
-                value.storeBE(e.onboarding, at: 0)
-                value.storeBE(e.screen, at: 4)
-                try c.put(UnsafeRawBufferPointer(start: key, count: Layout.sessionKeySize),
-                          UnsafeRawBufferPointer(start: value, count: Layout.sessionValueSize))
+                if open && e.session != session {
+                    try putList(&c, session, builder)
+                    open = false
+                }
+                let time = Layout.time(fromBits: e.timeBits)
+                if !open {
+                    session = e.session
+                    builder.start(time: time, seq: e.seq)
+                    open = true
+                }
+                builder.append(onboarding: e.onboarding, screen: e.screen, time: time, seq: e.seq)
             }
+            if open { try putList(&c, session, builder) }
+        }
+    }
+
+    /// Puts a finished session list under (session, first time, first seq).
+    private func putList(_ c: inout Cursor, _ session: UInt32, _ builder: SessionListBuilder) throws {
+        scratch.storeBE(session, at: 0)
+        scratch.storeBE(Layout.timeBits(builder.firstTime), at: 4)
+        scratch.storeBE(builder.firstSeq, at: 12)
+        _ = try builder.withList { list in
+            try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize), list)
         }
     }
 
@@ -631,24 +777,29 @@ final class WriterState {
         }
     }
 
-    /// `batches`: the batch's event keys in seq order, ``Layout/batchChunk`` per entry, appended.
-    private func writeBatches(_ txn: Transaction) throws {
-        var start = 0
+    /// `batches`: the keys of the batch's blocks, ``Layout/batchChunk`` per entry, appended under
+    /// (first seq of the batch, chunk number), each entry with the batch's event count.
+    private func writeBatches(_ txn: Transaction, firstSeq: UInt64) throws {
+        guard !entries.isEmpty else { return }
         let key = scratch
-        while start < entries.count {
-            let end = min(start + Layout.batchChunk, entries.count)
+        let count = UInt32(entries.count)
+        var start = 0
+        var chunkNumber: UInt16 = 0
+        while start < blockKeys.count {
+            let end = min(start + Layout.batchChunk, blockKeys.count)
+            chunk.storeBE(count, at: 0)
             for i in start..<end {
-                let e = entries[i]
-                EventKey(onboarding: e.onboarding, screen: e.screen, timeBits: e.timeBits, seq: e.seq)
-                    .write(to: chunk + (i - start) * Layout.eventKeySize)
+                blockKeys[i].write(to: chunk + 4 + (i - start) * Layout.eventKeySize)
             }
-            key.storeBE(entries[start].seq, at: 0)
-            guard try txn.put(dbs.batches, UnsafeRawBufferPointer(start: key, count: 8),
-                              UnsafeRawBufferPointer(start: chunk, count: (end - start) * Layout.eventKeySize),
+            key.storeBE(firstSeq, at: 0)
+            key.storeBE(chunkNumber, at: 8)
+            guard try txn.put(dbs.batches, UnsafeRawBufferPointer(start: key, count: Layout.batchKeySize),
+                              UnsafeRawBufferPointer(start: chunk, count: 4 + (end - start) * Layout.eventKeySize),
                               flags: PutFlags.append)
             else {
-                throw StoreError(.corrupt, "the batches database already has entries past seq \(entries[start].seq)")
+                throw StoreError(.corrupt, "the batches database already has entries past seq \(firstSeq)")
             }
+            chunkNumber &+= 1
             start = end
         }
     }
@@ -673,7 +824,6 @@ final class WriterState {
         }
         var state = pendingInfer[key] ?? inferCache[key]
         if state == nil, let txn {
-            // Past the event-id key (0..<512), the event key (512..<534) and the interner's (1024..<1536).
             let k = scratch + 1536
             k.storeBE(key, at: 0)
             if let v = try txn.get(dbs.inferred, UnsafeRawBufferPointer(start: k, count: 8)) {

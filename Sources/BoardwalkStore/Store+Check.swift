@@ -9,6 +9,8 @@ public struct CheckReport: Sendable, CustomStringConvertible {
     public var problemCount = 0
     /// Events read from the `events` database.
     public var eventsChecked = 0
+    /// Blocks read from the `events` database.
+    public var blocksChecked = 0
     /// Problems beyond this many are counted, not listed.
     public static let maxListed = 100
 
@@ -30,14 +32,15 @@ public struct CheckReport: Sendable, CustomStringConvertible {
 }
 
 extension Store {
-    /// Verifies the store: every record decodes; every index entry (`sessions`, `batches`, `event_ids`,
-    /// `onboarding_sessions`, `string_ids`) points to an existing event or string and back; the counters
-    /// in `meta` and `onboardings` match what is stored. Runs in one read transaction, concurrently with
-    /// writers.
+    /// Verifies the store: every block and every record in it decodes; every index entry (`sessions`,
+    /// `batches`, `onboarding_sessions`) points to an existing event and every event has its entries;
+    /// `strings` is dense without repeats; the counters in `meta` and `onboardings` match what is stored.
+    /// Runs in one read transaction, concurrently with writers.
     ///
     /// - Returns: a report listing what is wrong; damage never traps.
     /// - Throws: ``LMDBError`` only when LMDB itself cannot be read.
-    /// - Complexity: O(N log N) for N events; memory O(sessions + onboardings).
+    /// - Complexity: O(N) for N events plus O(log N) per block; memory O(N) (9 bytes per seq) plus
+    ///   O(sessions + strings).
     public func check() throws -> CheckReport {
         try read { snapshot in try snapshot.check() }
     }
@@ -49,57 +52,97 @@ extension Snapshot {
         checkFormat(&report)
         try checkStrings(&report)
 
-        // events → sessions, event_ids, onboarding_sessions; and the counters.
+        // Seqs are dense in 0..<next_seq (duplicates take none), so per-seq facts fit arrays indexed by seq:
+        // a fingerprint of what `events` says about the event, and which databases list it.
+        let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
+        let entries = try txn.entries(dbs.events)
+        // A damaged next_seq must not make check() allocate without bound: blocks hold at most
+        // maxBlockBytes / 3 events each.
+        guard nextSeq <= UInt64(entries) * UInt64(Layout.maxBlockBytes / 3 + 1) + 1, nextSeq < 1 << 40 else {
+            report.add("meta: next_seq \(nextSeq) is implausible for \(entries) blocks")
+            return report
+        }
+        var fingerprints = [UInt64](repeating: 0, count: Int(nextSeq))
+        var listed = [UInt8](repeating: 0, count: Int(nextSeq))
+        let inEvents: UInt8 = 1, inSessions: UInt8 = 2, inBatches: UInt8 = 4
+
+        // events → counters, pairs and fingerprints.
         var kinds = [EventKind: UInt64]()
         var perOnboarding: [UInt32: (events: UInt64, min: Int64, max: Int64, screens: UInt32)] = [:]
         var pairs = Set<UInt64>()
-        var maxSeq: UInt64? = nil
         var minTime = Int64.max
         var maxTime = Int64.min
+        var events: UInt64 = 0
         try txn.withCursor(dbs.events) { c in
             var found = try c.first()
             while found {
-                report.eventsChecked += 1
+                defer { report.blocksChecked += 1 }
                 guard let key = EventKey(c.key) else {
                     report.add("events: a key of \(c.key.count) bytes (expected \(Layout.eventKeySize))")
                     found = try c.next()
                     continue
                 }
-                maxSeq = max(maxSeq ?? 0, key.seq)
-                let record: RecordView
                 do {
-                    record = try RecordView(body: c.value, header: key.header, stringLimit: stringCount)
-                } catch {
-                    report.add("events: seq \(key.seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode: \(error)")
-                    found = try c.next()
-                    continue
+                    var block = try blockReader(key, c.value)
+                    if block.lastTime &- block.firstTime >= Layout.blockSpan {
+                        report.add("events: the block at seq \(key.seq) spans \(block.lastTime &- block.firstTime) µs, more than a block may")
+                    }
+                    while try advance(&block, key) {
+                        events += 1
+                        report.eventsChecked += 1
+                        let seq = block.seq
+                        let record: RecordView
+                        do {
+                            record = try recordView(key, block, stringLimit: stringCount)
+                        } catch {
+                            report.add("events: seq \(seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode: \(error)")
+                            continue
+                        }
+                        kinds[record.kind, default: 0] += 1
+                        let time = block.time
+                        minTime = min(minTime, time)
+                        maxTime = max(maxTime, time)
+                        var o = perOnboarding[key.onboarding] ?? (0, .max, .min, 0)
+                        o.events += 1
+                        o.min = min(o.min, time)
+                        o.max = max(o.max, time)
+                        if let total = record.totalScreens { o.screens = max(o.screens, UInt32(clamping: total)) }
+                        perOnboarding[key.onboarding] = o
+                        guard let session = record.session else {
+                            report.add("events: seq \(seq) has no session")
+                            continue
+                        }
+                        pairs.insert(UInt64(key.onboarding) << 32 | UInt64(session))
+                        guard seq < nextSeq else {
+                            report.add("events: seq \(seq) is not below meta next_seq \(nextSeq)")
+                            continue
+                        }
+                        if listed[Int(seq)] & inEvents != 0 { report.add("events: seq \(seq) is stored twice") }
+                        listed[Int(seq)] |= inEvents
+                        fingerprints[Int(seq)] = fingerprint(session: session, onboarding: key.onboarding, screen: key.screen, time: time)
+                    }
+                } catch let error as StoreError {
+                    report.add("events: \(error)")
                 }
-                kinds[record.kind, default: 0] += 1
-                let time = Layout.time(fromBits: key.timeBits)
-                minTime = min(minTime, time)
-                maxTime = max(maxTime, time)
-                var o = perOnboarding[key.onboarding] ?? (0, .max, .min, 0)
-                o.events += 1
-                o.min = min(o.min, time)
-                o.max = max(o.max, time)
-                if let total = record.totalScreens { o.screens = max(o.screens, UInt32(clamping: total)) }
-                perOnboarding[key.onboarding] = o
-
-                if let session = record.session {
-                    pairs.insert(UInt64(key.onboarding) << 32 | UInt64(session))
-                    try checkSessionEntry(key, session: session, &report)
-                } else {
-                    report.add("events: seq \(key.seq) has no session")
-                }
-                if let eventID = record.eventID { try checkEventIDEntry(key, eventID, &report) }
                 found = try c.next()
             }
         }
 
-        let events = UInt64(report.eventsChecked)
-        try checkSessionIndex(&report, events: events)
-        try checkBatches(&report, events: events)
-        try checkEventIDIndex(&report)
+        try checkSessionIndex(&report, fingerprints: fingerprints, listed: &listed, mark: inSessions)
+        try checkBatches(&report, listed: &listed, mark: inBatches)
+        var missingSessions = 0, missingBatches = 0
+        for seq in listed.indices where listed[seq] & inEvents != 0 {
+            if listed[seq] & inSessions == 0 {
+                missingSessions += 1
+                if missingSessions <= 10 { report.add("sessions: no entry for seq \(seq)") }
+            }
+            if listed[seq] & inBatches == 0 {
+                missingBatches += 1
+                if missingBatches <= 10 { report.add("batches: seq \(seq) is not listed") }
+            }
+        }
+        if missingSessions > 10 { report.add("sessions: \(missingSessions) events in all have no entry") }
+        if missingBatches > 10 { report.add("batches: \(missingBatches) events in all are not listed") }
         try checkOnboardingSessions(&report, pairs: pairs)
 
         // Counters.
@@ -110,8 +153,6 @@ extension Snapshot {
         for kind in EventKind.allCases {
             expect(Layout.metaKind(kind), try txn.getUInt64(dbs.meta, Layout.metaKind(kind)), kinds[kind] ?? 0)
         }
-        let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
-        if let maxSeq, maxSeq >= nextSeq { report.add("meta: next_seq \(nextSeq) is not above the largest seq \(maxSeq)") }
         if events > 0 {
             let storedMin = try txn.getUInt64(dbs.meta, Layout.metaMinTime).map { Layout.time(fromBits: $0) }
             let storedMax = try txn.getUInt64(dbs.meta, Layout.metaMaxTime).map { Layout.time(fromBits: $0) }
@@ -146,6 +187,16 @@ extension Snapshot {
         return report
     }
 
+    /// What the session index must agree with: session, onboarding, screen and time of one event.
+    private func fingerprint(session: UInt32, onboarding: UInt32, screen: UInt16, time: Int64) -> UInt64 {
+        var h: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for v in [UInt64(session), UInt64(onboarding) << 16 | UInt64(screen), UInt64(bitPattern: time)] {
+            h = (h ^ v) &* 0xBF58_476D_1CE4_E5B9
+            h ^= h >> 31
+        }
+        return h | 1  // never 0, which marks "no event"
+    }
+
     private func checkFormat(_ report: inout CheckReport) {
         do {
             let format = try txn.getUInt32(dbs.meta, Layout.metaFormat)
@@ -155,157 +206,102 @@ extension Snapshot {
         }
     }
 
-    /// `strings` ids are dense from 0, and each string's `string_ids` entry names its id.
+    /// `strings` ids are dense from 0 and no string repeats (the readers' table relies on both).
     private func checkStrings(_ report: inout CheckReport) throws {
         var expected: UInt32 = 0
-        try withUnsafeTemporaryAllocation(byteCount: 512, alignment: 8) { buf in
-            try txn.withCursor(dbs.strings) { c in
-                var found = try c.first()
-                while found {
-                    guard c.key.count == 4, c.key.be32(0) == expected else {
-                        report.add("strings: id \(expected) is missing (found a \(c.key.count)-byte key)")
-                        return
-                    }
-                    let n = Layout.stringKey(c.value, into: buf.baseAddress!)
-                    let id = try txn.get(dbs.stringIDs, UnsafeRawBufferPointer(start: buf.baseAddress!, count: n))
-                    if id?.count != 4 || id!.be32(0) != expected {
-                        // A long string whose prefix-and-hash key another long string took first is legal.
-                        if !(c.value.count > Layout.maxInlineKeyString && id?.count == 4) {
-                            report.add("strings: id \(expected) has no string_ids entry naming it")
-                        }
-                    }
-                    expected += 1
-                    found = try c.next()
+        var seen = Set<String>()
+        try txn.withCursor(dbs.strings) { c in
+            var found = try c.first()
+            while found {
+                guard c.key.count == 4, c.key.be32(0) == expected else {
+                    report.add("strings: id \(expected) is missing (found a \(c.key.count)-byte key)")
+                    return
                 }
-            }
-        }
-        let ids = try txn.entries(dbs.stringIDs)
-        if ids > Int(expected) { report.add("string_ids: \(ids) entries for \(expected) strings") }
-    }
-
-    private func checkSessionEntry(_ key: EventKey, session: UInt32, _ report: inout CheckReport) throws {
-        try withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { buf in
-            let k = buf.baseAddress!
-            k.storeBE(session, at: 0)
-            k.storeBE(key.timeBits, at: 4)
-            k.storeBE(key.seq, at: 12)
-            guard let v = try txn.get(dbs.sessions, UnsafeRawBufferPointer(start: k, count: Layout.sessionKeySize)) else {
-                report.add("sessions: no entry for seq \(key.seq) (session \(session))")
-                return
-            }
-            if v.count != Layout.sessionValueSize || v.be32(0) != key.onboarding || v.be16(4) != key.screen {
-                report.add("sessions: the entry for seq \(key.seq) does not name its onboarding and screen")
+                if !seen.insert(String(decoding: c.value, as: UTF8.self)).inserted {
+                    report.add("strings: id \(expected) repeats an earlier string")
+                }
+                expected += 1
+                found = try c.next()
             }
         }
     }
 
-    private func eventIDString(_ ref: EventIDRef) -> String? {
-        switch ref {
-        case .string(let id): string(for: id)
-        case .uuid: ref.uuidString
-        }
-    }
-
-    private func checkEventIDEntry(_ key: EventKey, _ ref: EventIDRef, _ report: inout CheckReport) throws {
-        guard let id = eventIDString(ref) else {
-            report.add("events: seq \(key.seq) has an event id that does not resolve")
-            return
-        }
-        try withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 8) { buf in
-            let n = id.withUTF8Bytes { Layout.eventIDKey(timeBits: key.timeBits, id: $0, into: buf.baseAddress!) }
-            guard let v = try txn.get(dbs.eventIDs, UnsafeRawBufferPointer(start: buf.baseAddress!, count: n)) else {
-                report.add("event_ids: no entry for seq \(key.seq)")
-                return
-            }
-            if EventKey(v) != key { report.add("event_ids: the entry for seq \(key.seq) points elsewhere") }
-        }
-    }
-
-    /// Every `sessions` entry points to an event of that session.
-    private func checkSessionIndex(_ report: inout CheckReport, events: UInt64) throws {
-        var count: UInt64 = 0
+    /// Every `sessions` entry decodes, lists events of its session in order, each with the onboarding,
+    /// screen and time `events` has for it, and no event twice.
+    private func checkSessionIndex(_ report: inout CheckReport, fingerprints: [UInt64], listed: inout [UInt8], mark: UInt8) throws {
         try txn.withCursor(dbs.sessions) { c in
             var found = try c.first()
             while found {
-                count += 1
-                guard c.key.count == Layout.sessionKeySize, c.value.count == Layout.sessionValueSize else {
-                    report.add("sessions: an entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
-                    found = try c.next()
-                    continue
-                }
-                let key = EventKey(onboarding: c.value.be32(0), screen: c.value.be16(4), timeBits: c.key.be64(4), seq: c.key.be64(12))
-                let session = c.key.be32(0)
-                if let body = try key.withBytes({ try txn.get(dbs.events, $0) }) {
-                    if let record = try? RecordView(body: body, header: key.header, stringLimit: stringCount),
-                       record.session != session {
-                        report.add("sessions: seq \(key.seq) is listed under session \(session) but has session \(String(describing: record.session))")
+                do {
+                    var (session, list) = try sessionListReader(c.key, c.value)
+                    while try advance(&list, session: session) {
+                        let seq = list.seq
+                        guard seq < UInt64(listed.count), fingerprints[Int(seq)] != 0 else {
+                            report.add("sessions: seq \(seq) (session \(session)) is not in events")
+                            continue
+                        }
+                        if fingerprints[Int(seq)] != fingerprint(session: session, onboarding: list.onboarding, screen: list.screen, time: list.time) {
+                            report.add("sessions: seq \(seq) is listed under session \(session), onboarding \(list.onboarding), screen \(list.screen), time \(list.time), which events disagrees with")
+                        }
+                        if listed[Int(seq)] & mark != 0 { report.add("sessions: seq \(seq) is listed twice") }
+                        listed[Int(seq)] |= mark
                     }
-                } else {
-                    report.add("sessions: seq \(key.seq) (session \(session)) is not in events")
+                } catch let error as StoreError {
+                    report.add("sessions: \(error)")
                 }
                 found = try c.next()
             }
         }
-        if count != events { report.add("sessions: \(count) entries for \(events) events") }
     }
 
-    /// `batches` lists every event once, in increasing seq order.
-    private func checkBatches(_ report: inout CheckReport, events: UInt64) throws {
-        var count: UInt64 = 0
-        var last: UInt64? = nil
+    /// `batches` entries tile the seqs in increasing order, and each batch's blocks hold exactly its seqs.
+    private func checkBatches(_ report: inout CheckReport, listed: inout [UInt8], mark: UInt8) throws {
+        var end: UInt64 = 0
         try txn.withCursor(dbs.batches) { c in
             var found = try c.first()
+            var current: (first: UInt64, count: UInt64, chunk: UInt16)? = nil
             while found {
-                guard c.key.count == 8, c.value.count > 0, c.value.count % Layout.eventKeySize == 0 else {
+                guard c.key.count == Layout.batchKeySize, c.value.count >= 4 + Layout.eventKeySize,
+                      (c.value.count - 4) % Layout.eventKeySize == 0 else {
                     report.add("batches: an entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
                     found = try c.next()
                     continue
                 }
                 let first = c.key.be64(0)
-                var offset = 0
+                let chunk = c.key.be16(8)
+                let count = UInt64(c.value.be32(0))
+                if let cur = current, cur.first == first {
+                    if chunk != cur.chunk &+ 1 || count != cur.count { report.add("batches: batch \(first) chunk \(chunk) disagrees with the one before") }
+                } else {
+                    if chunk != 0 { report.add("batches: batch \(first) starts at chunk \(chunk)") }
+                    if first < end { report.add("batches: batch \(first) overlaps the one before (which ends at \(end))") }
+                    end = first &+ count
+                }
+                current = (first, count, chunk)
+                var offset = 4
                 while offset < c.value.count {
                     let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
-                    if offset == 0 && key.seq != first { report.add("batches: entry \(first) starts with seq \(key.seq)") }
                     offset += Layout.eventKeySize
-                    count += 1
-                    if let last, key.seq <= last { report.add("batches: seq \(key.seq) follows \(last)") }
-                    last = key.seq
-                    if try key.withBytes({ try txn.get(dbs.events, $0) }) == nil {
-                        report.add("batches: seq \(key.seq) is not in events")
+                    guard let value = try key.withBytes({ try txn.get(dbs.events, $0) }) else {
+                        report.add("batches: the block at seq \(key.seq) is not in events")
+                        continue
+                    }
+                    do {
+                        var block = try blockReader(key, value)
+                        while try advance(&block, key) {
+                            let seq = block.seq
+                            if seq < first || seq >= first &+ count {
+                                report.add("batches: batch \(first) lists a block holding seq \(seq), outside it")
+                            } else if seq < UInt64(listed.count) {
+                                if listed[Int(seq)] & mark != 0 { report.add("batches: seq \(seq) is listed twice") }
+                                listed[Int(seq)] |= mark
+                            }
+                        }
+                    } catch {
+                        // Reported with the events database.
                     }
                 }
                 found = try c.next()
-            }
-        }
-        if count != events { report.add("batches: \(count) entries for \(events) events") }
-    }
-
-    /// Every `event_ids` entry points to an event with that id and time.
-    private func checkEventIDIndex(_ report: inout CheckReport) throws {
-        try withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 8) { buf in
-            try txn.withCursor(dbs.eventIDs) { c in
-                var found = try c.first()
-                while found {
-                    guard let key = EventKey(c.value) else {
-                        report.add("event_ids: a value of \(c.value.count) bytes")
-                        found = try c.next()
-                        continue
-                    }
-                    if let body = try key.withBytes({ try txn.get(dbs.events, $0) }) {
-                        if let record = try? RecordView(body: body, header: key.header, stringLimit: stringCount) {
-                            let expected = record.eventID.flatMap(eventIDString).map { id in
-                                id.withUTF8Bytes { Layout.eventIDKey(timeBits: key.timeBits, id: $0, into: buf.baseAddress!) }
-                            }
-                            if expected.map({ UnsafeRawBufferPointer(start: buf.baseAddress!, count: $0) })
-                                .map({ $0.elementsEqual(c.key) }) != true {
-                                report.add("event_ids: an entry points to seq \(key.seq), whose event id or time differs")
-                            }
-                        }
-                    } else {
-                        report.add("event_ids: an entry points to seq \(key.seq), which is not in events")
-                    }
-                    found = try c.next()
-                }
             }
         }
     }

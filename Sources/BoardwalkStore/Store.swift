@@ -11,9 +11,10 @@ import Darwin
 
 /// An append-only event store in one directory, built on LMDB.
 ///
-/// Events are ordered by onboarding, screen index, time and arrival sequence number (`seq`), with a
-/// session index, a string dictionary, an event-id index for idempotent ingestion and counters
-/// (`docs/storage.md` describes every database byte by byte).
+/// Events are ordered by onboarding, screen index, time and arrival sequence number (`seq`), kept in
+/// blocks of many events per value, with a session index, a string dictionary and counters; a resent
+/// event (same event id, time, onboarding and screen) is skipped (`docs/storage.md` describes every
+/// database byte by byte).
 ///
 /// ```swift
 /// let store = try Store.open(at: "/path/to/events.bw")
@@ -34,6 +35,8 @@ public final class Store: @unchecked Sendable {
 
     let env: Environment
     let dbs: Databases
+    /// The string → id table of readers (the store keeps none on disk).
+    let stringCache = StringCache()
     private let registryKey: String
     private let writerLock = Lock()
     /// Guarded by `writerLock`.
@@ -82,6 +85,7 @@ public final class Store: @unchecked Sendable {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/notAStore`` for a file, a non-empty directory
     ///   that holds no store, or an LMDB environment without Boardwalk's databases;
     ///   ``StoreError/Kind/newerFormat(found:supported:)`` for a store of a newer format;
+    ///   ``StoreError/Kind/olderFormat(found:supported:)`` for a format-1 store (no migration);
     ///   ``StoreError/Kind/alreadyOpen`` when this process has it open; ``LMDBError`` from LMDB.
     /// - Complexity: O(1); the writer loads the string dictionary on its first append (O(strings)).
     public static func open(at path: String, options: Options = Options()) throws -> Store {
@@ -140,7 +144,7 @@ public final class Store: @unchecked Sendable {
     /// waits for every transaction of the process, this one included).
     /// Wraps `mdb_txn_begin(MDB_RDONLY)` and `mdb_txn_commit`.
     public func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
-        try env.transaction(write: false) { txn in try body(try Snapshot(txn: txn, dbs: dbs)) }
+        try env.transaction(write: false) { txn in try body(try Snapshot(txn: txn, dbs: dbs, cache: stringCache)) }
     }
 
     /// Copies the store, compacted, into `directory` (which must not exist or be empty) while writers
@@ -171,7 +175,7 @@ public final class Store: @unchecked Sendable {
     func withWriter<R>(_ body: (WriterState) throws -> R) throws -> R {
         guard !options.readOnly else { throw StoreError(.readOnly, "\(path) was opened read-only") }
         return try writerLock.withLock {
-            if writer == nil { writer = WriterState(dbs: dbs) }
+            if writer == nil { writer = WriterState(dbs: dbs, cache: stringCache) }
             return try body(writer!)
         }
     }
@@ -224,7 +228,11 @@ public final class Store: @unchecked Sendable {
                 }
                 guard format <= Layout.formatVersion else {
                     throw StoreError(.newerFormat(found: format, supported: Layout.formatVersion),
-                                     "\(path) has store format \(format); this Boardwalk reads format \(Layout.formatVersion) and older")
+                                     "\(path) has store format \(format); this Boardwalk reads format \(Layout.formatVersion)")
+                }
+                guard format == Layout.formatVersion else {
+                    throw StoreError(.olderFormat(found: format, supported: Layout.formatVersion),
+                                     "\(path) has store format \(format) (one entry per event), which this Boardwalk no longer reads; there is no migration: export it with the Boardwalk that wrote it and re-import, or re-import the original input")
                 }
                 var handles: [String: Database] = [:]
                 for name in Layout.all {
@@ -254,8 +262,7 @@ private let openStores = Mutex<Set<String>>([])
 
 /// The handles of the store's named databases.
 struct Databases: Sendable {
-    let meta, events, sessions, onboardingSessions, batches, eventIDs, strings, stringIDs, inferred,
-        onboardings, checkpoints: Database
+    let meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints: Database
 
     init(_ h: [String: Database]) {
         meta = h[Layout.meta]!
@@ -263,9 +270,7 @@ struct Databases: Sendable {
         sessions = h[Layout.sessions]!
         onboardingSessions = h[Layout.onboardingSessions]!
         batches = h[Layout.batches]!
-        eventIDs = h[Layout.eventIDs]!
         strings = h[Layout.strings]!
-        stringIDs = h[Layout.stringIDs]!
         inferred = h[Layout.inferred]!
         onboardings = h[Layout.onboardings]!
         checkpoints = h[Layout.checkpoints]!

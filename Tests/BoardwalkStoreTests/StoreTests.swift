@@ -123,6 +123,71 @@ import Testing
         #expect(try store.check().isOK)
     }
 
+    /// Blocks of one group from different batches overlap in time when batches arrive out of time order,
+    /// and a batch spanning more than a block's span is split: every scan must still come out in its
+    /// documented order, and time ranges must find events in blocks that start before the range.
+    @Test(arguments: [1, 7])
+    func overlappingAndSplitBlocksScanInOrder(seed: UInt64) throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        var rng = SplitMix64(seed: seed)
+        let hour: Int64 = 3_600_000_000
+        var events: [Event] = []
+        var model: [StoredEvent] = []
+        // 12 batches with times anywhere in 5 hours (so blocks overlap across batches and split inside
+        // them), some times repeated; two onboardings, three screens, some events without meta.
+        for batch in 0..<12 {
+            var b: [Event] = []
+            for _ in 0..<150 {
+                let time = Int64(rng.next() % UInt64(5 * hour)) / 1000 * 1000 + (batch % 2 == 0 ? 0 : Int64(rng.next() % 3))
+                var e = simpleEvent(onboarding: Int(rng.next() % 2), screen: Int(rng.next() % 3), session: Int(rng.next() % 25), time: time)
+                if rng.next() % 20 == 0 { e.meta = nil; e.payload = .error(OnboardingError(domain: "d", code: 1, message: "m")) }
+                b.append(e)
+            }
+            let result = try store.append(b)
+            for (i, e) in b.enumerated() { model.append(StoredEvent(seq: result.seqs.lowerBound + UInt64(i), event: e)) }
+            events += b
+        }
+        func group(_ e: Event) -> (UInt32, Int) {
+            // The store orders onboardings by string id (first seen), events without meta last.
+            guard let meta = e.meta else { return (.max, .max) }
+            return (meta.onboardingID == events.first { $0.meta != nil }!.meta!.onboardingID ? 0 : 1, meta.screenIndex)
+        }
+        func keyOrder(_ a: StoredEvent, _ b: StoredEvent) -> Bool {
+            let (ga, gb) = (group(a.event), group(b.event))
+            if ga != gb { return ga < gb }
+            return (a.event.time, a.seq) < (b.event.time, b.seq)
+        }
+        try store.read { s throws in
+            #expect(try s.allEvents() == model.sorted(by: keyOrder))
+            for onboarding in ["onb-0", "onb-1"] {
+                for window in [Timestamp(microseconds: hour + 17)..<Timestamp(microseconds: 3 * hour), Timestamp(microseconds: 0)..<Timestamp(microseconds: 1)] {
+                    let got = try s.events(onboarding: onboarding, screens: 1...2, time: window)
+                    let want = model.filter {
+                        $0.event.meta?.onboardingID == onboarding && (1...2).contains($0.event.meta!.screenIndex) && window.contains($0.event.time)
+                    }.sorted(by: keyOrder)
+                    #expect(got == want)
+                }
+            }
+            let noMeta = try s.allEvents().filter { $0.event.meta == nil }
+            #expect(noMeta == model.filter { $0.event.meta == nil }.sorted { ($0.event.time, $0.seq) < ($1.event.time, $1.seq) })
+            for session in ["s3", "s11"] {
+                let want = model.filter { $0.event.session == session }.sorted { ($0.event.time, $0.seq) < ($1.event.time, $1.seq) }
+                #expect(try s.events(inSession: session) == want)
+                let window = Timestamp(microseconds: 2 * hour)..<Timestamp(microseconds: 4 * hour)
+                var got: [StoredEvent] = []
+                try s.forEachEvent(inSession: session, time: window) { got.append(try s.owned($0)); return true }
+                #expect(got == want.filter { window.contains($0.event.time) })
+            }
+            #expect(try s.events(since: 777) == Array(model[777...]))
+        }
+        let report = try store.check()
+        #expect(report.isOK, "\(report)")
+        // More blocks than (group, batch) pairs (7 groups × 12 batches): batches were split at the span.
+        #expect(report.blocksChecked > 7 * 12 && report.eventsChecked == 1800)
+    }
+
     @Test func borrowedViewsCarryTheKeyFields() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -161,6 +226,40 @@ import Testing
         let stats = try store.read { try $0.stats() }
         #expect(stats.events == 12)
         #expect(stats.duplicatesSkipped == 11)
+        #expect(try store.check().isOK)
+    }
+
+    /// A duplicate has the same event id, time, onboarding and screen as a stored event (format 2 finds it
+    /// among the stored blocks of its group). Covers events without `meta`, UUID ids in both cases, a resend
+    /// that arrives after later events, a reopened store, and two appends in one transaction.
+    @Test func duplicatesAreFoundInStoredBlocks() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let uuid = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+        func noMeta(_ time: Int64, _ id: String) -> Event {
+            Event(time: Timestamp(microseconds: time), session: "s", eventID: id, meta: nil,
+                  payload: .error(OnboardingError(domain: "d", code: 1, message: "m")))
+        }
+        do {
+            let store = try Store.open(at: dir)
+            let first = (0..<20).map { simpleEvent(onboarding: $0 % 3, screen: $0 % 4, session: $0, time: Int64($0) * 1_000_000, eventID: "e\($0)") }
+                + [noMeta(5, "n1"), noMeta(6, uuid), simpleEvent(onboarding: 0, screen: 0, session: 1, time: 7, eventID: uuid)]
+            #expect(try store.append(first).appended == 23)
+            // Later events, then the first batch again: every resent event is found, in blocks of any age.
+            #expect(try store.append((20..<40).map { simpleEvent(onboarding: $0 % 3, screen: $0 % 4, session: $0, time: Int64($0) * 1_000_000) }).appended == 20)
+            let again = try store.append(first)
+            #expect(again.appended == 0 && again.duplicates == 23)
+            // Same id and time, but another screen, or the UUID in upper case: other events.
+            let other = [simpleEvent(onboarding: 0, screen: 1, session: 0, time: 0, eventID: "e0"), noMeta(6, uuid.uppercased())]
+            #expect(try store.append(other).appended == 2)
+        }
+        let store = try Store.open(at: dir)
+        // After a reopen (nothing cached), and two appends in one transaction.
+        let results = try store.write { w in
+            [try w.append([noMeta(5, "n1"), noMeta(8, "n2")]), try w.append([noMeta(8, "n2"), noMeta(9, "n3")])]
+        }
+        #expect(results.map(\.duplicates) == [1, 1])
+        #expect(try store.read { try $0.stats() }.events == 47)
         #expect(try store.check().isOK)
     }
 
@@ -230,7 +329,7 @@ import Testing
             store.close()
         }
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
-        #expect(error?.kind == .newerFormat(found: 99, supported: 1))
+        #expect(error?.kind == .newerFormat(found: 99, supported: 2))
     }
 
     @Test func refusesASecondOpenInOneProcess() throws {

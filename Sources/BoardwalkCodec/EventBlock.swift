@@ -1,0 +1,261 @@
+import BoardwalkModel
+
+// Event blocks: many record bodies in one value, sorted by (time, seq), with small deltas instead of
+// fixed-width keys. `docs/codec.md` ("Event blocks") describes the bytes.
+//
+// A block is
+//
+//     header: count ‖ time span ‖ first seq − min seq ‖ max seq − min seq        (4 varints)
+//     count × [time delta varint][zigzag seq delta varint][body length varint][body]
+//
+// Time and seq of the first event come from outside (a store key carries them); each event's deltas are
+// from the event before it (the first one's are 0). Events are in strictly increasing (time, seq) order,
+// so time deltas are never negative; seq deltas may be (an event that arrived later with an earlier time).
+
+/// Writes one event block at a time into a reusable buffer.
+///
+/// ```swift
+/// var builder = EventBlockBuilder()
+/// builder.start(time: first.time, seq: first.seq)
+/// for e in groupEvents { builder.append(time: e.time, seq: e.seq, body: e.body) }
+/// builder.withBlock { bytes in store(key: (first.time, first.seq), value: bytes) }
+/// ```
+///
+/// Copies share one buffer: keep one builder per writer.
+public struct EventBlockBuilder {
+    @usableFromInline let storage: BlockStorage
+    /// Bytes of events written after the reserved header room.
+    @usableFromInline var used: Int
+    /// Events in the current block.
+    @usableFromInline var _count: Int
+    @inlinable public var count: Int { _count }
+    /// Time and seq of the first event (what the block's key carries).
+    @usableFromInline var _firstTime: Int64
+    @inlinable public var firstTime: Int64 { _firstTime }
+    @usableFromInline var _firstSeq: UInt64
+    @inlinable public var firstSeq: UInt64 { _firstSeq }
+    /// The largest time in the block (the last event's: events are in time order).
+    @usableFromInline var _lastTime: Int64
+    @inlinable public var lastTime: Int64 { _lastTime }
+    @usableFromInline var lastSeq: UInt64
+    @usableFromInline var minSeq: UInt64
+    @usableFromInline var maxSeq: UInt64
+
+    /// Room kept in front of the events for the header (four varints of at most 10 bytes).
+    @usableFromInline static var headerRoom: Int { 40 }
+
+    /// An empty builder.
+    public init(capacity: Int = 1 << 16) {
+        storage = BlockStorage(capacity: Swift.max(capacity, 256))
+        used = 0
+        _count = 0
+        _firstTime = 0
+        _firstSeq = 0
+        _lastTime = 0
+        lastSeq = 0
+        minSeq = 0
+        maxSeq = 0
+    }
+
+    /// Starts a new, empty block whose first event will have `time` and `seq`.
+    @inlinable
+    public mutating func start(time: Int64, seq: UInt64) {
+        used = EventBlockBuilder.headerRoom
+        _count = 0
+        _firstTime = time
+        _firstSeq = seq
+        _lastTime = time
+        lastSeq = seq
+        minSeq = seq
+        maxSeq = seq
+    }
+
+    /// The bytes the block will take if ``withBlock(_:)`` is called now.
+    @inlinable
+    public var byteCount: Int {
+        used - EventBlockBuilder.headerRoom + headerSize
+    }
+
+    /// Appends an event. The first event must have the time and seq given to ``start(time:seq:)``, and
+    /// every later one a larger (time, seq) than the one before.
+    @inlinable
+    public mutating func append(time: Int64, seq: UInt64, body: UnsafeRawBufferPointer) {
+        precondition(count == 0 ? (time == firstTime && seq == firstSeq)
+                     : (time > lastTime || (time == lastTime && seq > lastSeq)), "events out of (time, seq) order")
+        if _slowPath(used + 30 + body.count > storage.capacity) { storage.grow(to: used + 30 + body.count) }
+        var w = ByteWriter(base: storage.pointer, position: used)
+        w.varint(UInt64(bitPattern: time &- lastTime))
+        w.varint(zigzag(Int64(bitPattern: seq &- lastSeq)))
+        w.varint(UInt64(body.count))
+        if body.count > 0 { w.bytes(body) }
+        used = w.position
+        _count += 1
+        _lastTime = time
+        lastSeq = seq
+        minSeq = Swift.min(minSeq, seq)
+        maxSeq = Swift.max(maxSeq, seq)
+    }
+
+    @inlinable
+    var headerSize: Int {
+        varintSize(UInt64(count)) + varintSize(UInt64(bitPattern: lastTime &- firstTime))
+            + varintSize(firstSeq &- minSeq) + varintSize(maxSeq &- minSeq)
+    }
+
+    /// Calls `body` with the finished block (header and events); the bytes are valid only inside `body`.
+    @inlinable
+    public func withBlock<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let start = EventBlockBuilder.headerRoom - headerSize
+        var w = ByteWriter(base: storage.pointer, position: start)
+        w.varint(UInt64(count))
+        w.varint(UInt64(bitPattern: lastTime &- firstTime))
+        w.varint(firstSeq &- minSeq)
+        w.varint(maxSeq &- minSeq)
+        return try withExtendedLifetime(storage) {
+            try body(UnsafeRawBufferPointer(start: storage.pointer + start, count: used - start))
+        }
+    }
+}
+
+/// Reads an event block from untrusted bytes, one event at a time, without copying.
+///
+/// The header is checked at ``init(_:firstTime:firstSeq:)``; each ``next()`` checks one event: its
+/// lengths against the bytes, its order after the previous event, its time and seq against the header.
+/// After the last event the block must end exactly, and the header's time span and seq range must be
+/// the ones the events have. Any violation throws a ``CodecError`` whose offset is from the block's start.
+public struct EventBlockReader {
+    @usableFromInline var reader: ByteReader
+    /// Events in the block (from the header).
+    public let count: Int
+    /// The first event's time and seq (from the key), and the last event's time (from the header).
+    public let firstTime: Int64
+    public let firstSeq: UInt64
+    public let lastTime: Int64
+    /// The smallest and largest seq in the block (from the header).
+    public let minSeq: UInt64
+    public let maxSeq: UInt64
+    /// Events read so far.
+    @usableFromInline var _index: Int = 0
+    @inlinable public var index: Int { _index }
+    /// The current event (after ``next()`` returned `true`): its time, seq and record body.
+    @usableFromInline var _time: Int64
+    @inlinable public var time: Int64 { _time }
+    @usableFromInline var _seq: UInt64
+    @inlinable public var seq: UInt64 { _seq }
+    @usableFromInline var _body: UnsafeRawBufferPointer
+    @inlinable public var body: UnsafeRawBufferPointer { _body }
+    @usableFromInline var seenMinSeq: UInt64
+    @usableFromInline var seenMaxSeq: UInt64
+
+    /// Reads the header of the block in `bytes`, whose first event has time `firstTime` and seq `firstSeq`.
+    /// - Throws: ``CodecError`` for a truncated or malformed header, a count the bytes cannot hold, or
+    ///   ranges that overflow.
+    public init(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64) throws(CodecError) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
+        var r = ByteReader(base: base, position: 0, end: bytes.count)
+        let count = try r.varint()
+        // Each event takes at least three bytes (three one-byte varints and an empty body).
+        guard count >= 1, count <= UInt64(bytes.count / 3) else {
+            throw CodecError(offset: 0, reason: .oversizedCount(count: count, limit: bytes.count / 3))
+        }
+        var at = r.position
+        let span = try r.varint()
+        guard span <= UInt64(Int64.max), firstTime <= Int64.max - Int64(span) else {
+            throw CodecError(offset: at, reason: .invalidValue(field: "block time span", value: Int64(bitPattern: span)))
+        }
+        at = r.position
+        let below = try r.varint()
+        guard below <= firstSeq else {
+            throw CodecError(offset: at, reason: .invalidValue(field: "block min seq", value: Int64(bitPattern: below)))
+        }
+        let minSeq = firstSeq - below
+        at = r.position
+        let seqSpan = try r.varint()
+        let (maxSeq, o2) = minSeq.addingReportingOverflow(seqSpan)
+        guard !o2, maxSeq >= firstSeq else {
+            throw CodecError(offset: at, reason: .invalidValue(field: "block seq span", value: Int64(bitPattern: seqSpan)))
+        }
+        reader = r
+        self.count = Int(count)
+        self.firstTime = firstTime
+        self.firstSeq = firstSeq
+        lastTime = firstTime + Int64(span)
+        self.minSeq = minSeq
+        self.maxSeq = maxSeq
+        _time = firstTime
+        _seq = firstSeq
+        _body = UnsafeRawBufferPointer(start: base, count: 0)
+        seenMinSeq = firstSeq
+        seenMaxSeq = firstSeq
+    }
+
+    /// Moves to the next event; `false` after the last one (when the block has been checked to end there).
+    @inlinable
+    public mutating func next() throws(CodecError) -> Bool {
+        if index == count {
+            guard reader.position == reader.end else {
+                throw CodecError(offset: reader.position, reason: .lengthMismatch(declared: reader.position, used: reader.end))
+            }
+            guard time == lastTime else {
+                throw CodecError(offset: 0, reason: .invalidValue(field: "block time span (last event)", value: time &- firstTime))
+            }
+            guard seenMinSeq == minSeq, seenMaxSeq == maxSeq else {
+                throw CodecError(offset: 0, reason: .invalidValue(field: "block seq range (events)", value: Int64(bitPattern: seenMaxSeq &- seenMinSeq)))
+            }
+            return false
+        }
+        let at = reader.position
+        let dt = try reader.varint()
+        let ds = unzigzag(try reader.varint())
+        let length = try reader.varint()
+        guard dt <= UInt64(bitPattern: lastTime &- time) else {
+            throw CodecError(offset: at, reason: .invalidValue(field: "event time delta", value: Int64(bitPattern: dt)))
+        }
+        let newSeq = seq &+ UInt64(bitPattern: ds)
+        if index == 0 {
+            guard dt == 0, ds == 0 else { throw CodecError(offset: at, reason: .invalidValue(field: "first event delta", value: ds)) }
+        } else {
+            guard newSeq >= minSeq, newSeq <= maxSeq, (ds < 0) == (newSeq < seq) else {
+                throw CodecError(offset: at, reason: .invalidValue(field: "event seq", value: Int64(bitPattern: newSeq)))
+            }
+            guard dt > 0 || newSeq > seq else {
+                throw CodecError(offset: at, reason: .invalidValue(field: "event order (same time, seq not increasing)", value: ds))
+            }
+        }
+        guard length <= UInt64(reader.remaining) else { throw CodecError(offset: reader.position, reason: .truncated) }
+        _time &+= Int64(bitPattern: dt)
+        _seq = newSeq
+        seenMinSeq = Swift.min(seenMinSeq, seq)
+        seenMaxSeq = Swift.max(seenMaxSeq, seq)
+        _body = UnsafeRawBufferPointer(start: reader.base + reader.position, count: Int(length))
+        reader.position += Int(length)
+        _index += 1
+        return true
+    }
+}
+
+/// A growable raw buffer.
+@usableFromInline
+final class BlockStorage {
+    @usableFromInline var pointer: UnsafeMutableRawPointer
+    @usableFromInline var capacity: Int
+
+    @usableFromInline
+    init(capacity: Int) {
+        pointer = .allocate(byteCount: capacity, alignment: 16)
+        self.capacity = capacity
+    }
+
+    @usableFromInline
+    func grow(to needed: Int) {
+        var size = capacity
+        while size < needed { size *= 2 }
+        let new = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        new.copyMemory(from: pointer, byteCount: capacity)
+        pointer.deallocate()
+        pointer = new
+        capacity = size
+    }
+
+    deinit { pointer.deallocate() }
+}

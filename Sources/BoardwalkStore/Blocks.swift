@@ -1,0 +1,142 @@
+import BoardwalkCodec
+import BoardwalkModel
+
+// Reading the store's values: block keys, event blocks and session lists, with LMDB-independent damage
+// turned into `StoreError(.corrupt)` that names the key and carries the codec's error (offset and reason).
+
+/// Decodes an `events` key.
+@inline(__always)
+func decodeBlockKey(_ bytes: UnsafeRawBufferPointer) throws -> EventKey {
+    guard let key = EventKey(bytes) else {
+        throw StoreError(.corrupt, "an events key is \(bytes.count) bytes, not \(Layout.eventKeySize)")
+    }
+    return key
+}
+
+/// A reader over the block stored under `key`.
+@inline(__always)
+func blockReader(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws -> EventBlockReader {
+    do {
+        return try EventBlockReader(value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq)
+    } catch {
+        throw StoreError(.corrupt, "the block at seq \(key.seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode",
+                         underlying: error)
+    }
+}
+
+/// Moves `block` (stored under `key`) to its next event.
+@inline(__always)
+func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {
+    do {
+        return try block.next()
+    } catch {
+        throw StoreError(.corrupt, "the block at seq \(key.seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode",
+                         underlying: error)
+    }
+}
+
+/// The record of `block`'s current event.
+@inline(__always)
+func recordView(_ key: EventKey, _ block: EventBlockReader, stringLimit: StringID = RecordFormat.absent) throws -> RecordView {
+    do {
+        let header = RecordHeader(time: Timestamp(microseconds: block.time), keyOnboarding: key.onboarding, keyScreenIndex: key.screen)
+        return try RecordView(body: block.body, header: header, stringLimit: stringLimit)
+    } catch {
+        throw StoreError(.corrupt, "event seq \(block.seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode",
+                         underlying: error)
+    }
+}
+
+/// A session list reader over the value stored under a `sessions` key.
+func sessionListReader(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> (session: UInt32, list: SessionListReader) {
+    guard key.count == Layout.sessionKeySize else {
+        throw StoreError(.corrupt, "a sessions key is \(key.count) bytes, not \(Layout.sessionKeySize)")
+    }
+    do {
+        return (key.be32(0), try SessionListReader(value, firstTime: Layout.time(fromBits: key.be64(4)), firstSeq: key.be64(12)))
+    } catch {
+        throw StoreError(.corrupt, "the session list of session \(key.be32(0)) at seq \(key.be64(12)) does not decode", underlying: error)
+    }
+}
+
+@inline(__always)
+func advance(_ list: inout SessionListReader, session: UInt32) throws -> Bool {
+    do {
+        return try list.next()
+    } catch {
+        throw StoreError(.corrupt, "a session list of session \(session) does not decode", underlying: error)
+    }
+}
+
+/// Whether (t1, s1) < (t2, s2).
+@inline(__always)
+func precedes(_ t1: Int64, _ s1: UInt64, _ t2: Int64, _ s2: UInt64) -> Bool {
+    t1 < t2 || (t1 == t2 && s1 < s2)
+}
+
+extension Int64 {
+    /// `self - d`, or `Int64.min` when that overflows.
+    @inline(__always) func minusSaturating(_ d: Int64) -> Int64 {
+        let (r, o) = subtractingReportingOverflow(d)
+        return o ? .min : r
+    }
+}
+
+/// The reader side's string → id table, shared by every snapshot of a ``Store``: a copy of `strings`
+/// loaded incrementally (ids are dense from 0 and never change once committed).
+///
+/// Only read transactions load it: a write transaction sees strings that an abort would take back.
+/// Ids above what is loaded (a write transaction's own new strings) are found by comparing bytes.
+final class StringCache: @unchecked Sendable {
+    // @unchecked Sendable: every access to `table` and `damaged` holds `lock`.
+    private let lock = Lock()
+    private var table = StringTable()
+    private var damaged: String? = nil
+
+    func id(of string: String, txn: Transaction, dbs: Databases, limit: UInt32) throws -> StringID? {
+        let loaded: Int = try lock.withLock {
+            if !txn.isWrite && table.count < Int(limit) && damaged == nil { try load(txn, dbs, limit) }
+            if let damaged { throw StoreError(.corrupt, damaged) }
+            return table.count
+        }
+        if let id = lock.withLock({ table.id(of: string) }) { return id < limit ? id : nil }
+        guard loaded < Int(limit) else { return nil }
+        var found: StringID? = nil
+        try string.withUTF8Bytes { bytes in
+            var start = UInt32(loaded).bigEndian
+            try txn.withCursor(dbs.strings) { c in
+                var more = try withUnsafeBytes(of: &start) { try c.seek($0) }
+                while more {
+                    guard c.key.count == 4 else { throw StoreError(.corrupt, "a strings key is \(c.key.count) bytes, not 4") }
+                    let id = c.key.be32(0)
+                    if id >= limit { return }
+                    if c.value.count == bytes.count && c.value.elementsEqual(bytes) {
+                        found = id
+                        return
+                    }
+                    more = try c.next()
+                }
+            }
+        }
+        return found
+    }
+
+    /// Reads strings `table.count..<limit`. Called with `lock` held.
+    private func load(_ txn: Transaction, _ dbs: Databases, _ limit: UInt32) throws {
+        var start = UInt32(table.count).bigEndian
+        try txn.withCursor(dbs.strings) { c in
+            var more = try withUnsafeBytes(of: &start) { try c.seek($0) }
+            while more && table.count < Int(limit) {
+                guard c.key.count == 4, c.key.be32(0) == UInt32(table.count) else {
+                    damaged = "the strings database is not dense at id \(table.count)"
+                    return
+                }
+                guard table.insert(String(decoding: c.value, as: UTF8.self)).inserted else {
+                    damaged = "string id \(table.count) repeats an earlier string"
+                    return
+                }
+                more = try c.next()
+            }
+        }
+    }
+}
