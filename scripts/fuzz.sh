@@ -3,9 +3,9 @@
 #
 #   scripts/fuzz.sh                 run each target for 600 s (override with --time SECONDS)
 #   scripts/fuzz.sh --ci            run each target for 30 s; what CI calls
-#   scripts/fuzz.sh FuzzRecord      run only the named target(s): FuzzRecord, FuzzBatch
+#   scripts/fuzz.sh FuzzRecord      run only the named target(s): FuzzRecord, FuzzBatch, FuzzBlock
 #
-# Each run starts from a copy of the checked-in seed corpus (Fuzz/Corpus/<record|batch>), so the checked-in
+# Each run starts from a copy of the checked-in seed corpus (Fuzz/Corpus/<record|batch|block>), so the checked-in
 # corpus never changes behind your back; pass --keep to leave the grown corpus and any crash inputs in the
 # printed work directory. Exit status is nonzero if any target finds a crash, a leak or a timeout.
 set -euo pipefail
@@ -20,12 +20,12 @@ while [ $# -gt 0 ]; do
         --time) seconds="$2"; shift ;;
         --keep) keep=yes ;;
         -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        FuzzRecord|FuzzBatch) targets+=("$1") ;;
-        *) echo "Error: unknown argument '$1'" >&2; echo "Usage: scripts/fuzz.sh [--ci] [--time SECONDS] [--keep] [FuzzRecord] [FuzzBatch]" >&2; exit 64 ;;
+        FuzzRecord|FuzzBatch|FuzzBlock) targets+=("$1") ;;
+        *) echo "Error: unknown argument '$1'" >&2; echo "Usage: scripts/fuzz.sh [--ci] [--time SECONDS] [--keep] [FuzzRecord] [FuzzBatch] [FuzzBlock]" >&2; exit 64 ;;
     esac
     shift
 done
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzRecord FuzzBatch)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzRecord FuzzBatch FuzzBlock)
 
 echo "fuzz: building Fuzz/ with -sanitize=fuzzer,address"
 (cd Fuzz && swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library 2>&1 \
@@ -37,6 +37,7 @@ for target in "${targets[@]}"; do
     case "$target" in
         FuzzRecord) seeds=Fuzz/Corpus/record ;;
         FuzzBatch) seeds=Fuzz/Corpus/batch ;;
+        FuzzBlock) seeds=Fuzz/Corpus/block ;;
     esac
     mkdir -p "$work/$target/corpus" "$work/$target/artifacts"
     cp "$seeds"/* "$work/$target/corpus/"
