@@ -48,6 +48,7 @@ struct Executor {
         let now = self.now
         let listing = query.reduction == nil
         let isFunnel = if case .funnel = query.reduction { true } else { false }
+        let hasMatcher = if case .funnel(let f) = query.reduction, !f.steps.isEmpty { true } else { false }
         defer { self.statistics = statistics }
         func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
         switch plan.access {
@@ -83,6 +84,23 @@ struct Executor {
                     if passes(leaf) {
                         sink.addRow(leaf, censored: dwell[i] == .censored, order: (s.time.microseconds, s.seq, ""))
                     }
+                }
+                return true
+            }
+        case .sessions where !hasMatcher && source is StoreEventSource:
+            // The store folds sessions from borrowed views (one sequential scan for the whole store); only a
+            // custom-step funnel needs each session's events as rows.
+            let store = source as! StoreEventSource
+            try store.foldSessions(plan.ranges, needs: FoldNeeds(query, now: now), cancellation: cancellation,
+                                   text: query.ast.text) { (summary, funnelKeys, events) throws(QueryError) -> Bool in
+                statistics.sessionsRead += 1
+                statistics.eventsRead += events
+                let leaf: (Bound) -> Value = { summary.leaf($0) }
+                guard passes(leaf) else { return true }
+                if isFunnel {
+                    sink.addScreenFunnel(summary, firstScreenKeys: funnelKeys)
+                } else {
+                    sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, summary.id))
                 }
                 return true
             }
@@ -186,22 +204,20 @@ private struct Sink {
 
     mutating func addSession<R: EventRow>(_ summary: SessionSummary, _ events: [R]) {
         guard case .funnel(let funnel) = query.reduction else { return }
-        func keys(at position: Int?) -> [[Value]] {
-            guard !funnel.by.isEmpty else { return [[]] }
-            guard let position else { return [] }
-            let e = events[position]
-            return keyCombinations(funnel.by.map { column in
+        func values(_ e: R) -> [Value] {
+            funnel.by.map { column in
                 column.bound.evaluate(now: now) { b in
                     if case .event(let f) = b { return e.value(f) }
                     return .null
                 }
-            })
+            }
         }
         if let matcher {
             let progress = matcher.progress(events)
             guard progress.level > 0 else { return }
             let n = funnel.steps.count
-            for key in keys(at: progress.firstStep) {
+            let keys: [[Value]] = funnel.by.isEmpty ? [[]] : progress.firstStep.map { keyCombinations(values(events[$0])) } ?? []
+            for key in keys {
                 if customFunnel[key] == nil { customFunnel[key] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
                 for k in 0..<progress.level {
                     customFunnel[key]!.reached[k] += 1
@@ -209,19 +225,27 @@ private struct Sink {
                 }
             }
         } else {
-            screenCount = max(screenCount, (summary.totalScreens ?? 0), (summary.furthestScreen ?? -1) + 1)
-            guard let furthest = summary.furthestScreen else { return }
-            let first = events.firstIndex { $0.screenIndex != nil }
-            for key in keys(at: first) {
-                if screenFunnel[key] == nil { screenFunnel[key] = ([], []) }
-                while screenFunnel[key]!.reached.count <= furthest {
-                    screenFunnel[key]!.reached.append(0)
-                    screenFunnel[key]!.times.append([])
-                }
-                for i in 0...furthest {
-                    screenFunnel[key]!.reached[i] += 1
-                    screenFunnel[key]!.times[i].append(Double(summary.reachTimes[i].microseconds - summary.started.microseconds))
-                }
+            let first = funnel.by.isEmpty ? nil : events.firstIndex { $0.screenIndex != nil }
+            addScreenFunnel(summary, firstScreenKeys: first.map { values(events[$0]) } ?? [])
+        }
+    }
+
+    /// Adds a session to the screen funnel (rule 3); `firstScreenKeys` are the breakdown columns' values on the
+    /// session's first event with a screen index (rule 12).
+    mutating func addScreenFunnel(_ summary: SessionSummary, firstScreenKeys: [Value]) {
+        guard case .funnel(let funnel) = query.reduction else { return }
+        screenCount = max(screenCount, (summary.totalScreens ?? 0), (summary.furthestScreen ?? -1) + 1)
+        guard let furthest = summary.furthestScreen else { return }
+        let keys = funnel.by.isEmpty ? [[]] : keyCombinations(firstScreenKeys)
+        for key in keys {
+            if screenFunnel[key] == nil { screenFunnel[key] = ([], []) }
+            while screenFunnel[key]!.reached.count <= furthest {
+                screenFunnel[key]!.reached.append(0)
+                screenFunnel[key]!.times.append([])
+            }
+            for i in 0...furthest {
+                screenFunnel[key]!.reached[i] += 1
+                screenFunnel[key]!.times[i].append(Double(summary.reachTimes[i].microseconds - summary.started.microseconds))
             }
         }
     }

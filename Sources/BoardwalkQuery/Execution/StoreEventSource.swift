@@ -107,3 +107,83 @@ public struct StoreEventSource: EventSource {
         }
     }
 }
+
+extension StoreEventSource {
+    /// Calls `body` with the summary of each session that has an event in `ranges`, in the order
+    /// ``scanSessions(_:_:)`` would deliver them, with the breakdown values of a screen funnel (see
+    /// ``FoldNeeds/funnelBy``) and the number of events folded; stops when `body` returns false.
+    ///
+    /// When the ranges are the whole store, one sequential scan in key order folds every event into its
+    /// session's ``SessionFold`` (memory grows with sessions, not events; no session index read). Otherwise
+    /// each session's events are folded through the session index, as ``scanSessions(_:_:)`` reads them.
+    func foldSessions(_ ranges: [ScanRange], needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
+                      _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool) throws(QueryError) {
+        try reading { snapshot in
+            let strings = StringCache(snapshot)
+            func name(_ id: StringID) throws(QueryError) -> String {
+                guard needs.name else { return "" }
+                guard let name = snapshot.string(for: id) else {
+                    throw QueryError(.source, "session id \(id) is not in the store's dictionary")
+                }
+                return name
+            }
+            var sinceCheck = 0
+            func tick() throws(QueryError) {
+                sinceCheck += 1
+                if sinceCheck >= 4096 {
+                    sinceCheck = 0
+                    if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+                }
+            }
+            if ranges.count == 1, ranges[0].isEverything {
+                // Sessions in first-seen order of the key-order scan, as scanSessions lists them.
+                let expected = (try? snapshot.stats().sessions) ?? 0
+                var table = SessionSlots(capacity: expected)
+                var folds: [SessionFold] = []
+                var ids: [StringID] = []
+                folds.reserveCapacity(expected)
+                ids.reserveCapacity(expected)
+                try snapshot.forEachEvent(onboarding: nil) { view in
+                    guard let session = view.session else { return true }
+                    try tick()
+                    let (slot, inserted) = table.slot(session)
+                    if inserted {
+                        folds.append(SessionFold())
+                        ids.append(session)
+                    }
+                    folds[slot].add(view, strings: strings, needs: needs)
+                    return true
+                }
+                for i in folds.indices {
+                    let summary = folds[i].summary(name: try name(ids[i]), strings: strings, needs: needs)
+                    guard try body(summary, folds[i].funnelKeys, folds[i].events) else { return }
+                }
+                return
+            }
+            var ids: [StringID] = []
+            var seen: Set<StringID> = []
+            for range in ranges {
+                if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
+                    for summary in try snapshot.sessions(ofOnboarding: onboarding) where seen.insert(summary.id).inserted {
+                        ids.append(summary.id)
+                    }
+                    continue
+                }
+                try StoreEventSource.scan(snapshot, range) { view in
+                    if let session = view.session, seen.insert(session).inserted { ids.append(session) }
+                    return true
+                }
+            }
+            for id in ids {
+                var fold = SessionFold()
+                try snapshot.forEachEvent(inSession: id) { view in
+                    try tick()
+                    fold.add(view, strings: strings, needs: needs)
+                    return true
+                }
+                let summary = fold.summary(name: try name(id), strings: strings, needs: needs)
+                guard try body(summary, fold.funnelKeys, fold.events) else { return }
+            }
+        }
+    }
+}
