@@ -238,14 +238,21 @@ private struct Sink {
         guard let furthest = summary.furthestScreen else { return }
         let keys = funnel.by.isEmpty ? [[]] : keyCombinations(firstScreenKeys)
         for key in keys {
-            if screenFunnel[key] == nil { screenFunnel[key] = ([], []) }
-            while screenFunnel[key]!.reached.count <= furthest {
-                screenFunnel[key]!.reached.append(0)
-                screenFunnel[key]!.times.append([])
+            // One lookup per session, then the entry is mutated in place through its index.
+            var index = screenFunnel.index(forKey: key)
+            if index == nil {
+                screenFunnel[key] = ([], [])
+                index = screenFunnel.index(forKey: key)
             }
+            let entry = index!
+            while screenFunnel.values[entry].reached.count <= furthest {
+                screenFunnel.values[entry].reached.append(0)
+                screenFunnel.values[entry].times.append([])
+            }
+            let started = summary.started.microseconds
             for i in 0...furthest {
-                screenFunnel[key]!.reached[i] += 1
-                screenFunnel[key]!.times[i].append(Double(summary.reachTimes[i].microseconds - summary.started.microseconds))
+                screenFunnel.values[entry].reached[i] += 1
+                screenFunnel.values[entry].times[i].append(Double(summary.reachTimes[i].microseconds - started))
             }
         }
     }

@@ -18,6 +18,11 @@ struct OrderKey: Comparable {
 struct FoldNeeds {
     /// The session's id string (listing orders by it; `session` reads it).
     var name = false
+    /// String fields resolved for the summary; the others stay absent (nothing reads them).
+    var profile = false
+    var placement = false
+    var variation = false
+    var onboarding = false
     /// Last-write-wins answers (`answer(…)`).
     var answers = false
     /// When each screen index was first reached (the screen funnel).
@@ -43,6 +48,10 @@ struct FoldNeeds {
         }
         for b in bounds {
             if b.contains(where: { $0 == .session(.session) }) { name = true }
+            if b.contains(where: { $0 == .session(.profile) }) { profile = true }
+            if b.contains(where: { $0 == .session(.placement) }) { placement = true }
+            if b.contains(where: { $0 == .session(.variation) }) { variation = true }
+            if b.contains(where: { $0 == .session(.onboarding) }) { onboarding = true }
             if b.contains(where: { if case .answer = $0 { true } else { false } }) { answers = true }
         }
     }
@@ -171,6 +180,7 @@ struct SessionFold {
         if let i = screenTimes.lastIndex(where: { $0.screen == s }) {
             if time < screenTimes[i].time { screenTimes[i].time = time }
         } else {
+            if screenTimes.isEmpty { screenTimes.reserveCapacity(12) }
             screenTimes.append((s, time))
         }
     }
@@ -179,10 +189,10 @@ struct SessionFold {
     func summary(name: String, strings: StringCache, needs: FoldNeeds) -> SessionSummary {
         var s = SessionSummary(id: name)
         guard events > 0 else { return s }
-        if profileAt != .highest { s.profile = strings.string(profile) }
-        if placementAt != .highest { s.placement = strings.string(placement) }
-        if variationAt != .highest { s.variation = strings.string(variation) }
-        if firstScreenAt != .highest { s.onboarding = strings.string(onboarding) }
+        if needs.profile, profileAt != .highest { s.profile = strings.string(profile) }
+        if needs.placement, placementAt != .highest { s.placement = strings.string(placement) }
+        if needs.variation, variationAt != .highest { s.variation = strings.string(variation) }
+        if needs.onboarding, firstScreenAt != .highest { s.onboarding = strings.string(onboarding) }
         s.started = Timestamp(microseconds: first.time)
         s.ended = Timestamp(microseconds: last.time)
         s.eventCount = events
@@ -264,5 +274,37 @@ struct SessionSlots {
             keys[i] = k
             slots[i] = oldSlots[j]
         }
+    }
+}
+
+/// Folds of the sessions of a whole-store scan, by slot, mutated in place (an `Array` element reached from
+/// inside the scan's closure is copied out and back, and checked for exclusive access, on every event).
+final class FoldStorage {
+    private(set) var base: UnsafeMutablePointer<SessionFold>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    /// Appends an empty fold and returns its slot.
+    func append() -> Int {
+        if count == capacity {
+            let bigger = UnsafeMutablePointer<SessionFold>.allocate(capacity: capacity * 2)
+            bigger.moveInitialize(from: base, count: count)
+            base.deallocate()
+            base = bigger
+            capacity *= 2
+        }
+        (base + count).initialize(to: SessionFold())
+        count += 1
+        return count - 1
     }
 }

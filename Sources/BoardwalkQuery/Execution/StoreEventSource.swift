@@ -139,24 +139,24 @@ extension StoreEventSource {
                 // Sessions in first-seen order of the key-order scan, as scanSessions lists them.
                 let expected = (try? snapshot.stats().sessions) ?? 0
                 var table = SessionSlots(capacity: expected)
-                var folds: [SessionFold] = []
+                let folds = FoldStorage(capacity: expected)
                 var ids: [StringID] = []
-                folds.reserveCapacity(expected)
                 ids.reserveCapacity(expected)
                 try snapshot.forEachEvent(onboarding: nil) { view in
                     guard let session = view.session else { return true }
                     try tick()
                     let (slot, inserted) = table.slot(session)
                     if inserted {
-                        folds.append(SessionFold())
+                        _ = folds.append()
                         ids.append(session)
                     }
-                    folds[slot].add(view, strings: strings, needs: needs)
+                    folds.base[slot].add(view, strings: strings, needs: needs)
                     return true
                 }
-                for i in folds.indices {
-                    let summary = folds[i].summary(name: try name(ids[i]), strings: strings, needs: needs)
-                    guard try body(summary, folds[i].funnelKeys, folds[i].events) else { return }
+                for i in 0..<folds.count {
+                    let fold = folds.base[i]
+                    let summary = fold.summary(name: try name(ids[i]), strings: strings, needs: needs)
+                    guard try body(summary, fold.funnelKeys, fold.events) else { return }
                 }
                 return
             }
