@@ -138,21 +138,14 @@ extension StoreEventSource {
             if ranges.count == 1, ranges[0].isEverything {
                 // Sessions in first-seen order of the key-order scan, as scanSessions lists them.
                 let expected = (try? snapshot.stats().sessions) ?? 0
-                var table = SessionSlots(capacity: expected)
-                let folds = FoldStorage(capacity: expected)
-                var ids: [StringID] = []
-                ids.reserveCapacity(expected)
+                // All the scan's mutable state in one struct, mutated through one access per event (state spread
+                // over captured variables cost a dynamic exclusivity check per event).
+                var scan = WholeStoreScan(capacity: expected, cancellation: cancellation, text: text)
                 try snapshot.forEachEvent(onboarding: nil) { view in
-                    guard let session = view.session else { return true }
-                    try tick()
-                    let (slot, inserted) = table.slot(session)
-                    if inserted {
-                        _ = folds.append()
-                        ids.append(session)
-                    }
-                    folds.base[slot].add(view, strings: strings, needs: needs)
+                    try scan.add(view, strings: strings, needs: needs)
                     return true
                 }
+                let folds = scan.folds, ids = scan.ids
                 for i in 0..<folds.count {
                     let fold = folds.base[i]
                     let summary = fold.summary(name: try name(ids[i]), strings: strings, needs: needs)
@@ -185,5 +178,39 @@ extension StoreEventSource {
                 guard try body(summary, fold.funnelKeys, fold.events) else { return }
             }
         }
+    }
+}
+
+/// The state of a whole-store session fold: sessions by id, their folds in first-seen order.
+private struct WholeStoreScan {
+    var table: SessionSlots
+    let folds: FoldStorage
+    var ids: [StringID] = []
+    let cancellation: CancellationFlag?
+    let text: String
+    var sinceCheck = 0
+
+    init(capacity: Int, cancellation: CancellationFlag?, text: String) {
+        table = SessionSlots(capacity: capacity)
+        folds = FoldStorage(capacity: capacity)
+        ids.reserveCapacity(capacity)
+        self.cancellation = cancellation
+        self.text = text
+    }
+
+    @inline(__always)
+    mutating func add(_ view: EventView, strings: StringCache, needs: FoldNeeds) throws(QueryError) {
+        guard let session = view.session else { return }
+        sinceCheck += 1
+        if sinceCheck >= 4096 {
+            sinceCheck = 0
+            if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+        }
+        let (slot, inserted) = table.slot(session)
+        if inserted {
+            _ = folds.append()
+            ids.append(session)
+        }
+        folds.base[slot].add(view, strings: strings, needs: needs)
     }
 }
