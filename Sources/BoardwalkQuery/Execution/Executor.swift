@@ -109,7 +109,7 @@ struct Executor {
                 try ticker.tick(scanned.count)
                 statistics.sessionsRead += 1
                 statistics.eventsRead += scanned.count
-                var summary = SessionSummary(id: id)
+                let summary = SessionSummary(id: id)
                 for s in scanned { summary.add(s) }
                 let leaf: (Bound) -> Value = { summary.leaf($0) }
                 guard passes(leaf) else { return true }

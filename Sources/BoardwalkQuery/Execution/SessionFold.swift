@@ -187,7 +187,7 @@ struct SessionFold {
 
     /// The summary the same events give ``SessionSummary/add(_:)`` in `(time, seq)` order.
     func summary(name: String, strings: StringCache, needs: FoldNeeds) -> SessionSummary {
-        var s = SessionSummary(id: name)
+        let s = SessionSummary(id: name)
         guard events > 0 else { return s }
         if needs.profile, profileAt != .highest { s.profile = strings.string(profile) }
         if needs.placement, placementAt != .highest { s.placement = strings.string(placement) }

@@ -2,7 +2,10 @@ import BoardwalkModel
 
 /// What a session's rows say about it, folded from its events in `(time, seq)` order. Memory is proportional
 /// to the number of screens and answered elements, not to the number of events.
-struct SessionSummary {
+///
+/// A class: filters, breakdowns and the funnel read it through closures, and a struct of a dozen strings and
+/// collections was copied (retains and releases of every field) each time one captured it.
+final class SessionSummary {
     var id: String
     var profile: String?
     var onboarding: String?
@@ -34,7 +37,7 @@ struct SessionSummary {
     init(id: String) { self.id = id }
 
     /// Folds the next event (in `(time, seq)` order) into the summary.
-    mutating func add(_ row: some EventRow) {
+    func add(_ row: some EventRow) {
         let time = row.time
         if eventCount == 0 { started = time }
         ended = time
@@ -71,10 +74,10 @@ struct SessionSummary {
     }
 
     /// Records that the session has an event of `kind`.
-    mutating func markSeen(_ kind: EventKind) { kindsSeen |= SessionSummary.bit(kind) }
+    func markSeen(_ kind: EventKind) { kindsSeen |= SessionSummary.bit(kind) }
 
     /// Records that the session has an analytics event named `name`.
-    mutating func markSeen(_ name: String) {
+    func markSeen(_ name: String) {
         if let known = AnalyticsName(rawValue: name) {
             namesSeen |= SessionSummary.bit(known)
         } else if !otherNamesSeen.contains(name) {
