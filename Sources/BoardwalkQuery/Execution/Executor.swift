@@ -38,6 +38,15 @@ struct Executor {
     }
 
     mutating func run(on source: some EventSource) throws(QueryError) -> ResultTable {
+        // Callers often hold `any EventSource` (the CLI does): opened here, the generic body would run
+        // unspecialized, every field read a witness-table call with metadata lookups. Casting to the concrete
+        // sources calls specialized copies.
+        if let store = source as? StoreEventSource { return try execute(store) }
+        if let memory = source as? InMemoryEventSource { return try execute(memory) }
+        return try execute(source)
+    }
+
+    private mutating func execute<S: EventSource>(_ source: S) throws(QueryError) -> ResultTable {
         if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: query.ast.text) }
         // Closures below capture these locals, never `self`: touching `self` from a closure inside a mutating
         // method copies the whole executor per call.
@@ -57,7 +66,9 @@ struct Executor {
                 try source.scanEvents(range) { row throws(QueryError) -> Bool in
                     try ticker.tick()
                     statistics.eventsRead += 1
-                    let leaf: (Bound) -> Value = { b in
+                    // A local function, not a closure value: a closure stored in a `let` escapes, and would
+                    // allocate a context holding a copy of the row on every event.
+                    func leaf(_ b: Bound) -> Value {
                         if case .event(let f) = b { return row.value(f) }
                         return .null
                     }
@@ -76,7 +87,7 @@ struct Executor {
                 statistics.eventsRead += scanned.count
                 let dwell = dwellTimes(scanned)
                 for (i, s) in scanned.enumerated() {
-                    let leaf: (Bound) -> Value = { b in
+                    func leaf(_ b: Bound) -> Value {
                         guard case .event(let f) = b else { return .null }
                         if f == .dwell { if case .value(let d) = dwell[i] { return .duration(Double(d)) } else { return .null } }
                         return s.value(f)
@@ -95,7 +106,7 @@ struct Executor {
                                    text: query.ast.text) { (summary, funnelKeys, events) throws(QueryError) -> Bool in
                 statistics.sessionsRead += 1
                 statistics.eventsRead += events
-                let leaf: (Bound) -> Value = { summary.leaf($0) }
+                func leaf(_ b: Bound) -> Value { summary.leaf(b) }
                 guard passes(leaf) else { return true }
                 if isFunnel {
                     sink.addScreenFunnel(summary, firstScreenKeys: funnelKeys)
@@ -111,7 +122,7 @@ struct Executor {
                 statistics.eventsRead += scanned.count
                 let summary = SessionSummary(id: id)
                 for s in scanned { summary.add(s) }
-                let leaf: (Bound) -> Value = { summary.leaf($0) }
+                func leaf(_ b: Bound) -> Value { summary.leaf(b) }
                 guard passes(leaf) else { return true }
                 if isFunnel {
                     sink.addSession(summary, scanned)
@@ -163,6 +174,7 @@ private struct Sink {
     let query: CheckedQuery
     let now: Timestamp
     var counts: [[Value]: Int] = [:]
+    private var keyBuffer: [Value] = []
     var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
     var listed: [(order: (Int64, UInt64, String), row: [Value])] = []
     var screenFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
@@ -179,9 +191,22 @@ private struct Sink {
     mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String)) {
         switch query.reduction {
         case .count(let by):
-            for key in keyCombinations(by.map { $0.bound.evaluate(now: now, leaf) }) { counts[key, default: 0] += 1 }
+            // The key is built in a reused buffer: looking up an existing group allocates nothing.
+            keyBuffer.removeAll(keepingCapacity: true)
+            for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
+            if !keyBuffer.contains(where: \.isSet) {
+                counts[keyBuffer, default: 0] += 1
+            } else {
+                for key in keyCombinations(keyBuffer) { counts[key, default: 0] += 1 }
+            }
         case .top(_, let key):
-            for k in keyCombinations([key.bound.evaluate(now: now, leaf)]) { counts[k, default: 0] += 1 }
+            keyBuffer.removeAll(keepingCapacity: true)
+            keyBuffer.append(key.bound.evaluate(now: now, leaf))
+            if !keyBuffer[0].isSet {
+                counts[keyBuffer, default: 0] += 1
+            } else {
+                for k in keyCombinations(keyBuffer) { counts[k, default: 0] += 1 }
+            }
         case .histogram(let value, let step):
             guard let x = value.bound.evaluate(now: now, leaf).numeric else { return }
             let bucket = (x / step).rounded(.down) * step

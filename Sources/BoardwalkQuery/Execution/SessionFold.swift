@@ -280,9 +280,9 @@ struct SessionSlots {
 /// Folds of the sessions of a whole-store scan, by slot, mutated in place (an `Array` element reached from
 /// inside the scan's closure is copied out and back, and checked for exclusive access, on every event).
 final class FoldStorage {
-    private(set) var base: UnsafeMutablePointer<SessionFold>
-    private var capacity: Int
-    private(set) var count = 0
+    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<SessionFold>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private(set) var count = 0
 
     init(capacity: Int) {
         self.capacity = max(capacity, 64)
