@@ -57,3 +57,20 @@ import Testing
         }
     }
 }
+
+@Test func storeExplainSaysHowSessionsAreRead() throws {
+    try withTemporaryStore { store in
+        _ = try store.append([ev(0, "s1", started), ev(1, "s1", screen: 1, presented)])
+        let source = StoreEventSource(store)
+        let whole = try Query.parse("sessions | funnel")
+        #expect(whole.explain(on: source).hasPrefix("read: every event once in key order, folded into per-session summaries"))
+        let (_, statistics) = try whole.execute(on: source)
+        #expect(statistics.sessionsRead == 1)
+        #expect(statistics.eventsRead == 2)
+        // Custom steps match each session's events in order: those still read sessions through the index.
+        let steps = try Query.parse("sessions | funnel onboarding_started, screen_presented")
+        #expect(steps.explain(on: source).contains("through the store's session index"))
+        let one = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel"#)
+        #expect(one.explain(on: source).contains("through the store's session index"))
+    }
+}

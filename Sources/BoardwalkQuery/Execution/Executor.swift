@@ -57,7 +57,7 @@ struct Executor {
         let now = self.now
         let listing = query.reduction == nil
         let isFunnel = if case .funnel = query.reduction { true } else { false }
-        let hasMatcher = if case .funnel(let f) = query.reduction, !f.steps.isEmpty { true } else { false }
+        let hasMatcher = query.hasCustomFunnel
         defer { self.statistics = statistics }
         func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
         switch plan.access {
