@@ -249,6 +249,8 @@ struct SessionSlots {
     /// The slot of `key`, inserting it with slot `count` (the next one) when new.
     @inline(__always)
     mutating func slot(_ key: UInt32) -> (slot: Int, inserted: Bool) {
+        // The empty marker cannot be a key: ids of a valid store are below its string count.
+        precondition(key != SessionSlots.empty, "session id \(key) is the table's empty marker")
         var i = Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
         while true {
             let k = keys[i]
@@ -261,6 +263,18 @@ struct SessionSlots {
         count += 1
         if count * 2 > keys.count { grow() }
         return (count - 1, true)
+    }
+
+    /// The slot of `key`, or nil when it was never inserted.
+    @inline(__always)
+    func existingSlot(_ key: UInt32) -> Int? {
+        var i = Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        while true {
+            let k = keys[i]
+            if k == key { return k == SessionSlots.empty ? nil : Int(slots[i]) }
+            if k == SessionSlots.empty { return nil }
+            i = (i + 1) & mask
+        }
     }
 
     private mutating func grow() {
