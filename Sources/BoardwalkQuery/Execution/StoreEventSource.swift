@@ -213,22 +213,25 @@ extension StoreEventSource {
 
         // The sessions in scope, in the order the index path delivers them.
         var ids: [StringID] = []
-        var table = SessionSlots(capacity: 1024)
+        var slots = SessionSlots(capacity: 1024)
         for onboarding in scope {
-            for summary in try snapshot.sessions(ofOnboarding: onboarding) where table.slot(summary.id).inserted {
+            for summary in try snapshot.sessions(ofOnboarding: onboarding) where slots.slot(summary.id).inserted {
                 ids.append(summary.id)
             }
         }
+        let table = slots
         let slotsInScope = table.count
-        var elsewhere = [Bool](repeating: false, count: slotsInScope)
+        var seenElsewhere = [Bool](repeating: false, count: slotsInScope)
         for summary in all {
             guard let onboarding = summary.id, !scope.contains(onboarding) else { continue }
             for session in try snapshot.sessions(ofOnboarding: onboarding) {
-                if let slot = table.existingSlot(session.id) { elsewhere[slot] = true }
+                if let slot = table.existingSlot(session.id) { seenElsewhere[slot] = true }
             }
         }
         let folds = FoldStorage(capacity: slotsInScope)
         for _ in 0..<slotsInScope { _ = folds.append() }
+        // Immutable from here: a local function capturing variables pays an exclusivity check per event.
+        let elsewhere = seenElsewhere
         func fold(_ view: EventView) throws(QueryError) {
             guard let session = view.session, let slot = table.existingSlot(session), !elsewhere[slot] else { return }
             try tick()
