@@ -17,6 +17,7 @@ What it does:
   3. Runs two queries in both, checks that the `step` and `sessions` columns agree, and times them:
      - the screen funnel over the whole store:      sessions | funnel
      - the screen funnel of the busiest onboarding: sessions | where onboarding == "…" | funnel
+     - the same for the onboarding of median size (the generator's onboardings are very unequal)
      Boardwalk is timed as the command a user runs (a process per query: start, open, plan, read, render);
      the start-up of a trivial command (`boardwalk --version`) is printed beside it. DuckDB runs in process
      on an open connection, reading the Parquet file, single-threaded unless --threads says otherwise
@@ -124,18 +125,24 @@ def main():
                 TO '{parquet}' (FORMAT parquet)""", [csv])
             os.remove(csv)
         events = con.execute("SELECT count(*) FROM read_parquet(?)", [parquet]).fetchone()[0]
-        busiest = con.execute("""
+        by_size = [row[0] for row in con.execute("""
             SELECT onboarding FROM read_parquet(?) WHERE onboarding IS NOT NULL
-            GROUP BY onboarding ORDER BY count(DISTINCT session) DESC, onboarding LIMIT 1""", [parquet]).fetchone()[0]
+            GROUP BY onboarding ORDER BY count(DISTINCT session) DESC, onboarding""", [parquet]).fetchall()]
+        # The generator's onboardings are far from equal: the busiest holds about a fifth of the sessions of 50.
+        # The median one is what "one onboarding of 50" usually means.
+        busiest, median = by_size[0], by_size[len(by_size) // 2]
 
         startup, _ = best_of(args.runs, lambda: run([args.boardwalk, "--version"]))
+        # Events of the onboarding (row groups pruned by the sort), plus its sessions' events without meta
+        # (errors outside the page), which still count for a session's start.
+        one = ("WHERE onboarding = ? OR (onboarding IS NULL AND session IN "
+               "(SELECT session FROM read_parquet(?) WHERE onboarding = ?))")
         cases = [
             ("funnel over the whole store", "sessions | funnel", "", []),
-            (f"funnel of one onboarding of {args.onboardings}", f'sessions | where onboarding == "{busiest}" | funnel',
-             # Events of the onboarding (row groups pruned by the sort), plus its sessions' events without
-             # meta (errors outside the page), which still count for a session's start.
-             "WHERE onboarding = ? OR (onboarding IS NULL AND session IN "
-             "(SELECT session FROM read_parquet(?) WHERE onboarding = ?))", [busiest, parquet, busiest]),
+            (f"funnel of the busiest of {len(by_size)}", f'sessions | where onboarding == "{busiest}" | funnel',
+             one, [busiest, parquet, busiest]),
+            (f"funnel of the median of {len(by_size)}", f'sessions | where onboarding == "{median}" | funnel',
+             one, [median, parquet, median]),
         ]
         results = []
         for title, query, where, params in cases:
@@ -169,7 +176,7 @@ def main():
     for r in results:
         verdict = "results agree" if r["results_agree"] else "RESULTS DIFFER (step, sessions)"
         verdict += ", medians agree" if r["medians_agree"] else ", MEDIAN TIMES DIFFER"
-        print(f"{r['query']:34} boardwalk {r['boardwalk_seconds'] * 1e3:8.1f} ms   duckdb {r['duckdb_seconds'] * 1e3:8.1f} ms"
+        print(f"{r['query']:30} boardwalk {r['boardwalk_seconds'] * 1e3:8.1f} ms   duckdb {r['duckdb_seconds'] * 1e3:8.1f} ms"
               f"   boardwalk is {r['boardwalk_speedup']:.2f}x as fast   {verdict}")
     if not all(r["results_agree"] for r in results):
         sys.exit(1)
