@@ -230,35 +230,39 @@ struct SessionFold {
 }
 
 /// Session id → slot, open addressing over a power-of-two table: the whole-store fold looks one up per event,
-/// where a `Dictionary` would hash with SipHash.
+/// where a `Dictionary` would hash with SipHash. Keys are stored plus one, so 0 marks an empty entry and every
+/// 32-bit id is a valid key.
 struct SessionSlots {
-    private var keys: [UInt32]
+    private var keys: [UInt64]
     private var slots: [Int32]
     private var mask: Int
     private(set) var count = 0
-    private static let empty = UInt32.max
 
     init(capacity: Int) {
         var size = 1024
         while size < capacity * 2 { size <<= 1 }
-        keys = [UInt32](repeating: SessionSlots.empty, count: size)
+        keys = [UInt64](repeating: 0, count: size)
         slots = [Int32](repeating: -1, count: size)
         mask = size - 1
+    }
+
+    @inline(__always)
+    private static func start(_ key: UInt32, _ mask: Int) -> Int {
+        Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
     }
 
     /// The slot of `key`, inserting it with slot `count` (the next one) when new.
     @inline(__always)
     mutating func slot(_ key: UInt32) -> (slot: Int, inserted: Bool) {
-        // The empty marker cannot be a key: ids of a valid store are below its string count.
-        precondition(key != SessionSlots.empty, "session id \(key) is the table's empty marker")
-        var i = Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        let stored = UInt64(key) + 1
+        var i = SessionSlots.start(key, mask)
         while true {
             let k = keys[i]
-            if k == key { return (Int(slots[i]), false) }
-            if k == SessionSlots.empty { break }
+            if k == stored { return (Int(slots[i]), false) }
+            if k == 0 { break }
             i = (i + 1) & mask
         }
-        keys[i] = key
+        keys[i] = stored
         slots[i] = Int32(truncatingIfNeeded: count)
         count += 1
         if count * 2 > keys.count { grow() }
@@ -268,23 +272,24 @@ struct SessionSlots {
     /// The slot of `key`, or nil when it was never inserted.
     @inline(__always)
     func existingSlot(_ key: UInt32) -> Int? {
-        var i = Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        let stored = UInt64(key) + 1
+        var i = SessionSlots.start(key, mask)
         while true {
             let k = keys[i]
-            if k == key { return k == SessionSlots.empty ? nil : Int(slots[i]) }
-            if k == SessionSlots.empty { return nil }
+            if k == stored { return Int(slots[i]) }
+            if k == 0 { return nil }
             i = (i + 1) & mask
         }
     }
 
     private mutating func grow() {
         let oldKeys = keys, oldSlots = slots
-        keys = [UInt32](repeating: SessionSlots.empty, count: oldKeys.count * 2)
+        keys = [UInt64](repeating: 0, count: oldKeys.count * 2)
         slots = [Int32](repeating: -1, count: oldKeys.count * 2)
         mask = keys.count - 1
-        for (j, k) in oldKeys.enumerated() where k != SessionSlots.empty {
-            var i = Int(truncatingIfNeeded: (UInt64(k) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
-            while keys[i] != SessionSlots.empty { i = (i + 1) & mask }
+        for (j, k) in oldKeys.enumerated() where k != 0 {
+            var i = SessionSlots.start(UInt32(truncatingIfNeeded: k - 1), mask)
+            while keys[i] != 0 { i = (i + 1) & mask }
             keys[i] = k
             slots[i] = oldSlots[j]
         }

@@ -30,6 +30,8 @@ final class StringCache {
     }
 
     func string(_ id: StringID) -> String? {
+        // The empty marker is not a valid id (ids are below the store's string count): never cached.
+        if id == StringCache.empty { return snapshot.string(for: id) }
         var i = StringCache.hash(id, mask)
         while true {
             let k = keys[i]
@@ -37,10 +39,8 @@ final class StringCache {
             if k == StringCache.empty { break }
             i = (i + 1) & mask
         }
-        // A miss: resolve once (an unknown id is remembered as absent too). The empty marker itself is never
-        // a valid id, so it is not cached.
+        // A miss: resolve once (an unknown id is remembered as absent too).
         let s = snapshot.string(for: id)
-        guard id != StringCache.empty else { return s }
         keys[i] = id
         slots[i] = Int32(truncatingIfNeeded: values.count)
         values.append(s)
