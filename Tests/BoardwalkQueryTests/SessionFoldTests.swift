@@ -47,13 +47,19 @@ import Testing
         _ = try store.append(events)
         let stored = try store.read { try $0.events(since: 0) }
         let memory = InMemoryEventSource(stored.map(\.event))
-        let disk = StoreEventSource(store)
+        // Whole onboardings both ways: scanned with their events without a position, and through the index.
+        var scanning = StoreEventSource(store)
+        scanning.onboardingScanRatio = 0
+        var indexed = StoreEventSource(store)
+        indexed.onboardingScanRatio = .infinity
         for text in queries {
             let query = try Query.parse(text)
-            let a = try query.run(on: disk, options: .init(now: Timestamp(microseconds: base + 86_400 * second)))
             let b = try query.run(on: memory, options: .init(now: Timestamp(microseconds: base + 86_400 * second)))
-            #expect(a == b, "\(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
-            #expect(!a.rows.isEmpty, "\(text) returned nothing: the case proves nothing")
+            #expect(!b.rows.isEmpty, "\(text) returned nothing: the case proves nothing")
+            for disk in [scanning, indexed] {
+                let a = try query.run(on: disk, options: .init(now: Timestamp(microseconds: base + 86_400 * second)))
+                #expect(a == b, "\(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
+            }
         }
     }
 }

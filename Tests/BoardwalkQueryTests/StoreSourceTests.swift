@@ -30,16 +30,22 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
             let stored = try store.read { try $0.events(since: 0) }
             #expect(stored.map(\.seq) == Array(0..<UInt64(stored.count)), "store seqs are 0-based arrival numbers")
             let memory = InMemoryEventSource(stored.map(\.event))
-            let disk = StoreEventSource(store)
+            // Whole onboardings are read both ways the store source can: scanned, and through the session index.
+            var scanning = StoreEventSource(store)
+            scanning.onboardingScanRatio = 0
+            var indexed = StoreEventSource(store)
+            indexed.onboardingScanRatio = .infinity
             for _ in 0..<40 {
                 let text = queries.query()
                 let query = try Query.parse(text)
-                let a = try query.run(on: disk, options: .init(now: now))
                 let b = try query.run(on: memory, options: .init(now: now))
                 ran += 1
-                if !agree(a, b) {
-                    Issue.record("dataset \(dataset): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
-                    return
+                for disk in [scanning, indexed] {
+                    let a = try query.run(on: disk, options: .init(now: now))
+                    if !agree(a, b) {
+                        Issue.record("dataset \(dataset): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
+                        return
+                    }
                 }
             }
         }
