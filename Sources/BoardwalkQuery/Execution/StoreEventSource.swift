@@ -10,10 +10,12 @@ import BoardwalkStore
 /// views on demand (strings resolved once per scan); no owned ``Event`` is built.
 public struct StoreEventSource: EventSource {
     public let store: Store
+
     /// How many events the onboardings in scope must hold per (onboarding, session) pair of the store before a
     /// `sessions` query on whole onboardings scans their keys rather than reading each session through the
-    /// session index (see `foldOnboardings`). Tests set 0 (always scan) or infinity (never).
-    var onboardingScanRatio = 1.0
+    /// session index (see `foldOnboardings`). Tests bind 0 (always scan) or infinity (never) for their task.
+    /// Task-local rather than a stored property: clients compiled against the struct's layout stay valid.
+    @TaskLocal static var onboardingScanRatio = 1.0
 
     public init(_ store: Store) { self.store = store }
 
@@ -214,7 +216,7 @@ extension StoreEventSource {
         // Measured with callgrind: a session-index read costs about 3 500 instructions per event, a key-range
         // scan and fold about 1 200, listing the store's sessions about 2 100 per (onboarding, session) pair.
         // The scans win when the scope holds more events than the store has pairs.
-        guard Double(try snapshot.stats().sessions) * onboardingScanRatio < Double(eventsInScope) else { return false }
+        guard Double(try snapshot.stats().sessions) * StoreEventSource.onboardingScanRatio < Double(eventsInScope) else { return false }
 
         // The sessions in scope, in the order the index path delivers them.
         var ids: [StringID] = []
