@@ -202,6 +202,11 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
         make: {
             QueryBench(store: queryStore, query: { "sessions | where onboarding == \"\($0.busiestOnboarding)\" | funnel" })
         }))
+    cases.append(BenchmarkCase(
+        name: "query.funnel-median-onboarding", group: "query", isSubject: true, items: s.querySessions,
+        make: {
+            QueryBench(store: queryStore, query: { "sessions | where onboarding == \"\($0.medianOnboarding)\" | funnel" })
+        }))
 
     return (groups, cases)
 }
