@@ -24,7 +24,7 @@ struct Sizes {
     static let full = Sizes(
         jsonEvents: 20_000, jsonPasses: 10, codecPasses: 50, appendEvents: 200_000, batch: 10_000,
         fewSessions: 1_000, manySessions: 100_000, ingestEvents: 200_000, memorySmall: 100_000, memoryLarge: 400_000,
-        querySessions: 10_000)
+        querySessions: 100_000)
     static let quick = Sizes(
         jsonEvents: 2_000, jsonPasses: 1, codecPasses: 1, appendEvents: 5_000, batch: 1_000,
         fewSessions: 100, manySessions: 1_000, ingestEvents: 5_000, memorySmall: 2_000, memoryLarge: 8_000,
@@ -205,6 +205,11 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
         name: "query.funnel-one-onboarding", group: "query", isSubject: true, items: s.querySessions,
         make: {
             QueryBench(store: queryStore, query: { "sessions | where onboarding == \"\($0.busiestOnboarding)\" | funnel" })
+        }))
+    cases.append(BenchmarkCase(
+        name: "query.funnel-median-onboarding", group: "query", isSubject: true, items: s.querySessions,
+        make: {
+            QueryBench(store: queryStore, query: { "sessions | where onboarding == \"\($0.medianOnboarding)\" | funnel" })
         }))
 
     return (groups, cases)

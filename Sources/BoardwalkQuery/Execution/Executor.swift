@@ -38,6 +38,15 @@ struct Executor {
     }
 
     mutating func run(on source: some EventSource) throws(QueryError) -> ResultTable {
+        // Callers often hold `any EventSource` (the CLI does): opened here, the generic body would run
+        // unspecialized, every field read a witness-table call with metadata lookups. Casting to the concrete
+        // sources calls specialized copies.
+        if let store = source as? StoreEventSource { return try execute(store) }
+        if let memory = source as? InMemoryEventSource { return try execute(memory) }
+        return try execute(source)
+    }
+
+    private mutating func execute<S: EventSource>(_ source: S) throws(QueryError) -> ResultTable {
         if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: query.ast.text) }
         // Closures below capture these locals, never `self`: touching `self` from a closure inside a mutating
         // method copies the whole executor per call.
@@ -48,6 +57,7 @@ struct Executor {
         let now = self.now
         let listing = query.reduction == nil
         let isFunnel = if case .funnel = query.reduction { true } else { false }
+        let hasMatcher = query.hasCustomFunnel
         defer { self.statistics = statistics }
         func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
         switch plan.access {
@@ -56,7 +66,9 @@ struct Executor {
                 try source.scanEvents(range) { row throws(QueryError) -> Bool in
                     try ticker.tick()
                     statistics.eventsRead += 1
-                    let leaf: (Bound) -> Value = { b in
+                    // A local function, not a closure value: a closure stored in a `let` escapes, and would
+                    // allocate a context holding a copy of the row on every event.
+                    func leaf(_ b: Bound) -> Value {
                         if case .event(let f) = b { return row.value(f) }
                         return .null
                     }
@@ -75,7 +87,7 @@ struct Executor {
                 statistics.eventsRead += scanned.count
                 let dwell = dwellTimes(scanned)
                 for (i, s) in scanned.enumerated() {
-                    let leaf: (Bound) -> Value = { b in
+                    func leaf(_ b: Bound) -> Value {
                         guard case .event(let f) = b else { return .null }
                         if f == .dwell { if case .value(let d) = dwell[i] { return .duration(Double(d)) } else { return .null } }
                         return s.value(f)
@@ -86,14 +98,31 @@ struct Executor {
                 }
                 return true
             }
+        case .sessions where !hasMatcher && source is StoreEventSource:
+            // The store folds sessions from borrowed views (one sequential scan for the whole store); only a
+            // custom-step funnel needs each session's events as rows.
+            let store = source as! StoreEventSource
+            try store.foldSessions(plan.ranges, needs: FoldNeeds(query, now: now), cancellation: cancellation,
+                                   text: query.ast.text) { (summary, funnelKeys, events) throws(QueryError) -> Bool in
+                statistics.sessionsRead += 1
+                statistics.eventsRead += events
+                func leaf(_ b: Bound) -> Value { summary.leaf(b) }
+                guard passes(leaf) else { return true }
+                if isFunnel {
+                    sink.addScreenFunnel(summary, firstScreenKeys: funnelKeys)
+                } else {
+                    sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, summary.id))
+                }
+                return true
+            }
         case .sessions:
             try source.scanSessions(plan.ranges) { (id, scanned) throws(QueryError) -> Bool in
                 try ticker.tick(scanned.count)
                 statistics.sessionsRead += 1
                 statistics.eventsRead += scanned.count
-                var summary = SessionSummary(id: id)
+                let summary = SessionSummary(id: id)
                 for s in scanned { summary.add(s) }
-                let leaf: (Bound) -> Value = { summary.leaf($0) }
+                func leaf(_ b: Bound) -> Value { summary.leaf(b) }
                 guard passes(leaf) else { return true }
                 if isFunnel {
                     sink.addSession(summary, scanned)
@@ -145,6 +174,7 @@ private struct Sink {
     let query: CheckedQuery
     let now: Timestamp
     var counts: [[Value]: Int] = [:]
+    private var keyBuffer: [Value] = []
     var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
     var listed: [(order: (Int64, UInt64, String), row: [Value])] = []
     var screenFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
@@ -161,9 +191,22 @@ private struct Sink {
     mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String)) {
         switch query.reduction {
         case .count(let by):
-            for key in keyCombinations(by.map { $0.bound.evaluate(now: now, leaf) }) { counts[key, default: 0] += 1 }
+            // The key is built in a reused buffer: looking up an existing group allocates nothing.
+            keyBuffer.removeAll(keepingCapacity: true)
+            for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
+            if !keyBuffer.contains(where: \.isSet) {
+                counts[keyBuffer, default: 0] += 1
+            } else {
+                for key in keyCombinations(keyBuffer) { counts[key, default: 0] += 1 }
+            }
         case .top(_, let key):
-            for k in keyCombinations([key.bound.evaluate(now: now, leaf)]) { counts[k, default: 0] += 1 }
+            keyBuffer.removeAll(keepingCapacity: true)
+            keyBuffer.append(key.bound.evaluate(now: now, leaf))
+            if !keyBuffer[0].isSet {
+                counts[keyBuffer, default: 0] += 1
+            } else {
+                for k in keyCombinations(keyBuffer) { counts[k, default: 0] += 1 }
+            }
         case .histogram(let value, let step):
             guard let x = value.bound.evaluate(now: now, leaf).numeric else { return }
             let bucket = (x / step).rounded(.down) * step
@@ -186,22 +229,20 @@ private struct Sink {
 
     mutating func addSession<R: EventRow>(_ summary: SessionSummary, _ events: [R]) {
         guard case .funnel(let funnel) = query.reduction else { return }
-        func keys(at position: Int?) -> [[Value]] {
-            guard !funnel.by.isEmpty else { return [[]] }
-            guard let position else { return [] }
-            let e = events[position]
-            return keyCombinations(funnel.by.map { column in
+        func values(_ e: R) -> [Value] {
+            funnel.by.map { column in
                 column.bound.evaluate(now: now) { b in
                     if case .event(let f) = b { return e.value(f) }
                     return .null
                 }
-            })
+            }
         }
         if let matcher {
             let progress = matcher.progress(events)
             guard progress.level > 0 else { return }
             let n = funnel.steps.count
-            for key in keys(at: progress.firstStep) {
+            let keys: [[Value]] = funnel.by.isEmpty ? [[]] : progress.firstStep.map { keyCombinations(values(events[$0])) } ?? []
+            for key in keys {
                 if customFunnel[key] == nil { customFunnel[key] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
                 for k in 0..<progress.level {
                     customFunnel[key]!.reached[k] += 1
@@ -209,19 +250,34 @@ private struct Sink {
                 }
             }
         } else {
-            screenCount = max(screenCount, (summary.totalScreens ?? 0), (summary.furthestScreen ?? -1) + 1)
-            guard let furthest = summary.furthestScreen else { return }
-            let first = events.firstIndex { $0.screenIndex != nil }
-            for key in keys(at: first) {
-                if screenFunnel[key] == nil { screenFunnel[key] = ([], []) }
-                while screenFunnel[key]!.reached.count <= furthest {
-                    screenFunnel[key]!.reached.append(0)
-                    screenFunnel[key]!.times.append([])
-                }
-                for i in 0...furthest {
-                    screenFunnel[key]!.reached[i] += 1
-                    screenFunnel[key]!.times[i].append(Double(summary.reachTimes[i].microseconds - summary.started.microseconds))
-                }
+            let first = funnel.by.isEmpty ? nil : events.firstIndex { $0.screenIndex != nil }
+            addScreenFunnel(summary, firstScreenKeys: first.map { values(events[$0]) } ?? [])
+        }
+    }
+
+    /// Adds a session to the screen funnel (rule 3); `firstScreenKeys` are the breakdown columns' values on the
+    /// session's first event with a screen index (rule 12).
+    mutating func addScreenFunnel(_ summary: SessionSummary, firstScreenKeys: [Value]) {
+        guard case .funnel(let funnel) = query.reduction else { return }
+        screenCount = max(screenCount, (summary.totalScreens ?? 0), (summary.furthestScreen ?? -1) + 1)
+        guard let furthest = summary.furthestScreen else { return }
+        let keys = funnel.by.isEmpty ? [[]] : keyCombinations(firstScreenKeys)
+        for key in keys {
+            // One lookup per session, then the entry is mutated in place through its index.
+            var index = screenFunnel.index(forKey: key)
+            if index == nil {
+                screenFunnel[key] = ([], [])
+                index = screenFunnel.index(forKey: key)
+            }
+            let entry = index!
+            while screenFunnel.values[entry].reached.count <= furthest {
+                screenFunnel.values[entry].reached.append(0)
+                screenFunnel.values[entry].times.append([])
+            }
+            let started = summary.started.microseconds
+            for i in 0...furthest {
+                screenFunnel.values[entry].reached[i] += 1
+                screenFunnel.values[entry].times[i].append(Double(summary.reachTimes[i].microseconds - started))
             }
         }
     }

@@ -121,6 +121,15 @@ struct Plan: Sendable {
         var lines: [String] = []
         switch access {
         case .events: lines.append("read: event keys (onboarding, screen, time, seq)")
+        case .sessions where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
+            && !query.hasCustomFunnel:
+            lines.append("read: every event once in key order, folded into per-session summaries in memory")
+        case .sessions where source is StoreEventSource && !ranges.isEmpty && !query.hasCustomFunnel
+            && ranges.allSatisfy({ $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime }):
+            lines.append("read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
+                + "onboarding's keys and of the events without a position, folded per session in memory (sessions also "
+                + "in another onboarding, or all of them when the onboardings hold few events, through the store's "
+                + "session index)")
         case .sessions: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
         case .sessionEvents: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess) (dwell needs each event's session)")
         }
@@ -141,6 +150,11 @@ struct Plan: Sendable {
         if !query.tableStages.isEmpty { lines.append("then: \(query.tableStages.count) table stage(s)") }
         return lines.joined(separator: "\n")
     }
+}
+
+extension CheckedQuery {
+    /// Whether the reduction is a funnel of custom steps, which matches each session's events in order.
+    var hasCustomFunnel: Bool { if case .funnel(let f) = reduction, !f.steps.isEmpty { true } else { false } }
 }
 
 extension BinaryOperator {

@@ -2,7 +2,10 @@ import BoardwalkModel
 
 /// What a session's rows say about it, folded from its events in `(time, seq)` order. Memory is proportional
 /// to the number of screens and answered elements, not to the number of events.
-struct SessionSummary {
+///
+/// A class: filters, breakdowns and the funnel read it through closures, and a struct of a dozen strings and
+/// collections was copied (retains and releases of every field) each time one captured it.
+final class SessionSummary {
     var id: String
     var profile: String?
     var onboarding: String?
@@ -22,15 +25,19 @@ struct SessionSummary {
     var outcome: Exit?
     /// Last write wins (rule 9): element id → answer.
     var answers: [String: Value] = [:]
-    /// Kinds and analytics names seen.
-    var seen: Set<String> = []
+    /// Kinds seen, one bit per `EventKind` case (for `did`).
+    var kindsSeen: UInt32 = 0
+    /// Known analytics names seen, one bit per `AnalyticsName` case.
+    var namesSeen: UInt32 = 0
+    /// Other analytics names seen, verbatim (rare; kept as a list so a session costs no set).
+    var otherNamesSeen: [String] = []
     /// `reachTimes[i]`: when the furthest screen index first became ≥ i (rule 3).
     var reachTimes: [Timestamp] = []
 
     init(id: String) { self.id = id }
 
     /// Folds the next event (in `(time, seq)` order) into the summary.
-    mutating func add(_ row: some EventRow) {
+    func add(_ row: some EventRow) {
         let time = row.time
         if eventCount == 0 { started = time }
         ended = time
@@ -49,11 +56,11 @@ struct SessionSummary {
             }
         }
         let kind = row.kind
-        seen.insert(kind.rawValue)
+        markSeen(kind)
         switch kind {
         case .analytics:
             if let name = row.analyticsName {
-                seen.insert(name)
+                markSeen(name)
                 if name == AnalyticsName.onboardingCompleted.rawValue { completed = true }
                 if name == AnalyticsName.userEmailCollected.rawValue { emailCollected = true }
             }
@@ -64,6 +71,52 @@ struct SessionSummary {
         default: break
         }
         if let o = row.outcome { outcome = o }
+    }
+
+    /// Records that the session has an event of `kind`.
+    func markSeen(_ kind: EventKind) { kindsSeen |= SessionSummary.bit(kind) }
+
+    /// Records that the session has an analytics event named `name`.
+    func markSeen(_ name: String) {
+        if let known = AnalyticsName(rawValue: name) {
+            namesSeen |= SessionSummary.bit(known)
+        } else if !otherNamesSeen.contains(name) {
+            otherNamesSeen.append(name)
+        }
+    }
+
+    /// Whether the session has an event whose kind or analytics name is `x` (`did(x)`).
+    func didSee(_ x: String) -> Bool {
+        if let kind = EventKind(rawValue: x), kindsSeen & SessionSummary.bit(kind) != 0 { return true }
+        if let known = AnalyticsName(rawValue: x) { return namesSeen & SessionSummary.bit(known) != 0 }
+        return otherNamesSeen.contains(x)
+    }
+
+    /// The bit of `kind` in ``kindsSeen``.
+    static func bit(_ kind: EventKind) -> UInt32 {
+        switch kind {
+        case .analytics: 1 << 0
+        case .stateUpdated: 1 << 1
+        case .openPaywall: 1 << 2
+        case .custom: 1 << 3
+        case .close: 1 << 4
+        case .onboardingLoaded: 1 << 5
+        case .error: 1 << 6
+        }
+    }
+
+    /// The bit of `name` in ``namesSeen``.
+    static func bit(_ name: AnalyticsName) -> UInt32 {
+        switch name {
+        case .onboardingStarted: 1 << 0
+        case .screenPresented: 1 << 1
+        case .screenCompleted: 1 << 2
+        case .secondScreenPresented: 1 << 3
+        case .registrationScreenPresented: 1 << 4
+        case .productsScreenPresented: 1 << 5
+        case .userEmailCollected: 1 << 6
+        case .onboardingCompleted: 1 << 7
+        }
     }
 
     func value(_ field: SessionField) -> Value {
@@ -95,7 +148,7 @@ struct SessionSummary {
         switch bound {
         case .session(let f): value(f)
         case .answer(let element): answers[element] ?? .null
-        case .did(let x): .bool(seen.contains(x))
+        case .did(let x): .bool(didSee(x))
         case .reached(let n): .bool((furthestScreen ?? -1) >= n)
         default: .null
         }

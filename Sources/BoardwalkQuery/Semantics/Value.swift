@@ -16,6 +16,9 @@ public enum Value: Hashable, Sendable {
 
     public var isNull: Bool { if case .null = self { true } else { false } }
 
+    /// Whether the value is a multi-select set (which explodes into one group per option).
+    var isSet: Bool { if case .set = self { true } else { false } }
+
     /// The numeric value of integers, numbers and durations (microseconds).
     var numeric: Double? {
         switch self {

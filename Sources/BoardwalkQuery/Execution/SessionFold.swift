@@ -1,0 +1,329 @@
+import BoardwalkCodec
+import BoardwalkModel
+import BoardwalkStore
+
+/// A position in `(time, seq)` order (semantics rule 1); `seq` is unique, so the order is total.
+struct OrderKey: Comparable {
+    var time: Int64
+    var seq: UInt64
+
+    static let lowest = OrderKey(time: .min, seq: 0)
+    static let highest = OrderKey(time: .max, seq: .max)
+
+    @inline(__always)
+    static func < (a: OrderKey, b: OrderKey) -> Bool { a.time != b.time ? a.time < b.time : a.seq < b.seq }
+}
+
+/// What the executor needs from a session fold beyond the session fields every query may read.
+struct FoldNeeds {
+    /// The session's id string (listing orders by it; `session` reads it).
+    var name = false
+    /// String fields resolved for the summary; the others stay absent (nothing reads them).
+    var profile = false
+    var placement = false
+    var variation = false
+    var onboarding = false
+    /// Last-write-wins answers (`answer(…)`).
+    var answers = false
+    /// When each screen index was first reached (the screen funnel).
+    var reachTimes = false
+    /// Breakdown columns of a screen funnel, evaluated on the session's first event with a screen index.
+    var funnelBy: [BoundColumn] = []
+    var now = Timestamp(microseconds: 0)
+
+    init() {}
+
+    init(_ query: CheckedQuery, now: Timestamp) {
+        self.now = now
+        var bounds = query.filters + query.rowColumns.map(\.bound)
+        switch query.reduction {
+        case .count(let by): bounds += by.map(\.bound)
+        case .stats(let aggregates, let by, _): bounds += aggregates.compactMap(\.argument) + by.map(\.bound)
+        case .top(_, let key): bounds.append(key.bound)
+        case .histogram(let value, _): bounds.append(value.bound)
+        case .funnel(let f):
+            reachTimes = f.steps.isEmpty
+            funnelBy = f.by
+        case nil: name = true  // listed rows are ordered by (started, session)
+        }
+        for b in bounds {
+            if b.contains(where: { $0 == .session(.session) }) { name = true }
+            if b.contains(where: { $0 == .session(.profile) }) { profile = true }
+            if b.contains(where: { $0 == .session(.placement) }) { placement = true }
+            if b.contains(where: { $0 == .session(.variation) }) { variation = true }
+            if b.contains(where: { $0 == .session(.onboarding) }) { onboarding = true }
+            if b.contains(where: { if case .answer = $0 { true } else { false } }) { answers = true }
+        }
+    }
+}
+
+extension Bound {
+    /// Whether the expression or any part of it satisfies `test`.
+    func contains(where test: (Bound) -> Bool) -> Bool {
+        if test(self) { return true }
+        switch self {
+        case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
+            return a.contains(where: test) || b.contains(where: test)
+        case .not(let a), .negate(let a): return a.contains(where: test)
+        case .member(let a, let items, _): return a.contains(where: test) || items.contains { $0.contains(where: test) }
+        default: return false
+        }
+    }
+}
+
+/// One session's ``SessionSummary``, folded from its events in any order.
+///
+/// Every "first" and "last" of the summary is kept with its `(time, seq)` position and replaced only by an
+/// earlier (later) event, so the result equals folding the events in `(time, seq)` order: the store's key
+/// order `(onboarding, screen, time, seq)` can feed it directly, with no per-session read. Strings stay
+/// ``StringID``s until ``summary(name:strings:needs:)``.
+/// Memory: a fixed part, plus one entry per distinct screen index (when reach times are needed) and per
+/// answered element (when answers are needed).
+struct SessionFold {
+    var first = OrderKey.highest
+    var last = OrderKey.lowest
+    var events = 0
+    var profileAt = OrderKey.highest
+    var profile: StringID = 0
+    var placementAt = OrderKey.highest
+    var placement: StringID = 0
+    var variationAt = OrderKey.highest
+    var variation: StringID = 0
+    /// The first event with a screen index: the session's onboarding, and a screen funnel's breakdown values.
+    var firstScreenAt = OrderKey.highest
+    var onboarding: StringID = 0
+    var funnelKeys: [Value] = []
+    var lastScreenAt = OrderKey.lowest
+    var lastScreen = -1
+    var totalScreens: Int?
+    var furthest = -1
+    /// The earliest time of each screen index seen, in arrival order (for reach times).
+    var screenTimes: [(screen: Int32, time: Int64)] = []
+    var completed = false
+    var paywall = false
+    var closed = false
+    var emailCollected = false
+    var kindsSeen: UInt32 = 0
+    var namesSeen: UInt32 = 0
+    var otherNames: [StringID] = []
+    var outcomeAt = OrderKey.lowest
+    var outcome: Exit?
+    /// Element id → (position, answer) of the last state update.
+    var answers: [StringID: (at: OrderKey, value: Value)] = [:]
+
+    /// Folds one event.
+    @inline(__always)
+    mutating func add(_ view: EventView, strings: StringCache, needs: FoldNeeds) {
+        let r = view.record
+        let at = OrderKey(time: r.time.microseconds, seq: view.seq)
+        if at < first { first = at }
+        if last < at { last = at }
+        events += 1
+        if let p = r.profile, at < profileAt { profileAt = at; profile = p }
+        if let p = r.placement, at < placementAt { placementAt = at; placement = p }
+        if let v = r.variation, at < variationAt { variationAt = at; variation = v }
+        if let screen = r.screenIndex {
+            if at < firstScreenAt {
+                firstScreenAt = at
+                onboarding = r.onboarding ?? 0
+                if !needs.funnelBy.isEmpty {
+                    let row = StoreEventRow(view: view, strings: strings)
+                    funnelKeys = needs.funnelBy.map { column in
+                        column.bound.evaluate(now: needs.now) { b in
+                            if case .event(let f) = b { return row.value(f) }
+                            return .null
+                        }
+                    }
+                }
+            }
+            if lastScreenAt < at { lastScreenAt = at; lastScreen = screen }
+            if let t = r.totalScreens { totalScreens = max(totalScreens ?? t, t) }
+            if screen > furthest { furthest = screen }
+            if needs.reachTimes { noteScreen(screen, at.time) }
+        }
+        let kind = r.kind
+        kindsSeen |= SessionSummary.bit(kind)
+        var terminal: Exit?
+        switch kind {
+        case .analytics:
+            var known = r.knownAnalyticsName
+            if known == nil, case .unknown(let id)? = r.analyticsName {
+                // A name outside the known list, verbatim; classified by its text like the generic fold does.
+                if let text = strings.string(id) {
+                    known = AnalyticsName(rawValue: text)
+                    if known == nil, !otherNames.contains(id) { otherNames.append(id) }
+                }
+            }
+            if let known {
+                namesSeen |= SessionSummary.bit(known)
+                if known == .onboardingCompleted { completed = true; terminal = .completed }
+                if known == .userEmailCollected { emailCollected = true }
+            }
+        case .stateUpdated:
+            if needs.answers, let element = r.elementID, let text = strings.string(element), !text.isEmpty {
+                if answers[element].map({ $0.at < at }) ?? true {
+                    answers[element] = (at, StoreEventRow(view: view, strings: strings).value(.value))
+                }
+            }
+        case .openPaywall: paywall = true; terminal = .paywall
+        case .close: closed = true; terminal = .closed
+        case .error: terminal = .error
+        default: break
+        }
+        if let terminal, outcomeAt < at { outcomeAt = at; outcome = terminal }
+    }
+
+    @inline(__always)
+    private mutating func noteScreen(_ screen: Int, _ time: Int64) {
+        let s = Int32(truncatingIfNeeded: screen)
+        // The store's key order brings a session's screens in ascending runs: the last entry is the usual hit.
+        if let i = screenTimes.lastIndex(where: { $0.screen == s }) {
+            if time < screenTimes[i].time { screenTimes[i].time = time }
+        } else {
+            if screenTimes.isEmpty { screenTimes.reserveCapacity(12) }
+            screenTimes.append((s, time))
+        }
+    }
+
+    /// The summary the same events give ``SessionSummary/add(_:)`` in `(time, seq)` order.
+    func summary(name: String, strings: StringCache, needs: FoldNeeds) -> SessionSummary {
+        let s = SessionSummary(id: name)
+        guard events > 0 else { return s }
+        if needs.profile, profileAt != .highest { s.profile = strings.string(profile) }
+        if needs.placement, placementAt != .highest { s.placement = strings.string(placement) }
+        if needs.variation, variationAt != .highest { s.variation = strings.string(variation) }
+        if needs.onboarding, firstScreenAt != .highest { s.onboarding = strings.string(onboarding) }
+        s.started = Timestamp(microseconds: first.time)
+        s.ended = Timestamp(microseconds: last.time)
+        s.eventCount = events
+        if furthest >= 0 {
+            s.furthestScreen = furthest
+            s.lastScreen = lastScreen
+            s.totalScreens = totalScreens
+        }
+        if needs.reachTimes, furthest >= 0 {
+            // reachTimes[i]: the earliest event at a screen >= i (when the furthest index first became >= i).
+            var reach = [Int64](repeating: .max, count: furthest + 1)
+            for (screen, time) in screenTimes where screen >= 0 && time < reach[Int(screen)] { reach[Int(screen)] = time }
+            var running = Int64.max
+            for i in stride(from: furthest, through: 0, by: -1) {
+                running = min(running, reach[i])
+                reach[i] = running
+            }
+            s.reachTimes = reach.map { Timestamp(microseconds: $0) }
+        }
+        s.completed = completed
+        s.paywall = paywall
+        s.closed = closed
+        s.emailCollected = emailCollected
+        s.outcome = outcome
+        s.kindsSeen = kindsSeen
+        s.namesSeen = namesSeen
+        s.otherNamesSeen = otherNames.compactMap { strings.string($0) }
+        if needs.answers {
+            for (element, entry) in answers {
+                if let text = strings.string(element) { s.answers[text] = entry.value }
+            }
+        }
+        return s
+    }
+}
+
+/// Session id → slot, open addressing over a power-of-two table: the whole-store fold looks one up per event,
+/// where a `Dictionary` would hash with SipHash. Keys are stored plus one, so 0 marks an empty entry and every
+/// 32-bit id is a valid key.
+struct SessionSlots {
+    private var keys: [UInt64]
+    private var slots: [Int32]
+    private var mask: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        var size = 1024
+        while size < capacity * 2 { size <<= 1 }
+        keys = [UInt64](repeating: 0, count: size)
+        slots = [Int32](repeating: -1, count: size)
+        mask = size - 1
+    }
+
+    @inline(__always)
+    private static func start(_ key: UInt32, _ mask: Int) -> Int {
+        Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+    }
+
+    /// The slot of `key`, inserting it with slot `count` (the next one) when new.
+    @inline(__always)
+    mutating func slot(_ key: UInt32) -> (slot: Int, inserted: Bool) {
+        let stored = UInt64(key) + 1
+        var i = SessionSlots.start(key, mask)
+        while true {
+            let k = keys[i]
+            if k == stored { return (Int(slots[i]), false) }
+            if k == 0 { break }
+            i = (i + 1) & mask
+        }
+        keys[i] = stored
+        slots[i] = Int32(truncatingIfNeeded: count)
+        count += 1
+        if count * 2 > keys.count { grow() }
+        return (count - 1, true)
+    }
+
+    /// The slot of `key`, or nil when it was never inserted.
+    @inline(__always)
+    func existingSlot(_ key: UInt32) -> Int? {
+        let stored = UInt64(key) + 1
+        var i = SessionSlots.start(key, mask)
+        while true {
+            let k = keys[i]
+            if k == stored { return Int(slots[i]) }
+            if k == 0 { return nil }
+            i = (i + 1) & mask
+        }
+    }
+
+    private mutating func grow() {
+        let oldKeys = keys, oldSlots = slots
+        keys = [UInt64](repeating: 0, count: oldKeys.count * 2)
+        slots = [Int32](repeating: -1, count: oldKeys.count * 2)
+        mask = keys.count - 1
+        for (j, k) in oldKeys.enumerated() where k != 0 {
+            var i = SessionSlots.start(UInt32(truncatingIfNeeded: k - 1), mask)
+            while keys[i] != 0 { i = (i + 1) & mask }
+            keys[i] = k
+            slots[i] = oldSlots[j]
+        }
+    }
+}
+
+/// Folds of the sessions of a whole-store scan, by slot, mutated in place (an `Array` element reached from
+/// inside the scan's closure is copied out and back, and checked for exclusive access, on every event).
+final class FoldStorage {
+    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<SessionFold>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    /// Appends an empty fold and returns its slot.
+    func append() -> Int {
+        if count == capacity {
+            let bigger = UnsafeMutablePointer<SessionFold>.allocate(capacity: capacity * 2)
+            bigger.moveInitialize(from: base, count: count)
+            base.deallocate()
+            base = bigger
+            capacity *= 2
+        }
+        (base + count).initialize(to: SessionFold())
+        count += 1
+        return count - 1
+    }
+}

@@ -1,0 +1,26 @@
+import BoardwalkGenerator
+import Testing
+@testable import BoardwalkQuery
+
+/// The selection path of `Percentile.of` must give exactly what sorting gives, ties and extremes included.
+@Test func percentileBySelectionEqualsPercentileOfTheSortedValues() {
+    var rng = SplitMix64(seed: 0x9E7C)
+    let quantiles = [0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1]
+    var compared = 0
+    for round in 0..<300 {
+        let n = Int.random(in: 1...400, using: &rng)
+        // Few distinct values in some rounds (many ties, like durations in whole seconds), many in others.
+        let distinct = round % 3 == 0 ? 4 : 1_000_000
+        var values = (0..<n).map { _ in Double(Int.random(in: 0..<distinct, using: &rng)) * 1.5 }
+        if round % 5 == 0 { values.sort() }  // already sorted input
+        if round % 7 == 0 { values.sort(by: >) }  // reversed input
+        for q in quantiles {
+            let expected = Percentile.ofSorted(values.sorted(), q)
+            let got = Percentile.of(values, q)
+            #expect(got == expected, "n \(n), q \(q)")
+            compared += 1
+        }
+    }
+    #expect(compared == 3000)
+    #expect(Percentile.of([], 0.5) == nil)
+}
