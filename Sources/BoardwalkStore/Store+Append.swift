@@ -318,6 +318,13 @@ final class WriterState {
             }
             return id
         }
+
+        /// A string the table's identity cache knows is answered in place (no retain, nothing to persist);
+        /// anything else goes through ``intern(_:)``.
+        mutating func intern(at string: UnsafePointer<String>) throws -> StringID {
+            if let id = table.cachedID(at: string) { return id }
+            return try intern(string.pointee)
+        }
     }
 
     /// Brings the caches up to date with the store: loads the dictionary on first use, and reloads what
@@ -424,14 +431,21 @@ final class WriterState {
             // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). Rare, so only such
             // events are copied and fixed; an empty event id is simply not looked up.
             let needsNormalization = Store.needsNormalization(at: original)
+            // Made once, for the duplicate check and the encoder (which would otherwise parse it again).
+            var idRef: EventIDRef? = nil
             if let id = original.pointee.eventID, !id.isEmpty {
                 // A duplicate has the same group, time and event id as a stored event or an earlier one
                 // of this batch (docs/storage.md, "Duplicates").
                 var group = UInt64(RecordFormat.noOnboarding) << 16 | UInt64(RecordFormat.noScreen)
-                if let meta = original.pointee.meta, meta.screenIndex >= 0 && meta.screenIndex <= Meta.maxScreenIndex {
-                    group = UInt64(try interner.intern(meta.onboardingID)) << 16 | UInt64(meta.screenIndex)
+                if let screen = original.pointee.meta?.screenIndex, screen >= 0 && screen <= Meta.maxScreenIndex {
+                    let onboarding = try original.pointer(to: \.meta)!.withMemoryRebound(to: Meta.self, capacity: 1) {
+                        try interner.intern(at: $0.pointer(to: \.onboardingID)!)
+                    }
+                    group = UInt64(onboarding) << 16 | UInt64(screen)
                 }
-                let key = DuplicateKey(group: group, timeBits: timeBits, id: try EventIDRef(interning: id, strings: &interner))
+                let ref = try EventIDRef(interning: id, strings: &interner)
+                idRef = ref
+                let key = DuplicateKey(group: group, timeBits: timeBits, id: ref)
                 if !batchIDs.insert(key).inserted {
                     duplicates += 1
                     continue
@@ -451,9 +465,9 @@ final class WriterState {
                     event.session = name
                     if isNew { inferredSessions += 1 }
                 }
-                record = try encoder.appendBody(event, strings: &interner)
+                record = try withUnsafePointer(to: &event) { try encoder.appendBody(at: $0, strings: &interner, eventID: idRef) }
             } else {
-                record = try encoder.appendBody(original.pointee, strings: &interner)
+                record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef)
             }
             let onboarding = record.header.keyOnboarding
             let screen = record.header.keyScreenIndex
