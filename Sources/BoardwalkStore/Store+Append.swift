@@ -200,6 +200,8 @@ final class WriterState {
     private var loadedRanges: [UInt64: ClosedRange<UInt64>] = [:]
     private let scratch: UnsafeMutableRawPointer
     private let chunk: UnsafeMutableRawPointer
+    /// The size at which a block is sealed: one overflow page (``Layout/blockTarget(pageSize:)``).
+    private let blockTarget: Int
 
     struct InferState {
         var session: UInt32
@@ -256,9 +258,10 @@ final class WriterState {
         var maxTotalScreens: UInt32 = 0
     }
 
-    init(dbs: Databases, cache: StringCache) {
+    init(dbs: Databases, cache: StringCache, pageSize: Int) {
         self.dbs = dbs
         self.cache = cache
+        blockTarget = Layout.blockTarget(pageSize: pageSize)
         scratch = .allocate(byteCount: 2048, alignment: 8)
         chunk = .allocate(byteCount: 4 + Layout.batchChunk * Layout.eventKeySize, alignment: 8)
     }
@@ -645,10 +648,13 @@ final class WriterState {
         sortBuffer = target
     }
 
-    /// `events`: the batch's events in blocks, one per run of a group (onboarding, screen) in
-    /// (group, time, seq) order, split where a run spans ``Layout/blockSpan`` or fills
-    /// ``Layout/maxBlockBytes``. Each block is put under its first event's key; the keys are kept for
-    /// `batches`. Blocks of a group are written in key order, so consecutive puts land on the same pages.
+    /// `events`: the batch's events in blocks, in (group, time, seq) order. A group's run first grows the
+    /// group's newest stored block (its last key) when the run's first event sorts after that block's
+    /// last event, less than ``Layout/blockSpan`` after its first, and fits under the target size; the
+    /// block is rewritten under the same key. Otherwise, and past that block, new blocks start, split
+    /// where a run spans ``Layout/blockSpan`` or would pass the target size (one overflow page, so that a
+    /// sealed block fills its page). Every block written is listed for `batches`; blocks of a group are
+    /// written in key order, so consecutive puts land on the same pages.
     private func writeEvents(_ txn: Transaction) throws {
         order.removeAll(keepingCapacity: true)
         for (i, e) in entries.enumerated() {
@@ -689,10 +695,26 @@ final class WriterState {
                     current.minTime = min(current.minTime, time)
                     current.maxTime = max(current.maxTime, time)
                     current.maxTotalScreens = max(current.maxTotalScreens, e.totalScreens)
-                    if open && (e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
-                                || time &- builder.firstTime >= Layout.blockSpan || builder.byteCount >= Layout.maxBlockBytes) {
+                    let newGroup = !open || e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
+                    if open && (newGroup || time &- builder.firstTime >= Layout.blockSpan
+                                || builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) > blockTarget) {
                         try putBlock(&c, blockKey, builder, &blockKeys)
                         open = false
+                    }
+                    if newGroup, let tail = try groupTail(&c, onboarding: e.onboarding, screen: e.screen),
+                       time >= tail.lastTime, time &- Layout.time(fromBits: tail.key.timeBits) < Layout.blockSpan,
+                       tail.bytes + e.body.count + 24 <= blockTarget
+                    {
+                        // Grow the group's newest block (see the doc comment); a block that does not decode
+                        // is left as it is, for check() and readers to report.
+                        do {
+                            try builder.resume(tail.value, firstTime: Layout.time(fromBits: tail.key.timeBits), firstSeq: tail.key.seq)
+                            if builder.canAppend(time: time, seq: e.seq),
+                               builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) <= blockTarget {
+                                blockKey = tail.key
+                                open = true
+                            }
+                        } catch {}
                     }
                     if !open {
                         blockKey = EventKey(onboarding: e.onboarding, screen: e.screen, timeBits: e.timeBits, seq: e.seq)
@@ -704,6 +726,29 @@ final class WriterState {
                 if open { try putBlock(&c, blockKey, builder, &blockKeys) }
             }
         }
+    }
+
+    /// The newest block of a group (the last key of its range), if it has one: its key, value and last
+    /// event's time. The value points into the map and is valid until the next write.
+    private func groupTail(_ c: inout Cursor, onboarding: UInt32, screen: UInt16) throws
+        -> (key: EventKey, value: UnsafeRawBufferPointer, bytes: Int, lastTime: Int64)?
+    {
+        let group = UInt64(onboarding) << 16 | UInt64(screen)
+        var found: Bool
+        if group == 0xFFFF_FFFF_FFFF {
+            found = try c.last()
+        } else {
+            let after = group + 1
+            found = try EventKey(onboarding: UInt32(truncatingIfNeeded: after >> 16), screen: UInt16(truncatingIfNeeded: after),
+                                 timeBits: 0, seq: 0).withBytes { try c.seek($0) }
+            found = found ? try c.previous() : try c.last()
+        }
+        guard found, let key = EventKey(c.key), key.onboarding == onboarding, key.screen == screen else { return nil }
+        // The header alone gives the last time; a damaged header means no growing.
+        guard let header = try? EventBlockReader(c.value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq) else {
+            return nil
+        }
+        return (key, c.value, c.value.count, header.lastTime)
     }
 
     /// Puts a finished block under `key` and notes its key and its group's latest time.

@@ -329,7 +329,7 @@ import Testing
             store.close()
         }
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
-        #expect(error?.kind == .newerFormat(found: 99, supported: 2))
+        #expect(error?.kind == .newerFormat(found: 99, supported: 3))
     }
 
     @Test func refusesASecondOpenInOneProcess() throws {
