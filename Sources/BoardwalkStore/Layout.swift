@@ -50,6 +50,9 @@ enum Layout {
     /// The most events a block can hold: a block is sealed before passing ``blockTarget(pageSize:)``
     /// (at most 64 KiB pages) unless it holds one event, and each event takes at least three bytes.
     static let maxBlockEvents = (64 << 10) / 3 + 1
+    /// A session's newest list is grown by later batches while it is smaller than this (then a new list
+    /// starts): lists stay well inside a leaf page, and a session scan never decodes much to skip.
+    static let maxGrownListBytes = 512
     /// The longest checkpoint key, in UTF-8 bytes.
     static let maxInlineKeyString = 400
     /// The inactivity gap that starts a new inferred session: 30 minutes (semantics rule 10).

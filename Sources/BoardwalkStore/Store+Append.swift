@@ -763,8 +763,9 @@ final class WriterState {
         if last > (pendingGroupMax[group] ?? groupMax[group] ?? 0) { pendingGroupMax[group] = last }
     }
 
-    /// `sessions`: one session list per session of the batch, its events in (time, seq) order, under the
-    /// key of its first event.
+    /// `sessions`: per session of the batch, its events in (time, seq) order appended to the session's
+    /// newest list when they sort after it and it is under ``Layout/maxGrownListBytes`` (rewritten under
+    /// the same key), else in a new list under the key of its first event.
     private func writeSessionIndex(_ txn: Transaction) throws {
         order.removeAll(keepingCapacity: true)
         for (i, e) in entries.enumerated() {
@@ -788,13 +789,40 @@ final class WriterState {
                 let time = Layout.time(fromBits: e.timeBits)
                 if !open {
                     session = e.session
-                    builder.start(time: time, seq: e.seq)
-                    open = true
+                    // Grow the session's newest list when this batch's events sort after it and it is
+                    // small; a list that does not decode is left as it is, for check() and readers.
+                    if let tail = try sessionTail(&c, session), tail.value.count < Layout.maxGrownListBytes {
+                        do {
+                            try builder.resume(tail.value, firstTime: tail.time, firstSeq: tail.seq)
+                            open = builder.canAppend(time: time, seq: e.seq)
+                        } catch {}
+                    }
+                    if !open {
+                        builder.start(time: time, seq: e.seq)
+                        open = true
+                    }
                 }
                 builder.append(onboarding: e.onboarding, screen: e.screen, time: time, seq: e.seq)
             }
             if open { try putList(&c, session, builder) }
         }
+    }
+
+    /// The newest list of `session` (its last key), if any: its first entry's time and seq, and its value
+    /// (pointing into the map, valid until the next write).
+    private func sessionTail(_ c: inout Cursor, _ session: UInt32) throws -> (time: Int64, seq: UInt64, value: UnsafeRawBufferPointer)? {
+        var found: Bool
+        if session == .max {
+            found = try c.last()
+        } else {
+            scratch.storeBE(session + 1, at: 0)
+            scratch.storeBE(UInt64(0), at: 4)
+            scratch.storeBE(UInt64(0), at: 12)
+            found = try c.seek(UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize))
+            found = found ? try c.previous() : try c.last()
+        }
+        guard found, c.key.count == Layout.sessionKeySize, c.key.be32(0) == session else { return nil }
+        return (Layout.time(fromBits: c.key.be64(4)), c.key.be64(12), c.value)
     }
 
     /// Puts a finished session list under (session, first time, first seq).
