@@ -38,10 +38,12 @@ enum Layout {
     /// (4) ‖ up to ``batchChunk`` block keys (22 bytes each).
     static let batchKeySize = 10
     static let batchChunk = 256
-    /// The widest time span of one block, in microseconds: events of a group at least this far after the
-    /// block's first event start a new block. A scan from time `t` seeks to `t - blockSpan + 1`: no block
-    /// that starts earlier holds an event at `t` or later.
-    static let blockSpan: Int64 = 3_600_000_000
+    /// The widest time span of one block, in microseconds (4 hours): events of a group at least this far
+    /// after the block's first event start a new block. A scan from time `t` seeks to `t - blockSpan + 1`:
+    /// no block that starts earlier holds an event at `t` or later. Four hours rather than one lets a
+    /// group that gets a few dozen events per hour fill a page before its block is sealed
+    /// (docs/storage.md, "Format 3: growing blocks").
+    static let blockSpan: Int64 = 4 * 3_600_000_000
     /// The size at which a block is sealed: what one LMDB overflow page holds (the page size less its
     /// 16-byte header), 4 080 bytes on 4 KiB pages. A value larger than about half a page is stored on
     /// overflow pages, which are whole pages: a block sealed just under one page fills it, and the leaf

@@ -78,21 +78,21 @@ import Testing
     }
 
     /// An event earlier than the group's newest block's last event starts a new block rather than
-    /// growing it; so does one an hour or more after the block's first event.
+    /// growing it; so does one a block span (4 hours) or more after the block's first event.
     @Test func lateAndDistantEventsStartNewBlocks() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir)
-        let hour: Int64 = 3_600_000_000
+        let span = Layout.blockSpan
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 100)])
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 200)])  // grows
         #expect(try blocks(store).count == 1)
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 150)])  // late: new block
         #expect(try blocks(store).count == 2)
-        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 150 + hour)])  // an hour after the newest block: new
+        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 150 + span)])  // a span after the newest block: new
         #expect(try blocks(store).count == 3)
         let times = try store.read { try $0.allEvents().map(\.event.time.microseconds) }
-        #expect(times == [100, 150, 200, 150 + hour])
+        #expect(times == [100, 150, 200, 150 + span])
         #expect(try store.check().isOK)
     }
 
