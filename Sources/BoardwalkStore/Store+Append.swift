@@ -48,7 +48,8 @@ extension Store {
     ///   `EncodingError` for an event the record format cannot hold (a screen index above 65 534); on a
     ///   throw nothing of the batch is stored.
     /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
-    ///   written (one per group and per session of the batch); duplicate detection reads stored blocks
+    ///   written or grown (one per group and per session of the batch, each after one cursor seek to the
+    ///   newest block or list it may grow); duplicate detection reads stored blocks
     ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
@@ -113,7 +114,8 @@ public struct StoreWriter {
     /// Appends a batch in this transaction: seqs, duplicates and inferred sessions exactly as
     /// ``Store/append(_:checkpoint:)``, durable when the transaction commits.
     /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
-    ///   written (one per group and per session of the batch); duplicate detection reads stored blocks
+    ///   written or grown (one per group and per session of the batch, each after one cursor seek to the
+    ///   newest block or list it may grow); duplicate detection reads stored blocks
     ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>) throws -> AppendResult {

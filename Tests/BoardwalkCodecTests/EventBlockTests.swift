@@ -138,6 +138,40 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
         return out
     }
 
+    /// A list resumed after some entries and given the rest is byte for byte the list built in one go
+    /// (the onboarding code 0, "same as before", continues across the cut); a damaged list is not resumed.
+    @Test func resumedListsEqualListsBuiltInOneGo() throws {
+        var entries: [Entry] = []
+        for i in 0..<40 {
+            let time: Int64 = 1_000 + Int64(i / 2) * 500
+            entries.append(Entry(onboarding: UInt32(i / 15), screen: UInt16(i % 7), time: time, seq: UInt64(10 + i)))
+        }
+        let whole = build(entries)
+        for cut in [1, 15, 39] {
+            let prefix = build(Array(entries[..<cut]))
+            var builder = SessionListBuilder(capacity: 8)
+            var failure: CodecError? = nil
+            prefix.withUnsafeBytes { raw in
+                do throws(CodecError) { try builder.resume(raw, firstTime: entries[0].time, firstSeq: entries[0].seq) } catch { failure = error }
+            }
+            #expect(failure == nil && builder.count == cut && builder.byteCount == prefix.count)
+            for e in entries[cut...] {
+                #expect(builder.canAppend(time: e.time, seq: e.seq))
+                builder.append(onboarding: e.onboarding, screen: e.screen, time: e.time, seq: e.seq)
+            }
+            #expect(!builder.canAppend(time: entries[39].time, seq: entries[39].seq))
+            #expect(builder.withList { Array($0) } == whole)
+        }
+        var damaged = build(entries)
+        damaged.removeLast()
+        var builder = SessionListBuilder()
+        var failure: CodecError? = nil
+        damaged.withUnsafeBytes { raw in
+            do throws(CodecError) { try builder.resume(raw, firstTime: entries[0].time, firstSeq: entries[0].seq) } catch { failure = error }
+        }
+        #expect(failure != nil && builder.count == 0)
+    }
+
     @Test func roundTripAndDamage() throws {
         var rng = SplitMix64(seed: 5)
         var entries: [Entry] = []
