@@ -792,8 +792,11 @@ final class WriterState {
                 if !open {
                     session = e.session
                     // Grow the session's newest list when this batch's events sort after it and it is
-                    // small; a list that does not decode is left as it is, for check() and readers.
-                    if let tail = try sessionTail(&c, session), tail.value.count < Layout.maxGrownListBytes {
+                    // small; a list that does not decode is left as it is, for check() and readers. A
+                    // session whose id is new in this transaction has no committed list: no seek for it
+                    // (with many sessions in flight, most sessions of a batch are new).
+                    if session < UInt32(committedStrings), let tail = try sessionTail(&c, session),
+                       tail.value.count < Layout.maxGrownListBytes {
                         do {
                             try builder.resume(tail.value, firstTime: tail.time, firstSeq: tail.seq)
                             open = builder.canAppend(time: time, seq: e.seq)

@@ -93,6 +93,11 @@ import Testing
         #expect(try blocks(store).count == 3)
         let times = try store.read { try $0.allEvents().map(\.event.time.microseconds) }
         #expect(times == [100, 150, 200, 150 + span])
+        // The session's list grew the same way: 100 and 200 in one list, 150 (late) starts another that
+        // the last event grows; a session scan merges them in time order.
+        let lists = try store.env.transaction(write: false) { txn in try txn.entries(store.dbs.sessions) }
+        #expect(lists == 2)
+        #expect(try store.read { try $0.events(inSession: "s0").map(\.event.time.microseconds) } == [100, 150, 200, 150 + span])
         #expect(try store.check().isOK)
     }
 
