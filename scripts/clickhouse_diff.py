@@ -15,6 +15,8 @@ The script makes its own virtual environment with chdb (`--venv`, default .build
     python3 scripts/clickhouse_diff.py --sessions 2000 --generated 200 --seed 7
 """
 import argparse
+import csv
+import io
 import json
 import math
 import os
@@ -323,8 +325,11 @@ def normalize(v, answer):
         return v.replace("T", " ").rstrip("Z")
     if isinstance(v, list):
         return tuple(normalize(x, False) for x in v)
-    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
-        return None
+    # Kept apart from None: a NaN or an infinity where the other engine says "absent" is a mismatch.
+    if isinstance(v, float) and math.isnan(v):
+        return ("nan",)
+    if isinstance(v, float) and math.isinf(v):
+        return ("inf", v > 0)
     return v
 
 
@@ -429,7 +434,12 @@ def main():
                 failures += 1
                 continue
             bw_rows = json.loads(mine.stdout)
-            bw_columns = list(bw_rows[0].keys()) if bw_rows else None
+            if bw_rows:
+                bw_columns = list(bw_rows[0].keys())
+            else:
+                # An empty JSON array names no columns; the CSV header does.
+                header = run([bw, "--db", db, "query", "--format", "csv", q])
+                bw_columns = next(csv.reader(io.StringIO(header.stdout)), None) if header.returncode == 0 else None
             ch_columns = [m["name"] for m in theirs["meta"]]
             problem = None
             if bw_columns is not None and bw_columns != ch_columns:

@@ -49,6 +49,27 @@ struct ClickHouseCLITests {
         #expect(rest.stdout == all.stdout.split(separator: "\n", omittingEmptySubsequences: false)[(seqs.count / 2)...].joined(separator: "\n"))
     }
 
+    @Test("An event outside DateTime64's years stops the export with its seq, not a silently moved time")
+    func exportRefusesTimesClickHouseCannotHold() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 2400-01-01 and 2026-11-01 (milliseconds since the epoch): the first cannot be a DateTime64(6).
+        let lines = [13_569_465_600_000, 1_793_491_200_000].map { ms in
+            #"{"timestamp":\#(ms),"session_id":"s1","kind":"onboarding_loaded","meta":{"onboarding_id":"o","screen_cid":"welcome","screen_index":0,"total_screens":3}}"#
+        }
+        let path = directory.appendingPathComponent("old.ndjson").path
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let ingest = try boardwalk(["ingest", "--db", db, "-q", path])
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        let r = try boardwalk(["export", "--db", db, "--format", "clickhouse"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("event seq 0: its time 2400-01-01T00:00:00"), "\(r.stderr)")
+        #expect(r.stderr.contains("outside what ClickHouse's DateTime64 holds"))
+        // From the next seq on, everything fits.
+        let rest = try boardwalk(["export", "--db", db, "--format", "clickhouse", "--since-seq", "1"])
+        #expect(rest.status == 0, "\(rest.stderr)")
+        #expect(try rows(rest.stdout).count == 1)
+    }
+
     @Test("--schema prints the CREATE TABLE of docs/clickhouse.md")
     func schema() throws {
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -39,6 +39,28 @@ import Testing
         #expect(byValue.bytes == plain.bytes)
         #expect(valueStrings.strings == placeStrings.strings)
         #expect(valueStrings.strings == plainStrings.table.strings)
+        // `appendRecord(_:)` now runs the in-place code too, so the comparisons above only pin the plain
+        // interner's path against the cached one; what the in-place encoder wrote must also decode to the
+        // very events it read.
+        let bytes = Array(inPlace.bytes)
+        try bytes.withUnsafeBytes { raw in
+            var offset = 0
+            for event in events {
+                let view = try RecordView(record: raw, at: offset, stringLimit: StringID(placeStrings.count))
+                #expect(try view.event(strings: placeStrings.strings) == event)
+                offset += view.byteCount
+            }
+            #expect(offset == raw.count)
+        }
+    }
+
+    /// The in-place reads rebind an `Optional` payload's memory to the wrapped type; that is only sound
+    /// while the optional adds no bytes of its own (a present value sits unchanged at offset 0).
+    @Test func optionalPayloadsShareTheirLayout() {
+        #expect(MemoryLayout<String?>.size == MemoryLayout<String>.size)
+        #expect(MemoryLayout<String?>.stride == MemoryLayout<String>.stride)
+        #expect(MemoryLayout<Meta?>.size == MemoryLayout<Meta>.size)
+        #expect(MemoryLayout<Meta?>.stride == MemoryLayout<Meta>.stride)
     }
 
     /// A precomputed event id reference gives the bytes the encoder makes itself, for UUID ids (either

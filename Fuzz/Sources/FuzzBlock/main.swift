@@ -3,14 +3,15 @@ import BoardwalkModel
 import FuzzSupport
 
 /// Event-block and session-list readers: untrusted bytes must read or throw (never trap), and whatever
-/// reads must obey the format's rules and survive being built again byte for byte. The first 9 bytes of
-/// the input are the key's fields (time, seq, and a selector byte); the rest is the value.
+/// reads must obey the format's rules and survive being built again byte for byte. The first 17 bytes of
+/// the input are the key's fields (time, seq, and a selector byte), all 64 bits of each so the readers'
+/// overflow guards near `Int64.max` and `UInt64.max` are reached; the rest is the value.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBlock(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 17 else { return 0 }
     let raw = UnsafeRawBufferPointer(start: data, count: size)
-    let time = Int64(bitPattern: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)) >> 8
-    let seq = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self) >> 8
+    let time = Int64(bitPattern: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+    let seq = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
     let value = UnsafeRawBufferPointer(rebasing: raw[17...])
     if raw[16] & 1 == 0 { checkBlock(value, time: time, seq: seq) } else { checkList(value, time: time, seq: seq) }
     return 0

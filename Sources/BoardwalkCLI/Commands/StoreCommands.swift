@@ -296,6 +296,9 @@ enum ExportCommand: Command {
                 case "csv":
                     buffer += CSVExport.row(stored)
                 case "clickhouse":
+                    guard ClickHouseTable.timeRange.contains(stored.event.time) else {
+                        throw RuntimeError("event seq \(stored.seq): its time \(stored.event.time.iso8601) is outside what ClickHouse's DateTime64 holds (1900-01-01 to 2299-12-31); exported, it would silently become another time")
+                    }
                     buffer += ClickHouseTable.row(seq: stored.seq, event: stored.event)
                 default:
                     buffer += CanonicalJSON.line(stored.event)

@@ -27,7 +27,7 @@ public enum ClickHouseTable {
             onboarding     LowCardinality(Nullable(String)),
             screen         Nullable(Int32),
             screen_cid     Nullable(String),
-            total_screens  Nullable(Int32),
+            total_screens  Nullable(Int64),
             session        String,
             profile        Nullable(String),
             event_id       Nullable(String),
@@ -54,6 +54,11 @@ public enum ClickHouseTable {
 
         """
     }
+
+    /// The instants a `DateTime64(6)` column holds (1900-01-01 to 2299-12-31, UTC). ClickHouse stores a
+    /// time outside them as the nearest bound without a word, so the export refuses such an event instead.
+    public static let timeRange: ClosedRange<Timestamp> =
+        Timestamp(microseconds: -2_208_988_800_000_000)...Timestamp(microseconds: 10_413_791_999_999_999)
 
     /// One event as a `JSONEachRow` line (with its newline), in the columns of ``createStatement(table:)``.
     ///
