@@ -210,7 +210,7 @@ extension StoreEventSource {
     ///
     /// A session's events lie outside its onboarding's keys only when the store lists it in
     /// `spanning_sessions` (events in another onboarding, or events without a position): those few, found with
-    /// `Snapshot.spanningSessions(ofOnboarding:)`, are read through the session index; every other session of
+    /// `Snapshot.spanningSessions()`, are read through the session index; every other session of
     /// the scope is folded from the scan of its onboarding's range. Exact either way. Cost: O(sessions in
     /// scope + events in scope + spanning sessions of the store), never a pass over other onboardings.
     fileprivate func foldOnboardings(
@@ -241,11 +241,12 @@ extension StoreEventSource {
         let slotsInScope = table.count
         // Sessions with events outside their onboarding's range (or in two onboardings of the scope) are read
         // whole through the session index instead.
+        // The store's whole spanning list against the scope's table: one probe each, cheaper than
+        // `spanningSessions(ofOnboarding:)`'s `mdb_get` per listed session, and it covers every onboarding of
+        // the scope at once.
         var spanning = [Bool](repeating: false, count: slotsInScope)
-        for onboarding in scope {
-            for session in try snapshot.spanningSessions(ofOnboarding: onboarding) {
-                if let slot = table.existingSlot(session) { spanning[slot] = true }
-            }
+        for session in try snapshot.spanningSessions() {
+            if let slot = table.existingSlot(session) { spanning[slot] = true }
         }
         let folds = FoldStorage(capacity: slotsInScope)
         for _ in 0..<slotsInScope { _ = folds.append() }
