@@ -17,6 +17,17 @@ import Testing
         try store.read { snapshot in Set(try snapshot.spanningSessions().map { snapshot.string(for: $0)! }) }
     }
 
+    /// Each listed session with "o" (in several onboardings) and/or "u" (events without a position too).
+    func flags(_ store: Store) throws -> [String: String] {
+        try store.read { snapshot in
+            var out: [String: String] = [:]
+            for entry in try snapshot.spanningSessionEntries() {
+                out[snapshot.string(for: entry.id)!] = (entry.inSeveralOnboardings ? "o" : "") + (entry.hasEventsWithoutPosition ? "u" : "")
+            }
+            return out
+        }
+    }
+
     @Test func sessionsInTwoOnboardingsAreListedWhetherSeenInOneBatchOrAcrossBatches() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -36,7 +47,7 @@ import Testing
         #expect(try spanning(store) == ["s1"])
         _ = try store.append([simpleEvent(onboarding: 1, screen: 2, session: 3, time: 7_000),
                               simpleEvent(onboarding: 3, screen: 0, session: 1, time: 8_000)])
-        #expect(try spanning(store) == ["s1", "s3"])
+        #expect(try flags(store) == ["s1": "o", "s3": "o"])
         try store.read { snapshot in
             let onb1 = try #require(try snapshot.id(of: "onb-1"))
             let onb2 = try #require(try snapshot.id(of: "onb-2"))
@@ -71,8 +82,18 @@ import Testing
         // s1 errs outside the page, in a later batch; s4 starts with such an error, then enters onb-2.
         _ = try store.append([loose(session: 1, time: 3_000), loose(session: 4, time: 3_100)])
         #expect(try spanning(store) == ["s1"])
+        #expect(try flags(store) == ["s1": "u"])
         _ = try store.append([simpleEvent(onboarding: 2, screen: 0, session: 4, time: 4_000)])
-        #expect(try spanning(store) == ["s1", "s4"])
+        #expect(try flags(store) == ["s1": "u", "s4": "u"])
+        // s1 then enters a second onboarding; s5 arrives in one batch in two onboardings and without a position.
+        _ = try store.append([simpleEvent(onboarding: 2, screen: 1, session: 1, time: 5_000),
+                              simpleEvent(onboarding: 1, screen: 0, session: 5, time: 5_000),
+                              simpleEvent(onboarding: 3, screen: 0, session: 5, time: 5_100),
+                              loose(session: 5, time: 5_200)])
+        #expect(try flags(store) == ["s1": "ou", "s4": "u", "s5": "ou"])
+        // s4 errs again (a known pair) and enters a third onboarding key.
+        _ = try store.append([loose(session: 4, time: 6_000), simpleEvent(onboarding: 3, screen: 0, session: 4, time: 6_100)])
+        #expect(try flags(store) == ["s1": "ou", "s4": "ou", "s5": "ou"])
         let report = try store.check()
         #expect(report.isOK, "\(report)")
     }
@@ -92,16 +113,20 @@ import Testing
         _ = try store.append([simpleEvent(onboarding: 2, screen: 0, session: 1, time: 2_000)])
         #expect(try spanning(store) == ["s1"])
         #expect(try store.check().isOK)
-        // A wrong entry (s2 has events in onb-1 only) is reported.
+        // Wrong entries are reported: s2 has events in onb-1 only; s1 has no event without a position.
         try store.env.transaction(write: true) { txn in
-            let s2 = try #require(try Snapshot(txn: txn, dbs: store.dbs, cache: store.stringCache).id(of: "s2"))
-            let key = withUnsafeBytes(of: s2.bigEndian) { Array($0) }
-            try key.withUnsafeBytes { k in
-                try [UInt8]().withUnsafeBytes { v in _ = try txn.put(store.dbs.spanningSessions, k, v) }
+            let snapshot = try Snapshot(txn: txn, dbs: store.dbs, cache: store.stringCache)
+            for (name, flags) in [("s2", UInt8(2)), ("s1", UInt8(3))] {
+                let id = try #require(try snapshot.id(of: name))
+                let key = withUnsafeBytes(of: id.bigEndian) { Array($0) }
+                try key.withUnsafeBytes { k in
+                    try [flags].withUnsafeBytes { v in _ = try txn.put(store.dbs.spanningSessions, k, v) }
+                }
             }
         }
         let report = try store.check()
         #expect(!report.isOK)
         #expect(report.problems.contains { $0.hasPrefix("spanning_sessions: session") && $0.contains("under one onboarding") })
+        #expect(report.problems.contains { $0.hasPrefix("spanning_sessions: session") && $0.contains("has flags 3, but its events say 2") })
     }
 }

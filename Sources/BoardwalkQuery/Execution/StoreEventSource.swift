@@ -210,9 +210,11 @@ extension StoreEventSource {
     ///
     /// A session's events lie outside its onboarding's keys only when the store lists it in
     /// `spanning_sessions` (events in another onboarding, or events without a position): those few, found with
-    /// `Snapshot.spanningSessions()`, are read through the session index; every other session of
+    /// `Snapshot.spanningSessionEntries()`, are read through the session index, or for sessions whose only
+    /// other key is "no position", folded from a scan of the no-position range when that is cheaper; every other session of
     /// the scope is folded from the scan of its onboarding's range. Exact either way. Cost: O(sessions in
-    /// scope + events in scope + spanning sessions of the store), never a pass over other onboardings.
+    /// scope + events in scope + spanning sessions of the store, + the store's events without a position when
+    /// scanned), never a pass over other onboardings.
     fileprivate func foldOnboardings(
         _ snapshot: Snapshot, _ ranges: [ScanRange], strings: StringCache, needs: FoldNeeds,
         name: (StringID) throws(QueryError) -> String, tick: () throws(QueryError) -> Void,
@@ -243,10 +245,22 @@ extension StoreEventSource {
         // whole through the session index instead.
         // The store's whole spanning list against the scope's table: one probe each, cheaper than
         // `spanningSessions(ofOnboarding:)`'s `mdb_get` per listed session, and it covers every onboarding of
-        // the scope at once.
+        // the scope at once. Sessions in several onboardings are read through the session index; those whose
+        // only other key is "no position" are folded from the scans, the no-position range included, when
+        // scanning that range (the store's events without a position) is cheaper than reading them.
         var spanning = [Bool](repeating: false, count: slotsInScope)
-        for session in try snapshot.spanningSessions() {
-            if let slot = table.existingSlot(session) { spanning[slot] = true }
+        var unpositioned: [Int] = []
+        for entry in try snapshot.spanningSessionEntries() {
+            guard let slot = table.existingSlot(entry.id) else { continue }
+            if entry.inSeveralOnboardings { spanning[slot] = true } else { unpositioned.append(slot) }
+        }
+        var scanUnpositioned = false
+        if !unpositioned.isEmpty {
+            let unpositionedEvents = all.first { $0.id == RecordFormat.noOnboarding }?.events ?? 0
+            let perSession = Double(eventsInScope) / Double(max(slotsInScope, 1))
+            // A session-index read costs about 16 times a scanned event (see `onboardingScanRatio`).
+            scanUnpositioned = Double(unpositionedEvents) < 16 * perSession * Double(unpositioned.count)
+            if !scanUnpositioned { for slot in unpositioned { spanning[slot] = true } }
         }
         let folds = FoldStorage(capacity: slotsInScope)
         for _ in 0..<slotsInScope { _ = folds.append() }
@@ -259,6 +273,14 @@ extension StoreEventSource {
         }
         for onboarding in scope {
             try snapshot.forEachEvent(onboarding: onboarding) { view in
+                try fold(view)
+                return true
+            }
+        }
+        if scanUnpositioned {
+            // Only the scope's sessions are folded; sessions with no events in an onboarding (not in the table)
+            // and sessions read through the index are skipped.
+            try snapshot.forEachEvent(onboarding: RecordFormat.noOnboarding) { view in
                 try fold(view)
                 return true
             }
