@@ -145,6 +145,11 @@ final class IngestBench: Benchmark {
         defer { store.close() }
         try store.backup(to: dir + "/compacted")
         compactedBytes = allocatedDiskBytes(dir + "/compacted")
+        // `BOARDWALK_BENCH_KEEP_STORE=<dir>` keeps a copy of the last run's store there, for `mdb_stat -a`.
+        if let keep = ProcessInfo.processInfo.environment["BOARDWALK_BENCH_KEEP_STORE"] {
+            try? FileManager.default.removeItem(atPath: keep)
+            try FileManager.default.copyItem(atPath: dir + "/store", toPath: keep)
+        }
     }
 
     func run() throws -> UInt64 {

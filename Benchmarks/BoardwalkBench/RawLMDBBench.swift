@@ -237,7 +237,9 @@ struct BlockRows {
     var batchEnds: [Int] = []
     var events = 0
 
-    // The store's constants (Layout.blockSpan, Layout.maxBlockBytes, Layout.batchChunk).
+    // Store format 2's constants and blocks (one block per group and batch, never grown; format 3 grows
+    // a group's newest block across batches, which a prebuilt put loop cannot model): the peer measures
+    // LMDB's cost for per-batch blocks, as in the last session's figures.
     static let blockSpan: Int64 = 3_600_000_000
     static let maxBlockBytes = 32 << 10
     static let batchChunk = 256

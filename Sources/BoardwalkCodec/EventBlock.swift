@@ -70,6 +70,52 @@ public struct EventBlockBuilder {
         maxSeq = seq
     }
 
+    /// Starts from an existing block, so that more events can be appended to it: the store grows a
+    /// group's newest block over several batches instead of writing a new small block each time.
+    ///
+    /// The block is read (and checked) through ``EventBlockReader`` before anything is copied; on a throw
+    /// the builder holds an empty block started at (`firstTime`, `firstSeq`).
+    /// - Throws: ``CodecError`` when `bytes` is not a well-formed block.
+    /// - Complexity: O(events of the block) and one copy of its bytes.
+    public mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64) throws(CodecError) {
+        start(time: firstTime, seq: firstSeq)
+        var reader = try EventBlockReader(bytes, firstTime: firstTime, firstSeq: firstSeq)
+        let eventsStart = reader.reader.position
+        var lastSeq = firstSeq
+        while try reader.next() { lastSeq = reader.seq }
+        let n = bytes.count - eventsStart
+        if _slowPath(used + n > storage.capacity) { storage.grow(to: used + n) }
+        (storage.pointer + used).copyMemory(from: bytes.baseAddress! + eventsStart, byteCount: n)
+        used += n
+        _count = reader.count
+        _lastTime = reader.lastTime
+        self.lastSeq = lastSeq
+        minSeq = reader.minSeq
+        maxSeq = reader.maxSeq
+    }
+
+    /// Whether an event with `time` and `seq` may be appended now: it sorts after the last event (any
+    /// event may start an empty block, whose ``start(time:seq:)`` must then match it).
+    @inlinable
+    public func canAppend(time: Int64, seq: UInt64) -> Bool {
+        count == 0 || time > lastTime || (time == lastTime && seq > lastSeq)
+    }
+
+    /// The bytes the block would take after appending one more event with `time`, `seq` and a body of
+    /// `bodyCount` bytes (which must sort after the last event): what the store compares with its
+    /// target block size before appending.
+    @inlinable
+    public func byteCount(appending time: Int64, seq: UInt64, bodyCount: Int) -> Int {
+        if count == 0 {
+            return 4 + 2 + varintSize(UInt64(bodyCount)) + bodyCount
+        }
+        let event = varintSize(UInt64(bitPattern: time &- lastTime)) + varintSize(zigzag(Int64(bitPattern: seq &- lastSeq)))
+            + varintSize(UInt64(bodyCount)) + bodyCount
+        let header = varintSize(UInt64(count + 1)) + varintSize(UInt64(bitPattern: time &- firstTime))
+            + varintSize(firstSeq &- Swift.min(minSeq, seq)) + varintSize(Swift.max(maxSeq, seq) &- Swift.min(minSeq, seq))
+        return used - EventBlockBuilder.headerRoom + event + header
+    }
+
     /// The bytes the block will take if ``withBlock(_:)`` is called now.
     @inlinable
     public var byteCount: Int {

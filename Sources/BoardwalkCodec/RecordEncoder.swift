@@ -143,7 +143,7 @@ public struct RecordEncoder: Sendable {
     /// - Complexity: O(number of string fields) interner calls; no allocation once the buffer is warm.
     @inlinable @discardableResult
     public mutating func appendRecord<I: StringInterner>(_ event: borrowing Event, strings: inout I) throws -> EncodedRecord {
-        try append(event, strings: &strings, full: true)
+        try withUnsafePointer(to: event) { try append(at: $0, strings: &strings, full: true, eventID: nil) }
     }
 
     /// Appends a record body: the record without its length prefix and without the fields a store key
@@ -153,19 +153,47 @@ public struct RecordEncoder: Sendable {
     /// - Throws: as ``appendRecord(_:strings:)``.
     @inlinable @discardableResult
     public mutating func appendBody<I: StringInterner>(_ event: borrowing Event, strings: inout I) throws -> EncodedRecord {
-        try append(event, strings: &strings, full: false)
+        try withUnsafePointer(to: event) { try append(at: $0, strings: &strings, full: false, eventID: nil) }
+    }
+
+    /// ``appendRecord(_:strings:)`` for the event stored at `event`, read in place.
+    ///
+    /// The fastest entry point for events that sit in an array or buffer: the event is not copied, and
+    /// its string fields are handed to the interner as pointers (``StringInterner/intern(at:)``), so a
+    /// string the interner has seen recently costs no retain and release.
+    /// - Parameter event: an initialized event, unchanged until the call returns (the interner must not
+    ///   write to it).
+    @inlinable @discardableResult
+    public mutating func appendRecord<I: StringInterner>(at event: UnsafePointer<Event>, strings: inout I) throws -> EncodedRecord {
+        try append(at: event, strings: &strings, full: true, eventID: nil)
+    }
+
+    /// ``appendBody(_:strings:)`` for the event stored at `event`, read in place (see
+    /// ``appendRecord(at:strings:)``).
+    ///
+    /// - Parameter eventID: the event id's reference when the caller already made it with
+    ///   ``EventIDRef/init(interning:strings:)`` through the same interner (a store does, to find
+    ///   duplicates), so that the id is not parsed or interned twice; `nil` to let the encoder make it.
+    ///   It must be the reference of `event`'s own id; it is ignored when the event has no id.
+    @inlinable @discardableResult
+    public mutating func appendBody<I: StringInterner>(
+        at event: UnsafePointer<Event>, strings: inout I, eventID: EventIDRef? = nil
+    ) throws -> EncodedRecord {
+        try append(at: event, strings: &strings, full: false, eventID: eventID)
     }
 
     @inlinable
-    mutating func append<I: StringInterner>(_ event: borrowing Event, strings: inout I, full: Bool) throws -> EncodedRecord {
+    mutating func append<I: StringInterner>(
+        at event: UnsafePointer<Event>, strings: inout I, full: Bool, eventID: EventIDRef?
+    ) throws -> EncodedRecord {
         var bound = 160
-        if event.payload.kind == .stateUpdated { bound += RecordEncoder.choiceBound(event.payload) }
+        if event.pointee.payload.kind == .stateUpdated { bound += RecordEncoder.choiceBound(event.pointee.payload) }
         let base = reserve(bound)
         let start = used
-        var header = RecordHeader(time: event.time, onboarding: nil, screenIndex: nil)
+        var header = RecordHeader(time: event.pointee.time, onboarding: nil, screenIndex: nil)
         var session: StringID? = nil
         var w = ByteWriter(base: base, position: full ? start + 1 : start)
-        try RecordEncoder.write(event, into: &w, strings: &strings, full: full, header: &header, session: &session)
+        try RecordEncoder.write(event, into: &w, strings: &strings, full: full, eventID: eventID, header: &header, session: &session)
         let end = w.position
         if full {
             let length = end - start - 1
@@ -201,69 +229,99 @@ public struct RecordEncoder: Sendable {
         return id
     }
 
+    /// Interns the string stored at `string` in place (see ``StringInterner/intern(at:)``).
+    @inlinable @inline(__always)
+    static func intern<I: StringInterner>(at string: UnsafePointer<String>, _ strings: inout I) throws -> StringID {
+        let id = try strings.intern(at: string)
+        if id == RecordFormat.absent { throw EncodingError(.reservedStringID) }
+        return id
+    }
+
+    /// Interns the string of an optional stored at `string`, which the caller knows is not `nil`.
+    ///
+    /// `Optional<String>` keeps a present string's representation unchanged at offset 0 (`nil` is an
+    /// extra inhabitant, a bit pattern no `String` has), so the memory is rebound to `String` only for the
+    /// call, as layout-compatible types may be.
+    @inlinable @inline(__always)
+    static func intern<I: StringInterner>(present string: UnsafePointer<String?>, _ strings: inout I) throws -> StringID {
+        try string.withMemoryRebound(to: String.self, capacity: 1) { try intern(at: $0, &strings) }
+    }
+
+    /// Writes the record of the event stored at `event`.
+    ///
+    /// Why a pointer: passed by value (even `borrowing`), the event was copied whole at the call (a retain
+    /// and release of every string field), because the optimizer cannot prove that the interner's calls
+    /// leave the event's memory alone. Here the trivial fields are read by ``EventShape/init(_:)`` (not
+    /// inlined, so that no load of a whole `String?` or `Meta?` is merged across the interner's calls),
+    /// and the top-level strings are handed to the interner by address.
     @inlinable
     static func write<I: StringInterner>(
-        _ event: borrowing Event, into w: inout ByteWriter, strings: inout I, full: Bool,
+        _ event: UnsafePointer<Event>, into w: inout ByteWriter, strings: inout I, full: Bool, eventID: EventIDRef?,
         header: inout RecordHeader, session: inout StringID?
     ) throws {
-        let payload = event.payload
-        let kind = payload.kind
-        w.byte(UInt8(RecordFormat.version) << RecordFormat.versionShift | kind.code)
+        let shape = EventShape(event, parseEventID: eventID == nil)
+        w.byte(UInt8(RecordFormat.version) << RecordFormat.versionShift | shape.kind.code)
 
-        var flags: UInt64 = 0
-        if event.session != nil { flags |= RecordFormat.flagSession }
-        if event.profile != nil { flags |= RecordFormat.flagProfile }
-        var uuid: (UInt64, UInt64) = (0, 0)
-        if let id = event.eventID {
-            if let (hi, lo, upper) = parseUUID(id) {
-                uuid = (hi, lo)
-                flags |= (upper ? 3 : 2) << RecordFormat.eventIDShift
-            } else {
-                flags |= 1 << RecordFormat.eventIDShift
+        var flags = shape.flags
+        var idRef: EventIDRef? = nil
+        if shape.hasEventID {
+            idRef = eventID ?? shape.uuid
+            switch idRef {
+            case .uuid(_, _, let upper): flags |= (upper ? 3 : 2) << RecordFormat.eventIDShift
+            default: flags |= 1 << RecordFormat.eventIDShift
             }
         }
-        if event.placement != nil { flags |= RecordFormat.flagPlacement }
-        if event.variation != nil { flags |= RecordFormat.flagVariation }
-        if let meta = event.meta {
-            guard meta.screenIndex >= 0 && meta.screenIndex <= Meta.maxScreenIndex else {
-                throw EncodingError(.screenIndexOutOfRange(meta.screenIndex))
+        if flags & RecordFormat.flagMeta != 0 {
+            guard shape.screenIndex >= 0 && shape.screenIndex <= Meta.maxScreenIndex else {
+                throw EncodingError(.screenIndexOutOfRange(shape.screenIndex))
             }
-            flags |= RecordFormat.flagMeta
         }
         w.varint(flags)
 
-        if let meta = event.meta {
-            let onboarding = try intern(meta.onboardingID, &strings)
-            header.onboarding = onboarding
-            header.screenIndex = UInt16(meta.screenIndex)
-            if full {
-                w.fixed64(UInt64(bitPattern: event.time.microseconds))
-                w.varint32(onboarding)
-                w.varint(UInt64(meta.screenIndex))
+        if flags & RecordFormat.flagMeta != 0 {
+            try event.pointer(to: \.meta)!.withMemoryRebound(to: Meta.self, capacity: 1) { meta in
+                let onboarding = try intern(at: meta.pointer(to: \.onboardingID)!, &strings)
+                header.onboarding = onboarding
+                header.screenIndex = UInt16(shape.screenIndex)
+                if full {
+                    w.fixed64(UInt64(bitPattern: shape.time))
+                    w.varint32(onboarding)
+                    w.varint(UInt64(shape.screenIndex))
+                }
+                w.varint32(try intern(at: meta.pointer(to: \.screenClientID)!, &strings))
+                w.signed(Int64(shape.totalScreens))
             }
-            w.varint32(try intern(meta.screenClientID, &strings))
-            w.signed(Int64(meta.totalScreens))
         } else if full {
-            w.fixed64(UInt64(bitPattern: event.time.microseconds))
+            w.fixed64(UInt64(bitPattern: shape.time))
         }
-        if let s = event.session {
-            let id = try intern(s, &strings)
+        if flags & RecordFormat.flagSession != 0 {
+            let id = try intern(present: event.pointer(to: \.session)!, &strings)
             session = id
             w.varint32(id)
         }
-        if let s = event.profile { w.varint32(try intern(s, &strings)) }
-        if let s = event.eventID {
-            if flags & (3 << RecordFormat.eventIDShift) == 1 << RecordFormat.eventIDShift {
-                w.varint32(try intern(s, &strings))
-            } else {
-                w.base.storeBytes(of: uuid.0.bigEndian, toByteOffset: w.position, as: UInt64.self)
-                w.base.storeBytes(of: uuid.1.bigEndian, toByteOffset: w.position + 8, as: UInt64.self)
-                w.position += 16
-            }
+        if flags & RecordFormat.flagProfile != 0 { w.varint32(try intern(present: event.pointer(to: \.profile)!, &strings)) }
+        switch idRef {
+        case .uuid(let hi, let lo, _):
+            w.base.storeBytes(of: hi.bigEndian, toByteOffset: w.position, as: UInt64.self)
+            w.base.storeBytes(of: lo.bigEndian, toByteOffset: w.position + 8, as: UInt64.self)
+            w.position += 16
+        case .string(let id):
+            w.varint32(id)
+        case nil:
+            // Not a UUID: interned here, in field order, so that ids are assigned as always.
+            if shape.hasEventID { w.varint32(try intern(present: event.pointer(to: \.eventID)!, &strings)) }
         }
-        if let s = event.placement { w.varint32(try intern(s, &strings)) }
-        if let s = event.variation { w.varint32(try intern(s, &strings)) }
+        if flags & RecordFormat.flagPlacement != 0 { w.varint32(try intern(present: event.pointer(to: \.placement)!, &strings)) }
+        if flags & RecordFormat.flagVariation != 0 { w.varint32(try intern(present: event.pointer(to: \.variation)!, &strings)) }
 
+        if let byte = shape.payloadByte {
+            // A payload without strings (most analytics events, `onboarding_loaded`): nothing to load.
+            if shape.kind != .onboardingLoaded { w.byte(byte) }
+            return
+        }
+        // Payload strings are loaded (retained) as before: the payload is a multi-payload enum, whose
+        // cases' fields cannot be addressed in place; most events carry no payload string.
+        let payload = event.pointee.payload
         switch payload {
         case .analytics(let analytics):
             switch analytics {
@@ -423,6 +481,52 @@ func formatUUID(hi: UInt64, lo: UInt64, upper: Bool) -> String {
         p.storeBytes(of: UInt32(truncatingIfNeeded: g45 >> 32).littleEndian, toByteOffset: 24, as: UInt32.self)
         p.storeBytes(of: g6.littleEndian, toByteOffset: 28, as: UInt64.self)
         return 36
+    }
+}
+
+/// The trivial facts of an event the encoder needs, read in one call that is not inlined: inlined into the
+/// encoder, the optimizer merged the loads of whole `String?` and `Meta?` fields and kept the copy alive
+/// (retained) across the interner's calls. Read here, each check is a compare of a word in place.
+@usableFromInline
+struct EventShape {
+    /// The record flags for session, profile, placement, variation and meta (the event id's bits are
+    /// added by the encoder).
+    @usableFromInline var flags: UInt64 = 0
+    @usableFromInline var hasEventID = false
+    /// The event id as a UUID, when it is one (`nil` for another id, or no id).
+    @usableFromInline var uuid: EventIDRef? = nil
+    @usableFromInline var time: Int64 = 0
+    @usableFromInline var screenIndex = 0
+    @usableFromInline var totalScreens = 0
+    @usableFromInline var kind: EventKind = .onboardingLoaded
+    /// The payload's whole encoding when it holds no string: the analytics byte of a known name other
+    /// than `screen_completed`, or 0 for `onboarding_loaded` (which writes nothing); `nil` otherwise.
+    @usableFromInline var payloadByte: UInt8? = nil
+
+    /// Reads `event`'s trivial fields; parses its id as a UUID only when `parseEventID`.
+    @usableFromInline @inline(never)
+    init(_ event: UnsafePointer<Event>, parseEventID: Bool) {
+        time = event.pointee.time.microseconds
+        kind = event.pointee.payload.kind
+        if event.pointee.session != nil { flags |= RecordFormat.flagSession }
+        if event.pointee.profile != nil { flags |= RecordFormat.flagProfile }
+        if event.pointee.placement != nil { flags |= RecordFormat.flagPlacement }
+        if event.pointee.variation != nil { flags |= RecordFormat.flagVariation }
+        if let index = event.pointee.meta?.screenIndex {
+            flags |= RecordFormat.flagMeta
+            screenIndex = index
+            totalScreens = event.pointee.meta.unsafelyUnwrapped.totalScreens
+        }
+        if let id = event.pointee.eventID {
+            hasEventID = true
+            if parseEventID, let (hi, lo, upper) = parseUUID(id) { uuid = .uuid(high: hi, low: lo, uppercase: upper) }
+        }
+        switch event.pointee.payload {
+        case .onboardingLoaded: payloadByte = 0
+        case .analytics(.screenCompleted), .analytics(.unknown): break
+        case .analytics(let a): payloadByte = a.knownName.unsafelyUnwrapped.code
+        default: break
+        }
     }
 }
 

@@ -51,6 +51,36 @@ public struct SessionListBuilder {
         lastSeq = seq
     }
 
+    /// Starts from an existing list, so that more entries can be appended to it (the store grows a
+    /// session's newest list over several batches). The list is read and checked before anything is
+    /// copied; on a throw the builder holds an empty list started at (`firstTime`, `firstSeq`).
+    /// - Throws: ``CodecError`` when `bytes` is not a well-formed list.
+    /// - Complexity: O(entries of the list) and one copy of its bytes.
+    public mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64) throws(CodecError) {
+        start(time: firstTime, seq: firstSeq)
+        var reader = try SessionListReader(bytes, firstTime: firstTime, firstSeq: firstSeq)
+        let entriesStart = reader.reader.position
+        while try reader.next() {}
+        let n = bytes.count - entriesStart
+        if _slowPath(used + n > storage.capacity) { storage.grow(to: used + n) }
+        (storage.pointer + used).copyMemory(from: bytes.baseAddress! + entriesStart, byteCount: n)
+        used += n
+        _count = reader.count
+        lastTime = reader.time
+        lastSeq = reader.seq
+        lastOnboarding = reader.onboarding
+    }
+
+    /// Whether an entry with `time` and `seq` may be appended now (it sorts after the last entry).
+    @inlinable
+    public func canAppend(time: Int64, seq: UInt64) -> Bool {
+        count == 0 || time > lastTime || (time == lastTime && seq > lastSeq)
+    }
+
+    /// The bytes the list takes if ``withList(_:)`` is called now.
+    @inlinable
+    public var byteCount: Int { used - SessionListBuilder.headerRoom + varintSize(UInt64(count)) }
+
     /// Appends an entry, in strictly increasing (time, seq) order starting with the one given to
     /// ``start(time:seq:)``.
     @inlinable

@@ -8,9 +8,11 @@ import BoardwalkModel
 /// times before 1970 (which the model does not produce, but a caller could) still sort first.
 enum Layout {
     /// The format this code writes. A store whose `meta/format` is larger is refused at open.
-    /// Format 2 keeps events in blocks (many events per value); format 1 had one entry per event. A
-    /// format-1 store is refused at open (no migration: re-import it).
-    static let formatVersion: UInt32 = 2
+    /// Format 3 grows a group's newest block over several batches (a block may hold events of several
+    /// batches, so a `batches` entry lists blocks that also hold other batches' seqs); format 2 wrote one
+    /// block per group and batch, and a format-2 reader would reject a grown block; format 1 had one entry
+    /// per event. Older stores are refused at open (no migration: re-import them).
+    static let formatVersion: UInt32 = 3
 
     // Named databases.
     static let meta = "meta"
@@ -38,13 +40,23 @@ enum Layout {
     /// (4) ‖ up to ``batchChunk`` block keys (22 bytes each).
     static let batchKeySize = 10
     static let batchChunk = 256
-    /// The widest time span of one block, in microseconds: events of a group at least this far after the
-    /// block's first event start a new block. A scan from time `t` seeks to `t - blockSpan + 1`: no block
-    /// that starts earlier holds an event at `t` or later.
-    static let blockSpan: Int64 = 3_600_000_000
-    /// A block is closed once it holds this many bytes, so that values stay a few pages long (large
-    /// overflow values need long runs of contiguous free pages).
-    static let maxBlockBytes = 32 << 10
+    /// The widest time span of one block, in microseconds (4 hours): events of a group at least this far
+    /// after the block's first event start a new block. A scan from time `t` seeks to `t - blockSpan + 1`:
+    /// no block that starts earlier holds an event at `t` or later. Four hours rather than one lets a
+    /// group that gets a few dozen events per hour fill a page before its block is sealed
+    /// (docs/storage.md, "Format 3: growing blocks").
+    static let blockSpan: Int64 = 4 * 3_600_000_000
+    /// The size at which a block is sealed: what one LMDB overflow page holds (the page size less its
+    /// 16-byte header), 4 080 bytes on 4 KiB pages. A value larger than about half a page is stored on
+    /// overflow pages, which are whole pages: a block sealed just under one page fills it, and the leaf
+    /// then holds only its key and page number. A single event larger than this gets a block of its own.
+    static func blockTarget(pageSize: Int) -> Int { pageSize - 16 }
+    /// The most events a block can hold: a block is sealed before passing ``blockTarget(pageSize:)``
+    /// (at most 64 KiB pages) unless it holds one event, and each event takes at least three bytes.
+    static let maxBlockEvents = (64 << 10) / 3 + 1
+    /// A session's newest list is grown by later batches while it is smaller than this (then a new list
+    /// starts): lists stay well inside a leaf page, and a session scan never decodes much to skip.
+    static let maxGrownListBytes = 512
     /// The longest checkpoint key, in UTF-8 bytes.
     static let maxInlineKeyString = 400
     /// The inactivity gap that starts a new inferred session: 30 minutes (semantics rule 10).

@@ -331,8 +331,9 @@ public struct Snapshot: StringResolver {
 
     /// Calls `body` for every event with `seq >= since`, in seq (arrival) order: the incremental-export
     /// scan. It reads `batches` from the batch holding `since`, and for each batch the blocks it lists
-    /// (`mdb_get` each), putting the batch's events in seq order in a buffer reused across batches.
-    /// - Complexity: O(log N) to find the start, then O(log N) per block and O(1) per event.
+    /// (`mdb_get` each), putting the batch's events in seq order in a buffer reused across batches. A
+    /// block grown over several batches is listed by each of them; each batch takes only its own seqs.
+    /// - Complexity: O(log N) to find the start, then O(log N + events of the block) per listed block.
     public func forEachEvent(since: UInt64, _ body: (EventView) throws -> Bool) throws {
         struct Slot {
             var key: EventKey
@@ -384,8 +385,13 @@ public struct Snapshot: StringResolver {
                         var at = block
                         while try advance(&block, key) {
                             let i = block.seq &- first
-                            guard block.seq >= first, i < UInt64(count), slots[Int(i)].reader == nil else {
-                                throw StoreError(.corrupt, "the block at seq \(key.seq) holds seq \(block.seq), outside its batch at \(first) or listed twice")
+                            // A grown block also holds events of the batches before and after this one.
+                            guard block.seq >= first, i < UInt64(count) else {
+                                at = block
+                                continue
+                            }
+                            guard slots[Int(i)].reader == nil else {
+                                throw StoreError(.corrupt, "the batch at seq \(first) lists seq \(block.seq) twice (in the block at seq \(key.seq))")
                             }
                             slots[Int(i)] = Slot(key: key, reader: at)
                             at = block

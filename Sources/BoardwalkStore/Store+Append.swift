@@ -48,7 +48,8 @@ extension Store {
     ///   `EncodingError` for an event the record format cannot hold (a screen index above 65 534); on a
     ///   throw nothing of the batch is stored.
     /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
-    ///   written (one per group and per session of the batch); duplicate detection reads stored blocks
+    ///   written or grown (one per group and per session of the batch, each after one cursor seek to the
+    ///   newest block or list it may grow); duplicate detection reads stored blocks
     ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
@@ -113,7 +114,8 @@ public struct StoreWriter {
     /// Appends a batch in this transaction: seqs, duplicates and inferred sessions exactly as
     /// ``Store/append(_:checkpoint:)``, durable when the transaction commits.
     /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
-    ///   written (one per group and per session of the batch); duplicate detection reads stored blocks
+    ///   written or grown (one per group and per session of the batch, each after one cursor seek to the
+    ///   newest block or list it may grow); duplicate detection reads stored blocks
     ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>) throws -> AppendResult {
@@ -200,6 +202,8 @@ final class WriterState {
     private var loadedRanges: [UInt64: ClosedRange<UInt64>] = [:]
     private let scratch: UnsafeMutableRawPointer
     private let chunk: UnsafeMutableRawPointer
+    /// The size at which a block is sealed: one overflow page (``Layout/blockTarget(pageSize:)``).
+    private let blockTarget: Int
 
     struct InferState {
         var session: UInt32
@@ -256,9 +260,10 @@ final class WriterState {
         var maxTotalScreens: UInt32 = 0
     }
 
-    init(dbs: Databases, cache: StringCache) {
+    init(dbs: Databases, cache: StringCache, pageSize: Int) {
         self.dbs = dbs
         self.cache = cache
+        blockTarget = Layout.blockTarget(pageSize: pageSize)
         scratch = .allocate(byteCount: 2048, alignment: 8)
         chunk = .allocate(byteCount: 4 + Layout.batchChunk * Layout.eventKeySize, alignment: 8)
     }
@@ -317,6 +322,13 @@ final class WriterState {
                 }
             }
             return id
+        }
+
+        /// A string the table's identity cache knows is answered in place (no retain, nothing to persist);
+        /// anything else goes through ``intern(_:)``.
+        mutating func intern(at string: UnsafePointer<String>) throws -> StringID {
+            if let id = table.cachedID(at: string) { return id }
+            return try intern(string.pointee)
         }
     }
 
@@ -424,14 +436,21 @@ final class WriterState {
             // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). Rare, so only such
             // events are copied and fixed; an empty event id is simply not looked up.
             let needsNormalization = Store.needsNormalization(at: original)
+            // Made once, for the duplicate check and the encoder (which would otherwise parse it again).
+            var idRef: EventIDRef? = nil
             if let id = original.pointee.eventID, !id.isEmpty {
                 // A duplicate has the same group, time and event id as a stored event or an earlier one
                 // of this batch (docs/storage.md, "Duplicates").
                 var group = UInt64(RecordFormat.noOnboarding) << 16 | UInt64(RecordFormat.noScreen)
-                if let meta = original.pointee.meta, meta.screenIndex >= 0 && meta.screenIndex <= Meta.maxScreenIndex {
-                    group = UInt64(try interner.intern(meta.onboardingID)) << 16 | UInt64(meta.screenIndex)
+                if let screen = original.pointee.meta?.screenIndex, screen >= 0 && screen <= Meta.maxScreenIndex {
+                    let onboarding = try original.pointer(to: \.meta)!.withMemoryRebound(to: Meta.self, capacity: 1) {
+                        try interner.intern(at: $0.pointer(to: \.onboardingID)!)
+                    }
+                    group = UInt64(onboarding) << 16 | UInt64(screen)
                 }
-                let key = DuplicateKey(group: group, timeBits: timeBits, id: try EventIDRef(interning: id, strings: &interner))
+                let ref = try EventIDRef(interning: id, strings: &interner)
+                idRef = ref
+                let key = DuplicateKey(group: group, timeBits: timeBits, id: ref)
                 if !batchIDs.insert(key).inserted {
                     duplicates += 1
                     continue
@@ -451,9 +470,9 @@ final class WriterState {
                     event.session = name
                     if isNew { inferredSessions += 1 }
                 }
-                record = try encoder.appendBody(event, strings: &interner)
+                record = try withUnsafePointer(to: &event) { try encoder.appendBody(at: $0, strings: &interner, eventID: idRef) }
             } else {
-                record = try encoder.appendBody(original.pointee, strings: &interner)
+                record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef)
             }
             let onboarding = record.header.keyOnboarding
             let screen = record.header.keyScreenIndex
@@ -645,10 +664,13 @@ final class WriterState {
         sortBuffer = target
     }
 
-    /// `events`: the batch's events in blocks, one per run of a group (onboarding, screen) in
-    /// (group, time, seq) order, split where a run spans ``Layout/blockSpan`` or fills
-    /// ``Layout/maxBlockBytes``. Each block is put under its first event's key; the keys are kept for
-    /// `batches`. Blocks of a group are written in key order, so consecutive puts land on the same pages.
+    /// `events`: the batch's events in blocks, in (group, time, seq) order. A group's run first grows the
+    /// group's newest stored block (its last key) when the run's first event sorts after that block's
+    /// last event, less than ``Layout/blockSpan`` after its first, and fits under the target size; the
+    /// block is rewritten under the same key. Otherwise, and past that block, new blocks start, split
+    /// where a run spans ``Layout/blockSpan`` or would pass the target size (one overflow page, so that a
+    /// sealed block fills its page). Every block written is listed for `batches`; blocks of a group are
+    /// written in key order, so consecutive puts land on the same pages.
     private func writeEvents(_ txn: Transaction) throws {
         order.removeAll(keepingCapacity: true)
         for (i, e) in entries.enumerated() {
@@ -689,10 +711,26 @@ final class WriterState {
                     current.minTime = min(current.minTime, time)
                     current.maxTime = max(current.maxTime, time)
                     current.maxTotalScreens = max(current.maxTotalScreens, e.totalScreens)
-                    if open && (e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
-                                || time &- builder.firstTime >= Layout.blockSpan || builder.byteCount >= Layout.maxBlockBytes) {
+                    let newGroup = !open || e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
+                    if open && (newGroup || time &- builder.firstTime >= Layout.blockSpan
+                                || builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) > blockTarget) {
                         try putBlock(&c, blockKey, builder, &blockKeys)
                         open = false
+                    }
+                    if newGroup, let tail = try groupTail(&c, onboarding: e.onboarding, screen: e.screen),
+                       time >= tail.lastTime, time &- Layout.time(fromBits: tail.key.timeBits) < Layout.blockSpan,
+                       tail.bytes + e.body.count + 24 <= blockTarget
+                    {
+                        // Grow the group's newest block (see the doc comment); a block that does not decode
+                        // is left as it is, for check() and readers to report.
+                        do {
+                            try builder.resume(tail.value, firstTime: Layout.time(fromBits: tail.key.timeBits), firstSeq: tail.key.seq)
+                            if builder.canAppend(time: time, seq: e.seq),
+                               builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) <= blockTarget {
+                                blockKey = tail.key
+                                open = true
+                            }
+                        } catch {}
                     }
                     if !open {
                         blockKey = EventKey(onboarding: e.onboarding, screen: e.screen, timeBits: e.timeBits, seq: e.seq)
@@ -704,6 +742,29 @@ final class WriterState {
                 if open { try putBlock(&c, blockKey, builder, &blockKeys) }
             }
         }
+    }
+
+    /// The newest block of a group (the last key of its range), if it has one: its key, value and last
+    /// event's time. The value points into the map and is valid until the next write.
+    private func groupTail(_ c: inout Cursor, onboarding: UInt32, screen: UInt16) throws
+        -> (key: EventKey, value: UnsafeRawBufferPointer, bytes: Int, lastTime: Int64)?
+    {
+        let group = UInt64(onboarding) << 16 | UInt64(screen)
+        var found: Bool
+        if group == 0xFFFF_FFFF_FFFF {
+            found = try c.last()
+        } else {
+            let after = group + 1
+            found = try EventKey(onboarding: UInt32(truncatingIfNeeded: after >> 16), screen: UInt16(truncatingIfNeeded: after),
+                                 timeBits: 0, seq: 0).withBytes { try c.seek($0) }
+            found = found ? try c.previous() : try c.last()
+        }
+        guard found, let key = EventKey(c.key), key.onboarding == onboarding, key.screen == screen else { return nil }
+        // The header alone gives the last time; a damaged header means no growing.
+        guard let header = try? EventBlockReader(c.value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq) else {
+            return nil
+        }
+        return (key, c.value, c.value.count, header.lastTime)
     }
 
     /// Puts a finished block under `key` and notes its key and its group's latest time.
@@ -718,8 +779,9 @@ final class WriterState {
         if last > (pendingGroupMax[group] ?? groupMax[group] ?? 0) { pendingGroupMax[group] = last }
     }
 
-    /// `sessions`: one session list per session of the batch, its events in (time, seq) order, under the
-    /// key of its first event.
+    /// `sessions`: per session of the batch, its events in (time, seq) order appended to the session's
+    /// newest list when they sort after it and it is under ``Layout/maxGrownListBytes`` (rewritten under
+    /// the same key), else in a new list under the key of its first event.
     private func writeSessionIndex(_ txn: Transaction) throws {
         order.removeAll(keepingCapacity: true)
         for (i, e) in entries.enumerated() {
@@ -743,13 +805,43 @@ final class WriterState {
                 let time = Layout.time(fromBits: e.timeBits)
                 if !open {
                     session = e.session
-                    builder.start(time: time, seq: e.seq)
-                    open = true
+                    // Grow the session's newest list when this batch's events sort after it and it is
+                    // small; a list that does not decode is left as it is, for check() and readers. A
+                    // session whose id is new in this transaction has no committed list: no seek for it
+                    // (with many sessions in flight, most sessions of a batch are new).
+                    if session < UInt32(committedStrings), let tail = try sessionTail(&c, session),
+                       tail.value.count < Layout.maxGrownListBytes {
+                        do {
+                            try builder.resume(tail.value, firstTime: tail.time, firstSeq: tail.seq)
+                            open = builder.canAppend(time: time, seq: e.seq)
+                        } catch {}
+                    }
+                    if !open {
+                        builder.start(time: time, seq: e.seq)
+                        open = true
+                    }
                 }
                 builder.append(onboarding: e.onboarding, screen: e.screen, time: time, seq: e.seq)
             }
             if open { try putList(&c, session, builder) }
         }
+    }
+
+    /// The newest list of `session` (its last key), if any: its first entry's time and seq, and its value
+    /// (pointing into the map, valid until the next write).
+    private func sessionTail(_ c: inout Cursor, _ session: UInt32) throws -> (time: Int64, seq: UInt64, value: UnsafeRawBufferPointer)? {
+        var found: Bool
+        if session == .max {
+            found = try c.last()
+        } else {
+            scratch.storeBE(session + 1, at: 0)
+            scratch.storeBE(UInt64(0), at: 4)
+            scratch.storeBE(UInt64(0), at: 12)
+            found = try c.seek(UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize))
+            found = found ? try c.previous() : try c.last()
+        }
+        guard found, c.key.count == Layout.sessionKeySize, c.key.be32(0) == session else { return nil }
+        return (Layout.time(fromBits: c.key.be64(4)), c.key.be64(12), c.value)
     }
 
     /// Puts a finished session list under (session, first time, first seq).

@@ -57,8 +57,8 @@ extension Snapshot {
         let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
         let entries = try txn.entries(dbs.events)
         // A damaged next_seq must not make check() allocate without bound: blocks hold at most
-        // maxBlockBytes / 3 events each.
-        guard nextSeq <= UInt64(entries) * UInt64(Layout.maxBlockBytes / 3 + 1) + 1, nextSeq < 1 << 40 else {
+        // Layout.maxBlockEvents each.
+        guard nextSeq <= UInt64(entries) * UInt64(Layout.maxBlockEvents) + 1, nextSeq < 1 << 40 else {
             report.add("meta: next_seq \(nextSeq) is implausible for \(entries) blocks")
             return report
         }
@@ -255,7 +255,8 @@ extension Snapshot {
         }
     }
 
-    /// `batches` entries tile the seqs in increasing order, and each batch's blocks hold exactly its seqs.
+    /// `batches` entries tile the seqs in increasing order, each block a batch lists holds some of its seqs,
+    /// and every seq is claimed by exactly one batch (a grown block is listed by every batch it holds).
     private func checkBatches(_ report: inout CheckReport, listed: inout [UInt8], mark: UInt8) throws {
         var end: UInt64 = 0
         try txn.withCursor(dbs.batches) { c in
@@ -288,16 +289,20 @@ extension Snapshot {
                         continue
                     }
                     do {
+                        // A grown block holds events of several batches: this batch claims the seqs in its
+                        // range, and must find at least one there.
                         var block = try blockReader(key, value)
+                        var own = 0
                         while try advance(&block, key) {
                             let seq = block.seq
-                            if seq < first || seq >= first &+ count {
-                                report.add("batches: batch \(first) lists a block holding seq \(seq), outside it")
-                            } else if seq < UInt64(listed.count) {
+                            guard seq >= first && seq < first &+ count else { continue }
+                            own += 1
+                            if seq < UInt64(listed.count) {
                                 if listed[Int(seq)] & mark != 0 { report.add("batches: seq \(seq) is listed twice") }
                                 listed[Int(seq)] |= mark
                             }
                         }
+                        if own == 0 { report.add("batches: batch \(first) lists the block at seq \(key.seq), which holds none of its events") }
                     } catch {
                         // Reported with the events database.
                     }

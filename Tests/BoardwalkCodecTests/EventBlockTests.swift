@@ -138,6 +138,40 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
         return out
     }
 
+    /// A list resumed after some entries and given the rest is byte for byte the list built in one go
+    /// (the onboarding code 0, "same as before", continues across the cut); a damaged list is not resumed.
+    @Test func resumedListsEqualListsBuiltInOneGo() throws {
+        var entries: [Entry] = []
+        for i in 0..<40 {
+            let time: Int64 = 1_000 + Int64(i / 2) * 500
+            entries.append(Entry(onboarding: UInt32(i / 15), screen: UInt16(i % 7), time: time, seq: UInt64(10 + i)))
+        }
+        let whole = build(entries)
+        for cut in [1, 15, 39] {
+            let prefix = build(Array(entries[..<cut]))
+            var builder = SessionListBuilder(capacity: 8)
+            var failure: CodecError? = nil
+            prefix.withUnsafeBytes { raw in
+                do throws(CodecError) { try builder.resume(raw, firstTime: entries[0].time, firstSeq: entries[0].seq) } catch { failure = error }
+            }
+            #expect(failure == nil && builder.count == cut && builder.byteCount == prefix.count)
+            for e in entries[cut...] {
+                #expect(builder.canAppend(time: e.time, seq: e.seq))
+                builder.append(onboarding: e.onboarding, screen: e.screen, time: e.time, seq: e.seq)
+            }
+            #expect(!builder.canAppend(time: entries[39].time, seq: entries[39].seq))
+            #expect(builder.withList { Array($0) } == whole)
+        }
+        var damaged = build(entries)
+        damaged.removeLast()
+        var builder = SessionListBuilder()
+        var failure: CodecError? = nil
+        damaged.withUnsafeBytes { raw in
+            do throws(CodecError) { try builder.resume(raw, firstTime: entries[0].time, firstSeq: entries[0].seq) } catch { failure = error }
+        }
+        #expect(failure != nil && builder.count == 0)
+    }
+
     @Test func roundTripAndDamage() throws {
         var rng = SplitMix64(seed: 5)
         var entries: [Entry] = []
@@ -163,5 +197,63 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
                 #expect(error.offset >= 0 && error.offset <= damaged.count)
             }
         }
+    }
+}
+
+/// `builder.resume(bytes…)`, its error as a value (a typed-throws closure passed to `withUnsafeBytes`
+/// crashes swiftc 6.3.1).
+private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64) -> CodecError? {
+    var failure: CodecError? = nil
+    bytes.withUnsafeBytes { raw in
+        do throws(CodecError) {
+            try builder.resume(raw, firstTime: firstTime, firstSeq: firstSeq)
+        } catch {
+            failure = error
+        }
+    }
+    return failure
+}
+
+/// Growing a block (what the store does with a group's newest block over several batches).
+@Suite struct EventBlockGrowthTests {
+    /// A block resumed after any prefix of its events and then given the rest is byte for byte the block
+    /// built in one go; ``EventBlockBuilder/byteCount(appending:seq:bodyCount:)`` predicts every size.
+    @Test(arguments: [1, 2, 9, 300])
+    func resumedBlocksEqualBlocksBuiltInOneGo(count: Int) throws {
+        var rng = SplitMix64(seed: UInt64(count) &* 31)
+        let events = randomEvents(&rng, count: count)
+        let whole = build(events)
+        for cut in Set([1, count / 2, count].filter { $0 >= 1 }) {
+            let prefix = build(Array(events[..<cut]))
+            var builder = EventBlockBuilder(capacity: 16)
+            #expect(resume(&builder, prefix, firstTime: events[0].time, firstSeq: events[0].seq) == nil)
+            #expect(builder.count == cut && builder.byteCount == prefix.count)
+            for e in events[cut...] {
+                #expect(builder.canAppend(time: e.time, seq: e.seq))
+                let predicted = builder.byteCount(appending: e.time, seq: e.seq, bodyCount: e.body.count)
+                e.body.withUnsafeBytes { builder.append(time: e.time, seq: e.seq, body: $0) }
+                #expect(builder.byteCount == predicted)
+            }
+            #expect(builder.withBlock { Array($0) } == whole)
+            // An event at or before the last one cannot be appended.
+            let last = events[count - 1]
+            #expect(!builder.canAppend(time: last.time, seq: last.seq))
+            #expect(!builder.canAppend(time: last.time - 1, seq: last.seq + 1))
+        }
+        var empty = EventBlockBuilder()
+        empty.start(time: events[0].time, seq: events[0].seq)
+        #expect(empty.byteCount(appending: events[0].time, seq: events[0].seq, bodyCount: events[0].body.count)
+                == build([events[0]]).count)
+    }
+
+    /// A damaged block is not resumed: the error carries an offset, and the builder is left empty.
+    @Test func damagedBlocksAreNotResumed() throws {
+        let events = [BlockEvent(time: 10, seq: 5, body: [1]), BlockEvent(time: 12, seq: 6, body: [2, 3])]
+        var bytes = build(events)
+        bytes.removeLast()
+        var builder = EventBlockBuilder()
+        let error = resume(&builder, bytes, firstTime: 10, firstSeq: 5)
+        #expect(error != nil && error!.offset <= bytes.count)
+        #expect(builder.count == 0)
     }
 }
