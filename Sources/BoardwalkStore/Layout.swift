@@ -24,7 +24,9 @@ enum Layout {
     static let inferred = "inferred_sessions"
     static let onboardings = "onboardings"
     static let checkpoints = "checkpoints"
-    static let all = [meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints]
+    static let spanningSessions = "spanning_sessions"
+    static let all = [meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints,
+                      spanningSessions]
 
     /// `events` key: onboarding id (4) ‖ screen index (2) ‖ time of the block's first event (8) ‖ its seq (8);
     /// value: an event block (codec `EventBlockBuilder`).

@@ -858,15 +858,20 @@ final class WriterState {
     private func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws {
         guard !pairs.isEmpty else { return }
         let key = scratch
+        var inserted: [UInt64] = []
         try txn.withCursor(dbs.onboardingSessions) { c in
             for p in pairs.sorted(by: { $0.pair < $1.pair }) {
                 key.storeBE(p.pair, at: 0)
                 key.storeBE(p.timeBits, at: 8)
                 // NOOVERWRITE: an earlier process may have stored the pair (this cache only knows its own).
-                try c.put(UnsafeRawBufferPointer(start: key, count: 8), UnsafeRawBufferPointer(start: key + 8, count: 8),
-                          flags: PutFlags.noOverwrite)
+                if try c.put(UnsafeRawBufferPointer(start: key, count: 8), UnsafeRawBufferPointer(start: key + 8, count: 8),
+                             flags: PutFlags.noOverwrite) {
+                    inserted.append(p.pair)
+                }
             }
         }
+        // Before writeSessionIndex: `sessions` must not yet hold this batch's lists.
+        try recordSpanningSessions(txn, newPairs: inserted)
     }
 
     /// `batches`: the keys of the batch's blocks, ``Layout/batchChunk`` per entry, appended under

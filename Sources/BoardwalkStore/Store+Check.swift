@@ -144,6 +144,7 @@ extension Snapshot {
         if missingSessions > 10 { report.add("sessions: \(missingSessions) events in all have no entry") }
         if missingBatches > 10 { report.add("batches: \(missingBatches) events in all are not listed") }
         try checkOnboardingSessions(&report, pairs: pairs)
+        try checkSpanningSessions(&report, pairs: pairs)
 
         // Counters.
         func expect(_ name: String, _ stored: UInt64?, _ actual: UInt64) {

@@ -263,6 +263,8 @@ private let openStores = Mutex<Set<String>>([])
 /// The handles of the store's named databases.
 struct Databases: Sendable {
     let meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints: Database
+    /// Sessions with events under more than one onboarding key (`Store+Spanning.swift`).
+    let spanningSessions: Database
 
     init(_ h: [String: Database]) {
         meta = h[Layout.meta]!
@@ -274,6 +276,7 @@ struct Databases: Sendable {
         inferred = h[Layout.inferred]!
         onboardings = h[Layout.onboardings]!
         checkpoints = h[Layout.checkpoints]!
+        spanningSessions = h[Layout.spanningSessions]!
     }
 }
 

@@ -39,7 +39,7 @@ enum QueryCommand: Command {
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
-        OptionSpec("timing", short: "t", help: "Print the time and rows read after each query, on stderr"),
+        OptionSpec("timing", short: "t", help: "Print the query's own time (ms) and rows read after each query, and the store's open time, on stderr"),
         OptionSpec("sql", value: "DIALECT", help: "Print the query as SQL instead of running it; DIALECT: clickhouse"),
         OptionSpec("table", value: "NAME", help: "With --sql: the table the SQL reads (default: boardwalk_events)"),
         generatedOption, seedOption,
@@ -84,11 +84,14 @@ enum QueryCommand: Command {
             }
         }
         if arguments.value("table") != nil { throw UsageError("--table goes with --sql") }
+        let openStart = monotonicMicroseconds()
         let opened = try openQuerySource(arguments, invocation)
+        let openedIn = monotonicMicroseconds() - openStart
         installInterruptHandler()
         let console = QueryConsole(source: opened.source, invocation: invocation, cancellation: interruptFlag)
         console.format = format
         console.timing = arguments.flag("timing")
+        console.openedIn = openedIn
         if text == "-" {
             let repl = Repl(console: console, invocation: invocation, completionWords: [], stats: opened.stats)
             return repl.runPiped(StandardInputLines())

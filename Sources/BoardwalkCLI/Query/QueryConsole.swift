@@ -7,6 +7,9 @@ final class QueryConsole {
     var format: ResultTable.Format = .table
     /// Print how long each query took and how much it read (to stderr).
     var timing = false
+    /// How long opening the source took, in microseconds, printed with the first query's timing
+    /// (`boardwalk query --timing`); nil when not measured or already printed.
+    var openedIn: Int64? = nil
     /// Set from the SIGINT handler; checked by the executor every few thousand events.
     let cancellation: CancellationFlag
 
@@ -29,9 +32,16 @@ final class QueryConsole {
             if timing {
                 invocation.stdout.flush()  // the result first, then the timing on stderr
                 let elapsed = monotonicMicroseconds() - start
+                // The query's own time (parse, plan, read, reduce, render) to the microsecond, so that it can be
+                // compared with an in-process engine; opening the store is printed beside it, once.
+                var opened = ""
+                if let openedIn {
+                    opened = "; store opened in \(Units.decimal(Double(openedIn) / 1e3, digits: 3)) ms"
+                    self.openedIn = nil
+                }
                 invocation.err(
-                    "(\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"), \(Units.duration(microseconds: elapsed)), "
-                        + "\(Units.count(statistics.eventsRead)) events and \(Units.count(statistics.sessionsRead)) sessions read)\n")
+                    "(\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"), \(Units.decimal(Double(elapsed) / 1e3, digits: 3)) ms, "
+                        + "\(Units.count(statistics.eventsRead)) events and \(Units.count(statistics.sessionsRead)) sessions read\(opened))\n")
             }
             return true
         } catch {

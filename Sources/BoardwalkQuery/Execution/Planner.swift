@@ -127,9 +127,8 @@ struct Plan: Sendable {
         case .sessions where source is StoreEventSource && !ranges.isEmpty && !query.hasCustomFunnel
             && ranges.allSatisfy({ $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime }):
             lines.append("read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
-                + "onboarding's keys and of the events without a position, folded per session in memory (sessions also "
-                + "in another onboarding, or all of them when the onboardings hold few events, through the store's "
-                + "session index)")
+                + "onboarding's keys, folded per session in memory (the sessions listed in spanning_sessions, with events "
+                + "in another onboarding or without a position, through the store's session index)")
         case .sessions: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
         case .sessionEvents: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess) (dwell needs each event's session)")
         }

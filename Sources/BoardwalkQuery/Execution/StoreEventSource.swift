@@ -12,17 +12,13 @@ public struct StoreEventSource: EventSource {
     public let store: Store
 
     /// How many events the onboardings in scope must hold per (onboarding, session) pair of the store before a
-    /// `sessions` query on whole onboardings scans their keys rather than reading each session through the
-    /// session index (see `foldOnboardings`). Tests bind 0 (always scan) or infinity (never) for their task.
-    /// Task-local rather than a stored property: clients compiled against the struct's layout stay valid.
-    ///
-    /// Measured with callgrind (instructions): listing the store's sessions costs about 2 100 per
-    /// (onboarding, session) pair (the public `sessions(ofOnboarding:)` resolves every id's string), a key-range
-    /// scan and fold about 1 200-1 500 per event; a session-index read about 3 500 per event in store format 1
-    /// and about 24 000 in format 2 (events in blocks: each read seeks its block and walks it to the event).
-    /// The break-even is then about 1 event per pair in format 1 and 0.1 in format 2; the value is set for
-    /// format 2, the store this code is merged with.
-    @TaskLocal static var onboardingScanRatio = 0.1
+    /// `sessions` query on whole onboardings scans their key ranges rather than reading each session through the
+    /// session index (see `foldOnboardings`). 0, the default, always scans: the scan reads only the scope's
+    /// sessions and events plus the store's spanning sessions, about 1 200-1 500 instructions per event,
+    /// against about 24 000 per event for a session-index read in store format 2. Tests bind infinity to force
+    /// the session index path and compare. Task-local rather than a stored property: clients compiled against
+    /// the struct's layout stay valid.
+    @TaskLocal static var onboardingScanRatio = 0.0
 
     public init(_ store: Store) { self.store = store }
 
@@ -106,8 +102,8 @@ public struct StoreEventSource: EventSource {
                     // The `onboarding_sessions` index holds exactly the (onboarding, session) pairs of the events:
                     // no need to read the onboarding's events to find its sessions.
                     guard let id = try StoreEventSource.onboardingID(snapshot, onboarding) else { continue }
-                    for summary in try snapshot.sessions(ofOnboarding: id) where seen.insert(summary.id).inserted {
-                        ids.append(summary.id)
+                    for session in try snapshot.sessionIDs(ofOnboarding: id) where seen.insert(session).inserted {
+                        ids.append(session)
                     }
                     continue
                 }
@@ -183,8 +179,8 @@ extension StoreEventSource {
             for range in ranges {
                 if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
                     guard let id = try StoreEventSource.onboardingID(snapshot, onboarding) else { continue }
-                    for summary in try snapshot.sessions(ofOnboarding: id) where seen.insert(summary.id).inserted {
-                        ids.append(summary.id)
+                    for session in try snapshot.sessionIDs(ofOnboarding: id) where seen.insert(session).inserted {
+                        ids.append(session)
                     }
                     continue
                 }
@@ -210,14 +206,15 @@ extension StoreEventSource {
 extension StoreEventSource {
     /// Sessions of whole onboardings (ranges narrowed by onboarding only), folded from sequential scans of their
     /// key ranges instead of a session-index read per event; returns false, having done nothing, when the
-    /// ranges are not of that shape or the estimate below says the session index is cheaper.
+    /// ranges are not of that shape or ``onboardingScanRatio`` sends them to the session index.
     ///
-    /// A session's events can lie outside its onboarding's keys: events without a position (in the store's
-    /// no-onboarding range, scanned too) and, with inconsistent ids, events in another onboarding. The public
-    /// API cannot tell the latter from a session's id cheaply, so every other onboarding's session list is
-    /// read (index entries, not events) to find the sessions of the scope that appear elsewhere; those few are
-    /// read through the session index. Exact either way; the cost is one pass over the store's
-    /// (onboarding, session) pairs, which is why the estimate compares it with the events in scope.
+    /// A session's events lie outside its onboarding's keys only when the store lists it in
+    /// `spanning_sessions` (events in another onboarding, or events without a position): those few, found with
+    /// `Snapshot.spanningSessionEntries()`, are read through the session index, or for sessions whose only
+    /// other key is "no position", folded from a scan of the no-position range when that is cheaper; every other session of
+    /// the scope is folded from the scan of its onboarding's range. Exact either way. Cost: O(sessions in
+    /// scope + events in scope + spanning sessions of the store, + the store's events without a position when
+    /// scanned), never a pass over other onboardings.
     fileprivate func foldOnboardings(
         _ snapshot: Snapshot, _ ranges: [ScanRange], strings: StringCache, needs: FoldNeeds,
         name: (StringID) throws(QueryError) -> String, tick: () throws(QueryError) -> Void,
@@ -232,30 +229,43 @@ extension StoreEventSource {
             if let id = all.first(where: { $0.onboardingID == range.onboarding! })?.id, !scope.contains(id) { scope.append(id) }
         }
         let eventsInScope = all.reduce(0) { $0 + (scope.contains($1.id ?? RecordFormat.noOnboarding) ? $1.events : 0) }
-        // The scans win when the scope holds enough events per (onboarding, session) pair of the store.
         guard Double(try snapshot.stats().sessions) * StoreEventSource.onboardingScanRatio < Double(eventsInScope) else { return false }
 
         // The sessions in scope, in the order the index path delivers them.
         var ids: [StringID] = []
         var slots = SessionSlots(capacity: 1024)
         for onboarding in scope {
-            for summary in try snapshot.sessions(ofOnboarding: onboarding) where slots.slot(summary.id).inserted {
-                ids.append(summary.id)
+            for session in try snapshot.sessionIDs(ofOnboarding: onboarding) where slots.slot(session).inserted {
+                ids.append(session)
             }
         }
         let table = slots
         let slotsInScope = table.count
-        var seenElsewhere = [Bool](repeating: false, count: slotsInScope)
-        for summary in all {
-            guard let onboarding = summary.id, !scope.contains(onboarding) else { continue }
-            for session in try snapshot.sessions(ofOnboarding: onboarding) {
-                if let slot = table.existingSlot(session.id) { seenElsewhere[slot] = true }
-            }
+        // Sessions with events outside their onboarding's range (or in two onboardings of the scope) are read
+        // whole through the session index instead.
+        // The store's whole spanning list against the scope's table: one probe each, cheaper than
+        // `spanningSessions(ofOnboarding:)`'s `mdb_get` per listed session, and it covers every onboarding of
+        // the scope at once. Sessions in several onboardings are read through the session index; those whose
+        // only other key is "no position" are folded from the scans, the no-position range included, when
+        // scanning that range (the store's events without a position) is cheaper than reading them.
+        var spanning = [Bool](repeating: false, count: slotsInScope)
+        var unpositioned: [Int] = []
+        for entry in try snapshot.spanningSessionEntries() {
+            guard let slot = table.existingSlot(entry.id) else { continue }
+            if entry.inSeveralOnboardings { spanning[slot] = true } else { unpositioned.append(slot) }
+        }
+        var scanUnpositioned = false
+        if !unpositioned.isEmpty {
+            let unpositionedEvents = all.first { $0.id == RecordFormat.noOnboarding }?.events ?? 0
+            let perSession = Double(eventsInScope) / Double(max(slotsInScope, 1))
+            // A session-index read costs about 16 times a scanned event (see `onboardingScanRatio`).
+            scanUnpositioned = Double(unpositionedEvents) < 16 * perSession * Double(unpositioned.count)
+            if !scanUnpositioned { for slot in unpositioned { spanning[slot] = true } }
         }
         let folds = FoldStorage(capacity: slotsInScope)
         for _ in 0..<slotsInScope { _ = folds.append() }
         // Immutable from here: a local function capturing variables pays an exclusivity check per event.
-        let elsewhere = seenElsewhere
+        let elsewhere = spanning
         func fold(_ view: EventView) throws(QueryError) {
             guard let session = view.session, let slot = table.existingSlot(session), !elsewhere[slot] else { return }
             try tick()
@@ -267,9 +277,13 @@ extension StoreEventSource {
                 return true
             }
         }
-        try snapshot.forEachEvent(onboarding: RecordFormat.noOnboarding) { view in
-            try fold(view)
-            return true
+        if scanUnpositioned {
+            // Only the scope's sessions are folded; sessions with no events in an onboarding (not in the table)
+            // and sessions read through the index are skipped.
+            try snapshot.forEachEvent(onboarding: RecordFormat.noOnboarding) { view in
+                try fold(view)
+                return true
+            }
         }
         for (slot, id) in ids.enumerated() {
             var sessionFold: SessionFold

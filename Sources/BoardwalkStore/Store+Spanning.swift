@@ -1,0 +1,195 @@
+import BoardwalkCodec
+
+// `spanning_sessions`: the sessions whose events lie under more than one onboarding key (docs/storage.md).
+//
+// Nearly every session has all its events under one onboarding, so the events of a whole onboarding's sessions
+// are that onboarding's key range; the exceptions (inconsistent ids across onboardings, or a session that also
+// has events without a position, kept under the no-onboarding key 0xFFFF_FFFF) are listed here, kept at append.
+// A reader can then answer "which sessions of onboarding X have events elsewhere" without a pass over the
+// store's (onboarding, session) pairs.
+
+/// What a `spanning_sessions` entry says about its session (the value's one byte).
+public struct SpanningSession: Hashable, Sendable {
+    public var id: StringID
+    /// The session has events in two or more onboardings.
+    public var inSeveralOnboardings: Bool
+    /// The session has events without a position (under the no-onboarding key) besides events in an onboarding.
+    public var hasEventsWithoutPosition: Bool
+
+    static let severalBit: UInt8 = 2
+    static let unpositionedBit: UInt8 = 1
+
+    var flags: UInt8 {
+        (inSeveralOnboardings ? SpanningSession.severalBit : 0) | (hasEventsWithoutPosition ? SpanningSession.unpositionedBit : 0)
+    }
+}
+
+extension WriterState {
+    /// Records in `spanning_sessions` the sessions of `newPairs` (onboarding << 32 | session, each just inserted
+    /// into `onboarding_sessions`) that now have events under more than one onboarding key.
+    ///
+    /// A pair new to the store means no stored event has that onboarding and session. What the session had
+    /// before the batch follows from one seek in `sessions` (any stored event at all), the session's entry
+    /// here (its flags) and, when it had stored events, whether its no-position pair was stored before: an
+    /// unlisted session with stored events had them under exactly one key. Must run before this batch's
+    /// session lists are written.
+    /// - Complexity: O(p log N) for p new pairs (about one per new session; nothing for a batch that only
+    ///   continues known sessions).
+    func recordSpanningSessions(_ txn: Transaction, newPairs: [UInt64]) throws {
+        guard !newPairs.isEmpty else { return }
+        let noOnboarding = RecordFormat.noOnboarding
+        // Session-major order: each session's new pairs together.
+        let pairs = newPairs.map { $0 << 32 | $0 >> 32 }.sorted()
+        var updates: [(session: UInt32, flags: UInt8)] = []
+        try txn.withCursor(dbs.sessions) { c in
+            var i = 0
+            while i < pairs.count {
+                let session = UInt32(truncatingIfNeeded: pairs[i] >> 32)
+                var newReal = 0, newUnpositioned = false
+                while i < pairs.count && UInt32(truncatingIfNeeded: pairs[i] >> 32) == session {
+                    if UInt32(truncatingIfNeeded: pairs[i]) == noOnboarding { newUnpositioned = true } else { newReal += 1 }
+                    i += 1
+                }
+                var be = session.bigEndian
+                let stored = try withUnsafeBytes(of: &be) { try c.seek($0) } && c.key.count >= 4 && c.key.be32(0) == session
+                var before: UInt8? = nil
+                var storedReal = 0, storedUnpositioned = false
+                if stored {
+                    before = try withUnsafeBytes(of: &be) { key in try txn.get(dbs.spanningSessions, key).map { $0.first ?? 0 } }
+                    if !newUnpositioned {
+                        var pair = (UInt64(noOnboarding) << 32 | UInt64(session)).bigEndian
+                        storedUnpositioned = try withUnsafeBytes(of: &pair) { try txn.get(dbs.onboardingSessions, $0) != nil }
+                    } else {
+                        storedUnpositioned = false  // the no-position pair is new: none was stored
+                    }
+                    if let before {
+                        storedReal = before & SpanningSession.severalBit != 0 ? 2 : 1
+                        storedUnpositioned = storedUnpositioned || before & SpanningSession.unpositionedBit != 0
+                    } else {
+                        storedReal = storedUnpositioned ? 0 : 1
+                    }
+                }
+                let real = storedReal + newReal
+                let unpositioned = storedUnpositioned || newUnpositioned
+                let flags = (real >= 2 ? SpanningSession.severalBit : 0) | (unpositioned && real >= 1 ? SpanningSession.unpositionedBit : 0)
+                if flags != 0 && flags != (before ?? 0) { updates.append((session, flags)) }
+            }
+        }
+        for (session, flags) in updates {
+            var be = session.bigEndian
+            var value = flags
+            try withUnsafeBytes(of: &be) { key in
+                try withUnsafeBytes(of: &value) { _ = try txn.put(dbs.spanningSessions, key, $0) }
+            }
+        }
+    }
+}
+
+extension Snapshot {
+    /// The sessions with events under more than one onboarding key, in session id order.
+    ///
+    /// A session is listed when its events carry two or more onboarding ids, or one onboarding id and also
+    /// events without a position (errors outside an onboarding's pages, stored under the no-onboarding key);
+    /// the entry says which. Every other session has all its events in one onboarding's key range, so a scan
+    /// of that range reads whole sessions. Inferred sessions are per (profile, onboarding) and never listed,
+    /// unless a client also sends an explicit session id equal to an inferred one. Kept at append (about one
+    /// seek per new (onboarding, session) pair) and verified by ``Store/check()``.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a malformed entry.
+    /// - Complexity: O(spanning sessions); usually a small fraction of the sessions.
+    public func spanningSessionEntries() throws -> [SpanningSession] {
+        var out: [SpanningSession] = []
+        try txn.withCursor(dbs.spanningSessions) { c in
+            var found = try c.first()
+            while found {
+                guard c.key.count == 4, c.value.count == 1, c.value[0] != 0, c.value[0] & ~3 == 0 else {
+                    throw StoreError(.corrupt, "a spanning_sessions entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
+                }
+                out.append(SpanningSession(id: c.key.be32(0), inSeveralOnboardings: c.value[0] & SpanningSession.severalBit != 0,
+                                           hasEventsWithoutPosition: c.value[0] & SpanningSession.unpositionedBit != 0))
+                found = try c.next()
+            }
+        }
+        return out
+    }
+
+    /// The ids of ``spanningSessionEntries()``, in session id order.
+    /// - Complexity: O(spanning sessions).
+    public func spanningSessions() throws -> [StringID] {
+        try spanningSessionEntries().map(\.id)
+    }
+
+    /// The sessions with events in `onboarding` that also have events under another onboarding key (another
+    /// onboarding, or no position), in session id order: ``spanningSessions()`` narrowed to the onboarding.
+    ///
+    /// The sessions of `onboarding` not listed here have every event in the onboarding's key range.
+    /// - Complexity: O(s log N) for s spanning sessions of the whole store (one `mdb_get` each), independent
+    ///   of the onboarding's size.
+    public func spanningSessions(ofOnboarding onboarding: StringID) throws -> [StringID] {
+        var out: [StringID] = []
+        for session in try spanningSessions() {
+            var key = (UInt64(onboarding) << 32 | UInt64(session)).bigEndian
+            let present = try withUnsafeBytes(of: &key) { try txn.get(dbs.onboardingSessions, $0) != nil }
+            if present { out.append(session) }
+        }
+        return out
+    }
+
+    /// The ids of the sessions with events in `onboarding`, in session id order: the ids of
+    /// ``sessions(ofOnboarding:)-(StringID)`` without resolving their strings or first times.
+    /// - Complexity: O(log N + sessions of the onboarding), no allocation per session beyond the array.
+    public func sessionIDs(ofOnboarding onboarding: StringID) throws -> [StringID] {
+        var out: [StringID] = []
+        var start = (UInt64(onboarding) << 32).bigEndian
+        try txn.withCursor(dbs.onboardingSessions) { c in
+            var found = try withUnsafeBytes(of: &start) { try c.seek($0) }
+            while found {
+                guard c.key.count == 8 else {
+                    throw StoreError(.corrupt, "an onboarding_sessions entry has a \(c.key.count)-byte key")
+                }
+                if c.key.be32(0) != onboarding { break }
+                out.append(c.key.be32(4))
+                found = try c.next()
+            }
+        }
+        return out
+    }
+
+    /// `check()`: `spanning_sessions` lists exactly the sessions whose events (`pairs`: onboarding << 32 |
+    /// session, from the events themselves) have two or more onboarding keys.
+    func checkSpanningSessions(_ report: inout CheckReport, pairs: Set<UInt64>) throws {
+        var real: [UInt32: Int] = [:]
+        var unpositioned = Set<UInt32>()
+        for pair in pairs {
+            let session = UInt32(truncatingIfNeeded: pair), onboarding = UInt32(truncatingIfNeeded: pair >> 32)
+            if onboarding == RecordFormat.noOnboarding { unpositioned.insert(session) } else { real[session, default: 0] += 1 }
+        }
+        var expected: [UInt32: UInt8] = [:]
+        for (session, n) in real {
+            let flags = (n >= 2 ? SpanningSession.severalBit : 0) | (unpositioned.contains(session) ? SpanningSession.unpositionedBit : 0)
+            if flags != 0 { expected[session] = flags }
+        }
+        var listed = 0
+        try txn.withCursor(dbs.spanningSessions) { c in
+            var found = try c.first()
+            while found {
+                if c.key.count != 4 || c.value.count != 1 {
+                    report.add("spanning_sessions: an entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
+                } else {
+                    listed += 1
+                    let session = c.key.be32(0)
+                    if let flags = expected[session] {
+                        if flags != c.value[0] {
+                            report.add("spanning_sessions: session \(session) has flags \(c.value[0]), but its events say \(flags)")
+                        }
+                    } else {
+                        report.add("spanning_sessions: session \(session) is listed but its events are under one onboarding")
+                    }
+                }
+                found = try c.next()
+            }
+        }
+        if listed != expected.count {
+            report.add("spanning_sessions: \(listed) sessions listed, but \(expected.count) have events under more than one onboarding")
+        }
+    }
+}
