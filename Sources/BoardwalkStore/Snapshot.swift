@@ -60,7 +60,7 @@ public struct Snapshot: StringResolver {
         }
         var pages = 0
         for db in [dbs.meta, dbs.events, dbs.sessions, dbs.onboardingSessions, dbs.batches, dbs.strings,
-                   dbs.inferred, dbs.onboardings, dbs.checkpoints] {
+                   dbs.inferred, dbs.onboardings, dbs.checkpoints, dbs.spanningSessions] {
             pages += try txn.pages(db)
         }
         return StoreStats(
