@@ -366,9 +366,9 @@ public struct Snapshot: StringResolver {
                 guard first <= nextSeq, UInt64(count) <= nextSeq - first else {
                     throw StoreError(.corrupt, "the batch at seq \(first) says \(count) events, past next_seq \(nextSeq)")
                 }
+                // The buffer grows with the seqs the blocks really hold, never with the count alone: a damaged
+                // count must not size an allocation (next_seq only bounds it by the store's size).
                 slots.removeAll(keepingCapacity: true)
-                slots.append(contentsOf: repeatElement(Slot(key: EventKey(onboarding: 0, screen: 0, timeBits: 0, seq: 0), reader: nil),
-                                                       count: count))
                 var filled = 0
                 // Every chunk of this batch.
                 repeat {
@@ -389,6 +389,10 @@ public struct Snapshot: StringResolver {
                             guard block.seq >= first, i < UInt64(count) else {
                                 at = block
                                 continue
+                            }
+                            if Int(i) >= slots.count {
+                                slots.append(contentsOf: repeatElement(Slot(key: EventKey(onboarding: 0, screen: 0, timeBits: 0, seq: 0), reader: nil),
+                                                                       count: Int(i) + 1 - slots.count))
                             }
                             guard slots[Int(i)].reader == nil else {
                                 throw StoreError(.corrupt, "the batch at seq \(first) lists seq \(block.seq) twice (in the block at seq \(key.seq))")
