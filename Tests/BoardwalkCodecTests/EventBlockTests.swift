@@ -257,3 +257,70 @@ private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstT
         #expect(builder.count == 0)
     }
 }
+
+/// Growing with a known tail (the store's writer remembers the last seq or entry of what it wrote): the
+/// result is the same as with the decoding `resume`.
+@Suite struct KnownTailResumeTests {
+    @Test(arguments: [1, 2, 9, 300])
+    func blocksResumedWithTheirLastSeqEqualBlocksBuiltInOneGo(count: Int) throws {
+        var rng = SplitMix64(seed: UInt64(count) &* 17)
+        let events = randomEvents(&rng, count: count)
+        let whole = build(events)
+        for cut in Set([1, count / 2, count].filter { $0 >= 1 }) {
+            let prefix = build(Array(events[..<cut]))
+            var decoded = EventBlockBuilder(capacity: 16)
+            #expect(resume(&decoded, prefix, firstTime: events[0].time, firstSeq: events[0].seq) == nil)
+            var builder = EventBlockBuilder(capacity: 16)
+            var failure: CodecError? = nil
+            prefix.withUnsafeBytes { raw in
+                do throws(CodecError) {
+                    try builder.resume(raw, firstTime: events[0].time, firstSeq: events[0].seq, lastSeq: decoded.lastEventSeq)
+                } catch { failure = error }
+            }
+            #expect(failure == nil && builder.count == cut && builder.byteCount == prefix.count)
+            for e in events[cut...] {
+                e.body.withUnsafeBytes { builder.append(time: e.time, seq: e.seq, body: $0) }
+            }
+            #expect(builder.withBlock { Array($0) } == whole)
+        }
+        // A last seq outside the header's seq range is refused.
+        let prefix = build(events)
+        var builder = EventBlockBuilder()
+        var failure: CodecError? = nil
+        prefix.withUnsafeBytes { raw in
+            do throws(CodecError) {
+                try builder.resume(raw, firstTime: events[0].time, firstSeq: events[0].seq, lastSeq: .max)
+            } catch { failure = error }
+        }
+        #expect(failure != nil && builder.count == 0)
+    }
+
+    @Test func listsResumedWithTheirLastEntryEqualListsBuiltInOneGo() throws {
+        var whole = SessionListBuilder()
+        var prefix = SessionListBuilder()
+        let cut = 13
+        for i in 0..<30 {
+            let time: Int64 = 5_000 + Int64(i / 3) * 700
+            if i == 0 {
+                whole.start(time: time, seq: 40)
+                prefix.start(time: time, seq: 40)
+            }
+            whole.append(onboarding: UInt32(i / 10), screen: UInt16(i % 5), time: time, seq: UInt64(40 + i))
+            if i < cut { prefix.append(onboarding: UInt32(i / 10), screen: UInt16(i % 5), time: time, seq: UInt64(40 + i)) }
+        }
+        let prefixBytes = prefix.withList { Array($0) }
+        var builder = SessionListBuilder(capacity: 8)
+        var failure: CodecError? = nil
+        prefixBytes.withUnsafeBytes { raw in
+            do throws(CodecError) {
+                try builder.resume(raw, firstTime: 5_000, firstSeq: 40, last: prefix.lastEntry)
+            } catch { failure = error }
+        }
+        #expect(failure == nil && builder.count == cut && builder.byteCount == prefixBytes.count)
+        for i in cut..<30 {
+            let time: Int64 = 5_000 + Int64(i / 3) * 700
+            builder.append(onboarding: UInt32(i / 10), screen: UInt16(i % 5), time: time, seq: UInt64(40 + i))
+        }
+        #expect(builder.withList { Array($0) } == whole.withList { Array($0) })
+    }
+}
