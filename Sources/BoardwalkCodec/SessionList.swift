@@ -71,35 +71,6 @@ public struct SessionListBuilder {
         lastOnboarding = reader.onboarding
     }
 
-    /// ``resume(_:firstTime:firstSeq:)`` for a list whose last entry the caller already knows (because
-    /// it wrote the list and noted ``lastEntry``): only the header is read, so growing a list over many
-    /// batches does not decode its entries again each time.
-    ///
-    /// The caller vouches that `last` is the list's last entry. On a throw the builder holds an empty
-    /// list started at (`firstTime`, `firstSeq`).
-    /// - Throws: ``CodecError`` when the header is malformed, or `last` sorts before the first entry.
-    /// - Complexity: O(1) reading, and one copy of the list's bytes.
-    public mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64,
-                                last: (time: Int64, seq: UInt64, onboarding: UInt32)) throws(CodecError) {
-        start(time: firstTime, seq: firstSeq)
-        let reader = try SessionListReader(bytes, firstTime: firstTime, firstSeq: firstSeq)
-        guard last.time > firstTime || (last.time == firstTime && last.seq >= firstSeq) else {
-            throw CodecError(offset: 0, reason: .invalidValue(field: "session list last entry", value: last.time))
-        }
-        let entriesStart = reader.reader.position
-        let n = bytes.count - entriesStart
-        if _slowPath(used + n > storage.capacity) { storage = storage.grown(to: used + n) }
-        (storage.pointer + used).copyMemory(from: bytes.baseAddress! + entriesStart, byteCount: n)
-        used += n
-        _count = reader.count
-        lastTime = last.time
-        lastSeq = last.seq
-        lastOnboarding = last.onboarding
-    }
-
-    /// The last entry appended so far: its time, seq and onboarding.
-    @inlinable public var lastEntry: (time: Int64, seq: UInt64, onboarding: UInt32) { (lastTime, lastSeq, lastOnboarding) }
-
     /// Whether an entry with `time` and `seq` may be appended now (it sorts after the last entry).
     @inlinable
     public func canAppend(time: Int64, seq: UInt64) -> Bool {

@@ -203,10 +203,6 @@ final class WriterState {
     /// events again to find the last seq.
     private var blockTails: [UInt64: BlockTail] = [:]
     private var pendingBlockTails: [UInt64: BlockTail] = [:]
-    /// Per session: the newest list this writer wrote (its first time and seq, size and last entry), for
-    /// growing it without decoding it, as ``blockTails`` for blocks. Bounded like `knownPairs`.
-    private var listTails: [UInt32: ListTail] = [:]
-    private var pendingListTails: [UInt32: ListTail] = [:]
     /// Duplicate detection of the running batch: keys of events seen in it and of stored events loaded
     /// for comparison, and per group the time range (bits) whose stored events are loaded.
     private var batchIDs = Set<DuplicateKey>()
@@ -221,13 +217,6 @@ final class WriterState {
         var key: EventKey
         var bytes: Int
         var lastSeq: UInt64
-    }
-
-    struct ListTail {
-        var firstTime: Int64
-        var firstSeq: UInt64
-        var bytes: Int
-        var last: (time: Int64, seq: UInt64, onboarding: UInt32)
     }
 
     struct InferState {
@@ -309,9 +298,6 @@ final class WriterState {
         pendingGroupMax.removeAll(keepingCapacity: true)
         for (k, v) in pendingBlockTails { blockTails[k] = v }
         pendingBlockTails.removeAll(keepingCapacity: true)
-        for (k, v) in pendingListTails { listTails[k] = v }
-        pendingListTails.removeAll(keepingCapacity: true)
-        if listTails.count > 1 << 20 { listTails.removeAll() }
         // Bounded memory: past a million pairs, forget them (a miss costs one NOOVERWRITE put).
         if knownPairs.count > 1 << 20 {
             knownPairs.removeAll()
@@ -329,7 +315,6 @@ final class WriterState {
         pendingInfer.removeAll(keepingCapacity: true)
         pendingGroupMax.removeAll(keepingCapacity: true)
         pendingBlockTails.removeAll(keepingCapacity: true)
-        pendingListTails.removeAll(keepingCapacity: true)
         if !pendingPairs.isEmpty { pairFilter.clear() }
         for pair in pendingPairs { knownPairs.remove(pair) }
         pendingPairs.removeAll(keepingCapacity: true)
@@ -396,7 +381,6 @@ final class WriterState {
         inferCache.removeAll()
         groupMax.removeAll()
         blockTails.removeAll()
-        listTails.removeAll()
         loaded = true
         knownNextSeq = storedNext
         nextSeq = storedNext
@@ -867,12 +851,7 @@ final class WriterState {
                     if session < UInt32(committedStrings), let tail = try sessionTail(&c, session),
                        tail.value.count < Layout.maxGrownListBytes {
                         do {
-                            if let known = pendingListTails[session] ?? listTails[session], known.firstTime == tail.time,
-                               known.firstSeq == tail.seq, known.bytes == tail.value.count {
-                                try builder.resume(tail.value, firstTime: tail.time, firstSeq: tail.seq, last: known.last)
-                            } else {
-                                try builder.resume(tail.value, firstTime: tail.time, firstSeq: tail.seq)
-                            }
+                            try builder.resume(tail.value, firstTime: tail.time, firstSeq: tail.seq)
                             open = builder.canAppend(time: time, seq: e.seq)
                         } catch {}
                     }
@@ -912,9 +891,6 @@ final class WriterState {
         _ = try builder.withList { list in
             try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize), list)
         }
-        // A session's lists are put in key order, so the last one put is its newest.
-        pendingListTails[session] = ListTail(firstTime: builder.firstTime, firstSeq: builder.firstSeq,
-                                             bytes: builder.byteCount, last: builder.lastEntry)
     }
 
     /// `onboarding_sessions`: the pairs first seen in this batch, in key order.
