@@ -12,7 +12,7 @@ import BoardwalkModel
 
 /// Writes one session list at a time into a reusable buffer. Copies share the buffer.
 public struct SessionListBuilder {
-    @usableFromInline let storage: BlockStorage
+    @usableFromInline var storage: BlockStorage
     @usableFromInline var used: Int
     /// Entries in the current list.
     @usableFromInline var _count: Int
@@ -62,7 +62,7 @@ public struct SessionListBuilder {
         let entriesStart = reader.reader.position
         while try reader.next() {}
         let n = bytes.count - entriesStart
-        if _slowPath(used + n > storage.capacity) { storage.grow(to: used + n) }
+        if _slowPath(used + n > storage.capacity) { storage = storage.grown(to: used + n) }
         (storage.pointer + used).copyMemory(from: bytes.baseAddress! + entriesStart, byteCount: n)
         used += n
         _count = reader.count
@@ -87,7 +87,7 @@ public struct SessionListBuilder {
     public mutating func append(onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64) {
         precondition(count == 0 ? (time == firstTime && seq == firstSeq)
                      : (time > lastTime || (time == lastTime && seq > lastSeq)), "entries out of (time, seq) order")
-        if _slowPath(used + 40 > storage.capacity) { storage.grow(to: used + 40) }
+        if _slowPath(used + 40 > storage.capacity) { storage = storage.grown(to: used + 40) }
         var w = ByteWriter(base: storage.pointer, position: used)
         w.varint(count > 0 && onboarding == lastOnboarding ? 0 : UInt64(onboarding) + 1)
         w.varint(UInt64(screen))

@@ -39,11 +39,16 @@ extension Store {
 
     /// ``needsNormalization(_:)`` reading the fields in place: passing `pointer.pointee` to a function
     /// copies the whole event (a retain and release per string), which the append loop avoids.
-    @inline(__always)
+    ///
+    /// The top-level strings are checked by address (`Optional<String>` rebound to `String`, like the
+    /// encoder's interner calls); only a `screen_completed` payload is loaded. Not inlined: inlined into
+    /// the append loop, the optimizer may merge these nil checks with the encoder's later loads of the
+    /// same fields into whole-value loads kept retained across calls (docs/codec.md, "Encoding in place").
+    @inline(never)
     static func needsNormalization(at event: UnsafePointer<Event>) -> Bool {
-        if event.pointee.session?.isEmpty == true || event.pointee.profile?.isEmpty == true
-            || event.pointee.eventID?.isEmpty == true || event.pointee.placement?.isEmpty == true
-            || event.pointee.variation?.isEmpty == true
+        if isEmpty(at: event.pointer(to: \.session)!) || isEmpty(at: event.pointer(to: \.profile)!)
+            || isEmpty(at: event.pointer(to: \.eventID)!) || isEmpty(at: event.pointer(to: \.placement)!)
+            || isEmpty(at: event.pointer(to: \.variation)!)
         {
             return true
         }
@@ -52,6 +57,14 @@ extension Store {
             return element?.isEmpty == true || reply?.isEmpty == true
         }
         return false
+    }
+
+    /// Whether the optional string at `string` is present and empty, read in place (no retain).
+    @inline(__always)
+    private static func isEmpty(at string: UnsafePointer<String?>) -> Bool {
+        guard string.pointee != nil else { return false }
+        // A present value sits unchanged at offset 0 of the optional (`nil` is an extra inhabitant).
+        return string.withMemoryRebound(to: String.self, capacity: 1) { $0.pointee.utf8.isEmpty }
     }
 
     /// Applies ``normalized(_:)`` in place.
