@@ -338,8 +338,11 @@ final class WriterState {
             if Int(id) == before {
                 var be = id.bigEndian
                 try string.withUTF8Bytes { bytes in
-                    // Ids only grow, so every new id is the last key of `strings`.
-                    _ = try withUnsafeBytes(of: &be) { try txn.put(dbs.strings, $0, bytes, flags: PutFlags.append) }
+                    // Ids only grow, so every new id is the last key of `strings`; a refused append means the
+                    // stored dictionary is ahead of this writer's, and the id would name another string.
+                    guard try withUnsafeBytes(of: &be, { try txn.put(dbs.strings, $0, bytes, flags: PutFlags.append) }) else {
+                        throw StoreError(.corrupt, "the strings database already holds id \(id) or a later one; the dictionary in memory is behind it")
+                    }
                 }
             }
             return id
@@ -813,7 +816,10 @@ final class WriterState {
         blockKeys.append(key)
         let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
         let last = Layout.timeBits(builder.lastTime)
-        if last > (pendingGroupMax[group] ?? groupMax[group] ?? 0) { pendingGroupMax[group] = last }
+        // Only a known latest time is raised. An unknown one stays unknown (`latestTime(of:)` reads the store
+        // when a duplicate check needs it): taken as 0 here, a block of old events would become the group's
+        // "latest", and newer resent events would skip the lookup and be stored twice.
+        if let known = pendingGroupMax[group] ?? groupMax[group], last > known { pendingGroupMax[group] = last }
         // Blocks of a group are put in key order, so the last one put is the group's newest.
         pendingBlockTails[group] = BlockTail(key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
     }

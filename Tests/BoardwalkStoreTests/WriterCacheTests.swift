@@ -1,0 +1,54 @@
+import BoardwalkCodec
+import BoardwalkModel
+import Foundation
+import Testing
+
+@testable import BoardwalkStore
+
+/// What the writer caches between batches (each group's latest stored time, its newest block) must never
+/// change what is stored: found by review, kept as regression tests.
+@Suite struct WriterCacheTests {
+    /// A reopened writer whose first touch of a group is an event without an id, older than the group's
+    /// stored events, must not take that event's time for the group's latest: a resent event with an id
+    /// would then skip the duplicate lookup and be stored twice.
+    @Test func aDuplicateAfterAnOlderEventWithoutIDIsFound() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        do {
+            let store = try Store.open(at: dir)
+            try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1_000_000_000, eventID: "a")])
+            store.close()
+        }
+        let store = try Store.open(at: dir)
+        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 10_000_000)])
+        let again = try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1_000_000_000, eventID: "a")])
+        #expect(again.duplicates == 1)
+        #expect(again.appended == 0)
+        #expect(try store.read { try $0.stats().events } == 2)
+    }
+
+    /// Blocks grown over many batches while the map grows from 64 KiB (each growth redoes a batch whose
+    /// blocks were already rewritten in the aborted transaction): everything is listed once, in seq order,
+    /// and every event is found again as a duplicate.
+    @Test func grownBlocksSurviveMapGrowth() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync, initialMapSize: 1 << 16))
+        var batches: [[Event]] = []
+        var appended = 0
+        for b in 0..<60 {
+            let batch = (0..<300).map { i in
+                simpleEvent(onboarding: i % 3, screen: i % 5, session: (b * 300 + i) / 7, time: Int64(b * 300 + i) * 1_000_000,
+                            eventID: "id-\(b)-\(i)")
+            }
+            appended += try store.append(batch).appended
+            batches.append(batch)
+        }
+        #expect(appended == 18_000)
+        #expect(try store.check().isOK)
+        #expect(try store.read { try $0.events(since: 0).map(\.seq) } == (0..<18_000).map { UInt64($0) })
+        var duplicates = 0
+        for batch in batches.reversed() { duplicates += try store.append(batch).duplicates }
+        #expect(duplicates == 18_000)
+    }
+}
