@@ -587,6 +587,16 @@ final class WriterState {
         }
     }
 
+    /// Positions `c` (on `events`) at the newest block of `group` (onboarding ‖ screen) or, when the group
+    /// has none, at the block before it; the caller checks the key. `false` when nothing is that early.
+    private func lastBlock(_ c: inout Cursor, of group: UInt64) throws -> Bool {
+        // The group of events without meta sorts last of all: its newest block is the last entry.
+        if group == 0xFFFF_FFFF_FFFF { return try c.last() }
+        let after = group + 1
+        return try EventKey(onboarding: UInt32(truncatingIfNeeded: after >> 16), screen: UInt16(truncatingIfNeeded: after),
+                            timeBits: 0, seq: 0).withBytes { try c.last(below: $0) }
+    }
+
     /// The latest stored event time (bits) of `group`, 0 when it has none: from this writer's cache, or
     /// found by reading the blocks of the group's last hour.
     private func latestTime(of group: UInt64, txn: Transaction) throws -> UInt64 {
@@ -597,15 +607,7 @@ final class WriterState {
         try txn.withCursor(dbs.events) { c in
             // The group's last block starts latest; only blocks that start less than a block span before
             // it can end later.
-            var found: Bool
-            if group == 0xFFFF_FFFF_FFFF {
-                found = try c.last()  // the last group of all (events without meta)
-            } else {
-                let after = group + 1
-                found = try EventKey(onboarding: UInt32(truncatingIfNeeded: after >> 16), screen: UInt16(truncatingIfNeeded: after),
-                                     timeBits: 0, seq: 0).withBytes { try c.seek($0) }
-                found = found ? try c.previous() : try c.last()
-            }
+            var found = try lastBlock(&c, of: group)
             var floor: UInt64? = nil
             while found {
                 let key = try decodeBlockKey(c.key)
@@ -789,16 +791,7 @@ final class WriterState {
     private func groupTail(_ c: inout Cursor, onboarding: UInt32, screen: UInt16) throws
         -> (key: EventKey, value: UnsafeRawBufferPointer, bytes: Int, lastTime: Int64)?
     {
-        let group = UInt64(onboarding) << 16 | UInt64(screen)
-        var found: Bool
-        if group == 0xFFFF_FFFF_FFFF {
-            found = try c.last()
-        } else {
-            let after = group + 1
-            found = try EventKey(onboarding: UInt32(truncatingIfNeeded: after >> 16), screen: UInt16(truncatingIfNeeded: after),
-                                 timeBits: 0, seq: 0).withBytes { try c.seek($0) }
-            found = found ? try c.previous() : try c.last()
-        }
+        let found = try lastBlock(&c, of: UInt64(onboarding) << 16 | UInt64(screen))
         guard found, let key = EventKey(c.key), key.onboarding == onboarding, key.screen == screen else { return nil }
         // The header alone gives the last time; a damaged header means no growing.
         guard let header = try? EventBlockReader(c.value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq) else {
@@ -875,15 +868,14 @@ final class WriterState {
     /// The newest list of `session` (its last key), if any: its first entry's time and seq, and its value
     /// (pointing into the map, valid until the next write).
     private func sessionTail(_ c: inout Cursor, _ session: UInt32) throws -> (time: Int64, seq: UInt64, value: UnsafeRawBufferPointer)? {
-        var found: Bool
+        let found: Bool
         if session == .max {
             found = try c.last()
         } else {
             scratch.storeBE(session + 1, at: 0)
             scratch.storeBE(UInt64(0), at: 4)
             scratch.storeBE(UInt64(0), at: 12)
-            found = try c.seek(UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize))
-            found = found ? try c.previous() : try c.last()
+            found = try c.last(below: UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize))
         }
         guard found, c.key.count == Layout.sessionKeySize, c.key.be32(0) == session else { return nil }
         return (Layout.time(fromBits: c.key.be64(4)), c.key.be64(12), c.value)

@@ -99,6 +99,12 @@ struct Cursor {
     @inline(__always) mutating func next() throws -> Bool { try move(MDB_NEXT) }
     @inline(__always) mutating func previous() throws -> Bool { try move(MDB_PREV) }
 
+    /// Positions at the last key `< bound`: `MDB_SET_RANGE`, then one step back, or the last entry of all
+    /// when nothing is at or after `bound`. `false` when no key is below it.
+    @inline(__always) mutating func last(below bound: UnsafeRawBufferPointer) throws -> Bool {
+        try seek(bound) ? try previous() : try last()
+    }
+
     /// Stores a pair through the cursor (`mdb_cursor_put`); `false` on `MDB_KEYEXIST`.
     @inline(__always) @discardableResult
     func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
