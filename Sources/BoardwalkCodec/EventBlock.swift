@@ -83,10 +83,8 @@ public struct EventBlockBuilder {
         let eventsStart = reader.reader.position
         var lastSeq = firstSeq
         while try reader.next() { lastSeq = reader.seq }
-        let n = bytes.count - eventsStart
-        if _slowPath(used + n > storage.capacity) { storage = storage.grown(to: used + n) }
-        (storage.pointer + used).copyMemory(from: bytes.baseAddress! + eventsStart, byteCount: n)
-        used += n
+        storage = storage.copying(UnsafeRawBufferPointer(rebasing: bytes[eventsStart...]), to: used)
+        used += bytes.count - eventsStart
         _count = reader.count
         _lastTime = reader.lastTime
         self.lastSeq = lastSeq
@@ -111,10 +109,8 @@ public struct EventBlockBuilder {
             throw CodecError(offset: 0, reason: .invalidValue(field: "block last seq", value: Int64(bitPattern: lastSeq)))
         }
         let eventsStart = reader.reader.position
-        let n = bytes.count - eventsStart
-        if _slowPath(used + n > storage.capacity) { storage = storage.grown(to: used + n) }
-        (storage.pointer + used).copyMemory(from: bytes.baseAddress! + eventsStart, byteCount: n)
-        used += n
+        storage = storage.copying(UnsafeRawBufferPointer(rebasing: bytes[eventsStart...]), to: used)
+        used += bytes.count - eventsStart
         _count = reader.count
         _lastTime = reader.lastTime
         self.lastSeq = lastSeq
@@ -334,6 +330,14 @@ final class BlockStorage {
         let new = BlockStorage(capacity: size)
         new.pointer.copyMemory(from: pointer, byteCount: capacity)
         return new
+    }
+
+    /// Copies `bytes` to `offset`, in this storage or in a grown one, and returns the storage holding them.
+    @usableFromInline
+    func copying(_ bytes: UnsafeRawBufferPointer, to offset: Int) -> BlockStorage {
+        let storage = offset + bytes.count > capacity ? grown(to: offset + bytes.count) : self
+        if let base = bytes.baseAddress { (storage.pointer + offset).copyMemory(from: base, byteCount: bytes.count) }
+        return storage
     }
 
     deinit { pointer.deallocate() }

@@ -61,10 +61,8 @@ public struct SessionListBuilder {
         var reader = try SessionListReader(bytes, firstTime: firstTime, firstSeq: firstSeq)
         let entriesStart = reader.reader.position
         while try reader.next() {}
-        let n = bytes.count - entriesStart
-        if _slowPath(used + n > storage.capacity) { storage = storage.grown(to: used + n) }
-        (storage.pointer + used).copyMemory(from: bytes.baseAddress! + entriesStart, byteCount: n)
-        used += n
+        storage = storage.copying(UnsafeRawBufferPointer(rebasing: bytes[entriesStart...]), to: used)
+        used += bytes.count - entriesStart
         _count = reader.count
         lastTime = reader.time
         lastSeq = reader.seq

@@ -91,27 +91,32 @@ public struct StoreEventSource: EventSource {
         }
     }
 
+    /// The distinct sessions with an event in `ranges`, in first-seen order; memory grows with sessions.
+    private static func sessions(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws -> [StringID] {
+        var ids: [StringID] = []
+        var seen: Set<StringID> = []
+        for range in ranges {
+            if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
+                // The `onboarding_sessions` index holds exactly the (onboarding, session) pairs of the events:
+                // no need to read the onboarding's events to find its sessions.
+                guard let id = try onboardingID(snapshot, onboarding) else { continue }
+                for session in try snapshot.sessionIDs(ofOnboarding: id) where seen.insert(session).inserted {
+                    ids.append(session)
+                }
+                continue
+            }
+            try scan(snapshot, range) { view in
+                if let session = view.session, seen.insert(session).inserted { ids.append(session) }
+                return true
+            }
+        }
+        return ids
+    }
+
     public func scanSessions(_ ranges: [ScanRange], _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
         try reading { snapshot in
             let strings = StringCache(snapshot)
-            // Distinct sessions with an event in the ranges, in first-seen order; memory grows with sessions.
-            var ids: [StringID] = []
-            var seen: Set<StringID> = []
-            for range in ranges {
-                if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
-                    // The `onboarding_sessions` index holds exactly the (onboarding, session) pairs of the events:
-                    // no need to read the onboarding's events to find its sessions.
-                    guard let id = try StoreEventSource.onboardingID(snapshot, onboarding) else { continue }
-                    for session in try snapshot.sessionIDs(ofOnboarding: id) where seen.insert(session).inserted {
-                        ids.append(session)
-                    }
-                    continue
-                }
-                try StoreEventSource.scan(snapshot, range) { view in
-                    if let session = view.session, seen.insert(session).inserted { ids.append(session) }
-                    return true
-                }
-            }
+            let ids = try StoreEventSource.sessions(snapshot, ranges)
             for id in ids {
                 // Views stay valid for the whole read transaction, so a session's rows can be kept together.
                 var events: [StoreEventRow] = []
@@ -174,21 +179,7 @@ extension StoreEventSource {
                 return
             }
             if try foldOnboardings(snapshot, ranges, strings: strings, needs: needs, name: name, tick: tick, body) { return }
-            var ids: [StringID] = []
-            var seen: Set<StringID> = []
-            for range in ranges {
-                if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
-                    guard let id = try StoreEventSource.onboardingID(snapshot, onboarding) else { continue }
-                    for session in try snapshot.sessionIDs(ofOnboarding: id) where seen.insert(session).inserted {
-                        ids.append(session)
-                    }
-                    continue
-                }
-                try StoreEventSource.scan(snapshot, range) { view in
-                    if let session = view.session, seen.insert(session).inserted { ids.append(session) }
-                    return true
-                }
-            }
+            let ids = try StoreEventSource.sessions(snapshot, ranges)
             for id in ids {
                 var fold = SessionFold()
                 try snapshot.forEachEvent(inSession: id) { view in
