@@ -110,6 +110,8 @@ def main():
     parser.add_argument("--workdir", default=None, help="where the corpus, store and Parquet go (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--only", choices=["whole", "busiest", "median"], action="append",
+                        help="run only this case (repeatable; default: all three)")
     args = parser.parse_args()
 
     if not os.access(args.boardwalk, os.X_OK):
@@ -162,6 +164,8 @@ def main():
             (f"funnel of the median of {len(by_size)}", f'sessions | where onboarding == "{median}" | funnel',
              one, [median, parquet, median]),
         ]
+        if args.only:
+            cases = [case for case, key in zip(cases, ["whole", "busiest", "median"]) if key in args.only]
         results = []
         for title, query, where, params in cases:
             bw_time, (bw_out, _, _) = best_of(

@@ -124,6 +124,18 @@ public struct Snapshot: StringResolver {
     ///   (O(k) per event while k blocks overlap in time).
     public func forEachEvent(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                              _ body: (EventView) throws -> Bool) throws {
+        try forEachRecord(onboarding: onboarding, screens: screens, time: time) { record in try body(try record.view()) }
+    }
+
+    /// ``forEachEvent(onboarding:screens:time:_:)``, handing out each event undecoded: its seq, time, key
+    /// fields and record body. The caller decodes what it reads, with ``EventRecord/fields()`` (the few fields
+    /// a session fold needs, a fraction of the cost) or ``EventRecord/view()`` (the full, validated view).
+    /// The ``EventRecord`` is valid only inside `body`. Return `false` from `body` to stop.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode, and
+    ///   whatever `body` throws (records are decoded by the caller).
+    /// - Complexity: as ``forEachEvent(onboarding:screens:time:_:)``, without the per-event decode.
+    public func forEachRecord(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+                              _ body: (EventRecord) throws -> Bool) throws {
         let range = TimeRange(time)
         var open: [OpenBlock] = []
         try txn.withCursor(dbs.events) { c in
@@ -188,9 +200,10 @@ public struct Snapshot: StringResolver {
     /// of `range`, when `found`) in (time, seq) order and calls `body` for the events in `range`.
     /// Returns `false` when `body` asked to stop. Leaves the cursor anywhere.
     private func scanGroup(_ c: inout Cursor, found: Bool, onboarding: UInt32, screen: UInt16, _ range: TimeRange,
-                           _ open: inout [OpenBlock], _ body: (EventView) throws -> Bool) throws -> Bool {
+                           _ open: inout [OpenBlock], _ body: (EventRecord) throws -> Bool) throws -> Bool {
         open.removeAll(keepingCapacity: true)
         var found = found
+        let hi = range.hi ?? .max, bounded = range.hi != nil, lo = range.lo, limit = stringCount
         // The next block not yet opened, if it belongs to the group and starts before the range ends.
         func pending() throws -> EventKey? {
             guard found else { return nil }
@@ -215,13 +228,31 @@ public struct Snapshot: StringResolver {
                 continue
             }
             if m < 0 { return true }
-            let t = open[m].reader.time
-            // Every event not yet seen comes at or after this one.
-            if range.isPastEnd(t) { return true }
-            if t >= range.lo {
-                guard try body(try view(open[m].key, open[m].reader)) else { return false }
+            // Block m holds the earliest event; it stays the earliest until its events reach the start of the
+            // next block to open or the current event of another open block. Its events up to there are read
+            // from a local copy of its reader (no array access per event); usually that is the whole block.
+            var boundTime = Int64.max, boundSeq = UInt64.max
+            if let key = next { (boundTime, boundSeq) = (Layout.time(fromBits: key.timeBits), key.seq) }
+            for i in open.indices where i != m && precedes(open[i].reader.time, open[i].reader.seq, boundTime, boundSeq) {
+                (boundTime, boundSeq) = (open[i].reader.time, open[i].reader.seq)
             }
-            if !(try advance(&open[m].reader, open[m].key)) {
+            let key = open[m].key
+            var reader = open[m].reader
+            var more = true
+            repeat {
+                let t = reader.time
+                // Every event not yet seen comes at or after this one.
+                if bounded && t >= hi { return true }
+                if t >= lo {
+                    let record = EventRecord(seq: reader.seq, time: t, onboarding: onboarding, screen: screen,
+                                             body: reader.body, stringLimit: limit)
+                    guard try body(record) else { return false }
+                }
+                more = try advance(&reader, key)
+            } while more && precedes(reader.time, reader.seq, boundTime, boundSeq)
+            if more {
+                open[m].reader = reader
+            } else {
                 open.swapAt(m, open.count - 1)
                 open.removeLast()
             }
@@ -536,6 +567,69 @@ public struct EventView {
     @inlinable public var screenIndex: Int? { record.screenIndex }
     /// The interned session id (given, or inferred at append).
     @inlinable public var session: StringID? { record.session }
+}
+
+/// One stored event, borrowed and not yet decoded: its seq, time and key fields, and its record body.
+/// Valid only inside the scan callback that received it (``Snapshot/forEachRecord(onboarding:screens:time:_:)``).
+///
+/// Decode what you read: ``fields()`` reads the few fields a session fold needs (see `RecordFields` for what
+/// it checks and skips), ``view()`` the whole record, validated.
+public struct EventRecord {
+    /// The event's arrival sequence number.
+    public let seq: UInt64
+    /// When the event happened, in microseconds since the epoch.
+    public let timeMicroseconds: Int64
+    /// The key's onboarding (``RecordFormat/noOnboarding`` for an event without `meta`) and screen index.
+    public let keyOnboarding: StringID
+    public let keyScreen: UInt16
+    /// The record body (time, onboarding and screen are in the key). Borrowed from the read transaction.
+    public let body: UnsafeRawBufferPointer
+    /// Strings in the dictionary when the snapshot began: every id a record holds is below this.
+    @usableFromInline let stringLimit: StringID
+
+    @inlinable
+    init(seq: UInt64, time: Int64, onboarding: StringID, screen: UInt16, body: UnsafeRawBufferPointer, stringLimit: StringID) {
+        self.seq = seq
+        timeMicroseconds = time
+        keyOnboarding = onboarding
+        keyScreen = screen
+        self.body = body
+        self.stringLimit = stringLimit
+    }
+
+    /// The fields the key carries: time, onboarding and screen index.
+    @inlinable
+    public var header: RecordHeader {
+        RecordHeader(time: Timestamp(microseconds: timeMicroseconds), keyOnboarding: keyOnboarding, keyScreenIndex: keyScreen)
+    }
+
+    /// The fields of the record a session fold reads (up to `extent`), without decoding the rest.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` (carrying the `CodecError`) when a field it
+    ///   reads is damaged. Damage in the fields it skips is not detected here (``view()`` and the store's
+    ///   check find it).
+    @inlinable
+    public func fields(_ extent: RecordFields.Extent = .all) throws -> RecordFields {
+        do {
+            return try RecordFields(body: body, header: header, stringLimit: stringLimit, extent: extent)
+        } catch {
+            throw corrupt(error)
+        }
+    }
+
+    /// The whole record, decoded and validated, as a scan by ``Snapshot/forEachEvent(onboarding:screens:time:_:)`` hands it out.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` (carrying the `CodecError`) when the record does not decode.
+    public func view() throws -> EventView {
+        do {
+            return EventView(seq: seq, record: try RecordView(body: body, header: header, stringLimit: stringLimit))
+        } catch {
+            throw corrupt(error)
+        }
+    }
+
+    @usableFromInline
+    func corrupt(_ error: CodecError) -> StoreError {
+        StoreError(.corrupt, "event seq \(seq) (onboarding \(keyOnboarding), screen \(keyScreen)) does not decode", underlying: error)
+    }
 }
 
 /// An owned stored event: its arrival sequence number and the event.

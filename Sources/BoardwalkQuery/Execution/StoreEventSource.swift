@@ -166,10 +166,7 @@ extension StoreEventSource {
                 // All the scan's mutable state in one struct, mutated through one access per event (state spread
                 // over captured variables cost a dynamic exclusivity check per event).
                 var scan = WholeStoreScan(capacity: expected, cancellation: cancellation, text: text)
-                try snapshot.forEachEvent(onboarding: nil) { view in
-                    try scan.add(view, strings: strings, needs: needs)
-                    return true
-                }
+                try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs)
                 let folds = scan.folds, ids = scan.ids
                 for i in 0..<folds.count {
                     let fold = folds.base[i]
@@ -178,7 +175,8 @@ extension StoreEventSource {
                 }
                 return
             }
-            if try foldOnboardings(snapshot, ranges, strings: strings, needs: needs, name: name, tick: tick, body) { return }
+            if try foldOnboardings(snapshot, ranges, strings: strings, needs: needs, cancellation: cancellation, text: text,
+                                   name: name, tick: tick, body) { return }
             let ids = try StoreEventSource.sessions(snapshot, ranges)
             for id in ids {
                 var fold = SessionFold()
@@ -208,6 +206,7 @@ extension StoreEventSource {
     /// scanned), never a pass over other onboardings.
     fileprivate func foldOnboardings(
         _ snapshot: Snapshot, _ ranges: [ScanRange], strings: StringCache, needs: FoldNeeds,
+        cancellation: CancellationFlag?, text: String,
         name: (StringID) throws(QueryError) -> String, tick: () throws(QueryError) -> Void,
         _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
     ) throws -> Bool {
@@ -255,27 +254,18 @@ extension StoreEventSource {
         }
         let folds = FoldStorage(capacity: slotsInScope)
         for _ in 0..<slotsInScope { _ = folds.append() }
-        // Immutable from here: a local function capturing variables pays an exclusivity check per event.
-        let elsewhere = spanning
-        func fold(_ view: EventView) throws(QueryError) {
-            guard let session = view.session, let slot = table.existingSlot(session), !elsewhere[slot] else { return }
-            try tick()
-            folds.base[slot].add(view, strings: strings, needs: needs)
-        }
+        // All the scan's state in one struct, mutated through one access per event: a local function capturing
+        // variables pays a dynamic exclusivity check per event.
+        var scan = ScopeScan(table: table, elsewhere: spanning, folds: folds, cancellation: cancellation, text: text)
         for onboarding in scope {
-            try snapshot.forEachEvent(onboarding: onboarding) { view in
-                try fold(view)
-                return true
-            }
+            try scan.scan(snapshot, onboarding: onboarding, strings: strings, needs: needs)
         }
         if scanUnpositioned {
             // Only the scope's sessions are folded; sessions with no events in an onboarding (not in the table)
             // and sessions read through the index are skipped.
-            try snapshot.forEachEvent(onboarding: RecordFormat.noOnboarding) { view in
-                try fold(view)
-                return true
-            }
+            try scan.scan(snapshot, onboarding: RecordFormat.noOnboarding, strings: strings, needs: needs)
         }
+        let elsewhere = spanning
         for (slot, id) in ids.enumerated() {
             var sessionFold: SessionFold
             if elsewhere[slot] {
@@ -295,36 +285,115 @@ extension StoreEventSource {
     }
 }
 
-/// The state of a whole-store session fold: sessions by id, their folds in first-seen order.
-private struct WholeStoreScan {
-    var table: SessionSlots
-    let folds: FoldStorage
-    var ids: [StringID] = []
+/// Checks the cancellation flag every 4096 events.
+private struct CancellationTicker {
     let cancellation: CancellationFlag?
     let text: String
     var sinceCheck = 0
 
-    init(capacity: Int, cancellation: CancellationFlag?, text: String) {
-        table = SessionSlots(capacity: capacity)
-        folds = FoldStorage(capacity: capacity)
-        ids.reserveCapacity(capacity)
-        self.cancellation = cancellation
-        self.text = text
-    }
-
     @inline(__always)
-    mutating func add(_ view: EventView, strings: StringCache, needs: FoldNeeds) throws(QueryError) {
-        guard let session = view.session else { return }
+    mutating func tick() throws(QueryError) {
         sinceCheck += 1
         if sinceCheck >= 4096 {
             sinceCheck = 0
             if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
         }
+    }
+}
+
+/// The state of a whole-store session fold: sessions by id, their folds in first-seen order.
+private struct WholeStoreScan {
+    var table: SessionSlots
+    let folds: FoldStorage
+    var ids: [StringID] = []
+    var ticker: CancellationTicker
+
+    init(capacity: Int, cancellation: CancellationFlag?, text: String) {
+        table = SessionSlots(capacity: capacity)
+        folds = FoldStorage(capacity: capacity)
+        ids.reserveCapacity(capacity)
+        ticker = CancellationTicker(cancellation: cancellation, text: text)
+    }
+
+    /// Folds the events of one onboarding (`nil`: the whole store). The loop is chosen once: a lean fold reads
+    /// only up to each record's session.
+    mutating func scan(_ snapshot: Snapshot, onboarding: StringID?, strings: StringCache, needs: FoldNeeds) throws {
+        if needs.lean {
+            try snapshot.forEachRecord(onboarding: onboarding) { record in
+                let fields = try record.fields(.session)
+                guard let session = fields.session else { return true }
+                try ticker.tick()
+                folds.base[slot(session)].addLean(fields, seq: record.seq, needs: needs)
+                return true
+            }
+        } else {
+            try snapshot.forEachRecord(onboarding: onboarding) { record in
+                let fields = try record.fields(.all)
+                guard let session = fields.session else { return true }
+                try ticker.tick()
+                try folds.base[slot(session)].add(fields, seq: record.seq, full: { () throws in try record.view() },
+                                                  strings: strings, needs: needs)
+                return true
+            }
+        }
+    }
+
+    /// The slot of `session`, a new fold when it is new.
+    @inline(__always)
+    private mutating func slot(_ session: StringID) -> Int {
         let (slot, inserted) = table.slot(session)
         if inserted {
             _ = folds.append()
             ids.append(session)
         }
-        folds.base[slot].add(view, strings: strings, needs: needs)
+        return slot
+    }
+}
+
+/// The state of the scans of whole onboardings: the scope's sessions by id, which of them are read through the
+/// session index instead (`elsewhere`), and their folds by slot.
+private struct ScopeScan {
+    let table: SessionSlots
+    let elsewhere: [Bool]
+    let folds: FoldStorage
+    var ticker: CancellationTicker
+
+    init(table: SessionSlots, elsewhere: [Bool], folds: FoldStorage, cancellation: CancellationFlag?, text: String) {
+        self.table = table
+        self.elsewhere = elsewhere
+        self.folds = folds
+        ticker = CancellationTicker(cancellation: cancellation, text: text)
+    }
+
+    /// Folds the events of one onboarding (``RecordFormat/noOnboarding``: the events without a position) into
+    /// the scope's sessions. The loop is chosen once: a lean fold reads only up to each record's session.
+    mutating func scan(_ snapshot: Snapshot, onboarding: StringID, strings: StringCache, needs: FoldNeeds) throws {
+        if needs.lean {
+            try snapshot.forEachRecord(onboarding: onboarding) { record in
+                let fields = try record.fields(.session)
+                guard let session = fields.session, let slot = table.existingSlot(session), !elsewhere[slot] else { return true }
+                try ticker.tick()
+                folds.base[slot].addLean(fields, seq: record.seq, needs: needs)
+                return true
+            }
+        } else {
+            try snapshot.forEachRecord(onboarding: onboarding) { record in
+                let fields = try record.fields(.all)
+                guard let session = fields.session, let slot = table.existingSlot(session), !elsewhere[slot] else { return true }
+                try ticker.tick()
+                try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
+                                         strings: strings, needs: needs)
+                return true
+            }
+        }
+    }
+}
+
+extension SessionFold {
+    /// Folds what a lean fold reads of a record (`needs.lean`).
+    @inline(__always)
+    mutating func addLean(_ fields: RecordFields, seq: UInt64, needs: FoldNeeds) {
+        addLean(time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex, onboarding: fields.onboarding,
+                totalScreens: fields.totalScreens, needs: needs)
     }
 }
