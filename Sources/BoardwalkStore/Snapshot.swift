@@ -607,7 +607,7 @@ public struct EventRecord {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` (carrying the `CodecError`) when a field it
     ///   reads is damaged. Damage in the fields it skips is not detected here (``view()`` and the store's
     ///   check find it).
-    @inlinable
+    @inlinable @inline(__always)
     public func fields(_ extent: RecordFields.Extent = .all) throws -> RecordFields {
         do {
             return try RecordFields(body: body, header: header, stringLimit: stringLimit, extent: extent)

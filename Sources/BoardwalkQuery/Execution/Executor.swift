@@ -178,6 +178,10 @@ private struct Sink {
     var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
     var listed: [(order: (Int64, UInt64, String), row: [Value])] = []
     var screenFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
+    /// The one group of a screen funnel without `by`, outside the dictionary: a session's steps are added
+    /// without a hash and a dictionary access per step.
+    var plainScreenFunnel: (reached: [Int], times: [[Double]])?
+    let screenFunnelHasBy: Bool
     var screenCount = 0
     var customFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
     let matcher: FunnelMatcher?
@@ -186,6 +190,7 @@ private struct Sink {
         self.query = query
         self.now = now
         if case .funnel(let f) = query.reduction, !f.steps.isEmpty { matcher = FunnelMatcher(funnel: f, now: now) } else { matcher = nil }
+        screenFunnelHasBy = if case .funnel(let f) = query.reduction { !f.by.isEmpty } else { false }
     }
 
     mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String)) {
@@ -258,10 +263,24 @@ private struct Sink {
     /// Adds a session to the screen funnel (rule 3); `firstScreenKeys` are the breakdown columns' values on the
     /// session's first event with a screen index (rule 12).
     mutating func addScreenFunnel(_ summary: SessionSummary, firstScreenKeys: [Value]) {
-        guard case .funnel(let funnel) = query.reduction else { return }
         screenCount = max(screenCount, (summary.totalScreens ?? 0), (summary.furthestScreen ?? -1) + 1)
         guard let furthest = summary.furthestScreen else { return }
-        let keys = funnel.by.isEmpty ? [[]] : keyCombinations(firstScreenKeys)
+        let started = summary.started.microseconds
+        if !screenFunnelHasBy {
+            var group = plainScreenFunnel ?? ([], [])
+            plainScreenFunnel = nil  // moved out, so that the arrays below stay uniquely referenced
+            while group.reached.count <= furthest {
+                group.reached.append(0)
+                group.times.append([])
+            }
+            for i in 0...furthest {
+                group.reached[i] += 1
+                group.times[i].append(Double(summary.reachTimes[i].microseconds - started))
+            }
+            plainScreenFunnel = group
+            return
+        }
+        let keys = keyCombinations(firstScreenKeys)
         for key in keys {
             // One lookup per session, then the entry is mutated in place through its index.
             var index = screenFunnel.index(forKey: key)
@@ -274,7 +293,6 @@ private struct Sink {
                 screenFunnel.values[entry].reached.append(0)
                 screenFunnel.values[entry].times.append([])
             }
-            let started = summary.started.microseconds
             for i in 0...furthest {
                 screenFunnel.values[entry].reached[i] += 1
                 screenFunnel.values[entry].times[i].append(Double(summary.reachTimes[i].microseconds - started))
@@ -315,10 +333,13 @@ private struct Sink {
             var rows: [[Value]] = []
             let byCount = funnel.by.count
             if funnel.steps.isEmpty {
-                var groups = screenFunnel
-                if byCount == 0, groups.isEmpty, screenCount > 0 { groups[[]] = ([], []) }
-                for key in groups.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }) {
-                    let entry = groups[key]!
+                // Without `by`, the one group is kept outside the dictionary (none when no session was added).
+                let groups: [(key: [Value], entry: (reached: [Int], times: [[Double]]))] = if byCount == 0 {
+                    plainScreenFunnel.map { [([], $0)] } ?? (screenCount > 0 ? [([], ([], []))] : [])
+                } else {
+                    screenFunnel.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }).map { ($0, screenFunnel[$0]!) }
+                }
+                for (key, entry) in groups {
                     let reached = (0..<screenCount).map { $0 < entry.reached.count ? entry.reached[$0] : 0 }
                     for i in 0..<screenCount {
                         let times = i < entry.times.count ? entry.times[i] : []

@@ -31,7 +31,7 @@ struct FoldNeeds {
     var funnelBy: [BoundColumn] = []
     var now = Timestamp(microseconds: 0)
     /// Whether the query reads only the session fields a fold of each event's time, screen, total screens and
-    /// session gives (``SessionFold/leanFields``): then the store reads only those of each record, and the
+    /// session gives (``SessionFold/isLean(_:)``): then the store reads only those of each record, and the
     /// fold skips the rest (the summary's other fields keep their initial values, and nothing reads them).
     var lean = false
 
@@ -56,7 +56,7 @@ struct FoldNeeds {
         lean = query.reduction != nil && !isCustomFunnel && funnelBy.isEmpty && bounds.allSatisfy { bound in
             !bound.contains { leaf in
                 switch leaf {
-                case .session(let field): !SessionFold.leanFields.contains(field)
+                case .session(let field): !SessionFold.isLean(field)
                 case .event, .answer, .did: true
                 default: false
                 }
@@ -129,11 +129,15 @@ struct SessionFold {
     /// Element id → (position, answer) of the last state update.
     var answers: [StringID: (at: OrderKey, value: Value)] = [:]
 
-    /// The session fields that ``addLean(time:seq:screen:onboarding:totalScreens:needs:)`` folds (`reached(n)`
-    /// reads `furthest_screen`).
-    static let leanFields: Set<SessionField> = [
-        .session, .onboarding, .started, .ended, .duration, .events, .furthestScreen, .lastScreen, .totalScreens,
-    ]
+    /// Whether ``addLean(time:seq:screen:onboarding:totalScreens:needs:)`` folds `field` (`reached(n)` reads
+    /// `furthest_screen`, which it does). A switch, not a `Set`: a set's metadata costs a process more to
+    /// instantiate than a query on one onboarding spends per thousand events.
+    static func isLean(_ field: SessionField) -> Bool {
+        switch field {
+        case .session, .onboarding, .started, .ended, .duration, .events, .furthestScreen, .lastScreen, .totalScreens: true
+        case .profile, .placement, .variation, .completed, .paywall, .closed, .emailCollected, .exit: false
+        }
+    }
 
     /// Folds one event's time, seq, screen, onboarding and total screens only: what ``leanFields`` need.
     @inline(__always)
@@ -264,14 +268,16 @@ struct SessionFold {
         }
         if needs.reachTimes, furthest >= 0 {
             // reachTimes[i]: the earliest event at a screen >= i (when the furthest index first became >= i).
-            var reach = [Int64](repeating: .max, count: furthest + 1)
-            for (screen, time) in screenTimes where screen >= 0 && time < reach[Int(screen)] { reach[Int(screen)] = time }
+            var reach = [Timestamp](repeating: Timestamp(microseconds: .max), count: furthest + 1)
+            for (screen, time) in screenTimes where screen >= 0 && time < reach[Int(screen)].microseconds {
+                reach[Int(screen)] = Timestamp(microseconds: time)
+            }
             var running = Int64.max
             for i in stride(from: furthest, through: 0, by: -1) {
-                running = min(running, reach[i])
-                reach[i] = running
+                running = min(running, reach[i].microseconds)
+                reach[i] = Timestamp(microseconds: running)
             }
-            s.reachTimes = reach.map { Timestamp(microseconds: $0) }
+            s.reachTimes = reach
         }
         s.completed = completed
         s.paywall = paywall

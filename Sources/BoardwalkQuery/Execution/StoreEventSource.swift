@@ -219,7 +219,11 @@ extension StoreEventSource {
             if let id = all.first(where: { $0.onboardingID == range.onboarding! })?.id, !scope.contains(id) { scope.append(id) }
         }
         let eventsInScope = all.reduce(0) { $0 + (scope.contains($1.id ?? RecordFormat.noOnboarding) ? $1.events : 0) }
-        guard Double(try snapshot.stats().sessions) * StoreEventSource.onboardingScanRatio < Double(eventsInScope) else { return false }
+        // The default ratio, 0, needs no count of the store's sessions (`stats()` reads a dozen keys).
+        let ratio = StoreEventSource.onboardingScanRatio
+        guard ratio == 0 ? eventsInScope > 0 : Double(try snapshot.stats().sessions) * ratio < Double(eventsInScope) else {
+            return false
+        }
 
         // The sessions in scope, in the order the index path delivers them.
         var ids: [StringID] = []
