@@ -271,19 +271,20 @@ extension StoreEventSource {
         }
         let elsewhere = spanning
         for (slot, id) in ids.enumerated() {
-            var sessionFold: SessionFold
             if elsewhere[slot] {
-                sessionFold = SessionFold()
+                var sessionFold = SessionFold()
                 try snapshot.forEachEvent(inSession: id) { view in
                     try tick()
                     sessionFold.add(view, strings: strings, needs: needs)
                     return true
                 }
+                let summary = sessionFold.summary(name: try name(id), strings: strings, needs: needs)
+                guard try body(summary, sessionFold.funnelKeys, sessionFold.events) else { return true }
             } else {
-                sessionFold = folds.base[slot]
+                // Read in place: a copy of the fold would retain and release each of its arrays.
+                let summary = folds.base[slot].summary(name: try name(id), strings: strings, needs: needs)
+                guard try body(summary, folds.base[slot].funnelKeys, folds.base[slot].events) else { return true }
             }
-            let summary = sessionFold.summary(name: try name(id), strings: strings, needs: needs)
-            guard try body(summary, sessionFold.funnelKeys, sessionFold.events) else { return true }
         }
         return true
     }
