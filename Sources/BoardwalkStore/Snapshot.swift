@@ -136,6 +136,23 @@ public struct Snapshot: StringResolver {
     /// - Complexity: as ``forEachEvent(onboarding:screens:time:_:)``, without the per-event decode.
     public func forEachRecord(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                               _ body: (EventRecord) throws -> Bool) throws {
+        try forEachRun(onboarding: onboarding, screens: screens, time: time) { run in
+            while let record = try run.next() {
+                guard try body(record) else { return false }
+            }
+            return true
+        }
+    }
+
+    /// ``forEachRecord(onboarding:screens:time:_:)`` a run of events at a time: `body` gets an ``EventRun``, the
+    /// events of one block that come next in (time, seq) order (usually the whole block), and reads them with
+    /// ``EventRun/next()``. The loop over a run's events is then the caller's own (inlined, no call per event).
+    /// Return `false` from `body` to stop; events of the run it did not read before returning `true` are skipped.
+    /// The run and its records are valid only inside `body`.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode (from
+    ///   ``EventRun/next()`` too), and whatever `body` throws.
+    public func forEachRun(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+                           _ body: (inout EventRun) throws -> Bool) throws {
         let range = TimeRange(time)
         var open: [OpenBlock] = []
         try txn.withCursor(dbs.events) { c in
@@ -200,7 +217,7 @@ public struct Snapshot: StringResolver {
     /// of `range`, when `found`) in (time, seq) order and calls `body` for the events in `range`.
     /// Returns `false` when `body` asked to stop. Leaves the cursor anywhere.
     private func scanGroup(_ c: inout Cursor, found: Bool, onboarding: UInt32, screen: UInt16, _ range: TimeRange,
-                           _ open: inout [OpenBlock], _ body: (EventRecord) throws -> Bool) throws -> Bool {
+                           _ open: inout [OpenBlock], _ body: (inout EventRun) throws -> Bool) throws -> Bool {
         open.removeAll(keepingCapacity: true)
         var found = found
         let hi = range.hi ?? .max, bounded = range.hi != nil, lo = range.lo, limit = stringCount
@@ -236,25 +253,18 @@ public struct Snapshot: StringResolver {
             for i in open.indices where i != m && precedes(open[i].reader.time, open[i].reader.seq, boundTime, boundSeq) {
                 (boundTime, boundSeq) = (open[i].reader.time, open[i].reader.seq)
             }
-            let key = open[m].key
-            var reader = open[m].reader
-            var more = true
-            repeat {
-                let t = reader.time
-                // Every event not yet seen comes at or after this one.
-                if bounded && t >= hi { return true }
-                if t >= lo {
-                    let record = EventRecord(seq: reader.seq, time: t, onboarding: onboarding, screen: screen,
-                                             body: reader.body, stringLimit: limit)
-                    guard try body(record) else { return false }
-                }
-                more = try advance(&reader, key)
-            } while more && precedes(reader.time, reader.seq, boundTime, boundSeq)
-            if more {
-                open[m].reader = reader
-            } else {
+            var run = EventRun(reader: open[m].reader, blockSeq: open[m].key.seq, onboarding: onboarding, screen: screen,
+                               lo: lo, hi: hi, bounded: bounded, boundTime: boundTime, boundSeq: boundSeq, stringLimit: limit)
+            guard try body(&run) else { return false }
+            // Skip what the body left unread, so that the reader stands on the first event after the run.
+            while !run.ended { _ = try run.next() }
+            // Every event not yet seen comes at or after this one.
+            if run.pastEnd { return true }
+            if run.blockDone {
                 open.swapAt(m, open.count - 1)
                 open.removeLast()
+            } else {
+                open[m].reader = run.reader
             }
         }
     }
@@ -629,6 +639,85 @@ public struct EventRecord {
     @usableFromInline
     func corrupt(_ error: CodecError) -> StoreError {
         StoreError(.corrupt, "event seq \(seq) (onboarding \(keyOnboarding), screen \(keyScreen)) does not decode", underlying: error)
+    }
+}
+
+/// The events of one block that a scan hands out next, in (time, seq) order (``Snapshot/forEachRun(onboarding:screens:time:_:)``):
+/// read them with ``next()``. Valid only inside the scan callback that received it.
+public struct EventRun {
+    @usableFromInline var reader: EventBlockReader
+    @usableFromInline let blockSeq: UInt64
+    @usableFromInline let onboarding: StringID
+    @usableFromInline let screen: UInt16
+    /// The scan's time range `lo..<hi` (no upper bound unless `bounded`).
+    @usableFromInline let lo: Int64
+    @usableFromInline let hi: Int64
+    @usableFromInline let bounded: Bool
+    /// The run ends before the first event at or after (boundTime, boundSeq): another block's.
+    @usableFromInline let boundTime: Int64
+    @usableFromInline let boundSeq: UInt64
+    @usableFromInline let stringLimit: StringID
+    /// Whether the reader's current event has not been handed out yet (true at the start of a run).
+    @usableFromInline var pending = true
+    /// The block has no events left.
+    @usableFromInline var blockDone = false
+    /// An event at or past the range's end was reached: the scan of the group is over.
+    @usableFromInline var pastEnd = false
+    /// The run is over (the next event belongs to another run, the block ended, or the range did).
+    @usableFromInline var ended = false
+
+    @usableFromInline
+    init(reader: EventBlockReader, blockSeq: UInt64, onboarding: StringID, screen: UInt16, lo: Int64, hi: Int64,
+         bounded: Bool, boundTime: Int64, boundSeq: UInt64, stringLimit: StringID) {
+        self.reader = reader
+        self.blockSeq = blockSeq
+        self.onboarding = onboarding
+        self.screen = screen
+        self.lo = lo
+        self.hi = hi
+        self.bounded = bounded
+        self.boundTime = boundTime
+        self.boundSeq = boundSeq
+        self.stringLimit = stringLimit
+    }
+
+    /// The run's next event in the scan's time range, or `nil` at the end of the run.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the block does not decode.
+    @inlinable @inline(__always)
+    public mutating func next() throws -> EventRecord? {
+        while !ended {
+            if !pending {
+                let more: Bool
+                do throws(CodecError) {
+                    more = try reader.next()
+                } catch {
+                    throw StoreError(.corrupt, "the block at seq \(blockSeq) (onboarding \(onboarding), screen \(screen)) does not decode",
+                                     underlying: error)
+                }
+                guard more else {
+                    blockDone = true
+                    ended = true
+                    return nil
+                }
+                // The next event belongs to another run when it does not come before the bound.
+                guard reader.time < boundTime || (reader.time == boundTime && reader.seq < boundSeq) else {
+                    ended = true
+                    return nil
+                }
+            }
+            pending = false
+            let t = reader.time
+            if bounded && t >= hi {
+                pastEnd = true
+                ended = true
+                return nil
+            }
+            if t >= lo {
+                return EventRecord(seq: reader.seq, time: t, onboarding: onboarding, screen: screen, body: reader.body,
+                                   stringLimit: stringLimit)
+            }
+        }
+        return nil
     }
 }
 

@@ -321,23 +321,27 @@ private struct WholeStoreScan {
     }
 
     /// Folds the events of one onboarding (`nil`: the whole store). The loop is chosen once: a lean fold reads
-    /// only up to each record's session.
+    /// only up to each record's session. Records come a block at a time, so the loop over them is inlined here.
     mutating func scan(_ snapshot: Snapshot, onboarding: StringID?, strings: StringCache, needs: FoldNeeds) throws {
         if needs.lean {
-            try snapshot.forEachRecord(onboarding: onboarding) { record in
-                let fields = try record.fields(.session)
-                guard let session = fields.session else { return true }
-                try ticker.tick()
-                folds.base[slot(session)].addLean(fields, seq: record.seq, needs: needs)
+            try snapshot.forEachRun(onboarding: onboarding) { run in
+                while let record = try run.next() {
+                    let fields = try record.fields(.session)
+                    guard let session = fields.session else { continue }
+                    try ticker.tick()
+                    folds.base[slot(session)].addLean(fields, seq: record.seq, needs: needs)
+                }
                 return true
             }
         } else {
-            try snapshot.forEachRecord(onboarding: onboarding) { record in
-                let fields = try record.fields(.all)
-                guard let session = fields.session else { return true }
-                try ticker.tick()
-                try folds.base[slot(session)].add(fields, seq: record.seq, full: { () throws in try record.view() },
-                                                  strings: strings, needs: needs)
+            try snapshot.forEachRun(onboarding: onboarding) { run in
+                while let record = try run.next() {
+                    let fields = try record.fields(.all)
+                    guard let session = fields.session else { continue }
+                    try ticker.tick()
+                    try folds.base[slot(session)].add(fields, seq: record.seq, full: { () throws in try record.view() },
+                                                      strings: strings, needs: needs)
+                }
                 return true
             }
         }
@@ -372,22 +376,27 @@ private struct ScopeScan {
 
     /// Folds the events of one onboarding (``RecordFormat/noOnboarding``: the events without a position) into
     /// the scope's sessions. The loop is chosen once: a lean fold reads only up to each record's session.
+    /// Records come a block at a time, so the loop over them is inlined here.
     mutating func scan(_ snapshot: Snapshot, onboarding: StringID, strings: StringCache, needs: FoldNeeds) throws {
         if needs.lean {
-            try snapshot.forEachRecord(onboarding: onboarding) { record in
-                let fields = try record.fields(.session)
-                guard let session = fields.session, let slot = table.existingSlot(session), !elsewhere[slot] else { return true }
-                try ticker.tick()
-                folds.base[slot].addLean(fields, seq: record.seq, needs: needs)
+            try snapshot.forEachRun(onboarding: onboarding) { run in
+                while let record = try run.next() {
+                    let fields = try record.fields(.session)
+                    guard let session = fields.session, let slot = table.existingSlot(session), !elsewhere[slot] else { continue }
+                    try ticker.tick()
+                    folds.base[slot].addLean(fields, seq: record.seq, needs: needs)
+                }
                 return true
             }
         } else {
-            try snapshot.forEachRecord(onboarding: onboarding) { record in
-                let fields = try record.fields(.all)
-                guard let session = fields.session, let slot = table.existingSlot(session), !elsewhere[slot] else { return true }
-                try ticker.tick()
-                try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
-                                         strings: strings, needs: needs)
+            try snapshot.forEachRun(onboarding: onboarding) { run in
+                while let record = try run.next() {
+                    let fields = try record.fields(.all)
+                    guard let session = fields.session, let slot = table.existingSlot(session), !elsewhere[slot] else { continue }
+                    try ticker.tick()
+                    try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
+                                             strings: strings, needs: needs)
+                }
                 return true
             }
         }
