@@ -275,7 +275,7 @@ private struct Sink {
             }
             for i in 0...furthest {
                 group.reached[i] += 1
-                group.times[i].append(Double(summary.reachTimes[i].microseconds - started))
+                group.times[i].append(Double(summary.reachTimes[i] - started))
             }
             plainScreenFunnel = group
             return
@@ -295,7 +295,7 @@ private struct Sink {
             }
             for i in 0...furthest {
                 screenFunnel.values[entry].reached[i] += 1
-                screenFunnel.values[entry].times[i].append(Double(summary.reachTimes[i].microseconds - started))
+                screenFunnel.values[entry].times[i].append(Double(summary.reachTimes[i] - started))
             }
         }
     }

@@ -252,6 +252,14 @@ struct SessionFold {
 
     /// The summary the same events give ``SessionSummary/add(_:)`` in `(time, seq)` order.
     func summary(name: String, strings: StringCache, needs: FoldNeeds) -> SessionSummary {
+        var buffer: [Int64] = []
+        return summary(name: name, strings: strings, needs: needs, reachBuffer: &buffer)
+    }
+
+    /// ``summary(name:strings:needs:)`` with the reach times built in `reachBuffer`, which the summary then shares:
+    /// a caller that drops each summary before the next keeps reusing one allocation (each new array costs a
+    /// generic metadata lookup in the standard library, about 500 instructions).
+    func summary(name: String, strings: StringCache, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
         let s = SessionSummary(id: name)
         guard events > 0 else { return s }
         if needs.profile, profileAt != .highest { s.profile = strings.string(profile) }
@@ -268,16 +276,17 @@ struct SessionFold {
         }
         if needs.reachTimes, furthest >= 0 {
             // reachTimes[i]: the earliest event at a screen >= i (when the furthest index first became >= i).
-            var reach = [Timestamp](repeating: Timestamp(microseconds: .max), count: furthest + 1)
-            for (screen, time) in screenTimes where screen >= 0 && time < reach[Int(screen)].microseconds {
-                reach[Int(screen)] = Timestamp(microseconds: time)
+            reachBuffer.removeAll(keepingCapacity: true)
+            for _ in 0...furthest { reachBuffer.append(.max) }
+            for (screen, time) in screenTimes where screen >= 0 && time < reachBuffer[Int(screen)] {
+                reachBuffer[Int(screen)] = time
             }
             var running = Int64.max
             for i in stride(from: furthest, through: 0, by: -1) {
-                running = min(running, reach[i].microseconds)
-                reach[i] = Timestamp(microseconds: running)
+                running = min(running, reachBuffer[i])
+                reachBuffer[i] = running
             }
-            s.reachTimes = reach
+            s.reachTimes = reachBuffer
         }
         s.completed = completed
         s.paywall = paywall

@@ -168,10 +168,12 @@ extension StoreEventSource {
                 var scan = WholeStoreScan(capacity: expected, cancellation: cancellation, text: text)
                 try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs)
                 let folds = scan.folds, ids = scan.ids
+                var reachBuffer: [Int64] = []
                 for i in 0..<folds.count {
-                    let fold = folds.base[i]
-                    let summary = fold.summary(name: try name(ids[i]), strings: strings, needs: needs)
-                    guard try body(summary, fold.funnelKeys, fold.events) else { return }
+                    // Read in place: a copy of the fold would retain and release each of its arrays.
+                    let summary = folds.base[i].summary(name: try name(ids[i]), strings: strings, needs: needs,
+                                                        reachBuffer: &reachBuffer)
+                    guard try body(summary, folds.base[i].funnelKeys, folds.base[i].events) else { return }
                 }
                 return
             }
@@ -270,6 +272,7 @@ extension StoreEventSource {
             try scan.scan(snapshot, onboarding: RecordFormat.noOnboarding, strings: strings, needs: needs)
         }
         let elsewhere = spanning
+        var reachBuffer: [Int64] = []
         for (slot, id) in ids.enumerated() {
             if elsewhere[slot] {
                 var sessionFold = SessionFold()
@@ -282,7 +285,7 @@ extension StoreEventSource {
                 guard try body(summary, sessionFold.funnelKeys, sessionFold.events) else { return true }
             } else {
                 // Read in place: a copy of the fold would retain and release each of its arrays.
-                let summary = folds.base[slot].summary(name: try name(id), strings: strings, needs: needs)
+                let summary = folds.base[slot].summary(name: try name(id), strings: strings, needs: needs, reachBuffer: &reachBuffer)
                 guard try body(summary, folds.base[slot].funnelKeys, folds.base[slot].events) else { return true }
             }
         }
