@@ -151,6 +151,10 @@ public final class Store: @unchecked Sendable {
     /// keep running. Wraps `mdb_env_copy2` with `MDB_CP_COMPACT`.
     /// - Complexity: O(size of the store); holds one read transaction for the whole copy.
     public func backup(to directory: String) throws {
+        // LMDB would refuse with a bare "File exists"; say what is in the way.
+        if access(directory + "/data.mdb", F_OK) == 0 {
+            throw StoreError(.invalidArgument, "\(directory) already holds a store (data.mdb): back up into a new or empty directory")
+        }
         try Store.makeDirectory(directory)
         try env.copy(to: directory)
     }

@@ -296,6 +296,11 @@ import Testing
         let restored = try Store.open(at: copy)
         #expect(try restored.read { try $0.allEvents() } == (try store.read { try $0.allEvents() }))
         #expect(try restored.check().isOK)
+        // A second backup into the same place is refused with what is in the way, and the copy is intact.
+        let error = #expect(throws: StoreError.self) { try store.backup(to: copy) }
+        #expect(error?.kind == .invalidArgument)
+        #expect(error.map { "\($0)".contains("already holds a store") } == true)
+        #expect(try restored.check().isOK)
     }
 }
 
