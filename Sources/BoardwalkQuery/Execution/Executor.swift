@@ -177,7 +177,9 @@ private struct Sink {
     private var keyBuffer: [Value] = []
     var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
     var listed: [(order: (Int64, UInt64, String), row: [Value])] = []
-    var screenFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
+    /// Per breakdown key: the steps its sessions reach up to (rule 3, per group), and per step the sessions
+    /// that reached it and their times.
+    var screenFunnel: [[Value]: (steps: Int, reached: [Int], times: [[Double]])] = [:]
     var screenCount = 0
     var customFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
     let matcher: FunnelMatcher?
@@ -200,12 +202,13 @@ private struct Sink {
                 for key in keyCombinations(keyBuffer) { counts[key, default: 0] += 1 }
             }
         case .top(_, let key):
+            // The most frequent values: absent is not a value (rule 11), here or from an empty multi-select.
             keyBuffer.removeAll(keepingCapacity: true)
             keyBuffer.append(key.bound.evaluate(now: now, leaf))
             if !keyBuffer[0].isSet {
-                counts[keyBuffer, default: 0] += 1
+                if !keyBuffer[0].isNull { counts[keyBuffer, default: 0] += 1 }
             } else {
-                for k in keyCombinations(keyBuffer) { counts[k, default: 0] += 1 }
+                for k in keyCombinations(keyBuffer) where !k[0].isNull { counts[k, default: 0] += 1 }
             }
         case .histogram(let value, let step):
             guard let x = value.bound.evaluate(now: now, leaf).numeric else { return }
@@ -259,17 +262,19 @@ private struct Sink {
     /// session's first event with a screen index (rule 12).
     mutating func addScreenFunnel(_ summary: SessionSummary, firstScreenKeys: [Value]) {
         guard case .funnel(let funnel) = query.reduction else { return }
-        screenCount = max(screenCount, (summary.totalScreens ?? 0), (summary.furthestScreen ?? -1) + 1)
+        let sessionSteps = max(summary.totalScreens ?? 0, (summary.furthestScreen ?? -1) + 1)
+        screenCount = max(screenCount, sessionSteps)
         guard let furthest = summary.furthestScreen else { return }
         let keys = funnel.by.isEmpty ? [[]] : keyCombinations(firstScreenKeys)
         for key in keys {
             // One lookup per session, then the entry is mutated in place through its index.
             var index = screenFunnel.index(forKey: key)
             if index == nil {
-                screenFunnel[key] = ([], [])
+                screenFunnel[key] = (0, [], [])
                 index = screenFunnel.index(forKey: key)
             }
             let entry = index!
+            screenFunnel.values[entry].steps = max(screenFunnel.values[entry].steps, sessionSteps)
             while screenFunnel.values[entry].reached.count <= furthest {
                 screenFunnel.values[entry].reached.append(0)
                 screenFunnel.values[entry].times.append([])
@@ -316,11 +321,14 @@ private struct Sink {
             let byCount = funnel.by.count
             if funnel.steps.isEmpty {
                 var groups = screenFunnel
-                if byCount == 0, groups.isEmpty, screenCount > 0 { groups[[]] = ([], []) }
+                if byCount == 0, groups.isEmpty, screenCount > 0 { groups[[]] = (screenCount, [], []) }
                 for key in groups.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }) {
                     let entry = groups[key]!
-                    let reached = (0..<screenCount).map { $0 < entry.reached.count ? entry.reached[$0] : 0 }
-                    for i in 0..<screenCount {
+                    // Without `by`, the steps of every session in scope; with it, each group's own (rule 3: up to
+                    // the screens of its onboarding), so a group is not shown dropping off at screens it lacks.
+                    let steps = byCount == 0 ? screenCount : entry.steps
+                    let reached = (0..<steps).map { $0 < entry.reached.count ? entry.reached[$0] : 0 }
+                    for i in 0..<steps {
                         let times = i < entry.times.count ? entry.times[i] : []
                         var row = key
                         if byCount > 0 { row.append(.integer(0)) }
