@@ -47,27 +47,6 @@ func recordView(_ key: EventKey, _ block: EventBlockReader, stringLimit: StringI
     }
 }
 
-/// A session list reader over the value stored under a `sessions` key.
-func sessionListReader(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> (session: UInt32, list: SessionListReader) {
-    guard key.count == Layout.sessionKeySize else {
-        throw StoreError(.corrupt, "a sessions key is \(key.count) bytes, not \(Layout.sessionKeySize)")
-    }
-    do {
-        return (key.be32(0), try SessionListReader(value, firstTime: Layout.time(fromBits: key.be64(4)), firstSeq: key.be64(12)))
-    } catch {
-        throw StoreError(.corrupt, "the session list of session \(key.be32(0)) at seq \(key.be64(12)) does not decode", underlying: error)
-    }
-}
-
-@inline(__always)
-func advance(_ list: inout SessionListReader, session: UInt32) throws -> Bool {
-    do {
-        return try list.next()
-    } catch {
-        throw StoreError(.corrupt, "a session list of session \(session) does not decode", underlying: error)
-    }
-}
-
 /// Whether (t1, s1) < (t2, s2).
 @inline(__always)
 func precedes(_ t1: Int64, _ s1: UInt64, _ t2: Int64, _ s2: UInt64) -> Bool {

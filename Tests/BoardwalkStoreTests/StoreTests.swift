@@ -330,7 +330,7 @@ import Testing
             store.close()
         }
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
-        #expect(error?.kind == .newerFormat(found: 99, supported: 3))
+        #expect(error?.kind == .newerFormat(found: 99, supported: Layout.formatVersion))
     }
 
     @Test func refusesASecondOpenInOneProcess() throws {
