@@ -218,7 +218,7 @@ final class RawLMDBScanBench: Benchmark {
 /// The values the store writes for each batch in its block layout (docs/storage.md): `events` blocks,
 /// `sessions` bucket values and `batches` entries, built before timing with the codec's builders and the
 /// store's rules (one block per run of (onboarding, screen) in the batch, split at an hour's span or
-/// 32 KiB; one value per bucket of 64 session ids and batch, split past 1 KiB, as store format 4 writes
+/// 32 KiB; one value per bucket of 64 session ids and batch, split past 768 bytes, as store format 4 writes
 /// them; 256 block keys per `batches` entry). The timed loop only
 /// puts them, so the store's own figure minus this one is what its Swift code costs.
 ///
@@ -244,7 +244,7 @@ struct BlockRows {
     static let blockSpan: Int64 = 3_600_000_000
     static let maxBlockBytes = 32 << 10
     static let batchChunk = 256
-    static let sessionValueTarget = 1024
+    static let sessionValueTarget = 768
 
     init(_ rows: Rows, batch: Int) {
         events = rows.count

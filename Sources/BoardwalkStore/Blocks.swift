@@ -1,8 +1,9 @@
 import BoardwalkCodec
 import BoardwalkModel
 
-// Reading the store's values: block keys, event blocks and session lists, with LMDB-independent damage
-// turned into `StoreError(.corrupt)` that names the key and carries the codec's error (offset and reason).
+// Reading the store's values: block keys and event blocks (the session index's are in SessionIndex.swift), with
+// LMDB-independent damage turned into `StoreError(.corrupt)` that names the key and carries the codec's error
+// (offset and reason).
 
 /// Decodes an `events` key.
 @inline(__always)

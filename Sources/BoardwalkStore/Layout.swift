@@ -42,7 +42,7 @@ enum Layout {
     /// A bucket's newest value is grown by a later batch while old and new bytes fit in this many; one batch's
     /// segment of a bucket is cut into several values past it. Values stay well inside a leaf page (an LMDB
     /// node of up to about half a page is stored inline).
-    static let sessionValueTarget = 1024
+    static let sessionValueTarget = 768
     /// `onboarding_sessions` key: onboarding id (4) ‖ session id (4); value: time of its first event (8).
     static let onboardingSessionKeySize = 8
     /// `batches` key: seq of the batch's first event (8) ‖ chunk number (2); value: the batch's event count

@@ -47,9 +47,9 @@ extension Store {
     /// - Throws: ``StoreError`` (read-only store, bad checkpoint key), ``LMDBError``, or the codec's
     ///   `EncodingError` for an event the record format cannot hold (a screen index above 65 534); on a
     ///   throw nothing of the batch is stored.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
-    ///   written or grown (one per group and per session of the batch, each after one cursor seek to the
-    ///   newest block or list it may grow); duplicate detection reads stored blocks
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session-index value
+    ///   written or grown (one per group, and one per bucket of 64 session ids, of the batch, each after one
+    ///   cursor seek to the newest block or value it may grow); duplicate detection reads stored blocks
     ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
@@ -113,9 +113,9 @@ public struct StoreWriter {
 
     /// Appends a batch in this transaction: seqs, duplicates and inferred sessions exactly as
     /// ``Store/append(_:checkpoint:)``, durable when the transaction commits.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
-    ///   written or grown (one per group and per session of the batch, each after one cursor seek to the
-    ///   newest block or list it may grow); duplicate detection reads stored blocks
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session-index value
+    ///   written or grown (one per group, and one per bucket of 64 session ids, of the batch, each after one
+    ///   cursor seek to the newest block or value it may grow); duplicate detection reads stored blocks
     ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>) throws -> AppendResult {

@@ -30,10 +30,10 @@ extension WriterState {
     ///
     /// A pair new to the store means no stored event has that onboarding and session. What the session had
     /// before the batch follows from its bucket in `sessions` (any stored event at all; nothing to read for a
-    /// session id new in this transaction), the session's entry
+    /// session id new in this batch), the session's entry
     /// here (its flags) and, when it had stored events, whether its no-position pair was stored before: an
     /// unlisted session with stored events had them under exactly one key. Must run before this batch's
-    /// session lists are written.
+    /// session-index values are written.
     /// - Complexity: O(p log N) for p new pairs (about one per new session; nothing for a batch that only
     ///   continues known sessions).
     func recordSpanningSessions(_ txn: Transaction, newPairs: [UInt64]) throws {
