@@ -73,6 +73,8 @@ enum Layout {
     static let metaNextSeq = "next_seq"
     static let metaEvents = "events"
     static let metaDuplicates = "duplicates"
+    /// Distinct sessions (explicit and inferred): a session counts once however many onboardings it spans.
+    static let metaSessions = "sessions"
     static let metaInferredSessions = "inferred_sessions"
     static let metaMinTime = "min_time"
     static let metaMaxTime = "max_time"

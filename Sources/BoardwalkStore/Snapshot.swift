@@ -63,12 +63,15 @@ public struct Snapshot: StringResolver {
                    dbs.inferred, dbs.onboardings, dbs.checkpoints, dbs.spanningSessions] {
             pages += try txn.pages(db)
         }
+        // Events without a position are summed under the no-onboarding key: not an onboarding.
+        var noOnboarding = RecordFormat.noOnboarding.bigEndian
+        let unpositioned = try withUnsafeBytes(of: &noOnboarding) { try txn.get(dbs.onboardings, $0) != nil }
         return StoreStats(
             events: Int(try txn.getUInt64(dbs.meta, Layout.metaEvents) ?? 0),
             duplicatesSkipped: Int(try txn.getUInt64(dbs.meta, Layout.metaDuplicates) ?? 0),
-            sessions: try txn.entries(dbs.onboardingSessions),
+            sessions: Int(try txn.getUInt64(dbs.meta, Layout.metaSessions) ?? 0),
             inferredSessions: Int(try txn.getUInt64(dbs.meta, Layout.metaInferredSessions) ?? 0),
-            onboardings: try txn.entries(dbs.onboardings),
+            onboardings: try txn.entries(dbs.onboardings) - (unpositioned ? 1 : 0),
             strings: Int(stringCount),
             eventsByKind: kinds,
             timeRange: range,
@@ -513,11 +516,12 @@ public struct StoreStats: Hashable, Sendable {
     public var events: Int
     /// Events skipped as duplicates, over the store's life.
     public var duplicatesSkipped: Int
-    /// Distinct (onboarding, session) pairs: sessions, since a session belongs to one onboarding.
+    /// Distinct sessions, explicit and inferred; a session with events in several onboardings (or also
+    /// without a position) counts once.
     public var sessions: Int
     /// Sessions the store inferred for events that had none.
     public var inferredSessions: Int
-    /// Distinct onboardings (events without `meta` count as one more).
+    /// Distinct onboardings (events without `meta` are not under any).
     public var onboardings: Int
     /// Strings in the dictionary.
     public var strings: Int

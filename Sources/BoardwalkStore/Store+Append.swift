@@ -530,7 +530,7 @@ final class WriterState {
         }
         loopFinished = true
         nextSeq = next
-        try writeOnboardingSessions(txn, newPairs)
+        let newSessions = try writeOnboardingSessions(txn, newPairs)
         // Hand the buffers back for the writers below (the deferred swap then restores them unchanged).
         swap(&encoder, &self.encoder)
         swap(&entries, &self.entries)
@@ -544,7 +544,7 @@ final class WriterState {
         try writeBatches(txn, firstSeq: firstSeq)
         try writeInference(txn)
         try writeOnboardingStats(txn)
-        try writeCounters(txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), inferred: inferredSessions,
+        try writeCounters(txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), sessions: UInt64(newSessions), inferred: inferredSessions,
                           minTime: minTime, maxTime: maxTime)
         return AppendResult(appended: self.entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
     }
@@ -910,8 +910,9 @@ final class WriterState {
     }
 
     /// `onboarding_sessions`: the pairs first seen in this batch, in key order.
-    private func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws {
-        guard !pairs.isEmpty else { return }
+    /// - Returns: how many sessions are new to the store.
+    private func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws -> Int {
+        guard !pairs.isEmpty else { return 0 }
         let key = scratch
         var inserted: [UInt64] = []
         try txn.withCursor(dbs.onboardingSessions) { c in
@@ -926,7 +927,7 @@ final class WriterState {
             }
         }
         // Before writeSessionIndex: `sessions` must not yet hold this batch's lists.
-        try recordSpanningSessions(txn, newPairs: inserted)
+        return try recordSpanningSessions(txn, newPairs: inserted)
     }
 
     /// `batches`: the keys of the batch's blocks, ``Layout/batchChunk`` per entry, appended under
@@ -1034,7 +1035,7 @@ final class WriterState {
         }
     }
 
-    private func writeCounters(_ txn: Transaction, kindCounts: [UInt64], duplicates: UInt64, inferred: UInt64,
+    private func writeCounters(_ txn: Transaction, kindCounts: [UInt64], duplicates: UInt64, sessions: UInt64, inferred: UInt64,
                                minTime: Int64, maxTime: Int64) throws {
         func add(_ key: String, _ n: UInt64) throws {
             if n == 0 { return }
@@ -1043,6 +1044,7 @@ final class WriterState {
         try txn.putUInt64(dbs.meta, Layout.metaNextSeq, nextSeq)
         try add(Layout.metaEvents, UInt64(entries.count))
         try add(Layout.metaDuplicates, duplicates)
+        try add(Layout.metaSessions, sessions)
         try add(Layout.metaInferredSessions, inferred)
         for (i, kind) in EventKind.allCases.enumerated() { try add(Layout.metaKind(kind), kindCounts[i]) }
         if !entries.isEmpty {

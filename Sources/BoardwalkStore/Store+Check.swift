@@ -151,6 +151,8 @@ extension Snapshot {
             if (stored ?? 0) != actual { report.add("meta: \(name) is \(stored ?? 0), but \(actual) are stored") }
         }
         expect(Layout.metaEvents, try txn.getUInt64(dbs.meta, Layout.metaEvents), events)
+        expect(Layout.metaSessions, try txn.getUInt64(dbs.meta, Layout.metaSessions),
+               UInt64(Set(pairs.map { UInt32(truncatingIfNeeded: $0) }).count))
         for kind in EventKind.allCases {
             expect(Layout.metaKind(kind), try txn.getUInt64(dbs.meta, Layout.metaKind(kind)), kinds[kind] ?? 0)
         }

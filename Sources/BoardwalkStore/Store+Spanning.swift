@@ -36,8 +36,12 @@ extension WriterState {
     /// session-index values are written.
     /// - Complexity: O(p log N) for p new pairs (about one per new session; nothing for a batch that only
     ///   continues known sessions).
-    func recordSpanningSessions(_ txn: Transaction, newPairs: [UInt64]) throws {
-        guard !newPairs.isEmpty else { return }
+    /// - Returns: how many of the sessions are new to the store (no stored event before this batch): what the
+    ///   `sessions` counter adds.
+    @discardableResult
+    func recordSpanningSessions(_ txn: Transaction, newPairs: [UInt64]) throws -> Int {
+        guard !newPairs.isEmpty else { return 0 }
+        var newSessions = 0
         let noOnboarding = RecordFormat.noOnboarding
         // Session-major order: each session's new pairs together.
         let pairs = newPairs.map { $0 << 32 | $0 >> 32 }.sorted()
@@ -53,6 +57,7 @@ extension WriterState {
                 }
                 var be = session.bigEndian
                 let stored = try hasIndexedEvents(txn, session: session)
+                if !stored { newSessions += 1 }
                 var before: UInt8? = nil
                 var storedReal = 0, storedUnpositioned = false
                 if stored {
@@ -83,6 +88,7 @@ extension WriterState {
                 try withUnsafeBytes(of: &value) { _ = try txn.put(dbs.spanningSessions, key, $0) }
             }
         }
+        return newSessions
     }
 }
 
