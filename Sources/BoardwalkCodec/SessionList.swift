@@ -201,6 +201,17 @@ public struct SessionBucketReader {
         self.lowLimit = lowLimit
     }
 
+    /// Whether every segment and run header of `bytes` reads back (without decoding the entries): what a writer
+    /// checks before it appends a segment to a stored value.
+    /// - Complexity: O(runs of the value).
+    public static func runHeadersAreSound(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32) -> Bool {
+        guard var reader = try? SessionBucketReader(bytes, keySeq: keySeq, lowLimit: lowLimit) else { return false }
+        while true {
+            guard let more = try? reader.nextRun() else { return false }
+            if !more { return true }
+        }
+    }
+
     /// Moves to the next run (skipping the rest of the current one); `false` after the value's last run.
     @inlinable
     public mutating func nextRun() throws(CodecError) -> Bool {

@@ -884,7 +884,10 @@ final class WriterState {
             scratch.storeBE(UInt64(0), at: 4)
             if try c.last(below: UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)),
                c.key.count == Layout.sessionKeySize, c.key.be32(0) == bucket, c.key.be64(4) < firstSeq,
-               c.value.count + builder.byteCount <= Layout.sessionValueTarget {
+               c.value.count + builder.byteCount <= Layout.sessionValueTarget,
+               SessionBucketReader.runHeadersAreSound(c.value, keySeq: c.key.be64(4), lowLimit: Layout.sessionBucketWidth) {
+                // A damaged value is not grown: the new segment goes in a value of its own, so the damage
+                // (which check() and reads report) does not take this batch's references with it.
                 // The key's bytes are copied before the put: they point into the map.
                 let keySeq = c.key.be64(4)
                 scratch.storeBE(bucket, at: 0)
@@ -906,7 +909,11 @@ final class WriterState {
         scratch.storeBE(bucket, at: 0)
         scratch.storeBE(builder.baseSeq, at: 4)
         let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
-        try builder.withValue(keySeq: builder.baseSeq) { value in _ = try c.put(key, value) }
+        // The key's seq is this batch's: no value can hold it yet, unless the store is damaged. Never overwrite.
+        let inserted = try builder.withValue(keySeq: builder.baseSeq) { value in try c.put(key, value, flags: PutFlags.noOverwrite) }
+        guard inserted else {
+            throw StoreError(.corrupt, "the session bucket \(bucket) already has a value at seq \(builder.baseSeq), at or past next_seq")
+        }
     }
 
     /// `onboarding_sessions`: the pairs first seen in this batch, in key order.

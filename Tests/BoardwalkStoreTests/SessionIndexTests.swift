@@ -214,6 +214,22 @@ import Testing
             #expect(report.problems.contains { $0.hasPrefix("sessions:") && $0.contains("does not decode") }, "\(report)")
             let error = #expect(throws: StoreError.self) { try store.read { try $0.events(inSession: "s0") } }
             #expect(error?.kind == .corrupt)
+            // The writer does not grow the damaged value: the next batch's references go into a sound value of
+            // their own, and check() still reports the old damage only.
+            try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 50)])
+            let values = try store.env.transaction(write: false) { txn in
+                try txn.withCursor(store.dbs.sessions) { c in
+                    var sound: [Bool] = []
+                    var found = try c.seekBucket(of: s0)
+                    while found, c.key.be32(0) == s0 >> Layout.sessionBucketShift {
+                        sound.append(SessionBucketReader.runHeadersAreSound(c.value, keySeq: c.key.be64(4), lowLimit: Layout.sessionBucketWidth))
+                        found = try c.next()
+                    }
+                    return sound
+                }
+            }
+            #expect(values == [false, true])
+            #expect(try store.check().problems == report.problems)
         case .unknownSeq:
             #expect(report.problems.contains { $0 == "sessions: seq 10000 (session \(s0)) is not in events" }, "\(report)")
             let error = #expect(throws: StoreError.self) { try store.read { try $0.events(inSession: "s0") } }
