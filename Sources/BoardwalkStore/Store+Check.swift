@@ -95,7 +95,8 @@ extension Snapshot {
                         do {
                             record = try recordView(key, block, stringLimit: stringCount)
                         } catch {
-                            report.add("events: seq \(seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode: \(error)")
+                            // recordView's error already names the seq, onboarding and screen.
+                            report.add("events: \(error)")
                             continue
                         }
                         kinds[record.kind, default: 0] += 1
