@@ -432,9 +432,13 @@ final class WriterState {
         swap(&pairFilter, &self.pairFilter)
         var next = nextSeq
         let pendingAtStart = pendingPairs.count
+        // Inference state as it was before the batch (copy-on-write: copied only if an event of the batch
+        // changes it), put back if the batch is refused part-way.
+        let inferAtStart = pendingInfer
         var loopFinished = false
         defer {
             if !loopFinished {
+                pendingInfer = inferAtStart
                 // An event the encoder refused (the caller may catch that and go on in the same
                 // transaction): the pairs of this batch were not written, so they are not known.
                 if pendingPairs.count > pendingAtStart { pairFilter.clear() }
