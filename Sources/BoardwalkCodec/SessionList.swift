@@ -2,7 +2,7 @@ import BoardwalkModel
 
 // Session buckets: the session index's values (store format 4). One value holds, for a bucket of consecutive
 // session numbers, references to where each of their events is stored (onboarding, screen, time, seq), grouped
-// per session into runs. `docs/codec.md` ("Session buckets") has the bytes:
+// per session into runs. `docs/codec.md` ("Session-bucket value") has the bytes:
 //
 //     value   := segment+
 //     segment := [base time: zigzag varint][base seq − key seq: varint][run count: varint ≥ 1] run × count
@@ -37,7 +37,8 @@ public struct SessionBucketBuilder {
     @usableFromInline var lastTime: Int64 = 0
     @usableFromInline var lastSeq: UInt64 = 0
     @usableFromInline var lastOnboarding: UInt32 = 0
-    /// The largest prefix ``withValue(keySeq:prefix:_:)`` takes without growing the buffer.
+    /// The largest prefix ``withValue(keySeq:prefix:_:)`` accepts (the buffer keeps that much room in front of
+    /// the segment, so that the copy and the segment end up contiguous without moving the segment).
     public let prefixRoom: Int
 
     /// The longest segment header: base time (10), seq delta (10), run count (5).
@@ -72,7 +73,9 @@ public struct SessionBucketBuilder {
     }
 
     /// Appends a reference to the event (`onboarding`, `screen`, `time`, `seq`) of the session whose low bits
-    /// are `low`. Within a segment, calls come in strictly increasing (`low`, `time`, `seq`) order.
+    /// are `low`. Within a segment, calls come in strictly increasing (`low`, `time`, `seq`) order, and a run
+    /// takes at most ``maxRunBytes`` bytes (the caller ends the segment before: each entry takes at most 28).
+    /// - Precondition: the order above; out-of-order calls are a programmer error and trap.
     @inlinable
     public mutating func append(low: UInt32, onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64) {
         if _slowPath(used + 64 > storage.capacity) { storage = storage.grown(to: used + 64) }
@@ -132,6 +135,8 @@ public struct SessionBucketBuilder {
     /// for a value stored under a key whose seq is `keySeq` (``baseSeq`` for a new value; a grown value keeps its
     /// key, whose seq is at most the segment's base). The bytes are valid only inside `body`. The segment stays
     /// closed: append nothing more before ``reset()``.
+    /// - Precondition: the segment is not empty, `keySeq <= baseSeq`, and `prefix` is at most ``prefixRoom``
+    ///   bytes (programmer errors: they trap).
     /// - Complexity: O(prefix) for the copy of `prefix`.
     @inlinable
     public mutating func withValue<R>(keySeq: UInt64, prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
