@@ -216,9 +216,10 @@ final class RawLMDBScanBench: Benchmark {
 // MARK: The raw peer of the block layout
 
 /// The values the store writes for each batch in its block layout (docs/storage.md): `events` blocks,
-/// `sessions` lists and `batches` entries, built before timing with the codec's block builders and the
+/// `sessions` bucket values and `batches` entries, built before timing with the codec's builders and the
 /// store's rules (one block per run of (onboarding, screen) in the batch, split at an hour's span or
-/// 32 KiB; one list per session of the batch; 256 block keys per `batches` entry). The timed loop only
+/// 32 KiB; one value per bucket of 64 session ids and batch, split past 768 bytes, as store format 4 writes
+/// them; 256 block keys per `batches` entry). The timed loop only
 /// puts them, so the store's own figure minus this one is what its Swift code costs.
 ///
 /// It leaves out what the store also writes and that has no per-event equivalent in the other peers:
@@ -243,11 +244,12 @@ struct BlockRows {
     static let blockSpan: Int64 = 3_600_000_000
     static let maxBlockBytes = 32 << 10
     static let batchChunk = 256
+    static let sessionValueTarget = 768
 
     init(_ rows: Rows, batch: Int) {
         events = rows.count
         var blocks = EventBlockBuilder()
-        var lists = SessionListBuilder()
+        var buckets = SessionBucketBuilder(prefixRoom: 0)
         var start = 0
         while start < rows.count {
             let end = min(start + batch, rows.count)
@@ -287,27 +289,30 @@ struct BlockRows {
             }
             if open { flushBlock() }
             order.sort { a, b in (rows.session[a], rows.time[a], rows.seq[a]) < (rows.session[b], rows.time[b], rows.seq[b]) }
+            // Format 4's session index: per bucket of 64 session ids, one value of the batch's references (the
+            // store also grows a bucket's newest value across batches, which a prebuilt put loop cannot model).
+            var bucket: UInt32 = 0
             open = false
-            func flushList() {
+            func flushBucket() {
                 let key = bytes.count
-                appendBigEndian(&bytes, rows.session[head])
-                appendBigEndian(&bytes, UInt64(bitPattern: rows.time[head]) ^ (1 << 63))
-                appendBigEndian(&bytes, rows.seq[head])
+                appendBigEndian(&bytes, bucket)
+                appendBigEndian(&bytes, buckets.baseSeq)
                 let value = bytes.count
-                lists.withList { bytes.append(contentsOf: $0) }
+                buckets.withValue(keySeq: buckets.baseSeq) { bytes.append(contentsOf: $0) }
                 puts.append(Put(target: .sessions, key: key..<value, value: value..<bytes.count))
                 open = false
             }
             for i in order {
-                if open && rows.session[i] != rows.session[head] { flushList() }
+                if open && (rows.session[i] >> 6 != bucket || buckets.byteCount >= BlockRows.sessionValueTarget) { flushBucket() }
                 if !open {
-                    head = i
-                    lists.start(time: rows.time[i], seq: rows.seq[i])
+                    bucket = rows.session[i] >> 6
+                    buckets.reset()
                     open = true
                 }
-                lists.append(onboarding: rows.onboarding[i], screen: rows.screen[i], time: rows.time[i], seq: rows.seq[i])
+                buckets.append(low: rows.session[i] & 63, onboarding: rows.onboarding[i], screen: rows.screen[i],
+                               time: rows.time[i], seq: rows.seq[i])
             }
-            if open { flushList() }
+            if open { flushBucket() }
             var chunk: UInt16 = 0
             var k = 0
             while k < blockKeys.count {

@@ -129,7 +129,8 @@ public enum BoardwalkCLI {
               BOARDWALK_DB  The default store directory
               NO_COLOR      When set (non-empty), never use colour
 
-            Exit status: 0 success, 1 failure, 2 finished with rejected input or failed queries, 64 usage error.
+            Exit status: 0 success, 1 failure, 2 finished with rejected input or failed queries, 64 usage error,
+            130 interrupted (Ctrl-C).
             Run 'boardwalk <command> --help' for a command's options. Plain 'boardwalk' on a terminal starts the REPL.
 
             """

@@ -1,182 +1,293 @@
 import BoardwalkModel
 
-// Session lists: the events of one session from one batch, as references to where each event is stored
-// (onboarding, screen, time, seq), sorted by (time, seq). `docs/codec.md` ("Session lists") has the bytes:
+// Session buckets: the session index's values (store format 4). One value holds, for a bucket of consecutive
+// session numbers, references to where each of their events is stored (onboarding, screen, time, seq), grouped
+// per session into runs. `docs/codec.md` ("Session-bucket value") has the bytes:
 //
-//     count varint
-//     count × [onboarding code varint][screen varint][time delta varint][zigzag seq delta varint]
+//     value   := segment+
+//     segment := [base time: zigzag varint][base seq − key seq: varint][run count: varint ≥ 1] run × count
+//     run     := [session's low bits: varint][byte length of its entries: varint ≥ 4] entry+
+//     entry   := [onboarding code varint][screen varint][time varint][seq varint]
 //
-// The onboarding code is 0 for "same onboarding as the event before" and id + 1 otherwise (the first
-// event's is never 0). Time and seq of the first event come from outside (the store key); deltas are from
-// the event before (the first event's are 0).
+// A run's first entry has onboarding id + 1 (never 0), and zigzag deltas of time and seq from the segment's
+// base; a later entry has onboarding 0 for "same as the entry before" (else id + 1), an unsigned time delta and
+// a zigzag seq delta from the entry before, in strictly increasing (time, seq) order. Runs of a segment are in
+// strictly increasing order of their low bits. Since every run starts from the segment's base, a reader skips
+// another session's run by its byte length without decoding it; since every segment carries its own base, a
+// later batch grows a value by appending a segment to its bytes without decoding them.
 
-/// Writes one session list at a time into a reusable buffer. Copies share the buffer.
-public struct SessionListBuilder {
+/// Writes one segment of a session-bucket value at a time into a reusable buffer, and hands it out behind an
+/// optional copy of an existing value (the store grows a bucket's newest value by appending a segment).
+///
+/// Entries are appended in (session low bits, time, seq) order; each change of low bits starts a run. The
+/// segment's base time and seq are those of its first entry. Copies share the buffer.
+public struct SessionBucketBuilder {
     @usableFromInline var storage: BlockStorage
+    /// Where the segment's runs start: room for a prefix (an existing value) and the segment header.
+    @usableFromInline let front: Int
+    /// The end of the written runs.
     @usableFromInline var used: Int
-    /// Entries in the current list.
-    @usableFromInline var _count: Int
-    @inlinable public var count: Int { _count }
-    /// Time and seq of the first entry (what the list's key carries).
-    @usableFromInline var _firstTime: Int64
-    @inlinable public var firstTime: Int64 { _firstTime }
-    @usableFromInline var _firstSeq: UInt64
-    @inlinable public var firstSeq: UInt64 { _firstSeq }
-    @usableFromInline var lastTime: Int64
-    @usableFromInline var lastSeq: UInt64
-    @usableFromInline var lastOnboarding: UInt32
+    @usableFromInline var runs: Int
+    @usableFromInline var baseTime: Int64 = 0
+    @usableFromInline var _baseSeq: UInt64 = 0
+    /// The current run: its low bits, where its length goes (two bytes reserved), whether one is open.
+    @usableFromInline var runLow: UInt32 = 0
+    @usableFromInline var lengthAt: Int = 0
+    @usableFromInline var inRun = false
+    @usableFromInline var lastTime: Int64 = 0
+    @usableFromInline var lastSeq: UInt64 = 0
+    @usableFromInline var lastOnboarding: UInt32 = 0
+    /// The largest prefix ``withValue(keySeq:prefix:_:)`` accepts (the buffer keeps that much room in front of
+    /// the segment, so that the copy and the segment end up contiguous without moving the segment).
+    public let prefixRoom: Int
 
-    @usableFromInline static var headerRoom: Int { 10 }
+    /// The longest segment header: base time (10), seq delta (10), run count (5).
+    @usableFromInline static var headerRoom: Int { 25 }
+    /// A run's entries may take at most this many bytes (its length is a varint of at most two bytes).
+    public static let maxRunBytes = 16_383
 
-    /// An empty builder.
-    public init(capacity: Int = 4096) {
-        storage = BlockStorage(capacity: Swift.max(capacity, 256))
-        used = 0
-        _count = 0
-        _firstTime = 0
-        _firstSeq = 0
-        lastTime = 0
-        lastSeq = 0
-        lastOnboarding = 0
+    /// An empty builder whose ``withValue(keySeq:prefix:_:)`` takes prefixes of up to `prefixRoom` bytes.
+    public init(prefixRoom: Int = 4096, capacity: Int = 8192) {
+        self.prefixRoom = prefixRoom
+        front = prefixRoom + SessionBucketBuilder.headerRoom
+        storage = BlockStorage(capacity: Swift.max(capacity, front + 256))
+        used = front
+        runs = 0
     }
 
-    /// Starts a new, empty list whose first entry will have `time` and `seq`.
+    /// Whether the segment has no entry.
+    @inlinable public var isEmpty: Bool { used == front }
+    /// The seq of the segment's first entry (its base; the key seq of a new value).
+    @inlinable public var baseSeq: UInt64 { _baseSeq }
+    /// The bytes of the segment so far, without its header (at most 25 bytes more).
+    @inlinable public var byteCount: Int { used - front }
+    /// Bytes the current run's entries take so far (0 when no run is open).
+    @inlinable public var runByteCount: Int { inRun ? used - lengthAt - 2 : 0 }
+
+    /// Empties the segment.
     @inlinable
-    public mutating func start(time: Int64, seq: UInt64) {
-        used = SessionListBuilder.headerRoom
-        _count = 0
-        _firstTime = time
-        _firstSeq = seq
-        lastTime = time
-        lastSeq = seq
+    public mutating func reset() {
+        used = front
+        runs = 0
+        inRun = false
     }
 
-    /// Starts from an existing list, so that more entries can be appended to it (the store grows a
-    /// session's newest list over several batches). The list is read and checked before anything is
-    /// copied; on a throw the builder holds an empty list started at (`firstTime`, `firstSeq`).
-    /// - Throws: ``CodecError`` when `bytes` is not a well-formed list.
-    /// - Complexity: O(entries of the list) and one copy of its bytes.
-    public mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64) throws(CodecError) {
-        start(time: firstTime, seq: firstSeq)
-        var reader = try SessionListReader(bytes, firstTime: firstTime, firstSeq: firstSeq)
-        let entriesStart = reader.reader.position
-        while try reader.next() {}
-        storage = storage.copying(UnsafeRawBufferPointer(rebasing: bytes[entriesStart...]), to: used)
-        used += bytes.count - entriesStart
-        _count = reader.count
-        lastTime = reader.time
-        lastSeq = reader.seq
-        lastOnboarding = reader.onboarding
-    }
-
-    /// Whether an entry with `time` and `seq` may be appended now (it sorts after the last entry).
+    /// Appends a reference to the event (`onboarding`, `screen`, `time`, `seq`) of the session whose low bits
+    /// are `low`. Within a segment, calls come in strictly increasing (`low`, `time`, `seq`) order, and a run
+    /// takes at most ``maxRunBytes`` bytes (the caller ends the segment before: each entry takes at most 28).
+    /// - Precondition: the order above; out-of-order calls are a programmer error and trap.
     @inlinable
-    public func canAppend(time: Int64, seq: UInt64) -> Bool {
-        count == 0 || time > lastTime || (time == lastTime && seq > lastSeq)
-    }
-
-    /// The bytes the list takes if ``withList(_:)`` is called now.
-    @inlinable
-    public var byteCount: Int { used - SessionListBuilder.headerRoom + varintSize(UInt64(count)) }
-
-    /// Appends an entry, in strictly increasing (time, seq) order starting with the one given to
-    /// ``start(time:seq:)``.
-    @inlinable
-    public mutating func append(onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64) {
-        precondition(count == 0 ? (time == firstTime && seq == firstSeq)
-                     : (time > lastTime || (time == lastTime && seq > lastSeq)), "entries out of (time, seq) order")
-        if _slowPath(used + 40 > storage.capacity) { storage = storage.grown(to: used + 40) }
+    public mutating func append(low: UInt32, onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64) {
+        if _slowPath(used + 64 > storage.capacity) { storage = storage.grown(to: used + 64) }
         var w = ByteWriter(base: storage.pointer, position: used)
-        w.varint(count > 0 && onboarding == lastOnboarding ? 0 : UInt64(onboarding) + 1)
-        w.varint(UInt64(screen))
-        w.varint(UInt64(bitPattern: time &- lastTime))
-        w.varint(zigzag(Int64(bitPattern: seq &- lastSeq)))
+        if !inRun || low != runLow {
+            if inRun {
+                precondition(low > runLow, "session bucket entries out of order")
+                w.position = closeRun(at: w.position)
+            }
+            if runs == 0 {
+                baseTime = time
+                _baseSeq = seq
+            }
+            runs += 1
+            runLow = low
+            inRun = true
+            w.varint32(low)
+            lengthAt = w.position
+            w.position += 2
+            w.varint(UInt64(onboarding) + 1)
+            w.varint32(UInt32(screen))
+            w.varint(zigzag(time &- baseTime))
+            w.varint(zigzag(Int64(bitPattern: seq &- _baseSeq)))
+        } else {
+            precondition(time > lastTime || (time == lastTime && seq > lastSeq), "session bucket entries out of order")
+            w.varint(onboarding == lastOnboarding ? 0 : UInt64(onboarding) + 1)
+            w.varint32(UInt32(screen))
+            w.varint(UInt64(bitPattern: time &- lastTime))
+            w.varint(zigzag(Int64(bitPattern: seq &- lastSeq)))
+        }
         used = w.position
-        _count += 1
         lastTime = time
         lastSeq = seq
         lastOnboarding = onboarding
     }
 
-    /// Calls `body` with the finished list; the bytes are valid only inside `body`.
+    /// Writes the open run's length into its two reserved bytes (moving its entries back one byte when the
+    /// length takes one) and returns the new end.
     @inlinable
-    public func withList<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        let start = SessionListBuilder.headerRoom - varintSize(UInt64(count))
-        var w = ByteWriter(base: storage.pointer, position: start)
-        w.varint(UInt64(count))
+    mutating func closeRun(at end: Int) -> Int {
+        let length = end - lengthAt - 2
+        precondition(length <= SessionBucketBuilder.maxRunBytes, "a session bucket run is too long")
+        let p = storage.pointer
+        if length < 0x80 {
+            p.storeBytes(of: UInt8(length), toByteOffset: lengthAt, as: UInt8.self)
+            (p + lengthAt + 1).copyMemory(from: p + lengthAt + 2, byteCount: length)
+            inRun = false
+            return end - 1
+        }
+        p.storeBytes(of: UInt8(truncatingIfNeeded: length) | 0x80, toByteOffset: lengthAt, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: length >> 7), toByteOffset: lengthAt + 1, as: UInt8.self)
+        inRun = false
+        return end
+    }
+
+    /// Closes the segment and calls `body` with `prefix` (an existing value, or nothing) followed by the segment,
+    /// for a value stored under a key whose seq is `keySeq` (``baseSeq`` for a new value; a grown value keeps its
+    /// key, whose seq is at most the segment's base). The bytes are valid only inside `body`. The segment stays
+    /// closed: append nothing more before ``reset()``.
+    /// - Precondition: the segment is not empty, `keySeq <= baseSeq`, and `prefix` is at most ``prefixRoom``
+    ///   bytes (programmer errors: they trap).
+    /// - Complexity: O(prefix) for the copy of `prefix`.
+    @inlinable
+    public mutating func withValue<R>(keySeq: UInt64, prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+                                      _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        precondition(!isEmpty && keySeq <= _baseSeq && prefix.count <= prefixRoom, "session bucket value misused")
+        if inRun { used = closeRun(at: used) }
+        var header = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        let headerBytes = withUnsafeMutableBytes(of: &header) { h in
+            var w = ByteWriter(base: h.baseAddress!, position: 0)
+            w.varint(zigzag(baseTime))
+            w.varint(_baseSeq &- keySeq)
+            w.varint(UInt64(runs))
+            return w.position
+        }
+        let start = front - headerBytes - prefix.count
+        let p = storage.pointer
+        withUnsafeBytes(of: &header) { h in (p + front - headerBytes).copyMemory(from: h.baseAddress!, byteCount: headerBytes) }
+        if let base = prefix.baseAddress, prefix.count > 0 { (p + start).copyMemory(from: base, byteCount: prefix.count) }
         return try withExtendedLifetime(storage) {
-            try body(UnsafeRawBufferPointer(start: storage.pointer + start, count: used - start))
+            try body(UnsafeRawBufferPointer(start: p + start, count: used - start))
         }
     }
 }
 
-/// Reads a session list from untrusted bytes, one entry at a time. Every entry is checked (lengths,
-/// strictly increasing (time, seq), no overflow, screen within 16 bits); the list must end exactly after
-/// its last entry. Errors carry the offset from the list's start.
-public struct SessionListReader {
+/// Reads a session-bucket value from untrusted bytes, one run at a time and one entry at a time within a run.
+///
+/// Every field is checked: lengths against what remains, low bits below the limit and increasing within a
+/// segment, entries in strictly increasing (time, seq) order within a run and ending exactly at the run's length,
+/// no overflow, screen within 16 bits. ``nextRun()`` skips what is left of the current run without reading it.
+/// Errors carry the offset from the value's start.
+public struct SessionBucketReader {
     @usableFromInline var reader: ByteReader
-    /// Entries in the list.
-    public let count: Int
-    /// Entries read so far.
-    @usableFromInline var _index: Int = 0
-    @inlinable public var index: Int { _index }
-    /// The current entry (after ``next()`` returned `true`).
+    @usableFromInline let keySeq: UInt64
+    @usableFromInline let lowLimit: UInt32
+    @usableFromInline var runsLeft = 0
+    @usableFromInline var runEnd = 0
+    @usableFromInline var baseTime: Int64 = 0
+    @usableFromInline var baseSeq: UInt64 = 0
+    /// The previous run's low bits in this segment, -1 at a segment's start.
+    @usableFromInline var lastLow: Int64 = -1
+    @usableFromInline var _index = 0
+    @usableFromInline var _segments = 0
+    @usableFromInline var _low: UInt32 = 0
     @usableFromInline var _onboarding: UInt32 = 0
-    @inlinable public var onboarding: UInt32 { _onboarding }
     @usableFromInline var _screen: UInt16 = 0
+    @usableFromInline var _time: Int64 = 0
+    @usableFromInline var _seq: UInt64 = 0
+
+    /// The current run's low bits (after ``nextRun()`` returned `true`).
+    @inlinable public var low: UInt32 { _low }
+    /// Segments started so far (the current run belongs to segment `segments - 1`).
+    @inlinable public var segments: Int { _segments }
+    /// Entries of the current run read so far.
+    @inlinable public var index: Int { _index }
+    /// The current entry (after ``nextEntry()`` returned `true`).
+    @inlinable public var onboarding: UInt32 { _onboarding }
     @inlinable public var screen: UInt16 { _screen }
-    @usableFromInline var _time: Int64
     @inlinable public var time: Int64 { _time }
-    @usableFromInline var _seq: UInt64
     @inlinable public var seq: UInt64 { _seq }
 
-    /// Reads the header of the list in `bytes`, whose first entry has time `firstTime` and seq `firstSeq`.
-    public init(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64) throws(CodecError) {
+    /// A reader of the value `bytes`, stored under a key whose seq is `keySeq`, whose low bits are below `lowLimit`.
+    /// - Throws: ``CodecError`` (`truncated`) when `bytes` is empty.
+    public init(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32) throws(CodecError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
-        var r = ByteReader(base: base, position: 0, end: bytes.count)
-        let count = try r.varint()
-        guard count >= 1, count <= UInt64(bytes.count / 4) else {
-            throw CodecError(offset: 0, reason: .oversizedCount(count: count, limit: bytes.count / 4))
-        }
-        reader = r
-        self.count = Int(count)
-        _time = firstTime
-        _seq = firstSeq
+        reader = ByteReader(base: base, position: 0, end: bytes.count)
+        self.keySeq = keySeq
+        self.lowLimit = lowLimit
     }
 
-    /// Moves to the next entry; `false` after the last one.
+    /// Whether every segment and run header of `bytes` reads back (without decoding the entries): what a writer
+    /// checks before it appends a segment to a stored value.
+    /// - Complexity: O(runs of the value).
+    public static func runHeadersAreSound(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32) -> Bool {
+        guard var reader = try? SessionBucketReader(bytes, keySeq: keySeq, lowLimit: lowLimit) else { return false }
+        while true {
+            guard let more = try? reader.nextRun() else { return false }
+            if !more { return true }
+        }
+    }
+
+    /// Moves to the next run (skipping the rest of the current one); `false` after the value's last run.
     @inlinable
-    public mutating func next() throws(CodecError) -> Bool {
-        if index == count {
-            guard reader.position == reader.end else {
-                throw CodecError(offset: reader.position, reason: .lengthMismatch(declared: reader.position, used: reader.end))
+    public mutating func nextRun() throws(CodecError) -> Bool {
+        if runEnd > 0 { reader.position = runEnd }
+        if runsLeft == 0 {
+            if reader.position == reader.end { return false }
+            let at = reader.position
+            baseTime = unzigzag(try reader.varint())
+            let delta = try reader.varint()
+            let (seq, overflow) = keySeq.addingReportingOverflow(delta)
+            guard !overflow else { throw CodecError(offset: at, reason: .invalidValue(field: "segment base seq", value: Int64(bitPattern: delta))) }
+            baseSeq = seq
+            let count = try reader.varint()
+            // A run takes at least 6 bytes: low bits, length, and a 4-byte entry.
+            guard count >= 1, count <= UInt64(reader.remaining / 6) else {
+                throw CodecError(offset: at, reason: .oversizedCount(count: count, limit: reader.remaining / 6))
             }
-            return false
+            runsLeft = Int(count)
+            lastLow = -1
+            _segments += 1
         }
         let at = reader.position
-        let code = try reader.varint()
-        let screen = try reader.varint()
-        let dt = try reader.varint()
-        let ds = unzigzag(try reader.varint())
-        guard code <= UInt64(UInt32.max) + 1, code != 0 || index > 0 else {
-            throw CodecError(offset: at, reason: .invalidValue(field: "session list onboarding", value: Int64(bitPattern: code)))
+        let low = try reader.varint()
+        guard low < UInt64(lowLimit), Int64(low) > lastLow else {
+            throw CodecError(offset: at, reason: .invalidValue(field: "session bucket low bits", value: Int64(bitPattern: low)))
+        }
+        let length = try reader.varint()
+        guard length >= 4, length <= UInt64(reader.remaining) else {
+            throw CodecError(offset: at, reason: .oversizedCount(count: length, limit: reader.remaining))
+        }
+        runEnd = reader.position + Int(length)
+        runsLeft -= 1
+        lastLow = Int64(low)
+        _low = UInt32(low)
+        _index = 0
+        return true
+    }
+
+    /// Moves to the current run's next entry; `false` after its last one.
+    @inlinable
+    public mutating func nextEntry() throws(CodecError) -> Bool {
+        if reader.position == runEnd { return false }
+        var r = ByteReader(base: reader.base, position: reader.position, end: runEnd)
+        let at = r.position
+        let code = try r.varint()
+        let screen = try r.varint()
+        let dt = try r.varint()
+        let ds = try r.varint()
+        guard code <= UInt64(UInt32.max) + 1, code != 0 || _index > 0 else {
+            throw CodecError(offset: at, reason: .invalidValue(field: "session bucket onboarding", value: Int64(bitPattern: code)))
         }
         guard screen <= UInt64(UInt16.max) else {
-            throw CodecError(offset: at, reason: .invalidValue(field: "session list screen", value: Int64(bitPattern: screen)))
+            throw CodecError(offset: at, reason: .invalidValue(field: "session bucket screen", value: Int64(bitPattern: screen)))
         }
-        let newSeq = seq &+ UInt64(bitPattern: ds)
-        if index == 0 {
-            guard dt == 0, ds == 0 else { throw CodecError(offset: at, reason: .invalidValue(field: "first entry delta", value: ds)) }
+        if _index == 0 {
+            // Wrapping, as the builder wrote them: any base and delta give a time and a seq.
+            _time = baseTime &+ unzigzag(dt)
+            _seq = baseSeq &+ UInt64(bitPattern: unzigzag(ds))
         } else {
-            guard dt <= UInt64(bitPattern: Int64.max &- time), (ds < 0) == (newSeq < seq), dt > 0 || newSeq > seq else {
-                throw CodecError(offset: at, reason: .invalidValue(field: "session list order", value: Int64(bitPattern: dt)))
+            let d = unzigzag(ds)
+            let newSeq = _seq &+ UInt64(bitPattern: d)
+            guard dt <= UInt64(bitPattern: Int64.max &- _time), (d < 0) == (newSeq < _seq), dt > 0 || newSeq > _seq else {
+                throw CodecError(offset: at, reason: .invalidValue(field: "session bucket order", value: Int64(bitPattern: dt)))
             }
+            _time &+= Int64(bitPattern: dt)
+            _seq = newSeq
         }
         if code != 0 { _onboarding = UInt32(truncatingIfNeeded: code - 1) }
-        self._screen = UInt16(truncatingIfNeeded: screen)
-        _time &+= Int64(bitPattern: dt)
-        _seq = newSeq
+        _screen = UInt16(truncatingIfNeeded: screen)
         _index += 1
+        reader.position = r.position
         return true
     }
 }

@@ -64,7 +64,7 @@ extension LineView {
         case 14:  // UNCLOSED_STRING
             return make(.syntax, "unclosed string")
         case 27:  // INCOMPLETE_ARRAY_OR_OBJECT
-            return make(.syntax, "truncated: an object or array is not closed")
+            return make(.syntax, "an object or array is not closed before the line ends")
         case 3, 16, 12:  // TAPE_ERROR, INCORRECT_TYPE, EMPTY
             return make(.syntax, "invalid JSON")
         default:

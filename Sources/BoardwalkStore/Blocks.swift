@@ -1,8 +1,9 @@
 import BoardwalkCodec
 import BoardwalkModel
 
-// Reading the store's values: block keys, event blocks and session lists, with LMDB-independent damage
-// turned into `StoreError(.corrupt)` that names the key and carries the codec's error (offset and reason).
+// Reading the store's values: block keys and event blocks (the session index's are in SessionIndex.swift), with
+// LMDB-independent damage turned into `StoreError(.corrupt)` that names the key and carries the codec's error
+// (offset and reason).
 
 /// Decodes an `events` key.
 @inline(__always)
@@ -44,27 +45,6 @@ func recordView(_ key: EventKey, _ block: EventBlockReader, stringLimit: StringI
     } catch {
         throw StoreError(.corrupt, "event seq \(block.seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode",
                          underlying: error)
-    }
-}
-
-/// A session list reader over the value stored under a `sessions` key.
-func sessionListReader(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> (session: UInt32, list: SessionListReader) {
-    guard key.count == Layout.sessionKeySize else {
-        throw StoreError(.corrupt, "a sessions key is \(key.count) bytes, not \(Layout.sessionKeySize)")
-    }
-    do {
-        return (key.be32(0), try SessionListReader(value, firstTime: Layout.time(fromBits: key.be64(4)), firstSeq: key.be64(12)))
-    } catch {
-        throw StoreError(.corrupt, "the session list of session \(key.be32(0)) at seq \(key.be64(12)) does not decode", underlying: error)
-    }
-}
-
-@inline(__always)
-func advance(_ list: inout SessionListReader, session: UInt32) throws -> Bool {
-    do {
-        return try list.next()
-    } catch {
-        throw StoreError(.corrupt, "a session list of session \(session) does not decode", underlying: error)
     }
 }
 

@@ -7,12 +7,13 @@ import BoardwalkModel
 /// microseconds since the epoch with the sign bit flipped (`UInt64(bitPattern: t) ^ 1 << 63`), so that
 /// times before 1970 (which the model does not produce, but a caller could) still sort first.
 enum Layout {
-    /// The format this code writes. A store whose `meta/format` is larger is refused at open.
-    /// Format 3 grows a group's newest block over several batches (a block may hold events of several
-    /// batches, so a `batches` entry lists blocks that also hold other batches' seqs); format 2 wrote one
-    /// block per group and batch, and a format-2 reader would reject a grown block; format 1 had one entry
-    /// per event. Older stores are refused at open (no migration: re-import them).
-    static let formatVersion: UInt32 = 3
+    /// The format this code writes. A store whose `meta/format` is larger is refused at open, one whose
+    /// format is smaller too (no migration: re-import it).
+    /// Format 4 keys the session index by buckets of consecutive session ids (one value per bucket and batch,
+    /// grown across batches); format 3 had one list per session and batch, and grew a group's newest block
+    /// over several batches (so a `batches` entry lists blocks that also hold other batches' seqs); format 2
+    /// wrote one block per group and batch; format 1 had one entry per event.
+    static let formatVersion: UInt32 = 4
 
     // Named databases.
     static let meta = "meta"
@@ -31,9 +32,17 @@ enum Layout {
     /// `events` key: onboarding id (4) ‖ screen index (2) ‖ time of the block's first event (8) ‖ its seq (8);
     /// value: an event block (codec `EventBlockBuilder`).
     static let eventKeySize = 22
-    /// `sessions` key: session id (4) ‖ time (8) ‖ seq (8) of the list's first event; value: a session list
-    /// (codec `SessionListBuilder`).
-    static let sessionKeySize = 20
+    /// `sessions` key: session bucket (4: the session id shifted right by ``sessionBucketShift``) ‖ seq (8) of
+    /// the value's first entry; value: a session-bucket value (codec `SessionBucketBuilder`), whose runs carry
+    /// the sessions' low bits.
+    static let sessionKeySize = 12
+    /// Session ids per bucket: 2^``sessionBucketShift`` = 64 (docs/storage.md, "Format 4: session buckets").
+    static let sessionBucketShift: UInt32 = 6
+    static let sessionBucketWidth: UInt32 = 1 << sessionBucketShift
+    /// A bucket's newest value is grown by a later batch while old and new bytes fit in this many; one batch's
+    /// segment of a bucket is cut into several values past it. Values stay well inside a leaf page (an LMDB
+    /// node of up to about half a page is stored inline).
+    static let sessionValueTarget = 768
     /// `onboarding_sessions` key: onboarding id (4) ‖ session id (4); value: time of its first event (8).
     static let onboardingSessionKeySize = 8
     /// `batches` key: seq of the batch's first event (8) ‖ chunk number (2); value: the batch's event count
@@ -54,9 +63,6 @@ enum Layout {
     /// The most events a block can hold: a block is sealed before passing ``blockTarget(pageSize:)``
     /// (at most 64 KiB pages) unless it holds one event, and each event takes at least three bytes.
     static let maxBlockEvents = (64 << 10) / 3 + 1
-    /// A session's newest list is grown by later batches while it is smaller than this (then a new list
-    /// starts): lists stay well inside a leaf page, and a session scan never decodes much to skip.
-    static let maxGrownListBytes = 512
     /// The longest checkpoint key, in UTF-8 bytes.
     static let maxInlineKeyString = 400
     /// The inactivity gap that starts a new inferred session: 30 minutes (semantics rule 10).
@@ -67,6 +73,8 @@ enum Layout {
     static let metaNextSeq = "next_seq"
     static let metaEvents = "events"
     static let metaDuplicates = "duplicates"
+    /// Distinct sessions (explicit and inferred): a session counts once however many onboardings it spans.
+    static let metaSessions = "sessions"
     static let metaInferredSessions = "inferred_sessions"
     static let metaMinTime = "min_time"
     static let metaMaxTime = "max_time"

@@ -63,12 +63,15 @@ public struct Snapshot: StringResolver {
                    dbs.inferred, dbs.onboardings, dbs.checkpoints, dbs.spanningSessions] {
             pages += try txn.pages(db)
         }
+        // Events without a position are summed under the no-onboarding key: not an onboarding.
+        var noOnboarding = RecordFormat.noOnboarding.bigEndian
+        let unpositioned = try withUnsafeBytes(of: &noOnboarding) { try txn.get(dbs.onboardings, $0) != nil }
         return StoreStats(
             events: Int(try txn.getUInt64(dbs.meta, Layout.metaEvents) ?? 0),
             duplicatesSkipped: Int(try txn.getUInt64(dbs.meta, Layout.metaDuplicates) ?? 0),
-            sessions: try txn.entries(dbs.onboardingSessions),
+            sessions: Int(try txn.getUInt64(dbs.meta, Layout.metaSessions) ?? 0),
             inferredSessions: Int(try txn.getUInt64(dbs.meta, Layout.metaInferredSessions) ?? 0),
-            onboardings: try txn.entries(dbs.onboardings),
+            onboardings: try txn.entries(dbs.onboardings) - (unpositioned ? 1 : 0),
             strings: Int(stringCount),
             eventsByKind: kinds,
             timeRange: range,
@@ -278,60 +281,15 @@ public struct Snapshot: StringResolver {
     }
 
     /// Calls `body` for one session's events in (time, seq) order, through the session index: the
-    /// session's lists (one per batch that had its events) are merged, and each event is read from its
-    /// block (a seek on `events`, usually landing on the block itself).
-    /// - Complexity: O(log N + events of the block) per event.
+    /// references in the values of the session's bucket are collected and sorted, and each event is read
+    /// from its block (a seek on `events`, usually landing on the block itself).
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a bucket value does not decode or lists
+    ///   an event that `events` lacks.
+    /// - Complexity: O(log N + bytes of the bucket's values) to collect, then O(log N + events of the block)
+    ///   per event.
     public func forEachEvent(inSession session: StringID, time: Range<Timestamp>? = nil,
                              _ body: (EventView) throws -> Bool) throws {
-        let range = TimeRange(time)
-        var open: [SessionListReader] = []
-        try withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { buf in
-            let key = buf.baseAddress!
-            key.storeBE(session, at: 0)
-            key.storeBE(UInt64(0), at: 4)
-            key.storeBE(UInt64(0), at: 12)
-            try txn.withCursor(dbs.events) { events in
-                try txn.withCursor(dbs.sessions) { c in
-                    var found = try c.seek(UnsafeRawBufferPointer(start: key, count: Layout.sessionKeySize))
-                    func pending() throws -> SessionListReader? {
-                        guard found else { return nil }
-                        let (s, list) = try sessionListReader(c.key, c.value)
-                        guard s == session, !range.isPastEnd(list.time) else { return nil }
-                        return list
-                    }
-                    var next = try pending()
-                    while true {
-                        var m = -1
-                        for i in open.indices where m < 0 || precedes(open[i].time, open[i].seq, open[m].time, open[m].seq) {
-                            m = i
-                        }
-                        if let list = next, m < 0 || precedes(list.time, list.seq, open[m].time, open[m].seq) {
-                            var list = list
-                            _ = try advance(&list, session: session)
-                            open.append(list)
-                            found = try c.next()
-                            next = try pending()
-                            continue
-                        }
-                        if m < 0 { return }
-                        let entry = open[m]
-                        if range.isPastEnd(entry.time) { return }
-                        if entry.time >= range.lo {
-                            guard let (blockKey, block) = try locate(&events, onboarding: entry.onboarding, screen: entry.screen,
-                                                                     time: entry.time, seq: entry.seq)
-                            else {
-                                throw StoreError(.corrupt, "the session index lists seq \(entry.seq), which is not in events")
-                            }
-                            guard try body(try view(blockKey, block)) else { return }
-                        }
-                        if !(try advance(&open[m], session: session)) {
-                            open.swapAt(m, open.count - 1)
-                            open.removeLast()
-                        }
-                    }
-                }
-            }
-        }
+        try forEachIndexedEvent(inSession: session, TimeRange(time), body)
     }
 
     /// The block holding event (onboarding, screen, time, seq), positioned on it; `nil` when there is none.
@@ -741,11 +699,12 @@ public struct StoreStats: Hashable, Sendable {
     public var events: Int
     /// Events skipped as duplicates, over the store's life.
     public var duplicatesSkipped: Int
-    /// Distinct (onboarding, session) pairs: sessions, since a session belongs to one onboarding.
+    /// Distinct sessions, explicit and inferred; a session with events in several onboardings (or also
+    /// without a position) counts once.
     public var sessions: Int
     /// Sessions the store inferred for events that had none.
     public var inferredSessions: Int
-    /// Distinct onboardings (events without `meta` count as one more).
+    /// Distinct onboardings (events without `meta` are not under any).
     public var onboardings: Int
     /// Strings in the dictionary.
     public var strings: Int

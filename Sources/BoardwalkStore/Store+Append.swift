@@ -47,9 +47,9 @@ extension Store {
     /// - Throws: ``StoreError`` (read-only store, bad checkpoint key), ``LMDBError``, or the codec's
     ///   `EncodingError` for an event the record format cannot hold (a screen index above 65 534); on a
     ///   throw nothing of the batch is stored.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
-    ///   written or grown (one per group and per session of the batch, each after one cursor seek to the
-    ///   newest block or list it may grow); duplicate detection reads stored blocks
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session-index value
+    ///   written or grown (one per group, and one per bucket of 64 session ids, of the batch, each after one
+    ///   cursor seek to the newest block or value it may grow); duplicate detection reads stored blocks
     ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
@@ -113,9 +113,9 @@ public struct StoreWriter {
 
     /// Appends a batch in this transaction: seqs, duplicates and inferred sessions exactly as
     /// ``Store/append(_:checkpoint:)``, durable when the transaction commits.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session list
-    ///   written or grown (one per group and per session of the batch, each after one cursor seek to the
-    ///   newest block or list it may grow); duplicate detection reads stored blocks
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session-index value
+    ///   written or grown (one per group, and one per bucket of 64 session ids, of the batch, each after one
+    ///   cursor seek to the newest block or value it may grow); duplicate detection reads stored blocks
     ///   only for events not later than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>) throws -> AppendResult {
@@ -165,6 +165,9 @@ final class WriterState {
     /// Every string of the store, ids dense in first-seen order (mirrors the `strings` database).
     private var table = StringTable()
     private var committedStrings = 0
+    /// Strings stored before the running batch (committed, or written by an earlier batch of the same
+    /// transaction): a session id at or above it has no event in the store before this batch.
+    private(set) var batchStartStrings = 0
     private var loaded = false
     /// The `next_seq` this writer last committed or read; a different value in `meta` means another
     /// process appended, and the caches are refreshed.
@@ -189,7 +192,7 @@ final class WriterState {
     private var onboardingStats: [UInt32: OnboardingAccumulator] = [:]
     private var newPairs: [(pair: UInt64, timeBits: UInt64)] = []
     private var blockBuilder = EventBlockBuilder()
-    private var listBuilder = SessionListBuilder()
+    private var bucketBuilder = SessionBucketBuilder(prefixRoom: Layout.sessionValueTarget)
     /// The `events` keys of the blocks the running batch wrote, for `batches`.
     private var blockKeys: [EventKey] = []
     /// Per group (onboarding << 16 | screen): the latest event time stored (time bits), 0 when none.
@@ -407,6 +410,7 @@ final class WriterState {
     func append(_ events: UnsafeBufferPointer<Event>, txn: Transaction) throws -> AppendResult {
         // The table moves into the interner for the batch (leaving an empty one here, so that it stays
         // uniquely referenced and grows in place) and comes back however the batch ends.
+        batchStartStrings = table.count
         var interner = Interner(table: table, txn: txn, dbs: dbs)
         table = StringTable()
         defer { table = interner.table }
@@ -428,9 +432,13 @@ final class WriterState {
         swap(&pairFilter, &self.pairFilter)
         var next = nextSeq
         let pendingAtStart = pendingPairs.count
+        // Inference state as it was before the batch (copy-on-write: copied only if an event of the batch
+        // changes it), put back if the batch is refused part-way.
+        let inferAtStart = pendingInfer
         var loopFinished = false
         defer {
             if !loopFinished {
+                pendingInfer = inferAtStart
                 // An event the encoder refused (the caller may catch that and go on in the same
                 // transaction): the pairs of this batch were not written, so they are not known.
                 if pendingPairs.count > pendingAtStart { pairFilter.clear() }
@@ -526,7 +534,7 @@ final class WriterState {
         }
         loopFinished = true
         nextSeq = next
-        try writeOnboardingSessions(txn, newPairs)
+        let newSessions = try writeOnboardingSessions(txn, newPairs)
         // Hand the buffers back for the writers below (the deferred swap then restores them unchanged).
         swap(&encoder, &self.encoder)
         swap(&entries, &self.entries)
@@ -536,11 +544,11 @@ final class WriterState {
         }
 
         try writeEvents(txn)
-        try writeSessionIndex(txn)
+        try writeSessionIndex(txn, firstSeq: firstSeq)
         try writeBatches(txn, firstSeq: firstSeq)
         try writeInference(txn)
         try writeOnboardingStats(txn)
-        try writeCounters(txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), inferred: inferredSessions,
+        try writeCounters(txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), sessions: UInt64(newSessions), inferred: inferredSessions,
                           minTime: minTime, maxTime: maxTime)
         return AppendResult(appended: self.entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
     }
@@ -817,10 +825,14 @@ final class WriterState {
         pendingBlockTails[group] = BlockTail(key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
     }
 
-    /// `sessions`: per session of the batch, its events in (time, seq) order appended to the session's
-    /// newest list when they sort after it and it is under ``Layout/maxGrownListBytes`` (rewritten under
-    /// the same key), else in a new list under the key of its first event.
-    private func writeSessionIndex(_ txn: Transaction) throws {
+    /// `sessions`: per bucket of ``Layout/sessionBucketWidth`` consecutive session ids touched by the batch, one
+    /// segment listing its sessions' events of the batch (per session in (time, seq) order), appended to the
+    /// bucket's newest value when the two fit in ``Layout/sessionValueTarget`` bytes (rewritten under the same
+    /// key), else put as a new value under (bucket, seq of the segment's first entry). A bucket with more than
+    /// that many bytes in one batch gets several new values.
+    /// - Complexity: one sort of the batch, then per bucket one cursor seek (only when the bucket may hold
+    ///   committed values) and one put; no allocation per event.
+    private func writeSessionIndex(_ txn: Transaction, firstSeq: UInt64) throws {
         order.removeAll(keepingCapacity: true)
         for (i, e) in entries.enumerated() {
             order.append(SortKey(a: UInt64(e.session), i: i))
@@ -828,72 +840,90 @@ final class WriterState {
         sortOrder()
         let entries = self.entries
         let order = self.order
-        var builder = SessionListBuilder(capacity: 0)
-        swap(&builder, &listBuilder)
-        defer { swap(&builder, &listBuilder) }
-        var session: UInt32 = 0
+        var builder = SessionBucketBuilder(prefixRoom: 0, capacity: 0)
+        swap(&builder, &bucketBuilder)
+        defer { swap(&builder, &bucketBuilder) }
+        let shift = Layout.sessionBucketShift
+        let mask = Layout.sessionBucketWidth - 1
+        let target = Layout.sessionValueTarget
+        var bucket: UInt32 = 0
         var open = false
+        // Whether the running bucket already put a value in this batch: then it is not grown (its newest value
+        // is this batch's, and a grown value's key must not be past the new segment's base).
+        var split = false
         try txn.withCursor(dbs.sessions) { c in
             for k in order {
                 let e = entries[k.i]
-                if open && e.session != session {
-                    try putList(&c, session, builder)
+                let b = e.session >> shift
+                if open && b != bucket {
+                    try finishBucket(&c, bucket, &builder, mayGrow: !split, firstSeq: firstSeq)
                     open = false
                 }
-                let time = Layout.time(fromBits: e.timeBits)
                 if !open {
-                    session = e.session
-                    // Grow the session's newest list when this batch's events sort after it and it is
-                    // small; a list that does not decode is left as it is, for check() and readers. A
-                    // session whose id is new in this transaction has no committed list: no seek for it
-                    // (with many sessions in flight, most sessions of a batch are new).
-                    if session < UInt32(committedStrings), let tail = try sessionTail(&c, session),
-                       tail.value.count < Layout.maxGrownListBytes {
-                        do {
-                            try builder.resume(tail.value, firstTime: tail.time, firstSeq: tail.seq)
-                            open = builder.canAppend(time: time, seq: e.seq)
-                        } catch {}
-                    }
-                    if !open {
-                        builder.start(time: time, seq: e.seq)
-                        open = true
-                    }
+                    bucket = b
+                    builder.reset()
+                    split = false
+                    open = true
+                } else if builder.byteCount >= target {
+                    try putBucket(&c, bucket, &builder)
+                    builder.reset()
+                    split = true
                 }
-                builder.append(onboarding: e.onboarding, screen: e.screen, time: time, seq: e.seq)
+                builder.append(low: e.session & mask, onboarding: e.onboarding, screen: e.screen,
+                               time: Layout.time(fromBits: e.timeBits), seq: e.seq)
             }
-            if open { try putList(&c, session, builder) }
+            if open { try finishBucket(&c, bucket, &builder, mayGrow: !split, firstSeq: firstSeq) }
         }
     }
 
-    /// The newest list of `session` (its last key), if any: its first entry's time and seq, and its value
-    /// (pointing into the map, valid until the next write).
-    private func sessionTail(_ c: inout Cursor, _ session: UInt32) throws -> (time: Int64, seq: UInt64, value: UnsafeRawBufferPointer)? {
-        let found: Bool
-        if session == .max {
-            found = try c.last()
-        } else {
-            scratch.storeBE(session + 1, at: 0)
+    /// Stores the last segment of `bucket` in this batch: appended to the bucket's newest value when that value
+    /// is older than the batch and both fit in ``Layout/sessionValueTarget`` bytes, else as a new value. A
+    /// bucket whose first id is new in this batch has no stored value: no seek for it (with many
+    /// sessions in flight, many buckets of a batch are new).
+    private func finishBucket(_ c: inout Cursor, _ bucket: UInt32, _ builder: inout SessionBucketBuilder,
+                              mayGrow: Bool, firstSeq: UInt64) throws {
+        if mayGrow && UInt64(bucket) << UInt64(Layout.sessionBucketShift) < UInt64(batchStartStrings) {
+            // The bucket's last key: below (bucket + 1, 0). `bucket + 1` fits: buckets are ids shifted right.
+            scratch.storeBE(bucket + 1, at: 0)
             scratch.storeBE(UInt64(0), at: 4)
-            scratch.storeBE(UInt64(0), at: 12)
-            found = try c.last(below: UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize))
+            if try c.last(below: UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)),
+               c.key.count == Layout.sessionKeySize, c.key.be32(0) == bucket, c.key.be64(4) < firstSeq,
+               c.value.count + builder.byteCount <= Layout.sessionValueTarget,
+               SessionBucketReader.runHeadersAreSound(c.value, keySeq: c.key.be64(4), lowLimit: Layout.sessionBucketWidth) {
+                // A damaged value is not grown: the new segment goes in a value of its own, so the damage
+                // (which check() and reads report) does not take this batch's references with it.
+                // The key's bytes are copied before the put: they point into the map.
+                let keySeq = c.key.be64(4)
+                scratch.storeBE(bucket, at: 0)
+                scratch.storeBE(keySeq, at: 4)
+                let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
+                // > lmdb.h, MDB_CURRENT: "replace the item at the current cursor position. The key parameter must
+                // > still be provided, and must match it." The old value is copied into the builder first.
+                try builder.withValue(keySeq: keySeq, prefix: c.value) { value in
+                    _ = try c.put(key, value, flags: PutFlags.current)
+                }
+                return
+            }
         }
-        guard found, c.key.count == Layout.sessionKeySize, c.key.be32(0) == session else { return nil }
-        return (Layout.time(fromBits: c.key.be64(4)), c.key.be64(12), c.value)
+        try putBucket(&c, bucket, &builder)
     }
 
-    /// Puts a finished session list under (session, first time, first seq).
-    private func putList(_ c: inout Cursor, _ session: UInt32, _ builder: SessionListBuilder) throws {
-        scratch.storeBE(session, at: 0)
-        scratch.storeBE(Layout.timeBits(builder.firstTime), at: 4)
-        scratch.storeBE(builder.firstSeq, at: 12)
-        _ = try builder.withList { list in
-            try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize), list)
+    /// Puts the builder's segment as a new value under (bucket, its first entry's seq).
+    private func putBucket(_ c: inout Cursor, _ bucket: UInt32, _ builder: inout SessionBucketBuilder) throws {
+        scratch.storeBE(bucket, at: 0)
+        scratch.storeBE(builder.baseSeq, at: 4)
+        let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
+        // The key's seq is this batch's: no value can hold it yet, unless the store is damaged. Never overwrite.
+        let inserted = try builder.withValue(keySeq: builder.baseSeq) { value in try c.put(key, value, flags: PutFlags.noOverwrite) }
+        guard inserted else {
+            throw StoreError(.corrupt, "the session bucket \(bucket) already has a value at seq \(builder.baseSeq), at or past next_seq")
         }
     }
 
     /// `onboarding_sessions`: the pairs first seen in this batch, in key order.
-    private func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws {
-        guard !pairs.isEmpty else { return }
+    /// - Returns: how many sessions are new to the store.
+    private func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws -> Int {
+        guard !pairs.isEmpty else { return 0 }
         let key = scratch
         var inserted: [UInt64] = []
         try txn.withCursor(dbs.onboardingSessions) { c in
@@ -908,7 +938,7 @@ final class WriterState {
             }
         }
         // Before writeSessionIndex: `sessions` must not yet hold this batch's lists.
-        try recordSpanningSessions(txn, newPairs: inserted)
+        return try recordSpanningSessions(txn, newPairs: inserted)
     }
 
     /// `batches`: the keys of the batch's blocks, ``Layout/batchChunk`` per entry, appended under
@@ -1016,7 +1046,7 @@ final class WriterState {
         }
     }
 
-    private func writeCounters(_ txn: Transaction, kindCounts: [UInt64], duplicates: UInt64, inferred: UInt64,
+    private func writeCounters(_ txn: Transaction, kindCounts: [UInt64], duplicates: UInt64, sessions: UInt64, inferred: UInt64,
                                minTime: Int64, maxTime: Int64) throws {
         func add(_ key: String, _ n: UInt64) throws {
             if n == 0 { return }
@@ -1025,6 +1055,7 @@ final class WriterState {
         try txn.putUInt64(dbs.meta, Layout.metaNextSeq, nextSeq)
         try add(Layout.metaEvents, UInt64(entries.count))
         try add(Layout.metaDuplicates, duplicates)
+        try add(Layout.metaSessions, sessions)
         try add(Layout.metaInferredSessions, inferred)
         for (i, kind) in EventKind.allCases.enumerated() { try add(Layout.metaKind(kind), kindCounts[i]) }
         if !entries.isEmpty {

@@ -95,7 +95,8 @@ extension Snapshot {
                         do {
                             record = try recordView(key, block, stringLimit: stringCount)
                         } catch {
-                            report.add("events: seq \(seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode: \(error)")
+                            // recordView's error already names the seq, onboarding and screen.
+                            report.add("events: \(error)")
                             continue
                         }
                         kinds[record.kind, default: 0] += 1
@@ -151,6 +152,8 @@ extension Snapshot {
             if (stored ?? 0) != actual { report.add("meta: \(name) is \(stored ?? 0), but \(actual) are stored") }
         }
         expect(Layout.metaEvents, try txn.getUInt64(dbs.meta, Layout.metaEvents), events)
+        expect(Layout.metaSessions, try txn.getUInt64(dbs.meta, Layout.metaSessions),
+               UInt64(Set(pairs.map { UInt32(truncatingIfNeeded: $0) }).count))
         for kind in EventKind.allCases {
             expect(Layout.metaKind(kind), try txn.getUInt64(dbs.meta, Layout.metaKind(kind)), kinds[kind] ?? 0)
         }
@@ -227,25 +230,28 @@ extension Snapshot {
         }
     }
 
-    /// Every `sessions` entry decodes, lists events of its session in order, each with the onboarding,
-    /// screen and time `events` has for it, and no event twice.
+    /// Every `sessions` value decodes (every run and entry, in order), and lists events of the sessions of its
+    /// bucket, each with the onboarding, screen and time `events` has for it, and no event twice.
     private func checkSessionIndex(_ report: inout CheckReport, fingerprints: [UInt64], listed: inout [UInt8], mark: UInt8) throws {
         try txn.withCursor(dbs.sessions) { c in
             var found = try c.first()
             while found {
                 do {
-                    var (session, list) = try sessionListReader(c.key, c.value)
-                    while try advance(&list, session: session) {
-                        let seq = list.seq
-                        guard seq < UInt64(listed.count), fingerprints[Int(seq)] != 0 else {
-                            report.add("sessions: seq \(seq) (session \(session)) is not in events")
-                            continue
+                    var (bucket, keySeq, reader) = try sessionBucketReader(c.key, c.value)
+                    while try reader.nextRun(bucket: bucket, keySeq: keySeq) {
+                        let session = bucket << Layout.sessionBucketShift | reader.low
+                        while try reader.nextEntry(bucket: bucket, keySeq: keySeq) {
+                            let seq = reader.seq
+                            guard seq < UInt64(listed.count), fingerprints[Int(seq)] != 0 else {
+                                report.add("sessions: seq \(seq) (session \(session)) is not in events")
+                                continue
+                            }
+                            if fingerprints[Int(seq)] != fingerprint(session: session, onboarding: reader.onboarding, screen: reader.screen, time: reader.time) {
+                                report.add("sessions: seq \(seq) is listed under session \(session), onboarding \(reader.onboarding), screen \(reader.screen), time \(reader.time), which events disagrees with")
+                            }
+                            if listed[Int(seq)] & mark != 0 { report.add("sessions: seq \(seq) is listed twice") }
+                            listed[Int(seq)] |= mark
                         }
-                        if fingerprints[Int(seq)] != fingerprint(session: session, onboarding: list.onboarding, screen: list.screen, time: list.time) {
-                            report.add("sessions: seq \(seq) is listed under session \(session), onboarding \(list.onboarding), screen \(list.screen), time \(list.time), which events disagrees with")
-                        }
-                        if listed[Int(seq)] & mark != 0 { report.add("sessions: seq \(seq) is listed twice") }
-                        listed[Int(seq)] |= mark
                     }
                 } catch let error as StoreError {
                     report.add("sessions: \(error)")

@@ -29,19 +29,24 @@ extension WriterState {
     /// into `onboarding_sessions`) that now have events under more than one onboarding key.
     ///
     /// A pair new to the store means no stored event has that onboarding and session. What the session had
-    /// before the batch follows from one seek in `sessions` (any stored event at all), the session's entry
+    /// before the batch follows from its bucket in `sessions` (any stored event at all; nothing to read for a
+    /// session id new in this batch), the session's entry
     /// here (its flags) and, when it had stored events, whether its no-position pair was stored before: an
     /// unlisted session with stored events had them under exactly one key. Must run before this batch's
-    /// session lists are written.
+    /// session-index values are written.
     /// - Complexity: O(p log N) for p new pairs (about one per new session; nothing for a batch that only
     ///   continues known sessions).
-    func recordSpanningSessions(_ txn: Transaction, newPairs: [UInt64]) throws {
-        guard !newPairs.isEmpty else { return }
+    /// - Returns: how many of the sessions are new to the store (no stored event before this batch): what the
+    ///   `sessions` counter adds.
+    @discardableResult
+    func recordSpanningSessions(_ txn: Transaction, newPairs: [UInt64]) throws -> Int {
+        guard !newPairs.isEmpty else { return 0 }
+        var newSessions = 0
         let noOnboarding = RecordFormat.noOnboarding
         // Session-major order: each session's new pairs together.
         let pairs = newPairs.map { $0 << 32 | $0 >> 32 }.sorted()
         var updates: [(session: UInt32, flags: UInt8)] = []
-        try txn.withCursor(dbs.sessions) { c in
+        do {
             var i = 0
             while i < pairs.count {
                 let session = UInt32(truncatingIfNeeded: pairs[i] >> 32)
@@ -51,7 +56,8 @@ extension WriterState {
                     i += 1
                 }
                 var be = session.bigEndian
-                let stored = try withUnsafeBytes(of: &be) { try c.seek($0) } && c.key.count >= 4 && c.key.be32(0) == session
+                let stored = try hasIndexedEvents(txn, session: session)
+                if !stored { newSessions += 1 }
                 var before: UInt8? = nil
                 var storedReal = 0, storedUnpositioned = false
                 if stored {
@@ -82,6 +88,7 @@ extension WriterState {
                 try withUnsafeBytes(of: &value) { _ = try txn.put(dbs.spanningSessions, key, $0) }
             }
         }
+        return newSessions
     }
 }
 

@@ -85,7 +85,7 @@ public final class Store: @unchecked Sendable {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/notAStore`` for a file, a non-empty directory
     ///   that holds no store, or an LMDB environment without Boardwalk's databases;
     ///   ``StoreError/Kind/newerFormat(found:supported:)`` for a store of a newer format;
-    ///   ``StoreError/Kind/olderFormat(found:supported:)`` for a format-1 or format-2 store (no migration);
+    ///   ``StoreError/Kind/olderFormat(found:supported:)`` for a store of format 1, 2 or 3 (no migration);
     ///   ``StoreError/Kind/alreadyOpen`` when this process has it open; ``LMDBError`` from LMDB.
     /// - Complexity: O(1); the writer loads the string dictionary on its first append (O(strings)).
     public static func open(at path: String, options: Options = Options()) throws -> Store {
@@ -151,6 +151,10 @@ public final class Store: @unchecked Sendable {
     /// keep running. Wraps `mdb_env_copy2` with `MDB_CP_COMPACT`.
     /// - Complexity: O(size of the store); holds one read transaction for the whole copy.
     public func backup(to directory: String) throws {
+        // LMDB would refuse with a bare "File exists"; say what is in the way.
+        if access(directory + "/data.mdb", F_OK) == 0 {
+            throw StoreError(.invalidArgument, "\(directory) already holds a store (data.mdb): back up into a new or empty directory")
+        }
         try Store.makeDirectory(directory)
         try env.copy(to: directory)
     }
@@ -232,7 +236,7 @@ public final class Store: @unchecked Sendable {
                 }
                 guard format == Layout.formatVersion else {
                     throw StoreError(.olderFormat(found: format, supported: Layout.formatVersion),
-                                     "\(path) has store format \(format) (\(format == 1 ? "one entry per event" : "blocks never grown after their batch")), which this Boardwalk no longer reads; there is no migration: export it with the Boardwalk that wrote it and re-import, or re-import the original input")
+                                     "\(path) has store format \(format) (\(format == 1 ? "one entry per event" : format == 2 ? "blocks never grown after their batch" : "one session list per session and batch")), which this Boardwalk no longer reads; there is no migration: export it with the Boardwalk that wrote it and re-import, or re-import the original input")
                 }
                 var handles: [String: Database] = [:]
                 for name in Layout.all {

@@ -40,6 +40,10 @@ struct ClickHouseCLITests {
         #expect(sessions.count == counts["sessions"] as? Int)
         #expect(sessions.contains { $0.hasPrefix("inferred:") })
         #expect(all.stderr == "exported \(everything.count) events; next: --since-seq \(seqs.last! + 1)\n")
+        // Asking past the end exports nothing and points back at the store's next seq, not past it.
+        let beyond = try boardwalk(["export", "--db", db, "--format", "clickhouse", "--since-seq", "99999999"])
+        #expect(beyond.status == 0 && beyond.stdout.isEmpty)
+        #expect(beyond.stderr == "exported 0 events; next: --since-seq \(seqs.last! + 1)\n")
 
         let middle = seqs[seqs.count / 2]
         let rest = try boardwalk(["export", "--db", db, "--format", "clickhouse", "--since-seq", String(middle)])

@@ -68,12 +68,22 @@ struct QueryEndToEndTests {
             #expect(r.stdout.contains("count\n\(completed)\n"))
             #expect(r.stdout.contains("kind,count\nanalytics,"))
             #expect(r.stderr.contains("error: unknown stage `bogus`"))
+            // The location is the line of the input, not of the query alone.
+            #expect(r.stderr.contains("--> stdin:3:10\n3 | events | bogus"), "\(r.stderr)")
             #expect(r.stderr.contains("^^^^^"))
             #expect(r.stderr.contains("Error: unknown command '.nonsense'"))
         }
         let ok = try boardwalk(["repl", "--generated", "3"], stdin: "events | count\n.quit\nevents | bogus\n")
         #expect(ok.status == 0)
         #expect(ok.stderr.isEmpty)
+    }
+
+    @Test("--generated and --db exclude each other")
+    func generatedWithDatabase() throws {
+        let r = try boardwalk(["query", "--generated", "3", "--db", "/tmp/unused-\(getpid())", "events | count"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("--db does not apply"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/unused-\(getpid())"))
     }
 
     @Test("Dot-commands through a pipe")

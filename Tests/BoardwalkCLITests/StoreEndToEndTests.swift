@@ -258,6 +258,32 @@ struct StoreEndToEndTests {
         #expect(noFile.status == 1)
         #expect(noFile.stderr.contains("cannot open"))
     }
+
+    @Test("A rejects file that cannot be written fails before anything is ingested")
+    func unwritableRejectsFile() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("bad.ndjson").path
+        try "{not json\n".write(toFile: input, atomically: true, encoding: .utf8)
+        let fresh = directory.appendingPathComponent("fresh.db").path
+        let rejects = directory.appendingPathComponent("missing-dir/rejects.txt").path
+        let r = try boardwalk(["ingest", "--db", fresh, "--rejects", rejects, input])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("cannot write the rejects file '\(rejects)'"), "\(r.stderr)")
+        #expect(!r.stdout.contains("listed in"))
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+        // A bad input file is not something a second run fixes: no promise that it would continue.
+        let batch = directory.appendingPathComponent("bad.bwb").path
+        let export = try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: Corpus(sessions: 3, seed: 1).text)
+        #expect(export.status == 0)
+        let file = try boardwalk(["export", "--db", db, "--format", "batch", "--output", batch])
+        #expect(file.status == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: batch))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: batch))
+        let truncated = try boardwalk(["ingest", "--db", db, "-q", batch])
+        #expect(truncated.status == 1)
+        #expect(truncated.stderr.contains("what was committed before stays)"), "\(truncated.stderr)")
+        #expect(!truncated.stderr.contains("run the same command again"))
+    }
 }
 
 /// A small RFC 4180 reader for the tests.

@@ -90,6 +90,11 @@ struct TerminalTests {
         #expect(pty.expect("error: unknown stage `bogus`"))
         #expect(pty.expect("^^^^^"))
         #expect(pty.expect("boardwalk> "))
+        // Non-ASCII input reaches the query whole, even with no locale in the environment.
+        pty.send("events | where name == \"café\" | bogus\r")
+        let sawWholeWord = pty.expect("1 | events | where name == \"café\" | bogus")
+        #expect(sawWholeWord, "\(pty.received)")
+        #expect(pty.expect("boardwalk> "))
         pty.send(".quit\r")
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)

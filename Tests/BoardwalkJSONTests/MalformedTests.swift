@@ -8,7 +8,7 @@ import Testing
         ("broken JSON: missing comma", "{\"type\":\"close\" \"action_id\":\"x\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":1,\"total_screens\":3}}", "line 1, column 17: invalid JSON"),
         ("broken JSON: missing colon", "{\"type\" \"close\"}", "line 1, column 9: invalid JSON"),
         ("broken JSON: trailing comma", "{\"type\":\"close\",\"action_id\":\"x\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":1,\"total_screens\":3},}", "line 1, column 116: invalid JSON"),
-        ("truncated object", "{\"type\":\"close\",\"action_id\":\"x\",\"meta\":{\"onboarding_id\":\"o1\"", "line 1, column 1: truncated: an object or array is not closed"),
+        ("truncated object", "{\"type\":\"close\",\"action_id\":\"x\",\"meta\":{\"onboarding_id\":\"o1\"", "line 1, column 1: an object or array is not closed before the line ends"),
         ("truncated in a string", "{\"type\":\"clo", "line 1: unclosed string"),
         ("bad literal", "{\"type\":\"close\",\"action_id\":\"x\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":1,\"total_screens\":3},\"z\":tru}", "line 1, column 120: invalid JSON"),
         ("single quotes", "{'type':'close'}", "line 1, column 2: invalid JSON"),

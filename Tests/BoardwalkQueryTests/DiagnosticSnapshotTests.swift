@@ -50,7 +50,46 @@ import Testing
         error: cannot compare a duration with a string
          --> query:1:18
         1 | sessions | where duration == "long"
-          |                  ^^^^^^^^^^^^^^^^^^ `duration` is a duration, `"long"` is a string
+          |                  ^^^^^^^^^^^^^^^^^^ `duration` is a duration, `"long"` is a string; write a duration as `30s`, `5m`, `1h` or `7d`
+        """)
+}
+
+@Test func aTimestampWrittenAsAStringGetsTheLiteralSyntax() {
+    #expect(diagnostic(#"events | where time >= "2026-11-01""#) == """
+        error: cannot compare a timestamp with a string
+         --> query:1:16
+        1 | events | where time >= "2026-11-01"
+          |                ^^^^^^^^^^^^^^^^^^^^ `time` is a timestamp, `"2026-11-01"` is a string; write a timestamp as `@2026-11-01` or `@2026-11-01T10:00:00Z`
+        """)
+}
+
+@Test func swappedLettersStillGetASuggestion() {
+    #expect(diagnostic("events | coutn") == """
+        error: unknown stage `coutn`; did you mean `count`?
+         --> query:1:10
+        1 | events | coutn
+          |          ^^^^^
+        """)
+    #expect(Suggestions.editDistance("cuont", "count") == 1)
+    #expect(Suggestions.editDistance("ab", "ba") == 1)
+    #expect(Suggestions.editDistance("abc", "ca") == 3)
+}
+
+@Test func sessionFieldsInAFunnelStepSayWhyNotHow() {
+    #expect(diagnostic("sessions | funnel screen_presented, open_paywall by exit") == """
+        error: `exit` is a field of `sessions`; funnel steps and breakdowns read event fields
+         --> query:1:53
+        1 | sessions | funnel screen_presented, open_paywall by exit
+          |                                                     ^^^^ filter sessions with a `where` before the funnel instead
+        """)
+}
+
+@Test func aDecimalRowCountIsNamedAsSuch() {
+    #expect(diagnostic("events | limit 1.5") == """
+        error: expected a number of rows, found the decimal `1.5`
+         --> query:1:16
+        1 | events | limit 1.5
+          |                ^^^ a number of rows after `limit`
         """)
 }
 
@@ -177,4 +216,22 @@ import Testing
     #expect(diagnostic("events | where cout > 1").hasPrefix("error: unknown field `cout`\n"))
     // `screen` is a field, not an aggregate: no field is suggested for an aggregate.
     #expect(diagnostic("events | stats screen").hasPrefix("error: unknown aggregate `screen`\n"))
+}
+
+@Test func caretsAndTablesCountWideCharactersAsTwoColumns() {
+    // `中文` takes four terminal columns, not two: the caret must still land under `bogus`.
+    #expect(diagnostic(#"events | where value == "中文" or bogus == 1"#) == """
+        error: unknown field `bogus`
+         --> query:1:33
+        1 | events | where value == "中文" or bogus == 1
+          |                                   ^^^^^
+        """)
+    let table = ResultTable(columns: ["value", "count"], rows: [[.string("李雷"), .integer(3)], [.string("Anna"), .integer(12)]])
+    #expect(table.render(.table) == """
+        value  count
+        -----  -----
+        李雷       3
+        Anna      12
+
+        """)
 }

@@ -12,6 +12,16 @@ func durationLiterals(text: String, microseconds: Int64) throws {
     #expect(tokens[0].microseconds == microseconds)
 }
 
+@Test(arguments: [("1e3", 1000.0), ("2.5E-2", 0.025), ("4e+1", 40.0)])
+func scientificNotationIsANumber(text: String, value: Double) throws {
+    let tokens = try Lexer.tokenize(text)
+    #expect(tokens.map(\.kind) == [.decimal, .end])
+    #expect(tokens[0].decimal == value)
+    // `1e3s` is a duration of a thousand seconds; `1ex` still has an unknown unit.
+    #expect(try Lexer.tokenize("1e3s")[0].microseconds == 1_000_000_000)
+    #expect(throws: QueryError.self) { try Lexer.tokenize("1ex") }
+}
+
 @Test(arguments: [
     ("@2026-11-01", "2026-11-01T00:00:00.000000Z"), ("@2026-11-01T10:00:00Z", "2026-11-01T10:00:00.000000Z"),
     ("@2026-11-01T10:00:00+02:00", "2026-11-01T08:00:00.000000Z"),

@@ -242,7 +242,8 @@ struct ReferenceEvaluator {
             if by.isEmpty && out.isEmpty { out = [[.integer(0)]] }
             table = ResultTable(columns: q.columns, rows: out)
         case .top(let n, let key):
-            let groups = group(rows.map { r in ([key.bound.evaluate(now: now, r.leaf)], r) })
+            // Rule 11: absent is not one of the values.
+            let groups = group(rows.map { r in ([key.bound.evaluate(now: now, r.leaf)], r) }).filter { $0.key[0] != .null }
             let counted = groups.map { $0.key + [.integer(Int64($0.rows.count))] }
             // Stable sort by count descending keeps the key order among ties.
             var sorted = counted
@@ -366,12 +367,15 @@ struct ReferenceEvaluator {
             for s in sessions {
                 for r in s.events { if let m = r.event.meta { steps = max(steps, m.totalScreens, m.screenIndex + 1) } }
             }
-            // Per session: the key at the first placed event, and for each step the time the screen was first reached.
+            // Per session: the key at the first placed event, and for each step the time the screen was first
+            // reached (nil: not reached), as far as the session's own screens go.
             var keyed: [([Value], [Double?])] = []
             for s in sessions {
                 guard let first = s.events.first(where: { $0.event.meta != nil }) else { continue }
                 let t0 = s.events[0].event.time.microseconds
-                let reach: [Double?] = (0..<steps).map { i in
+                var own = 0
+                for r in s.events { if let m = r.event.meta { own = max(own, m.totalScreens, m.screenIndex + 1) } }
+                let reach: [Double?] = (0..<own).map { i in
                     s.events.first { ($0.event.meta?.screenIndex ?? -1) >= i }.map { Double($0.event.time.microseconds - t0) }
                 }
                 keyed.append((byKeys(first), reach))
@@ -379,13 +383,15 @@ struct ReferenceEvaluator {
             var groups = group(keyed.map { ($0.0, $0.1) })
             if f.by.isEmpty && groups.isEmpty && steps > 0 { groups = [([], [])] }
             for g in groups {
-                let reached = (0..<steps).map { i in g.rows.filter { $0[i] != nil }.count }
-                for i in 0..<steps {
+                // Rule 3: up to the largest screen count among the sessions in scope, or with `by`, in the group.
+                let groupSteps = f.by.isEmpty ? steps : g.rows.map(\.count).max() ?? 0
+                let reached = (0..<groupSteps).map { i in g.rows.filter { i < $0.count && $0[i] != nil }.count }
+                for i in 0..<groupSteps {
                     var row = g.key
                     if !f.by.isEmpty { row.append(.integer(0)) }
                     row.append(.integer(Int64(i)))
                     row += stepStats(reached, i)
-                    row.append(referencePercentile(g.rows.compactMap { $0[i] }, 0.5).map { .duration($0) } ?? .null)
+                    row.append(referencePercentile(g.rows.compactMap { i < $0.count ? $0[i] : nil }, 0.5).map { .duration($0) } ?? .null)
                     out.append(row)
                 }
             }

@@ -34,6 +34,19 @@ import Testing
     #expect(table.column("median_time") == [.duration(0), .duration(Double(second)), .duration(Double(2 * second)), .null])
 }
 
+@Test func rule3_eachBreakdownGroupRunsToItsOwnScreens() throws {
+    // A 2-screen onboarding beside a 4-screen one: `by onboarding` gives the short one 2 steps, not 4 with a
+    // drop-off of everyone at screens it does not have; without `by`, the steps are the scope's (4).
+    let events = [ev(0, "a", screen: 0, total: 2, onboarding: "short", presented), ev(1, "a", screen: 1, total: 2, onboarding: "short", presented),
+                  ev(0, "b", screen: 0, total: 4, onboarding: "long", presented), ev(1, "b", screen: 3, total: 4, onboarding: "long", presented)]
+    let table = try run("sessions | funnel by onboarding", events)
+    #expect(table.column("onboarding") == [.string("long"), .string("long"), .string("long"), .string("long"),
+                                           .string("short"), .string("short")])
+    #expect(table.column("sessions") == [.integer(1), .integer(1), .integer(1), .integer(1), .integer(1), .integer(1)])
+    #expect(table.column("dropoff") == [.integer(0), .integer(0), .integer(0), .integer(0), .integer(0), .integer(0)])
+    #expect(try run("sessions | funnel", events).column("step") == [.integer(0), .integer(1), .integer(2), .integer(3)])
+}
+
 @Test func rule4_orderedFunnelBestChainAndInclusiveWindow() throws {
     // Two candidate starts: the first A cannot finish within 60 s, the second can.
     let events = [ev(0, "s", .custom(actionID: "a")), ev(100, "s", .custom(actionID: "a")),
@@ -155,6 +168,9 @@ import Testing
     #expect(try run(#"events | where name == "nothing" | count"#, events).rows == [[.integer(0)]])
     // With `by`, empty groups produce no rows.
     #expect(try run(#"events | where name == "nothing" | count by name"#, events).rows.isEmpty)
+    // `top` lists values: the absent reply is not one of them, though `count by` keeps its group.
+    #expect(try run("events | top 5 reply", events).rows == [[.string("yes"), .integer(1)]])
+    #expect(try run("events | count by reply", events).rows.count == 2)
 }
 
 @Test func rule12_funnelBreakdownUsesTheFirstStepValue() throws {

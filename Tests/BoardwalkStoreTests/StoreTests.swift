@@ -110,8 +110,8 @@ import Testing
             let stats = try s.stats()
             #expect(stats.events == 2000)
             #expect(stats.onboardings == 3)
-            // Session i % 40 meets onboarding i % 3 for every pair: 120 (onboarding, session) pairs.
-            #expect(stats.sessions == 120)
+            // Session i % 40 meets onboarding i % 3 for every pair: 120 (onboarding, session) pairs, 40 sessions.
+            #expect(stats.sessions == 40)
             #expect(stats.eventsByKind[.analytics] == 2000)
             #expect(stats.timeRange == Timestamp(microseconds: 1_000_000)...Timestamp(microseconds: 1_000_000 + 999 * 10))
             #expect(stats.nextSeq == 2000)
@@ -286,6 +286,24 @@ import Testing
         #expect(try store.check().isOK)
     }
 
+    @Test func statsCountSessionsOnceAndNoPositionIsNoOnboarding() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        // s1 in two onboardings and with an error outside any page; s2 in one; s3 only outside.
+        let outside = { (session: String, time: Int64) in
+            Event(time: Timestamp(microseconds: time), session: session, meta: nil,
+                  payload: .error(OnboardingError(domain: "d", code: 1, message: "m")))
+        }
+        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1), simpleEvent(onboarding: 1, screen: 0, session: 1, time: 2)])
+        try store.append([outside("s1", 3), simpleEvent(onboarding: 0, screen: 1, session: 2, time: 4), outside("s3", 5)])
+        try store.append([simpleEvent(onboarding: 1, screen: 2, session: 1, time: 6)])  // nothing new
+        let stats = try store.read { try $0.stats() }
+        #expect(stats.sessions == 3)
+        #expect(stats.onboardings == 2)
+        #expect(try store.check().isOK)
+    }
+
     @Test func backupIsACompactedOpenableCopy() throws {
         let dir = temporaryDirectory()
         let copy = dir + "-backup"
@@ -295,6 +313,11 @@ import Testing
         try store.backup(to: copy)
         let restored = try Store.open(at: copy)
         #expect(try restored.read { try $0.allEvents() } == (try store.read { try $0.allEvents() }))
+        #expect(try restored.check().isOK)
+        // A second backup into the same place is refused with what is in the way, and the copy is intact.
+        let error = #expect(throws: StoreError.self) { try store.backup(to: copy) }
+        #expect(error?.kind == .invalidArgument)
+        #expect(error.map { "\($0)".contains("already holds a store") } == true)
         #expect(try restored.check().isOK)
     }
 }
@@ -330,7 +353,7 @@ import Testing
             store.close()
         }
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
-        #expect(error?.kind == .newerFormat(found: 99, supported: 3))
+        #expect(error?.kind == .newerFormat(found: 99, supported: Layout.formatVersion))
     }
 
     @Test func refusesASecondOpenInOneProcess() throws {

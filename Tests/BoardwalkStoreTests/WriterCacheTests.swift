@@ -27,6 +27,31 @@ import Testing
         #expect(try store.read { try $0.stats().events } == 2)
     }
 
+    /// A batch the encoder refuses part-way (a screen index out of range), caught inside `write {}`, leaves
+    /// no trace in session inference: the next batch infers as if the refused one had never been sent.
+    @Test func aRefusedBatchDoesNotSteerInference() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        func anonymous(_ time: Int64) -> Event {
+            var e = simpleEvent(onboarding: 0, screen: 0, session: -1, time: time, profile: "p")
+            e.session = nil
+            return e
+        }
+        var bad = simpleEvent(onboarding: 0, screen: 0, session: 2, time: 300)
+        bad.meta!.screenIndex = 70_000
+        try store.write { w in
+            // seq 0 would go to s1, seq 1 to an inferred session "inferred:1"; then the batch is refused.
+            #expect(throws: (any Error).self) { try w.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 100), anonymous(500), bad]) }
+            // Nothing of it was stored, so this event (seq 0, earlier in time) starts its own session.
+            try w.append([anonymous(200)])
+        }
+        let stored = try store.read { try $0.allEvents() }
+        #expect(stored.map(\.event.session) == ["inferred:0"])
+        #expect(try store.read { try $0.stats().inferredSessions } == 1)
+        #expect(try store.check().isOK)
+    }
+
     /// Blocks grown over many batches while the map grows from 64 KiB (each growth redoes a batch whose
     /// blocks were already rewritten in the aborted transaction): everything is listed once, in seq order,
     /// and every event is found again as a duplicate.

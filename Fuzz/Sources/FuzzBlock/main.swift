@@ -2,8 +2,8 @@ import BoardwalkCodec
 import BoardwalkModel
 import FuzzSupport
 
-/// Event-block and session-list readers: untrusted bytes must read or throw (never trap), and whatever
-/// reads must obey the format's rules and survive being built again byte for byte. The first 17 bytes of
+/// Event-block and session-bucket readers: untrusted bytes must read or throw (never trap), and whatever
+/// reads must obey the format's rules and survive being built again (a block byte for byte). The first 17 bytes of
 /// the input are the key's fields (time, seq, and a selector byte), all 64 bits of each so the readers'
 /// overflow guards near `Int64.max` and `UInt64.max` are reached; the rest is the value.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -13,7 +13,7 @@ public func fuzzBlock(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let time = Int64(bitPattern: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
     let seq = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
     let value = UnsafeRawBufferPointer(rebasing: raw[17...])
-    if raw[16] & 1 == 0 { checkBlock(value, time: time, seq: seq) } else { checkList(value, time: time, seq: seq) }
+    if raw[16] & 1 == 0 { checkBlock(value, time: time, seq: seq) } else { checkBucket(value, keySeq: seq) }
     return 0
 }
 
@@ -38,29 +38,58 @@ func checkBlock(_ bytes: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {
     guard builder.withBlock({ $0.elementsEqual(bytes) }) else { fuzzFailure("a block that reads does not rebuild identically") }
 }
 
-func checkList(_ bytes: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {
-    var entries: [(UInt32, UInt16, Int64, UInt64)] = []
+func checkBucket(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64) {
+    // (segment, low, onboarding, screen, time, seq) of every entry that reads.
+    var entries: [(Int, UInt32, UInt32, UInt16, Int64, UInt64)] = []
     do throws(CodecError) {
-        var reader = try SessionListReader(bytes, firstTime: time, firstSeq: seq)
-        while try reader.next() { entries.append((reader.onboarding, reader.screen, reader.time, reader.seq)) }
+        var reader = try SessionBucketReader(bytes, keySeq: keySeq, lowLimit: 64)
+        while try reader.nextRun() {
+            if reader.low >= 64 { fuzzFailure("a run's low bits pass the limit") }
+            while try reader.nextEntry() {
+                if let last = entries.last, last.0 == reader.segments - 1, last.1 == reader.low,
+                   !(last.4 < reader.time || (last.4 == reader.time && last.5 < reader.seq)) {
+                    fuzzFailure("run entries out of order")
+                }
+                entries.append((reader.segments - 1, reader.low, reader.onboarding, reader.screen, reader.time, reader.seq))
+            }
+        }
     } catch {
         if error.offset < 0 || error.offset > bytes.count { fuzzFailure("error offset \(error.offset) outside the value") }
         return
     }
-    var builder = SessionListBuilder(capacity: 16)
-    builder.start(time: time, seq: seq)
-    for (o, s, t, q) in entries { builder.append(onboarding: o, screen: s, time: t, seq: q) }
-    // Not always byte-identical: an entry may spell its onboarding as id + 1 where "same as before" (0)
-    // was possible. It must read back the same entries.
-    let again: [(UInt32, UInt16, Int64, UInt64)] = builder.withList { list in
-        var out: [(UInt32, UInt16, Int64, UInt64)] = []
-        do throws(CodecError) {
-            var reader = try SessionListReader(list, firstTime: time, firstSeq: seq)
-            while try reader.next() { out.append((reader.onboarding, reader.screen, reader.time, reader.seq)) }
-        } catch {
-            fuzzFailure("a rebuilt session list does not read: \(error)")
+    // Rebuild segment by segment, each appended to the bytes before it, and read back. Not byte-identical (a
+    // segment's base may differ from its first entry, an onboarding may be spelt id + 1 where 0 was possible);
+    // the builder keys a value at most at its segments' first seqs and keeps runs under 16 KiB, so other values
+    // are not rebuilt.
+    guard bytes.count < 2_000, !entries.isEmpty else { return }  // at most 500 entries: a run stays under 16 KiB
+    var firsts: [Int: UInt64] = [:]
+    for e in entries where firsts[e.0] == nil { firsts[e.0] = e.5 }
+    guard firsts.values.allSatisfy({ $0 >= keySeq }) else { return }
+    var builder = SessionBucketBuilder(prefixRoom: 4 * bytes.count + 1024, capacity: 64)
+    var value: [UInt8] = []
+    var i = 0
+    while i < entries.count {
+        let segment = entries[i].0
+        builder.reset()
+        while i < entries.count && entries[i].0 == segment {
+            let e = entries[i]
+            builder.append(low: e.1, onboarding: e.2, screen: e.3, time: e.4, seq: e.5)
+            i += 1
         }
-        return out
+        value = value.withUnsafeBytes { prefix in builder.withValue(keySeq: keySeq, prefix: prefix) { Array($0) } }
     }
-    guard again.elementsEqual(entries, by: { $0 == $1 }) else { fuzzFailure("a rebuilt session list reads differently") }
+    var again: [(Int, UInt32, UInt32, UInt16, Int64, UInt64)] = []
+    value.withUnsafeBytes { raw in
+        do throws(CodecError) {
+            var reader = try SessionBucketReader(raw, keySeq: keySeq, lowLimit: 64)
+            while try reader.nextRun() {
+                while try reader.nextEntry() {
+                    again.append((reader.segments - 1, reader.low, reader.onboarding, reader.screen, reader.time, reader.seq))
+                }
+            }
+        } catch {
+            fuzzFailure("a rebuilt session bucket value does not read: \(error)")
+        }
+    }
+    guard again.elementsEqual(entries, by: { $0 == $1 }) else { fuzzFailure("a rebuilt session bucket value reads differently") }
 }

@@ -12,6 +12,7 @@ let seedOption = OptionSpec("seed", value: "S", help: "The seed for --generated 
 /// Opens what queries read.
 func openQuerySource(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> QuerySource {
     if let n = try arguments.integer("generated", in: 0...1_000_000) {
+        if arguments.value("db") != nil { throw UsageError("--generated queries sessions made in memory; --db does not apply") }
         let seed = try arguments.unsigned("seed") ?? 1
         let data = SyntheticData(sessions: n, seed: seed)
         return QuerySource(
@@ -35,7 +36,7 @@ struct QuerySource {
 enum QueryCommand: Command {
     static let name = "query"
     static let summary = "Run one query (or each query read from stdin with '-')"
-    static let usage = "boardwalk query [--db DIR] [--format table|json|csv] [--sql clickhouse [--table NAME]] 'QUERY' | -"
+    static let usage = "boardwalk query [--db DIR | --generated N [--seed S]] [--format table|json|csv] [--timing] [--sql clickhouse [--table NAME]] 'QUERY' | -"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
@@ -47,7 +48,8 @@ enum QueryCommand: Command {
     static let discussion = """
         The query language is described in docs/query-language.md. Results go to stdout; a query's error goes
         to stderr with a caret under the offending part. With '-', queries are read from stdin, one per line
-        (a line ending in '|' continues on the next), and each result is printed in turn.
+        (a line ending in '|' continues on the next; blank lines and lines starting with '#' are skipped),
+        and each result is printed in turn; an error's location is its line of stdin.
 
         With --sql clickhouse, nothing is read: the query is printed as one ClickHouse SELECT over the table
         that 'boardwalk export --format clickhouse' fills (docs/clickhouse.md), giving the same results.
@@ -104,7 +106,7 @@ enum QueryCommand: Command {
 enum ReplCommand: Command {
     static let name = "repl"
     static let summary = "Interactive queries with line editing, history and completion"
-    static let usage = "boardwalk repl [--db DIR] [--format table|json|csv]"
+    static let usage = "boardwalk repl [--db DIR | --generated N [--seed S]] [--format table|json|csv]"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),

@@ -53,7 +53,7 @@ struct JSONLineParser: LineParser {
 enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "Read NDJSON (any shape) or batch files into the store"
-    static let usage = "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [--quiet] [FILE...|-]"
+    static let usage = "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [--quiet] [--batch N] [FILE...|-]"
     static let options = [
         databaseOption,
         OptionSpec("rejects", value: "FILE", help: "Where rejected lines are listed (default: ./boardwalk-rejects.txt)"),
@@ -98,15 +98,17 @@ enum IngestCommand: Command {
         if paths.filter({ $0 == "-" }).count > 1 { throw UsageError("standard input ('-') can be read once only") }
         // Open every input first, so a missing file fails before anything is stored.
         let inputs = try paths.map { path throws(RuntimeError) in try InputFile(path: path) }
-        let store = try openStore(invocation.database(arguments))
         let rejectsPath = arguments.value("rejects") ?? "./boardwalk-rejects.txt"
+        let rejects = RejectsWriter(path: rejectsPath)
+        try rejects.checkWritable()
+        let store = try openStore(invocation.database(arguments))
         let quiet = arguments.flag("quiet")
         let progress = !quiet && invocation.stderrIsTerminal
             ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
         let ingester = Ingester(
             sink: StoreSink(store: store), parser: try JSONLineParser(),
             options: Ingester.Options(strict: arguments.flag("strict"), batchSize: batch),
-            rejects: RejectsWriter(path: rejectsPath), progress: progress)
+            rejects: rejects, progress: progress)
         installInterruptHandler()
         interruptFlag.reset()
         ingester.shouldStop = { interruptFlag.isCancelled }
@@ -137,10 +139,17 @@ enum IngestCommand: Command {
         }
         if let failure {
             if let strict = failure as? Ingester.StrictStop { throw RuntimeError(strict.description) }
-            throw RuntimeError("\(failure) (what was committed before stays; run the same command again to continue)")
+            // Running again helps only when the store, not the input, failed (a full disk, a lock): bad bytes
+            // in a batch file or an unreadable input fail the same way every time.
+            let hint = failure is StoreError
+                ? "what was committed before stays; once the cause is fixed, the same command continues after it"
+                : "what was committed before stays"
+            throw RuntimeError("\(failure) (\(hint))")
         }
         if interruptFlag.isCancelled {
-            invocation.err("interrupted: everything up to the last committed batch is stored; run the same command again to continue\n")
+            // Files resume from their checkpoints; standard input has none (only event ids protect it).
+            let hint = paths.contains("-") ? "" : "; run the same command again to continue"
+            invocation.err("interrupted: everything up to the last committed batch is stored\(hint)\n")
             return 130
         }
         return summary.rejected > 0 ? ExitCode.partial : ExitCode.success
@@ -280,10 +289,12 @@ enum ExportCommand: Command {
         let store = try openStore(invocation.database(arguments), readOnly: true)
         var count = 0
         var lastSeq: UInt64? = nil
+        var storeNextSeq: UInt64 = 0
         var batch = BatchWriter()
         var buffer = ""
         if format == "csv" { buffer = CSVExport.header }
         try store.read { snapshot in
+            storeNextSeq = try snapshot.stats().nextSeq
             try snapshot.forEachEvent(since: since) { view in
                 let stored = try snapshot.owned(view)
                 count += 1
@@ -312,7 +323,9 @@ enum ExportCommand: Command {
             }
         }
         if format == "batch" { output.write(bytes: batch.finish()) } else { output.write(buffer) }
-        let next = lastSeq.map { $0 + 1 } ?? since
+        // Nothing exported: the next run starts where this one did, but never past the store's next seq (a
+        // --since-seq beyond it would otherwise skip events not appended yet).
+        let next = lastSeq.map { $0 + 1 } ?? min(since, storeNextSeq)
         invocation.err("exported \(count) event\(count == 1 ? "" : "s"); next: --since-seq \(next)\n")
         return ExitCode.success
     }

@@ -13,6 +13,21 @@ final class RejectsWriter {
 
     init(path: String) { self.path = path }
 
+    /// Fails now, before anything is ingested, when the rejects file could not be written later: its
+    /// directory is missing or not writable, or the file exists and is not writable. Nothing is created.
+    func checkWritable() throws(RuntimeError) {
+        let directory: String
+        if let slash = path.lastIndex(of: "/") {
+            directory = slash == path.startIndex ? "/" : String(path[..<slash])
+        } else {
+            directory = "."
+        }
+        let target = access(path, F_OK) == 0 ? path : directory
+        guard access(target, W_OK) == 0 else {
+            throw RuntimeError("cannot write the rejects file '\(path)': \(String(cString: strerror(errno)))")
+        }
+    }
+
     deinit {
         sink?.flush()
         if descriptor >= 0 { close(descriptor) }

@@ -20,9 +20,10 @@ final class QueryConsole {
     }
 
     /// Parses and runs `text`, printing the result on stdout or the diagnostic (with its caret) on stderr.
+    /// - Parameter origin: where the text was read (`stdin` and its first line), for error locations.
     /// - Returns: whether the query succeeded.
     @discardableResult
-    func run(_ text: String) -> Bool {
+    func run(_ text: String, origin: (name: String, line: Int)? = nil) -> Bool {
         cancellation.reset()
         let start = monotonicMicroseconds()
         do {
@@ -45,6 +46,11 @@ final class QueryConsole {
             }
             return true
         } catch {
+            var error = error
+            if let origin {
+                error.sourceName = origin.name
+                error.firstLine = origin.line
+            }
             report(error)
             return false
         }

@@ -64,14 +64,22 @@ final class Repl {
     // MARK: Input
 
     /// Handles one complete input (a query, possibly multi-line, or a dot-command).
-    func handle(_ input: String) {
-        let text = input.trimmingSpaces()
-        if text.isEmpty || text.hasPrefix("#") { return }
-        if text.hasPrefix(".") {
-            if !dotCommand(text) { failures += 1 }
+    /// - Parameter origin: where the input was read (the pipe and its first line), for error locations.
+    func handle(_ input: String, origin: (name: String, line: Int)? = nil) {
+        // Leading blank lines move the query's first line down.
+        var origin = origin
+        var text = Substring(input)
+        while let newline = text.firstIndex(of: "\n"), text[..<newline].allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) {
+            text = text[text.index(after: newline)...]
+            origin?.line += 1
+        }
+        let trimmed = String(text).trimmingSpaces()
+        if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
+        if trimmed.hasPrefix(".") {
+            if !dotCommand(trimmed) { failures += 1 }
             return
         }
-        if !console.run(text) { failures += 1 }
+        if !console.run(trimmed, origin: origin) { failures += 1 }
     }
 
     /// Whether `line` asks for another line (it ends in `|`).
@@ -81,23 +89,38 @@ final class Repl {
     /// - Returns: the exit status: 0 when every query succeeded, 2 when any failed.
     func runPiped(_ lines: some Sequence<String>) -> Int32 {
         var pending = ""
+        var number = 0
+        var firstLine = 1
         for line in lines {
+            number += 1
+            if pending.isEmpty { firstLine = number }
             pending += pending.isEmpty ? line : "\n" + line
             if Repl.continues(line) { continue }
-            handle(pending)
+            handle(pending, origin: ("stdin", firstLine))
             pending = ""
             if quit { break }
         }
         if !pending.isEmpty, !quit {
-            handle(pending)
+            handle(pending, origin: ("stdin", firstLine))
         }
         return failures == 0 ? ExitCode.success : ExitCode.partial
+    }
+
+    /// libedit decodes what is typed through the C library's character type, which is plain ASCII in the
+    /// default "C" locale: `é` or `中文` would vanish from the line. Take the environment's locale, and UTF-8
+    /// when that is "C"/"POSIX" (what terminals send). Only `LC_CTYPE`: number formatting is untouched.
+    static func useUTF8CharacterType() {
+        let chosen = setlocale(LC_CTYPE, "").map { String(cString: $0) }
+        if chosen == nil || chosen == "C" || chosen == "POSIX" {
+            _ = setlocale(LC_CTYPE, "C.UTF-8")
+        }
     }
 
     /// The interactive loop on a terminal, with libedit.
     func runInteractive(historyPath: String?) -> Int32 {
         Completion.words = Repl.stages + EventField.allCases.map(\.rawValue) + SessionField.allCases.map(\.rawValue)
             + Repl.dotCommands + completionWords
+        Repl.useUTF8CharacterType()
         installLineEditing()
         if let historyPath { _ = read_history(historyPath) }
         stifle_history(2000)

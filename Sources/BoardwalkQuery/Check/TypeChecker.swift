@@ -353,8 +353,14 @@ struct TypeChecker {
                         throw fail("cannot order \(lt == .bool ? "booleans" : "values of this type") with `\(op.rawValue)`",
                                    expr.range)
                     }
-                    throw fail("cannot compare \(lt.withArticle) with \(rt.withArticle)", expr.range,
-                               label: "`\(compact(left.range))` is \(lt.withArticle), `\(compact(right.range))` is \(rt.withArticle)")
+                    var label = "`\(compact(left.range))` is \(lt.withArticle), `\(compact(right.range))` is \(rt.withArticle)"
+                    // `time >= "2026-11-01"`: a timestamp written as a string.
+                    if (lt == .time && rt == .string) || (lt == .string && rt == .time) {
+                        label += "; write a timestamp as `@2026-11-01` or `@2026-11-01T10:00:00Z`"
+                    } else if (lt == .duration && rt == .string) || (lt == .string && rt == .duration) {
+                        label += "; write a duration as `30s`, `5m`, `1h` or `7d`"
+                    }
+                    throw fail("cannot compare \(lt.withArticle) with \(rt.withArticle)", expr.range, label: label)
                 }
                 try checkEnumerated(left, right)
                 try checkEnumerated(right, left)
@@ -414,6 +420,11 @@ struct TypeChecker {
                 return (.event(field), field.type)
             }
             if SessionField(rawValue: name) != nil {
+                if case .step = scope {
+                    // The query already reads sessions: the funnel's steps and breakdown are about its events.
+                    throw fail("`\(name)` is a field of `sessions`; funnel steps and breakdowns read event fields", range,
+                               label: "filter sessions with a `where` before the funnel instead")
+                }
                 throw fail("`\(name)` is a field of `sessions`, not of events", range,
                            label: "start the query with `sessions` to use it")
             }
@@ -439,6 +450,10 @@ struct TypeChecker {
                       _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
         let isSessions = if case .sessions = scope { true } else { false }
         if ["answer", "did", "reached"].contains(name), !isSessions {
+            if case .step = scope {
+                throw fail("`\(name)(…)` describes a session; funnel steps and breakdowns read event fields", nameRange,
+                           label: "filter sessions with a `where` before the funnel instead")
+            }
             throw fail("`\(name)(…)` describes a session; use it after `sessions`", nameRange)
         }
         func one() throws(QueryError) -> Expr {

@@ -238,7 +238,8 @@ struct ClickHouseTranslator {
             let ks = try keys([key], &expressions)
             let source = finishSource(expressions)
             let order = ["__c1 DESC"] + keyOrder(ks)
-            let sql = "SELECT \(ks[0].select) AS __c0, count() AS __c1\nFROM \(source)\(whereClause())\nGROUP BY __c0\nORDER BY \(order.joined(separator: ", "))\nLIMIT \(n)"
+            // Absent is not one of the most frequent values (rule 11).
+            let sql = "SELECT \(ks[0].select) AS __c0, count() AS __c1\nFROM \(source)\(whereClause())\nGROUP BY __c0\nHAVING isNotNull(__c0)\nORDER BY \(order.joined(separator: ", "))\nLIMIT \(n)"
             return Core(columns: [(ks[0].name, "__c0", ks[0].type), ("count", "__c1", .number)], select: sql, order: order)
 
         case .histogram(let value, let step):
@@ -357,17 +358,23 @@ struct ClickHouseTranslator {
             FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
             GROUP BY session
             """))
-        // Steps: the largest total_screens (or furthest index + 1) among the sessions in scope (rule 3).
-        let steps = "(SELECT ifNull(max(greatest(total_screens, screen + 1)), 0) FROM \(table) WHERE isNotNull(screen)\(inScope.map { " AND \($0)" } ?? ""))"
         let keyNames = f.by.indices.map { "__k\($0)" }
         let keySelects = elements.indices.map { i in
             types[i] == .answer ? "arrayJoin(a[fp].\(5 + i)) AS __k\(i)" : "a[fp].\(5 + i) AS __k\(i)"
         }
-        ctes.append(("fs", """
-            SELECT \((keySelects + ["i AS step", "arrayFirstIndex(z -> ifNull(z.3 >= i, false), a) AS r", "if(r > 0, a[r].1 - a[1].1, NULL) AS rt"]).joined(separator: ", "))
+        // Steps (rule 3): the largest total_screens (or furthest index + 1) among the sessions in scope, or with
+        // `by`, among the sessions of each group. `ss` is the session's own; `gs` the group's (or the scope's).
+        let sessionSteps = "arrayMax(z -> if(isNull(z.3), 0, greatest(ifNull(z.4, 0), z.3 + 1)), a) AS ss"
+        ctes.append(("fk", """
+            SELECT \((keySelects + ["a", sessionSteps]).joined(separator: ", "))
             FROM fe
-            ARRAY JOIN range(toUInt64(\(steps))) AS i
             WHERE fp > 0
+            """))
+        let partition = keyNames.isEmpty ? "" : "PARTITION BY \(keyNames.joined(separator: ", "))"
+        ctes.append(("fs", """
+            SELECT \((keyNames + ["i AS step", "arrayFirstIndex(z -> ifNull(z.3 >= i, false), a) AS r", "if(r > 0, a[r].1 - a[1].1, NULL) AS rt"]).joined(separator: ", "))
+            FROM (SELECT *, max(ss) OVER (\(partition)) AS gs FROM fk)
+            ARRAY JOIN range(toUInt64(gs)) AS i
             """))
         let groupKeys = (keyNames + ["step"]).joined(separator: ", ")
         let windowColumns = funnelWindow(keyNames)

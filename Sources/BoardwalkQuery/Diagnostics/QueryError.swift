@@ -30,6 +30,11 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
     public var label: String?
     /// The query text, kept to render the source line.
     public var query: String
+    /// Where the query text came from, for the `-->` line: `query` for a query given as such, `stdin` or a
+    /// file name for queries read from input.
+    public var sourceName = "query"
+    /// The line of that input on which the query text starts (1 for a query given as such).
+    public var firstLine = 1
 
     public init(_ kind: Kind, _ message: String, at range: Range<Int>? = nil, in query: String = "", label: String? = nil) {
         self.kind = kind
@@ -66,18 +71,22 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The rendered diagnostic: message, location, source line and caret.
     public var description: String {
         var out = "error: \(message)"
-        guard let range, let (line, column) = location else { return out }
+        guard let range, let (lineInQuery, column) = location else { return out }
         let utf8 = Array(query.utf8)
         let (_, lineStart, lineEnd) = lineContaining(range.lowerBound)
         let source = String(decoding: utf8[lineStart..<lineEnd], as: UTF8.self)
+        let line = lineInQuery + firstLine - 1
         let gutter = String(line)
         let pad = String(repeating: " ", count: gutter.count)
-        // The caret covers the range's characters on this line, at least one.
+        // The caret covers the range's characters on this line, at least one, in terminal columns: a wide
+        // character before or inside the range takes two.
+        let lower = min(range.lowerBound, lineEnd)
         let upper = min(max(range.upperBound, range.lowerBound), lineEnd)
-        let covered = String(decoding: utf8[min(range.lowerBound, lineEnd)..<upper], as: UTF8.self).count
-        var carets = String(repeating: " ", count: column - 1) + String(repeating: "^", count: max(1, covered))
+        let before = displayWidth(String(decoding: utf8[lineStart..<lower], as: UTF8.self))
+        let covered = displayWidth(String(decoding: utf8[lower..<upper], as: UTF8.self))
+        var carets = String(repeating: " ", count: before) + String(repeating: "^", count: max(1, covered))
         if let label { carets += " " + label }
-        out += "\n\(pad)--> query:\(line):\(column)"
+        out += "\n\(pad)--> \(sourceName):\(line):\(column)"
         out += "\n\(gutter) | \(source)"
         out += "\n\(pad) | \(carets)"
         return out

@@ -177,9 +177,11 @@ private struct Sink {
     private var keyBuffer: [Value] = []
     var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
     var listed: [(order: (Int64, UInt64, String), row: [Value])] = []
-    var screenFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
-    /// The one group of a screen funnel without `by`, outside the dictionary: a session's steps are added
-    /// without a hash and a dictionary access per step.
+    /// Per breakdown key: the steps its sessions reach up to (rule 3, per group), and per step the sessions
+    /// that reached it and their times.
+    var screenFunnel: [[Value]: (steps: Int, reached: [Int], times: [[Double]])] = [:]
+    /// The one group of a screen funnel without `by` (whose steps are `screenCount`), outside the dictionary: a
+    /// session's steps are added without a hash and a dictionary access per step.
     var plainScreenFunnel: (reached: [Int], times: [[Double]])?
     let screenFunnelHasBy: Bool
     var screenCount = 0
@@ -205,12 +207,13 @@ private struct Sink {
                 for key in keyCombinations(keyBuffer) { counts[key, default: 0] += 1 }
             }
         case .top(_, let key):
+            // The most frequent values: absent is not a value (rule 11), here or from an empty multi-select.
             keyBuffer.removeAll(keepingCapacity: true)
             keyBuffer.append(key.bound.evaluate(now: now, leaf))
             if !keyBuffer[0].isSet {
-                counts[keyBuffer, default: 0] += 1
+                if !keyBuffer[0].isNull { counts[keyBuffer, default: 0] += 1 }
             } else {
-                for k in keyCombinations(keyBuffer) { counts[k, default: 0] += 1 }
+                for k in keyCombinations(keyBuffer) where !k[0].isNull { counts[k, default: 0] += 1 }
             }
         case .histogram(let value, let step):
             guard let x = value.bound.evaluate(now: now, leaf).numeric else { return }
@@ -263,7 +266,8 @@ private struct Sink {
     /// Adds a session to the screen funnel (rule 3); `firstScreenKeys` are the breakdown columns' values on the
     /// session's first event with a screen index (rule 12).
     mutating func addScreenFunnel(_ summary: SessionSummary, firstScreenKeys: [Value]) {
-        screenCount = max(screenCount, (summary.totalScreens ?? 0), (summary.furthestScreen ?? -1) + 1)
+        let sessionSteps = max(summary.totalScreens ?? 0, (summary.furthestScreen ?? -1) + 1)
+        screenCount = max(screenCount, sessionSteps)
         guard let furthest = summary.furthestScreen else { return }
         let started = summary.started.microseconds
         if !screenFunnelHasBy {
@@ -285,10 +289,11 @@ private struct Sink {
             // One lookup per session, then the entry is mutated in place through its index.
             var index = screenFunnel.index(forKey: key)
             if index == nil {
-                screenFunnel[key] = ([], [])
+                screenFunnel[key] = (0, [], [])
                 index = screenFunnel.index(forKey: key)
             }
             let entry = index!
+            screenFunnel.values[entry].steps = max(screenFunnel.values[entry].steps, sessionSteps)
             while screenFunnel.values[entry].reached.count <= furthest {
                 screenFunnel.values[entry].reached.append(0)
                 screenFunnel.values[entry].times.append([])
@@ -334,14 +339,18 @@ private struct Sink {
             let byCount = funnel.by.count
             if funnel.steps.isEmpty {
                 // Without `by`, the one group is kept outside the dictionary (none when no session was added).
-                let groups: [(key: [Value], entry: (reached: [Int], times: [[Double]]))] = if byCount == 0 {
-                    plainScreenFunnel.map { [([], $0)] } ?? (screenCount > 0 ? [([], ([], []))] : [])
+                let groups: [(key: [Value], entry: (steps: Int, reached: [Int], times: [[Double]]))] = if byCount == 0 {
+                    plainScreenFunnel.map { [([], (screenCount, $0.reached, $0.times))] }
+                        ?? (screenCount > 0 ? [([], (screenCount, [], []))] : [])
                 } else {
                     screenFunnel.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }).map { ($0, screenFunnel[$0]!) }
                 }
                 for (key, entry) in groups {
-                    let reached = (0..<screenCount).map { $0 < entry.reached.count ? entry.reached[$0] : 0 }
-                    for i in 0..<screenCount {
+                    // Without `by`, the steps of every session in scope; with it, each group's own (rule 3: up to
+                    // the screens of its onboarding), so a group is not shown dropping off at screens it lacks.
+                    let steps = byCount == 0 ? screenCount : entry.steps
+                    let reached = (0..<steps).map { $0 < entry.reached.count ? entry.reached[$0] : 0 }
+                    for i in 0..<steps {
                         let times = i < entry.times.count ? entry.times[i] : []
                         var row = key
                         if byCount > 0 { row.append(.integer(0)) }

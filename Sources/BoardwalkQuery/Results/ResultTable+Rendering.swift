@@ -12,9 +12,9 @@ extension ResultTable {
 
     private func renderTable() -> String {
         let cells = rows.map { $0.map { Value.tableText($0) } }
-        var widths = columns.map(\.count)
+        var widths = columns.map(displayWidth)
         for row in cells {
-            for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
+            for (i, cell) in row.enumerated() { widths[i] = max(widths[i], displayWidth(cell)) }
         }
         let numeric = columns.indices.map { i in
             !rows.isEmpty && rows.allSatisfy { $0[i].numeric != nil || $0[i].isNull }
@@ -22,7 +22,7 @@ extension ResultTable {
         func line(_ items: [String]) -> String {
             var parts: [String] = []
             for (i, item) in items.enumerated() {
-                let pad = String(repeating: " ", count: widths[i] - item.count)
+                let pad = String(repeating: " ", count: widths[i] - displayWidth(item))
                 parts.append(numeric[i] ? pad + item : item + pad)
             }
             var text = parts.joined(separator: "  ")

@@ -159,6 +159,15 @@ struct Lexer {
             index += 1
             while let c = peek(), Lexer.isDigit(c) { index += 1 }
         }
+        // Scientific notation (`1e3`, `2.5E-4`): a number, not a duration with unit `e3`.
+        if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+            let sign = peek(1).map { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") } ?? false
+            if let d = peek(sign ? 2 : 1), Lexer.isDigit(d) {
+                isDecimal = true
+                index += sign ? 2 : 1
+                while let c = peek(), Lexer.isDigit(c) { index += 1 }
+            }
+        }
         let numberEnd = index
         let digits = text(start..<numberEnd)
         if let c = peek(), Lexer.isIdentifierStart(c) {

@@ -28,7 +28,8 @@ struct Token: Hashable, Sendable {
         switch kind {
         case .identifier: "`\(text)`"
         case .string: "a string"
-        case .integer, .decimal: "a number"
+        case .integer: "a number"
+        case .decimal: "the decimal `\(text)`"
         case .duration: "a duration"
         case .timestamp: "a timestamp"
         case .pipe: "`|`"

@@ -121,6 +121,8 @@ struct Cursor {
 enum PutFlags {
     static let noOverwrite = UInt32(MDB_NOOVERWRITE)
     static let append = UInt32(MDB_APPEND)
+    /// Replace the value at the cursor's position (the key must be the one there): no second tree search.
+    static let current = UInt32(MDB_CURRENT)
 }
 
 /// LMDB environment flags, without exposing the C module.

@@ -1,0 +1,135 @@
+import BoardwalkCodec
+import BoardwalkModel
+
+// Reading the session index (format 4): `sessions` keys are (bucket, seq), bucket = session id >> 6; a value holds
+// segments of runs, one run per session of the bucket and batch (docs/storage.md, "Format 4: session buckets").
+// Damage becomes `StoreError(.corrupt)` naming the bucket and key seq and carrying the codec's error.
+
+/// A reference from the session index to one stored event.
+struct SessionRef {
+    var onboarding: UInt32
+    var screen: UInt16
+    var time: Int64
+    var seq: UInt64
+}
+
+/// A reader over the value stored under a `sessions` key, and the key's bucket and seq.
+func sessionBucketReader(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws
+    -> (bucket: UInt32, keySeq: UInt64, reader: SessionBucketReader)
+{
+    guard key.count == Layout.sessionKeySize else {
+        throw StoreError(.corrupt, "a sessions key is \(key.count) bytes, not \(Layout.sessionKeySize)")
+    }
+    let bucket = key.be32(0), keySeq = key.be64(4)
+    do {
+        return (bucket, keySeq, try SessionBucketReader(value, keySeq: keySeq, lowLimit: Layout.sessionBucketWidth))
+    } catch {
+        throw StoreError(.corrupt, "the session bucket \(bucket) value at seq \(keySeq) does not decode", underlying: error)
+    }
+}
+
+extension SessionBucketReader {
+    /// ``nextRun()`` with damage as a ``StoreError``.
+    @inline(__always)
+    mutating func nextRun(bucket: UInt32, keySeq: UInt64) throws -> Bool {
+        do {
+            return try nextRun()
+        } catch {
+            throw StoreError(.corrupt, "the session bucket \(bucket) value at seq \(keySeq) does not decode", underlying: error)
+        }
+    }
+
+    /// ``nextEntry()`` with damage as a ``StoreError``.
+    @inline(__always)
+    mutating func nextEntry(bucket: UInt32, keySeq: UInt64) throws -> Bool {
+        do {
+            return try nextEntry()
+        } catch {
+            throw StoreError(.corrupt, "the session bucket \(bucket) value at seq \(keySeq) does not decode", underlying: error)
+        }
+    }
+}
+
+extension Cursor {
+    /// Positions at the first value of `session`'s bucket (if any value is at or after it): `(bucket, 0)`.
+    mutating func seekBucket(of session: UInt32) throws -> Bool {
+        // Bytes 0..<12 of two big-endian words: bucket ‖ 0 (no padding inside, unlike a (UInt32, UInt64) tuple).
+        var key = ((UInt64(session >> Layout.sessionBucketShift) << 32).bigEndian, UInt64(0))
+        return try withUnsafeBytes(of: &key) { try seek(UnsafeRawBufferPointer(rebasing: $0[0..<Layout.sessionKeySize])) }
+    }
+}
+
+extension Transaction {
+    /// Calls `body` with every reference the session index holds for `session`, value by value (within a value
+    /// in (time, seq) order per run; runs of later batches may hold earlier times). Returns early when `body`
+    /// returns `false`.
+    /// - Complexity: O(log N) for the seek, then the bytes of the bucket's values (other sessions' runs are
+    ///   skipped by their length).
+    func forEachSessionRef(_ db: Database, session: UInt32, _ body: (SessionRef) throws -> Bool) throws {
+        let bucket = session >> Layout.sessionBucketShift
+        let low = session & (Layout.sessionBucketWidth - 1)
+        try withCursor(db) { c in
+            var found = try c.seekBucket(of: session)
+            while found {
+                guard c.key.count == Layout.sessionKeySize else {
+                    throw StoreError(.corrupt, "a sessions key is \(c.key.count) bytes, not \(Layout.sessionKeySize)")
+                }
+                if c.key.be32(0) != bucket { return }
+                var (_, keySeq, reader) = try sessionBucketReader(c.key, c.value)
+                while try reader.nextRun(bucket: bucket, keySeq: keySeq) {
+                    // Runs of a segment are in increasing low-bits order; a later segment starts over.
+                    guard reader.low == low else { continue }
+                    while try reader.nextEntry(bucket: bucket, keySeq: keySeq) {
+                        let ref = SessionRef(onboarding: reader.onboarding, screen: reader.screen, time: reader.time, seq: reader.seq)
+                        guard try body(ref) else { return }
+                    }
+                }
+                found = try c.next()
+            }
+        }
+    }
+}
+
+extension Snapshot {
+    /// The events of `session` in `range` through the session index, in (time, seq) order: the references of
+    /// the session's bucket values are collected and sorted, and each event is read from its block.
+    /// - Complexity: O(log N + bytes of the bucket's values + r log r) for r references, then O(log N + events
+    ///   of the block) per event.
+    func forEachIndexedEvent(inSession session: StringID, _ range: TimeRange, _ body: (EventView) throws -> Bool) throws {
+        var refs: [SessionRef] = []
+        var sorted = true
+        try txn.forEachSessionRef(dbs.sessions, session: session) { ref in
+            if ref.time >= range.lo && !range.isPastEnd(ref.time) {
+                if let last = refs.last, !precedes(last.time, last.seq, ref.time, ref.seq) { sorted = false }
+                refs.append(ref)
+            }
+            return true
+        }
+        // Batches usually arrive in time order, so the collected references usually are too.
+        if !sorted { refs.sort { precedes($0.time, $0.seq, $1.time, $1.seq) } }
+        try txn.withCursor(dbs.events) { events in
+            for ref in refs {
+                guard let (blockKey, block) = try locate(&events, onboarding: ref.onboarding, screen: ref.screen, time: ref.time, seq: ref.seq)
+                else {
+                    throw StoreError(.corrupt, "the session index lists seq \(ref.seq), which is not in events")
+                }
+                guard try body(try view(blockKey, block)) else { return }
+            }
+        }
+    }
+}
+
+extension WriterState {
+    /// Whether the session index holds any event of `session` (committed or written by an earlier batch of the
+    /// running transaction). A session id that is new in the running batch has none before its values are written.
+    /// - Complexity: O(log N + bytes of the bucket's values); nothing for a new session id.
+    func hasIndexedEvents(_ txn: Transaction, session: UInt32) throws -> Bool {
+        guard session < UInt32(clamping: batchStartStrings) else { return false }
+        var any = false
+        try txn.forEachSessionRef(dbs.sessions, session: session) { _ in
+            any = true
+            return false
+        }
+        return any
+    }
+}
