@@ -14,8 +14,9 @@ public struct StoreEventSource: EventSource {
     /// How many events the onboardings in scope must hold per (onboarding, session) pair of the store before a
     /// `sessions` query on whole onboardings scans their key ranges rather than reading each session through the
     /// session index (see `foldOnboardings`). 0, the default, always scans: the scan reads only the scope's
-    /// sessions and events plus the store's spanning sessions, about 1 200-1 500 instructions per event,
-    /// against about 24 000 per event for a session-index read in store format 2. Tests bind infinity to force
+    /// sessions and events plus the store's spanning sessions, about 430 instructions per event for a screen
+    /// funnel (1 200-1 500 when each event was read through a full `RecordView`), against about 24 000 per event
+    /// for a session-index read in store format 2. Tests bind infinity to force
     /// the session index path and compare. Task-local rather than a stored property: clients compiled against
     /// the struct's layout stay valid.
     @TaskLocal static var onboardingScanRatio = 0.0
