@@ -15,7 +15,7 @@ struct ByteReader {
     }
 
     @inlinable @inline(__always)
-    var remaining: Int { end - position }
+    var remaining: Int { end &- position }
 
     @inlinable @inline(__always)
     func error(_ reason: CodecError.Reason, at offset: Int? = nil) -> CodecError {
@@ -26,30 +26,30 @@ struct ByteReader {
     mutating func byte() throws(CodecError) -> UInt8 {
         guard position < end else { throw error(.truncated) }
         let b = base.load(fromByteOffset: position, as: UInt8.self)
-        position += 1
+        position &+= 1
         return b
     }
 
     @inlinable @inline(__always)
     mutating func fixed64() throws(CodecError) -> UInt64 {
-        guard end - position >= 8 else { throw error(.truncated) }
+        guard end &- position >= 8 else { throw error(.truncated) }
         let v = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
-        position += 8
+        position &+= 8
         return v
     }
 
     @inlinable @inline(__always)
     mutating func fixed32() throws(CodecError) -> UInt32 {
-        guard end - position >= 4 else { throw error(.truncated) }
+        guard end &- position >= 4 else { throw error(.truncated) }
         let v = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt32.self))
-        position += 4
+        position &+= 4
         return v
     }
 
     @inlinable @inline(__always)
     mutating func skip(_ n: Int) throws(CodecError) {
-        guard n >= 0, end - position >= n else { throw error(.truncated) }
-        position += n
+        guard n >= 0, end &- position >= n else { throw error(.truncated) }
+        position &+= n
     }
 
     /// An unsigned LEB128 varint of up to 64 bits, in its shortest form.
@@ -58,57 +58,56 @@ struct ByteReader {
         guard position < end else { throw error(.truncated) }
         let b0 = base.load(fromByteOffset: position, as: UInt8.self)
         if b0 < 0x80 {
-            position += 1
+            position &+= 1
             return UInt64(b0)
         }
-        // Two bytes (ids 128...16 383) are common enough to deserve their own path.
-        if end - position >= 2 {
-            let b1 = base.load(fromByteOffset: position + 1, as: UInt8.self)
+        // With 8 bytes readable, any varint of up to 8 bytes (56 bits: ids, time and seq deltas) is decoded
+        // from one load, without a loop or a branch per byte.
+        if end &- position >= 8 {
+            let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            // The high bit of each byte that ends a varint; the lowest one ends this varint.
+            let stops = ~w & 0x8080_8080_8080_8080
+            if stops != 0 {
+                let bits = stops.trailingZeroBitCount &+ 1  // 8 × the varint's length
+                // A last byte of 0 (after the first) is a longer spelling than needed: the slow path says so.
+                if (w >> UInt64(bits &- 8)) & 0xFF != 0 {
+                    position &+= bits >> 3
+                    return compactVarint(w & (stops ^ (stops &- 1)))
+                }
+            }
+        } else if end &- position >= 2 {
+            // Two bytes (ids 128...16 383) near the end of the bytes.
+            let b1 = base.load(fromByteOffset: position &+ 1, as: UInt8.self)
             if b1 < 0x80 && b1 != 0 {
-                position += 2
+                position &+= 2
                 return UInt64(b0 & 0x7F) | UInt64(b1) << 7
             }
         }
-        return try varintSlow()
+        // Passed and returned by value, so that the reader's position can stay in a register in callers.
+        let (value, next) = try ByteReader.varintSlow(base, position, end)
+        position = next
+        return value
     }
 
+    /// Any varint at `position`, checked byte by byte: the value and the position after it.
     @inlinable
-    mutating func varintSlow() throws(CodecError) -> UInt64 {
-        if end - position >= 10 {
-            // Enough bytes for any varint: no bounds check per byte.
-            let start = position
-            var result: UInt64 = 0
-            var shift: UInt64 = 0
-            var i = position
-            while true {
-                let b = base.load(fromByteOffset: i, as: UInt8.self)
-                i += 1
-                if shift == 63 && b > 1 { throw error(.varintOverflow, at: start) }
-                result |= UInt64(b & 0x7F) << shift
-                if b < 0x80 {
-                    if b == 0 { throw error(.nonCanonicalVarint, at: start) }
-                    position = i
-                    return result
-                }
-                shift += 7
-                if shift > 63 { throw error(.varintOverflow, at: start) }
-            }
-        }
+    static func varintSlow(_ base: UnsafeRawPointer, _ position: Int, _ end: Int) throws(CodecError) -> (UInt64, Int) {
         let start = position
         var result: UInt64 = 0
         var shift: UInt64 = 0
+        var i = position
         while true {
-            guard position < end else { throw error(.truncated) }
-            let b = base.load(fromByteOffset: position, as: UInt8.self)
-            position += 1
-            if shift == 63 && b > 1 { throw error(.varintOverflow, at: start) }
+            guard i < end else { throw CodecError(offset: i, reason: .truncated) }
+            let b = base.load(fromByteOffset: i, as: UInt8.self)
+            i += 1
+            if shift == 63 && b > 1 { throw CodecError(offset: start, reason: .varintOverflow) }
             result |= UInt64(b & 0x7F) << shift
             if b < 0x80 {
-                if b == 0 { throw error(.nonCanonicalVarint, at: start) }
-                return result
+                if b == 0 && i > start + 1 { throw CodecError(offset: start, reason: .nonCanonicalVarint) }
+                return (result, i)
             }
             shift += 7
-            if shift > 63 { throw error(.varintOverflow, at: start) }
+            if shift > 63 { throw CodecError(offset: start, reason: .varintOverflow) }
         }
     }
 
@@ -129,6 +128,16 @@ struct ByteReader {
     mutating func signed() throws(CodecError) -> Int64 {
         unzigzag(try varint())
     }
+}
+
+/// The value of a varint of 1...8 bytes held in the low bytes of `w` (later bytes already cleared): the seven
+/// low bits of each byte, packed.
+@inlinable @inline(__always)
+func compactVarint(_ w: UInt64) -> UInt64 {
+    var v = w & 0x7F7F_7F7F_7F7F_7F7F
+    v = (v & 0x007F_007F_007F_007F) | ((v & 0x7F00_7F00_7F00_7F00) >> 1)
+    v = (v & 0x0000_3FFF_0000_3FFF) | ((v & 0x3FFF_0000_3FFF_0000) >> 2)
+    return (v & 0x0000_0000_0FFF_FFFF) | ((v & 0x0FFF_FFFF_0000_0000) >> 4)
 }
 
 /// Reads a varint that a ``ByteReader`` already validated (no bounds checks: use only on checked bytes).

@@ -127,6 +127,35 @@ public struct Snapshot: StringResolver {
     ///   (O(k) per event while k blocks overlap in time).
     public func forEachEvent(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                              _ body: (EventView) throws -> Bool) throws {
+        try forEachRecord(onboarding: onboarding, screens: screens, time: time) { record in try body(try record.view()) }
+    }
+
+    /// ``forEachEvent(onboarding:screens:time:_:)``, handing out each event undecoded: its seq, time, key
+    /// fields and record body. The caller decodes what it reads, with ``EventRecord/fields()`` (the few fields
+    /// a session fold needs, a fraction of the cost) or ``EventRecord/view()`` (the full, validated view).
+    /// The ``EventRecord`` is valid only inside `body`. Return `false` from `body` to stop.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode, and
+    ///   whatever `body` throws (records are decoded by the caller).
+    /// - Complexity: as ``forEachEvent(onboarding:screens:time:_:)``, without the per-event decode.
+    public func forEachRecord(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+                              _ body: (EventRecord) throws -> Bool) throws {
+        try forEachRun(onboarding: onboarding, screens: screens, time: time) { run in
+            while let record = try run.next() {
+                guard try body(record) else { return false }
+            }
+            return true
+        }
+    }
+
+    /// ``forEachRecord(onboarding:screens:time:_:)`` a run of events at a time: `body` gets an ``EventRun``, the
+    /// events of one block that come next in (time, seq) order (usually the whole block), and reads them with
+    /// ``EventRun/next()``. The loop over a run's events is then the caller's own (inlined, no call per event).
+    /// Return `false` from `body` to stop; events of the run it did not read before returning `true` are skipped.
+    /// The run and its records are valid only inside `body`.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode (from
+    ///   ``EventRun/next()`` too), and whatever `body` throws.
+    public func forEachRun(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+                           _ body: (inout EventRun) throws -> Bool) throws {
         let range = TimeRange(time)
         var open: [OpenBlock] = []
         try txn.withCursor(dbs.events) { c in
@@ -191,9 +220,10 @@ public struct Snapshot: StringResolver {
     /// of `range`, when `found`) in (time, seq) order and calls `body` for the events in `range`.
     /// Returns `false` when `body` asked to stop. Leaves the cursor anywhere.
     private func scanGroup(_ c: inout Cursor, found: Bool, onboarding: UInt32, screen: UInt16, _ range: TimeRange,
-                           _ open: inout [OpenBlock], _ body: (EventView) throws -> Bool) throws -> Bool {
+                           _ open: inout [OpenBlock], _ body: (inout EventRun) throws -> Bool) throws -> Bool {
         open.removeAll(keepingCapacity: true)
         var found = found
+        let hi = range.hi ?? .max, bounded = range.hi != nil, lo = range.lo, limit = stringCount
         // The next block not yet opened, if it belongs to the group and starts before the range ends.
         func pending() throws -> EventKey? {
             guard found else { return nil }
@@ -218,15 +248,26 @@ public struct Snapshot: StringResolver {
                 continue
             }
             if m < 0 { return true }
-            let t = open[m].reader.time
-            // Every event not yet seen comes at or after this one.
-            if range.isPastEnd(t) { return true }
-            if t >= range.lo {
-                guard try body(try view(open[m].key, open[m].reader)) else { return false }
+            // Block m holds the earliest event; it stays the earliest until its events reach the start of the
+            // next block to open or the current event of another open block. Its events up to there are read
+            // from a local copy of its reader (no array access per event); usually that is the whole block.
+            var boundTime = Int64.max, boundSeq = UInt64.max
+            if let key = next { (boundTime, boundSeq) = (Layout.time(fromBits: key.timeBits), key.seq) }
+            for i in open.indices where i != m && precedes(open[i].reader.time, open[i].reader.seq, boundTime, boundSeq) {
+                (boundTime, boundSeq) = (open[i].reader.time, open[i].reader.seq)
             }
-            if !(try advance(&open[m].reader, open[m].key)) {
+            var run = EventRun(reader: open[m].reader, blockSeq: open[m].key.seq, onboarding: onboarding, screen: screen,
+                               lo: lo, hi: hi, bounded: bounded, boundTime: boundTime, boundSeq: boundSeq, stringLimit: limit)
+            guard try body(&run) else { return false }
+            // Skip what the body left unread, so that the reader stands on the first event after the run.
+            while !run.ended { _ = try run.next() }
+            // Every event not yet seen comes at or after this one.
+            if run.pastEnd { return true }
+            if run.blockDone {
                 open.swapAt(m, open.count - 1)
                 open.removeLast()
+            } else {
+                open[m].reader = run.reader
             }
         }
     }
@@ -494,6 +535,148 @@ public struct EventView {
     @inlinable public var screenIndex: Int? { record.screenIndex }
     /// The interned session id (given, or inferred at append).
     @inlinable public var session: StringID? { record.session }
+}
+
+/// One stored event, borrowed and not yet decoded: its seq, time and key fields, and its record body.
+/// Valid only inside the scan callback that received it (``Snapshot/forEachRecord(onboarding:screens:time:_:)``).
+///
+/// Decode what you read: ``fields()`` reads the few fields a session fold needs (see `RecordFields` for what
+/// it checks and skips), ``view()`` the whole record, validated.
+public struct EventRecord {
+    /// The event's arrival sequence number.
+    public let seq: UInt64
+    /// When the event happened, in microseconds since the epoch.
+    public let timeMicroseconds: Int64
+    /// The key's onboarding (``RecordFormat/noOnboarding`` for an event without `meta`) and screen index.
+    public let keyOnboarding: StringID
+    public let keyScreen: UInt16
+    /// The record body (time, onboarding and screen are in the key). Borrowed from the read transaction.
+    public let body: UnsafeRawBufferPointer
+    /// Strings in the dictionary when the snapshot began: every id a record holds is below this.
+    @usableFromInline let stringLimit: StringID
+
+    @inlinable
+    init(seq: UInt64, time: Int64, onboarding: StringID, screen: UInt16, body: UnsafeRawBufferPointer, stringLimit: StringID) {
+        self.seq = seq
+        timeMicroseconds = time
+        keyOnboarding = onboarding
+        keyScreen = screen
+        self.body = body
+        self.stringLimit = stringLimit
+    }
+
+    /// The fields the key carries: time, onboarding and screen index.
+    @inlinable
+    public var header: RecordHeader {
+        RecordHeader(time: Timestamp(microseconds: timeMicroseconds), keyOnboarding: keyOnboarding, keyScreenIndex: keyScreen)
+    }
+
+    /// The fields of the record a session fold reads (up to `extent`), without decoding the rest.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` (carrying the `CodecError`) when a field it
+    ///   reads is damaged. Damage in the fields it skips is not detected here (``view()`` and the store's
+    ///   check find it).
+    @inlinable @inline(__always)
+    public func fields(_ extent: RecordFields.Extent = .all) throws -> RecordFields {
+        do {
+            return try RecordFields(body: body, header: header, stringLimit: stringLimit, extent: extent)
+        } catch {
+            throw corrupt(error)
+        }
+    }
+
+    /// The whole record, decoded and validated, as a scan by ``Snapshot/forEachEvent(onboarding:screens:time:_:)`` hands it out.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` (carrying the `CodecError`) when the record does not decode.
+    public func view() throws -> EventView {
+        do {
+            return EventView(seq: seq, record: try RecordView(body: body, header: header, stringLimit: stringLimit))
+        } catch {
+            throw corrupt(error)
+        }
+    }
+
+    @usableFromInline
+    func corrupt(_ error: CodecError) -> StoreError {
+        StoreError(.corrupt, "event seq \(seq) (onboarding \(keyOnboarding), screen \(keyScreen)) does not decode", underlying: error)
+    }
+}
+
+/// The events of one block that a scan hands out next, in (time, seq) order (``Snapshot/forEachRun(onboarding:screens:time:_:)``):
+/// read them with ``next()``. Valid only inside the scan callback that received it.
+public struct EventRun {
+    @usableFromInline var reader: EventBlockReader
+    @usableFromInline let blockSeq: UInt64
+    @usableFromInline let onboarding: StringID
+    @usableFromInline let screen: UInt16
+    /// The scan's time range `lo..<hi` (no upper bound unless `bounded`).
+    @usableFromInline let lo: Int64
+    @usableFromInline let hi: Int64
+    @usableFromInline let bounded: Bool
+    /// The run ends before the first event at or after (boundTime, boundSeq): another block's.
+    @usableFromInline let boundTime: Int64
+    @usableFromInline let boundSeq: UInt64
+    @usableFromInline let stringLimit: StringID
+    /// Whether the reader's current event has not been handed out yet (true at the start of a run).
+    @usableFromInline var pending = true
+    /// The block has no events left.
+    @usableFromInline var blockDone = false
+    /// An event at or past the range's end was reached: the scan of the group is over.
+    @usableFromInline var pastEnd = false
+    /// The run is over (the next event belongs to another run, the block ended, or the range did).
+    @usableFromInline var ended = false
+
+    @usableFromInline
+    init(reader: EventBlockReader, blockSeq: UInt64, onboarding: StringID, screen: UInt16, lo: Int64, hi: Int64,
+         bounded: Bool, boundTime: Int64, boundSeq: UInt64, stringLimit: StringID) {
+        self.reader = reader
+        self.blockSeq = blockSeq
+        self.onboarding = onboarding
+        self.screen = screen
+        self.lo = lo
+        self.hi = hi
+        self.bounded = bounded
+        self.boundTime = boundTime
+        self.boundSeq = boundSeq
+        self.stringLimit = stringLimit
+    }
+
+    /// The run's next event in the scan's time range, or `nil` at the end of the run.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the block does not decode.
+    @inlinable @inline(__always)
+    public mutating func next() throws -> EventRecord? {
+        while !ended {
+            if !pending {
+                let more: Bool
+                do throws(CodecError) {
+                    more = try reader.next()
+                } catch {
+                    throw StoreError(.corrupt, "the block at seq \(blockSeq) (onboarding \(onboarding), screen \(screen)) does not decode",
+                                     underlying: error)
+                }
+                guard more else {
+                    blockDone = true
+                    ended = true
+                    return nil
+                }
+                // The next event belongs to another run when it does not come before the bound.
+                guard reader.time < boundTime || (reader.time == boundTime && reader.seq < boundSeq) else {
+                    ended = true
+                    return nil
+                }
+            }
+            pending = false
+            let t = reader.time
+            if bounded && t >= hi {
+                pastEnd = true
+                ended = true
+                return nil
+            }
+            if t >= lo {
+                return EventRecord(seq: reader.seq, time: t, onboarding: onboarding, screen: screen, body: reader.body,
+                                   stringLimit: stringLimit)
+            }
+        }
+        return nil
+    }
 }
 
 /// An owned stored event: its arrival sequence number and the event.

@@ -180,6 +180,10 @@ private struct Sink {
     /// Per breakdown key: the steps its sessions reach up to (rule 3, per group), and per step the sessions
     /// that reached it and their times.
     var screenFunnel: [[Value]: (steps: Int, reached: [Int], times: [[Double]])] = [:]
+    /// The one group of a screen funnel without `by` (whose steps are `screenCount`), outside the dictionary: a
+    /// session's steps are added without a hash and a dictionary access per step.
+    var plainScreenFunnel: (reached: [Int], times: [[Double]])?
+    let screenFunnelHasBy: Bool
     var screenCount = 0
     var customFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
     let matcher: FunnelMatcher?
@@ -188,6 +192,7 @@ private struct Sink {
         self.query = query
         self.now = now
         if case .funnel(let f) = query.reduction, !f.steps.isEmpty { matcher = FunnelMatcher(funnel: f, now: now) } else { matcher = nil }
+        screenFunnelHasBy = if case .funnel(let f) = query.reduction { !f.by.isEmpty } else { false }
     }
 
     mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String)) {
@@ -261,11 +266,25 @@ private struct Sink {
     /// Adds a session to the screen funnel (rule 3); `firstScreenKeys` are the breakdown columns' values on the
     /// session's first event with a screen index (rule 12).
     mutating func addScreenFunnel(_ summary: SessionSummary, firstScreenKeys: [Value]) {
-        guard case .funnel(let funnel) = query.reduction else { return }
         let sessionSteps = max(summary.totalScreens ?? 0, (summary.furthestScreen ?? -1) + 1)
         screenCount = max(screenCount, sessionSteps)
         guard let furthest = summary.furthestScreen else { return }
-        let keys = funnel.by.isEmpty ? [[]] : keyCombinations(firstScreenKeys)
+        let started = summary.started.microseconds
+        if !screenFunnelHasBy {
+            var group = plainScreenFunnel ?? ([], [])
+            plainScreenFunnel = nil  // moved out, so that the arrays below stay uniquely referenced
+            while group.reached.count <= furthest {
+                group.reached.append(0)
+                group.times.append([])
+            }
+            for i in 0...furthest {
+                group.reached[i] += 1
+                group.times[i].append(Double(summary.reachTimes[i] - started))
+            }
+            plainScreenFunnel = group
+            return
+        }
+        let keys = keyCombinations(firstScreenKeys)
         for key in keys {
             // One lookup per session, then the entry is mutated in place through its index.
             var index = screenFunnel.index(forKey: key)
@@ -279,10 +298,9 @@ private struct Sink {
                 screenFunnel.values[entry].reached.append(0)
                 screenFunnel.values[entry].times.append([])
             }
-            let started = summary.started.microseconds
             for i in 0...furthest {
                 screenFunnel.values[entry].reached[i] += 1
-                screenFunnel.values[entry].times[i].append(Double(summary.reachTimes[i].microseconds - started))
+                screenFunnel.values[entry].times[i].append(Double(summary.reachTimes[i] - started))
             }
         }
     }
@@ -320,10 +338,14 @@ private struct Sink {
             var rows: [[Value]] = []
             let byCount = funnel.by.count
             if funnel.steps.isEmpty {
-                var groups = screenFunnel
-                if byCount == 0, groups.isEmpty, screenCount > 0 { groups[[]] = (screenCount, [], []) }
-                for key in groups.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }) {
-                    let entry = groups[key]!
+                // Without `by`, the one group is kept outside the dictionary (none when no session was added).
+                let groups: [(key: [Value], entry: (steps: Int, reached: [Int], times: [[Double]]))] = if byCount == 0 {
+                    plainScreenFunnel.map { [([], (screenCount, $0.reached, $0.times))] }
+                        ?? (screenCount > 0 ? [([], (screenCount, [], []))] : [])
+                } else {
+                    screenFunnel.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }).map { ($0, screenFunnel[$0]!) }
+                }
+                for (key, entry) in groups {
                     // Without `by`, the steps of every session in scope; with it, each group's own (rule 3: up to
                     // the screens of its onboarding), so a group is not shown dropping off at screens it lacks.
                     let steps = byCount == 0 ? screenCount : entry.steps

@@ -30,6 +30,10 @@ struct FoldNeeds {
     /// Breakdown columns of a screen funnel, evaluated on the session's first event with a screen index.
     var funnelBy: [BoundColumn] = []
     var now = Timestamp(microseconds: 0)
+    /// Whether the query reads only the session fields a fold of each event's time, screen, total screens and
+    /// session gives (``SessionFold/isLean(_:)``): then the store reads only those of each record, and the
+    /// fold skips the rest (the summary's other fields keep their initial values, and nothing reads them).
+    var lean = false
 
     init() {}
 
@@ -45,6 +49,18 @@ struct FoldNeeds {
             reachTimes = f.steps.isEmpty
             funnelBy = f.by
         case nil: name = true  // listed rows are ordered by (started, session)
+        }
+        // Lean: a reduction (a listing shows every field) that is not a custom funnel (it matches each session's
+        // events) nor a screen funnel broken down by event fields, over bounds that read no other session field.
+        let isCustomFunnel = if case .funnel(let f) = query.reduction { !f.steps.isEmpty } else { false }
+        lean = query.reduction != nil && !isCustomFunnel && funnelBy.isEmpty && bounds.allSatisfy { bound in
+            !bound.contains { leaf in
+                switch leaf {
+                case .session(let field): !SessionFold.isLean(field)
+                case .event, .answer, .did: true
+                default: false
+                }
+            }
         }
         for b in bounds {
             if b.contains(where: { $0 == .session(.session) }) { name = true }
@@ -99,6 +115,8 @@ struct SessionFold {
     var furthest = -1
     /// The earliest time of each screen index seen, in arrival order (for reach times).
     var screenTimes: [(screen: Int32, time: Int64)] = []
+    /// Whether `screenTimes` is in ascending screen order (as the store's key order appends them).
+    var screensAscending = true
     var completed = false
     var paywall = false
     var closed = false
@@ -111,11 +129,49 @@ struct SessionFold {
     /// Element id → (position, answer) of the last state update.
     var answers: [StringID: (at: OrderKey, value: Value)] = [:]
 
-    /// Folds one event.
+    /// Whether ``addLean(time:seq:screen:onboarding:totalScreens:needs:)`` folds `field` (`reached(n)` reads
+    /// `furthest_screen`, which it does). A switch, not a `Set`: a set's metadata costs a process more to
+    /// instantiate than a query on one onboarding spends per thousand events.
+    static func isLean(_ field: SessionField) -> Bool {
+        switch field {
+        case .session, .onboarding, .started, .ended, .duration, .events, .furthestScreen, .lastScreen, .totalScreens: true
+        case .profile, .placement, .variation, .completed, .paywall, .closed, .emailCollected, .exit: false
+        }
+    }
+
+    /// Folds one event's time, seq, screen, onboarding and total screens only: what ``leanFields`` need.
+    @inline(__always)
+    mutating func addLean(time: Int64, seq: UInt64, screen: Int?, onboarding: StringID?, totalScreens: Int?, needs: FoldNeeds) {
+        let at = OrderKey(time: time, seq: seq)
+        if at < first { first = at }
+        if last < at { last = at }
+        events += 1
+        if let screen {
+            if at < firstScreenAt {
+                firstScreenAt = at
+                self.onboarding = onboarding ?? 0
+            }
+            if lastScreenAt < at { lastScreenAt = at; lastScreen = screen }
+            if let t = totalScreens { self.totalScreens = max(self.totalScreens ?? t, t) }
+            if screen > furthest { furthest = screen }
+            if needs.reachTimes { noteScreen(screen, time) }
+        }
+    }
+
+    /// Folds one event of the session index's reads (a full view).
     @inline(__always)
     mutating func add(_ view: EventView, strings: StringCache, needs: FoldNeeds) {
-        let r = view.record
-        let at = OrderKey(time: r.time.microseconds, seq: view.seq)
+        // A full view already holds every field: `full` cannot fail.
+        add(view.record, seq: view.seq, full: { view }, strings: strings, needs: needs)
+    }
+
+    /// Folds one event from the fields it reads; `full` decodes the whole event, which only answers and a
+    /// screen funnel's breakdown columns need (for state updates, and for a session's first event with a
+    /// screen index).
+    @inline(__always)
+    mutating func add<Fields: FoldFields, E: Error>(_ r: Fields, seq: UInt64, full: () throws(E) -> EventView,
+                                                   strings: StringCache, needs: FoldNeeds) throws(E) {
+        let at = OrderKey(time: r.time.microseconds, seq: seq)
         if at < first { first = at }
         if last < at { last = at }
         events += 1
@@ -127,7 +183,7 @@ struct SessionFold {
                 firstScreenAt = at
                 onboarding = r.onboarding ?? 0
                 if !needs.funnelBy.isEmpty {
-                    let row = StoreEventRow(view: view, strings: strings)
+                    let row = StoreEventRow(view: try full(), strings: strings)
                     funnelKeys = needs.funnelBy.map { column in
                         column.bound.evaluate(now: needs.now) { b in
                             if case .event(let f) = b { return row.value(f) }
@@ -162,7 +218,7 @@ struct SessionFold {
         case .stateUpdated:
             if needs.answers, let element = r.elementID, let text = strings.string(element), !text.isEmpty {
                 if answers[element].map({ $0.at < at }) ?? true {
-                    answers[element] = (at, StoreEventRow(view: view, strings: strings).value(.value))
+                    answers[element] = (at, StoreEventRow(view: try full(), strings: strings).value(.value))
                 }
             }
         case .openPaywall: paywall = true; terminal = .paywall
@@ -176,17 +232,34 @@ struct SessionFold {
     @inline(__always)
     private mutating func noteScreen(_ screen: Int, _ time: Int64) {
         let s = Int32(truncatingIfNeeded: screen)
-        // The store's key order brings a session's screens in ascending runs: the last entry is the usual hit.
-        if let i = screenTimes.lastIndex(where: { $0.screen == s }) {
-            if time < screenTimes[i].time { screenTimes[i].time = time }
+        // The store's key order brings a session's screens in ascending runs: the last entry is the usual hit,
+        // and a screen above it (while the entries are ascending) is new without a search.
+        if let last = screenTimes.last {
+            if last.screen == s {
+                if time < last.time { screenTimes[screenTimes.count - 1].time = time }
+                return
+            }
+            if !(screensAscending && last.screen < s), let i = screenTimes.lastIndex(where: { $0.screen == s }) {
+                if time < screenTimes[i].time { screenTimes[i].time = time }
+                return
+            }
+            if last.screen > s { screensAscending = false }
         } else {
-            if screenTimes.isEmpty { screenTimes.reserveCapacity(12) }
-            screenTimes.append((s, time))
+            screenTimes.reserveCapacity(16)
         }
+        screenTimes.append((s, time))
     }
 
     /// The summary the same events give ``SessionSummary/add(_:)`` in `(time, seq)` order.
     func summary(name: String, strings: StringCache, needs: FoldNeeds) -> SessionSummary {
+        var buffer: [Int64] = []
+        return summary(name: name, strings: strings, needs: needs, reachBuffer: &buffer)
+    }
+
+    /// ``summary(name:strings:needs:)`` with the reach times built in `reachBuffer`, which the summary then shares:
+    /// a caller that drops each summary before the next keeps reusing one allocation (each new array costs a
+    /// generic metadata lookup in the standard library, about 500 instructions).
+    func summary(name: String, strings: StringCache, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
         let s = SessionSummary(id: name)
         guard events > 0 else { return s }
         if needs.profile, profileAt != .highest { s.profile = strings.string(profile) }
@@ -203,14 +276,17 @@ struct SessionFold {
         }
         if needs.reachTimes, furthest >= 0 {
             // reachTimes[i]: the earliest event at a screen >= i (when the furthest index first became >= i).
-            var reach = [Int64](repeating: .max, count: furthest + 1)
-            for (screen, time) in screenTimes where screen >= 0 && time < reach[Int(screen)] { reach[Int(screen)] = time }
+            reachBuffer.removeAll(keepingCapacity: true)
+            for _ in 0...furthest { reachBuffer.append(.max) }
+            for (screen, time) in screenTimes where screen >= 0 && time < reachBuffer[Int(screen)] {
+                reachBuffer[Int(screen)] = time
+            }
             var running = Int64.max
             for i in stride(from: furthest, through: 0, by: -1) {
-                running = min(running, reach[i])
-                reach[i] = running
+                running = min(running, reachBuffer[i])
+                reachBuffer[i] = running
             }
-            s.reachTimes = reach.map { Timestamp(microseconds: $0) }
+            s.reachTimes = reachBuffer
         }
         s.completed = completed
         s.paywall = paywall
@@ -228,6 +304,24 @@ struct SessionFold {
         return s
     }
 }
+
+/// The fields of an event a ``SessionFold`` reads: the codec's full `RecordView` or its cheap `RecordFields`.
+protocol FoldFields {
+    var time: Timestamp { get }
+    var profile: StringID? { get }
+    var placement: StringID? { get }
+    var variation: StringID? { get }
+    var screenIndex: Int? { get }
+    var onboarding: StringID? { get }
+    var totalScreens: Int? { get }
+    var kind: EventKind { get }
+    var knownAnalyticsName: AnalyticsName? { get }
+    var analyticsName: AnalyticsNameRef? { get }
+    var elementID: StringID? { get }
+}
+
+extension RecordView: FoldFields {}
+extension RecordFields: FoldFields {}
 
 /// Session id → slot, open addressing over a power-of-two table: the whole-store fold looks one up per event,
 /// where a `Dictionary` would hash with SipHash. Keys are stored plus one, so 0 marks an empty entry and every

@@ -14,8 +14,9 @@ public struct StoreEventSource: EventSource {
     /// How many events the onboardings in scope must hold per (onboarding, session) pair of the store before a
     /// `sessions` query on whole onboardings scans their key ranges rather than reading each session through the
     /// session index (see `foldOnboardings`). 0, the default, always scans: the scan reads only the scope's
-    /// sessions and events plus the store's spanning sessions, about 1 200-1 500 instructions per event,
-    /// against about 24 000 per event for a session-index read in store format 2. Tests bind infinity to force
+    /// sessions and events plus the store's spanning sessions, about 430 instructions per event for a screen
+    /// funnel (1 200-1 500 when each event was read through a full `RecordView`), against about 24 000 per event
+    /// for a session-index read in store format 2. Tests bind infinity to force
     /// the session index path and compare. Task-local rather than a stored property: clients compiled against
     /// the struct's layout stay valid.
     @TaskLocal static var onboardingScanRatio = 0.0
@@ -166,19 +167,19 @@ extension StoreEventSource {
                 // All the scan's mutable state in one struct, mutated through one access per event (state spread
                 // over captured variables cost a dynamic exclusivity check per event).
                 var scan = WholeStoreScan(capacity: expected, cancellation: cancellation, text: text)
-                try snapshot.forEachEvent(onboarding: nil) { view in
-                    try scan.add(view, strings: strings, needs: needs)
-                    return true
-                }
+                try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs)
                 let folds = scan.folds, ids = scan.ids
+                var reachBuffer: [Int64] = []
                 for i in 0..<folds.count {
-                    let fold = folds.base[i]
-                    let summary = fold.summary(name: try name(ids[i]), strings: strings, needs: needs)
-                    guard try body(summary, fold.funnelKeys, fold.events) else { return }
+                    // Read in place: a copy of the fold would retain and release each of its arrays.
+                    let summary = folds.base[i].summary(name: try name(ids[i]), strings: strings, needs: needs,
+                                                        reachBuffer: &reachBuffer)
+                    guard try body(summary, folds.base[i].funnelKeys, folds.base[i].events) else { return }
                 }
                 return
             }
-            if try foldOnboardings(snapshot, ranges, strings: strings, needs: needs, name: name, tick: tick, body) { return }
+            if try foldOnboardings(snapshot, ranges, strings: strings, needs: needs, cancellation: cancellation, text: text,
+                                   name: name, tick: tick, body) { return }
             let ids = try StoreEventSource.sessions(snapshot, ranges)
             for id in ids {
                 var fold = SessionFold()
@@ -208,6 +209,7 @@ extension StoreEventSource {
     /// scanned), never a pass over other onboardings.
     fileprivate func foldOnboardings(
         _ snapshot: Snapshot, _ ranges: [ScanRange], strings: StringCache, needs: FoldNeeds,
+        cancellation: CancellationFlag?, text: String,
         name: (StringID) throws(QueryError) -> String, tick: () throws(QueryError) -> Void,
         _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
     ) throws -> Bool {
@@ -220,7 +222,11 @@ extension StoreEventSource {
             if let id = all.first(where: { $0.onboardingID == range.onboarding! })?.id, !scope.contains(id) { scope.append(id) }
         }
         let eventsInScope = all.reduce(0) { $0 + (scope.contains($1.id ?? RecordFormat.noOnboarding) ? $1.events : 0) }
-        guard Double(try snapshot.stats().sessions) * StoreEventSource.onboardingScanRatio < Double(eventsInScope) else { return false }
+        // The default ratio, 0, needs no count of the store's sessions (`stats()` reads a dozen keys).
+        let ratio = StoreEventSource.onboardingScanRatio
+        guard ratio == 0 ? eventsInScope > 0 : Double(try snapshot.stats().sessions) * ratio < Double(eventsInScope) else {
+            return false
+        }
 
         // The sessions in scope, in the order the index path delivers them.
         var ids: [StringID] = []
@@ -255,43 +261,52 @@ extension StoreEventSource {
         }
         let folds = FoldStorage(capacity: slotsInScope)
         for _ in 0..<slotsInScope { _ = folds.append() }
-        // Immutable from here: a local function capturing variables pays an exclusivity check per event.
-        let elsewhere = spanning
-        func fold(_ view: EventView) throws(QueryError) {
-            guard let session = view.session, let slot = table.existingSlot(session), !elsewhere[slot] else { return }
-            try tick()
-            folds.base[slot].add(view, strings: strings, needs: needs)
-        }
+        // All the scan's state in one struct, mutated through one access per event: a local function capturing
+        // variables pays a dynamic exclusivity check per event.
+        var scan = ScopeScan(table: table, elsewhere: spanning, folds: folds, cancellation: cancellation, text: text)
         for onboarding in scope {
-            try snapshot.forEachEvent(onboarding: onboarding) { view in
-                try fold(view)
-                return true
-            }
+            try scan.scan(snapshot, onboarding: onboarding, strings: strings, needs: needs)
         }
         if scanUnpositioned {
             // Only the scope's sessions are folded; sessions with no events in an onboarding (not in the table)
             // and sessions read through the index are skipped.
-            try snapshot.forEachEvent(onboarding: RecordFormat.noOnboarding) { view in
-                try fold(view)
-                return true
-            }
+            try scan.scan(snapshot, onboarding: RecordFormat.noOnboarding, strings: strings, needs: needs)
         }
+        let elsewhere = spanning
+        var reachBuffer: [Int64] = []
         for (slot, id) in ids.enumerated() {
-            var sessionFold: SessionFold
             if elsewhere[slot] {
-                sessionFold = SessionFold()
+                var sessionFold = SessionFold()
                 try snapshot.forEachEvent(inSession: id) { view in
                     try tick()
                     sessionFold.add(view, strings: strings, needs: needs)
                     return true
                 }
+                let summary = sessionFold.summary(name: try name(id), strings: strings, needs: needs)
+                guard try body(summary, sessionFold.funnelKeys, sessionFold.events) else { return true }
             } else {
-                sessionFold = folds.base[slot]
+                // Read in place: a copy of the fold would retain and release each of its arrays.
+                let summary = folds.base[slot].summary(name: try name(id), strings: strings, needs: needs, reachBuffer: &reachBuffer)
+                guard try body(summary, folds.base[slot].funnelKeys, folds.base[slot].events) else { return true }
             }
-            let summary = sessionFold.summary(name: try name(id), strings: strings, needs: needs)
-            guard try body(summary, sessionFold.funnelKeys, sessionFold.events) else { return true }
         }
         return true
+    }
+}
+
+/// Checks the cancellation flag every 4096 events.
+private struct CancellationTicker {
+    let cancellation: CancellationFlag?
+    let text: String
+    var sinceCheck = 0
+
+    @inline(__always)
+    mutating func tick() throws(QueryError) {
+        sinceCheck += 1
+        if sinceCheck >= 4096 {
+            sinceCheck = 0
+            if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+        }
     }
 }
 
@@ -300,31 +315,103 @@ private struct WholeStoreScan {
     var table: SessionSlots
     let folds: FoldStorage
     var ids: [StringID] = []
-    let cancellation: CancellationFlag?
-    let text: String
-    var sinceCheck = 0
+    var ticker: CancellationTicker
 
     init(capacity: Int, cancellation: CancellationFlag?, text: String) {
         table = SessionSlots(capacity: capacity)
         folds = FoldStorage(capacity: capacity)
         ids.reserveCapacity(capacity)
-        self.cancellation = cancellation
-        self.text = text
+        ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
 
-    @inline(__always)
-    mutating func add(_ view: EventView, strings: StringCache, needs: FoldNeeds) throws(QueryError) {
-        guard let session = view.session else { return }
-        sinceCheck += 1
-        if sinceCheck >= 4096 {
-            sinceCheck = 0
-            if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+    /// Folds the events of one onboarding (`nil`: the whole store). The loop is chosen once: a lean fold reads
+    /// only up to each record's session. Records come a block at a time, so the loop over them is inlined here.
+    mutating func scan(_ snapshot: Snapshot, onboarding: StringID?, strings: StringCache, needs: FoldNeeds) throws {
+        if needs.lean {
+            try snapshot.forEachRun(onboarding: onboarding) { run in
+                while let record = try run.next() {
+                    let fields = try record.fields(.session)
+                    guard let session = fields.session else { continue }
+                    try ticker.tick()
+                    folds.base[slot(session)].addLean(fields, seq: record.seq, needs: needs)
+                }
+                return true
+            }
+        } else {
+            try snapshot.forEachRun(onboarding: onboarding) { run in
+                while let record = try run.next() {
+                    let fields = try record.fields(.all)
+                    guard let session = fields.session else { continue }
+                    try ticker.tick()
+                    try folds.base[slot(session)].add(fields, seq: record.seq, full: { () throws in try record.view() },
+                                                      strings: strings, needs: needs)
+                }
+                return true
+            }
         }
+    }
+
+    /// The slot of `session`, a new fold when it is new.
+    @inline(__always)
+    private mutating func slot(_ session: StringID) -> Int {
         let (slot, inserted) = table.slot(session)
         if inserted {
             _ = folds.append()
             ids.append(session)
         }
-        folds.base[slot].add(view, strings: strings, needs: needs)
+        return slot
+    }
+}
+
+/// The state of the scans of whole onboardings: the scope's sessions by id, which of them are read through the
+/// session index instead (`elsewhere`), and their folds by slot.
+private struct ScopeScan {
+    let table: SessionSlots
+    let elsewhere: [Bool]
+    let folds: FoldStorage
+    var ticker: CancellationTicker
+
+    init(table: SessionSlots, elsewhere: [Bool], folds: FoldStorage, cancellation: CancellationFlag?, text: String) {
+        self.table = table
+        self.elsewhere = elsewhere
+        self.folds = folds
+        ticker = CancellationTicker(cancellation: cancellation, text: text)
+    }
+
+    /// Folds the events of one onboarding (``RecordFormat/noOnboarding``: the events without a position) into
+    /// the scope's sessions. The loop is chosen once: a lean fold reads only up to each record's session.
+    /// Records come a block at a time, so the loop over them is inlined here.
+    mutating func scan(_ snapshot: Snapshot, onboarding: StringID, strings: StringCache, needs: FoldNeeds) throws {
+        if needs.lean {
+            try snapshot.forEachRun(onboarding: onboarding) { run in
+                while let record = try run.next() {
+                    let fields = try record.fields(.session)
+                    guard let session = fields.session, let slot = table.existingSlot(session), !elsewhere[slot] else { continue }
+                    try ticker.tick()
+                    folds.base[slot].addLean(fields, seq: record.seq, needs: needs)
+                }
+                return true
+            }
+        } else {
+            try snapshot.forEachRun(onboarding: onboarding) { run in
+                while let record = try run.next() {
+                    let fields = try record.fields(.all)
+                    guard let session = fields.session, let slot = table.existingSlot(session), !elsewhere[slot] else { continue }
+                    try ticker.tick()
+                    try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
+                                             strings: strings, needs: needs)
+                }
+                return true
+            }
+        }
+    }
+}
+
+extension SessionFold {
+    /// Folds what a lean fold reads of a record (`needs.lean`).
+    @inline(__always)
+    mutating func addLean(_ fields: RecordFields, seq: UInt64, needs: FoldNeeds) {
+        addLean(time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex, onboarding: fields.onboarding,
+                totalScreens: fields.totalScreens, needs: needs)
     }
 }

@@ -31,8 +31,10 @@ final class SessionSummary {
     var namesSeen: UInt32 = 0
     /// Other analytics names seen, verbatim (rare; kept as a list so a session costs no set).
     var otherNamesSeen: [String] = []
-    /// `reachTimes[i]`: when the furthest screen index first became ≥ i (rule 3).
-    var reachTimes: [Timestamp] = []
+    /// `reachTimes[i]`: when the furthest screen index first became ≥ i (rule 3), in microseconds since the epoch
+    /// (`[Int64]` rather than `[Timestamp]`: the standard library's prespecialized array type allocates without a
+    /// generic metadata lookup, once per session).
+    var reachTimes: [Int64] = []
 
     init(id: String) { self.id = id }
 
@@ -52,7 +54,7 @@ final class SessionSummary {
             if furthestScreen == nil || screen > furthestScreen! {
                 furthestScreen = screen
                 // Screens are at most Meta.maxScreenIndex, so this stays bounded.
-                while reachTimes.count <= screen { reachTimes.append(time) }
+                while reachTimes.count <= screen { reachTimes.append(time.microseconds) }
             }
         }
         let kind = row.kind
