@@ -13,11 +13,12 @@ import BoardwalkModel
 /// What it checks: every read is bounds-checked and every varint it reads is well-formed; the tag's version
 /// and kind, the flags' reserved bits, the body's `meta` flag against the header, the analytics name code
 /// and every reference it reads (below `stringLimit`). Any of these throws a ``CodecError`` at the byte
-/// where it was found, as ``RecordView`` would. What it does not check: the bytes it skips (the screen's
-/// client id and the event id are skipped as varints or fixed 16 bytes, and the rest of the kind-specific
-/// payload is not read at all) and that the body ends where the fields do. Damage there goes unnoticed by a
-/// scan that uses this type; ``RecordView`` (and the store's check) still report it. Two records that
-/// ``RecordView`` accepts give the same values through both types.
+/// where it was found, as ``RecordView`` would. What it does not check: the values it skips (the screen's
+/// client id and an interned event id are read as references, a UUID skipped as 16 bytes, and the rest of the
+/// kind-specific payload is not read at all) and that the body ends where the fields do. Damage there can go
+/// unnoticed, and a damaged length bit in an earlier field can even shift the fields after it, so that other
+/// (valid-looking) values are read; ``RecordView`` and the store's `check()` report such records. Two records
+/// that ``RecordView`` accepts give the same values through both types.
 ///
 /// With ``Extent/session`` it stops after the session reference: a fold that needs only each event's time,
 /// screen, total screens and session (a screen funnel) reads a handful of bytes per event.
@@ -58,10 +59,10 @@ public struct RecordFields {
     ///   - bytes: the body, as ``RecordEncoder/appendBody(_:strings:)`` writes it.
     ///   - header: the fields the key carries.
     ///   - stringLimit: every reference read must be below this (the number of strings of the dictionary).
+    ///   - extent: ``Extent/session`` stops after the session reference.
     /// - Throws: ``CodecError`` with the offset in `bytes` for truncated or malformed fields it reads (see the
     ///   type's discussion for what it skips); ``CodecError/Reason/contextMismatch`` when the body's `meta`
     ///   flag disagrees with `header`.
-    ///   - extent: ``Extent/session`` stops after the session reference.
     @inlinable @inline(__always)
     public init(body bytes: UnsafeRawBufferPointer, header: RecordHeader, stringLimit limit: StringID = RecordFormat.absent,
                 extent: Extent = .all) throws(CodecError)
@@ -88,7 +89,9 @@ public struct RecordFields {
                 throw CodecError(offset: 0, reason: .invalidValue(field: "screen index", value: Int64(s)))
             }
             screen = s
-            _ = try r.varint()  // the screen's client id
+            // Skipped, but as a reference (below the string count): a damaged byte here is more often caught
+            // than passed on as a shift of every field after it.
+            _ = try r.ref(limit: limit)  // the screen's client id
             total = try r.signed()
         }
         let absent = RecordFormat.absent
@@ -100,7 +103,7 @@ public struct RecordFields {
             if flags & RecordFormat.flagProfile != 0 { profile = try r.ref(limit: limit) }
             switch (flags >> RecordFormat.eventIDShift) & 3 {
             case 0: break
-            case 1: _ = try r.varint()  // an interned event id
+            case 1: _ = try r.ref(limit: limit)  // an interned event id
             default: try r.skip(16)  // a UUID
             }
             if flags & RecordFormat.flagPlacement != 0 { placement = try r.ref(limit: limit) }

@@ -1,4 +1,5 @@
 import BoardwalkCodec
+import BoardwalkGenerator
 import BoardwalkModel
 import Testing
 
@@ -102,6 +103,53 @@ import Testing
                 return seen < 5
             }
             #expect(seen == 5)
+        }
+    }
+
+    /// The scans' order against an independent oracle: every stored event (`events(since:)`, in seq order)
+    /// sorted by its key (onboarding, screen, time, seq) and filtered by the time window. Many batches, so a
+    /// group's blocks overlap in time; few distinct times, so ties are everywhere; some rounds spread times
+    /// wider than a block's span; some events have no position. (From review: comparing `forEachRun` with
+    /// `forEachEvent` alone was circular, since one is built on the other.)
+    @Test func scansFollowKeyOrderAgainstASortedOracle() throws {
+        var rng = SplitMix64(seed: 99)
+        for round in 0..<12 {
+            let dir = temporaryDirectory("oracle\(round)")
+            defer { removeDirectory(dir) }
+            let store = try Store.open(at: dir)
+            defer { store.close() }
+            for _ in 0..<Int(rng.next() % 6 + 2) {
+                var batch: [Event] = []
+                for _ in 0..<Int(rng.next() % 200 + 1) {
+                    let t = 1_000_000 + Int64(rng.next() % 20) * (round % 3 == 0 ? 1_000_000_000 : 7)
+                    var e = simpleEvent(onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 3), session: Int(rng.next() % 9), time: t)
+                    if rng.next() % 8 == 0 { e.meta = nil; e.payload = .error(OnboardingError(domain: "d", code: 1, message: "m")) }
+                    batch.append(e)
+                }
+                try store.append(batch)
+            }
+            try store.read { s throws in
+                typealias Key = (onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64)
+                var keyed: [Key] = []
+                for e in try s.events(since: 0) {
+                    let onboarding = try e.event.meta.map { try #require(try s.id(of: $0.onboardingID)) } ?? RecordFormat.noOnboarding
+                    keyed.append((onboarding, e.event.meta.map { UInt16($0.screenIndex) } ?? RecordFormat.noScreen, e.event.time.microseconds, e.seq))
+                }
+                keyed.sort { ($0.onboarding, $0.screen, $0.time, $0.seq) < ($1.onboarding, $1.screen, $1.time, $1.seq) }
+                for (lo, hi) in [(Int64.min, Int64.max), (1_000_021, 1_000_077), (5_001_000_000, 9_001_000_000)] {
+                    let range = lo == .min ? nil : Timestamp(microseconds: lo)..<Timestamp(microseconds: hi)
+                    let inWindow = keyed.filter { lo == .min || ($0.time >= lo && $0.time < hi) }
+                    var got: [UInt64] = []
+                    try s.forEachEvent(onboarding: nil, time: range) { got.append($0.seq); return true }
+                    #expect(got == inWindow.map(\.seq), "round \(round), window \(lo)..<\(hi)")
+                    for o in 0..<3 {
+                        let id = try #require(try s.id(of: "onb-\(o)"))
+                        var one: [UInt64] = []
+                        try s.forEachEvent(onboarding: id, time: range) { one.append($0.seq); return true }
+                        #expect(one == inWindow.filter { $0.onboarding == id }.map(\.seq), "round \(round), onboarding \(o)")
+                    }
+                }
+            }
         }
     }
 }
