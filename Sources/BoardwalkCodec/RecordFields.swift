@@ -111,7 +111,26 @@ public struct RecordFields {
 
             switch kind {
             case .analytics:
-                (sub, r0, r1, r2) = try r.analyticsHead(limit: limit)
+                let subOffset = r.position
+                sub = try r.byte()
+                let code = sub & 0x0F
+                if code == RecordFormat.analyticsUnknown {
+                    guard sub & 0xF0 == 0 else {
+                        throw CodecError(offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(sub)))
+                    }
+                    r0 = try r.ref(limit: limit)
+                } else {
+                    guard code <= 7 else {
+                        throw CodecError(offset: subOffset, reason: .invalidValue(field: "analytics name code", value: Int64(code)))
+                    }
+                    let allowed: UInt8 = code == AnalyticsName.screenCompleted.code
+                        ? RecordFormat.analyticsHasElement | RecordFormat.analyticsHasReply : 0
+                    guard sub & 0xF0 & ~allowed == 0 else {
+                        throw CodecError(offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(sub)))
+                    }
+                    if sub & RecordFormat.analyticsHasElement != 0 { r1 = try r.ref(limit: limit) }
+                    if sub & RecordFormat.analyticsHasReply != 0 { r2 = try r.ref(limit: limit) }
+                }
             case .stateUpdated:
                 r0 = try r.ref(limit: limit)
                 let subOffset = r.position

@@ -200,7 +200,25 @@ public struct RecordView {
 
         switch kind {
         case .analytics:
-            (sub, r1, r2, r3) = try r.analyticsHead(limit: limit)
+            let subOffset = r.position
+            let b = try r.byte()
+            sub = b
+            let code = b & 0x0F
+            if code == RecordFormat.analyticsUnknown {
+                guard b & 0xF0 == 0 else { throw CodecError(offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(b))) }
+                r1 = try r.ref(limit: limit)
+            } else {
+                guard code <= 7 else {
+                    throw CodecError(offset: subOffset, reason: .invalidValue(field: "analytics name code", value: Int64(code)))
+                }
+                let allowed: UInt8 = code == AnalyticsName.screenCompleted.code
+                    ? RecordFormat.analyticsHasElement | RecordFormat.analyticsHasReply : 0
+                guard b & 0xF0 & ~allowed == 0 else {
+                    throw CodecError(offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(b)))
+                }
+                if b & RecordFormat.analyticsHasElement != 0 { r2 = try r.ref(limit: limit) }
+                if b & RecordFormat.analyticsHasReply != 0 { r3 = try r.ref(limit: limit) }
+            }
         case .stateUpdated:
             r0 = try r.ref(limit: limit)
             let subOffset = r.position
@@ -509,33 +527,4 @@ extension RecordView {
 func hasHexLetter(_ x: UInt64) -> Bool {
     let ones: UInt64 = 0x1111_1111_1111_1111
     return (x >> 3) & ones & ((x >> 2) | (x >> 1)) != 0
-}
-
-extension ByteReader {
-    /// An analytics payload's leading fields, checked: the name byte (a known name's code, or 15 with no other
-    /// bit set; only `screen_completed` may carry the element and reply bits), then the unknown name's
-    /// reference, or the element's and the reply's when their bits say so (absent otherwise). Shared by
-    /// ``RecordView`` and ``RecordFields`` so that both accept exactly the same bytes.
-    @inlinable @inline(__always)
-    mutating func analyticsHead(limit: UInt32) throws(CodecError) -> (byte: UInt8, name: UInt32, element: UInt32, reply: UInt32) {
-        let offset = position
-        let b = try byte()
-        let absent = RecordFormat.absent
-        let code = b & 0x0F
-        if code == RecordFormat.analyticsUnknown {
-            guard b & 0xF0 == 0 else { throw CodecError(offset: offset, reason: .reservedBits(field: "analytics", value: UInt64(b))) }
-            return (b, try ref(limit: limit), absent, absent)
-        }
-        guard code <= 7 else {
-            throw CodecError(offset: offset, reason: .invalidValue(field: "analytics name code", value: Int64(code)))
-        }
-        let allowed: UInt8 = code == AnalyticsName.screenCompleted.code
-            ? RecordFormat.analyticsHasElement | RecordFormat.analyticsHasReply : 0
-        guard b & 0xF0 & ~allowed == 0 else {
-            throw CodecError(offset: offset, reason: .reservedBits(field: "analytics", value: UInt64(b)))
-        }
-        let element = b & RecordFormat.analyticsHasElement != 0 ? try ref(limit: limit) : absent
-        let reply = b & RecordFormat.analyticsHasReply != 0 ? try ref(limit: limit) : absent
-        return (b, absent, element, reply)
-    }
 }
