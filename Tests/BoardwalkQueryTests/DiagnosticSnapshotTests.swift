@@ -235,3 +235,12 @@ import Testing
 
         """)
 }
+
+@Test func aFunnelClauseGivenTwiceIsAnError() {
+    #expect(diagnostic("sessions | funnel custom, close within 30m within 1h") == """
+        error: `within` is given twice in this funnel
+         --> query:1:44
+        1 | sessions | funnel custom, close within 30m within 1h
+          |                                            ^^^^^^ keep one `within` clause
+        """)
+}

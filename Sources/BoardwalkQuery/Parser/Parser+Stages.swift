@@ -102,7 +102,12 @@ extension Parser {
         if (current.kind == .identifier && !clauseWords.contains(current.text)) || current.kind == .string {
             repeat { spec.steps.append(try funnelStep()) } while accept(.comma) != nil
         }
+        // Each clause at most once: `within 30m within 1h` would otherwise keep the last one silently.
+        var seen: Set<String> = []
         while true {
+            if current.kind == .identifier, clauseWords.contains(current.text), !seen.insert(current.text).inserted {
+                throw error("`\(current.text)` is given twice in this funnel", label: "keep one `\(current.text)` clause")
+            }
             if acceptKeyword("within") != nil {
                 let d = try expect(.duration, "a duration such as `30m`", after: "`within`")
                 spec.within = d.microseconds
