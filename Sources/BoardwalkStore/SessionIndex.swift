@@ -108,11 +108,27 @@ extension Snapshot {
         // Batches usually arrive in time order, so the collected references usually are too.
         if !sorted { refs.sort { precedes($0.time, $0.seq, $1.time, $1.seq) } }
         try txn.withCursor(dbs.events) { events in
+            // The block the previous reference was found in, positioned at it. References come in (time, seq)
+            // order and so do a block's events, so the session's next event in the same group is often further
+            // on in that block: walking on from there keeps a long session's read linear instead of walking
+            // each block from its start once per event. Anything else goes through `locate`.
+            var previous: (key: EventKey, block: EventBlockReader)? = nil
             for ref in refs {
-                guard let (blockKey, block) = try locate(&events, onboarding: ref.onboarding, screen: ref.screen, time: ref.time, seq: ref.seq)
-                else {
+                var found: (key: EventKey, block: EventBlockReader)? = nil
+                if var (key, block) = previous, key.onboarding == ref.onboarding, key.screen == ref.screen,
+                   block.lastTime >= ref.time, block.minSeq <= ref.seq, ref.seq <= block.maxSeq {
+                    while try advance(&block, key) {
+                        if block.seq == ref.seq && block.time == ref.time { found = (key, block); break }
+                        if block.time > ref.time { break }
+                    }
+                }
+                if found == nil {
+                    found = try locate(&events, onboarding: ref.onboarding, screen: ref.screen, time: ref.time, seq: ref.seq)
+                }
+                guard let (blockKey, block) = found else {
                     throw StoreError(.corrupt, "the session index lists seq \(ref.seq), which is not in events")
                 }
+                previous = (blockKey, block)
                 guard try body(try view(blockKey, block)) else { return }
             }
         }
