@@ -424,21 +424,30 @@ public struct Snapshot: StringResolver {
     /// - Complexity: O(log N + sessions of the onboarding).
     public func sessions(ofOnboarding onboarding: StringID) throws -> [SessionSummary] {
         var out: [SessionSummary] = []
+        try forEachOnboardingSession(onboarding) { session, value in
+            out.append(SessionSummary(id: session, session: string(for: session) ?? "",
+                                      firstTime: Timestamp(microseconds: Layout.time(fromBits: value.be64(0)))))
+        }
+        return out
+    }
+
+    /// Calls `body` with each session of `onboarding` in `onboarding_sessions` and its entry's value (the time
+    /// bits of its first stored event), in session id order: what ``sessions(ofOnboarding:)-(StringID)`` and
+    /// ``sessionIDs(ofOnboarding:)`` read.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for an entry of the wrong size.
+    func forEachOnboardingSession(_ onboarding: StringID, _ body: (StringID, UnsafeRawBufferPointer) throws -> Void) throws {
         var start = (UInt64(onboarding) << 32).bigEndian
         try txn.withCursor(dbs.onboardingSessions) { c in
             var found = try withUnsafeBytes(of: &start) { try c.seek($0) }
             while found {
                 guard c.key.count == 8, c.value.count == 8 else {
-                    throw StoreError(.corrupt, "an onboarding_sessions entry has a \(c.key.count)-byte key")
+                    throw StoreError(.corrupt, "an onboarding_sessions entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
                 }
                 if c.key.be32(0) != onboarding { break }
-                let session = c.key.be32(4)
-                out.append(SessionSummary(id: session, session: string(for: session) ?? "",
-                                          firstTime: Timestamp(microseconds: Layout.time(fromBits: c.value.be64(0)))))
+                try body(c.key.be32(4), c.value)
                 found = try c.next()
             }
         }
-        return out
     }
 
     /// ``sessions(ofOnboarding:)-(StringID)`` by the onboarding's id string.

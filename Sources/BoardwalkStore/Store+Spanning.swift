@@ -146,18 +146,7 @@ extension Snapshot {
     /// - Complexity: O(log N + sessions of the onboarding), no allocation per session beyond the array.
     public func sessionIDs(ofOnboarding onboarding: StringID) throws -> [StringID] {
         var out: [StringID] = []
-        var start = (UInt64(onboarding) << 32).bigEndian
-        try txn.withCursor(dbs.onboardingSessions) { c in
-            var found = try withUnsafeBytes(of: &start) { try c.seek($0) }
-            while found {
-                guard c.key.count == 8 else {
-                    throw StoreError(.corrupt, "an onboarding_sessions entry has a \(c.key.count)-byte key")
-                }
-                if c.key.be32(0) != onboarding { break }
-                out.append(c.key.be32(4))
-                found = try c.next()
-            }
-        }
+        try forEachOnboardingSession(onboarding) { session, _ in out.append(session) }
         return out
     }
 
