@@ -88,3 +88,8 @@ private struct LeanEvent: FoldFields {
         }
     }
 }
+
+/// The point of ``LeanFold`` is its size (see its documentation): keep it within two cache lines.
+@Test func leanFoldStaysWithinTwoCacheLines() {
+    #expect(MemoryLayout<LeanFold>.stride <= 128)
+}

@@ -376,10 +376,10 @@ struct SessionSlots {
     }
 }
 
-/// Folds of the sessions of a whole-store scan, by slot, mutated in place (an `Array` element reached from
-/// inside the scan's closure is copied out and back, and checked for exclusive access, on every event).
-final class FoldStorage {
-    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<SessionFold>
+/// Values by slot in one growable allocation, mutated in place through ``base`` (an `Array` element reached
+/// from inside a scan's closure is copied out and back, and checked for exclusive access, on every event).
+final class SlotStorage<Element> {
+    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<Element>
     @exclusivity(unchecked) private var capacity: Int
     @exclusivity(unchecked) private(set) var count = 0
 
@@ -393,17 +393,20 @@ final class FoldStorage {
         base.deallocate()
     }
 
-    /// Appends an empty fold and returns its slot.
-    func append() -> Int {
+    /// Appends `value` and returns its slot.
+    func append(_ value: Element) -> Int {
         if count == capacity {
-            let bigger = UnsafeMutablePointer<SessionFold>.allocate(capacity: capacity * 2)
+            let bigger = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
             bigger.moveInitialize(from: base, count: count)
             base.deallocate()
             base = bigger
             capacity *= 2
         }
-        (base + count).initialize(to: SessionFold())
+        (base + count).initialize(to: value)
         count += 1
         return count - 1
     }
 }
+
+/// Folds of the sessions of a scan, by slot.
+typealias FoldStorage = SlotStorage<SessionFold>

@@ -277,7 +277,7 @@ extension StoreEventSource {
                 _ = lean.append()
                 lean.base[slot].excluded = spanning[slot]
             } else {
-                _ = folds.append()
+                _ = folds.append(SessionFold())
             }
         }
         // All the scan's state in one struct, mutated through one access per event: a local function capturing
@@ -382,7 +382,7 @@ private struct WholeStoreScan {
     private mutating func slot(_ session: StringID) -> Int {
         let (slot, inserted) = table.slot(session)
         if inserted {
-            if let lean { _ = lean.append() } else { _ = folds.append() }
+            if let lean { _ = lean.append() } else { _ = folds.append(SessionFold()) }
             ids.append(session)
         }
         return slot
