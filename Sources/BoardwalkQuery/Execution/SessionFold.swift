@@ -129,32 +129,13 @@ struct SessionFold {
     /// Element id → (position, answer) of the last state update.
     var answers: [StringID: (at: OrderKey, value: Value)] = [:]
 
-    /// Whether ``addLean(time:seq:screen:onboarding:totalScreens:needs:)`` folds `field` (`reached(n)` reads
+    /// Whether a lean fold (``LeanFolds/add(slot:_:seq:)``) folds `field` (`reached(n)` reads
     /// `furthest_screen`, which it does). A switch, not a `Set`: a set's metadata costs a process more to
     /// instantiate than a query on one onboarding spends per thousand events.
     static func isLean(_ field: SessionField) -> Bool {
         switch field {
         case .session, .onboarding, .started, .ended, .duration, .events, .furthestScreen, .lastScreen, .totalScreens: true
         case .profile, .placement, .variation, .completed, .paywall, .closed, .emailCollected, .exit: false
-        }
-    }
-
-    /// Folds one event's time, seq, screen, onboarding and total screens only: what ``leanFields`` need.
-    @inline(__always)
-    mutating func addLean(time: Int64, seq: UInt64, screen: Int?, onboarding: StringID?, totalScreens: Int?, needs: FoldNeeds) {
-        let at = OrderKey(time: time, seq: seq)
-        if at < first { first = at }
-        if last < at { last = at }
-        events += 1
-        if let screen {
-            if at < firstScreenAt {
-                firstScreenAt = at
-                self.onboarding = onboarding ?? 0
-            }
-            if lastScreenAt < at { lastScreenAt = at; lastScreen = screen }
-            if let t = totalScreens { self.totalScreens = max(self.totalScreens ?? t, t) }
-            if screen > furthest { furthest = screen }
-            if needs.reachTimes { noteScreen(screen, time) }
         }
     }
 
@@ -250,6 +231,21 @@ struct SessionFold {
         screenTimes.append((s, time))
     }
 
+    /// A session's reach times (rule 3): element `i` is the earliest event at a screen `>= i`, that is when the
+    /// furthest screen index first became `>= i`. `earliest` receives `furthest + 1` times of `.max` and lowers
+    /// each screen's to its earliest event there; the result shares `buffer`'s storage.
+    static func reachTimes(furthest: Int, buffer: inout [Int64], earliest: (inout [Int64]) -> Void) -> [Int64] {
+        buffer.removeAll(keepingCapacity: true)
+        for _ in 0...furthest { buffer.append(.max) }
+        earliest(&buffer)
+        var running = Int64.max
+        for i in stride(from: furthest, through: 0, by: -1) {
+            running = min(running, buffer[i])
+            buffer[i] = running
+        }
+        return buffer
+    }
+
     /// The summary the same events give ``SessionSummary/add(_:)`` in `(time, seq)` order.
     func summary(name: String, strings: StringCache, needs: FoldNeeds) -> SessionSummary {
         var buffer: [Int64] = []
@@ -275,18 +271,11 @@ struct SessionFold {
             s.totalScreens = totalScreens
         }
         if needs.reachTimes, furthest >= 0 {
-            // reachTimes[i]: the earliest event at a screen >= i (when the furthest index first became >= i).
-            reachBuffer.removeAll(keepingCapacity: true)
-            for _ in 0...furthest { reachBuffer.append(.max) }
-            for (screen, time) in screenTimes where screen >= 0 && time < reachBuffer[Int(screen)] {
-                reachBuffer[Int(screen)] = time
+            s.reachTimes = SessionFold.reachTimes(furthest: furthest, buffer: &reachBuffer) { earliest in
+                for (screen, time) in screenTimes where screen >= 0 && time < earliest[Int(screen)] {
+                    earliest[Int(screen)] = time
+                }
             }
-            var running = Int64.max
-            for i in stride(from: furthest, through: 0, by: -1) {
-                running = min(running, reachBuffer[i])
-                reachBuffer[i] = running
-            }
-            s.reachTimes = reachBuffer
         }
         s.completed = completed
         s.paywall = paywall
@@ -324,19 +313,20 @@ extension RecordView: FoldFields {}
 extension RecordFields: FoldFields {}
 
 /// Session id → slot, open addressing over a power-of-two table: the whole-store fold looks one up per event,
-/// where a `Dictionary` would hash with SipHash. Keys are stored plus one, so 0 marks an empty entry and every
-/// 32-bit id is a valid key.
+/// where a `Dictionary` would hash with SipHash. Each entry packs the key (high 32 bits) and its slot (low 32
+/// bits) in one word, so a lookup costs one memory access: the table is read at random, once per event, and
+/// is larger than the first-level cache for a scope of thousands of sessions. `UInt64.max` marks an empty
+/// entry (a slot never has its top bit set), so every 32-bit id is a valid key.
 struct SessionSlots {
-    private var keys: [UInt64]
-    private var slots: [Int32]
+    private var entries: [UInt64]
     private var mask: Int
     private(set) var count = 0
+    private static let empty = UInt64.max
 
     init(capacity: Int) {
         var size = 1024
         while size < capacity * 2 { size <<= 1 }
-        keys = [UInt64](repeating: 0, count: size)
-        slots = [Int32](repeating: -1, count: size)
+        entries = [UInt64](repeating: SessionSlots.empty, count: size)
         mask = size - 1
     }
 
@@ -348,52 +338,48 @@ struct SessionSlots {
     /// The slot of `key`, inserting it with slot `count` (the next one) when new.
     @inline(__always)
     mutating func slot(_ key: UInt32) -> (slot: Int, inserted: Bool) {
-        let stored = UInt64(key) + 1
         var i = SessionSlots.start(key, mask)
         while true {
-            let k = keys[i]
-            if k == stored { return (Int(slots[i]), false) }
-            if k == 0 { break }
+            let e = entries[i]
+            if e == SessionSlots.empty { break }
+            if UInt32(truncatingIfNeeded: e >> 32) == key { return (Int(UInt32(truncatingIfNeeded: e)), false) }
             i = (i + 1) & mask
         }
-        keys[i] = stored
-        slots[i] = Int32(truncatingIfNeeded: count)
+        // 31 bits of slot: 2³¹ sessions would take hundreds of GiB of folds before they got here.
+        entries[i] = UInt64(key) << 32 | UInt64(UInt32(truncatingIfNeeded: count) & 0x7FFF_FFFF)
         count += 1
-        if count * 2 > keys.count { grow() }
+        if count * 2 > entries.count { grow() }
         return (count - 1, true)
     }
 
     /// The slot of `key`, or nil when it was never inserted.
     @inline(__always)
     func existingSlot(_ key: UInt32) -> Int? {
-        let stored = UInt64(key) + 1
         var i = SessionSlots.start(key, mask)
         while true {
-            let k = keys[i]
-            if k == stored { return Int(slots[i]) }
-            if k == 0 { return nil }
+            let e = entries[i]
+            if e == SessionSlots.empty { return nil }
+            if UInt32(truncatingIfNeeded: e >> 32) == key { return Int(UInt32(truncatingIfNeeded: e)) }
             i = (i + 1) & mask
         }
     }
 
     private mutating func grow() {
-        let oldKeys = keys, oldSlots = slots
-        keys = [UInt64](repeating: 0, count: oldKeys.count * 2)
-        slots = [Int32](repeating: -1, count: oldKeys.count * 2)
-        mask = keys.count - 1
-        for (j, k) in oldKeys.enumerated() where k != 0 {
-            var i = SessionSlots.start(UInt32(truncatingIfNeeded: k - 1), mask)
-            while keys[i] != 0 { i = (i + 1) & mask }
-            keys[i] = k
-            slots[i] = oldSlots[j]
+        let old = entries
+        entries = [UInt64](repeating: SessionSlots.empty, count: old.count * 2)
+        mask = entries.count - 1
+        for e in old where e != SessionSlots.empty {
+            var i = SessionSlots.start(UInt32(truncatingIfNeeded: e >> 32), mask)
+            while entries[i] != SessionSlots.empty { i = (i + 1) & mask }
+            entries[i] = e
         }
     }
 }
 
-/// Folds of the sessions of a whole-store scan, by slot, mutated in place (an `Array` element reached from
-/// inside the scan's closure is copied out and back, and checked for exclusive access, on every event).
-final class FoldStorage {
-    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<SessionFold>
+/// Values by slot in one growable allocation, mutated in place through ``base`` (an `Array` element reached
+/// from inside a scan's closure is copied out and back, and checked for exclusive access, on every event).
+final class SlotStorage<Element> {
+    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<Element>
     @exclusivity(unchecked) private var capacity: Int
     @exclusivity(unchecked) private(set) var count = 0
 
@@ -407,17 +393,20 @@ final class FoldStorage {
         base.deallocate()
     }
 
-    /// Appends an empty fold and returns its slot.
-    func append() -> Int {
+    /// Appends `value` and returns its slot.
+    func append(_ value: Element) -> Int {
         if count == capacity {
-            let bigger = UnsafeMutablePointer<SessionFold>.allocate(capacity: capacity * 2)
+            let bigger = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
             bigger.moveInitialize(from: base, count: count)
             base.deallocate()
             base = bigger
             capacity *= 2
         }
-        (base + count).initialize(to: SessionFold())
+        (base + count).initialize(to: value)
         count += 1
         return count - 1
     }
 }
+
+/// Folds of the sessions of a scan, by slot.
+typealias FoldStorage = SlotStorage<SessionFold>

@@ -164,13 +164,23 @@ extension StoreEventSource {
             }
             if ranges.count == 1, ranges[0].isEverything {
                 // Sessions in first-seen order of the key-order scan, as scanSessions lists them.
-                let expected = (try? snapshot.stats().sessions) ?? 0
+                let stats = try? snapshot.stats()
+                let expected = stats?.sessions ?? 0
                 // All the scan's mutable state in one struct, mutated through one access per event (state spread
                 // over captured variables cost a dynamic exclusivity check per event).
-                var scan = WholeStoreScan(capacity: expected, cancellation: cancellation, text: text)
+                var scan = WholeStoreScan(capacity: expected, events: stats?.events ?? 0, needs: needs,
+                                          cancellation: cancellation, text: text)
                 try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs)
                 let folds = scan.folds, ids = scan.ids
                 var reachBuffer: [Int64] = []
+                if let lean = scan.lean {
+                    for i in 0..<lean.count {
+                        let summary = lean.summary(slot: i, name: try name(ids[i]), strings: strings, needs: needs,
+                                                   reachBuffer: &reachBuffer)
+                        guard try body(summary, [], lean.events(slot: i)) else { return }
+                    }
+                    return
+                }
                 for i in 0..<folds.count {
                     // Read in place: a copy of the fold would retain and release each of its arrays.
                     let summary = folds.base[i].summary(name: try name(ids[i]), strings: strings, needs: needs,
@@ -260,11 +270,19 @@ extension StoreEventSource {
             scanUnpositioned = Double(unpositionedEvents) < 16 * perSession * Double(unpositioned.count)
             if !scanUnpositioned { for slot in unpositioned { spanning[slot] = true } }
         }
-        let folds = FoldStorage(capacity: slotsInScope)
-        for _ in 0..<slotsInScope { _ = folds.append() }
+        let folds = FoldStorage(capacity: needs.lean ? 0 : slotsInScope)
+        let lean = needs.lean ? LeanFolds(capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes) : nil
+        for slot in 0..<slotsInScope {
+            if let lean {
+                _ = lean.append()
+                lean.base[slot].excluded = spanning[slot]
+            } else {
+                _ = folds.append(SessionFold())
+            }
+        }
         // All the scan's state in one struct, mutated through one access per event: a local function capturing
         // variables pays a dynamic exclusivity check per event.
-        var scan = ScopeScan(table: table, elsewhere: spanning, folds: folds, cancellation: cancellation, text: text)
+        var scan = ScopeScan(table: table, elsewhere: spanning, folds: folds, lean: lean, cancellation: cancellation, text: text)
         for onboarding in scope {
             try scan.scan(snapshot, onboarding: onboarding, strings: strings, needs: needs)
         }
@@ -285,6 +303,9 @@ extension StoreEventSource {
                 }
                 let summary = sessionFold.summary(name: try name(id), strings: strings, needs: needs)
                 guard try body(summary, sessionFold.funnelKeys, sessionFold.events) else { return true }
+            } else if let lean {
+                let summary = lean.summary(slot: slot, name: try name(id), strings: strings, needs: needs, reachBuffer: &reachBuffer)
+                guard try body(summary, [], lean.events(slot: slot)) else { return true }
             } else {
                 // Read in place: a copy of the fold would retain and release each of its arrays.
                 let summary = folds.base[slot].summary(name: try name(id), strings: strings, needs: needs, reachBuffer: &reachBuffer)
@@ -314,13 +335,17 @@ private struct CancellationTicker {
 /// The state of a whole-store session fold: sessions by id, their folds in first-seen order.
 private struct WholeStoreScan {
     var table: SessionSlots
+    /// The folds of a full fold; empty for a lean one.
     let folds: FoldStorage
+    /// The folds of a lean fold (``FoldNeeds/lean``).
+    let lean: LeanFolds?
     var ids: [StringID] = []
     var ticker: CancellationTicker
 
-    init(capacity: Int, cancellation: CancellationFlag?, text: String) {
+    init(capacity: Int, events: Int, needs: FoldNeeds, cancellation: CancellationFlag?, text: String) {
         table = SessionSlots(capacity: capacity)
-        folds = FoldStorage(capacity: capacity)
+        folds = FoldStorage(capacity: needs.lean ? 0 : capacity)
+        lean = needs.lean ? LeanFolds(capacity: capacity, events: events, reachTimes: needs.reachTimes) : nil
         ids.reserveCapacity(capacity)
         ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
@@ -328,13 +353,13 @@ private struct WholeStoreScan {
     /// Folds the events of one onboarding (`nil`: the whole store). The loop is chosen once: a lean fold reads
     /// only up to each record's session. Records come a block at a time, so the loop over them is inlined here.
     mutating func scan(_ snapshot: Snapshot, onboarding: StringID?, strings: StringCache, needs: FoldNeeds) throws {
-        if needs.lean {
+        if let lean {
             try snapshot.forEachRun(onboarding: onboarding) { run in
                 while let record = try run.next() {
                     let fields = try record.fields(.session)
                     guard let session = fields.session else { continue }
                     try ticker.tick()
-                    folds.base[slot(session)].addLean(fields, seq: record.seq, needs: needs)
+                    try lean.add(slot: slot(session), fields, seq: record.seq)
                 }
                 return true
             }
@@ -357,7 +382,7 @@ private struct WholeStoreScan {
     private mutating func slot(_ session: StringID) -> Int {
         let (slot, inserted) = table.slot(session)
         if inserted {
-            _ = folds.append()
+            if let lean { _ = lean.append() } else { _ = folds.append(SessionFold()) }
             ids.append(session)
         }
         return slot
@@ -369,13 +394,18 @@ private struct WholeStoreScan {
 private struct ScopeScan {
     let table: SessionSlots
     let elsewhere: [Bool]
+    /// The folds of a full fold; empty for a lean one.
     let folds: FoldStorage
+    /// The folds of a lean fold (``FoldNeeds/lean``), with the sessions read elsewhere marked `excluded`.
+    let lean: LeanFolds?
     var ticker: CancellationTicker
 
-    init(table: SessionSlots, elsewhere: [Bool], folds: FoldStorage, cancellation: CancellationFlag?, text: String) {
+    init(table: SessionSlots, elsewhere: [Bool], folds: FoldStorage, lean: LeanFolds?, cancellation: CancellationFlag?,
+         text: String) {
         self.table = table
         self.elsewhere = elsewhere
         self.folds = folds
+        self.lean = lean
         ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
 
@@ -383,13 +413,14 @@ private struct ScopeScan {
     /// the scope's sessions. The loop is chosen once: a lean fold reads only up to each record's session.
     /// Records come a block at a time, so the loop over them is inlined here.
     mutating func scan(_ snapshot: Snapshot, onboarding: StringID, strings: StringCache, needs: FoldNeeds) throws {
-        if needs.lean {
+        if let lean {
             try snapshot.forEachRun(onboarding: onboarding) { run in
                 while let record = try run.next() {
                     let fields = try record.fields(.session)
-                    guard let session = fields.session, let slot = table.existingSlot(session), !elsewhere[slot] else { continue }
+                    guard let session = fields.session, let slot = table.existingSlot(session), !lean.base[slot].excluded
+                    else { continue }
                     try ticker.tick()
-                    folds.base[slot].addLean(fields, seq: record.seq, needs: needs)
+                    try lean.add(slot: slot, fields, seq: record.seq)
                 }
                 return true
             }
@@ -408,11 +439,3 @@ private struct ScopeScan {
     }
 }
 
-extension SessionFold {
-    /// Folds what a lean fold reads of a record (`needs.lean`).
-    @inline(__always)
-    mutating func addLean(_ fields: RecordFields, seq: UInt64, needs: FoldNeeds) {
-        addLean(time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex, onboarding: fields.onboarding,
-                totalScreens: fields.totalScreens, needs: needs)
-    }
-}

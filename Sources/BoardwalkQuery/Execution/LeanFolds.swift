@@ -1,0 +1,194 @@
+import BoardwalkCodec
+import BoardwalkModel
+
+/// What a lean fold (``FoldNeeds/lean``) keeps of one session: what each event's time, seq, screen, onboarding
+/// and total screens say about it (the session fields ``SessionFold/isLean(_:)`` lists), and the newest entry of
+/// the session's chain of screen times, in 112 bytes (a ``SessionFold`` takes 256, and holds its screen times
+/// in an array of its own).
+///
+/// A scan visits the events of a scope in key order, `(onboarding, screen, time, seq)`, so consecutive events
+/// belong to unrelated sessions: every event is a random access to its session's state. Keeping that state
+/// small is what keeps a scope of thousands of sessions in the core's cache (measured with callgrind's cache
+/// simulation of a 2 MiB last level, a median onboarding's funnel at 1 M sessions: 1.7 misses per event in the
+/// fold with ``SessionFold``s, 0.5 with these).
+struct LeanFold {
+    var first = OrderKey.highest
+    var last = OrderKey.lowest
+    /// The first event with a screen index: the session's onboarding.
+    var firstScreenAt = OrderKey.highest
+    var lastScreenAt = OrderKey.lowest
+    var events = 0
+    /// The largest `total_screens` seen; `Int.min` when none.
+    var totalScreens = Int.min
+    var onboarding: StringID = 0
+    var lastScreen: Int32 = -1
+    var furthest: Int32 = -1
+    /// The newest screen of the session's screen times and the earliest time seen at it (kept here rather than
+    /// in the pool: the next event of the session at the same screen, the usual case, touches no other memory).
+    var headScreen: Int32 = -1
+    var headTime: Int64 = .max
+    /// The pool index of the entry before the head, `-1` for none.
+    var headPrevious: Int32 = -1
+    /// Whether the screens of the chain ascend from oldest to newest (the key order delivers them so within one
+    /// onboarding; a session in several onboardings may go back).
+    var ascending = true
+    /// A session of the scope that the scan skips (it is read through the session index instead).
+    var excluded = false
+}
+
+/// The sessions of a lean fold, by slot, with their screen times in one shared pool.
+///
+/// A session's screen times form a chain, newest first: the head lives in its ``LeanFold``, older entries in
+/// the pool, each linking to the one before. New entries are appended to the pool, so the pool is written
+/// sequentially whatever the order of the sessions. Reach times are only kept when the query needs them
+/// (a screen funnel).
+///
+/// Memory: 112 bytes per session plus 16 bytes per (session, screen) pair beyond each session's newest.
+/// The pool's links are 32-bit: a fold with more than 2³¹ − 1 such pairs (several billion events) throws
+/// rather than trap.
+final class LeanFolds {
+    /// One older screen time of a chain.
+    struct ScreenTime {
+        var time: Int64
+        var screen: Int32
+        var previous: Int32
+    }
+
+    private let folds: SlotStorage<LeanFold>
+    /// The folds, by slot.
+    var base: UnsafeMutablePointer<LeanFold> { folds.base }
+    /// The number of sessions.
+    var count: Int { folds.count }
+    @exclusivity(unchecked) private var pool: UnsafeMutablePointer<ScreenTime>
+    @exclusivity(unchecked) private var poolCapacity: Int
+    @exclusivity(unchecked) private var poolCount = 0
+    let reachTimes: Bool
+
+    /// - Parameters:
+    ///   - capacity: the number of sessions expected (the storage grows past it).
+    ///   - events: the number of events the scan may fold, a bound on the screen times it keeps. The pool is
+    ///     reserved for that many (up to 2²⁶ entries, 1 GiB, then it grows): memory is only touched, and
+    ///     counted, as the pool fills, while growing it would copy it into fresh pages (measured: a fifth of a
+    ///     median onboarding's page faults).
+    ///   - reachTimes: whether to keep each session's screen times (``FoldNeeds/reachTimes``).
+    init(capacity: Int, events: Int, reachTimes: Bool) {
+        folds = SlotStorage(capacity: capacity)
+        self.reachTimes = reachTimes
+        poolCapacity = reachTimes ? min(max(events, 256), 1 << 26) : 0
+        pool = .allocate(capacity: max(poolCapacity, 1))
+    }
+
+    deinit {
+        pool.deallocate()  // a trivial type: nothing to deinitialize
+    }
+
+    /// Appends an empty fold and returns its slot.
+    func append() -> Int { folds.append(LeanFold()) }
+
+    /// Folds one event's time, seq, screen, onboarding and total screens into the session at `slot`, as
+    /// ``SessionFold/add(_:seq:full:strings:needs:)`` folds those fields: in any order, each "first" and "last"
+    /// kept with its `(time, seq)` position.
+    @inline(__always)
+    func add(slot: Int, _ fields: RecordFields, seq: UInt64) throws(QueryError) {
+        try add(slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
+                onboarding: fields.onboarding, totalScreens: fields.totalScreens)
+    }
+
+    /// ``add(slot:_:seq:)`` from the fields themselves.
+    @inline(__always)
+    func add(slot: Int, time: Int64, seq: UInt64, screen: Int?, onboarding: StringID?, totalScreens: Int?) throws(QueryError) {
+        let f = base + slot
+        let at = OrderKey(time: time, seq: seq)
+        if at < f.pointee.first { f.pointee.first = at }
+        if f.pointee.last < at { f.pointee.last = at }
+        f.pointee.events += 1
+        guard let screen else { return }
+        if at < f.pointee.firstScreenAt {
+            f.pointee.firstScreenAt = at
+            f.pointee.onboarding = onboarding ?? 0
+        }
+        let s = Int32(truncatingIfNeeded: screen)
+        if f.pointee.lastScreenAt < at { f.pointee.lastScreenAt = at; f.pointee.lastScreen = s }
+        if let totalScreens, totalScreens > f.pointee.totalScreens { f.pointee.totalScreens = totalScreens }
+        if s > f.pointee.furthest { f.pointee.furthest = s }
+        if reachTimes { try noteScreen(f, s, time) }
+    }
+
+    /// Keeps the earliest time of each screen of the session at `f`.
+    @inline(__always)
+    private func noteScreen(_ f: UnsafeMutablePointer<LeanFold>, _ s: Int32, _ time: Int64) throws(QueryError) {
+        let head = f.pointee.headScreen
+        if head == s {
+            if time < f.pointee.headTime { f.pointee.headTime = time }
+            return
+        }
+        if head >= 0, !(f.pointee.ascending && head < s) {
+            // Not the newest screen, nor above it in an ascending chain: it may be an older entry.
+            var i = f.pointee.headPrevious
+            while i >= 0 {
+                if pool[Int(i)].screen == s {
+                    if time < pool[Int(i)].time { pool[Int(i)].time = time }
+                    return
+                }
+                i = pool[Int(i)].previous
+            }
+            if head > s { f.pointee.ascending = false }
+        }
+        if head >= 0 {
+            // The head moves to the pool; the new screen becomes the head.
+            if poolCount == poolCapacity { try growPool() }
+            pool[poolCount] = ScreenTime(time: f.pointee.headTime, screen: head, previous: f.pointee.headPrevious)
+            f.pointee.headPrevious = Int32(truncatingIfNeeded: poolCount)
+            poolCount += 1
+        }
+        f.pointee.headScreen = s
+        f.pointee.headTime = time
+    }
+
+    private func growPool() throws(QueryError) {
+        guard poolCapacity < Int(Int32.max) else {
+            throw QueryError(.source, "the query's sessions reached more than \(Int32.max) (session, screen) pairs, more than one fold holds")
+        }
+        let bigger = min(poolCapacity * 2, Int(Int32.max))
+        let grown = UnsafeMutablePointer<ScreenTime>.allocate(capacity: bigger)
+        grown.moveInitialize(from: pool, count: poolCount)
+        pool.deallocate()
+        pool = grown
+        poolCapacity = bigger
+    }
+
+    /// The summary of the session at `slot`: the fields a lean fold reads are those
+    /// ``SessionFold/summary(name:strings:needs:reachBuffer:)`` gives for the same events; the others keep their
+    /// initial values (nothing reads them, see ``FoldNeeds/lean``).
+    func summary(slot: Int, name: String, strings: StringCache, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
+        let f = base[slot]
+        let s = SessionSummary(id: name)
+        guard f.events > 0 else { return s }
+        if needs.onboarding, f.firstScreenAt != .highest { s.onboarding = strings.string(f.onboarding) }
+        s.started = Timestamp(microseconds: f.first.time)
+        s.ended = Timestamp(microseconds: f.last.time)
+        s.eventCount = f.events
+        if f.furthest >= 0 {
+            s.furthestScreen = Int(f.furthest)
+            s.lastScreen = Int(f.lastScreen)
+            s.totalScreens = f.totalScreens == .min ? nil : f.totalScreens
+        }
+        if reachTimes, f.furthest >= 0 {
+            let pool = self.pool
+            s.reachTimes = SessionFold.reachTimes(furthest: Int(f.furthest), buffer: &reachBuffer) { earliest in
+                // Every screen of the chain is at most `furthest`; each appears once.
+                if f.headScreen >= 0 { earliest[Int(f.headScreen)] = min(earliest[Int(f.headScreen)], f.headTime) }
+                var i = f.headPrevious
+                while i >= 0 {
+                    let entry = pool[Int(i)]
+                    earliest[Int(entry.screen)] = min(earliest[Int(entry.screen)], entry.time)
+                    i = entry.previous
+                }
+            }
+        }
+        return s
+    }
+
+    /// The number of events folded into the session at `slot`.
+    func events(slot: Int) -> Int { base[slot].events }
+}

@@ -1,0 +1,95 @@
+import BoardwalkCodec
+import BoardwalkGenerator
+import BoardwalkModel
+import BoardwalkStore
+import Testing
+@testable import BoardwalkQuery
+
+/// The fields of one event as a ``SessionFold`` reads them, for folding the same events both ways.
+private struct LeanEvent: FoldFields {
+    var micros: Int64
+    var seq: UInt64
+    var screenIndex: Int?
+    var onboarding: StringID?
+    var totalScreens: Int?
+
+    var time: Timestamp { Timestamp(microseconds: micros) }
+    var profile: StringID? { nil }
+    var placement: StringID? { nil }
+    var variation: StringID? { nil }
+    var kind: EventKind { .custom }
+    var knownAnalyticsName: AnalyticsName? { nil }
+    var analyticsName: AnalyticsNameRef? { nil }
+    var elementID: StringID? { nil }
+}
+
+/// ``LeanFolds`` keeps what ``SessionFold`` keeps of each event's time, screen, onboarding and total screens, in
+/// a layout of its own (a screen-time chain per session in a shared pool): fold the same events, in arbitrary
+/// orders, into both and compare every field a lean fold gives. The orders include screens going back (a
+/// session in several onboardings, or events arriving late), equal times broken by seq, events without a
+/// screen, and a pool small enough to grow many times.
+@Test func leanFoldsKeepWhatSessionFoldsKeep() throws {
+    var rng = SplitMix64(seed: 0x1EA7)
+    var needs = FoldNeeds()
+    needs.reachTimes = true
+    needs.onboarding = false
+    try withTemporaryStore { store in
+        try store.read { snapshot in
+            let strings = StringCache(snapshot)
+            for round in 0..<200 {
+                let sessions = Int.random(in: 1...6, using: &rng)
+                // `events: 1`: the pool starts at its minimum and grows.
+                let lean = LeanFolds(capacity: sessions, events: 1, reachTimes: true)
+                var folds = [SessionFold](repeating: SessionFold(), count: sessions)
+                for _ in 0..<sessions { _ = lean.append() }
+                var events: [(slot: Int, event: LeanEvent)] = []
+                var seq: UInt64 = 0
+                for slot in 0..<sessions {
+                    for _ in 0..<Int.random(in: 0...40, using: &rng) {
+                        seq += 1
+                        let screen: Int? = Int.random(in: 0...9, using: &rng) == 0 ? nil : Int.random(in: 0...11, using: &rng)
+                        let total: Int? = screen == nil || Bool.random(using: &rng) ? nil : Int.random(in: 1...14, using: &rng)
+                        events.append((slot, LeanEvent(
+                            micros: Int64(Int.random(in: 0...30, using: &rng)) * 1_000_000, seq: seq, screenIndex: screen,
+                            onboarding: screen == nil ? nil : StringID(Int.random(in: 1...2, using: &rng)), totalScreens: total)))
+                    }
+                }
+                // Key order within a screen (as a scan of one onboarding brings them) in half the rounds, any order
+                // in the others.
+                if round % 2 == 0 {
+                    events.sort { ($0.event.screenIndex ?? .max, $0.event.micros, $0.event.seq) < ($1.event.screenIndex ?? .max, $1.event.micros, $1.event.seq) }
+                } else {
+                    events.shuffle(using: &rng)
+                }
+                for (slot, e) in events {
+                    try lean.add(slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, onboarding: e.onboarding,
+                                 totalScreens: e.totalScreens)
+                    try folds[slot].add(e, seq: e.seq, full: { () throws(QueryError) -> EventView in
+                        Issue.record("a lean fold never needs the full view")
+                        throw QueryError(.source, "unreachable")
+                    }, strings: strings, needs: needs)
+                }
+                var leanBuffer: [Int64] = [], foldBuffer: [Int64] = []
+                for slot in 0..<sessions {
+                    let a = lean.summary(slot: slot, name: "s", strings: strings, needs: needs, reachBuffer: &leanBuffer)
+                    let b = folds[slot].summary(name: "s", strings: strings, needs: needs, reachBuffer: &foldBuffer)
+                    let context = "round \(round), session \(slot)"
+                    #expect(a.started == b.started, "\(context)")
+                    #expect(a.ended == b.ended, "\(context)")
+                    #expect(a.eventCount == b.eventCount, "\(context)")
+                    #expect(lean.events(slot: slot) == folds[slot].events, "\(context)")
+                    #expect(a.furthestScreen == b.furthestScreen, "\(context)")
+                    #expect(a.lastScreen == b.lastScreen, "\(context)")
+                    #expect(a.totalScreens == b.totalScreens, "\(context)")
+                    #expect(a.reachTimes == b.reachTimes, "\(context)")
+                    #expect(lean.base[slot].onboarding == folds[slot].onboarding, "\(context)")
+                }
+            }
+        }
+    }
+}
+
+/// The point of ``LeanFold`` is its size (see its documentation): keep it within two cache lines.
+@Test func leanFoldStaysWithinTwoCacheLines() {
+    #expect(MemoryLayout<LeanFold>.stride <= 128)
+}
