@@ -23,7 +23,10 @@ struct StepEvent {
 
 /// A funnel's steps, prepared to test a stored event's fields: which steps name its kind or analytics name (read
 /// without decoding the record), then the predicates of those on the full event.
-struct StepTests {
+///
+/// A class: the fold reads it on every event, and a struct of arrays would be copied (retained and released)
+/// out of ``FoldNeeds`` each time.
+final class StepTests {
     let matcher: FunnelMatcher
     /// Per step: the event kind it names, if its event is a kind's wire name.
     private let kinds: [EventKind?]
@@ -32,6 +35,8 @@ struct StepTests {
     /// Steps whose event is neither a kind nor a known analytics name: an analytics name outside the known list,
     /// compared with the text of an event's unknown name.
     private let others: [(step: Int, name: String)]
+    /// Bit `k`: step `k` has a predicate, which needs the whole event.
+    let predicated: UInt64
 
     init(_ matcher: FunnelMatcher) {
         self.matcher = matcher
@@ -43,6 +48,9 @@ struct StepTests {
             others.append((k, event))
         }
         self.others = others
+        var predicated: UInt64 = 0
+        for (k, step) in matcher.funnel.steps.enumerated() where step.predicate != nil { predicated |= 1 << UInt64(k) }
+        self.predicated = predicated
     }
 
     var count: Int { kinds.count }
@@ -74,27 +82,22 @@ extension SessionFold {
                                                          strings: StringCache) throws(E) {
         let candidates = tests.candidates(kind: r.kind, name: r.analyticsName, strings: strings)
         guard candidates != 0 else { return }
-        var mask: UInt64 = 0
-        var row: StoreEventRow?
-        for k in 0..<tests.count where candidates & (1 << UInt64(k)) != 0 {
-            if tests.matcher.funnel.steps[k].predicate != nil {
-                if row == nil { row = StoreEventRow(view: try full(), strings: strings) }
-                guard tests.matcher.matches(row!, step: k) else { continue }
-            }
+        let by = tests.matcher.funnel.by
+        if candidates & tests.predicated == 0, by.isEmpty {
+            stepEvents.append(StepEvent(at: at, mask: candidates, keys: []))
+            return
+        }
+        let event = StoreEventRow(view: try full(), strings: strings)
+        var mask = candidates & ~tests.predicated
+        for k in 0..<tests.count where candidates & tests.predicated & (1 << UInt64(k)) != 0 && tests.matcher.matches(event, step: k) {
             mask |= 1 << UInt64(k)
         }
         guard mask != 0 else { return }
-        var keys: [Value] = []
-        let by = tests.matcher.funnel.by
-        if !by.isEmpty {
-            let event: StoreEventRow
-            if let row { event = row } else { event = StoreEventRow(view: try full(), strings: strings) }
-            let now = tests.matcher.now
-            keys = by.map { column in
-                column.bound.evaluate(now: now) { b in
-                    if case .event(let f) = b { return event.value(f) }
-                    return .null
-                }
+        let now = tests.matcher.now
+        let keys = by.map { column in
+            column.bound.evaluate(now: now) { b in
+                if case .event(let f) = b { return event.value(f) }
+                return .null
             }
         }
         stepEvents.append(StepEvent(at: at, mask: mask, keys: keys))
