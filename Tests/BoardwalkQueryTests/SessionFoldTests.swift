@@ -72,8 +72,8 @@ import Testing
         let (_, statistics) = try whole.execute(on: source)
         #expect(statistics.sessionsRead == 1)
         #expect(statistics.eventsRead == 2)
-        // Custom steps match each session's events in order: those still read sessions through the index.
-        let steps = try Query.parse("sessions | funnel onboarding_started, screen_presented")
+        // Strict custom steps match each session's events in order: those still read sessions through the index.
+        let steps = try Query.parse("sessions | funnel onboarding_started, screen_presented mode strict")
         #expect(steps.explain(on: source).contains("through the store's session index"))
         let one = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel"#)
         #expect(one.explain(on: source).contains("through the store's session index"))

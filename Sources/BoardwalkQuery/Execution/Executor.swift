@@ -58,6 +58,7 @@ struct Executor {
         let listing = query.reduction == nil
         let isFunnel = if case .funnel = query.reduction { true } else { false }
         let hasMatcher = query.hasCustomFunnel
+        let needsSessionRows = query.needsSessionRows
         defer { self.statistics = statistics }
         func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
         switch plan.access {
@@ -98,9 +99,9 @@ struct Executor {
                 }
                 return true
             }
-        case .sessions where !hasMatcher && source is StoreEventSource:
-            // The store folds sessions from borrowed views (one sequential scan for the whole store); only a
-            // custom-step funnel needs each session's events as rows.
+        case .sessions where !needsSessionRows && source is StoreEventSource:
+            // The store folds sessions from borrowed views (one sequential scan for the whole store), keeping the
+            // events that match a custom funnel's steps; only a strict funnel needs each session's events as rows.
             let store = source as! StoreEventSource
             try store.foldSessions(plan.ranges, needs: FoldNeeds(query, now: now), cancellation: cancellation,
                                    text: query.ast.text) { (summary, funnelKeys, events) throws(QueryError) -> Bool in
@@ -108,7 +109,9 @@ struct Executor {
                 statistics.eventsRead += events
                 func leaf(_ b: Bound) -> Value { summary.leaf(b) }
                 guard passes(leaf) else { return true }
-                if isFunnel {
+                if hasMatcher {
+                    sink.addStepEvents(summary.stepEvents)
+                } else if isFunnel {
                     sink.addScreenFunnel(summary, firstScreenKeys: funnelKeys)
                 } else {
                     sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, summary.id))
@@ -247,19 +250,33 @@ private struct Sink {
         }
         if let matcher {
             let progress = matcher.progress(events)
-            guard progress.level > 0 else { return }
-            let n = funnel.steps.count
-            let keys: [[Value]] = funnel.by.isEmpty ? [[]] : progress.firstStep.map { keyCombinations(values(events[$0])) } ?? []
-            for key in keys {
-                if customFunnel[key] == nil { customFunnel[key] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
-                for k in 0..<progress.level {
-                    customFunnel[key]!.reached[k] += 1
-                    customFunnel[key]!.times[k].append(Double(progress.times[k].microseconds - progress.times[0].microseconds))
-                }
-            }
+            addChain(progress, firstStepKeys: funnel.by.isEmpty ? [] : progress.firstStep.map { values(events[$0]) })
         } else {
             let first = funnel.by.isEmpty ? nil : events.firstIndex { $0.screenIndex != nil }
             addScreenFunnel(summary, firstScreenKeys: first.map { values(events[$0]) } ?? [])
+        }
+    }
+
+    /// Adds a session to the funnel of custom steps from its events that match a step, in `(time, seq)` order
+    /// (``StepEvent``; `ordered` and `any` modes).
+    mutating func addStepEvents(_ events: [StepEvent]) {
+        guard let matcher, !events.isEmpty else { return }
+        let progress = matcher.progress(events)
+        addChain(progress, firstStepKeys: progress.firstStep.map { events[$0].keys })
+    }
+
+    /// Counts a session's best chain (rule 4) under the breakdown values of its step-1 event (rule 12);
+    /// `firstStepKeys` is nil when a breakdown has no step-1 event to read.
+    private mutating func addChain(_ progress: FunnelProgress, firstStepKeys: [Value]?) {
+        guard case .funnel(let funnel) = query.reduction, progress.level > 0 else { return }
+        let n = funnel.steps.count
+        let keys: [[Value]] = funnel.by.isEmpty ? [[]] : firstStepKeys.map { keyCombinations($0) } ?? []
+        for key in keys {
+            if customFunnel[key] == nil { customFunnel[key] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
+            for k in 0..<progress.level {
+                customFunnel[key]!.reached[k] += 1
+                customFunnel[key]!.times[k].append(Double(progress.times[k].microseconds - progress.times[0].microseconds))
+            }
         }
     }
 

@@ -122,9 +122,9 @@ struct Plan: Sendable {
         switch access {
         case .events: lines.append("read: event keys (onboarding, screen, time, seq)")
         case .sessions where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
-            && !query.hasCustomFunnel:
+            && !query.needsSessionRows:
             lines.append("read: every event once in key order, folded into per-session summaries in memory")
-        case .sessions where source is StoreEventSource && !ranges.isEmpty && !query.hasCustomFunnel
+        case .sessions where source is StoreEventSource && !ranges.isEmpty && !query.needsSessionRows
             && ranges.allSatisfy({ $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime }):
             lines.append("read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
                 + "onboarding's keys, folded per session in memory (the sessions listed in spanning_sessions, with events "
@@ -154,6 +154,15 @@ struct Plan: Sendable {
 extension CheckedQuery {
     /// Whether the reduction is a funnel of custom steps, which matches each session's events in order.
     var hasCustomFunnel: Bool { if case .funnel(let f) = reduction, !f.steps.isEmpty { true } else { false } }
+
+    /// Whether the reduction needs every event of each session as a row, in order: a strict funnel of custom
+    /// steps (any event it does not ignore breaks a chain), or one of more steps than a fold's step mask holds
+    /// (``StepEvent/maxSteps``). Other funnels of custom steps need only the events that match a step, which a
+    /// session fold keeps (``FoldNeeds/stepMatcher``).
+    var needsSessionRows: Bool {
+        guard case .funnel(let f) = reduction, !f.steps.isEmpty else { return false }
+        return f.mode == .strict || f.steps.count > StepEvent.maxSteps
+    }
 }
 
 extension BinaryOperator {

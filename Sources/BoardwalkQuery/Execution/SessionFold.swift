@@ -29,6 +29,9 @@ struct FoldNeeds {
     var reachTimes = false
     /// Breakdown columns of a screen funnel, evaluated on the session's first event with a screen index.
     var funnelBy: [BoundColumn] = []
+    /// A funnel of custom steps read by a fold (not ``CheckedQuery/needsSessionRows``): each session keeps its
+    /// events that match a step (``StepEvent``).
+    var stepTests: StepTests?
     var now = Timestamp(microseconds: 0)
     /// Whether the query reads only the session fields a fold of each event's time, screen, total screens and
     /// session gives (``SessionFold/isLean(_:)``): then the store reads only those of each record, and the
@@ -47,7 +50,12 @@ struct FoldNeeds {
         case .histogram(let value, _): bounds.append(value.bound)
         case .funnel(let f):
             reachTimes = f.steps.isEmpty
-            funnelBy = f.by
+            if f.steps.isEmpty {
+                funnelBy = f.by
+            } else if !query.needsSessionRows {
+                // The breakdown of a custom funnel is read on its step events, not on the first screen event.
+                stepTests = StepTests(FunnelMatcher(funnel: f, now: now))
+            }
         case nil: name = true  // listed rows are ordered by (started, session)
         }
         // Lean: a reduction (a listing shows every field) that is not a custom funnel (it matches each session's
@@ -128,6 +136,8 @@ struct SessionFold {
     var outcome: Exit?
     /// Element id → (position, answer) of the last state update.
     var answers: [StringID: (at: OrderKey, value: Value)] = [:]
+    /// The events that match a step of the query's funnel (``FoldNeeds/stepTests``), in the order folded.
+    var stepEvents: [StepEvent] = []
 
     /// Whether a lean fold (``LeanFolds/add(slot:_:seq:)``) folds `field` (`reached(n)` reads
     /// `furthest_screen`, which it does). A switch, not a `Set`: a set's metadata costs a process more to
@@ -208,6 +218,7 @@ struct SessionFold {
         default: break
         }
         if let terminal, outcomeAt < at { outcomeAt = at; outcome = terminal }
+        if let tests = needs.stepTests { try noteSteps(r, at: at, tests: tests, full: full, strings: strings) }
     }
 
     @inline(__always)
@@ -285,6 +296,7 @@ struct SessionFold {
         s.kindsSeen = kindsSeen
         s.namesSeen = namesSeen
         s.otherNamesSeen = otherNames.compactMap { strings.string($0) }
+        if needs.stepTests != nil { s.stepEvents = stepEvents.sorted { $0.at < $1.at } }
         if needs.answers {
             for (element, entry) in answers {
                 if let text = strings.string(element) { s.answers[text] = entry.value }

@@ -11,6 +11,11 @@ struct FunnelProgress {
 }
 
 /// Matches one funnel against sessions' events; the executor's implementation of rule 4.
+///
+/// It reads a session's events by position: their times, whether each matches a step, and (strict mode) whether
+/// each is ignored. A session's rows give all three; a session fold gives its events that match a step with
+/// their step masks (``StepEvent``), which is all the `ordered` and `any` modes look at (an event that matches no
+/// step never starts, extends nor anchors a chain). `strict` needs every event.
 struct FunnelMatcher {
     let funnel: BoundFunnel
     let now: Timestamp
@@ -29,6 +34,18 @@ struct FunnelMatcher {
     /// The best chain over a session's events, in `(time, seq)` order.
     /// - Complexity: O(n · s) for n events and s step-1 candidates; the scan from a start stops at the window.
     func progress<R: EventRow>(_ events: [R]) -> FunnelProgress {
+        progress(count: events.count, time: { events[$0].time.microseconds }, matches: { matches(events[$0], step: $1) },
+                 ignored: { i in funnel.ignoring.contains { events[i].isEvent($0) } })
+    }
+
+    /// The best chain over a session's events that match a step, in `(time, seq)` order: the same as
+    /// ``progress(_:)-(([R]))`` over all the session's events in `ordered` and `any` modes (not `strict`).
+    func progress(_ events: [StepEvent]) -> FunnelProgress {
+        progress(count: events.count, time: { events[$0].at.time }, matches: { events[$0].mask & (1 << UInt64($1)) != 0 },
+                 ignored: { _ in false })
+    }
+
+    private func progress(count: Int, time: (Int) -> Int64, matches: (Int, Int) -> Bool, ignored: (Int) -> Bool) -> FunnelProgress {
         let n = funnel.steps.count
         let window = funnel.within ?? Int64.max
         var best = FunnelProgress(level: 0, times: [], firstStep: nil)
@@ -36,14 +53,14 @@ struct FunnelMatcher {
         case .ordered:
             // Greedy from each start: with the window measured from step 1 and nothing required between steps,
             // taking the earliest match of each next step is optimal, and gives the earliest chain.
-            for start in events.indices where matches(events[start], step: 0) {
-                let t1 = events[start].time.microseconds
-                var times = [events[start].time]
+            for start in 0..<count where matches(start, 0) {
+                let t1 = time(start)
+                var times = [Timestamp(microseconds: t1)]
                 var j = start + 1
-                while times.count < n, j < events.count {
-                    let e = events[j]
-                    if e.time.microseconds &- t1 > window { break }
-                    if matches(e, step: times.count) { times.append(e.time) }
+                while times.count < n, j < count {
+                    let t = time(j)
+                    if t &- t1 > window { break }
+                    if matches(j, times.count) { times.append(Timestamp(microseconds: t)) }
                     j += 1
                 }
                 if times.count > best.level {
@@ -52,11 +69,12 @@ struct FunnelMatcher {
                 }
             }
         case .strict:
-            for start in events.indices where matches(events[start], step: 0) {
-                let chain = [start] + strictChain(events, after: start, step: 1, start: events[start].time.microseconds,
+            for start in 0..<count where matches(start, 0) {
+                let chain = [start] + strictChain(count, time, matches, ignored, after: start, step: 1, start: time(start),
                                                   window: window)
                 if chain.count > best.level {
-                    best = FunnelProgress(level: chain.count, times: chain.map { events[$0].time }, firstStep: start)
+                    best = FunnelProgress(level: chain.count, times: chain.map { Timestamp(microseconds: time($0)) },
+                                          firstStep: start)
                     if best.level == n { break }
                 }
             }
@@ -64,17 +82,17 @@ struct FunnelMatcher {
             // Each event matching some step anchors a window [t, t + within]; the level is the longest prefix of
             // steps all matched by events inside it.
             var matched = [[Bool]]()
-            matched.reserveCapacity(events.count)
-            for e in events { matched.append((0..<n).map { matches(e, step: $0) }) }
-            for anchor in events.indices where matched[anchor].contains(true) {
-                let t = events[anchor].time.microseconds
+            matched.reserveCapacity(count)
+            for e in 0..<count { matched.append((0..<n).map { matches(e, $0) }) }
+            for anchor in 0..<count where matched[anchor].contains(true) {
+                let t = time(anchor)
                 // The first time each step happens inside the window.
                 var first = [Int64?](repeating: nil, count: n)
-                for j in events.indices {
-                    let d = events[j].time.microseconds &- t
+                for j in 0..<count {
+                    let d = time(j) &- t
                     if d < 0 { continue }
                     if d > window { break }
-                    for k in 0..<n where matched[j][k] && first[k] == nil { first[k] = events[j].time.microseconds }
+                    for k in 0..<n where matched[j][k] && first[k] == nil { first[k] = time(j) }
                 }
                 let level = first.firstIndex(of: nil) ?? n
                 if level > best.level {
@@ -85,7 +103,7 @@ struct FunnelMatcher {
                         done = max(done, first[k]!)
                         times.append(Timestamp(microseconds: done))
                     }
-                    best = FunnelProgress(level: level, times: times, firstStep: firstMatch(events, matched, anchor, window))
+                    best = FunnelProgress(level: level, times: times, firstStep: firstMatch(count, time, matched, anchor, window))
                     if level == n { break }
                 }
             }
@@ -96,32 +114,32 @@ struct FunnelMatcher {
     /// The longest (then earliest) continuation of a strict chain from position `after` at step `k`: only
     /// ignored events may lie between two steps, so the candidates for the next step are the following run of
     /// ignored events and the first event that is not ignored.
-    private func strictChain<R: EventRow>(_ events: [R], after: Int, step k: Int, start t1: Int64, window: Int64) -> [Int] {
+    private func strictChain(_ count: Int, _ time: (Int) -> Int64, _ matches: (Int, Int) -> Bool, _ ignored: (Int) -> Bool,
+                             after: Int, step k: Int, start t1: Int64, window: Int64) -> [Int] {
         let n = funnel.steps.count
         guard k < n else { return [] }
         var best: [Int] = []
         var j = after + 1
-        while j < events.count {
-            let e = events[j]
-            if e.time.microseconds &- t1 > window { break }
-            if matches(e, step: k) {
-                let chain = [j] + strictChain(events, after: j, step: k + 1, start: t1, window: window)
+        while j < count {
+            if time(j) &- t1 > window { break }
+            if matches(j, k) {
+                let chain = [j] + strictChain(count, time, matches, ignored, after: j, step: k + 1, start: t1, window: window)
                 if chain.count > best.count {
                     best = chain
                     if best.count == n - k { break }
                 }
             }
-            if !funnel.ignoring.contains(where: { e.isEvent($0) }) { break }
+            if !ignored(j) { break }
             j += 1
         }
         return best
     }
 
     /// In `any` mode, the breakdown value comes from the window's first event that matches step 1.
-    private func firstMatch<R: EventRow>(_ events: [R], _ matched: [[Bool]], _ anchor: Int, _ window: Int64) -> Int? {
-        let t = events[anchor].time.microseconds
-        for j in events.indices {
-            let d = events[j].time.microseconds &- t
+    private func firstMatch(_ count: Int, _ time: (Int) -> Int64, _ matched: [[Bool]], _ anchor: Int, _ window: Int64) -> Int? {
+        let t = time(anchor)
+        for j in 0..<count {
+            let d = time(j) &- t
             if d >= 0, d <= window, matched[j][0] { return j }
         }
         return nil
