@@ -79,3 +79,30 @@ import Testing
         #expect(one.explain(on: source).contains("through the store's session index"))
     }
 }
+
+/// `sessions | count` reads the store's session counter: the same number as counting the sessions folded from
+/// every event (forced here by a filter that keeps every session), with explicit, inferred and spanning sessions.
+@Test func sessionCountComesFromTheStoresCounter() throws {
+    var generator = SessionGenerator(seed: 0xC0_0174)
+    var events = generator.events() + generator.events()
+    // A session in two onboardings and one with an event without a position: each is one session.
+    events += [ev(0, "span", screen: 0, onboarding: "onb_1", started), ev(5, "span", screen: 1, onboarding: "onb_2", presented),
+               ev(7, "lost", screen: nil, .error(OnboardingError(domain: "webkit", code: 1, message: "m"))),
+               ev(8, "lost", screen: 0, onboarding: "onb_1", presented)]
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        let source = StoreEventSource(store)
+        let count = try Query.parse("sessions | count")
+        #expect(count.explain(on: source).hasPrefix("read: the store's count of distinct sessions (meta), no event"))
+        let (table, statistics) = try count.execute(on: source)
+        #expect(statistics.eventsRead == 0)
+        guard case .integer(let n)? = table.rows.first?.first else { Issue.record("no count: \(table.rows)"); return }
+        #expect(n >= 2)
+        let folded = try Query.parse("sessions | where events >= 1 | count").run(on: source)
+        #expect(folded.column("count") == table.column("count"))
+        #expect(try Query.parse("sessions | count").run(on: InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event)))
+                .column("count") == table.column("count"))
+        // Table stages still apply.
+        #expect(try Query.parse("sessions | count | where count > 1000000").run(on: source).rows.isEmpty)
+    }
+}

@@ -99,6 +99,9 @@ struct Executor {
                 }
                 return true
             }
+        case .sessions where query.countsEverySession && source is StoreEventSource:
+            // The store counts distinct sessions as it appends (and `check()` verifies the counter).
+            sink.addCount(try (source as! StoreEventSource).sessionCount())
         case .sessions where !needsSessionRows && source is StoreEventSource:
             // The store folds sessions from borrowed views (one sequential scan for the whole store), keeping the
             // events that match a custom funnel's steps; only a strict funnel needs each session's events as rows.
@@ -256,6 +259,9 @@ private struct Sink {
             addScreenFunnel(summary, firstScreenKeys: first.map { values(events[$0]) } ?? [])
         }
     }
+
+    /// Adds `n` to the count of a `count` without `by`.
+    mutating func addCount(_ n: Int) { counts[[], default: 0] += n }
 
     /// Adds a session to the funnel of custom steps from its events that match a step, in `(time, seq)` order
     /// (``StepEvent``; `ordered` and `any` modes).

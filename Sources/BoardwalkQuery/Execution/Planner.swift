@@ -121,6 +121,8 @@ struct Plan: Sendable {
         var lines: [String] = []
         switch access {
         case .events: lines.append("read: event keys (onboarding, screen, time, seq)")
+        case .sessions where source is StoreEventSource && query.countsEverySession:
+            lines.append("read: the store's count of distinct sessions (meta), no event")
         case .sessions where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
             && !query.needsSessionRows:
             lines.append("read: every event once in key order, folded into per-session summaries in memory")
@@ -154,6 +156,10 @@ struct Plan: Sendable {
 extension CheckedQuery {
     /// Whether the reduction is a funnel of custom steps, which matches each session's events in order.
     var hasCustomFunnel: Bool { if case .funnel(let f) = reduction, !f.steps.isEmpty { true } else { false } }
+
+    /// Whether the query is `sessions | count` and nothing else before its table stages: the number of distinct
+    /// sessions, which the store keeps as a counter.
+    var countsEverySession: Bool { source == .sessions && filters.isEmpty && reduction == .count(by: []) }
 
     /// Whether the reduction needs every event of each session as a row, in order: a strict funnel of custom
     /// steps (any event it does not ignore breaks a chain), or one of more steps than a fold's step mask holds

@@ -93,6 +93,14 @@ public struct StoreEventSource: EventSource {
         }
     }
 
+    /// The number of distinct sessions in the store, from the counter the writer keeps (``StoreStats/sessions``).
+    /// - Complexity: O(1): a few keys of the `meta` database.
+    func sessionCount() throws(QueryError) -> Int {
+        var count = 0
+        try reading { snapshot in count = try snapshot.stats().sessions }
+        return count
+    }
+
     /// The distinct sessions with an event in `ranges`, in first-seen order; memory grows with sessions.
     private static func sessions(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws -> [StringID] {
         var ids: [StringID] = []
