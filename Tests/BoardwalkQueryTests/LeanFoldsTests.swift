@@ -89,7 +89,44 @@ private struct LeanEvent: FoldFields {
     }
 }
 
-/// The point of ``LeanFold`` is its size (see its documentation): keep it within two cache lines.
-@Test func leanFoldStaysWithinTwoCacheLines() {
+/// The point of ``LeanFold`` is its size (see its documentation): keep it at 128 bytes or less.
+@Test func leanFoldTakesAtMost128Bytes() {
     #expect(MemoryLayout<LeanFold>.stride <= 128)
+}
+
+/// The screen-time pool grows past its reserve (256 entries when the scan expects few events) and keeps every
+/// chain: two sessions, each with 450 screens seen three times in descending order.
+@Test func leanFoldsPoolGrowsAndKeepsEveryChain() throws {
+    var needs = FoldNeeds()
+    needs.reachTimes = true
+    try withTemporaryStore { store in
+        try store.read { snapshot in
+            let strings = StringCache(snapshot)
+            let lean = LeanFolds(capacity: 2, events: 1, reachTimes: true)
+            _ = lean.append()
+            _ = lean.append()
+            var folds = [SessionFold(), SessionFold()]
+            var seq: UInt64 = 0
+            for round in 0..<3 {
+                for screen in stride(from: 449, through: 0, by: -1) {
+                    for slot in 0..<2 {
+                        seq += 1
+                        let event = LeanEvent(micros: Int64(round * 1_000 + screen + slot) * 1_000_000, seq: seq,
+                                              screenIndex: screen, onboarding: 1, totalScreens: 450)
+                        try lean.add(slot: slot, time: event.micros, seq: seq, screen: screen, onboarding: 1, totalScreens: 450)
+                        try folds[slot].add(event, seq: seq, full: { () throws(QueryError) -> EventView in
+                            throw QueryError(.source, "a lean fold never needs the full view")
+                        }, strings: strings, needs: needs)
+                    }
+                }
+            }
+            var a: [Int64] = [], b: [Int64] = []
+            for slot in 0..<2 {
+                let lean = lean.summary(slot: slot, name: "s", strings: strings, needs: needs, reachBuffer: &a)
+                let full = folds[slot].summary(name: "s", strings: strings, needs: needs, reachBuffer: &b)
+                #expect(lean.reachTimes.count == 450)
+                #expect(lean.reachTimes == full.reachTimes)
+            }
+        }
+    }
 }

@@ -61,6 +61,24 @@ struct Executor {
         let needsSessionRows = query.needsSessionRows
         defer { self.statistics = statistics }
         func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
+        /// Each session with events in the ranges, its events as rows in `(time, seq)` order.
+        func readSessionRows() throws(QueryError) {
+            try source.scanSessions(plan.ranges) { (id, scanned) throws(QueryError) -> Bool in
+                try ticker.tick(scanned.count)
+                statistics.sessionsRead += 1
+                statistics.eventsRead += scanned.count
+                let summary = SessionSummary(id: id)
+                for s in scanned { summary.add(s) }
+                func leaf(_ b: Bound) -> Value { summary.leaf(b) }
+                guard passes(leaf) else { return true }
+                if isFunnel {
+                    sink.addSession(summary, scanned)
+                } else {
+                    sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, id))
+                }
+                return true
+            }
+        }
         switch plan.access {
         case .events:
             for range in plan.ranges {
@@ -106,7 +124,8 @@ struct Executor {
             // The store folds sessions from borrowed views (one sequential scan for the whole store), keeping the
             // events that match a custom funnel's steps; only a strict funnel needs each session's events as rows.
             let store = source as! StoreEventSource
-            try store.foldSessions(plan.ranges, needs: FoldNeeds(query, now: now), cancellation: cancellation,
+            let needs = FoldNeeds(query, now: now)
+            try store.foldSessions(plan.ranges, needs: needs, cancellation: cancellation,
                                    text: query.ast.text) { (summary, funnelKeys, events) throws(QueryError) -> Bool in
                 statistics.sessionsRead += 1
                 statistics.eventsRead += events
@@ -121,22 +140,10 @@ struct Executor {
                 }
                 return true
             }
+            // A custom funnel whose steps matched more events than its folds may keep: nothing was delivered.
+            if needs.stepTests?.overBudget == true { try readSessionRows() }
         case .sessions:
-            try source.scanSessions(plan.ranges) { (id, scanned) throws(QueryError) -> Bool in
-                try ticker.tick(scanned.count)
-                statistics.sessionsRead += 1
-                statistics.eventsRead += scanned.count
-                let summary = SessionSummary(id: id)
-                for s in scanned { summary.add(s) }
-                func leaf(_ b: Bound) -> Value { summary.leaf(b) }
-                guard passes(leaf) else { return true }
-                if isFunnel {
-                    sink.addSession(summary, scanned)
-                } else {
-                    sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, id))
-                }
-                return true
-            }
+            try readSessionRows()
         }
         return applyTableStages(sink.finish())
     }
@@ -243,14 +250,7 @@ private struct Sink {
 
     mutating func addSession<R: EventRow>(_ summary: SessionSummary, _ events: [R]) {
         guard case .funnel(let funnel) = query.reduction else { return }
-        func values(_ e: R) -> [Value] {
-            funnel.by.map { column in
-                column.bound.evaluate(now: now) { b in
-                    if case .event(let f) = b { return e.value(f) }
-                    return .null
-                }
-            }
-        }
+        func values(_ e: R) -> [Value] { FunnelMatcher.values(of: funnel.by, on: e, now: now) }
         if let matcher {
             let progress = matcher.progress(events)
             addChain(progress, firstStepKeys: funnel.by.isEmpty ? [] : progress.firstStep.map { values(events[$0]) })

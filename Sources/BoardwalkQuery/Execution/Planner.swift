@@ -164,7 +164,7 @@ extension CheckedQuery {
     /// Whether the reduction needs every event of each session as a row, in order: a strict funnel of custom
     /// steps (any event it does not ignore breaks a chain), or one of more steps than a fold's step mask holds
     /// (``StepEvent/maxSteps``). Other funnels of custom steps need only the events that match a step, which a
-    /// session fold keeps (``FoldNeeds/stepMatcher``).
+    /// session fold keeps (``FoldNeeds/stepTests``).
     var needsSessionRows: Bool {
         guard case .funnel(let f) = reduction, !f.steps.isEmpty else { return false }
         return f.mode == .strict || f.steps.count > StepEvent.maxSteps

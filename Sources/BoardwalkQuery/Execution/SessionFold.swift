@@ -174,13 +174,8 @@ struct SessionFold {
                 firstScreenAt = at
                 onboarding = r.onboarding ?? 0
                 if !needs.funnelBy.isEmpty {
-                    let row = StoreEventRow(view: try full(), strings: strings)
-                    funnelKeys = needs.funnelBy.map { column in
-                        column.bound.evaluate(now: needs.now) { b in
-                            if case .event(let f) = b { return row.value(f) }
-                            return .null
-                        }
-                    }
+                    funnelKeys = FunnelMatcher.values(of: needs.funnelBy, on: StoreEventRow(view: try full(), strings: strings),
+                                                      now: needs.now)
                 }
             }
             if lastScreenAt < at { lastScreenAt = at; lastScreen = screen }

@@ -17,7 +17,8 @@ struct StepEvent {
     var at: OrderKey
     /// Bit `k`: the event is step `k`.
     var mask: UInt64
-    /// The funnel's `by` columns on this event; empty without `by`.
+    /// The funnel's `by` columns on this event when it is a step-1 event (only a chain's step-1 event gives a
+    /// breakdown its values); empty otherwise and without `by`.
     var keys: [Value]
 }
 
@@ -32,26 +33,41 @@ final class StepTests {
     private let kinds: [EventKind?]
     /// Per step: the known analytics name it names, if any.
     private let names: [AnalyticsName?]
-    /// Steps whose event is neither a kind nor a known analytics name: an analytics name outside the known list,
-    /// compared with the text of an event's unknown name.
-    private let others: [(step: Int, name: String)]
+    /// Per step: its event, compared with the text of an event's analytics name outside the known list (an
+    /// event appended through the library may spell a known name that way; `EventRow.isEvent` compares text).
+    private let events: [String]
     /// Bit `k`: step `k` has a predicate, which needs the whole event.
     let predicated: UInt64
+    /// How many step events the folds of a scan may keep before the query reads sessions as rows instead
+    /// (``limit(sessions:)``): they keep them until the scan ends, so without a bound a step that most events
+    /// match (`analytics`) would hold memory in proportion to the events of the scope.
+    @exclusivity(unchecked) private(set) var budget = Int.max
+    /// Step events kept so far, by every fold of the scan.
+    @exclusivity(unchecked) var kept = 0
 
     init(_ matcher: FunnelMatcher) {
         self.matcher = matcher
-        let events = matcher.funnel.steps.map(\.event)
+        events = matcher.funnel.steps.map(\.event)
         kinds = events.map { EventKind(rawValue: $0) }
         names = events.map { AnalyticsName(rawValue: $0) }
-        var others: [(Int, String)] = []
-        for (k, event) in events.enumerated() where EventKind(rawValue: event) == nil && AnalyticsName(rawValue: event) == nil {
-            others.append((k, event))
-        }
-        self.others = others
         var predicated: UInt64 = 0
         for (k, step) in matcher.funnel.steps.enumerated() where step.predicate != nil { predicated |= 1 << UInt64(k) }
         self.predicated = predicated
     }
+
+    /// Starts a scan of `sessions` sessions: its folds may keep 8 step events per session, plus 1 M (32 bytes
+    /// each), before the scan stops (``overBudget``).
+    func limit(sessions: Int) {
+        budget = StepTests.budgetOverride ?? 8 * max(sessions, 0) + 1 << 20
+        kept = 0
+    }
+
+    /// A budget for tests (0: every scan that keeps a step event stops, and the query reads sessions as rows).
+    @TaskLocal static var budgetOverride: Int?
+
+    /// Whether the folds kept more step events than ``budget``: the scan stops, and the query reads sessions
+    /// as rows.
+    var overBudget: Bool { kept > budget }
 
     var count: Int { kinds.count }
 
@@ -66,8 +82,8 @@ final class StepTests {
         case .known(let known):
             for k in 0..<names.count where names[k] == known { mask |= 1 << UInt64(k) }
         case .unknown(let id):
-            if !others.isEmpty, let text = strings.string(id) {
-                for (k, event) in others where event == text { mask |= 1 << UInt64(k) }
+            if let text = strings.string(id) {
+                for k in 0..<events.count where events[k] == text { mask |= 1 << UInt64(k) }
             }
         }
         return mask
@@ -83,8 +99,11 @@ extension SessionFold {
         let candidates = tests.candidates(kind: r.kind, name: r.analyticsName, strings: strings)
         guard candidates != 0 else { return }
         let by = tests.matcher.funnel.by
-        if candidates & tests.predicated == 0, by.isEmpty {
-            stepEvents.append(StepEvent(at: at, mask: candidates, keys: []))
+        // Only a step-1 event gives a breakdown its values (rule 12): other step events need the whole event only
+        // for their predicates.
+        let wantsKeys = !by.isEmpty && candidates & 1 != 0
+        if candidates & tests.predicated == 0, !wantsKeys {
+            keep(StepEvent(at: at, mask: candidates, keys: []), tests)
             return
         }
         let event = StoreEventRow(view: try full(), strings: strings)
@@ -93,13 +112,13 @@ extension SessionFold {
             mask |= 1 << UInt64(k)
         }
         guard mask != 0 else { return }
-        let now = tests.matcher.now
-        let keys = by.map { column in
-            column.bound.evaluate(now: now) { b in
-                if case .event(let f) = b { return event.value(f) }
-                return .null
-            }
-        }
-        stepEvents.append(StepEvent(at: at, mask: mask, keys: keys))
+        let keys = mask & 1 != 0 ? FunnelMatcher.values(of: by, on: event, now: tests.matcher.now) : []
+        keep(StepEvent(at: at, mask: mask, keys: keys), tests)
+    }
+
+    @inline(__always)
+    private mutating func keep(_ event: StepEvent, _ tests: StepTests) {
+        stepEvents.append(event)
+        tests.kept += 1
     }
 }

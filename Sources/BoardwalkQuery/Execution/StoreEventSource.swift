@@ -149,8 +149,11 @@ extension StoreEventSource {
     /// ``FoldNeeds/funnelBy``) and the number of events folded; stops when `body` returns false.
     ///
     /// When the ranges are the whole store, one sequential scan in key order folds every event into its
-    /// session's ``SessionFold`` (memory grows with sessions, not events; no session index read). Otherwise
-    /// each session's events are folded through the session index, as ``scanSessions(_:_:)`` reads them.
+    /// session's ``SessionFold`` (no session index read); memory grows with sessions, not events, except for
+    /// the step events a custom funnel's folds keep, which are bounded (``StepTests/limit(sessions:)``): over
+    /// that bound the scan stops and nothing is delivered, and the caller reads sessions as rows instead
+    /// (``StepTests/overBudget``). Otherwise each session's events are folded through the session index, as
+    /// ``scanSessions(_:_:)`` reads them.
     func foldSessions(_ ranges: [ScanRange], needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
                       _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool) throws(QueryError) {
         try reading { snapshot in
@@ -178,7 +181,10 @@ extension StoreEventSource {
                 // over captured variables cost a dynamic exclusivity check per event).
                 var scan = WholeStoreScan(capacity: expected, events: stats?.events ?? 0, needs: needs,
                                           cancellation: cancellation, text: text)
+                needs.stepTests?.limit(sessions: expected)
                 try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs)
+                // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
+                if needs.stepTests?.overBudget == true { return }
                 let folds = scan.folds, ids = scan.ids
                 var reachBuffer: [Int64] = []
                 if let lean = scan.lean {
@@ -291,6 +297,7 @@ extension StoreEventSource {
         // All the scan's state in one struct, mutated through one access per event: a local function capturing
         // variables pays a dynamic exclusivity check per event.
         var scan = ScopeScan(table: table, elsewhere: spanning, folds: folds, lean: lean, cancellation: cancellation, text: text)
+        needs.stepTests?.limit(sessions: slotsInScope)
         for onboarding in scope {
             try scan.scan(snapshot, onboarding: onboarding, strings: strings, needs: needs)
         }
@@ -299,6 +306,8 @@ extension StoreEventSource {
             // and sessions read through the index are skipped.
             try scan.scan(snapshot, onboarding: RecordFormat.noOnboarding, strings: strings, needs: needs)
         }
+        // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
+        if needs.stepTests?.overBudget == true { return true }
         let elsewhere = spanning
         var reachBuffer: [Int64] = []
         for (slot, id) in ids.enumerated() {
@@ -380,7 +389,7 @@ private struct WholeStoreScan {
                     try folds.base[slot(session)].add(fields, seq: record.seq, full: { () throws in try record.view() },
                                                       strings: strings, needs: needs)
                 }
-                return true
+                return needs.stepTests?.overBudget != true
             }
         }
     }
@@ -441,7 +450,7 @@ private struct ScopeScan {
                     try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
                                              strings: strings, needs: needs)
                 }
-                return true
+                return needs.stepTests?.overBudget != true
             }
         }
     }

@@ -20,6 +20,17 @@ struct FunnelMatcher {
     let funnel: BoundFunnel
     let now: Timestamp
 
+    /// The values of breakdown columns `by` on `row` (rule 12: a funnel's on its chain's step-1 event, a screen
+    /// funnel's on the session's first event with a screen index); session fields are absent there.
+    static func values(of by: [BoundColumn], on row: some EventRow, now: Timestamp) -> [Value] {
+        by.map { column in
+            column.bound.evaluate(now: now) { b in
+                if case .event(let f) = b { return row.value(f) }
+                return .null
+            }
+        }
+    }
+
     /// Whether `row` is step `k`.
     func matches(_ row: some EventRow, step k: Int) -> Bool {
         let step = funnel.steps[k]
