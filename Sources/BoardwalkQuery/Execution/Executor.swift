@@ -62,24 +62,41 @@ struct Executor {
         func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
         switch plan.access {
         case .events:
-            for range in plan.ranges {
-                try source.scanEvents(range) { row throws(QueryError) -> Bool in
-                    try ticker.tick()
-                    statistics.eventsRead += 1
-                    // A local function, not a closure value: a closure stored in a `let` escapes, and would
-                    // allocate a context holding a copy of the row on every event.
-                    func leaf(_ b: Bound) -> Value {
-                        if case .event(let f) = b { return row.value(f) }
-                        return .null
+            // One row's way through the filters into the reduction, whatever the row type.
+            func visit<R: EventRow>(_ row: R) throws(QueryError) -> Bool {
+                try ticker.tick()
+                statistics.eventsRead += 1
+                // A local function, not a closure value: a closure stored in a `let` escapes, and would
+                // allocate a context holding a copy of the row on every event.
+                func leaf(_ b: Bound) -> Value {
+                    if case .event(let f) = b { return row.value(f) }
+                    return .null
+                }
+                if passes(leaf) {
+                    var time: Int64 = 0
+                    if listing, case .time(let t) = row.value(.time) { time = t.microseconds }
+                    sink.addRow(leaf, censored: false, order: (time, row.seq, ""))
+                }
+                return true
+            }
+            if let store = source as? StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed {
+                if let counts = plan.blockCounts {
+                    // Counts from block headers: the filters were split by the plan and are checked there.
+                    let reads = try store.countEvents(plan.ranges, counts, now: now, cancellation: cancellation,
+                                                      text: query.ast.text) { (leaf, n) throws(QueryError) in
+                        sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: n)
                     }
-                    if passes(leaf) {
-                        var time: Int64 = 0
-                        if listing, case .time(let t) = row.value(.time) { time = t.microseconds }
-                        sink.addRow(leaf, censored: false, order: (time, row.seq, ""))
-                    }
-                    return true
+                    statistics.blocksCounted += reads.counted
+                    statistics.blocksRead += reads.timed
+                    statistics.eventsCounted += reads.events
+                    break
+                }
+                if plan.leanEvents {
+                    for range in plan.ranges { try store.scanEventFields(range, visit) }
+                    break
                 }
             }
+            for range in plan.ranges { try source.scanEvents(range, visit) }
         case .sessionEvents:
             try source.scanSessions(plan.ranges) { (_, scanned) throws(QueryError) -> Bool in
                 try ticker.tick(scanned.count)
@@ -195,32 +212,35 @@ private struct Sink {
         screenFunnelHasBy = if case .funnel(let f) = query.reduction { !f.by.isEmpty } else { false }
     }
 
-    mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String)) {
+    /// Adds a row, or `weight` rows with the same values (a count from block headers: `count`, `top` and
+    /// `histogram` only).
+    mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String), weight: Int = 1) {
         switch query.reduction {
         case .count(let by):
             // The key is built in a reused buffer: looking up an existing group allocates nothing.
             keyBuffer.removeAll(keepingCapacity: true)
             for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
             if !keyBuffer.contains(where: \.isSet) {
-                counts[keyBuffer, default: 0] += 1
+                counts[keyBuffer, default: 0] += weight
             } else {
-                for key in keyCombinations(keyBuffer) { counts[key, default: 0] += 1 }
+                for key in keyCombinations(keyBuffer) { counts[key, default: 0] += weight }
             }
         case .top(_, let key):
             // The most frequent values: absent is not a value (rule 11), here or from an empty multi-select.
             keyBuffer.removeAll(keepingCapacity: true)
             keyBuffer.append(key.bound.evaluate(now: now, leaf))
             if !keyBuffer[0].isSet {
-                if !keyBuffer[0].isNull { counts[keyBuffer, default: 0] += 1 }
+                if !keyBuffer[0].isNull { counts[keyBuffer, default: 0] += weight }
             } else {
-                for k in keyCombinations(keyBuffer) where !k[0].isNull { counts[k, default: 0] += 1 }
+                for k in keyCombinations(keyBuffer) where !k[0].isNull { counts[k, default: 0] += weight }
             }
         case .histogram(let value, let step):
             guard let x = value.bound.evaluate(now: now, leaf).numeric else { return }
             let bucket = (x / step).rounded(.down) * step
             let key: Value = value.type == .duration ? .duration(bucket) : .number(bucket)
-            counts[[key], default: 0] += 1
+            counts[[key], default: 0] += weight
         case .stats(let aggregates, let by, _):
+            assert(weight == 1, "a weighted row of stats")
             let values = aggregates.map { $0.argument?.evaluate(now: now, leaf) ?? .null }
             for key in keyCombinations(by.map { $0.bound.evaluate(now: now, leaf) }) {
                 // Mutated in place through the dictionary: a copy taken out would copy every kept value.
