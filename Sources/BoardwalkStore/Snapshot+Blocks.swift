@@ -30,7 +30,7 @@ extension Snapshot {
     public func forEachBlock(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                              _ body: (inout StoredBlock) throws -> Bool) throws {
         let range = TimeRange(time)
-        if let onboarding, let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
+        if onboarding != nil, let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
         let firstScreen = onboarding == nil ? 0 : UInt16(clamping: screens?.lowerBound ?? 0)
         let lastScreen = onboarding == nil ? UInt16.max : UInt16(clamping: screens?.upperBound ?? Int(UInt16.max))
         try txn.withCursor(dbs.events) { c in
