@@ -18,7 +18,7 @@ private func runOnStore(_ query: Query, _ store: Store, fast: Bool, now: Timesta
     let now = Timestamp(microseconds: base + 3 * 86_400 * second)
     var queries = QueryGenerator(seed: 0xB10C)
     var ran = 0, nonEmpty = 0
-    var headerCounts = 0, blocksCounted = 0, blocksRead = 0, lean = 0, full = 0
+    var headerCounts = 0, blocksCounted = 0, blocksRead = 0, lean = 0, coded = 0, memo = 0, full = 0
     for dataset in 0..<16 {
         var generator = SessionGenerator(seed: 0xE7E7 ^ UInt64(dataset))
         let events = generator.events()
@@ -59,6 +59,9 @@ private func runOnStore(_ query: Query, _ store: Store, fast: Bool, now: Timesta
                         #expect(statistics.eventsRead == 0, "\(text)")
                         blocksCounted += statistics.blocksCounted
                         blocksRead += statistics.blocksRead
+                    } else if let codes = plan.codedCount {
+                        coded += 1
+                        if codes.filterFields != nil && !query.checked.filters.isEmpty { memo += 1 }
                     } else if plan.leanEvents {
                         lean += 1
                     } else {
@@ -71,7 +74,8 @@ private func runOnStore(_ query: Query, _ store: Store, fast: Bool, now: Timesta
     #expect(ran == 800)
     #expect(nonEmpty > ran / 2)
     // Every path is exercised, and counts both from whole blocks and from blocks read for their times.
-    #expect(headerCounts > 200 && lean > 100 && full > 20, "header counts \(headerCounts), lean \(lean), full \(full)")
+    #expect(headerCounts > 200 && lean > 50 && coded > 50 && memo > 20 && full > 20,
+            "header counts \(headerCounts), lean rows \(lean), counts by codes \(coded) (filters by codes \(memo)), full \(full)")
     #expect(blocksCounted > 100 && blocksRead > 100, "blocks counted \(blocksCounted), read \(blocksRead)")
 }
 
@@ -207,7 +211,7 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
         let lean = try Query.parse(#"events | where kind == "analytics" | count by name"#)
         #expect(lean.explain(on: source) == """
             read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, event_id, \
-            value or label read)
+            value or label read), counted by field codes
               range onboarding=* screen=* time=* (the whole store)
             filter: 1 `where` stage, checked on every row read
             reduce: count by name

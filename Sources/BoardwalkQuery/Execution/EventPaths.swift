@@ -153,3 +153,49 @@ struct BlockCountPlan: Sendable {
         }
     }
 }
+
+/// A lean `events` count grouped by plain fields that have a ``FieldCode`` (`count by name`, `top 5 element`):
+/// each record passing the filters adds one to its key of field codes in a ``CodeTable``; the codes become
+/// values once per group at the end. When the filters too read only such fields, their result is kept per
+/// combination of those fields' codes and each record costs a lookup, not an evaluation.
+struct CodedCountPlan: Sendable {
+    /// The fields of the group key, in the order of the `by` columns (`top`: its one key).
+    var keys: [EventField]
+    /// The fields the filters read, when they all have codes (at most four); nil: filters evaluated per row.
+    var filterFields: [EventField]?
+
+    /// The plan for `query`, or nil when its shape does not allow one (`Plan.leanEvents` is checked apart).
+    static func make(_ query: CheckedQuery) -> CodedCountPlan? {
+        let columns: [BoundColumn]
+        switch query.reduction {
+        case .count(let by): columns = by
+        case .top(_, let key): columns = [key]
+        default: return nil
+        }
+        var keys: [EventField] = []
+        for column in columns {
+            guard case .event(let field) = column.bound, FieldCode.has(field) else { return nil }
+            keys.append(field)
+        }
+        guard keys.count <= CodeKey.width else { return nil }
+        var read: [EventField] = []
+        var coded = true
+        func collect(_ b: Bound) {
+            switch b {
+            case .event(let field):
+                if !FieldCode.has(field) { coded = false } else if !read.contains(field) { read.append(field) }
+            case .compare(_, let x, let y), .and(let x, let y), .or(let x, let y), .arithmetic(_, let x, let y):
+                collect(x)
+                collect(y)
+            case .not(let x), .negate(let x): collect(x)
+            case .member(let x, let items, _):
+                collect(x)
+                items.forEach(collect)
+            case .literal, .now: break
+            case .session, .column, .answer, .did, .reached: coded = false
+            }
+        }
+        query.filters.forEach(collect)
+        return CodedCountPlan(keys: keys, filterFields: coded && read.count <= CodeKey.width ? read : nil)
+    }
+}

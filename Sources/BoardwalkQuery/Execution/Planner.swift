@@ -20,6 +20,8 @@ struct Plan: Sendable {
     /// For other `events` queries on a store: whether every field the query reads is one the codec's
     /// `RecordFields` reads, so that records need not be decoded whole (``EventField/isLean``).
     var leanEvents = false
+    /// For lean `events` counts by plain fields on a store: counted by field codes, without a row per event.
+    var codedCount: CodedCountPlan? = nil
 
     /// The planner: predicates on onboarding, screen and time (conjuncts of the leading `where` stages, compared
     /// with constants) become key ranges; everything else is checked row by row.
@@ -98,6 +100,7 @@ struct Plan: Sendable {
         if access == .events {
             plan.blockCounts = BlockCountPlan.make(query, now: now)
             plan.leanEvents = query.readsOnly(\.isLean)
+            if plan.leanEvents { plan.codedCount = CodedCountPlan.make(query) }
         }
         guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true else { return plan }
         let keys: [String?] = onboardings.map { $0.sorted().map(Optional.some) } ?? [nil]
@@ -133,7 +136,7 @@ struct Plan: Sendable {
                 + "decoded: blocks inside the time range counted from their headers, blocks it cuts read for their events' times")
         case .events where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents:
             lines.append("read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, "
-                + "event_id, value or label read)")
+                + "event_id, value or label read)" + (codedCount == nil ? "" : ", counted by field codes"))
         case .events: lines.append("read: event keys (onboarding, screen, time, seq)")
         case .sessions where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
             && !query.hasCustomFunnel:

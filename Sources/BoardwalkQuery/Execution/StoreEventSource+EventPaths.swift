@@ -177,6 +177,99 @@ extension StoreEventSource {
     }
 }
 
+extension StoreEventSource {
+    /// Counts the events of `ranges` that pass `filters`, grouped by the field codes of `plan.keys` (records
+    /// read through `RecordFields`, as ``scanEventFields(_:_:)`` reads them); then calls `body` once per group
+    /// with its field reader (the key fields' values) and its count. Returns the number of events read.
+    ///
+    /// No row and no ``Value`` per event: each record's key is a few integers looked up in a ``CodeTable``,
+    /// strings are resolved once per group; with ``CodedCountPlan/filterFields`` the filters are evaluated once
+    /// per combination of the fields they read. Memory grows with the groups (and those combinations).
+    func countByCodes(_ ranges: [ScanRange], _ plan: CodedCountPlan, filters: [Bound], now: Timestamp,
+                      cancellation: CancellationFlag?, text: String,
+                      _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void) throws(QueryError) -> Int {
+        var read = 0
+        try readSnapshot { snapshot in
+            let strings = StringCache(snapshot)
+            var scan = CodedCountScan(plan: plan, filters: filters, now: now, strings: strings, cancellation: cancellation, text: text)
+            for range in ranges { try scan.scan(snapshot, range) }
+            read = scan.read
+            let counts = scan.counts
+            for (i, key) in counts.keys.enumerated() {
+                func leaf(_ b: Bound) -> Value {
+                    guard case .event(let field) = b, let k = plan.keys.firstIndex(of: field) else { return .null }
+                    return FieldCode.value(field, key[k], strings: strings)
+                }
+                try body(leaf, counts.values[i])
+            }
+        }
+        return read
+    }
+}
+
+/// The state of a count by field codes, mutated through one access per run of records (state in captured
+/// variables would pay a dynamic exclusivity check per event).
+private struct CodedCountScan {
+    let keys: [EventField]
+    let filterFields: [EventField]?
+    let filters: [Bound]
+    let now: Timestamp
+    let strings: StringCache
+    let cancellation: CancellationFlag?
+    let text: String
+    var counts = CodeTable<Int>()
+    /// Whether the filters pass, per combination of the codes of the fields they read.
+    var memo = CodeTable<Bool>()
+    var read = 0
+    var sinceCheck = 0
+
+    init(plan: CodedCountPlan, filters: [Bound], now: Timestamp, strings: StringCache, cancellation: CancellationFlag?, text: String) {
+        keys = plan.keys
+        filterFields = plan.filterFields
+        self.filters = filters
+        self.now = now
+        self.strings = strings
+        self.cancellation = cancellation
+        self.text = text
+    }
+
+    mutating func scan(_ snapshot: Snapshot, _ range: ScanRange) throws {
+        try StoreEventSource.forEachRun(snapshot, range) { run in
+            while let record = try run.next() {
+                let fields = try record.fields(.all)
+                read += 1
+                sinceCheck += 1
+                if sinceCheck >= 4096 {
+                    sinceCheck = 0
+                    if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+                }
+                if !filters.isEmpty && !passes(fields, seq: record.seq) { continue }
+                let e = counts.entry(CodeKey(keys, fields)) { 0 }
+                counts.values[e] += 1
+            }
+            return true
+        }
+    }
+
+    @inline(__always)
+    private mutating func passes(_ fields: RecordFields, seq: UInt64) -> Bool {
+        // Locals, so that the evaluation below captures no part of `self` while `memo` is being mutated.
+        let row = StoreFieldsRow(fields: fields, seq: seq, strings: strings)
+        let filters = self.filters, now = self.now
+        func evaluate() -> Bool {
+            func leaf(_ b: Bound) -> Value {
+                if case .event(let field) = b { return row.value(field) }
+                return .null
+            }
+            for filter in filters where !filter.evaluate(now: now, leaf).isTrue { return false }
+            return true
+        }
+        guard let filterFields else { return evaluate() }
+        let e = memo.entry(CodeKey(filterFields, fields), evaluate)
+        return memo.values[e]
+    }
+}
+
 /// A stored event as an ``EventRow`` read through the codec's `RecordFields`: the fields of
 /// ``EventField/isLean`` only, strings through the scan's ``StringCache``. Valid only inside the scan callback
 /// that received it. The executor hands it only to queries that read no other field (``Plan/leanEvents``).
@@ -205,41 +298,13 @@ public struct StoreFieldsRow: EventRow {
     /// The value of a lean field, as ``StoreEventRow/value(_:)`` gives it; absent for the fields `RecordFields`
     /// does not read (a query reading them never gets this row).
     public func value(_ field: EventField) -> Value {
-        let r = fields
-        func text(_ id: StringID?) -> Value {
-            guard let id, let s = strings.string(id) else { return .null }
-            return .string(s)
-        }
-        func nonEmpty(_ id: StringID?) -> Value {
-            if case .string(let s) = text(id), !s.isEmpty { return .string(s) }
-            return .null
-        }
+        // One mapping from record to value for this row and for counts by field codes.
+        if FieldCode.has(field) { return FieldCode.value(field, FieldCode.code(field, fields), strings: strings) }
         switch field {
-        case .time: return .time(r.time)
+        case .time: return .time(fields.time)
         case .seq: return .integer(Int64(bitPattern: seq))
-        case .kind: return .string(r.kind.rawValue)
-        case .name:
-            switch r.analyticsName {
-            case .known(let name)?: return .string(name.rawValue)
-            case .unknown(let id)?: return text(id)
-            case nil: return .string(r.kind.rawValue)
-            }
-        case .onboarding: return text(r.onboarding)
-        case .screen: return r.screenIndex.map { .integer(Int64($0)) } ?? .null
-        case .totalScreens: return r.totalScreens.map { .integer(Int64($0)) } ?? .null
-        case .session: return text(r.session)
-        case .profile: return text(r.profile)
-        case .placement: return text(r.placement)
-        case .variation: return text(r.variation)
-        case .action: return text(r.actionID)
-        case .element:
-            if r.kind == .analytics, r.knownAnalyticsName != .screenCompleted { return .null }
-            return nonEmpty(r.elementID)
-        case .reply:
-            guard r.knownAnalyticsName == .screenCompleted else { return .null }
-            return nonEmpty(r.reply)
-        case .elementType: return r.elementType.map { .string($0.rawValue) } ?? .null
-        case .screenCID, .eventID, .value, .label, .dwell:
+        case .totalScreens: return fields.totalScreens.map { .integer(Int64($0)) } ?? .null
+        default:
             assertionFailure("\(field.rawValue) is not read by RecordFields: the plan must not take the lean path")
             return .null
         }
