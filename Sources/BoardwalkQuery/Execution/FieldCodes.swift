@@ -157,19 +157,31 @@ struct CodeTable<V> {
     /// The entry of `key`, appended with `make()` when new.
     @inline(__always)
     mutating func entry(_ key: CodeKey, _ make: () -> V) -> Int {
+        if let e = find(key) { return e }
+        insert(key, make())
+        return keys.count - 1
+    }
+
+    /// The entry of `key`, if any.
+    @inline(__always)
+    func find(_ key: CodeKey) -> Int? {
         var i = Int(truncatingIfNeeded: key.hash) & mask
         while true {
             let s = slots[i]
-            if s < 0 { break }
+            if s < 0 { return nil }
             if keys[Int(s)] == key { return Int(s) }
             i = (i + 1) & mask
         }
-        let e = keys.count
+    }
+
+    /// Appends an entry for `key`, which must not be in the table.
+    mutating func insert(_ key: CodeKey, _ value: V) {
+        var i = Int(truncatingIfNeeded: key.hash) & mask
+        while slots[i] >= 0 { i = (i + 1) & mask }
+        slots[i] = Int32(truncatingIfNeeded: keys.count)
         keys.append(key)
-        values.append(make())
-        slots[i] = Int32(truncatingIfNeeded: e)
+        values.append(value)
         if keys.count * 2 > slots.count { grow() }
-        return e
     }
 
     private mutating func grow() {

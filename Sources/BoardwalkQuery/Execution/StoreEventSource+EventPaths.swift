@@ -253,20 +253,23 @@ private struct CodedCountScan {
 
     @inline(__always)
     private mutating func passes(_ fields: RecordFields, seq: UInt64) -> Bool {
-        // Locals, so that the evaluation below captures no part of `self` while `memo` is being mutated.
+        guard let filterFields else { return evaluate(fields, seq: seq) }
+        let key = CodeKey(filterFields, fields)
+        if let e = memo.find(key) { return memo.values[e] }
+        let result = evaluate(fields, seq: seq)
+        memo.insert(key, result)
+        return result
+    }
+
+    /// The filters on one record (the row, which retains the string cache, is made only here).
+    private func evaluate(_ fields: RecordFields, seq: UInt64) -> Bool {
         let row = StoreFieldsRow(fields: fields, seq: seq, strings: strings)
-        let filters = self.filters, now = self.now
-        func evaluate() -> Bool {
-            func leaf(_ b: Bound) -> Value {
-                if case .event(let field) = b { return row.value(field) }
-                return .null
-            }
-            for filter in filters where !filter.evaluate(now: now, leaf).isTrue { return false }
-            return true
+        func leaf(_ b: Bound) -> Value {
+            if case .event(let field) = b { return row.value(field) }
+            return .null
         }
-        guard let filterFields else { return evaluate() }
-        let e = memo.entry(CodeKey(filterFields, fields), evaluate)
-        return memo.values[e]
+        for filter in filters where !filter.evaluate(now: now, leaf).isTrue { return false }
+        return true
     }
 }
 
