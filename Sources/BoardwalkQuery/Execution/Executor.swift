@@ -62,23 +62,6 @@ struct Executor {
         func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
         switch plan.access {
         case .events:
-            // One row's way through the filters into the reduction, whatever the row type.
-            func visit<R: EventRow>(_ row: R) throws(QueryError) -> Bool {
-                try ticker.tick()
-                statistics.eventsRead += 1
-                // A local function, not a closure value: a closure stored in a `let` escapes, and would
-                // allocate a context holding a copy of the row on every event.
-                func leaf(_ b: Bound) -> Value {
-                    if case .event(let f) = b { return row.value(f) }
-                    return .null
-                }
-                if passes(leaf) {
-                    var time: Int64 = 0
-                    if listing, case .time(let t) = row.value(.time) { time = t.microseconds }
-                    sink.addRow(leaf, censored: false, order: (time, row.seq, ""))
-                }
-                return true
-            }
             if let store = source as? StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed {
                 if let counts = plan.blockCounts {
                     // Counts from block headers: the filters were split by the plan and are checked there.
@@ -101,11 +84,19 @@ struct Executor {
                     break
                 }
                 if plan.leanEvents {
-                    for range in plan.ranges { try store.scanEventFields(range, visit) }
+                    for range in plan.ranges {
+                        try store.scanEventFields(range) { row throws(QueryError) in
+                            try Executor.visit(row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                        }
+                    }
                     break
                 }
             }
-            for range in plan.ranges { try source.scanEvents(range, visit) }
+            for range in plan.ranges {
+                try source.scanEvents(range) { row throws(QueryError) in
+                    try Executor.visit(row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                }
+            }
         case .sessionEvents:
             try source.scanSessions(plan.ranges) { (_, scanned) throws(QueryError) -> Bool in
                 try ticker.tick(scanned.count)
@@ -159,6 +150,29 @@ struct Executor {
             }
         }
         return applyTableStages(sink.finish())
+    }
+
+    /// One event row's way through the filters into the reduction, whatever the row type. A static function
+    /// taking the state `inout` from a closure literal: a local function capturing the executor's variables,
+    /// passed as a closure, made every access to them a dynamic exclusivity check (callgrind: +2.5 % on a
+    /// full-path `top 10 value`).
+    @inline(__always)
+    private static func visit<R: EventRow>(_ row: R, _ sink: inout Sink, _ ticker: inout Ticker, _ statistics: inout RunStatistics,
+                                           filters: [Bound], now: Timestamp, listing: Bool) throws(QueryError) -> Bool {
+        try ticker.tick()
+        statistics.eventsRead += 1
+        // A local function, not a closure value: a closure stored in a `let` escapes, and would allocate a
+        // context holding a copy of the row on every event.
+        func leaf(_ b: Bound) -> Value {
+            if case .event(let f) = b { return row.value(f) }
+            return .null
+        }
+        if passes(filters, now, leaf) {
+            var time: Int64 = 0
+            if listing, case .time(let t) = row.value(.time) { time = t.microseconds }
+            sink.addRow(leaf, censored: false, order: (time, row.seq, ""))
+        }
+        return true
     }
 
     /// `where`, `sort`, `limit` and `select` after the reduction.
