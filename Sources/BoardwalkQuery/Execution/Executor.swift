@@ -235,8 +235,8 @@ private struct Sink {
         screenFunnelHasBy = if case .funnel(let f) = query.reduction { !f.by.isEmpty } else { false }
     }
 
-    /// Adds a row, or `weight` rows with the same values (a count from block headers: `count`, `top` and
-    /// `histogram` only).
+    /// Adds a row, or `weight` rows with the same values (counts from block headers or by field codes, which
+    /// reduce by `count`, `top` or `histogram` only).
     mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String), weight: Int = 1) {
         switch query.reduction {
         case .count(let by):
