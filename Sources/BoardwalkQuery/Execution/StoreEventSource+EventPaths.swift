@@ -276,7 +276,7 @@ private struct CodedCountScan {
 /// A stored event as an ``EventRow`` read through the codec's `RecordFields`: the fields of
 /// ``EventField/isLean`` only, strings through the scan's ``StringCache``. Valid only inside the scan callback
 /// that received it. The executor hands it only to queries that read no other field (``Plan/leanEvents``).
-public struct StoreFieldsRow: EventRow {
+struct StoreFieldsRow: EventRow {
     let fields: RecordFields
     public let seq: UInt64
     let strings: StringCache
