@@ -61,7 +61,7 @@ private func runOnStore(_ query: Query, _ store: Store, fast: Bool, now: Timesta
                         blocksRead += statistics.blocksRead
                     } else if let codes = plan.codedCount {
                         coded += 1
-                        if codes.filterFields != nil && !query.checked.filters.isEmpty { memo += 1 }
+                        if codes.filterFields != nil && !codes.filters.isEmpty { memo += 1 }
                     } else if plan.leanEvents {
                         lean += 1
                     } else {
@@ -244,6 +244,12 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
                  #"events | where name == "screen_presented" | stats p50(dwell) by screen"#] {
         #expect(try !plan(text).leanEvents, "\(text)")
     }
+    // Counts by coded fields: time comparisons become the time range, the rest is kept per combination of codes.
+    let coded = try #require(try plan(#"events | where time >= @2026-11-01 and kind == "analytics" and @2026-11-02 > time | count by name"#).codedCount)
+    #expect(coded.filters.count == 1 && coded.filterFields == [.kind] && coded.keys == [.name])
+    #expect(coded.time == (Timestamp(iso8601: "2026-11-01")!.microseconds, Timestamp(iso8601: "2026-11-02")!.microseconds - 1))
+    #expect(try plan(#"events | where total_screens > 3 | top 2 element"#).codedCount?.filterFields == nil)
+    #expect(try plan("events | count by name, time").codedCount == nil)
     // Counts by per-group keys with conditions on keys, time and seq only: from block headers.
     for text in ["events | count", "events | count by onboarding, screen", "events | where time > now() - 1d | top 2 screen",
                  "events | where screen + 1 > 2 or seq < 5 | histogram screen"] {

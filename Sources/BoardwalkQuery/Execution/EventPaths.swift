@@ -128,7 +128,7 @@ struct BlockCountPlan: Sendable {
 
     /// The times `t` (microseconds, inclusive, empty when `low > high`) for which `time op c` holds, when the
     /// conjunct compares `time` with a constant time by `<`, `<=`, `>`, `>=` or `==`; nil otherwise.
-    private static func timeRange(_ conjunct: Bound, now: Timestamp) -> (low: Int64, high: Int64)? {
+    static func timeRange(_ conjunct: Bound, now: Timestamp) -> (low: Int64, high: Int64)? {
         guard case .compare(var op, let a, let b) = conjunct else { return nil }
         func constantTime(_ x: Bound) -> Int64? {
             guard x.isConstant, case .time(let t) = x.evaluate(now: now, { _ in .null }) else { return nil }
@@ -156,16 +156,21 @@ struct BlockCountPlan: Sendable {
 
 /// A lean `events` count grouped by plain fields that have a ``FieldCode`` (`count by name`, `top 5 element`):
 /// each record passing the filters adds one to its key of field codes in a ``CodeTable``; the codes become
-/// values once per group at the end. When the filters too read only such fields, their result is kept per
-/// combination of those fields' codes and each record costs a lookup, not an evaluation.
+/// values once per group at the end. `time` compared with a constant is the scan's time range, not a condition
+/// per record; when the other conditions read only coded fields, their result is kept per combination of those
+/// fields' codes and each record costs a lookup, not an evaluation.
 struct CodedCountPlan: Sendable {
     /// The fields of the group key, in the order of the `by` columns (`top`: its one key).
     var keys: [EventField]
-    /// The fields the filters read, when they all have codes (at most four); nil: filters evaluated per row.
+    /// The conjuncts of the filters checked per record: all but the time comparisons.
+    var filters: [Bound]
+    /// The time range of the time comparisons, microseconds, inclusive; empty when `low > high`.
+    var time: (low: Int64, high: Int64)
+    /// The fields `filters` read, when they all have codes (at most four); nil: filters evaluated per record.
     var filterFields: [EventField]?
 
     /// The plan for `query`, or nil when its shape does not allow one (`Plan.leanEvents` is checked apart).
-    static func make(_ query: CheckedQuery) -> CodedCountPlan? {
+    static func make(_ query: CheckedQuery, now: Timestamp) -> CodedCountPlan? {
         let columns: [BoundColumn]
         switch query.reduction {
         case .count(let by): columns = by
@@ -178,6 +183,16 @@ struct CodedCountPlan: Sendable {
             keys.append(field)
         }
         guard keys.count <= CodeKey.width else { return nil }
+        var conjuncts: [Bound] = []
+        for filter in query.filters { filter.conjuncts(into: &conjuncts) }
+        var plan = CodedCountPlan(keys: keys, filters: [], time: (Int64.min, Int64.max), filterFields: nil)
+        for conjunct in conjuncts {
+            if let range = BlockCountPlan.timeRange(conjunct, now: now) {
+                plan.time = (max(plan.time.low, range.low), min(plan.time.high, range.high))
+            } else {
+                plan.filters.append(conjunct)
+            }
+        }
         var read: [EventField] = []
         var coded = true
         func collect(_ b: Bound) {
@@ -195,7 +210,8 @@ struct CodedCountPlan: Sendable {
             case .session, .column, .answer, .did, .reached: coded = false
             }
         }
-        query.filters.forEach(collect)
-        return CodedCountPlan(keys: keys, filterFields: coded && read.count <= CodeKey.width ? read : nil)
+        plan.filters.forEach(collect)
+        if coded && read.count <= CodeKey.width { plan.filterFields = read }
+        return plan
     }
 }

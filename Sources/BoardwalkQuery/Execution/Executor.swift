@@ -76,7 +76,7 @@ struct Executor {
                 }
                 if plan.leanEvents, let coded = plan.codedCount {
                     // Counts by field codes: no row per event.
-                    statistics.eventsRead += try store.countByCodes(plan.ranges, coded, filters: filters, now: now,
+                    statistics.eventsRead += try store.countByCodes(plan.ranges, coded, now: now,
                                                                     cancellation: cancellation, text: query.ast.text) {
                         (leaf, n) throws(QueryError) in
                         sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: n)

@@ -100,7 +100,7 @@ struct Plan: Sendable {
         if access == .events {
             plan.blockCounts = BlockCountPlan.make(query, now: now)
             plan.leanEvents = query.readsOnly(\.isLean)
-            if plan.leanEvents { plan.codedCount = CodedCountPlan.make(query) }
+            if plan.leanEvents { plan.codedCount = CodedCountPlan.make(query, now: now) }
         }
         guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true else { return plan }
         let keys: [String?] = onboardings.map { $0.sorted().map(Optional.some) } ?? [nil]

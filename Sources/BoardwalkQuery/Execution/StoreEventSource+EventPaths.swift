@@ -178,21 +178,28 @@ extension StoreEventSource {
 }
 
 extension StoreEventSource {
-    /// Counts the events of `ranges` that pass `filters`, grouped by the field codes of `plan.keys` (records
+    /// Counts the events of `ranges` that pass the plan's filters and time range, grouped by the field codes of
+    /// `plan.keys` (records
     /// read through `RecordFields`, as ``scanEventFields(_:_:)`` reads them); then calls `body` once per group
     /// with its field reader (the key fields' values) and its count. Returns the number of events read.
     ///
     /// No row and no ``Value`` per event: each record's key is a few integers looked up in a ``CodeTable``,
     /// strings are resolved once per group; with ``CodedCountPlan/filterFields`` the filters are evaluated once
     /// per combination of the fields they read. Memory grows with the groups (and those combinations).
-    func countByCodes(_ ranges: [ScanRange], _ plan: CodedCountPlan, filters: [Bound], now: Timestamp,
+    func countByCodes(_ ranges: [ScanRange], _ plan: CodedCountPlan, now: Timestamp,
                       cancellation: CancellationFlag?, text: String,
                       _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void) throws(QueryError) -> Int {
         var read = 0
         try readSnapshot { snapshot in
             let strings = StringCache(snapshot)
-            var scan = CodedCountScan(plan: plan, filters: filters, now: now, strings: strings, cancellation: cancellation, text: text)
-            for range in ranges { try scan.scan(snapshot, range) }
+            var scan = CodedCountScan(plan: plan, now: now, strings: strings, cancellation: cancellation, text: text)
+            for var range in ranges {
+                // The time comparisons are the scan's time range (intersected with the planner's, the same).
+                let low = max(range.time.lowerBound, plan.time.low), high = min(range.time.upperBound, plan.time.high)
+                guard low <= high else { continue }
+                range.time = low...high
+                try scan.scan(snapshot, range)
+            }
             read = scan.read
             let counts = scan.counts
             for (i, key) in counts.keys.enumerated() {
@@ -223,10 +230,10 @@ private struct CodedCountScan {
     var read = 0
     var sinceCheck = 0
 
-    init(plan: CodedCountPlan, filters: [Bound], now: Timestamp, strings: StringCache, cancellation: CancellationFlag?, text: String) {
+    init(plan: CodedCountPlan, now: Timestamp, strings: StringCache, cancellation: CancellationFlag?, text: String) {
         keys = plan.keys
         filterFields = plan.filterFields
-        self.filters = filters
+        filters = plan.filters
         self.now = now
         self.strings = strings
         self.cancellation = cancellation
