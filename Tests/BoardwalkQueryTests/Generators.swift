@@ -214,4 +214,71 @@ struct QueryGenerator {
         }
         return parts.joined(separator: " | ")
     }
+
+    /// An `events` query shaped for the store's cheaper event paths: counts by `onboarding` and `screen` with
+    /// filters on those and on `time` and `seq` (counted from block headers, time ranges cutting blocks), and
+    /// queries reading only the fields `RecordFields` gives (the lean path); now and then a field that needs
+    /// the full record, so that the paths meet. Half the instants compared with `time` are the times of `events`
+    /// (exactly, or a microsecond off), so that ranges cut blocks between and at their events.
+    mutating func eventPathQuery(_ events: [Event]) -> String {
+        func instant() -> String {
+            if !events.isEmpty, chance(0.5) {
+                return "@" + Timestamp(microseconds: pick(events).time.microseconds &+ Int64(int(-1...1))).iso8601
+            }
+            return "@2026-11-0\(pick(["1", "2", "3"]))T\(pick(["00", "06", "10", "11", "13", "18", "22"])):\(pick(["00", "17", "30", "45"])):00Z"
+        }
+        func keyCondition() -> String {
+            pick([
+                "onboarding == \"\(pick(["onb_1", "onb_2", "onb_3", "nope"]))\"",
+                "onboarding in [\"onb_1\", \"onb_3\"]",
+                "onboarding != \"onb_2\"",
+                "screen \(pick([">=", ">", "<", "<=", "==", "!="])) \(int(0...3))",
+                "screen + 1 > \(int(1...3))",
+                "time \(pick([">=", ">", "<", "<=", "=="])) \(instant())",
+                "\(instant()) <= time",
+                "time != \(instant())",
+                "time > now() - \(pick(["1d", "36h", "90m"]))",
+                "seq \(pick(["<", ">=", "!="])) \(int(0...60))",
+                "(time >= \(instant()) or screen == \(int(0...2)))",
+                "not (time < \(instant()))",
+                "time in [\(instant()), \(instant())]",
+            ])
+        }
+        func leanCondition() -> String {
+            pick([
+                "kind == \"\(pick(["analytics", "state_updated", "open_paywall", "error"]))\"",
+                "name == \"\(pick(["screen_presented", "screen_completed", "navigation_failed"]))\"",
+                "session == \"s\(int(0...5))\"", "element == \"experience\"", "reply != \"no\"", "variation == \"a\"",
+                "total_screens > 3", "profile == \"p1\"", "element_type == \"select\"", "action == \"p1\"",
+                "placement == \"x\"",
+            ])
+        }
+        var parts = ["events"]
+        let lean = chance(0.4)
+        for _ in 0..<int(0...3) {
+            var condition = keyCondition()
+            if lean && chance(0.5) { condition = leanCondition() }
+            if chance(0.3) { condition += " and " + keyCondition() }
+            parts.append("where " + condition)
+        }
+        let reduction: String
+        if lean {
+            reduction = pick([
+                "count by name", "count by kind, screen", "stats count(), count_distinct(session) by onboarding",
+                "top 3 element", "select seq, name, session, screen", "stats min(time), max(total_screens) by variation",
+                "count by reply", "histogram total_screens", "count by action, element_type",
+                // Fields only the full record gives: the full path.
+                "top 3 value", "count by screen_cid", "stats count_distinct(event_id)",
+            ])
+        } else {
+            reduction = pick([
+                "count", "count by onboarding", "count by screen", "count by onboarding, screen", "count by screen, onboarding",
+                "top \(int(1...3)) onboarding", "top 2 screen", "histogram screen", "histogram screen step 2",
+                "count by screen + 1 as next",
+            ])
+        }
+        parts.append(reduction)
+        if !reduction.hasPrefix("select"), !reduction.hasPrefix("stats"), chance(0.2) { parts.append("sort count desc") }
+        return parts.joined(separator: " | ")
+    }
 }

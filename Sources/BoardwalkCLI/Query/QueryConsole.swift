@@ -40,9 +40,16 @@ final class QueryConsole {
                     opened = "; store opened in \(Units.decimal(Double(openedIn) / 1e3, digits: 3)) ms"
                     self.openedIn = nil
                 }
+                // An `events` count from block headers reads no event as a row: say what it read instead (before
+                // "… read", which scripts/duckdb_compare.py looks for at the end).
+                var counted = ""
+                if statistics.blocksCounted + statistics.blocksRead > 0 {
+                    counted = "\(Units.count(statistics.eventsCounted)) events counted from \(Units.count(statistics.blocksCounted)) "
+                        + "block headers and \(Units.count(statistics.blocksRead)) blocks' times, "
+                }
                 invocation.err(
                     "(\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"), \(Units.decimal(Double(elapsed) / 1e3, digits: 3)) ms, "
-                        + "\(Units.count(statistics.eventsRead)) events and \(Units.count(statistics.sessionsRead)) sessions read\(opened))\n")
+                        + "\(counted)\(Units.count(statistics.eventsRead)) events and \(Units.count(statistics.sessionsRead)) sessions read\(opened))\n")
             }
             return true
         } catch {

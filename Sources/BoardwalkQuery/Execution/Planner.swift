@@ -15,6 +15,13 @@ struct Plan: Sendable {
     var access: Access
     /// Key ranges read; empty when the filters can match nothing.
     var ranges: [ScanRange]
+    /// For `events` counts on a store: how block keys and headers answer them without reading records.
+    var blockCounts: BlockCountPlan? = nil
+    /// For other `events` queries on a store: whether every field the query reads is one the codec's
+    /// `RecordFields` reads, so that records need not be decoded whole (``EventField/isLean``).
+    var leanEvents = false
+    /// For lean `events` counts by plain fields on a store: counted by field codes, without a row per event.
+    var codedCount: CodedCountPlan? = nil
 
     /// The planner: predicates on onboarding, screen and time (conjuncts of the leading `where` stages, compared
     /// with constants) become key ranges; everything else is checked row by row.
@@ -89,12 +96,16 @@ struct Plan: Sendable {
         if query.source == .sessions, let low = sessionScreenLow, onboardings == nil {
             screens.low = max(screens.low, low)
         }
-        guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true else {
-            return Plan(access: access, ranges: [])
+        var plan = Plan(access: access, ranges: [])
+        if access == .events {
+            plan.blockCounts = BlockCountPlan.make(query, now: now)
+            plan.leanEvents = query.readsOnly(\.isLean)
+            if plan.leanEvents { plan.codedCount = CodedCountPlan.make(query, now: now) }
         }
+        guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true else { return plan }
         let keys: [String?] = onboardings.map { $0.sorted().map(Optional.some) } ?? [nil]
-        let ranges = keys.map { ScanRange(onboarding: $0, screens: screens.low...screens.high, time: time.low...time.high) }
-        return Plan(access: access, ranges: ranges)
+        plan.ranges = keys.map { ScanRange(onboarding: $0, screens: screens.low...screens.high, time: time.low...time.high) }
+        return plan
     }
 
     /// Integer bounds `low...high` of the integers `x` with `x op v`.
@@ -120,6 +131,12 @@ struct Plan: Sendable {
     func describe(_ query: CheckedQuery, source: some EventSource) -> String {
         var lines: [String] = []
         switch access {
+        case .events where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && blockCounts != nil:
+            lines.append("read: event blocks' keys and headers (onboarding, screen, first time; count, time span), no record "
+                + "decoded: blocks inside the time range counted from their headers, blocks it cuts read for their events' times")
+        case .events where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents:
+            lines.append("read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, "
+                + "event_id, value or label read)" + (codedCount == nil ? "" : ", counted by field codes"))
         case .events: lines.append("read: event keys (onboarding, screen, time, seq)")
         case .sessions where source is StoreEventSource && query.countsEverySession:
             lines.append("read: the store's count of distinct sessions (meta), no event")
@@ -137,7 +154,11 @@ struct Plan: Sendable {
         if ranges.isEmpty { lines.append("  no ranges: the filters match nothing") }
         for range in ranges { lines.append("  range \(range)\(range.isEverything ? " (the whole store)" : "")") }
         let filterCount = query.filters.count
-        lines.append("filter: \(filterCount == 0 ? "none" : "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s"), checked on every row read")")
+        if let counts = blockCounts, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed, filterCount > 0 {
+            lines.append("filter: \(filterCount) `where` stage\(filterCount == 1 ? "" : "s"), \(counts.filterDescription)")
+        } else {
+            lines.append("filter: \(filterCount == 0 ? "none" : "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s"), checked on every row read")")
+        }
         let reduction: String = switch query.reduction {
         case .count(let by): by.isEmpty ? "count" : "count by \(by.map(\.name).joined(separator: ", "))"
         case .stats(let aggregates, let by, _):

@@ -39,15 +39,6 @@ public struct StoreEventSource: EventSource {
         }
     }
 
-    /// The store's half-open time range for a scan range, nil for all time.
-    private static func timeRange(_ range: ScanRange) -> Range<Timestamp>? {
-        guard range.time != ScanRange.allTime else { return nil }
-        let lower = max(range.time.lowerBound, Timestamp.range.lowerBound.microseconds)
-        let upper = min(range.time.upperBound, Timestamp.range.upperBound.microseconds) + 1
-        guard lower < upper else { return Timestamp(microseconds: 0)..<Timestamp(microseconds: 0) }
-        return Timestamp(microseconds: lower)..<Timestamp(microseconds: upper)
-    }
-
     /// The interned id of onboarding `name`, from the store's list of onboardings; nil when it has no events.
     ///
     /// Not `Snapshot.id(of:)`: depending on the store's version that can load every string of the store into
@@ -60,28 +51,12 @@ public struct StoreEventSource: EventSource {
     /// Calls `body` for the views in `range`; returns false when `body` asked to stop.
     @discardableResult
     private static func scan(_ snapshot: Snapshot, _ range: ScanRange, _ body: (EventView) throws -> Bool) throws -> Bool {
-        let time = timeRange(range)
-        var going = true
-        let visit: (EventView) throws -> Bool = { view in
-            going = try body(view)
-            return going
-        }
-        let screens: ClosedRange<Int>? = range.screens == ScanRange.allScreens ? nil : range.screens
-        if let onboarding = range.onboarding {
-            guard let id = try onboardingID(snapshot, onboarding) else { return true }
-            try snapshot.forEachEvent(onboarding: id, screens: screens, time: time, visit)
-        } else if screens == nil {
-            // The whole store, events without a position included.
-            try snapshot.forEachEvent(onboarding: nil, time: time, visit)
-        } else {
-            // A screen range across onboardings: seek within each one rather than scanning everything.
-            for summary in try snapshot.onboardings() {
-                guard let id = summary.id, id != RecordFormat.noOnboarding else { continue }
-                try snapshot.forEachEvent(onboarding: id, screens: screens, time: time, visit)
-                if !going { break }
+        try forEachRun(snapshot, range) { run in
+            while let record = try run.next() {
+                guard try body(try record.view()) else { return false }
             }
+            return true
         }
-        return going
     }
 
     public func scanEvents(_ range: ScanRange, _ body: (StoreEventRow) throws(QueryError) -> Bool) throws(QueryError) {

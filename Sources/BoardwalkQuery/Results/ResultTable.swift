@@ -34,5 +34,12 @@ public struct RunStatistics: Hashable, Sendable {
     public var eventsRead = 0
     /// Sessions delivered by session reads.
     public var sessionsRead = 0
+    /// Events counted from the store's block headers and keys without being read as rows (`events` counts).
+    public var eventsCounted = 0
+    /// Blocks whose events were counted from their header alone.
+    public var blocksCounted = 0
+    /// Blocks read for their events' times and seqs only (cut by the time range, or needed by a condition on
+    /// each event's time or seq).
+    public var blocksRead = 0
     public init() {}
 }

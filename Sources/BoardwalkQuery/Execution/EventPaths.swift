@@ -1,0 +1,217 @@
+import BoardwalkModel
+
+// Which parts of each stored event an `events` query reads. The planner decides from the checked query alone;
+// the executor uses the cheaper paths only on the store (`StoreEventSource`), whose blocks and records allow it.
+
+extension EventField {
+    /// The fields the codec's `RecordFields` reads from a record without decoding the rest (the lean event path):
+    /// the key's time, onboarding and screen, the seq, and the record's kind, total screens, session, profile,
+    /// placement, variation and first kind-specific field (analytics name, `screen_completed`'s element and
+    /// reply, a state update's element and value type, an action's id). Not `screen_cid`, `event_id`, `value`,
+    /// `label` (skipped or never reached by `RecordFields`) nor `dwell` (which needs the session around the event).
+    var isLean: Bool {
+        switch self {
+        case .time, .seq, .kind, .name, .onboarding, .screen, .totalScreens, .session, .profile, .placement,
+             .variation, .element, .reply, .action, .elementType:
+            true
+        case .screenCID, .eventID, .value, .label, .dwell:
+            false
+        }
+    }
+
+    /// Whether every event of one block has the same value of the field: the block's key is per (onboarding,
+    /// screen) group.
+    var isPerGroup: Bool { self == .onboarding || self == .screen }
+
+    /// Whether a block gives the field without reading a record: its group, and each event's time and seq.
+    var isInBlockKeys: Bool { isPerGroup || self == .time || self == .seq }
+}
+
+extension Bound {
+    /// Whether the expression reads no field but event fields for which `allowed` holds (constants and `now()`
+    /// read none).
+    func readsOnly(_ allowed: (EventField) -> Bool) -> Bool {
+        switch self {
+        case .literal, .now: true
+        case .event(let field): allowed(field)
+        case .session, .column, .answer, .did, .reached: false
+        case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
+            a.readsOnly(allowed) && b.readsOnly(allowed)
+        case .not(let a), .negate(let a): a.readsOnly(allowed)
+        case .member(let a, let items, _): a.readsOnly(allowed) && items.allSatisfy { $0.readsOnly(allowed) }
+        }
+    }
+
+    /// The conjuncts of an `and` chain.
+    func conjuncts(into out: inout [Bound]) {
+        if case .and(let a, let b) = self {
+            a.conjuncts(into: &out)
+            b.conjuncts(into: &out)
+        } else {
+            out.append(self)
+        }
+    }
+}
+
+extension CheckedQuery {
+    /// Whether every expression of the query (filters, listed columns, keys, aggregates) reads only event fields
+    /// for which `allowed` holds.
+    func readsOnly(_ allowed: (EventField) -> Bool) -> Bool {
+        func ok(_ b: Bound?) -> Bool { b?.readsOnly(allowed) ?? true }
+        guard filters.allSatisfy({ ok($0) }), rowColumns.allSatisfy({ ok($0.bound) }) else { return false }
+        switch reduction {
+        case .count(let by): return by.allSatisfy { ok($0.bound) }
+        case .stats(let aggregates, let by, _): return aggregates.allSatisfy { ok($0.argument) } && by.allSatisfy { ok($0.bound) }
+        case .top(_, let key): return ok(key.bound)
+        case .histogram(let value, _): return ok(value.bound)
+        case .funnel(let f):
+            return f.by.allSatisfy { ok($0.bound) } && f.steps.allSatisfy { ok($0.predicate) }
+        case nil: return true
+        }
+    }
+}
+
+/// An `events` count answered from the store's block keys and headers: the query counts rows (`count`, `top`
+/// or `histogram`) grouped by values that are the same for every event of a block (expressions of `onboarding`
+/// and `screen`), and filters only on `onboarding`, `screen`, `time` and `seq`.
+///
+/// The filters are split three ways, each exact: conjuncts that read only `onboarding` and `screen` are checked
+/// once per (onboarding, screen) group; `time` compared with a constant (`<`, `<=`, `>`, `>=`, `==`) is a time
+/// range, so a block inside it is counted from its header and a block it cuts is read for its events' times;
+/// any other conjunct (`time != …`, `seq < …`, an `or` mixing time and screen) is checked on each event's time
+/// and seq, read from its block's deltas. No record is decoded either way.
+struct BlockCountPlan: Sendable {
+    /// Conjuncts that read only per-group fields.
+    var groupFilters: [Bound]
+    /// Conjuncts checked on each event's time and seq (and its group).
+    var eventFilters: [Bound]
+    /// The time range of the simple time comparisons, microseconds, inclusive; empty when `low > high`.
+    var time: (low: Int64, high: Int64)
+
+    /// The plan for `query`, or nil when its shape does not allow one.
+    static func make(_ query: CheckedQuery, now: Timestamp) -> BlockCountPlan? {
+        guard query.source == .events else { return nil }
+        func perGroup(_ b: Bound) -> Bool { b.readsOnly(\.isPerGroup) }
+        switch query.reduction {
+        case .count(let by): guard by.allSatisfy({ perGroup($0.bound) }) else { return nil }
+        case .top(_, let key): guard perGroup(key.bound) else { return nil }
+        case .histogram(let value, _): guard perGroup(value.bound) else { return nil }
+        case .stats, .funnel, nil: return nil
+        }
+        var conjuncts: [Bound] = []
+        for filter in query.filters { filter.conjuncts(into: &conjuncts) }
+        var plan = BlockCountPlan(groupFilters: [], eventFilters: [], time: (Int64.min, Int64.max))
+        for conjunct in conjuncts {
+            if perGroup(conjunct) {
+                plan.groupFilters.append(conjunct)
+            } else if let range = timeRange(conjunct, now: now) {
+                plan.time = (max(plan.time.low, range.low), min(plan.time.high, range.high))
+            } else if conjunct.readsOnly(\.isInBlockKeys) {
+                plan.eventFilters.append(conjunct)
+            } else {
+                return nil
+            }
+        }
+        return plan
+    }
+
+    /// How the filters are checked, for `explain`: "1 condition once per (onboarding, screen) group; time
+    /// comparisons as the time range; 1 condition on each event's time and seq".
+    var filterDescription: String {
+        func conditions(_ n: Int) -> String { n == 1 ? "1 condition" : "\(n) conditions" }
+        var parts: [String] = []
+        if !groupFilters.isEmpty { parts.append("\(conditions(groupFilters.count)) once per (onboarding, screen) group") }
+        if time != (Int64.min, Int64.max) { parts.append("time comparisons as the time range") }
+        if !eventFilters.isEmpty { parts.append("\(conditions(eventFilters.count)) on each event's time and seq") }
+        return parts.joined(separator: "; ")
+    }
+
+    /// The times `t` (microseconds, inclusive, empty when `low > high`) for which `time op c` holds, when the
+    /// conjunct compares `time` with a constant time by `<`, `<=`, `>`, `>=` or `==`; nil otherwise.
+    static func timeRange(_ conjunct: Bound, now: Timestamp) -> (low: Int64, high: Int64)? {
+        guard case .compare(var op, let a, let b) = conjunct else { return nil }
+        func constantTime(_ x: Bound) -> Int64? {
+            guard x.isConstant, case .time(let t) = x.evaluate(now: now, { _ in .null }) else { return nil }
+            return t.microseconds
+        }
+        let t: Int64
+        if case .event(.time) = a, let c = constantTime(b) {
+            t = c
+        } else if case .event(.time) = b, let c = constantTime(a) {
+            t = c
+            op = op.flipped
+        } else {
+            return nil
+        }
+        switch op {
+        case .equal: return (t, t)
+        case .less: return t == .min ? (1, 0) : (.min, t - 1)
+        case .lessEqual: return (.min, t)
+        case .greater: return t == .max ? (1, 0) : (t + 1, .max)
+        case .greaterEqual: return (t, .max)
+        default: return nil
+        }
+    }
+}
+
+/// A lean `events` count grouped by plain fields that have a ``FieldCode`` (`count by name`, `top 5 element`):
+/// each record passing the filters adds one to its key of field codes in a ``CodeTable``; the codes become
+/// values once per group at the end. `time` compared with a constant is the scan's time range, not a condition
+/// per record; when the other conditions read only coded fields, their result is kept per combination of those
+/// fields' codes and each record costs a lookup, not an evaluation.
+struct CodedCountPlan: Sendable {
+    /// The fields of the group key, in the order of the `by` columns (`top`: its one key).
+    var keys: [EventField]
+    /// The conjuncts of the filters checked per record: all but the time comparisons.
+    var filters: [Bound]
+    /// The time range of the time comparisons, microseconds, inclusive; empty when `low > high`.
+    var time: (low: Int64, high: Int64)
+    /// The fields `filters` read, when they all have codes (at most four); nil: filters evaluated per record.
+    var filterFields: [EventField]?
+
+    /// The plan for `query`, or nil when its shape does not allow one (`Plan.leanEvents` is checked apart).
+    static func make(_ query: CheckedQuery, now: Timestamp) -> CodedCountPlan? {
+        let columns: [BoundColumn]
+        switch query.reduction {
+        case .count(let by): columns = by
+        case .top(_, let key): columns = [key]
+        default: return nil
+        }
+        var keys: [EventField] = []
+        for column in columns {
+            guard case .event(let field) = column.bound, FieldCode.has(field) else { return nil }
+            keys.append(field)
+        }
+        guard keys.count <= CodeKey.width else { return nil }
+        var conjuncts: [Bound] = []
+        for filter in query.filters { filter.conjuncts(into: &conjuncts) }
+        var plan = CodedCountPlan(keys: keys, filters: [], time: (Int64.min, Int64.max), filterFields: nil)
+        for conjunct in conjuncts {
+            if let range = BlockCountPlan.timeRange(conjunct, now: now) {
+                plan.time = (max(plan.time.low, range.low), min(plan.time.high, range.high))
+            } else {
+                plan.filters.append(conjunct)
+            }
+        }
+        var read: [EventField] = []
+        var coded = true
+        func collect(_ b: Bound) {
+            switch b {
+            case .event(let field):
+                if !FieldCode.has(field) { coded = false } else if !read.contains(field) { read.append(field) }
+            case .compare(_, let x, let y), .and(let x, let y), .or(let x, let y), .arithmetic(_, let x, let y):
+                collect(x)
+                collect(y)
+            case .not(let x), .negate(let x): collect(x)
+            case .member(let x, let items, _):
+                collect(x)
+                items.forEach(collect)
+            case .literal, .now: break
+            case .session, .column, .answer, .did, .reached: coded = false
+            }
+        }
+        plan.filters.forEach(collect)
+        if coded && read.count <= CodeKey.width { plan.filterFields = read }
+        return plan
+    }
+}

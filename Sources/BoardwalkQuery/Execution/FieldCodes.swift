@@ -1,0 +1,196 @@
+import BoardwalkCodec
+import BoardwalkModel
+
+/// Lean fields of a record as numbers, for counting without building a ``Value`` per event: two records with
+/// the same code of a field have the same value of it (the converse need not hold: an id of the empty string
+/// and no id are both absent for `element`), and ``value(_:_:strings:)`` turns a code back into the value.
+///
+/// Codes exist for the lean fields with few distinct values per store (every ``EventField/isLean`` field but
+/// `time`, `seq` and `total_screens`, whose raw 64-bit value leaves no room for "absent").
+enum FieldCode {
+    static let absent = UInt64.max
+
+    /// Whether `field` has a code.
+    static func has(_ field: EventField) -> Bool {
+        field.isLean && field != .time && field != .seq && field != .totalScreens
+    }
+
+    /// Marks a known analytics name's code, and a non-analytics kind's name code.
+    private static let knownName: UInt64 = 1 << 40
+    private static let kindName: UInt64 = 2 << 40
+
+    @inline(__always)
+    private static func id(_ id: StringID?) -> UInt64 { id.map { UInt64($0) } ?? absent }
+
+    private static func kindCode(_ kind: EventKind) -> UInt64 {
+        switch kind {
+        case .analytics: 0
+        case .stateUpdated: 1
+        case .openPaywall: 2
+        case .custom: 3
+        case .close: 4
+        case .onboardingLoaded: 5
+        case .error: 6
+        }
+    }
+
+    private static func nameCode(_ name: AnalyticsName) -> UInt64 {
+        switch name {
+        case .onboardingStarted: 0
+        case .screenPresented: 1
+        case .screenCompleted: 2
+        case .secondScreenPresented: 3
+        case .registrationScreenPresented: 4
+        case .productsScreenPresented: 5
+        case .userEmailCollected: 6
+        case .onboardingCompleted: 7
+        }
+    }
+
+    private static let names: [AnalyticsName] = [.onboardingStarted, .screenPresented, .screenCompleted, .secondScreenPresented,
+                                                 .registrationScreenPresented, .productsScreenPresented, .userEmailCollected,
+                                                 .onboardingCompleted]
+
+    private static let kinds: [EventKind] = [.analytics, .stateUpdated, .openPaywall, .custom, .close, .onboardingLoaded, .error]
+
+    /// The code of `field` (which must have one: ``has(_:)``) in `r`.
+    @inline(__always)
+    static func code(_ field: EventField, _ r: RecordFields) -> UInt64 {
+        switch field {
+        case .kind: return kindCode(r.kind)
+        case .name:
+            switch r.analyticsName {
+            case .known(let name)?: return knownName | nameCode(name)
+            case .unknown(let id)?: return UInt64(id)
+            case nil: return kindName | kindCode(r.kind)
+            }
+        case .onboarding: return id(r.onboarding)
+        case .screen: return r.screenIndex.map { UInt64($0) } ?? absent
+        case .session: return id(r.session)
+        case .profile: return id(r.profile)
+        case .placement: return id(r.placement)
+        case .variation: return id(r.variation)
+        case .action: return id(r.actionID)
+        case .element:
+            if r.kind == .analytics, r.knownAnalyticsName != .screenCompleted { return absent }
+            return id(r.elementID)
+        case .reply: return r.knownAnalyticsName == .screenCompleted ? id(r.reply) : absent
+        case .elementType:
+            switch r.elementType {
+            case .select?: return 0
+            case .multiSelect?: return 1
+            case .input?: return 2
+            case .datePicker?: return 3
+            case nil: return absent
+            }
+        case .time, .seq, .totalScreens, .screenCID, .eventID, .value, .label, .dwell:
+            preconditionFailure("\(field.rawValue) has no field code")
+        }
+    }
+
+    /// The value of `field` whose code is `code`, strings resolved through `strings` (an id that does not
+    /// resolve is absent; `element` and `reply` that resolve to the empty string are absent, rule 11).
+    static func value(_ field: EventField, _ code: UInt64, strings: StringCache) -> Value {
+        func text(_ code: UInt64) -> Value {
+            guard code != absent, let s = strings.string(StringID(truncatingIfNeeded: code)) else { return .null }
+            return .string(s)
+        }
+        switch field {
+        case .kind: return .string(kinds[Int(code)].rawValue)
+        case .name:
+            if code & knownName != 0 { return .string(names[Int(code & 0xFF)].rawValue) }
+            if code & kindName != 0 { return .string(kinds[Int(code & 0xFF)].rawValue) }
+            return text(code)
+        case .screen: return code == absent ? .null : .integer(Int64(code))
+        case .onboarding, .session, .profile, .placement, .variation, .action: return text(code)
+        case .element, .reply:
+            if case .string(let s) = text(code), !s.isEmpty { return .string(s) }
+            return .null
+        case .elementType:
+            let types: [ElementType] = [.select, .multiSelect, .input, .datePicker]
+            return code == absent ? .null : .string(types[Int(code)].rawValue)
+        case .time, .seq, .totalScreens, .screenCID, .eventID, .value, .label, .dwell:
+            preconditionFailure("\(field.rawValue) has no field code")
+        }
+    }
+}
+
+/// Up to four field codes: a group key of a count, or the fields a filter reads.
+struct CodeKey: Equatable {
+    var c0: UInt64 = 0, c1: UInt64 = 0, c2: UInt64 = 0, c3: UInt64 = 0
+    static let width = 4
+
+    @inline(__always)
+    init(_ fields: [EventField], _ r: RecordFields) {
+        let n = fields.count
+        if n > 0 { c0 = FieldCode.code(fields[0], r) }
+        if n > 1 { c1 = FieldCode.code(fields[1], r) }
+        if n > 2 { c2 = FieldCode.code(fields[2], r) }
+        if n > 3 { c3 = FieldCode.code(fields[3], r) }
+    }
+
+    subscript(i: Int) -> UInt64 { i == 0 ? c0 : i == 1 ? c1 : i == 2 ? c2 : c3 }
+
+    @inline(__always)
+    var hash: UInt64 {
+        var h = c0 &* 0x9E37_79B9_7F4A_7C15
+        h = (h ^ (h >> 29) ^ c1) &* 0xBF58_476D_1CE4_E5B9
+        h = (h ^ (h >> 31) ^ c2) &* 0x94D0_49BB_1331_11EB
+        h = (h ^ (h >> 29) ^ c3) &* 0x9E37_79B9_7F4A_7C15
+        return h ^ (h >> 32)
+    }
+}
+
+/// Open addressing from ``CodeKey`` to a value, with a multiplicative hash (a `Dictionary` would run SipHash
+/// on 32 bytes per event). Entries are kept in insertion order.
+struct CodeTable<V> {
+    private(set) var keys: [CodeKey] = []
+    var values: [V] = []
+    private var slots: [Int32]
+    private var mask: Int
+
+    init() {
+        slots = [Int32](repeating: -1, count: 64)
+        mask = 63
+    }
+
+    /// The entry of `key`, appended with `make()` when new.
+    @inline(__always)
+    mutating func entry(_ key: CodeKey, _ make: () -> V) -> Int {
+        if let e = find(key) { return e }
+        insert(key, make())
+        return keys.count - 1
+    }
+
+    /// The entry of `key`, if any.
+    @inline(__always)
+    func find(_ key: CodeKey) -> Int? {
+        var i = Int(truncatingIfNeeded: key.hash) & mask
+        while true {
+            let s = slots[i]
+            if s < 0 { return nil }
+            if keys[Int(s)] == key { return Int(s) }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Appends an entry for `key`, which must not be in the table.
+    mutating func insert(_ key: CodeKey, _ value: V) {
+        var i = Int(truncatingIfNeeded: key.hash) & mask
+        while slots[i] >= 0 { i = (i + 1) & mask }
+        slots[i] = Int32(truncatingIfNeeded: keys.count)
+        keys.append(key)
+        values.append(value)
+        if keys.count * 2 > slots.count { grow() }
+    }
+
+    private mutating func grow() {
+        slots = [Int32](repeating: -1, count: slots.count * 2)
+        mask = slots.count - 1
+        for (e, key) in keys.enumerated() {
+            var i = Int(truncatingIfNeeded: key.hash) & mask
+            while slots[i] >= 0 { i = (i + 1) & mask }
+            slots[i] = Int32(truncatingIfNeeded: e)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import BoardwalkCodec
+import BoardwalkModel
+
+// Reading blocks rather than events: a block's key gives its group and first time, its header the number of
+// events and the time span, so a count over the blocks that lie inside a time range needs no record at all.
+
+extension Snapshot {
+    /// Calls `body` for each stored block that can hold an event of a scan's range, in key order
+    /// (onboarding, screen index, first time, first seq), without decoding any record.
+    ///
+    /// The blocks visited are those ``forEachRun(onboarding:screens:time:_:)`` would read, minus the ones
+    /// whose header shows they end before the range starts: per screen (per group when `onboarding` is `nil`),
+    /// a seek to the first block that can hold an event of the time range, then every block until one starts at
+    /// or after its end. Blocks of one group may overlap in time (a late batch, two importers); each is handed
+    /// out on its own, so a caller that counts adds their counts (nothing is merged). A block partly inside the
+    /// range can be read for its events' times and seqs only (``StoredBlock/next()``).
+    ///
+    /// What it checks: each key's size and each block's header (``EventBlockReader``'s checks). Nothing else:
+    /// a count taken from ``StoredBlock/count`` trusts the header, and no record body is read, so damage inside
+    /// a block's events goes unnoticed unless ``StoredBlock/next()`` walks them (`Store.check()` finds it).
+    /// Return `false` from `body` to stop. The block is valid only inside `body`.
+    /// - Parameters:
+    ///   - onboarding: an onboarding id; `nil` visits the whole store, events without a position included;
+    ///     ``RecordFormat/noOnboarding`` the events without a position.
+    ///   - screens: screen indexes to include (ignored when `onboarding` is `nil`).
+    ///   - time: the half-open time range.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block header that does not decode,
+    ///   and whatever `body` throws.
+    /// - Complexity: O(log N) per group visited, plus O(1) per block visited (one page touched for its header).
+    public func forEachBlock(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+                             _ body: (inout StoredBlock) throws -> Bool) throws {
+        let range = TimeRange(time)
+        if onboarding != nil, let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
+        let firstScreen = onboarding == nil ? 0 : UInt16(clamping: screens?.lowerBound ?? 0)
+        let lastScreen = onboarding == nil ? UInt16.max : UInt16(clamping: screens?.upperBound ?? Int(UInt16.max))
+        try txn.withCursor(dbs.events) { c in
+            func seek(_ key: EventKey) throws -> Bool { try key.withBytes { try c.seek($0) } }
+            var found = try seek(EventKey(onboarding: onboarding ?? 0, screen: firstScreen, timeBits: range.seekBits, seq: 0))
+            while found {
+                let key = try decodeBlockKey(c.key)
+                if let onboarding, key.onboarding != onboarding || key.screen > lastScreen { return }
+                if key.timeBits < range.seekBits {
+                    // A group's blocks that start more than a block span before the range hold none of its events.
+                    found = try seek(EventKey(onboarding: key.onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
+                    continue
+                }
+                if range.isPastEnd(Layout.time(fromBits: key.timeBits)) {
+                    // This block and the group's later ones start past the range: on to the next group.
+                    let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
+                    if group == 0xFFFF_FFFF_FFFF || (onboarding != nil && key.screen == lastScreen) { return }
+                    let next = group + 1
+                    found = try seek(EventKey(onboarding: UInt32(truncatingIfNeeded: next >> 16), screen: UInt16(truncatingIfNeeded: next),
+                                              timeBits: range.seekBits, seq: 0))
+                    continue
+                }
+                let reader = try blockReader(key, c.value)
+                if reader.lastTime >= range.lo {
+                    var block = StoredBlock(key: key, reader: reader, lo: range.lo, hi: range.hi)
+                    guard try body(&block) else { return }
+                }
+                found = try c.next()
+            }
+        }
+    }
+}
+
+/// One stored block as ``Snapshot/forEachBlock(onboarding:screens:time:_:)`` hands it out: its group and the
+/// counts of its header, and its events' times and seqs on demand. Valid only inside the callback.
+public struct StoredBlock {
+    let key: EventKey
+    var reader: EventBlockReader
+    /// The scan's time range `lo..<hi` (`hi == nil`: no upper bound).
+    let lo: Int64
+    let hi: Int64?
+    /// An event at or past `hi` was reached: no later event of the block is in the range.
+    var pastEnd = false
+
+    init(key: EventKey, reader: EventBlockReader, lo: Int64, hi: Int64?) {
+        self.key = key
+        self.reader = reader
+        self.lo = lo
+        self.hi = hi
+    }
+
+    /// The interned onboarding of the block's group; `nil` for the events without a position.
+    public var onboarding: StringID? { key.onboarding == RecordFormat.noOnboarding ? nil : key.onboarding }
+    /// The screen index of the block's group; `nil` for the events without a position.
+    public var screenIndex: Int? { key.onboarding == RecordFormat.noOnboarding ? nil : Int(key.screen) }
+    /// The group as keyed: onboarding id (``RecordFormat/noOnboarding`` for no position) and screen index.
+    public var keyOnboarding: StringID { key.onboarding }
+    public var keyScreen: UInt16 { key.screen }
+    /// Events in the block (from the header), whatever the scan's range.
+    public var count: Int { reader.count }
+    /// The first event's time (from the key) and the last one's (from the header), in microseconds.
+    public var firstTime: Int64 { reader.firstTime }
+    public var lastTime: Int64 { reader.lastTime }
+
+    /// Whether every event of the block is inside the scan's time range (then ``count`` is the block's count in
+    /// the range, and its events need not be read).
+    public var isInsideRange: Bool { firstTime >= lo && (hi.map { lastTime < $0 } ?? true) }
+
+    /// The next event of the block inside the scan's time range: its time (microseconds) and seq; `nil` after
+    /// the last one. Reads the block's deltas, not the records.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the block's events do not decode (as far
+    ///   as they are read: the walk stops at the first event past the range).
+    public mutating func next() throws -> (time: Int64, seq: UInt64)? {
+        while !pastEnd, try advance(&reader, key) {
+            if let hi, reader.time >= hi {
+                pastEnd = true
+                return nil
+            }
+            if reader.time >= lo { return (reader.time, reader.seq) }
+        }
+        return nil
+    }
+
+    /// The number of the block's events inside the scan's time range: ``count`` when the block lies inside it,
+    /// else its events' times are read.
+    /// - Complexity: O(1) for a block inside the range, else O(events of the block up to the range's end).
+    public mutating func countInRange() throws -> Int {
+        if isInsideRange { return count }
+        var n = 0
+        while try next() != nil { n += 1 }
+        return n
+    }
+}

@@ -1,0 +1,100 @@
+import BoardwalkCodec
+import BoardwalkModel
+import Testing
+
+@testable import BoardwalkStore
+
+/// `Snapshot.forEachBlock`: the blocks of a scope and time range, counted from headers or walked for their
+/// times, give exactly what `forEachEvent` gives, and only blocks that can hold an event of the range are visited.
+@Suite struct BlockScanTests {
+    /// Twelve hours of events every 5 minutes in 2 onboardings × 3 screens (several blocks per group: a block
+    /// spans at most four hours), a late batch whose events fall between the first batch's (overlapping blocks),
+    /// and errors without a position.
+    static func store(_ dir: String) throws -> Store {
+        let store = try Store.open(at: dir)
+        let start: Int64 = 1_793_527_200_000_000, minute: Int64 = 60_000_000
+        var first: [Event] = [], late: [Event] = []
+        for i in 0..<144 {
+            first.append(simpleEvent(onboarding: i % 2, screen: (i / 2) % 3, session: i % 7, time: start + Int64(i) * 5 * minute))
+            if i % 3 == 0 {
+                late.append(simpleEvent(onboarding: i % 2, screen: (i / 2) % 3, session: i % 5, time: start + Int64(i) * 5 * minute + minute))
+            }
+        }
+        for i in 0..<6 {
+            late.append(Event(time: Timestamp(microseconds: start + Int64(i) * 97 * minute), session: "s\(i)", meta: nil,
+                              payload: .error(OnboardingError(domain: "d", code: i, message: "m"))))
+        }
+        try store.append(first)
+        try store.append(late)
+        return store
+    }
+
+    struct Group: Hashable {
+        var onboarding: StringID
+        var screen: UInt16
+    }
+
+    @Test(arguments: [(nil, nil), (0, 90), (30, 400), (239, 241), (700, nil), (-50, 0), (5, 5)] as [(Int?, Int?)])
+    func blocksGiveTheEventsOfAScan(fromMinute: Int?, toMinute: Int?) throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Self.store(dir)
+        defer { store.close() }
+        let start: Int64 = 1_793_527_200_000_000, minute: Int64 = 60_000_000
+        let time: Range<Timestamp>? = fromMinute.map {
+            Timestamp(microseconds: start + Int64($0) * minute)..<Timestamp(microseconds: start + Int64(toMinute ?? 100_000) * minute)
+        }
+        try store.read { s in
+            let onboarding0 = try #require(try s.id(of: "onb-0"))
+            let scopes: [(StringID?, ClosedRange<Int>?)] = [(nil, nil), (onboarding0, nil), (onboarding0, 1...2), (RecordFormat.noOnboarding, nil)]
+            for (onboarding, screens) in scopes {
+                // What a scan gives, per group.
+                var expected: [Group: [UInt64]] = [:]
+                try s.forEachEvent(onboarding: onboarding, screens: screens, time: time) { view in
+                    let group = Group(onboarding: view.onboarding ?? RecordFormat.noOnboarding, screen: UInt16(view.screenIndex ?? 0xFFFF))
+                    expected[group, default: []].append(view.seq)
+                    return true
+                }
+                // Counted from headers (or times), and walked: the same events per group.
+                var counted: [Group: Int] = [:], walked: [Group: [UInt64]] = [:]
+                var visited = 0, inside = 0
+                try s.forEachBlock(onboarding: onboarding, screens: screens, time: time) { block in
+                    visited += 1
+                    if block.isInsideRange { inside += 1 }
+                    // Every block visited can hold an event of the range.
+                    if let time {
+                        #expect(block.lastTime >= time.lowerBound.microseconds && block.firstTime < time.upperBound.microseconds)
+                    }
+                    let group = Group(onboarding: block.keyOnboarding, screen: block.keyScreen)
+                    var copy = block
+                    let n = try copy.countInRange()
+                    if n > 0 { counted[group, default: 0] += n }
+                    while let event = try block.next() {
+                        walked[group, default: []].append(event.seq)
+                        if let time { #expect(time.contains(Timestamp(microseconds: event.time))) }
+                    }
+                    return true
+                }
+                #expect(counted == expected.mapValues(\.count), "\(String(describing: onboarding)) \(String(describing: screens))")
+                #expect(walked.mapValues { Set($0) } == expected.mapValues { Set($0) })
+                if time == nil { #expect(inside == visited) }
+                if onboarding == nil && time == nil { #expect(visited > 6 * 3, "several blocks per group, overlapping ones included") }
+            }
+        }
+    }
+
+    @Test func stoppingEndsTheScan() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Self.store(dir)
+        defer { store.close() }
+        var visited = 0
+        try store.read { s in
+            try s.forEachBlock(onboarding: nil) { _ in
+                visited += 1
+                return visited < 3
+            }
+        }
+        #expect(visited == 3)
+    }
+}
