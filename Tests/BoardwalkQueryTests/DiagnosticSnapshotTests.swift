@@ -109,6 +109,12 @@ import Testing
         1 | sesions | count
           | ^^^^^^^ a query starts with `events` or `sessions`
         """)
+    #expect(diagnostic("explain events | count") == """
+        error: `explain` is a stage, not a source: start with `events |` or `sessions |`
+         --> query:1:1
+        1 | explain events | count
+          | ^^^^^^^ a query starts with `events` or `sessions`
+        """)
     #expect(diagnostic("events | cout") == """
         error: unknown stage `cout`; did you mean `count`?
          --> query:1:10

@@ -105,6 +105,11 @@ struct Parser {
     mutating func query() throws(QueryError) -> QueryAST {
         let sourceToken = current
         guard sourceToken.kind == .identifier, let source = SourceKind(rawValue: sourceToken.text) else {
+            if sourceToken.kind == .identifier, Parser.stageKeywords.contains(sourceToken.text) {
+                // `explain sessions | …` or `count events`: a stage written first.
+                throw QueryError(.syntax, "`\(sourceToken.text)` is a stage, not a source: start with `events |` or `sessions |`",
+                                 at: sourceToken.range, in: text, label: "a query starts with `events` or `sessions`")
+            }
             if sourceToken.kind == .identifier {
                 let hint = Suggestions.didYouMean(sourceToken.text, in: ["events", "sessions"])
                 throw QueryError(.syntax, "unknown source `\(sourceToken.text)`\(hint)", at: sourceToken.range, in: text,
