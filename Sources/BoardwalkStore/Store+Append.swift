@@ -294,6 +294,13 @@ final class WriterState {
         chunk.deallocate()
     }
 
+    /// Replaces the pair filter and the bucket-tail cache with empty ones of 2^`pairBits` and 2^`bucketBits`
+    /// slots: for tests, which need sessions and buckets to leave a small window without a million strings.
+    func useCaches(pairBits: Int, bucketBits: Int) {
+        pairFilter = SessionPairFilter(bits: pairBits)
+        bucketTails = BucketTailCache(bits: bucketBits)
+    }
+
     // MARK: Transaction outcome
 
     func didCommit() {
@@ -1178,46 +1185,52 @@ struct OnboardingSummaryRecord {
 /// Invariant: a slot only holds a pair that is stored (committed, or written by the running transaction);
 /// the writer forgets the pairs of a refused batch or an aborted transaction.
 struct SessionPairFilter {
-    static let bits = 19
+    static let defaultBits = 19
     private var slots: [UInt64]
+    /// Slots - 1 (a power of two less one; the slot of a pair is its session id's low bits).
+    private let mask: Int
 
-    init() {
+    /// An empty filter of 2^`bits` slots, allocated on the first ``note(_:)``.
+    init(bits: Int = SessionPairFilter.defaultBits) {
         slots = []
+        mask = 1 << bits - 1
     }
 
     @inline(__always)
-    private static func slot(_ pair: UInt64) -> Int {
-        Int(truncatingIfNeeded: pair) & (1 << bits - 1)
+    private func slot(_ pair: UInt64) -> Int {
+        Int(truncatingIfNeeded: pair) & mask
     }
 
-    /// What an empty slot `i` holds: a pair whose session maps to slot `i + 1`, so it matches no pair of slot `i`.
+    /// What an empty slot `i` holds: a pair whose session maps to slot `i + 1` (with one slot, session 1 in slot
+    /// 0's place needs onboarding bits: `UInt64.max` then), so it matches no pair that maps to slot `i`.
     @inline(__always)
-    private static func empty(_ i: Int) -> UInt64 {
-        UInt64((i &+ 1) & (1 << bits - 1))
+    private func empty(_ i: Int) -> UInt64 {
+        mask == 0 ? .max : UInt64((i &+ 1) & mask)
     }
 
     /// Whether `pair` is known to be stored.
     @inline(__always)
     func contains(_ pair: UInt64) -> Bool {
-        slots.withUnsafeBufferPointer { s in s.count != 0 && s[SessionPairFilter.slot(pair)] == pair }
+        slots.withUnsafeBufferPointer { s in s.count != 0 && s[slot(pair)] == pair }
     }
 
     /// Remembers `pair`, which is stored or is being written by the running batch (it replaces its slot's pair).
     @inline(__always)
     mutating func note(_ pair: UInt64) {
-        if slots.isEmpty { slots = (0..<(1 << SessionPairFilter.bits)).map { SessionPairFilter.empty($0) } }
-        slots.withUnsafeMutableBufferPointer { s in s[SessionPairFilter.slot(pair)] = pair }
+        if slots.isEmpty { slots = (0...mask).map { empty($0) } }
+        let i = slot(pair)
+        slots.withUnsafeMutableBufferPointer { s in s[i] = pair }
     }
 
     /// Forgets `pair` if its slot holds it.
     mutating func forget(_ pair: UInt64) {
-        let i = SessionPairFilter.slot(pair)
-        if !slots.isEmpty && slots[i] == pair { slots[i] = SessionPairFilter.empty(i) }
+        let i = slot(pair)
+        if !slots.isEmpty && slots[i] == pair { slots[i] = empty(i) }
     }
 }
 
 /// The newest value the writer put for each bucket of the session index (its key's seq, size and a 64-bit
-/// fingerprint of its bytes), in a fixed array of 2^14 slots (512 KiB) indexed by the bucket's low bits: the
+/// fingerprint of its bytes), in a fixed array of 2^14 slots (384 KiB) indexed by the bucket's low bits: the
 /// buckets in flight are consecutive, like the session ids they hold. A stored value with the same key,
 /// size and fingerprint is, but for a 2^-64 chance, byte for byte the sound value this writer put, so it is
 /// grown without decoding its run headers again; damage to its bytes changes the fingerprint, and the full
@@ -1226,7 +1239,9 @@ struct SessionPairFilter {
 /// Invariant: a slot only describes a value as this writer put it in the running transaction (or an
 /// earlier one); the writer clears the cache when a transaction aborts and when another process has appended.
 struct BucketTailCache {
-    static let bits = 14
+    static let defaultBits = 14
+    /// Slots - 1 (the slot of a bucket is its low bits).
+    private let mask: Int
     private struct Tail {
         var bucket: UInt32
         var bytes: UInt32
@@ -1235,8 +1250,13 @@ struct BucketTailCache {
     }
     private var slots: [Tail] = []
 
+    /// An empty cache of 2^`bits` slots, allocated on the first ``note(bucket:keySeq:bytes:fingerprint:)``.
+    init(bits: Int = BucketTailCache.defaultBits) {
+        mask = 1 << bits - 1
+    }
+
     @inline(__always)
-    private static func slot(_ bucket: UInt32) -> Int { Int(bucket) & (1 << bits - 1) }
+    private func slot(_ bucket: UInt32) -> Int { Int(bucket) & mask }
 
     /// A hash of `bytes` (multiply-xorshift over 8-byte words, the length folded in): far cheaper than decoding
     /// the value's runs (about 5 instructions per 8 bytes), and any change to the bytes changes it but for a
@@ -1265,7 +1285,7 @@ struct BucketTailCache {
     /// Whether `value`, the bucket's newest value under `keySeq`, is still the one this writer put last.
     @inline(__always)
     func holds(bucket: UInt32, keySeq: UInt64, value: UnsafeRawBufferPointer) -> Bool {
-        let t: Tail? = slots.withUnsafeBufferPointer { s in s.count != 0 ? s[BucketTailCache.slot(bucket)] : nil }
+        let t: Tail? = slots.withUnsafeBufferPointer { s in s.count != 0 ? s[slot(bucket)] : nil }
         guard let t, t.bucket == bucket, t.keySeq == keySeq, Int(t.bytes) == value.count else { return false }
         return t.fingerprint == BucketTailCache.fingerprint(value)
     }
@@ -1274,14 +1294,15 @@ struct BucketTailCache {
     @inline(__always)
     mutating func note(bucket: UInt32, keySeq: UInt64, bytes: Int, fingerprint: UInt64) {
         if slots.isEmpty { clear() }
+        let i = slot(bucket)
         slots.withUnsafeMutableBufferPointer { s in
-            s[BucketTailCache.slot(bucket)] = Tail(bucket: bucket, bytes: UInt32(truncatingIfNeeded: bytes), keySeq: keySeq,
+            s[i] = Tail(bucket: bucket, bytes: UInt32(truncatingIfNeeded: bytes), keySeq: keySeq,
                                                    fingerprint: fingerprint)
         }
     }
 
     /// Forgets every value (an empty slot names no bucket: bucket ids are session ids shifted right).
     mutating func clear() {
-        slots = [Tail](repeating: Tail(bucket: .max, bytes: 0, keySeq: 0, fingerprint: 0), count: 1 << BucketTailCache.bits)
+        slots = [Tail](repeating: Tail(bucket: .max, bytes: 0, keySeq: 0, fingerprint: 0), count: mask + 1)
     }
 }
