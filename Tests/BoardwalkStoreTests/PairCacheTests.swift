@@ -237,4 +237,25 @@ import Testing
         cache.clear()
         bytes.withUnsafeBytes { #expect(!cache.holds(bucket: 3, keySeq: 10, value: $0)) }
     }
+
+    /// Every single-bit change of a value, in each of the fingerprint's lanes and in its tail, and every
+    /// length of the same bytes, changes the fingerprint.
+    @Test func everyOneBitChangeChangesTheFingerprint() {
+        var rng = SplitMix64(seed: 9)
+        let value = (0..<101).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        let original = value.withUnsafeBytes { BucketTailCache.fingerprint($0) }
+        var prints = Set([original])
+        for bit in 0..<(value.count * 8) {
+            var changed = value
+            changed[bit / 8] ^= 1 << UInt8(bit % 8)
+            prints.insert(changed.withUnsafeBytes { BucketTailCache.fingerprint($0) })
+        }
+        #expect(prints.count == value.count * 8 + 1)
+        var lengths = Set<UInt64>()
+        for n in 0...value.count { lengths.insert(value.withUnsafeBytes { BucketTailCache.fingerprint(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) }
+        #expect(lengths.count == value.count + 1)
+        // Zero bytes of different lengths too (the length is folded in).
+        let zeros = (0..<64).map { n in [UInt8](repeating: 0, count: n).withUnsafeBytes { BucketTailCache.fingerprint($0) } }
+        #expect(Set(zeros).count == 64)
+    }
 }
