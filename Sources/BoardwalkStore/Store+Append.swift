@@ -1188,6 +1188,8 @@ struct OnboardingSummaryRecord {
 /// the writer forgets the pairs of a refused batch or an aborted transaction.
 struct SessionPairFilter {
     static let defaultBits = 19
+    /// Each slot holds the complement of its pair, so that an all-zero array is empty: `~0` would be the pair
+    /// (0xFFFF_FFFF, 0xFFFF_FFFF), and session id 0xFFFF_FFFF is the codec's "absent", never a session.
     private var slots: [UInt64]
     /// Slots - 1 (a power of two less one; the slot of a pair is its session id's low bits).
     private let mask: Int
@@ -1203,17 +1205,10 @@ struct SessionPairFilter {
         Int(truncatingIfNeeded: pair) & mask
     }
 
-    /// What an empty slot `i` holds: a pair whose session maps to slot `i + 1` (with one slot, session 1 in slot
-    /// 0's place needs onboarding bits: `UInt64.max` then), so it matches no pair that maps to slot `i`.
-    @inline(__always)
-    private func empty(_ i: Int) -> UInt64 {
-        mask == 0 ? .max : UInt64((i &+ 1) & mask)
-    }
-
     /// Whether `pair` is known to be stored.
     @inline(__always)
     func contains(_ pair: UInt64) -> Bool {
-        slots.withUnsafeBufferPointer { s in s.count != 0 && s[slot(pair)] == pair }
+        slots.withUnsafeBufferPointer { s in s.count != 0 && s[slot(pair)] == ~pair }
     }
 
     /// Remembers `pair`, which is stored or is being written by the running batch (it replaces its slot's pair).
@@ -1221,20 +1216,20 @@ struct SessionPairFilter {
     mutating func note(_ pair: UInt64) {
         if slots.isEmpty { allocate() }
         let i = slot(pair)
-        slots.withUnsafeMutableBufferPointer { s in s[i] = pair }
+        slots.withUnsafeMutableBufferPointer { s in s[i] = ~pair }
     }
 
     /// Out of line: kept out of the append loop, where a larger body made the optimizer stop specializing the
     /// encoder's call (about 115 more instructions per event, measured).
     @inline(never)
     private mutating func allocate() {
-        slots = (0...mask).map { empty($0) }
+        slots = [UInt64](repeating: 0, count: mask + 1)
     }
 
     /// Forgets `pair` if its slot holds it.
     mutating func forget(_ pair: UInt64) {
         let i = slot(pair)
-        if !slots.isEmpty && slots[i] == pair { slots[i] = empty(i) }
+        if !slots.isEmpty && slots[i] == ~pair { slots[i] = 0 }
     }
 }
 
