@@ -44,7 +44,7 @@ extension WriterState {
         var newSessions = 0
         let noOnboarding = RecordFormat.noOnboarding
         // Session-major order: each session's new pairs together.
-        let pairs = newPairs.map { $0 << 32 | $0 >> 32 }.sorted()
+        let pairs = WriterState.radixSorted(newPairs.map { $0 << 32 | $0 >> 32 }) { $0 }
         var updates: [(session: UInt32, flags: UInt8)] = []
         do {
             var i = 0
