@@ -206,8 +206,8 @@ final class WriterState {
     /// events again to find the last seq.
     private var blockTails: [UInt64: BlockTail] = [:]
     /// Per bucket of the session index: the newest value this writer put (committed or in the running
-    /// transaction), so that growing it again need not re-read its run headers. Cleared on abort and when
-    /// another process has appended.
+    /// transaction: key seq, size, fingerprint), so that growing it again, unchanged, need not decode its run
+    /// headers. Cleared on abort and when another process has appended.
     private var bucketTails = BucketTailCache()
     private var pendingBlockTails: [UInt64: BlockTail] = [:]
     /// Duplicate detection of the running batch: keys of events seen in it and of stored events loaded
@@ -964,7 +964,8 @@ final class WriterState {
         bucketTails.note(bucket: bucket, keySeq: builder.baseSeq, bytes: bytes, fingerprint: print)
     }
 
-    /// `onboarding_sessions`: the pairs first seen in this batch, in key order.
+    /// `onboarding_sessions`: the pairs the batch's filter did not know (first seen, or forgotten by the filter),
+    /// in key order, each once, with `MDB_NOOVERWRITE`: only those not already stored count as new.
     /// - Returns: how many sessions are new to the store.
     private func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws -> Int {
         guard !pairs.isEmpty else { return 0 }
