@@ -177,12 +177,12 @@ final class WriterState {
     /// Inference state per (profile, onboarding): committed, and changed in the running transaction.
     private var inferCache: [UInt64: InferState] = [:]
     private var pendingInfer: [UInt64: InferState] = [:]
-    /// (onboarding, session) pairs known to be in `onboarding_sessions`.
-    /// Committed pairs plus those added by the running transaction (listed in `pendingPairs`).
-    private var knownPairs = Set<UInt64>()
+    /// (onboarding, session) pairs known to be in `onboarding_sessions` (committed, or written by the running
+    /// transaction): one slot per session id modulo its size, so the sessions in flight (a window of recent ids)
+    /// each keep their pair. A pair it does not hold goes to `onboarding_sessions` with `MDB_NOOVERWRITE`.
+    private var pairFilter = SessionPairFilter()
+    /// The pairs the running transaction put in `pairFilter`, taken out again if it aborts.
     private var pendingPairs: [UInt64] = []
-    /// A cache of `knownPairs` the append loop asks first (cleared whenever pairs leave the set).
-    private var pairFilter = PairFilter()
 
     private var txn: Transaction?
     private var encoder = RecordEncoder(capacity: 1 << 20)
@@ -205,6 +205,10 @@ final class WriterState {
     /// size; another process's append makes ``refresh(_:)`` drop these), it is grown without decoding its
     /// events again to find the last seq.
     private var blockTails: [UInt64: BlockTail] = [:]
+    /// Per bucket of the session index: the newest value this writer put (committed or in the running
+    /// transaction: key seq, size, fingerprint), so that growing it again, unchanged, need not decode its run
+    /// headers. Cleared on abort and when another process has appended.
+    private var bucketTails = BucketTailCache()
     private var pendingBlockTails: [UInt64: BlockTail] = [:]
     /// Duplicate detection of the running batch: keys of events seen in it and of stored events loaded
     /// for comparison, and per group the time range (bits) whose stored events are loaded.
@@ -290,6 +294,13 @@ final class WriterState {
         chunk.deallocate()
     }
 
+    /// Replaces the pair filter and the bucket-tail cache with empty ones of 2^`pairBits` and 2^`bucketBits`
+    /// slots: for tests, which need sessions and buckets to leave a small window without a million strings.
+    func useCaches(pairBits: Int, bucketBits: Int) {
+        pairFilter = SessionPairFilter(bits: pairBits)
+        bucketTails = BucketTailCache(bits: bucketBits)
+    }
+
     // MARK: Transaction outcome
 
     func didCommit() {
@@ -301,11 +312,6 @@ final class WriterState {
         pendingGroupMax.removeAll(keepingCapacity: true)
         for (k, v) in pendingBlockTails { blockTails[k] = v }
         pendingBlockTails.removeAll(keepingCapacity: true)
-        // Bounded memory: past a million pairs, forget them (a miss costs one NOOVERWRITE put).
-        if knownPairs.count > 1 << 20 {
-            knownPairs.removeAll()
-            pairFilter.clear()
-        }
         pendingPairs.removeAll(keepingCapacity: true)
         txn = nil
     }
@@ -318,44 +324,70 @@ final class WriterState {
         pendingInfer.removeAll(keepingCapacity: true)
         pendingGroupMax.removeAll(keepingCapacity: true)
         pendingBlockTails.removeAll(keepingCapacity: true)
-        if !pendingPairs.isEmpty { pairFilter.clear() }
-        for pair in pendingPairs { knownPairs.remove(pair) }
+        bucketTails.clear()
+        for pair in pendingPairs { pairFilter.forget(pair) }
         pendingPairs.removeAll(keepingCapacity: true)
         txn = nil
     }
 
     // MARK: Interning
 
-    /// Interns through the writer's in-memory table; a new string is written to `strings` in the running
-    /// transaction (appended: ids only grow). There is no reverse index on disk: readers build one in
-    /// memory (see ``StringCache``). A struct (the table moved in for the batch) so that the encoder's
-    /// calls need no dynamic exclusivity checks.
+    /// Interns through the writer's in-memory table; new strings are appended to `strings` in the running
+    /// transaction by ``flush()``, which the batch calls when its loop ends (however it ends). There is no
+    /// reverse index on disk: readers build one in memory (see ``StringCache``). A struct (the table moved
+    /// in for the batch) so that the encoder's calls need no dynamic exclusivity checks.
+    ///
+    /// Why one flush rather than a put per new string: `mdb_put` with `MDB_APPEND` opens a cursor and walks
+    /// from the root to the last leaf for every string (about 1 360 instructions per new string with
+    /// 100 000 sessions in flight, two new UUID strings per new session); one cursor kept at the end of
+    /// the tree appends each string to the last leaf directly.
     struct Interner: StringInterner {
         var table: StringTable
         let txn: Transaction
         let dbs: Databases
+        /// Strings of the table that are in `strings` (in this transaction): ids below it.
+        var stored: Int
 
         mutating func intern(_ string: String) throws -> StringID {
-            let before = table.count
-            let id = table.intern(string)
-            if Int(id) == before {
-                var be = id.bigEndian
-                try string.withUTF8Bytes { bytes in
-                    // Ids only grow, so every new id is the last key of `strings`; a refused append means the
-                    // stored dictionary is ahead of this writer's, and the id would name another string.
-                    guard try withUnsafeBytes(of: &be, { try txn.put(dbs.strings, $0, bytes, flags: PutFlags.append) }) else {
-                        throw StoreError(.corrupt, "the strings database already holds id \(id) or a later one; the dictionary in memory is behind it")
-                    }
-                }
-            }
-            return id
+            table.intern(string)
         }
 
         /// A string the table's identity cache knows is answered in place (no retain, nothing to persist);
         /// anything else goes through ``intern(_:)``.
         mutating func intern(at string: UnsafePointer<String>) throws -> StringID {
             if let id = table.cachedID(at: string) { return id }
-            return try intern(string.pointee)
+            return table.intern(string.pointee)
+        }
+
+        /// Appends the strings interned since the last flush to `strings`, in id order, through one cursor.
+        /// On a throw the table is cut back to what is stored, so that it never names an id `strings` lacks.
+        mutating func flush() throws {
+            guard stored < table.count else { return }
+            let strings = table.strings
+            var done = stored
+            do {
+                try txn.withCursor(dbs.strings) { c in
+                    let cursor = c
+                    var be: UInt32 = 0
+                    while done < strings.count {
+                        be = UInt32(done).bigEndian
+                        // Ids only grow, so every new id is the last key of `strings`; a refused append means the
+                        // stored dictionary is ahead of this writer's, and the id would name another string.
+                        let appended = try withUnsafeBytes(of: &be) { key in
+                            try strings[done].withUTF8Bytes { bytes in try cursor.put(key, bytes, flags: PutFlags.append) }
+                        }
+                        guard appended else {
+                            throw StoreError(.corrupt, "the strings database already holds id \(done) or a later one; the dictionary in memory is behind it")
+                        }
+                        done += 1
+                    }
+                }
+            } catch {
+                table = StringTable(strings: Array(strings.prefix(done)))
+                stored = done
+                throw error
+            }
+            stored = done
         }
     }
 
@@ -387,6 +419,7 @@ final class WriterState {
         inferCache.removeAll()
         groupMax.removeAll()
         blockTails.removeAll()
+        bucketTails.clear()
         loaded = true
         knownNextSeq = storedNext
         nextSeq = storedNext
@@ -411,7 +444,7 @@ final class WriterState {
         // The table moves into the interner for the batch (leaving an empty one here, so that it stays
         // uniquely referenced and grows in place) and comes back however the batch ends.
         batchStartStrings = table.count
-        var interner = Interner(table: table, txn: txn, dbs: dbs)
+        var interner = Interner(table: table, txn: txn, dbs: dbs, stored: table.count)
         table = StringTable()
         defer { table = interner.table }
         let firstSeq = nextSeq
@@ -419,14 +452,12 @@ final class WriterState {
         var encoder = RecordEncoder(capacity: 0)
         var entries: [Entry] = []
         var newPairs: [(pair: UInt64, timeBits: UInt64)] = []
-        var knownPairs = Set<UInt64>()
         var pendingPairs: [UInt64] = []
         var batchIDs = Set<DuplicateKey>()
-        var pairFilter = PairFilter()
+        var pairFilter = SessionPairFilter()
         swap(&encoder, &self.encoder)
         swap(&entries, &self.entries)
         swap(&newPairs, &self.newPairs)
-        swap(&knownPairs, &self.knownPairs)
         swap(&pendingPairs, &self.pendingPairs)
         swap(&batchIDs, &self.batchIDs)
         swap(&pairFilter, &self.pairFilter)
@@ -438,18 +469,20 @@ final class WriterState {
         var loopFinished = false
         defer {
             if !loopFinished {
+                // The strings of the refused batch are stored all the same (as they were when each new string
+                // was put at once): the caller may go on in this transaction, and the table must match `strings`.
+                // A failed flush cuts the table back instead.
+                try? interner.flush()
                 pendingInfer = inferAtStart
                 // An event the encoder refused (the caller may catch that and go on in the same
                 // transaction): the pairs of this batch were not written, so they are not known.
-                if pendingPairs.count > pendingAtStart { pairFilter.clear() }
-                for pair in pendingPairs[pendingAtStart...] { knownPairs.remove(pair) }
+                for pair in pendingPairs[pendingAtStart...] { pairFilter.forget(pair) }
                 pendingPairs.removeSubrange(pendingAtStart...)
             }
             swap(&encoder, &self.encoder)
             swap(&entries, &self.entries)
             swap(&newPairs, &self.newPairs)
-            swap(&knownPairs, &self.knownPairs)
-            swap(&pendingPairs, &self.pendingPairs)
+                swap(&pendingPairs, &self.pendingPairs)
             swap(&batchIDs, &self.batchIDs)
             swap(&pairFilter, &self.pairFilter)
         }
@@ -522,16 +555,17 @@ final class WriterState {
             let pair = UInt64(onboarding) << 32 | UInt64(session)
             // Most events belong to a pair an earlier event made known: the filter answers those.
             if !pairFilter.contains(pair) {
-                if knownPairs.insert(pair).inserted {
-                    newPairs.append((pair, timeBits))
-                    pendingPairs.append(pair)
-                }
+                // New to the store, or only forgotten (a session in two onboardings, or one whose slot a later
+                // session took); writeOnboardingSessions drops repeats and pairs already stored.
+                newPairs.append((pair, timeBits))
+                pendingPairs.append(pair)
                 pairFilter.note(pair)
             }
             kindCounts[kindIndex(original.pointee.payload.kind)] += 1
             minTime = min(minTime, time)
             maxTime = max(maxTime, time)
         }
+        try interner.flush()
         loopFinished = true
         nextSeq = next
         let newSessions = try writeOnboardingSessions(txn, newPairs)
@@ -649,13 +683,15 @@ final class WriterState {
     /// A stable radix sort on `a` keeps arrival order among equal `a`s, and arrival order is seq order;
     /// when times also never decrease within a group (events arriving in time order, the common case),
     /// that is already (a, time, seq) order. Otherwise a comparison sort finishes the job.
-    /// - Complexity: O(n · bytes of the largest `a`), or O(n log n) for out-of-order times.
+    /// Only the bytes of `a` that differ between keys get a pass (e.g. the screen index's high byte, zero
+    /// in every key of the usual onboarding; in the append benchmarks this saved nothing measurable).
+    /// - Complexity: O(n · bytes of `a` that vary), or O(n log n) for out-of-order times.
     private func sortOrder() {
         let n = order.count
         guard n > 1 else { return }
-        var maxA: UInt64 = 0
-        for k in order { maxA |= k.a }
-        let passes = (64 - maxA.leadingZeroBitCount + 7) / 8
+        let firstA = order[0].a
+        var varying: UInt64 = 0
+        for k in order { varying |= k.a ^ firstA }
         if sortBuffer.count != n { sortBuffer = order }
         // Work on locals through raw buffers: class properties would pay an exclusivity check per access.
         var source = order
@@ -664,7 +700,7 @@ final class WriterState {
         sortBuffer = []
         var counts = [Int](repeating: 0, count: 256)
         counts.withUnsafeMutableBufferPointer { count in
-            for pass in 0..<passes {
+            for pass in 0..<8 where (varying >> UInt64(pass * 8)) & 0xFF != 0 {
                 let shift = UInt64(pass * 8)
                 source.withUnsafeBufferPointer { src in
                     target.withUnsafeMutableBufferPointer { dst in
@@ -889,9 +925,12 @@ final class WriterState {
             if try c.last(below: UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)),
                c.key.count == Layout.sessionKeySize, c.key.be32(0) == bucket, c.key.be64(4) < firstSeq,
                c.value.count + builder.byteCount <= Layout.sessionValueTarget,
-               SessionBucketReader.runHeadersAreSound(c.value, keySeq: c.key.be64(4), lowLimit: Layout.sessionBucketWidth) {
+               bucketTails.holds(bucket: bucket, keySeq: c.key.be64(4), value: c.value)
+                || SessionBucketReader.runHeadersAreSound(c.value, keySeq: c.key.be64(4), lowLimit: Layout.sessionBucketWidth) {
                 // A damaged value is not grown: the new segment goes in a value of its own, so the damage
-                // (which check() and reads report) does not take this batch's references with it.
+                // (which check() and reads report) does not take this batch's references with it. A value still
+                // byte for byte as this writer put it (same key, size and fingerprint) is not decoded again:
+                // checking its run headers was a third of the session index's cost with 100 000 sessions in flight.
                 // The key's bytes are copied before the put: they point into the map.
                 let keySeq = c.key.be64(4)
                 scratch.storeBE(bucket, at: 0)
@@ -899,9 +938,11 @@ final class WriterState {
                 let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
                 // > lmdb.h, MDB_CURRENT: "replace the item at the current cursor position. The key parameter must
                 // > still be provided, and must match it." The old value is copied into the builder first.
-                try builder.withValue(keySeq: keySeq, prefix: c.value) { value in
+                let (bytes, print) = try builder.withValue(keySeq: keySeq, prefix: c.value) { value in
                     _ = try c.put(key, value, flags: PutFlags.current)
+                    return (value.count, BucketTailCache.fingerprint(value))
                 }
+                bucketTails.note(bucket: bucket, keySeq: keySeq, bytes: bytes, fingerprint: print)
                 return
             }
         }
@@ -914,20 +955,29 @@ final class WriterState {
         scratch.storeBE(builder.baseSeq, at: 4)
         let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
         // The key's seq is this batch's: no value can hold it yet, unless the store is damaged. Never overwrite.
-        let inserted = try builder.withValue(keySeq: builder.baseSeq) { value in try c.put(key, value, flags: PutFlags.noOverwrite) }
+        let (inserted, bytes, print) = try builder.withValue(keySeq: builder.baseSeq) { value in
+            (try c.put(key, value, flags: PutFlags.noOverwrite), value.count, BucketTailCache.fingerprint(value))
+        }
         guard inserted else {
             throw StoreError(.corrupt, "the session bucket \(bucket) already has a value at seq \(builder.baseSeq), at or past next_seq")
         }
+        bucketTails.note(bucket: bucket, keySeq: builder.baseSeq, bytes: bytes, fingerprint: print)
     }
 
-    /// `onboarding_sessions`: the pairs first seen in this batch, in key order.
+    /// `onboarding_sessions`: the pairs the batch's filter did not know (first seen, or forgotten by the filter),
+    /// in key order, each once, with `MDB_NOOVERWRITE`: only those not already stored count as new.
     /// - Returns: how many sessions are new to the store.
     private func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws -> Int {
         guard !pairs.isEmpty else { return 0 }
         let key = scratch
         var inserted: [UInt64] = []
+        let sorted = WriterState.radixSorted(pairs) { $0.pair }
         try txn.withCursor(dbs.onboardingSessions) { c in
-            for p in pairs.sorted(by: { $0.pair < $1.pair }) {
+            // A pair can be listed more than once (its filter slot was taken in between): the sort is stable, so
+            // the first listed, the pair's first event in arrival order, is the one put.
+            var previous: UInt64? = nil
+            for p in sorted where p.pair != previous {
+                previous = p.pair
                 key.storeBE(p.pair, at: 0)
                 key.storeBE(p.timeBits, at: 8)
                 // NOOVERWRITE: an earlier process may have stored the pair (this cache only knows its own).
@@ -939,6 +989,45 @@ final class WriterState {
         }
         // Before writeSessionIndex: `sessions` must not yet hold this batch's lists.
         return try recordSpanningSessions(txn, newPairs: inserted)
+    }
+
+    /// `items` in `key` order, stably: a least-significant-digit radix sort on the bytes of the key that are not
+    /// the same in every element (with ids dense from 0, usually the low three bytes of a session id and one or
+    /// two of an onboarding id). For the batch's new (onboarding, session) pairs a comparison sort cost about
+    /// 200 instructions per event with 100 000 sessions in flight.
+    /// - Complexity: O(n · varying bytes).
+    static func radixSorted<T>(_ items: [T], key: (T) -> UInt64) -> [T] {
+        guard let firstItem = items.first, items.count > 1 else { return items }
+        let first = key(firstItem)
+        var varying: UInt64 = 0
+        for item in items { varying |= key(item) ^ first }
+        var source = items
+        var target = items
+        var counts = [Int](repeating: 0, count: 256)
+        counts.withUnsafeMutableBufferPointer { count in
+            for byte in 0..<8 where (varying >> UInt64(byte * 8)) & 0xFF != 0 {
+                let shift = UInt64(byte * 8)
+                source.withUnsafeBufferPointer { src in
+                    target.withUnsafeMutableBufferPointer { dst in
+                        for b in 0..<256 { count[b] = 0 }
+                        for item in src { count[Int(truncatingIfNeeded: (key(item) >> shift) & 0xFF)] += 1 }
+                        var sum = 0
+                        for b in 0..<256 {
+                            let c = count[b]
+                            count[b] = sum
+                            sum += c
+                        }
+                        for item in src {
+                            let b = Int(truncatingIfNeeded: (key(item) >> shift) & 0xFF)
+                            dst[count[b]] = item
+                            count[b] += 1
+                        }
+                    }
+                }
+                swap(&source, &target)
+            }
+        }
+        return source
     }
 
     /// `batches`: the keys of the batch's blocks, ``Layout/batchChunk`` per entry, appended under
@@ -1086,42 +1175,161 @@ struct OnboardingSummaryRecord {
     }
 }
 
-/// A direct-mapped cache in front of the writer's `knownPairs` set: a hit means the (onboarding,
-/// session) pair is known, answered with a multiply, a shift and one load instead of a `Set` insert
-/// (SipHash and a probe, ~160 instructions per event). A miss falls through to the set; a slot only ever
-/// holds a pair the set holds, so whenever pairs leave the set the cache is cleared.
-struct PairFilter {
-    static let bits = 14
+/// The writer's memory of which (onboarding, session) pairs are in `onboarding_sessions`: a fixed array of
+/// 2^19 pairs (4 MiB) indexed by the session id's low bits. A hit (the slot holds exactly the pair) means the
+/// pair is stored, answered with one load; a miss only means "not known here".
+///
+/// Session ids are dense in first-seen order, so the sessions in flight are a window of recent ids: with
+/// fewer than 2^19 ids between the oldest session in flight and the newest string, each session has a slot
+/// of its own, and a session's events after its first find its pair there. (The `Set` of every pair it
+/// replaces cost a SipHash insert per event with 100 000 sessions in flight, and grew to a million pairs.)
+/// A session whose slot a later id took, or a session in a second onboarding (one pair per slot), misses:
+/// its pair goes to `onboarding_sessions` again with `MDB_NOOVERWRITE`, which finds it (one B-tree descent).
+///
+/// Invariant: a slot only holds a pair that is stored (committed, or written by the running transaction);
+/// the writer forgets the pairs of a refused batch or an aborted transaction.
+struct SessionPairFilter {
+    static let defaultBits = 19
+    /// Each slot holds the complement of its pair, so that an all-zero array is empty: `~0` would be the pair
+    /// (0xFFFF_FFFF, 0xFFFF_FFFF), and session id 0xFFFF_FFFF is the codec's "absent", never a session.
     private var slots: [UInt64]
+    /// Slots - 1 (a power of two less one; the slot of a pair is its session id's low bits).
+    private let mask: Int
 
-    init() {
+    /// An empty filter of 2^`bits` slots, allocated on the first ``note(_:)``.
+    init(bits: Int = SessionPairFilter.defaultBits) {
         slots = []
+        mask = 1 << bits - 1
     }
 
-    /// The slot of `pair` (Fibonacci hashing: the top bits of the product).
     @inline(__always)
-    private static func slot(_ pair: UInt64) -> Int {
-        Int(truncatingIfNeeded: (pair &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - bits))
+    private func slot(_ pair: UInt64) -> Int {
+        Int(truncatingIfNeeded: pair) & mask
     }
 
-    /// Whether `pair` is cached (then it is in the set).
+    /// Whether `pair` is known to be stored.
     @inline(__always)
     func contains(_ pair: UInt64) -> Bool {
-        slots.withUnsafeBufferPointer { s in s.count != 0 && s[PairFilter.slot(pair)] == pair }
+        slots.withUnsafeBufferPointer { s in s.count != 0 && s[slot(pair)] == ~pair }
     }
 
-    /// Caches `pair`, which the set now holds.
+    /// Remembers `pair`, which is stored or is being written by the running batch (it replaces its slot's pair).
     @inline(__always)
     mutating func note(_ pair: UInt64) {
-        if slots.isEmpty { clear() }
-        slots.withUnsafeMutableBufferPointer { s in s[PairFilter.slot(pair)] = pair }
+        if slots.isEmpty { allocate() }
+        let i = slot(pair)
+        slots.withUnsafeMutableBufferPointer { s in s[i] = ~pair }
     }
 
-    /// Forgets every pair: an empty slot holds a value that does not map to it (0 everywhere but in
-    /// slot 0, where 0 maps; there `UInt64.max`, which maps elsewhere).
+    /// Out of line: kept out of the append loop, where a larger body made the optimizer stop specializing the
+    /// encoder's call (about 115 more instructions per event, measured).
+    @inline(never)
+    private mutating func allocate() {
+        slots = [UInt64](repeating: 0, count: mask + 1)
+    }
+
+    /// Forgets `pair` if its slot holds it.
+    mutating func forget(_ pair: UInt64) {
+        let i = slot(pair)
+        if !slots.isEmpty && slots[i] == ~pair { slots[i] = 0 }
+    }
+}
+
+/// The newest value the writer put for each bucket of the session index (its key's seq, size and a 64-bit
+/// fingerprint of its bytes), in a fixed array of 2^14 slots (384 KiB) indexed by the bucket's low bits: the
+/// buckets in flight are consecutive, like the session ids they hold. A stored value with the same key,
+/// size and fingerprint is, but for a 2^-64 chance, byte for byte the sound value this writer put, so it is
+/// grown without decoding its run headers again; damage to its bytes changes the fingerprint, and the full
+/// check runs.
+///
+/// Invariant: a slot only describes a value as this writer put it in the running transaction (or an
+/// earlier one); the writer clears the cache when a transaction aborts and when another process has appended.
+struct BucketTailCache {
+    static let defaultBits = 14
+    /// Slots - 1 (the slot of a bucket is its low bits).
+    private let mask: Int
+    private struct Tail {
+        var bucket: UInt32
+        var bytes: UInt32
+        var keySeq: UInt64
+        var fingerprint: UInt64
+    }
+    private var slots: [Tail] = []
+
+    /// An empty cache of 2^`bits` slots, allocated on the first ``note(bucket:keySeq:bytes:fingerprint:)``.
+    init(bits: Int = BucketTailCache.defaultBits) {
+        mask = 1 << bits - 1
+    }
+
+    @inline(__always)
+    private func slot(_ bucket: UInt32) -> Int { Int(bucket) & mask }
+
+    /// A hash of `bytes` (four multiply lanes over 8-byte words, the length folded in, the lanes mixed at the
+    /// end): far cheaper than decoding the value's runs (about 3 instructions per 8 bytes), and a change to the
+    /// bytes leaves it the same only by a chance of about 2^-64. Not a defence against a deliberate forgery,
+    /// which the store does not claim.
+    static func fingerprint(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        let n = bytes.count
+        let p: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var a = UInt64(truncatingIfNeeded: n), b = a ^ 0xBF58_476D_1CE4_E5B9, c = a ^ 0x94D0_49BB_1331_11EB, d = ~a
+        guard let base = bytes.baseAddress else { return a &* p }
+        var i = 0
+        // Four independent lanes, each taking a word per step as xxHash64's round does: h + w * p2, rotated,
+        // times p (a bijection of h for a given word, so a change to one word always changes its lane, and no
+        // flip of one bit of a word is undone by a flip of one bit of a later word, as with a plain xor). The
+        // lanes are mixed at the end.
+        @inline(__always) func step(_ h: UInt64, _ w: UInt64) -> UInt64 {
+            let x = h &+ w &* 0xC2B2_AE3D_27D4_EB4F
+            return (x << 31 | x >> 33) &* p
+        }
+        while i + 32 <= n {
+            a = step(a, base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            b = step(b, base.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
+            c = step(c, base.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self))
+            d = step(d, base.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self))
+            i += 32
+        }
+        while i + 8 <= n {
+            a = step(a, base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            i += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < n {
+            tail |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << shift
+            shift += 8
+            i += 1
+        }
+        b = step(b, tail)
+        func mix(_ x: UInt64) -> UInt64 {
+            var z = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        return mix(a) ^ mix(b &+ 1) &* 3 ^ mix(c &+ 2) &* 5 ^ mix(d &+ 3) &* 7
+    }
+
+    /// Whether `value`, the bucket's newest value under `keySeq`, is still the one this writer put last.
+    @inline(__always)
+    func holds(bucket: UInt32, keySeq: UInt64, value: UnsafeRawBufferPointer) -> Bool {
+        let t: Tail? = slots.withUnsafeBufferPointer { s in s.count != 0 ? s[slot(bucket)] : nil }
+        guard let t, t.bucket == bucket, t.keySeq == keySeq, Int(t.bytes) == value.count else { return false }
+        return t.fingerprint == BucketTailCache.fingerprint(value)
+    }
+
+    /// Remembers the value just put as the bucket's newest.
+    @inline(__always)
+    mutating func note(bucket: UInt32, keySeq: UInt64, bytes: Int, fingerprint: UInt64) {
+        if slots.isEmpty { clear() }
+        let i = slot(bucket)
+        slots.withUnsafeMutableBufferPointer { s in
+            s[i] = Tail(bucket: bucket, bytes: UInt32(truncatingIfNeeded: bytes), keySeq: keySeq,
+                                                   fingerprint: fingerprint)
+        }
+    }
+
+    /// Forgets every value (an empty slot names no bucket: bucket ids are session ids shifted right).
     mutating func clear() {
-        if slots.isEmpty { slots = [UInt64](repeating: 0, count: 1 << PairFilter.bits) }
-        else { for i in slots.indices { slots[i] = 0 } }
-        slots[0] = .max
+        slots = [Tail](repeating: Tail(bucket: .max, bytes: 0, keySeq: 0, fingerprint: 0), count: mask + 1)
     }
 }

@@ -44,6 +44,8 @@ extension WriterState {
         var newSessions = 0
         let noOnboarding = RecordFormat.noOnboarding
         // Session-major order: each session's new pairs together.
+        // A comparison sort: the swapped pairs come in a few long sorted runs (one per onboarding), which the
+        // standard library's merge sort takes in one pass; the writer's radix sort measured slower here.
         let pairs = newPairs.map { $0 << 32 | $0 >> 32 }.sorted()
         var updates: [(session: UInt32, flags: UInt8)] = []
         do {
