@@ -12,18 +12,19 @@ private struct LeanEvent: FoldFields {
     var screenIndex: Int?
     var onboarding: StringID?
     var totalScreens: Int?
+    var kind: EventKind = .custom
+    var knownAnalyticsName: AnalyticsName? = nil
 
     var time: Timestamp { Timestamp(microseconds: micros) }
     var profile: StringID? { nil }
     var placement: StringID? { nil }
     var variation: StringID? { nil }
-    var kind: EventKind { .custom }
-    var knownAnalyticsName: AnalyticsName? { nil }
-    var analyticsName: AnalyticsNameRef? { nil }
+    var analyticsName: AnalyticsNameRef? { knownAnalyticsName.map { .known($0) } }
     var elementID: StringID? { nil }
 }
 
-/// ``LeanFolds`` keeps what ``SessionFold`` keeps of each event's time, screen, onboarding and total screens, in
+/// ``LeanFolds`` keeps what ``SessionFold`` keeps of each event's time, screen, onboarding, total screens, kind,
+/// analytics name and outcome, in
 /// a layout of its own (a screen-time chain per session in a shared pool): fold the same events, in arbitrary
 /// orders, into both and compare every field a lean fold gives. The orders include screens going back (a
 /// session in several onboardings, or events arriving late), equal times broken by seq, events without a
@@ -39,7 +40,7 @@ private struct LeanEvent: FoldFields {
             for round in 0..<200 {
                 let sessions = Int.random(in: 1...6, using: &rng)
                 // `events: 1`: the pool starts at its minimum and grows.
-                let lean = LeanFolds(capacity: sessions, events: 1, reachTimes: true)
+                let lean = LeanFolds(capacity: sessions, events: 1, reachTimes: true, outcomes: true)
                 var folds = [SessionFold](repeating: SessionFold(), count: sessions)
                 for _ in 0..<sessions { _ = lean.append() }
                 var events: [(slot: Int, event: LeanEvent)] = []
@@ -49,9 +50,11 @@ private struct LeanEvent: FoldFields {
                         seq += 1
                         let screen: Int? = Int.random(in: 0...9, using: &rng) == 0 ? nil : Int.random(in: 0...11, using: &rng)
                         let total: Int? = screen == nil || Bool.random(using: &rng) ? nil : Int.random(in: 1...14, using: &rng)
+                        let kind = EventKind.allCases.randomElement(using: &rng)!
                         events.append((slot, LeanEvent(
                             micros: Int64(Int.random(in: 0...30, using: &rng)) * 1_000_000, seq: seq, screenIndex: screen,
-                            onboarding: screen == nil ? nil : StringID(Int.random(in: 1...2, using: &rng)), totalScreens: total)))
+                            onboarding: screen == nil ? nil : StringID(Int.random(in: 1...2, using: &rng)), totalScreens: total,
+                            kind: kind, knownAnalyticsName: kind == .analytics ? AnalyticsName.allCases.randomElement(using: &rng) : nil)))
                     }
                 }
                 // Key order within a screen (as a scan of one onboarding brings them) in half the rounds, any order
@@ -64,6 +67,8 @@ private struct LeanEvent: FoldFields {
                 for (slot, e) in events {
                     try lean.add(slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, onboarding: e.onboarding,
                                  totalScreens: e.totalScreens)
+                    lean.addOutcome(slot: slot, kind: e.kind, name: e.analyticsName, at: OrderKey(time: e.micros, seq: e.seq),
+                                    strings: strings)
                     try folds[slot].add(e, seq: e.seq, full: { () throws(QueryError) -> EventView in
                         Issue.record("a lean fold never needs the full view")
                         throw QueryError(.source, "unreachable")
@@ -83,15 +88,19 @@ private struct LeanEvent: FoldFields {
                     #expect(a.totalScreens == b.totalScreens, "\(context)")
                     #expect(a.reachTimes == b.reachTimes, "\(context)")
                     #expect(lean.base[slot].onboarding == folds[slot].onboarding, "\(context)")
+                    #expect(a.kindsSeen == b.kindsSeen && a.namesSeen == b.namesSeen, "\(context)")
+                    #expect(a.outcome == b.outcome, "\(context)")
+                    #expect([a.completed, a.paywall, a.closed, a.emailCollected] == [b.completed, b.paywall, b.closed, b.emailCollected],
+                            "\(context)")
                 }
             }
         }
     }
 }
 
-/// The point of ``LeanFold`` is its size (see its documentation): keep it at 128 bytes or less.
-@Test func leanFoldTakesAtMost128Bytes() {
-    #expect(MemoryLayout<LeanFold>.stride <= 128)
+/// The point of ``LeanFold`` is its size (see its documentation): keep it at 136 bytes or less.
+@Test func leanFoldTakesAtMost136Bytes() {
+    #expect(MemoryLayout<LeanFold>.stride <= 136)
 }
 
 /// The screen-time pool grows past its reserve (256 entries when the scan expects few events) and keeps every
@@ -128,5 +137,45 @@ private struct LeanEvent: FoldFields {
                 #expect(lean.reachTimes == full.reachTimes)
             }
         }
+    }
+}
+
+/// Queries that a lean fold with outcomes answers (``FoldNeeds/leanOutcomes``) give what the in-memory source
+/// gives, whole store and whole onboardings, including a known name sent as an unknown one (through
+/// `Store.append`) and `did` of a name outside the known list (which a full fold answers).
+@Test func leanFoldsWithOutcomesAgreeWithTheInMemorySource() throws {
+    var generator = SessionGenerator(seed: 0x0C7C0)
+    var events = generator.events() + generator.events()
+    events += [ev(0, "odd", started), ev(5, "odd", screen: 1, .analytics(.unknown(name: "onboarding_completed"))),
+               ev(6, "odd", screen: 1, .analytics(.unknown(name: "navigation_failed")))]
+    let queries = [
+        "sessions | count by exit",
+        "sessions | where completed | count",
+        "sessions | stats count(), rate(completed), rate(paywall), rate(closed), rate(email_collected), p50(duration) by onboarding",
+        "sessions | where did(open_paywall) and not did(onboarding_completed) | count by exit",
+        "sessions | where did(screen_presented) | stats avg(events)",
+        #"sessions | where did("navigation_failed") | count"#,
+        #"sessions | where onboarding == "onb_1" | count by exit, completed"#,
+    ]
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        let memory = InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event))
+        let disk = StoreEventSource(store)
+        let now = Timestamp(microseconds: base + 86_400 * second)
+        for text in queries {
+            let query = try Query.parse(text)
+            let needs = FoldNeeds(query.checked, now: now)
+            #expect(needs.lean == !text.contains("navigation_failed"), "\(text)")
+            #expect(needs.leanOutcomes == needs.lean, "\(text)")
+            let b = try query.run(on: memory, options: .init(now: now))
+            #expect(!b.rows.isEmpty, "\(text)")
+            for ratio in [0, Double.infinity] {
+                let a = try StoreEventSource.$onboardingScanRatio.withValue(ratio) { try query.run(on: disk, options: .init(now: now)) }
+                #expect(agree(a, b), "\(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
+            }
+        }
+        // The screen funnel stays lean without outcomes.
+        let funnel = FoldNeeds(try Query.parse("sessions | funnel").checked, now: now)
+        #expect(funnel.lean && !funnel.leanOutcomes)
     }
 }

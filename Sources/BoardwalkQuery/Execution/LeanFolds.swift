@@ -3,8 +3,8 @@ import BoardwalkModel
 
 /// What a lean fold (``FoldNeeds/lean``) keeps of one session: what each event's time, seq, screen, onboarding
 /// and total screens say about it (the session fields ``SessionFold/isLean(_:)`` lists), and the newest entry of
-/// the session's chain of screen times, in 112 bytes (a ``SessionFold`` takes 256, and holds its screen times
-/// in an array of its own).
+/// the session's chain of screen times, and, when the query reads them, the kinds and names it saw and its
+/// outcome, in 136 bytes (a ``SessionFold`` takes 256, and holds its screen times in an array of its own).
 ///
 /// A scan visits the events of a scope in key order, `(onboarding, screen, time, seq)`, so consecutive events
 /// belong to unrelated sessions: every event is a random access to its session's state. Keeping that state
@@ -34,6 +34,12 @@ struct LeanFold {
     var ascending = true
     /// A session of the scope that the scan skips (it is read through the session index instead).
     var excluded = false
+    /// With outcomes (``FoldNeeds/leanOutcomes``): kinds and known analytics names seen, as
+    /// ``SessionSummary/kindsSeen`` and ``SessionSummary/namesSeen`` hold them, and the last terminal event.
+    var kindsSeen: UInt8 = 0
+    var namesSeen: UInt8 = 0
+    var outcome: Exit?
+    var outcomeAt = OrderKey.lowest
 }
 
 /// The sessions of a lean fold, by slot, with their screen times in one shared pool.
@@ -43,7 +49,7 @@ struct LeanFold {
 /// sequentially whatever the order of the sessions. Reach times are only kept when the query needs them
 /// (a screen funnel).
 ///
-/// Memory: 112 bytes per session plus 16 bytes per (session, screen) pair beyond each session's newest.
+/// Memory: 136 bytes per session plus 16 bytes per (session, screen) pair beyond each session's newest.
 /// The pool's links are 32-bit: a fold with more than 2³¹ − 1 such pairs (several billion events) throws
 /// rather than trap.
 final class LeanFolds {
@@ -63,6 +69,8 @@ final class LeanFolds {
     @exclusivity(unchecked) private var poolCapacity: Int
     @exclusivity(unchecked) private var poolCount = 0
     let reachTimes: Bool
+    /// Whether the folds keep kinds, names and outcomes (``FoldNeeds/leanOutcomes``).
+    let outcomes: Bool
 
     /// - Parameters:
     ///   - capacity: the number of sessions expected (the storage grows past it).
@@ -71,9 +79,11 @@ final class LeanFolds {
     ///     counted, as the pool fills, while growing it would copy it into fresh pages (measured: a fifth of a
     ///     median onboarding's page faults).
     ///   - reachTimes: whether to keep each session's screen times (``FoldNeeds/reachTimes``).
-    init(capacity: Int, events: Int, reachTimes: Bool) {
+    ///   - outcomes: whether to keep kinds, names and outcomes (``FoldNeeds/leanOutcomes``).
+    init(capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false) {
         folds = SlotStorage(capacity: capacity)
         self.reachTimes = reachTimes
+        self.outcomes = outcomes
         poolCapacity = reachTimes ? min(max(events, 256), 1 << 26) : 0
         pool = .allocate(capacity: max(poolCapacity, 1))
     }
@@ -157,6 +167,37 @@ final class LeanFolds {
         poolCapacity = bigger
     }
 
+    /// Folds the kind of the event at `at`, its analytics name and whether it ends the session (rule 8) into the
+    /// session at `slot`, as ``SessionFold/add(_:seq:full:strings:needs:)`` does (an analytics name outside the
+    /// known list counts by its text when that spells a known one).
+    @inline(__always)
+    func addOutcome(slot: Int, kind: EventKind, name: AnalyticsNameRef?, at: OrderKey, strings: StringCache) {
+        let f = base + slot
+        f.pointee.kindsSeen |= UInt8(truncatingIfNeeded: SessionSummary.bit(kind))
+        var terminal: Exit?
+        switch kind {
+        case .analytics:
+            var known: AnalyticsName?
+            switch name {
+            case .known(let k)?: known = k
+            case .unknown(let id)?: known = strings.string(id).flatMap { AnalyticsName(rawValue: $0) }
+            case nil: break
+            }
+            if let known {
+                f.pointee.namesSeen |= UInt8(truncatingIfNeeded: SessionSummary.bit(known))
+                if known == .onboardingCompleted { terminal = .completed }
+            }
+        case .openPaywall: terminal = .paywall
+        case .close: terminal = .closed
+        case .error: terminal = .error
+        default: break
+        }
+        if let terminal, f.pointee.outcomeAt < at {
+            f.pointee.outcomeAt = at
+            f.pointee.outcome = terminal
+        }
+    }
+
     /// The summary of the session at `slot`: the fields a lean fold reads are those
     /// ``SessionFold/summary(name:strings:needs:reachBuffer:)`` gives for the same events; the others keep their
     /// initial values (nothing reads them, see ``FoldNeeds/lean``).
@@ -172,6 +213,15 @@ final class LeanFolds {
             s.furthestScreen = Int(f.furthest)
             s.lastScreen = Int(f.lastScreen)
             s.totalScreens = f.totalScreens == .min ? nil : f.totalScreens
+        }
+        if outcomes {
+            s.kindsSeen = UInt32(f.kindsSeen)
+            s.namesSeen = UInt32(f.namesSeen)
+            s.completed = s.namesSeen & SessionSummary.bit(AnalyticsName.onboardingCompleted) != 0
+            s.emailCollected = s.namesSeen & SessionSummary.bit(AnalyticsName.userEmailCollected) != 0
+            s.paywall = s.kindsSeen & SessionSummary.bit(EventKind.openPaywall) != 0
+            s.closed = s.kindsSeen & SessionSummary.bit(EventKind.close) != 0
+            s.outcome = f.outcome
         }
         if reachTimes, f.furthest >= 0 {
             let pool = self.pool

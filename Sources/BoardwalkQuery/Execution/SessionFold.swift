@@ -37,6 +37,11 @@ struct FoldNeeds {
     /// session gives (``SessionFold/isLean(_:)``): then the store reads only those of each record, and the
     /// fold skips the rest (the summary's other fields keep their initial values, and nothing reads them).
     var lean = false
+    /// A lean fold that also keeps which kinds and known analytics names each session saw and its outcome
+    /// (rule 8): what `completed`, `paywall`, `closed`, `email_collected`, `exit` and `did(…)` of a kind or a
+    /// known name read (``SessionFold/isLeanWithOutcomes(_:)``). Records are then read to their kind-specific
+    /// field (`RecordFields.Extent.all`) instead of to their session.
+    var leanOutcomes = false
 
     init() {}
 
@@ -61,15 +66,21 @@ struct FoldNeeds {
         // Lean: a reduction (a listing shows every field) that is not a custom funnel (it matches each session's
         // events) nor a screen funnel broken down by event fields, over bounds that read no other session field.
         let isCustomFunnel = if case .funnel(let f) = query.reduction { !f.steps.isEmpty } else { false }
-        lean = query.reduction != nil && !isCustomFunnel && funnelBy.isEmpty && bounds.allSatisfy { bound in
-            !bound.contains { leaf in
-                switch leaf {
-                case .session(let field): !SessionFold.isLean(field)
-                case .event, .answer, .did: true
-                default: false
+        func readsMore(_ outcomes: Bool) -> Bool {
+            bounds.contains { bound in
+                bound.contains { leaf in
+                    switch leaf {
+                    case .session(let field): !(SessionFold.isLean(field) || outcomes && SessionFold.isLeanWithOutcomes(field))
+                    // Names outside the known list are kept as strings, by full folds only.
+                    case .did(let x): !(outcomes && (EventKind(rawValue: x) != nil || AnalyticsName(rawValue: x) != nil))
+                    case .event, .answer: true
+                    default: false
+                    }
                 }
             }
         }
+        lean = query.reduction != nil && !isCustomFunnel && funnelBy.isEmpty && !readsMore(true)
+        leanOutcomes = lean && readsMore(false)
         for b in bounds {
             if b.contains(where: { $0 == .session(.session) }) { name = true }
             if b.contains(where: { $0 == .session(.profile) }) { profile = true }
@@ -146,6 +157,15 @@ struct SessionFold {
         switch field {
         case .session, .onboarding, .started, .ended, .duration, .events, .furthestScreen, .lastScreen, .totalScreens: true
         case .profile, .placement, .variation, .completed, .paywall, .closed, .emailCollected, .exit: false
+        }
+    }
+
+    /// Whether a lean fold that keeps outcomes (``FoldNeeds/leanOutcomes``) gives `field`, beyond
+    /// ``isLean(_:)``: the fields the kinds and known analytics names seen, and the last terminal event, decide.
+    static func isLeanWithOutcomes(_ field: SessionField) -> Bool {
+        switch field {
+        case .completed, .paywall, .closed, .emailCollected, .exit: true
+        default: false
         }
     }
 

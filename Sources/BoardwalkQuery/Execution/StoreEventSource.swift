@@ -260,7 +260,8 @@ extension StoreEventSource {
             if !scanUnpositioned { for slot in unpositioned { spanning[slot] = true } }
         }
         let folds = FoldStorage(capacity: needs.lean ? 0 : slotsInScope)
-        let lean = needs.lean ? LeanFolds(capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes) : nil
+        let lean = needs.lean
+            ? LeanFolds(capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes) : nil
         for slot in 0..<slotsInScope {
             if let lean {
                 _ = lean.append()
@@ -337,7 +338,7 @@ private struct WholeStoreScan {
     init(capacity: Int, events: Int, needs: FoldNeeds, cancellation: CancellationFlag?, text: String) {
         table = SessionSlots(capacity: capacity)
         folds = FoldStorage(capacity: needs.lean ? 0 : capacity)
-        lean = needs.lean ? LeanFolds(capacity: capacity, events: events, reachTimes: needs.reachTimes) : nil
+        lean = needs.lean ? LeanFolds(capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes) : nil
         ids.reserveCapacity(capacity)
         ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
@@ -346,12 +347,18 @@ private struct WholeStoreScan {
     /// only up to each record's session. Records come a block at a time, so the loop over them is inlined here.
     mutating func scan(_ snapshot: Snapshot, onboarding: StringID?, strings: StringCache, needs: FoldNeeds) throws {
         if let lean {
+            let extent: RecordFields.Extent = lean.outcomes ? .all : .session
             try snapshot.forEachRun(onboarding: onboarding) { run in
                 while let record = try run.next() {
-                    let fields = try record.fields(.session)
+                    let fields = try record.fields(extent)
                     guard let session = fields.session else { continue }
                     try ticker.tick()
-                    try lean.add(slot: slot(session), fields, seq: record.seq)
+                    let slot = slot(session)
+                    try lean.add(slot: slot, fields, seq: record.seq)
+                    if lean.outcomes {
+                        lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName,
+                                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
+                    }
                 }
                 return true
             }
@@ -406,13 +413,18 @@ private struct ScopeScan {
     /// Records come a block at a time, so the loop over them is inlined here.
     mutating func scan(_ snapshot: Snapshot, onboarding: StringID, strings: StringCache, needs: FoldNeeds) throws {
         if let lean {
+            let extent: RecordFields.Extent = lean.outcomes ? .all : .session
             try snapshot.forEachRun(onboarding: onboarding) { run in
                 while let record = try run.next() {
-                    let fields = try record.fields(.session)
+                    let fields = try record.fields(extent)
                     guard let session = fields.session, let slot = table.existingSlot(session), !lean.base[slot].excluded
                     else { continue }
                     try ticker.tick()
                     try lean.add(slot: slot, fields, seq: record.seq)
+                    if lean.outcomes {
+                        lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName,
+                                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
+                    }
                 }
                 return true
             }
