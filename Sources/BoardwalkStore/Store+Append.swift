@@ -469,10 +469,8 @@ final class WriterState {
         var loopFinished = false
         defer {
             if !loopFinished {
-                // The strings of the refused batch are stored all the same (as they were when each new string
-                // was put at once): the caller may go on in this transaction, and the table must match `strings`.
-                // A failed flush cuts the table back instead.
-                try? interner.flush()
+                // The refused batch's strings were flushed where its error was caught (a failed flush cuts the
+                // table back, so the table matches `strings` either way).
                 pendingInfer = inferAtStart
                 // An event the encoder refused (the caller may catch that and go on in the same
                 // transaction): the pairs of this batch were not written, so they are not known.
@@ -482,7 +480,7 @@ final class WriterState {
             swap(&encoder, &self.encoder)
             swap(&entries, &self.entries)
             swap(&newPairs, &self.newPairs)
-                swap(&pendingPairs, &self.pendingPairs)
+            swap(&pendingPairs, &self.pendingPairs)
             swap(&batchIDs, &self.batchIDs)
             swap(&pairFilter, &self.pairFilter)
         }
@@ -498,72 +496,86 @@ final class WriterState {
         var minTime = Int64.max
         var maxTime = Int64.min
         let base = events.baseAddress
-        for index in 0..<events.count {
-            // Fields are read through the pointer so that the event is not copied (a copy retains every string).
-            let original = base! + index
-            let time = original.pointee.time.microseconds
-            let timeBits = Layout.timeBits(time)
-            // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). Rare, so only such
-            // events are copied and fixed; an empty event id is simply not looked up.
-            let needsNormalization = Store.needsNormalization(at: original)
-            // Made once, for the duplicate check and the encoder (which would otherwise parse it again).
-            var idRef: EventIDRef? = nil
-            if let id = original.pointee.eventID, !id.isEmpty {
-                // A duplicate has the same group, time and event id as a stored event or an earlier one
-                // of this batch (docs/storage.md, "Duplicates").
-                var group = UInt64(RecordFormat.noOnboarding) << 16 | UInt64(RecordFormat.noScreen)
-                if let screen = original.pointee.meta?.screenIndex, screen >= 0 && screen <= Meta.maxScreenIndex {
-                    let onboarding = try original.pointer(to: \.meta)!.withMemoryRebound(to: Meta.self, capacity: 1) {
-                        try interner.intern(at: $0.pointer(to: \.onboardingID)!)
+        do {
+            for index in 0..<events.count {
+                // Fields are read through the pointer so that the event is not copied (a copy retains every string).
+                let original = base! + index
+                let time = original.pointee.time.microseconds
+                let timeBits = Layout.timeBits(time)
+                // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). Rare, so only such
+                // events are copied and fixed; an empty event id is simply not looked up.
+                let needsNormalization = Store.needsNormalization(at: original)
+                // Made once, for the duplicate check and the encoder (which would otherwise parse it again).
+                var idRef: EventIDRef? = nil
+                if let id = original.pointee.eventID, !id.isEmpty {
+                    // A duplicate has the same group, time and event id as a stored event or an earlier one
+                    // of this batch (docs/storage.md, "Duplicates").
+                    var group = UInt64(RecordFormat.noOnboarding) << 16 | UInt64(RecordFormat.noScreen)
+                    if let screen = original.pointee.meta?.screenIndex, screen >= 0 && screen <= Meta.maxScreenIndex {
+                        let onboarding = try original.pointer(to: \.meta)!.withMemoryRebound(to: Meta.self, capacity: 1) {
+                            try interner.intern(at: $0.pointer(to: \.onboardingID)!)
+                        }
+                        group = UInt64(onboarding) << 16 | UInt64(screen)
                     }
-                    group = UInt64(onboarding) << 16 | UInt64(screen)
+                    let ref = try EventIDRef(interning: id, strings: &interner)
+                    idRef = ref
+                    let key = DuplicateKey(group: group, timeBits: timeBits, id: ref)
+                    if !batchIDs.insert(key).inserted {
+                        duplicates += 1
+                        continue
+                    }
+                    if try isStoredDuplicate(key, group: group, txn: txn) {
+                        duplicates += 1
+                        continue
+                    }
                 }
-                let ref = try EventIDRef(interning: id, strings: &interner)
-                idRef = ref
-                let key = DuplicateKey(group: group, timeBits: timeBits, id: ref)
-                if !batchIDs.insert(key).inserted {
-                    duplicates += 1
-                    continue
+                let seq = next
+                let record: EncodedRecord
+                if needsNormalization || original.pointee.session == nil {
+                    var event = original.pointee
+                    Store.normalize(&event)
+                    if event.session == nil {
+                        let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
+                        event.session = name
+                        if isNew { inferredSessions += 1 }
+                    }
+                    record = try withUnsafePointer(to: &event) { try encoder.appendBody(at: $0, strings: &interner, eventID: idRef) }
+                } else {
+                    record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef)
                 }
-                if try isStoredDuplicate(key, group: group, txn: txn) {
-                    duplicates += 1
-                    continue
-                }
-            }
-            let seq = next
-            let record: EncodedRecord
-            if needsNormalization || original.pointee.session == nil {
-                var event = original.pointee
-                Store.normalize(&event)
-                if event.session == nil {
-                    let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
-                    event.session = name
-                    if isNew { inferredSessions += 1 }
-                }
-                record = try withUnsafePointer(to: &event) { try encoder.appendBody(at: $0, strings: &interner, eventID: idRef) }
-            } else {
-                record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef)
-            }
-            let onboarding = record.header.keyOnboarding
-            let screen = record.header.keyScreenIndex
-            let session = record.session!
-            let totalScreens = UInt32(clamping: original.pointee.meta?.totalScreens ?? 0)
-            entries.append(Entry(onboarding: onboarding, screen: screen, session: session, totalScreens: totalScreens,
-                                 timeBits: timeBits, seq: seq, body: record.range))
-            next += 1
+                let onboarding = record.header.keyOnboarding
+                let screen = record.header.keyScreenIndex
+                let session = record.session!
+                let totalScreens = UInt32(clamping: original.pointee.meta?.totalScreens ?? 0)
+                entries.append(Entry(onboarding: onboarding, screen: screen, session: session, totalScreens: totalScreens,
+                                     timeBits: timeBits, seq: seq, body: record.range))
+                next += 1
 
-            let pair = UInt64(onboarding) << 32 | UInt64(session)
-            // Most events belong to a pair an earlier event made known: the filter answers those.
-            if !pairFilter.contains(pair) {
-                // New to the store, or only forgotten (a session in two onboardings, or one whose slot a later
-                // session took); writeOnboardingSessions drops repeats and pairs already stored.
-                newPairs.append((pair, timeBits))
-                pendingPairs.append(pair)
-                pairFilter.note(pair)
+                let pair = UInt64(onboarding) << 32 | UInt64(session)
+                // Most events belong to a pair an earlier event made known: the filter answers those.
+                if !pairFilter.contains(pair) {
+                    // New to the store, or only forgotten (a session in two onboardings, or one whose slot a later
+                    // session took); writeOnboardingSessions drops repeats and pairs already stored.
+                    newPairs.append((pair, timeBits))
+                    pendingPairs.append(pair)
+                    pairFilter.note(pair)
+                }
+                kindCounts[kindIndex(original.pointee.payload.kind)] += 1
+                minTime = min(minTime, time)
+                maxTime = max(maxTime, time)
             }
-            kindCounts[kindIndex(original.pointee.payload.kind)] += 1
-            minTime = min(minTime, time)
-            maxTime = max(maxTime, time)
+        } catch {
+            // Refused part-way (the caller may catch an encoder's error and go on in this transaction): the
+            // strings the batch interned are stored all the same, so that the table matches `strings`. A failure
+            // to store them (the map full) is the error to report: `Store.write` grows the map on it and runs
+            // the body again, while the transaction it leaves behind would refuse every later call.
+            do {
+                try interner.flush()
+            } catch let flushError {
+                // A store error in the loop has poisoned the transaction for the flush too: report the first.
+                throw error is LMDBError || error is StoreError ? error : flushError
+            }
+            throw error
         }
         try interner.flush()
         loopFinished = true

@@ -213,7 +213,7 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
             read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, event_id, \
             value or label read), counted by field codes
               range onboarding=* screen=* time=* (the whole store)
-            filter: 1 `where` stage, checked on every row read
+            filter: 1 `where` stage, checked once per combination of the codes of kind (at most 65 536 kept, then on every row)
             reduce: count by name
             """)
         let full = try Query.parse(#"events | where element == "interests" | top 10 value"#)

@@ -259,3 +259,37 @@ import Testing
         #expect(Set(zeros).count == 64)
     }
 }
+
+/// A refused batch whose new strings fill the map (found in review): the caller catches the encoder's error and
+/// goes on in the same transaction, as documented; the flush of the refused batch's strings hits `MDB_MAP_FULL`,
+/// which must reach `Store.write` so that it grows the map and runs the body again, instead of leaving a
+/// transaction that refuses every later call.
+@Test func aRefusedBatchThatFillsTheMapGrowsIt() throws {
+    let dir = temporaryDirectory()
+    defer { removeDirectory(dir) }
+    let store = try Store.open(at: dir, options: .init(durability: .noSync, initialMapSize: 1 << 16))
+    defer { store.close() }
+    var bad = simpleEvent(onboarding: 0, screen: 0, session: 9, time: 300)
+    bad.meta!.screenIndex = 70_000  // beyond Meta.maxScreenIndex: the encoder refuses it
+    let many = (0..<20_000).map {
+        simpleEvent(onboarding: 1, screen: 0, session: 1_000 + $0, time: 100 + Int64($0), profile: "profile-\($0)-xxxxxxxxxxxxxxxxxxxxxxxx")
+    }
+    var runs = 0
+    var refused = 0
+    try store.write { w in
+        runs += 1
+        do {
+            try w.append(many + [bad])
+        } catch is EncodingError {
+            refused += 1
+        }
+        try w.append([simpleEvent(onboarding: 1, screen: 0, session: 1, time: 200)])
+    }
+    #expect(runs > 1, "the map never grew: the body ran once")
+    #expect(refused >= 1, "the encoder never refused the bad event")
+    try store.read { s throws in
+        #expect(try s.stats().events == 1)
+        // The refused batch's strings were stored (ids stay dense and the dictionary matches).
+        #expect(try s.check().isOK)
+    }
+}

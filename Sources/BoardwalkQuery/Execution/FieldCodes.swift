@@ -5,8 +5,9 @@ import BoardwalkModel
 /// the same code of a field have the same value of it (the converse need not hold: an id of the empty string
 /// and no id are both absent for `element`), and ``value(_:_:strings:)`` turns a code back into the value.
 ///
-/// Codes exist for the lean fields with few distinct values per store (every ``EventField/isLean`` field but
-/// `time`, `seq` and `total_screens`, whose raw 64-bit value leaves no room for "absent").
+/// Codes exist for every ``EventField/isLean`` field but `time`, `seq` and `total_screens` (whose raw 64-bit value
+/// leaves no room for "absent"): string ids, and small codes for kinds and names. Most have few distinct values;
+/// `session` and `profile` have one per session or profile.
 enum FieldCode {
     static let absent = UInt64.max
 

@@ -154,8 +154,21 @@ struct Plan: Sendable {
         if ranges.isEmpty { lines.append("  no ranges: the filters match nothing") }
         for range in ranges { lines.append("  range \(range)\(range.isEverything ? " (the whole store)" : "")") }
         let filterCount = query.filters.count
+        let stages = "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s")"
         if let counts = blockCounts, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed, filterCount > 0 {
-            lines.append("filter: \(filterCount) `where` stage\(filterCount == 1 ? "" : "s"), \(counts.filterDescription)")
+            lines.append("filter: \(stages), \(counts.filterDescription)")
+        } else if let coded = codedCount, leanEvents, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed,
+                  filterCount > 0 {
+            let timed = coded.time != (Int64.min, Int64.max)
+            var parts: [String] = timed ? ["time comparisons as the scan's time range"] : []
+            let what = timed ? "the rest" : "checked"
+            if let fields = coded.filterFields, !coded.filters.isEmpty {
+                parts.append("\(timed ? "the rest checked" : "checked") once per combination of the codes of "
+                    + fields.map(\.rawValue).joined(separator: ", ") + " (at most 65 536 kept, then on every row)")
+            } else if !coded.filters.isEmpty {
+                parts.append("\(what == "checked" ? "checked" : "the rest checked") on every row read")
+            }
+            lines.append("filter: \(stages), " + parts.joined(separator: "; "))
         } else {
             lines.append("filter: \(filterCount == 0 ? "none" : "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s"), checked on every row read")")
         }

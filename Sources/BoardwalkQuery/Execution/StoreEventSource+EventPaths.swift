@@ -227,6 +227,8 @@ private struct CodedCountScan {
     var counts = CodeTable<Int>()
     /// Whether the filters pass, per combination of the codes of the fields they read.
     var memo = CodeTable<Bool>()
+    /// The most combinations of filter codes the memo keeps (about 42 bytes each).
+    static let memoLimit = 1 << 16
     var read = 0
     var sinceCheck = 0
 
@@ -264,7 +266,9 @@ private struct CodedCountScan {
         let key = CodeKey(filterFields, fields)
         if let e = memo.find(key) { return memo.values[e] }
         let result = evaluate(fields, seq: seq)
-        memo.insert(key, result)
+        // Bounded: filters on fields of many values (`session`, `profile`) would otherwise keep an entry per
+        // distinct value; past the bound the filters are evaluated per record, as without a memo.
+        if memo.keys.count < Self.memoLimit { memo.insert(key, result) }
         return result
     }
 
