@@ -701,39 +701,13 @@ final class WriterState {
     private func sortOrder() {
         let n = order.count
         guard n > 1 else { return }
-        let firstA = order[0].a
-        var varying: UInt64 = 0
-        for k in order { varying |= k.a ^ firstA }
         if sortBuffer.count != n { sortBuffer = order }
-        // Work on locals through raw buffers: class properties would pay an exclusivity check per access.
+        // Work on locals: class properties would pay an exclusivity check per access.
         var source = order
         var target = sortBuffer
         order = []
         sortBuffer = []
-        var counts = [Int](repeating: 0, count: 256)
-        counts.withUnsafeMutableBufferPointer { count in
-            for pass in 0..<8 where (varying >> UInt64(pass * 8)) & 0xFF != 0 {
-                let shift = UInt64(pass * 8)
-                source.withUnsafeBufferPointer { src in
-                    target.withUnsafeMutableBufferPointer { dst in
-                        for b in 0..<256 { count[b] = 0 }
-                        for k in src { count[Int(truncatingIfNeeded: (k.a >> shift) & 0xFF)] += 1 }
-                        var sum = 0
-                        for b in 0..<256 {
-                            let c = count[b]
-                            count[b] = sum
-                            sum += c
-                        }
-                        for k in src {
-                            let b = Int(truncatingIfNeeded: (k.a >> shift) & 0xFF)
-                            dst[count[b]] = k
-                            count[b] += 1
-                        }
-                    }
-                }
-                swap(&source, &target)
-            }
-        }
+        WriterState.radixSort(&source, scratch: &target) { $0.a }
         let entries = self.entries
         let sorted = source.withUnsafeBufferPointer { keys in
             entries.withUnsafeBufferPointer { e in
@@ -1009,18 +983,26 @@ final class WriterState {
     /// 200 instructions per event with 100 000 sessions in flight.
     /// - Complexity: O(n · varying bytes).
     static func radixSorted<T>(_ items: [T], key: (T) -> UInt64) -> [T] {
-        guard let firstItem = items.first, items.count > 1 else { return items }
+        var source = items
+        var scratch = items
+        radixSort(&source, scratch: &scratch, key: key)
+        return source
+    }
+
+    /// Sorts `items` by `key`, stably, as ``radixSorted(_:key:)`` does; `scratch` (as many elements, any values)
+    /// is the other buffer of the passes, so that a caller keeping it saves an allocation per sort.
+    static func radixSort<T>(_ items: inout [T], scratch: inout [T], key: (T) -> UInt64) {
+        guard let firstItem = items.first, items.count > 1 else { return }
+        precondition(scratch.count == items.count, "the scratch buffer must hold as many elements")
         let first = key(firstItem)
         var varying: UInt64 = 0
         for item in items { varying |= key(item) ^ first }
-        var source = items
-        var target = items
         var counts = [Int](repeating: 0, count: 256)
         counts.withUnsafeMutableBufferPointer { count in
             for byte in 0..<8 where (varying >> UInt64(byte * 8)) & 0xFF != 0 {
                 let shift = UInt64(byte * 8)
-                source.withUnsafeBufferPointer { src in
-                    target.withUnsafeMutableBufferPointer { dst in
+                items.withUnsafeBufferPointer { src in
+                    scratch.withUnsafeMutableBufferPointer { dst in
                         for b in 0..<256 { count[b] = 0 }
                         for item in src { count[Int(truncatingIfNeeded: (key(item) >> shift) & 0xFF)] += 1 }
                         var sum = 0
@@ -1036,10 +1018,9 @@ final class WriterState {
                         }
                     }
                 }
-                swap(&source, &target)
+                swap(&items, &scratch)
             }
         }
-        return source
     }
 
     /// `batches`: the keys of the batch's blocks, ``Layout/batchChunk`` per entry, appended under
