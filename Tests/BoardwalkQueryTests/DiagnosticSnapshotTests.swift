@@ -250,3 +250,31 @@ import Testing
           |                                            ^^^^^^ keep one `within` clause
         """)
 }
+
+/// From the user's pass of session 4: `now` without its parentheses, and a timestamp with a space for its `T`.
+@Test func nowWithoutParenthesesAndATimestampWithASpace() {
+    #expect(diagnostic("events | where time > now - 7d | count") == """
+        error: unknown field `now`; did you mean `now()`?
+         --> query:1:23
+        1 | events | where time > now - 7d | count
+          |                       ^^^
+        """)
+    #expect(diagnostic("events | where time >= @2026-11-01 10:00:00 | count") == """
+        error: unexpected character `:`
+         --> query:1:38
+        1 | events | where time >= @2026-11-01 10:00:00 | count
+          |                                      ^ a timestamp joins date and time with `T`: `@2026-11-01T10:00:00Z`
+        """)
+}
+
+/// `ignoring` takes a quoted analytics name outside the known list, as a step does (from the user's pass); an
+/// unquoted unknown name is still an error.
+@Test func ignoringTakesAQuotedUnknownName() throws {
+    _ = try Query.parse(#"sessions | funnel onboarding_started, "navigation_failed" mode strict ignoring ("navigation_failed")"#)
+    #expect(diagnostic("sessions | funnel onboarding_started, screen_presented mode strict ignoring (navigation_failed)") == """
+        error: unknown event kind `navigation_failed`
+         --> query:1:78
+        1 | sessions | funnel onboarding_started, screen_presented mode strict ignoring (navigation_failed)
+          |                                                                              ^^^^^^^^^^^^^^^^^ an event kind or analytics name; quote other names
+        """)
+}

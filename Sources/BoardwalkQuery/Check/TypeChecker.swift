@@ -185,12 +185,21 @@ struct TypeChecker {
         if let range = spec.ignoringRanges.first, spec.mode != .strict {
             throw fail("`ignoring` applies to `mode strict` only", range)
         }
-        for (name, range) in zip(spec.ignoring, spec.ignoringRanges) where !TypeChecker.eventNames.contains(name) {
+        // As for steps, a quoted name is any analytics name, known or not (`"navigation_failed"`).
+        for (name, range) in zip(spec.ignoring, spec.ignoringRanges)
+        where !TypeChecker.eventNames.contains(name) && !isQuoted(range) {
             let hint = Suggestions.didYouMean(name, in: TypeChecker.eventNames)
-            throw fail("unknown event kind `\(name)`\(hint)", range)
+            throw fail("unknown event kind `\(name)`\(hint)", range, label: "an event kind or analytics name; quote other names")
         }
         let by = try spec.by.map { (k) throws(QueryError) in try column(k, .step) }
         return BoundFunnel(steps: steps, within: spec.within, mode: spec.mode, ignoring: Set(spec.ignoring), by: by)
+    }
+
+    /// Whether the query's bytes at `range` are a string literal.
+    private func isQuoted(_ range: Range<Int>) -> Bool {
+        let utf8 = text.utf8
+        guard range.lowerBound >= 0, range.lowerBound < utf8.count else { return false }
+        return utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)] == UInt8(ascii: "\"")
     }
 
     private func aggregate(_ call: AggregateCall, _ scope: Scope) throws(QueryError) -> BoundAggregate {
@@ -428,7 +437,7 @@ struct TypeChecker {
                 throw fail("`\(name)` is a field of `sessions`, not of events", range,
                            label: "start the query with `sessions` to use it")
             }
-            let hint = Suggestions.didYouMean(name, in: EventField.allCases.map(\.rawValue))
+            let hint = name == "now" ? "; did you mean `now()`?" : Suggestions.didYouMean(name, in: EventField.allCases.map(\.rawValue))
             throw fail("unknown field `\(name)`\(hint)", range)
         case .sessions:
             if let field = SessionField(rawValue: name) { return (.session(field), field.type) }
@@ -436,7 +445,7 @@ struct TypeChecker {
                 throw fail("`\(name)` is a field of `events`, not of sessions", range,
                            label: "start the query with `events` to use it")
             }
-            let hint = Suggestions.didYouMean(name, in: SessionField.allCases.map(\.rawValue))
+            let hint = name == "now" ? "; did you mean `now()`?" : Suggestions.didYouMean(name, in: SessionField.allCases.map(\.rawValue))
             throw fail("unknown field `\(name)`\(hint)", range)
         case .table(let columns):
             if let index = columns.firstIndex(where: { $0.name == name }) { return (.column(index), columns[index].type) }

@@ -88,8 +88,20 @@ struct Lexer {
             // One whole character (a multi-byte scalar included) in the message and under the caret.
             var end = index + 1
             while end < bytes.count, bytes[end] & 0xC0 == 0x80 { end += 1 }
-            throw QueryError(.syntax, "unexpected character `\(text(start..<end))`", at: start..<end, in: query)
+            // `@2026-11-01 10:00:00`: a time of day after a space, not a `T`, stops at its first colon.
+            let label = c == UInt8(ascii: ":") && afterDateAndSpace(before: start)
+                ? "a timestamp joins date and time with `T`: `@2026-11-01T10:00:00Z`" : nil
+            throw QueryError(.syntax, "unexpected character `\(text(start..<end))`", at: start..<end, in: query, label: label)
         }
+    }
+
+    /// Whether the bytes before `position` are `@YYYY-MM-DD`, a space and digits.
+    private func afterDateAndSpace(before position: Int) -> Bool {
+        var i = position - 1
+        while i >= 0, Lexer.isDigit(bytes[i]) { i -= 1 }
+        guard i < position - 1, i >= 11, bytes[i] == UInt8(ascii: " ") else { return false }
+        let date = bytes[(i - 11)..<i]
+        return date.first == UInt8(ascii: "@") && date.dropFirst().allSatisfy { Lexer.isDigit($0) || $0 == UInt8(ascii: "-") }
     }
 
     private mutating func string(_ query: String) throws(QueryError) -> Token {
