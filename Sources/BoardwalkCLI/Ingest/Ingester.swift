@@ -4,7 +4,10 @@ import Glibc
 import Boardwalk
 
 /// Where ingested events go: the store, or a stand-in in tests.
-protocol IngestSink: AnyObject {
+///
+/// `Sendable`: the commit stage calls ``append(_:checkpoint:)`` on its own thread, one call at a time, while
+/// ``checkpoint(for:)`` is asked on the parsing thread only when no append is in flight.
+protocol IngestSink: AnyObject, Sendable {
     /// Appends `events` and, in the same transaction, records `checkpoint` (if any), so that either both are
     /// durable or neither is.
     /// - Returns: how many were stored, and how many were skipped as duplicates of a stored event id.
@@ -39,6 +42,11 @@ struct IngestSummary: Hashable, Sendable {
 
 /// The ingest loop: reads inputs, parses lines, commits batches with their checkpoints, writes rejects.
 ///
+/// Two stages per input: the caller's thread reads, parses, writes rejects and draws progress; a
+/// ``CommitStage`` thread appends each finished batch (with its checkpoint) while the next one is parsed.
+/// An input's stage is drained before the next input starts, so its checkpoint is read after everything
+/// before it is committed.
+///
 /// Exactly-once: events with an event id are de-duplicated by the store. For a regular file, every batch is
 /// committed together with a checkpoint (the file's byte offset after the batch's last line, its line number,
 /// and a fingerprint of the file's first bytes), so a re-run after a crash or Ctrl-C resumes after the last
@@ -51,6 +59,11 @@ final class Ingester {
         var batchSize = 10_000
         /// How long a pipe may stay quiet before the events held so far are committed.
         var idleCommitMilliseconds: Int32 = 200
+        /// Commit on a thread of its own while the next batch is parsed; `false` commits on the caller's
+        /// thread between batches (the sequential path).
+        var pipelined = true
+        /// Batches queued or being committed at once (see ``CommitStage``).
+        var batchesInFlight = 2
     }
 
     let sink: IngestSink
@@ -78,14 +91,38 @@ final class Ingester {
     }
 
     /// Ingests one input to its end (or until ``shouldStop``).
+    ///
+    /// Returns (or throws) only once every batch handed to the commit stage is committed. When both stages
+    /// fail, the commit stage's error wins: its batch came first in the input, and the sequential loop would
+    /// have stopped there.
     func ingest(_ input: InputFile) throws {
         summary.inputs += 1
         input.interrupted = shouldStop
-        if input.isRegularFile, input.prefix(BatchFormat.magic.count) == BatchFormat.magic {
-            try ingestBatchFile(input)
-            return
+        let stage = CommitStage(sink: sink, threaded: options.pipelined, capacity: options.batchesInFlight)
+        var parseFailure: (any Error)? = nil
+        do {
+            if input.isRegularFile, input.prefix(BatchFormat.magic.count) == BatchFormat.magic {
+                try ingestBatchFile(input, stage: stage)
+            } else {
+                try ingestLines(input, stage: stage)
+            }
+        } catch {
+            parseFailure = error
         }
-        try ingestLines(input)
+        let outcome = stage.finish()
+        summary.ingested += outcome.inserted
+        summary.duplicates += outcome.duplicates
+        handedOver = 0
+        if let failure = outcome.failure ?? parseFailure { throw failure }
+    }
+
+    /// Events of the current input handed to the commit stage (for progress: they are not counted in
+    /// ``summary`` until the stage reports).
+    private var handedOver = 0
+
+    private func handOver(_ events: [Event], checkpoint: (key: String, value: [UInt8])?, to stage: CommitStage) throws {
+        handedOver += events.count
+        try stage.submit(PendingBatch(events: events, checkpoint: checkpoint))
     }
 
     // MARK: NDJSON
@@ -97,7 +134,7 @@ final class Ingester {
         return "ingest:\(id.device):\(id.inode)"
     }
 
-    private func ingestLines(_ input: InputFile) throws {
+    private func ingestLines(_ input: InputFile, stage: CommitStage) throws {
         let key = checkpointKey(input)
         var lineNumber = 0
         if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
@@ -113,11 +150,11 @@ final class Ingester {
         var carried = 0  // bytes of an unfinished line kept at the start of the buffer
         var pending: [Event] = []
         pending.reserveCapacity(options.batchSize)
-        var committedOffset = input.offset
+        var handedOffset = input.offset
         var pendingOffset = input.offset
 
         func commit() throws {
-            guard !pending.isEmpty || pendingOffset != committedOffset else { return }
+            guard !pending.isEmpty || pendingOffset != handedOffset else { return }
             // The fingerprint covers the bytes up to the checkpoint only (at most 4 KiB), so a log that grows
             // keeps its checkpoint while a file replaced by another does not.
             let checkpoint = key.map {
@@ -125,11 +162,12 @@ final class Ingester {
                     offset: pendingOffset, line: lineNumber,
                     fingerprint: FileCheckpoint.fingerprint(input.prefix(min(pendingOffset, FileCheckpoint.fingerprintBytes)))).bytes)
             }
-            let result = try sink.append(pending, checkpoint: checkpoint)
-            summary.ingested += result.inserted
-            summary.duplicates += result.duplicates
-            pending.removeAll(keepingCapacity: true)
-            committedOffset = pendingOffset
+            // The batch moves to the commit stage; a fresh buffer of the same capacity takes its place.
+            let batch = pending
+            pending = []
+            pending.reserveCapacity(options.batchSize)
+            try handOver(batch, checkpoint: checkpoint, to: stage)
+            handedOffset = pendingOffset
         }
 
         while true {
@@ -148,7 +186,7 @@ final class Ingester {
                 Array(UnsafeRawBufferPointer(rebasing: storage[0..<BatchFormat.magic.count])) == BatchFormat.magic
             {
                 // A batch file on standard input: its first read shows the magic bytes.
-                try ingestBatchFile(input, head: Array(UnsafeRawBufferPointer(rebasing: storage[0..<n])))
+                try ingestBatchFile(input, head: Array(UnsafeRawBufferPointer(rebasing: storage[0..<n])), stage: stage)
                 return
             }
             summary.bytes += n
@@ -191,7 +229,7 @@ final class Ingester {
                     try commit()
                     if shouldStop() { return }
                 }
-                progress?.update(events: summary.ingested + pending.count, bytes: input.offset, total: input.size)
+                progress?.update(events: summary.ingested + handedOver + pending.count, bytes: input.offset, total: input.size)
             }
             if atEOF { break }
             // Keep the unfinished line for the next read.
@@ -214,7 +252,7 @@ final class Ingester {
     // MARK: Batch files
 
     /// - Parameter head: bytes already read from the start of a stream (standard input).
-    private func ingestBatchFile(_ input: InputFile, head: [UInt8] = []) throws {
+    private func ingestBatchFile(_ input: InputFile, head: [UInt8] = [], stage: CommitStage) throws {
         let key = checkpointKey(input)
         var skip = 0
         if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
@@ -246,11 +284,9 @@ final class Ingester {
             let checkpoint = key.map {
                 (key: $0, value: FileCheckpoint(offset: 0, line: end, fingerprint: fingerprint).bytes)
             }
-            let result = try sink.append(Array(events[index..<end]), checkpoint: checkpoint)
-            summary.ingested += result.inserted
-            summary.duplicates += result.duplicates
+            try handOver(Array(events[index..<end]), checkpoint: checkpoint, to: stage)
             index = end
-            progress?.update(events: summary.ingested, bytes: input.offset, total: input.size)
+            progress?.update(events: summary.ingested + handedOver, bytes: input.offset, total: input.size)
             if shouldStop() { return }
         }
     }
