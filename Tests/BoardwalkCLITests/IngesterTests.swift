@@ -34,7 +34,7 @@ final class MemorySink: IngestSink, @unchecked Sendable {
 /// Lines `E <id|-> <milliseconds>`; anything else is rejected.
 struct TinyParser: LineParser {
     struct Bad: Error, CustomStringConvertible { var line: Int; var description: String { "line \(line): not an E line" } }
-    mutating func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int, arrival: Timestamp) throws -> Event {
+    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event {
         let parts = String(decoding: line, as: UTF8.self).split(separator: " ")
         guard parts.count == 3, parts[0] == "E", let ms = Int64(parts[2]) else { throw Bad(line: lineNumber) }
         return Event(time: Timestamp(milliseconds: ms), eventID: parts[1] == "-" ? nil : String(parts[1]), meta: nil, payload: .onboardingLoaded)

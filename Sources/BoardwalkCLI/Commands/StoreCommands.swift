@@ -43,8 +43,8 @@ struct JSONLineParser: LineParser {
             throw RuntimeError("\(error)")
         }
     }
-    mutating func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int, arrival: Timestamp) throws -> Event {
-        try reader.read(line: line, lineNumber: lineNumber, arrival: arrival)
+    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event {
+        try reader.read(line: line, readableAfter: readableAfter, lineNumber: lineNumber, arrival: arrival)
     }
 }
 

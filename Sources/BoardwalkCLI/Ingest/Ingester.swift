@@ -20,10 +20,12 @@ protocol IngestSink: AnyObject, Sendable {
 protocol LineParser {
     /// - Parameters:
     ///   - line: the line's bytes, without its newline.
+    ///   - readableAfter: how many bytes after the line may be read (the rest of the read buffer), so a parser
+    ///     that needs padding can parse in place.
     ///   - lineNumber: 1-based, for the error.
     ///   - arrival: the time for a line that carries none.
     /// - Throws: an error whose description says where and why (it starts with `line N`).
-    mutating func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int, arrival: Timestamp) throws -> Event
+    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event
 }
 
 /// What an ingest run did, per run (all inputs together).
@@ -145,7 +147,9 @@ final class Ingester {
             lineNumber = cp.line
             summary.resumedLines += cp.line
         }
+        // Zeroed once: the parser may read past a line into the rest of the buffer (never past its end).
         var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 21, alignment: 64)
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
         defer { storage.deallocate() }  // reads `storage` at exit, after any growth
         var carried = 0  // bytes of an unfinished line kept at the start of the buffer
         var pending: [Event] = []
@@ -177,6 +181,7 @@ final class Ingester {
             if carried == storage.count {
                 // One line longer than the buffer: grow (the reader's own limit rejects absurd lines).
                 let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: storage.count * 2, alignment: 64)
+                bigger.initializeMemory(as: UInt8.self, repeating: 0)
                 bigger.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[0..<carried]))
                 storage.deallocate()
                 storage = bigger
@@ -211,7 +216,8 @@ final class Ingester {
                 let lineEnd = input.offset - (end - min(end, newline + 1))
                 if !isBlank(line) {
                     do {
-                        let event = try parser.parse(line, lineNumber: lineNumber, arrival: now())
+                        let event = try parser.parse(
+                            line, readableAfter: storage.count - newline, lineNumber: lineNumber, arrival: now())
                         pending.append(event)
                     } catch {
                         if options.strict {
