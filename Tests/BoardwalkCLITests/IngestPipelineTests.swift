@@ -41,7 +41,7 @@ struct IngestPipelineTests {
         defer { opened.close() }
         let rejectsPath = directory.appendingPathComponent("rejects-\(UUID().uuidString).txt").path
         let ingester = Ingester(
-            sink: StoreSink(store: opened), parser: try JSONLineParser(),
+            sink: StoreSink(store: opened), parser: try JSONLineParser(), helperParser: try JSONLineParser(),
             options: .init(strict: strict, batchSize: batch, pipelined: pipelined),
             rejects: RejectsWriter(path: rejectsPath), progress: nil)
         if let stopAfterChecks {
@@ -102,16 +102,17 @@ struct IngestPipelineTests {
         #expect(export(resumed) == export(whole))
     }
 
-    @Test("--strict with the pipeline: earlier batches committed, nothing of the bad line's batch")
-    func strictPipelined() throws {
+    /// The first bad line follows event `badEvery`: parsed by this thread (450) or by the helper (700).
+    @Test("--strict with the pipeline: earlier batches committed, nothing of the bad line's batch", arguments: [450, 700])
+    func strictPipelined(badEvery: Int) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = try corpus(events: 1_000, badEvery: 450)  // the first bad line is line 451
+        let path = try corpus(events: 1_000, badEvery: badEvery)
         let store = directory.appendingPathComponent("strict").path
         #expect(throws: Ingester.StrictStop.self) { try ingest(path, into: store, pipelined: true, batch: 100, strict: true) }
-        // What must be stored: the four whole batches before the bad line's batch (lines 1-400), no more.
+        // What must be stored: the whole batches before the bad line's batch, no more.
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         let prefix = directory.appendingPathComponent("prefix.ndjson").path
-        try (lines[0..<400].joined(separator: "\n") + "\n").write(toFile: prefix, atomically: true, encoding: .utf8)
+        try (lines[0..<(badEvery / 100 * 100)].joined(separator: "\n") + "\n").write(toFile: prefix, atomically: true, encoding: .utf8)
         let expected = directory.appendingPathComponent("expected").path
         try ingest(prefix, into: expected, pipelined: false, batch: 100)
         #expect(export(store) == export(expected))
@@ -125,7 +126,8 @@ struct IngestPipelineTests {
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         let sink = FailingSink(failAtAppend: 3)
         let ingester = Ingester(
-            sink: sink, parser: TinyParser(), options: .init(batchSize: 100, pipelined: true, batchesInFlight: 2),
+            sink: sink, parser: TinyParser(), helperParser: TinyParser(),
+            options: .init(batchSize: 100, pipelined: true, batchesInFlight: 2),
             rejects: RejectsWriter(path: directory.appendingPathComponent("rejects.txt").path), progress: nil)
         var caught: (any Error)? = nil
         do {

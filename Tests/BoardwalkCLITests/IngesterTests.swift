@@ -55,7 +55,8 @@ struct IngesterTests {
     func run(_ path: String, sink: MemorySink, strict: Bool = false, batch: Int = 3, pipelined: Bool = true) throws -> (IngestSummary, String) {
         let rejectsPath = directory.appendingPathComponent("rejects.txt").path
         let ingester = Ingester(
-            sink: sink, parser: TinyParser(), options: .init(strict: strict, batchSize: batch, pipelined: pipelined),
+            sink: sink, parser: TinyParser(), helperParser: TinyParser(),
+            options: .init(strict: strict, batchSize: batch, pipelined: pipelined),
             rejects: RejectsWriter(path: rejectsPath), progress: nil)
         defer { ingester.rejects.flush() }
         try ingester.ingest(try InputFile(path: path))

@@ -106,7 +106,7 @@ enum IngestCommand: Command {
         let progress = !quiet && invocation.stderrIsTerminal
             ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
         let ingester = Ingester(
-            sink: StoreSink(store: store), parser: try JSONLineParser(),
+            sink: StoreSink(store: store), parser: try JSONLineParser(), helperParser: try JSONLineParser(),
             options: Ingester.Options(strict: arguments.flag("strict"), batchSize: batch),
             rejects: rejects, progress: progress)
         installInterruptHandler()

@@ -57,18 +57,9 @@ final class CommitStage: Sendable {
         self.threaded = threaded
         self.free = DispatchSemaphore(value: max(1, capacity))
         guard threaded else { return }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&thread, nil, { context in
-            let stage = Unmanaged<CommitStage>.fromOpaque(context!).takeRetainedValue()
-            stage.commitLoop()
-            return nil
-        }, context)
-        if status == 0 {
+        // Without a thread (out of resources), `thread` stays nil and batches are committed on the caller's.
+        if let thread = spawnThread({ [self] in self.commitLoop() }) {
             state.withLock { $0.thread = thread }
-        } else {
-            // No thread (out of resources): balance the retain and commit on the caller's thread instead.
-            Unmanaged<CommitStage>.fromOpaque(context).release()
         }
     }
 

@@ -70,6 +70,8 @@ final class Ingester {
 
     let sink: IngestSink
     var parser: LineParser
+    /// A second parser for a ``ParseHelper`` thread (pipelined runs only); `nil` parses on one thread.
+    private var helperParser: LineParser?
     let options: Options
     let rejects: RejectsWriter
     var progress: Progress?
@@ -77,9 +79,15 @@ final class Ingester {
     /// Set by a SIGINT handler: stop after the current batch is committed.
     var shouldStop: () -> Bool = { false }
 
-    init(sink: IngestSink, parser: LineParser, options: Options, rejects: RejectsWriter, progress: Progress?) {
+    /// - Parameter helperParser: a second parser, so that two threads parse each read's lines (with
+    ///   `options.pipelined`); without one, lines are parsed on the caller's thread only.
+    init(
+        sink: IngestSink, parser: LineParser, helperParser: LineParser? = nil, options: Options, rejects: RejectsWriter,
+        progress: Progress?
+    ) {
         self.sink = sink
         self.parser = parser
+        self.helperParser = options.pipelined ? helperParser : nil
         self.options = options
         self.rejects = rejects
         self.progress = progress
@@ -151,6 +159,13 @@ final class Ingester {
         var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 21, alignment: 64)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         defer { storage.deallocate() }  // reads `storage` at exit, after any growth
+        let helper = helperParser.flatMap { ParseHelper(parser: $0) }
+        // Runs before the buffer is freed (defers run in reverse): a helper still parsing an early exit's read
+        // is waited for, and its parser kept for the next input.
+        defer {
+            if let helper { helperParser = helper.finish() }
+        }
+        var lines: [Range<Int>] = []
         var carried = 0  // bytes of an unfinished line kept at the start of the buffer
         var pending: [Event] = []
         pending.reserveCapacity(options.batchSize)
@@ -197,40 +212,64 @@ final class Ingester {
             summary.bytes += n
             let end = carried + n
             let atEOF = n == 0
-            var start = 0
-            var i = carried
             let base = storage.baseAddress!
-            while true {
-                // Find the next newline (memchr is vectorized).
-                let remaining = end - i
-                let found: Int?
-                if remaining > 0, let p = memchr(base + i, 0x0A, remaining) {
-                    found = base.distance(to: p)
+            // The complete lines of this read (and at the end of the input, an unterminated last one).
+            lines.removeAll(keepingCapacity: true)
+            var start = 0
+            while start < end {
+                // memchr is vectorized.
+                let newline: Int
+                if let p = memchr(base + start, 0x0A, end - start) {
+                    newline = base.distance(to: p)
+                } else if atEOF {
+                    newline = end
                 } else {
-                    found = nil
+                    break
                 }
-                guard let newline = found ?? (atEOF && start < end ? end : nil) else { break }
+                lines.append(start..<newline)
+                start = newline + 1
+            }
+            let arrival = now()  // lines without a time get the time of the read that brought them
+            let readable = storage.count  // the parser may read past a line up to the buffer's end
+            // With a helper, the later half of the lines (by bytes) is parsed there while this thread parses
+            // the earlier half; the helper's results are then taken in order, as if parsed here.
+            var split = lines.count
+            if let helper, lines.count >= Ingester.minimumLinesToSplit {
+                let middle = (lines[0].lowerBound + lines[lines.count - 1].upperBound) / 2
+                split = lines.firstIndex { $0.lowerBound >= middle } ?? lines.count
+                if split < lines.count {
+                    helper.start(lines, from: split, base: base, readable: readable, firstLine: lineNumber + split + 1, arrival: arrival)
+                }
+            }
+            var helped: [ParsedLine] = []
+            for k in lines.indices {
+                let range = lines[k]
                 lineNumber += 1
                 summary.lines += 1
-                let line = UnsafeRawBufferPointer(start: base + start, count: newline - start)
-                let lineEnd = input.offset - (end - min(end, newline + 1))
-                if !isBlank(line) {
-                    do {
-                        let event = try parser.parse(
-                            line, readableAfter: storage.count - newline, lineNumber: lineNumber, arrival: now())
-                        pending.append(event)
-                    } catch {
-                        if options.strict {
-                            pending.removeAll()
-                            throw StrictStop(input: input.name, message: "\(error)")
-                        }
-                        summary.rejected += 1
-                        try rejects.reject(input: input.name, line: lineNumber, reason: "\(error)", text: line)
+                let line = UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
+                var parsed: ParsedLine
+                if k < split {
+                    parsed = ParsedLine.parse(
+                        line, readableAfter: readable - range.upperBound, lineNumber: lineNumber, arrival: arrival, with: &parser)
+                } else {
+                    if k == split {
+                        helped = helper!.wait()
                     }
+                    parsed = .blank
+                    swap(&parsed, &helped[k - split])  // moves the event out, without a copy
                 }
-                pendingOffset = lineEnd
-                start = newline + 1
-                i = start
+                switch parsed {
+                case .blank: break
+                case .event(let event): pending.append(event)
+                case .failure(let error):
+                    if options.strict {
+                        pending.removeAll()
+                        throw StrictStop(input: input.name, message: "\(error)")
+                    }
+                    summary.rejected += 1
+                    try rejects.reject(input: input.name, line: lineNumber, reason: "\(error)", text: line)
+                }
+                pendingOffset = input.offset - (end - min(end, range.upperBound + 1))
                 if pending.count >= options.batchSize {
                     try commit()
                     if shouldStop() { return }
@@ -251,9 +290,8 @@ final class Ingester {
         try commit()
     }
 
-    private func isBlank(_ line: UnsafeRawBufferPointer) -> Bool {
-        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
-    }
+    /// Reads with fewer complete lines than this are parsed on one thread: a hand-over costs more than it saves.
+    static let minimumLinesToSplit = 64
 
     // MARK: Batch files
 
