@@ -247,27 +247,34 @@ final class Ingester {
                 lineNumber += 1
                 summary.lines += 1
                 let line = UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
-                var parsed: ParsedLine
-                if k < split {
-                    parsed = ParsedLine.parse(
-                        line, readableAfter: readable - range.upperBound, lineNumber: lineNumber, arrival: arrival, with: &parser)
-                } else {
-                    if k == split {
-                        helped = helper!.wait()
-                    }
-                    parsed = .blank
-                    swap(&parsed, &helped[k - split])  // moves the event out, without a copy
-                }
-                switch parsed {
-                case .blank: break
-                case .event(let event): pending.append(event)
-                case .failure(let error):
+                // A rejected line: stop (--strict), or list it and go on.
+                func failed(_ error: any Error) throws {
                     if options.strict {
                         pending.removeAll()
                         throw StrictStop(input: input.name, message: "\(error)")
                     }
                     summary.rejected += 1
                     try rejects.reject(input: input.name, line: lineNumber, reason: "\(error)", text: line)
+                }
+                if k < split {
+                    // Parsed here and appended directly: no `ParsedLine` between, no copy of the event.
+                    if !ParsedLine.isBlank(line) {
+                        do {
+                            pending.append(try parser.parse(
+                                line, readableAfter: readable - range.upperBound, lineNumber: lineNumber, arrival: arrival))
+                        } catch {
+                            try failed(error)
+                        }
+                    }
+                } else {
+                    if k == split { helped = helper!.wait() }
+                    var parsed = ParsedLine.blank
+                    swap(&parsed, &helped[k - split])  // moves the result out of the array, without a copy
+                    switch consume parsed {
+                    case .blank: break
+                    case .event(let event): pending.append(event)
+                    case .failure(let error): try failed(error)
+                    }
                 }
                 pendingOffset = input.offset - (end - min(end, range.upperBound + 1))
                 if pending.count >= options.batchSize {

@@ -11,11 +11,17 @@ enum ParsedLine {
     case event(Event)
     case failure(any Error)
 
+    /// Whether `line` holds only spaces, tabs and `\r`.
+    @inline(__always)
+    static func isBlank(_ line: UnsafeRawBufferPointer) -> Bool {
+        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+    }
+
     /// Parses `line` with `parser`, catching its error.
     static func parse(
         _ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp, with parser: inout any LineParser
     ) -> ParsedLine {
-        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return .blank }
+        if isBlank(line) { return .blank }
         do {
             return .event(try parser.parse(line, readableAfter: readableAfter, lineNumber: lineNumber, arrival: arrival))
         } catch {
