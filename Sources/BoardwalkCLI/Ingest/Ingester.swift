@@ -44,7 +44,9 @@ struct IngestSummary: Hashable, Sendable {
 
 /// The ingest loop: reads inputs, parses lines, commits batches with their checkpoints, writes rejects.
 ///
-/// Two stages per input: the caller's thread reads, parses, writes rejects and draws progress; a
+/// Three threads per input when pipelined: the caller's thread reads, finds lines, parses the earlier half of
+/// each read's lines, and does everything with an effect in line order (pending events, rejects, `--strict`,
+/// checkpoints, progress); a ``ParseHelper`` thread parses the later half of the same read meanwhile; a
 /// ``CommitStage`` thread appends each finished batch (with its checkpoint) while the next one is parsed.
 /// An input's stage is drained before the next input starts, so its checkpoint is read after everything
 /// before it is committed.
