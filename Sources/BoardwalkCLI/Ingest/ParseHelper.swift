@@ -120,6 +120,9 @@ final class ParseHelper: @unchecked Sendable {
 }
 
 /// Starts a joinable POSIX thread running `body`; `nil` when the system has no thread to give.
+///
+/// The thread blocks every signal, so Ctrl-C reaches the thread that started it (the ingest loop, whose reads
+/// and polls return at once with `EINTR` and look at the interrupt flag) rather than one that cannot act on it.
 func spawnThread(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
     final class Box: Sendable {
         let body: @Sendable () -> Void
@@ -127,6 +130,11 @@ func spawnThread(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
     }
     var thread = pthread_t()
     let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    // A new thread inherits the signal mask of the one that creates it.
+    var all = sigset_t(), previous = sigset_t()
+    sigfillset(&all)
+    pthread_sigmask(SIG_BLOCK, &all, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
     let status = pthread_create(&thread, nil, { context in
         Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
         return nil
