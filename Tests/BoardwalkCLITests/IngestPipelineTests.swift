@@ -102,7 +102,8 @@ struct IngestPipelineTests {
         #expect(export(resumed) == export(whole))
     }
 
-    /// The first bad line follows event `badEvery`: parsed by this thread (450) or by the helper (700).
+    /// The first bad line follows event `badEvery`: in the first or the second half of the read (with two threads
+    /// parsing it, either may have parsed the bad line).
     @Test("--strict with the pipeline: earlier batches committed, nothing of the bad line's batch", arguments: [450, 700])
     func strictPipelined(badEvery: Int) throws {
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -44,10 +44,10 @@ struct IngestSummary: Hashable, Sendable {
 
 /// The ingest loop: reads inputs, parses lines, commits batches with their checkpoints, writes rejects.
 ///
-/// Three threads per input when pipelined: the caller's thread reads, finds lines, parses the earlier half of
-/// each read's lines, and does everything with an effect in line order (pending events, rejects, `--strict`,
-/// checkpoints, progress); a ``ParseHelper`` thread parses the later half of the same read meanwhile; a
-/// ``CommitStage`` thread appends each finished batch (with its checkpoint) while the next one is parsed.
+/// Three threads per input when pipelined: the caller's thread reads and finds lines; it and a ``ParseHelper``
+/// thread parse each read's lines together; then the caller's thread does everything with an effect, in line
+/// order (pending events, rejects, `--strict`, checkpoints, progress); a ``CommitStage`` thread appends each
+/// finished batch (with its checkpoint) while the next one is parsed.
 /// An input's stage is drained before the next input starts, so its checkpoint is read after everything
 /// before it is committed.
 ///
@@ -162,8 +162,8 @@ final class Ingester {
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         defer { storage.deallocate() }  // reads `storage` at exit, after any growth
         let helper = helperParser.flatMap { ParseHelper(parser: $0) }
-        // Runs before the buffer is freed (defers run in reverse): a helper still parsing an early exit's read
-        // is waited for, and its parser kept for the next input.
+        // Ends the helper's thread (dropping results an early exit left untaken) and keeps its parser for the
+        // next input.
         defer {
             if let helper { helperParser = helper.finish() }
         }
@@ -233,17 +233,13 @@ final class Ingester {
             }
             let arrival = now()  // lines without a time get the time of the read that brought them
             let readable = storage.count  // the parser may read past a line up to the buffer's end
-            // With a helper, the later half of the lines (by bytes) is parsed there while this thread parses
-            // the earlier half; the helper's results are then taken in order, as if parsed here.
-            var split = lines.count
+            // With a helper, both threads parse this read's lines first; this thread then takes the results in
+            // line order, as if it had parsed each line itself.
+            var parsedAhead = 0
             if let helper, lines.count >= Ingester.minimumLinesToSplit {
-                let middle = (lines[0].lowerBound + lines[lines.count - 1].upperBound) / 2
-                split = lines.firstIndex { $0.lowerBound >= middle } ?? lines.count
-                if split < lines.count {
-                    helper.start(lines, from: split, base: base, readable: readable, firstLine: lineNumber + split + 1, arrival: arrival)
-                }
+                helper.parseAll(lines, base: base, readable: readable, firstLine: lineNumber + 1, arrival: arrival, with: &parser)
+                parsedAhead = lines.count
             }
-            var helped: [ParsedLine] = []
             for k in lines.indices {
                 let range = lines[k]
                 lineNumber += 1
@@ -258,24 +254,19 @@ final class Ingester {
                     summary.rejected += 1
                     try rejects.reject(input: input.name, line: lineNumber, reason: "\(error)", text: line)
                 }
-                if k < split {
-                    // Parsed here and appended directly: no `ParsedLine` between, no copy of the event.
-                    if !ParsedLine.isBlank(line) {
-                        do {
-                            pending.append(try parser.parse(
-                                line, readableAfter: readable - range.upperBound, lineNumber: lineNumber, arrival: arrival))
-                        } catch {
-                            try failed(error)
-                        }
-                    }
-                } else {
-                    if k == split { helped = helper!.wait() }
-                    var parsed = ParsedLine.blank
-                    swap(&parsed, &helped[k - split])  // moves the result out of the array, without a copy
-                    switch consume parsed {
+                if k < parsedAhead {
+                    switch helper!.take(k) {  // moved out of the table, without a copy
                     case .blank: break
                     case .event(let event): pending.append(event)
                     case .failure(let error): try failed(error)
+                    }
+                } else if !ParsedLine.isBlank(line) {
+                    // Parsed here and appended directly: no `ParsedLine` between, no copy of the event.
+                    do {
+                        pending.append(try parser.parse(
+                            line, readableAfter: readable - range.upperBound, lineNumber: lineNumber, arrival: arrival))
+                    } catch {
+                        try failed(error)
                     }
                 }
                 pendingOffset = input.offset - (end - min(end, range.upperBound + 1))

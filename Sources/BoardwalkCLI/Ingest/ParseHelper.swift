@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Boardwalk
 import Dispatch
+import Synchronization
 
 /// What parsing one line gave.
 enum ParsedLine {
@@ -30,20 +31,26 @@ enum ParsedLine {
     }
 }
 
-/// A second parser on a thread of its own: the ingest loop hands it the later part of each read's lines and
-/// parses the earlier part itself, then takes the helper's results in line order.
+/// A second parser on a thread of its own: for each read with enough lines, both this helper and the ingest
+/// loop's thread parse the read's lines, taking ``chunk`` lines at a time from a shared counter (so the faster
+/// thread parses more, and neither waits long for the other), into one table of results; the loop then takes
+/// the results in line order.
 ///
 /// Only parsing moves: everything with an effect (pending events, rejects, `--strict`, checkpoints, hand-overs
 /// to the commit stage, progress) stays on the loop's thread, in line order, so the results are those of one
 /// parser reading every line.
 ///
-/// `@unchecked Sendable`: the fields are handed back and forth through two semaphores. The loop writes the job
-/// before `go.signal()` and reads the results only after `done.wait()`; the helper thread touches them only in
-/// between. The job's bytes belong to the loop's read buffer, which the loop leaves alone until ``wait()``.
+/// `@unchecked Sendable`: the job and the result table are handed over through two semaphores. The loop writes
+/// the job before `go.signal()` and reads results only after `done.wait()`; between the two, the threads write
+/// disjoint slots of the table (each slot index is handed out once by the atomic counter). The job's bytes
+/// belong to the loop's read buffer, which the loop leaves alone until all its lines are parsed.
 final class ParseHelper: @unchecked Sendable {
+    /// Lines a thread takes at a time: enough that the counter is touched rarely, few enough that the two
+    /// threads finish a read close together.
+    static let chunk = 32
+
     private struct Job {
         var lines: [Range<Int>]
-        var from: Int
         var base: UnsafeRawPointer
         /// Bytes readable from `base` (the whole read buffer).
         var readable: Int
@@ -53,67 +60,100 @@ final class ParseHelper: @unchecked Sendable {
 
     private var parser: any LineParser
     private var job: Job?
-    private var results: [ParsedLine] = []
+    private let next = Atomic<Int>(0)
+    private var slots: UnsafeMutablePointer<ParsedLine>
+    private var capacity: Int
+    /// Slots parsed and not yet taken.
+    private var untaken = 0..<0
     private let go = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
-    /// Whether a job is out (read and written by the loop's thread only).
-    private var busy = false
     private var thread: pthread_t?
 
     /// Starts the helper's thread; `nil` when no thread could be made.
     init?(parser: any LineParser) {
         self.parser = parser
-        guard let thread = spawnThread({ [self] in self.work() }) else { return nil }
+        capacity = 4096
+        slots = .allocate(capacity: capacity)
+        guard let thread = spawnThread({ [self] in self.work() }) else {
+            slots.deallocate()
+            return nil
+        }
         self.thread = thread
     }
 
-    /// Parses `lines[from...]` (byte ranges from `base`, without their newlines) on the helper's thread.
+    /// Parses every line of `lines` (byte ranges from `base`, without their newlines) on this thread, with
+    /// `parser`, and on the helper's, and returns when all are parsed; take the results with ``take(_:)``.
     /// - Parameters:
-    ///   - readable: bytes readable from `base`, for the parser's padding.
-    ///   - firstLine: the line number of `lines[from]`.
-    func start(_ lines: [Range<Int>], from: Int, base: UnsafeRawPointer, readable: Int, firstLine: Int, arrival: Timestamp) {
-        precondition(!busy, "one job at a time")
-        job = Job(lines: lines, from: from, base: base, readable: readable, firstLine: firstLine, arrival: arrival)
-        busy = true
+    ///   - readable: bytes readable from `base`, for the parsers' padding.
+    ///   - firstLine: the line number of `lines[0]`.
+    func parseAll(
+        _ lines: [Range<Int>], base: UnsafeRawPointer, readable: Int, firstLine: Int, arrival: Timestamp,
+        with parser: inout any LineParser
+    ) {
+        discardUntaken()
+        if lines.count > capacity {
+            slots.deallocate()
+            capacity = max(lines.count, capacity * 2)
+            slots = .allocate(capacity: capacity)
+        }
+        let job = Job(lines: lines, base: base, readable: readable, firstLine: firstLine, arrival: arrival)
+        self.job = job
+        next.store(0, ordering: .relaxed)  // published to the helper by `go`
         go.signal()
-    }
-
-    /// Waits for the job and takes its results, one per line, in order.
-    func wait() -> [ParsedLine] {
-        precondition(busy, "no job out")
+        share(job, with: &parser)
         done.wait()
-        busy = false
-        var taken: [ParsedLine] = []
-        swap(&taken, &results)
-        return taken
+        self.job = nil
+        untaken = 0..<lines.count
     }
 
-    /// Waits for a job still out (its results are dropped), ends the thread and gives the parser back.
+    /// The result of line `index` of the last ``parseAll(_:base:readable:firstLine:arrival:with:)``, moved out;
+    /// lines are taken in order.
+    func take(_ index: Int) -> ParsedLine {
+        precondition(index == untaken.lowerBound, "results are taken in order")
+        untaken = index + 1..<untaken.upperBound
+        return (slots + index).move()
+    }
+
+    /// Ends the thread, drops untaken results and gives the parser back.
     func finish() -> any LineParser {
-        if busy { _ = wait() }
         if let thread {
             job = nil
             go.signal()
             pthread_join(thread, nil)
             self.thread = nil
         }
+        discardUntaken()
+        slots.deallocate()
+        capacity = 0
         return parser
+    }
+
+    private func discardUntaken() {
+        (slots + untaken.lowerBound).deinitialize(count: untaken.count)
+        untaken = 0..<0
+    }
+
+    /// Parses chunks of the job's lines until none is left.
+    private func share(_ job: Job, with parser: inout any LineParser) {
+        let n = job.lines.count
+        while true {
+            let first = next.wrappingAdd(ParseHelper.chunk, ordering: .relaxed).oldValue
+            if first >= n { return }
+            for k in first..<min(n, first + ParseHelper.chunk) {
+                let range = job.lines[k]
+                let line = UnsafeRawBufferPointer(start: job.base + range.lowerBound, count: range.count)
+                (slots + k).initialize(to: ParsedLine.parse(
+                    line, readableAfter: job.readable - range.upperBound, lineNumber: job.firstLine + k,
+                    arrival: job.arrival, with: &parser))
+            }
+        }
     }
 
     private func work() {
         while true {
             go.wait()
             guard let job else { return }
-            results.reserveCapacity(job.lines.count - job.from)
-            for k in job.from..<job.lines.count {
-                let range = job.lines[k]
-                let line = UnsafeRawBufferPointer(start: job.base + range.lowerBound, count: range.count)
-                results.append(ParsedLine.parse(
-                    line, readableAfter: job.readable - range.upperBound, lineNumber: job.firstLine + k - job.from,
-                    arrival: job.arrival, with: &parser))
-            }
-            // Drop the job's copy of the line table, so the loop's next `removeAll` does not copy it.
-            self.job = nil
+            share(job, with: &parser)
             done.signal()
         }
     }
