@@ -1,5 +1,7 @@
-// NDJSON file → store, end to end: read the file in chunks, parse every line with the JSON reader, append
-// batches to a durable store. Also the child-process mode that measures peak memory per input size.
+// NDJSON file → store, end to end: `boardwalk ingest` run in process (read the file in chunks, parse every line
+// with the JSON reader, commit batches to a durable store on a second thread). Also the child-process mode that
+// measures peak memory per input size.
+import BoardwalkCLI
 import BoardwalkGenerator
 import BoardwalkJSON
 import BoardwalkModel
@@ -49,63 +51,75 @@ struct IngestOutcome: Codable {
     var duplicates: Int
     var rejected: Int
     var seconds: Double
-    /// The largest anonymous resident memory (`RssAnon`) seen after any batch, bytes: the process's own
-    /// memory, without the store's file pages that the kernel maps in and can drop at will.
+    /// The largest anonymous resident memory (`RssAnon`) sampled during the run (every 5 ms), bytes: the
+    /// process's own memory, without the store's file pages that the kernel maps in and can drop at will.
     var peakAnonymousRSS: Int
     /// `VmHWM` at the end: peak resident memory including mapped file pages of the store.
     var peakRSS: Int
     var storeBytes: Int
 }
 
-/// Ingests the NDJSON file at `path` into a new store at `storePath`, `batch` events per append.
-func ingest(file path: String, storePath: String, batch: Int) throws -> IngestOutcome {
+/// Ingests the NDJSON file at `path` into a new store at `storePath`, `batch` events per transaction, by running
+/// `boardwalk ingest` itself in this process.
+///
+/// The bench calls the command rather than a loop of its own so that it measures what users run: the same
+/// store options, the same two-stage pipeline (parse on this thread, commit on the commit stage's), the same
+/// checkpoints and rejects handling. Only argument parsing and the summary text are extra, a few microseconds
+/// per run. The counts come back through the command's summary on (in-memory) stdout.
+///
+/// - Parameter sampleMemory: sample anonymous resident memory every 5 ms on a thread of its own (for the
+///   memory child; the timed bench leaves it off, as sampling takes CPU from the two stages).
+func ingest(file path: String, storePath: String, batch: Int, sampleMemory: Bool = false) throws -> IngestOutcome {
+    let sampler = sampleMemory ? AnonymousRSSSampler() : nil
     let t0 = monotonicNanoseconds()
-    let store = try Store.open(at: storePath, options: Store.Options(initialMapSize: 256 << 20))
-    defer { store.close() }
-    let stream = NDJSONStream(reader: try EventReader())
-    guard let input = FileHandle(forReadingAtPath: path) else { throw BenchError("cannot read \(path)") }
-    defer { try? input.close() }
-    var pending: [Event] = []
-    pending.reserveCapacity(batch)
-    var outcome = IngestOutcome(
-        lines: 0, appended: 0, duplicates: 0, rejected: 0, seconds: 0, peakAnonymousRSS: 0, peakRSS: 0, storeBytes: 0)
-    let arrival = Timestamp(microseconds: 1_793_491_200_000_000)
-    func flush() throws {
-        guard !pending.isEmpty else { return }
-        let result = try store.append(pending)
-        outcome.appended += result.appended
-        outcome.duplicates += result.duplicates
-        pending.removeAll(keepingCapacity: true)
-        outcome.peakAnonymousRSS = max(outcome.peakAnonymousRSS, ProcessInfoReader.anonymousRSS() ?? 0)
-    }
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    let fd = input.fileDescriptor
-    while true {
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 { throw BenchError("read \(path): errno \(errno)") }
-        if n == 0 { break }
-        try buffer.withUnsafeBytes { raw in
-            try stream.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n]), arrival: arrival) { _, result in
-                outcome.lines += 1
-                switch result {
-                case .success(let event):
-                    pending.append(event)
-                    if pending.count == batch { try flush() }
-                case .failure:
-                    outcome.rejected += 1
-                }
-            }
+    let out = BufferSink(), err = BufferSink()
+    let status = BoardwalkCLI.run(
+        ["--db", storePath, "ingest", "--batch", String(batch), "--rejects", storePath + "-rejects.txt", path],
+        Invocation(environment: [:], stdout: out, stderr: err))
+    let seconds = Double(monotonicNanoseconds() - t0) / 1e9
+    let peakAnonymous = sampler?.stop() ?? 0
+    // 0: all ingested; 2: some lines rejected (reported through `rejected`, which callers check).
+    guard status == 0 || status == 2 else { throw BenchError("boardwalk ingest exited with \(status): \(err.text)") }
+    func count(_ name: String) throws -> Int {
+        for line in out.text.split(separator: "\n") where line.hasPrefix(name + ": ") {
+            if let n = Int(line.dropFirst(name.count + 2).prefix { $0.isNumber }) { return n }
         }
+        throw BenchError("no '\(name):' in the ingest summary: \(out.text)")
     }
-    try stream.finish(arrival: arrival) { _, result in
-        outcome.lines += 1
-        if case .success(let event) = result { pending.append(event) } else { outcome.rejected += 1 }
-    }
-    try flush()
-    outcome.seconds = Double(monotonicNanoseconds() - t0) / 1e9
+    var outcome = IngestOutcome(
+        lines: try count("lines"), appended: try count("ingested"), duplicates: try count("duplicates"),
+        rejected: try count("rejected"), seconds: seconds, peakAnonymousRSS: peakAnonymous, peakRSS: 0, storeBytes: 0)
     outcome.peakRSS = ProcessInfoReader.peakRSS() ?? 0
     outcome.storeBytes = allocatedDiskBytes(storePath)
     return outcome
+}
+
+/// Reads `RssAnon` every 5 ms on a thread of its own and keeps the largest value: the process's own memory at
+/// its peak, whichever stage holds it.
+final class AnonymousRSSSampler: @unchecked Sendable {
+    // @unchecked Sendable: `peak` and `running` are touched under `lock` only.
+    private let lock = NSLock()
+    private var peak = 0
+    private var running = true
+    private let done = DispatchSemaphore(value: 0)
+
+    init() {
+        Thread.detachNewThread { [self] in
+            while lock.withLock({ running }) {
+                let now = ProcessInfoReader.anonymousRSS() ?? 0
+                lock.withLock { peak = max(peak, now) }
+                usleep(5_000)
+            }
+            done.signal()
+        }
+    }
+
+    /// Stops sampling and returns the peak in bytes.
+    func stop() -> Int {
+        lock.withLock { running = false }
+        done.wait()
+        return lock.withLock { max(peak, ProcessInfoReader.anonymousRSS() ?? 0) }
+    }
 }
 
 /// NDJSON file → durable store, end to end, into a fresh store per run.
@@ -256,7 +270,7 @@ func runIngestChild(_ arguments: [String]) -> Never {
         exit(64)
     }
     do {
-        let outcome = try ingest(file: arguments[0], storePath: arguments[1], batch: batch)
+        let outcome = try ingest(file: arguments[0], storePath: arguments[1], batch: batch, sampleMemory: true)
         FileHandle.standardOutput.write(try JSONEncoder().encode(outcome))
         exit(0)
     } catch {

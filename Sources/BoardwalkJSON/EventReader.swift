@@ -57,6 +57,21 @@ public final class EventReader {
         try readLine(line, readableAfter: 0, lineNumber: lineNumber, arrival: arrival)
     }
 
+    /// Reads one line that lies inside a larger buffer, parsing it in place.
+    ///
+    /// The same as ``read(line:lineNumber:arrival:)``, except that when at least 64 (`BW_PADDING`) readable bytes
+    /// follow the line (of any content: the rest of the buffer), the line is parsed where it is instead of being
+    /// copied into a padded buffer first.
+    ///
+    /// - Parameters:
+    ///   - readableAfter: how many bytes after `line` may be read (not changed, not interpreted).
+    /// - Complexity: O(line length), without a copy of the line when `readableAfter >= 64`.
+    public func read(
+        line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int = 1, arrival: Timestamp
+    ) throws(JSONReadError) -> Event {
+        try readLine(line, readableAfter: max(0, readableAfter), lineNumber: lineNumber, arrival: arrival)
+    }
+
     /// Reads one line given as a `String`; see ``read(line:lineNumber:arrival:)``.
     public func read(_ line: String, lineNumber: Int = 1, arrival: Timestamp) throws(JSONReadError) -> Event {
         var line = line

@@ -4,7 +4,9 @@ import Foundation
 import Testing
 
 /// A store stand-in: de-duplicates by event id, keeps checkpoints, and can fail ("crash") at a given append.
-final class MemorySink: IngestSink {
+// `@unchecked Sendable`: the commit stage appends on its thread, one call at a time, and the tests read the
+// fields only after `ingest` returned (the stage is drained by then).
+final class MemorySink: IngestSink, @unchecked Sendable {
     var events: [Event] = []
     var ids = Set<String>()
     var checkpoints: [String: [UInt8]] = [:]
@@ -32,7 +34,7 @@ final class MemorySink: IngestSink {
 /// Lines `E <id|-> <milliseconds>`; anything else is rejected.
 struct TinyParser: LineParser {
     struct Bad: Error, CustomStringConvertible { var line: Int; var description: String { "line \(line): not an E line" } }
-    mutating func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int, arrival: Timestamp) throws -> Event {
+    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event {
         let parts = String(decoding: line, as: UTF8.self).split(separator: " ")
         guard parts.count == 3, parts[0] == "E", let ms = Int64(parts[2]) else { throw Bad(line: lineNumber) }
         return Event(time: Timestamp(milliseconds: ms), eventID: parts[1] == "-" ? nil : String(parts[1]), meta: nil, payload: .onboardingLoaded)
@@ -50,10 +52,11 @@ struct IngesterTests {
         return path
     }
 
-    func run(_ path: String, sink: MemorySink, strict: Bool = false, batch: Int = 3) throws -> (IngestSummary, String) {
+    func run(_ path: String, sink: MemorySink, strict: Bool = false, batch: Int = 3, pipelined: Bool = true) throws -> (IngestSummary, String) {
         let rejectsPath = directory.appendingPathComponent("rejects.txt").path
         let ingester = Ingester(
-            sink: sink, parser: TinyParser(), options: .init(strict: strict, batchSize: batch),
+            sink: sink, parser: TinyParser(), helperParser: TinyParser(),
+            options: .init(strict: strict, batchSize: batch, pipelined: pipelined),
             rejects: RejectsWriter(path: rejectsPath), progress: nil)
         defer { ingester.rejects.flush() }
         try ingester.ingest(try InputFile(path: path))
@@ -62,12 +65,12 @@ struct IngesterTests {
         return (ingester.summary, rejects)
     }
 
-    @Test("Bad lines are rejected with their numbers; the lines around them are ingested")
-    func rejects() throws {
+    @Test("Bad lines are rejected with their numbers; the lines around them are ingested", arguments: [true, false])
+    func rejects(pipelined: Bool) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = try write(["E a 1", "oops", "E b 2", "", "E c 3", "E d", "E - 4"], trailingNewline: false)
         let sink = MemorySink()
-        let (summary, rejects) = try run(path, sink: sink)
+        let (summary, rejects) = try run(path, sink: sink, pipelined: pipelined)
         #expect(summary.lines == 7)
         #expect(summary.ingested == 4)
         #expect(summary.rejected == 2)
@@ -75,32 +78,32 @@ struct IngesterTests {
         #expect(rejects == "\(path):2: line 2: not an E line\n\toops\n\(path):6: line 6: not an E line\n\tE d\n")
     }
 
-    @Test("--strict stops at the first bad line and commits nothing of its batch")
-    func strict() throws {
+    @Test("--strict stops at the first bad line and commits nothing of its batch", arguments: [true, false])
+    func strict(pipelined: Bool) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = try write(["E a 1", "E b 2", "E c 3", "E d 4", "bad", "E e 5"])
         let sink = MemorySink()
-        #expect(throws: Ingester.StrictStop.self) { try run(path, sink: sink, strict: true, batch: 3) }
+        #expect(throws: Ingester.StrictStop.self) { try run(path, sink: sink, strict: true, batch: 3, pipelined: pipelined) }
         #expect(sink.events.map(\.eventID) == ["a", "b", "c"])  // the first batch; not `d`
     }
 
-    @Test("Exactly once: a re-run after a failed batch resumes at the checkpoint, ids or not")
-    func resume() throws {
+    @Test("Exactly once: a re-run after a failed batch resumes at the checkpoint, ids or not", arguments: [true, false])
+    func resume(pipelined: Bool) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let lines = (1...20).map { "E \($0 % 2 == 0 ? "id\($0)" : "-") \($0)" }
         let path = try write(lines)
         let sink = MemorySink()
         sink.failAtAppend = 4  // batches of 3: lines 1-9 committed, the 4th batch fails
-        #expect(throws: MemorySink.Crash.self) { try run(path, sink: sink) }
+        #expect(throws: MemorySink.Crash.self) { try run(path, sink: sink, pipelined: pipelined) }
         #expect(sink.events.count == 9)
         sink.failAtAppend = nil
-        let (summary, _) = try run(path, sink: sink)
+        let (summary, _) = try run(path, sink: sink, pipelined: pipelined)
         #expect(summary.resumedLines == 9)
         #expect(summary.ingested == 11)
         #expect(summary.duplicates == 0)
         #expect(sink.events.map(\.time.microseconds) == (1...20).map { Int64($0) * 1000 })
         // A third run finds everything committed.
-        let (again, _) = try run(path, sink: sink)
+        let (again, _) = try run(path, sink: sink, pipelined: pipelined)
         #expect(again.ingested == 0 && again.resumedLines == 20)
         #expect(sink.events.count == 20)
     }

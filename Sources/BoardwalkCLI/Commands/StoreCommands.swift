@@ -43,8 +43,8 @@ struct JSONLineParser: LineParser {
             throw RuntimeError("\(error)")
         }
     }
-    mutating func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int, arrival: Timestamp) throws -> Event {
-        try reader.read(line: line, lineNumber: lineNumber, arrival: arrival)
+    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event {
+        try reader.read(line: line, readableAfter: readableAfter, lineNumber: lineNumber, arrival: arrival)
     }
 }
 
@@ -107,6 +107,9 @@ enum IngestCommand: Command {
             ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
         let ingester = Ingester(
             sink: StoreSink(store: store), parser: try JSONLineParser(),
+            // A second parse thread only with 3 or more cores: on 2, parsing and committing already keep both
+            // busy, and a third thread measured no faster while costing 5 % more CPU (docs/cli.md, ingest).
+            helperParser: sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3 ? try JSONLineParser() : nil,
             options: Ingester.Options(strict: arguments.flag("strict"), batchSize: batch),
             rejects: rejects, progress: progress)
         installInterruptHandler()
@@ -137,15 +140,7 @@ enum IngestCommand: Command {
             text += "time: \(Units.duration(microseconds: elapsed)) (\(Units.rate(rate)) events)\n"
             invocation.out(text)
         }
-        if let failure {
-            if let strict = failure as? Ingester.StrictStop { throw RuntimeError(strict.description) }
-            // Running again helps only when the store, not the input, failed (a full disk, a lock): bad bytes
-            // in a batch file or an unreadable input fail the same way every time.
-            let hint = failure is StoreError
-                ? "what was committed before stays; once the cause is fixed, the same command continues after it"
-                : "what was committed before stays"
-            throw RuntimeError("\(failure) (\(hint))")
-        }
+        if let failure { throw failureError(failure) }
         if interruptFlag.isCancelled {
             // Files resume from their checkpoints; standard input has none (only event ids protect it).
             let hint = paths.contains("-") ? "" : "; run the same command again to continue"
@@ -153,6 +148,18 @@ enum IngestCommand: Command {
             return 130
         }
         return summary.rejected > 0 ? ExitCode.partial : ExitCode.success
+    }
+
+    /// The message a failed run ends with, for a failure of either stage (a commit-stage failure arrives as
+    /// the store's own error).
+    static func failureError(_ failure: any Error) -> RuntimeError {
+        if let strict = failure as? Ingester.StrictStop { return RuntimeError(strict.description) }
+        // Running again helps only when the store, not the input, failed (a full disk, a lock): bad bytes
+        // in a batch file or an unreadable input fail the same way every time.
+        let hint = failure is StoreError
+            ? "what was committed before stays; once the cause is fixed, the same command continues after it"
+            : "what was committed before stays"
+        return RuntimeError("\(failure) (\(hint))")
     }
 }
 

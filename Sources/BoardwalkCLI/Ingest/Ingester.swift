@@ -4,7 +4,10 @@ import Glibc
 import Boardwalk
 
 /// Where ingested events go: the store, or a stand-in in tests.
-protocol IngestSink: AnyObject {
+///
+/// `Sendable`: the commit stage calls ``append(_:checkpoint:)`` on its own thread, one call at a time, while
+/// ``checkpoint(for:)`` is asked on the parsing thread only when no append is in flight.
+protocol IngestSink: AnyObject, Sendable {
     /// Appends `events` and, in the same transaction, records `checkpoint` (if any), so that either both are
     /// durable or neither is.
     /// - Returns: how many were stored, and how many were skipped as duplicates of a stored event id.
@@ -17,10 +20,12 @@ protocol IngestSink: AnyObject {
 protocol LineParser {
     /// - Parameters:
     ///   - line: the line's bytes, without its newline.
+    ///   - readableAfter: how many bytes after the line may be read (the rest of the read buffer), so a parser
+    ///     that needs padding can parse in place.
     ///   - lineNumber: 1-based, for the error.
     ///   - arrival: the time for a line that carries none.
     /// - Throws: an error whose description says where and why (it starts with `line N`).
-    mutating func parse(_ line: UnsafeRawBufferPointer, lineNumber: Int, arrival: Timestamp) throws -> Event
+    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event
 }
 
 /// What an ingest run did, per run (all inputs together).
@@ -39,6 +44,13 @@ struct IngestSummary: Hashable, Sendable {
 
 /// The ingest loop: reads inputs, parses lines, commits batches with their checkpoints, writes rejects.
 ///
+/// Three threads per input when pipelined: the caller's thread reads and finds lines; it and a ``ParseHelper``
+/// thread parse each read's lines together; then the caller's thread does everything with an effect, in line
+/// order (pending events, rejects, `--strict`, checkpoints, progress); a ``CommitStage`` thread appends each
+/// finished batch (with its checkpoint) while the next one is parsed.
+/// An input's stage is drained before the next input starts, so its checkpoint is read after everything
+/// before it is committed.
+///
 /// Exactly-once: events with an event id are de-duplicated by the store. For a regular file, every batch is
 /// committed together with a checkpoint (the file's byte offset after the batch's last line, its line number,
 /// and a fingerprint of the file's first bytes), so a re-run after a crash or Ctrl-C resumes after the last
@@ -51,10 +63,17 @@ final class Ingester {
         var batchSize = 10_000
         /// How long a pipe may stay quiet before the events held so far are committed.
         var idleCommitMilliseconds: Int32 = 200
+        /// Commit on a thread of its own while the next batch is parsed; `false` commits on the caller's
+        /// thread between batches (the sequential path).
+        var pipelined = true
+        /// Batches queued or being committed at once (see ``CommitStage``).
+        var batchesInFlight = 2
     }
 
     let sink: IngestSink
     var parser: LineParser
+    /// A second parser for a ``ParseHelper`` thread (pipelined runs only); `nil` parses on one thread.
+    private var helperParser: LineParser?
     let options: Options
     let rejects: RejectsWriter
     var progress: Progress?
@@ -62,9 +81,15 @@ final class Ingester {
     /// Set by a SIGINT handler: stop after the current batch is committed.
     var shouldStop: () -> Bool = { false }
 
-    init(sink: IngestSink, parser: LineParser, options: Options, rejects: RejectsWriter, progress: Progress?) {
+    /// - Parameter helperParser: a second parser, so that two threads parse each read's lines (with
+    ///   `options.pipelined`); without one, lines are parsed on the caller's thread only.
+    init(
+        sink: IngestSink, parser: LineParser, helperParser: LineParser? = nil, options: Options, rejects: RejectsWriter,
+        progress: Progress?
+    ) {
         self.sink = sink
         self.parser = parser
+        self.helperParser = options.pipelined ? helperParser : nil
         self.options = options
         self.rejects = rejects
         self.progress = progress
@@ -78,14 +103,38 @@ final class Ingester {
     }
 
     /// Ingests one input to its end (or until ``shouldStop``).
+    ///
+    /// Returns (or throws) only once every batch handed to the commit stage is committed. When both stages
+    /// fail, the commit stage's error wins: its batch came first in the input, and the sequential loop would
+    /// have stopped there.
     func ingest(_ input: InputFile) throws {
         summary.inputs += 1
         input.interrupted = shouldStop
-        if input.isRegularFile, input.prefix(BatchFormat.magic.count) == BatchFormat.magic {
-            try ingestBatchFile(input)
-            return
+        let stage = CommitStage(sink: sink, threaded: options.pipelined, capacity: options.batchesInFlight)
+        var parseFailure: (any Error)? = nil
+        do {
+            if input.isRegularFile, input.prefix(BatchFormat.magic.count) == BatchFormat.magic {
+                try ingestBatchFile(input, stage: stage)
+            } else {
+                try ingestLines(input, stage: stage)
+            }
+        } catch {
+            parseFailure = error
         }
-        try ingestLines(input)
+        let outcome = stage.finish()
+        summary.ingested += outcome.inserted
+        summary.duplicates += outcome.duplicates
+        handedOver = 0
+        if let failure = outcome.failure ?? parseFailure { throw failure }
+    }
+
+    /// Events of the current input handed to the commit stage (for progress: they are not counted in
+    /// ``summary`` until the stage reports).
+    private var handedOver = 0
+
+    private func handOver(_ events: [Event], checkpoint: (key: String, value: [UInt8])?, to stage: CommitStage) throws {
+        handedOver += events.count
+        try stage.submit(PendingBatch(events: events, checkpoint: checkpoint))
     }
 
     // MARK: NDJSON
@@ -97,7 +146,7 @@ final class Ingester {
         return "ingest:\(id.device):\(id.inode)"
     }
 
-    private func ingestLines(_ input: InputFile) throws {
+    private func ingestLines(_ input: InputFile, stage: CommitStage) throws {
         let key = checkpointKey(input)
         var lineNumber = 0
         if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
@@ -108,16 +157,25 @@ final class Ingester {
             lineNumber = cp.line
             summary.resumedLines += cp.line
         }
+        // Zeroed once: the parser may read past a line into the rest of the buffer (never past its end).
         var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 21, alignment: 64)
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
         defer { storage.deallocate() }  // reads `storage` at exit, after any growth
+        let helper = helperParser.flatMap { ParseHelper(parser: $0) }
+        // Ends the helper's thread (dropping results an early exit left untaken) and keeps its parser for the
+        // next input.
+        defer {
+            if let helper { helperParser = helper.finish() }
+        }
+        var lines: [Range<Int>] = []
         var carried = 0  // bytes of an unfinished line kept at the start of the buffer
         var pending: [Event] = []
         pending.reserveCapacity(options.batchSize)
-        var committedOffset = input.offset
+        var handedOffset = input.offset
         var pendingOffset = input.offset
 
         func commit() throws {
-            guard !pending.isEmpty || pendingOffset != committedOffset else { return }
+            guard !pending.isEmpty || pendingOffset != handedOffset else { return }
             // The fingerprint covers the bytes up to the checkpoint only (at most 4 KiB), so a log that grows
             // keeps its checkpoint while a file replaced by another does not.
             let checkpoint = key.map {
@@ -125,11 +183,12 @@ final class Ingester {
                     offset: pendingOffset, line: lineNumber,
                     fingerprint: FileCheckpoint.fingerprint(input.prefix(min(pendingOffset, FileCheckpoint.fingerprintBytes)))).bytes)
             }
-            let result = try sink.append(pending, checkpoint: checkpoint)
-            summary.ingested += result.inserted
-            summary.duplicates += result.duplicates
-            pending.removeAll(keepingCapacity: true)
-            committedOffset = pendingOffset
+            // The batch moves to the commit stage; a fresh buffer of the same capacity takes its place.
+            let batch = pending
+            pending = []
+            pending.reserveCapacity(options.batchSize)
+            try handOver(batch, checkpoint: checkpoint, to: stage)
+            handedOffset = pendingOffset
         }
 
         while true {
@@ -139,6 +198,7 @@ final class Ingester {
             if carried == storage.count {
                 // One line longer than the buffer: grow (the reader's own limit rejects absurd lines).
                 let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: storage.count * 2, alignment: 64)
+                bigger.initializeMemory(as: UInt8.self, repeating: 0)
                 bigger.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[0..<carried]))
                 storage.deallocate()
                 storage = bigger
@@ -148,50 +208,73 @@ final class Ingester {
                 Array(UnsafeRawBufferPointer(rebasing: storage[0..<BatchFormat.magic.count])) == BatchFormat.magic
             {
                 // A batch file on standard input: its first read shows the magic bytes.
-                try ingestBatchFile(input, head: Array(UnsafeRawBufferPointer(rebasing: storage[0..<n])))
+                try ingestBatchFile(input, head: Array(UnsafeRawBufferPointer(rebasing: storage[0..<n])), stage: stage)
                 return
             }
             summary.bytes += n
             let end = carried + n
             let atEOF = n == 0
-            var start = 0
-            var i = carried
             let base = storage.baseAddress!
-            while true {
-                // Find the next newline (memchr is vectorized).
-                let remaining = end - i
-                let found: Int?
-                if remaining > 0, let p = memchr(base + i, 0x0A, remaining) {
-                    found = base.distance(to: p)
+            // The complete lines of this read (and at the end of the input, an unterminated last one).
+            lines.removeAll(keepingCapacity: true)
+            var start = 0
+            while start < end {
+                // memchr is vectorized.
+                let newline: Int
+                if let p = memchr(base + start, 0x0A, end - start) {
+                    newline = base.distance(to: p)
+                } else if atEOF {
+                    newline = end
                 } else {
-                    found = nil
+                    break
                 }
-                guard let newline = found ?? (atEOF && start < end ? end : nil) else { break }
+                lines.append(start..<newline)
+                start = newline + 1
+            }
+            let arrival = now()  // lines without a time get the time of the read that brought them
+            let readable = storage.count  // the parser may read past a line up to the buffer's end
+            // With a helper, both threads parse this read's lines first; this thread then takes the results in
+            // line order, as if it had parsed each line itself.
+            var parsedAhead = 0
+            if let helper, lines.count >= Ingester.minimumLinesToSplit {
+                helper.parseAll(lines, base: base, readable: readable, firstLine: lineNumber + 1, arrival: arrival, with: &parser)
+                parsedAhead = lines.count
+            }
+            for k in lines.indices {
+                let range = lines[k]
                 lineNumber += 1
                 summary.lines += 1
-                let line = UnsafeRawBufferPointer(start: base + start, count: newline - start)
-                let lineEnd = input.offset - (end - min(end, newline + 1))
-                if !isBlank(line) {
+                let line = UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
+                // A rejected line: stop (--strict), or list it and go on.
+                func failed(_ error: any Error) throws {
+                    if options.strict {
+                        pending.removeAll()
+                        throw StrictStop(input: input.name, message: "\(error)")
+                    }
+                    summary.rejected += 1
+                    try rejects.reject(input: input.name, line: lineNumber, reason: "\(error)", text: line)
+                }
+                if k < parsedAhead {
+                    switch helper!.take(k) {  // moved out of the table, without a copy
+                    case .blank: break
+                    case .event(let event): pending.append(event)
+                    case .failure(let error): try failed(error)
+                    }
+                } else if !ParsedLine.isBlank(line) {
+                    // Parsed here and appended directly: no `ParsedLine` between, no copy of the event.
                     do {
-                        let event = try parser.parse(line, lineNumber: lineNumber, arrival: now())
-                        pending.append(event)
+                        pending.append(try parser.parse(
+                            line, readableAfter: readable - range.upperBound, lineNumber: lineNumber, arrival: arrival))
                     } catch {
-                        if options.strict {
-                            pending.removeAll()
-                            throw StrictStop(input: input.name, message: "\(error)")
-                        }
-                        summary.rejected += 1
-                        try rejects.reject(input: input.name, line: lineNumber, reason: "\(error)", text: line)
+                        try failed(error)
                     }
                 }
-                pendingOffset = lineEnd
-                start = newline + 1
-                i = start
+                pendingOffset = input.offset - (end - min(end, range.upperBound + 1))
                 if pending.count >= options.batchSize {
                     try commit()
                     if shouldStop() { return }
                 }
-                progress?.update(events: summary.ingested + pending.count, bytes: input.offset, total: input.size)
+                progress?.update(events: summary.ingested + handedOver + pending.count, bytes: input.offset, total: input.size)
             }
             if atEOF { break }
             // Keep the unfinished line for the next read.
@@ -207,14 +290,13 @@ final class Ingester {
         try commit()
     }
 
-    private func isBlank(_ line: UnsafeRawBufferPointer) -> Bool {
-        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
-    }
+    /// Reads with fewer complete lines than this are parsed on one thread: a hand-over costs more than it saves.
+    static let minimumLinesToSplit = 64
 
     // MARK: Batch files
 
     /// - Parameter head: bytes already read from the start of a stream (standard input).
-    private func ingestBatchFile(_ input: InputFile, head: [UInt8] = []) throws {
+    private func ingestBatchFile(_ input: InputFile, head: [UInt8] = [], stage: CommitStage) throws {
         let key = checkpointKey(input)
         var skip = 0
         if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
@@ -246,11 +328,9 @@ final class Ingester {
             let checkpoint = key.map {
                 (key: $0, value: FileCheckpoint(offset: 0, line: end, fingerprint: fingerprint).bytes)
             }
-            let result = try sink.append(Array(events[index..<end]), checkpoint: checkpoint)
-            summary.ingested += result.inserted
-            summary.duplicates += result.duplicates
+            try handOver(Array(events[index..<end]), checkpoint: checkpoint, to: stage)
             index = end
-            progress?.update(events: summary.ingested, bytes: input.offset, total: input.size)
+            progress?.update(events: summary.ingested + handedOver, bytes: input.offset, total: input.size)
             if shouldStop() { return }
         }
     }
