@@ -20,6 +20,8 @@ extension LineView {
             default: found = "null"
             }
             column = 1 + shift + leadingSpaces(bytes)
+            // simdjson names the root's type from its first byte: `notjson` starts like null, `trash` like true.
+            if found == "a boolean" || found == "null", !isLiteral(bytes) { return make(.syntax, "invalid JSON") }
             return make(.shape, "expected a JSON object, found \(found)")
         case Int(BW_E_DUPLICATE.rawValue):
             let level = Int(status.error_slot) / Int(BW_SLOTS_PER_LEVEL)
@@ -71,6 +73,15 @@ extension LineView {
             return make(.syntax, "invalid JSON (" + String(cString: bw_simdjson_error_message(Int32(code))) + ")")
         }
     }
+}
+
+/// Whether the line is `true`, `false` or `null` between blanks.
+func isLiteral(_ b: UnsafeRawBufferPointer) -> Bool {
+    var lo = 0, hi = b.count
+    while lo < hi, b[lo] == 0x20 || b[lo] == 0x09 { lo += 1 }
+    while hi > lo, b[hi - 1] == 0x20 || b[hi - 1] == 0x09 || b[hi - 1] == 0x0D { hi -= 1 }
+    let text = Array(UnsafeRawBufferPointer(rebasing: b[lo..<hi]))
+    return text == Array("true".utf8) || text == Array("false".utf8) || text == Array("null".utf8)
 }
 
 func leadingSpaces(_ b: UnsafeRawBufferPointer) -> Int {

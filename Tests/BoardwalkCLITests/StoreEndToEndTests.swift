@@ -124,12 +124,13 @@ struct StoreEndToEndTests {
     @Test("Exactly once: a re-run after a killed ingest stores every event once; a third run adds nothing")
     func exactlyOnceAfterKill() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let corpus = Corpus(sessions: 300, seed: 31)
+        // Enough events, in small batches (a durable commit each), that the run is still going when a poll sees
+        // its first commit: with 300 sessions the pipelined ingest could end between two polls.
+        let corpus = Corpus(sessions: 1_500, seed: 31)
         let input = try write(corpus.text, "events.ndjson")
-        // Small batches make the run long enough to be killed in the middle.
         let process = Process()
         process.executableURL = boardwalkExecutable
-        process.arguments = ["ingest", "--db", db, "--batch", "25", "--quiet", input]
+        process.arguments = ["ingest", "--db", db, "--batch", "10", "--quiet", input]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -143,7 +144,7 @@ struct StoreEndToEndTests {
                 storedBeforeKill = n
                 break
             }
-            usleep(10_000)
+            usleep(2_000)
         }
         process.waitUntilExit()
         #expect(storedBeforeKill > 0)
@@ -162,6 +163,32 @@ struct StoreEndToEndTests {
         let exported = try readNDJSON(try boardwalk(["export", "--db", db]).stdout).map(\.withoutInferredSession)
         #expect(sortedLines(exported) == sortedLines(corpus.events))
         #expect(try boardwalk(["check", "--db", db]).status == 0)
+    }
+
+    @Test("A file whose last line is still being written: left for the next run, then stored once (the user's pass)")
+    func unfinishedLastLineIsLeftForTheNextRun() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let corpus = Corpus(sessions: 20, seed: 5)
+        let text = corpus.text.hasSuffix("\n") ? corpus.text : corpus.text + "\n"
+        // Cut inside the last line's JSON: the writer has not finished it.
+        let lastLineStart = text.dropLast().lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex
+        let cut = text.index(lastLineStart, offsetBy: 20)
+        let path = try write(String(text[..<cut]), "growing.ndjson")
+        let first = try boardwalk(["ingest", "--db", db, path])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(summary(first.stdout)["rejected"] == 0)
+        #expect(summary(first.stdout)["ingested"] == corpus.events.count - 1)
+        #expect(first.stdout.contains("unfinished: the last line of a file has no newline"))
+        // The writer finishes the line and the file.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(text[cut...].utf8))
+        try handle.close()
+        let second = try boardwalk(["ingest", "--db", db, path])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(summary(second.stdout)["ingested"] == 1)
+        #expect(summary(second.stdout)["rejected"] == 0)
+        #expect(try statsJSON()["events"] as? Int == corpus.events.count)
     }
 
     @Test("stdin, duplicates by event id, --strict, CSV and batch export, incremental export, backup")

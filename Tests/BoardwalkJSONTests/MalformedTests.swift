@@ -16,6 +16,12 @@ import Testing
         ("top level array", "[{\"type\":\"close\"}]", "line 1, column 1: expected a JSON object, found an array"),
         ("top level string", "\"close\"", "line 1, column 1: expected a JSON object, found a string"),
         ("top level number", "  42", "line 1, column 3: expected a JSON object, found a number"),
+        ("top level null", "null", "line 1, column 1: expected a JSON object, found null"),
+        ("top level false", " false ", "line 1, column 2: expected a JSON object, found a boolean"),
+        // Words that start like a literal are not one (the user's pass saw "found null" for `notjson`).
+        ("a word starting with n", "notjson", "line 1, column 1: invalid JSON"),
+        ("a word starting with t", "trash", "line 1, column 1: invalid JSON"),
+        ("a word starting with f", "falsehood", "line 1, column 1: invalid JSON"),
         ("empty line", "", "line 1: empty line"),
         ("blank line", "   \u{9} ", "line 1: empty line"),
         ("screen_index as a string", "{\"type\":\"onboarding_loaded\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":\"2\",\"total_screens\":3}}", "line 1, column 91, meta.screen_index: expected an integer, found the string \"2\""),

@@ -133,6 +133,10 @@ enum IngestCommand: Command {
             var text = "inputs: \(summary.inputs)\nlines: \(summary.lines)\ningested: \(summary.ingested)\n"
             text += "duplicates: \(summary.duplicates)\n"
             text += "rejected: \(summary.rejected)" + (summary.rejected > 0 ? " (listed in \(rejectsPath))" : "") + "\n"
+            if summary.unfinishedLines > 0 {
+                text += "unfinished: the last line of \(summary.unfinishedLines == 1 ? "a file" : "\(summary.unfinishedLines) files") "
+                    + "has no newline and is not a complete event; left for the next run\n"
+            }
             if summary.resumedLines > 0 || summary.resumedEvents > 0 {
                 text += "resumed: after \(summary.resumedLines) lines and \(summary.resumedEvents) batch-file events committed by an earlier run\n"
             }

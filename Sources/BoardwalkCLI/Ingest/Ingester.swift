@@ -40,6 +40,9 @@ struct IngestSummary: Hashable, Sendable {
     var resumedEvents = 0
     var bytes = 0
     var inputs = 0
+    /// Files whose last line had no newline and did not parse: left for a later run (a writer may still be
+    /// finishing it), not rejected.
+    var unfinishedLines = 0
 }
 
 /// The ingest loop: reads inputs, parses lines, commits batches with their checkpoints, writes rejects.
@@ -245,10 +248,20 @@ final class Ingester {
                 lineNumber += 1
                 summary.lines += 1
                 let line = UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
+                // A file's last line without a newline may be one a writer is still writing: if it does not
+                // parse, it is left out of this run (its checkpoint stays before it), so that a later run reads
+                // it whole instead of resuming in its middle. A stream's last line is final.
+                let unfinished = atEOF && range.upperBound == end && input.isRegularFile
+                var leftForLater = false
                 // A rejected line: stop (--strict), or list it and go on.
                 func failed(_ error: any Error) throws {
+                    if unfinished {
+                        leftForLater = true
+                        return
+                    }
                     if options.strict {
                         pending.removeAll()
+                        summary.rejected += 1
                         throw StrictStop(input: input.name, message: "\(error)")
                     }
                     summary.rejected += 1
@@ -268,6 +281,12 @@ final class Ingester {
                     } catch {
                         try failed(error)
                     }
+                }
+                if leftForLater {
+                    lineNumber -= 1
+                    summary.lines -= 1
+                    summary.unfinishedLines += 1
+                    break
                 }
                 pendingOffset = input.offset - (end - min(end, range.upperBound + 1))
                 if pending.count >= options.batchSize {
