@@ -145,6 +145,20 @@ struct SessionBatch {
         for slot in 0..<n {
             let lo = starts[slot], hi = starts[slot + 1]
             guard hi - lo > 1 else { continue }
+            if hi - lo <= 64 {
+                // Runs come in batch order, which is nearly time order: an insertion sort is about linear here
+                // (and at most 2 000 moves), where the library's sort paid a call per comparison.
+                for k in lo + 1..<hi {
+                    let x = ordered[k]
+                    var j = k
+                    while j > lo, precedes(x.time, x.seq, ordered[j - 1].time, ordered[j - 1].seq) {
+                        ordered[j] = ordered[j - 1]
+                        j -= 1
+                    }
+                    if j != k { ordered[j] = x }
+                }
+                continue
+            }
             var sorted = true
             for k in lo + 1..<hi where !precedes(ordered[k - 1].time, ordered[k - 1].seq, ordered[k].time, ordered[k].seq) {
                 sorted = false
