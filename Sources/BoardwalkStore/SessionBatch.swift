@@ -54,8 +54,10 @@ struct SessionBatch {
     /// References by session (slot order), each session's in (time, seq) order; `starts[slot]..<starts[slot + 1]`.
     var ordered: [BatchRef] = []
     var starts: [Int] = []
-    /// References in event-key order.
+    /// References in event-key order, and the group of each of `ordered`'s.
     var keyed: [KeyedRef] = []
+    var groups = GroupTable()
+    var refGroups: [Int32] = []
     /// The record body of `ordered[i]`, once found.
     var bodies: [UnsafeRawBufferPointer] = []
     /// The slot of each low-bits value of the bucket being walked.
@@ -143,28 +145,117 @@ struct SessionBatch {
             next[Int(ref.slot)] += 1
         }
         for slot in 0..<n {
-            let lo = starts[slot], hi = starts[slot + 1]
-            guard hi - lo > 1 else { continue }
-            if hi - lo <= 64 {
-                // Runs come in batch order, which is nearly time order: an insertion sort is about linear here
-                // (and at most 2 000 moves), where the library's sort paid a call per comparison.
-                for k in lo + 1..<hi {
-                    let x = ordered[k]
-                    var j = k
-                    while j > lo, precedes(x.time, x.seq, ordered[j - 1].time, ordered[j - 1].seq) {
-                        ordered[j] = ordered[j - 1]
-                        j -= 1
-                    }
-                    if j != k { ordered[j] = x }
-                }
-                continue
+            // Runs come in batch order, which is nearly time order.
+            sortNearlySorted(&ordered, starts[slot]..<starts[slot + 1]) { precedes($0.time, $0.seq, $1.time, $1.seq) }
+        }
+    }
+
+    /// `ordered` into `keyed`, in event-key order: bucketed by group (a counting sort over the batch's groups,
+    /// which are few), then each group's references sorted by (time, seq). Within a group they come in session
+    /// order, and sessions near in the list are near in time, so they are nearly sorted already: this costs a
+    /// fraction of sorting the whole batch by key at once (which took more instructions than the block walk).
+    mutating func arrangeByKey() {
+        groups.reset()
+        refGroups.removeAll(keepingCapacity: true)
+        for ref in ordered { refGroups.append(groups.index(of: UInt64(ref.onboarding) << 16 | UInt64(ref.screen))) }
+        let count = groups.keys.count
+        var byKey = Array(0..<count)
+        byKey.sort { groups.keys[$0] < groups.keys[$1] }
+        var next = [Int](repeating: 0, count: count)
+        var at = 0
+        for g in byKey {
+            next[g] = at
+            at += groups.counts[g]
+        }
+        let placeholder = KeyedRef(group: 0, time: 0, seq: 0, position: 0)
+        keyed.removeAll(keepingCapacity: true)
+        keyed.append(contentsOf: repeatElement(placeholder, count: ordered.count))
+        for (position, ref) in ordered.enumerated() {
+            let g = Int(refGroups[position])
+            keyed[next[g]] = KeyedRef(group: groups.keys[g], time: ref.time, seq: ref.seq, position: position)
+            next[g] += 1
+        }
+        var lo = 0
+        for g in byKey {
+            let hi = lo + groups.counts[g]
+            sortNearlySorted(&keyed, lo..<hi) { $0 < $1 }
+            lo = hi
+        }
+    }
+}
+
+/// Sorts `a[range]` by `less`: an insertion sort, about linear on nearly sorted input, handing over to the
+/// library's sort when the moves pass a budget of a few per element (so never quadratic).
+@inline(__always)
+func sortNearlySorted<T>(_ a: inout [T], _ range: Range<Int>, by less: (T, T) -> Bool) {
+    guard range.count > 1 else { return }
+    var budget = 8 * range.count + 64
+    for k in range.lowerBound + 1..<range.upperBound {
+        let x = a[k]
+        var j = k
+        while j > range.lowerBound, less(x, a[j - 1]) {
+            a[j] = a[j - 1]
+            j -= 1
+        }
+        if j != k {
+            a[j] = x
+            budget -= k - j
+            if budget < 0 {
+                a[range].sort(by: less)
+                return
             }
-            var sorted = true
-            for k in lo + 1..<hi where !precedes(ordered[k - 1].time, ordered[k - 1].seq, ordered[k].time, ordered[k].seq) {
-                sorted = false
-                break
+        }
+    }
+}
+
+/// The distinct groups (onboarding ‖ screen) of a batch's references, by open addressing, with a count each.
+struct GroupTable {
+    var keys: [UInt64] = []
+    var counts: [Int] = []
+    private var slots = [Int32](repeating: -1, count: 1024)
+    private var mask = 1023
+
+    mutating func reset() {
+        for g in keys { slots[slot(of: g)] = -1 }
+        keys.removeAll(keepingCapacity: true)
+        counts.removeAll(keepingCapacity: true)
+    }
+
+    /// The index of `key` (a new one when it is new), its count raised by one.
+    @inline(__always)
+    mutating func index(of key: UInt64) -> Int32 {
+        var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+        while true {
+            let s = slots[i]
+            if s < 0 { break }
+            if keys[Int(s)] == key {
+                counts[Int(s)] += 1
+                return s
             }
-            if !sorted { ordered[lo..<hi].sort { precedes($0.time, $0.seq, $1.time, $1.seq) } }
+            i = (i + 1) & mask
+        }
+        let s = Int32(keys.count)
+        slots[i] = s
+        keys.append(key)
+        counts.append(1)
+        if keys.count * 2 > slots.count { grow() }
+        return s
+    }
+
+    /// The slot holding `key` (which is in the table).
+    private func slot(of key: UInt64) -> Int {
+        var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+        while slots[i] < 0 || keys[Int(slots[i])] != key { i = (i + 1) & mask }
+        return i
+    }
+
+    private mutating func grow() {
+        slots = [Int32](repeating: -1, count: slots.count * 2)
+        mask = slots.count - 1
+        for (s, key) in keys.enumerated() {
+            var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+            while slots[i] >= 0 { i = (i + 1) & mask }
+            slots[i] = Int32(s)
         }
     }
 }
@@ -234,12 +325,7 @@ extension Snapshot {
     /// Finds the record body of each of the batch's references: the references in event-key order, each block
     /// that holds one read once and walked forward.
     private func resolve(_ batch: inout SessionBatch, _ c: inout Cursor) throws {
-        batch.keyed.removeAll(keepingCapacity: true)
-        for (position, ref) in batch.ordered.enumerated() {
-            batch.keyed.append(KeyedRef(group: UInt64(ref.onboarding) << 16 | UInt64(ref.screen), time: ref.time, seq: ref.seq,
-                                        position: position))
-        }
-        batch.keyed.sort()
+        batch.arrangeByKey()
         batch.bodies.removeAll(keepingCapacity: true)
         batch.bodies.append(contentsOf: repeatElement(UnsafeRawBufferPointer(start: nil, count: 0), count: batch.ordered.count))
         var walk = BlockWalk()
