@@ -92,7 +92,8 @@ extension Transaction {
 
 extension Snapshot {
     /// The events of `session` in `range` through the session index, in (time, seq) order: the references of
-    /// the session's bucket values are collected and sorted, and each event is read from its block.
+    /// the session's bucket values are collected and sorted, and each event is read from its block. Many sessions
+    /// are read in batches instead (`forEachSession`, SessionBatch.swift).
     /// - Complexity: O(log N + bytes of the bucket's values + r log r) for r references, then O(log N + events
     ///   of the block) per event.
     func forEachIndexedEvent(inSession session: StringID, _ range: TimeRange, _ body: (EventView) throws -> Bool) throws {
@@ -115,8 +116,9 @@ extension Snapshot {
             var previous: (key: EventKey, block: EventBlockReader)? = nil
             for ref in refs {
                 var found: (key: EventKey, block: EventBlockReader)? = nil
-                if var (key, block) = previous, key.onboarding == ref.onboarding, key.screen == ref.screen,
-                   block.lastTime >= ref.time, block.minSeq <= ref.seq, ref.seq <= block.maxSeq {
+                if let (key, at) = previous, key.onboarding == ref.onboarding, key.screen == ref.screen,
+                   at.lastTime >= ref.time, at.minSeq <= ref.seq, ref.seq <= at.maxSeq {
+                    var block = at
                     while try advance(&block, key) {
                         if block.seq == ref.seq && block.time == ref.time { found = (key, block); break }
                         if block.time > ref.time { break }

@@ -37,9 +37,13 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
                 let query = try Query.parse(text)
                 let b = try query.run(on: memory, options: .init(now: now))
                 ran += 1
-                for ratio in [0, Double.infinity] {
+                // Sessions read through the index in batches of the default size, and in batches of a few events.
+                for (ratio, references) in [(0, Snapshot.defaultSessionBatchReferences), (Double.infinity, Snapshot.defaultSessionBatchReferences),
+                                            (Double.infinity, 7)] {
                     let a = try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
-                        try query.run(on: disk, options: .init(now: now))
+                        try StoreEventSource.$sessionBatchReferences.withValue(references) {
+                            try query.run(on: disk, options: .init(now: now))
+                        }
                     }
                     if !agree(a, b) {
                         Issue.record("dataset \(dataset): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
@@ -101,4 +105,77 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
         #expect(try sessions.run(on: StoreEventSource(store)) == memorySessions)
         #expect(try elements.run(on: StoreEventSource(store)) == memoryElements)
     }
+}
+
+/// `scanSessions` over the store (sessions read through the session index in batches) hands out the same
+/// sessions as the in-memory source, each with the same events in (time, seq) order, for ranges narrowed by time
+/// or screen, several ranges at once, and whole onboardings; and in the store's order: first seen by the store's
+/// own scan of the ranges in key order (the two sources order onboardings differently: by interned id, by
+/// string), or, for whole onboardings, as `onboarding_sessions` lists them. Batches from one event to the default.
+@Test func storeScanSessionsAgreesWithTheInMemorySource() throws {
+    func read<S: EventSource>(_ source: S, _ ranges: [ScanRange]) throws -> [(session: String, seqs: [UInt64])] {
+        var out: [(String, [UInt64])] = []
+        try source.scanSessions(ranges) { (session, rows) throws(QueryError) -> Bool in
+            out.append((session, rows.map(\.seq)))
+            return true
+        }
+        return out
+    }
+    var compared = 0, sessions = 0
+    for dataset in 0..<4 {
+        var generator = SessionGenerator(seed: 0x5E55 ^ UInt64(dataset))
+        let events = generator.events()
+        try withTemporaryStore { store in
+            _ = try store.append(events)
+            let stored = try store.read { try $0.events(since: 0) }
+            #expect(stored.map(\.seq) == Array(0..<UInt64(stored.count)))
+            let memory = InMemoryEventSource(stored.map(\.event))
+            let disk = StoreEventSource(store)
+            let onboardings = Set(stored.compactMap { $0.event.meta?.onboardingID }).sorted()
+            let times = stored.map { $0.event.time.microseconds }.sorted()
+            let (early, mid) = (times[times.count / 4], times[times.count / 2])
+            let scanned: [[ScanRange]] = [
+                [ScanRange()],
+                [ScanRange(time: mid...Int64.max)],
+                [ScanRange(screens: 1...2)],
+                [ScanRange(onboarding: onboardings[0], time: early...mid)],
+                [ScanRange(onboarding: onboardings[0], screens: 2...3), ScanRange(time: early...mid), ScanRange(screens: 0...0)],
+            ]
+            let wholeOnboardings: [[ScanRange]] = [
+                [ScanRange(onboarding: onboardings[0])],
+                [ScanRange(onboarding: onboardings.last!), ScanRange(onboarding: onboardings[0])],
+            ]
+            for ranges in scanned + wholeOnboardings {
+                // The store's order.
+                var order: [String] = []
+                if wholeOnboardings.contains(ranges) {
+                    try store.read { s in
+                        for range in ranges {
+                            for session in try s.sessions(ofOnboarding: range.onboarding!) where !order.contains(session.session) {
+                                order.append(session.session)
+                            }
+                        }
+                    }
+                } else {
+                    for range in ranges {
+                        try disk.scanEvents(range) { (row: StoreEventRow) throws(QueryError) -> Bool in
+                            if case .string(let session) = row.value(.session), !order.contains(session) { order.append(session) }
+                            return true
+                        }
+                    }
+                }
+                let expected = try read(memory, ranges).sorted { $0.session < $1.session }
+                #expect(expected.map(\.session) == order.sorted())
+                sessions += expected.count
+                for references in [1, 5, 64, Snapshot.defaultSessionBatchReferences] {
+                    let got = try StoreEventSource.$sessionBatchReferences.withValue(references) { try read(disk, ranges) }
+                    #expect(got.map(\.session) == order, "\(ranges), batches of \(references)")
+                    #expect(got.sorted { $0.session < $1.session }.elementsEqual(expected, by: ==), "\(ranges), batches of \(references)")
+                    compared += 1
+                }
+            }
+        }
+    }
+    #expect(compared == 4 * 7 * 4)
+    #expect(sessions > 100)
 }

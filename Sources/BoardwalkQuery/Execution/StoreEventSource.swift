@@ -76,45 +76,76 @@ public struct StoreEventSource: EventSource {
         return count
     }
 
-    /// The distinct sessions with an event in `ranges`, in first-seen order; memory grows with sessions.
+    /// The distinct sessions with an event in `ranges`, in first-seen order; memory grows with sessions (an id
+    /// list, and a bit per string id of the store to tell which were seen).
+    ///
+    /// A whole onboarding's sessions come from its `onboarding_sessions` entries; any other range is scanned in
+    /// key order reading each record only up to its session reference (`RecordFields` extent `.session`): what
+    /// that skips is decoded, and checked, when the sessions' events are read.
     private static func sessions(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws -> [StringID] {
         var ids: [StringID] = []
-        var seen: Set<StringID> = []
+        var seen = SessionBitmap()
         for range in ranges {
             if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
                 // The `onboarding_sessions` index holds exactly the (onboarding, session) pairs of the events:
                 // no need to read the onboarding's events to find its sessions.
                 guard let id = try onboardingID(snapshot, onboarding) else { continue }
-                for session in try snapshot.sessionIDs(ofOnboarding: id) where seen.insert(session).inserted {
+                for session in try snapshot.sessionIDs(ofOnboarding: id) where seen.insert(session) {
                     ids.append(session)
                 }
                 continue
             }
-            try scan(snapshot, range) { view in
-                if let session = view.session, seen.insert(session).inserted { ids.append(session) }
+            try forEachRun(snapshot, range) { run in
+                while let record = try run.next() {
+                    if let session = try record.fields(.session).session, seen.insert(session) { ids.append(session) }
+                }
                 return true
             }
         }
         return ids
     }
 
+    /// Calls `body` with each session that has an event in `ranges`, in first-seen order, and all of its events in
+    /// (time, seq) order. The sessions are read through the session index in batches
+    /// (`Snapshot.forEachSession(_:time:batchReferences:_:)`): each block holding their events is walked about
+    /// once per batch instead of being sought and walked once per event.
+    /// The references a batch of ``scanSessions(_:_:)`` aims at (`Snapshot.defaultSessionBatchReferences`); tests
+    /// bind small values to read many batches. Task-local, as ``onboardingScanRatio``.
+    @TaskLocal static var sessionBatchReferences = Snapshot.defaultSessionBatchReferences
+
     public func scanSessions(_ ranges: [ScanRange], _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
+        let batchReferences = StoreEventSource.sessionBatchReferences
         try reading { snapshot in
             let strings = StringCache(snapshot)
             let ids = try StoreEventSource.sessions(snapshot, ranges)
-            for id in ids {
-                // Views stay valid for the whole read transaction, so a session's rows can be kept together.
-                var events: [StoreEventRow] = []
-                try snapshot.forEachEvent(inSession: id) { view in
-                    events.append(StoreEventRow(view: view, strings: strings))
-                    return true
-                }
+            // Reused from session to session. Records stay valid for the whole read transaction, so a session's
+            // rows can be kept together.
+            var rows: [StoreEventRow] = []
+            try snapshot.forEachSession(ids, batchReferences: batchReferences) { id, records in
+                rows.removeAll(keepingCapacity: true)
+                for record in records { rows.append(StoreEventRow(view: try record.view(), strings: strings)) }
                 guard let name = snapshot.string(for: id) else {
                     throw QueryError(.source, "session id \(id) is not in the store's dictionary")
                 }
-                guard try body(name, events) else { return }
+                return try body(name, rows)
             }
         }
+    }
+}
+
+/// A set of string ids as one bit each, grown to the largest id inserted (ids are dense from 0).
+private struct SessionBitmap {
+    var words: [UInt64] = []
+
+    /// Adds `id`; `false` when it was there already.
+    @inline(__always)
+    mutating func insert(_ id: StringID) -> Bool {
+        let w = Int(id >> 6)
+        if w >= words.count { words.append(contentsOf: repeatElement(0, count: max(w + 1 - words.count, words.count))) }
+        let bit = UInt64(1) << UInt64(id & 63)
+        if words[w] & bit != 0 { return false }
+        words[w] |= bit
+        return true
     }
 }
 
