@@ -211,16 +211,16 @@ extension StoreEventSource {
             }
             if try foldOnboardings(snapshot, ranges, strings: strings, needs: needs, cancellation: cancellation, text: text,
                                    name: name, tick: tick, body) { return }
+            // Read in batches (each bucket of the session index walked once, blocks visited in key order).
             let ids = try StoreEventSource.sessions(snapshot, ranges)
-            for id in ids {
+            try snapshot.forEachSession(ids, batchReferences: StoreEventSource.sessionBatchReferences) { id, records in
                 var fold = SessionFold()
-                try snapshot.forEachEvent(inSession: id) { view in
+                for record in records {
                     try tick()
-                    fold.add(view, strings: strings, needs: needs)
-                    return true
+                    fold.add(try record.view(), strings: strings, needs: needs)
                 }
                 let summary = fold.summary(name: try name(id), strings: strings, needs: needs)
-                guard try body(summary, fold.funnelKeys, fold.events) else { return }
+                return try body(summary, fold.funnelKeys, fold.events)
             }
         }
     }
