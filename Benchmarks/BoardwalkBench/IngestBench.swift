@@ -16,7 +16,7 @@ func writeCorpus(events count: Int, seed: UInt64, to path: String) throws -> (ev
     var rng = SplitMix64(seed: seed ^ 0x5EED)
     let writer = EventLineWriter()
     guard let out = FileHandle(forWritingAtPath: path) ?? {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         return FileHandle(forWritingAtPath: path)
     }() else { throw BenchError("cannot write \(path)") }
     defer { try? out.close() }
