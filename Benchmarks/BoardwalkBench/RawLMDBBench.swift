@@ -272,7 +272,7 @@ struct BlockRows {
                 puts.append(Put(target: .events, key: key..<value, value: value..<bytes.count))
                 open = false
             }
-            try! rows.values.withUnsafeBytes { values in
+            rows.values.withUnsafeBytes { values in
                 for i in order {
                     if open && (rows.onboarding[i] != rows.onboarding[head] || rows.screen[i] != rows.screen[head]
                                 || rows.time[i] - rows.time[head] >= BlockRows.blockSpan || blocks.byteCount >= BlockRows.maxBlockBytes) {
