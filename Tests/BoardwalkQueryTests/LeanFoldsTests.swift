@@ -157,25 +157,15 @@ private struct LeanEvent: FoldFields {
         #"sessions | where did("navigation_failed") | count"#,
         #"sessions | where onboarding == "onb_1" | count by exit, completed"#,
     ]
-    try withTemporaryStore { store in
-        _ = try store.append(events)
-        let memory = InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event))
-        let disk = StoreEventSource(store)
-        let now = Timestamp(microseconds: base + 86_400 * second)
-        for text in queries {
-            let query = try Query.parse(text)
-            let needs = FoldNeeds(query.checked, now: now)
-            #expect(needs.lean == !text.contains("navigation_failed"), "\(text)")
-            #expect(needs.leanOutcomes == needs.lean, "\(text)")
-            let b = try query.run(on: memory, options: .init(now: now))
-            #expect(!b.rows.isEmpty, "\(text)")
-            for ratio in [0, Double.infinity] {
-                let a = try StoreEventSource.$onboardingScanRatio.withValue(ratio) { try query.run(on: disk, options: .init(now: now)) }
-                #expect(agree(a, b), "\(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
-            }
-        }
-        // The screen funnel stays lean without outcomes.
-        let funnel = FoldNeeds(try Query.parse("sessions | funnel").checked, now: now)
-        #expect(funnel.lean && !funnel.leanOutcomes)
+    let now = Timestamp(microseconds: base + 86_400 * second)
+    for text in queries {
+        let needs = FoldNeeds(try Query.parse(text).checked, now: now)
+        #expect(needs.lean == !text.contains("navigation_failed"), "\(text)")
+        #expect(needs.leanOutcomes == needs.lean, "\(text)")
     }
+    let found = try disagreements(events, queries, requireRows: true)
+    #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+    // The screen funnel stays lean without outcomes.
+    let funnel = FoldNeeds(try Query.parse("sessions | funnel").checked, now: now)
+    #expect(funnel.lean && !funnel.leanOutcomes)
 }

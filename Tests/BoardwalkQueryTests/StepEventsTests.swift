@@ -65,8 +65,8 @@ import Testing
 }
 
 /// Runs `texts` on a store holding `events` (both ways the store reads whole onboardings) and in memory; returns
-/// the disagreements.
-private func disagreements(_ events: [Event], _ texts: [String]) throws -> [String] {
+/// the disagreements, and with `requireRows` each query that returned nothing (it would prove nothing).
+func disagreements(_ events: [Event], _ texts: [String], requireRows: Bool = false) throws -> [String] {
     var out: [String] = []
     try withTemporaryStore { store in
         _ = try store.append(events)
@@ -76,6 +76,7 @@ private func disagreements(_ events: [Event], _ texts: [String]) throws -> [Stri
         for text in texts {
             let query = try Query.parse(text)
             let b = try query.run(on: memory, options: .init(now: now))
+            if requireRows, b.rows.isEmpty { out.append("\(text): no rows, the case proves nothing") }
             for ratio in [0, Double.infinity] {
                 let a = try StoreEventSource.$onboardingScanRatio.withValue(ratio) { try query.run(on: disk, options: .init(now: now)) }
                 if !agree(a, b) { out.append("ratio \(ratio): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))") }

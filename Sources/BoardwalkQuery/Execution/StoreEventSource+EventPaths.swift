@@ -58,17 +58,6 @@ extension StoreEventSource {
         }
     }
 
-    /// Runs `body` on a snapshot, turning store errors into ``QueryError``s of kind `.source` (as the source's
-    /// other reads do).
-    private func readSnapshot(_ body: (Snapshot) throws -> Void) throws(QueryError) {
-        do {
-            try store.read(body)
-        } catch let error as QueryError {
-            throw error
-        } catch {
-            throw QueryError(.source, "the store failed while the query ran: \(error)")
-        }
-    }
 
     /// ``scanEvents(_:_:)`` for queries that read only ``EventField/isLean`` fields: each record is read through
     /// `RecordFields` (its leading fields, without decoding or validating the rest) instead of a full view.
@@ -76,7 +65,7 @@ extension StoreEventSource {
     /// What is not read is not checked: damage in a record's skipped bytes goes unnoticed (docs/codec.md,
     /// "Reading a few fields"); a malformed field it reads is a `.source` error naming the event.
     func scanEventFields(_ range: ScanRange, _ body: (StoreFieldsRow) throws(QueryError) -> Bool) throws(QueryError) {
-        try readSnapshot { snapshot in
+        try reading { snapshot in
             let strings = StringCache(snapshot)
             try StoreEventSource.forEachRun(snapshot, range) { run in
                 while let record = try run.next() {
@@ -112,7 +101,7 @@ extension StoreEventSource {
                      text: String, _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void) throws(QueryError) -> BlockReads {
         var reads = BlockReads()
         guard plan.time.low <= plan.time.high else { return reads }
-        try readSnapshot { snapshot in
+        try reading { snapshot in
             let strings = StringCache(snapshot)
             var group: (onboarding: StringID, screen: UInt16)? = nil
             var onboarding = Value.null, screen = Value.null
@@ -190,7 +179,7 @@ extension StoreEventSource {
                       cancellation: CancellationFlag?, text: String,
                       _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void) throws(QueryError) -> Int {
         var read = 0
-        try readSnapshot { snapshot in
+        try reading { snapshot in
             let strings = StringCache(snapshot)
             var scan = CodedCountScan(plan: plan, now: now, strings: strings, cancellation: cancellation, text: text)
             for var range in ranges {

@@ -29,7 +29,7 @@ public struct StoreEventSource: EventSource {
     }
 
     /// Runs `body`, turning store errors into ``QueryError``s of kind `.source`.
-    private func reading(_ body: (Snapshot) throws -> Void) throws(QueryError) {
+    func reading(_ body: (Snapshot) throws -> Void) throws(QueryError) {
         do {
             try store.read(body)
         } catch let error as QueryError {
