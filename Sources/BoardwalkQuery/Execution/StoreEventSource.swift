@@ -14,11 +14,11 @@ public struct StoreEventSource: EventSource {
     /// How many events the onboardings in scope must hold per (onboarding, session) pair of the store before a
     /// `sessions` query on whole onboardings scans their key ranges rather than reading each session through the
     /// session index (see `foldOnboardings`). 0, the default, always scans: the scan reads only the scope's
-    /// sessions and events plus the store's spanning sessions, about 430 instructions per event for a screen
-    /// funnel (1 200-1 500 when each event was read through a full `RecordView`), against about 24 000 per event
-    /// for a session-index read when it was measured (store format 2, session 2; not re-measured since: the
-    /// per-event block lookups that dominated it are the same in format 4). Tests bind infinity to force
-    /// the session index path and compare. Task-local rather than a stored property: clients compiled against
+    /// sessions and events plus the store's spanning sessions, about 400 instructions per event for a screen
+    /// funnel (1 200-1 500 when each event was read through a full `RecordView`), against about 1 650 per event
+    /// for the batched session-index read (`Snapshot.forEachSession`, session 4; about 24 000 one session at a
+    /// time in store format 2), record decoding included. Tests bind infinity to force the session index path
+    /// and compare. Task-local rather than a stored property: clients compiled against
     /// the struct's layout stay valid.
     @TaskLocal static var onboardingScanRatio = 0.0
 
