@@ -54,9 +54,9 @@ public enum RecordFormat {
 }
 
 extension EventKind {
-    /// The kind's code in a record's tag byte.
+    /// The kind's code in a record's tag byte: 0 to 6, in `EventKind.allCases` order.
     @inlinable
-    var code: UInt8 {
+    public var code: UInt8 {
         switch self {
         case .analytics: RecordFormat.kindAnalytics
         case .stateUpdated: RecordFormat.kindStateUpdated
@@ -68,8 +68,9 @@ extension EventKind {
         }
     }
 
+    /// The kind of a record's kind code; nil for a code no kind has.
     @inlinable
-    init?(code: UInt8) {
+    public init?(code: UInt8) {
         switch code {
         case RecordFormat.kindAnalytics: self = .analytics
         case RecordFormat.kindStateUpdated: self = .stateUpdated
@@ -86,7 +87,7 @@ extension EventKind {
 extension AnalyticsName {
     /// The name's code in a record's analytics byte (its position in `allCases`).
     @inlinable
-    var code: UInt8 {
+    public var code: UInt8 {
         switch self {
         case .onboardingStarted: 0
         case .screenPresented: 1
@@ -99,8 +100,9 @@ extension AnalyticsName {
         }
     }
 
+    /// The name of a record's analytics name code; nil for a code no known name has.
     @inlinable
-    init?(code: UInt8) {
+    public init?(code: UInt8) {
         switch code {
         case 0: self = .onboardingStarted
         case 1: self = .screenPresented

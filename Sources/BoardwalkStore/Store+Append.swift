@@ -560,7 +560,7 @@ final class WriterState {
                     pendingPairs.append(pair)
                     pairFilter.note(pair)
                 }
-                kindCounts[kindIndex(original.pointee.payload.kind)] += 1
+                kindCounts[Int(original.pointee.payload.kind.code)] += 1  // codes are in `allCases` order
                 minTime = min(minTime, time)
                 maxTime = max(maxTime, time)
             }
@@ -675,19 +675,6 @@ final class WriterState {
         }
         groupMax[group] = latest
         return latest
-    }
-
-    @inline(__always)
-    private func kindIndex(_ kind: EventKind) -> Int {
-        switch kind {
-        case .analytics: 0
-        case .stateUpdated: 1
-        case .openPaywall: 2
-        case .custom: 3
-        case .close: 4
-        case .onboardingLoaded: 5
-        case .error: 6
-        }
     }
 
     /// Sorts ``order`` into (a, time, seq) order.

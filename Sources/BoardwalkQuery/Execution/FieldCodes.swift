@@ -23,36 +23,13 @@ enum FieldCode {
     @inline(__always)
     private static func id(_ id: StringID?) -> UInt64 { id.map { UInt64($0) } ?? absent }
 
-    private static func kindCode(_ kind: EventKind) -> UInt64 {
-        switch kind {
-        case .analytics: 0
-        case .stateUpdated: 1
-        case .openPaywall: 2
-        case .custom: 3
-        case .close: 4
-        case .onboardingLoaded: 5
-        case .error: 6
-        }
+    /// Kind and analytics name codes are the codec's (`EventKind.code`, `AnalyticsName.code`).
+    @inline(__always)
+    private static func kindCode(_ kind: EventKind) -> UInt64 { UInt64(kind.code) }
+
+    private static func kindText(_ code: UInt64) -> Value {
+        EventKind(code: UInt8(truncatingIfNeeded: code)).map { .string($0.rawValue) } ?? .null
     }
-
-    private static func nameCode(_ name: AnalyticsName) -> UInt64 {
-        switch name {
-        case .onboardingStarted: 0
-        case .screenPresented: 1
-        case .screenCompleted: 2
-        case .secondScreenPresented: 3
-        case .registrationScreenPresented: 4
-        case .productsScreenPresented: 5
-        case .userEmailCollected: 6
-        case .onboardingCompleted: 7
-        }
-    }
-
-    private static let names: [AnalyticsName] = [.onboardingStarted, .screenPresented, .screenCompleted, .secondScreenPresented,
-                                                 .registrationScreenPresented, .productsScreenPresented, .userEmailCollected,
-                                                 .onboardingCompleted]
-
-    private static let kinds: [EventKind] = [.analytics, .stateUpdated, .openPaywall, .custom, .close, .onboardingLoaded, .error]
 
     /// The code of `field` (which must have one: ``has(_:)``) in `r`.
     @inline(__always)
@@ -61,7 +38,7 @@ enum FieldCode {
         case .kind: return kindCode(r.kind)
         case .name:
             switch r.analyticsName {
-            case .known(let name)?: return knownName | nameCode(name)
+            case .known(let name)?: return knownName | UInt64(name.code)
             case .unknown(let id)?: return UInt64(id)
             case nil: return kindName | kindCode(r.kind)
             }
@@ -97,10 +74,12 @@ enum FieldCode {
             return .string(s)
         }
         switch field {
-        case .kind: return .string(kinds[Int(code)].rawValue)
+        case .kind: return kindText(code)
         case .name:
-            if code & knownName != 0 { return .string(names[Int(code & 0xFF)].rawValue) }
-            if code & kindName != 0 { return .string(kinds[Int(code & 0xFF)].rawValue) }
+            if code & knownName != 0 {
+                return AnalyticsName(code: UInt8(truncatingIfNeeded: code)).map { .string($0.rawValue) } ?? .null
+            }
+            if code & kindName != 0 { return kindText(code & 0xFF) }
             return text(code)
         case .screen: return code == absent ? .null : .integer(Int64(code))
         case .onboarding, .session, .profile, .placement, .variation, .action: return text(code)
