@@ -236,12 +236,15 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
     func plan(_ text: String) throws -> Plan { Plan.make(try Query.parse(text).checked, now: now) }
     for text in [#"events | where kind == "analytics" | count by name"#, "events | select seq, session, element, reply",
                  #"events | where action == "p" | stats count_distinct(profile) by variation, placement"#,
-                 "events | top 3 element_type", "events | stats max(total_screens), min(time)"] {
+                 "events | top 3 element_type", "events | stats max(total_screens), min(time)",
+                 // Dwell is computed from each session's rows, from lean fields.
+                 #"events | where name == "screen_presented" | stats p50(dwell) by screen"#] {
         #expect(try plan(text).leanEvents, "\(text)")
         #expect(try plan(text).blockCounts == nil, "\(text)")
     }
+    #expect(try plan(#"events | where name == "screen_presented" | stats p50(dwell) by screen"#).codedCount == nil)
     for text in ["events | top 3 value", "events | count by label", "events | select screen_cid", "events | stats count_distinct(event_id)",
-                 #"events | where name == "screen_presented" | stats p50(dwell) by screen"#] {
+                 #"events | where value == "pro" | stats p50(dwell) by screen"#, "events | select dwell, label"] {
         #expect(try !plan(text).leanEvents, "\(text)")
     }
     // Counts by coded fields: time comparisons become the time range, the rest is kept per combination of codes.

@@ -38,11 +38,14 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
                 let b = try query.run(on: memory, options: .init(now: now))
                 ran += 1
                 // Sessions read through the index in batches of the default size, and in batches of a few events.
-                for (ratio, references) in [(0, Snapshot.defaultSessionBatchReferences), (Double.infinity, Snapshot.defaultSessionBatchReferences),
-                                            (Double.infinity, 7)] {
+                // And sessions' events gathered from onboarding scans, in windows of about 50 events.
+                for (ratio, references, gather) in [(0, Snapshot.defaultSessionBatchReferences, 0), (Double.infinity, Snapshot.defaultSessionBatchReferences, 0),
+                                                    (Double.infinity, 7, 0), (Double.infinity, 7, Double.infinity)] {
                     let a = try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
                         try StoreEventSource.$sessionBatchReferences.withValue(references) {
-                            try query.run(on: disk, options: .init(now: now))
+                            try StoreEventSource.$gatherRatio.withValue(gather) {
+                                try StoreEventSource.$gatherBudget.withValue(50) { try query.run(on: disk, options: .init(now: now)) }
+                            }
                         }
                     }
                     if !agree(a, b) {
@@ -167,15 +170,24 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
                 let expected = try read(memory, ranges).sorted { $0.session < $1.session }
                 #expect(expected.map(\.session) == order.sorted())
                 sessions += expected.count
-                for references in [1, 5, 64, Snapshot.defaultSessionBatchReferences] {
-                    let got = try StoreEventSource.$sessionBatchReferences.withValue(references) { try read(disk, ranges) }
-                    #expect(got.map(\.session) == order, "\(ranges), batches of \(references)")
-                    #expect(got.sorted { $0.session < $1.session }.elementsEqual(expected, by: ==), "\(ranges), batches of \(references)")
+                // Through the session index in batches, and gathered from onboarding scans in windows (with the
+                // spanning sessions through the index) from one session's events to the default.
+                let ways = [1, 5, 64, Snapshot.defaultSessionBatchReferences].map { (0.0, $0, 1) }
+                    + [1, 7, 200, StoreEventSource.gatherBudget].map { (Double.infinity, 5, $0) }
+                for (ratio, references, budget) in ways {
+                    let got = try StoreEventSource.$gatherRatio.withValue(ratio) {
+                        try StoreEventSource.$gatherBudget.withValue(budget) {
+                            try StoreEventSource.$sessionBatchReferences.withValue(references) { try read(disk, ranges) }
+                        }
+                    }
+                    let way = ratio == 0 ? "batches of \(references)" : "gathered in windows of \(budget)"
+                    #expect(got.map(\.session) == order, "\(ranges), \(way)")
+                    #expect(got.sorted { $0.session < $1.session }.elementsEqual(expected, by: ==), "\(ranges), \(way)")
                     compared += 1
                 }
             }
         }
     }
-    #expect(compared == 4 * 7 * 4)
+    #expect(compared == 4 * 7 * 8)
     #expect(sessions > 100)
 }

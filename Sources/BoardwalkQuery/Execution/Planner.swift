@@ -17,8 +17,9 @@ struct Plan: Sendable {
     var ranges: [ScanRange]
     /// For `events` counts on a store: how block keys and headers answer them without reading records.
     var blockCounts: BlockCountPlan? = nil
-    /// For other `events` queries on a store: whether every field the query reads is one the codec's
-    /// `RecordFields` reads, so that records need not be decoded whole (``EventField/isLean``).
+    /// For other `events` queries on a store (those reading `dwell` too, which is computed from lean fields):
+    /// whether every field the query reads is one the codec's `RecordFields` reads, so that records need not be
+    /// decoded whole (``EventField/isLean``).
     var leanEvents = false
     /// For lean `events` counts by plain fields on a store: counted by field codes, without a row per event.
     var codedCount: CodedCountPlan? = nil
@@ -101,6 +102,9 @@ struct Plan: Sendable {
             plan.blockCounts = BlockCountPlan.make(query, now: now)
             plan.leanEvents = query.readsOnly(\.isLean)
             if plan.leanEvents { plan.codedCount = CodedCountPlan.make(query, now: now) }
+        } else if access == .sessionEvents {
+            // Dwell is computed from the session's rows (kind, name, screen and time: lean fields).
+            plan.leanEvents = query.readsOnly { $0.isLean || $0 == .dwell }
         }
         guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true else { return plan }
         let keys: [String?] = onboardings.map { $0.sorted().map(Optional.some) } ?? [nil]
@@ -148,7 +152,14 @@ struct Plan: Sendable {
             lines.append("read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
                 + "onboarding's keys, folded per session in memory (the sessions listed in spanning_sessions, with events "
                 + "in another onboarding or without a position, through the store's session index)")
+        case .sessions where source is StoreEventSource:
+            lines.append("read: sessions with events in the ranges; " + StoreEventSource.sessionReading)
         case .sessions: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
+        case .sessionEvents where source is StoreEventSource:
+            lines.append("read: sessions with events in the ranges, each with all its events (dwell needs each event's session); "
+                + StoreEventSource.sessionReading
+                + (leanEvents && StoreEventSource.readsOnlyWhatEventQueriesNeed
+                   ? "; each record's leading fields only (no screen_cid, event_id, value or label read)" : ""))
         case .sessionEvents: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess) (dwell needs each event's session)")
         }
         if ranges.isEmpty { lines.append("  no ranges: the filters match nothing") }

@@ -114,22 +114,50 @@ public struct StoreEventSource: EventSource {
     @TaskLocal static var sessionBatchReferences = Snapshot.defaultSessionBatchReferences
 
     public func scanSessions(_ ranges: [ScanRange], _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
+        try readSessions(ranges, row: { record, strings in StoreEventRow(view: try record.view(), strings: strings) }, body)
+    }
+
+    /// ``scanSessions(_:_:)`` with each event read through `RecordFields` (its leading fields, without decoding or
+    /// validating the rest), for queries that read no other field (``Plan/leanEvents``).
+    func scanSessionFields(_ ranges: [ScanRange], _ body: (String, [StoreFieldsRow]) throws(QueryError) -> Bool) throws(QueryError) {
+        try readSessions(ranges, row: { record, strings in StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings) },
+                         body)
+    }
+
+    /// Each session with an event in `ranges`, in first-seen order, with all of its events as rows in (time, seq)
+    /// order: gathered from scans of their onboardings (``gatherSessions(_:_:onboardings:checkCancellation:_:)``)
+    /// when that is cheaper, else read through the session index in batches.
+    private func readSessions<Row>(_ ranges: [ScanRange], row: (EventRecord, StringCache) throws -> Row,
+                                   _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
         let batchReferences = StoreEventSource.sessionBatchReferences
         try reading { snapshot in
             let strings = StringCache(snapshot)
             let ids = try StoreEventSource.sessions(snapshot, ranges)
             // Reused from session to session. Records stay valid for the whole read transaction, so a session's
             // rows can be kept together.
-            var rows: [StoreEventRow] = []
-            try snapshot.forEachSession(ids, batchReferences: batchReferences) { id, records in
+            var rows: [Row] = []
+            func deliver(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
                 rows.removeAll(keepingCapacity: true)
-                for record in records { rows.append(StoreEventRow(view: try record.view(), strings: strings)) }
+                for record in records { rows.append(try row(record, strings)) }
                 guard let name = snapshot.string(for: id) else {
                     throw QueryError(.source, "session id \(id) is not in the store's dictionary")
                 }
                 return try body(name, rows)
             }
+            if try StoreEventSource.gatherSessions(snapshot, ids, onboardings: try StoreEventSource.onboardings(snapshot, ranges),
+                                                   checkCancellation: {}, deliver) { return }
+            try snapshot.forEachSession(ids, batchReferences: batchReferences, deliver)
         }
+    }
+
+    /// The interned ids of the onboardings `ranges` name, or nil when a range covers every onboarding.
+    static func onboardings(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws -> [StringID]? {
+        var out: [StringID] = []
+        for range in ranges {
+            guard let name = range.onboarding else { return nil }
+            if let id = try onboardingID(snapshot, name), !out.contains(id) { out.append(id) }
+        }
+        return out
     }
 }
 
@@ -171,12 +199,15 @@ extension StoreEventSource {
                 }
                 return name
             }
+            func checkCancellation() throws(QueryError) {
+                if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+            }
             var sinceCheck = 0
             func tick() throws(QueryError) {
                 sinceCheck += 1
                 if sinceCheck >= 4096 {
                     sinceCheck = 0
-                    if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+                    try checkCancellation()
                 }
             }
             if ranges.count == 1, ranges[0].isEverything {
@@ -213,7 +244,7 @@ extension StoreEventSource {
                                    name: name, tick: tick, body) { return }
             // Read in batches (each bucket of the session index walked once, blocks visited in key order).
             let ids = try StoreEventSource.sessions(snapshot, ranges)
-            try snapshot.forEachSession(ids, batchReferences: StoreEventSource.sessionBatchReferences) { id, records in
+            func fold(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
                 var fold = SessionFold()
                 for record in records {
                     try tick()
@@ -222,6 +253,9 @@ extension StoreEventSource {
                 let summary = fold.summary(name: try name(id), strings: strings, needs: needs)
                 return try body(summary, fold.funnelKeys, fold.events)
             }
+            if try StoreEventSource.gatherSessions(snapshot, ids, onboardings: try StoreEventSource.onboardings(snapshot, ranges),
+                                                   checkCancellation: checkCancellation, fold) { return }
+            try snapshot.forEachSession(ids, batchReferences: StoreEventSource.sessionBatchReferences, fold)
         }
     }
 }
