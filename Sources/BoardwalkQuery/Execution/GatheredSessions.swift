@@ -26,9 +26,11 @@ extension StoreEventSource {
     /// gathers; tests bind infinity to gather whenever the scope allows. Task-local, as ``onboardingScanRatio``.
     @TaskLocal static var gatherRatio = 16.0
 
-    /// About how many records one window of gathered sessions holds (48 bytes each, and as many again while
-    /// sorting): 2¹⁹ records, about 50 MiB. Tests bind small values to read many windows.
-    @TaskLocal static var gatherBudget = 1 << 19
+    /// About how many records one window of gathered sessions holds (56 bytes each with their session and
+    /// position): 2²¹ records, about 120 MiB at the peak. A window scans each onboarding it has sessions of, so an
+    /// onboarding with more events than this is scanned more than once (4 times for the busiest of the 33 M-event
+    /// bench store, 8.3 M events). Tests bind small values to read many windows.
+    @TaskLocal static var gatherBudget = 1 << 21
 
     /// Calls `body` with each of `ids` (distinct sessions, each with an event in `onboardings`' ranges, or in any
     /// onboarding's when `onboardings` is nil) and all of its events in (time, seq) order, in the order of `ids`;
@@ -95,15 +97,34 @@ extension StoreEventSource {
         }
         let budget = Double(Swift.max(1, gatherBudget))
         var records: [EventRecord] = []
-        var slotOf: [Int32] = []
+        var slotOf: [Int32] = []  // each record's session, from the window's first
+        var order: [Int32] = []
         var starts: [Int] = []
+        var session: [EventRecord] = []
         var low = 0
         while low < n {
-            // The window: sessions low..<high, about `budget` events.
+            // The window: sessions low..<high, about `budget` events. It ends before a session of another onboarding
+            // whose scope does not fit in what is left, so that each onboarding is scanned as few times as its size
+            // allows.
             var high = low + 1, events = estimate(low)
+            var lastHome = homeOf[low]
             while high < n, events + estimate(high) <= budget {
+                let home = homeOf[high]
+                if home >= 0, home != lastHome {
+                    if lastHome >= 0, events + Double(homes[Int(home)].inScope) * homes[Int(home)].eventsPerSession > budget,
+                       events >= budget / 4 { break }
+                    lastHome = home
+                }
                 events += estimate(high)
                 high += 1
+            }
+            // The window's sessions alone in a small table: the scans look every record's session up in it, and a
+            // table of the whole scope (16 MiB for a million sessions) would miss the cache on each.
+            var window = SessionSlots(capacity: high - low)
+            var windowSlots: [Int32] = []
+            for slot in low..<high where !indexed[slot] {
+                _ = window.slot(ids[slot])
+                windowSlots.append(Int32(truncatingIfNeeded: slot - low))
             }
             records.removeAll(keepingCapacity: true)
             slotOf.removeAll(keepingCapacity: true)
@@ -113,10 +134,9 @@ extension StoreEventSource {
                     while let record = try run.next() {
                         sinceCheck += 1
                         if sinceCheck == 1 << 16 { try checkCancellation(); sinceCheck = 0 }
-                        guard let session = try record.fields(.session).session, let slot = table.existingSlot(session),
-                              slot >= low, slot < high, !indexed[slot] else { continue }
+                        guard let session = try record.fields(.session).session, let i = window.existingSlot(session) else { continue }
                         records.append(record)
-                        slotOf.append(Int32(truncatingIfNeeded: slot))
+                        slotOf.append(windowSlots[i])
                     }
                     return true
                 }
@@ -124,40 +144,33 @@ extension StoreEventSource {
             let throughIndex = (low..<high).filter { indexed[$0] }.map { ids[$0] }
             if !throughIndex.isEmpty {
                 try snapshot.forEachSession(throughIndex, batchReferences: sessionBatchReferences) { id, sessionRecords in
-                    let slot = Int32(truncatingIfNeeded: table.existingSlot(id)!)
+                    let slot = Int32(truncatingIfNeeded: table.existingSlot(id)! - low)
                     records.append(contentsOf: sessionRecords)
                     slotOf.append(contentsOf: repeatElement(slot, count: sessionRecords.count))
                     return true
                 }
             }
 
-            // Grouped by session with a counting sort (stable: each session's records keep the order read).
+            // Record positions grouped by session with a counting sort (stable: each session's records keep the
+            // order read). Positions rather than the records themselves: 4 bytes each instead of 48.
             starts.removeAll(keepingCapacity: true)
             starts.append(contentsOf: repeatElement(0, count: high - low + 1))
-            for slot in slotOf { starts[Int(slot) - low + 1] += 1 }
+            for slot in slotOf { starts[Int(slot) + 1] += 1 }
             for i in 1..<starts.count { starts[i] += starts[i - 1] }
             var next = starts
-            // EventRecord is a trivial type: every element is written exactly once by the scatter below.
-            var sorted = [EventRecord](unsafeUninitializedCapacity: records.count) { buffer, count in
-                for (record, slot) in zip(records, slotOf) {
-                    let i = Int(slot) - low
-                    (buffer.baseAddress! + next[i]).initialize(to: record)
-                    next[i] += 1
-                }
-                count = records.count
+            order.removeAll(keepingCapacity: true)
+            order.append(contentsOf: repeatElement(0, count: records.count))
+            for (position, slot) in slotOf.enumerated() {
+                order[next[Int(slot)]] = Int32(truncatingIfNeeded: position)
+                next[Int(slot)] += 1
             }
-            let stop = try sorted.withUnsafeMutableBufferPointer { all -> Bool in
-                for slot in low..<high {
-                    var session = UnsafeMutableBufferPointer(rebasing: all[starts[slot - low]..<starts[slot - low + 1]])
-                    // A scan delivers a session's events in key order (screen, then time); the index in (time, seq).
-                    if !indexed[slot] {
-                        session.sort { ($0.timeMicroseconds, $0.seq) < ($1.timeMicroseconds, $1.seq) }
-                    }
-                    guard try body(ids[slot], UnsafeBufferPointer(session)) else { return true }
-                }
-                return false
+            for slot in low..<high {
+                session.removeAll(keepingCapacity: true)
+                for position in order[starts[slot - low]..<starts[slot - low + 1]] { session.append(records[Int(position)]) }
+                // A scan delivers a session's events in key order (screen, then time); the index in (time, seq).
+                if !indexed[slot] { session.sort { ($0.timeMicroseconds, $0.seq) < ($1.timeMicroseconds, $1.seq) } }
+                guard try session.withUnsafeBufferPointer({ try body(ids[slot], $0) }) else { return true }
             }
-            if stop { return true }
             low = high
         }
         return true
