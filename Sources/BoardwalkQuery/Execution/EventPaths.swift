@@ -193,6 +193,13 @@ struct CodedCountPlan: Sendable {
                 plan.filters.append(conjunct)
             }
         }
+        plan.filterFields = codedFields(of: plan.filters)
+        return plan
+    }
+
+    /// The fields `filters` read, when every one has a code and there are at most ``CodeKey/width`` of them; else
+    /// nil (the filters are then evaluated on each record).
+    static func codedFields(of filters: [Bound]) -> [EventField]? {
         var read: [EventField] = []
         var coded = true
         func collect(_ b: Bound) {
@@ -210,8 +217,7 @@ struct CodedCountPlan: Sendable {
             case .session, .column, .answer, .did, .reached: coded = false
             }
         }
-        plan.filters.forEach(collect)
-        if coded && read.count <= CodeKey.width { plan.filterFields = read }
-        return plan
+        filters.forEach(collect)
+        return coded && read.count <= CodeKey.width ? read : nil
     }
 }

@@ -118,12 +118,15 @@ struct Executor {
             }
         case .sessionEvents:
             if plan.leanEvents, let store = source as? StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed {
+                // Filters on coded fields alone (not `dwell`) are evaluated once per combination of their codes.
+                var coded = CodedCountPlan.codedFields(of: filters).map { CodedFilter(filters, fields: $0, now: now) }
                 try store.scanSessionFields(plan.ranges) { (_, scanned) throws(QueryError) -> Bool in
-                    try Executor.visit(session: scanned, &sink, &ticker, &statistics, filters: filters, now: now)
+                    try Executor.visit(session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &coded)
                 }
             } else {
+                var none: CodedFilter? = nil
                 try source.scanSessions(plan.ranges) { (_, scanned) throws(QueryError) -> Bool in
-                    try Executor.visit(session: scanned, &sink, &ticker, &statistics, filters: filters, now: now)
+                    try Executor.visit(session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &none)
                 }
             }
         case .sessions where query.countsEverySession && source is StoreEventSource:
@@ -182,8 +185,10 @@ struct Executor {
 
     /// A session's event rows, in (time, seq) order, through the filters into the reduction, each with its dwell
     /// (rule 7), whatever the row type (see ``visit(_:_:_:_:filters:now:listing:)``).
+    /// With `coded` (rows are then `StoreFieldsRow`s), the filters are checked through it.
     private static func visit<R: EventRow>(session rows: [R], _ sink: inout Sink, _ ticker: inout Ticker,
-                                           _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp) throws(QueryError) -> Bool {
+                                           _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp,
+                                           coded: inout CodedFilter?) throws(QueryError) -> Bool {
         try ticker.tick(rows.count)
         statistics.sessionsRead += 1
         statistics.eventsRead += rows.count
@@ -194,7 +199,8 @@ struct Executor {
                 if f == .dwell { if case .value(let d) = dwell[i] { return .duration(Double(d)) } else { return .null } }
                 return row.value(f)
             }
-            if passes(filters, now, leaf) {
+            let pass = if coded != nil, let lean = row as? StoreFieldsRow { coded!.passes(lean) } else { passes(filters, now, leaf) }
+            if pass {
                 sink.addRow(leaf, censored: dwell[i] == .censored, order: (row.time.microseconds, row.seq, ""))
             }
         }

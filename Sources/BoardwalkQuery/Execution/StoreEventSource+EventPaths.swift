@@ -207,25 +207,17 @@ extension StoreEventSource {
 /// variables would pay a dynamic exclusivity check per event).
 private struct CodedCountScan {
     let keys: [EventField]
-    let filterFields: [EventField]?
-    let filters: [Bound]
-    let now: Timestamp
     let strings: StringCache
     let cancellation: CancellationFlag?
     let text: String
+    var filter: CodedFilter
     var counts = CodeTable<Int>()
-    /// Whether the filters pass, per combination of the codes of the fields they read.
-    var memo = CodeTable<Bool>()
-    /// The most combinations of filter codes the memo keeps (about 42 bytes each).
-    static let memoLimit = 1 << 16
     var read = 0
     var sinceCheck = 0
 
     init(plan: CodedCountPlan, now: Timestamp, strings: StringCache, cancellation: CancellationFlag?, text: String) {
         keys = plan.keys
-        filterFields = plan.filterFields
-        filters = plan.filters
-        self.now = now
+        filter = CodedFilter(plan.filters, fields: plan.filterFields, now: now)
         self.strings = strings
         self.cancellation = cancellation
         self.text = text
@@ -241,29 +233,48 @@ private struct CodedCountScan {
                     sinceCheck = 0
                     if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
                 }
-                if !filters.isEmpty && !passes(fields, seq: record.seq) { continue }
+                if !filter.passes(StoreFieldsRow(fields: fields, seq: record.seq, strings: strings)) { continue }
                 let e = counts.entry(CodeKey(keys, fields)) { 0 }
                 counts.values[e] += 1
             }
             return true
         }
     }
+}
+
+/// Filters on lean records: with `fields` (``CodedCountPlan/codedFields(of:)``, every field the filters read has a
+/// code), the result is kept per combination of those fields' codes, so that each record costs a lookup, not an
+/// evaluation through `Value`s.
+struct CodedFilter {
+    let filters: [Bound]
+    let fields: [EventField]?
+    let now: Timestamp
+    /// Whether the filters pass, per combination of the codes of the fields they read.
+    var memo = CodeTable<Bool>()
+    /// The most combinations of filter codes the memo keeps (about 42 bytes each).
+    static let memoLimit = 1 << 16
+
+    init(_ filters: [Bound], fields: [EventField]?, now: Timestamp) {
+        self.filters = filters
+        self.fields = fields
+        self.now = now
+    }
 
     @inline(__always)
-    private mutating func passes(_ fields: RecordFields, seq: UInt64) -> Bool {
-        guard let filterFields else { return evaluate(fields, seq: seq) }
-        let key = CodeKey(filterFields, fields)
+    mutating func passes(_ row: StoreFieldsRow) -> Bool {
+        if filters.isEmpty { return true }
+        guard let fields else { return evaluate(row) }
+        let key = CodeKey(fields, row.fields)
         if let e = memo.find(key) { return memo.values[e] }
-        let result = evaluate(fields, seq: seq)
+        let result = evaluate(row)
         // Bounded: filters on fields of many values (`session`, `profile`) would otherwise keep an entry per
         // distinct value; past the bound the filters are evaluated per record, as without a memo.
         if memo.keys.count < Self.memoLimit { memo.insert(key, result) }
         return result
     }
 
-    /// The filters on one record (the row, which retains the string cache, is made only here).
-    private func evaluate(_ fields: RecordFields, seq: UInt64) -> Bool {
-        let row = StoreFieldsRow(fields: fields, seq: seq, strings: strings)
+    /// The filters on one record.
+    private func evaluate(_ row: StoreFieldsRow) -> Bool {
         func leaf(_ b: Bound) -> Value {
             if case .event(let field) = b { return row.value(field) }
             return .null
