@@ -1,5 +1,6 @@
 // Queries through `boardwalk query`, in process (BoardwalkCLI.run with a buffer for stdout): a screen
-// funnel over the whole store, and the same funnel on the busiest and on the median-size onboarding of 50.
+// funnel over the whole store, and the same funnel on the busiest and on the median-size onboarding of 50; dwell
+// by screen over the whole store and a strict funnel of the busiest onboarding (each session's events in order).
 // Each run opens the store, plans, reads and renders, as the command does.
 import BoardwalkCLI
 import BoardwalkGenerator

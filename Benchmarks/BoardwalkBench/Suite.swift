@@ -211,6 +211,20 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
         make: {
             QueryBench(store: queryStore, query: { "sessions | where onboarding == \"\($0.medianOnboarding)\" | funnel" })
         }))
+    // Queries that need each session's events in order: dwell (rule 7) and a strict funnel.
+    cases.append(BenchmarkCase(
+        name: "query.dwell-by-screen", group: "query", isSubject: true, items: s.querySessions,
+        make: {
+            QueryBench(store: queryStore, query: { _ in #"events | where name == "screen_presented" | stats p50(dwell), p90(dwell) by screen"# })
+        }))
+    cases.append(BenchmarkCase(
+        name: "query.strict-funnel-one-onboarding", group: "query", isSubject: true, items: s.querySessions,
+        make: {
+            QueryBench(store: queryStore, query: {
+                "sessions | where onboarding == \"\($0.busiestOnboarding)\" | funnel screen_presented(screen == 0), "
+                    + "screen_completed(screen == 2), open_paywall within 30m mode strict"
+            })
+        }))
 
     return (groups, cases)
 }
