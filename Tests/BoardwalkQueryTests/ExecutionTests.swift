@@ -137,3 +137,32 @@ struct CancellingSource: EventSource {
         #expect(error.kind == .cancelled)
     }
 }
+
+/// `started <` bounds the listing range from above (the session's first event is in it), only when neither the
+/// onboarding nor the screens are narrowed: the event those need can come after the first one. Here `s2`'s first
+/// event is an error without meta, before the bound, and its events of `onb_1` after it; `s3`'s first event is at
+/// screen 0 before the bound and its screen 2 after it.
+@Test func startedBeforeBoundsTheRangeOnlyWhenNothingElseNarrows() throws {
+    let error = Payload.error(OnboardingError(domain: "web", code: 1, message: "m"))
+    let events = [ev(0, "s1", started), ev(600, "s1", presented),
+                  ev(100, "s2", screen: nil, error), ev(4000, "s2", started), ev(4100, "s2", screen: 1, presented),
+                  ev(200, "s3", started), ev(5000, "s3", screen: 2, presented),
+                  ev(7200, "s4", started)]
+    let bound = "@2026-11-01T10:30:00Z"  // base + 1800 s
+    let plain = try Query.parse("sessions | where started < \(bound) | explain").run(on: InMemoryEventSource(events))
+    #expect(plain.render(.csv).contains("time=[-inf, 2026-11-01T10:29:59.999999Z]"))
+    for (text, sessions) in [("sessions | where started < \(bound) | select session", ["s1", "s2", "s3"]),
+                             (#"sessions | where onboarding == "onb_1" and started < \#(bound) | select session"#, ["s1", "s2", "s3"]),
+                             ("sessions | where reached(2) and started < \(bound) | select session", ["s3"]),
+                             ("sessions | where started >= @2026-11-01T10:00:50Z and started <= \(bound) | select session", ["s2", "s3"])] {
+        let table = try run(text, events)
+        #expect(Set(table.column("session") ?? []) == Set(sessions.map(Value.string)), "\(text)")
+        try withTemporaryStore { store in
+            _ = try store.append(events)
+            #expect(try Query.parse(text).run(on: StoreEventSource(store), options: .init(now: Timestamp(microseconds: base + 86_400 * second)))
+                    .column("session").map(Set.init) == Set(sessions.map(Value.string)), "\(text), store")
+        }
+    }
+    let narrowed = try Query.parse(#"sessions | where onboarding == "onb_1" and started < \#(bound) | explain"#).run(on: InMemoryEventSource(events))
+    #expect(narrowed.render(.csv).contains("time=*"))
+}

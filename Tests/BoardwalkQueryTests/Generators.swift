@@ -134,6 +134,7 @@ struct QueryGenerator {
             "furthest_screen \(pick([">=", ">", "=="])) \(int(0...3))",
             "duration > \(pick(["1m", "30s", "5m"]))",
             "started >= @2026-11-02", "ended <= @2026-11-02T12:00:00Z", "started > now() - 2d",
+            "started \(pick(["<", "<=", "=="])) @2026-11-02T\(pick(["06", "12", "18"])):00:00Z",
             "onboarding == \"\(pick(["onb_1", "onb_2"]))\"",
             "events > \(int(2...6))",
             "variation in [\"a\"]",

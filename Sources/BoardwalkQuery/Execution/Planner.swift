@@ -30,12 +30,16 @@ struct Plan: Sendable {
     /// For `sessions`, `onboarding` narrows to that onboarding's keys; `started >`/`>=` and `ended <`/`<=` bound
     /// time (every event of such a session is inside the bound); `furthest_screen >=`/`>`/`==` and `reached(n)`
     /// bound screens from below, used only when the onboarding is not also narrowed (a session with events in
-    /// two onboardings could otherwise be missed). Rows read are always re-checked against the full filters.
+    /// two onboardings could otherwise be missed). `started <`/`<=` bounds time from above (the session's first
+    /// event is then in the range) when neither the onboarding nor the screens are narrowed. A `sessions` range
+    /// only lists the sessions to read: each is read whole. Rows read are always re-checked against the full filters.
     static func make(_ query: CheckedQuery, now: Timestamp) -> Plan {
         let access: Access = query.source == .sessions ? .sessions : (query.readsDwell ? .sessionEvents : .events)
         var onboardings: Set<String>?
         var screens = (low: 0, high: Meta.maxScreenIndex)
         var sessionScreenLow: Int?
+        /// The latest `started` allowed by `started <`/`<=`/`==` (a bound on the session's first event only).
+        var startedHigh: Int64?
         var time = (low: Int64.min, high: Int64.max)
 
         var conjuncts: [Bound] = []
@@ -87,6 +91,8 @@ struct Plan: Sendable {
                     time.low = max(time.low, op == .greater ? t.microseconds &+ 1 : t.microseconds)
                 case (.session(.ended), .time(let t)) where op == .less || op == .lessEqual || op == .equal:
                     time.high = min(time.high, op == .less ? t.microseconds &- 1 : t.microseconds)
+                case (.session(.started), .time(let t)) where op == .less || op == .lessEqual || op == .equal:
+                    startedHigh = min(startedHigh ?? .max, op == .less ? t.microseconds &- 1 : t.microseconds)
                 default:
                     continue
                 }
@@ -96,6 +102,11 @@ struct Plan: Sendable {
         }
         if query.source == .sessions, let low = sessionScreenLow, onboardings == nil {
             screens.low = max(screens.low, low)
+        } else if query.source == .sessions, let high = startedHigh, onboardings == nil {
+            // The session's first event is in every range above (at or after each `started >=` bound, before or at
+            // each `ended <=` bound): with this bound too, a scan of the whole store still meets it. Not with a
+            // screen or onboarding narrowed: the event they need may come later than the first.
+            time.high = min(time.high, high)
         }
         var plan = Plan(access: access, ranges: [])
         if access == .events {
