@@ -191,6 +191,10 @@ struct Plan: Sendable {
                 parts.append("\(what == "checked" ? "checked" : "the rest checked") on every row read")
             }
             lines.append("filter: \(stages), " + parts.joined(separator: "; "))
+        } else if access == .sessionEvents, leanEvents, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed,
+                  filterCount > 0, let fields = CodedCountPlan.codedFields(of: query.filters) {
+            lines.append("filter: \(stages), checked once per combination of the codes of "
+                + fields.map(\.rawValue).joined(separator: ", ") + " (at most 65 536 kept, then on every row)")
         } else {
             lines.append("filter: \(filterCount == 0 ? "none" : "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s"), checked on every row read")")
         }
