@@ -133,7 +133,8 @@ public struct Snapshot: StringResolver {
     /// ``forEachEvent(onboarding:screens:time:_:)``, handing out each event undecoded: its seq, time, key
     /// fields and record body. The caller decodes what it reads, with ``EventRecord/fields()`` (the few fields
     /// a session fold needs, a fraction of the cost) or ``EventRecord/view()`` (the full, validated view).
-    /// The ``EventRecord`` is valid only inside `body`. Return `false` from `body` to stop.
+    /// The ``EventRecord`` is valid only inside `body` (in a read transaction, until it ends: see
+    /// ``EventRecord``). Return `false` from `body` to stop.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode, and
     ///   whatever `body` throws (records are decoded by the caller).
     /// - Complexity: as ``forEachEvent(onboarding:screens:time:_:)``, without the per-event decode.
@@ -151,7 +152,7 @@ public struct Snapshot: StringResolver {
     /// events of one block that come next in (time, seq) order (usually the whole block), and reads them with
     /// ``EventRun/next()``. The loop over a run's events is then the caller's own (inlined, no call per event).
     /// Return `false` from `body` to stop; events of the run it did not read before returning `true` are skipped.
-    /// The run and its records are valid only inside `body`.
+    /// The run is valid only inside `body`; its records as ``EventRecord`` says.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode (from
     ///   ``EventRun/next()`` too), and whatever `body` throws.
     public func forEachRun(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
@@ -547,7 +548,11 @@ public struct EventView {
 }
 
 /// One stored event, borrowed and not yet decoded: its seq, time and key fields, and its record body.
-/// Valid only inside the scan callback that received it (``Snapshot/forEachRecord(onboarding:screens:time:_:)``).
+///
+/// The body borrows the store's memory map. In a read transaction (``Store/read(_:)``) LMDB reuses no page a
+/// reader's snapshot holds, so a record copied out of a scan callback stays valid until that transaction ends
+/// (the query layer collects many sessions' records this way before reading them); anywhere else, treat it as
+/// valid only inside the callback that received it (``Snapshot/forEachRecord(onboarding:screens:time:_:)``).
 ///
 /// Decode what you read: ``fields()`` reads the few fields a session fold needs (see `RecordFields` for what
 /// it checks and skips), ``view()`` the whole record, validated.

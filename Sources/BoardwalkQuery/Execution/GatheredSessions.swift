@@ -14,17 +14,31 @@ import BoardwalkStore
 /// window of sessions at a time so that memory stays bounded: each window's onboardings are scanned again
 /// (``StoreEventSource/gatherBudget``). Sessions whose events lie in several onboardings' ranges (the store's
 /// `spanning_sessions`) are read through the session index, at their place in the order.
+/// The sessions with an event in a query's ranges, in the order a key-order scan of the ranges first meets them
+/// (a whole onboarding's in its `onboarding_sessions` order), each with the onboarding key (``RecordFormat/noOnboarding``
+/// for events without a position) it was first met at.
+struct ListedSessions {
+    var ids: [StringID] = []
+    var onboardings: [StringID] = []
+}
+
 extension StoreEventSource {
-    /// How ``gatherSessions(_:_:onboardings:checkCancellation:_:)`` reads, for `explain`.
+    /// How ``gatherSessions(_:_:checkCancellation:_:)`` reads, for `explain`.
     static let sessionReading = "their events gathered from a scan of their onboardings' keys and sorted by session in "
-        + "memory, a window of sessions at a time, or through the store's session index (session, time, seq) when the "
-        + "sessions hold less than 1/16 of those onboardings' events; sessions listed in spanning_sessions (events in "
+        + "memory, a window of sessions at a time, when that scans at most twice their events (each onboarding once per "
+        + "window), else through the store's session index (session, time, seq); sessions listed in spanning_sessions (events in "
         + "several onboardings, or without a position) through the session index either way"
 
-    /// How many scanned events a session-index read of one event is worth: sessions are gathered from scans when
-    /// their onboardings hold at most this many times the events expected of the sessions in scope. 0 never
+    /// How many scanned records a session-index read of one event is worth: sessions are gathered from scans when
+    /// the windows would scan at most this many times the events expected of the sessions in scope. 0 never
     /// gathers; tests bind infinity to gather whenever the scope allows. Task-local, as ``onboardingScanRatio``.
-    @TaskLocal static var gatherRatio = 16.0
+    ///
+    /// Measured by wall clock (release, dwell by screen and a strict funnel, session 5): gathering the whole
+    /// 3.3 M-event store took 1.14 s against 1.34-1.48 s through the index; on the 33 M-event store 14.5 s against
+    /// 14.2 s (its busiest onboarding scanned 4 times); a strict funnel of that onboarding alone (scanned 4 times for
+    /// its own events) 6.1 s against 5.4 s; scopes of 13 % and 31 % of the store's events 3.3-3.5 s against
+    /// 2.5-3.0 s and 6.4-7.2 s against 5.9-6.4 s. Gathering pays only when about every record scanned is wanted.
+    @TaskLocal static var gatherRatio = 2.0
 
     /// About how many records one window of gathered sessions holds (56 bytes each with their session and
     /// position): 2²¹ records, about 120 MiB at the peak. A window scans each onboarding it has sessions of, so an
@@ -32,20 +46,25 @@ extension StoreEventSource {
     /// bench store, 8.3 M events). Tests bind small values to read many windows.
     @TaskLocal static var gatherBudget = 1 << 21
 
-    /// Calls `body` with each of `ids` (distinct sessions, each with an event in `onboardings`' ranges, or in any
-    /// onboarding's when `onboardings` is nil) and all of its events in (time, seq) order, in the order of `ids`;
-    /// stops when `body` returns false.
+    /// Calls `body` with each listed session and all of its events in (time, seq) order, in the order of
+    /// `listed`; stops when `body` returns false.
+    ///
+    /// A session not in `spanning_sessions` has every event in the key range of one onboarding (or of the events
+    /// without a position), the one it was listed at: its home. Like the folds of whole onboardings, this trusts
+    /// `spanning_sessions`, which `check()` verifies.
     ///
     /// - Returns: false, having called nothing, when the session index is expected to be cheaper (see
-    ///   ``gatherRatio``).
+    ///   ``gatherRatio``): the windows are planned first, and the records they would scan (each home once per
+    ///   window that has its sessions) are weighed against the events expected of the sessions.
     /// - Parameter checkCancellation: called every 65 536 records scanned (`body` is not called for the records
     ///   of sessions out of scope or out of the window).
-    /// - Complexity: O(events of the onboardings holding the sessions × windows) to scan, O(events gathered ×
-    ///   log(events per session)) to sort; memory O(sessions + ``gatherBudget``).
-    static func gatherSessions(_ snapshot: Snapshot, _ ids: [StringID], onboardings: [StringID]?,
-                               checkCancellation: () throws -> Void,
+    /// - Complexity: O(sessions listed + spanning sessions of the store) to plan; O(events of the homes × their
+    ///   windows) to scan, O(events gathered × log(events per session)) to sort; memory O(sessions) and about
+    ///   ``gatherBudget`` records per window (an estimate from average session lengths, not a hard bound).
+    static func gatherSessions(_ snapshot: Snapshot, _ listed: ListedSessions, checkCancellation: () throws -> Void,
                                _ body: (StringID, UnsafeBufferPointer<EventRecord>) throws -> Bool) throws -> Bool {
         let ratio = gatherRatio
+        let ids = listed.ids
         guard ratio > 0, !ids.isEmpty else { return false }
         let n = ids.count
         var table = SessionSlots(capacity: n)
@@ -58,72 +77,77 @@ extension StoreEventSource {
             if let slot = table.existingSlot(entry.id) { indexed[slot] = true }
         }
 
-        // Each other session's onboarding ("home"), from the onboardings' session lists.
+        // The other sessions by home, with the events of each home (the store's per-onboarding counts).
         struct Home {
             let onboarding: StringID
             let events: Int
-            let sessions: Int
             var inScope = 0
             var firstSlot = Int.max
             var lastSlot = -1
-            var eventsPerSession: Double { Double(events) / Double(Swift.max(sessions, 1)) }
         }
+        var eventsOf: [StringID: Int] = [:]
+        for summary in try snapshot.onboardings() { eventsOf[summary.id ?? RecordFormat.noOnboarding] = summary.events }
         var homes: [Home] = []
+        var homeIndex: [StringID: Int32] = [:]
         var homeOf = [Int32](repeating: -1, count: n)
-        for summary in try snapshot.onboardings() {
-            let onboarding = summary.id ?? RecordFormat.noOnboarding
-            if let onboardings, !onboardings.contains(onboarding) { continue }
-            let sessions = try snapshot.sessionIDs(ofOnboarding: onboarding)
-            var home = Home(onboarding: onboarding, events: summary.events, sessions: sessions.count)
-            for session in sessions {
-                guard let slot = table.existingSlot(session), !indexed[slot], homeOf[slot] < 0 else { continue }
-                homeOf[slot] = Int32(homes.count)
-                home.inScope += 1
-                home.firstSlot = Swift.min(home.firstSlot, slot)
-                home.lastSlot = Swift.max(home.lastSlot, slot)
+        for slot in 0..<n where !indexed[slot] {
+            let onboarding = listed.onboardings[slot]
+            let h: Int32
+            if let known = homeIndex[onboarding] {
+                h = known
+            } else {
+                h = Int32(homes.count)
+                homeIndex[onboarding] = h
+                homes.append(Home(onboarding: onboarding, events: eventsOf[onboarding] ?? 0))
             }
-            if home.inScope > 0 { homes.append(home) }
+            homeOf[slot] = h
+            homes[Int(h)].inScope += 1
+            homes[Int(h)].firstSlot = Swift.min(homes[Int(h)].firstSlot, slot)
+            homes[Int(h)].lastSlot = slot
         }
-        // A session found in no list (a store that disagrees with itself) is read through the index too.
-        for slot in 0..<n where homeOf[slot] < 0 { indexed[slot] = true }
+        let gathered = n - indexed.count { $0 }
+        guard gathered > 0 else { return false }
+        let stats = try snapshot.stats()
+        let perSession = Double(stats.events) / Double(Swift.max(stats.sessions, 1))
 
-        let scanned = homes.reduce(0) { $0 + $1.events }
-        let expected = homes.reduce(0.0) { $0 + Double($1.inScope) * $1.eventsPerSession }
-        guard Double(scanned) <= ratio * expected else { return false }
-
-        let averagePerSession = homes.isEmpty ? 32 : Swift.max(1, expected / Double(n - indexed.count { $0 }))
-        func estimate(_ slot: Int) -> Double {
-            indexed[slot] ? averagePerSession : homes[Int(homeOf[slot])].eventsPerSession
-        }
+        // The windows: sessions low..<high, about `budget` events each. A window ends before a session of another
+        // home whose sessions do not fit in what is left (once it holds a quarter of the budget), so that each
+        // home is scanned as few times as its size allows.
         let budget = Double(Swift.max(1, gatherBudget))
+        var windows: [Range<Int>] = []
+        var scanned = 0
+        var low = 0
+        while low < n {
+            var high = low + 1, events = perSession
+            var lastHome = homeOf[low]
+            while high < n, events + perSession <= budget {
+                let home = homeOf[high]
+                if home >= 0, home != lastHome {
+                    if lastHome >= 0, events + Double(homes[Int(home)].inScope) * perSession > budget, events >= budget / 4 { break }
+                    lastHome = home
+                }
+                events += perSession
+                high += 1
+            }
+            for home in homes where home.firstSlot < high && home.lastSlot >= low { scanned += home.events }
+            windows.append(low..<high)
+            low = high
+        }
+        guard Double(scanned) <= ratio * Double(gathered) * perSession else { return false }
+
         var records: [EventRecord] = []
         var slotOf: [Int32] = []  // each record's session, from the window's first
         var order: [Int32] = []
         var starts: [Int] = []
         var session: [EventRecord] = []
-        var low = 0
-        while low < n {
-            // The window: sessions low..<high, about `budget` events. It ends before a session of another onboarding
-            // whose scope does not fit in what is left, so that each onboarding is scanned as few times as its size
-            // allows.
-            var high = low + 1, events = estimate(low)
-            var lastHome = homeOf[low]
-            while high < n, events + estimate(high) <= budget {
-                let home = homeOf[high]
-                if home >= 0, home != lastHome {
-                    if lastHome >= 0, events + Double(homes[Int(home)].inScope) * homes[Int(home)].eventsPerSession > budget,
-                       events >= budget / 4 { break }
-                    lastHome = home
-                }
-                events += estimate(high)
-                high += 1
-            }
+        for window in windows {
+            let (low, high) = (window.lowerBound, window.upperBound)
             // The window's sessions alone in a small table: the scans look every record's session up in it, and a
             // table of the whole scope (16 MiB for a million sessions) would miss the cache on each.
-            var window = SessionSlots(capacity: high - low)
+            var inWindow = SessionSlots(capacity: high - low)
             var windowSlots: [Int32] = []
             for slot in low..<high where !indexed[slot] {
-                _ = window.slot(ids[slot])
+                _ = inWindow.slot(ids[slot])
                 windowSlots.append(Int32(truncatingIfNeeded: slot - low))
             }
             records.removeAll(keepingCapacity: true)
@@ -134,7 +158,7 @@ extension StoreEventSource {
                     while let record = try run.next() {
                         sinceCheck += 1
                         if sinceCheck == 1 << 16 { try checkCancellation(); sinceCheck = 0 }
-                        guard let session = try record.fields(.session).session, let i = window.existingSlot(session) else { continue }
+                        guard let session = try record.fields(.session).session, let i = inWindow.existingSlot(session) else { continue }
                         records.append(record)
                         slotOf.append(windowSlots[i])
                     }
@@ -171,7 +195,6 @@ extension StoreEventSource {
                 if !indexed[slot] { session.sort { ($0.timeMicroseconds, $0.seq) < ($1.timeMicroseconds, $1.seq) } }
                 guard try session.withUnsafeBufferPointer({ try body(ids[slot], $0) }) else { return true }
             }
-            low = high
         }
         return true
     }

@@ -290,7 +290,8 @@ struct CodedFilter {
 struct StoreFieldsRow: EventRow {
     let fields: RecordFields
     public let seq: UInt64
-    // Not retained: the row lives inside the scan that owns the cache (above), and a session's rows are copied
+    // Not retained: a row lives inside the scan that owns the cache (its maker keeps the cache alive: the scans
+    // here, `readSessions`, `CodedCountScan`) and is never stored past it; a session's rows are copied
     // several times each (into the session's array, by the dwell computation, by the executor): a retain and a
     // release per copy were a tenth of a dwell query (perf, session 5).
     unowned(unsafe) let strings: StringCache

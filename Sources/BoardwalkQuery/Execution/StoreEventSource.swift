@@ -2,8 +2,9 @@ import BoardwalkCodec
 import BoardwalkModel
 import BoardwalkStore
 
-/// The LMDB store as an ``EventSource``: event scans read only the key ranges of the plan, session reads go
-/// through the store's session index.
+/// The LMDB store as an ``EventSource``: event scans read only the key ranges of the plan; sessions are folded
+/// from scans of their onboardings' keys, or read whole, gathered from such scans or through the store's
+/// session index, whichever costs less.
 ///
 /// Each scan runs in one read transaction (``Store/read(_:)``), so it sees one consistent snapshot and never
 /// blocks or modifies writers. Scans hand out ``StoreEventRow``s, which read fields from the borrowed record
@@ -76,14 +77,15 @@ public struct StoreEventSource: EventSource {
         return count
     }
 
-    /// The distinct sessions with an event in `ranges`, in first-seen order; memory grows with sessions (an id
-    /// list, and a bit per string id of the store to tell which were seen).
+    /// The distinct sessions with an event in `ranges`, in first-seen order, each with the onboarding key it was
+    /// first seen at; memory grows with sessions (two id lists, and a bit per string id of the store to tell which
+    /// were seen).
     ///
     /// A whole onboarding's sessions come from its `onboarding_sessions` entries; any other range is scanned in
     /// key order reading each record only up to its session reference (`RecordFields` extent `.session`): what
     /// that skips is decoded, and checked, when the sessions' events are read.
-    private static func sessions(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws -> [StringID] {
-        var ids: [StringID] = []
+    private static func sessions(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws -> ListedSessions {
+        var listed = ListedSessions()
         var seen = SessionBitmap()
         for range in ranges {
             if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
@@ -91,48 +93,65 @@ public struct StoreEventSource: EventSource {
                 // no need to read the onboarding's events to find its sessions.
                 guard let id = try onboardingID(snapshot, onboarding) else { continue }
                 for session in try snapshot.sessionIDs(ofOnboarding: id) where seen.insert(session) {
-                    ids.append(session)
+                    listed.ids.append(session)
+                    listed.onboardings.append(id)
                 }
                 continue
             }
             try forEachRun(snapshot, range) { run in
                 while let record = try run.next() {
-                    if let session = try record.fields(.session).session, seen.insert(session) { ids.append(session) }
+                    if let session = try record.fields(.session).session, seen.insert(session) {
+                        listed.ids.append(session)
+                        listed.onboardings.append(record.keyOnboarding)
+                    }
                 }
                 return true
             }
         }
-        return ids
+        return listed
     }
 
-    /// Calls `body` with each session that has an event in `ranges`, in first-seen order, and all of its events in
-    /// (time, seq) order. The sessions are read through the session index in batches
-    /// (`Snapshot.forEachSession(_:time:batchReferences:_:)`): each block holding their events is walked about
-    /// once per batch instead of being sought and walked once per event.
-    /// The references a batch of ``scanSessions(_:_:)`` aims at (`Snapshot.defaultSessionBatchReferences`); tests
-    /// bind small values to read many batches. Task-local, as ``onboardingScanRatio``.
+    /// The references a batch of the session index path aims at (`Snapshot.defaultSessionBatchReferences`) when
+    /// ``scanSessions(_:_:)`` reads sessions through the index; tests bind small values to read many batches.
+    /// Task-local, as ``onboardingScanRatio``.
     @TaskLocal static var sessionBatchReferences = Snapshot.defaultSessionBatchReferences
 
+    /// Calls `body` with each session that has an event in `ranges`, in first-seen order, and all of its events in
+    /// (time, seq) order: gathered from scans of the sessions' onboardings when they hold enough of those
+    /// onboardings' events (`gatherSessions`), else read through the session index in batches
+    /// (`Snapshot.forEachSession(_:time:batchReferences:_:)`), each block holding their events walked about once
+    /// per batch.
     public func scanSessions(_ ranges: [ScanRange], _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
-        try readSessions(ranges, row: { record, strings in StoreEventRow(view: try record.view(), strings: strings) }, body)
+        try scanSessions(ranges, cancellation: nil, text: "", body)
     }
 
-    /// ``scanSessions(_:_:)`` with each event read through `RecordFields` (its leading fields, without decoding or
-    /// validating the rest), for queries that read no other field (``Plan/leanEvents``).
-    func scanSessionFields(_ ranges: [ScanRange], _ body: (String, [StoreFieldsRow]) throws(QueryError) -> Bool) throws(QueryError) {
-        try readSessions(ranges, row: { record, strings in StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings) },
+    /// ``scanSessions(_:_:)`` that also checks `cancellation` while it scans records no session is delivered for
+    /// (the executor checks it per row delivered).
+    func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+                      _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
+        try readSessions(ranges, cancellation: cancellation, text: text,
+                         row: { record, strings in StoreEventRow(view: try record.view(), strings: strings) }, body)
+    }
+
+    /// ``scanSessions(_:cancellation:text:_:)`` with each event read through `RecordFields` (its leading fields,
+    /// without decoding or validating the rest), for queries that read no other field (``Plan/leanEvents``).
+    func scanSessionFields(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+                           _ body: (String, [StoreFieldsRow]) throws(QueryError) -> Bool) throws(QueryError) {
+        try readSessions(ranges, cancellation: cancellation, text: text,
+                         row: { record, strings in StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings) },
                          body)
     }
 
     /// Each session with an event in `ranges`, in first-seen order, with all of its events as rows in (time, seq)
-    /// order: gathered from scans of their onboardings (``gatherSessions(_:_:onboardings:checkCancellation:_:)``)
+    /// order: gathered from scans of their onboardings (``gatherSessions(_:_:checkCancellation:_:)``)
     /// when that is cheaper, else read through the session index in batches.
-    private func readSessions<Row>(_ ranges: [ScanRange], row: (EventRecord, StringCache) throws -> Row,
+    private func readSessions<Row>(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+                                   row: (EventRecord, StringCache) throws -> Row,
                                    _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
         let batchReferences = StoreEventSource.sessionBatchReferences
         try reading { snapshot in
             let strings = StringCache(snapshot)
-            let ids = try StoreEventSource.sessions(snapshot, ranges)
+            let listed = try StoreEventSource.sessions(snapshot, ranges)
             // Reused from session to session. Records stay valid for the whole read transaction, so a session's
             // rows can be kept together.
             var rows: [Row] = []
@@ -144,21 +163,14 @@ public struct StoreEventSource: EventSource {
                 }
                 return try body(name, rows)
             }
-            if try StoreEventSource.gatherSessions(snapshot, ids, onboardings: try StoreEventSource.onboardings(snapshot, ranges),
-                                                   checkCancellation: {}, deliver) { return }
-            try snapshot.forEachSession(ids, batchReferences: batchReferences, deliver)
+            func checkCancellation() throws(QueryError) {
+                if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+            }
+            if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, deliver) { return }
+            try snapshot.forEachSession(listed.ids, batchReferences: batchReferences, deliver)
         }
     }
 
-    /// The interned ids of the onboardings `ranges` name, or nil when a range covers every onboarding.
-    static func onboardings(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws -> [StringID]? {
-        var out: [StringID] = []
-        for range in ranges {
-            guard let name = range.onboarding else { return nil }
-            if let id = try onboardingID(snapshot, name), !out.contains(id) { out.append(id) }
-        }
-        return out
-    }
 }
 
 /// A set of string ids as one bit each, grown to the largest id inserted (ids are dense from 0).
@@ -243,19 +255,21 @@ extension StoreEventSource {
             if try foldOnboardings(snapshot, ranges, strings: strings, needs: needs, cancellation: cancellation, text: text,
                                    name: name, tick: tick, body) { return }
             // Read in batches (each bucket of the session index walked once, blocks visited in key order).
-            let ids = try StoreEventSource.sessions(snapshot, ranges)
+            let listed = try StoreEventSource.sessions(snapshot, ranges)
             func fold(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
                 var fold = SessionFold()
                 for record in records {
                     try tick()
-                    fold.add(try record.view(), strings: strings, needs: needs)
+                    // The record's leading fields, and the whole record only for what needs it (answers), as the
+                    // whole-store scan reads them.
+                    try fold.add(try record.fields(.all), seq: record.seq, full: { () throws in try record.view() },
+                                 strings: strings, needs: needs)
                 }
                 let summary = fold.summary(name: try name(id), strings: strings, needs: needs)
                 return try body(summary, fold.funnelKeys, fold.events)
             }
-            if try StoreEventSource.gatherSessions(snapshot, ids, onboardings: try StoreEventSource.onboardings(snapshot, ranges),
-                                                   checkCancellation: checkCancellation, fold) { return }
-            try snapshot.forEachSession(ids, batchReferences: StoreEventSource.sessionBatchReferences, fold)
+            if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, fold) { return }
+            try snapshot.forEachSession(listed.ids, batchReferences: StoreEventSource.sessionBatchReferences, fold)
         }
     }
 }
