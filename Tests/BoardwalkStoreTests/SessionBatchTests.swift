@@ -200,10 +200,8 @@ import Testing
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
-        // s0 and s1 share a bucket and a block (onboarding 0, screen 0); s500.. are in later buckets and blocks.
-        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 10), simpleEvent(onboarding: 0, screen: 0, session: 1, time: 20),
-                          simpleEvent(onboarding: 0, screen: 0, session: 1, time: 30)])
-        try store.append((0..<200).map { simpleEvent(onboarding: 0, screen: 1, session: 500 + $0, time: 40 + Int64($0)) })
+        // s0 and s1 share a bucket (a run each) and a block; s500.. are in later buckets and another block.
+        try appendDamageFixture(store)
         let (s0, s1, others) = try store.read { s in
             (try #require(try s.id(of: "s0")), try #require(try s.id(of: "s1")), try (500..<700).map { try #require(try s.id(of: "s\($0)")) })
         }

@@ -25,3 +25,11 @@ func simpleEvent(onboarding: Int, screen: Int, session: Int, time: Int64, eventI
         meta: Meta(onboardingID: "onb-\(onboarding)", screenClientID: "screen-\(screen)", screenIndex: screen, totalScreens: 10),
         payload: payload)
 }
+
+/// The store of the damage tests: sessions s0 and s1 in one session-index bucket and one block (onboarding 0,
+/// screen 0; s1 has two events), s500...s699 in later buckets and another block (screen 1).
+func appendDamageFixture(_ store: Store) throws {
+    try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 10), simpleEvent(onboarding: 0, screen: 0, session: 1, time: 20),
+                      simpleEvent(onboarding: 0, screen: 0, session: 1, time: 30)])
+    try store.append((0..<200).map { simpleEvent(onboarding: 0, screen: 1, session: 500 + $0, time: 40 + Int64($0)) })
+}
