@@ -1,19 +1,17 @@
 import BoardwalkCodec
 import BoardwalkStore
 
-/// Reading many sessions' events by scanning their onboardings' key ranges instead of the session index.
-///
-/// A query that needs each session's events in order (`dwell`, a strict funnel, a `sessions` query whose folds
-/// cannot answer it) reads them through the session index, in batches (`Snapshot.forEachSession`): about
-/// 1 650 instructions per event, most of them finding the event's block from a session-index reference and
-/// walking to it. When the sessions in scope hold a good part of their onboardings' events, scanning those
-/// onboardings' key ranges in key order and sorting the events by session is cheaper: the scan reads each
-/// record once, up to its session reference, in the order the blocks lie.
-///
-/// The records are borrowed from the read transaction, so they are gathered as they are (48 bytes each), a
-/// window of sessions at a time so that memory stays bounded: each window's onboardings are scanned again
-/// (``StoreEventSource/gatherBudget``). Sessions whose events lie in several onboardings' ranges (the store's
-/// `spanning_sessions`) are read through the session index, at their place in the order.
+// Reading many sessions' events by scanning their onboardings' key ranges instead of the session index.
+//
+// A query that needs each session's events in order (`dwell`, a strict funnel, a `sessions` query whose folds
+// cannot answer it) can read them through the session index, in batches (`Snapshot.forEachSession`), or, when
+// the sessions hold nearly all of their onboardings' events, by scanning those onboardings' key ranges once and
+// sorting the records by session: each record is read once, up to its session reference, in the order the
+// blocks lie. The records are borrowed from the read transaction and gathered as they are (48 bytes each), a
+// window of sessions at a time so that memory stays bounded; each window scans its onboardings again.
+// Sessions whose events lie in several onboardings' ranges (the store's `spanning_sessions`) are read through
+// the session index, at their place in the order. docs/query-language.md (Performance) has the measurements.
+
 /// The sessions with an event in a query's ranges, in the order a key-order scan of the ranges first meets them
 /// (a whole onboarding's in its `onboarding_sessions` order), each with the onboarding key (``RecordFormat/noOnboarding``
 /// for events without a position) it was first met at.
