@@ -166,3 +166,32 @@ struct CancellingSource: EventSource {
     let narrowed = try Query.parse(#"sessions | where onboarding == "onb_1" and started < \#(bound) | explain"#).run(on: InMemoryEventSource(events))
     #expect(narrowed.render(.csv).contains("time=*"))
 }
+
+/// A listing followed by `limit N` (after any `select`) keeps about N rows while it reads, not every row: the
+/// result is the first N of the whole listing, with the cut taken several times over (thousands of rows, small
+/// limits), `limit 0` included, and a `where` or `sort` before the limit leaves the listing whole.
+@Test func aListingKeepsOnlyTheRowsItsLimitCanReturn() throws {
+    var generator = SessionGenerator(seed: 0x117)
+    var events: [Event] = []
+    while events.count < 6_000 { events += generator.events() }
+    let now = Timestamp(microseconds: base + 3 * 86_400 * second)
+    func table(_ text: String) throws -> ResultTable {
+        try Query.parse(text).run(on: InMemoryEventSource(events), options: .init(now: now))
+    }
+    let whole = try table("events | select seq, time, session, dwell")
+    #expect(whole.rows.count == events.count)
+    for n in [0, 1, 7, 500] {
+        let limited = try table("events | select seq, time, session, dwell | limit \(n)")
+        #expect(limited.rows == Array(whole.rows.prefix(n)), "limit \(n)")
+        #expect(try table("events | select seq, time, session, dwell | limit \(n) | select seq, dwell").rows
+                == limited.rows.map { [$0[0], $0[3]] }, "limit \(n), select after")
+        let sessions = try table("sessions | select session, started | limit \(n)")
+        #expect(sessions.rows == Array(try table("sessions | select session, started").rows.prefix(n)), "sessions, limit \(n)")
+    }
+    let sorted = try table("events | select seq, time | sort time desc | limit 3")
+    #expect(sorted.rows == Array(whole.rows.map { Array($0.prefix(2)) }.sorted { Value.sortsBefore($1[1], $0[1]) }.prefix(3)))
+    #expect(try Query.parse("events | select seq | limit 4 | sort seq").checked.listLimit == 4)
+    #expect(try Query.parse("events | sort seq | limit 4").checked.listLimit == nil)
+    #expect(try Query.parse("events | where seq > 3 | select seq | where seq > 4 | limit 4").checked.listLimit == nil)
+    #expect(try Query.parse("events | count by name | limit 4").checked.listLimit == nil)
+}

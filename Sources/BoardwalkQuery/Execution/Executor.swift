@@ -263,6 +263,12 @@ private struct Sink {
     private var argumentBuffer: [Value] = []
     var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
     var listed: [(order: (Int64, UInt64, String), row: [Value])] = []
+    /// For a listing whose first row-changing table stage is `limit N`: N. Only the first N rows in order can
+    /// reach the result, so the listing keeps about that many, not every row that passes the filters.
+    let listLimit: Int?
+    /// With ``listLimit``, once the listing was cut to its first N rows: the last one's order. A row that does
+    /// not come before it cannot be among the first N.
+    private var listThreshold: (Int64, UInt64, String)?
     /// Per breakdown key: the steps its sessions reach up to (rule 3, per group), and per step the sessions
     /// that reached it and their times.
     var screenFunnel: [[Value]: (steps: Int, reached: [Int], times: [[Double]])] = [:]
@@ -279,6 +285,7 @@ private struct Sink {
         self.now = now
         if case .funnel(let f) = query.reduction, !f.steps.isEmpty { matcher = FunnelMatcher(funnel: f, now: now) } else { matcher = nil }
         screenFunnelHasBy = if case .funnel(let f) = query.reduction { !f.by.isEmpty } else { false }
+        listLimit = query.listLimit
     }
 
     /// Adds a row, or `weight` rows with the same values (counts from block headers or by field codes, which
@@ -324,7 +331,19 @@ private struct Sink {
         case .funnel:
             break
         case nil:
-            listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+            if let limit = listLimit {
+                if let threshold = listThreshold, !(order < threshold) { return }
+                if limit == 0 { return }
+                listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+                // Cut back to the first `limit` rows now and then: amortized O(log limit) per row kept.
+                if listed.count >= 2 * limit + 1024 {
+                    listed.sort { $0.order < $1.order }
+                    listed.removeLast(listed.count - limit)
+                    listThreshold = listed.last!.order
+                }
+            } else {
+                listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+            }
         }
     }
 
@@ -517,4 +536,20 @@ func funnelCounts(_ reached: [Int], _ i: Int) -> [Value] {
         previous == 0 ? .null : .number(Double(s) * 100 / Double(previous)),
         .integer(Int64(previous - s)),
     ]
+}
+
+extension CheckedQuery {
+    /// For a listing (no reduction) whose table stages start with `limit N`, after any `select` (which changes
+    /// columns, not rows): N, the most rows the result can have of those the listing reads.
+    var listLimit: Int? {
+        guard reduction == nil else { return nil }
+        for stage in tableStages {
+            switch stage {
+            case .select: continue
+            case .limit(let n): return n
+            case .where, .sort: return nil
+            }
+        }
+        return nil
+    }
 }
