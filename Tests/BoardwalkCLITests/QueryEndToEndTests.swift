@@ -86,6 +86,17 @@ struct QueryEndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: "/tmp/unused-\(getpid())"))
     }
 
+    @Test("explain prints the plan as lines in a table format, as a one-column table in JSON and CSV")
+    func explainAsText() throws {
+        let text = try boardwalk(["query", "--generated", "20", "events | histogram dwell step 30s | explain"])
+        #expect(text.status == 0)
+        #expect(text.stdout.hasPrefix("read: sessions with events in the ranges"), "\(text.stdout)")
+        #expect(text.stdout.hasSuffix("\nreduce: histogram of dwell, step 30s\n"), "\(text.stdout)")
+        #expect(!text.stdout.contains("---"))
+        let csv = try boardwalk(["query", "--generated", "20", "--format", "csv", "events | count | explain"])
+        #expect(csv.stdout.hasPrefix("plan\n"), "\(csv.stdout)")
+    }
+
     @Test("Dot-commands through a pipe")
     func dotCommands() throws {
         let r = try boardwalk(["repl", "--generated", "50"], stdin: ".help\n.fields\n.onboardings\n.timing on\n.explain sessions | funnel\n.format xml\n")

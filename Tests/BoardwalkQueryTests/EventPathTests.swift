@@ -219,7 +219,7 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
         // Dwell reads whole sessions (gathered or through the index), lean fields, filters on codes memoized.
         let dwell = try Query.parse(#"events | where name == "screen_presented" | stats p50(dwell) by screen"#)
         let dwellPlan = dwell.explain(on: source).split(separator: "\n")
-        #expect(dwellPlan.first?.hasPrefix("read: sessions with events in the ranges, each with all its events") == true)
+        #expect(dwellPlan.first?.hasPrefix("read: sessions with events in the ranges, all their events") == true)
         #expect(dwellPlan.first?.hasSuffix("; each record's leading fields only (no screen_cid, event_id, value or label read)") == true)
         #expect(dwellPlan.last == "reduce: stats p50(dwell) by screen")
         #expect(dwellPlan.contains("filter: 1 `where` stage, checked once per combination of the codes of name (at most 65 536 kept, then on every row)"))

@@ -57,7 +57,7 @@ import Testing
         let any = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel onboarding_started, screen_presented mode any"#)
         #expect(any.explain(on: source).hasPrefix("read: sessions of the onboardings from the onboarding_sessions index"))
         let strict = try Query.parse("sessions | funnel onboarding_started, screen_presented mode strict")
-        #expect(strict.explain(on: source).contains("through the store's session index"))
+        #expect(strict.explain(on: source).contains("gathered by scanning their onboardings' keys, a window of sessions at a time, when that scans at most twice their events, else through the session index"))
         let (table, statistics) = try ordered.execute(on: source)
         #expect(table.column("sessions") == [.integer(1), .integer(1)])
         #expect(statistics.sessionsRead == 1)

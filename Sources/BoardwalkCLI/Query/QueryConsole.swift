@@ -29,7 +29,14 @@ final class QueryConsole {
         do {
             let query = try Query.parse(text)
             let (table, statistics) = try execute(query)
-            invocation.out(render(table))
+            if query.isExplain && format == .table {
+                // A plan reads as lines of text, as `.explain` prints it, not as a one-column table under a rule as
+                // wide as its longest line.
+                invocation.out(table.rows.compactMap { if case .string(let line)? = $0.first { line } else { nil } }
+                    .joined(separator: "\n") + "\n")
+            } else {
+                invocation.out(render(table))
+            }
             if timing {
                 invocation.stdout.flush()  // the result first, then the timing on stderr
                 let elapsed = monotonicMicroseconds() - start

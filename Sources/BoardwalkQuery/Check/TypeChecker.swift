@@ -144,7 +144,9 @@ struct TypeChecker {
                 }
             }
             columns = [("bucket", type == .answer ? .number : type), ("count", .number)]
-            return .histogram(BoundColumn(bound: bound, name: "bucket", type: type), step: width)
+            // The column is named `bucket` in results; the name here (the expression as written) is for `explain`.
+            let written = String(decoding: text.utf8.dropFirst(value.range.lowerBound).prefix(value.range.count), as: UTF8.self)
+            return .histogram(BoundColumn(bound: bound, name: written.filter { !$0.isWhitespace }, type: type), step: width)
         case .funnel(let spec):
             guard source == .sessions else {
                 throw fail("`funnel` reads sessions; start the query with `sessions`", stage.keywordRange)

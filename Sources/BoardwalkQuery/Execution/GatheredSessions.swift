@@ -22,10 +22,9 @@ struct ListedSessions {
 
 extension StoreEventSource {
     /// How ``gatherSessions(_:_:checkCancellation:_:)`` reads, for `explain`.
-    static let sessionReading = "their events gathered from a scan of their onboardings' keys and sorted by session in "
-        + "memory, a window of sessions at a time, when that scans at most twice their events (each onboarding once per "
-        + "window), else through the store's session index (session, time, seq); sessions listed in spanning_sessions (events in "
-        + "several onboardings, or without a position) through the session index either way"
+    static let sessionReading = "gathered by scanning their onboardings' keys, a window of sessions at a time, when that "
+        + "scans at most twice their events, else through the session index; sessions in spanning_sessions through the "
+        + "index either way"
 
     /// How many scanned records a session-index read of one event is worth: sessions are gathered from scans when
     /// the windows would scan at most this many times the events expected of the sessions in scope. 0 never

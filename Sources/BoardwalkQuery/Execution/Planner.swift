@@ -164,10 +164,10 @@ struct Plan: Sendable {
                 + "onboarding's keys, folded per session in memory (the sessions listed in spanning_sessions, with events "
                 + "in another onboarding or without a position, through the store's session index)")
         case .sessions where source is StoreEventSource:
-            lines.append("read: sessions with events in the ranges; " + StoreEventSource.sessionReading)
+            lines.append("read: sessions with events in the ranges, " + StoreEventSource.sessionReading)
         case .sessions: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
         case .sessionEvents where source is StoreEventSource:
-            lines.append("read: sessions with events in the ranges, each with all its events (dwell needs each event's session); "
+            lines.append("read: sessions with events in the ranges, all their events (dwell needs each event's session), "
                 + StoreEventSource.sessionReading
                 + (leanEvents && StoreEventSource.readsOnlyWhatEventQueriesNeed
                    ? "; each record's leading fields only (no screen_cid, event_id, value or label read)" : ""))
@@ -203,7 +203,8 @@ struct Plan: Sendable {
         case .stats(let aggregates, let by, _):
             "stats \(aggregates.map(\.name).joined(separator: ", "))" + (by.isEmpty ? "" : " by \(by.map(\.name).joined(separator: ", "))")
         case .top(let n, let key): "top \(n) \(key.name)"
-        case .histogram(let value, _): "histogram of \(value.name)"
+        case .histogram(let value, let step):
+            "histogram of \(value.name), step \(Value.tableText(value.type == .duration ? .duration(step) : .number(step)))"
         case .funnel(let f): f.steps.isEmpty ? "screen funnel" : "funnel of \(f.steps.count) steps, mode \(f.mode.rawValue)"
         case nil: "list rows"
         }
