@@ -157,6 +157,21 @@ struct ClickHouseTranslationTests {
         }
     }
 
+    @Test("Funnels whose SQL would pass ClickHouse's query size limit are refused, with the limit in the message")
+    func longFunnelsAreRefused() throws {
+        func steps(_ n: Int) -> String { (0..<n).map { "screen_presented(screen == \($0))" }.joined(separator: ", ") }
+        for (mode, most) in [("strict", 4), ("ordered", 7)] {
+            _ = try Query.parse("sessions | funnel \(steps(most)) mode \(mode)").clickHouseSQL()
+            #expect {
+                _ = try Query.parse("sessions | funnel \(steps(most + 1)) mode \(mode)").clickHouseSQL()
+            } throws: { error in
+                (error as? QueryError)?.message == "cannot translate to ClickHouse: a \(mode) funnel of \(most + 1) steps: its SQL "
+                    + "would pass ClickHouse's query size limit (at most \(most) steps translate); run it in Boardwalk"
+            }
+        }
+        _ = try Query.parse("sessions | funnel \(steps(12)) mode any").clickHouseSQL()
+    }
+
     @Test("Every generated query and funnel translates")
     func generatedQueriesTranslate() throws {
         var generator = QueryGenerator(seed: 0xC1C)

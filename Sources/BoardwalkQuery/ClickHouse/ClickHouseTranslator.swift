@@ -404,8 +404,19 @@ struct ClickHouseTranslator {
         return Core(columns: columns, select: sql, order: order)
     }
 
+    /// The most steps of an `ordered` and of a `strict` funnel whose SQL a stock ClickHouse runs: the step
+    /// aliases below nest, ClickHouse expands them inline, and past these (checked with chdb 4.4.0, default
+    /// settings) the query tree passes `max_expanded_ast_elements` (500 000), and the time to analyze it grows
+    /// about 5-8 times per step even on an empty table.
+    static let mostOrderedSteps = 7, mostStrictSteps = 4
+
     mutating func customFunnel(_ f: BoundFunnel, _ inScope: String?) throws(QueryError) -> Core {
         let n = f.steps.count
+        let most = f.mode == .strict ? Self.mostStrictSteps : Self.mostOrderedSteps
+        if f.mode != .any, n > most {
+            throw fail("a \(f.mode.rawValue) funnel of \(n) steps: its SQL would pass ClickHouse's query size limit "
+                + "(at most \(most) steps translate); run it in Boardwalk")
+        }
         var e = ClickHouseExpressions(.events, text: query.ast.text)
         var matches: [String] = []
         for step in f.steps {
