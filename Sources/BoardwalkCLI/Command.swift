@@ -41,6 +41,8 @@ public enum ExitCode {
     public static let partial: Int32 = 2
     /// `EX_USAGE` from sysexits.h: the command line was wrong.
     public static let usage: Int32 = 64
+    /// Stopped by Ctrl-C (SIGINT), as a shell reports a process killed by it: 128 + 2.
+    public static let interrupted: Int32 = 130
 }
 
 /// What the tool prints for an error, where, and how it exits: a pure function of the error, so it is

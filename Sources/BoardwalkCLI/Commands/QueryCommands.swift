@@ -55,7 +55,7 @@ enum QueryCommand: Command {
         that 'boardwalk export --format clickhouse' fills (docs/clickhouse.md), giving the same results.
 
         Exit status: 0 when every query succeeded; 1 when the one query failed (or cannot be translated) or the
-        store cannot be opened; 2 when some of the queries read from stdin failed.
+        store cannot be opened; 2 when some of the queries read from stdin failed; 130 when Ctrl-C cancelled it.
 
         Examples:
           boardwalk query 'sessions | funnel'
@@ -98,7 +98,9 @@ enum QueryCommand: Command {
             let repl = Repl(console: console, invocation: invocation, completionWords: [], stats: opened.stats)
             return repl.runPiped(StandardInputLines())
         }
-        return console.run(text) ? ExitCode.success : ExitCode.failure
+        if console.run(text) { return ExitCode.success }
+        // A query cancelled by Ctrl-C exits as an interrupted ingest does.
+        return interruptFlag.isCancelled ? ExitCode.interrupted : ExitCode.failure
     }
 }
 

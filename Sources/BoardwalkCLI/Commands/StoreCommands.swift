@@ -149,7 +149,7 @@ enum IngestCommand: Command {
             // Files resume from their checkpoints; standard input has none (only event ids protect it).
             let hint = paths.contains("-") ? "" : "; run the same command again to continue"
             invocation.err("interrupted: everything up to the last committed batch is stored\(hint)\n")
-            return 130
+            return ExitCode.interrupted
         }
         return summary.rejected > 0 ? ExitCode.partial : ExitCode.success
     }
