@@ -152,8 +152,21 @@ import Testing
         error: invalid timestamp `@2026-13-01`
          --> query:1:23
         1 | events | where time > @2026-13-01
-          |                       ^^^^^^^^^^^ expected @YYYY-MM-DD or @YYYY-MM-DDTHH:MM:SSZ
+          |                       ^^^^^^^^^^^ month 13 does not exist
         """)
+    // A timestamp in the right shape says what is wrong with it; one in another shape, the shapes.
+    #expect(diagnostic("events | where time > @2026-02-29") == """
+        error: invalid timestamp `@2026-02-29`
+         --> query:1:23
+        1 | events | where time > @2026-02-29
+          |                       ^^^^^^^^^^^ day 29: that month has 28 days
+        """)
+    for (text, label) in [("@2028-02-30", "day 30: that month has 29 days"), ("@1969-12-31", "before 1970-01-01: times are stored from the Unix epoch on"),
+                          ("@2026-11-01T24:00:00Z", "hour 24 is past 23"), ("@2026-11-01T10:60Z", "minute 60 is past 59"),
+                          ("@2026-11-01T10:00:60Z", "second 60 is past 59"), ("@2026-1-01", "expected @YYYY-MM-DD or @YYYY-MM-DDTHH:MM:SSZ"),
+                          ("@2026-11-01T10:00:00Q", "expected @YYYY-MM-DD or @YYYY-MM-DDTHH:MM:SSZ")] {
+        #expect(diagnostic("events | where time > \(text)").hasSuffix(" \(label)"), "\(text)")
+    }
     #expect(diagnostic("events | where time > now() - 7y") == """
         error: unknown duration unit `y`
          --> query:1:32

@@ -149,11 +149,31 @@ struct Lexer {
         let body = text(start + 1..<index)
         guard let time = Timestamp(iso8601: body) else {
             throw QueryError(.syntax, "invalid timestamp `@\(body)`", at: start..<index, in: query,
-                             label: "expected @YYYY-MM-DD or @YYYY-MM-DDTHH:MM:SSZ")
+                             label: Lexer.timestampProblem(body) ?? "expected @YYYY-MM-DD or @YYYY-MM-DDTHH:MM:SSZ")
         }
         var token = Token(kind: .timestamp, range: start..<index, text: text(start..<index))
         token.microseconds = time.microseconds
         return token
+    }
+
+    /// What is wrong with a timestamp written in the right shape (`@2026-02-30`, `@2026-11-01T25:00:00Z`,
+    /// `@1969-12-31`), or nil when the shape itself is wrong.
+    static func timestampProblem(_ body: String) -> String? {
+        let parts = body.split(whereSeparator: { $0 == "T" || $0 == "t" || $0 == " " }).map(String.init)
+        let date = parts.first?.split(separator: "-", omittingEmptySubsequences: false).map { Int($0) } ?? []
+        guard date.count == 3, let year = date[0], let month = date[1], let day = date[2],
+              parts.first?.utf8.count == 10 else { return nil }
+        guard (1...12).contains(month) else { return "month \(month) does not exist" }
+        let days = [31, year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard (1...days).contains(day) else { return "day \(day): that month has \(days) days" }
+        if parts.count == 2 {
+            let clock = parts[1].prefix { $0.isNumber || $0 == ":" }.split(separator: ":").map { Int($0) }
+            if let hour = clock.first ?? nil, hour > 23 { return "hour \(hour) is past 23" }
+            if clock.count > 1, let minute = clock[1], minute > 59 { return "minute \(minute) is past 59" }
+            if clock.count > 2, let second = clock[2], second > 59 { return "second \(second) is past 59" }
+        }
+        if year < 1970 { return "before 1970-01-01: times are stored from the Unix epoch on" }
+        return nil
     }
 
     /// Durations by unit, in microseconds.
