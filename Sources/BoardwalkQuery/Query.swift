@@ -33,6 +33,10 @@ public struct Query: Sendable {
 
     /// Whether the query ends with `| explain`: ``run(on:options:)`` then returns the plan instead of results.
     public var isExplain: Bool { checked.explain }
+    /// What the checker noticed that is not an error, each a ``QueryError`` of kind ``QueryError/Kind/note`` with
+    /// its place in the query: an event name close to a known one (`name == "screen_presnted"`), which would
+    /// match nothing. The query runs as written.
+    public var notes: [QueryError] { checked.notes }
 
     /// Options of a run.
     public struct RunOptions: Sendable {

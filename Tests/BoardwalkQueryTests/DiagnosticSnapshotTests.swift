@@ -291,3 +291,26 @@ import Testing
           |                                                                              ^^^^^^^^^^^^^^^^^ an event kind or analytics name; quote other names
         """)
 }
+
+/// An event name close to a known one is a note, not an error: the query runs as written (unknown names arrive
+/// verbatim), but the likely typo is pointed at. Names far from every known one, and known ones, get no note.
+@Test func aNameCloseToAKnownOneGetsANote() throws {
+    let query = try Query.parse(#"events | where name == "screen_presnted" or name in ["navigation_failed", "onboarding_complete"] | count"#)
+    #expect(query.notes.map(\.description) == [
+        """
+        note: no known event is named `screen_presnted`; did you mean `screen_presented`?
+         --> query:1:24
+        1 | events | where name == "screen_presnted" or name in ["navigation_failed", "onboarding_complete"] | count
+          |                        ^^^^^^^^^^^^^^^^^ other names are matched as written
+        """,
+        """
+        note: no known event is named `onboarding_complete`; did you mean `onboarding_completed`?
+         --> query:1:75
+        1 | events | where name == "screen_presnted" or name in ["navigation_failed", "onboarding_complete"] | count
+          |                                                                           ^^^^^^^^^^^^^^^^^^^^^ other names are matched as written
+        """,
+    ])
+    #expect(query.notes.allSatisfy { $0.kind == .note })
+    #expect(try query.run(on: InMemoryEventSource(story)).rows == [[.integer(0)]])
+    #expect(try Query.parse(#"events | where name == "screen_presented" and name != "navigation_failed" | count"#).notes.isEmpty)
+}

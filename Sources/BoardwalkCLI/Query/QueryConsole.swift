@@ -28,6 +28,7 @@ final class QueryConsole {
         let start = monotonicMicroseconds()
         do {
             let query = try Query.parse(text)
+            for note in query.notes { report(note) }
             let (table, statistics) = try execute(query)
             if query.isExplain && format == .table {
                 // A plan reads as lines of text, as `.explain` prints it, not as a one-column table under a rule as

@@ -154,6 +154,8 @@ struct CheckedQuery: Hashable, Sendable {
     /// Column names after the reduction (or of listed rows), before table stages.
     var columns: [String]
     var explain: Bool
+    /// What the checker noticed that is not an error (``QueryError/Kind/note``).
+    var notes: [QueryError] = []
 
     /// Whether any part reads `dwell`, so events must be read with their sessions.
     var readsDwell: Bool {

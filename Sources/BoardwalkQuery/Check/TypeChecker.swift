@@ -12,6 +12,12 @@ struct TypeChecker {
     }
 
     let text: String
+    /// Notes on a query that checks but probably does not say what was meant (``QueryError/Kind/note``).
+    let notes = Notes()
+
+    final class Notes {
+        var items: [QueryError] = []
+    }
 
     func fail(_ message: String, _ range: Range<Int>, label: String? = nil) -> QueryError {
         QueryError(.type, message, at: range, in: text, label: label)
@@ -24,7 +30,9 @@ struct TypeChecker {
 
     static func check(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
         let checker = TypeChecker(text: ast.text)
-        return try checker.query(ast)
+        var checked = try checker.query(ast)
+        checked.notes = checker.notes.items
+        return checked
     }
 
     func query(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
@@ -409,6 +417,15 @@ struct TypeChecker {
     /// Literals compared with `kind`, `exit` or `element_type` must be values those fields take.
     private func checkEnumerated(_ field: Expr, _ literal: Expr) throws(QueryError) {
         guard case .name(let name) = field.kind, case .literal(.string(let value)) = literal.kind else { return }
+        if name == "name" {
+            // Any name may arrive (unknown analytics names verbatim), so an unknown one is not an error; one close to a
+            // known name is most likely a typo, which would otherwise silently match nothing.
+            if !TypeChecker.eventNames.contains(value), let known = Suggestions.closest(to: value, in: TypeChecker.eventNames) {
+                notes.items.append(QueryError(.note, "no known event is named `\(value)`; did you mean `\(known)`?", at: literal.range,
+                                              in: text, label: "other names are matched as written"))
+            }
+            return
+        }
         let (what, allowed): (String, [String])
         switch name {
         case "kind": (what, allowed) = ("event kind", EventKind.allCases.map(\.rawValue))

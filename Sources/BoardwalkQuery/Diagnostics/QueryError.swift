@@ -19,6 +19,9 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
         case cancelled
         /// The event source failed while the query ran.
         case source
+        /// Not an error: a part of a query that checks but probably does not say what was meant (a name close to a
+        /// known one). ``Query/notes`` holds these; the query runs.
+        case note
     }
 
     public var kind: Kind
@@ -70,7 +73,7 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The rendered diagnostic: message, location, source line and caret.
     public var description: String {
-        var out = "error: \(message)"
+        var out = (kind == .note ? "note: " : "error: ") + message
         guard let range, let (lineInQuery, column) = location else { return out }
         let utf8 = Array(query.utf8)
         let (_, lineStart, lineEnd) = lineContaining(range.lowerBound)
