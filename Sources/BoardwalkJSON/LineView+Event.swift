@@ -8,9 +8,11 @@ private let messageMask: UInt64 = [S.type, S.id, S.name, S.actionID, S.elementID
 private let bridgeEventMask: UInt64 = (1 << UInt64(S.name)) | (1 << UInt64(S.elementID)) | (1 << UInt64(S.reply))
 
 extension LineView {
-    /// Builds the event of a line that parsed.
+    /// Builds the event of a line that parsed, initializing `out` with it (left uninitialized on a throw).
+    ///
+    /// With a ``layout`` the event is stored property by property (see ``EventLayout`` for why).
     @inline(__always)
-    func event(arrival: Timestamp, strings: StringCache) throws(JSONReadError) -> Event {
+    func event(arrival: Timestamp, strings: StringCache, into out: UnsafeMutablePointer<Event>) throws(JSONReadError) {
         // Where the message is (level 0, or 1 when wrapped as "event": {…}), and where a bridge analytics
         // object `event {name, …}` is, if any.
         var m = 0
@@ -61,9 +63,15 @@ extension LineView {
         case .onboardingLoaded: payload = .onboardingLoaded
         case .error: payload = .error(try onboardingError(m, strings))
         }
-        return Event(
-            time: time, session: session, profile: profile, eventID: eventID, placement: placement,
-            variation: variation, meta: meta, payload: payload)
+        if let layout {
+            layout.initialize(
+                out, time: time, session: session, profile: profile, eventID: eventID, placement: placement,
+                variation: variation, meta: meta, payload: payload)
+        } else {
+            out.initialize(to: Event(
+                time: time, session: session, profile: profile, eventID: eventID, placement: placement,
+                variation: variation, meta: meta, payload: payload))
+        }
     }
 
     /// The level an envelope field is given at: the top level or the wrapped message `m`, not both.

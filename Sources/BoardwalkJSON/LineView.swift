@@ -120,6 +120,8 @@ struct LineView {
     /// Bytes skipped at the start of the line (a BOM), added to every column.
     let shift: Int
     let limits: JSONReaderLimits
+    /// How to build the event in place; `nil` builds it with `Event.init`.
+    let layout: EventLayout?
 
     // MARK: Slot access
 
