@@ -50,7 +50,7 @@ extension LineView {
         var profile: String? = nil
         if let l = try envLevel(S.profileID, m) { profile = try optionalString(l, S.profileID, strings) }
         var eventID: String? = nil
-        if let l = try envLevel(S.eventID, m) { eventID = try optionalString(l, S.eventID, strings) }
+        if let l = try envLevel(S.eventID, m) { eventID = try optionalUncachedString(l, S.eventID) }
 
         let meta = try self.meta(m, required: kind != .error, strings)
         let payload: Payload

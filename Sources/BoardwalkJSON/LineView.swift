@@ -193,6 +193,16 @@ struct LineView {
         return strings.string(bytes(s))
     }
 
+    /// An optional string made afresh, without the cache: for values unique to their line (event ids), which
+    /// would never be found in the cache and would only evict the ids that do repeat.
+    func optionalUncachedString(_ level: Int, _ id: Int) throws(JSONReadError) -> String? {
+        guard has(level, id) else { return nil }
+        let s = slot(level, id)
+        if s.type == tNull { return nil }
+        guard s.type == tString else { throw typeError(level, id, expected: "a string") }
+        return String(decoding: bytes(s), as: UTF8.self)
+    }
+
     func requiredString(_ level: Int, _ id: Int, parent: Int? = nil, spelling: Int = 0, _ strings: StringCache)
         throws(JSONReadError) -> String
     {
