@@ -78,6 +78,12 @@ extension LineView {
     @inline(__always)
     func envLevel(_ id: Int, _ m: Int) throws(JSONReadError) -> Int? {
         if m == 0 { return has(0, id) ? 0 : nil }
+        return try wrappedEnvLevel(id)
+    }
+
+    /// ``envLevel(_:_:)`` for a wrapped message, apart so that the common unwrapped case inlines.
+    @inline(never)
+    func wrappedEnvLevel(_ id: Int) throws(JSONReadError) -> Int? {
         if has(0, id) && has(1, id) { throw error(.duplicate, 1, id, "given both at the top level and inside \"event\"") }
         return has(1, id) ? 1 : has(0, id) ? 0 : nil
     }
