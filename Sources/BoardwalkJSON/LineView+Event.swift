@@ -203,16 +203,21 @@ extension LineView {
         }
         try requireObject(m, S.meta)
         // Name a missing field in the spelling the other fields use.
-        var camel = 0
-        for id in S.metaOnboardingID...S.metaTotalScreens where has(m, id) && slot(m, id).alias != 0 { camel = 1 }
-        let onboarding = try requiredString(m, S.metaOnboardingID, parent: S.meta, spelling: camel, strings)
-        let screen = try requiredString(m, S.metaScreenCID, parent: S.meta, spelling: camel, strings)
-        guard has(m, S.metaScreenIndex) else { throw missing(m, S.metaScreenIndex, parent: S.meta, spelling: camel) }
+        // (Worked out only for the error: a line with all four fields never needs it.)
+        func camel() -> Int {
+            for id in S.metaOnboardingID...S.metaTotalScreens where has(m, id) && slot(m, id).alias != 0 { return 1 }
+            return 0
+        }
+        guard has(m, S.metaOnboardingID) else { throw missing(m, S.metaOnboardingID, parent: S.meta, spelling: camel()) }
+        let onboarding = try requiredString(m, S.metaOnboardingID, parent: S.meta, strings)
+        guard has(m, S.metaScreenCID) else { throw missing(m, S.metaScreenCID, parent: S.meta, spelling: camel()) }
+        let screen = try requiredString(m, S.metaScreenCID, parent: S.meta, strings)
+        guard has(m, S.metaScreenIndex) else { throw missing(m, S.metaScreenIndex, parent: S.meta, spelling: camel()) }
         let index = try integer(m, S.metaScreenIndex)
         guard index >= 0, index <= Meta.maxScreenIndex else {
             throw error(.range, m, S.metaScreenIndex, "screen index \(index) is outside 0...\(Meta.maxScreenIndex)")
         }
-        guard has(m, S.metaTotalScreens) else { throw missing(m, S.metaTotalScreens, parent: S.meta, spelling: camel) }
+        guard has(m, S.metaTotalScreens) else { throw missing(m, S.metaTotalScreens, parent: S.meta, spelling: camel()) }
         let total = try integer(m, S.metaTotalScreens)
         guard total >= 0, total <= Meta.maxScreenIndex + 1 else {
             throw error(.range, m, S.metaTotalScreens, "screen count \(total) is outside 0...\(Meta.maxScreenIndex + 1)")
