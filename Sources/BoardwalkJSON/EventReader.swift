@@ -18,6 +18,9 @@ public final class EventReader {
     /// A padded copy of a line, for lines whose bytes are not followed by `BW_PADDING` readable bytes.
     var scratch: UnsafeMutableRawBufferPointer
     let strings = StringCache()
+    /// Where an event is built before it is moved out.
+    let slot = UnsafeMutablePointer<Event>.allocate(capacity: 1)
+    let layout = EventLayout()
 
     /// Makes a reader.
     ///
@@ -38,6 +41,7 @@ public final class EventReader {
         bw_parser_destroy(parser)
         scratch.deallocate()
         strings.deallocate()
+        slot.deallocate()
     }
 
     /// The simdjson kernel in use (`haswell` on x86-64).
@@ -132,10 +136,11 @@ public final class EventReader {
         }
         let view = LineView(
             status: status, slots: bw_slots(parser), choices: bw_choices(parser), line: lineNumber, shift: shift,
-            limits: limits)
+            limits: limits, layout: layout)
         if status.error != Int32(BW_OK.rawValue) {
             throw view.parseError(bytes: UnsafeRawBufferPointer(start: base, count: count))
         }
-        return try view.event(arrival: arrival, strings: strings)
+        try view.event(arrival: arrival, strings: strings, into: slot)
+        return slot.move()
     }
 }

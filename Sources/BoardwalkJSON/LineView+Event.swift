@@ -8,9 +8,11 @@ private let messageMask: UInt64 = [S.type, S.id, S.name, S.actionID, S.elementID
 private let bridgeEventMask: UInt64 = (1 << UInt64(S.name)) | (1 << UInt64(S.elementID)) | (1 << UInt64(S.reply))
 
 extension LineView {
-    /// Builds the event of a line that parsed.
+    /// Builds the event of a line that parsed, initializing `out` with it (left uninitialized on a throw).
+    ///
+    /// With a ``layout`` the event is stored property by property (see ``EventLayout`` for why).
     @inline(__always)
-    func event(arrival: Timestamp, strings: StringCache) throws(JSONReadError) -> Event {
+    func event(arrival: Timestamp, strings: StringCache, into out: UnsafeMutablePointer<Event>) throws(JSONReadError) {
         // Where the message is (level 0, or 1 when wrapped as "event": {…}), and where a bridge analytics
         // object `event {name, …}` is, if any.
         var m = 0
@@ -48,7 +50,7 @@ extension LineView {
         var profile: String? = nil
         if let l = try envLevel(S.profileID, m) { profile = try optionalString(l, S.profileID, strings) }
         var eventID: String? = nil
-        if let l = try envLevel(S.eventID, m) { eventID = try optionalString(l, S.eventID, strings) }
+        if let l = try envLevel(S.eventID, m) { eventID = try optionalUncachedString(l, S.eventID) }
 
         let meta = try self.meta(m, required: kind != .error, strings)
         let payload: Payload
@@ -61,15 +63,27 @@ extension LineView {
         case .onboardingLoaded: payload = .onboardingLoaded
         case .error: payload = .error(try onboardingError(m, strings))
         }
-        return Event(
-            time: time, session: session, profile: profile, eventID: eventID, placement: placement,
-            variation: variation, meta: meta, payload: payload)
+        if let layout {
+            layout.initialize(
+                out, time: time, session: session, profile: profile, eventID: eventID, placement: placement,
+                variation: variation, meta: meta, payload: payload)
+        } else {
+            out.initialize(to: Event(
+                time: time, session: session, profile: profile, eventID: eventID, placement: placement,
+                variation: variation, meta: meta, payload: payload))
+        }
     }
 
     /// The level an envelope field is given at: the top level or the wrapped message `m`, not both.
     @inline(__always)
     func envLevel(_ id: Int, _ m: Int) throws(JSONReadError) -> Int? {
         if m == 0 { return has(0, id) ? 0 : nil }
+        return try wrappedEnvLevel(id)
+    }
+
+    /// ``envLevel(_:_:)`` for a wrapped message, apart so that the common unwrapped case inlines.
+    @inline(never)
+    func wrappedEnvLevel(_ id: Int) throws(JSONReadError) -> Int? {
         if has(0, id) && has(1, id) { throw error(.duplicate, 1, id, "given both at the top level and inside \"event\"") }
         return has(1, id) ? 1 : has(0, id) ? 0 : nil
     }
@@ -189,16 +203,21 @@ extension LineView {
         }
         try requireObject(m, S.meta)
         // Name a missing field in the spelling the other fields use.
-        var camel = 0
-        for id in S.metaOnboardingID...S.metaTotalScreens where has(m, id) && slot(m, id).alias != 0 { camel = 1 }
-        let onboarding = try requiredString(m, S.metaOnboardingID, parent: S.meta, spelling: camel, strings)
-        let screen = try requiredString(m, S.metaScreenCID, parent: S.meta, spelling: camel, strings)
-        guard has(m, S.metaScreenIndex) else { throw missing(m, S.metaScreenIndex, parent: S.meta, spelling: camel) }
+        // (Worked out only for the error: a line with all four fields never needs it.)
+        func camel() -> Int {
+            for id in S.metaOnboardingID...S.metaTotalScreens where has(m, id) && slot(m, id).alias != 0 { return 1 }
+            return 0
+        }
+        guard has(m, S.metaOnboardingID) else { throw missing(m, S.metaOnboardingID, parent: S.meta, spelling: camel()) }
+        let onboarding = try requiredString(m, S.metaOnboardingID, parent: S.meta, strings)
+        guard has(m, S.metaScreenCID) else { throw missing(m, S.metaScreenCID, parent: S.meta, spelling: camel()) }
+        let screen = try requiredString(m, S.metaScreenCID, parent: S.meta, strings)
+        guard has(m, S.metaScreenIndex) else { throw missing(m, S.metaScreenIndex, parent: S.meta, spelling: camel()) }
         let index = try integer(m, S.metaScreenIndex)
         guard index >= 0, index <= Meta.maxScreenIndex else {
             throw error(.range, m, S.metaScreenIndex, "screen index \(index) is outside 0...\(Meta.maxScreenIndex)")
         }
-        guard has(m, S.metaTotalScreens) else { throw missing(m, S.metaTotalScreens, parent: S.meta, spelling: camel) }
+        guard has(m, S.metaTotalScreens) else { throw missing(m, S.metaTotalScreens, parent: S.meta, spelling: camel()) }
         let total = try integer(m, S.metaTotalScreens)
         guard total >= 0, total <= Meta.maxScreenIndex + 1 else {
             throw error(.range, m, S.metaTotalScreens, "screen count \(total) is outside 0...\(Meta.maxScreenIndex + 1)")

@@ -120,6 +120,8 @@ struct LineView {
     /// Bytes skipped at the start of the line (a BOM), added to every column.
     let shift: Int
     let limits: JSONReaderLimits
+    /// How to build the event in place; `nil` builds it with `Event.init`.
+    let layout: EventLayout?
 
     // MARK: Slot access
 
@@ -189,6 +191,16 @@ struct LineView {
         if s.type == tNull { return nil }
         guard s.type == tString else { throw typeError(level, id, expected: "a string") }
         return strings.string(bytes(s))
+    }
+
+    /// An optional string made afresh, without the cache: for values unique to their line (event ids), which
+    /// would never be found in the cache and would only evict the ids that do repeat.
+    func optionalUncachedString(_ level: Int, _ id: Int) throws(JSONReadError) -> String? {
+        guard has(level, id) else { return nil }
+        let s = slot(level, id)
+        if s.type == tNull { return nil }
+        guard s.type == tString else { throw typeError(level, id, expected: "a string") }
+        return String(decoding: bytes(s), as: UTF8.self)
     }
 
     func requiredString(_ level: Int, _ id: Int, parent: Int? = nil, spelling: Int = 0, _ strings: StringCache)

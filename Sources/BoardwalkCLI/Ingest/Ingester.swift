@@ -165,6 +165,9 @@ final class Ingester {
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         defer { storage.deallocate() }  // reads `storage` at exit, after any growth
         let helper = helperParser.flatMap { ParseHelper(parser: $0) }
+        // A local copy: called through the stored property, every line paid a dynamic exclusivity check.
+        var parser = self.parser
+        defer { self.parser = parser }
         // Ends the helper's thread (dropping results an early exit left untaken) and keeps its parser for the
         // next input.
         defer {
