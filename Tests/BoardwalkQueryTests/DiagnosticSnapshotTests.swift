@@ -314,3 +314,14 @@ import Testing
     #expect(try query.run(on: InMemoryEventSource(story)).rows == [[.integer(0)]])
     #expect(try Query.parse(#"events | where name == "screen_presented" and name != "navigation_failed" | count"#).notes.isEmpty)
 }
+
+/// A histogram of a time says how to bucket time: as a duration from a fixed instant.
+@Test func aHistogramOfATimeShowsTheDurationForm() throws {
+    #expect(diagnostic("sessions | histogram started") == """
+        error: `histogram` needs a number or a duration; this is a timestamp
+         --> query:1:22
+        1 | sessions | histogram started
+          |                      ^^^^^^^ for buckets in time, histogram a duration: `started - @2026-11-01 step 1h`
+        """)
+    _ = try Query.parse("sessions | histogram started - @2026-11-01 step 1h")
+}

@@ -139,7 +139,9 @@ struct TypeChecker {
         case .histogram(let value, let step):
             let (bound, type) = try expression(value, scope)
             guard type == .number || type == .duration || type == .answer else {
-                throw fail("`histogram` needs a number or a duration; this is \(type.withArticle)", value.range)
+                // A time becomes a duration from a fixed instant: buckets of hours or days since then.
+                let label = type == .time ? "for buckets in time, histogram a duration: `\(compact(value.range)) - @2026-11-01 step 1h`" : nil
+                throw fail("`histogram` needs a number or a duration; this is \(type.withArticle)", value.range, label: label)
             }
             var width: Double = type == .duration ? 60_000_000 : 1
             if let step {
