@@ -97,6 +97,18 @@ struct QueryEndToEndTests {
         #expect(csv.stdout.hasPrefix("plan\n"), "\(csv.stdout)")
     }
 
+    @Test("--generated takes --onboardings, as generate does; without --generated it is a usage error")
+    func generatedOnboardings() throws {
+        let r = try boardwalk(["query", "--generated", "60", "--onboardings", "2", "--format", "csv", "sessions | count by onboarding"])
+        #expect(r.status == 0)
+        let ids = Set(SyntheticData(sessions: 60, seed: 1, onboardings: 2).onboardings.map(\.id))
+        let listed = Set(r.stdout.split(separator: "\n").dropFirst().compactMap { $0.split(separator: ",").first.map(String.init) }.filter { !$0.isEmpty })
+        #expect(listed == ids, "\(r.stdout)")
+        let wrong = try boardwalk(["query", "--onboardings", "2", "events | count"])
+        #expect(wrong.status == 64)
+        #expect(wrong.stderr.contains("--onboardings goes with --generated"))
+    }
+
     @Test("Dot-commands through a pipe")
     func dotCommands() throws {
         let r = try boardwalk(["repl", "--generated", "50"], stdin: ".help\n.fields\n.onboardings\n.timing on\n.explain sessions | funnel\n.format xml\n")

@@ -8,18 +8,24 @@ let generatedOption = OptionSpec(
     "generated", value: "N",
     help: "Query N freshly generated sessions in memory instead of a store (to try the language)")
 let seedOption = OptionSpec("seed", value: "S", help: "The seed for --generated (default: 1)")
+let generatedOnboardingsOption = OptionSpec(
+    "onboardings", value: "K", help: "With --generated: how many onboardings sessions are drawn from (default: 6, as generate)")
 
 /// Opens what queries read.
 func openQuerySource(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> QuerySource {
     if let n = try arguments.integer("generated", in: 0...1_000_000) {
         if arguments.value("db") != nil { throw UsageError("--generated queries sessions made in memory; --db does not apply") }
         let seed = try arguments.unsigned("seed") ?? 1
-        let data = SyntheticData(sessions: n, seed: seed)
+        // The same sessions as `boardwalk generate --sessions N --seed S --onboardings K` writes.
+        let onboardings = try arguments.integer("onboardings", in: 1...10_000) ?? 6
+        let data = SyntheticData(sessions: n, seed: seed, onboardings: onboardings)
         return QuerySource(
             source: InMemoryEventSource(Array(data.events())), completionWords: data.onboardings.map { "\"\($0.id)\"" },
             stats: nil)
     }
-    if arguments.value("seed") != nil { throw UsageError("--seed goes with --generated") }
+    for option in ["seed", "onboardings"] where arguments.value(option) != nil {
+        throw UsageError("--\(option) goes with --generated")
+    }
     return try openStoreQuerySource(invocation.database(arguments))
 }
 
@@ -36,14 +42,14 @@ struct QuerySource {
 enum QueryCommand: Command {
     static let name = "query"
     static let summary = "Run one query (or each query read from stdin with '-')"
-    static let usage = "boardwalk query [--db DIR | --generated N [--seed S]] [--format table|json|csv] [--timing] [--sql clickhouse [--table NAME]] 'QUERY' | -"
+    static let usage = "boardwalk query [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv] [--timing] [--sql clickhouse [--table NAME]] 'QUERY' | -"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
         OptionSpec("timing", short: "t", help: "Print the query's own time (ms) and rows read after each query, and the store's open time, on stderr"),
         OptionSpec("sql", value: "DIALECT", help: "Print the query as SQL instead of running it; DIALECT: clickhouse"),
         OptionSpec("table", value: "NAME", help: "With --sql: the table the SQL reads (default: boardwalk_events)"),
-        generatedOption, seedOption,
+        generatedOption, seedOption, generatedOnboardingsOption,
     ]
     static let discussion = """
         The query language is described in docs/query-language.md. Results go to stdout; a query's error goes
@@ -72,7 +78,7 @@ enum QueryCommand: Command {
         }
         if try arguments.choice("sql", among: ["clickhouse"]) != nil {
             guard text != "-" else { throw UsageError("--sql translates one query given as an argument") }
-            for option in ["format", "generated", "seed"] where arguments.value(option) != nil {
+            for option in ["format", "generated", "seed", "onboardings"] where arguments.value(option) != nil {
                 throw UsageError("--\(option) does not apply to --sql, which runs nothing")
             }
             if arguments.flag("timing") { throw UsageError("--timing does not apply to --sql, which runs nothing") }
@@ -108,11 +114,11 @@ enum QueryCommand: Command {
 enum ReplCommand: Command {
     static let name = "repl"
     static let summary = "Interactive queries with line editing, history and completion"
-    static let usage = "boardwalk repl [--db DIR | --generated N [--seed S]] [--format table|json|csv]"
+    static let usage = "boardwalk repl [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv]"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
-        generatedOption, seedOption,
+        generatedOption, seedOption, generatedOnboardingsOption,
     ]
     static let discussion = """
         On a terminal: line editing and history (libedit; history in $BOARDWALK_HISTORY, else
