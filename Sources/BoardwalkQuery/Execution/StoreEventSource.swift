@@ -512,8 +512,10 @@ private struct WholeStoreScan {
                     let fields = try record.fields(.all)
                     guard let session = fields.session else { continue }
                     try ticker.tick()
-                    try folds.base[slot(session)].add(fields, seq: record.seq, full: { () throws in try record.view() },
-                                                      strings: strings, needs: needs)
+                    // The slot first: a new session can grow the storage, which moves `folds.base`.
+                    let slot = slot(session)
+                    try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
+                                             strings: strings, needs: needs)
                 }
                 return needs.stepTests?.overBudget != true
             }
