@@ -116,9 +116,19 @@ public final class Store: @unchecked Sendable {
         do {
             env = try Environment(path: path, mapSize: max(options.initialMapSize, 1 << 16),
                                   maxDatabases: UInt32(Layout.all.count + 2), flags: flags, readOnly: options.readOnly)
-        } catch let error as LMDBError where error.code == MDB_INVALID || error.code == MDB_VERSION_MISMATCH {
+        } catch let error as LMDBError
+                    where error.code == MDB_INVALID || error.code == MDB_VERSION_MISMATCH || error.code == EBADF {
+            // A data.mdb shorter than LMDB's two meta pages: MDB_INVALID, or EBADF when empty and opened read-only
+            // (opened for writing, an empty file becomes a new store: nothing was in it).
+            var st = stat()
+            if stat(path + "/data.mdb", &st) == 0, st.st_size < 2 * 4096 {
+                throw StoreError(.corrupt, "\(path)/data.mdb is \(st.st_size) bytes, too short to hold a store "
+                                 + "(a partial copy?); restore it from a backup", underlying: error)
+            }
+            if error.code == EBADF { throw error }
             throw StoreError(.notAStore, "\(path) is not a Boardwalk store", underlying: error)
         }
+        try Store.checkFileSize(env, path: path)
         dbs = try Store.openDatabases(env, path: path)
     }
 
@@ -210,6 +220,21 @@ public final class Store: @unchecked Sendable {
             }
         }
         if options.readOnly { throw StoreError(.notAStore, "\(path) holds no Boardwalk store") }
+    }
+
+    /// Refuses a data file shorter than its last committed page: a read of a page past the end of a mapped file
+    /// is a bus error, not an error LMDB could return (QA, session 6: every command, `check` included, died on a
+    /// cut-short copy).
+    private static func checkFileSize(_ env: Environment, path: String) throws {
+        var info = MDB_envinfo()
+        mdb_env_info(env.handle, &info)
+        let needed = (info.me_last_pgno + 1) * env.pageSize
+        var st = stat()
+        guard stat(path + "/data.mdb", &st) == 0 else { return }
+        if Int(st.st_size) < needed {
+            throw StoreError(.corrupt, "\(path)/data.mdb is \(st.st_size) bytes, but its last committed page ends at byte "
+                             + "\(needed): the file was cut short (a partial copy?); restore it from a backup")
+        }
     }
 
     static func makeDirectory(_ path: String) throws {

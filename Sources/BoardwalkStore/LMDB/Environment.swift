@@ -24,6 +24,9 @@ final class Environment: @unchecked Sendable {
     private let gate: UnsafeMutablePointer<pthread_rwlock_t>
     /// Guarded by `gate`: read under shared, written under exclusive.
     private var isClosed = false
+    /// Where data.mdb is mapped (0: not known, values are then not checked); found in `/proc/self/maps` after
+    /// the map is made or moved (`mdb_env_info` gives no address without `MDB_FIXEDMAP`). Guarded by `gate`.
+    private(set) var mapBase: UInt = 0
 
     /// Opens (creating if needed) the environment in directory `path`, which must exist.
     ///
@@ -54,6 +57,34 @@ final class Environment: @unchecked Sendable {
         isReadOnly = readOnly
         gate = .allocate(capacity: 1)
         pthread_rwlock_init(gate, nil)
+        mapBase = Environment.findMapBase(env)
+    }
+
+    /// The start of data.mdb's mapping in this process, from `/proc/self/maps` (the mapping of the file's device
+    /// and inode at offset 0); 0 when it cannot be found.
+    private static func findMapBase(_ env: OpaquePointer) -> UInt {
+        var fd: Int32 = -1
+        var st = stat()
+        guard mdb_env_get_fd(env, &fd) == 0, fstat(fd, &st) == 0,
+              let maps = fopen("/proc/self/maps", "r") else { return 0 }
+        defer { fclose(maps) }
+        // glibc's encoding of a device number (gnu_dev_major/gnu_dev_minor, macros Swift does not import).
+        let dev = UInt64(st.st_dev)
+        let device = String((dev >> 8) & 0xFFF | (dev >> 32) & ~0xFFF, radix: 16) + ":"
+            + String((dev & 0xFF) | (dev >> 12) & ~0xFF, radix: 16)
+        var line = [CChar](repeating: 0, count: 4096)
+        while fgets(&line, Int32(line.count), maps) != nil {
+            // start-end perms offset major:minor inode path (major and minor in hex, at least two digits)
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let fields = text.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 5, UInt(fields[4]) == UInt(st.st_ino), UInt(fields[2], radix: 16) == 0 else { continue }
+            let numbers = fields[3].split(separator: ":").map { UInt64($0, radix: 16) }
+            guard numbers.count == 2, let major = numbers[0], let minor = numbers[1],
+                  String(major, radix: 16) + ":" + String(minor, radix: 16) == device,
+                  let range = fields[0].split(separator: "-").first, let start = UInt(range, radix: 16) else { continue }
+            return start
+        }
+        return 0
     }
 
     deinit {
@@ -96,6 +127,7 @@ final class Environment: @unchecked Sendable {
         let current = mapSize
         let next = current < 1 << 30 ? current * 2 : current + (1 << 30)
         try check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize(\(next))")
+        mapBase = Environment.findMapBase(handle)
     }
 
     /// Adopts the map size another process set (after `MDB_MAP_RESIZED`): `mdb_env_set_mapsize(env, 0)`.
@@ -104,6 +136,7 @@ final class Environment: @unchecked Sendable {
         defer { pthread_rwlock_unlock(gate) }
         guard !isClosed else { throw LMDBError(code: EINVAL, context: "store is closed") }
         try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize(0)")
+        mapBase = Environment.findMapBase(handle)
     }
 
     /// Runs `body` in a transaction and commits it when `body` returns; aborts it when `body` throws and
@@ -129,7 +162,7 @@ final class Environment: @unchecked Sendable {
             }
             defer { pthread_rwlock_unlock(gate) }
             try check(rc, write ? "mdb_txn_begin(write)" : "mdb_txn_begin(read)")
-            let t = Transaction(handle: txn!, isWrite: write)
+            let t = Transaction(handle: txn!, isWrite: write, file: try mappedFile())
             let result: R
             do {
                 result = try body(t)
@@ -142,6 +175,17 @@ final class Environment: @unchecked Sendable {
             try check(mdb_txn_commit(txn), "mdb_txn_commit")
             return result
         }
+    }
+
+    /// The map's address and size and the data file's size now (`fstat`): every page of a
+    /// transaction that begins after this lies within the file.
+    private func mappedFile() throws -> MappedFile {
+        guard mapBase != 0 else { return MappedFile(mapStart: 0, mapEnd: 0, fileEnd: 0) }
+        var fd: Int32 = -1
+        try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd")
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw LMDBError(code: errno, context: "fstat(data.mdb)") }
+        return MappedFile(mapStart: mapBase, mapEnd: mapBase &+ UInt(mapSize), fileEnd: mapBase &+ UInt(st.st_size))
     }
 
     /// Copies the environment to the existing empty directory `path`, compacted, while writers run.

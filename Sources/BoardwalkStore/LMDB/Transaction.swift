@@ -13,6 +13,8 @@ struct Database: Sendable {
 struct Transaction {
     let handle: OpaquePointer
     let isWrite: Bool
+    /// Where the data file lies in the memory map when the transaction began.
+    let file: MappedFile
 
     /// Opens (creating when `create` and the transaction writes) a named database. Wraps `mdb_dbi_open`.
     /// Returns `nil` when the database does not exist and is not created.
@@ -32,6 +34,7 @@ struct Transaction {
         let rc = mdb_get(handle, db.dbi, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_get(\(db.name))")
+        try file.check(v, db)
         return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
     }
 
@@ -67,7 +70,7 @@ struct Transaction {
         var c: OpaquePointer?
         try check(mdb_cursor_open(handle, db.dbi, &c), "mdb_cursor_open(\(db.name))")
         defer { mdb_cursor_close(c) }
-        var cursor = Cursor(handle: c!, db: db)
+        var cursor = Cursor(handle: c!, db: db, file: file)
         return try body(&cursor)
     }
 }
@@ -76,6 +79,7 @@ struct Transaction {
 struct Cursor {
     let handle: OpaquePointer
     let db: Database
+    let file: MappedFile
     var key = UnsafeRawBufferPointer(start: nil, count: 0)
     var value = UnsafeRawBufferPointer(start: nil, count: 0)
 
@@ -87,6 +91,7 @@ struct Cursor {
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return false }
         try check(rc, "mdb_cursor_get(\(db.name))")
+        try file.check(v, db)
         key = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
         value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
         return true
@@ -114,6 +119,31 @@ struct Cursor {
         if rc == MDB_KEYEXIST { return false }
         try check(rc, "mdb_cursor_put(\(db.name))")
         return true
+    }
+}
+
+/// The data file's place in the memory map, taken when a transaction begins, to check the values LMDB hands out.
+///
+/// LMDB follows page numbers from the file without checking them against its size: a damaged node can point a
+/// value (an overflow page) past the end of the file, and reading it is a bus error (QA, session 6: `check`
+/// died on such a store). Every value a read returns inside the map must end within the file; a value outside
+/// the map is one a write transaction holds in its own dirty pages. The pages LMDB reads itself on the way
+/// (branch and leaf pages) are not covered: damage there can still crash inside liblmdb.
+struct MappedFile {
+    let mapStart: UInt
+    let mapEnd: UInt
+    let fileEnd: UInt
+
+    /// Throws ``StoreError/Kind/corrupt`` when `value` lies in the map and runs past the end of the file.
+    @inline(__always)
+    func check(_ value: MDB_val, _ db: Database) throws {
+        let start = UInt(bitPattern: value.mv_data)
+        guard start >= mapStart, start < mapEnd else { return }
+        let (end, overflow) = start.addingReportingOverflow(UInt(value.mv_size))
+        if overflow || end > fileEnd {
+            throw StoreError(.corrupt, "a value of \(db.name) (\(value.mv_size) bytes at offset \(start - mapStart)) lies past the end "
+                             + "of data.mdb (\(fileEnd - mapStart) bytes): the store is damaged")
+        }
     }
 }
 

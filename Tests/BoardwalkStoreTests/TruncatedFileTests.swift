@@ -1,0 +1,52 @@
+import BoardwalkModel
+import Foundation
+import Testing
+
+@testable import BoardwalkStore
+
+/// A data file cut short (a partial copy) is refused at open with an error that says so: reading a page past the
+/// end of the mapped file would be a bus error, which no later check could report.
+@Suite struct TruncatedFileTests {
+    @Test(arguments: [20_000, 4096, 0])
+    func aCutShortDataFileIsRefusedAtOpen(keeping bytes: Int) throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        do {
+            let store = try Store.open(at: dir, options: .init(durability: .noSync))
+            for batch in 0..<20 {
+                try store.append((0..<500).map { simpleEvent(onboarding: $0 % 5, screen: $0 % 7, session: batch * 500 + $0, time: Int64(batch * 1000 + $0)) })
+            }
+            try store.sync()
+            #expect(store.usedBytes > 100_000)
+            store.close()
+        }
+        #expect(truncate(dir + "/data.mdb", off_t(bytes)) == 0)
+        // Opened for writing, an empty file becomes a new store (a process killed right after creating it leaves
+        // one; there was nothing in it to keep).
+        for readOnly in bytes == 0 ? [true] : [true, false] {
+            do {
+                _ = try Store.open(at: dir, options: .init(readOnly: readOnly))
+                Issue.record("a data.mdb cut to \(bytes) bytes opened (read-only: \(readOnly))")
+            } catch let error as StoreError {
+                #expect(error.kind == .corrupt, "\(error)")
+                #expect("\(error)".contains("data.mdb is \(bytes) bytes"), "\(error)")
+            }
+        }
+    }
+
+    /// Values LMDB returns are checked against the end of the file, which needs the map's address: found in
+    /// `/proc/self/maps` after the map is made and after it grows.
+    @Test func theMapIsFoundSoThatValuesAreChecked() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync, initialMapSize: 1 << 16))
+        #expect(store.env.mapBase != 0)
+        // A tiny map grows several times; the base is found again after each move.
+        for batch in 0..<10 {
+            try store.append((0..<200).map { simpleEvent(onboarding: 1, screen: 1, session: batch * 200 + $0, time: Int64(batch * 1000 + $0)) })
+        }
+        #expect(store.mapSize > 1 << 16)
+        #expect(store.env.mapBase != 0)
+        #expect(try store.read { try $0.stats().events } == 2000)
+    }
+}
