@@ -247,7 +247,7 @@ extension Snapshot {
                                 continue
                             }
                             if fingerprints[Int(seq)] != fingerprint(session: session, onboarding: reader.onboarding, screen: reader.screen, time: reader.time) {
-                                report.add("sessions: seq \(seq) is listed under session \(session), onboarding \(reader.onboarding), screen \(reader.screen), time \(reader.time), which events disagrees with")
+                                report.add("sessions: seq \(seq) is listed under session \(session), onboarding \(reader.onboarding), screen \(reader.screen), time \(reader.time), but the event with that seq in events has another session, onboarding, screen or time")
                             }
                             if listed[Int(seq)] & mark != 0 { report.add("sessions: seq \(seq) is listed twice") }
                             listed[Int(seq)] |= mark

@@ -239,7 +239,11 @@ public final class Store: @unchecked Sendable {
 
     static func makeDirectory(_ path: String) throws {
         if mkdir(path, 0o755) != 0 && errno != EEXIST {
-            throw LMDBError(code: errno, context: "mkdir(\(path))")
+            let code = errno
+            let why = code == ENOENT ? "its parent directory does not exist"
+                : code == EACCES ? "permission denied" : String(decoding: Array(UnsafeRawBufferPointer(start: strerror(code),
+                    count: strlen(strerror(code)))), as: UTF8.self)
+            throw StoreError(.invalidArgument, "cannot create the directory \(path): \(why)")
         }
     }
 

@@ -165,8 +165,13 @@ struct ClickHouseTranslationTests {
             #expect {
                 _ = try Query.parse("sessions | funnel \(steps(most + 1)) mode \(mode)").clickHouseSQL()
             } throws: { error in
-                (error as? QueryError)?.message == "cannot translate to ClickHouse: a \(mode) funnel of \(most + 1) steps: its SQL "
-                    + "would pass ClickHouse's query size limit (at most \(most) steps translate); run it in Boardwalk"
+                let error = error as? QueryError
+                let article = mode == "ordered" ? "an" : "a"
+                // The caret under the funnel stage (from byte 11, after "sessions | ").
+                return error?.message == "cannot translate to ClickHouse: \(article) \(mode) funnel of \(most + 1) steps: its SQL "
+                    + "would pass ClickHouse's query size limit (at most \(most) steps translate)"
+                    && error?.range?.lowerBound == 11
+                    && error?.description.contains("^^^ run this funnel in Boardwalk, or split it") == true
             }
         }
         _ = try Query.parse("sessions | funnel \(steps(12)) mode any").clickHouseSQL()

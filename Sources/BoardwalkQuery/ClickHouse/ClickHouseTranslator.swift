@@ -414,8 +414,10 @@ struct ClickHouseTranslator {
         let n = f.steps.count
         let most = f.mode == .strict ? Self.mostStrictSteps : Self.mostOrderedSteps
         if f.mode != .any, n > most {
-            throw fail("a \(f.mode.rawValue) funnel of \(n) steps: its SQL would pass ClickHouse's query size limit "
-                + "(at most \(most) steps translate); run it in Boardwalk")
+            let stage = query.ast.stages.first { if case .funnel = $0.kind { true } else { false } }
+            throw QueryError(.type, "cannot translate to ClickHouse: \(f.mode == .ordered ? "an" : "a") \(f.mode.rawValue) funnel of "
+                + "\(n) steps: its SQL would pass ClickHouse's query size limit (at most \(most) steps translate)",
+                at: stage?.range, in: query.ast.text, label: "run this funnel in Boardwalk, or split it")
         }
         var e = ClickHouseExpressions(.events, text: query.ast.text)
         var matches: [String] = []
