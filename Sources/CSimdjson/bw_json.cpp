@@ -25,6 +25,28 @@ const key_index the_key_index;
 namespace bw_impl {
 namespace sj = simdjson::SIMDJSON_BUILTIN_IMPLEMENTATION;
 #include "bw_walker.h"
+#include "bw_fast.h"
+
+bw_status walker::parse(const uint8_t *line, size_t len, size_t capacity) noexcept {
+    (void)capacity; // stage 1 reads at most SIMDJSON_PADDING bytes past `len`, which the caller guarantees
+    if (fast_enabled && stage1) {
+        st = bw_status{};
+        st.error_offset = -1;
+        st.error_slot = -1;
+        st.root_type = BW_OBJECT;
+        base = reinterpret_cast<const char *>(line);
+        line_len = len;
+        doc = nullptr;
+        if (stage1->stage1(line, len, simdjson::stage1_mode::regular) == simdjson::SUCCESS) {
+            fast_walker f{*this};
+            if (f.run(line, len, stage1->structural_indexes.get(), stage1->n_structural_indexes)) {
+                fast_lines++;
+                return st;
+            }
+        }
+    }
+    return parse_slow(line, len, capacity);
+}
 
 static walker *make_walker(size_t max_line, size_t max_depth, size_t max_string, size_t max_choices, bw_choice *choices) {
     walker *w = new (std::nothrow) walker(max_line + BW_PADDING);
@@ -38,6 +60,11 @@ static walker *make_walker(size_t max_line, size_t max_depth, size_t max_string,
     w->max_string = max_string;
     w->max_choices = max_choices;
     w->choices = choices;
+    // Without it every line takes the On-Demand path, which gives the same results more slowly.
+    if (simdjson::get_active_implementation()->create_dom_parser_implementation(
+            max_line + BW_PADDING, max_depth + 1, w->stage1) != simdjson::SUCCESS) {
+        w->stage1.reset();
+    }
     return w;
 }
 static void destroy_walker(walker *w) { delete w; }
@@ -77,6 +104,13 @@ void bw_parser_destroy(bw_parser *p) {
 }
 
 const bw_choice *bw_choices(const bw_parser *p) { return p->choices; }
+
+void bw_parser_set_fast_path(bw_parser *p, int enabled) { p->walker->fast_enabled = enabled != 0; }
+
+void bw_parser_path_counts(const bw_parser *p, uint64_t *fast, uint64_t *slow) {
+    *fast = p->walker->fast_lines;
+    *slow = p->walker->slow_lines;
+}
 
 const char *bw_simdjson_error_message(int32_t code) {
     return simdjson::error_message(simdjson::error_code(code));

@@ -17,8 +17,15 @@ struct walker {
     const char *base = nullptr;
     size_t line_len = 0;
     bw_status st{};
+    /// Stage 1 for the fast path (bw_fast.h); null when it could not be made, and then every line goes
+    /// through On-Demand.
+    std::unique_ptr<simdjson::internal::dom_parser_implementation> stage1;
+    bool fast_enabled = true;
+    uint64_t fast_lines = 0, slow_lines = 0;
 
     explicit walker(size_t max_line) : parser(max_line) {}
+
+    bw_status parse(const uint8_t *line, size_t len, size_t capacity) noexcept;
 
     int64_t offset_of(const char *p) const noexcept { return p ? int64_t(p - base) : -1; }
 
@@ -381,7 +388,9 @@ struct walker {
         return true;
     }
 
-    bw_status parse(const uint8_t *line, size_t len, size_t capacity) noexcept {
+    // The On-Demand walk: every line the fast path leaves, and every error.
+    bw_status parse_slow(const uint8_t *line, size_t len, size_t capacity) noexcept {
+        slow_lines++;
         st = bw_status{};
         st.error_offset = -1;
         st.error_slot = -1;

@@ -1,0 +1,121 @@
+@testable import BoardwalkJSON
+import BoardwalkGenerator
+import BoardwalkModel
+import Testing
+
+/// The reader's fast path (a walk over simdjson's stage-1 index, `bw_fast.h`) must give exactly what the
+/// On-Demand walk gives, for every line: the same event, or the same error (it hands every line it does not
+/// accept to On-Demand, which then reports the error).
+@Suite struct FastPathTests {
+    /// Reads `line` with the fast path on and off; both results, and whether the fast path took it.
+    static func both(_ line: String, _ fast: EventReader, _ slow: EventReader)
+        -> (fast: Result<Event, JSONReadError>, slow: Result<Event, JSONReadError>, tookFastPath: Bool)
+    {
+        both(bytes: Array(line.utf8), fast, slow)
+    }
+
+    /// The same for raw bytes (which may be invalid UTF-8).
+    static func both(bytes: [UInt8], _ fast: EventReader, _ slow: EventReader)
+        -> (fast: Result<Event, JSONReadError>, slow: Result<Event, JSONReadError>, tookFastPath: Bool)
+    {
+        bytes.withUnsafeBytes { line in
+            let before = fast.pathCounts.fast
+            let f = Result { () throws(JSONReadError) -> Event in try fast.read(line: line, arrival: arrival) }
+            let took = fast.pathCounts.fast > before
+            let s = Result { () throws(JSONReadError) -> Event in try slow.read(line: line, arrival: arrival) }
+            return (f, s, took)
+        }
+    }
+
+    static func readers() throws -> (EventReader, EventReader) {
+        let fast = try EventReader()
+        let slow = try EventReader()
+        slow.fastPath = false
+        return (fast, slow)
+    }
+
+    /// Lines of every shape the generator writes (wire, docs, bridge; flat and wrapped; every time key), with
+    /// their events.
+    static func generatedLines(_ count: Int, seed: UInt64) -> [(String, Event)] {
+        var events = RandomEvents(seed: seed)
+        var rng = SplitMix64(seed: seed ^ 0x5EED)
+        let writer = EventLineWriter()
+        return (0..<count).map { _ in
+            let event = events.event()
+            var line = writer.line(event, style: .random(using: &rng))
+            if line.last == "\n" { line.removeLast() }
+            return (line, event)
+        }
+    }
+
+    @Test func generatedLinesTakeTheFastPathAndAgree() throws {
+        let (fast, slow) = try Self.readers()
+        var disagreements: [String] = [], missedFastPath: [String] = []
+        for (line, event) in Self.generatedLines(3000, seed: 7) {
+            let (f, s, took) = Self.both(line, fast, slow)
+            if f != s { disagreements.append(line) }
+            // The fast path leaves only escapes and numbers other than plain integers to On-Demand.
+            var plainNumbers = true
+            if case .stateUpdated(let update) = event.payload, case .input(.number) = update.value { plainNumbers = false }
+            if !took, plainNumbers, !line.contains("\\") { missedFastPath.append(line) }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.prefix(3))")
+        #expect(missedFastPath.isEmpty, "\(missedFastPath.prefix(3))")
+        #expect(slow.pathCounts.fast == 0)
+        #expect(fast.pathCounts.fast > 1500)
+    }
+
+    /// Every shape and malformed case of the other suites, and lines the fast path must leave to On-Demand.
+    @Test func knownCasesAgree() throws {
+        let (fast, slow) = try Self.readers()
+        var lines = ShapeTests.cases.map(\.1) + MalformedTests.cases.map(\.1)
+        let close = #"{"type":"close","meta":\#(metaJSON),"action_id":"#
+        lines += [
+            close + #""a\"b"}"#, close + #""a\\b"}"#, close + #""\u00e9"}"#, close + #""x"  }"#, close + #""x"x}"#,
+            close + #""x",}"#, close + #""x"}x"#, close + #""x"} "#, close + #""x"}}"#, close + #"1}"#,
+            #"{"type":"close","action_id":"x","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":-0,"total_screens":3}}"#,
+            #"{"type":"close","action_id":"x","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":01,"total_screens":3}}"#,
+            #"{"type":"close","action_id":"x","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":1.0,"total_screens":3}}"#,
+            #"{"type":"close","action_id":"x","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":1e0,"total_screens":3}}"#,
+            #"{"type":"close","action_id":"x","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":999999999999999999,"total_screens":3}}"#,
+            #"{"type":"close","action_id":"x","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":9999999999999999999,"total_screens":3}}"#,
+            #"{"type":"close","action_id":"x","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":1,"total_screens":3},"extra":{"a":[1,true,false,null,"s",{"b":[]}],"c":{}}}"#,
+            #"{"type":"close","action_id":"x","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":1,"total_screens":3},"extra":[tru]}"#,
+            #"{"type":"close","action_id":"x","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":1,"total_screens":3},"extra":nulll}"#,
+            #"{"type":"close","action_id":"x","action_id":"y","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":1,"total_screens":3}}"#,
+            #" { "type" : "close" , "action_id" : "x" , "meta" : { "onboarding_id" : "o1" , "screen_cid" : "s1" , "screen_index" : 1 , "total_screens" : 3 } } "#,
+            #"{"type":"state_updated","element_id":"e","element_type":"multi_select","value":[{"id":"a","value":"b","label":"c"},{"id":"d","value":"e","label":"f","x":[1]}],"meta":\#(metaJSON)}"#,
+            #"{"type":"state_updated","element_id":"e","element_type":"multi_select","value":[{"id":"a","id":"b","value":"b","label":"c"}],"meta":\#(metaJSON)}"#,
+            #"{"type":"state_updated","element_id":"e","element_type":"multi_select","value":[1,"x",null,[]],"meta":\#(metaJSON)}"#,
+            #"{"type":"state_updated","element_id":"e","element_type":"multi_select","value":[],"meta":\#(metaJSON)}"#,
+            #"{"type":"state_updated","element_id":"e","element_type":"input","value":{"type":"number","value":2.5},"meta":\#(metaJSON)}"#,
+            #"{"type":"state_updated","element_id":"e","element_type":"date_picker","value":{"year":2000,"month":-1},"meta":\#(metaJSON)}"#,
+            #"{"event":{"event":{"event":{"event":{}}}}}"#, #"{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
+            "{}", "[]", "1", #""x""#, "{", "}", #"{"a"}"#, #"{"a":}"#, #"{,}"#, #"{"a":1,,"b":2}"#, #"{"a":1 "b":2}"#,
+        ]
+        for line in lines {
+            let (f, s, _) = Self.both(line, fast, slow)
+            #expect(f == s, "\(line)")
+        }
+        #expect(fast.pathCounts.fast > 0)
+    }
+
+    /// Mutations of valid lines (bit flips, truncations, junk, type swaps, duplicated spans): whatever the
+    /// result, the two paths agree.
+    @Test func mutatedLinesAgree() throws {
+        let (fast, slow) = try Self.readers()
+        var rng = SplitMix64(seed: 31)
+        let seeds = Self.generatedLines(400, seed: 11).map { Array($0.0.utf8) }
+        var disagreements: [String] = []
+        var tookFast = 0
+        for i in 0..<20_000 {
+            var bytes = seeds[i % seeds.count]
+            for _ in 0..<Int.random(in: 1...3, using: &rng) { bytes = DifferentialTests.mutate(bytes, &rng) }
+            let (f, s, took) = Self.both(bytes: bytes, fast, slow)
+            if took { tookFast += 1 }
+            if f != s { disagreements.append(String(decoding: bytes, as: UTF8.self)) }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.count) disagree, e.g. \(disagreements.prefix(3))")
+        #expect(tookFast > 0)
+    }
+}
