@@ -137,14 +137,30 @@ struct fast_walker {
         }
     }
 
-    // A key at token k followed by ':'; on success k is at the value.
-    simdjson_inline bool key(const char *&name, size_t &length, uint32_t &quote) noexcept {
+    // A key at token k followed by ':'; on success k is at the value and `known` is the key's index entry in
+    // context `ctx` (nullptr for a key Boardwalk does not read).
+    simdjson_inline bool key(uint8_t ctx, const bw::key_index::candidate *&known, size_t &length, uint32_t &quote) noexcept {
         quote = idx[k];
         if (buf[quote] != '"') return false;
+        if (k + 1 >= n) return false;
+        uint32_t colon = idx[k + 1];
+        if (buf[colon] != ':') return false;
+        const char *name = reinterpret_cast<const char *>(buf + quote + 1);
+        // Compact JSON: the byte before the colon is the closing quote (a quote after the closing one would
+        // open a string, which stage 1 would have indexed before the colon). A key that matches a known
+        // name has no backslash, so it needs no scan.
+        known = nullptr;
+        if (ctx < bw::CTX_COUNT && buf[colon - 1] == '"' && colon - 1 > quote) {
+            length = colon - quote - 2;
+            known = bw::lookup_candidate16(ctx, name, length);
+            if (known) {
+                k += 2;
+                return k < n;
+            }
+        }
         if (!plain_string(buf + quote + 1, length)) return false;
-        if (k + 1 >= n || buf[idx[k + 1]] != ':') return false;
-        if (!only_ws(quote + 2 + length, idx[k + 1])) return false;
-        name = reinterpret_cast<const char *>(buf + quote + 1);
+        if (!only_ws(quote + 2 + length, colon)) return false;
+        if (ctx < bw::CTX_COUNT) known = bw::lookup_candidate16(ctx, name, length);
         k += 2;
         return k < n;
     }
@@ -168,10 +184,11 @@ struct fast_walker {
             k++;
             if (k < n && buf[idx[k]] == '}') { k++; return true; }
             while (true) {
-                const char *name;
+                const bw::key_index::candidate *known;
                 size_t length;
                 uint32_t quote;
-                if (!key(name, length, quote)) return false;
+                // CTX_COUNT: no key is known there, so every key is scanned for escapes.
+                if (!key(bw::CTX_COUNT, known, length, quote)) return false;
                 if (length > w.max_string) return false;
                 if (!skip(depth + 1)) return false;
                 int more = next('}');
@@ -201,11 +218,10 @@ struct fast_walker {
         k++;
         if (k < n && buf[idx[k]] == '}') { k++; return true; }
         while (true) {
-            const char *name;
+            const bw::key_index::candidate *e;
             size_t length;
             uint32_t quote;
-            if (!key(name, length, quote)) return false;
-            const bw::key_entry *e = bw::lookup_key16(ctx, name, length);
+            if (!key(ctx, e, length, quote)) return false;
             if (!e) {
                 if (length > w.max_string) return false;
                 if (!skip(depth + 1)) return false;
@@ -311,11 +327,10 @@ struct fast_walker {
         k++;
         if (k < n && buf[idx[k]] == '}') { k++; return true; }
         while (true) {
-            const char *name;
+            const bw::key_index::candidate *e;
             size_t length;
             uint32_t quote;
-            if (!key(name, length, quote)) return false;
-            const bw::key_entry *e = bw::lookup_key16(bw::CTX_CHOICE, name, length);
+            if (!key(bw::CTX_CHOICE, e, length, quote)) return false;
             if (!e) {
                 if (length > w.max_string) return false;
                 if (!skip(depth + 1)) return false;
