@@ -76,17 +76,8 @@ struct fast_walker {
         size_t at = idx[k];
         uint8_t c = buf[at];
         switch (c) {
-        case '"': {
-            const uint8_t *p;
-            size_t length;
-            if (!string_token(p, length)) return false;
-            if (length > w.max_string) return false;
-            s.type = BW_STRING;
-            s.s = reinterpret_cast<const char *>(p);
-            s.len = uint32_t(length);
-            s.i = -1;
-            return true;
-        }
+        case '"':
+            return string_record(s);
         case 't':
             if (std::memcmp(buf + at, "true", 4) != 0 || !only_ws(at + 4, next_start(k))) return false;
             s.type = BW_TRUE;
@@ -248,14 +239,40 @@ struct fast_walker {
         return fields(ctx, level, slot_base, depth);
     }
 
-    bool record_classified(int id, bw_slot &s, size_t depth) noexcept {
+    // A string value at token k into `s`.
+    simdjson_inline bool string_record(bw_slot &s) noexcept {
+        const uint8_t *p;
+        size_t length;
+        if (!string_token(p, length)) return false;
+        if (length > w.max_string) return false;
+        s.type = BW_STRING;
+        s.s = reinterpret_cast<const char *>(p);
+        s.len = uint32_t(length);
+        s.i = -1;
+        return true;
+    }
+
+    // Whether `bw::classify` gives slot `id` codes at all (most slots hold ids, which it leaves at -1).
+    static simdjson_inline bool has_codes(int id) noexcept {
+        return id <= BW_S_NAME || id == BW_S_ELEMENT_TYPE || id == BW_S_PARAMS_TYPE || id == BW_S_ACTION_ELEMENT_TYPE
+            || id == BW_S_VALUE_FIELDS + BW_VF_TYPE || id == BW_S_VALUE_FIELDS + 7 + BW_VF_TYPE
+            || id == BW_S_VALUE_FIELDS + 14 + BW_VF_TYPE;
+    }
+
+    // Strings, the common case, without a call.
+    simdjson_inline bool record_classified(int id, bw_slot &s, size_t depth) noexcept {
+        if (buf[idx[k]] == '"') {
+            if (!string_record(s)) return false;
+            if (has_codes(id)) s.i = bw::classify(id, std::string_view(s.s, s.len));
+            return true;
+        }
         if (!record(s, depth)) return false;
         if (s.type == BW_STRING) s.i = bw::classify(id, std::string_view(s.s, s.len));
         return true;
     }
 
     // As `walker::walk_field`.
-    bool field(uint8_t ctx, int level, int id, bw_slot &s, size_t depth) noexcept {
+    simdjson_inline bool field(uint8_t ctx, int level, int id, bw_slot &s, size_t depth) noexcept {
         uint8_t c = buf[idx[k]];
         if (ctx == bw::CTX_MSG) {
             uint8_t sub = 255;
