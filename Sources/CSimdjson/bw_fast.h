@@ -9,6 +9,13 @@
 // is to check the grammar between those positions and to fill the slots, which takes a few instructions per
 // token.
 //
+// simdjson internals: stage 1 is run through `implementation::create_dom_parser_implementation` and
+// `dom_parser_implementation::stage1`, and its `structural_indexes` / `n_structural_indexes` are read directly.
+// simdjson marks these "for internal implementation use"; they are what Debian's libsimdjson-dev 3.0.1 ships
+// (the static_assert in bw_json.cpp pins the version). What this relies on, checked on 3.0.1: stage 1 rejects
+// invalid UTF-8, raw control characters in strings and unclosed strings, and refuses a line longer than its
+// capacity. Entries at and after `n` are not relied on: every read of a token checks `k < n`.
+//
 // The contract: `run` either fills the slots, choices and status exactly as `walker::walk_root` would for
 // the same line and returns true, or returns false having decided nothing ("bail"), and the caller parses
 // the line again with On-Demand. It bails on everything that is an error there and on everything it does not
@@ -73,6 +80,7 @@ struct fast_walker {
 
     // A scalar at token k into `s` (strings, plain integers, true, false, null); containers are skipped.
     bool record(bw_slot &s, size_t depth) noexcept {
+        if (k >= n) return false; // past the last token: a line that ends inside a container
         size_t at = idx[k];
         uint8_t c = buf[at];
         switch (c) {
@@ -131,6 +139,7 @@ struct fast_walker {
     // A key at token k followed by ':'; on success k is at the value and `known` is the key's index entry in
     // context `ctx` (nullptr for a key Boardwalk does not read).
     simdjson_inline bool key(uint8_t ctx, const bw::key_index::candidate *&known, size_t &length, uint32_t &quote) noexcept {
+        if (k >= n) return false;
         quote = idx[k];
         if (buf[quote] != '"') return false;
         if (k + 1 >= n) return false;
@@ -169,6 +178,9 @@ struct fast_walker {
 
     // Validates a value nobody reads.
     bool skip(size_t depth) noexcept {
+        // Every token read is checked against the count: past the last one, idx[n] is the line's length and later
+        // entries may be left from an earlier line, so buf there is the caller's padding, or worse.
+        if (k >= n) return false;
         uint8_t c = buf[idx[k]];
         if (c == '{') {
             if (depth >= w.max_depth) return false;
@@ -305,6 +317,7 @@ struct fast_walker {
 
     // As `walker::walk_value`: an object of value fields, or an array of choices.
     bool value(int level, int fields_base, bw_slot &s, size_t depth) noexcept {
+        if (k >= n) return false;
         uint8_t c = buf[idx[k]];
         if (c == '{') {
             s.type = BW_OBJECT;

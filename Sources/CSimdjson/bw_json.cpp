@@ -18,6 +18,11 @@
 #include <new>
 #include <simdjson.h>
 
+// bw_fast.h runs simdjson's stage 1 through its internal API and reads the structural index it leaves: checked
+// against this version only.
+static_assert(simdjson::SIMDJSON_VERSION_MAJOR == 3 && simdjson::SIMDJSON_VERSION_MINOR == 0,
+              "bw_fast.h uses simdjson 3.0's internal stage-1 API; check it against this version before building");
+
 namespace bw {
 const key_index the_key_index;
 }
