@@ -112,6 +112,13 @@ extension ScannedEvent: EventRow {
     public func value(_ field: EventField) -> Value { event.value(field, seq: seq, dwell: .none) }
 }
 
+extension EventSource {
+    public func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+                             _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
+        try scanSessions(ranges, body)
+    }
+}
+
 /// Where a query reads events: the store, or memory in tests.
 ///
 /// Every event a source delivers has a session id (explicit, or inferred by rule 10 before the query sees it).
@@ -128,6 +135,12 @@ public protocol EventSource {
     /// session's events in `(time, seq)` order, until it returns false. The rows are valid only inside `body`.
     /// - Complexity: proportional to the events of the sessions read; memory to the number of sessions.
     func scanSessions(_ ranges: [ScanRange], _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError)
+
+    /// ``scanSessions(_:_:)`` in a run that can be cancelled: a source that works between deliveries (the store
+    /// scans records of sessions it has not delivered yet) checks `cancellation` there and throws a `.cancelled`
+    /// error about `text`. The default delivers through ``scanSessions(_:_:)``; the executor checks per row.
+    func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+                      _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError)
 
     /// How the source reads sessions, for `explain` ("session index", "in memory").
     var sessionAccess: String { get }

@@ -63,7 +63,8 @@ struct Executor {
         func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
         /// Each session with events in the ranges, its events as rows in `(time, seq)` order.
         func readSessionRows() throws(QueryError) {
-            func add<R: EventRow>(_ id: String, _ scanned: [R]) throws(QueryError) -> Bool {
+            try source.scanSessions(plan.ranges, cancellation: cancellation, text: query.ast.text) {
+                (id, scanned) throws(QueryError) -> Bool in
                 try ticker.tick(scanned.count)
                 statistics.sessionsRead += 1
                 statistics.eventsRead += scanned.count
@@ -77,14 +78,6 @@ struct Executor {
                     sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, id))
                 }
                 return true
-            }
-            if let store = source as? StoreEventSource {
-                // The store also checks for cancellation while it scans records of sessions not yet delivered.
-                try store.scanSessions(plan.ranges, cancellation: cancellation, text: query.ast.text) {
-                    (id, scanned) throws(QueryError) -> Bool in try add(id, scanned)
-                }
-            } else {
-                try source.scanSessions(plan.ranges) { (id, scanned) throws(QueryError) -> Bool in try add(id, scanned) }
             }
         }
         switch plan.access {
@@ -131,14 +124,9 @@ struct Executor {
                 try store.scanSessionFields(plan.ranges, cancellation: cancellation, text: query.ast.text) { (_, scanned) throws(QueryError) -> Bool in
                     try Executor.visit(session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &coded)
                 }
-            } else if let store = source as? StoreEventSource {
-                var none: CodedFilter? = nil
-                try store.scanSessions(plan.ranges, cancellation: cancellation, text: query.ast.text) { (_, scanned) throws(QueryError) -> Bool in
-                    try Executor.visit(session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &none)
-                }
             } else {
                 var none: CodedFilter? = nil
-                try source.scanSessions(plan.ranges) { (_, scanned) throws(QueryError) -> Bool in
+                try source.scanSessions(plan.ranges, cancellation: cancellation, text: query.ast.text) { (_, scanned) throws(QueryError) -> Bool in
                     try Executor.visit(session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &none)
                 }
             }

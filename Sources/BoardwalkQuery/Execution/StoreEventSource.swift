@@ -127,7 +127,7 @@ public struct StoreEventSource: EventSource {
 
     /// ``scanSessions(_:_:)`` that also checks `cancellation` while it scans records no session is delivered for
     /// (the executor checks it per row delivered).
-    func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+    public func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
                       _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
         try readSessions(ranges, cancellation: cancellation, text: text,
                          row: { record, strings in StoreEventRow(view: try record.view(), strings: strings) }, body)
