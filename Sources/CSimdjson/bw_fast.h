@@ -9,12 +9,14 @@
 // is to check the grammar between those positions and to fill the slots, which takes a few instructions per
 // token.
 //
-// simdjson internals: stage 1 is run through `implementation::create_dom_parser_implementation` and
-// `dom_parser_implementation::stage1`, and its `structural_indexes` / `n_structural_indexes` are read directly.
-// simdjson marks these "for internal implementation use"; they are what Debian's libsimdjson-dev 3.0.1 ships
-// (the static_assert in bw_json.cpp pins the version). What this relies on, checked on 3.0.1: stage 1 rejects
-// invalid UTF-8, raw control characters in strings and unclosed strings, and refuses a line longer than its
-// capacity. Entries at and after `n` are not relied on: every read of a token checks `k < n`.
+// simdjson internals: the index is the one On-Demand's `parser::iterate` builds with its stage 1 (the kernel
+// libsimdjson picks for the CPU at run time), read through the document's iterator (`root_position`, and the
+// protected `end_position`) before On-Demand has moved; so each line runs stage 1 once, whichever walk takes
+// it. This is Debian's libsimdjson-dev 3.0.1 (the static_assert in bw_json.cpp pins the version). What this
+// relies on, checked on 3.0.1: stage 1 rejects invalid UTF-8, raw control characters in strings and unclosed
+// strings, and refuses a line longer than its capacity. Entries at and after `n` are not relied on: every read
+// of a token checks `k < n` (past the last token, idx[n] is the line's length, whose byte is the caller's
+// padding, and later entries may be left from an earlier, longer line).
 //
 // The contract: `run` either fills the slots, choices and status exactly as `walker::walk_root` would for
 // the same line and returns true, or returns false having decided nothing ("bail"), and the caller parses

@@ -18,10 +18,10 @@
 #include <new>
 #include <simdjson.h>
 
-// bw_fast.h runs simdjson's stage 1 through its internal API and reads the structural index it leaves: checked
-// against this version only.
+// bw_fast.h reads the structural index that On-Demand's stage 1 leaves, through protected members of simdjson's
+// document and iterator (below): checked against this version only.
 static_assert(simdjson::SIMDJSON_VERSION_MAJOR == 3 && simdjson::SIMDJSON_VERSION_MINOR == 0,
-              "bw_fast.h uses simdjson 3.0's internal stage-1 API; check it against this version before building");
+              "bw_fast.h reads simdjson 3.0's structural index; check it against this version before building");
 
 namespace bw {
 const key_index the_key_index;
@@ -32,25 +32,41 @@ namespace sj = simdjson::SIMDJSON_BUILTIN_IMPLEMENTATION;
 #include "bw_walker.h"
 #include "bw_fast.h"
 
-bw_status walker::parse(const uint8_t *line, size_t len, size_t capacity) noexcept {
-    (void)capacity; // stage 1 reads at most SIMDJSON_PADDING bytes past `len`, which the caller guarantees
-    if (fast_enabled && stage1) {
-        st = bw_status{};
-        st.error_offset = -1;
-        st.error_slot = -1;
-        st.root_type = BW_OBJECT;
-        base = reinterpret_cast<const char *>(line);
-        line_len = len;
-        doc = nullptr;
-        if (stage1->stage1(line, len, simdjson::stage1_mode::regular) == simdjson::SUCCESS) {
-            fast_walker f{*this};
-            if (f.run(line, len, stage1->structural_indexes.get(), stage1->n_structural_indexes)) {
-                fast_lines++;
-                return st;
-            }
-        }
+// simdjson keeps a document's iterator, and where its structural index ends, protected. A pointer to a protected
+// member formed through a derived class is the language's way to read them (no cast, no copy of simdjson's code).
+struct document_access : sj::ondemand::document {
+    static const sj::ondemand::json_iterator &iterator(const sj::ondemand::document &d) noexcept {
+        return d.*(&document_access::iter);
     }
-    return parse_slow(line, len, capacity);
+};
+struct iterator_access : sj::ondemand::json_iterator {
+    static const uint32_t *end(const sj::ondemand::json_iterator &it) noexcept {
+        return (it.*(&iterator_access::end_position))();
+    }
+};
+
+bw_status walker::parse(const uint8_t *line, size_t len, size_t capacity) noexcept {
+    begin(line, len);
+    // One stage 1 per line, On-Demand's own: the fast path walks the structural index it leaves, and when the
+    // fast path gives up, On-Demand iterates the same, still untouched, document.
+    sj::ondemand::document d;
+    if (auto e = parser.iterate(line, len, capacity).get(d)) {
+        slow_lines++;
+        fail_sj(e, -1);
+        return st;
+    }
+    if (fast_enabled) {
+        const sj::ondemand::json_iterator &it = document_access::iterator(d);
+        const uint32_t *first = it.root_position();
+        st.root_type = BW_OBJECT;
+        fast_walker f{*this};
+        if (f.run(line, len, first, uint32_t(iterator_access::end(it) - first))) {
+            fast_lines++;
+            return st;
+        }
+        begin(line, len);
+    }
+    return walk_document(d);
 }
 
 static walker *make_walker(size_t max_line, size_t max_depth, size_t max_string, size_t max_choices, bw_choice *choices) {
@@ -65,11 +81,6 @@ static walker *make_walker(size_t max_line, size_t max_depth, size_t max_string,
     w->max_string = max_string;
     w->max_choices = max_choices;
     w->choices = choices;
-    // Without it every line takes the On-Demand path, which gives the same results more slowly.
-    if (simdjson::get_active_implementation()->create_dom_parser_implementation(
-            max_line + BW_PADDING, max_depth + 1, w->stage1) != simdjson::SUCCESS) {
-        w->stage1.reset();
-    }
     return w;
 }
 static void destroy_walker(walker *w) { delete w; }
@@ -127,6 +138,12 @@ const char *bw_implementation_name(const bw_parser *) {
 #else
     return SIMDJSON_STRINGIFY(SIMDJSON_BUILTIN_IMPLEMENTATION);
 #endif
+}
+
+const char *bw_stage1_implementation_name(const bw_parser *) {
+    // On-Demand's parser made its stage 1 with the active implementation when it allocated, and Boardwalk never
+    // changes the active one.
+    return simdjson::get_active_implementation()->name().data();
 }
 
 } // extern "C"

@@ -155,8 +155,11 @@ void bw_parser_set_fast_path(bw_parser *parser, int enabled);
 void bw_parser_path_counts(const bw_parser *parser, uint64_t *fast, uint64_t *slow);
 /// A short English description of a simdjson error code.
 const char *bw_simdjson_error_message(int32_t code);
-/// The name of the simdjson implementation in use ("haswell", "fallback", …).
+/// The name of the simdjson implementation that the On-Demand walk is compiled for ("haswell" on x86-64).
 const char *bw_implementation_name(const bw_parser *parser);
+/// The name of the simdjson implementation that runs stage 1 (structural indexing, UTF-8 validation) for
+/// both walks: the one libsimdjson picks for the CPU at run time ("icelake", "haswell", "westmere", …).
+const char *bw_stage1_implementation_name(const bw_parser *parser);
 
 #ifdef __cplusplus
 }
