@@ -18,9 +18,9 @@
 // of a token checks `k < n` (past the last token, idx[n] is the line's length, whose byte is the caller's
 // padding, and later entries may be left from an earlier, longer line).
 //
-// The contract: `run` either fills the slots, choices and status exactly as `walker::walk_root` would for
-// the same line and returns true, or returns false having decided nothing ("bail"), and the caller parses
-// the line again with On-Demand. It bails on everything that is an error there and on everything it does not
+// The contract: `run` either fills the slots, choices and status exactly as `walker::walk_root` would for the
+// same line and returns true, or returns false having decided nothing ("bail"), and the caller walks the same
+// indexed line with On-Demand. It bails on everything that is an error there and on everything it does not
 // handle itself: escapes in keys or strings, numbers other than plain integers of up to 18 digits (and -0),
 // duplicate keys, the limits (depth, string length, choices). So errors, their offsets and messages always
 // come from the On-Demand walker, and a line it accepts is one the On-Demand walker accepts identically.
