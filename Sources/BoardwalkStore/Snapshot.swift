@@ -343,21 +343,7 @@ public struct Snapshot: StringResolver {
         // Bounds a damaged batch count before it sizes the buffer.
         let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
         try txn.withCursor(dbs.batches) { c in
-            var start = [UInt8](repeating: 0, count: Layout.batchKeySize)
-            start.withUnsafeMutableBytes { $0.baseAddress!.storeBE(since, at: 0) }
-            var found = try start.withUnsafeBytes { try c.seek($0) }
-            // The batch holding `since` starts at or before it: unless we landed exactly on it, step back to
-            // the previous batch's last chunk, then to its first.
-            if !found || c.key.count != Layout.batchKeySize || c.key.be64(0) != since {
-                found = found ? try c.previous() : try c.last()
-                if found {
-                    guard c.key.count == Layout.batchKeySize else { throw corruptBatch(c) }
-                    start.withUnsafeMutableBytes { $0.baseAddress!.storeBE(c.key.be64(0), at: 0) }
-                    found = try start.withUnsafeBytes { try c.seek($0) }
-                } else {
-                    found = try c.first()
-                }
-            }
+            var found = try seekBatch(&c, holding: since)
             while found {
                 guard c.key.count == Layout.batchKeySize, c.value.count >= 4 + Layout.eventKeySize,
                       (c.value.count - 4) % Layout.eventKeySize == 0, c.key.be16(8) == 0 else { throw corruptBatch(c) }
@@ -417,7 +403,28 @@ public struct Snapshot: StringResolver {
         }
     }
 
-    private func corruptBatch(_ c: Cursor) -> StoreError {
+    /// Positions `c` (on `batches`) on the first chunk of the batch holding seq `since` (the last batch starting at
+    /// or before it; the first batch when none does); `false` when `batches` is empty.
+    func seekBatch(_ c: inout Cursor, holding since: UInt64) throws -> Bool {
+        var start = [UInt8](repeating: 0, count: Layout.batchKeySize)
+        start.withUnsafeMutableBytes { $0.baseAddress!.storeBE(since, at: 0) }
+        var found = try start.withUnsafeBytes { try c.seek($0) }
+        // The batch holding `since` starts at or before it: unless we landed exactly on it, step back to
+        // the previous batch's last chunk, then to its first.
+        if !found || c.key.count != Layout.batchKeySize || c.key.be64(0) != since {
+            found = found ? try c.previous() : try c.last()
+            if found {
+                guard c.key.count == Layout.batchKeySize else { throw corruptBatch(c) }
+                start.withUnsafeMutableBytes { $0.baseAddress!.storeBE(c.key.be64(0), at: 0) }
+                found = try start.withUnsafeBytes { try c.seek($0) }
+            } else {
+                found = try c.first()
+            }
+        }
+        return found
+    }
+
+    func corruptBatch(_ c: Cursor) -> StoreError {
         StoreError(.corrupt, "a batches entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
     }
 
@@ -449,6 +456,20 @@ public struct Snapshot: StringResolver {
                 found = try c.next()
             }
         }
+    }
+
+    /// The sessions of `onboarding` (``RecordFormat/noOnboarding``: sessions with events without a position) whose
+    /// first event stored in it is at or after `time`, in session id order. That event is one of the session's, so
+    /// a session left out has an event in the onboarding before `time`; one listed may still have one, stored
+    /// later (see ``forEachRecord(arrivedSince:before:onboardings:_:)``).
+    /// - Complexity: O(log N + sessions of the onboarding).
+    public func sessionIDs(ofOnboarding onboarding: StringID, firstStoredFrom time: Timestamp) throws -> [StringID] {
+        let bits = Layout.timeBits(time.microseconds)
+        var out: [StringID] = []
+        try forEachOnboardingSession(onboarding) { session, value in
+            if value.be64(0) >= bits { out.append(session) }
+        }
+        return out
     }
 
     /// ``sessions(ofOnboarding:)-(StringID)`` by the onboarding's id string.

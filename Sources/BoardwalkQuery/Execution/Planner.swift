@@ -163,6 +163,12 @@ struct Plan: Sendable {
             lines.append("read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
                 + "onboarding's keys, folded per session in memory (the sessions listed in spanning_sessions, with events "
                 + "in another onboarding or without a position, through the store's session index)")
+        case .sessions where source is StoreEventSource && !query.needsSessionRows && StoreEventSource.sinceStart(ranges) != nil:
+            lines.append("read: the sessions whose first event stored in the onboarding is at or after the range's start "
+                + "(onboarding_sessions); their events from that time on by a scan of the keys, folded per session in "
+                + "memory; the batches stored since the earliest event met, for events before that time that came in later "
+                + "(their sessions started before it and are dropped); sessions in spanning_sessions through the store's "
+                + "session index")
         case .sessions where source is StoreEventSource:
             lines.append("read: sessions with events in the ranges, " + StoreEventSource.sessionReading)
         case .sessions: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")

@@ -275,6 +275,16 @@ extension StoreEventSource {
 }
 
 extension StoreEventSource {
+    /// The time the ranges start at when they are for a fold from a time on: every range starts at that time and
+    /// has no end nor screen bound, and either each names an onboarding or there is one, the whole store.
+    static func sinceStart(_ ranges: [ScanRange]) -> Int64? {
+        guard let first = ranges.first, first.time.lowerBound != Int64.min, first.time.upperBound == Int64.max,
+              ranges.allSatisfy({ $0.time == first.time && $0.screens == ScanRange.allScreens }),
+              ranges.count == 1 || ranges.allSatisfy({ $0.onboarding != nil })
+        else { return nil }
+        return first.time.lowerBound
+    }
+
     /// Sessions of whole onboardings (ranges narrowed by onboarding only), folded from sequential scans of their
     /// key ranges instead of a session-index read per event; returns false, having done nothing, when the
     /// ranges are not of that shape or ``onboardingScanRatio`` sends them to the session index.
@@ -286,18 +296,33 @@ extension StoreEventSource {
     /// the scope is folded from the scan of its onboarding's range. Exact either way. Cost: O(sessions in
     /// scope + events in scope + spanning sessions of the store, + the store's events without a position when
     /// scanned), never a pass over other onboardings.
+    ///
+    /// **From a time on.** Ranges that start at a time `t` and have no end (the planner's bound for `started >= t`,
+    /// whose sessions have every event at or after `t`), over whole onboardings or the whole store, are folded from
+    /// scans from `t` (see ``sinceStart(_:)``): of the sessions with events there, only those a `started >= t` filter
+    /// can keep are folded (the first event stored for the session in the onboarding at or after `t`, and no event
+    /// before `t` that came in later: `Snapshot.forEachRecord(arrivedSince:before:onboardings:_:)` finds those), and
+    /// they are delivered in the order the scan first meets them, as the session-index path lists them. A session
+    /// left out has an event before `t`: the filter, which is checked on every summary, would drop it anyway.
+    /// Cost: O(sessions of the scope in `onboarding_sessions` + events from `t` on + the batches stored since the
+    /// earliest of those events), never the events before `t`.
     fileprivate func foldOnboardings(
         _ snapshot: Snapshot, _ ranges: [ScanRange], strings: StringCache, needs: FoldNeeds,
         cancellation: CancellationFlag?, text: String,
         name: (StringID) throws(QueryError) -> String, tick: () throws(QueryError) -> Void,
         _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
     ) throws -> Bool {
-        guard !ranges.isEmpty,
-              ranges.allSatisfy({ $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime })
+        let since = StoreEventSource.sinceStart(ranges)
+        guard !ranges.isEmpty, since != nil
+                || ranges.allSatisfy({ $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime })
         else { return false }
         let all = try snapshot.onboardings()
         var scope: [StringID] = []
-        for range in ranges {
+        if ranges.count == 1, ranges[0].onboarding == nil {
+            // The whole store from `since` on: every onboarding in key order, the events without a position last.
+            scope = all.map { $0.id ?? RecordFormat.noOnboarding }.sorted()
+        }
+        for range in ranges where range.onboarding != nil {
             if let id = all.first(where: { $0.onboardingID == range.onboarding! })?.id, !scope.contains(id) { scope.append(id) }
         }
         let eventsInScope = all.reduce(0) { $0 + (scope.contains($1.id ?? RecordFormat.noOnboarding) ? $1.events : 0) }
@@ -307,11 +332,14 @@ extension StoreEventSource {
             return false
         }
 
-        // The sessions in scope, in the order the index path delivers them.
+        // The sessions in scope, in the order the index path delivers them (from `since` on: those whose first
+        // event stored in the onboarding is not before it, delivered in the order the scan meets them).
         var ids: [StringID] = []
         var slots = SessionSlots(capacity: 1024)
         for onboarding in scope {
-            for session in try snapshot.sessionIDs(ofOnboarding: onboarding) where slots.slot(session).inserted {
+            let listed = try since.map { try snapshot.sessionIDs(ofOnboarding: onboarding, firstStoredFrom: Timestamp(microseconds: $0)) }
+                ?? snapshot.sessionIDs(ofOnboarding: onboarding)
+            for session in listed where slots.slot(session).inserted {
                 ids.append(session)
             }
         }
@@ -331,7 +359,10 @@ extension StoreEventSource {
             if entry.inSeveralOnboardings { spanning[slot] = true } else { unpositioned.append(slot) }
         }
         var scanUnpositioned = false
-        if !unpositioned.isEmpty {
+        if since != nil {
+            // Read whole: the scans from `since` find their late events only in the scope's onboardings.
+            for slot in unpositioned { spanning[slot] = true }
+        } else if !unpositioned.isEmpty {
             let unpositionedEvents = all.first { $0.id == RecordFormat.noOnboarding }?.events ?? 0
             let perSession = Double(eventsInScope) / Double(max(slotsInScope, 1))
             // A session-index read costs about 16 times a scanned event (see `onboardingScanRatio`).
@@ -351,21 +382,35 @@ extension StoreEventSource {
         }
         // All the scan's state in one struct, mutated through one access per event: a local function capturing
         // variables pays a dynamic exclusivity check per event.
-        var scan = ScopeScan(table: table, elsewhere: spanning, folds: folds, lean: lean, cancellation: cancellation, text: text)
+        let met = since.map { _ in FirstMet(slots: slotsInScope) }
+        var scan = ScopeScan(table: table, elsewhere: spanning, folds: folds, lean: lean, met: met, cancellation: cancellation,
+                             text: text)
         needs.stepTests?.limit(sessions: slotsInScope)
+        let time = since.map { StoreEventSource.storeTimeRange($0...Int64.max) } ?? nil
         for onboarding in scope {
-            try scan.scan(snapshot, onboarding: onboarding, strings: strings, needs: needs)
+            try scan.scan(snapshot, onboarding: onboarding, time: time, strings: strings, needs: needs)
+        }
+        var late: [Bool] = []
+        if let since, let met, met.minSeq != .max {
+            // A session met from `since` on whose first stored event is at or after it may have an event before it
+            // that came in later (so at or after the earliest seq met): such a session fails `started >= since`.
+            late = [Bool](repeating: false, count: slotsInScope)
+            try snapshot.forEachRecord(arrivedSince: met.minSeq, before: Timestamp(microseconds: since), onboardings: Set(scope)) { record in
+                if let session = try record.fields(.session).session, let slot = table.existingSlot(session) { late[slot] = true }
+                return true
+            }
         }
         if scanUnpositioned {
             // Only the scope's sessions are folded; sessions with no events in an onboarding (not in the table)
             // and sessions read through the index are skipped.
-            try scan.scan(snapshot, onboarding: RecordFormat.noOnboarding, strings: strings, needs: needs)
+            try scan.scan(snapshot, onboarding: RecordFormat.noOnboarding, time: nil, strings: strings, needs: needs)
         }
         // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
         if needs.stepTests?.overBudget == true { return true }
         let elsewhere = spanning
         var reachBuffer: [Int64] = []
-        for (slot, id) in ids.enumerated() {
+        for slot in met?.slots ?? Array(ids.indices) where late.isEmpty || !late[slot] {
+            let id = ids[slot]
             if elsewhere[slot] {
                 var sessionFold = SessionFold()
                 try snapshot.forEachEvent(inSession: id) { view in
@@ -385,6 +430,26 @@ extension StoreEventSource {
             }
         }
         return true
+    }
+}
+
+/// The slots a scan meets, in the order it first meets them, and the smallest seq of the events it met them by.
+private final class FirstMet {
+    @exclusivity(unchecked) private var seen: [Bool]
+    @exclusivity(unchecked) private(set) var slots: [Int] = []
+    @exclusivity(unchecked) private(set) var minSeq = UInt64.max
+
+    init(slots count: Int) {
+        seen = [Bool](repeating: false, count: count)
+    }
+
+    @inline(__always)
+    func meet(_ slot: Int, seq: UInt64) {
+        if seq < minSeq { minSeq = seq }
+        if !seen[slot] {
+            seen[slot] = true
+            slots.append(slot)
+        }
     }
 }
 
@@ -447,8 +512,10 @@ private struct WholeStoreScan {
                     let fields = try record.fields(.all)
                     guard let session = fields.session else { continue }
                     try ticker.tick()
-                    try folds.base[slot(session)].add(fields, seq: record.seq, full: { () throws in try record.view() },
-                                                      strings: strings, needs: needs)
+                    // The slot first: a new session can grow the storage, which moves `folds.base`.
+                    let slot = slot(session)
+                    try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
+                                             strings: strings, needs: needs)
                 }
                 return needs.stepTests?.overBudget != true
             }
@@ -476,28 +543,33 @@ private struct ScopeScan {
     let folds: FoldStorage
     /// The folds of a lean fold (``FoldNeeds/lean``), with the sessions read elsewhere marked `excluded`.
     let lean: LeanFolds?
+    /// For a scan from a time on: the slots in the order the scan meets them.
+    let met: FirstMet?
     var ticker: CancellationTicker
 
-    init(table: SessionSlots, elsewhere: [Bool], folds: FoldStorage, lean: LeanFolds?, cancellation: CancellationFlag?,
-         text: String) {
+    init(table: SessionSlots, elsewhere: [Bool], folds: FoldStorage, lean: LeanFolds?, met: FirstMet?,
+         cancellation: CancellationFlag?, text: String) {
         self.table = table
         self.elsewhere = elsewhere
         self.folds = folds
         self.lean = lean
+        self.met = met
         ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
 
     /// Folds the events of one onboarding (``RecordFormat/noOnboarding``: the events without a position) into
     /// the scope's sessions. The loop is chosen once: a lean fold reads only up to each record's session.
     /// Records come a block at a time, so the loop over them is inlined here.
-    mutating func scan(_ snapshot: Snapshot, onboarding: StringID, strings: StringCache, needs: FoldNeeds) throws {
+    mutating func scan(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, strings: StringCache,
+                       needs: FoldNeeds) throws {
         if let lean {
             let extent: RecordFields.Extent = lean.outcomes ? .all : .session
-            try snapshot.forEachRun(onboarding: onboarding) { run in
+            try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
                 while let record = try run.next() {
                     let fields = try record.fields(extent)
-                    guard let session = fields.session, let slot = table.existingSlot(session), !lean.base[slot].excluded
-                    else { continue }
+                    guard let session = fields.session, let slot = table.existingSlot(session) else { continue }
+                    met?.meet(slot, seq: record.seq)
+                    guard !lean.base[slot].excluded else { continue }
                     try ticker.tick()
                     try lean.add(slot: slot, fields, seq: record.seq)
                     if lean.outcomes {
@@ -508,10 +580,12 @@ private struct ScopeScan {
                 return true
             }
         } else {
-            try snapshot.forEachRun(onboarding: onboarding) { run in
+            try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
                 while let record = try run.next() {
                     let fields = try record.fields(.all)
-                    guard let session = fields.session, let slot = table.existingSlot(session), !elsewhere[slot] else { continue }
+                    guard let session = fields.session, let slot = table.existingSlot(session) else { continue }
+                    met?.meet(slot, seq: record.seq)
+                    guard !elsewhere[slot] else { continue }
                     try ticker.tick()
                     try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
                                              strings: strings, needs: needs)

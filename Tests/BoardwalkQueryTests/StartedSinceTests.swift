@@ -1,0 +1,98 @@
+import BoardwalkModel
+import BoardwalkStore
+import Testing
+@testable import BoardwalkQuery
+
+/// `sessions | where started >= t` folds its sessions from scans from `t` on: sessions whose first stored event
+/// is before `t` are left out from `onboarding_sessions`, and those with an event before `t` that came in later
+/// (a late batch) from the batches stored since. Every answer must be the session index path's and the in-memory
+/// source's.
+@Suite struct StartedSinceTests {
+    static let hour = 3600.0
+    /// 2026-11-01T20:00:00Z: ten hours after `base`.
+    static let cutoff = "@2026-11-01T20:00:00Z"
+    let error = Payload.error(OnboardingError(domain: "webkit", code: 1, message: "m"))
+
+    /// Batches in arrival order.
+    var batches: [[Event]] {
+        let h = StartedSinceTests.hour
+        return [
+            // Long before the cutoff.
+            [ev(0, "old", screen: 0, started), ev(0.5 * h, "old", screen: 1, presented)],
+            [
+                // Started before the cutoff, goes on after it: its first stored event says so.
+                ev(9.5 * h, "straddle", screen: 0, started), ev(10.5 * h, "straddle", screen: 1, presented),
+                ev(11 * h, "fresh", screen: 0, started), ev(11 * h + 60, "fresh", screen: 1, presented),
+                ev(11 * h + 120, "fresh", screen: 3, completedEvent),
+                // First stored after the cutoff; an earlier event comes later (below).
+                ev(11 * h, "late", screen: 1, presented), ev(11.2 * h, "late", screen: 2, presented),
+                ev(12 * h, "late2", screen: 0, started),
+                // In two onboardings, after the cutoff.
+                ev(11.5 * h, "span", screen: 0, started), ev(11.6 * h, "span", screen: 1, onboarding: "onb_2", presented),
+                // After the cutoff, with an event without a position.
+                ev(11.7 * h, "nopos", screen: 0, started), ev(11.8 * h, "nopos", screen: nil, error),
+                // Only events without a position.
+                ev(12.5 * h, "bare", screen: nil, error),
+                ev(12 * h, "other", screen: 0, onboarding: "onb_2", started),
+            ],
+            // Late arrivals: far before the cutoff (a block of their own, more than a block span before it) and
+            // just before it (the blocks a scan from the cutoff opens, whose earlier events it skips).
+            [ev(2 * h, "late", screen: 0, started)],
+            [ev(9.9 * h, "late2", screen: 0, presented)],
+            // A late arrival of a session that started before the cutoff anyway.
+            [ev(1 * h, "straddle", screen: 2, presented)],
+        ]
+    }
+
+    var events: [Event] { batches.flatMap { $0 } }
+
+    /// The query on the store by scans from the cutoff and by the session index; both must agree, and with the
+    /// in-memory source when `ordered` (a listing's order is the store's).
+    func check(_ text: String, _ store: Store, againstMemory: Bool = true) throws -> ResultTable {
+        let query = try Query.parse(text)
+        let scanned = try query.run(on: StoreEventSource(store))
+        let indexed = try StoreEventSource.$onboardingScanRatio.withValue(.infinity) { try query.run(on: StoreEventSource(store)) }
+        #expect(scanned == indexed, "\(text)\nscans:\n\(scanned.render(.table))\nindex:\n\(indexed.render(.table))")
+        if againstMemory {
+            let memory = try query.run(on: InMemoryEventSource(events))
+            #expect(scanned == memory, "\(text)\nscans:\n\(scanned.render(.table))\nmemory:\n\(memory.render(.table))")
+        }
+        return scanned
+    }
+
+    @Test func theExplainSaysTheScanStartsAtTheCutoff() throws {
+        try withTemporaryStore { store in
+            for batch in batches { _ = try store.append(batch) }
+            let plan = try Query.parse("sessions | where started >= \(Self.cutoff) | count | explain").run(on: StoreEventSource(store))
+            let text = plan.render(.table)
+            #expect(text.contains("first event stored in the onboarding is at or after the range's start"), "\(text)")
+        }
+    }
+
+    @Test func sessionsWithALateEarlierEventAreNotCountedAsStartedAfterTheCutoff() throws {
+        try withTemporaryStore { store in
+            for batch in batches { _ = try store.append(batch) }
+            let rows = try check("sessions | where started >= \(Self.cutoff) | select session, events | sort session", store)
+            #expect(rows.column("session") == ["bare", "fresh", "nopos", "other", "span"].map { .string($0) })
+            #expect(rows.column("events") == [1, 3, 2, 1, 2].map { .integer($0) })
+            let one = try check(#"sessions | where started >= \#(Self.cutoff) and onboarding == "onb_1" | select session | sort session"#, store)
+            #expect(one.column("session") == ["fresh", "nopos", "span"].map { .string($0) })
+            _ = try check("sessions | where started > \(Self.cutoff) | count", store)
+            _ = try check("sessions | where started >= \(Self.cutoff) | funnel", store)
+            _ = try check(#"sessions | where started >= \#(Self.cutoff) and onboarding in ["onb_1", "onb_2"] | count by onboarding"#, store)
+            _ = try check("sessions | where started >= \(Self.cutoff) | stats count(), rate(completed), p50(duration) by onboarding", store)
+            _ = try check("sessions | where started >= @2026-11-01T10:30:00Z | count", store)
+            #expect(try store.check().isOK)
+        }
+    }
+
+    @Test func aListingComesInTheIndexPathsOrder() throws {
+        try withTemporaryStore { store in
+            for batch in batches { _ = try store.append(batch) }
+            // No sort: the order the sessions are delivered in.
+            _ = try check("sessions | where started >= \(Self.cutoff) | select session, started, furthest_screen", store,
+                          againstMemory: false)
+            _ = try check("sessions | where started >= @2026-11-01T09:00:00Z | select session, events", store, againstMemory: false)
+        }
+    }
+}
