@@ -30,13 +30,15 @@ final class QueryConsole {
             let query = try Query.parse(text)
             for note in query.notes { report(note) }
             let (table, statistics) = try execute(query)
+            // Ctrl-C after the read (while rows were sorted or gathered) is seen here, and between chunks of output.
+            if cancellation.isCancelled { return cancelled() }
             if query.isExplain && format == .table {
                 // A plan reads as lines of text, as `.explain` prints it, not as a one-column table under a rule as
                 // wide as its longest line.
                 invocation.out(table.rows.compactMap { if case .string(let line)? = $0.first { line } else { nil } }
                     .joined(separator: "\n") + "\n")
-            } else {
-                invocation.out(render(table))
+            } else if !ResultPrinter.print(table, format, to: invocation.stdout, cancelled: { cancellation.isCancelled }) {
+                return cancelled()
             }
             if timing {
                 invocation.stdout.flush()  // the result first, then the timing on stderr
@@ -71,6 +73,13 @@ final class QueryConsole {
         }
     }
 
+    /// Reports a query stopped by Ctrl-C, after the output it had printed (which ends after a whole row).
+    private func cancelled() -> Bool {
+        invocation.stdout.flush()
+        invocation.err("cancelled\n")
+        return false
+    }
+
     /// Runs a parsed query (opening the existential source).
     func execute(_ query: Query) throws(QueryError) -> (table: ResultTable, statistics: RunStatistics) {
         try query.execute(on: source, options: Query.RunOptions(cancellation: cancellation))
@@ -89,10 +98,6 @@ final class QueryConsole {
             report(error)
             return false
         }
-    }
-
-    func render(_ table: ResultTable) -> String {
-        table.render(format)
     }
 
     func report(_ error: QueryError) {
