@@ -1,5 +1,6 @@
 @testable import BoardwalkCLI
 import BoardwalkGenerator
+import BoardwalkQuery
 import BoardwalkStore
 import Foundation
 import Testing
@@ -95,6 +96,17 @@ struct MessagesTests {
         }
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("\nrejected: 0\n"))
+    }
+
+    @Test("--timing counts in words that agree with their numbers: 1 event, 1 session")
+    func timingLine() throws {
+        let event = try #require(SyntheticData(sessions: 1, seed: 3).events().first { $0.session != nil })
+        let out = BufferSink(), err = BufferSink()
+        let console = QueryConsole(source: InMemoryEventSource([event]), invocation: Invocation(environment: [:], stdout: out, stderr: err))
+        console.timing = true
+        #expect(console.run("sessions | count"))
+        #expect(err.text.hasPrefix("(1 row, "), "\(err.text)")
+        #expect(err.text.hasSuffix(" 1 event and 1 session read)\n"), "\(err.text)")
     }
 
     /// Runs an executable (not `boardwalk` itself) with `arguments` in `directory`.

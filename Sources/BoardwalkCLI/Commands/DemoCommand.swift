@@ -37,7 +37,7 @@ enum DemoCommand: Command {
             if existing == 0 {
                 try load(SyntheticData(sessions: sessions, seed: seed), into: store, invocation: invocation, paint: paint)
             } else {
-                invocation.out("The store at \(path) already holds \(Units.count(existing)) events: the answers below come from them.\n")
+                invocation.out("The store at \(path) already holds \(Units.count(existing, "event")): the answers below come from them.\n")
             }
             store.close()
         }
@@ -94,7 +94,7 @@ enum DemoCommand: Command {
         try commit(batch)
         progress?.finish()
         let elapsed = monotonicMicroseconds() - start
-        invocation.out("Stored \(Units.count(stored)) events in \(Units.duration(microseconds: storing)) "
+        invocation.out("Stored \(Units.count(stored, "event")) in \(Units.duration(microseconds: storing)) "
             + "(\(Units.rate(Double(stored) * 1e6 / Double(max(1, storing)))) events), after generating "
             + "\(Units.bytes(bytes)) of NDJSON and parsing it back in \(Units.duration(microseconds: elapsed - storing)) "
             + "(parsing alone: \(Units.duration(microseconds: parsing))).\n")

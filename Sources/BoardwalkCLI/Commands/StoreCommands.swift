@@ -82,14 +82,17 @@ enum IngestCommand: Command {
         Bad lines do not stop the run: each is listed in the rejects file as 'INPUT:LINE: reason', followed
         by the line itself on a tab-indented line, and the lines around it are ingested. The rejects file is
         rewritten at the first rejection of each run and not created when nothing is rejected. With --strict
-        the run stops at the first bad line instead, and nothing of the batch it was in is committed.
+        the run stops at the first bad line instead (listed too), and nothing of the batch it was in is
+        committed. A file's last line without a newline is a line like any other; if it does not parse it is
+        rejected, and the next run reads it again (a writer may still be finishing it).
 
         Exactly once: events are committed in batches; each batch of a file is committed together with a
         checkpoint (how far into the file it reached), so running the same command again after a crash or
         Ctrl-C continues after the last committed batch. Events with an event id are also de-duplicated by
         the store, whatever their input. Standard input has no checkpoint: only event ids protect it.
         A pipe that goes quiet for 200 ms has what it sent so far committed (for 'tail -f … | boardwalk
-        ingest -'). Ctrl-C stops after the batch in progress is committed.
+        ingest -'). Ctrl-C stops after the batch in progress is committed. Two runs of the same file at once:
+        the one that finds the file's checkpoint moved by the other stops, storing nothing twice.
 
         A progress line is drawn on stderr when it is a terminal. The summary goes to stdout.
 

@@ -54,12 +54,13 @@ final class QueryConsole {
                 // "… read", which scripts/duckdb_compare.py looks for at the end).
                 var counted = ""
                 if statistics.blocksCounted + statistics.blocksRead > 0 {
-                    counted = "\(Units.count(statistics.eventsCounted)) events counted from \(Units.count(statistics.blocksCounted)) "
-                        + "block headers and \(Units.count(statistics.blocksRead)) blocks' times, "
+                    counted = "\(Units.count(statistics.eventsCounted, "event")) counted from "
+                        + "\(Units.count(statistics.blocksCounted, "block header")) and \(Units.count(statistics.blocksRead)) "
+                        + "block\(statistics.blocksRead == 1 ? "'s time" : "s' times"), "
                 }
                 invocation.err(
                     "(\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"), \(Units.decimal(Double(elapsed) / 1e3, digits: 3)) ms, "
-                        + "\(counted)\(Units.count(statistics.eventsRead)) events and \(Units.count(statistics.sessionsRead)) sessions read\(opened))\n")
+                        + "\(counted)\(Units.count(statistics.eventsRead, "event")) and \(Units.count(statistics.sessionsRead, "session")) read\(opened))\n")
             }
             return true
         } catch {
