@@ -215,8 +215,11 @@ struct StoreEndToEndTests {
         // --strict: stops at the bad line, exit 1, and the batch with it is not committed.
         let strictInput = try write(corpus.text.split(separator: "\n").prefix(10).joined(separator: "\n") + "\nnope\n", "strict.ndjson")
         let strictDB = directory.appendingPathComponent("strict.db").path
-        let strict = try boardwalk(["ingest", "--db", strictDB, "--strict", strictInput])
+        let strictRejects = directory.appendingPathComponent("strict-rejects.txt").path
+        let strict = try boardwalk(["ingest", "--db", strictDB, "--strict", "--rejects", strictRejects, strictInput])
         #expect(strict.status == 1)
+        // The line it stopped at is listed, as the summary says.
+        #expect(try String(contentsOfFile: strictRejects, encoding: .utf8) == "\(strictInput):11: line 11, column 1: invalid JSON\n\tnope\n")
         #expect(strict.stderr.hasPrefix("Error: \(strictInput): line 11"))
         #expect(try boardwalk(["stats", "--db", strictDB, "-f", "json"]).stdout.hasPrefix("{\"events\":0,"))
 
