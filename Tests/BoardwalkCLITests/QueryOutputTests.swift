@@ -46,6 +46,19 @@ struct QueryOutputTests {
         #expect(out.text.split(separator: "\n").count < total / 2)
     }
 
+    @Test("Ctrl-C during one of the queries read from a pipe stops the run there, with status 130")
+    func cancelPipedRun() {
+        let flag = CancellationFlag()
+        let out = RecordingSink(cancelAtWrite: 1, flag: flag), err = BufferSink()
+        let invocation = Invocation(environment: [:], stdout: out, stderr: err)
+        let console = QueryConsole(source: QueryOutputTests.source, invocation: invocation, cancellation: flag)
+        let repl = Repl(console: console, invocation: invocation, completionWords: [], stats: nil)
+        let status = repl.runPiped(["events", "sessions | count"])
+        #expect(status == ExitCode.interrupted)
+        #expect(err.text == "cancelled\n")
+        #expect(!out.text.contains("count\n-----"), "the query after the cancelled one ran")
+    }
+
     @Test("The streamed output is the table's rendering, byte for byte, in several writes", arguments: ResultTable.Format.allCases)
     func streamedEqualsRendered(format: ResultTable.Format) throws {
         let out = RecordingSink(), err = BufferSink()

@@ -93,12 +93,15 @@ final class Repl {
     /// Whether `line` asks for another line (it ends in `|`).
     static func continues(_ line: String) -> Bool { line.trimmingSpaces().hasSuffix("|") }
 
-    /// Reads queries from a pipe until its end.
-    /// - Returns: the exit status: 0 when every query succeeded, 2 when any failed.
+    /// Reads queries from a pipe until its end, or until Ctrl-C cancels one of them (without a prompt to go back
+    /// to, the run stops there).
+    /// - Returns: the exit status: 0 when every query succeeded, 2 when any failed, 130 when Ctrl-C stopped it.
     func runPiped(_ lines: some Sequence<String>) -> Int32 {
         var pending = ""
         var number = 0
         var firstLine = 1
+        // Each query clears the flag as it starts: set after one, it was Ctrl-C during that one.
+        var interrupted: Bool { console.cancellation.isCancelled }
         for line in lines {
             number += 1
             if pending.isEmpty { firstLine = number }
@@ -106,11 +109,12 @@ final class Repl {
             if Repl.continues(line) { continue }
             handle(pending, origin: ("stdin", firstLine))
             pending = ""
-            if quit { break }
+            if quit || interrupted { break }
         }
-        if !pending.isEmpty, !quit {
+        if !pending.isEmpty, !quit, !interrupted {
             handle(pending, origin: ("stdin", firstLine))
         }
+        if interrupted { return ExitCode.interrupted }
         return failures == 0 ? ExitCode.success : ExitCode.partial
     }
 
