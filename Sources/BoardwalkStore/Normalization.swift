@@ -3,9 +3,6 @@ import BoardwalkModel
 extension Store {
     /// The event as the store keeps it: empty strings where the semantics mean "absent" become `nil`.
     ///
-    /// A session id that is an inferred session's name (``isInferredName(_:)``) is dropped too: the session is
-    /// inferred again in this store.
-    ///
     /// Semantics rule 11 (`analytics-semantics.md`): an empty `element_id` or `reply` of
     /// `screen_completed` (Android sends `""`) is stored as absent. The same holds for the event's ids —
     /// session, profile, event id, placement and variation — because an empty id names nothing: kept,
@@ -31,7 +28,6 @@ extension Store {
     public static func needsNormalization(_ event: Event) -> Bool {
         if event.session?.isEmpty == true || event.profile?.isEmpty == true || event.eventID?.isEmpty == true
             || event.placement?.isEmpty == true || event.variation?.isEmpty == true
-            || event.session.map(isInferredName) == true
         {
             return true
         }
@@ -52,7 +48,7 @@ extension Store {
     static func needsNormalization(at event: UnsafePointer<Event>) -> Bool {
         if isEmpty(at: event.pointer(to: \.session)!) || isEmpty(at: event.pointer(to: \.profile)!)
             || isEmpty(at: event.pointer(to: \.eventID)!) || isEmpty(at: event.pointer(to: \.placement)!)
-            || isEmpty(at: event.pointer(to: \.variation)!) || isInferredName(at: event.pointer(to: \.session)!)
+            || isEmpty(at: event.pointer(to: \.variation)!)
         {
             return true
         }
@@ -73,7 +69,7 @@ extension Store {
 
     /// Whether the optional string at `string` is present and an inferred session's name, read in place.
     @inline(__always)
-    private static func isInferredName(at string: UnsafePointer<String?>) -> Bool {
+    static func isInferredName(at string: UnsafePointer<String?>) -> Bool {
         guard string.pointee != nil else { return false }
         return string.withMemoryRebound(to: String.self, capacity: 1) { isInferredName($0.pointee) }
     }
@@ -81,9 +77,11 @@ extension Store {
     /// Whether `session` is a name the store gives an inferred session: `inferred:` and the digits of a seq.
     ///
     /// Such a name is the store's own, valid only in the store that gave it (another store numbers its
-    /// inferred sessions from its own seqs). An event arriving with one (an export of a store, ingested into
-    /// another or into the same one) is taken as an event without a session and inferred again (rule 10): kept,
-    /// it would merge with an unrelated session of the same number (QA, session 6: two users' sessions became one).
+    /// inferred sessions from its own seqs). ``append(_:checkpoint:)`` takes an event arriving with one (an
+    /// export of a store, ingested into another or into the same one) as an event without a session and infers
+    /// its session again (rule 10): kept, it would merge with an unrelated session of the same number (QA,
+    /// session 6: two users' sessions became one). ``normalized(_:)`` keeps such names: it describes the events
+    /// a store holds (its own inferred names included), for in-memory sources and exports.
     /// - Complexity: O(1) for any other id (its length is checked first).
     @inlinable
     public static func isInferredName(_ session: String) -> Bool {
@@ -96,7 +94,7 @@ extension Store {
     /// Applies ``normalized(_:)`` in place.
     @inlinable
     public static func normalize(_ event: inout Event) {
-        if event.session?.isEmpty == true || event.session.map(isInferredName) == true { event.session = nil }
+        if event.session?.isEmpty == true { event.session = nil }
         if event.profile?.isEmpty == true { event.profile = nil }
         if event.eventID?.isEmpty == true { event.eventID = nil }
         if event.placement?.isEmpty == true { event.placement = nil }

@@ -503,7 +503,9 @@ final class WriterState {
                 let timeBits = Layout.timeBits(time)
                 // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). Rare, so only such
                 // events are copied and fixed; an empty event id is simply not looked up.
-                let needsNormalization = Store.needsNormalization(at: original)
+                // A session named as another store's inferred session is inferred again here (`isInferredName`).
+                let reinfer = Store.isInferredName(at: original.pointer(to: \.session)!)
+                let needsNormalization = reinfer || Store.needsNormalization(at: original)
                 // Made once, for the duplicate check and the encoder (which would otherwise parse it again).
                 var idRef: EventIDRef? = nil
                 if let id = original.pointee.eventID, !id.isEmpty {
@@ -533,6 +535,7 @@ final class WriterState {
                 if needsNormalization || original.pointee.session == nil {
                     var event = original.pointee
                     Store.normalize(&event)
+                    if reinfer { event.session = nil }
                     if event.session == nil {
                         let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
                         event.session = name
