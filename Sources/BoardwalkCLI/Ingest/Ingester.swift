@@ -199,6 +199,10 @@ final class Ingester {
         // What the store holds under the key, which the next batch replaces (whether or not it applies to the
         // file as it is now).
         var committed = try key.flatMap { try sink.checkpoint(for: $0) }
+        // Resumed right after a last line that had no newline (stored as a line): the bytes up to the next newline
+        // belong to that line, already counted, not to a new one (review, session 6: every later line number was
+        // one too high).
+        var continuingLine = false
         if let saved = committed, let cp = FileCheckpoint(saved),
             cp.fingerprint == FileCheckpoint.fingerprint(input.prefix(min(cp.offset, FileCheckpoint.fingerprintBytes))),
             cp.offset <= input.size ?? 0
@@ -206,6 +210,7 @@ final class Ingester {
             try input.seek(to: cp.offset)
             lineNumber = cp.line
             summary.resumedLines += cp.line
+            continuingLine = cp.offset > 0 && input.byte(at: cp.offset - 1).map { $0 != 0x0A } == true
         }
         // Zeroed once: the parser may read past a line into the rest of the buffer (never past its end).
         var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 21, alignment: 64)
@@ -288,6 +293,10 @@ final class Ingester {
                 }
                 lines.append(start..<newline)
                 start = newline + 1
+            }
+            if continuingLine, let first = lines.first, first.lowerBound == 0 {
+                lines.removeFirst()
+                continuingLine = false
             }
             let arrival = now()  // lines without a time get the time of the read that brought them
             let readable = storage.count  // the parser may read past a line up to the buffer's end

@@ -97,6 +97,13 @@ final class InputFile {
 
     /// Reads the first `count` bytes of a regular file without moving the read position (for the
     /// checkpoint's fingerprint).
+    /// The byte at `position` of a regular file (`pread`, the read position unchanged); `nil` when there is none.
+    func byte(at position: Int) -> UInt8? {
+        guard isRegularFile, position >= 0 else { return nil }
+        var b: UInt8 = 0
+        return pread(descriptor, &b, 1, off_t(position)) == 1 ? b : nil
+    }
+
     func prefix(_ count: Int) -> [UInt8] {
         guard isRegularFile, count > 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: count)
