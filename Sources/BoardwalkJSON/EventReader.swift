@@ -44,8 +44,27 @@ public final class EventReader {
         slot.deallocate()
     }
 
-    /// The simdjson kernel in use (`haswell` on x86-64).
-    public var implementation: String { String(cString: bw_implementation_name(parser)) }
+    /// The simdjson kernels in use, e.g. `stage 1: icelake, On-Demand: haswell`.
+    ///
+    /// Stage 1 (finding the structural characters, validating UTF-8) runs the kernel libsimdjson picks for the
+    /// CPU at run time; the walks over its result (the fast path and simdjson On-Demand) are compiled into
+    /// Boardwalk for one kernel, `haswell` (AVX2) on x86-64.
+    public var implementation: String {
+        "stage 1: \(String(cString: bw_stage1_implementation_name(parser))), On-Demand: \(String(cString: bw_implementation_name(parser)))"
+    }
+
+    /// Whether lines are tried on the fast path first (the default). Off, every line is walked with simdjson
+    /// On-Demand, which gives the same results; for tests that compare the two.
+    var fastPath = true {
+        didSet { bw_parser_set_fast_path(parser, fastPath ? 1 : 0) }
+    }
+
+    /// Lines parsed by the fast path and by On-Demand so far.
+    var pathCounts: (fast: Int, slow: Int) {
+        var fast: UInt64 = 0, slow: UInt64 = 0
+        bw_parser_path_counts(parser, &fast, &slow)
+        return (Int(fast), Int(slow))
+    }
 
     /// Reads one line (without its newline).
     ///

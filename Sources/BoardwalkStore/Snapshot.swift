@@ -56,6 +56,9 @@ public struct Snapshot: StringResolver {
         let maxTime = try txn.getUInt64(dbs.meta, Layout.metaMaxTime)
         var range: ClosedRange<Timestamp>? = nil
         if let minTime, let maxTime {
+            guard minTime <= maxTime else {
+                throw StoreError(.corrupt, "meta: min_time is after max_time (the store's counters are damaged; check() says more)")
+            }
             range = Timestamp(microseconds: Layout.time(fromBits: minTime))...Timestamp(microseconds: Layout.time(fromBits: maxTime))
         }
         var pages = 0
@@ -89,6 +92,10 @@ public struct Snapshot: StringResolver {
                 guard c.key.count == 4 else { throw StoreError(.corrupt, "an onboardings key is \(c.key.count) bytes, not 4") }
                 let id = c.key.be32(0)
                 let r = try OnboardingSummaryRecord(c.value)
+                guard r.minTime <= r.maxTime else {
+                    throw StoreError(.corrupt, "onboardings: the entry of onboarding id \(id) has its min time after its max time "
+                                     + "(damaged; check() says more)")
+                }
                 out.append(OnboardingSummary(
                     id: id == RecordFormat.noOnboarding ? nil : id,
                     onboardingID: id == RecordFormat.noOnboarding ? nil : string(for: id),

@@ -18,6 +18,11 @@
 #include <new>
 #include <simdjson.h>
 
+// bw_fast.h reads the structural index that On-Demand's stage 1 leaves, through protected members of simdjson's
+// document and iterator (below): checked against this version only.
+static_assert(simdjson::SIMDJSON_VERSION_MAJOR == 3 && simdjson::SIMDJSON_VERSION_MINOR == 0,
+              "bw_fast.h reads simdjson 3.0's structural index; check it against this version before building");
+
 namespace bw {
 const key_index the_key_index;
 }
@@ -25,6 +30,44 @@ const key_index the_key_index;
 namespace bw_impl {
 namespace sj = simdjson::SIMDJSON_BUILTIN_IMPLEMENTATION;
 #include "bw_walker.h"
+#include "bw_fast.h"
+
+// simdjson keeps a document's iterator, and where its structural index ends, protected. A pointer to a protected
+// member formed through a derived class is the language's way to read them (no cast, no copy of simdjson's code).
+struct document_access : sj::ondemand::document {
+    static const sj::ondemand::json_iterator &iterator(const sj::ondemand::document &d) noexcept {
+        return d.*(&document_access::iter);
+    }
+};
+struct iterator_access : sj::ondemand::json_iterator {
+    static const uint32_t *end(const sj::ondemand::json_iterator &it) noexcept {
+        return (it.*(&iterator_access::end_position))();
+    }
+};
+
+bw_status walker::parse(const uint8_t *line, size_t len, size_t capacity) noexcept {
+    begin(line, len);
+    // One stage 1 per line, On-Demand's own: the fast path walks the structural index it leaves, and when the
+    // fast path gives up, On-Demand iterates the same, still untouched, document.
+    sj::ondemand::document d;
+    if (auto e = parser.iterate(line, len, capacity).get(d)) {
+        slow_lines++;
+        fail_sj(e, -1);
+        return st;
+    }
+    if (fast_enabled) {
+        const sj::ondemand::json_iterator &it = document_access::iterator(d);
+        const uint32_t *first = it.root_position();
+        st.root_type = BW_OBJECT;
+        fast_walker f{*this};
+        if (f.run(line, len, first, uint32_t(iterator_access::end(it) - first))) {
+            fast_lines++;
+            return st;
+        }
+        begin(line, len);
+    }
+    return walk_document(d);
+}
 
 static walker *make_walker(size_t max_line, size_t max_depth, size_t max_string, size_t max_choices, bw_choice *choices) {
     walker *w = new (std::nothrow) walker(max_line + BW_PADDING);
@@ -78,6 +121,13 @@ void bw_parser_destroy(bw_parser *p) {
 
 const bw_choice *bw_choices(const bw_parser *p) { return p->choices; }
 
+void bw_parser_set_fast_path(bw_parser *p, int enabled) { p->walker->fast_enabled = enabled != 0; }
+
+void bw_parser_path_counts(const bw_parser *p, uint64_t *fast, uint64_t *slow) {
+    *fast = p->walker->fast_lines;
+    *slow = p->walker->slow_lines;
+}
+
 const char *bw_simdjson_error_message(int32_t code) {
     return simdjson::error_message(simdjson::error_code(code));
 }
@@ -88,6 +138,12 @@ const char *bw_implementation_name(const bw_parser *) {
 #else
     return SIMDJSON_STRINGIFY(SIMDJSON_BUILTIN_IMPLEMENTATION);
 #endif
+}
+
+const char *bw_stage1_implementation_name(const bw_parser *) {
+    // On-Demand's parser made its stage 1 with the active implementation when it allocated, and Boardwalk never
+    // changes the active one.
+    return simdjson::get_active_implementation()->name().data();
 }
 
 } // extern "C"

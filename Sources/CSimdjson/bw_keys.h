@@ -93,7 +93,8 @@ inline uint64_t load64(const char *p) noexcept {
 // Buckets by (context, length), each entry's name as two little-endian words: matching a key is two
 // masked 8-byte compares per candidate, with no call and no copy.
 struct key_index {
-    struct candidate { uint64_t lo, hi; const key_entry *entry; };
+    // The entry's slot and alias are copied in, so that the fast path reads them without following `entry`.
+    struct candidate { uint64_t lo, hi; const key_entry *entry; int8_t slot; uint8_t alias; };
     uint8_t start[CTX_COUNT][max_key_len + 1];
     uint8_t count[CTX_COUNT][max_key_len + 1];
     candidate order[key_count];
@@ -107,7 +108,8 @@ struct key_index {
                     if (key_table[i].ctx == c && std::strlen(key_table[i].name) == len) {
                         char padded[16] = {};
                         std::memcpy(padded, key_table[i].name, len);
-                        order[n++] = candidate{load64(padded), load64(padded + 8), &key_table[i]};
+                        order[n++] = candidate{load64(padded), load64(padded + 8), &key_table[i], key_table[i].slot,
+                                               key_table[i].alias};
                         k++;
                     }
                 }
@@ -121,9 +123,9 @@ extern const key_index the_key_index;
 
 inline uint64_t low_mask(size_t bytes) noexcept { return bytes >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * bytes)) - 1; }
 
-/// The key entry for the `len` bytes at `p` in context `ctx`, or nullptr. At least 16 bytes from `p` must be
-/// readable (the line's padding guarantees it for keys inside the line).
-inline const key_entry *lookup_key16(uint8_t ctx, const char *p, size_t len) noexcept {
+/// The index candidate for the `len` bytes at `p` in context `ctx`, or nullptr. At least 16 bytes from `p`
+/// must be readable (the line's padding guarantees it for keys inside the line).
+inline const key_index::candidate *lookup_candidate16(uint8_t ctx, const char *p, size_t len) noexcept {
     if (len > max_key_len) return nullptr;
     const key_index &ix = the_key_index;
     uint8_t n = ix.count[ctx][len];
@@ -132,9 +134,15 @@ inline const key_entry *lookup_key16(uint8_t ctx, const char *p, size_t len) noe
     uint64_t hi = len > 8 ? load64(p + 8) & low_mask(len - 8) : 0;
     const key_index::candidate *o = ix.order + ix.start[ctx][len];
     for (uint8_t k = 0; k < n; k++) {
-        if (o[k].lo == lo && o[k].hi == hi) return o[k].entry;
+        if (o[k].lo == lo && o[k].hi == hi) return o + k;
     }
     return nullptr;
+}
+
+/// The key entry for the `len` bytes at `p` in context `ctx`, or nullptr (see `lookup_candidate16`).
+inline const key_entry *lookup_key16(uint8_t ctx, const char *p, size_t len) noexcept {
+    const key_index::candidate *c = lookup_candidate16(ctx, p, len);
+    return c ? c->entry : nullptr;
 }
 
 /// The key entry for an unescaped key (any storage), or nullptr.

@@ -17,8 +17,13 @@ struct walker {
     const char *base = nullptr;
     size_t line_len = 0;
     bw_status st{};
+    /// Whether the fast path (bw_fast.h) is tried before the On-Demand walk.
+    bool fast_enabled = true;
+    uint64_t fast_lines = 0, slow_lines = 0;
 
     explicit walker(size_t max_line) : parser(max_line) {}
+
+    bw_status parse(const uint8_t *line, size_t len, size_t capacity) noexcept;
 
     int64_t offset_of(const char *p) const noexcept { return p ? int64_t(p - base) : -1; }
 
@@ -381,18 +386,20 @@ struct walker {
         return true;
     }
 
-    bw_status parse(const uint8_t *line, size_t len, size_t capacity) noexcept {
+    // Starts a line: clears the status and remembers the line for offsets.
+    void begin(const uint8_t *line, size_t len) noexcept {
         st = bw_status{};
         st.error_offset = -1;
         st.error_slot = -1;
         base = reinterpret_cast<const char *>(line);
         line_len = len;
         doc = nullptr;
-        sj::ondemand::document d;
-        if (auto e = parser.iterate(line, len, capacity).get(d)) {
-            fail_sj(e, -1);
-            return st;
-        }
+    }
+
+    // The On-Demand walk of a document that stage 1 has indexed and nothing has iterated yet: every line the
+    // fast path leaves, and every error. `begin` was called for the line.
+    bw_status walk_document(sj::ondemand::document &d) noexcept {
+        slow_lines++;
         doc = &d;
         sj_json_type t;
         if (auto e = d.type().get(t)) { fail_sj(e, current()); return st; }
@@ -403,7 +410,6 @@ struct walker {
             return st;
         }
         st.root_type = BW_OBJECT;
-        sj_value root;
         // A document is not a value; read the root object through its fields directly.
         sj_object obj;
         if (auto e = d.get_object().get(obj)) { fail_sj(e, current()); return st; }

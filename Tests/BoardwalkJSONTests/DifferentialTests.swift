@@ -44,7 +44,8 @@ import Testing
             }
             let replacement = [#"1"#, #""1""#, "null", "[]", "{}", "-0.5", "true", #""""#, "1e400", "99999999999999999999"]
                 .randomElement(using: &rng)!
-            b.replaceSubrange((colon + 1)..<end, with: Array(replacement.utf8))
+            // A backslash as the last byte steps `end` past the end.
+            b.replaceSubrange((colon + 1)..<min(end, b.count), with: Array(replacement.utf8))
         default:
             // Duplicate a span (often a key/value pair).
             let len = Int.random(in: 1...min(24, b.count - at), using: &rng)

@@ -382,7 +382,7 @@ private struct Sink {
             if customFunnel[key] == nil { customFunnel[key] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
             for k in 0..<progress.level {
                 customFunnel[key]!.reached[k] += 1
-                customFunnel[key]!.times[k].append(Double(progress.times[k].microseconds - progress.times[0].microseconds))
+                customFunnel[key]!.times[k].append(elapsed(from: progress.times[0].microseconds, to: progress.times[k].microseconds))
             }
         }
     }
@@ -403,7 +403,7 @@ private struct Sink {
             }
             for i in 0...furthest {
                 group.reached[i] += 1
-                group.times[i].append(Double(summary.reachTimes[i] - started))
+                group.times[i].append(elapsed(from: started, to: summary.reachTimes[i]))
             }
             plainScreenFunnel = group
             return
@@ -424,7 +424,7 @@ private struct Sink {
             }
             for i in 0...furthest {
                 screenFunnel.values[entry].reached[i] += 1
-                screenFunnel.values[entry].times[i].append(Double(summary.reachTimes[i] - started))
+                screenFunnel.values[entry].times[i].append(elapsed(from: started, to: summary.reachTimes[i]))
             }
         }
     }

@@ -36,7 +36,7 @@ public struct InMemoryEventSource: EventSource, Sendable {
             let e = events[i]
             let key = Key(profile: e.profile, onboarding: e.meta?.onboardingID)
             let starts = e.payload == .analytics(.onboardingStarted) || e.payload == .onboardingLoaded
-            if let current = open[key], e.time.microseconds - current.last < InMemoryEventSource.inactivityGap,
+            if let current = open[key], elapsed(from: current.last, to: e.time.microseconds) < Double(InMemoryEventSource.inactivityGap),
                !(starts && !current.fresh)
             {
                 open[key] = (current.id, e.time.microseconds, current.fresh && starts)

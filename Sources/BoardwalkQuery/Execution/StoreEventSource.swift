@@ -111,6 +111,11 @@ public struct StoreEventSource: EventSource {
         return listed
     }
 
+    /// How many seqs of the pass over late arrivals a session read through the index is taken to cost, when a
+    /// scan from a time on moves the sessions met by the lowest seqs to the index (see `FirstMet`); tests bind 0
+    /// to move them whenever they are below the others. Task-local, as ``onboardingScanRatio``.
+    @TaskLocal static var lateArrivalSeqsPerIndexRead = 4096
+
     /// The references a batch of the session index path aims at (`Snapshot.defaultSessionBatchReferences`) when
     /// ``scanSessions(_:_:)`` reads sessions through the index; tests bind small values to read many batches.
     /// Task-local, as ``onboardingScanRatio``.
@@ -389,35 +394,49 @@ extension StoreEventSource {
         let time = since.map { StoreEventSource.storeTimeRange($0...Int64.max) } ?? nil
         for onboarding in scope {
             try scan.scan(snapshot, onboarding: onboarding, time: time, strings: strings, needs: needs)
+            // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
+            if needs.stepTests?.overBudget == true { return true }
         }
         var late: [Bool] = []
-        if let since, let met, met.minSeq != .max {
+        if let since, let met {
             // A session met from `since` on whose first stored event is at or after it may have an event before it
-            // that came in later (so at or after the earliest seq met): such a session fails `started >= since`.
+            // that came in later (so after the first seq the scan met it by): such a session fails `started >= since`.
             late = [Bool](repeating: false, count: slotsInScope)
-            try snapshot.forEachRecord(arrivedSince: met.minSeq, before: Timestamp(microseconds: since), onboardings: Set(scope)) { record in
-                if let session = try record.fields(.session).session, let slot = table.existingSlot(session) { late[slot] = true }
-                return true
+            if let from = met.lateArrivalsStart(excluding: &spanning) {
+                var sinceTick = 0
+                try snapshot.forEachRecord(arrivedSince: from, before: Timestamp(microseconds: since), onboardings: Set(scope)) { record in
+                    sinceTick += 1
+                    if sinceTick & 4095 == 0 { try tick() }
+                    if let session = try record.fields(.session).session, let slot = table.existingSlot(session) { late[slot] = true }
+                    return true
+                }
             }
         }
         if scanUnpositioned {
             // Only the scope's sessions are folded; sessions with no events in an onboarding (not in the table)
             // and sessions read through the index are skipped.
             try scan.scan(snapshot, onboarding: RecordFormat.noOnboarding, time: nil, strings: strings, needs: needs)
+            if needs.stepTests?.overBudget == true { return true }
         }
-        // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
-        if needs.stepTests?.overBudget == true { return true }
-        let elsewhere = spanning
+        let order = met?.slots ?? Array(ids.indices)
+        // The sessions read through the index, folded before any session is delivered: a custom funnel's step
+        // events can pass its budget here too, and the caller then reads every session as rows, which must not
+        // follow a partial delivery (it counted those sessions twice).
+        var wholeFolds: [Int: SessionFold] = [:]
+        for slot in order where spanning[slot] && (late.isEmpty || !late[slot]) {
+            var sessionFold = SessionFold()
+            try snapshot.forEachEvent(inSession: ids[slot]) { view in
+                try tick()
+                sessionFold.add(view, strings: strings, needs: needs)
+                return true
+            }
+            wholeFolds[slot] = sessionFold
+            if needs.stepTests?.overBudget == true { return true }
+        }
         var reachBuffer: [Int64] = []
-        for slot in met?.slots ?? Array(ids.indices) where late.isEmpty || !late[slot] {
+        for slot in order where late.isEmpty || !late[slot] {
             let id = ids[slot]
-            if elsewhere[slot] {
-                var sessionFold = SessionFold()
-                try snapshot.forEachEvent(inSession: id) { view in
-                    try tick()
-                    sessionFold.add(view, strings: strings, needs: needs)
-                    return true
-                }
+            if let sessionFold = wholeFolds[slot] {
                 let summary = sessionFold.summary(name: try name(id), strings: strings, needs: needs)
                 guard try body(summary, sessionFold.funnelKeys, sessionFold.events) else { return true }
             } else if let lean {
@@ -433,23 +452,39 @@ extension StoreEventSource {
     }
 }
 
-/// The slots a scan meets, in the order it first meets them, and the smallest seq of the events it met them by.
+/// The slots a scan meets, in the order it first meets them, and the smallest seq it met each by.
 private final class FirstMet {
-    @exclusivity(unchecked) private var seen: [Bool]
+    @exclusivity(unchecked) private var firstSeq: [UInt64]
     @exclusivity(unchecked) private(set) var slots: [Int] = []
-    @exclusivity(unchecked) private(set) var minSeq = UInt64.max
 
     init(slots count: Int) {
-        seen = [Bool](repeating: false, count: count)
+        firstSeq = [UInt64](repeating: .max, count: count)
     }
 
     @inline(__always)
     func meet(_ slot: Int, seq: UInt64) {
-        if seq < minSeq { minSeq = seq }
-        if !seen[slot] {
-            seen[slot] = true
-            slots.append(slot)
+        let first = firstSeq[slot]
+        if seq < first {
+            if first == .max { slots.append(slot) }
+            firstSeq[slot] = seq
         }
+    }
+
+    /// Where the pass over late arrivals starts: the smallest first seq of the sessions met that are not read
+    /// through the index (`elsewhere`); `nil` when there are none. A few sessions met by seqs far below the others
+    /// (an event with a clock far ahead, stored long before the rest: the reviewer's 2030 event made the pass read
+    /// every block of the scope) are moved to the index instead, when that shortens the pass by more than about
+    /// 4 096 seqs per session moved (a session read through the index costs about what the pass spends on that
+    /// many seqs of batch listings).
+    func lateArrivalsStart(excluding elsewhere: inout [Bool]) -> UInt64? {
+        let read = elsewhere
+        let seqs = slots.filter { !read[$0] }.map { firstSeq[$0] }.sorted()
+        guard let lowest = seqs.first else { return nil }
+        let k = min(seqs.count - 1, max(64, seqs.count / 64))
+        let cut = seqs[k]
+        guard cut - lowest > UInt64(k) * UInt64(StoreEventSource.lateArrivalSeqsPerIndexRead) else { return lowest }
+        for slot in slots where !read[slot] && firstSeq[slot] < cut { elsewhere[slot] = true }
+        return cut
     }
 }
 

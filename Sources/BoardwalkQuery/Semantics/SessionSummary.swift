@@ -135,7 +135,7 @@ final class SessionSummary {
         case .variation: return text(variation)
         case .started: return .time(started)
         case .ended: return .time(ended)
-        case .duration: return .duration(Double(ended.microseconds - started.microseconds))
+        case .duration: return .duration(elapsed(from: started.microseconds, to: ended.microseconds))
         case .events: return .integer(Int64(eventCount))
         case .furthestScreen: return int(furthestScreen)
         case .lastScreen: return int(lastScreen)
@@ -158,4 +158,12 @@ final class SessionSummary {
         default: .null
         }
     }
+}
+
+/// `end - start` in microseconds as a `Double`: exact when the difference fits an `Int64`, else computed in
+/// `Double` (times the store took outside `Timestamp.range` could overflow it: review, session 6).
+@inline(__always)
+func elapsed(from start: Int64, to end: Int64) -> Double {
+    let (difference, overflow) = end.subtractingReportingOverflow(start)
+    return overflow ? Double(end) - Double(start) : Double(difference)
 }

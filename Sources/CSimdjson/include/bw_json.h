@@ -2,6 +2,8 @@
 //
 // The C++ side walks one JSON object per call, recognises the keys Boardwalk knows (every alias),
 // and fills a flat table of slots: what type each value had, where it started, and its scalar value.
+// A plain valid line is walked over simdjson's stage-1 index directly (bw_fast.h); every other line, and
+// every error, goes through simdjson On-Demand (bw_walker.h), with the same slots either way.
 // Strings (unescaped, valid UTF-8) point into the line itself when they hold no escape, else into the
 // parser's own buffer; they stay valid until the next call on the same parser or a change to the line. Everything about meaning (shapes, kinds, ranges) is decided in Swift.
 #ifndef BW_JSON_H
@@ -146,10 +148,18 @@ bw_status bw_parse(bw_parser *parser, const uint8_t *line, size_t len, size_t ca
 const bw_slot *bw_slots(const bw_parser *parser);
 /// The choices of the last parse (`choice_count` of them).
 const bw_choice *bw_choices(const bw_parser *parser);
+/// Turns the fast path on (the default) or off. Off, every line is walked with simdjson On-Demand; the
+/// results are the same either way (the fast path hands every line it does not accept to On-Demand).
+void bw_parser_set_fast_path(bw_parser *parser, int enabled);
+/// How many lines the fast path parsed and how many went through On-Demand, since the parser was made.
+void bw_parser_path_counts(const bw_parser *parser, uint64_t *fast, uint64_t *slow);
 /// A short English description of a simdjson error code.
 const char *bw_simdjson_error_message(int32_t code);
-/// The name of the simdjson implementation in use ("haswell", "fallback", …).
+/// The name of the simdjson implementation that the On-Demand walk is compiled for ("haswell" on x86-64).
 const char *bw_implementation_name(const bw_parser *parser);
+/// The name of the simdjson implementation that runs stage 1 (structural indexing, UTF-8 validation) for
+/// both walks: the one libsimdjson picks for the CPU at run time ("icelake", "haswell", "westmere", …).
+const char *bw_stage1_implementation_name(const bw_parser *parser);
 
 #ifdef __cplusplus
 }
