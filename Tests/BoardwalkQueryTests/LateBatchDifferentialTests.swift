@@ -14,8 +14,9 @@ import Testing
 /// cut into batches; events are held back into later batches; sessions get an earlier event appended late (a
 /// tie with their start, a microsecond, a second, an hour or more than a block span before it; in the same
 /// onboarding and screen, another screen, another onboarding, or without a position); events are moved to another
-/// onboarding or lose their position (spanning sessions); some sessions have no id (inferred by the store in
-/// arrival order). The instants compared with `started` are the sessions' starts, the times of their first
+/// onboarding or lose their position (spanning sessions); a few sessions get an event dated weeks to years ahead
+/// in the first batch (a clock far ahead); some sessions have no id (inferred by the store in arrival order).
+/// The instants compared with `started` are the sessions' starts, the times of their first
 /// stored events and other event times, exactly and a microsecond off.
 @Suite struct LateBatchDifferentialTests {
     static let now = Timestamp(microseconds: base + 3 * 86_400 * second)
@@ -86,6 +87,17 @@ import Testing
                          .stateUpdated(StateUpdate(elementID: "experience", value: .select(Choice(id: "x", value: "pro", label: "Pro"))))][int(0...3)]
             late.append(e)
         }
+        // A clock far ahead: a session's event dated weeks to years later, stored in the first batch, so that
+        // scans from an earlier time meet that session by a seq far below the others'.
+        var ahead: [Event] = []
+        for s in starts.keys.sorted() where chance(0.06) {
+            var e = starts[s]!.event
+            e.eventID = nil
+            e.time = Timestamp(microseconds: min(starts[s]!.time + Int64(int(20...1500)) * 86_400 * second,
+                                                 Timestamp.range.upperBound.microseconds))
+            e.payload = .analytics(.screenPresented)
+            ahead.append(e)
+        }
         // Mostly time order (live ingestion), a few swaps, then cut into batches with events held back.
         events.sort { $0.time < $1.time }
         for i in events.indices where chance(0.05) { events.swapAt(i, int(0...events.count - 1)) }
@@ -111,6 +123,7 @@ import Testing
         out.append(current)
         out.append(held.shuffled(using: &rng))
         out = out.filter { !$0.isEmpty }
+        if !ahead.isEmpty { out.insert(ahead, at: 0) }
         // Each earlier event into a batch after the last that holds its session's other events (or a new one).
         var lastBatch: [String: Int] = [:]
         for (b, batch) in out.enumerated() {
@@ -286,7 +299,8 @@ import Testing
         var ran = 0, sincePath = 0, nonEmpty = 0, discriminating = 0
     }
 
-    /// Runs `generated` on the store's default path, on its session-index path (one of three batchings, by
+    /// Runs `generated` on the store's default path (with one of three thresholds for moving sessions met by low
+    /// seqs to the index, by `variant`), on its session-index path (one of three ways to read sessions, by
     /// `variant`) and on the in-memory source; returns the first disagreement, described, or nil.
     static func compare(_ generated: Generated, _ store: Store, _ memory: InMemoryEventSource, _ stored: Stored,
                         variant: Int, tally: inout Tally) throws -> String? {
@@ -298,10 +312,15 @@ import Testing
             tally.discriminating += 1
         }
         tally.ran += 1
-        let scanned = try query.run(on: StoreEventSource(store), options: options)
+        // The default path, and with sessions met by low seqs moved to the index more eagerly than by default
+        // (in stores this small the default never moves any).
+        let seqsPerIndexRead = [StoreEventSource.lateArrivalSeqsPerIndexRead, 0, 2][variant % 3]
+        let scanned = try StoreEventSource.$lateArrivalSeqsPerIndexRead.withValue(seqsPerIndexRead) {
+            try query.run(on: StoreEventSource(store), options: options)
+        }
         if !scanned.rows.isEmpty, scanned.rows != [[.integer(0)]] { tally.nonEmpty += 1 }
         let indexed = try StoreEventSource.$onboardingScanRatio.withValue(.infinity) {
-            switch variant % 3 {
+            switch variant / 3 % 3 {
             case 0: try query.run(on: StoreEventSource(store), options: options)
             case 1:
                 try StoreEventSource.$sessionBatchReferences.withValue(7) { try query.run(on: StoreEventSource(store), options: options) }
@@ -312,7 +331,7 @@ import Testing
             }
         }
         if scanned != indexed {
-            return "\(generated.text)\nscans from t:\n\(scanned.render(.table))\nsession index (variant \(variant % 3)):\n\(indexed.render(.table))"
+            return "\(generated.text)\nscans from t (late-arrival seqs per index read \(seqsPerIndexRead)):\n\(scanned.render(.table))\nsession index (variant \(variant / 3 % 3)):\n\(indexed.render(.table))"
         }
         let inMemory = try Query.parse(generated.unlimited ?? generated.text).run(on: memory, options: options)
         func sorted(_ t: ResultTable) -> [String] { t.rows.map { "\($0)" }.sorted() }
