@@ -23,15 +23,18 @@ import Testing
 
     // MARK: Data
 
-    /// A store's batches in arrival order.
-    static func batches(seed: UInt64) -> [[Event]] {
+    /// A store's batches in arrival order; `dense`: a few thousand events of the synthetic generator in two
+    /// onboardings over minutes, so that blocks fill their page and split by size, in batches of 100-500 events.
+    static func batches(seed: UInt64, dense: Bool = false) -> [[Event]] {
         var rng = SplitMix64(seed: seed ^ 0x1A7E_BA7C)
         func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
         func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
         var events: [Event] = []
-        if seed % 8 == 7 {
+        if dense {
+            events = Array(SyntheticData(sessions: 120, seed: seed, onboardings: 2, meanGapMilliseconds: 2_000, sessionIDRate: 0.8).events())
+        } else if seed % 8 == 7 {
             // Now and then a corpus of the synthetic generator: inferred sessions, event ids, many onboardings.
-            events = Array(SyntheticData(sessions: 40, seed: seed, onboardings: 3, sessionIDRate: 0.6).events())
+            events = Array(SyntheticData(sessions: 20, seed: seed, onboardings: 3, sessionIDRate: 0.6).events())
         } else {
             // Several `SessionGenerator` sets; two of them keep their ids, so some sessions of one set continue
             // in the other (another time, often another onboarding).
@@ -100,17 +103,20 @@ import Testing
         }
         // Mostly time order (live ingestion), a few swaps, then cut into batches with events held back.
         events.sort { $0.time < $1.time }
-        for i in events.indices where chance(0.05) { events.swapAt(i, int(0...events.count - 1)) }
+        // (Fewer in a dense store, or its blocks would be mostly the small ones late events start.)
+        for i in events.indices where chance(dense ? 0.005 : 0.05) { events.swapAt(i, int(0...events.count - 1)) }
         var out: [[Event]] = []
         var current: [Event] = []
         var held: [Event] = []
+        var cut = dense ? int(100...500) : int(1...25)
         for e in events {
-            if chance(0.12) {
+            if chance(dense ? 0.01 : 0.12) {
                 held.append(e)
             } else {
                 current.append(e)
             }
-            if current.count >= int(1...25) {
+            if current.count >= cut {
+                cut = dense ? int(100...500) : int(1...25)
                 out.append(current)
                 current = []
                 if !held.isEmpty, chance(0.4) {
@@ -361,10 +367,12 @@ import Testing
         return nil
     }
 
-    /// Builds the store of `seed` and calls `body` with it and what it holds.
-    static func withStore(seed: UInt64, _ body: (Store, Stored, inout Tally) throws -> Void, tally: inout Tally) throws {
-        let batches = batches(seed: seed)
-        try withTemporaryStore { store in
+    /// Builds the store of `seed`, calls `body` with it and what it holds, and checks it (`Store.check()`).
+    @discardableResult
+    static func withStore(seed: UInt64, dense: Bool = false, _ body: (Store, Stored, inout Tally) throws -> Void,
+                          tally: inout Tally) throws -> CheckReport {
+        let batches = batches(seed: seed, dense: dense)
+        return try withTemporaryStore { store in
             var batchStarts: [UInt64] = []
             for batch in batches {
                 let result = try store.append(batch)
@@ -373,7 +381,9 @@ import Testing
             let events = try store.read { try $0.events(since: 0) }
             let stored = Stored(events) { seq in batchStarts.lastIndex { $0 <= seq } ?? 0 }
             try body(store, stored, &tally)
-            #expect(try store.check().isOK, "seed \(seed)")
+            let report = try store.check()
+            #expect(report.isOK, "seed \(seed)")
+            return report
         }
     }
 
@@ -440,5 +450,27 @@ import Testing
         #expect(tally.ran == 64)
         #expect(tally.sincePath * 2 >= tally.ran, "\(tally)")
         #expect(tally.nonEmpty * 2 >= tally.ran, "\(tally)")
+    }
+
+    /// One denser store: blocks that fill their page and split by size, grown over batches of hundreds of events.
+    @Test func denseStoreAgrees() throws {
+        var tally = Tally()
+        let seed: UInt64 = 0xDE45E
+        let report = try Self.withStore(seed: seed, dense: true, { store, stored, tally in
+            let memory = InMemoryEventSource(stored.events)
+            var rng = SplitMix64(seed: seed)
+            for q in 0..<16 {
+                let generated = Self.query(stored, &rng)
+                if let failure = try Self.compare(generated, store, memory, stored, variant: q, tally: &tally) {
+                    Issue.record("dense, query \(q): \(failure)")
+                    return
+                }
+            }
+        }, tally: &tally)
+        // Blocks of many events (the small stores' hold a few each), and queries that exercise the path.
+        #expect(report.eventsChecked > 3_000 && report.eventsChecked >= 20 * report.blocksChecked, "\(report)")
+        #expect(tally.ran == 16)
+        #expect(tally.sincePath * 2 >= tally.ran, "\(tally)")
+        #expect(tally.discriminating * 4 >= tally.ran, "\(tally)")
     }
 }
