@@ -482,6 +482,7 @@ import Testing
         #expect(report.eventsChecked > 3_000 && report.eventsChecked >= 20 * report.blocksChecked, "\(report)")
         #expect(tally.ran == 16)
         #expect(tally.sincePath * 2 >= tally.ran, "\(tally)")
+        #expect(tally.nonEmpty * 3 >= tally.ran, "\(tally)")
         #expect(tally.discriminating * 4 >= tally.ran, "\(tally)")
     }
 }
