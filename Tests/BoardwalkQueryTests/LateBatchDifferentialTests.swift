@@ -243,7 +243,11 @@ import Testing
             if stored.instants.isEmpty || chance(0.08) { return base + Int64(int(-1...50)) * 3_600 * second }
             return pick(stored.instants) + pick([0, 0, -1, 1] as [Int64])
         }
-        func at(_ t: Int64) -> String { "@" + Timestamp(microseconds: t).iso8601 }
+        func at(_ t: Int64) -> String {
+            // An arbitrary event's time a microsecond off can leave the range a literal can spell.
+            let range = Timestamp.range.lowerBound.microseconds...Timestamp.range.upperBound.microseconds
+            return "@" + Timestamp(microseconds: min(max(t, range.lowerBound), range.upperBound)).iso8601
+        }
         // Arbitrary events' onboarding ids too, as string literals of the language.
         let names = (stored.onboardings + ["onb_late", "nope"]).compactMap(literal)
         func onboarding() -> String {
