@@ -36,7 +36,7 @@ public enum BoardwalkCLI {
         do {
             // Global options may precede the command: `--db DIR`, `--help`, `--version`.
             var rest = arguments[...]
-            var globalDB: String? = nil
+            var globalDBs: [String] = []
             while let first = rest.first, first.hasPrefix("-"), first != "-" {
                 if first == "--help" || first == "-h" {
                     invocation.out(toolHelp)
@@ -47,9 +47,9 @@ public enum BoardwalkCLI {
                 } else if first == "--db" {
                     rest = rest.dropFirst()
                     guard let value = rest.first else { throw UsageError("option '--db' needs a value (DIR)") }
-                    globalDB = value
+                    globalDBs.append(value)
                 } else if first.hasPrefix("--db=") {
-                    globalDB = String(first.dropFirst(5))
+                    globalDBs.append(String(first.dropFirst(5)))
                 } else {
                     throw UsageError("unknown option '\(first)'")
                 }
@@ -58,7 +58,7 @@ public enum BoardwalkCLI {
             guard let name = rest.first else {
                 if invocation.stdinIsTerminal && invocation.stdoutIsTerminal {
                     command = ReplCommand.self
-                    return try execute(ReplCommand.self, globalDB.map { ["--db", $0] } ?? [], invocation)
+                    return try execute(ReplCommand.self, globalDBs.flatMap { ["--db", $0] }, invocation)
                 }
                 throw UsageError("missing command")
             }
@@ -79,11 +79,11 @@ public enum BoardwalkCLI {
             }
             command = found
             var commandArguments = Array(rest.dropFirst())
-            if let globalDB {
+            if !globalDBs.isEmpty {
                 guard found.options.contains(where: { $0.long == "db" }) else {
                     throw UsageError("'\(found.name)' does not use a store (--db)")
                 }
-                commandArguments = ["--db", globalDB] + commandArguments
+                commandArguments = globalDBs.flatMap { ["--db", $0] } + commandArguments
             }
             return try execute(found, commandArguments, invocation)
         } catch {
@@ -95,6 +95,10 @@ public enum BoardwalkCLI {
 
     static func execute(_ command: any Command.Type, _ arguments: [String], _ invocation: Invocation) throws -> Int32 {
         let parsed = try parseArguments(arguments, options: command.options + [helpOption])
+        // Two stores (`--db` before the command and among its options, say) is a mistake, not a choice of the last.
+        if let stores = parsed.values["db"], stores.count > 1 {
+            throw UsageError("--db given twice ('\(stores[0])', then '\(stores[1])'): give one store")
+        }
         if parsed.flag("help") {
             invocation.out(helpText(for: command))
             return ExitCode.success

@@ -70,8 +70,10 @@ extension Array: StringResolver where Element == String {
 public struct StringTable: StringInterner, StringResolver, Sendable {
     /// The strings, indexed by id.
     public private(set) var strings: [String]
-    /// Open-addressing slots holding `id + 1` (0 = empty); the count is a power of two.
-    @usableFromInline var slots: [UInt32]
+    /// Open-addressing slots, each the high 32 bits of its string's hash above `id + 1` (0 = empty); the
+    /// count is a power of two. A probe compares the hash bits held in the slot before it reads a string, so
+    /// a lookup touches one slot and the one string it matches, not a second array of hashes.
+    @usableFromInline var slots: [UInt64]
     /// The hash of each string, indexed by id, so that growing the table does not rehash bytes.
     @usableFromInline var hashes: [UInt64]
     /// A direct-mapped cache from a `String`'s 16-byte representation to its id (see ``intern(_:)``): the
@@ -143,16 +145,41 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     /// - Complexity: O(length of `string`) expected.
     public func id(of string: String) -> StringID? {
         let h = StringTable.hash(string)
-        let mask = slots.count - 1
-        var i = Int(truncatingIfNeeded: h) & mask
-        while true {
-            let slot = slots[i]
-            if slot == 0 { return nil }
-            let id = Int(slot - 1)
-            if hashes[id] == h && strings[id] == string { return StringID(id) }
-            i = (i + 1) & mask
+        let (id, _) = find(string, hash: h)
+        return id < 0 ? nil : StringID(id)
+    }
+
+    /// The id of `string` (whose hash is `h`), or -1 when it has none, and the slot where the probe stopped
+    /// (the string's slot, or the empty one where it would go).
+    @inline(__always)
+    private func find(_ string: String, hash h: UInt64) -> (id: Int, slot: Int) {
+        withUnsafePointer(to: string) { find(at: $0, hash: h) }
+    }
+
+    /// ``find(_:hash:)`` for the string stored at `string`, read in place (no retain).
+    @inline(__always)
+    private func find(at string: UnsafePointer<String>, hash h: UInt64) -> (id: Int, slot: Int) {
+        let tag = StringTable.slotTag(h)
+        return slots.withUnsafeBufferPointer { slots in
+            strings.withUnsafeBufferPointer { strings in
+                let mask = slots.count - 1
+                var i = Int(truncatingIfNeeded: h) & mask
+                while true {
+                    let slot = slots[i]
+                    if slot == 0 { return (-1, i) }
+                    if slot & 0xFFFF_FFFF_0000_0000 == tag {
+                        let id = Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1
+                        if strings[id] == string.pointee { return (id, i) }
+                    }
+                    i = (i + 1) & mask
+                }
+            }
         }
     }
+
+    /// The high 32 bits of a hash, in place for a slot (`| (id + 1)`).
+    @inline(__always)
+    private static func slotTag(_ h: UInt64) -> UInt64 { h & 0xFFFF_FFFF_0000_0000 }
 
     /// Returns the id of `string`, assigning the next id if it is new.
     ///
@@ -180,7 +207,7 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     @inlinable @inline(__always)
     public mutating func intern(at string: UnsafePointer<String>) -> StringID {
         if let id = cachedID(at: string) { return id }
-        return internSlow(string.pointee)
+        return internSlow(at: string)
     }
 
     /// The id of the string stored at `string` if the identity cache of ``intern(_:)`` holds it, else `nil`;
@@ -217,99 +244,146 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
 
     @usableFromInline
     mutating func internSlow(_ string: String) -> StringID {
-        let id = append(string, hash: StringTable.hash(string), unique: true)
-        let (a, b) = unsafeBitCast(string, to: (UInt64, UInt64).self)
+        withUnsafePointer(to: string) { internSlow(at: $0) }
+    }
+
+    /// The table lookup behind the identity cache, reading the string in place: only a new string is loaded
+    /// (retained, to be kept), so looking up a known one costs no retain and release.
+    @usableFromInline
+    mutating func internSlow(at string: UnsafePointer<String>) -> StringID {
+        let h = StringTable.hash(at: string)
+        var (found, i) = find(at: string, hash: h)
+        let id: Int
+        if found >= 0 {
+            id = found
+        } else {
+            id = strings.count
+            strings.append(string.pointee)
+            hashes.append(h)
+            if (id + 1) * 2 > slots.count {
+                rehash(slots.count * 2)
+                i = emptySlot(for: h)
+            }
+            slots[i] = StringTable.slotTag(h) | UInt64(id + 1)
+            found = id
+        }
+        let a = UnsafeRawPointer(string).load(as: UInt64.self)
+        let b = UnsafeRawPointer(string).load(fromByteOffset: 8, as: UInt64.self)
         let slot = StringTable.cacheSlot(a, b)
         if cacheKeys.isEmpty {
             cacheKeys = Array(repeating: CacheKey(a: 0, b: 0, id: RecordFormat.absent), count: 1 << StringTable.cacheBits)
             cacheStrings = Array(repeating: "", count: 1 << StringTable.cacheBits)
         }
-        cacheStrings[slot] = string
-        cacheKeys[slot] = CacheKey(a: a, b: b, id: id)
-        return id
+        // The cache must keep alive the storage its key points to. When `string` is the very value the table
+        // holds (a new string, or the same instance interned again), the table keeps it alive: no retain here.
+        let (ta, tb) = strings.withUnsafeBufferPointer { unsafeBitCast($0[found], to: (UInt64, UInt64).self) }
+        if ta != a || tb != b { cacheStrings[slot] = string.pointee }
+        cacheKeys[slot] = CacheKey(a: a, b: b, id: StringID(id))
+        return StringID(id)
     }
 
-    private mutating func append(_ string: String, hash h: UInt64, unique: Bool) -> StringID {
-        var mask = slots.count - 1
-        var i = Int(truncatingIfNeeded: h) & mask
-        var duplicate = false
-        while slots[i] != 0 {
-            let other = Int(slots[i] - 1)
-            if hashes[other] == h && strings[other] == string {
-                if unique { return StringID(other) }
-                // A duplicate in a decoded table keeps its id but no slot: the first id wins on lookup.
-                duplicate = true
-                break
-            }
-            i = (i + 1) & mask
+    /// The empty slot where a string of hash `h` goes (the table has one: it is at most half full).
+    @inline(__always)
+    private func emptySlot(for h: UInt64) -> Int {
+        slots.withUnsafeBufferPointer { slots in
+            let mask = slots.count - 1
+            var i = Int(truncatingIfNeeded: h) & mask
+            while slots[i] != 0 { i = (i + 1) & mask }
+            return i
         }
+    }
+
+    /// Appends `string` (a decoded table's: a duplicate keeps its position, and the first id wins on lookup).
+    private mutating func append(_ string: String, hash h: UInt64, unique: Bool) -> StringID {
+        let (found, i) = find(string, hash: h)
+        if unique && found >= 0 { return StringID(found) }
         let id = strings.count
         strings.append(string)
         hashes.append(h)
-        if !duplicate {
+        // A duplicate in a decoded table keeps its id but no slot.
+        if found < 0 {
             if (id + 1) * 2 > slots.count {
                 rehash(slots.count * 2)
-                mask = slots.count - 1
-                i = Int(truncatingIfNeeded: h) & mask
-                while slots[i] != 0 { i = (i + 1) & mask }
+                slots[emptySlot(for: h)] = StringTable.slotTag(h) | UInt64(id + 1)
+            } else {
+                slots[i] = StringTable.slotTag(h) | UInt64(id + 1)
             }
-            slots[i] = UInt32(id + 1)
         }
         return StringID(id)
     }
 
     private mutating func rehash(_ size: Int) {
-        var newSlots = [UInt32](repeating: 0, count: size)
+        var newSlots = [UInt64](repeating: 0, count: size)
         let mask = size - 1
-        for slot in slots where slot != 0 {
-            var i = Int(truncatingIfNeeded: hashes[Int(slot - 1)]) & mask
-            while newSlots[i] != 0 { i = (i + 1) & mask }
-            newSlots[i] = slot
+        newSlots.withUnsafeMutableBufferPointer { newSlots in
+            hashes.withUnsafeBufferPointer { hashes in
+                for slot in slots where slot != 0 {
+                    var i = Int(truncatingIfNeeded: hashes[Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1]) & mask
+                    while newSlots[i] != 0 { i = (i + 1) & mask }
+                    newSlots[i] = slot
+                }
+            }
         }
         slots = newSlots
     }
 
-    /// A fast 64-bit hash of the string's UTF-8 bytes (a multiply–xorshift mix, 8 bytes at a time).
+    /// A fast 64-bit hash of the string's UTF-8 bytes (multiply–xorshift, two lanes of 8 bytes).
     @usableFromInline
     static func hash(_ string: String) -> UInt64 {
-        if let h = string.utf8.withContiguousStorageIfAvailable({ hashBytes(UnsafeRawBufferPointer($0)) }) {
+        withUnsafePointer(to: string) { hash(at: $0) }
+    }
+
+    /// ``hash(_:)`` of the string stored at `string`, read in place.
+    @inline(__always)
+    static func hash(at string: UnsafePointer<String>) -> UInt64 {
+        if let h = string.pointee.utf8.withContiguousStorageIfAvailable({ hashBytes(UnsafeRawBufferPointer($0)) }) {
             return h
         }
-        var copy = string
+        var copy = string.pointee
         return copy.withUTF8 { hashBytes(UnsafeRawBufferPointer($0)) }
     }
 
+    /// Two independent lanes take 16 bytes per step (a 36-byte UUID is two steps and a tail), then mix. Only
+    /// in-memory tables use it: it may change between versions.
     @usableFromInline
     static func hashBytes(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         let n = bytes.count
-        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 &* UInt64(n &+ 1)
-        guard let base = bytes.baseAddress, n > 0 else { return mix(h) }
+        var h0: UInt64 = 0x9E37_79B9_7F4A_7C15 &* UInt64(truncatingIfNeeded: n &+ 1)
+        var h1: UInt64 = 0x2545_F491_4F6C_DD1D ^ UInt64(truncatingIfNeeded: n)
+        guard let base = bytes.baseAddress, n > 0 else { return mix(h0) }
         var i = 0
-        while i + 8 <= n {
-            h = (h ^ base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
-            h ^= h &>> 32
-            i += 8
+        while i &+ 16 <= n {
+            h0 = (h0 ^ base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            h1 = (h1 ^ base.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self)) &* 0xC4CE_B9FE_1A85_EC53
+            h0 ^= h0 &>> 32
+            h1 ^= h1 &>> 29
+            i &+= 16
+        }
+        if i &+ 8 <= n {
+            h0 = (h0 ^ base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            h0 ^= h0 &>> 32
+            i &+= 8
         }
         if i < n {
             var tail: UInt64
             if n >= 8 {
                 // Overlap the last full word rather than assembling the tail byte by byte.
-                tail = base.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+                tail = base.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
             } else {
                 tail = 0
                 var k = 0
-                if n - k >= 4 {
+                if n >= 4 {
                     tail = UInt64(base.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
                     k = 4
                 }
                 while k < n {
-                    tail |= UInt64(base.load(fromByteOffset: k, as: UInt8.self)) << UInt64(8 * k)
-                    k += 1
+                    tail |= UInt64(base.load(fromByteOffset: k, as: UInt8.self)) &<< UInt64(truncatingIfNeeded: 8 &* k)
+                    k &+= 1
                 }
             }
-            h = (h ^ tail) &* 0xC4CE_B9FE_1A85_EC53
+            h1 = (h1 ^ tail) &* 0xC4CE_B9FE_1A85_EC53
         }
-        return mix(h)
+        return mix(h0 ^ (h1 &<< 23 | h1 &>> 41))
     }
 
     @inline(__always) @usableFromInline

@@ -66,6 +66,12 @@ extension LineView {
         case 14:  // UNCLOSED_STRING
             return make(.syntax, "unclosed string")
         case 27:  // INCOMPLETE_ARRAY_OR_OBJECT
+            // simdjson says the same of `{…} x` and `{…},`: a first value that closes, then more. Say which.
+            if let end = endOfFirstValue(bytes), let extra = bytes[end...].firstIndex(where: { !isBlank($0) }) {
+                column = extra + 1 + shift
+                return make(.syntax, "unexpected content after the object")
+            }
+            column = bytes.count + shift
             return make(.syntax, "an object or array is not closed before the line ends")
         case 3, 16, 12:  // TAPE_ERROR, INCORRECT_TYPE, EMPTY
             return make(.syntax, "invalid JSON")
@@ -74,6 +80,34 @@ extension LineView {
         }
     }
 }
+
+/// The offset just past the object or array the line starts with (after leading blanks), when its brackets
+/// close before the line ends; strings (with their escapes) are skipped. `nil` when the line does not start
+/// with `{` or `[`, or when they do not close.
+func endOfFirstValue(_ b: UnsafeRawBufferPointer) -> Int? {
+    var i = leadingSpaces(b)
+    guard i < b.count, b[i] == UInt8(ascii: "{") || b[i] == UInt8(ascii: "[") else { return nil }
+    var depth = 0
+    while i < b.count {
+        switch b[i] {
+        case UInt8(ascii: "\""):
+            i += 1
+            while i < b.count, b[i] != UInt8(ascii: "\"") { i += b[i] == UInt8(ascii: "\\") ? 2 : 1 }
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            depth += 1
+        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+            depth -= 1
+            if depth == 0 { return i + 1 }
+        default:
+            break
+        }
+        i += 1
+    }
+    return nil
+}
+
+/// A blank between JSON tokens (and the `\r` of a CRLF line end).
+func isBlank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0D || c == 0x0A }
 
 /// Whether the line is `true`, `false` or `null` between blanks.
 func isLiteral(_ b: UnsafeRawBufferPointer) -> Bool {

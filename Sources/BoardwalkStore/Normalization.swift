@@ -67,6 +67,30 @@ extension Store {
         return string.withMemoryRebound(to: String.self, capacity: 1) { $0.pointee.utf8.isEmpty }
     }
 
+    /// Whether the optional string at `string` is present and an inferred session's name, read in place.
+    @inline(__always)
+    static func isInferredName(at string: UnsafePointer<String?>) -> Bool {
+        guard string.pointee != nil else { return false }
+        return string.withMemoryRebound(to: String.self, capacity: 1) { isInferredName($0.pointee) }
+    }
+
+    /// Whether `session` is a name the store gives an inferred session: `inferred:` and the digits of a seq.
+    ///
+    /// Such a name is the store's own, valid only in the store that gave it (another store numbers its
+    /// inferred sessions from its own seqs). ``append(_:checkpoint:)`` takes an event arriving with one (an
+    /// export of a store, ingested into another or into the same one) as an event without a session and infers
+    /// its session again (rule 10): kept, it would merge with an unrelated session of the same number (QA,
+    /// session 6: two users' sessions became one). ``normalized(_:)`` keeps such names: it describes the events
+    /// a store holds (its own inferred names included), for in-memory sources and exports.
+    /// - Complexity: O(1) for any other id (its length is checked first).
+    @inlinable
+    public static func isInferredName(_ session: String) -> Bool {
+        let utf8 = session.utf8
+        // "inferred:" and 1 to 20 digits (a UInt64).
+        guard (10...29).contains(utf8.count), utf8.starts(with: "inferred:".utf8) else { return false }
+        return utf8.dropFirst(9).allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
     /// Applies ``normalized(_:)`` in place.
     @inlinable
     public static func normalize(_ event: inout Event) {

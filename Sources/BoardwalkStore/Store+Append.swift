@@ -355,8 +355,7 @@ final class WriterState {
         /// A string the table's identity cache knows is answered in place (no retain, nothing to persist);
         /// anything else goes through ``intern(_:)``.
         mutating func intern(at string: UnsafePointer<String>) throws -> StringID {
-            if let id = table.cachedID(at: string) { return id }
-            return table.intern(string.pointee)
+            table.intern(at: string)
         }
 
         /// Appends the strings interned since the last flush to `strings`, in id order, through one cursor.
@@ -504,7 +503,9 @@ final class WriterState {
                 let timeBits = Layout.timeBits(time)
                 // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). Rare, so only such
                 // events are copied and fixed; an empty event id is simply not looked up.
-                let needsNormalization = Store.needsNormalization(at: original)
+                // A session named as another store's inferred session is inferred again here (`isInferredName`).
+                let reinfer = Store.isInferredName(at: original.pointer(to: \.session)!)
+                let needsNormalization = reinfer || Store.needsNormalization(at: original)
                 // Made once, for the duplicate check and the encoder (which would otherwise parse it again).
                 var idRef: EventIDRef? = nil
                 if let id = original.pointee.eventID, !id.isEmpty {
@@ -534,6 +535,7 @@ final class WriterState {
                 if needsNormalization || original.pointee.session == nil {
                     var event = original.pointee
                     Store.normalize(&event)
+                    if reinfer { event.session = nil }
                     if event.session == nil {
                         let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
                         event.session = name
@@ -677,6 +679,24 @@ final class WriterState {
         return latest
     }
 
+    /// Sets ``order`` to one sort key per entry, in entry order, with `key` as the leading field: written
+    /// through a buffer sized once (appending element by element checked uniqueness and capacity each time,
+    /// ~40 instructions per event and sort).
+    @inline(__always)
+    private func fillOrder(_ key: (Entry) -> UInt64) {
+        let n = entries.count
+        var keys: [SortKey] = []
+        swap(&keys, &order)
+        keys.removeAll(keepingCapacity: true)
+        keys.append(contentsOf: repeatElement(SortKey(a: 0, i: 0), count: n))
+        entries.withUnsafeBufferPointer { e in
+            keys.withUnsafeMutableBufferPointer { o in
+                for i in 0..<n { o[i] = SortKey(a: key(e[i]), i: i) }
+            }
+        }
+        swap(&keys, &order)
+    }
+
     /// Sorts ``order`` into (a, time, seq) order.
     ///
     /// A stable radix sort on `a` keeps arrival order among equal `a`s, and arrival order is seq order;
@@ -724,9 +744,21 @@ final class WriterState {
     /// sealed block fills its page). Every block written is listed for `batches`; blocks of a group are
     /// written in key order, so consecutive puts land on the same pages.
     private func writeEvents(_ txn: Transaction) throws {
-        order.removeAll(keepingCapacity: true)
-        for (i, e) in entries.enumerated() {
-            order.append(SortKey(a: UInt64(e.onboarding) << 16 | UInt64(e.screen), i: i))
+        // The sort key is the group in as few bits as it takes: onboarding above the screen, both only as wide as
+        // their largest value in the batch, and the group of events without a position (onboarding 0xFFFF_FFFF,
+        // screen 0xFFFF) as the onboarding just past the largest. Order and grouping are those of (onboarding,
+        // screen), but the radix sort passes over about 20 bits instead of 48 (the no-position key alone made
+        // every byte of the key differ).
+        var maxOnboarding: UInt32 = 0
+        var maxScreen: UInt16 = 0
+        for e in entries where e.onboarding != RecordFormat.noOnboarding {
+            maxOnboarding = max(maxOnboarding, e.onboarding)
+            maxScreen = max(maxScreen, e.screen)
+        }
+        let screenBits = UInt64(UInt16.bitWidth - maxScreen.leadingZeroBitCount)
+        let unpositioned = (UInt64(maxOnboarding) + 1) << screenBits
+        fillOrder { e in
+            e.onboarding == RecordFormat.noOnboarding ? unpositioned : UInt64(e.onboarding) << screenBits | UInt64(e.screen)
         }
         sortOrder()
         let entries = self.entries
@@ -765,7 +797,7 @@ final class WriterState {
                     current.maxTotalScreens = max(current.maxTotalScreens, e.totalScreens)
                     let newGroup = !open || e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
                     if open && (newGroup || time &- builder.firstTime >= Layout.blockSpan
-                                || builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) > blockTarget) {
+                                || WriterState.exceeds(builder, time: time, seq: e.seq, bodyCount: e.body.count, target: blockTarget)) {
                         try putBlock(&c, blockKey, builder, &blockKeys)
                         open = false
                     }
@@ -801,6 +833,16 @@ final class WriterState {
                 if open { try putBlock(&c, blockKey, builder, &blockKeys) }
             }
         }
+    }
+
+    /// Whether appending an event (time, seq, a body of `bodyCount` bytes) would take `builder`'s block past
+    /// `target` bytes. An event adds at most 25 bytes besides its body (three varints) and the header at most 36
+    /// (it takes 4 to 40 bytes), so a block that far below the target needs no exact count: the exact one (about
+    /// 100 instructions, every event of the batch) runs only for the last few events of a block.
+    @inline(__always)
+    static func exceeds(_ builder: EventBlockBuilder, time: Int64, seq: UInt64, bodyCount: Int, target: Int) -> Bool {
+        if builder.byteCount &+ bodyCount &+ 61 <= target { return false }
+        return builder.byteCount(appending: time, seq: seq, bodyCount: bodyCount) > target
     }
 
     /// The newest block of a group (the last key of its range), if it has one: its key, value and last
@@ -842,10 +884,7 @@ final class WriterState {
     /// - Complexity: one sort of the batch, then per bucket one cursor seek (only when the bucket may hold
     ///   committed values) and one put; no allocation per event.
     private func writeSessionIndex(_ txn: Transaction, firstSeq: UInt64) throws {
-        order.removeAll(keepingCapacity: true)
-        for (i, e) in entries.enumerated() {
-            order.append(SortKey(a: UInt64(e.session), i: i))
-        }
+        fillOrder { UInt64($0.session) }
         sortOrder()
         let entries = self.entries
         let order = self.order
@@ -897,26 +936,37 @@ final class WriterState {
             scratch.storeBE(UInt64(0), at: 4)
             if try c.last(below: UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)),
                c.key.count == Layout.sessionKeySize, c.key.be32(0) == bucket, c.key.be64(4) < firstSeq,
-               c.value.count + builder.byteCount <= Layout.sessionValueTarget,
-               bucketTails.holds(bucket: bucket, keySeq: c.key.be64(4), value: c.value)
-                || SessionBucketReader.runHeadersAreSound(c.value, keySeq: c.key.be64(4), lowLimit: Layout.sessionBucketWidth) {
+               c.value.count + builder.byteCount <= Layout.sessionValueTarget {
+                let keySeq = c.key.be64(4)
                 // A damaged value is not grown: the new segment goes in a value of its own, so the damage
                 // (which check() and reads report) does not take this batch's references with it. A value still
                 // byte for byte as this writer put it (same key, size and fingerprint) is not decoded again:
                 // checking its run headers was a third of the session index's cost with 100 000 sessions in flight.
-                // The key's bytes are copied before the put: they point into the map.
-                let keySeq = c.key.be64(4)
-                scratch.storeBE(bucket, at: 0)
-                scratch.storeBE(keySeq, at: 4)
-                let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
-                // > lmdb.h, MDB_CURRENT: "replace the item at the current cursor position. The key parameter must
-                // > still be provided, and must match it." The old value is copied into the builder first.
-                let (bytes, print) = try builder.withValue(keySeq: keySeq, prefix: c.value) { value in
-                    _ = try c.put(key, value, flags: PutFlags.current)
-                    return (value.count, BucketTailCache.fingerprint(value))
+                // The fingerprint of its bytes goes on over the new segment to give the grown value's.
+                var old: BucketTailCache.Hasher? = nil
+                if let expected = bucketTails.expectedFingerprint(bucket: bucket, keySeq: keySeq, bytes: c.value.count) {
+                    var h = BucketTailCache.Hasher()
+                    h.update(c.value)
+                    if h.finalize() == expected { old = h }
                 }
-                bucketTails.note(bucket: bucket, keySeq: keySeq, bytes: bytes, fingerprint: print)
-                return
+                if old != nil || SessionBucketReader.runHeadersAreSound(c.value, keySeq: keySeq, lowLimit: Layout.sessionBucketWidth) {
+                    // The key's bytes are copied before the put: they point into the map.
+                    scratch.storeBE(bucket, at: 0)
+                    scratch.storeBE(keySeq, at: 4)
+                    let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
+                    let oldCount = c.value.count
+                    // > lmdb.h, MDB_CURRENT: "replace the item at the current cursor position. The key parameter must
+                    // > still be provided, and must match it." The old value is copied into the builder first.
+                    let (bytes, print) = try builder.withValue(keySeq: keySeq, prefix: c.value) { value in
+                        _ = try c.put(key, value, flags: PutFlags.current)
+                        // The value starts with the old bytes, unchanged.
+                        var h = old ?? BucketTailCache.Hasher()
+                        h.update(UnsafeRawBufferPointer(rebasing: value[(old == nil ? 0 : oldCount)...]))
+                        return (value.count, h.finalize())
+                    }
+                    bucketTails.note(bucket: bucket, keySeq: keySeq, bytes: bytes, fingerprint: print)
+                    return
+                }
             }
         }
         try putBucket(&c, bucket, &builder)
@@ -978,34 +1028,64 @@ final class WriterState {
 
     /// Sorts `items` by `key`, stably, as ``radixSorted(_:key:)`` does; `scratch` (as many elements, any values)
     /// is the other buffer of the passes, so that a caller keeping it saves an allocation per sort.
+    ///
+    /// Digits are 11 bits wide for a large input (8 for a small one, where 2 048 counters would cost more than
+    /// the elements), and only the bits that differ between keys get one: a digit starts at the lowest differing
+    /// bit not yet covered, so a run of bits equal in every key is skipped (with 10 000 session ids below 2^19,
+    /// two passes instead of three bytes'). One pass over the input counts every digit; then one scatter pass per
+    /// digit.
+    /// - Complexity: O(n · digits + 2^digit bits · digits).
     static func radixSort<T>(_ items: inout [T], scratch: inout [T], key: (T) -> UInt64) {
         guard let firstItem = items.first, items.count > 1 else { return }
         precondition(scratch.count == items.count, "the scratch buffer must hold as many elements")
         let first = key(firstItem)
         var varying: UInt64 = 0
         for item in items { varying |= key(item) ^ first }
-        var counts = [Int](repeating: 0, count: 256)
+        guard varying != 0 else { return }
+        let width = items.count >= 2048 ? 11 : 8
+        let radix = 1 << width
+        let digitMask = UInt64(radix - 1)
+        // The digits' shifts: each starts at the lowest differing bit above the previous digit.
+        var shifts: [UInt64] = []
+        var position: UInt64 = 0
+        while position < 64 {
+            let above = varying >> position
+            if above == 0 { break }
+            position += UInt64(above.trailingZeroBitCount)
+            shifts.append(position)
+            position += UInt64(width)
+        }
+        var counts = [Int](repeating: 0, count: radix * shifts.count)
         counts.withUnsafeMutableBufferPointer { count in
-            for byte in 0..<8 where (varying >> UInt64(byte * 8)) & 0xFF != 0 {
-                let shift = UInt64(byte * 8)
+            shifts.withUnsafeBufferPointer { shifts in
                 items.withUnsafeBufferPointer { src in
-                    scratch.withUnsafeMutableBufferPointer { dst in
-                        for b in 0..<256 { count[b] = 0 }
-                        for item in src { count[Int(truncatingIfNeeded: (key(item) >> shift) & 0xFF)] += 1 }
-                        var sum = 0
-                        for b in 0..<256 {
-                            let c = count[b]
-                            count[b] = sum
-                            sum += c
-                        }
-                        for item in src {
-                            let b = Int(truncatingIfNeeded: (key(item) >> shift) & 0xFF)
-                            dst[count[b]] = item
-                            count[b] += 1
+                    for item in src {
+                        let k = key(item)
+                        for d in 0..<shifts.count {
+                            count[d &* radix &+ Int(truncatingIfNeeded: (k &>> shifts[d]) & digitMask)] &+= 1
                         }
                     }
                 }
-                swap(&items, &scratch)
+                for d in 0..<shifts.count {
+                    let shift = shifts[d]
+                    let base = d &* radix
+                    var sum = 0
+                    for b in base..<(base &+ radix) {
+                        let c = count[b]
+                        count[b] = sum
+                        sum &+= c
+                    }
+                    items.withUnsafeBufferPointer { src in
+                        scratch.withUnsafeMutableBufferPointer { dst in
+                            for item in src {
+                                let b = base &+ Int(truncatingIfNeeded: (key(item) &>> shift) & digitMask)
+                                dst[count[b]] = item
+                                count[b] &+= 1
+                            }
+                        }
+                    }
+                    swap(&items, &scratch)
+                }
             }
         }
     }
@@ -1247,54 +1327,116 @@ struct BucketTailCache {
     /// A hash of `bytes` (four multiply lanes over 8-byte words, the length folded in, the lanes mixed at the
     /// end): far cheaper than decoding the value's runs (about 3 instructions per 8 bytes), and a change to the
     /// bytes leaves it the same only by a chance of about 2^-64. Not a defence against a deliberate forgery,
-    /// which the store does not claim.
+    /// which the store does not claim. The same as a ``Hasher`` fed the bytes in any number of pieces.
     static func fingerprint(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        let n = bytes.count
-        let p: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var a = UInt64(truncatingIfNeeded: n), b = a ^ 0xBF58_476D_1CE4_E5B9, c = a ^ 0x94D0_49BB_1331_11EB, d = ~a
-        guard let base = bytes.baseAddress else { return a &* p }
-        var i = 0
-        // Four independent lanes, each taking a word per step as xxHash64's round does: h + w * p2, rotated,
-        // times p (a bijection of h for a given word, so a change to one word always changes its lane, and no
-        // flip of one bit of a word is undone by a flip of one bit of a later word, as with a plain xor). The
-        // lanes are mixed at the end.
-        @inline(__always) func step(_ h: UInt64, _ w: UInt64) -> UInt64 {
+        var h = Hasher()
+        h.update(bytes)
+        return h.finalize()
+    }
+
+    /// ``fingerprint(_:)`` over bytes that arrive in pieces: a grown value is its old bytes and the new segment,
+    /// so the fingerprint of the old value, just checked, goes on over the segment alone instead of hashing the
+    /// whole value again (which was half of the fingerprints' cost with 100 000 sessions in flight).
+    ///
+    /// Word `j` (bytes `8j..<8j+8`) goes to lane `j % 4`, each lane taking a word as xxHash64's round does:
+    /// h + w * p2, rotated, times p (a bijection of h for a given word, so a change to one word always changes
+    /// its lane, and no flip of one bit of a word is undone by a flip of one bit of a later word, as with a plain
+    /// xor). The last partial word and the length are folded in at the end, and the lanes mixed.
+    struct Hasher {
+        private var lanes = (UInt64(0), UInt64(0xBF58_476D_1CE4_E5B9), UInt64(0x94D0_49BB_1331_11EB), ~UInt64(0))
+        /// Full words taken so far.
+        private var words = 0
+        /// The bytes of a partial word (little-endian, `pendingCount` of them).
+        private var pending: UInt64 = 0
+        private var pendingCount = 0
+
+        @inline(__always)
+        private static func step(_ h: UInt64, _ w: UInt64) -> UInt64 {
             let x = h &+ w &* 0xC2B2_AE3D_27D4_EB4F
-            return (x << 31 | x >> 33) &* p
+            return (x << 31 | x >> 33) &* 0x9E37_79B9_7F4A_7C15
         }
-        while i + 32 <= n {
-            a = step(a, base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            b = step(b, base.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self))
-            c = step(c, base.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self))
-            d = step(d, base.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self))
-            i += 32
+
+        @inline(__always)
+        private mutating func take(_ w: UInt64) {
+            switch words & 3 {
+            case 0: lanes.0 = Hasher.step(lanes.0, w)
+            case 1: lanes.1 = Hasher.step(lanes.1, w)
+            case 2: lanes.2 = Hasher.step(lanes.2, w)
+            default: lanes.3 = Hasher.step(lanes.3, w)
+            }
+            words &+= 1
         }
-        while i + 8 <= n {
-            a = step(a, base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            i += 8
+
+        mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+            let n = bytes.count
+            var i = 0
+            // Finish a partial word from the last piece.
+            while pendingCount != 0 && i < n {
+                pending |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << UInt64(pendingCount * 8)
+                pendingCount &+= 1
+                i &+= 1
+                if pendingCount == 8 {
+                    take(pending)
+                    pending = 0
+                    pendingCount = 0
+                }
+            }
+            // Words up to the next lane 0, then four lanes at a time.
+            while words & 3 != 0 && i &+ 8 <= n {
+                take(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                i &+= 8
+            }
+            var (a, b, c, d) = lanes
+            while i &+ 32 <= n {
+                a = Hasher.step(a, base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                b = Hasher.step(b, base.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self))
+                c = Hasher.step(c, base.loadUnaligned(fromByteOffset: i &+ 16, as: UInt64.self))
+                d = Hasher.step(d, base.loadUnaligned(fromByteOffset: i &+ 24, as: UInt64.self))
+                words &+= 4
+                i &+= 32
+            }
+            lanes = (a, b, c, d)
+            while i &+ 8 <= n {
+                take(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                i &+= 8
+            }
+            while i < n {
+                pending |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << UInt64(pendingCount * 8)
+                pendingCount &+= 1
+                i &+= 1
+            }
         }
-        var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < n {
-            tail |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << shift
-            shift += 8
-            i += 1
+
+        /// The fingerprint of every byte given so far.
+        func finalize() -> UInt64 {
+            let n = UInt64(truncatingIfNeeded: words &* 8 &+ pendingCount)
+            let p: UInt64 = 0x9E37_79B9_7F4A_7C15
+            func mix(_ x: UInt64) -> UInt64 {
+                var z = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                return z ^ (z >> 31)
+            }
+            let a = mix(lanes.0 ^ n &* p)
+            let b = mix(Hasher.step(lanes.1, pending) &+ 1)
+            let c = mix(lanes.2 &+ 2 ^ UInt64(pendingCount))
+            let d = mix(lanes.3 &+ 3)
+            return a ^ b &* 3 ^ c &* 5 ^ d &* 7
         }
-        b = step(b, tail)
-        func mix(_ x: UInt64) -> UInt64 {
-            var z = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        return mix(a) ^ mix(b &+ 1) &* 3 ^ mix(c &+ 2) &* 5 ^ mix(d &+ 3) &* 7
+    }
+
+    /// The fingerprint this writer noted for `bucket`'s newest value, if that value is the one under `keySeq`
+    /// with `bytes` bytes (the caller then hashes the stored bytes and compares).
+    @inline(__always)
+    func expectedFingerprint(bucket: UInt32, keySeq: UInt64, bytes: Int) -> UInt64? {
+        let t: Tail? = slots.withUnsafeBufferPointer { s in s.count != 0 ? s[slot(bucket)] : nil }
+        guard let t, t.bucket == bucket, t.keySeq == keySeq, Int(t.bytes) == bytes else { return nil }
+        return t.fingerprint
     }
 
     /// Whether `value`, the bucket's newest value under `keySeq`, is still the one this writer put last.
-    @inline(__always)
     func holds(bucket: UInt32, keySeq: UInt64, value: UnsafeRawBufferPointer) -> Bool {
-        let t: Tail? = slots.withUnsafeBufferPointer { s in s.count != 0 ? s[slot(bucket)] : nil }
-        guard let t, t.bucket == bucket, t.keySeq == keySeq, Int(t.bytes) == value.count else { return false }
-        return t.fingerprint == BucketTailCache.fingerprint(value)
+        expectedFingerprint(bucket: bucket, keySeq: keySeq, bytes: value.count) == BucketTailCache.fingerprint(value)
     }
 
     /// Remembers the value just put as the bucket's newest.

@@ -289,13 +289,8 @@ struct fast_walker {
     simdjson_inline bool field(uint8_t ctx, int level, int id, bw_slot &s, size_t depth) noexcept {
         uint8_t c = buf[idx[k]];
         if (ctx == bw::CTX_MSG) {
-            uint8_t sub = 255;
+            const uint8_t sub = bw::message_child_context(id);
             switch (id) {
-            case BW_S_META: sub = bw::CTX_META; break;
-            case BW_S_PARAMS: sub = bw::CTX_PARAMS; break;
-            case BW_S_ACTION: sub = bw::CTX_ACTION; break;
-            case BW_S_VIEW: sub = bw::CTX_VIEW; break;
-            case BW_S_ERROR: sub = bw::CTX_ERROR; break;
             case BW_S_VALUE: return value(level, BW_S_VALUE_FIELDS, s, depth);
             case BW_S_EVENT:
                 if (level + 1 < BW_LEVELS && c == '{') {

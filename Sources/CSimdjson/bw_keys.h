@@ -10,6 +10,19 @@ namespace bw {
 
 enum context : uint8_t { CTX_MSG, CTX_META, CTX_PARAMS, CTX_ACTION, CTX_VIEW, CTX_ERROR, CTX_VALUE, CTX_CHOICE, CTX_COUNT };
 
+// The context of a message field whose value, when an object, is walked as one (`meta`, `params`, `action`,
+// `view`, `error`); 255 for any other field. Both walkers (On-Demand's and the fast path's) ask it.
+inline constexpr uint8_t message_child_context(int slot) noexcept {
+    switch (slot) {
+    case BW_S_META: return CTX_META;
+    case BW_S_PARAMS: return CTX_PARAMS;
+    case BW_S_ACTION: return CTX_ACTION;
+    case BW_S_VIEW: return CTX_VIEW;
+    case BW_S_ERROR: return CTX_ERROR;
+    default: return 255;
+    }
+}
+
 struct key_entry {
     const char *name;
     uint8_t ctx;

@@ -198,5 +198,11 @@ struct ProgressAndReplTests {
         #expect(!Repl.continues("events | where label == \"a|\""))
         #expect(Completion.matches("cou", in: Repl.stages) == ["count", "count()", "count_distinct("])
         #expect(Completion.matches("sess", in: Repl.stages) == ["sessions"])
+        // Onboarding ids are offered quoted: typed with or without the opening quote, they complete.
+        let ids = ["\"1b2c\"", "\"1bff\"", "\"7a00\""]
+        #expect(Completion.matches("\"1b", in: ids) == ["\"1b2c\"", "\"1bff\""])
+        #expect(Completion.matches("1b", in: ids) == ["\"1b2c\"", "\"1bff\""])
+        #expect(Completion.matches("\"7", in: ids) == ["\"7a00\""])
+        #expect(!String(cString: Completion.breakCharacters).contains("\""))
     }
 }

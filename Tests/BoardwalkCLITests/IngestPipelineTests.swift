@@ -147,6 +147,61 @@ struct IngestPipelineTests {
         #expect(message.hasPrefix("\(failure) ("))
         #expect(message.contains("once the cause is fixed, the same command continues after it"))
     }
+    /// Two ingests of one file into one store at once: the second one starts (reads the file's checkpoint) before the
+    /// first commits anything, and commits after it. Events without ids must not be stored twice.
+    @Test("The same file ingested twice at once: the run that finds its checkpoint moved stops, nothing is stored twice",
+          arguments: [true, false])
+    func sameFileConcurrently(pipelined: Bool) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("ids-less.txt").path
+        try ((1...1_000).map { "E - \($0)" }.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let store = try Store.open(at: directory.appendingPathComponent("same").path)
+        defer { store.close() }
+        func ingester(_ sink: any IngestSink, pipelined: Bool) -> Ingester {
+            Ingester(
+                sink: sink, parser: TinyParser(), helperParser: TinyParser(),
+                options: .init(batchSize: 100, pipelined: pipelined),
+                rejects: RejectsWriter(path: directory.appendingPathComponent("rejects-\(UUID().uuidString).txt").path),
+                progress: nil)
+        }
+        let other = ingester(StoreSink(store: store), pipelined: false)
+        let late = ingester(InterleavedSink(inner: StoreSink(store: store)) {
+            try other.ingest(try InputFile(path: path))
+        }, pipelined: pipelined)
+        var caught: (any Error)? = nil
+        do {
+            try late.ingest(try InputFile(path: path))
+        } catch {
+            caught = error
+        }
+        #expect(other.summary.ingested == 1_000)
+        #expect(late.summary.ingested == 0)
+        #expect(try store.read { try $0.stats() }.events == 1_000)
+        let failure = try #require(caught)
+        let message = IngestCommand.failureError(failure).description
+        #expect(message.hasPrefix("another ingest of \(path) moved its checkpoint from the start of the file to line 1000"), "\(message)")
+        #expect(message.contains("nothing of this batch was stored"), "\(message)")
+    }
+}
+
+/// Runs `before` once, just ahead of the first append it passes on: another writer getting in between.
+final class InterleavedSink: IngestSink, @unchecked Sendable {
+    let inner: StoreSink
+    private var before: (() throws -> Void)?
+    init(inner: StoreSink, before: @escaping () throws -> Void) {
+        self.inner = inner
+        self.before = before
+    }
+
+    func append(_ batch: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int) {
+        if let run = before {
+            before = nil
+            try run()
+        }
+        return try inner.append(batch, checkpoint: checkpoint)
+    }
+
+    func checkpoint(for key: String) throws -> [UInt8]? { try inner.checkpoint(for: key) }
 }
 
 /// Keeps nothing but counts, and fails its `failAtAppend`-th append with a store error.
@@ -157,7 +212,7 @@ final class FailingSink: IngestSink, Sendable {
 
     var committed: Int { state.withLock { $0.committed } }
 
-    func append(_ batch: [Event], checkpoint: (key: String, value: [UInt8])?) throws -> (inserted: Int, duplicates: Int) {
+    func append(_ batch: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int) {
         try state.withLock { s in
             s.appends += 1
             if s.appends == failAtAppend { throw StoreError(.invalidArgument, "refused by the test sink") }

@@ -15,9 +15,12 @@ final class MemorySink: IngestSink, @unchecked Sendable {
 
     struct Crash: Error {}
 
-    func append(_ batch: [Event], checkpoint: (key: String, value: [UInt8])?) throws -> (inserted: Int, duplicates: Int) {
+    func append(_ batch: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int) {
         appends += 1
         if appends == failAtAppend { throw Crash() }  // nothing of this batch is kept, as in an aborted transaction
+        if let checkpoint, checkpoints[checkpoint.key] != checkpoint.expected {
+            throw CheckpointMoved(expected: checkpoint.expected, found: checkpoints[checkpoint.key])
+        }
         var inserted = 0, duplicates = 0
         for e in batch {
             if let id = e.eventID, !ids.insert(id).inserted { duplicates += 1; continue }
@@ -133,6 +136,43 @@ struct IngesterTests {
         #expect(summary.rejected == 0, "\(rejects.prefix(200))")
         #expect(summary.ingested == 100_001)
         #expect(sink.events[50_000].eventID?.count == 3 << 20)
+    }
+
+    @Test("--strict lists the line it stopped at in the rejects file, as its summary says", arguments: [true, false])
+    func strictListsTheLine(pipelined: Bool) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try write(["E a 1", "E b 2", "bad", "E c 3"])
+        let sink = MemorySink()
+        #expect(throws: Ingester.StrictStop.self) { try run(path, sink: sink, strict: true, pipelined: pipelined) }
+        let rejects = try String(contentsOfFile: directory.appendingPathComponent("rejects.txt").path, encoding: .utf8)
+        #expect(rejects == "\(path):3: line 3: not an E line\n\tbad\n")
+    }
+
+    @Test("A file's last line without a newline is a line: rejected when it does not parse, and read again by the next run",
+          arguments: [true, false])
+    func unterminatedLastLine(pipelined: Bool) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try write(["E a 1", "E - 2", "E c"], trailingNewline: false)
+        let sink = MemorySink()
+        let (first, rejects) = try run(path, sink: sink, pipelined: pipelined)
+        #expect(first.lines == 3)
+        #expect(first.ingested == 2)
+        #expect(first.rejected == 1)
+        #expect(rejects.hasPrefix("\(path):3: line 3: not an E line"), "\(rejects)")
+        #expect(rejects.hasSuffix("\n\tE c\n"), "\(rejects)")
+        // With --strict it stops the run, as the same line read from a pipe would.
+        let strictSink = MemorySink()
+        #expect(throws: Ingester.StrictStop.self) { try run(path, sink: strictSink, strict: true, pipelined: pipelined) }
+        // The checkpoint stays before it: once the writer finishes the line, the next run stores it, once.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(" 3\nE d 4\n".utf8))
+        try handle.close()
+        let (second, again) = try run(path, sink: sink, pipelined: pipelined)
+        #expect(second.resumedLines == 2)
+        #expect(second.ingested == 2)
+        #expect(second.rejected == 0, "\(again)")
+        #expect(sink.events.map(\.time.microseconds) == [1000, 2000, 3000, 4000])
     }
 
     @Test("FileCheckpoint bytes round-trip")

@@ -165,8 +165,8 @@ struct StoreEndToEndTests {
         #expect(try boardwalk(["check", "--db", db]).status == 0)
     }
 
-    @Test("A file whose last line is still being written: left for the next run, then stored once (the user's pass)")
-    func unfinishedLastLineIsLeftForTheNextRun() throws {
+    @Test("A file whose last line is still being written: rejected, not skipped past, then stored once (the user's pass)")
+    func unfinishedLastLineIsReadAgainByTheNextRun() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let corpus = Corpus(sessions: 20, seed: 5)
         let text = corpus.text.hasSuffix("\n") ? corpus.text : corpus.text + "\n"
@@ -174,11 +174,18 @@ struct StoreEndToEndTests {
         let lastLineStart = text.dropLast().lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex
         let cut = text.index(lastLineStart, offsetBy: 20)
         let path = try write(String(text[..<cut]), "growing.ndjson")
-        let first = try boardwalk(["ingest", "--db", db, path])
-        #expect(first.status == 0, "\(first.stderr)")
-        #expect(summary(first.stdout)["rejected"] == 0)
+        let rejects = directory.appendingPathComponent("rejects.txt").path
+        let first = try boardwalk(["ingest", "--db", db, "--rejects", rejects, path])
+        // A line like any other: a pipe rejects it too (exit 2).
+        #expect(first.status == 2, "\(first.stderr)")
+        #expect(summary(first.stdout)["rejected"] == 1)
         #expect(summary(first.stdout)["ingested"] == corpus.events.count - 1)
-        #expect(first.stdout.contains("unfinished: the last line of a file has no newline"))
+        #expect(first.stdout.contains("unfinished: the last line of a file has no newline and does not parse"), "\(first.stdout)")
+        let listed = try String(contentsOfFile: rejects, encoding: .utf8)
+        #expect(listed.hasPrefix("\(path):\(corpus.events.count):"), "\(listed)")
+        #expect(listed.contains("(the file's last line, without a newline: the next run reads it again)"), "\(listed)")
+        let strict = try boardwalk(["ingest", "--db", db, "--strict", "--rejects", rejects, path])
+        #expect(strict.status == 1)
         // The writer finishes the line and the file.
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.seekToEnd()
@@ -208,8 +215,11 @@ struct StoreEndToEndTests {
         // --strict: stops at the bad line, exit 1, and the batch with it is not committed.
         let strictInput = try write(corpus.text.split(separator: "\n").prefix(10).joined(separator: "\n") + "\nnope\n", "strict.ndjson")
         let strictDB = directory.appendingPathComponent("strict.db").path
-        let strict = try boardwalk(["ingest", "--db", strictDB, "--strict", strictInput])
+        let strictRejects = directory.appendingPathComponent("strict-rejects.txt").path
+        let strict = try boardwalk(["ingest", "--db", strictDB, "--strict", "--rejects", strictRejects, strictInput])
         #expect(strict.status == 1)
+        // The line it stopped at is listed, as the summary says.
+        #expect(try String(contentsOfFile: strictRejects, encoding: .utf8) == "\(strictInput):11: line 11, column 1: invalid JSON\n\tnope\n")
         #expect(strict.stderr.hasPrefix("Error: \(strictInput): line 11"))
         #expect(try boardwalk(["stats", "--db", strictDB, "-f", "json"]).stdout.hasPrefix("{\"events\":0,"))
 

@@ -1,3 +1,4 @@
+import BoardwalkGenerator
 import Foundation
 import Testing
 
@@ -13,6 +14,8 @@ struct TerminalTests {
         let master: Int32
         let slave: Int32
         var received = ""
+        /// What ``expect(_:)`` skipped before the text it last found.
+        var consumed = ""
 
         init() throws {
             // posix_openpt/grantpt/unlockpt/ptsname are not exported by the Glibc module; their Linux
@@ -44,8 +47,9 @@ struct TerminalTests {
             let deadline = Date().addingTimeInterval(20)
             var buffer = [UInt8](repeating: 0, count: 4096)
             while Date() < deadline {
-                if received.contains(text) {
-                    received = String(received[received.range(of: text)!.upperBound...])
+                if let found = received.range(of: text) {
+                    consumed = String(received[..<found.lowerBound])
+                    received = String(received[found.upperBound...])
                     return true
                 }
                 var p = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
@@ -101,5 +105,46 @@ struct TerminalTests {
         let saved = try String(contentsOfFile: history, encoding: .utf8)
         #expect(saved.contains("sessions\\040|\\040count"))
         #expect(saved.contains("events\\040|\\012\\040\\040count"))
+    }
+
+    @Test("Completion of an onboarding id typed with or without its quote; each word offered once")
+    func completion() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ids = SyntheticData(sessions: 40, seed: 1).onboardings.map(\.id)
+        let id = ids[0]
+        // The shortest prefix that only this id has.
+        let prefix = try #require((1...id.count).map { String(id.prefix($0)) }.first { p in ids.filter { $0.hasPrefix(p) }.count == 1 })
+        let pty = try PTY()
+        let process = Process()
+        process.executableURL = boardwalkExecutable
+        process.arguments = ["repl", "--generated", "40"]
+        process.environment = ["BOARDWALK_HISTORY": directory.appendingPathComponent("history").path, "TERM": "xterm", "NO_COLOR": "1"]
+        let handle = FileHandle(fileDescriptor: pty.slave, closeOnDealloc: false)
+        process.standardInput = handle
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        #expect(pty.expect("boardwalk> "))
+        for typed in ["\"" + prefix, prefix] {
+            pty.send("sessions | where onboarding == \(typed)\t")
+            let completed = pty.expect(String(id.dropFirst(prefix.count)) + "\"")
+            #expect(completed, "\(typed): \(pty.received)")
+            pty.send(" | count\r")
+            #expect(pty.expect("count\r\n-----\r\n"))
+            #expect(pty.expect("boardwalk> "))
+        }
+        // Every candidate once: `placement` and `profile` are fields of events and of sessions.
+        pty.send("sessions | stats p\t\t")
+        #expect(pty.expect("percentile("))
+        var listing = pty.consumed + "percentile("
+        pty.send("\u{15}events | count\r")
+        #expect(pty.expect("count\r\n-----\r\n"))
+        listing += pty.consumed
+        #expect(listing.components(separatedBy: "placement").count == 2, "\(listing)")
+        #expect(listing.components(separatedBy: "profile").count == 2, "\(listing)")
+        pty.send("\u{15}.quit\r")
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
     }
 }

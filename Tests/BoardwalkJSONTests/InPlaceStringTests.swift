@@ -45,7 +45,7 @@ import Testing
         let text = ids.map { Self.close(Self.literal($0)) + "\n" }.joined()
         let reader = try EventReader()
         var got: [String] = []
-        Array(text.utf8).withUnsafeBytes { buffer in
+        _ = Array(text.utf8).withUnsafeBytes { buffer in
             reader.readLines(in: buffer, arrival: arrival) { _, result in
                 if case .success(let event) = result, case .close(let id) = event.payload { got.append(id) }
             }

@@ -164,7 +164,7 @@ import Testing
     @Test func numbersRoundTripExactly() throws {
         let reader = try EventReader()
         let values: [Double] = [0, -0.0, 25, -1.5, 1e300, -1e300, .leastNonzeroMagnitude, .leastNormalMagnitude, .greatestFiniteMagnitude,
-                                0.1, 1.0 / 3.0, 123_456_789.125, Double(Int64.max), 5e-324, 2.2250738585072014e-308,
+                                0.1, 1.0 / 3.0, 123_456_789.125, Double(Int64.max), Double.leastNonzeroMagnitude.nextUp, 2.2250738585072014e-308,
                                 .infinity, -.infinity]
         for v in values {
             let event = Self.ev(.stateUpdated(StateUpdate(elementID: "n", value: .input(.number(v)))))

@@ -23,8 +23,20 @@ final class StoreSink: IngestSink {
     let store: Store
     init(store: Store) { self.store = store }
 
-    func append(_ events: [Event], checkpoint: (key: String, value: [UInt8])?) throws -> (inserted: Int, duplicates: Int) {
-        let result = try store.append(events, checkpoint: checkpoint.map { Checkpoint(key: $0.key, value: $0.value) })
+    func append(_ events: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int) {
+        guard let checkpoint else {
+            let result = try store.append(events)
+            return (result.appended, result.duplicates)
+        }
+        // The checkpoint is read again inside the write transaction: writers are serialized, so no other ingest
+        // can move it between this read and the commit.
+        let result = try store.write { w in
+            let found = try w.snapshot.checkpoint(checkpoint.key)
+            guard found == checkpoint.expected else { throw CheckpointMoved(expected: checkpoint.expected, found: found) }
+            let result = try w.append(events)
+            try w.setCheckpoint(Checkpoint(key: checkpoint.key, value: checkpoint.value))
+            return result
+        }
         return (result.appended, result.duplicates)
     }
 
@@ -70,14 +82,17 @@ enum IngestCommand: Command {
         Bad lines do not stop the run: each is listed in the rejects file as 'INPUT:LINE: reason', followed
         by the line itself on a tab-indented line, and the lines around it are ingested. The rejects file is
         rewritten at the first rejection of each run and not created when nothing is rejected. With --strict
-        the run stops at the first bad line instead, and nothing of the batch it was in is committed.
+        the run stops at the first bad line instead (listed too), and nothing of the batch it was in is
+        committed. A file's last line without a newline is a line like any other; if it does not parse it is
+        rejected, and the next run reads it again (a writer may still be finishing it).
 
         Exactly once: events are committed in batches; each batch of a file is committed together with a
         checkpoint (how far into the file it reached), so running the same command again after a crash or
         Ctrl-C continues after the last committed batch. Events with an event id are also de-duplicated by
         the store, whatever their input. Standard input has no checkpoint: only event ids protect it.
         A pipe that goes quiet for 200 ms has what it sent so far committed (for 'tail -f … | boardwalk
-        ingest -'). Ctrl-C stops after the batch in progress is committed.
+        ingest -'). Ctrl-C stops after the batch in progress is committed. Two runs of the same file at once:
+        the one that finds the file's checkpoint moved by the other stops, storing nothing twice.
 
         A progress line is drawn on stderr when it is a terminal. The summary goes to stdout.
 
@@ -98,9 +113,11 @@ enum IngestCommand: Command {
         if paths.filter({ $0 == "-" }).count > 1 { throw UsageError("standard input ('-') can be read once only") }
         // Open every input first, so a missing file fails before anything is stored.
         let inputs = try paths.map { path throws(RuntimeError) in try InputFile(path: path) }
-        let rejectsPath = arguments.value("rejects") ?? "./boardwalk-rejects.txt"
+        let rejectsPath = arguments.value("rejects") ?? RejectsWriter.defaultPath
         let rejects = RejectsWriter(path: rejectsPath)
-        try rejects.checkWritable()
+        // A rejects file named on the command line must be writable before anything is stored. The default one is
+        // made at the first rejected line only, so a clean ingest runs from any directory.
+        if arguments.value("rejects") != nil { try rejects.checkWritable() }
         let store = try openStore(invocation.database(arguments))
         let quiet = arguments.flag("quiet")
         let progress = !quiet && invocation.stderrIsTerminal
@@ -135,11 +152,9 @@ enum IngestCommand: Command {
             text += "rejected: \(summary.rejected)" + (summary.rejected > 0 ? " (listed in \(rejectsPath))" : "") + "\n"
             if summary.unfinishedLines > 0 {
                 text += "unfinished: the last line of \(summary.unfinishedLines == 1 ? "a file" : "\(summary.unfinishedLines) files") "
-                    + "has no newline and is not a complete event; left for the next run\n"
+                    + "has no newline and does not parse: rejected, and read again by the next run (a writer may still be finishing it)\n"
             }
-            if summary.resumedLines > 0 || summary.resumedEvents > 0 {
-                text += "resumed: after \(summary.resumedLines) lines and \(summary.resumedEvents) batch-file events committed by an earlier run\n"
-            }
+            if let resumed = resumedLine(lines: summary.resumedLines, events: summary.resumedEvents) { text += resumed }
             let rate = Double(summary.ingested + summary.duplicates) * 1e6 / Double(max(1, elapsed))
             text += "time: \(Units.duration(microseconds: elapsed)) (\(Units.rate(rate)) events)\n"
             invocation.out(text)
@@ -154,13 +169,33 @@ enum IngestCommand: Command {
         return summary.rejected > 0 ? ExitCode.partial : ExitCode.success
     }
 
+    /// `resumed: after 3 lines committed by an earlier run`: what checkpoints let this run skip, in NDJSON lines
+    /// and batch-file events (each named only when there is some); `nil` when nothing was skipped.
+    static func resumedLine(lines: Int, events: Int) -> String? {
+        var parts: [String] = []
+        if lines > 0 { parts.append(Units.counted(lines, "line")) }
+        if events > 0 { parts.append(Units.counted(events, "batch-file event")) }
+        guard !parts.isEmpty else { return nil }
+        return "resumed: after \(parts.joined(separator: " and ")) committed by an earlier run\n"
+    }
+
     /// The message a failed run ends with, for a failure of either stage (a commit-stage failure arrives as
     /// the store's own error).
     static func failureError(_ failure: any Error) -> RuntimeError {
         if let strict = failure as? Ingester.StrictStop { return RuntimeError(strict.description) }
+        if let moved = failure as? CheckpointMoved {
+            return RuntimeError("\(moved) (what was committed before stays; once the other ingest is done, the same command continues after what it stored)")
+        }
+        // A write that fails for want of space: LMDB reports ENOSPC, or EIO when the kernel fails a write-back of
+        // its memory map (a full tmpfs, a full disk under the page cache).
+        if let lmdb = failure as? LMDBError, lmdb.code == ENOSPC || lmdb.code == EIO {
+            return RuntimeError(
+                "\(lmdb): the disk may be full; nothing of the batch in progress was stored (what was committed before "
+                    + "stays; once there is space, the same command continues after it)")
+        }
         // Running again helps only when the store, not the input, failed (a full disk, a lock): bad bytes
         // in a batch file or an unreadable input fail the same way every time.
-        let hint = failure is StoreError
+        let hint = failure is StoreError || failure is LMDBError
             ? "what was committed before stays; once the cause is fixed, the same command continues after it"
             : "what was committed before stays"
         return RuntimeError("\(failure) (\(hint))")
@@ -429,6 +464,12 @@ enum BackupCommand: Command {
             throw UsageError(arguments.positionals.isEmpty ? "missing DEST" : "give one DEST")
         }
         let store = try openStore(invocation.database(arguments), readOnly: true)
+        // The store makes DEST, not its parents: say so rather than pass on mkdir's errno as a store error.
+        let parent = parentDirectory(of: destination)
+        var st = stat()
+        if stat(parent, &st) != 0, errno == ENOENT {
+            throw RuntimeError("backup to '\(destination)' failed: the directory '\(parent)' does not exist")
+        }
         let start = monotonicMicroseconds()
         do {
             try store.backup(to: destination)
@@ -438,6 +479,14 @@ enum BackupCommand: Command {
         invocation.out("backed up \(store.path) to \(destination) in \(Units.duration(microseconds: monotonicMicroseconds() - start))\n")
         return ExitCode.success
     }
+}
+
+/// The directory that holds `path` (`.` for a bare name, `/` for an entry of the root), ignoring trailing slashes.
+func parentDirectory(of path: String) -> String {
+    var path = Substring(path)
+    while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
 }
 
 // MARK: check

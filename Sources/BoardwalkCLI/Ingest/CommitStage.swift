@@ -8,7 +8,7 @@ import Synchronization
 /// One batch handed from the parsing stage to the commit stage: events and the checkpoint of its last line.
 struct PendingBatch: Sendable {
     var events: [Event]
-    var checkpoint: (key: String, value: [UInt8])?
+    var checkpoint: BatchCheckpoint?
 }
 
 /// The commit stage of the ingest pipeline: a thread of its own that owns every `sink.append` of an input,

@@ -9,11 +9,46 @@ import Boardwalk
 /// ``checkpoint(for:)`` is asked on the parsing thread only when no append is in flight.
 protocol IngestSink: AnyObject, Sendable {
     /// Appends `events` and, in the same transaction, records `checkpoint` (if any), so that either both are
-    /// durable or neither is.
+    /// durable or neither is. Before anything is written, the transaction reads the checkpoint stored under its
+    /// key: when it is not ``BatchCheckpoint/expected``, another ingest of the same input moved it since this
+    /// run read or wrote it, and the append throws ``CheckpointMoved`` with nothing stored.
     /// - Returns: how many were stored, and how many were skipped as duplicates of a stored event id.
-    func append(_ events: [Event], checkpoint: (key: String, value: [UInt8])?) throws -> (inserted: Int, duplicates: Int)
+    func append(_ events: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int)
     /// The checkpoint stored under `key`, if any.
     func checkpoint(for key: String) throws -> [UInt8]?
+}
+
+/// The checkpoint a batch of a regular file is committed with.
+struct BatchCheckpoint: Sendable {
+    /// The input's key (``Ingester``: its device and inode).
+    var key: String
+    /// Where the input got to after the batch (``FileCheckpoint/bytes``).
+    var value: [UInt8]
+    /// What this run last read or committed under `key` (`nil`: nothing), which the batch replaces.
+    var expected: [UInt8]?
+}
+
+/// Another ingest of the same input committed under its checkpoint key after this run read or wrote it: the
+/// batch that found out was not stored (storing it would store its lines twice, as events without an event id
+/// have nothing else to tell them apart).
+struct CheckpointMoved: Error, CustomStringConvertible {
+    /// The input's name (filled in by ``Ingester``).
+    var input = ""
+    /// Whether the input is a batch file (its checkpoint counts events, not lines).
+    var isBatchFile = false
+    var expected: [UInt8]?
+    var found: [UInt8]?
+
+    var description: String {
+        "another ingest of \(input) moved its checkpoint from \(place(expected)) to \(place(found)); "
+            + "nothing of this batch was stored"
+    }
+
+    private func place(_ value: [UInt8]?) -> String {
+        guard let value else { return "the start of the file" }
+        guard let cp = FileCheckpoint(value) else { return "an unreadable checkpoint" }
+        return isBatchFile ? "event \(cp.line)" : "line \(cp.line) (byte \(cp.offset))"
+    }
 }
 
 /// Turns one NDJSON line into an event.
@@ -40,8 +75,8 @@ struct IngestSummary: Hashable, Sendable {
     var resumedEvents = 0
     var bytes = 0
     var inputs = 0
-    /// Files whose last line had no newline and did not parse: left for a later run (a writer may still be
-    /// finishing it), not rejected.
+    /// Files whose last line had no newline and did not parse: rejected (and counted in ``rejected``), with the
+    /// checkpoint left before it, so a later run reads it again (a writer may still be finishing it).
     var unfinishedLines = 0
 }
 
@@ -128,14 +163,22 @@ final class Ingester {
         summary.ingested += outcome.inserted
         summary.duplicates += outcome.duplicates
         handedOver = 0
+        if var moved = outcome.failure as? CheckpointMoved {
+            moved.input = input.name
+            moved.isBatchFile = ingestingBatchFile
+            throw moved
+        }
         if let failure = outcome.failure ?? parseFailure { throw failure }
     }
+
+    /// Whether the input being ingested is a batch file (for ``CheckpointMoved``'s message).
+    private var ingestingBatchFile = false
 
     /// Events of the current input handed to the commit stage (for progress: they are not counted in
     /// ``summary`` until the stage reports).
     private var handedOver = 0
 
-    private func handOver(_ events: [Event], checkpoint: (key: String, value: [UInt8])?, to stage: CommitStage) throws {
+    private func handOver(_ events: [Event], checkpoint: BatchCheckpoint?, to stage: CommitStage) throws {
         handedOver += events.count
         try stage.submit(PendingBatch(events: events, checkpoint: checkpoint))
     }
@@ -150,9 +193,13 @@ final class Ingester {
     }
 
     private func ingestLines(_ input: InputFile, stage: CommitStage) throws {
+        ingestingBatchFile = false
         let key = checkpointKey(input)
         var lineNumber = 0
-        if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
+        // What the store holds under the key, which the next batch replaces (whether or not it applies to the
+        // file as it is now).
+        var committed = try key.flatMap { try sink.checkpoint(for: $0) }
+        if let saved = committed, let cp = FileCheckpoint(saved),
             cp.fingerprint == FileCheckpoint.fingerprint(input.prefix(min(cp.offset, FileCheckpoint.fingerprintBytes))),
             cp.offset <= input.size ?? 0
         {
@@ -185,10 +232,15 @@ final class Ingester {
             // The fingerprint covers the bytes up to the checkpoint only (at most 4 KiB), so a log that grows
             // keeps its checkpoint while a file replaced by another does not.
             let checkpoint = key.map {
-                (key: $0, value: FileCheckpoint(
-                    offset: pendingOffset, line: lineNumber,
-                    fingerprint: FileCheckpoint.fingerprint(input.prefix(min(pendingOffset, FileCheckpoint.fingerprintBytes)))).bytes)
+                BatchCheckpoint(
+                    key: $0,
+                    value: FileCheckpoint(
+                        offset: pendingOffset, line: lineNumber,
+                        fingerprint: FileCheckpoint.fingerprint(input.prefix(min(pendingOffset, FileCheckpoint.fingerprintBytes)))).bytes,
+                    expected: committed)
             }
+            // Batches commit in order, each only if the one before did: the next one replaces this one's value.
+            if let checkpoint { committed = checkpoint.value }
             // The batch moves to the commit stage; a fresh buffer of the same capacity takes its place.
             let batch = pending
             pending = []
@@ -251,24 +303,25 @@ final class Ingester {
                 lineNumber += 1
                 summary.lines += 1
                 let line = UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
-                // A file's last line without a newline may be one a writer is still writing: if it does not
-                // parse, it is left out of this run (its checkpoint stays before it), so that a later run reads
-                // it whole instead of resuming in its middle. A stream's last line is final.
+                // A file's last line without a newline is a line like any other (as the same bytes from a pipe
+                // are): stored when it parses, rejected when it does not. A writer may still be finishing it, so
+                // a rejected one is not skipped past: the checkpoint stays before it, and the next run reads it
+                // again (whole, once the writer is done).
                 let unfinished = atEOF && range.upperBound == end && input.isRegularFile
                 var leftForLater = false
-                // A rejected line: stop (--strict), or list it and go on.
+                // A rejected line: listed, then the run stops (--strict) or goes on.
                 func failed(_ error: any Error) throws {
+                    var reason = "\(error)"
                     if unfinished {
                         leftForLater = true
-                        return
-                    }
-                    if options.strict {
-                        pending.removeAll()
-                        summary.rejected += 1
-                        throw StrictStop(input: input.name, message: "\(error)")
+                        reason += " (the file's last line, without a newline: the next run reads it again)"
                     }
                     summary.rejected += 1
-                    try rejects.reject(input: input.name, line: lineNumber, reason: "\(error)", text: line)
+                    try rejects.reject(input: input.name, line: lineNumber, reason: reason, text: line)
+                    if options.strict {
+                        pending.removeAll()
+                        throw StrictStop(input: input.name, message: reason)
+                    }
                 }
                 if k < parsedAhead {
                     switch helper!.take(k) {  // moved out of the table, without a copy
@@ -286,8 +339,7 @@ final class Ingester {
                     }
                 }
                 if leftForLater {
-                    lineNumber -= 1
-                    summary.lines -= 1
+                    lineNumber -= 1  // the checkpoint's line count stays before it, as its offset does
                     summary.unfinishedLines += 1
                     break
                 }
@@ -319,9 +371,11 @@ final class Ingester {
 
     /// - Parameter head: bytes already read from the start of a stream (standard input).
     private func ingestBatchFile(_ input: InputFile, head: [UInt8] = [], stage: CommitStage) throws {
+        ingestingBatchFile = true
         let key = checkpointKey(input)
         var skip = 0
-        if let key, let saved = try sink.checkpoint(for: key), let cp = FileCheckpoint(saved),
+        var committed = try key.flatMap { try sink.checkpoint(for: $0) }
+        if let saved = committed, let cp = FileCheckpoint(saved),
             cp.fingerprint == FileCheckpoint.fingerprint(input.prefix(FileCheckpoint.fingerprintBytes))
         {
             skip = cp.line  // for batch files, `line` counts events
@@ -348,8 +402,9 @@ final class Ingester {
         while index < events.count {
             let end = min(events.count, index + options.batchSize)
             let checkpoint = key.map {
-                (key: $0, value: FileCheckpoint(offset: 0, line: end, fingerprint: fingerprint).bytes)
+                BatchCheckpoint(key: $0, value: FileCheckpoint(offset: 0, line: end, fingerprint: fingerprint).bytes, expected: committed)
             }
+            if let checkpoint { committed = checkpoint.value }
             try handOver(Array(events[index..<end]), checkpoint: checkpoint, to: stage)
             index = end
             progress?.update(events: summary.ingested + handedOver, bytes: input.offset, total: input.size)

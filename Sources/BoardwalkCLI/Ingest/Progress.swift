@@ -26,7 +26,7 @@ final class Progress {
         guard t - lastDraw >= 100_000 else { return }
         lastDraw = t
         let elapsed = max(1, t - start)
-        var line = "  \(Units.count(events)) events  \(Units.rate(Double(events) * 1e6 / Double(elapsed)))  \(Units.bytes(bytes))"
+        var line = "  \(Units.count(events, "event"))  \(Units.rate(Double(events) * 1e6 / Double(elapsed)))  \(Units.bytes(bytes))"
         if let total, total > 0 {
             let fraction = min(1, Double(bytes) / Double(total))
             line += "  " + paint.cyan(Bars.bar(fraction, width: 20)) + String(repeating: " ", count: 20 - Bars.bar(fraction, width: 20).count)

@@ -11,6 +11,9 @@ final class RejectsWriter {
     private var sink: FileSink?
     private var descriptor: Int32 = -1
 
+    /// Where rejected lines go without `--rejects`.
+    static let defaultPath = "./boardwalk-rejects.txt"
+
     init(path: String) { self.path = path }
 
     /// Fails now, before anything is ingested, when the rejects file could not be written later: its
@@ -37,7 +40,10 @@ final class RejectsWriter {
         if sink == nil {
             descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else {
-                throw RuntimeError("cannot write the rejects file '\(path)': \(String(cString: strerror(errno)))")
+                let hint = path == RejectsWriter.defaultPath ? "; name a writable one with --rejects FILE" : ""
+                throw RuntimeError(
+                    "cannot write the rejects file '\(path)' for line \(line) of \(input), which was rejected: "
+                        + "\(String(cString: strerror(errno)))\(hint)")
             }
             sink = FileSink(descriptor: descriptor, buffered: true)
         }

@@ -31,6 +31,12 @@ public enum Units {
         return sign + text
     }
 
+    /// `1 line`, `3 lines`: an exact count with its noun, plural unless the count is one (nouns that take an `s`).
+    public static func counted(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+
+    /// `1 event`, `850 events`, `1.2 k events`: ``count(_:)`` with its noun, plural unless the count is one.
+    public static func count(_ n: Int, _ noun: String) -> String { count(n) + " " + noun + (n == 1 ? "" : "s") }
+
     /// `12.5 %` for 0.125.
     public static func percent(_ fraction: Double) -> String {
         guard fraction.isFinite else { return "–" }

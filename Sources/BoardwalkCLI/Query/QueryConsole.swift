@@ -30,13 +30,15 @@ final class QueryConsole {
             let query = try Query.parse(text)
             for note in query.notes { report(note) }
             let (table, statistics) = try execute(query)
+            // Ctrl-C after the read (while rows were sorted or gathered) is seen here, and between chunks of output.
+            if cancellation.isCancelled { return cancelled() }
             if query.isExplain && format == .table {
                 // A plan reads as lines of text, as `.explain` prints it, not as a one-column table under a rule as
                 // wide as its longest line.
                 invocation.out(table.rows.compactMap { if case .string(let line)? = $0.first { line } else { nil } }
                     .joined(separator: "\n") + "\n")
-            } else {
-                invocation.out(render(table))
+            } else if !ResultPrinter.print(table, format, to: invocation.stdout, cancelled: { cancellation.isCancelled }) {
+                return cancelled()
             }
             if timing {
                 invocation.stdout.flush()  // the result first, then the timing on stderr
@@ -52,12 +54,13 @@ final class QueryConsole {
                 // "… read", which scripts/duckdb_compare.py looks for at the end).
                 var counted = ""
                 if statistics.blocksCounted + statistics.blocksRead > 0 {
-                    counted = "\(Units.count(statistics.eventsCounted)) events counted from \(Units.count(statistics.blocksCounted)) "
-                        + "block headers and \(Units.count(statistics.blocksRead)) blocks' times, "
+                    counted = "\(Units.count(statistics.eventsCounted, "event")) counted from "
+                        + "\(Units.count(statistics.blocksCounted, "block header")) and \(Units.count(statistics.blocksRead)) "
+                        + "block\(statistics.blocksRead == 1 ? "'s time" : "s' times"), "
                 }
                 invocation.err(
                     "(\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"), \(Units.decimal(Double(elapsed) / 1e3, digits: 3)) ms, "
-                        + "\(counted)\(Units.count(statistics.eventsRead)) events and \(Units.count(statistics.sessionsRead)) sessions read\(opened))\n")
+                        + "\(counted)\(Units.count(statistics.eventsRead, "event")) and \(Units.count(statistics.sessionsRead, "session")) read\(opened))\n")
             }
             return true
         } catch {
@@ -69,6 +72,13 @@ final class QueryConsole {
             report(error)
             return false
         }
+    }
+
+    /// Reports a query stopped by Ctrl-C, after the output it had printed (which ends after a whole row).
+    private func cancelled() -> Bool {
+        invocation.stdout.flush()
+        invocation.err("cancelled\n")
+        return false
     }
 
     /// Runs a parsed query (opening the existential source).
@@ -89,10 +99,6 @@ final class QueryConsole {
             report(error)
             return false
         }
-    }
-
-    func render(_ table: ResultTable) -> String {
-        table.render(format)
     }
 
     func report(_ error: QueryError) {

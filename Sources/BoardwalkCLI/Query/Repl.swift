@@ -38,6 +38,14 @@ final class Repl {
         "percentile(", "rate(", "answer(", "did(", "reached(", "now()",
     ]
 
+    /// Every word tab completion offers, each once (events and sessions share fields such as `placement`), in the
+    /// order they are listed: stages and functions, fields, dot-commands, then `extra` (quoted onboarding ids).
+    static func completionVocabulary(_ extra: [String]) -> [String] {
+        var seen = Set<String>()
+        return (stages + EventField.allCases.map(\.rawValue) + SessionField.allCases.map(\.rawValue) + dotCommands + extra)
+            .filter { seen.insert($0).inserted }
+    }
+
     static let dotCommands = [".help", ".fields", ".onboardings", ".stats", ".format", ".timing", ".explain", ".quit"]
 
     static let help = """
@@ -85,12 +93,15 @@ final class Repl {
     /// Whether `line` asks for another line (it ends in `|`).
     static func continues(_ line: String) -> Bool { line.trimmingSpaces().hasSuffix("|") }
 
-    /// Reads queries from a pipe until its end.
-    /// - Returns: the exit status: 0 when every query succeeded, 2 when any failed.
+    /// Reads queries from a pipe until its end, or until Ctrl-C cancels one of them (without a prompt to go back
+    /// to, the run stops there).
+    /// - Returns: the exit status: 0 when every query succeeded, 2 when any failed, 130 when Ctrl-C stopped it.
     func runPiped(_ lines: some Sequence<String>) -> Int32 {
         var pending = ""
         var number = 0
         var firstLine = 1
+        // Each query clears the flag as it starts: set after one, it was Ctrl-C during that one.
+        var interrupted: Bool { console.cancellation.isCancelled }
         for line in lines {
             number += 1
             if pending.isEmpty { firstLine = number }
@@ -98,11 +109,12 @@ final class Repl {
             if Repl.continues(line) { continue }
             handle(pending, origin: ("stdin", firstLine))
             pending = ""
-            if quit { break }
+            if quit || interrupted { break }
         }
-        if !pending.isEmpty, !quit {
+        if !pending.isEmpty, !quit, !interrupted {
             handle(pending, origin: ("stdin", firstLine))
         }
+        if interrupted { return ExitCode.interrupted }
         return failures == 0 ? ExitCode.success : ExitCode.partial
     }
 
@@ -118,8 +130,7 @@ final class Repl {
 
     /// The interactive loop on a terminal, with libedit.
     func runInteractive(historyPath: String?) -> Int32 {
-        Completion.words = Repl.stages + EventField.allCases.map(\.rawValue) + SessionField.allCases.map(\.rawValue)
-            + Repl.dotCommands + completionWords
+        Completion.words = Repl.completionVocabulary(completionWords)
         Repl.useUTF8CharacterType()
         installLineEditing()
         if let historyPath { _ = read_history(historyPath) }
@@ -221,9 +232,14 @@ final class Repl {
         rl_readline_name = Completion.readlineName
         // libedit must not install its own SIGINT handling: ours cancels queries and abandons lines.
         rl_catch_signals = 0
-        rl_attempted_completion_function = { text, _, _ in
+        rl_attempted_completion_function = { text, start, _ in
             guard let text else { return nil }
-            Completion.prefix = String(cString: text)
+            // The text before the word (libedit counts characters): a word right after an opening quote (`== "` then
+            // Tab: the quote is not part of the word) completes to the rest of a quoted id.
+            let before = rl_line_buffer.map { String(String(cString: $0).unicodeScalars.prefix(Int(start))) } ?? ""
+            Completion.candidates = Completion.matches(
+                String(cString: text), in: Completion.words, atLineStart: before.allSatisfy { $0 == " " || $0 == "\t" },
+                afterQuote: before.hasSuffix("\""))
             Completion.index = 0
             rl_attempted_completion_over = 1
             return rl_completion_matches(text) { _, _ in Completion.next() }
@@ -235,11 +251,15 @@ final class Repl {
 
 /// Tab-completion state for libedit's C callbacks (which cannot capture context). Used only from the REPL's
 /// thread, inside `readline`.
+///
+/// `"` does not break words, so a quoted onboarding id being typed (`"1b`) is one word, matched against the quoted
+/// ids; typed without its quote (`1b`), it completes to the quoted id all the same.
 enum Completion {
     nonisolated(unsafe) static var words: [String] = []
-    nonisolated(unsafe) static var prefix = ""
+    /// The matches of the word being completed, handed out by ``next()``.
+    nonisolated(unsafe) static var candidates: [String] = []
     nonisolated(unsafe) static var index = 0
-    nonisolated(unsafe) static let breakCharacters = cString(" \t\n|,()=<>!\"")
+    nonisolated(unsafe) static let breakCharacters = cString(" \t\n|,()=<>!")
     nonisolated(unsafe) static let readlineName = cString("boardwalk")
 
     /// A C string that lives for the whole process (libedit keeps the pointer).
@@ -250,18 +270,28 @@ enum Completion {
         return UnsafePointer(p)
     }
 
-    /// The next word that starts with the prefix, as a `malloc`ed C string (libedit frees it), or nil.
+    /// The next candidate, as a `malloc`ed C string (libedit frees it), or nil.
     static func next() -> UnsafeMutablePointer<CChar>? {
-        while index < words.count {
-            let word = words[index]
-            index += 1
-            if word.hasPrefix(prefix) { return strdup(word) }
-        }
-        return nil
+        guard index < candidates.count else { return nil }
+        index += 1
+        return strdup(candidates[index - 1])
     }
 
-    /// The words that complete `prefix` (for tests).
-    static func matches(_ prefix: String, in words: [String]) -> [String] { words.filter { $0.hasPrefix(prefix) } }
+    /// The words that complete `prefix`.
+    /// - Parameters:
+    ///   - atLineStart: whether only spaces come before the word: dot-commands are offered there only.
+    ///   - afterQuote: whether the word follows an opening quote that is not part of it: then only quoted words
+    ///     match, and complete without their opening quote.
+    static func matches(_ prefix: String, in words: [String], atLineStart: Bool = true, afterQuote: Bool = false) -> [String] {
+        if afterQuote {
+            return words.filter { $0.hasPrefix("\"" + prefix) }.map { String($0.dropFirst()) }
+        }
+        // An id typed without its opening quote (`1b`) still finds the quoted id.
+        let quoted = prefix.isEmpty || prefix.hasPrefix("\"") ? nil : "\"" + prefix
+        return words.filter { word in
+            (word.hasPrefix(prefix) || quoted.map { word.hasPrefix($0) } == true) && (atLineStart || !word.hasPrefix("."))
+        }
+    }
 }
 
 /// Installs the SIGINT handler that sets ``interruptFlag`` (without `SA_RESTART`, so a blocked `read` in

@@ -84,6 +84,10 @@ struct BoundAggregate: Hashable, Sendable {
     /// The type of the argument (sum/avg/min/max/percentiles keep durations as durations).
     var argumentType: QueryType?
     var resultType: QueryType
+
+    /// Whether it is `count()`, which counts rows whatever they hold: `stats` of such aggregates alone is a
+    /// count, which the store can answer from block headers or by field codes (rows added with a weight).
+    var countsRows: Bool { function == .count }
 }
 
 /// A bound funnel step.

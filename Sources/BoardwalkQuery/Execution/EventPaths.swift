@@ -71,8 +71,8 @@ extension CheckedQuery {
     }
 }
 
-/// An `events` count answered from the store's block keys and headers: the query counts rows (`count`, `top`
-/// or `histogram`) grouped by values that are the same for every event of a block (expressions of `onboarding`
+/// An `events` count answered from the store's block keys and headers: the query counts rows (`count`, `top`,
+/// `histogram`, or `stats` of `count()` alone) grouped by values that are the same for every event of a block (expressions of `onboarding`
 /// and `screen`), and filters only on `onboarding`, `screen`, `time` and `seq`.
 ///
 /// The filters are split three ways, each exact: conjuncts that read only `onboarding` and `screen` are checked
@@ -96,6 +96,8 @@ struct BlockCountPlan: Sendable {
         case .count(let by): guard by.allSatisfy({ perGroup($0.bound) }) else { return nil }
         case .top(_, let key): guard perGroup(key.bound) else { return nil }
         case .histogram(let value, _): guard perGroup(value.bound) else { return nil }
+        case .stats(let aggregates, let by, _) where aggregates.allSatisfy(\.countsRows):
+            guard by.allSatisfy({ perGroup($0.bound) }) else { return nil }
         case .stats, .funnel, nil: return nil
         }
         var conjuncts: [Bound] = []
@@ -174,6 +176,7 @@ struct CodedCountPlan: Sendable {
         let columns: [BoundColumn]
         switch query.reduction {
         case .count(let by): columns = by
+        case .stats(let aggregates, let by, _) where aggregates.allSatisfy(\.countsRows): columns = by
         case .top(_, let key): columns = [key]
         default: return nil
         }

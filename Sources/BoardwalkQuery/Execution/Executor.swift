@@ -277,7 +277,7 @@ private struct Sink {
     }
 
     /// Adds a row, or `weight` rows with the same values (counts from block headers or by field codes, which
-    /// reduce by `count`, `top` or `histogram` only).
+    /// reduce by `count`, `top`, `histogram`, or `stats` of `count()` alone: ``BoundAggregate/countsRows``).
     mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String), weight: Int = 1) {
         switch query.reduction {
         case .count(let by):
@@ -304,7 +304,7 @@ private struct Sink {
             let key: Value = value.type == .duration ? .duration(bucket) : .number(bucket)
             counts[[key], default: 0] += weight
         case .stats(let aggregates, let by, _):
-            assert(weight == 1, "a weighted row of stats")
+            precondition(weight == 1 || aggregates.allSatisfy(\.countsRows), "a weighted row of stats other than count()")
             // Keys and arguments in reused buffers, and one hash lookup per group the row falls in: an array per
             // row and a lookup per aggregate cost a quarter of a dwell query (perf, session 5).
             keyBuffer.removeAll(keepingCapacity: true)
@@ -312,9 +312,9 @@ private struct Sink {
             argumentBuffer.removeAll(keepingCapacity: true)
             for aggregate in aggregates { argumentBuffer.append(aggregate.argument?.evaluate(now: now, leaf) ?? .null) }
             if !keyBuffer.contains(where: \.isSet) {
-                addStats(keyBuffer, aggregates, censored: censored)
+                addStats(keyBuffer, aggregates, censored: censored, weight: weight)
             } else {
-                for key in keyCombinations(keyBuffer) { addStats(key, aggregates, censored: censored) }
+                for key in keyCombinations(keyBuffer) { addStats(key, aggregates, censored: censored, weight: weight) }
             }
         case .funnel:
             break
@@ -349,7 +349,8 @@ private struct Sink {
 
     /// Adds the arguments in `argumentBuffer` to the aggregates of group `key`, mutating them in place through the
     /// dictionary's storage (a copy taken out would copy every value a percentile keeps).
-    private mutating func addStats(_ key: [Value], _ aggregates: [BoundAggregate], censored: Bool) {
+    /// `weight` rows at once only for `count()` aggregates (``BoundAggregate/countsRows``).
+    private mutating func addStats(_ key: [Value], _ aggregates: [BoundAggregate], censored: Bool, weight: Int = 1) {
         let index: Dictionary<[Value], (states: [AggregateState], censored: Int)>.Index
         if let found = stats.index(forKey: key) {
             index = found
@@ -357,8 +358,14 @@ private struct Sink {
             stats[key] = (aggregates.map { AggregateState($0.function) }, 0)
             index = stats.index(forKey: key)!
         }
-        for i in aggregates.indices { stats.values[index].states[i].add(aggregates[i].function, argumentBuffer[i]) }
-        if censored { stats.values[index].censored += 1 }
+        if weight == 1 {
+            for i in aggregates.indices { stats.values[index].states[i].add(aggregates[i].function, argumentBuffer[i]) }
+        } else {
+            for i in aggregates.indices {
+                if case .count(let n) = stats.values[index].states[i] { stats.values[index].states[i] = .count(n + weight) }
+            }
+        }
+        if censored { stats.values[index].censored += weight }
     }
 
     /// Adds `n` to the count of a `count` without `by`.

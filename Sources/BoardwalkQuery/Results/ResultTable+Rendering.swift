@@ -3,58 +3,97 @@ extension ResultTable {
     /// Renders the table; the output is exact and stable, for scripts as much as for people.
     /// - Complexity: O(cells).
     public func render(_ format: Format) -> String {
+        var out = ""
+        _ = render(format, rowsPerChunk: Swift.max(rows.count, 1), continuing: { true }) { out += $0 }
+        return out
+    }
+
+    /// Renders the table a chunk of rows at a time, the same text as ``render(_:)`` cut after whole rows, so that a
+    /// long result never sits whole in one string and its printing can stop between two chunks.
+    ///
+    /// `continuing` is asked before each chunk (the table format reads the rows twice: once for the columns'
+    /// widths, once for the lines, each a chunk at a time); once it returns `false`, rendering stops.
+    /// - Returns: `false` when it stopped early; what `write` received ends after a whole row.
+    /// - Complexity: O(cells), with memory for one chunk's text.
+    public func render(_ format: Format, rowsPerChunk: Int, continuing: () -> Bool, write: (String) -> Void) -> Bool {
+        let size = Swift.max(1, rowsPerChunk)
+        let chunks = stride(from: 0, to: rows.count, by: size).map { $0..<Swift.min(rows.count, $0 + size) }
         switch format {
-        case .table: renderTable()
-        case .json: renderJSON()
-        case .csv: renderCSV()
+        case .table: return renderTable(chunks, continuing, write)
+        case .json: return renderJSON(chunks, continuing, write)
+        case .csv: return renderCSV(chunks, continuing, write)
         }
     }
 
-    private func renderTable() -> String {
-        let cells = rows.map { $0.map { Value.tableText($0) } }
+    private func renderTable(_ chunks: [Range<Int>], _ continuing: () -> Bool, _ write: (String) -> Void) -> Bool {
+        // Widths first, a chunk at a time (the cells' text is made again for the lines: holding every cell's text
+        // would take memory with the table's size).
         var widths = columns.map(displayWidth)
-        for row in cells {
-            for (i, cell) in row.enumerated() { widths[i] = max(widths[i], displayWidth(cell)) }
+        var numeric = [Bool](repeating: !rows.isEmpty, count: columns.count)
+        for chunk in chunks {
+            guard continuing() else { return false }
+            for row in rows[chunk] {
+                for (i, value) in row.enumerated() {
+                    widths[i] = Swift.max(widths[i], displayWidth(Value.tableText(value)))
+                    if value.numeric == nil && !value.isNull { numeric[i] = false }
+                }
+            }
         }
-        let numeric = columns.indices.map { i in
-            !rows.isEmpty && rows.allSatisfy { $0[i].numeric != nil || $0[i].isNull }
-        }
-        func line(_ items: [String]) -> String {
-            var parts: [String] = []
+        func line(_ items: [String], into out: inout String) {
+            var text = ""
             for (i, item) in items.enumerated() {
+                if i > 0 { text += "  " }
                 let pad = String(repeating: " ", count: widths[i] - displayWidth(item))
-                parts.append(numeric[i] ? pad + item : item + pad)
+                text += numeric[i] ? pad + item : item + pad
             }
-            var text = parts.joined(separator: "  ")
             while text.hasSuffix(" ") { text.removeLast() }
-            return text
+            out += text + "\n"
         }
-        var out = line(columns) + "\n"
-        out += line(widths.map { String(repeating: "-", count: $0) }) + "\n"
-        for row in cells { out += line(row) + "\n" }
-        return out
+        var head = ""
+        line(columns, into: &head)
+        line(widths.map { String(repeating: "-", count: $0) }, into: &head)
+        write(head)
+        for chunk in chunks {
+            guard continuing() else { return false }
+            var out = ""
+            for row in rows[chunk] { line(row.map { Value.tableText($0) }, into: &out) }
+            write(out)
+        }
+        return true
     }
 
-    private func renderJSON() -> String {
-        if rows.isEmpty { return "[]\n" }
-        var out = "[\n"
-        for (r, row) in rows.enumerated() {
-            out += "  {"
-            for (i, value) in row.enumerated() {
-                if i > 0 { out += ", " }
-                out += JSONString.quoted(columns[i]) + ": " + value.jsonText
+    private func renderJSON(_ chunks: [Range<Int>], _ continuing: () -> Bool, _ write: (String) -> Void) -> Bool {
+        if rows.isEmpty {
+            write("[]\n")
+            return true
+        }
+        write("[\n")
+        for chunk in chunks {
+            guard continuing() else { return false }
+            var out = ""
+            for r in chunk {
+                out += "  {"
+                for (i, value) in rows[r].enumerated() {
+                    if i > 0 { out += ", " }
+                    out += JSONString.quoted(columns[i]) + ": " + value.jsonText
+                }
+                out += r == rows.count - 1 ? "}\n" : "},\n"
             }
-            out += r == rows.count - 1 ? "}\n" : "},\n"
+            write(out)
         }
-        return out + "]\n"
+        write("]\n")
+        return true
     }
 
-    private func renderCSV() -> String {
-        var out = columns.map(Value.csvField).joined(separator: ",") + "\n"
-        for row in rows {
-            out += row.map { Value.csvField($0.exactText) }.joined(separator: ",") + "\n"
+    private func renderCSV(_ chunks: [Range<Int>], _ continuing: () -> Bool, _ write: (String) -> Void) -> Bool {
+        write(columns.map(Value.csvField).joined(separator: ",") + "\n")
+        for chunk in chunks {
+            guard continuing() else { return false }
+            var out = ""
+            for row in rows[chunk] { out += row.map { Value.csvField($0.exactText) }.joined(separator: ",") + "\n" }
+            write(out)
         }
-        return out
+        return true
     }
 }
 
