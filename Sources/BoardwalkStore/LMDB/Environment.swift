@@ -183,12 +183,12 @@ final class Environment: @unchecked Sendable {
     /// The map's address and size and the data file's size now (`fstat`): every page of a
     /// transaction that begins after this lies within the file.
     private func mappedFile() throws -> MappedFile {
-        guard mapBase != 0 else { return MappedFile(mapStart: 0, mapEnd: 0, fileEnd: 0) }
+        guard mapBase != 0 else { return MappedFile(mapStart: 0, mapEnd: 0, fileEnd: 0, descriptor: -1) }
         var fd: Int32 = -1
         try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd")
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw LMDBError(code: errno, context: "fstat(data.mdb)") }
-        return MappedFile(mapStart: mapBase, mapEnd: mapBase &+ UInt(mapSize), fileEnd: mapBase &+ UInt(st.st_size))
+        return MappedFile(mapStart: mapBase, mapEnd: mapBase &+ UInt(mapSize), fileEnd: mapBase &+ UInt(st.st_size), descriptor: fd)
     }
 
     /// Copies the environment to the existing empty directory `path`, compacted, while writers run.
