@@ -264,10 +264,10 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
     #expect(try plan("events | count by name, time").codedCount == nil)
     // Counts by per-group keys with conditions on keys, time and seq only: from block headers.
     for text in ["events | count", "events | count by onboarding, screen", "events | where time > now() - 1d | top 2 screen",
-                 "events | where screen + 1 > 2 or seq < 5 | histogram screen"] {
+                 "events | where screen + 1 > 2 or seq < 5 | histogram screen", "events | stats count() by screen"] {
         #expect(try plan(text).blockCounts != nil, "\(text)")
     }
-    for text in ["events | count by name", #"events | where kind == "analytics" | count"#, "events | stats count() by screen",
+    for text in ["events | count by name", #"events | where kind == "analytics" | count"#, "events | stats count(session) by screen",
                  "events | count by time", "sessions | count"] {
         #expect(try plan(text).blockCounts == nil, "\(text)")
     }
