@@ -86,8 +86,13 @@ public final class EventReader {
     /// follow the line (of any content: the rest of the buffer), the line is parsed where it is instead of being
     /// copied into a padded buffer first.
     ///
+    /// On some malformed lines simdjson's On-Demand reads the byte right after the line, and which error it reports
+    /// (not whether there is one) can depend on that byte; in a file read in place it is the line's newline, as
+    /// the copying overloads make it.
+    ///
     /// - Parameters:
-    ///   - readableAfter: how many bytes after `line` may be read (not changed, not interpreted).
+    ///   - readableAfter: how many bytes after `line` may be read (not changed; only the first can change which
+    ///     error a malformed line gets).
     /// - Complexity: O(line length), without a copy of the line when `readableAfter >= 64`.
     public func read(
         line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int = 1, arrival: Timestamp
@@ -151,6 +156,11 @@ public final class EventReader {
                 scratch = .allocate(byteCount: max(needed, scratch.count * 2), alignment: 64)
             }
             scratch.baseAddress!.copyMemory(from: base, byteCount: count)
+            // The byte after the line is a newline, as it is in a file read in place: simdjson's On-Demand reads
+            // the byte at the line's end on some malformed lines, and which error it reports depends on it (a
+            // stale `}` there from a longer earlier line turned "invalid JSON" into "unexpected content after the
+            // object"; the full test suite saw the two readers of a comparison disagree that way once).
+            scratch.storeBytes(of: 0x0A, toByteOffset: count, as: UInt8.self)
             status = bw_parse(parser, scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), count, scratch.count)
         }
         let view = LineView(

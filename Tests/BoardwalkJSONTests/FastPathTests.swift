@@ -182,3 +182,24 @@ import Glibc
         #expect(tookFast > 0)
     }
 }
+
+/// A malformed line's error does not depend on what an earlier, longer line left in the reader's scratch buffer
+/// after it (session 6: a clean CI run saw `mutatedLinesAgree` fail once: simdjson's On-Demand reads the byte at
+/// the line's end on some malformed lines, and the two readers' scratch buffers held different bytes there).
+@Suite struct ScratchPaddingTests {
+    @Test func theErrorOfAMalformedLineDoesNotDependOnAnEarlierLine() throws {
+        // A key followed by a colon where a comma belongs: On-Demand looks past the last token.
+        let bad = #"{"type":"custom","action_id":"a":"b","meta":{"onboarding_id":"o","screen_cid":"s","screen_index":0,"total_screens":2}}"#
+        let arrival = Timestamp(microseconds: 1_793_527_200_000_000)
+        let fresh = try EventReader()
+        let expected = Result { () throws(JSONReadError) -> Event in try fresh.read(bad, arrival: arrival) }
+        guard case .failure = expected else { Issue.record("accepted: \(bad)"); return }
+        for filler in ["}", "]", ",", "\"", ":", "x", " "] {
+            let reader = try EventReader()
+            // A longer line first, whose bytes after the short line's end are `filler`.
+            _ = try? reader.read(bad + String(repeating: filler, count: 100), arrival: arrival)
+            let got = Result { () throws(JSONReadError) -> Event in try reader.read(bad, arrival: arrival) }
+            #expect(got == expected, "after a line of \(filler)")
+        }
+    }
+}
