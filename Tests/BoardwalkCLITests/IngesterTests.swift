@@ -68,6 +68,30 @@ struct IngesterTests {
         return (ingester.summary, rejects)
     }
 
+    /// Resuming a file right after a last line that had no newline (stored as a line): the next run must not count
+    /// the rest of that line as a new one (review, session 6: every later line number, the rejects file and the
+    /// line count were one too high).
+    /// A valid last line without a newline is stored and the checkpoint put after it, before the newline the writer
+    /// adds later.
+    @Test func lineNumbersAfterResumingAtAParsedUnterminatedLine() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("grow.txt").path
+        try "E - 1\nE - 2".write(toFile: path, atomically: false, encoding: .utf8)
+        let sink = MemorySink()
+        let (first, _) = try run(path, sink: sink)
+        #expect(first.ingested == 2)
+        // The writer finishes line 2 and writes line 3 (bad) and line 4.
+        let h = FileHandle(forWritingAtPath: path)!
+        h.seekToEndOfFile()
+        h.write("\nbad\nE - 4\n".data(using: .utf8)!)
+        h.closeFile()
+        let (second, rejects) = try run(path, sink: sink)
+        #expect(second.resumedLines == 2)
+        #expect(second.ingested == 1)
+        #expect(second.lines == 2, "lines read in the second run")
+        #expect(rejects.hasPrefix("\(path):3:"), "\(rejects)")
+    }
+
     @Test("Bad lines are rejected with their numbers; the lines around them are ingested", arguments: [true, false])
     func rejects(pipelined: Bool) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
