@@ -252,20 +252,12 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     @usableFromInline
     mutating func internSlow(at string: UnsafePointer<String>) -> StringID {
         let h = StringTable.hash(at: string)
-        var (found, i) = find(at: string, hash: h)
-        let id: Int
-        if found >= 0 {
-            id = found
-        } else {
+        var (id, i) = find(at: string, hash: h)
+        if id < 0 {
             id = strings.count
             strings.append(string.pointee)
             hashes.append(h)
-            if (id + 1) * 2 > slots.count {
-                rehash(slots.count * 2)
-                i = emptySlot(for: h)
-            }
-            slots[i] = StringTable.slotTag(h) | UInt64(id + 1)
-            found = id
+            place(id, hash: h, probeStop: i)
         }
         let a = UnsafeRawPointer(string).load(as: UInt64.self)
         let b = UnsafeRawPointer(string).load(fromByteOffset: 8, as: UInt64.self)
@@ -276,7 +268,7 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
         }
         // The cache must keep alive the storage its key points to. When `string` is the very value the table
         // holds (a new string, or the same instance interned again), the table keeps it alive: no retain here.
-        let (ta, tb) = strings.withUnsafeBufferPointer { unsafeBitCast($0[found], to: (UInt64, UInt64).self) }
+        let (ta, tb) = strings.withUnsafeBufferPointer { unsafeBitCast($0[id], to: (UInt64, UInt64).self) }
         if ta != a || tb != b { cacheStrings[slot] = string.pointee }
         cacheKeys[slot] = CacheKey(a: a, b: b, id: StringID(id))
         return StringID(id)
@@ -301,15 +293,20 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
         strings.append(string)
         hashes.append(h)
         // A duplicate in a decoded table keeps its id but no slot.
-        if found < 0 {
-            if (id + 1) * 2 > slots.count {
-                rehash(slots.count * 2)
-                slots[emptySlot(for: h)] = StringTable.slotTag(h) | UInt64(id + 1)
-            } else {
-                slots[i] = StringTable.slotTag(h) | UInt64(id + 1)
-            }
-        }
+        if found < 0 { place(id, hash: h, probeStop: i) }
         return StringID(id)
+    }
+
+    /// Gives `id`, just appended with hash `h`, its slot: `i`, where the probe for it stopped, unless the table
+    /// must grow first (it is kept at most half full).
+    @inline(__always)
+    private mutating func place(_ id: Int, hash h: UInt64, probeStop i: Int) {
+        var i = i
+        if (id + 1) * 2 > slots.count {
+            rehash(slots.count * 2)
+            i = emptySlot(for: h)
+        }
+        slots[i] = StringTable.slotTag(h) | UInt64(id + 1)
     }
 
     private mutating func rehash(_ size: Int) {

@@ -319,18 +319,14 @@ private struct Sink {
         case .funnel:
             break
         case nil:
-            if let limit = listLimit {
-                if let threshold = listThreshold, !(order < threshold) { return }
-                if limit == 0 { return }
-                listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
-                // Cut back to the first `limit` rows now and then: amortized O(log limit) per row kept.
-                if listed.count >= 2 * limit + 1024 {
-                    listed.sort { $0.order < $1.order }
-                    listed.removeLast(listed.count - limit)
-                    listThreshold = listed.last!.order
-                }
-            } else {
-                listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+            if let threshold = listThreshold, !(order < threshold) { return }
+            if listLimit == 0 { return }
+            listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+            // With a limit, cut back to the first `limit` rows now and then: amortized O(log limit) per row kept.
+            if let limit = listLimit, listed.count >= 2 * limit + 1024 {
+                listed.sort { $0.order < $1.order }
+                listed.removeLast(listed.count - limit)
+                listThreshold = listed.last!.order
             }
         }
     }
