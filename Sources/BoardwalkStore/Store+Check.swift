@@ -32,7 +32,9 @@ public struct CheckReport: Sendable, CustomStringConvertible {
 }
 
 extension Store {
-    /// Verifies the store: every block and every record in it decodes; every index entry (`sessions`,
+    /// Verifies the store: LMDB's B-tree pages are sound (read from the file, before any cursor touches them: a
+    /// damaged page would crash liblmdb, so the check stops there and reports it); every block and every record in
+    /// it decodes; every index entry (`sessions`,
     /// `batches`, `onboarding_sessions`) points to an existing event and every event has its entries;
     /// `strings` is dense without repeats; the counters in `meta` and `onboardings` match what is stored.
     /// Runs in one read transaction, concurrently with writers.
@@ -49,6 +51,13 @@ extension Store {
 extension Snapshot {
     func check() throws -> CheckReport {
         var report = CheckReport()
+        // LMDB's own pages first, read from the file: liblmdb trusts them, and a cursor over a damaged branch or leaf
+        // page can assert or read out of bounds. Nothing below runs on damaged trees.
+        let pageProblems = try txn.checkPages()
+        if !pageProblems.isEmpty {
+            for problem in pageProblems { report.add("LMDB pages: " + problem) }
+            return report
+        }
         checkFormat(&report)
         try checkStrings(&report)
 

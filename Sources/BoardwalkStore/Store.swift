@@ -131,6 +131,12 @@ public final class Store: @unchecked Sendable {
             throw StoreError(.notAStore, "\(path) is not a Boardwalk store", underlying: error)
         }
         try Store.checkFileSize(env, path: path)
+        // `mdb_dbi_open` trusts the main database's pages; a damaged one made it read past the file (a bus error).
+        let damage = try env.transaction(write: false) { txn in try txn.checkPages(limit: 3, mainOnly: true) }
+        if !damage.isEmpty {
+            throw StoreError(.corrupt, "\(path)/data.mdb is damaged in LMDB's own pages: " + damage.joined(separator: "; ")
+                             + "; restore it from a backup")
+        }
         dbs = try Store.openDatabases(env, path: path)
     }
 

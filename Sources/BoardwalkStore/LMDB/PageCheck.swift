@@ -1,0 +1,351 @@
+internal import CLMDB
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// A check of LMDB's own pages, read from the file rather than through LMDB: liblmdb trusts its branch and leaf
+// pages, and a damaged one makes it assert or read out of bounds (QA, sessions 6 and 7: `check` itself died on
+// some bit flips, in `mdb_cursor_next`: "Assertion 'IS_LEAF(mp)' failed"). `Store.check()` runs this first and
+// touches no cursor when it finds damage. Written by hand: liblmdb has no verifier (`mdb_stat` and `mdb_dump`
+// walk the same trees with the same trust).
+//
+// The layout is LMDB 0.9's on 64-bit hosts (lmdb.h's data format version 1, which liblmdb checks at open):
+// - a page begins with a 16-byte header: page number (8), pad (2), flags (2), then either the lower and upper
+//   bounds of free space (2 + 2) or, on the first page of an overflow run, its number of pages (4);
+// - branch and leaf pages have an array of 2-byte node offsets after the header (lower − 16 bytes), and nodes
+//   from `upper` to the end: data size or child page (lo 2, hi 2, and on branch pages the flags' 2 bytes too),
+//   flags (2), key size (2), then the key and, on leaf pages, the data or an 8-byte overflow page number;
+// - pages 0 and 1 hold the meta: after the header, magic (4), version (4), address (8), map size (8), the free
+//   and main databases' records (48 bytes each: pad 4, flags 2, depth 2, branch, leaf and overflow pages,
+//   entries, root page: 8 each), the last page used (8) and the transaction id (8).
+// The main database's leaves hold the named databases: key the name, flag `F_SUBDATA`, data a 48-byte record.
+
+/// What ``Transaction/checkPages(limit:)`` reads of one database's record.
+private struct TreeRecord {
+    var name: String
+    var depth: Int
+    var branchPages: UInt64
+    var leafPages: UInt64
+    var overflowPages: UInt64
+    var entries: UInt64
+    var root: UInt64
+
+    init(name: String, _ bytes: UnsafeRawBufferPointer) {
+        self.name = name
+        depth = Int(bytes.loadUnaligned(fromByteOffset: 6, as: UInt16.self))
+        branchPages = bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        leafPages = bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self)
+        overflowPages = bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+        entries = bytes.loadUnaligned(fromByteOffset: 32, as: UInt64.self)
+        root = bytes.loadUnaligned(fromByteOffset: 40, as: UInt64.self)
+    }
+}
+
+/// The walk's state: the file, what has been seen, what was found.
+private struct PageWalk {
+    let fd: Int32
+    let pageSize: Int
+    let lastPage: UInt64
+    let limit: Int
+    var problems: [String] = []
+    /// One bit per page up to `lastPage`: reached from a tree or listed free.
+    var seen: [UInt64]
+    var buffer: UnsafeMutableRawBufferPointer
+    /// The named databases found in the main database's leaves.
+    var named: [TreeRecord] = []
+
+    init(fd: Int32, pageSize: Int, lastPage: UInt64, limit: Int) {
+        self.fd = fd
+        self.pageSize = pageSize
+        self.lastPage = lastPage
+        self.limit = limit
+        seen = [UInt64](repeating: 0, count: Int(lastPage / 64) + 1)
+        buffer = .allocate(byteCount: pageSize, alignment: 16)
+    }
+
+    var full: Bool { problems.count >= limit }
+
+    mutating func report(_ text: String) {
+        if problems.count < limit { problems.append(text) }
+    }
+
+    /// Marks `page` seen; false (and a problem) when it was seen before.
+    mutating func mark(_ page: UInt64, _ what: String) -> Bool {
+        let (word, bit) = (Int(page / 64), page % 64)
+        if seen[word] & (1 << bit) != 0 {
+            report("page \(page) (\(what)) is reached twice")
+            return false
+        }
+        seen[word] |= 1 << bit
+        return true
+    }
+
+    /// Reads page `page` into `buffer`; false (and a problem) when it cannot be read.
+    mutating func read(_ page: UInt64, _ what: String) -> Bool {
+        guard page >= 2, page <= lastPage else {
+            report("\(what) points to page \(page), outside pages 2…\(lastPage)")
+            return false
+        }
+        let n = pread(fd, buffer.baseAddress, pageSize, off_t(page) * off_t(pageSize))
+        guard n == pageSize else {
+            report("\(what): page \(page) cannot be read (\(n < 0 ? String(cString: strerror(errno)) : "short read"))")
+            return false
+        }
+        guard buffer.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == page else {
+            report("\(what): page \(page) says it is page \(buffer.loadUnaligned(fromByteOffset: 0, as: UInt64.self))")
+            return false
+        }
+        return true
+    }
+
+    /// Walks the tree of `tree`, counting its pages and entries against its record.
+    mutating func walk(_ tree: TreeRecord, isMain: Bool) {
+        var counts = (branch: UInt64(0), leaf: UInt64(0), overflow: UInt64(0), entries: UInt64(0))
+        if tree.root == UInt64.max {
+            if tree.entries != 0 || tree.depth != 0 {
+                report("\(tree.name): no root page, but \(tree.entries) entries at depth \(tree.depth)")
+            }
+            return
+        }
+        guard tree.depth >= 1, tree.depth <= 32 else {
+            report("\(tree.name): depth \(tree.depth) is impossible")
+            return
+        }
+        visit(tree.root, level: 1, tree: tree, isMain: isMain, counts: &counts)
+        if full { return }
+        if counts != (tree.branchPages, tree.leafPages, tree.overflowPages, tree.entries) {
+            report("\(tree.name): its record says \(tree.branchPages) branch, \(tree.leafPages) leaf and "
+                   + "\(tree.overflowPages) overflow pages and \(tree.entries) entries; the tree has \(counts.branch), "
+                   + "\(counts.leaf), \(counts.overflow) and \(counts.entries)")
+        }
+    }
+
+    private mutating func visit(_ page: UInt64, level: Int, tree: TreeRecord, isMain: Bool,
+                                counts: inout (branch: UInt64, leaf: UInt64, overflow: UInt64, entries: UInt64)) {
+        if full { return }
+        let what = "\(tree.name), level \(level)"
+        guard read(page, what), mark(page, what) else { return }
+        let flags = buffer.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
+        let isLeaf = level == tree.depth
+        let expected: UInt16 = isLeaf ? 0x02 : 0x01
+        guard flags & 0x7F == expected else {
+            report("\(what): page \(page) has flags 0x\(String(flags, radix: 16)), not a \(isLeaf ? "leaf" : "branch")")
+            return
+        }
+        let lower = Int(buffer.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
+        let upper = Int(buffer.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
+        guard lower >= 16, lower <= upper, upper <= pageSize, (lower - 16) % 2 == 0, lower > 16 else {
+            report("\(what): page \(page) has free space \(lower)…\(upper), impossible in a page of \(pageSize) bytes")
+            return
+        }
+        if isLeaf { counts.leaf += 1 } else { counts.branch += 1 }
+        // The nodes first (the buffer is reused by the pages below).
+        var next: [Next] = []
+        var previousKey: [UInt8]? = nil
+        for i in 0..<(lower - 16) / 2 {
+            let at = Int(buffer.loadUnaligned(fromByteOffset: 16 + 2 * i, as: UInt16.self))
+            guard at >= upper, at + 8 <= pageSize else {
+                report("\(what): page \(page), node \(i) at \(at) lies outside the page's nodes (\(upper)…\(pageSize))")
+                return
+            }
+            let lo = UInt64(buffer.loadUnaligned(fromByteOffset: at, as: UInt16.self))
+            let hi = UInt64(buffer.loadUnaligned(fromByteOffset: at + 2, as: UInt16.self))
+            let nodeFlags = buffer.loadUnaligned(fromByteOffset: at + 4, as: UInt16.self)
+            let keySize = Int(buffer.loadUnaligned(fromByteOffset: at + 6, as: UInt16.self))
+            guard at + 8 + keySize <= pageSize else {
+                report("\(what): page \(page), node \(i): a key of \(keySize) bytes runs past the page")
+                return
+            }
+            let key = Array(UnsafeRawBufferPointer(rebasing: buffer[(at + 8)..<(at + 8 + keySize)]))
+            // Keys ascend within a page (a branch page's first key is not compared: it stands for everything
+            // below the second).
+            if let previousKey, isLeaf || i >= 2, !previousKey.lexicographicallyPrecedes(key) {
+                report("\(what): page \(page), node \(i): keys are out of order")
+                return
+            }
+            previousKey = key
+            if !isLeaf {
+                next.append(.child(lo | hi << 16 | UInt64(nodeFlags) << 32))
+                continue
+            }
+            counts.entries += 1
+            let dataSize = Int(lo | hi << 16)
+            let dataAt = at + 8 + keySize
+            switch nodeFlags {
+            case 0:
+                guard dataAt + dataSize <= pageSize else {
+                    report("\(what): page \(page), node \(i): \(dataSize) bytes of data run past the page")
+                    return
+                }
+            case 0x01:  // F_BIGDATA: the data is on overflow pages
+                guard dataAt + 8 <= pageSize else {
+                    report("\(what): page \(page), node \(i): its overflow page number runs past the page")
+                    return
+                }
+                next.append(.overflow(buffer.loadUnaligned(fromByteOffset: dataAt, as: UInt64.self), size: dataSize))
+            case 0x02 where isMain:  // F_SUBDATA: a named database's record
+                guard dataSize == 48, dataAt + 48 <= pageSize else {
+                    report("\(what): page \(page), node \(i): a database record of \(dataSize) bytes")
+                    return
+                }
+                let name = String(decoding: key, as: UTF8.self)
+                named.append(TreeRecord(name: name, UnsafeRawBufferPointer(rebasing: buffer[dataAt..<(dataAt + 48)])))
+            default:
+                report("\(what): page \(page), node \(i) has flags 0x\(String(nodeFlags, radix: 16)), which this store never writes")
+                return
+            }
+        }
+        for step in next where !full {
+            switch step {
+            case .child(let child): visit(child, level: level + 1, tree: tree, isMain: isMain, counts: &counts)
+            case .overflow(let first, let size): overflow(first, size: size, what: what, counts: &counts)
+            }
+        }
+    }
+
+    /// Where a page's walk goes next: a child page, or the overflow run of a leaf's value.
+    private enum Next {
+        case child(UInt64)
+        case overflow(UInt64, size: Int)
+    }
+
+    /// The first page of an overflow run and the run's pages, which must hold `size` bytes.
+    private mutating func overflow(_ page: UInt64, size: Int, what: String,
+                                   counts: inout (branch: UInt64, leaf: UInt64, overflow: UInt64, entries: UInt64)) {
+        let what = what + ", overflow"
+        guard read(page, what) else { return }
+        let flags = buffer.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
+        let pages = UInt64(buffer.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+        guard flags & 0x7F == 0x04 else {
+            report("\(what): page \(page) has flags 0x\(String(flags, radix: 16)), not an overflow page")
+            return
+        }
+        guard pages >= 1, page + pages - 1 <= lastPage, UInt64(size) + 16 <= pages * UInt64(pageSize) else {
+            report("\(what): page \(page) begins a run of \(pages) pages, which cannot hold \(size) bytes inside the file")
+            return
+        }
+        for p in page..<(page + pages) where !mark(p, what) { return }
+        counts.overflow += pages
+    }
+
+    /// The pages listed in the free database's records (each a count, then that many page numbers).
+    mutating func freeList(_ tree: TreeRecord) {
+        guard tree.root != UInt64.max, tree.depth >= 1, tree.depth <= 32 else { return }
+        // Leaves only: re-walk to collect the data of each leaf entry.
+        collectFree(tree.root, level: 1, depth: tree.depth)
+    }
+
+    private mutating func collectFree(_ page: UInt64, level: Int, depth: Int) {
+        if full { return }
+        guard read(page, "free pages") else { return }
+        let lower = Int(buffer.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
+        var lists: [[UInt64]] = []
+        var children: [UInt64] = []
+        for i in 0..<(lower - 16) / 2 {
+            let at = Int(buffer.loadUnaligned(fromByteOffset: 16 + 2 * i, as: UInt16.self))
+            let lo = UInt64(buffer.loadUnaligned(fromByteOffset: at, as: UInt16.self))
+            let hi = UInt64(buffer.loadUnaligned(fromByteOffset: at + 2, as: UInt16.self))
+            let nodeFlags = buffer.loadUnaligned(fromByteOffset: at + 4, as: UInt16.self)
+            let keySize = Int(buffer.loadUnaligned(fromByteOffset: at + 6, as: UInt16.self))
+            if level < depth {
+                children.append(lo | hi << 16 | UInt64(nodeFlags) << 32)
+                continue
+            }
+            let dataSize = Int(lo | hi << 16)
+            if nodeFlags == 0x01 {
+                // A long list lives on overflow pages (already checked by the walk): read it whole.
+                let first = buffer.loadUnaligned(fromByteOffset: at + 8 + keySize, as: UInt64.self)
+                var bytes = [UInt8](repeating: 0, count: dataSize)
+                let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, dataSize, off_t(first) * off_t(pageSize) + 16) }
+                guard n == dataSize else { report("free pages: the list on page \(first) cannot be read"); return }
+                lists.append(bytes.withUnsafeBytes { Self.pageList($0) })
+            } else {
+                lists.append(Self.pageList(UnsafeRawBufferPointer(rebasing: buffer[(at + 8 + keySize)..<(at + 8 + keySize + dataSize)])))
+            }
+        }
+        for list in lists {
+            for p in list {
+                guard p >= 2, p <= lastPage else { report("free pages: page \(p) is outside pages 2…\(lastPage)"); return }
+                guard mark(p, "listed free") else { return }
+            }
+        }
+        for child in children { collectFree(child, level: level + 1, depth: depth) }
+    }
+
+    /// A free list: a count, then that many page numbers (8 bytes each).
+    private static func pageList(_ bytes: UnsafeRawBufferPointer) -> [UInt64] {
+        guard bytes.count >= 8 else { return [] }
+        let n = min(Int(clamping: bytes.loadUnaligned(as: UInt64.self)), bytes.count / 8 - 1)
+        return (0..<n).map { bytes.loadUnaligned(fromByteOffset: 8 + 8 * $0, as: UInt64.self) }
+    }
+}
+
+extension Transaction {
+    /// Checks the B-trees of the snapshot this read transaction sees, reading the data file with `pread`, not
+    /// through LMDB: every page of every database is within the file, says its own number, has the type its
+    /// level needs, keeps its nodes inside it in key order; overflow runs fit; each database's page and entry
+    /// counts match its record; no page is reached twice; together with the free list, every page up to the last
+    /// one used is accounted for. Returns up to `limit` problems, each naming the database and page; empty when
+    /// the trees are sound. Never traps on damage.
+    ///
+    /// With `mainOnly`, only the main database's tree is walked (the named databases' records, which `mdb_dbi_open`
+    /// reads: a few pages), as `Store.open` does before opening them.
+    ///
+    /// - Complexity: O(pages of the file): one `pread` per branch, leaf and first overflow page; `mainOnly`: O(pages
+    ///   of the main database), usually one.
+    func checkPages(limit: Int = 20, mainOnly: Bool = false) throws -> [String] {
+        guard let env = mdb_txn_env(handle) else { return [] }
+        var fd: Int32 = -1
+        try check(mdb_env_get_fd(env, &fd), "mdb_env_get_fd")
+        var st = MDB_stat()
+        try check(mdb_env_stat(env, &st), "mdb_env_stat")
+        let pageSize = Int(st.ms_psize)
+        let txnID = UInt64(mdb_txn_id(handle))
+        // The meta this snapshot began from: the one of the two with this transaction's id.
+        let meta = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer { meta.deallocate() }
+        var picked = false
+        for page in 0..<2 {
+            guard pread(fd, meta.baseAddress, pageSize, off_t(page * pageSize)) == pageSize else { continue }
+            let magic = meta.loadUnaligned(fromByteOffset: 16, as: UInt32.self)
+            let txnid = meta.loadUnaligned(fromByteOffset: 144, as: UInt64.self)
+            if magic == 0xBEEF_C0DE && txnid == txnID { picked = true; break }
+        }
+        guard picked else {
+            return ["meta: neither meta page has this snapshot's transaction id \(txnID) (the store changed during the "
+                    + "check, or a meta page is damaged); run the check again"]
+        }
+        let lastPage = meta.loadUnaligned(fromByteOffset: 136, as: UInt64.self)
+        var st2 = stat()
+        guard fstat(fd, &st2) == 0, lastPage >= 1, (lastPage + 1) * UInt64(pageSize) <= UInt64(st2.st_size) else {
+            return ["meta: the last page used, \(lastPage), lies past the end of the file"]
+        }
+        var walk = PageWalk(fd: fd, pageSize: pageSize, lastPage: lastPage, limit: limit)
+        defer { walk.buffer.deallocate() }
+        let free = TreeRecord(name: "free pages", UnsafeRawBufferPointer(rebasing: meta[40..<88]))
+        let main = TreeRecord(name: "main database", UnsafeRawBufferPointer(rebasing: meta[88..<136]))
+        if mainOnly {
+            walk.walk(main, isMain: true)
+            return walk.problems
+        }
+        walk.walk(free, isMain: false)
+        walk.walk(main, isMain: true)
+        for tree in walk.named where !walk.full { walk.walk(tree, isMain: false) }
+        if walk.problems.isEmpty { walk.freeList(free) }
+        if walk.problems.isEmpty {
+            var missing: [UInt64] = []
+            var page: UInt64 = 2
+            while page <= lastPage {
+                if walk.seen[Int(page / 64)] & (1 << (page % 64)) == 0 { missing.append(page) }
+                page += 1
+            }
+            if !missing.isEmpty {
+                walk.report("\(missing.count) page(s) are neither in a database nor free, the first \(missing[0])")
+            }
+        }
+        return walk.problems
+    }
+}
