@@ -75,7 +75,8 @@ struct EmbeddingGuideTests {
     func recorderRecordsEveryKind() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        let recorder = try OnboardingRecorder(directory: URL(fileURLWithPath: dir + "/events"), profileID: "profile-7")
+        let recorder = try OnboardingRecorder(directory: URL(fileURLWithPath: dir + "/Application Support/events"),
+                                              profileID: "profile-7")
         let delegate = OnboardingEvents(recorder: recorder)
         let controller = AdaptyOnboardingController(id: "controller-1")
         let sdk = SDKSession(onboardingID: "onb-quiz", screens: 4)
@@ -263,6 +264,9 @@ final class OnboardingRecorder: @unchecked Sendable {   // `pending` is touched 
     private var pending: [Event] = []
 
     init(directory: URL, profileID: String? = nil) throws {
+        // Store.open creates the store's directory, not its parents (Application Support may not exist yet).
+        try FileManager.default.createDirectory(at: directory.deletingLastPathComponent(),
+                                                withIntermediateDirectories: true)
         store = try Store.open(at: directory.path)
         self.profileID = profileID
     }
