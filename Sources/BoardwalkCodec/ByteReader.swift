@@ -61,6 +61,14 @@ struct ByteReader {
             position &+= 1
             return UInt64(b0)
         }
+        // Two bytes (seq deltas in a block, ids below 16 384) without the word arithmetic below.
+        if end &- position >= 2 {
+            let b1 = base.load(fromByteOffset: position &+ 1, as: UInt8.self)
+            if b1 < 0x80 && b1 != 0 {
+                position &+= 2
+                return UInt64(b0 & 0x7F) | UInt64(b1) << 7
+            }
+        }
         // With 8 bytes readable, any varint of up to 8 bytes (56 bits: ids, time and seq deltas) is decoded
         // from one load, without a loop or a branch per byte.
         if end &- position >= 8 {
@@ -74,13 +82,6 @@ struct ByteReader {
                     position &+= bits >> 3
                     return compactVarint(w & (stops ^ (stops &- 1)))
                 }
-            }
-        } else if end &- position >= 2 {
-            // Two bytes (ids 128...16 383) near the end of the bytes.
-            let b1 = base.load(fromByteOffset: position &+ 1, as: UInt8.self)
-            if b1 < 0x80 && b1 != 0 {
-                position &+= 2
-                return UInt64(b0 & 0x7F) | UInt64(b1) << 7
             }
         }
         // Passed and returned by value, so that the reader's position can stay in a register in callers.

@@ -69,7 +69,7 @@ extension EventKind {
     }
 
     /// The kind of a record's kind code; nil for a code no kind has.
-    @inlinable
+    @inlinable @inline(__always)
     public init?(code: UInt8) {
         switch code {
         case RecordFormat.kindAnalytics: self = .analytics

@@ -50,7 +50,9 @@ public final class Store: @unchecked Sendable {
         public var durability: Durability
         /// The initial map size in bytes; the map grows by itself when full. Default 64 MiB.
         public var initialMapSize: Int
-        /// Opens for reading only (`MDB_RDONLY`); appends throw. Default `false`.
+        /// Opens for reading only (`MDB_RDONLY`); appends throw. Default `false`. A store whose lock file this
+        /// process may not write (another user's, or on read-only media) is then still opened, without the lock
+        /// file: see ``Store/isWithoutLockFile``.
         public var readOnly: Bool
         /// Creates the directory and the store when missing. Default `true`.
         public var create: Bool
@@ -182,6 +184,14 @@ public final class Store: @unchecked Sendable {
 
     /// The current map size in bytes (grows by itself).
     public var mapSize: Int { env.mapSize }
+
+    /// Whether the store was opened read-only without its lock file (`MDB_NOLOCK`), because this process may not
+    /// write `lock.mdb` (a store of another user, a copy on read-only media). Reads then work as usual, but they
+    /// hold no reader slot: a writer in another process does not know about them and may reuse pages they are
+    /// still reading, so a read that runs while someone appends can fail as `corrupt` or see wrong values.
+    /// Nothing stored is ever harmed. Safe whenever nobody appends at the same time, the usual case for a store
+    /// one may not write.
+    public var isWithoutLockFile: Bool { env.isLockless }
 
     // MARK: Writer access
 

@@ -25,8 +25,15 @@ let boardwalkExecutable: URL = {
 func boardwalk(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], directory: URL? = nil)
     throws -> Execution
 {
+    try run(tool: boardwalkExecutable.path, arguments, stdin: stdin, environment: environment, directory: directory)
+}
+
+/// Runs the executable at `tool` with `arguments`, feeding `stdin`, in `environment` (plus PATH), and waits for it.
+func run(tool: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+         directory: URL? = nil) throws -> Execution
+{
     let process = Process()
-    process.executableURL = boardwalkExecutable
+    process.executableURL = URL(fileURLWithPath: tool)
     process.arguments = arguments
     var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
     env.merge(environment) { $1 }

@@ -296,6 +296,50 @@ struct StoreEndToEndTests {
         #expect(noFile.stderr.contains("cannot open"))
     }
 
+    @Test("A store the user may not write is still queried and checked (read without its lock file), with a note; ingest into it fails")
+    func storeOfAnotherUser() throws {
+        defer {
+            _ = chmod(directory.path, 0o755)
+            _ = chmod(db, 0o755)
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let corpus = Corpus(sessions: 4, seed: 3)
+        #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: corpus.text).status == 0)
+        for name in ["data.mdb", "lock.mdb"] { #expect(chmod(db + "/" + name, 0o444) == 0) }
+        #expect(chmod(db, 0o555) == 0)
+        #expect(chmod(directory.path, 0o755) == 0)
+        // Root may write anything, so as root the commands run as `nobody` (through setpriv, on a copy of the
+        // executable that nobody may run: the checkout can sit in a directory only root may enter).
+        var command: [String] = []
+        if geteuid() == 0 {
+            let copy = directory.appendingPathComponent("boardwalk").path
+            try FileManager.default.copyItem(atPath: boardwalkExecutable.path, toPath: copy)
+            #expect(chmod(copy, 0o755) == 0)
+            command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", copy]
+        }
+        func asUser(_ arguments: [String]) throws -> Execution {
+            guard let tool = command.first else { return try boardwalk(arguments, directory: directory) }
+            return try run(tool: tool, Array(command.dropFirst()) + arguments, directory: directory)
+        }
+        let note = "note: '\(db)/lock.mdb' is not writable here, so the store is read without it"
+        let count = try asUser(["query", "--db", db, "--format", "csv", "sessions | count"])
+        #expect(count.status == 0, "\(count.stderr)")
+        #expect(count.stdout == "count\n4\n")
+        #expect(count.stderr.hasPrefix(note), "\(count.stderr)")
+        let check = try asUser(["check", "--db", db])
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(check.stdout.contains("ok: \(corpus.events.count) events checked"), "\(check.stdout)")
+        let ingest = try asUser(["ingest", "--db", db, "-q", "-"])
+        #expect(ingest.status == 1)
+        #expect(ingest.stderr.contains("cannot open the store '\(db)'") && ingest.stderr.contains("Permission denied"),
+                "\(ingest.stderr)")
+        // Where this user may write, no note.
+        _ = chmod(db, 0o755)
+        for name in ["data.mdb", "lock.mdb"] { _ = chmod(db + "/" + name, 0o666) }
+        let writable = try asUser(["query", "--db", db, "sessions | count"])
+        #expect(writable.status == 0 && writable.stderr.isEmpty, "\(writable.stderr)")
+    }
+
     @Test("A rejects file that cannot be written fails before anything is ingested")
     func unwritableRejectsFile() throws {
         defer { try? FileManager.default.removeItem(at: directory) }

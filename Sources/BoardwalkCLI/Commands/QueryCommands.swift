@@ -26,7 +26,7 @@ func openQuerySource(_ arguments: ParsedArguments, _ invocation: Invocation) thr
     for option in ["seed", "onboardings"] where arguments.value(option) != nil {
         throw UsageError("--\(option) goes with --generated")
     }
-    return try openStoreQuerySource(invocation.database(arguments))
+    return try openStoreQuerySource(invocation.database(arguments), notes: invocation)
 }
 
 /// A source for queries, with what the REPL offers about it.

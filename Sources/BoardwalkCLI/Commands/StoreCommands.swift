@@ -4,18 +4,24 @@ import Glibc
 import Boardwalk
 
 /// Opens the store at `path` for a command, turning store errors into runtime errors that say which store.
-func openStore(_ path: String, readOnly: Bool = false, create: Bool = true) throws -> Store {
+func openStore(_ path: String, readOnly: Bool = false, create: Bool = true, notes: Invocation? = nil) throws -> Store {
     if !create || readOnly {
         var st = stat()
         guard stat(path, &st) == 0 else {
             throw RuntimeError("no store at '\(path)' (use --db DIR or $BOARDWALK_DB, or ingest something first)")
         }
     }
+    let store: Store
     do {
-        return try Store.open(at: path, options: Store.Options(readOnly: readOnly, create: create))
+        store = try Store.open(at: path, options: Store.Options(readOnly: readOnly, create: create))
     } catch {
         throw RuntimeError("cannot open the store '\(path)': \(error)")
     }
+    if store.isWithoutLockFile {
+        notes?.err("note: '\(path)/lock.mdb' is not writable here, so the store is read without it: results can be "
+                   + "wrong while another process appends to it\n")
+    }
+    return store
 }
 
 /// The store as an ingest target.
@@ -226,7 +232,7 @@ enum StatsCommand: Command {
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
         let format = try arguments.choice("format", among: ["table", "json"]) ?? "table"
         if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
-        let store = try openStore(invocation.database(arguments), readOnly: true)
+        let store = try openStore(invocation.database(arguments), readOnly: true, notes: invocation)
         let stats = try store.read { try $0.stats() }
         invocation.out(format == "json" ? statsJSON(stats, fileBytes: store.usedBytes) : statsTable(stats, fileBytes: store.usedBytes, paint: Paint(enabled: invocation.colour(for: .stdout))))
         return ExitCode.success
@@ -332,7 +338,7 @@ enum ExportCommand: Command {
             output.flush()
             if descriptor >= 0 { close(descriptor) }
         }
-        let store = try openStore(invocation.database(arguments), readOnly: true)
+        let store = try openStore(invocation.database(arguments), readOnly: true, notes: invocation)
         var count = 0
         var lastSeq: UInt64? = nil
         var storeNextSeq: UInt64 = 0
@@ -463,7 +469,7 @@ enum BackupCommand: Command {
         guard arguments.positionals.count == 1, let destination = arguments.positionals.first else {
             throw UsageError(arguments.positionals.isEmpty ? "missing DEST" : "give one DEST")
         }
-        let store = try openStore(invocation.database(arguments), readOnly: true)
+        let store = try openStore(invocation.database(arguments), readOnly: true, notes: invocation)
         // The store makes DEST, not its parents: say so rather than pass on mkdir's errno as a store error.
         let parent = parentDirectory(of: destination)
         var st = stat()
@@ -507,7 +513,7 @@ enum CheckCommand: Command {
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
         if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
-        let store = try openStore(invocation.database(arguments), readOnly: true)
+        let store = try openStore(invocation.database(arguments), readOnly: true, notes: invocation)
         let report: CheckReport
         do {
             report = try store.check()

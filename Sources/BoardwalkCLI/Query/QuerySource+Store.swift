@@ -1,8 +1,8 @@
 import Boardwalk
 
 /// Opens the store for `query`, `repl` and `demo`.
-func openStoreQuerySource(_ path: String) throws -> QuerySource {
-    let store = try openStore(path, readOnly: true)
+func openStoreQuerySource(_ path: String, notes: Invocation? = nil) throws -> QuerySource {
+    let store = try openStore(path, readOnly: true, notes: notes)
     let onboardings = try store.read { try $0.onboardings() }
     return QuerySource(
         source: StoreEventSource(store),

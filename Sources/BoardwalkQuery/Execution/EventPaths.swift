@@ -161,9 +161,14 @@ struct BlockCountPlan: Sendable {
 /// values once per group at the end. `time` compared with a constant is the scan's time range, not a condition
 /// per record; when the other conditions read only coded fields, their result is kept per combination of those
 /// fields' codes and each record costs a lookup, not an evaluation.
+///
+/// `stats` qualifies when each aggregate is `count()` or `count_distinct` of a field with a code: each group then
+/// keeps the distinct codes of those fields, and each distinct code becomes a value once at the end.
 struct CodedCountPlan: Sendable {
     /// The fields of the group key, in the order of the `by` columns (`top`: its one key).
     var keys: [EventField]
+    /// Per aggregate of a `stats`, the field of a `count_distinct`; nil for `count()` (empty for other stages).
+    var distinct: [EventField?] = []
     /// The conjuncts of the filters checked per record: all but the time comparisons.
     var filters: [Bound]
     /// The time range of the time comparisons, microseconds, inclusive; empty when `low > high`.
@@ -174,9 +179,20 @@ struct CodedCountPlan: Sendable {
     /// The plan for `query`, or nil when its shape does not allow one (`Plan.leanEvents` is checked apart).
     static func make(_ query: CheckedQuery, now: Timestamp) -> CodedCountPlan? {
         let columns: [BoundColumn]
+        var distinct: [EventField?] = []
         switch query.reduction {
         case .count(let by): columns = by
-        case .stats(let aggregates, let by, _) where aggregates.allSatisfy(\.countsRows): columns = by
+        case .stats(let aggregates, let by, _):
+            for aggregate in aggregates {
+                if aggregate.countsRows {
+                    distinct.append(nil)
+                } else if aggregate.function == .countDistinct, case .event(let field)? = aggregate.argument, FieldCode.has(field) {
+                    distinct.append(field)
+                } else {
+                    return nil
+                }
+            }
+            columns = by
         case .top(_, let key): columns = [key]
         default: return nil
         }
@@ -188,7 +204,7 @@ struct CodedCountPlan: Sendable {
         guard keys.count <= CodeKey.width else { return nil }
         var conjuncts: [Bound] = []
         for filter in query.filters { filter.conjuncts(into: &conjuncts) }
-        var plan = CodedCountPlan(keys: keys, filters: [], time: (Int64.min, Int64.max), filterFields: nil)
+        var plan = CodedCountPlan(keys: keys, distinct: distinct, filters: [], time: (Int64.min, Int64.max), filterFields: nil)
         for conjunct in conjuncts {
             if let range = BlockCountPlan.timeRange(conjunct, now: now) {
                 plan.time = (max(plan.time.low, range.low), min(plan.time.high, range.high))

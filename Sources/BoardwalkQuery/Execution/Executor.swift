@@ -98,8 +98,12 @@ struct Executor {
                     // Counts by field codes: no row per event.
                     statistics.eventsRead += try store.countByCodes(plan.ranges, coded, now: now,
                                                                     cancellation: cancellation, text: query.ast.text) {
-                        (leaf, n) throws(QueryError) in
-                        sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: n)
+                        (leaf, n, distinct) throws(QueryError) in
+                        if distinct.allSatisfy({ $0 == nil }) {
+                            sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: n)
+                        } else {
+                            sink.addGroup(leaf, rows: n, distinct: distinct)
+                        }
                     }
                     break
                 }
@@ -362,6 +366,28 @@ private struct Sink {
             }
         }
         if censored { stats.values[index].censored += weight }
+    }
+
+    /// Adds a group of `rows` rows of a `stats` whose aggregates are `count()` (which adds `rows`) and
+    /// `count_distinct` (whose entry in `distinct`, parallel to the aggregates, holds the group's distinct values);
+    /// `leaf` gives the group's key fields, none of which is a set.
+    mutating func addGroup(_ leaf: (Bound) -> Value, rows: Int, distinct: [Set<Value>?]) {
+        guard case .stats(let aggregates, let by, _) = query.reduction else { return }
+        keyBuffer.removeAll(keepingCapacity: true)
+        for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
+        precondition(!keyBuffer.contains(where: \.isSet) && distinct.count == aggregates.count, "not a coded stats group")
+        if stats[keyBuffer] == nil { stats[keyBuffer] = (aggregates.map { AggregateState($0.function) }, 0) }
+        let index = stats.index(forKey: keyBuffer)!
+        for i in aggregates.indices {
+            switch (stats.values[index].states[i], distinct[i]) {
+            case (.count(let n), nil):
+                stats.values[index].states[i] = .count(n + rows)
+            case (.distinct(let set), let values?):
+                stats.values[index].states[i] = .distinct(set.union(values))
+            default:
+                preconditionFailure("aggregate \(aggregates[i].name) is neither count() nor count_distinct")
+            }
+        }
     }
 
     /// Adds `n` to the count of a `count` without `by`.

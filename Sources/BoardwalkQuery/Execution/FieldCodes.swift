@@ -174,3 +174,45 @@ struct CodeTable<V> {
         }
     }
 }
+
+/// A set of field codes (never ``FieldCode/absent``, which marks an empty slot): open addressing with a
+/// multiplicative hash, for the distinct codes of a `count_distinct` (a `Set<Value>` hashed a string and paid a
+/// retain and release per event: 2.3 s for `count_distinct(profile)` over 3.3 M events).
+struct CodeSet {
+    private var slots: [UInt64]
+    private var mask: Int
+    private(set) var count = 0
+
+    init() {
+        slots = [UInt64](repeating: FieldCode.absent, count: 16)
+        mask = 15
+    }
+
+    /// Adds `code`, which must not be ``FieldCode/absent``.
+    @inline(__always)
+    mutating func insert(_ code: UInt64) {
+        var i = Int(truncatingIfNeeded: (code &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        while true {
+            let s = slots[i]
+            if s == code { return }
+            if s == FieldCode.absent { break }
+            i = (i + 1) & mask
+        }
+        slots[i] = code
+        count += 1
+        if count * 2 > slots.count { grow() }
+    }
+
+    /// Calls `body` with each code, in no particular order.
+    func forEach(_ body: (UInt64) -> Void) {
+        for s in slots where s != FieldCode.absent { body(s) }
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = [UInt64](repeating: FieldCode.absent, count: old.count * 2)
+        mask = slots.count - 1
+        count = 0
+        for s in old where s != FieldCode.absent { insert(s) }
+    }
+}

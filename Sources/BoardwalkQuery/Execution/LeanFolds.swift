@@ -62,7 +62,7 @@ final class LeanFolds {
 
     private let folds: SlotStorage<LeanFold>
     /// The folds, by slot.
-    var base: UnsafeMutablePointer<LeanFold> { folds.base }
+    @inline(__always) var base: UnsafeMutablePointer<LeanFold> { folds.base }
     /// The number of sessions.
     var count: Int { folds.count }
     @exclusivity(unchecked) private var pool: UnsafeMutablePointer<ScreenTime>

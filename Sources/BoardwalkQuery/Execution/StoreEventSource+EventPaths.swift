@@ -174,10 +174,16 @@ extension StoreEventSource {
     ///
     /// No row and no ``Value`` per event: each record's key is a few integers looked up in a ``CodeTable``,
     /// strings are resolved once per group; with ``CodedCountPlan/filterFields`` the filters are evaluated once
-    /// per combination of the fields they read. Memory grows with the groups (and those combinations).
+    /// per combination of the fields they read. Memory grows with the groups (and those combinations), and with
+    /// the distinct codes of each `count_distinct` field per group.
+    ///
+    /// `body`'s third argument has one entry per ``CodedCountPlan/distinct``: for a `count_distinct`, the group's
+    /// distinct values of its field (absent left out, rule 11); nil for `count()`. Values, not codes, are what is
+    /// distinct: two codes can name one value (an unknown analytics name that spells a known one, an element id of
+    /// the empty string and no element).
     func countByCodes(_ ranges: [ScanRange], _ plan: CodedCountPlan, now: Timestamp,
                       cancellation: CancellationFlag?, text: String,
-                      _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void) throws(QueryError) -> Int {
+                      _ body: ((Bound) -> Value, Int, [Set<Value>?]) throws(QueryError) -> Void) throws(QueryError) -> Int {
         var read = 0
         try reading { snapshot in
             let strings = StringCache(snapshot)
@@ -190,13 +196,25 @@ extension StoreEventSource {
                 try scan.scan(snapshot, range)
             }
             read = scan.read
-            let counts = scan.counts
-            for (i, key) in counts.keys.enumerated() {
+            let groups = scan.groups
+            for (i, key) in groups.keys.enumerated() {
                 func leaf(_ b: Bound) -> Value {
                     guard case .event(let field) = b, let k = plan.keys.firstIndex(of: field) else { return .null }
                     return FieldCode.value(field, key[k], strings: strings)
                 }
-                try body(leaf, counts.values[i])
+                let group = groups.values[i]
+                var sets = 0
+                let distinct: [Set<Value>?] = plan.distinct.map { field in
+                    guard let field else { return nil }
+                    defer { sets += 1 }
+                    var values = Set<Value>()
+                    group.distinct[sets].forEach { code in
+                        let value = FieldCode.value(field, code, strings: strings)
+                        if !value.isNull { values.insert(value) }
+                    }
+                    return values
+                }
+                try body(leaf, group.count, distinct)
             }
         }
         return read
@@ -211,12 +229,21 @@ private struct CodedCountScan {
     let cancellation: CancellationFlag?
     let text: String
     var filter: CodedFilter
-    var counts = CodeTable<Int>()
+    /// The fields whose distinct codes each group keeps (the `count_distinct` aggregates', in order).
+    let distinctFields: [EventField]
+    var groups = CodeTable<CodedGroup>()
     var read = 0
     var sinceCheck = 0
 
+    /// One group's rows and the distinct codes of each of `distinctFields`.
+    struct CodedGroup {
+        var count = 0
+        var distinct: [CodeSet]
+    }
+
     init(plan: CodedCountPlan, now: Timestamp, strings: StringCache, cancellation: CancellationFlag?, text: String) {
         keys = plan.keys
+        distinctFields = plan.distinct.compactMap { $0 }
         filter = CodedFilter(plan.filters, fields: plan.filterFields, now: now)
         self.strings = strings
         self.cancellation = cancellation
@@ -234,8 +261,14 @@ private struct CodedCountScan {
                     if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
                 }
                 if !filter.passes(StoreFieldsRow(fields: fields, seq: record.seq, strings: strings)) { continue }
-                let e = counts.entry(CodeKey(keys, fields)) { 0 }
-                counts.values[e] += 1
+                let e = groups.entry(CodeKey(keys, fields)) {
+                    CodedGroup(distinct: [CodeSet](repeating: CodeSet(), count: distinctFields.count))
+                }
+                groups.values[e].count += 1
+                for (k, field) in distinctFields.enumerated() {
+                    let code = FieldCode.code(field, fields)
+                    if code != FieldCode.absent { groups.values[e].distinct[k].insert(code) }
+                }
             }
             return true
         }

@@ -21,6 +21,8 @@ final class Environment: @unchecked Sendable {
     let handle: OpaquePointer
     let path: String
     let isReadOnly: Bool
+    /// Opened with `MDB_NOLOCK` because the lock file could not be opened for writing (read-only only).
+    let isLockless: Bool
     private let gate: UnsafeMutablePointer<pthread_rwlock_t>
     /// Guarded by `gate`: read under shared, written under exclusive.
     private var isClosed = false
@@ -30,9 +32,39 @@ final class Environment: @unchecked Sendable {
 
     /// Opens (creating if needed) the environment in directory `path`, which must exist.
     ///
+    /// Read-only, a store whose lock file this process may not open for writing (another user's store, a copy
+    /// on read-only media: `EACCES`, `EPERM` or `EROFS`) is opened again with `MDB_NOLOCK`: its readers are then
+    /// not registered in the lock file, so a writer in another process could reuse pages they still read
+    /// (``isLockless``).
+    ///
     /// Wraps `mdb_env_create`, `mdb_env_set_mapsize`, `mdb_env_set_maxdbs`, `mdb_env_open` and
     /// `mdb_reader_check`.
     init(path: String, mapSize: Int, maxDatabases: UInt32, flags: UInt32, readOnly: Bool) throws {
+        var env: OpaquePointer
+        var lockless = false
+        do {
+            env = try Environment.open(path: path, mapSize: mapSize, maxDatabases: maxDatabases, flags: flags,
+                                       readOnly: readOnly)
+        } catch let error as LMDBError where readOnly && [EACCES, EPERM, EROFS].contains(error.code) {
+            // LMDB opens lock.mdb for reading and writing even for a read-only environment (a reader takes a
+            // slot in it). Without write access to it there is no slot to take: read without one.
+            env = try Environment.open(path: path, mapSize: mapSize, maxDatabases: maxDatabases,
+                                       flags: flags | UInt32(MDB_NOLOCK), readOnly: true)
+            lockless = true
+        }
+        handle = env
+        self.path = path
+        isReadOnly = readOnly
+        isLockless = lockless
+        gate = .allocate(capacity: 1)
+        pthread_rwlock_init(gate, nil)
+        mapBase = Environment.findMapBase(env)
+    }
+
+    /// `mdb_env_create` … `mdb_env_open` and `mdb_reader_check`; the handle is closed again when any of them fails.
+    private static func open(path: String, mapSize: Int, maxDatabases: UInt32, flags: UInt32, readOnly: Bool) throws
+        -> OpaquePointer
+    {
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create")
         guard let env else { throw LMDBError(code: ENOMEM, context: "mdb_env_create") }
@@ -45,19 +77,14 @@ final class Environment: @unchecked Sendable {
             if readOnly { openFlags |= UInt32(MDB_RDONLY) }
             try check(mdb_env_open(env, path, openFlags, 0o644), "mdb_env_open(\(path))")
             // Clear reader slots left by processes that died inside a read transaction; they would
-            // otherwise pin old pages forever and make the file grow.
+            // otherwise pin old pages forever and make the file grow. (Nothing to clear without a lock file.)
             var dead: Int32 = 0
             try check(mdb_reader_check(env, &dead), "mdb_reader_check")
         } catch {
             mdb_env_close(env)
             throw error
         }
-        handle = env
-        self.path = path
-        isReadOnly = readOnly
-        gate = .allocate(capacity: 1)
-        pthread_rwlock_init(gate, nil)
-        mapBase = Environment.findMapBase(env)
+        return env
     }
 
     /// The start of data.mdb's mapping in this process, from `/proc/self/maps` (the mapping of the file's device
