@@ -3,10 +3,18 @@
 /// Rows come in a stable order: reductions sort by their group keys (absent last), funnels by group then
 /// step, `top` by count descending then key, listed events by `(time, seq)` and sessions by
 /// `(started, session)`, unless the query sorts them itself.
+///
+/// Read a cell by row and column name with ``subscript(_:_:)`` and a typed accessor of ``Value``
+/// (``Value/intValue``, ``Value/doubleValue``, ``Value/durationSeconds``, ``Value/stringValue``, …), or print the
+/// whole table with ``render(_:)``.
 public struct ResultTable: Hashable, Sendable {
+    /// The column names, in order: group keys first (as written in the query, or their `as` alias), then the
+    /// aggregates (`count`, `count()`, `p50(dwell)`, … or their aliases); a funnel's `step`, `sessions`, ….
     public var columns: [String]
+    /// The rows, each with one value per column, in the order of ``columns``.
     public var rows: [[Value]]
 
+    /// A table of `rows`, each with as many values as `columns` has names.
     public init(columns: [String], rows: [[Value]]) {
         self.columns = columns
         self.rows = rows
@@ -22,7 +30,7 @@ public struct ResultTable: Hashable, Sendable {
         case csv
     }
 
-    /// The values of one column.
+    /// The values of the column named `name`, one per row; `nil` when the table has no such column.
     public func column(_ name: String) -> [Value]? {
         columns.firstIndex(of: name).map { i in rows.map { $0[i] } }
     }
