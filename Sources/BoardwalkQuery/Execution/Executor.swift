@@ -254,6 +254,8 @@ private struct Sink {
     private var keyBuffer: [Value] = []
     private var argumentBuffer: [Value] = []
     var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
+    /// Rows of a histogram of `dwell` whose dwell is censored.
+    var histogramCensored = 0
     var listed: [(order: (Int64, UInt64, String), row: [Value])] = []
     /// For a listing whose first row-changing table stage is `limit N`: N. Only the first N rows in order can
     /// reach the result, so the listing keeps about that many, not every row that passes the filters.
@@ -303,8 +305,10 @@ private struct Sink {
                 for k in keyCombinations(keyBuffer) where !k[0].isNull { counts[k, default: 0] += weight }
             }
         case .histogram(let value, let step):
-            guard let x = value.bound.evaluate(now: now, leaf).numeric else { return }
-            let bucket = (x / step).rounded(.down) * step
+            // A censored dwell has no value and no bucket: it is counted beside them (rule 7).
+            if censored { histogramCensored += weight }
+            guard let x = value.bound.evaluate(now: now, leaf).numeric, x.isFinite else { return }
+            let bucket = HistogramBucket.start(of: x, step: step)
             let key: Value = value.type == .duration ? .duration(bucket) : .number(bucket)
             counts[[key], default: 0] += weight
         case .stats(let aggregates, let by, _):
@@ -471,8 +475,13 @@ private struct Sink {
                 return keyOrder(a, b, columns: 1)
             }
             return ResultTable(columns: columns, rows: Array(rows.prefix(n)))
-        case .histogram:
-            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { keyOrder($0, $1, columns: 1) }
+        case .histogram(let value, _):
+            var rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { keyOrder($0, $1, columns: 1) }
+            if value.bound.readsDwell {
+                // Dwell (rule 7): a `censored` column, false on the buckets, and one row of the censored
+                // presentations, which have no bucket.
+                rows = rows.map { $0 + [.bool(false)] } + [[.null, .integer(Int64(histogramCensored)), .bool(true)]]
+            }
             return ResultTable(columns: columns, rows: rows)
         case .stats(let aggregates, let by, let censored):
             func row(_ key: [Value], _ entry: (states: [AggregateState], censored: Int)) -> [Value] {
