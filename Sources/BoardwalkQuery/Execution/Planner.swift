@@ -228,13 +228,13 @@ extension CheckedQuery {
     /// sessions, which the store keeps as a counter.
     var countsEverySession: Bool { source == .sessions && filters.isEmpty && reduction == .count(by: []) }
 
-    /// Whether the reduction needs every event of each session as a row, in order: a strict funnel of custom
-    /// steps (any event it does not ignore breaks a chain), or one of more steps than a fold's step mask holds
-    /// (``StepEvent/maxSteps``). Other funnels of custom steps need only the events that match a step, which a
-    /// session fold keeps (``FoldNeeds/stepTests``).
+    /// Whether the reduction needs every event of each session as a row, in order: a funnel of more steps than a
+    /// fold's step mask holds (``StepEvent/maxSteps``). Other funnels of custom steps need only their step events,
+    /// which a session fold keeps (``FoldNeeds/stepTests``; in `strict` mode with a breaker for every event not
+    /// ignored, since session 7: before, strict funnels read each session's events as rows).
     var needsSessionRows: Bool {
         guard case .funnel(let f) = reduction, !f.steps.isEmpty else { return false }
-        return f.mode == .strict || f.steps.count > StepEvent.maxSteps
+        return f.steps.count > StepEvent.maxSteps
     }
 }
 

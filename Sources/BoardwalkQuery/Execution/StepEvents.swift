@@ -9,14 +9,18 @@ import BoardwalkStore
 /// In the `ordered` and `any` modes an event that matches no step never starts, extends nor anchors a chain, so
 /// these are all a session's chain depends on (``FunnelMatcher/progress(_:)-(([StepEvent]))``): a fold keeps
 /// them instead of the session's events, and the store reads a funnel by one scan of its key ranges rather than
-/// a session-index read per session.
+/// a session-index read per session. In `strict` mode an event that matches no step breaks a chain unless the
+/// funnel ignores it, so the fold also keeps every such event, as a breaker (mask 0), and drops only the ignored
+/// ones; a step event of an ignored kind is kept with ``ignored`` set (a chain may pass over it).
 struct StepEvent {
     /// The most steps a mask holds; a funnel of more steps reads sessions as rows.
     static let maxSteps = 64
 
     var at: OrderKey
-    /// Bit `k`: the event is step `k`.
+    /// Bit `k`: the event is step `k`; 0 for a breaker of a strict funnel.
     var mask: UInt64
+    /// A strict funnel's `ignoring` names the event: it never breaks a chain.
+    var ignored = false
     /// The funnel's `by` columns on this event when it is a step-1 event (only a chain's step-1 event gives a
     /// breakdown its values); empty otherwise and without `by`.
     var keys: [Value]
@@ -38,8 +42,12 @@ final class StepTests {
     private let events: [String]
     /// Bit `k`: step `k` has a predicate, which needs the whole event.
     let predicated: UInt64
+    /// A strict funnel: events that match no step are kept as breakers unless ignored.
+    let strict: Bool
+    /// A strict funnel's `ignoring` names (event kinds or analytics names).
+    private let ignoring: Set<String>
     /// How many step events the folds of a scan may keep before the query reads sessions as rows instead
-    /// (``limit(sessions:)``): they keep them until the scan ends, so without a bound a step that most events
+    /// (``limit(sessions:events:)``): they keep them until the scan ends, so without a bound a step that most events
     /// match (`analytics`) would hold memory in proportion to the events of the scope.
     @exclusivity(unchecked) private(set) var budget = Int.max
     /// Step events kept so far, by every fold of the scan.
@@ -53,13 +61,29 @@ final class StepTests {
         var predicated: UInt64 = 0
         for (k, step) in matcher.funnel.steps.enumerated() where step.predicate != nil { predicated |= 1 << UInt64(k) }
         self.predicated = predicated
+        strict = matcher.funnel.mode == .strict
+        ignoring = matcher.funnel.ignoring
     }
 
-    /// Starts a scan of `sessions` sessions: its folds may keep 8 step events per session, plus 1 M (32 bytes
-    /// each), before the scan stops (``overBudget``).
-    func limit(sessions: Int) {
+    /// Whether a strict funnel ignores the event of `kind` and analytics `name` (`EventRow.isEvent`).
+    @inline(__always)
+    func ignores(kind: EventKind, name: AnalyticsNameRef?, strings: StringCache) -> Bool {
+        if ignoring.isEmpty { return false }
+        if ignoring.contains(kind.rawValue) { return true }
+        guard kind == .analytics, let name else { return false }
+        switch name {
+        case .known(let known): return ignoring.contains(known.rawValue)
+        case .unknown(let id): return strings.string(id).map { ignoring.contains($0) } ?? false
+        }
+    }
+
+    /// Starts a scan of `sessions` sessions and about `events` events: its folds may keep 8 step events per
+    /// session, plus 1 M (about 40 bytes each), before the scan stops (``overBudget``). A strict funnel keeps
+    /// nearly every event (breakers): when `events` already exceeds the budget, it is over budget from the start,
+    /// and the caller reads sessions as rows without scanning first.
+    func limit(sessions: Int, events: Int) {
         budget = StepTests.budgetOverride ?? 8 * max(sessions, 0) + 1 << 20
-        kept = 0
+        kept = strict && events > budget ? budget + 1 : 0
     }
 
     /// A budget for tests (0: every scan that keeps a step event stops, and the query reads sessions as rows).
@@ -97,13 +121,18 @@ extension SessionFold {
     mutating func noteSteps<Fields: FoldFields, E: Error>(_ r: Fields, at: OrderKey, tests: StepTests, full: () throws(E) -> EventView,
                                                          strings: StringCache) throws(E) {
         let candidates = tests.candidates(kind: r.kind, name: r.analyticsName, strings: strings)
-        guard candidates != 0 else { return }
+        let ignored = tests.strict && tests.ignores(kind: r.kind, name: r.analyticsName, strings: strings)
+        guard candidates != 0 else {
+            // Strict: an event of no step breaks a chain, unless ignored.
+            if tests.strict && !ignored { keep(StepEvent(at: at, mask: 0, ignored: false, keys: []), tests) }
+            return
+        }
         let by = tests.matcher.funnel.by
         // Only a step-1 event gives a breakdown its values (rule 12): other step events need the whole event only
         // for their predicates.
         let wantsKeys = !by.isEmpty && candidates & 1 != 0
         if candidates & tests.predicated == 0, !wantsKeys {
-            keep(StepEvent(at: at, mask: candidates, keys: []), tests)
+            keep(StepEvent(at: at, mask: candidates, ignored: ignored, keys: []), tests)
             return
         }
         let event = StoreEventRow(view: try full(), strings: strings)
@@ -111,9 +140,12 @@ extension SessionFold {
         for k in 0..<tests.count where candidates & tests.predicated & (1 << UInt64(k)) != 0 && tests.matcher.matches(event, step: k) {
             mask |= 1 << UInt64(k)
         }
-        guard mask != 0 else { return }
+        guard mask != 0 else {
+            if tests.strict && !ignored { keep(StepEvent(at: at, mask: 0, ignored: false, keys: []), tests) }
+            return
+        }
         let keys = mask & 1 != 0 ? FunnelMatcher.values(of: by, on: event, now: tests.matcher.now) : []
-        keep(StepEvent(at: at, mask: mask, keys: keys), tests)
+        keep(StepEvent(at: at, mask: mask, ignored: ignored, keys: keys), tests)
     }
 
     @inline(__always)

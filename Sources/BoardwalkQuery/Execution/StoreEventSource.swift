@@ -201,7 +201,7 @@ extension StoreEventSource {
     ///
     /// When the ranges are the whole store, one sequential scan in key order folds every event into its
     /// session's ``SessionFold`` (no session index read); memory grows with sessions, not events, except for
-    /// the step events a custom funnel's folds keep, which are bounded (``StepTests/limit(sessions:)``): over
+    /// the step events a custom funnel's folds keep, which are bounded (``StepTests/limit(sessions:events:)``): over
     /// that bound the scan stops and nothing is delivered, and the caller reads sessions as rows instead
     /// (``StepTests/overBudget``). Otherwise each session's events are folded through the session index, as
     /// ``scanSessions(_:_:)`` reads them.
@@ -235,7 +235,8 @@ extension StoreEventSource {
                 // over captured variables cost a dynamic exclusivity check per event).
                 var scan = WholeStoreScan(capacity: expected, events: stats?.events ?? 0, needs: needs,
                                           cancellation: cancellation, text: text)
-                needs.stepTests?.limit(sessions: expected)
+                needs.stepTests?.limit(sessions: expected, events: stats?.events ?? 0)
+                if needs.stepTests?.overBudget == true { return }  // a strict funnel of more events than the budget
                 try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs)
                 // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
                 if needs.stepTests?.overBudget == true { return }
@@ -390,7 +391,8 @@ extension StoreEventSource {
         let met = since.map { _ in FirstMet(slots: slotsInScope) }
         var scan = ScopeScan(table: table, elsewhere: spanning, folds: folds, lean: lean, met: met, cancellation: cancellation,
                              text: text)
-        needs.stepTests?.limit(sessions: slotsInScope)
+        needs.stepTests?.limit(sessions: slotsInScope, events: eventsInScope)
+        if needs.stepTests?.overBudget == true { return true }  // a strict funnel of more events than the budget
         let time = since.map { StoreEventSource.storeTimeRange($0...Int64.max) } ?? nil
         for onboarding in scope {
             try scan.scan(snapshot, onboarding: onboarding, time: time, strings: strings, needs: needs)

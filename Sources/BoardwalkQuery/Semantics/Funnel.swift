@@ -49,11 +49,12 @@ struct FunnelMatcher {
                  ignored: { i in funnel.ignoring.contains { events[i].isEvent($0) } })
     }
 
-    /// The best chain over a session's events that match a step, in `(time, seq)` order: the same as
-    /// ``progress(_:)-(([R]))`` over all the session's events in `ordered` and `any` modes (not `strict`).
+    /// The best chain over a session's step events (``StepEvent``), in `(time, seq)` order: the same as
+    /// ``progress(_:)-(([R]))`` over all the session's events. In `ordered` and `any` modes they are the events that
+    /// match a step; in `strict` mode also every event the funnel does not ignore (a breaker, mask 0).
     func progress(_ events: [StepEvent]) -> FunnelProgress {
         progress(count: events.count, time: { events[$0].at.time }, matches: { events[$0].mask & (1 << UInt64($1)) != 0 },
-                 ignored: { _ in false })
+                 ignored: { events[$0].ignored })
     }
 
     private func progress(count: Int, time: (Int) -> Int64, matches: (Int, Int) -> Bool, ignored: (Int) -> Bool) -> FunnelProgress {
