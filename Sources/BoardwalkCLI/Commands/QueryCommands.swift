@@ -54,7 +54,8 @@ enum QueryCommand: Command {
     static let discussion = """
         The query language is described in docs/query-language.md. Results go to stdout; a query's error goes
         to stderr with a caret under the offending part. With '-', queries are read from stdin, one per line
-        (a line ending in '|' continues on the next; blank lines and lines starting with '#' are skipped),
+        (a line ending in '|', a '#' comment after it aside, continues on the next; blank lines and lines
+        starting with '#' are skipped, also inside a continued query),
         and each result is printed in turn; an error's location is its line of stdin.
 
         With --sql clickhouse, nothing is read: the query is printed as one ClickHouse SELECT over the table

@@ -13,7 +13,8 @@ let interruptFlag = CancellationFlag()
 ///
 /// On a terminal: libedit line editing, persistent history, tab completion, prompts. Fed by a pipe: reads
 /// queries line by line without prompts, runs each, and reports whether any failed. In both, a line ending
-/// in `|` continues on the next line, and lines starting with `.` are dot-commands.
+/// in `|` (a `#` comment after it aside) continues on the next line, blank and comment lines inside a continued
+/// query keep it open, and lines starting with `.` are dot-commands.
 final class Repl {
     let console: QueryConsole
     let invocation: Invocation
@@ -90,8 +91,37 @@ final class Repl {
         if !console.run(trimmed, origin: origin) { failures += 1 }
     }
 
-    /// Whether `line` asks for another line (it ends in `|`).
-    static func continues(_ line: String) -> Bool { line.trimmingSpaces().hasSuffix("|") }
+    /// Whether `line` asks for another line: it ends in `|`, a `#` comment after it aside.
+    static func continues(_ line: String) -> Bool { withoutComment(line).trimmingSpaces().hasSuffix("|") }
+
+    /// Whether `line` leaves the query being read open: it ends in `|`, or the query so far is open
+    /// (`pending`) and the line holds nothing but spaces or a comment, which the query language skips.
+    static func keepsOpen(_ line: String, pending: Bool) -> Bool {
+        continues(line) || (pending && withoutComment(line).trimmingSpaces().isEmpty)
+    }
+
+    /// `line` up to a `#` that starts a comment: one outside a string literal (strings are in double quotes,
+    /// with `\` escapes, and end on their line, as the query language's lexer reads them).
+    static func withoutComment(_ line: String) -> String {
+        var inString = false
+        var escaped = false
+        for (offset, byte) in line.utf8.enumerated() {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: "#") {
+                return String(decoding: line.utf8.prefix(offset), as: UTF8.self)
+            }
+        }
+        return line
+    }
 
     /// Reads queries from a pipe until its end, or until Ctrl-C cancels one of them (without a prompt to go back
     /// to, the run stops there).
@@ -105,8 +135,9 @@ final class Repl {
         for line in lines {
             number += 1
             if pending.isEmpty { firstLine = number }
+            let open = !pending.isEmpty
             pending += pending.isEmpty ? line : "\n" + line
-            if Repl.continues(line) { continue }
+            if Repl.keepsOpen(line, pending: open) { continue }
             handle(pending, origin: ("stdin", firstLine))
             pending = ""
             if quit || interrupted { break }
@@ -154,8 +185,9 @@ final class Repl {
             }
             let line = String(cString: raw)
             free(raw)
+            let open = !pending.isEmpty
             pending += pending.isEmpty ? line : "\n" + line
-            if Repl.continues(line) { continue }
+            if Repl.keepsOpen(line, pending: open) { continue }
             let input = pending
             pending = ""
             if !input.trimmingSpaces().isEmpty { _ = add_history(input) }
