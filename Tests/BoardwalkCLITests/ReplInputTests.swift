@@ -68,3 +68,33 @@ struct ReplContinuationTests {
         }
     }
 }
+
+/// Dot-commands that report a setting or the data, rather than change anything.
+@Suite("REPL dot-commands: settings and .stats")
+struct ReplDotCommandTests {
+    @Test(".format and .timing alone print the current setting; with an argument they set it")
+    func settingsWithoutArgument() throws {
+        let r = try boardwalk(["repl", "--generated", "10", "--format", "csv"], stdin: ".format\n.timing\n.format json\n.timing on\n.format\n.timing\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "format: csv\ntiming: off\nformat: json\ntiming: on\n")
+        #expect(r.stderr.isEmpty)
+        let wrong = try boardwalk(["repl", "--generated", "10"], stdin: ".format xml\n.timing maybe\n")
+        #expect(wrong.status == 2)
+        #expect(wrong.stderr == "Error: .format takes one of table, json, csv\nError: .timing takes on or off\n")
+    }
+
+    @Test(".stats over generated sessions labels its figures: events, sessions, onboardings")
+    func statsOfGeneratedSessions() throws {
+        let data = SyntheticData(sessions: 50, seed: 2)
+        let events = Array(data.events()).count
+        let onboardings = Set(data.sessions().map(\.onboardingID)).count
+        let r = try boardwalk(["repl", "--generated", "50", "--seed", "2"], stdin: ".stats\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == """
+            events              \(Units.count(events))\(events >= 1000 ? " (\(events))" : "")
+            sessions            50
+            onboardings         \(onboardings)
+
+            """)
+    }
+}

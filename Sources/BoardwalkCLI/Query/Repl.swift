@@ -62,9 +62,9 @@ final class Repl {
           .help                     this text
           .fields                   the fields of events and sessions
           .onboardings              the onboardings in the store, with their sessions
-          .stats                    what the store holds
-          .format table|json|csv    how results are printed (now: %FORMAT%)
-          .timing on|off            print time and rows read after each query (now: %TIMING%)
+          .stats                    what the store (or the generated data) holds
+          .format [table|json|csv]  how results are printed (now: %FORMAT%); alone, prints it
+          .timing [on|off]          print time and rows read after each query (now: %TIMING%); alone, prints it
           .explain QUERY            how QUERY would read the store
           .quit                     leave (also .exit)
 
@@ -220,9 +220,7 @@ final class Repl {
         case ".onboardings":
             return console.run("sessions | count by onboarding")
         case ".stats":
-            guard let stats else {
-                return console.run("events | count") && console.run("sessions | count")
-            }
+            guard let stats else { return summary() }
             do {
                 invocation.out(try stats())
             } catch {
@@ -230,6 +228,10 @@ final class Repl {
                 return false
             }
         case ".format":
+            if argument.isEmpty {
+                invocation.out("format: \(console.format.rawValue)\n")
+                return true
+            }
             guard let format = ResultTable.Format(rawValue: argument) else {
                 invocation.err("Error: .format takes one of \(ResultTable.Format.names.joined(separator: ", "))\n")
                 return false
@@ -237,6 +239,7 @@ final class Repl {
             console.format = format
         case ".timing":
             switch argument {
+            case "": invocation.out("timing: \(console.timing ? "on" : "off")\n")
             case "on": console.timing = true
             case "off": console.timing = false
             default:
@@ -255,6 +258,28 @@ final class Repl {
             invocation.err("Error: unknown command '\(command)'; .help lists the commands\n")
             return false
         }
+        return true
+    }
+
+    /// `.stats` for a source that is not a store (`--generated`): its events, sessions and onboardings, one
+    /// labelled line each, as `boardwalk stats` begins.
+    private func summary() -> Bool {
+        let queries = [("events", "events | count"), ("sessions", "sessions | count"),
+                       ("onboardings", "sessions | count by onboarding")]
+        var out = ""
+        for (label, text) in queries {
+            do {
+                let table = try console.execute(try Query.parse(text)).table
+                // Sessions without an onboarding are grouped under an absent key, which is no onboarding.
+                let n = label == "onboardings" ? table.rows.filter { $0.first?.isNull == false }.count
+                    : (table.rows.first?.first?.intValue ?? 0)
+                out += label.padding(to: 20) + Units.count(n) + (n >= 1000 ? " (\(n))" : "") + "\n"
+            } catch {
+                console.report(error)
+                return false
+            }
+        }
+        invocation.out(out)
         return true
     }
 
