@@ -325,3 +325,45 @@ import Testing
         """)
     _ = try Query.parse("sessions | histogram started - @2026-11-01 step 1h")
 }
+
+@Test func duplicateColumnNamesAreAnError() {
+    // JSON rows are objects keyed by column name: a second `exit` key hid the first.
+    #expect(diagnostic("sessions | stats count() as exit by exit") == """
+        error: two columns are named `exit`
+         --> query:1:37
+        1 | sessions | stats count() as exit by exit
+          |                                     ^^^^ rename this one with `as`
+        """)
+    #expect(diagnostic("sessions | stats count() as a, p50(duration) as a") == """
+        error: two columns are named `a`
+         --> query:1:32
+        1 | sessions | stats count() as a, p50(duration) as a
+          |                                ^^^^^^^^^^^^^^^^^^ rename this one with `as`
+        """)
+    #expect(diagnostic("events | top 3 name as count") == """
+        error: two columns are named `count`
+         --> query:1:16
+        1 | events | top 3 name as count
+          |                ^^^^^^^^^^^^^ the stage adds a column `count` itself; rename this one with `as`
+        """)
+    #expect(diagnostic("sessions | funnel open_paywall, close by name") == """
+        error: two columns are named `name`
+         --> query:1:42
+        1 | sessions | funnel open_paywall, close by name
+          |                                          ^^^^ the stage adds a column `name` itself; rename this one with `as`
+        """)
+    #expect(diagnostic("sessions | count by exit | select exit, count as exit") == """
+        error: two columns are named `exit`
+         --> query:1:41
+        1 | sessions | count by exit | select exit, count as exit
+          |                                         ^^^^^^^^^^^^^ rename this one with `as`
+        """)
+    #expect(diagnostic("sessions | select session, session") == """
+        error: two columns are named `session`
+         --> query:1:28
+        1 | sessions | select session, session
+          |                            ^^^^^^^ rename this one with `as`
+        """)
+    #expect(diagnostic("sessions | stats count(), count()").hasPrefix("error: two columns are named `count()`"))
+    #expect(diagnostic("events | stats avg(dwell) as censored").hasPrefix("error: two columns are named `censored`"))
+}

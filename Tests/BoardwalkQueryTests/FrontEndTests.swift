@@ -74,3 +74,21 @@ func timestampLiterals(text: String, iso: String) throws {
     #expect(try run("sessions | stats p50(duration) by variation | sort p50(duration)", story).column("variation")
         == [.string("b"), .string("a")])
 }
+
+@Test func selectAfterAReductionRenamesWithAs() throws {
+    // `as` in a `select` after the reduction names the output column (it was ignored: headers stayed exit,count).
+    let renamed = try run("sessions | count by exit | select exit as e, count as n | sort n desc, e", story)
+    #expect(renamed.columns == ["e", "n"])
+    let plain = try run("sessions | count by exit | sort count desc, exit", story)
+    #expect(renamed.rows == plain.rows)
+    // The same column twice, under two names; a later select renames again.
+    let twice = try run("sessions | count by exit | select count as a, count as b | select b as c, a", story)
+    #expect(twice.columns == ["c", "a"])
+    #expect(twice.rows == plain.rows.map { [$0[1], $0[1]] })
+    // Listed rows, then a table select.
+    let listed = try run("sessions | select session as s, exit as x | select x as outcome", story)
+    #expect(listed.columns == ["outcome"])
+    // ClickHouse names the columns the same way.
+    let sql = try Query.parse("sessions | count by exit | select exit as e, count as n").clickHouseSQL(table: "t")
+    #expect(sql.contains("__c0 AS `e`,\n    __c1 AS `n`"), "\(sql)")
+}

@@ -58,6 +58,7 @@ struct TypeChecker {
             var listed: [BoundColumn]
             if let stage = stages.first, case .select(let items) = stage.kind {
                 listed = try items.map { (item) throws(QueryError) in try column(item, rowScope) }
+                try distinctNames(items.map { ($0.column, $0.range) })
                 stages = stages.dropFirst()
             } else {
                 listed = ast.source == .events ? TypeChecker.defaultEventColumns : TypeChecker.defaultSessionColumns
@@ -96,6 +97,7 @@ struct TypeChecker {
                     indexes.append(index)
                     selected.append((item.column, columns[index].type))
                 }
+                try distinctNames(items.map { ($0.column, $0.range) })
                 checked.tableStages.append(.select(indexes))
                 columns = selected
             case .explain:
@@ -105,7 +107,31 @@ struct TypeChecker {
                            label: "`count`, `stats`, `top`, `funnel` and `histogram` cannot follow another stage")
             }
         }
+        checked.outputColumns = columns.map(\.name)
         return checked
+    }
+
+    /// Output column names must differ: JSON rows are objects keyed by them, and stages after a reduction find
+    /// columns by name. Each name comes with the bytes that give it, or nil for a column the stage adds itself
+    /// (`count`, `censored`, a funnel's `step`, …). The error points at the later of two named in the query.
+    private func distinctNames(_ names: [(name: String, range: Range<Int>?)]) throws(QueryError) {
+        var seen: [String: Range<Int>?] = [:]
+        for (name, range) in names {
+            guard let earlier = seen[name] else {
+                seen[name] = range
+                continue
+            }
+            switch (earlier, range) {
+            case (let a?, let b?):
+                throw fail("two columns are named `\(name)`", a.lowerBound > b.lowerBound ? a : b,
+                           label: "rename this one with `as`")
+            case (let a?, nil), (nil, let a?):
+                throw fail("two columns are named `\(name)`", a,
+                           label: "the stage adds a column `\(name)` itself; rename this one with `as`")
+            case (nil, nil):
+                continue
+            }
+        }
     }
 
     static let defaultEventColumns: [BoundColumn] = [EventField.time, .seq, .session, .onboarding, .screen, .kind, .name,
@@ -124,6 +150,7 @@ struct TypeChecker {
         case .count(let by):
             let keys = try by.map { (k) throws(QueryError) in try column(k, scope) }
             columns = keys.map { ($0.name, $0.type) } + [("count", .number)]
+            try distinctNames(by.map { ($0.column, $0.range) } + [("count", nil)])
             return .count(by: keys)
         case .stats(let calls, let by):
             let keys = try by.map { (k) throws(QueryError) in try column(k, scope) }
@@ -131,10 +158,13 @@ struct TypeChecker {
             let censored = aggregates.contains { $0.argument?.readsDwell ?? false }
             columns = keys.map { ($0.name, $0.type) } + aggregates.map { ($0.name, $0.resultType) }
             if censored { columns.append(("censored", .number)) }
+            try distinctNames(by.map { ($0.column, $0.range) } + calls.map { ($0.column, $0.namedRange) }
+                + (censored ? [("censored", nil)] : []))
             return .stats(aggregates, by: keys, censored: censored)
         case .top(let n, let key):
             let bound = try column(key, scope)
             columns = [(bound.name, bound.type), ("count", .number)]
+            try distinctNames([(key.column, key.range), ("count", nil)])
             return .top(n, bound)
         case .histogram(let value, let step):
             let (bound, type) = try expression(value, scope)
@@ -172,6 +202,7 @@ struct TypeChecker {
                             ("pct_of_previous", .number), ("dropoff", .number), ("mean_time", .duration),
                             ("median_time", .duration), ("p90_time", .duration)]
             }
+            try distinctNames(spec.by.map { ($0.column, $0.range) } + columns.dropFirst(spec.by.count).map { ($0.name, nil) })
             return .funnel(funnel)
         default:
             return nil

@@ -91,7 +91,7 @@ extension Parser {
             column = try expect(.identifier, "a column name", after: "`as`").text
         }
         return AggregateCall(function: name.text, functionRange: name.range, arguments: arguments, column: column,
-                             range: range)
+                             range: range, namedRange: range.lowerBound..<previous.range.upperBound)
     }
 
     /// `funnel [step, …] [within D] [mode M] [ignoring (k, …)] [by keys]`
