@@ -92,3 +92,15 @@ func timestampLiterals(text: String, iso: String) throws {
     let sql = try Query.parse("sessions | count by exit | select exit as e, count as n").clickHouseSQL(table: "t")
     #expect(sql.contains("__c0 AS `e`,\n    __c1 AS `n`"), "\(sql)")
 }
+
+@Test func rowCountsPastAnyResultMeanEveryRow() throws {
+    // `limit Int64.max` trapped on an overflow in the listing's buffer bound; a count past 64 bits was a syntax error.
+    let all = try run("events", story).rows.count
+    for text in ["events | limit 9223372036854775807", "events | limit 100000000000000000000"] {
+        #expect(try run(text, story).rows.count == all, "\(text)")
+    }
+    #expect(try run("events | top 100000000000000000000 name", story).rows.count == run("events | count by name", story).rows.count)
+    // A whole number past 64 bits compares as the decimal it is, as `1e20` does.
+    #expect(try run("events | where seq < 100000000000000000000 | count", story).rows == [[.integer(Int64(story.count))]])
+    #expect(try run("events | where seq > -100000000000000000000 | count", story).rows == run("events | where seq > -1e20 | count", story).rows)
+}

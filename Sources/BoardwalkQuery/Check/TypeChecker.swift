@@ -76,11 +76,15 @@ struct TypeChecker {
             case .sort(let keys):
                 var sorted: [(column: Int, descending: Bool)] = []
                 for key in keys {
-                    let (bound, _) = try expression(key.expr, scope)
-                    guard case .column(let index) = bound else {
-                        throw fail("`sort` takes column names", key.expr.range,
-                                   label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+                    let notAColumn = fail("`sort` takes column names", key.expr.range,
+                                          label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+                    // A call that names no column (`answer("goal")` while listing sessions) is not one: say so
+                    // rather than what the function would need elsewhere.
+                    if case .call = key.expr.kind, !columns.contains(where: { $0.name == compactText(key.expr.range) }) {
+                        throw notAColumn
                     }
+                    let (bound, _) = try expression(key.expr, scope)
+                    guard case .column(let index) = bound else { throw notAColumn }
                     sorted.append((index, key.descending))
                 }
                 checked.tableStages.append(.sort(sorted))
@@ -90,10 +94,13 @@ struct TypeChecker {
                 var indexes: [Int] = []
                 var selected: [(name: String, type: QueryType)] = []
                 for item in items {
-                    let (bound, _) = try expression(item.expr, scope)
-                    guard case .column(let index) = bound else {
-                        throw fail("`select` after a reduction takes column names", item.expr.range)
+                    let notAColumn = fail("`select` after a reduction takes column names", item.expr.range,
+                                          label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+                    if case .call = item.expr.kind, !columns.contains(where: { $0.name == compactText(item.expr.range) }) {
+                        throw notAColumn
                     }
+                    let (bound, _) = try expression(item.expr, scope)
+                    guard case .column(let index) = bound else { throw notAColumn }
                     indexes.append(index)
                     selected.append((item.column, columns[index].type))
                 }
@@ -316,6 +323,12 @@ struct TypeChecker {
             return BoundAggregate(function: .rate, argument: bound, name: call.column, argumentType: .bool,
                                   resultType: .number)
         default:
+            // Names other tools use for aggregates Boardwalk has under another name.
+            let synonyms = ["median": ("p50", "the median"), "mean": ("avg", "the mean"), "average": ("avg", "the mean")]
+            if let (known, meaning) = synonyms[name.lowercased()] {
+                throw fail("unknown aggregate `\(name)`; did you mean `\(known)`?", call.functionRange,
+                           label: "`\(known)(…)` is \(meaning)")
+            }
             let hint = Suggestions.didYouMean(name, in: AggregateFunction.names)
             throw fail("unknown aggregate `\(name)`\(hint)", call.functionRange)
         }
@@ -411,6 +424,8 @@ struct TypeChecker {
                         label += "; write a timestamp as `@2026-11-01` or `@2026-11-01T10:00:00Z`"
                     } else if (lt == .duration && rt == .string) || (lt == .string && rt == .duration) {
                         label += "; write a duration as `30s`, `5m`, `1h` or `7d`"
+                    } else if let hint = unitHint(lt, left, rt, right) {
+                        label += hint
                     }
                     throw fail("cannot compare \(lt.withArticle) with \(rt.withArticle)", expr.range, label: label)
                 }
@@ -421,11 +436,30 @@ struct TypeChecker {
                 let (l, lt) = try expression(left, scope)
                 let (r, rt) = try expression(right, scope)
                 guard let type = arithmeticType(op, lt, rt) else {
-                    throw fail("cannot apply `\(op.rawValue)` to \(lt.withArticle) and \(rt.withArticle)", expr.range)
+                    throw fail("cannot apply `\(op.rawValue)` to \(lt.withArticle) and \(rt.withArticle)", expr.range,
+                               label: unitHint(lt, left, rt, right).map { String($0.dropFirst(2)) })
                 }
                 return (.arithmetic(op, l, r), type)
             }
         }
+    }
+
+    /// `duration > 5`: a number literal beside a duration was most likely meant as one; the hint names it
+    /// with units (`; write a duration with its unit: `5s` or `5m``), or nil.
+    private func unitHint(_ lt: QueryType, _ left: Expr, _ rt: QueryType, _ right: Expr) -> String? {
+        let number: Expr
+        switch (lt, rt) {
+        case (.duration, .number): number = right
+        case (.number, .duration): number = left
+        default: return nil
+        }
+        let written: String
+        switch number.kind {
+        case .literal(.integer(let n)): written = String(n)
+        case .literal(.decimal): written = compact(number.range)
+        default: return nil
+        }
+        return "; write a duration with its unit: `\(written)s` or `\(written)m`"
     }
 
     private func comparable(_ a: QueryType, _ b: QueryType, ordering: Bool) -> Bool {
@@ -494,8 +528,10 @@ struct TypeChecker {
         case .sessions:
             if let field = SessionField(rawValue: name) { return (.session(field), field.type) }
             if EventField(rawValue: name) != nil {
-                throw fail("`\(name)` is a field of `events`, not of sessions", range,
-                           label: "start the query with `events` to use it")
+                // A session spans screens: it has the furthest and the last, not one.
+                let label = name == "screen" ? "sessions have `furthest_screen`, `last_screen` and `reached(n)`"
+                    : "start the query with `events` to use it"
+                throw fail("`\(name)` is a field of `events`, not of sessions", range, label: label)
             }
             let hint = name == "now" ? "; did you mean `now()`?" : Suggestions.didYouMean(name, in: SessionField.allCases.map(\.rawValue))
             throw fail("unknown field `\(name)`\(hint)", range)
@@ -511,6 +547,11 @@ struct TypeChecker {
                       _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
         let isSessions = if case .sessions = scope { true } else { false }
         if ["answer", "did", "reached"].contains(name), !isSessions {
+            if case .table(let columns) = scope {
+                // After a reduction (or once listed rows have their columns), stages read the result's columns.
+                throw fail("`\(name)(…)` describes a session; this stage reads the result's columns", nameRange,
+                           label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+            }
             if case .step = scope {
                 throw fail("`\(name)(…)` describes a session; funnel steps and breakdowns read event fields", nameRange,
                            label: "filter sessions with a `where` before the funnel instead")
