@@ -104,3 +104,16 @@ func timestampLiterals(text: String, iso: String) throws {
     #expect(try run("events | where seq < 100000000000000000000 | count", story).rows == [[.integer(Int64(story.count))]])
     #expect(try run("events | where seq > -100000000000000000000 | count", story).rows == run("events | where seq > -1e20 | count", story).rows)
 }
+
+@Test func aFunnelWithoutWithinHasNoWindow() throws {
+    // docs/query-language.md rule 4: without `within`, a chain may span the whole session however long.
+    let year = 365 * 86_400.0
+    let events = [ev(0, "a", presented), ev(year, "a", .openPaywall(actionID: "")), ev(2 * year, "a", .close(actionID: "")),
+                  ev(0, "b", presented), ev(1, "b", .close(actionID: ""))]
+    for mode in ["ordered", "strict", "any"] {
+        let open = try run("sessions | funnel screen_presented, open_paywall, close mode \(mode)", events)
+        #expect(open.column("sessions") == [.integer(2), .integer(1), .integer(1)], "\(mode)")
+        let windowed = try run("sessions | funnel screen_presented, open_paywall, close within 30d mode \(mode)", events)
+        #expect(windowed.column("sessions") == [.integer(2), .integer(0), .integer(0)], "\(mode)")
+    }
+}
