@@ -478,6 +478,13 @@ import Testing
           |                                     ^^^^^^ write `[1, 2]`
         """)
     #expect(diagnostic(#"sessions | where exit not in ("closed") | count"#).hasSuffix(#"^^^^^^^^^^ write `["closed"]`"#))
+    #expect(diagnostic("sessions | where variation is null | count") == """
+        error: expected `|` or the end of the query, found `is`
+         --> query:1:28
+        1 | sessions | where variation is null | count
+          |                            ^^ no `is null`: `not (variation == variation)` holds when `variation` is absent
+        """)
+    #expect(diagnostic("sessions | where variation is not null").hasSuffix("no `is not null`: `variation == variation` holds when `variation` is present"))
 }
 
 @Test func statsWithoutAnAggregateAndScreenOnSessions() {

@@ -69,7 +69,7 @@ struct Parser {
     }
 
     func unexpected(expected: String, after context: String? = nil) -> QueryError {
-        let label = spacedDurationHint() ?? context.map { "\(expected) after \($0)" }
+        let label = spacedDurationHint() ?? isNullHint() ?? context.map { "\(expected) after \($0)" }
         return error("expected \(expected), found \(current.display)", at: current.kind == .end ? caretRange : current.range,
                      label: label)
     }
@@ -88,6 +88,16 @@ struct Parser {
         }
         guard let u = unit(word), number.range.upperBound < word.range.lowerBound else { return nil }
         return "a duration is one word: `\(number.text)\(u)`"
+    }
+
+    /// `f is null` / `f is not null`, as SQL writes it: absent values compare false (rule 11), so `f == f` holds
+    /// exactly when `f` is present.
+    func isNullHint() -> String? {
+        guard current.isKeyword("is"), case let next = peek(), next.isKeyword("null") || next.isKeyword("not"),
+              case .identifier = previous.kind else { return nil }
+        let field = previous.text
+        return next.isKeyword("null") ? "no `is null`: `not (\(field) == \(field))` holds when `\(field)` is absent"
+            : "no `is not null`: `\(field) == \(field)` holds when `\(field)` is present"
     }
 
     mutating func expect(_ kind: Token.Kind, _ what: String, after context: String? = nil) throws(QueryError) -> Token {
