@@ -1,3 +1,4 @@
+import Foundation
 import BoardwalkModel
 @testable import BoardwalkQuery
 
@@ -137,7 +138,8 @@ struct ReferenceEvaluator {
             guard case .stateUpdated(let u) = e.payload else { return .null }
             switch u.value {
             case .select(let c): return .string(c.label)
-            case .multiSelect(let cs): return .set(Set(cs.map(\.label)).sorted())
+            // Nothing chosen is no value (rule 11).
+            case .multiSelect(let cs): return cs.isEmpty ? .null : .set(Set(cs.map(\.label)).sorted())
             default: return .null
             }
         case .dwell: return row.dwell
@@ -147,9 +149,10 @@ struct ReferenceEvaluator {
     func answerValue(_ v: StateValue) -> Value {
         switch v {
         case .select(let c): return .string(c.value)
-        case .multiSelect(let cs): return .set(Set(cs.map(\.value)).sorted())
+        // Nothing chosen, and a number that is not finite, are no value (rule 11).
+        case .multiSelect(let cs): return cs.isEmpty ? .null : .set(Set(cs.map(\.value)).sorted())
         case .input(.text(let t)), .input(.email(let t)): return .string(t)
-        case .input(.number(let n)): return .number(n)
+        case .input(.number(let n)): return n.isFinite ? .number(n) : .null
         case .datePicker(let d):
             func part(_ x: Int?, _ w: Int) -> String {
                 guard let x else { return String(repeating: "?", count: w) }
@@ -264,10 +267,20 @@ struct ReferenceEvaluator {
                 case .number(let d), .duration(let d): x = d
                 default: continue
                 }
-                let b = (x / step).rounded(.down) * step
+                guard x.isFinite else { continue }
+                // Decimal arithmetic, as the semantics say: the value and the step as the shortest decimals that
+                // print as them, the bucket floor(f / w) · w exactly, then the nearest Double.
+                let f = Decimal(string: "\(x)")!, w = Decimal(string: "\(step)")!
+                var quotient = f / w, k = Decimal()
+                NSDecimalRound(&k, &quotient, 0, .down)
+                let b = NSDecimalNumber(decimal: k * w).doubleValue
                 keyed.append(([value.type == .duration ? .duration(b) : .number(b)], r))
             }
-            table = ResultTable(columns: q.columns, rows: group(keyed).map { $0.key + [.integer(Int64($0.rows.count))] })
+            var out = group(keyed).map { $0.key + [.integer(Int64($0.rows.count))] }
+            if value.bound.readsDwell {
+                out = out.map { $0 + [.bool(false)] } + [[.null, .integer(Int64(rows.filter(\.censored).count)), .bool(true)]]
+            }
+            table = ResultTable(columns: q.columns, rows: out)
         case .stats(let aggregates, let by, let censored):
             var groups = group(rows.map { r in (by.map { $0.bound.evaluate(now: now, r.leaf) }, r) })
             if by.isEmpty && groups.isEmpty { groups = [([], [])] }

@@ -181,3 +181,55 @@ import Testing
     #expect(table.column("variation") == [.string("a"), .string("a")])
     #expect(table.column("breakdown_step") == [.integer(1), .integer(1)])
 }
+
+/// The in-memory source's and the store's result of `text` over `events`, which must agree.
+private func bothSources(_ text: String, _ events: [Event]) throws -> ResultTable {
+    let memory = try run(text, events)
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        let disk = try Query.parse(text).run(on: StoreEventSource(store), options: .init(now: Timestamp(microseconds: base + 86_400 * second)))
+        #expect(disk == memory, "\(text)\nstore:\n\(disk.render(.table))\nmemory:\n\(memory.render(.table))")
+    }
+    return memory
+}
+
+@Test func rule7_histogramOfDwellCountsCensoredBesideTheBuckets() throws {
+    // Three presentations: 7 s (to the next screen), 1 s (to the close), and one censored (its session ends on it).
+    // QA, session 7: the histogram left the censored one out without a word.
+    let events = [ev(0, "a", screen: 0, presented), ev(7, "a", screen: 1, presented), ev(8, "a", screen: 1, .close(actionID: "")),
+                  ev(0, "b", screen: 0, presented)]
+    let table = try bothSources(#"events | where name == "screen_presented" | histogram dwell step 5s"#, events)
+    #expect(table.render(.csv) == "bucket,count,censored\n0,1,false\n5,1,false\n,1,true\n")
+    // Not dwell: no such column.
+    #expect(try bothSources("sessions | histogram duration step 5s", events).columns == ["bucket", "count"])
+}
+
+@Test func histogramBucketsAreDecimal() throws {
+    // floor(0.3 / 0.1) is 2 in binary floating point; in the decimals the values and the step are written as, 3.
+    let events = ["0.3", "0.6", "0.7", "2.3", "-0.3"].enumerated().map { i, n in
+        ev(Double(i), "s\(i)", .stateUpdated(StateUpdate(elementID: "n", value: .input(.number(Double(n)!)))))
+    }
+    let table = try bothSources(#"sessions | histogram answer("n") step 0.1"#, events)
+    #expect(table.column("bucket") == [-0.3, 0.3, 0.6, 0.7, 2.3].map { Value.number($0) })
+    #expect(HistogramBucket.start(of: 0.29999999999, step: 0.1) == 0.2)
+    #expect(HistogramBucket.start(of: 7.999999, step: 2) == 6)
+}
+
+@Test func rule11_nothingChosenAndNumbersThatAreNotFiniteAreAbsent() throws {
+    // A multi-select answered last with nothing chosen: absent everywhere, as in `count by` (QA, session 7: counted by
+    // `count(answer)` and matched by `!=`).
+    let empty = [ev(0, "s", multi("interests", ["a"])), ev(1, "s", multi("interests", []))]
+    let counts = try bothSources(#"sessions | stats count(answer("interests")), count_distinct(answer("interests"))"#, empty)
+    #expect(counts.rows == [[.integer(0), .integer(0)]])
+    #expect(try bothSources(#"sessions | where answer("interests") != "a" | count"#, empty).column("count") == [.integer(0)])
+    #expect(try bothSources(#"events | where element == "interests" | select value"#, empty).column("value") == [.set(["a"]), .null])
+    // NaN and infinity typed into a number input, and arithmetic that overflows, are absent: min, max and
+    // percentiles see only the finite answers.
+    let numbers = [Double.nan, .infinity, 3, 1].enumerated().map { i, n in
+        ev(Double(i), "n\(i)", .stateUpdated(StateUpdate(elementID: "n", value: .input(.number(n)))))
+    }
+    let stats = try bothSources(#"sessions | stats count(answer("n")), min(answer("n")), max(answer("n")), p50(answer("n"))"#, numbers)
+    #expect(stats.rows == [[.integer(2), .number(1), .number(3), .number(2)]])
+    let overflow = try bothSources("sessions | select 1e300 * 1e300 as big, 1 / 0 as zero | limit 1", numbers)
+    #expect(overflow.render(.csv) == "big,zero\n,\n")
+}

@@ -191,6 +191,8 @@ struct TypeChecker {
                 }
             }
             columns = [("bucket", type == .answer ? .number : type), ("count", .number)]
+            // Censored dwell is reported beside the buckets (rule 7).
+            if bound.readsDwell { columns.append(("censored", .bool)) }
             // The column is named `bucket` in results; the name here (the expression as written) is for `explain`.
             let written = String(decoding: text.utf8.dropFirst(value.range.lowerBound).prefix(value.range.count), as: UTF8.self)
             return .histogram(BoundColumn(bound: bound, name: written.filter { !$0.isWhitespace }, type: type), step: width)

@@ -249,14 +249,27 @@ struct ClickHouseTranslator {
         case .histogram(let value, let step):
             let v = try expressions.translate(value.bound)
             let w = ClickHouseExpressions.number(step)
-            let (bucket, present): (String, String) = switch v {
-            case .answer(let a): ("floor(\(a.number) / \(w)) * \(w)", "\(a.kind) = 'number'")
-            case .scalar(let s, _), .condition(let s): ("floor(toFloat64(\(s)) / \(w)) * \(w)", "isNotNull(\(s))")
+            let (x, present): (String, String) = switch v {
+            case .answer(let a): (a.number, "\(a.kind) = 'number'")
+            case .scalar(let s, _), .condition(let s): ("toFloat64(\(s))", "isNotNull(\(s))")
             }
+            // Decimal buckets as `HistogramBucket` computes them: a quotient this close to an integer is that
+            // integer, and the start is rounded to the step's decimal digits.
+            let q = "(\(x) / \(w))"
+            let k = "if(abs(\(q) - round(\(q))) <= \(HistogramBucket.tolerance) * greatest(abs(round(\(q))), 1), round(\(q)), floor(\(q)))"
+            let digits = HistogramBucket.decimalDigits(of: step)
+            let bucket = digits == 0 ? "\(k) * \(w)" : "round(\(k) * \(w), \(digits))"
             let source = finishSource(expressions)
             let type: QueryType = value.type == .duration ? .duration : .number
-            let sql = "SELECT \(bucket) AS __c0, count() AS __c1\nFROM \(source)\(whereClause([present]))\nGROUP BY __c0"
-            return Core(columns: [("bucket", "__c0", type), ("count", "__c1", .number)], select: sql, order: ["__c0 ASC"])
+            var sql = "SELECT \(bucket) AS __c0, count() AS __c1\nFROM \(source)\(whereClause([present, "isFinite(\(x))"]))\nGROUP BY __c0"
+            var columns: [(name: String, sql: String, type: QueryType)] = [("bucket", "__c0", type), ("count", "__c1", .number)]
+            if value.bound.readsDwell {
+                // Censored dwell is counted beside the buckets, in a last row without one (rule 7).
+                sql = "SELECT __c0, __c1, false AS __c2 FROM (\(sql))\nUNION ALL\n"
+                    + "SELECT NULL, countIf(censored), true\nFROM \(source)\(whereClause())"
+                columns.append(("censored", "__c2", .bool))
+            }
+            return Core(columns: columns, select: sql, order: ["__c2 ASC", "__c0 ASC"].filter { value.bound.readsDwell || $0 != "__c2 ASC" })
 
         case .stats(let aggregates, let by, let censored):
             let ks = try keys(by, &expressions)

@@ -55,7 +55,8 @@ enum AggregateState {
     /// The aggregate's value; count-like aggregates are 0 over no rows, the others absent (rule 11).
     func result(_ aggregate: BoundAggregate) -> Value {
         let isDuration = aggregate.resultType == .duration
-        func number(_ d: Double) -> Value { isDuration ? .duration(d) : .number(d) }
+        // A sum or an average of finite values can still overflow: absent then, like arithmetic.
+        func number(_ d: Double) -> Value { (isDuration ? Value.duration(d) : .number(d)).finite }
         switch self {
         case .count(let n): return .integer(Int64(n))
         case .distinct(let set): return .integer(Int64(set.count))

@@ -227,13 +227,7 @@ struct Executor {
             case .sort(let keys):
                 // A stable sort: rows equal on the keys keep their order. Absent values sort last either way.
                 table.rows = table.rows.enumerated().sorted { a, b in
-                    for key in keys {
-                        let x = a.element[key.column], y = b.element[key.column]
-                        if x.isNull != y.isNull { return y.isNull }
-                        if Value.sortsBefore(x, y) { return !key.descending }
-                        if Value.sortsBefore(y, x) { return key.descending }
-                    }
-                    return a.offset < b.offset
+                    Sink.sortsBefore(a.element, b.element, keys) ?? (a.offset < b.offset)
                 }.map(\.element)
             case .limit(let n):
                 if table.rows.count > n { table.rows.removeLast(table.rows.count - n) }
@@ -254,6 +248,8 @@ private struct Sink {
     private var keyBuffer: [Value] = []
     private var argumentBuffer: [Value] = []
     var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
+    /// Rows of a histogram of `dwell` whose dwell is censored.
+    var histogramCensored = 0
     var listed: [(order: (Int64, UInt64, String), row: [Value])] = []
     /// For a listing whose first row-changing table stage is `limit N`: N. Only the first N rows in order can
     /// reach the result, so the listing keeps about that many, not every row that passes the filters.
@@ -272,9 +268,28 @@ private struct Sink {
     var customFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
     let matcher: FunnelMatcher?
 
+    /// For a listing whose first row-changing table stages are `sort` then `limit N`: the sort's keys (as columns of
+    /// the listed rows) and N.
+    let listTop: (keys: [(column: Int, descending: Bool)], limit: Int)?
+    /// With ``listTop``, once the listing was cut to N rows: the last one's sort keys and order.
+    private var topThreshold: (keys: [Value], order: (Int64, UInt64, String))?
+
+    /// Whether row `a` sorts before row `b` by `keys` as the `sort` stage orders them (absent last either way);
+    /// nil when they are equal on the keys.
+    static func sortsBefore(_ a: [Value], _ b: [Value], _ keys: [(column: Int, descending: Bool)]) -> Bool? {
+        for key in keys {
+            let x = a[key.column], y = b[key.column]
+            if x.isNull != y.isNull { return y.isNull }
+            if Value.sortsBefore(x, y) { return !key.descending }
+            if Value.sortsBefore(y, x) { return key.descending }
+        }
+        return nil
+    }
+
     init(query: CheckedQuery, now: Timestamp) {
         self.query = query
         self.now = now
+        listTop = query.listTop
         if case .funnel(let f) = query.reduction, !f.steps.isEmpty { matcher = FunnelMatcher(funnel: f, now: now) } else { matcher = nil }
         screenFunnelHasBy = if case .funnel(let f) = query.reduction { !f.by.isEmpty } else { false }
         listLimit = query.listLimit
@@ -303,8 +318,10 @@ private struct Sink {
                 for k in keyCombinations(keyBuffer) where !k[0].isNull { counts[k, default: 0] += weight }
             }
         case .histogram(let value, let step):
-            guard let x = value.bound.evaluate(now: now, leaf).numeric else { return }
-            let bucket = (x / step).rounded(.down) * step
+            // A censored dwell has no value and no bucket: it is counted beside them (rule 7).
+            if censored { histogramCensored += weight }
+            guard let x = value.bound.evaluate(now: now, leaf).numeric, x.isFinite else { return }
+            let bucket = HistogramBucket.start(of: x, step: step)
             let key: Value = value.type == .duration ? .duration(bucket) : .number(bucket)
             counts[[key], default: 0] += weight
         case .stats(let aggregates, let by, _):
@@ -324,7 +341,29 @@ private struct Sink {
             break
         case nil:
             if let threshold = listThreshold, !(order < threshold) { return }
-            if listLimit == 0 { return }
+            if listLimit == 0 || listTop?.limit == 0 { return }
+            if let top = listTop {
+                // `sort … | limit N`: only the first N rows in the sort's order can reach the result. Cut back to them
+                // now and then, ties broken by the listing's order as the stable sort breaks them: amortized
+                // O(log N) per row, memory O(N) instead of every row (QA, session 7: `events | sort time desc |
+                // limit 3` kept 3.6 M rows, 1.46 GB). After a cut, a row whose keys do not come before the last
+                // row kept is dropped before its other columns are read.
+                if let last = topThreshold {
+                    let keys = top.keys.map { query.rowColumns[$0.column].bound.evaluate(now: now, leaf) }
+                    let before = Sink.sortsBefore(keys, last.keys, top.keys.indices.map { ($0, top.keys[$0].descending) })
+                    if !(before ?? (order < last.order)) { return }
+                }
+                listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+                if listed.count >= 2 * top.limit + 1024 {
+                    listed.sort { a, b in
+                        if let before = Sink.sortsBefore(a.row, b.row, top.keys) { return before }
+                        return a.order < b.order
+                    }
+                    listed.removeLast(listed.count - top.limit)
+                    if let last = listed.last { topThreshold = (top.keys.map { last.row[$0.column] }, last.order) }
+                }
+                return
+            }
             listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
             // With a limit, cut back to the first `limit` rows now and then: amortized O(log limit) per row kept.
             if let limit = listLimit, listed.count >= 2 * limit + 1024 {
@@ -471,8 +510,13 @@ private struct Sink {
                 return keyOrder(a, b, columns: 1)
             }
             return ResultTable(columns: columns, rows: Array(rows.prefix(n)))
-        case .histogram:
-            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { keyOrder($0, $1, columns: 1) }
+        case .histogram(let value, _):
+            var rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { keyOrder($0, $1, columns: 1) }
+            if value.bound.readsDwell {
+                // Dwell (rule 7): a `censored` column, false on the buckets, and one row of the censored
+                // presentations, which have no bucket.
+                rows = rows.map { $0 + [.bool(false)] } + [[.null, .integer(Int64(histogramCensored)), .bool(true)]]
+            }
             return ResultTable(columns: columns, rows: rows)
         case .stats(let aggregates, let by, let censored):
             func row(_ key: [Value], _ entry: (states: [AggregateState], censored: Int)) -> [Value] {
@@ -556,6 +600,23 @@ func funnelCounts(_ reached: [Int], _ i: Int) -> [Value] {
 }
 
 extension CheckedQuery {
+    /// For a listing (no reduction) whose table stages start with `sort` and then `limit N`, after any `select`s:
+    /// the sort's keys as columns of the listed rows (``rowColumns``) and N.
+    var listTop: (keys: [(column: Int, descending: Bool)], limit: Int)? {
+        guard reduction == nil else { return nil }
+        var columns = Array(rowColumns.indices)  // the listed column behind each current column
+        var sortKeys: [(column: Int, descending: Bool)]? = nil
+        for stage in tableStages {
+            switch stage {
+            case .select(let indexes): columns = indexes.map { columns[$0] }
+            case .sort(let keys) where sortKeys == nil: sortKeys = keys.map { (columns[$0.column], $0.descending) }
+            case .limit(let n): return sortKeys.map { ($0, n) }
+            case .where, .sort: return nil
+            }
+        }
+        return nil
+    }
+
     /// For a listing (no reduction) whose table stages start with `limit N`, after any `select` (which changes
     /// columns, not rows): N, the most rows the result can have of those the listing reads.
     var listLimit: Int? {

@@ -135,10 +135,11 @@ public struct StoreEventRow: EventRow {
                 for choice in r.choices {
                     if let s = strings.string(label ? choice.label : choice.value) { items.insert(s) }
                 }
-                return .set(items.sorted())
+                // As `Value.answer`: nothing chosen is absent, a number that is not finite is absent.
+                return items.isEmpty ? .null : .set(items.sorted())
             case .input:
                 if label { return .null }
-                if let n = r.number { return .number(n) }
+                if let n = r.number { return n.isFinite ? .number(n) : .null }
                 return text(r.inputText)
             case .datePicker:
                 if label { return .null }

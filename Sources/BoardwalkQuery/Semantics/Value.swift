@@ -72,8 +72,22 @@ public enum Value: Hashable, Sendable {
         }
     }
 
-    /// Evaluates `+ - * /`; absent when an operand is absent, on overflow and on division by zero.
+    /// Evaluates `+ - * /`; absent when an operand is absent, on overflow (an infinite or NaN result included) and
+    /// on division by zero.
     static func arithmetic(_ op: BinaryOperator, _ a: Value, _ b: Value) -> Value {
+        exactArithmetic(op, a, b).finite
+    }
+
+    /// The value, or absent when it is a number or duration that is infinite or NaN: no such value reaches a result
+    /// (they printed as `inf` in tables and CSV and `null` in JSON, and sorted and compared by IEEE rules).
+    var finite: Value {
+        switch self {
+        case .number(let d), .duration(let d): d.isFinite ? self : .null
+        default: self
+        }
+    }
+
+    private static func exactArithmetic(_ op: BinaryOperator, _ a: Value, _ b: Value) -> Value {
         switch (op, a, b) {
         case (.add, .time(let t), .duration(let d)), (.add, .duration(let d), .time(let t)):
             return shifted(t, by: d)
@@ -147,13 +161,15 @@ public enum Value: Hashable, Sendable {
     // MARK: From the model
 
     /// A state update's value as an answer (rule 9): a select's option value, a multi-select's set of option
-    /// values, an input's text or number, a date as `YYYY-MM-DD` with `????`/`??` for missing parts.
+    /// values, an input's text or number, a date as `YYYY-MM-DD` with `????`/`??` for missing parts. Absent for a
+    /// multi-select with nothing chosen (rule 11: a value that is not there) and for a number that is not finite
+    /// (`NaN` or `Infinity` typed into an input).
     static func answer(_ value: StateValue) -> Value {
         switch value {
         case .select(let choice): return .string(choice.value)
-        case .multiSelect(let choices): return .set(Array(Set(choices.map(\.value))).sorted())
+        case .multiSelect(let choices): return choices.isEmpty ? .null : .set(Array(Set(choices.map(\.value))).sorted())
         case .input(.text(let s)), .input(.email(let s)): return .string(s)
-        case .input(.number(let n)): return .number(n)
+        case .input(.number(let n)): return n.isFinite ? .number(n) : .null
         case .datePicker(let parts): return .string(dateText(parts))
         }
     }
@@ -162,7 +178,7 @@ public enum Value: Hashable, Sendable {
     static func label(_ value: StateValue) -> Value {
         switch value {
         case .select(let choice): return .string(choice.label)
-        case .multiSelect(let choices): return .set(Array(Set(choices.map(\.label))).sorted())
+        case .multiSelect(let choices): return choices.isEmpty ? .null : .set(Array(Set(choices.map(\.label))).sorted())
         default: return .null
         }
     }
