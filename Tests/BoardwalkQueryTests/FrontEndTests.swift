@@ -117,3 +117,10 @@ func timestampLiterals(text: String, iso: String) throws {
         #expect(windowed.column("sessions") == [.integer(2), .integer(0), .integer(0)], "\(mode)")
     }
 }
+
+@Test func aListInParenthesesAfterInIsStillAList() throws {
+    // `in (1, 2)` is an error with the bracketed form as the hint; `in ([…])` keeps working as it did.
+    let events = [ev(0, "a", screen: 0, presented), ev(1, "b", screen: 2, presented)]
+    #expect(try run("events | where screen in ([0, 1]) | count", events).rows == [[.integer(1)]])
+    #expect(try run("events | where screen not in ([0, 1]) | count", events).rows == [[.integer(1)]])
+}

@@ -63,10 +63,15 @@ extension Parser {
                 let open = advance()
                 try nest()
                 defer { depth -= 1 }
+                var parsed: [Expr] = []
                 if current.kind != .rightParen {
-                    repeat { _ = try expression() } while accept(.comma) != nil
+                    repeat { parsed.append(try expression()) } while accept(.comma) != nil
                 }
                 let close = try expect(.rightParen, "`)`", after: "the list")
+                // `in (["a", "b"])`: a list in parentheses is still a list.
+                if parsed.count == 1, case .list(let items) = parsed[0].kind {
+                    return Expr(.membership(left, items, negated: negated), left.range.lowerBound..<close.range.upperBound)
+                }
                 let items = sourceText(open.range.upperBound..<close.range.lowerBound)
                 throw error("a list after `in` is written in square brackets", at: open.range.lowerBound..<close.range.upperBound,
                             label: "write `[\(items)]`")

@@ -93,8 +93,10 @@ struct Parser {
     /// `f is null` / `f is not null`, as SQL writes it: absent values compare false (rule 11), so `f == f` holds
     /// exactly when `f` is present.
     func isNullHint() -> String? {
-        guard current.isKeyword("is"), case let next = peek(), next.isKeyword("null") || next.isKeyword("not"),
-              case .identifier = previous.kind else { return nil }
+        let next = peek()
+        guard current.isKeyword("is"), next.isKeyword("null") || next.isKeyword("not"), previous.kind == .identifier else {
+            return nil
+        }
         let field = previous.text
         return next.isKeyword("null") ? "no `is null`: `not (\(field) == \(field))` holds when `\(field)` is absent"
             : "no `is not null`: `\(field) == \(field)` holds when `\(field)` is present"
