@@ -68,7 +68,9 @@ public struct Query: Sendable {
             let lines = executor.plan.describe(checked, source: source).split(separator: "\n").map { [Value.string(String($0))] }
             return (ResultTable(columns: ["plan"], rows: lines), RunStatistics())
         }
-        let table = try executor.run(on: source)
+        var table = try executor.run(on: source)
+        // A `select … as` after the reduction renames columns; the table stages pick columns by position.
+        if table.columns.count == checked.outputColumns.count { table.columns = checked.outputColumns }
         return (table, executor.statistics)
     }
 

@@ -325,3 +325,209 @@ import Testing
         """)
     _ = try Query.parse("sessions | histogram started - @2026-11-01 step 1h")
 }
+
+@Test func duplicateColumnNamesAreAnError() {
+    // JSON rows are objects keyed by column name: a second `exit` key hid the first.
+    #expect(diagnostic("sessions | stats count() as exit by exit") == """
+        error: two columns are named `exit`
+         --> query:1:37
+        1 | sessions | stats count() as exit by exit
+          |                                     ^^^^ rename this one with `as`
+        """)
+    #expect(diagnostic("sessions | stats count() as a, p50(duration) as a") == """
+        error: two columns are named `a`
+         --> query:1:32
+        1 | sessions | stats count() as a, p50(duration) as a
+          |                                ^^^^^^^^^^^^^^^^^^ rename this one with `as`
+        """)
+    #expect(diagnostic("events | top 3 name as count") == """
+        error: two columns are named `count`
+         --> query:1:16
+        1 | events | top 3 name as count
+          |                ^^^^^^^^^^^^^ the stage adds a column `count` itself; rename this one with `as`
+        """)
+    #expect(diagnostic("sessions | funnel open_paywall, close by name") == """
+        error: two columns are named `name`
+         --> query:1:42
+        1 | sessions | funnel open_paywall, close by name
+          |                                          ^^^^ the stage adds a column `name` itself; rename this one with `as`
+        """)
+    #expect(diagnostic("sessions | count by exit | select exit, count as exit") == """
+        error: two columns are named `exit`
+         --> query:1:41
+        1 | sessions | count by exit | select exit, count as exit
+          |                                         ^^^^^^^^^^^^^ rename this one with `as`
+        """)
+    #expect(diagnostic("sessions | select session, session") == """
+        error: two columns are named `session`
+         --> query:1:28
+        1 | sessions | select session, session
+          |                            ^^^^^^^ rename this one with `as`
+        """)
+    #expect(diagnostic("sessions | stats count(), count()").hasPrefix("error: two columns are named `count()`"))
+    #expect(diagnostic("events | stats avg(dwell) as censored").hasPrefix("error: two columns are named `censored`"))
+}
+
+// Habits from other tools and places where the message said the wrong thing (QA, session 7).
+
+@Test func aSessionFunctionInSortSaysSortTakesColumns() {
+    #expect(diagnostic(#"sessions | sort answer("goal") | select session"#) == """
+        error: `sort` takes column names
+         --> query:1:17
+        1 | sessions | sort answer("goal") | select session
+          |                 ^^^^^^^^^^^^^^ columns: session, onboarding, started, duration, events, furthest_screen, exit
+        """)
+    #expect(diagnostic("sessions | count by exit | sort reached(2)").hasPrefix("error: `sort` takes column names"))
+    #expect(diagnostic("sessions | count by exit | where did(close)") == """
+        error: `did(…)` describes a session; this stage reads the result's columns
+         --> query:1:34
+        1 | sessions | count by exit | where did(close)
+          |                                  ^^^ columns: exit, count
+        """)
+    #expect(diagnostic(#"sessions | count by exit | select answer("x")"#) == """
+        error: `select` after a reduction takes column names
+         --> query:1:35
+        1 | sessions | count by exit | select answer("x")
+          |                                   ^^^^^^^^^^^ columns: exit, count
+        """)
+}
+
+@Test func otherToolsAggregateNamesSuggestOurs() {
+    #expect(diagnostic("sessions | stats median(duration)") == """
+        error: unknown aggregate `median`; did you mean `p50`?
+         --> query:1:18
+        1 | sessions | stats median(duration)
+          |                  ^^^^^^ `p50(…)` is the median
+        """)
+    #expect(diagnostic("sessions | stats mean(duration)").hasPrefix("error: unknown aggregate `mean`; did you mean `avg`?"))
+    #expect(diagnostic("sessions | stats AVERAGE(duration)").hasPrefix("error: unknown aggregate `AVERAGE`; did you mean `avg`?"))
+}
+
+@Test func aNumberMeantAsADurationGetsItsUnits() {
+    #expect(diagnostic("sessions | where duration > 5") == """
+        error: cannot compare a duration with a number
+         --> query:1:18
+        1 | sessions | where duration > 5
+          |                  ^^^^^^^^^^^^ `duration` is a duration, `5` is a number; write a duration with its unit: `5s` or `5m`
+        """)
+    #expect(diagnostic("sessions | where duration - 2 > 1m") == """
+        error: cannot apply `-` to a duration and a number
+         --> query:1:18
+        1 | sessions | where duration - 2 > 1m
+          |                  ^^^^^^^^^^^^ write a duration with its unit: `2s` or `2m`
+        """)
+    #expect(diagnostic("sessions | where duration > 5 min | count") == """
+        error: expected `|` or the end of the query, found `min`
+         --> query:1:31
+        1 | sessions | where duration > 5 min | count
+          |                               ^^^ a duration is one word: `5m`
+        """)
+    #expect(diagnostic("sessions | funnel close, open_paywall within 30 s") == """
+        error: expected a duration such as `30m`, found a number
+         --> query:1:46
+        1 | sessions | funnel close, open_paywall within 30 s
+          |                                              ^^ a duration is one word: `30s`
+        """)
+    #expect(diagnostic("sessions | where duration > 5mins") == """
+        error: unknown duration unit `mins`
+         --> query:1:30
+        1 | sessions | where duration > 5mins
+          |                              ^^^^ write `5m`; units: us, ms, s, m, h, d, w
+        """)
+    #expect(diagnostic("sessions | where duration > 1h30m | count") == """
+        error: a duration has one unit
+         --> query:1:29
+        1 | sessions | where duration > 1h30m | count
+          |                             ^^^^^ write `90m`
+        """)
+    #expect(Lexer.compoundDuration("2m30s") == 150_000_000)
+    #expect(Lexer.durationText(150_000_000) == "150s")
+    #expect(Lexer.compoundDuration("1h") == nil)
+    #expect(Lexer.compoundDuration("1h30x") == nil)
+}
+
+@Test func quotesAndOperatorsFromOtherLanguages() {
+    #expect(diagnostic("sessions | where profile == 'p1' | count") == """
+        error: unexpected character `'`
+         --> query:1:29
+        1 | sessions | where profile == 'p1' | count
+          |                             ^ strings are in double quotes: `"p1"`
+        """)
+    #expect(diagnostic("sessions | where closed && completed | count") == """
+        error: unexpected `&&`
+         --> query:1:25
+        1 | sessions | where closed && completed | count
+          |                         ^^ use `and` to combine conditions
+        """)
+    #expect(diagnostic("sessions | where closed || completed | count") == """
+        error: unexpected `||`
+         --> query:1:25
+        1 | sessions | where closed || completed | count
+          |                         ^^ use `or` to combine conditions; a single `|` separates stages
+        """)
+    #expect(diagnostic("sessions | stats percentile(duration, .5)") == """
+        error: unexpected character `.`
+         --> query:1:39
+        1 | sessions | stats percentile(duration, .5)
+          |                                       ^ write `0.5`
+        """)
+    #expect(diagnostic("sessions | where furthest_screen in (1, 2) | count") == """
+        error: a list after `in` is written in square brackets
+         --> query:1:37
+        1 | sessions | where furthest_screen in (1, 2) | count
+          |                                     ^^^^^^ write `[1, 2]`
+        """)
+    #expect(diagnostic(#"sessions | where exit not in ("closed") | count"#).hasSuffix(#"^^^^^^^^^^ write `["closed"]`"#))
+    #expect(diagnostic("sessions | where variation is null | count") == """
+        error: expected `|` or the end of the query, found `is`
+         --> query:1:28
+        1 | sessions | where variation is null | count
+          |                            ^^ no `is null`: `not (variation == variation)` holds when `variation` is absent
+        """)
+    #expect(diagnostic("sessions | where variation is not null").hasSuffix("no `is not null`: `variation == variation` holds when `variation` is present"))
+}
+
+@Test func statsWithoutAnAggregateAndScreenOnSessions() {
+    #expect(diagnostic("sessions | stats by exit") == """
+        error: `stats` needs an aggregate before `by`
+         --> query:1:18
+        1 | sessions | stats by exit
+          |                  ^^ e.g. `stats count() by …`, or `count by …`
+        """)
+    #expect(diagnostic("sessions | where screen >= 3 | count") == """
+        error: `screen` is a field of `events`, not of sessions
+         --> query:1:18
+        1 | sessions | where screen >= 3 | count
+          |                  ^^^^^^ sessions have `furthest_screen`, `last_screen` and `reached(n)`
+        """)
+}
+
+@Test func aTabBeforeTheErrorKeepsTheCaretUnderIt() {
+    // Tabs are shown as four spaces on both lines: the terminal's tab stops cannot move one line and not the other.
+    #expect(diagnostic("sessions |\n\twhere bogus == 1 | count") == """
+        error: unknown field `bogus`
+         --> query:2:8
+        2 |     where bogus == 1 | count
+          |           ^^^^^
+        """)
+    #expect(diagnostic("events |\twhere\tbogus\t== 1") == """
+        error: unknown field `bogus`
+         --> query:1:16
+        1 | events |    where    bogus    == 1
+          |                      ^^^^^
+        """)
+}
+
+@Test func numbersPastSixtyFourBitsAreDecimalsAsExponentsAre() throws {
+    let big = try Lexer.tokenize("100000000000000000000")
+    #expect(big[0].kind == .decimal)
+    #expect(big[0].decimal == 1e20)
+    #expect(try Lexer.tokenize("9223372036854775807")[0].integer == Int64.max)
+    #expect(diagnostic("events | where screen < 1e400") == """
+        error: number `1e400` is too large
+         --> query:1:25
+        1 | events | where screen < 1e400
+          |                         ^^^^^ numbers go up to about 1.8e308
+        """)
+    #expect(diagnostic("events | where screen < 1\(String(repeating: "0", count: 400))").hasPrefix("error: number `1000"))
+}

@@ -74,3 +74,53 @@ func timestampLiterals(text: String, iso: String) throws {
     #expect(try run("sessions | stats p50(duration) by variation | sort p50(duration)", story).column("variation")
         == [.string("b"), .string("a")])
 }
+
+@Test func selectAfterAReductionRenamesWithAs() throws {
+    // `as` in a `select` after the reduction names the output column (it was ignored: headers stayed exit,count).
+    let renamed = try run("sessions | count by exit | select exit as e, count as n | sort n desc, e", story)
+    #expect(renamed.columns == ["e", "n"])
+    let plain = try run("sessions | count by exit | sort count desc, exit", story)
+    #expect(renamed.rows == plain.rows)
+    // The same column twice, under two names; a later select renames again.
+    let twice = try run("sessions | count by exit | select count as a, count as b | select b as c, a", story)
+    #expect(twice.columns == ["c", "a"])
+    #expect(twice.rows == plain.rows.map { [$0[1], $0[1]] })
+    // Listed rows, then a table select.
+    let listed = try run("sessions | select session as s, exit as x | select x as outcome", story)
+    #expect(listed.columns == ["outcome"])
+    // ClickHouse names the columns the same way.
+    let sql = try Query.parse("sessions | count by exit | select exit as e, count as n").clickHouseSQL(table: "t")
+    #expect(sql.contains("__c0 AS `e`,\n    __c1 AS `n`"), "\(sql)")
+}
+
+@Test func rowCountsPastAnyResultMeanEveryRow() throws {
+    // `limit Int64.max` trapped on an overflow in the listing's buffer bound; a count past 64 bits was a syntax error.
+    let all = try run("events", story).rows.count
+    for text in ["events | limit 9223372036854775807", "events | limit 100000000000000000000"] {
+        #expect(try run(text, story).rows.count == all, "\(text)")
+    }
+    #expect(try run("events | top 100000000000000000000 name", story).rows.count == run("events | count by name", story).rows.count)
+    // A whole number past 64 bits compares as the decimal it is, as `1e20` does.
+    #expect(try run("events | where seq < 100000000000000000000 | count", story).rows == [[.integer(Int64(story.count))]])
+    #expect(try run("events | where seq > -100000000000000000000 | count", story).rows == run("events | where seq > -1e20 | count", story).rows)
+}
+
+@Test func aFunnelWithoutWithinHasNoWindow() throws {
+    // docs/query-language.md rule 4: without `within`, a chain may span the whole session however long.
+    let year = 365 * 86_400.0
+    let events = [ev(0, "a", presented), ev(year, "a", .openPaywall(actionID: "")), ev(2 * year, "a", .close(actionID: "")),
+                  ev(0, "b", presented), ev(1, "b", .close(actionID: ""))]
+    for mode in ["ordered", "strict", "any"] {
+        let open = try run("sessions | funnel screen_presented, open_paywall, close mode \(mode)", events)
+        #expect(open.column("sessions") == [.integer(2), .integer(1), .integer(1)], "\(mode)")
+        let windowed = try run("sessions | funnel screen_presented, open_paywall, close within 30d mode \(mode)", events)
+        #expect(windowed.column("sessions") == [.integer(2), .integer(0), .integer(0)], "\(mode)")
+    }
+}
+
+@Test func aListInParenthesesAfterInIsStillAList() throws {
+    // `in (1, 2)` is an error with the bracketed form as the hint; `in ([…])` keeps working as it did.
+    let events = [ev(0, "a", screen: 0, presented), ev(1, "b", screen: 2, presented)]
+    #expect(try run("events | where screen in ([0, 1]) | count", events).rows == [[.integer(1)]])
+    #expect(try run("events | where screen not in ([0, 1]) | count", events).rows == [[.integer(1)]])
+}

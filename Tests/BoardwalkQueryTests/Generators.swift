@@ -175,10 +175,15 @@ struct QueryGenerator {
         let sessionKeys = ["exit", "onboarding", "completed", "answer(\"interests\")", "answer(\"experience\")", "variation",
                            "furthest_screen", "profile", "answer(\"birthday\")"]
         let keys = events ? eventKeys : sessionKeys
+        // Output column names must differ: a name drawn twice is kept once (the draws stay as they were).
+        func distinct(_ names: [String]) -> [String] {
+            var seen = Set<String>()
+            return names.filter { seen.insert($0).inserted }
+        }
         func by() -> String {
             let n = int(0...2)
             if n == 0 { return "" }
-            return " by " + (0..<n).map { _ in pick(keys) }.joined(separator: ", ")
+            return " by " + distinct((0..<n).map { _ in pick(keys) }).joined(separator: ", ")
         }
         var hasColumns = ["count"]
         switch int(0...(events ? 4 : 5)) {
@@ -192,7 +197,7 @@ struct QueryGenerator {
                 : ["count()", "rate(completed)", "p50(duration)", "p90(duration)", "avg(events)", "sum(furthest_screen)",
                    "min(started)", "max(duration)", "count_distinct(answer(\"interests\"))", "count(answer(\"experience\"))",
                    "percentile(duration, 0.75)", "avg(answer(\"age\"))", "p95(answer(\"age\"))", "min(exit)"]
-            let chosen = (0..<int(1...3)).map { _ in pick(aggregates) }
+            let chosen = distinct((0..<int(1...3)).map { _ in pick(aggregates) })
             hasColumns = chosen
             parts.append("stats " + chosen.joined(separator: ", ") + by())
         case 2:
@@ -202,7 +207,7 @@ struct QueryGenerator {
                                 : pick(["histogram duration", "histogram events step 2", "histogram answer(\"age\") step 5"]))
         case 4:
             hasColumns = []
-            if chance(0.5) { parts.append("select " + (0..<int(1...3)).map { _ in pick(keys) }.joined(separator: ", ")) }
+            if chance(0.5) { parts.append("select " + distinct((0..<int(1...3)).map { _ in pick(keys) }).joined(separator: ", ")) }
             if chance(0.5) { parts.append("limit \(int(0...10))") }
         default:
             parts.append(funnel())

@@ -16,7 +16,7 @@ import Testing
             let cases: [(String, String)] = [
                 ("events | stats count()", "block"),
                 ("events | stats count() by screen", "block"),
-                ("events | where time >= @2026-11-01T10:30:00Z | stats count(), count() by onboarding, screen", "block"),
+                ("events | where time >= @2026-11-01T10:30:00Z | stats count(), count() as again by onboarding, screen", "block"),
                 (#"events | where kind == "analytics" | stats count() by name"#, "codes"),
                 ("events | stats count() by kind, name", "codes"),
                 // Not a count: read row by row, as before.

@@ -54,7 +54,8 @@ enum QueryCommand: Command {
     static let discussion = """
         The query language is described in docs/query-language.md. Results go to stdout; a query's error goes
         to stderr with a caret under the offending part. With '-', queries are read from stdin, one per line
-        (a line ending in '|' continues on the next; blank lines and lines starting with '#' are skipped),
+        (a line ending in '|', a '#' comment after it aside, continues on the next; blank lines and lines
+        starting with '#' are skipped, also inside a continued query),
         and each result is printed in turn; an error's location is its line of stdin.
 
         With --sql clickhouse, nothing is read: the query is printed as one ClickHouse SELECT over the table
@@ -124,7 +125,7 @@ enum ReplCommand: Command {
         On a terminal: line editing and history (libedit; history in $BOARDWALK_HISTORY, else
         ~/.boardwalk_history), tab completion of stages, fields and onboarding ids, and a line ending in '|'
         continues on the next. Ctrl-C cancels the running query (or the line being typed), Ctrl-D leaves.
-        Dot-commands: .help .fields .onboardings .stats .format table|json|csv .timing on|off .explain QUERY .quit
+        Dot-commands: .help .fields .onboardings .stats .format [table|json|csv] .timing [on|off] .explain QUERY .quit
 
         Fed by a pipe, it runs each query it reads without prompts, and exits with status 2 if any failed
         (0 otherwise); errors go to stderr and the remaining queries still run.

@@ -344,7 +344,12 @@ enum ExportCommand: Command {
         var storeNextSeq: UInt64 = 0
         var batch = BatchWriter()
         var buffer = ""
-        if format == "csv" { buffer = CSVExport.header }
+        // CSV rows are made as UTF-8 bytes (quoting looks at bytes, not Characters); flushed as the text is.
+        var csv: [UInt8] = []
+        if format == "csv" {
+            csv.reserveCapacity(1 << 17)
+            csv.append(contentsOf: CSVExport.header.utf8)
+        }
         try store.read { snapshot in
             storeNextSeq = try snapshot.stats().nextSeq
             try snapshot.forEachEvent(since: since) { view in
@@ -357,7 +362,11 @@ enum ExportCommand: Command {
                     let bytes = batch.takeOutput()
                     if !bytes.isEmpty { output.write(bytes: bytes) }
                 case "csv":
-                    buffer += CSVExport.row(stored)
+                    CSVExport.appendRow(stored, to: &csv)
+                    if csv.count >= 1 << 16 {
+                        output.write(bytes: csv)
+                        csv.removeAll(keepingCapacity: true)
+                    }
                 case "clickhouse":
                     guard ClickHouseTable.timeRange.contains(stored.event.time) else {
                         throw RuntimeError("event seq \(stored.seq): its time \(stored.event.time.iso8601) is outside what ClickHouse's DateTime64 holds (1900-01-01 to 2299-12-31); exported, it would silently become another time")
@@ -374,7 +383,11 @@ enum ExportCommand: Command {
                 return true
             }
         }
-        if format == "batch" { output.write(bytes: batch.finish()) } else { output.write(buffer) }
+        switch format {
+        case "batch": output.write(bytes: batch.finish())
+        case "csv": output.write(bytes: csv)
+        default: output.write(buffer)
+        }
         // Nothing exported: the next run starts where this one did, but never past the store's next seq (a
         // --since-seq beyond it would otherwise skip events not appended yet).
         let next = lastSeq.map { $0 + 1 } ?? min(since, storeNextSeq)
@@ -392,40 +405,115 @@ enum CSVExport {
     ]
     static let header = columns.joined(separator: ",") + "\n"
 
+    /// The event's row as text, with its line feed: what ``appendRow(_:to:)`` appends.
     static func row(_ stored: StoredEvent) -> String {
-        let e = stored.event
-        var name = "", elementID = "", elementType = "", value = "", reply = ""
-        var domain = "", code = "", message = ""
-        switch e.payload {
-        case .analytics(let a):
-            name = a.name
-            if case .screenCompleted(let el, let r) = a {
-                elementID = el ?? ""
-                reply = r ?? ""
-            }
-        case .stateUpdated(let u):
-            elementID = u.elementID
-            elementType = u.value.elementType.rawValue
-            value = valueJSON(u.value)
-        case .error(let err):
-            domain = err.domain
-            code = String(err.code)
-            message = err.message
-        default: break
-        }
-        let fields: [String] = [
-            String(stored.seq), e.time.iso8601, e.kind.name, name, e.meta?.onboardingID ?? "", e.meta?.screenClientID ?? "",
-            e.meta.map { String($0.screenIndex) } ?? "", e.meta.map { String($0.totalScreens) } ?? "", e.session ?? "",
-            e.profile ?? "", e.eventID ?? "", e.placement ?? "", e.variation ?? "", e.payload.actionID ?? "", elementID,
-            elementType, value, reply, domain, code, message,
-        ]
-        return fields.map(quote).joined(separator: ",") + "\n"
+        var bytes: [UInt8] = []
+        appendRow(stored, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// RFC 4180: quoted when it holds a comma, quote, CR or LF; quotes doubled.
+    /// Appends the event's row, ending in a line feed, to `out` as UTF-8.
+    ///
+    /// - Complexity: O(n) in the row's bytes; no allocation beyond `out`'s growth and the few fields made as
+    ///   text (the time, the answer's JSON, numbers).
+    static func appendRow(_ stored: StoredEvent, to out: inout [UInt8]) {
+        let e = stored.event
+        func field(_ text: String) {
+            out.append(UInt8(ascii: ","))
+            appendField(text, to: &out)
+        }
+        func number(_ n: Int) {
+            out.append(UInt8(ascii: ","))
+            appendDecimal(n, to: &out)
+        }
+        func empty(_ n: Int = 1) {
+            for _ in 0..<n { out.append(UInt8(ascii: ",")) }
+        }
+        appendDecimal(stored.seq, to: &out)
+        field(e.time.iso8601)
+        field(e.kind.name)
+        // name
+        if case .analytics(let a) = e.payload { field(a.name) } else { empty() }
+        if let meta = e.meta {
+            field(meta.onboardingID)
+            field(meta.screenClientID)
+            number(meta.screenIndex)
+            number(meta.totalScreens)
+        } else {
+            empty(4)
+        }
+        field(e.session ?? "")
+        field(e.profile ?? "")
+        field(e.eventID ?? "")
+        field(e.placement ?? "")
+        field(e.variation ?? "")
+        field(e.payload.actionID ?? "")
+        // element_id, element_type, value, reply, error_domain, error_code, error_message
+        switch e.payload {
+        case .analytics(.screenCompleted(let element, let reply)):
+            field(element ?? "")
+            empty(2)
+            field(reply ?? "")
+            empty(3)
+        case .stateUpdated(let u):
+            field(u.elementID)
+            field(u.value.elementType.rawValue)
+            field(valueJSON(u.value))
+            empty(4)
+        case .error(let err):
+            empty(4)
+            field(err.domain)
+            out.append(UInt8(ascii: ","))
+            appendDecimal(err.code, to: &out)
+            field(err.message)
+        default:
+            empty(7)
+        }
+        out.append(0x0A)
+    }
+
+    /// Appends `field` as a CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or LF, with its
+    /// quotes doubled. Looks at UTF-8 bytes, so a quote or comma followed by a combining mark (one `Character`
+    /// with it) is still seen; those four bytes never occur inside a multi-byte UTF-8 sequence.
+    static func appendField(_ field: String, to out: inout [UInt8]) {
+        let done: Void? = field.utf8.withContiguousStorageIfAvailable { appendField(bytes: $0, to: &out) }
+        if done == nil { Array(field.utf8).withUnsafeBufferPointer { appendField(bytes: $0, to: &out) } }
+    }
+
+    private static func appendField(bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        guard bytes.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) else {
+            out.append(contentsOf: bytes)
+            return
+        }
+        out.append(UInt8(ascii: "\""))
+        for byte in bytes {
+            if byte == UInt8(ascii: "\"") { out.append(byte) }
+            out.append(byte)
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// `field` as a CSV field: ``appendField(_:to:)`` as text.
     static func quote(_ field: String) -> String {
-        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return field }
-        return "\"" + field.replacing("\"", with: "\"\"") + "\""
+        var out: [UInt8] = []
+        appendField(field, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the decimal digits of `n` (with `-` when negative) without making a `String`.
+    static func appendDecimal(_ n: some BinaryInteger, to out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = UInt64(n.magnitude)
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // up to 20 digits, least significant first
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for i in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[i]) }
+        }
     }
 
     /// The answer as compact JSON text.

@@ -13,7 +13,8 @@ let interruptFlag = CancellationFlag()
 ///
 /// On a terminal: libedit line editing, persistent history, tab completion, prompts. Fed by a pipe: reads
 /// queries line by line without prompts, runs each, and reports whether any failed. In both, a line ending
-/// in `|` continues on the next line, and lines starting with `.` are dot-commands.
+/// in `|` (a `#` comment after it aside) continues on the next line, blank and comment lines inside a continued
+/// query keep it open, and lines starting with `.` are dot-commands.
 final class Repl {
     let console: QueryConsole
     let invocation: Invocation
@@ -61,9 +62,9 @@ final class Repl {
           .help                     this text
           .fields                   the fields of events and sessions
           .onboardings              the onboardings in the store, with their sessions
-          .stats                    what the store holds
-          .format table|json|csv    how results are printed (now: %FORMAT%)
-          .timing on|off            print time and rows read after each query (now: %TIMING%)
+          .stats                    what the store (or the generated data) holds
+          .format [table|json|csv]  how results are printed (now: %FORMAT%); alone, prints it
+          .timing [on|off]          print time and rows read after each query (now: %TIMING%); alone, prints it
           .explain QUERY            how QUERY would read the store
           .quit                     leave (also .exit)
 
@@ -90,8 +91,37 @@ final class Repl {
         if !console.run(trimmed, origin: origin) { failures += 1 }
     }
 
-    /// Whether `line` asks for another line (it ends in `|`).
-    static func continues(_ line: String) -> Bool { line.trimmingSpaces().hasSuffix("|") }
+    /// Whether `line` asks for another line: it ends in `|`, a `#` comment after it aside.
+    static func continues(_ line: String) -> Bool { withoutComment(line).trimmingSpaces().hasSuffix("|") }
+
+    /// Whether `line` leaves the query being read open: it ends in `|`, or the query so far is open
+    /// (`pending`) and the line holds nothing but spaces or a comment, which the query language skips.
+    static func keepsOpen(_ line: String, pending: Bool) -> Bool {
+        continues(line) || (pending && withoutComment(line).trimmingSpaces().isEmpty)
+    }
+
+    /// `line` up to a `#` that starts a comment: one outside a string literal (strings are in double quotes,
+    /// with `\` escapes, and end on their line, as the query language's lexer reads them).
+    static func withoutComment(_ line: String) -> String {
+        var inString = false
+        var escaped = false
+        for (offset, byte) in line.utf8.enumerated() {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: "#") {
+                return String(decoding: line.utf8.prefix(offset), as: UTF8.self)
+            }
+        }
+        return line
+    }
 
     /// Reads queries from a pipe until its end, or until Ctrl-C cancels one of them (without a prompt to go back
     /// to, the run stops there).
@@ -105,8 +135,9 @@ final class Repl {
         for line in lines {
             number += 1
             if pending.isEmpty { firstLine = number }
+            let open = !pending.isEmpty
             pending += pending.isEmpty ? line : "\n" + line
-            if Repl.continues(line) { continue }
+            if Repl.keepsOpen(line, pending: open) { continue }
             handle(pending, origin: ("stdin", firstLine))
             pending = ""
             if quit || interrupted { break }
@@ -154,8 +185,9 @@ final class Repl {
             }
             let line = String(cString: raw)
             free(raw)
+            let open = !pending.isEmpty
             pending += pending.isEmpty ? line : "\n" + line
-            if Repl.continues(line) { continue }
+            if Repl.keepsOpen(line, pending: open) { continue }
             let input = pending
             pending = ""
             if !input.trimmingSpaces().isEmpty { _ = add_history(input) }
@@ -188,9 +220,7 @@ final class Repl {
         case ".onboardings":
             return console.run("sessions | count by onboarding")
         case ".stats":
-            guard let stats else {
-                return console.run("events | count") && console.run("sessions | count")
-            }
+            guard let stats else { return summary() }
             do {
                 invocation.out(try stats())
             } catch {
@@ -198,6 +228,10 @@ final class Repl {
                 return false
             }
         case ".format":
+            if argument.isEmpty {
+                invocation.out("format: \(console.format.rawValue)\n")
+                return true
+            }
             guard let format = ResultTable.Format(rawValue: argument) else {
                 invocation.err("Error: .format takes one of \(ResultTable.Format.names.joined(separator: ", "))\n")
                 return false
@@ -205,6 +239,7 @@ final class Repl {
             console.format = format
         case ".timing":
             switch argument {
+            case "": invocation.out("timing: \(console.timing ? "on" : "off")\n")
             case "on": console.timing = true
             case "off": console.timing = false
             default:
@@ -223,6 +258,28 @@ final class Repl {
             invocation.err("Error: unknown command '\(command)'; .help lists the commands\n")
             return false
         }
+        return true
+    }
+
+    /// `.stats` for a source that is not a store (`--generated`): its events, sessions and onboardings, one
+    /// labelled line each, as `boardwalk stats` begins.
+    private func summary() -> Bool {
+        let queries = [("events", "events | count"), ("sessions", "sessions | count"),
+                       ("onboardings", "sessions | count by onboarding")]
+        var out = ""
+        for (label, text) in queries {
+            do {
+                let table = try console.execute(try Query.parse(text)).table
+                // Sessions without an onboarding are grouped under an absent key, which is no onboarding.
+                let n = label == "onboardings" ? table.rows.filter { $0.first?.isNull == false }.count
+                    : (table.rows.first?.first?.intValue ?? 0)
+                out += label.padding(to: 20) + Units.count(n) + (n >= 1000 ? " (\(n))" : "") + "\n"
+            } catch {
+                console.report(error)
+                return false
+            }
+        }
+        invocation.out(out)
         return true
     }
 

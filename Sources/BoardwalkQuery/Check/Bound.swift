@@ -157,6 +157,8 @@ struct CheckedQuery: Hashable, Sendable {
     var tableStages: [TableStage]
     /// Column names after the reduction (or of listed rows), before table stages.
     var columns: [String]
+    /// The result's column names after the table stages: those a `select` kept, under its `as` names.
+    var outputColumns: [String] = []
     var explain: Bool
     /// What the checker noticed that is not an error (``QueryError/Kind/note``).
     var notes: [QueryError] = []

@@ -58,6 +58,7 @@ struct TypeChecker {
             var listed: [BoundColumn]
             if let stage = stages.first, case .select(let items) = stage.kind {
                 listed = try items.map { (item) throws(QueryError) in try column(item, rowScope) }
+                try distinctNames(items.map { ($0.column, $0.range) })
                 stages = stages.dropFirst()
             } else {
                 listed = ast.source == .events ? TypeChecker.defaultEventColumns : TypeChecker.defaultSessionColumns
@@ -75,11 +76,15 @@ struct TypeChecker {
             case .sort(let keys):
                 var sorted: [(column: Int, descending: Bool)] = []
                 for key in keys {
-                    let (bound, _) = try expression(key.expr, scope)
-                    guard case .column(let index) = bound else {
-                        throw fail("`sort` takes column names", key.expr.range,
-                                   label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+                    let notAColumn = fail("`sort` takes column names", key.expr.range,
+                                          label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+                    // A call that names no column (`answer("goal")` while listing sessions) is not one: say so
+                    // rather than what the function would need elsewhere.
+                    if case .call = key.expr.kind, !columns.contains(where: { $0.name == compactText(key.expr.range) }) {
+                        throw notAColumn
                     }
+                    let (bound, _) = try expression(key.expr, scope)
+                    guard case .column(let index) = bound else { throw notAColumn }
                     sorted.append((index, key.descending))
                 }
                 checked.tableStages.append(.sort(sorted))
@@ -89,13 +94,17 @@ struct TypeChecker {
                 var indexes: [Int] = []
                 var selected: [(name: String, type: QueryType)] = []
                 for item in items {
-                    let (bound, _) = try expression(item.expr, scope)
-                    guard case .column(let index) = bound else {
-                        throw fail("`select` after a reduction takes column names", item.expr.range)
+                    let notAColumn = fail("`select` after a reduction takes column names", item.expr.range,
+                                          label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+                    if case .call = item.expr.kind, !columns.contains(where: { $0.name == compactText(item.expr.range) }) {
+                        throw notAColumn
                     }
+                    let (bound, _) = try expression(item.expr, scope)
+                    guard case .column(let index) = bound else { throw notAColumn }
                     indexes.append(index)
                     selected.append((item.column, columns[index].type))
                 }
+                try distinctNames(items.map { ($0.column, $0.range) })
                 checked.tableStages.append(.select(indexes))
                 columns = selected
             case .explain:
@@ -105,7 +114,31 @@ struct TypeChecker {
                            label: "`count`, `stats`, `top`, `funnel` and `histogram` cannot follow another stage")
             }
         }
+        checked.outputColumns = columns.map(\.name)
         return checked
+    }
+
+    /// Output column names must differ: JSON rows are objects keyed by them, and stages after a reduction find
+    /// columns by name. Each name comes with the bytes that give it, or nil for a column the stage adds itself
+    /// (`count`, `censored`, a funnel's `step`, …). The error points at the later of two named in the query.
+    private func distinctNames(_ names: [(name: String, range: Range<Int>?)]) throws(QueryError) {
+        var seen: [String: Range<Int>?] = [:]
+        for (name, range) in names {
+            guard let earlier = seen[name] else {
+                seen[name] = range
+                continue
+            }
+            switch (earlier, range) {
+            case (let a?, let b?):
+                throw fail("two columns are named `\(name)`", a.lowerBound > b.lowerBound ? a : b,
+                           label: "rename this one with `as`")
+            case (let a?, nil), (nil, let a?):
+                throw fail("two columns are named `\(name)`", a,
+                           label: "the stage adds a column `\(name)` itself; rename this one with `as`")
+            case (nil, nil):
+                continue
+            }
+        }
     }
 
     static let defaultEventColumns: [BoundColumn] = [EventField.time, .seq, .session, .onboarding, .screen, .kind, .name,
@@ -124,6 +157,7 @@ struct TypeChecker {
         case .count(let by):
             let keys = try by.map { (k) throws(QueryError) in try column(k, scope) }
             columns = keys.map { ($0.name, $0.type) } + [("count", .number)]
+            try distinctNames(by.map { ($0.column, $0.range) } + [("count", nil)])
             return .count(by: keys)
         case .stats(let calls, let by):
             let keys = try by.map { (k) throws(QueryError) in try column(k, scope) }
@@ -131,10 +165,13 @@ struct TypeChecker {
             let censored = aggregates.contains { $0.argument?.readsDwell ?? false }
             columns = keys.map { ($0.name, $0.type) } + aggregates.map { ($0.name, $0.resultType) }
             if censored { columns.append(("censored", .number)) }
+            try distinctNames(by.map { ($0.column, $0.range) } + calls.map { ($0.column, $0.namedRange) }
+                + (censored ? [("censored", nil)] : []))
             return .stats(aggregates, by: keys, censored: censored)
         case .top(let n, let key):
             let bound = try column(key, scope)
             columns = [(bound.name, bound.type), ("count", .number)]
+            try distinctNames([(key.column, key.range), ("count", nil)])
             return .top(n, bound)
         case .histogram(let value, let step):
             let (bound, type) = try expression(value, scope)
@@ -174,6 +211,7 @@ struct TypeChecker {
                             ("pct_of_previous", .number), ("dropoff", .number), ("mean_time", .duration),
                             ("median_time", .duration), ("p90_time", .duration)]
             }
+            try distinctNames(spec.by.map { ($0.column, $0.range) } + columns.dropFirst(spec.by.count).map { ($0.name, nil) })
             return .funnel(funnel)
         default:
             return nil
@@ -287,6 +325,12 @@ struct TypeChecker {
             return BoundAggregate(function: .rate, argument: bound, name: call.column, argumentType: .bool,
                                   resultType: .number)
         default:
+            // Names other tools use for aggregates Boardwalk has under another name.
+            let synonyms = ["median": ("p50", "the median"), "mean": ("avg", "the mean"), "average": ("avg", "the mean")]
+            if let (known, meaning) = synonyms[name.lowercased()] {
+                throw fail("unknown aggregate `\(name)`; did you mean `\(known)`?", call.functionRange,
+                           label: "`\(known)(…)` is \(meaning)")
+            }
             let hint = Suggestions.didYouMean(name, in: AggregateFunction.names)
             throw fail("unknown aggregate `\(name)`\(hint)", call.functionRange)
         }
@@ -382,6 +426,8 @@ struct TypeChecker {
                         label += "; write a timestamp as `@2026-11-01` or `@2026-11-01T10:00:00Z`"
                     } else if (lt == .duration && rt == .string) || (lt == .string && rt == .duration) {
                         label += "; write a duration as `30s`, `5m`, `1h` or `7d`"
+                    } else if let hint = unitHint(lt, left, rt, right) {
+                        label += hint
                     }
                     throw fail("cannot compare \(lt.withArticle) with \(rt.withArticle)", expr.range, label: label)
                 }
@@ -392,11 +438,30 @@ struct TypeChecker {
                 let (l, lt) = try expression(left, scope)
                 let (r, rt) = try expression(right, scope)
                 guard let type = arithmeticType(op, lt, rt) else {
-                    throw fail("cannot apply `\(op.rawValue)` to \(lt.withArticle) and \(rt.withArticle)", expr.range)
+                    throw fail("cannot apply `\(op.rawValue)` to \(lt.withArticle) and \(rt.withArticle)", expr.range,
+                               label: unitHint(lt, left, rt, right).map { String($0.dropFirst(2)) })
                 }
                 return (.arithmetic(op, l, r), type)
             }
         }
+    }
+
+    /// `duration > 5`: a number literal beside a duration was most likely meant as one; the hint names it
+    /// with units (`; write a duration with its unit: `5s` or `5m``), or nil.
+    private func unitHint(_ lt: QueryType, _ left: Expr, _ rt: QueryType, _ right: Expr) -> String? {
+        let number: Expr
+        switch (lt, rt) {
+        case (.duration, .number): number = right
+        case (.number, .duration): number = left
+        default: return nil
+        }
+        let written: String
+        switch number.kind {
+        case .literal(.integer(let n)): written = String(n)
+        case .literal(.decimal): written = compact(number.range)
+        default: return nil
+        }
+        return "; write a duration with its unit: `\(written)s` or `\(written)m`"
     }
 
     private func comparable(_ a: QueryType, _ b: QueryType, ordering: Bool) -> Bool {
@@ -465,8 +530,10 @@ struct TypeChecker {
         case .sessions:
             if let field = SessionField(rawValue: name) { return (.session(field), field.type) }
             if EventField(rawValue: name) != nil {
-                throw fail("`\(name)` is a field of `events`, not of sessions", range,
-                           label: "start the query with `events` to use it")
+                // A session spans screens: it has the furthest and the last, not one.
+                let label = name == "screen" ? "sessions have `furthest_screen`, `last_screen` and `reached(n)`"
+                    : "start the query with `events` to use it"
+                throw fail("`\(name)` is a field of `events`, not of sessions", range, label: label)
             }
             let hint = name == "now" ? "; did you mean `now()`?" : Suggestions.didYouMean(name, in: SessionField.allCases.map(\.rawValue))
             throw fail("unknown field `\(name)`\(hint)", range)
@@ -482,6 +549,11 @@ struct TypeChecker {
                       _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
         let isSessions = if case .sessions = scope { true } else { false }
         if ["answer", "did", "reached"].contains(name), !isSessions {
+            if case .table(let columns) = scope {
+                // After a reduction (or once listed rows have their columns), stages read the result's columns.
+                throw fail("`\(name)(…)` describes a session; this stage reads the result's columns", nameRange,
+                           label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+            }
             if case .step = scope {
                 throw fail("`\(name)(…)` describes a session; funnel steps and breakdowns read event fields", nameRange,
                            label: "filter sessions with a `where` before the funnel instead")

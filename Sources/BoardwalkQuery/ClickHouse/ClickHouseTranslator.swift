@@ -70,6 +70,10 @@ struct ClickHouseTranslator {
                 }
             }
             core.columns = visible
+            // `select … as` renames: the names the checker gave the result's columns.
+            if visible.count == query.outputColumns.count {
+                for i in core.columns.indices { core.columns[i].name = query.outputColumns[i] }
+            }
         }
         var out = ""
         let answers = core.columns.filter { $0.type == .answer }.map { JSONString.quoted($0.name) }

@@ -77,7 +77,12 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
         guard let range, let (lineInQuery, column) = location else { return out }
         let utf8 = Array(query.utf8)
         let (_, lineStart, lineEnd) = lineContaining(range.lowerBound)
-        let source = String(decoding: utf8[lineStart..<lineEnd], as: UTF8.self)
+        // A tab is shown as four spaces, in the source line and when counting the caret's columns, so the caret
+        // stays under its text whatever the terminal's tab stops (the gutter shifts them anyway).
+        func expandingTabs(_ bytes: ArraySlice<UInt8>) -> String {
+            String(decoding: bytes, as: UTF8.self).replacing("\t", with: "    ")
+        }
+        let source = expandingTabs(utf8[lineStart..<lineEnd])
         let line = lineInQuery + firstLine - 1
         let gutter = String(line)
         let pad = String(repeating: " ", count: gutter.count)
@@ -85,8 +90,8 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
         // character before or inside the range takes two.
         let lower = min(range.lowerBound, lineEnd)
         let upper = min(max(range.upperBound, range.lowerBound), lineEnd)
-        let before = displayWidth(String(decoding: utf8[lineStart..<lower], as: UTF8.self))
-        let covered = displayWidth(String(decoding: utf8[lower..<upper], as: UTF8.self))
+        let before = displayWidth(expandingTabs(utf8[lineStart..<lower]))
+        let covered = displayWidth(expandingTabs(utf8[lower..<upper]))
         var carets = String(repeating: " ", count: before) + String(repeating: "^", count: max(1, covered))
         if let label { carets += " " + label }
         out += "\n\(pad)--> \(sourceName):\(line):\(column)"

@@ -58,6 +58,24 @@ extension Parser {
             negated = true
         }
         if acceptKeyword("in") != nil {
+            if current.kind == .leftParen {
+                // `in (1, 2)`, as SQL writes it: parse the items to show them in brackets.
+                let open = advance()
+                try nest()
+                defer { depth -= 1 }
+                var parsed: [Expr] = []
+                if current.kind != .rightParen {
+                    repeat { parsed.append(try expression()) } while accept(.comma) != nil
+                }
+                let close = try expect(.rightParen, "`)`", after: "the list")
+                // `in (["a", "b"])`: a list in parentheses is still a list.
+                if parsed.count == 1, case .list(let items) = parsed[0].kind {
+                    return Expr(.membership(left, items, negated: negated), left.range.lowerBound..<close.range.upperBound)
+                }
+                let items = sourceText(open.range.upperBound..<close.range.lowerBound)
+                throw error("a list after `in` is written in square brackets", at: open.range.lowerBound..<close.range.upperBound,
+                            label: "write `[\(items)]`")
+            }
             let list = try primary()
             guard case .list(let items) = list.kind else {
                 throw QueryError(.syntax, "expected a list such as `[\"a\", \"b\"]` after `in`", at: list.range, in: text)

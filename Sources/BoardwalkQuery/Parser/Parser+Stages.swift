@@ -14,14 +14,17 @@ extension Parser {
         case "count":
             kind = .count(by: try optionalBy())
         case "stats":
+            if current.isKeyword("by") {
+                throw error("`stats` needs an aggregate before `by`", at: current.range,
+                            label: "e.g. `stats count() by …`, or `count by …`")
+            }
             var aggregates: [AggregateCall] = []
             repeat {
                 aggregates.append(try aggregate())
             } while accept(.comma) != nil
             kind = .stats(aggregates, by: try optionalBy())
         case "top":
-            let n = try expect(.integer, "a number of rows", after: "`top`")
-            kind = .top(Int(clamping: n.integer), try namedExpression())
+            kind = .top(try rowCount(after: "`top`"), try namedExpression())
         case "funnel":
             kind = .funnel(try funnel())
         case "histogram":
@@ -39,8 +42,7 @@ extension Parser {
             } while accept(.comma) != nil
             kind = .sort(keys)
         case "limit":
-            let n = try expect(.integer, "a number of rows", after: "`limit`")
-            kind = .limit(Int(clamping: n.integer))
+            kind = .limit(try rowCount(after: "`limit`"))
         case "select":
             var columns: [NamedExpr] = []
             repeat { columns.append(try namedExpression()) } while accept(.comma) != nil
@@ -52,6 +54,20 @@ extension Parser {
             throw QueryError(.syntax, "unknown stage `\(keyword.text)`\(hint)", at: keyword.range, in: text)
         }
         return Stage(kind: kind, range: start..<previous.range.upperBound, keywordRange: keyword.range)
+    }
+
+    /// The most rows `limit` and `top` take: more than any result holds, and far enough below `Int.max` that
+    /// arithmetic on it (buffers of twice the limit) cannot overflow.
+    static let maxRowCount = 1 << 60
+
+    /// A number of rows: a whole number; one past ``maxRowCount`` (or past 64 bits, read as a decimal) means
+    /// as many as there are.
+    mutating func rowCount(after context: String) throws(QueryError) -> Int {
+        if current.kind == .decimal, current.text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            _ = advance()
+            return Parser.maxRowCount
+        }
+        return Int(min(try expect(.integer, "a number of rows", after: context).integer, Int64(Parser.maxRowCount)))
     }
 
     /// `[by expr [as name], …]`
@@ -91,7 +107,7 @@ extension Parser {
             column = try expect(.identifier, "a column name", after: "`as`").text
         }
         return AggregateCall(function: name.text, functionRange: name.range, arguments: arguments, column: column,
-                             range: range)
+                             range: range, namedRange: range.lowerBound..<previous.range.upperBound)
     }
 
     /// `funnel [step, …] [within D] [mode M] [ignoring (k, …)] [by keys]`

@@ -69,9 +69,37 @@ struct Parser {
     }
 
     func unexpected(expected: String, after context: String? = nil) -> QueryError {
-        let label = context.map { "\(expected) after \($0)" }
+        let label = spacedDurationHint() ?? isNullHint() ?? context.map { "\(expected) after \($0)" }
         return error("expected \(expected), found \(current.display)", at: current.kind == .end ? caretRange : current.range,
                      label: label)
+    }
+
+    /// `5 min`, `30 s`: a number and a unit written apart, where the parser stops at either of them.
+    func spacedDurationHint() -> String? {
+        func isNumber(_ t: Token) -> Bool { t.kind == .integer || t.kind == .decimal }
+        func unit(_ t: Token) -> String? { t.kind == .identifier ? Lexer.unitSpellings[t.text.lowercased()] : nil }
+        let (number, word): (Token, Token)
+        if isNumber(previous), position > 0, unit(current) != nil {
+            (number, word) = (previous, current)
+        } else if isNumber(current), unit(peek()) != nil {
+            (number, word) = (current, peek())
+        } else {
+            return nil
+        }
+        guard let u = unit(word), number.range.upperBound < word.range.lowerBound else { return nil }
+        return "a duration is one word: `\(number.text)\(u)`"
+    }
+
+    /// `f is null` / `f is not null`, as SQL writes it: absent values compare false (rule 11), so `f == f` holds
+    /// exactly when `f` is present.
+    func isNullHint() -> String? {
+        let next = peek()
+        guard current.isKeyword("is"), next.isKeyword("null") || next.isKeyword("not"), previous.kind == .identifier else {
+            return nil
+        }
+        let field = previous.text
+        return next.isKeyword("null") ? "no `is null`: `not (\(field) == \(field))` holds when `\(field)` is absent"
+            : "no `is not null`: `\(field) == \(field)` holds when `\(field)` is present"
     }
 
     mutating func expect(_ kind: Token.Kind, _ what: String, after context: String? = nil) throws(QueryError) -> Token {

@@ -68,6 +68,8 @@ public struct AggregateCall: Hashable, Sendable {
     public var column: String
     /// The call's bytes, without any `as` alias.
     public var range: Range<Int>
+    /// The call's bytes with its `as` alias, if any: what names the column.
+    public var namedRange: Range<Int>
 }
 
 /// An expression with an optional `as` name: group keys and `select` columns.

@@ -57,7 +57,12 @@ struct Lexer {
             return Token(kind: kind, range: start..<index, text: text(start..<index))
         }
         switch c {
-        case UInt8(ascii: "|"): return single(.pipe)
+        case UInt8(ascii: "|"):
+            if peek(1) == UInt8(ascii: "|") {
+                throw QueryError(.syntax, "unexpected `||`", at: start..<start + 2, in: query,
+                                 label: "use `or` to combine conditions; a single `|` separates stages")
+            }
+            return single(.pipe)
         case UInt8(ascii: ","): return single(.comma)
         case UInt8(ascii: "("): return single(.leftParen)
         case UInt8(ascii: ")"): return single(.rightParen)
@@ -88,10 +93,35 @@ struct Lexer {
             // One whole character (a multi-byte scalar included) in the message and under the caret.
             var end = index + 1
             while end < bytes.count, bytes[end] & 0xC0 == 0x80 { end += 1 }
+            if c == UInt8(ascii: "&") && peek(1) == UInt8(ascii: "&") {
+                throw QueryError(.syntax, "unexpected `&&`", at: start..<start + 2, in: query, label: "use `and` to combine conditions")
+            }
+            throw QueryError(.syntax, "unexpected character `\(text(start..<end))`", at: start..<end, in: query,
+                             label: hintForUnexpected(c, at: start))
+        }
+    }
+
+    /// A hint for a character that starts no token, when it is a habit from another language.
+    private func hintForUnexpected(_ c: UInt8, at start: Int) -> String? {
+        switch c {
+        case UInt8(ascii: ":") where afterDateAndSpace(before: start):
             // `@2026-11-01 10:00:00`: a time of day after a space, not a `T`, stops at its first colon.
-            let label = c == UInt8(ascii: ":") && afterDateAndSpace(before: start)
-                ? "a timestamp joins date and time with `T`: `@2026-11-01T10:00:00Z`" : nil
-            throw QueryError(.syntax, "unexpected character `\(text(start..<end))`", at: start..<end, in: query, label: label)
+            return "a timestamp joins date and time with `T`: `@2026-11-01T10:00:00Z`"
+        case UInt8(ascii: "'"):
+            // `'p1'`: the string up to the closing quote on this line, shown in double quotes.
+            var end = start + 1
+            while end < bytes.count, bytes[end] != UInt8(ascii: "'"), bytes[end] != 0x0A { end += 1 }
+            guard end < bytes.count, bytes[end] == UInt8(ascii: "'") else { return "strings are in double quotes" }
+            return "strings are in double quotes: `\"\(text(start + 1..<end))\"`"
+        case UInt8(ascii: "&"):
+            return "use `and` to combine conditions"
+        case UInt8(ascii: "."):
+            // `.5`: a number needs a digit before its point.
+            var end = start + 1
+            while end < bytes.count, Lexer.isDigit(bytes[end]) { end += 1 }
+            return end > start + 1 ? "write `0\(text(start..<end))`" : nil
+        default:
+            return nil
         }
     }
 
@@ -206,8 +236,15 @@ struct Lexer {
             while let d = peek(), Lexer.isIdentifierContinue(d) { index += 1 }
             let unit = text(numberEnd..<index)
             guard let scale = Lexer.units[unit] else {
+                // `1h30m`: several units in one literal; say which single one it is.
+                if let total = Lexer.compoundDuration(text(start..<index)) {
+                    throw QueryError(.syntax, "a duration has one unit", at: start..<index, in: query,
+                                     label: "write `\(Lexer.durationText(total))`")
+                }
+                // `5min`, `2hours`: a unit spelled out.
+                let label = Lexer.unitSpellings[unit.lowercased()].map { "write `\(digits)\($0)`; units: us, ms, s, m, h, d, w" }
                 throw QueryError(.syntax, "unknown duration unit `\(unit)`", at: numberEnd..<index, in: query,
-                                 label: "units: us, ms, s, m, h, d, w")
+                                 label: label ?? "units: us, ms, s, m, h, d, w")
             }
             guard let amount = Double(digits), (amount * Double(scale)).magnitude < 9.2e18 else {
                 throw QueryError(.syntax, "duration `\(text(start..<index))` is too large", at: start..<index, in: query)
@@ -216,16 +253,55 @@ struct Lexer {
             token.microseconds = Int64((amount * Double(scale)).rounded())
             return token
         }
-        var token = Token(kind: isDecimal ? .decimal : .integer, range: start..<index, text: digits)
-        if isDecimal {
-            token.decimal = Double(digits) ?? 0
+        // A whole number beyond 64-bit integers is read as a decimal, as `1e21` is; only a value past the largest
+        // finite double (about 1.8e308) is too large.
+        let integer = isDecimal ? nil : Int64(digits)
+        var token = Token(kind: integer == nil ? .decimal : .integer, range: start..<index, text: digits)
+        if let integer {
+            token.integer = integer
+            token.decimal = Double(integer)
         } else {
-            guard let value = Int64(digits) else {
-                throw QueryError(.syntax, "number `\(digits)` is too large", at: start..<index, in: query)
+            guard let value = Double(digits), value.isFinite else {
+                throw QueryError(.syntax, "number `\(digits)` is too large", at: start..<index, in: query,
+                                 label: "numbers go up to about 1.8e308")
             }
-            token.integer = value
-            token.decimal = Double(value)
+            token.decimal = value
         }
         return token
+    }
+
+    /// Common spellings of duration units (`min`, `hours`), and the unit they mean.
+    static let unitSpellings: [String: String] = [
+        "min": "m", "mins": "m", "minute": "m", "minutes": "m", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+        "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "day": "d", "days": "d", "week": "w", "weeks": "w",
+        "msec": "ms", "millisecond": "ms", "milliseconds": "ms", "usec": "us", "microsecond": "us", "microseconds": "us",
+        "s": "s", "m": "m", "h": "h", "d": "d", "w": "w", "ms": "ms", "us": "us",
+    ]
+
+    /// The microseconds of a literal of several whole-number parts with known units (`1h30m`, `2m30s`), or nil.
+    static func compoundDuration(_ literal: String) -> Int64? {
+        var total: Int64 = 0
+        var rest = Substring(literal)
+        var parts = 0
+        while !rest.isEmpty {
+            let digits = rest.prefix { $0.isASCII && $0.isNumber }
+            let unit = rest.dropFirst(digits.count).prefix { $0.isASCII && $0.isLetter }
+            guard !digits.isEmpty, let amount = Int64(digits), let scale = units[String(unit)] else { return nil }
+            let (product, overflow) = amount.multipliedReportingOverflow(by: scale)
+            let (sum, overflow2) = total.addingReportingOverflow(product)
+            guard !overflow, !overflow2 else { return nil }
+            total = sum
+            parts += 1
+            rest = rest.dropFirst(digits.count + unit.count)
+        }
+        return parts > 1 ? total : nil
+    }
+
+    /// A duration in the largest unit that holds it exactly: 5 400 s is `90m`.
+    static func durationText(_ microseconds: Int64) -> String {
+        for unit in ["w", "d", "h", "m", "s", "ms"] where microseconds % units[unit]! == 0 {
+            return "\(microseconds / units[unit]!)\(unit)"
+        }
+        return "\(microseconds)us"
     }
 }
