@@ -50,3 +50,13 @@ import Testing
         }
     }
 }
+
+extension SortLimitTests {
+    /// `limit` near `Int.max` (the parser caps it at 2⁶⁰, the executor must not rely on that): the listing's cut
+    /// point saturates instead of overflowing.
+    @Test func cutPointSaturates() {
+        #expect(listingCutPoint(3) == 1030)
+        #expect(listingCutPoint(Int.max) == Int.max)
+        #expect(listingCutPoint(Int.max / 2) == Int.max)
+    }
+}

@@ -354,7 +354,7 @@ private struct Sink {
                     if !(before ?? (order < last.order)) { return }
                 }
                 listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
-                if listed.count >= 2 * top.limit + 1024 {
+                if listed.count >= listingCutPoint(top.limit) {
                     listed.sort { a, b in
                         if let before = Sink.sortsBefore(a.row, b.row, top.keys) { return before }
                         return a.order < b.order
@@ -366,7 +366,7 @@ private struct Sink {
             }
             listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
             // With a limit, cut back to the first `limit` rows now and then: amortized O(log limit) per row kept.
-            if let limit = listLimit, listed.count >= 2 * limit + 1024 {
+            if let limit = listLimit, listed.count >= listingCutPoint(limit) {
                 listed.sort { $0.order < $1.order }
                 listed.removeLast(listed.count - limit)
                 listThreshold = listed.last!.order
@@ -597,6 +597,14 @@ func funnelCounts(_ reached: [Int], _ i: Int) -> [Value] {
         previous == 0 ? .null : .number(Double(s) * 100 / Double(previous)),
         .integer(Int64(previous - s)),
     ]
+}
+
+/// How many rows a listing keeps for a `limit N` before cutting back to N: 2N + 1024, saturating (a limit near
+/// `Int.max` overflowed it, QA session 7).
+func listingCutPoint(_ limit: Int) -> Int {
+    let (doubled, o1) = limit.multipliedReportingOverflow(by: 2)
+    let (sum, o2) = doubled.addingReportingOverflow(1024)
+    return o1 || o2 ? Int.max : sum
 }
 
 extension CheckedQuery {
