@@ -40,7 +40,9 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir)
-        defer { store.close() }
+        // Not closed when the call hung: the close would wait for the hung transaction, and stop the suite.
+        var returned = false
+        defer { if returned { store.close() } }
         let outcome = finishes {
             try store.write { w in
                 try w.append([event(1)])
@@ -57,6 +59,7 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
             Issue.record("store.append inside store.write did not return: \(String(describing: outcome))")
             return
         }
+        returned = true
         for (kind, message) in errors {
             #expect(kind == .insideTransaction)
             #expect(message.contains("use the StoreWriter passed to write { }") || message.contains("StoreWriter passed to write"), "\(message)")
@@ -72,7 +75,9 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         // A tiny map: an append inside read would hang as soon as it had to grow it. It is refused whether or not it
         // would grow, so that code that works in a test does not hang in production.
         let store = try Store.open(at: dir, options: .init(initialMapSize: 1 << 16))
-        defer { store.close() }
+        // Not closed when the call hung: the close would wait for the hung transaction, and stop the suite.
+        var returned = false
+        defer { if returned { store.close() } }
         let outcome = finishes {
             try store.read { _ in
                 let big = (0..<20_000).map { event($0, session: "session-\($0)-xxxxxxxxxxxxxxxxxxxxxxxx") }
@@ -86,6 +91,7 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
             Issue.record("store.append inside store.read did not return: \(String(describing: outcome))")
             return
         }
+        returned = true
         for (kind, message) in errors {
             #expect(kind == .insideTransaction)
             #expect(message.contains("inside store.read { }") && message.contains("after read { } returns"), "\(message)")
@@ -97,7 +103,8 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir)
-        defer { store.close() }
+        var returned = false
+        defer { if returned { store.close() } }
         try store.append([event(1)])
         let seen = try store.write { w in
             try w.append([event(2)])
@@ -107,7 +114,14 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         }
         #expect(seen.0 == 1 && seen.1 == 2)
         // An append inside a read nested in a write is refused as inside the write.
-        let error = try store.write { _ in try store.read { _ in #expect(throws: StoreError.self) { try store.append([event(3)]) } } }
+        let outcome = finishes {
+            try store.write { _ in try store.read { _ in #expect(throws: StoreError.self) { try store.append([event(3)]) } } }
+        }
+        guard case .success(let error)? = outcome else {
+            Issue.record("store.append inside read { } inside write { } did not return: \(String(describing: outcome))")
+            return
+        }
+        returned = true
         #expect(error?.kind == .insideTransaction)
         #expect(error?.message.contains("StoreWriter") == true)
     }
