@@ -41,12 +41,19 @@ extension Store {
     /// Batches of thousands of events amortize the commit's flushes; one event per call is correct but
     /// pays a full commit each time.
     ///
+    /// Inside `read { }` or `write { }` of this store on the same thread, `append` throws
+    /// ``StoreError/Kind/insideTransaction`` at once (it would wait for that transaction): append with the
+    /// ``StoreWriter`` of `write { }`, or after `read { }` returns.
+    ///
     /// - Parameters:
     ///   - events: the batch; empty is allowed (useful to store only a checkpoint).
     ///   - checkpoint: stored in the same transaction, so it is durable exactly when the batch is.
-    /// - Throws: ``StoreError`` (read-only store, bad checkpoint key), ``LMDBError``, or the codec's
-    ///   `EncodingError` for an event the record format cannot hold (a screen index above 65 534); on a
-    ///   throw nothing of the batch is stored.
+    /// - Throws: only ``StoreError`` or ``LMDBError`` (the disk); on a throw nothing of the batch is stored.
+    ///   ``StoreError/Kind/invalidArgument`` for a bad checkpoint key, or for an event the record format
+    ///   cannot hold (a screen index outside `0...Meta.maxScreenIndex`, a record over the format's length
+    ///   limit): its message names the event's index in the batch, event id and session, ``StoreError/batchIndex``
+    ///   is that index and ``StoreError/underlying`` the codec's `EncodingError`; ``StoreError/Kind/readOnly``,
+    ///   ``StoreError/Kind/closed``, ``StoreError/Kind/insideTransaction``.
     /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session-index value
     ///   written or grown (one per group, and one per bucket of 64 session ids, of the batch, each after one
     ///   cursor seek to the newest block or value it may grow); duplicate detection reads stored blocks
@@ -79,11 +86,23 @@ extension Store {
     /// `body` runs on the calling thread and cannot escape or suspend (LMDB ties a write transaction to
     /// its thread). **It may run more than once**: when the map fills up, the transaction is aborted,
     /// the map grown, and `body` called again from the start; keep side effects outside it until it
-    /// returns. Appends of the process are serialized; do not call `write` or `append` from inside
-    /// `read { }` or `write { }`.
+    /// returns. Appends of the process are serialized (another thread's `write` waits for this one).
+    ///
+    /// `write` and ``append(_:checkpoint:)`` of this store inside `body`, or inside a `read { }` of it, on the same
+    /// thread throw ``StoreError/Kind/insideTransaction`` at once (they would wait for the transaction they are
+    /// called from): use `body`'s ``StoreWriter``. ``read(_:)`` inside `body` is allowed (a snapshot of the last
+    /// commit; ``StoreWriter/snapshot`` sees this transaction's writes); ``close()`` inside it takes effect after
+    /// the commit.
     /// Wraps `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
-    /// - Throws: whatever `body` throws; ``StoreError`` with ``StoreError/Kind/readOnly``; ``LMDBError``.
+    /// - Throws: whatever `body` throws; ``StoreError`` with ``StoreError/Kind/readOnly``,
+    ///   ``StoreError/Kind/closed`` or ``StoreError/Kind/insideTransaction``; ``LMDBError``.
     public func write<R>(_ body: (StoreWriter) throws -> R) throws -> R {
+        try checkOpen()
+        try checkNotInsideTransaction("store.write or store.append")
+        return try inFrame(write: true) { try writeInFrame(body) }
+    }
+
+    private func writeInFrame<R>(_ body: (StoreWriter) throws -> R) throws -> R {
         try withWriter { writer in
             while true {
                 do {
@@ -113,6 +132,10 @@ public struct StoreWriter {
 
     /// Appends a batch in this transaction: seqs, duplicates and inferred sessions exactly as
     /// ``Store/append(_:checkpoint:)``, durable when the transaction commits.
+    ///
+    /// An event the record format cannot hold refuses the batch with ``StoreError`` (kind
+    /// ``StoreError/Kind/invalidArgument``, ``StoreError/batchIndex`` its index, `underlying` the codec's
+    /// `EncodingError`); nothing of the batch is stored and the transaction stays usable.
     /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session-index value
     ///   written or grown (one per group, and one per bucket of 64 session ids, of the batch, each after one
     ///   cursor seek to the newest block or value it may grow); duplicate detection reads stored blocks
@@ -142,6 +165,19 @@ public struct StoreWriter {
         let result = try writer.append(buffer, txn: txn)
         if let checkpoint { try writer.putCheckpoint(checkpoint, txn: txn) }
         return result
+    }
+}
+
+extension Store {
+    /// The error for an event of a batch that the record format cannot hold: which one, and why.
+    static func refusal(of event: Event, at index: Int, _ error: EncodingError) -> StoreError {
+        func quoted(_ s: String?) -> String {
+            guard let s else { return "none" }
+            return "\"" + (s.count > 80 ? s.prefix(80) + "…" : s) + "\""
+        }
+        return StoreError(.invalidArgument, "event \(index) of the batch (event id \(quoted(event.eventID)), session "
+                          + "\(quoted(event.session))) cannot be stored, so nothing of the batch was",
+                          underlying: error, batchIndex: index)
     }
 }
 
@@ -576,6 +612,11 @@ final class WriterState {
             } catch let flushError {
                 // A store error in the loop has poisoned the transaction for the flush too: report the first.
                 throw error is LMDBError || error is StoreError ? error : flushError
+            }
+            if let encoding = error as? EncodingError {
+                // Every event before the refused one was either given a seq or counted as a duplicate.
+                let index = Int(next - firstSeq) + duplicates
+                throw Store.refusal(of: events[index], at: index, encoding)
             }
             throw error
         }

@@ -25,8 +25,13 @@ import Darwin
 /// One process may append at a time per store (LMDB serializes writers across processes); any number of
 /// threads and processes may read concurrently with it, each seeing a consistent snapshot.
 ///
+/// A call that would wait for the transaction it is made from fails at once instead: ``write(_:)`` and
+/// ``append(_:checkpoint:)`` inside ``read(_:)`` or ``write(_:)`` of the same store on the same thread throw
+/// ``StoreError/Kind/insideTransaction``, and ``close()`` there closes the store when that thread's outermost
+/// `read { }` or `write { }` returns. Other threads wait for each other as usual.
+///
 /// `@unchecked Sendable`: the environment is thread-safe (see ``Environment``), the writer's in-memory
-/// state is only touched under `writerLock`, and everything else is immutable after `open`.
+/// state is only touched under `writerLock`, `closing` is atomic, and everything else is immutable after `open`.
 public final class Store: @unchecked Sendable {
     /// The store's directory, as given to ``open(at:options:)``.
     public let path: String
@@ -43,6 +48,9 @@ public final class Store: @unchecked Sendable {
     private var writer: WriterState?
     /// Guarded by `writerLock`: whether `close()` has removed the path from `openStores`.
     private var unregistered = false
+    /// Set by the first `close()`: calls that begin later throw `.closed`, also while the close waits for running
+    /// transactions or is deferred to the end of the closing thread's outermost transaction.
+    private let closing = Atomic<Bool>(false)
 
     /// How the store was opened.
     public struct Options: Sendable {
@@ -142,9 +150,25 @@ public final class Store: @unchecked Sendable {
 
     deinit { close() }
 
-    /// Closes the store: waits for running transactions, then closes the environment. Later reads and
-    /// appends throw. Wraps `mdb_env_close`. Dropping the last reference closes it too.
+    /// Closes the store: waits for running transactions, then closes the environment. Calls that begin after
+    /// `close()` was called throw ``StoreError`` with ``StoreError/Kind/closed``. Wraps `mdb_env_close`. Dropping the
+    /// last reference closes it too; a second `close()` does nothing.
+    ///
+    /// Called inside ``read(_:)`` or ``write(_:)`` of this store, `close()` cannot wait for the transaction it is
+    /// made from: it returns at once, and the store closes when the calling thread's outermost `read { }` or
+    /// `write { }` of it returns (a `write { }` commits first, as it would for a `close()` on another thread). The
+    /// closure's `Snapshot` or `StoreWriter` stays usable until then; new calls on the store throw `.closed`.
     public func close() {
+        closing.store(true, ordering: .sequentiallyConsistent)
+        if let outermost = transactionFrames.outermost(of: self) {
+            outermost.pointee.closeWhenDone = true
+            return
+        }
+        finishClose()
+    }
+
+    /// Closes the environment (waiting for other threads' transactions) and forgets the path.
+    private func finishClose() {
         env.close()
         // Only once: after a close, the path may be opened again by a new Store, whose entry this must keep.
         writerLock.withLock {
@@ -154,24 +178,79 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Throws ``StoreError/Kind/closed`` once ``close()`` was called.
+    func checkOpen() throws {
+        if closing.load(ordering: .sequentiallyConsistent) { throw env.closedError() }
+    }
+
+    /// Runs `body` as a `read { }` or `write { }` of this store on this thread (``TransactionFrame``), and does a
+    /// `close()` made inside it once the outermost one returns.
+    func inFrame<R>(write: Bool, _ body: () throws -> R) throws -> R {
+        var frame = TransactionFrame(store: ObjectIdentifier(self), isWrite: write, previous: transactionFrames.innermost)
+        var closeAfter = false
+        defer { if closeAfter { finishClose() } }
+        return try withUnsafeMutablePointer(to: &frame) { pointer in
+            transactionFrames.innermost = pointer
+            defer {
+                transactionFrames.innermost = pointer.pointee.previous
+                closeAfter = pointer.pointee.closeWhenDone
+            }
+            return try body()
+        }
+    }
+
+    /// Throws ``StoreError/Kind/insideTransaction`` when this thread is inside `read { }` or `write { }` of this
+    /// store: a write would wait for itself (the writer lock, or the map's growth waiting for the read).
+    func checkNotInsideTransaction(_ call: String) throws {
+        guard let outermost = transactionFrames.outermost(of: self) else { return }
+        if outermost.pointee.isWrite {
+            throw StoreError(.insideTransaction, "\(call) inside store.write { } of the same store would wait for itself: "
+                             + "append with the StoreWriter passed to write { }")
+        }
+        throw StoreError(.insideTransaction, "\(call) inside store.read { } of the same store could wait for itself "
+                         + "(growing the map waits for every read): append after read { } returns, or read with "
+                         + "write { w in try w.snapshot … } and append with w")
+    }
+
     /// Runs `body` in a read transaction: a consistent snapshot of the store, as of the last commit
     /// before it began, concurrent with writers in this and other processes.
     ///
     /// The ``Snapshot`` and every view it hands out are valid only inside `body`; `body` cannot escape or
-    /// suspend. Do not call ``append(_:checkpoint:)`` from inside `body` (the map may need to grow, which
-    /// waits for every transaction of the process, this one included).
+    /// suspend. `read` may be nested in `read { }` and `write { }`. ``append(_:checkpoint:)`` and ``write(_:)`` of
+    /// this store inside `body` throw ``StoreError/Kind/insideTransaction`` (growing the map waits for every
+    /// transaction of the process, this one included); ``close()`` inside it takes effect when `read` returns.
     /// Wraps `mdb_txn_begin(MDB_RDONLY)` and `mdb_txn_commit`.
+    /// - Throws: whatever `body` throws; ``StoreError`` (``StoreError/Kind/closed`` after ``close()``,
+    ///   ``StoreError/Kind/corrupt`` for damage a read meets); ``LMDBError``.
     public func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
-        try env.transaction(write: false) { txn in try body(try Snapshot(txn: txn, dbs: dbs, cache: stringCache)) }
+        try checkOpen()
+        return try inFrame(write: false) {
+            try env.transaction(write: false) { txn in try body(try Snapshot(txn: txn, dbs: dbs, cache: stringCache)) }
+        }
     }
 
-    /// Copies the store, compacted, into `directory` (which must not exist or be empty) while writers
-    /// keep running. Wraps `mdb_env_copy2` with `MDB_CP_COMPACT`.
+    /// Copies the store, compacted, into `directory` while writers keep running. `directory` must not exist
+    /// (its parent must) or be an empty directory. Wraps `mdb_env_copy2` with `MDB_CP_COMPACT`.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/invalidArgument`` when `directory` is a file, or a directory
+    ///   that holds anything (a store, or any other file: nothing in it is overwritten or mixed with the copy), or
+    ///   cannot be created; ``StoreError/Kind/closed`` after ``close()``; ``LMDBError`` (the disk).
     /// - Complexity: O(size of the store); holds one read transaction for the whole copy.
     public func backup(to directory: String) throws {
-        // LMDB would refuse with a bare "File exists"; say what is in the way.
+        try checkOpen()
+        // LMDB would refuse a data.mdb with a bare "File exists", and copy beside anything else.
         if access(directory + "/data.mdb", F_OK) == 0 {
             throw StoreError(.invalidArgument, "\(directory) already holds a store (data.mdb): back up into a new or empty directory")
+        }
+        var st = stat()
+        if stat(directory, &st) == 0 {
+            guard st.st_mode & S_IFMT == S_IFDIR else {
+                throw StoreError(.invalidArgument, "\(directory) is not a directory: back up into a new or empty directory")
+            }
+            let names = try Store.entries(of: directory)
+            if !names.isEmpty {
+                let shown = names.sorted().prefix(3).joined(separator: ", ") + (names.count > 3 ? ", …" : "")
+                throw StoreError(.invalidArgument, "\(directory) is not empty (it holds \(shown)): back up into a new or empty directory")
+            }
         }
         try Store.makeDirectory(directory)
         try env.copy(to: directory)
@@ -179,17 +258,23 @@ public final class Store: @unchecked Sendable {
 
     /// Flushes committed data to disk (`mdb_env_sync` with force): the durability point for
     /// ``Durability/noSync`` and ``Durability/noMetaSync``.
-    public func sync() throws { try env.sync() }
-
-    /// The size of the data file in use (pages up to the last used one), in bytes.
-    public var usedBytes: Int {
-        var info = MDB_envinfo()
-        mdb_env_info(env.handle, &info)
-        return (info.me_last_pgno + 1) * env.pageSize
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/closed`` after ``close()``; ``LMDBError``.
+    public func sync() throws {
+        try checkOpen()
+        try env.sync()
     }
 
-    /// The current map size in bytes (grows by itself).
-    public var mapSize: Int { env.mapSize }
+    /// The size of the data file in use (pages up to the last used one), in bytes; 0 after ``close()``.
+    public var usedBytes: Int {
+        env.ifOpen { handle in
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            return (info.me_last_pgno + 1) * env.pageSize
+        } ?? 0
+    }
+
+    /// The current map size in bytes (grows by itself); 0 after ``close()``.
+    public var mapSize: Int { env.ifOpen { _ in env.mapSize } ?? 0 }
 
     /// Whether the store was opened read-only without its lock file (`MDB_NOLOCK`), because this process may not
     /// write `lock.mdb` (a store of another user, a copy on read-only media). Reads then work as usual, but they
@@ -225,15 +310,8 @@ public final class Store: @unchecked Sendable {
         var dataStat = stat()
         if stat(path + "/data.mdb", &dataStat) == 0 { return }
         // A directory without data.mdb: only an empty one may become a store.
-        guard let dir = opendir(path) else { throw LMDBError(code: errno, context: "opendir(\(path))") }
-        defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." && name != "lock.mdb" {
-                throw StoreError(.notAStore, "\(path) is a non-empty directory that holds no Boardwalk store")
-            }
+        if try entries(of: path).contains(where: { $0 != "lock.mdb" }) {
+            throw StoreError(.notAStore, "\(path) is a non-empty directory that holds no Boardwalk store")
         }
         if options.readOnly { throw StoreError(.notAStore, "\(path) holds no Boardwalk store") }
     }
@@ -251,6 +329,20 @@ public final class Store: @unchecked Sendable {
             throw StoreError(.corrupt, "\(path)/data.mdb is \(st.st_size) bytes, but its last committed page ends at byte "
                              + "\(needed): the file was cut short (a partial copy?); restore it from a backup")
         }
+    }
+
+    /// The names in directory `path`, without `.` and `..`.
+    private static func entries(of path: String) throws -> [String] {
+        guard let dir = opendir(path) else { throw LMDBError(code: errno, context: "opendir(\(path))") }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
     }
 
     static func makeDirectory(_ path: String) throws {
@@ -385,5 +477,53 @@ final class Lock: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
+    }
+}
+
+// MARK: Transactions of this thread
+
+/// One ``Store/read(_:)`` or ``Store/write(_:)`` running on this thread, in a chain from the innermost to the
+/// outermost (``transactionFrames``). It lives on the stack of the call that made it, for as long as that call runs.
+///
+/// A call that must not run inside a transaction of its own thread (it would wait for that transaction) finds it
+/// here: two thread-local accesses per `read`/`write`, never per event, and nothing another thread can see, so
+/// other threads still wait for each other as before.
+struct TransactionFrame {
+    let store: ObjectIdentifier
+    let isWrite: Bool
+    let previous: UnsafeMutablePointer<TransactionFrame>?
+    /// Set by a `close()` made inside this (outermost) frame of its store: closes the store when the frame ends.
+    var closeWhenDone = false
+}
+
+/// The innermost ``TransactionFrame`` of the calling thread, in a POSIX thread-specific value.
+let transactionFrames = ThreadFrames()
+
+final class ThreadFrames: Sendable {
+    private let key: pthread_key_t
+
+    init() {
+        var key = pthread_key_t()
+        // Without a key nothing can be detected; this fails only when the process has used up its keys (1024+).
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        self.key = key
+    }
+
+    /// The innermost frame of this thread, or `nil` outside every `read { }` and `write { }`.
+    var innermost: UnsafeMutablePointer<TransactionFrame>? {
+        get { pthread_getspecific(key)?.assumingMemoryBound(to: TransactionFrame.self) }
+        set { pthread_setspecific(key, newValue) }
+    }
+
+    /// The outermost frame of `store` on this thread, or `nil` when this thread is not inside one of its transactions.
+    func outermost(of store: Store) -> UnsafeMutablePointer<TransactionFrame>? {
+        let id = ObjectIdentifier(store)
+        var found: UnsafeMutablePointer<TransactionFrame>? = nil
+        var frame = innermost
+        while let current = frame {
+            if current.pointee.store == id { found = current }
+            frame = current.pointee.previous
+        }
+        return found
     }
 }

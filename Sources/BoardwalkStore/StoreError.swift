@@ -17,8 +17,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case readOnly
         /// A stored record or index entry could not be decoded.
         case corrupt
-        /// An argument was out of range (an empty checkpoint key, for example).
+        /// An argument was out of range (an empty checkpoint key, a backup directory that is not empty, an event
+        /// the record format cannot hold: see ``StoreError/batchIndex``).
         case invalidArgument
+        /// The store was closed (``Store/close()``) before this call: open it again with ``Store/open(at:options:)``.
+        case closed
+        /// A call that would wait forever for the transaction it was made from: ``Store/write(_:)`` or
+        /// ``Store/append(_:checkpoint:)`` inside ``Store/read(_:)`` or ``Store/write(_:)`` of the same store on the
+        /// same thread. Append with the ``StoreWriter`` passed to `write { }`, or after `read { }` returns.
+        case insideTransaction
     }
 
     /// What kind of problem this is.
@@ -27,12 +34,16 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The error that caused this one (a `CodecError` for a corrupt record), if any.
     public var underlying: (any Error & Sendable)?
+    /// For an event ``Store/append(_:checkpoint:)`` or ``StoreWriter/append(_:)`` could not store: its index in the
+    /// batch (counted from 0 in the order of the sequence passed); `nil` for every other error.
+    public var batchIndex: Int?
 
     /// An error of `kind` with a message for people and, optionally, the error that caused it.
-    public init(_ kind: Kind, _ message: String, underlying: (any Error & Sendable)? = nil) {
+    public init(_ kind: Kind, _ message: String, underlying: (any Error & Sendable)? = nil, batchIndex: Int? = nil) {
         self.kind = kind
         self.message = message
         self.underlying = underlying
+        self.batchIndex = batchIndex
     }
 
     /// The message, followed by the underlying error when there is one.

@@ -207,7 +207,7 @@ enum GuideBlocks {
         let result = try store.append(events)                      // AppendResult(appended, duplicates, seqs)
         try store.append(batch, checkpoint: Checkpoint(key: "import", value: offsetBytes))
         let soFar = try store.write { w in                         // one transaction; may be redone after map growth
-            try w.append(first)                                    // only `w` in here: store.append would wait forever
+            try w.append(first)                                    // only `w` in here: store.append throws .insideTransaction
             try w.append(second)
             try w.setCheckpoint(Checkpoint(key: "import", value: offsetBytes))
             return try w.snapshot.stats().events                   // reads see the transaction's own writes
@@ -297,18 +297,17 @@ final class OnboardingRecorder: @unchecked Sendable {   // `pending` is touched 
     }
 
     private func appendPending() {                       // on `queue`
-        guard !pending.isEmpty else { return }
-        do {
-            try store.append(pending)                    // durable when it returns
-            pending.removeAll()
-        } catch is LMDBError {
-            // The disk (full, an I/O error): keep the events and retry at the next flush; events already
-            // stored are skipped then by their event ids.
-        } catch {
-            // An event the store cannot hold (a screen index above Meta.maxScreenIndex) fails its whole batch:
-            // append one at a time, dropping only the events the store refuses.
-            pending = pending.filter { event in
-                do { try store.append([event]); return false } catch { return error is LMDBError }
+        while !pending.isEmpty {
+            do {
+                try store.append(pending)                // durable when it returns
+                pending.removeAll()
+            } catch let error as StoreError where error.batchIndex != nil {
+                // An event the store cannot hold (a screen index above Meta.maxScreenIndex) refuses the whole
+                // batch, and the error says which event: drop it and append the rest.
+                pending.remove(at: error.batchIndex!)
+            } catch {
+                // The disk (full, an I/O error) or a closed store: keep the events for the next flush.
+                return
             }
         }
     }

@@ -280,7 +280,7 @@ import Testing
         runs += 1
         do {
             try w.append(many + [bad])
-        } catch is EncodingError {
+        } catch let error as StoreError where error.underlying is EncodingError {
             refused += 1
         }
         try w.append([simpleEvent(onboarding: 1, screen: 0, session: 1, time: 200)])

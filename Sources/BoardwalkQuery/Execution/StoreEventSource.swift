@@ -9,7 +9,7 @@ import BoardwalkStore
 /// Each scan runs in one read transaction (``Store/read(_:)``), so it sees one consistent snapshot and never
 /// blocks or modifies writers. Scans hand out ``StoreEventRow``s, which read fields from the borrowed record
 /// views on demand (strings resolved once per scan); no owned ``Event`` is built.
-public struct StoreEventSource: EventSource {
+public struct StoreEventSource: EventSource, Sendable {
     public let store: Store
 
     /// How many events the onboardings in scope must hold per (onboarding, session) pair of the store before a

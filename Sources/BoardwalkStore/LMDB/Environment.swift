@@ -58,6 +58,9 @@ final class Environment: @unchecked Sendable {
         isLockless = lockless
         gate = .allocate(capacity: 1)
         pthread_rwlock_init(gate, nil)
+        var stat = MDB_stat()
+        mdb_env_stat(env, &stat)
+        pageSize = Int(stat.ms_psize)
         mapBase = Environment.findMapBase(env)
     }
 
@@ -124,7 +127,7 @@ final class Environment: @unchecked Sendable {
     }
 
     /// Closes the environment after every running transaction of the process has ended.
-    /// Wraps `mdb_env_close`. Later transactions throw `EINVAL`.
+    /// Wraps `mdb_env_close`. Later transactions throw ``StoreError/Kind/closed``.
     func close() {
         pthread_rwlock_wrlock(gate)
         defer { pthread_rwlock_unlock(gate) }
@@ -134,26 +137,35 @@ final class Environment: @unchecked Sendable {
         }
     }
 
-    /// The current map size in bytes (`mdb_env_info`).
+    /// The error of a use after ``close()`` (LMDB itself would answer `EINVAL`, or read freed memory).
+    func closedError() -> StoreError {
+        StoreError(.closed, "the store at \(path) is closed: open it again with Store.open")
+    }
+
+    /// Runs `body` with the handle unless the environment is closed (then `nil`): for `mdb_env_info` and the like,
+    /// which have no way to refuse a closed handle. Takes the gate shared, so it must not run under the exclusive gate.
+    func ifOpen<R>(_ body: (OpaquePointer) -> R) -> R? {
+        pthread_rwlock_rdlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        return isClosed ? nil : body(handle)
+    }
+
+    /// The current map size in bytes (`mdb_env_info`). Only while open: under the gate, or where `close` cannot run.
     var mapSize: Int {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         return info.me_mapsize
     }
 
-    /// The database page size in bytes (`mdb_env_stat`).
-    var pageSize: Int {
-        var stat = MDB_stat()
-        mdb_env_stat(handle, &stat)
-        return Int(stat.ms_psize)
-    }
+    /// The database page size in bytes (`mdb_env_stat` at open; it never changes).
+    let pageSize: Int
 
     /// Grows the map after `MDB_MAP_FULL`: doubles it up to 1 GiB, then adds 1 GiB at a time.
     /// Waits until no transaction of the process is running. Wraps `mdb_env_set_mapsize`.
     func grow() throws {
         pthread_rwlock_wrlock(gate)
         defer { pthread_rwlock_unlock(gate) }
-        guard !isClosed else { throw LMDBError(code: EINVAL, context: "store is closed") }
+        guard !isClosed else { throw closedError() }
         let current = mapSize
         let next = current < 1 << 30 ? current * 2 : current + (1 << 30)
         try check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize(\(next))")
@@ -164,7 +176,7 @@ final class Environment: @unchecked Sendable {
     private func adoptMapSize() throws {
         pthread_rwlock_wrlock(gate)
         defer { pthread_rwlock_unlock(gate) }
-        guard !isClosed else { throw LMDBError(code: EINVAL, context: "store is closed") }
+        guard !isClosed else { throw closedError() }
         try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize(0)")
         mapBase = Environment.findMapBase(handle)
     }
@@ -180,7 +192,7 @@ final class Environment: @unchecked Sendable {
             pthread_rwlock_rdlock(gate)
             if isClosed {
                 pthread_rwlock_unlock(gate)
-                throw LMDBError(code: EINVAL, context: "store is closed")
+                throw closedError()
             }
             var txn: OpaquePointer?
             let rc = mdb_txn_begin(handle, nil, write ? 0 : UInt32(MDB_RDONLY), &txn)
@@ -223,7 +235,7 @@ final class Environment: @unchecked Sendable {
     func copy(to path: String) throws {
         pthread_rwlock_rdlock(gate)
         defer { pthread_rwlock_unlock(gate) }
-        guard !isClosed else { throw LMDBError(code: EINVAL, context: "store is closed") }
+        guard !isClosed else { throw closedError() }
         try check(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(path))")
     }
 
@@ -231,7 +243,7 @@ final class Environment: @unchecked Sendable {
     func sync() throws {
         pthread_rwlock_rdlock(gate)
         defer { pthread_rwlock_unlock(gate) }
-        guard !isClosed else { throw LMDBError(code: EINVAL, context: "store is closed") }
+        guard !isClosed else { throw closedError() }
         try check(mdb_env_sync(handle, 1), "mdb_env_sync")
     }
 }

@@ -1,0 +1,29 @@
+import BoardwalkModel
+import BoardwalkQuery
+import BoardwalkStore
+import Foundation
+import Testing
+
+/// One `StoreEventSource` shared by concurrent tasks (an embedding review, session 7: it was not `Sendable`, so the
+/// task group below did not compile in Swift 6 mode, though the source holds only the `Sendable` store).
+@Suite struct StoreEventSourceSendableTests {
+    @Test func oneSourceServesConcurrentTasks() async throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("boardwalk-query-tests")
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        var template = Array(base.appendingPathComponent("t-XXXXXX").path.utf8CString)
+        let dir = String(cString: template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }!)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        _ = try store.append((0..<40).map { ev(Double($0), "s\($0 % 8)", screen: $0 % 4, presented) })
+        let source = StoreEventSource(store)
+        let query = try Query.parse("events | count")
+        let counts = try await withThrowingTaskGroup(of: Int?.self) { group in
+            for _ in 0..<4 { group.addTask { try query.run(on: source)[0, "count"]?.intValue } }
+            var counts: [Int?] = []
+            for try await count in group { counts.append(count) }
+            return counts
+        }
+        #expect(counts == [40, 40, 40, 40])
+    }
+}
