@@ -169,14 +169,17 @@ struct Answers {
             "Time on each screen",
             "events | where onboarding == \(quoted) and name == \"screen_presented\" | stats p50(dwell), p90(dwell) by screen")
         if let s = dwell.columns.firstIndex(of: "screen"), let p50 = dwell.columns.firstIndex(of: "p50(dwell)"),
-            let p90 = dwell.columns.firstIndex(of: "p90(dwell)")
+            let p90 = dwell.columns.firstIndex(of: "p90(dwell)"), let censored = dwell.columns.firstIndex(of: "censored")
         {
+            // Rule 7: the presentations whose session ended on them have no dwell; say how many beside the times.
             invocation.out(Bars.chart(dwell.rows.map { row in
                 let i = row[s].intValue ?? 0
                 let median = row[p50].doubleValue ?? 0
                 let slow = row[p90].doubleValue ?? 0
+                let open = row[censored].intValue ?? 0
                 return ("\(i) \(screenNames[i] ?? "")", median,
-                        "p50 " + Units.duration(microseconds: Int64(median)) + ", p90 " + Units.duration(microseconds: Int64(slow)))
+                        "p50 " + Units.duration(microseconds: Int64(median)) + ", p90 " + Units.duration(microseconds: Int64(slow))
+                            + (open > 0 ? ", \(Units.count(open)) ended here, untimed" : ""))
             }, share: nil, columns: invocation.columns, paint: paint))
         }
 
