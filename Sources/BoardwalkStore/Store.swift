@@ -140,7 +140,17 @@ public final class Store: @unchecked Sendable {
         }
         try Store.checkFileSize(env, path: path)
         // `mdb_dbi_open` trusts the main database's pages; a damaged one made it read past the file (a bus error).
-        let damage = try env.transaction(write: false) { txn in try txn.checkPages(limit: 3, mainOnly: true) }
+        // A writer in another process that keeps committing can move the meta pages past every attempt: the main
+        // database is then its, just written, and the walk is skipped.
+        var damage: [String] = []
+        for _ in 0..<8 {
+            do {
+                damage = try env.transaction(write: false) { txn in try txn.checkPages(limit: 3, mainOnly: true) }
+                break
+            } catch is PagesMoved {
+                continue
+            }
+        }
         if !damage.isEmpty {
             throw StoreError(.corrupt, "\(path)/data.mdb is damaged in LMDB's own pages: " + damage.joined(separator: "; ")
                              + "; restore it from a backup")
@@ -322,12 +332,14 @@ public final class Store: @unchecked Sendable {
     private static func checkFileSize(_ env: Environment, path: String) throws {
         var info = MDB_envinfo()
         mdb_env_info(env.handle, &info)
-        let needed = (info.me_last_pgno + 1) * env.pageSize
         var st = stat()
         guard stat(path + "/data.mdb", &st) == 0 else { return }
-        if Int(st.st_size) < needed {
-            throw StoreError(.corrupt, "\(path)/data.mdb is \(st.st_size) bytes, but its last committed page ends at byte "
-                             + "\(needed): the file was cut short (a partial copy?); restore it from a backup")
+        // In pages, unsigned: a damaged last page number near 2⁶⁴ overflowed (last + 1) · page size (a trap at open).
+        let lastPage = UInt64(UInt(bitPattern: info.me_last_pgno)), pages = UInt64(st.st_size) / UInt64(env.pageSize)
+        if lastPage >= pages {
+            throw StoreError(.corrupt, "\(path)/data.mdb is \(st.st_size) bytes, but its last committed page is page "
+                             + "\(lastPage) of \(env.pageSize) bytes: the file was cut short (a partial copy?) or its meta "
+                             + "page is damaged; restore it from a backup")
         }
     }
 

@@ -32,14 +32,14 @@ struct PageDamageTests {
         }
     }
 
-    /// Copies the pristine store, lets `damage` change its data file, runs `check`.
-    func check(_ pristine: String, _ name: String, _ damage: (inout Data) -> Void) throws -> Execution {
+    /// Copies the pristine store, lets `damage` change its data file, runs `command` (`check` by default).
+    func check(_ pristine: String, _ name: String, _ damage: (inout Data) -> Void, command: [String] = ["check"]) throws -> Execution {
         let copy = directory.appendingPathComponent(name).path
         try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
         var data = try Data(contentsOf: URL(fileURLWithPath: pristine + "/data.mdb"))
         damage(&data)
         try data.write(to: URL(fileURLWithPath: copy + "/data.mdb"))
-        return try boardwalk(["check", "--db", copy])
+        return try boardwalk(command + ["--db", copy])
     }
 
     @Test("Each kind of damaged page is reported by check, which stops before any cursor reads it")
@@ -98,4 +98,34 @@ struct PageDamageTests {
         // either way some of these copies must be reported.
         #expect(reported > 0)
     }
+
+    @Test("A database record's flags and a meta page's last page number: reported at open, never a trap or a hang")
+    func damagedRecords() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pristine = try makeStore()
+        let data = try Data(contentsOf: URL(fileURLWithPath: pristine + "/data.mdb"))
+        // The main database's leaf (the last page of a compacted copy) holds each named database's 48-byte record
+        // after its name: flags at byte 4 of the record. MDB_INTEGERKEY on `events` made queries spin forever.
+        let last = data.count / 4096 - 1
+        let page = data[(last * 4096)..<((last + 1) * 4096)]
+        let name = try #require(page.firstRange(of: Data("events".utf8)))
+        // The meta page LMDB uses is the one with the larger transaction id (byte 144 of each).
+        func txn(_ meta: Int) -> UInt64 { data[(meta * 4096 + 144)..<(meta * 4096 + 152)].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * $1.offset) } }
+        let meta = txn(0) > txn(1) ? 0 : 1
+        let cases: [(String, String, (inout Data) -> Void)] = [
+            ("MDB_INTEGERKEY set on events", "flags 0x8", { d in d[name.upperBound + 4] ^= 0x08 }),
+            ("MDB_REVERSEKEY set on events", "flags 0x2", { d in d[name.upperBound + 4] ^= 0x02 }),
+            ("a last page near 2^64", "cut short", { d in for i in 0..<8 { d[meta * 4096 + 136 + i] = 0xFF } }),
+            ("a last page of 2^52", "cut short", { d in for i in 0..<8 { d[meta * 4096 + 136 + i] = i < 6 ? 0xFF : (i == 6 ? 0x0F : 0) } }),
+        ]
+        for (i, (what, expected, damage)) in cases.enumerated() {
+            for command in [["check"], ["query", "events | count by kind"]] {
+                let r = try check(pristine, "record\(i)-\(command[0]).db", damage, command: command)
+                let said = r.stdout + r.stderr
+                #expect(r.status == 1, "\(what), \(command[0]): exit \(r.status)\n\(said.prefix(600))")
+                #expect(said.contains(expected), "\(what), \(command[0]):\n\(said.prefix(600))")
+            }
+        }
+    }
 }
+

@@ -245,3 +245,21 @@ func fixturePath() throws -> String {
         }
     }
 }
+
+/// The free database's keys are transaction ids compared as native integers (`MDB_INTEGERKEY`): 1280 is bytes
+/// `00 05 …`, which sorts before 1279 (`FF 04 …`) as bytes. The page walk compared them as bytes and reported a
+/// healthy store as damaged once the free list held records on both sides of a multiple of 256 (rev7, session 7).
+@Test func checkPassesWhileTheFreeListHoldsTransactionIDsAcrossAMultipleOf256() throws {
+    let dir = temporaryDirectory()
+    defer { removeDirectory(dir) }
+    let store = try Store.open(at: dir, options: Store.Options(durability: .noSync))
+    for i in 0..<1_400 {
+        _ = try store.append([simpleEvent(onboarding: i % 3, screen: i % 5, session: i / 20, time: 1_793_527_200_000_000 + Int64(i) * 1_000_000)])
+        // Transaction ids pass 256, 512, 768, 1024 and 1280 on the way.
+        if i % 37 == 0 || (i >= 1_270 && i <= 1_290) {
+            let report = try store.check()
+            #expect(report.isOK, "after \(i + 1) appends: \(report)")
+            if !report.isOK { return }
+        }
+    }
+}

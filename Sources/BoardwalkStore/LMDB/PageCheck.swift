@@ -26,6 +26,13 @@ import Darwin
 /// What ``Transaction/checkPages(limit:)`` reads of one database's record.
 private struct TreeRecord {
     var name: String
+    /// The record's first 4 bytes: 0 for a database (the key size of fixed-size duplicates, which no Boardwalk
+    /// database has); in the free database's record inside the meta, the page size.
+    var pad: UInt32
+    /// `mdb_dbi_open` flags kept with the database: 0 for Boardwalk's (plain byte-ordered keys, one value each);
+    /// the free database has `MDB_INTEGERKEY`. A flipped flag changes how LMDB compares and reads keys (QA's
+    /// reviewer: `MDB_INTEGERKEY` on `events` made queries spin forever).
+    var flags: UInt16
     var depth: Int
     var branchPages: UInt64
     var leafPages: UInt64
@@ -35,6 +42,8 @@ private struct TreeRecord {
 
     init(name: String, _ bytes: UnsafeRawBufferPointer) {
         self.name = name
+        pad = bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)
+        flags = bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self)
         depth = Int(bytes.loadUnaligned(fromByteOffset: 6, as: UInt16.self))
         branchPages = bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
         leafPages = bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self)
@@ -56,6 +65,8 @@ private struct PageWalk {
     var buffer: UnsafeMutableRawBufferPointer
     /// The named databases found in the main database's leaves.
     var named: [TreeRecord] = []
+    /// The tree being walked compares its keys as native unsigned integers (`MDB_INTEGERKEY`).
+    var integerKeys = false
 
     init(fd: Int32, pageSize: Int, lastPage: UInt64, limit: Int) {
         self.fd = fd
@@ -101,8 +112,16 @@ private struct PageWalk {
         return true
     }
 
-    /// Walks the tree of `tree`, counting its pages and entries against its record.
-    mutating func walk(_ tree: TreeRecord, isMain: Bool) {
+    /// Walks the tree of `tree`, counting its pages and entries against its record. The free database (`isFree`)
+    /// has integer keys (transaction ids in the host's byte order), the others keys ordered as bytes.
+    mutating func walk(_ tree: TreeRecord, isMain: Bool, isFree: Bool = false) {
+        let expected: (pad: UInt32, flags: UInt16) = isFree ? (UInt32(pageSize), 0x08) : (0, 0)
+        guard tree.pad == expected.pad, tree.flags == expected.flags else {
+            report("\(tree.name): its record has flags 0x\(String(tree.flags, radix: 16)) and first field \(tree.pad); "
+                   + "expected 0x\(String(expected.flags, radix: 16)) and \(expected.pad)")
+            return
+        }
+        integerKeys = isFree
         var counts = (branch: UInt64(0), leaf: UInt64(0), overflow: UInt64(0), entries: UInt64(0))
         if tree.root == UInt64.max {
             if tree.entries != 0 || tree.depth != 0 {
@@ -162,7 +181,7 @@ private struct PageWalk {
             let key = Array(UnsafeRawBufferPointer(rebasing: buffer[(at + 8)..<(at + 8 + keySize)]))
             // Keys ascend within a page (a branch page's first key is not compared: it stands for everything
             // below the second).
-            if let previousKey, isLeaf || i >= 2, !previousKey.lexicographicallyPrecedes(key) {
+            if let previousKey, isLeaf || i >= 2, !PageWalk.ascending(previousKey, key, integers: integerKeys) {
                 report("\(what): page \(page), node \(i): keys are out of order")
                 return
             }
@@ -204,6 +223,15 @@ private struct PageWalk {
             case .overflow(let first, let size): overflow(first, size: size, what: what, counts: &counts)
             }
         }
+    }
+
+    /// Whether `b` comes after `a`: as bytes, or (`integers`) as unsigned integers in the host's byte order of the
+    /// same size, 4 or 8 bytes (LMDB's `MDB_INTEGERKEY` order; any other size is out of order).
+    static func ascending(_ a: [UInt8], _ b: [UInt8], integers: Bool) -> Bool {
+        guard integers else { return a.lexicographicallyPrecedes(b) }
+        guard a.count == b.count, a.count == 8 || a.count == 4 else { return false }
+        func value(_ k: [UInt8]) -> UInt64 { k.reversed().reduce(0) { $0 << 8 | UInt64($1) } }
+        return value(a) < value(b)
     }
 
     /// Where a page's walk goes next: a child page, or the overflow run of a leaf's value.
@@ -283,6 +311,12 @@ private struct PageWalk {
     }
 }
 
+/// ``Transaction/checkPages(limit:mainOnly:)`` could not find its snapshot's meta page: another process committed
+/// twice since the transaction began (or both meta pages are damaged, which LMDB would have refused at open).
+struct PagesMoved: Error {
+    var snapshot: UInt64
+}
+
 extension Transaction {
     /// Checks the B-trees of the snapshot this read transaction sees, reading the data file with `pread`, not
     /// through LMDB: every page of every database is within the file, says its own number, has the type its
@@ -294,6 +328,8 @@ extension Transaction {
     /// With `mainOnly`, only the main database's tree is walked (the named databases' records, which `mdb_dbi_open`
     /// reads: a few pages), as `Store.open` does before opening them.
     ///
+    /// - Throws: ``PagesMoved`` when another process committed twice since the transaction began (its snapshot's
+    ///   meta page was overwritten): try again with a new transaction.
     /// - Complexity: O(pages of the file): one `pread` per branch, leaf and first overflow page; `mainOnly`: O(pages
     ///   of the main database), usually one.
     func checkPages(limit: Int = 20, mainOnly: Bool = false) throws -> [String] {
@@ -315,12 +351,14 @@ extension Transaction {
             if magic == 0xBEEF_C0DE && txnid == txnID { picked = true; break }
         }
         guard picked else {
-            return ["meta: neither meta page has this snapshot's transaction id \(txnID) (the store changed during the "
-                    + "check, or a meta page is damaged); run the check again"]
+            // Another process committed twice since this transaction began: the meta pages describe newer
+            // snapshots, whose pages this transaction does not protect. Not damage; the caller tries again.
+            throw PagesMoved(snapshot: txnID)
         }
         let lastPage = meta.loadUnaligned(fromByteOffset: 136, as: UInt64.self)
         var st2 = stat()
-        guard fstat(fd, &st2) == 0, lastPage >= 1, (lastPage + 1) * UInt64(pageSize) <= UInt64(st2.st_size) else {
+        // Division, not (lastPage + 1) · pageSize: a damaged last page near 2⁶⁴ overflowed that (a trap at open).
+        guard fstat(fd, &st2) == 0, lastPage >= 1, lastPage < UInt64(st2.st_size) / UInt64(pageSize) else {
             return ["meta: the last page used, \(lastPage), lies past the end of the file"]
         }
         var walk = PageWalk(fd: fd, pageSize: pageSize, lastPage: lastPage, limit: limit)
@@ -329,9 +367,13 @@ extension Transaction {
         let main = TreeRecord(name: "main database", UnsafeRawBufferPointer(rebasing: meta[88..<136]))
         if mainOnly {
             walk.walk(main, isMain: true)
+            // The named databases' records too (their flags decide how LMDB reads them), not their trees.
+            for tree in walk.named where tree.pad != 0 || tree.flags != 0 {
+                walk.report("\(tree.name): its record has flags 0x\(String(tree.flags, radix: 16)) and first field \(tree.pad); expected 0 and 0")
+            }
             return walk.problems
         }
-        walk.walk(free, isMain: false)
+        walk.walk(free, isMain: false, isFree: true)
         walk.walk(main, isMain: true)
         for tree in walk.named where !walk.full { walk.walk(tree, isMain: false) }
         if walk.problems.isEmpty { walk.freeList(free) }
