@@ -289,9 +289,10 @@ public final class Store: @unchecked Sendable {
     /// Whether the store was opened read-only without its lock file (`MDB_NOLOCK`), because this process may not
     /// write `lock.mdb` (a store of another user, a copy on read-only media). Reads then work as usual, but they
     /// hold no reader slot: a writer in another process does not know about them and may reuse pages they are
-    /// still reading, so a read that runs while someone appends can fail as `corrupt` or see wrong values.
-    /// Nothing stored is ever harmed. Safe whenever nobody appends at the same time, the usual case for a store
-    /// one may not write.
+    /// still reading, so a read that runs while someone appends can crash inside liblmdb, fail as `corrupt` or see
+    /// wrong values. Nothing stored is ever harmed. ``open(at:options:)`` therefore takes this way only when no
+    /// other process has the store open (it throws `.readOnly` naming the one that has); a writer that opens it
+    /// later is not seen. Also `true` on a read-only file system, where liblmdb reads without the lock file itself.
     public var isWithoutLockFile: Bool { env.isLockless }
 
     // MARK: Writer access

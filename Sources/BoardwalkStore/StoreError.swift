@@ -13,7 +13,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case olderFormat(found: UInt32, supported: UInt32)
         /// This process has the store open already (LMDB forbids opening an environment twice in one process).
         case alreadyOpen
-        /// The store was opened read-only and a write was attempted.
+        /// The store was opened read-only and a write was attempted; or this process may not write the store's
+        /// lock file while another process has the store open (reading it without the lock file then could crash).
         case readOnly
         /// A stored record or index entry could not be decoded.
         case corrupt

@@ -333,6 +333,38 @@ struct StoreEndToEndTests {
         #expect(ingest.status == 1)
         #expect(ingest.stderr.contains("cannot open the store '\(db)'") && ingest.stderr.contains("Permission denied"),
                 "\(ingest.stderr)")
+        // While another process has the store open (here a REPL of its owner, started while the owner could write
+        // the lock file), reading without the lock file could crash: refused, with the holder named.
+        _ = chmod(db, 0o755)
+        for name in ["data.mdb", "lock.mdb"] { _ = chmod(db + "/" + name, 0o644) }
+        let holder = Process()
+        holder.executableURL = boardwalkExecutable
+        holder.arguments = ["repl", "--db", db]
+        let input = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = FileHandle.nullDevice
+        holder.standardError = FileHandle.nullDevice
+        try holder.run()
+        // Wait (at most 60 s) until it has the store open: it then holds LMDB's shared lock on lock.mdb's first byte.
+        func held() -> Bool {
+            let fd = open(db + "/lock.mdb", O_RDONLY)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var lock = Glibc.flock()
+            lock.l_type = Int16(F_WRLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            lock.l_len = 1
+            return fcntl(fd, F_GETLK, &lock) == 0 && lock.l_type != Int16(F_UNLCK)
+        }
+        for _ in 0..<3000 where !held() { usleep(20_000) }
+        #expect(held(), "the REPL did not open the store")
+        for name in ["data.mdb", "lock.mdb"] { _ = chmod(db + "/" + name, 0o444) }
+        _ = chmod(db, 0o555)
+        let refused = try asUser(["query", "--db", db, "sessions | count"])
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("is open in another process (pid \(holder.processIdentifier))"), "\(refused.stderr)")
         // Where this user may write, no note.
         _ = chmod(db, 0o755)
         for name in ["data.mdb", "lock.mdb"] { _ = chmod(db + "/" + name, 0o666) }

@@ -18,8 +18,8 @@ func openStore(_ path: String, readOnly: Bool = false, create: Bool = true, note
         throw RuntimeError("cannot open the store '\(path)': \(error)")
     }
     if store.isWithoutLockFile {
-        notes?.err("note: '\(path)/lock.mdb' is not writable here, so the store is read without it: results can be "
-                   + "wrong while another process appends to it\n")
+        notes?.err("note: '\(path)/lock.mdb' is not writable here, so the store is read without it: a process that "
+                   + "starts appending to it meanwhile can make this fail or give wrong results\n")
     }
     return store
 }

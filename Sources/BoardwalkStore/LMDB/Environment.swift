@@ -47,10 +47,23 @@ final class Environment: @unchecked Sendable {
                                        readOnly: readOnly)
         } catch let error as LMDBError where readOnly && [EACCES, EPERM, EROFS].contains(error.code) {
             // LMDB opens lock.mdb for reading and writing even for a read-only environment (a reader takes a
-            // slot in it). Without write access to it there is no slot to take: read without one.
+            // slot in it). Without write access to it there is no slot to take: read without one, but only while no
+            // other process has the store open. A writer that cannot see this reader reuses pages it is reading, and
+            // liblmdb then asserts (rev7, session 7: 23 of 30 queries aborted while the owner appended).
+            if let holder = Environment.lockHolder(path) {
+                throw StoreError(.readOnly, "\(path) is open in another process (pid \(holder)), and this user may not "
+                                 + "write its lock file: reading it without one while it is written could crash or "
+                                 + "give wrong results; get write access to \(path)/lock.mdb, or read a copy "
+                                 + "(`boardwalk backup` by its owner)", underlying: error)
+            }
             env = try Environment.open(path: path, mapSize: mapSize, maxDatabases: maxDatabases,
                                        flags: flags | UInt32(MDB_NOLOCK), readOnly: true)
             lockless = true
+        }
+        // On a read-only file system liblmdb itself opens a read-only environment without the lock file.
+        if readOnly && !lockless {
+            var fs = statvfs()
+            if statvfs(path, &fs) == 0, fs.f_flag & UInt(ST_RDONLY) != 0 { lockless = true }
         }
         handle = env
         self.path = path
@@ -62,6 +75,22 @@ final class Environment: @unchecked Sendable {
         mdb_env_stat(env, &stat)
         pageSize = Int(stat.ms_psize)
         mapBase = Environment.findMapBase(env)
+    }
+
+    /// The process that has the environment in `path` open, if any: every process with it open holds a shared
+    /// `fcntl` lock on byte 0 of `lock.mdb` (liblmdb's `mdb_env_setup_locks`), which `F_GETLK` reports even through
+    /// a descriptor opened read-only. Nil when there is no lock file or nobody holds the lock.
+    private static func lockHolder(_ path: String) -> pid_t? {
+        let fd = Glibc.open(path + "/lock.mdb", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var lock = Glibc.flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 0
+        lock.l_len = 1
+        guard fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK) else { return nil }
+        return lock.l_pid
     }
 
     /// `mdb_env_create` … `mdb_env_open` and `mdb_reader_check`; the handle is closed again when any of them fails.
