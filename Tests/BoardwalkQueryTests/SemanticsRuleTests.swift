@@ -213,6 +213,16 @@ private func bothSources(_ text: String, _ events: [Event]) throws -> ResultTabl
     #expect(table.column("bucket") == [-0.3, 0.3, 0.6, 0.7, 2.3].map { Value.number($0) })
     #expect(HistogramBucket.start(of: 0.29999999999, step: 0.1) == 0.2)
     #expect(HistogramBucket.start(of: 7.999999, step: 2) == 6)
+    // Near a bucket's edge by less than the tolerance only when the value has more digits than a Double holds
+    // (review, session 7: a relative 4·10⁻¹⁵ put these in the bucket above).
+    #expect(HistogramBucket.start(of: 300_000_000_000_000.7, step: 1) == 300_000_000_000_000)
+    #expect(HistogramBucket.start(of: 0.999999999999997, step: 0.1) == 0.9)
+    // A step of more than 15 decimals: the start is k · step, at or below the value.
+    let fine = try #require(HistogramBucket.start(of: 0.3, step: 0.0000000000000044))
+    #expect(fine <= 0.3 && fine > 0.3 - 0.0000000000000044 * 2)
+    // No bucket for what is not finite, nor for a quotient that overflows.
+    #expect(HistogramBucket.start(of: .infinity, step: 1) == nil)
+    #expect(HistogramBucket.start(of: 1e308, step: 1e-300) == nil)
 }
 
 @Test func rule11_nothingChosenAndNumbersThatAreNotFiniteAreAbsent() throws {

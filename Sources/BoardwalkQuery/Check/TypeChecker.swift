@@ -185,7 +185,8 @@ struct TypeChecker {
                 switch step.kind {
                 case .literal(.duration(let d)) where type == .duration && d > 0: width = Double(d)
                 case .literal(.integer(let n)) where type != .duration && n > 0: width = Double(n)
-                case .literal(.decimal(let n)) where type != .duration && n > 0: width = n
+                // At least the smallest normal Double and finite: a subnormal step overflowed bucket numbers.
+                case .literal(.decimal(let n)) where type != .duration && n >= .leastNormalMagnitude && n.isFinite: width = n
                 default:
                     throw fail("`step` must be a positive \(type == .duration ? "duration" : "number") literal", step.range)
                 }

@@ -256,8 +256,8 @@ struct ClickHouseTranslator {
             // Decimal buckets as `HistogramBucket` computes them: a quotient this close to an integer is that
             // integer, and the start is rounded to the step's decimal digits.
             let q = "(\(x) / \(w))"
-            let k = "if(abs(\(q) - round(\(q))) <= \(HistogramBucket.tolerance) * greatest(abs(round(\(q))), 1), round(\(q)), floor(\(q)))"
-            let digits = HistogramBucket.decimalDigits(of: step)
+            let k = "if(abs(\(q) - round(\(q))) <= \(HistogramBucket.tolerance) * abs(\(q)), round(\(q)), floor(\(q)))"
+            let digits = HistogramBucket.decimalDigits(of: step) ?? 0
             let bucket = digits == 0 ? "\(k) * \(w)" : "round(\(k) * \(w), \(digits))"
             let source = finishSource(expressions)
             let type: QueryType = value.type == .duration ? .duration : .number

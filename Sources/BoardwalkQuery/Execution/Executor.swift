@@ -320,8 +320,8 @@ private struct Sink {
         case .histogram(let value, let step):
             // A censored dwell has no value and no bucket: it is counted beside them (rule 7).
             if censored { histogramCensored += weight }
-            guard let x = value.bound.evaluate(now: now, leaf).numeric, x.isFinite else { return }
-            let bucket = HistogramBucket.start(of: x, step: step)
+            guard let x = value.bound.evaluate(now: now, leaf).numeric, let bucket = HistogramBucket.start(of: x, step: step)
+            else { return }
             let key: Value = value.type == .duration ? .duration(bucket) : .number(bucket)
             counts[[key], default: 0] += weight
         case .stats(let aggregates, let by, _):
