@@ -70,23 +70,22 @@ struct TypeChecker {
         // 3. Table stages.
         for stage in stages {
             let scope = Scope.table(columns)
+            // The result column an expression of `sort` or `select` names; anything else is refused, a call that
+            // names no column (`answer("goal")` while listing sessions) too, rather than saying what the function
+            // would need elsewhere.
+            func columnIndex(_ expr: Expr, _ what: String) throws(QueryError) -> Int {
+                let notAColumn = fail("\(what) takes column names", expr.range,
+                                      label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+                if case .call = expr.kind, !columns.contains(where: { $0.name == compactText(expr.range) }) { throw notAColumn }
+                guard case .column(let index) = try expression(expr, scope).0 else { throw notAColumn }
+                return index
+            }
             switch stage.kind {
             case .where(let expr):
                 checked.tableStages.append(.where(try predicate(expr, scope, what: "`where`")))
             case .sort(let keys):
                 var sorted: [(column: Int, descending: Bool)] = []
-                for key in keys {
-                    let notAColumn = fail("`sort` takes column names", key.expr.range,
-                                          label: "columns: \(columns.map(\.name).joined(separator: ", "))")
-                    // A call that names no column (`answer("goal")` while listing sessions) is not one: say so
-                    // rather than what the function would need elsewhere.
-                    if case .call = key.expr.kind, !columns.contains(where: { $0.name == compactText(key.expr.range) }) {
-                        throw notAColumn
-                    }
-                    let (bound, _) = try expression(key.expr, scope)
-                    guard case .column(let index) = bound else { throw notAColumn }
-                    sorted.append((index, key.descending))
-                }
+                for key in keys { sorted.append((try columnIndex(key.expr, "`sort`"), key.descending)) }
                 checked.tableStages.append(.sort(sorted))
             case .limit(let n):
                 checked.tableStages.append(.limit(n))
@@ -94,13 +93,7 @@ struct TypeChecker {
                 var indexes: [Int] = []
                 var selected: [(name: String, type: QueryType)] = []
                 for item in items {
-                    let notAColumn = fail("`select` after a reduction takes column names", item.expr.range,
-                                          label: "columns: \(columns.map(\.name).joined(separator: ", "))")
-                    if case .call = item.expr.kind, !columns.contains(where: { $0.name == compactText(item.expr.range) }) {
-                        throw notAColumn
-                    }
-                    let (bound, _) = try expression(item.expr, scope)
-                    guard case .column(let index) = bound else { throw notAColumn }
+                    let index = try columnIndex(item.expr, "`select` after a reduction")
                     indexes.append(index)
                     selected.append((item.column, columns[index].type))
                 }
