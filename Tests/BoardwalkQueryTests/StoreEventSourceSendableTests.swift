@@ -8,10 +8,8 @@ import Testing
 /// task group below did not compile in Swift 6 mode, though the source holds only the `Sendable` store).
 @Suite struct StoreEventSourceSendableTests {
     @Test func oneSourceServesConcurrentTasks() async throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("boardwalk-query-tests")
-        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
-        var template = Array(base.appendingPathComponent("t-XXXXXX").path.utf8CString)
-        let dir = String(cString: template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }!)
+        // Not `withTemporaryStore`: its closure cannot await the task group.
+        let dir = try temporaryStoreDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }

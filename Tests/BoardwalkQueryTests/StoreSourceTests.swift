@@ -4,12 +4,17 @@ import Foundation
 import Testing
 @testable import BoardwalkQuery
 
-/// A fresh store in its own temporary directory (tests run in parallel; LMDB forbids opening one env twice).
-func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
+/// A new, empty temporary directory of its own (`mkdtemp`), for one test's store.
+func temporaryStoreDirectory() throws -> String {
     let base = FileManager.default.temporaryDirectory.appendingPathComponent("boardwalk-query-tests")
     try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
     var template = Array(base.appendingPathComponent("t-XXXXXX").path.utf8CString)
-    let directory = String(cString: template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }!)
+    return String(cString: template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }!)
+}
+
+/// A fresh store in its own temporary directory (tests run in parallel; LMDB forbids opening one env twice).
+func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
+    let directory = try temporaryStoreDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let store = try Store.open(at: directory, options: .init(durability: .noSync))
     defer { store.close() }

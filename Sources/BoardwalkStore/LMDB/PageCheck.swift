@@ -65,8 +65,11 @@ private struct PageWalk {
     var buffer: UnsafeMutableRawBufferPointer
     /// The named databases found in the main database's leaves.
     var named: [TreeRecord] = []
-    /// The tree being walked compares its keys as native unsigned integers (`MDB_INTEGERKEY`).
+    /// The tree being walked compares its keys as native unsigned integers (`MDB_INTEGERKEY`): the free database.
     var integerKeys = false
+    /// The pages the free database's leaves list inline, and its lists on overflow runs (first page, bytes).
+    var freePages: [UInt64] = []
+    var freeListRuns: [(first: UInt64, size: Int)] = []
 
     init(fd: Int32, pageSize: Int, lastPage: UInt64, limit: Int) {
         self.fd = fd
@@ -199,12 +202,16 @@ private struct PageWalk {
                     report("\(what): page \(page), node \(i): \(dataSize) bytes of data run past the page")
                     return
                 }
+                // The free database's values are lists of free pages: kept to mark once every tree is walked.
+                if integerKeys { freePages += Self.pageList(UnsafeRawBufferPointer(rebasing: buffer[dataAt..<(dataAt + dataSize)])) }
             case 0x01:  // F_BIGDATA: the data is on overflow pages
                 guard dataAt + 8 <= pageSize else {
                     report("\(what): page \(page), node \(i): its overflow page number runs past the page")
                     return
                 }
-                next.append(.overflow(buffer.loadUnaligned(fromByteOffset: dataAt, as: UInt64.self), size: dataSize))
+                let first = buffer.loadUnaligned(fromByteOffset: dataAt, as: UInt64.self)
+                next.append(.overflow(first, size: dataSize))
+                if integerKeys { freeListRuns.append((first, dataSize)) }
             case 0x02 where isMain:  // F_SUBDATA: a named database's record
                 guard dataSize == 48, dataAt + 48 <= pageSize else {
                     report("\(what): page \(page), node \(i): a database record of \(dataSize) bytes")
@@ -259,48 +266,20 @@ private struct PageWalk {
         counts.overflow += pages
     }
 
-    /// The pages listed in the free database's records (each a count, then that many page numbers).
-    mutating func freeList(_ tree: TreeRecord) {
-        guard tree.root != UInt64.max, tree.depth >= 1, tree.depth <= 32 else { return }
-        // Leaves only: re-walk to collect the data of each leaf entry.
-        collectFree(tree.root, level: 1, depth: tree.depth)
-    }
-
-    private mutating func collectFree(_ page: UInt64, level: Int, depth: Int) {
-        if full { return }
-        guard read(page, "free pages") else { return }
-        let lower = Int(buffer.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
-        var lists: [[UInt64]] = []
-        var children: [UInt64] = []
-        for i in 0..<(lower - 16) / 2 {
-            let at = Int(buffer.loadUnaligned(fromByteOffset: 16 + 2 * i, as: UInt16.self))
-            let lo = UInt64(buffer.loadUnaligned(fromByteOffset: at, as: UInt16.self))
-            let hi = UInt64(buffer.loadUnaligned(fromByteOffset: at + 2, as: UInt16.self))
-            let nodeFlags = buffer.loadUnaligned(fromByteOffset: at + 4, as: UInt16.self)
-            let keySize = Int(buffer.loadUnaligned(fromByteOffset: at + 6, as: UInt16.self))
-            if level < depth {
-                children.append(lo | hi << 16 | UInt64(nodeFlags) << 32)
-                continue
-            }
-            let dataSize = Int(lo | hi << 16)
-            if nodeFlags == 0x01 {
-                // A long list lives on overflow pages (already checked by the walk): read it whole.
-                let first = buffer.loadUnaligned(fromByteOffset: at + 8 + keySize, as: UInt64.self)
-                var bytes = [UInt8](repeating: 0, count: dataSize)
-                let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, dataSize, off_t(first) * off_t(pageSize) + 16) }
-                guard n == dataSize else { report("free pages: the list on page \(first) cannot be read"); return }
-                lists.append(bytes.withUnsafeBytes { Self.pageList($0) })
-            } else {
-                lists.append(Self.pageList(UnsafeRawBufferPointer(rebasing: buffer[(at + 8 + keySize)..<(at + 8 + keySize + dataSize)])))
-            }
+    /// Marks the pages the free database lists (``freePages``, and the lists on the overflow runs of
+    /// ``freeListRuns``, read whole now that the walk has checked the runs): each must be in the file and in no tree.
+    mutating func markFree() {
+        var pages = freePages
+        for (first, size) in freeListRuns {
+            var bytes = [UInt8](repeating: 0, count: size)
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, size, off_t(first) * off_t(pageSize) + 16) }
+            guard n == size else { report("free pages: the list on page \(first) cannot be read"); return }
+            pages += bytes.withUnsafeBytes { Self.pageList($0) }
         }
-        for list in lists {
-            for p in list {
-                guard p >= 2, p <= lastPage else { report("free pages: page \(p) is outside pages 2…\(lastPage)"); return }
-                guard mark(p, "listed free") else { return }
-            }
+        for p in pages {
+            guard p >= 2, p <= lastPage else { report("free pages: page \(p) is outside pages 2…\(lastPage)"); return }
+            guard mark(p, "listed free") else { return }
         }
-        for child in children { collectFree(child, level: level + 1, depth: depth) }
     }
 
     /// A free list: a count, then that many page numbers (8 bytes each).
@@ -376,7 +355,7 @@ extension Transaction {
         walk.walk(free, isMain: false, isFree: true)
         walk.walk(main, isMain: true)
         for tree in walk.named where !walk.full { walk.walk(tree, isMain: false) }
-        if walk.problems.isEmpty { walk.freeList(free) }
+        if walk.problems.isEmpty { walk.markFree() }
         if walk.problems.isEmpty {
             var missing: [UInt64] = []
             var page: UInt64 = 2
