@@ -506,6 +506,26 @@ private struct CancellationTicker {
     }
 }
 
+/// Whether a lean scan folds outcomes (``FoldNeeds/leanOutcomes``), as a type: a scan loop generic over it is
+/// specialized for each, with the record's extent a constant. One loop with the extent a variable stored the fields
+/// of both extents to memory for every event: callgrind, a screen funnel, 9 % more instructions on one onboarding
+/// and 10 % on the whole store.
+private protocol LeanExtent {
+    static var outcomes: Bool { get }
+}
+
+extension LeanExtent {
+    static var extent: RecordFields.Extent { outcomes ? .all : .session }
+}
+
+private enum WithOutcomes: LeanExtent {
+    static var outcomes: Bool { true }
+}
+
+private enum WithoutOutcomes: LeanExtent {
+    static var outcomes: Bool { false }
+}
+
 /// The state of a whole-store session fold: sessions by id, their folds in first-seen order.
 private struct WholeStoreScan {
     var table: SessionSlots
@@ -528,20 +548,10 @@ private struct WholeStoreScan {
     /// only up to each record's session. Records come a block at a time, so the loop over them is inlined here.
     mutating func scan(_ snapshot: Snapshot, onboarding: StringID?, strings: StringCache, needs: FoldNeeds) throws {
         if let lean {
-            let extent: RecordFields.Extent = lean.outcomes ? .all : .session
-            try snapshot.forEachRun(onboarding: onboarding) { run in
-                while let record = try run.next() {
-                    let fields = try record.fields(extent)
-                    guard let session = fields.session else { continue }
-                    try ticker.tick()
-                    let slot = slot(session)
-                    try lean.add(slot: slot, fields, seq: record.seq)
-                    if lean.outcomes {
-                        lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName,
-                                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
-                    }
-                }
-                return true
+            if lean.outcomes {
+                try scanLean(snapshot, onboarding: onboarding, lean, WithOutcomes.self, strings: strings)
+            } else {
+                try scanLean(snapshot, onboarding: onboarding, lean, WithoutOutcomes.self, strings: strings)
             }
         } else {
             try snapshot.forEachRun(onboarding: onboarding) { run in
@@ -556,6 +566,25 @@ private struct WholeStoreScan {
                 }
                 return needs.stepTests?.overBudget != true
             }
+        }
+    }
+
+    /// The lean loop of ``scan(_:onboarding:strings:needs:)``, specialized for `Outcomes`.
+    private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID?, _ lean: LeanFolds,
+                                                         _: Outcomes.Type, strings: StringCache) throws {
+        try snapshot.forEachRun(onboarding: onboarding) { run in
+            while let record = try run.next() {
+                let fields = try record.fields(Outcomes.extent)
+                guard let session = fields.session else { continue }
+                try ticker.tick()
+                let slot = slot(session)
+                try lean.add(slot: slot, fields, seq: record.seq)
+                if Outcomes.outcomes {
+                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName,
+                                    at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
+                }
+            }
+            return true
         }
     }
 
@@ -594,27 +623,36 @@ private struct ScopeScan {
         ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
 
+    /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.
+    private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?,
+                                                         _ lean: LeanFolds, _: Outcomes.Type, strings: StringCache) throws {
+        try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
+            while let record = try run.next() {
+                let fields = try record.fields(Outcomes.extent)
+                guard let session = fields.session, let slot = table.existingSlot(session) else { continue }
+                met?.meet(slot, seq: record.seq)
+                guard !lean.base[slot].excluded else { continue }
+                try ticker.tick()
+                try lean.add(slot: slot, fields, seq: record.seq)
+                if Outcomes.outcomes {
+                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName,
+                                    at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
+                }
+            }
+            return true
+        }
+    }
+
     /// Folds the events of one onboarding (``RecordFormat/noOnboarding``: the events without a position) into
     /// the scope's sessions. The loop is chosen once: a lean fold reads only up to each record's session.
     /// Records come a block at a time, so the loop over them is inlined here.
     mutating func scan(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, strings: StringCache,
                        needs: FoldNeeds) throws {
         if let lean {
-            let extent: RecordFields.Extent = lean.outcomes ? .all : .session
-            try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
-                while let record = try run.next() {
-                    let fields = try record.fields(extent)
-                    guard let session = fields.session, let slot = table.existingSlot(session) else { continue }
-                    met?.meet(slot, seq: record.seq)
-                    guard !lean.base[slot].excluded else { continue }
-                    try ticker.tick()
-                    try lean.add(slot: slot, fields, seq: record.seq)
-                    if lean.outcomes {
-                        lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName,
-                                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
-                    }
-                }
-                return true
+            if lean.outcomes {
+                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, strings: strings)
+            } else {
+                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, strings: strings)
             }
         } else {
             try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
