@@ -462,6 +462,7 @@ private struct Sink {
         screenCount = max(screenCount, sessionSteps)
         guard let furthest = summary.furthestScreen else { return }
         let started = summary.started.microseconds
+        let reachTimes = summary.reachTimes  // one access to the class's property, not one per step
         if !screenFunnelHasBy {
             var group = plainScreenFunnel ?? ([], [])
             plainScreenFunnel = nil  // moved out, so that the arrays below stay uniquely referenced
@@ -469,9 +470,14 @@ private struct Sink {
                 group.reached.append(0)
                 group.times.append([])
             }
-            for i in 0...furthest {
-                group.reached[i] += 1
-                group.times[i].append(elapsed(from: started, to: summary.reachTimes[i]))
+            // Through the arrays' memory: subscripts of nested arrays checked the outer one's uniqueness per step.
+            group.reached.withUnsafeMutableBufferPointer { reached in
+                group.times.withUnsafeMutableBufferPointer { times in
+                    for i in 0...furthest {
+                        reached[i] += 1
+                        times[i].append(elapsed(from: started, to: reachTimes[i]))
+                    }
+                }
             }
             plainScreenFunnel = group
             return
@@ -492,7 +498,7 @@ private struct Sink {
             }
             for i in 0...furthest {
                 screenFunnel.values[entry].reached[i] += 1
-                screenFunnel.values[entry].times[i].append(elapsed(from: started, to: summary.reachTimes[i]))
+                screenFunnel.values[entry].times[i].append(elapsed(from: started, to: reachTimes[i]))
             }
         }
     }

@@ -226,12 +226,18 @@ final class LeanFolds {
         if reachTimes, f.furthest >= 0 {
             let pool = self.pool
             s.reachTimes = SessionFold.reachTimes(furthest: Int(f.furthest), buffer: &reachBuffer) { earliest in
-                // Every screen of the chain is at most `furthest`; each appears once.
-                if f.headScreen >= 0 { earliest[Int(f.headScreen)] = min(earliest[Int(f.headScreen)], f.headTime) }
+                // Every screen of the chain is at most `furthest` (checked all the same: `earliest` is raw memory);
+                // each appears once.
+                let furthest = f.furthest
+                if f.headScreen >= 0 && f.headScreen <= furthest {
+                    earliest[Int(f.headScreen)] = min(earliest[Int(f.headScreen)], f.headTime)
+                }
                 var i = f.headPrevious
                 while i >= 0 {
                     let entry = pool[Int(i)]
-                    earliest[Int(entry.screen)] = min(earliest[Int(entry.screen)], entry.time)
+                    if entry.screen >= 0 && entry.screen <= furthest {
+                        earliest[Int(entry.screen)] = min(earliest[Int(entry.screen)], entry.time)
+                    }
                     i = entry.previous
                 }
             }

@@ -349,7 +349,8 @@ extension StoreEventSource {
                 ids.append(session)
             }
         }
-        let table = slots
+        // Placed in id order: the scan's lookups then sweep the table (see `SessionSlots.init(ordered:)`).
+        let table = SessionSlots(ordered: ids)
         let slotsInScope = table.count
         // Sessions with events outside their onboarding's range (or in two onboardings of the scope) are read
         // whole through the session index instead.
