@@ -24,3 +24,28 @@ import Testing
     #expect(compared == 3000)
     #expect(Percentile.of([], 0.5) == nil)
 }
+
+/// The radix selection's edges: negative numbers, extremes of the double range, values that differ only in their
+/// lowest bits, and many copies of one value around the rank.
+@Test func percentileBySelectionAtTheEdgesOfTheKeyOrder() {
+    var rng = SplitMix64(seed: 0x5E1EC7)
+    let quantiles = [0, 0.3, 0.5, 0.7, 1]
+    let pools: [[Double]] = [
+        [-5e300, -1, -Double.leastNonzeroMagnitude, 0, Double.leastNonzeroMagnitude, 1, 5e300, .greatestFiniteMagnitude,
+         -.greatestFiniteMagnitude],
+        (0..<8).map { 1.0 + Double($0) * Double.ulpOfOne },  // the same but for the last bits
+        [-2.5, -2.5, -2.5, 7, 7],
+        [1e6, 1e6 + 1, 1e6 + 2, 3e7, 9e7],  // microseconds, as the funnel's median times are
+    ]
+    for pool in pools {
+        for _ in 0..<40 {
+            let n = Int.random(in: 32...300, using: &rng)
+            let values = (0..<n).map { _ in pool[Int.random(in: 0..<pool.count, using: &rng)] }
+            for q in quantiles {
+                #expect(Percentile.of(values, q) == Percentile.ofSorted(values.sorted(), q), "pool \(pool), n \(n), q \(q)")
+            }
+        }
+    }
+    // Every key decodes to its number.
+    for x in pools.joined() { #expect(Percentile.double(fromKey: Percentile.orderedKey(x)) == x) }
+}

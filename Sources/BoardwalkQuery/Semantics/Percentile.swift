@@ -13,8 +13,10 @@ enum Percentile {
     }
 
     /// The `q`-quantile of unsorted values: the same number ``ofSorted(_:_:)`` gives on the sorted values,
-    /// found by selection (the two closest ranks) instead of a full sort.
-    /// - Complexity: O(n) expected.
+    /// found by selection (the two closest ranks) instead of a full sort: a radix selection over the values' bit
+    /// patterns, which has no data-dependent branch per value (a quickselect's comparisons are mispredicted about
+    /// once per value visited: 6 % of a median onboarding's screen funnel in `perf`, for 16 medians of 8 500 values).
+    /// - Complexity: O(n) (at most eight passes over a shrinking set, then one over the values).
     static func of(_ values: [Double], _ q: Double) -> Double? {
         guard !values.isEmpty else { return nil }
         // Small inputs sort as fast; NaN has no rank and -0 equals 0, so either would make "the value at
@@ -22,45 +24,76 @@ enum Percentile {
         if values.count < 32 || values.contains(where: { $0.isNaN || ($0 == 0 && $0.sign == .minus) }) {
             return ofSorted(values.sorted(), q)
         }
-        var copy = values
-        let n = copy.count
+        let n = values.count
         let h = Double(n - 1) * q
         let lower = Int(h.rounded(.down))
         let fraction = h - Double(lower)
-        return copy.withUnsafeMutableBufferPointer { b -> Double in
-            select(b, lower)
-            // After selection every element right of `lower` is >= it: the next rank is their minimum.
-            var next = b[lower]
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: n) { keys -> Double in
+            for i in 0..<n { keys[i] = orderedKey(values[i]) }
+            let key = select(keys, rank: lower)
+            var next = key
             if lower + 1 < n {
-                next = b[lower + 1]
-                for i in (lower + 2)..<n where b[i] < next { next = b[i] }
+                // The next rank: the same value when it fills ranks past `lower`, else the smallest one above it.
+                var atMost = 0
+                var above = UInt64.max
+                for value in values {
+                    let k = orderedKey(value)
+                    atMost &+= k <= key ? 1 : 0
+                    above = min(above, k > key ? k : .max)
+                }
+                next = atMost > lower + 1 ? key : above
             }
-            return b[lower] + fraction * (next - b[lower])
+            let low = double(fromKey: key)
+            return low + fraction * (double(fromKey: next) - low)
         }
     }
 
-    /// Reorders `a` so that `a[k]` is the element of rank `k`, everything before it `<=` and after it `>=`
-    /// (Hoare partitioning around a median of three; duplicates split evenly).
-    static func select(_ a: UnsafeMutableBufferPointer<Double>, _ k: Int) {
-        var lo = 0, hi = a.count - 1
-        while hi > lo {
-            let mid = lo + (hi - lo) / 2
-            if a[mid] < a[lo] { a.swapAt(mid, lo) }
-            if a[hi] < a[lo] { a.swapAt(hi, lo) }
-            if a[hi] < a[mid] { a.swapAt(hi, mid) }
-            let pivot = a[mid]
-            var i = lo, j = hi
-            while i <= j {
-                while a[i] < pivot { i += 1 }
-                while pivot < a[j] { j -= 1 }
-                if i <= j {
-                    a.swapAt(i, j)
-                    i += 1
-                    j -= 1
+    /// A key whose unsigned order is the order of the numbers (for numbers that are not NaN nor -0): the sign
+    /// bit flipped for positive numbers, every bit for negative ones.
+    @inline(__always)
+    static func orderedKey(_ x: Double) -> UInt64 {
+        let bits = x.bitPattern
+        return bits & (1 << 63) == 0 ? bits | (1 << 63) : ~bits
+    }
+
+    @inline(__always)
+    static func double(fromKey key: UInt64) -> Double {
+        Double(bitPattern: key & (1 << 63) != 0 ? key & ~(1 << 63) : ~key)
+    }
+
+    /// The key of rank `rank` (0-based) among `keys`, which it reorders: a most-significant-digit radix selection,
+    /// eight bits at a time from the highest bit where the keys differ, keeping only the keys of the digit that
+    /// holds the rank.
+    static func select(_ keys: UnsafeMutableBufferPointer<UInt64>, rank: Int) -> UInt64 {
+        var count = keys.count
+        var rank = rank
+        // Bits above the highest one where two keys differ are the same in all: start below them.
+        var differ: UInt64 = 0
+        for i in 0..<count { differ |= keys[i] ^ keys[0] }
+        if differ == 0 { return keys[0] }
+        var shift = max(0, 64 - differ.leadingZeroBitCount - 8)
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 256) { counts -> UInt64 in
+            while true {
+                counts.initialize(repeating: 0)
+                for i in 0..<count { counts[Int(truncatingIfNeeded: (keys[i] >> UInt64(shift)) & 0xFF)] += 1 }
+                var digit = 0
+                while rank >= counts[digit] {
+                    rank -= counts[digit]
+                    digit += 1
                 }
+                if counts[digit] != count {
+                    // Keep the keys of `digit`, in place: every key is written, the position advances only for them.
+                    var kept = 0
+                    for i in 0..<count {
+                        let k = keys[i]
+                        keys[kept] = k
+                        kept &+= Int(truncatingIfNeeded: (k >> UInt64(shift)) & 0xFF) == digit ? 1 : 0
+                    }
+                    count = kept
+                }
+                if count == 1 || shift == 0 { return keys[0] }  // one key left, or all the left ones are equal
+                shift = max(0, shift - 8)
             }
-            // [lo, j] <= pivot, [i, hi] >= pivot, and everything between equals the pivot.
-            if k <= j { hi = j } else if k >= i { lo = i } else { return }
         }
     }
 }
