@@ -28,9 +28,11 @@ private struct LeanEvent: FoldFields {
 /// a layout of its own (a screen-time chain per session in a shared pool): fold the same events, in arbitrary
 /// orders, into both and compare every field a lean fold gives. The orders include screens going back (a
 /// session in several onboardings, or events arriving late), equal times broken by seq, events without a
-/// screen, and a pool small enough to grow many times.
-@Test func leanFoldsKeepWhatSessionFoldsKeep() throws {
-    var rng = SplitMix64(seed: 0x1EA7)
+/// screen, and a pool small enough to grow many times; and screen times kept in rows, for some screens (the
+/// others in chains) or all of them.
+@Test(arguments: [0, 5, 12])
+func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
+    var rng = SplitMix64(seed: 0x1EA7 &+ UInt64(rowScreens))
     var needs = FoldNeeds()
     needs.reachTimes = true
     needs.onboarding = false
@@ -40,7 +42,7 @@ private struct LeanEvent: FoldFields {
             for round in 0..<200 {
                 let sessions = Int.random(in: 1...6, using: &rng)
                 // `events: 1`: the pool starts at its minimum and grows.
-                let lean = LeanFolds(capacity: sessions, events: 1, reachTimes: true, outcomes: true)
+                let lean = LeanFolds(capacity: sessions, events: 1, reachTimes: true, outcomes: true, rowScreens: rowScreens)
                 var folds = [SessionFold](repeating: SessionFold(), count: sessions)
                 for _ in 0..<sessions { _ = lean.append() }
                 var events: [(slot: Int, event: LeanEvent)] = []
@@ -93,6 +95,33 @@ private struct LeanEvent: FoldFields {
                     #expect([a.completed, a.paywall, a.closed, a.emailCollected] == [b.completed, b.paywall, b.closed, b.emailCollected],
                             "\(context)")
                 }
+            }
+        }
+    }
+}
+
+/// Rows of screen times grow with the sessions (from room for 64) and keep every session's times.
+@Test func leanFoldsRowsGrowWithTheSessions() throws {
+    var needs = FoldNeeds()
+    needs.reachTimes = true
+    try withTemporaryStore { store in
+        try store.read { snapshot in
+            let strings = StringCache(snapshot)
+            let lean = LeanFolds(capacity: 1, events: 1, reachTimes: true, rowScreens: 3)
+            var buffer: [Int64] = []
+            for slot in 0..<300 {
+                #expect(lean.append() == slot)
+                // Screen 2 before screen 0 and 1, and a screen past the rows (in the chain).
+                for (screen, second) in [(2, 5), (0, 9), (1, 7), (4, 8)] {
+                    try lean.add(slot: slot, time: Int64(slot * 100 + second) * 1_000_000, seq: UInt64(slot * 10 + screen),
+                                 screen: screen, onboarding: 1, totalScreens: 5)
+                }
+            }
+            for slot in [0, 63, 64, 65, 127, 128, 299] {
+                let summary = lean.summary(slot: slot, name: "s", strings: strings, needs: needs, reachBuffer: &buffer)
+                // Reach time i: the earliest event at a screen ≥ i.
+                let t = { (second: Int) in Int64(slot * 100 + second) * 1_000_000 }
+                #expect(summary.reachTimes == [t(5), t(5), t(5), t(8), t(8)], "slot \(slot)")
             }
         }
     }

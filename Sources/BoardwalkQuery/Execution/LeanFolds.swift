@@ -52,6 +52,13 @@ struct LeanFold {
 /// Memory: 136 bytes per session plus 16 bytes per (session, screen) pair beyond each session's newest.
 /// The pool's links are 32-bit: a fold with more than 2³¹ − 1 such pairs (several billion events) throws
 /// rather than trap.
+///
+/// **Rows of screen times.** When the scope's screens are few (``init(capacity:events:reachTimes:outcomes:rowScreens:)``),
+/// each session's earliest times at screens `0..<rowScreens` are kept in a row of its own instead, `rowScreens`
+/// times per session in slot order, and only screens past them go to the chains. A scan meets a screen's
+/// sessions in time order, which is about slot order, so it writes the rows in a sweep; and a session's
+/// summary reads one row instead of walking a chain scattered over the pool (perf, a median onboarding's screen
+/// funnel: the chains' walk was 3 % of the query, and missed the cache at every entry).
 final class LeanFolds {
     /// One older screen time of a chain.
     struct ScreenTime {
@@ -71,6 +78,11 @@ final class LeanFolds {
     let reachTimes: Bool
     /// Whether the folds keep kinds, names and outcomes (``FoldNeeds/leanOutcomes``).
     let outcomes: Bool
+    /// Screens `0..<rowScreens` have their times in ``rows`` (0: none do).
+    let rowScreens: Int
+    /// `rowScreens` earliest times per session, by slot (`Int64.max`: none yet), for `rowCapacity` sessions.
+    @exclusivity(unchecked) private var rows: UnsafeMutablePointer<Int64>
+    @exclusivity(unchecked) private var rowCapacity: Int
 
     /// - Parameters:
     ///   - capacity: the number of sessions expected (the storage grows past it).
@@ -80,20 +92,48 @@ final class LeanFolds {
     ///     median onboarding's page faults).
     ///   - reachTimes: whether to keep each session's screen times (``FoldNeeds/reachTimes``).
     ///   - outcomes: whether to keep kinds, names and outcomes (``FoldNeeds/leanOutcomes``).
-    init(capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false) {
+    ///   - rowScreens: with `reachTimes`, the screens whose times are kept in rows (see the type's discussion); 0
+    ///     for none. Rows take 8 bytes per screen and session, whatever the session reached.
+    init(capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false, rowScreens: Int = 0) {
         folds = SlotStorage(capacity: capacity)
         self.reachTimes = reachTimes
         self.outcomes = outcomes
         poolCapacity = reachTimes ? min(max(events, 256), 1 << 26) : 0
         pool = .allocate(capacity: max(poolCapacity, 1))
+        self.rowScreens = reachTimes ? max(rowScreens, 0) : 0
+        rowCapacity = self.rowScreens > 0 ? max(capacity, 64) : 0
+        rows = .allocate(capacity: max(rowCapacity * self.rowScreens, 1))
+    }
+
+    /// How many screens a fold of `sessions` sessions and `events` events over onboardings of up to `screens`
+    /// screens (their largest `total_screens`) keeps in rows: all of them when there are at most 64 and the rows
+    /// take no more entries than the events (the pool is reserved for as many); else none.
+    static func rowScreens(screens: Int, sessions: Int, events: Int) -> Int {
+        guard screens > 0, screens <= 64, sessions.multipliedReportingOverflow(by: screens).partialValue <= max(events, 4096)
+        else { return 0 }
+        return screens
     }
 
     deinit {
-        pool.deallocate()  // a trivial type: nothing to deinitialize
+        pool.deallocate()  // trivial types: nothing to deinitialize
+        rows.deallocate()
     }
 
     /// Appends an empty fold and returns its slot.
-    func append() -> Int { folds.append(LeanFold()) }
+    func append() -> Int {
+        let slot = folds.append(LeanFold())
+        if rowScreens > 0 {
+            if slot == rowCapacity {
+                let bigger = UnsafeMutablePointer<Int64>.allocate(capacity: rowCapacity * 2 * rowScreens)
+                bigger.moveInitialize(from: rows, count: rowCapacity * rowScreens)
+                rows.deallocate()
+                rows = bigger
+                rowCapacity *= 2
+            }
+            (rows + slot * rowScreens).initialize(repeating: .max, count: rowScreens)
+        }
+        return slot
+    }
 
     /// Folds one event's time, seq, screen, onboarding and total screens into the session at `slot`, as
     /// ``SessionFold/add(_:seq:full:strings:needs:)`` folds those fields: in any order, each "first" and "last"
@@ -121,11 +161,20 @@ final class LeanFolds {
         if f.pointee.lastScreenAt < at { f.pointee.lastScreenAt = at; f.pointee.lastScreen = s }
         if let totalScreens, totalScreens > f.pointee.totalScreens { f.pointee.totalScreens = totalScreens }
         if s > f.pointee.furthest { f.pointee.furthest = s }
-        if reachTimes { try noteScreen(f, s, time) }
+        if reachTimes {
+            if s < rowScreens {
+                let row = rows + slot * rowScreens + Int(s)
+                if time < row.pointee { row.pointee = time }
+            } else {
+                try noteScreen(f, s, time)
+            }
+        }
     }
 
-    /// Keeps the earliest time of each screen of the session at `f`.
-    @inline(__always)
+    /// Keeps the earliest time of each screen of the session at `f` (in its chain). Not inlined: with rows, a
+    /// scan calls it only for screens past them, and inlined it made `add` too large to be inlined into the scan
+    /// loop (callgrind: +8 % instructions).
+    @inline(never)
     private func noteScreen(_ f: UnsafeMutablePointer<LeanFold>, _ s: Int32, _ time: Int64) throws(QueryError) {
         let head = f.pointee.headScreen
         if head == s {
@@ -225,9 +274,11 @@ final class LeanFolds {
         }
         if reachTimes, f.furthest >= 0 {
             let pool = self.pool
+            let rows = self.rows + slot * rowScreens, rowScreens = self.rowScreens
             s.reachTimes = SessionFold.reachTimes(furthest: Int(f.furthest), buffer: &reachBuffer) { earliest in
-                // Every screen of the chain is at most `furthest` (checked all the same: `earliest` is raw memory);
-                // each appears once.
+                // The row's screens, then the chain's. Every screen of the chain is at most `furthest` (checked all
+                // the same: `earliest` is raw memory); each appears once.
+                for screen in 0..<min(rowScreens, Int(f.furthest) + 1) { earliest[screen] = rows[screen] }
                 let furthest = f.furthest
                 if f.headScreen >= 0 && f.headScreen <= furthest {
                     earliest[Int(f.headScreen)] = min(earliest[Int(f.headScreen)], f.headTime)

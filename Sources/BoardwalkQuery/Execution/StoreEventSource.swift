@@ -233,7 +233,9 @@ extension StoreEventSource {
                 let expected = stats?.sessions ?? 0
                 // All the scan's mutable state in one struct, mutated through one access per event (state spread
                 // over captured variables cost a dynamic exclusivity check per event).
-                var scan = WholeStoreScan(capacity: expected, events: stats?.events ?? 0, needs: needs,
+                // Reach times in rows need the onboardings' screen counts (one short read per onboarding).
+                let screens = needs.reachTimes ? (try snapshot.onboardings()).reduce(0) { max($0, $1.maxTotalScreens) } : 0
+                var scan = WholeStoreScan(capacity: expected, events: stats?.events ?? 0, screens: screens, needs: needs,
                                           cancellation: cancellation, text: text)
                 needs.stepTests?.limit(sessions: expected, events: stats?.events ?? 0)
                 if needs.stepTests?.overBudget == true { return }  // a strict funnel of more events than the budget
@@ -377,8 +379,11 @@ extension StoreEventSource {
             if !scanUnpositioned { for slot in unpositioned { spanning[slot] = true } }
         }
         let folds = FoldStorage(capacity: needs.lean ? 0 : slotsInScope)
+        let screensInScope = all.reduce(0) { scope.contains($1.id ?? RecordFormat.noOnboarding) ? max($0, $1.maxTotalScreens) : $0 }
         let lean = needs.lean
-            ? LeanFolds(capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes) : nil
+            ? LeanFolds(capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
+                        rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope))
+            : nil
         for slot in 0..<slotsInScope {
             if let lean {
                 _ = lean.append()
@@ -537,10 +542,13 @@ private struct WholeStoreScan {
     var ids: [StringID] = []
     var ticker: CancellationTicker
 
-    init(capacity: Int, events: Int, needs: FoldNeeds, cancellation: CancellationFlag?, text: String) {
+    init(capacity: Int, events: Int, screens: Int, needs: FoldNeeds, cancellation: CancellationFlag?, text: String) {
         table = SessionSlots(capacity: capacity)
         folds = FoldStorage(capacity: needs.lean ? 0 : capacity)
-        lean = needs.lean ? LeanFolds(capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes) : nil
+        lean = needs.lean
+            ? LeanFolds(capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
+                        rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
+            : nil
         ids.reserveCapacity(capacity)
         ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
