@@ -121,7 +121,8 @@ struct Lexer {
         case .format: return "an invisible formatting character"
         case .spaceSeparator: return "a space other than U+0020; type a plain space"
         case .lineSeparator, .paragraphSeparator: return "a line break other than U+000A"
-        case .privateUse, .unassigned, .surrogate: return "a character with no visible form"
+        case .privateUse: return "a private-use character"
+        case .unassigned: return "a code point with no character assigned"
         default: return nil
         }
     }
