@@ -192,10 +192,10 @@ import Testing
           |          ^^^^^^
         """)
     #expect(diagnostic("sessions | count | count") == """
-        error: a query has one reduction, right after its `where` stages
+        error: a query has one reduction; `count` follows `count`
          --> query:1:20
         1 | sessions | count | count
-          |                    ^^^^^ `count`, `stats`, `top`, `funnel` and `histogram` cannot follow another stage
+          |                    ^^^^^ compute several aggregates in one `stats`: `stats count(), …`
         """)
     #expect(diagnostic("events |") == """
         error: expected a stage, found the end of the query

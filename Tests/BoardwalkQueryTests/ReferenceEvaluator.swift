@@ -336,8 +336,15 @@ struct ReferenceEvaluator {
                 for item in items where !seen.contains(item) { seen.append(item) }
             }
             return .integer(Int64(seen.count))
-        case .sum: return asResult(numbers.reduce(0, +))
-        case .avg: return numbers.isEmpty ? .null : asResult(numbers.reduce(0, +) / Double(numbers.count))
+        case .sum:
+            // docs/query-language.md: a sum of integers is exact and absent past 64 bits; any other number makes
+            // it a double sum, absent when not finite.
+            let integers = present.compactMap { if case .integer(let i) = $0 { Int128(i) } else { nil } }
+            if a.resultType != .duration, integers.count == numbers.count {
+                return Int64(exactly: integers.reduce(0, +)).map(Value.integer) ?? .null
+            }
+            return asResult(numbers.reduce(0, +)).finite
+        case .avg: return numbers.isEmpty ? .null : asResult(numbers.reduce(0, +) / Double(numbers.count)).finite
         case .min, .max:
             guard !present.isEmpty else { return .null }
             let sorted = present.sorted { Value.sortsBefore($0, $1) }

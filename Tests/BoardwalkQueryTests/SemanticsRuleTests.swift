@@ -164,7 +164,7 @@ import Testing
         == [[.integer(2), .integer(1), .integer(1)]])
     // No rows and no `by`: one row, zeros for counts, absent for averages and percentiles.
     #expect(try run(#"events | where name == "nothing" | stats count(), count_distinct(session), sum(screen), avg(screen), p50(screen), rate(screen > 0)"#, events).rows
-        == [[.integer(0), .integer(0), .number(0), .null, .null, .null]])
+        == [[.integer(0), .integer(0), .integer(0), .null, .null, .null]])
     #expect(try run(#"events | where name == "nothing" | count"#, events).rows == [[.integer(0)]])
     // With `by`, empty groups produce no rows.
     #expect(try run(#"events | where name == "nothing" | count by name"#, events).rows.isEmpty)

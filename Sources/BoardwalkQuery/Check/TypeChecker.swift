@@ -51,8 +51,10 @@ struct TypeChecker {
         }
         // 2. At most one reduction, or listed rows.
         var columns: [(name: String, type: QueryType)] = []
+        var reductionStage: Stage?
         if let stage = stages.first, let reduction = try reduction(stage, ast.source, rowScope, columns: &columns) {
             checked.reduction = reduction
+            reductionStage = stage
             stages = stages.dropFirst()
         } else {
             var listed: [BoundColumn]
@@ -68,7 +70,8 @@ struct TypeChecker {
         }
         checked.columns = columns.map(\.name)
         // 3. Table stages.
-        for stage in stages {
+        for index in stages.indices {
+            let stage = stages[index]
             let scope = Scope.table(columns)
             // The result column an expression of `sort` or `select` names; anything else is refused, a call that
             // names no column (`answer("goal")` while listing sessions) too, rather than saying what the function
@@ -103,8 +106,20 @@ struct TypeChecker {
             case .explain:
                 throw fail("`explain` must be the last stage", stage.keywordRange)
             case .count, .stats, .top, .funnel, .histogram:
-                throw fail("a query has one reduction, right after its `where` stages", stage.keywordRange,
-                           label: "`count`, `stats`, `top`, `funnel` and `histogram` cannot follow another stage")
+                let this = compact(stage.keywordRange)
+                guard let first = reductionStage.map({ compact($0.keywordRange) }) else {
+                    // After listed rows (`select`, `sort`, `limit`): the stage before it is named. A reduction
+                    // first in the pipeline would have been taken as the query's one, so one stage precedes it.
+                    let before = compact(ast.stages[index - 1].keywordRange)
+                    throw fail("a query has one reduction, right after its `where` stages", stage.keywordRange,
+                               label: "`\(this)` cannot follow `\(before)`")
+                }
+                // A second reduction: both are named, so it is plain which to fold into the other.
+                let counting = ["count", "stats"]
+                let label = counting.contains(this) && counting.contains(first)
+                    ? "compute several aggregates in one `stats`: `stats count(), …`"
+                    : "`count`, `stats`, `top`, `funnel` or `histogram` comes once, right after the `where` stages"
+                throw fail("a query has one reduction; `\(this)` follows `\(first)`", stage.keywordRange, label: label)
             }
         }
         checked.outputColumns = columns.map(\.name)
@@ -215,7 +230,9 @@ struct TypeChecker {
     private func funnel(_ spec: FunnelSpec) throws(QueryError) -> BoundFunnel {
         var steps: [BoundStep] = []
         for step in spec.steps {
-            if !step.text.hasPrefix("\""), !TypeChecker.eventNames.contains(step.event) {
+            if step.text.hasPrefix("\"") {
+                noteUnknownEventName(step.event, at: step.eventRange)
+            } else if !TypeChecker.eventNames.contains(step.event) {
                 let hint = Suggestions.didYouMean(step.event, in: TypeChecker.eventNames)
                 throw fail("unknown event `\(step.event)`\(hint)", step.eventRange,
                            label: "a step is an event kind or analytics name; quote other names")
@@ -232,10 +249,12 @@ struct TypeChecker {
             throw fail("`ignoring` applies to `mode strict` only", range)
         }
         // As for steps, a quoted name is any analytics name, known or not (`"navigation_failed"`).
-        for (name, range) in zip(spec.ignoring, spec.ignoringRanges)
-        where !TypeChecker.eventNames.contains(name) && !isQuoted(range) {
-            let hint = Suggestions.didYouMean(name, in: TypeChecker.eventNames)
-            throw fail("unknown event kind `\(name)`\(hint)", range, label: "an event kind or analytics name; quote other names")
+        for (name, range) in zip(spec.ignoring, spec.ignoringRanges) where !TypeChecker.eventNames.contains(name) {
+            guard isQuoted(range) else {
+                let hint = Suggestions.didYouMean(name, in: TypeChecker.eventNames)
+                throw fail("unknown event kind `\(name)`\(hint)", range, label: "an event kind or analytics name; quote other names")
+            }
+            noteUnknownEventName(name, at: range)
         }
         let by = try spec.by.map { (k) throws(QueryError) in try column(k, .step) }
         return BoundFunnel(steps: steps, within: spec.within, mode: spec.mode, ignoring: Set(spec.ignoring), by: by)
@@ -477,16 +496,24 @@ struct TypeChecker {
         }
     }
 
+    /// A note for an event name written in quotes (`name == "…"`, `did("…")`, a quoted funnel step or ignored
+    /// name) that no known event has but that is close to a known one.
+    ///
+    /// Any name may arrive (unknown analytics names verbatim), so an unknown one is not an error; one close to a
+    /// known name is most likely a typo, which would otherwise silently match nothing.
+    private func noteUnknownEventName(_ value: String, at range: Range<Int>) {
+        guard !TypeChecker.eventNames.contains(value), let known = Suggestions.closest(to: value, in: TypeChecker.eventNames) else {
+            return
+        }
+        notes.items.append(QueryError(.note, "no known event is named `\(value)`; did you mean `\(known)`?", at: range,
+                                      in: text, label: "other names are matched as written"))
+    }
+
     /// Literals compared with `kind`, `exit` or `element_type` must be values those fields take.
     private func checkEnumerated(_ field: Expr, _ literal: Expr) throws(QueryError) {
         guard case .name(let name) = field.kind, case .literal(.string(let value)) = literal.kind else { return }
         if name == "name" {
-            // Any name may arrive (unknown analytics names verbatim), so an unknown one is not an error; one close to a
-            // known name is most likely a typo, which would otherwise silently match nothing.
-            if !TypeChecker.eventNames.contains(value), let known = Suggestions.closest(to: value, in: TypeChecker.eventNames) {
-                notes.items.append(QueryError(.note, "no known event is named `\(value)`; did you mean `\(known)`?", at: literal.range,
-                                              in: text, label: "other names are matched as written"))
-            }
+            noteUnknownEventName(value, at: literal.range)
             return
         }
         let (what, allowed): (String, [String])
@@ -574,6 +601,7 @@ struct TypeChecker {
             let arg = try one()
             switch arg.kind {
             case .literal(.string(let event)):
+                noteUnknownEventName(event, at: arg.range)
                 return (.did(event), .bool)
             case .name(let event):
                 guard TypeChecker.eventNames.contains(event) else {

@@ -200,6 +200,7 @@ struct ClickHouseExpressions {
             return .condition("NOT \(truth(try translate(x)))")
         case .negate(let x):
             let v = try translate(x)
+            if Self.isInteger(x) { return .scalar(Self.exactInteger("-toInt128(\(v.sql))"), .number) }
             return .scalar("(-\(v.sql))", v.type)
         case .compare(let op, let x, let y):
             return .condition(Self.compare(op, try translate(x), try translate(y)))
@@ -210,8 +211,32 @@ struct ClickHouseExpressions {
             let any = equal.isEmpty ? "false" : "(" + equal.joined(separator: " OR ") + ")"
             return .condition("(\(v.presence) AND \(negated ? "NOT " : "")\(any))")
         case .arithmetic(let op, let x, let y):
-            return try arithmetic(op, try translate(x), try translate(y))
+            let (a, b) = (try translate(x), try translate(y))
+            if op != .divide, Self.isInteger(x), Self.isInteger(y) {
+                return .scalar(Self.exactInteger("(toInt128(\(a.sql)) \(op.rawValue) toInt128(\(b.sql)))"), .number)
+            }
+            return try arithmetic(op, a, b)
         }
+    }
+
+    /// Whether an expression's values are always 64-bit integers when present (`Value.integer`): the numeric
+    /// fields, whole literals, and `+ - *` and negation of integers. Result columns (after a reduction) are not
+    /// tracked and count as not known to be integers.
+    static func isInteger(_ b: Bound) -> Bool {
+        switch b {
+        case .literal(.integer): true
+        case .event(let f): f.type == .number
+        case .session(let f): f.type == .number
+        case .arithmetic(let op, let x, let y): op != .divide && isInteger(x) && isInteger(y)
+        case .negate(let x): isInteger(x)
+        default: false
+        }
+    }
+
+    /// An `Int128` SQL expression as Boardwalk's integer: the `Int64` it equals, or `NULL` past 64 bits (an
+    /// integer overflow is absent, docs/query-language.md), where ClickHouse's `Int64` arithmetic would wrap.
+    static func exactInteger(_ int128: String) -> String {
+        "accurateCastOrNull(\(int128), 'Int64')"
     }
 
     /// A condition as a non-null boolean: an absent value is false (rule 11).

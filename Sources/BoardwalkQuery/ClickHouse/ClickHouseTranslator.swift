@@ -324,6 +324,10 @@ struct ClickHouseTranslator {
             if case .answer(let x) = argument! { return "uniqExactArray(\(x.items))" }
             return "uniqExact(\(argument!.sql))"
         case .sum:
+            if let bound = a.argument, ClickHouseExpressions.isInteger(bound) {
+                // Exact, as Boardwalk adds integers: in 128 bits, then absent past 64 (0 over no rows).
+                return ClickHouseExpressions.exactInteger("ifNull(sumOrNull(toInt128(\(argument!.sql))), toInt128(0))")
+            }
             return "ifNull(\(call("sum", argument!)), 0)"
         case .avg:
             return call("avg", argument!)

@@ -72,15 +72,31 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The rendered diagnostic: message, location, source line and caret.
+    ///
+    /// What a terminal would act on rather than show (control characters, bidirectional overrides) is never
+    /// printed raw: escaped in the message and label (`\u{1b}`), and drawn as a one-column picture in the source
+    /// line (U+0000 as `␀`, others as `�`) so that the caret stays under its text.
     public var description: String {
-        var out = (kind == .note ? "note: " : "error: ") + message
+        var out = (kind == .note ? "note: " : "error: ") + escapingTerminalControls(message)
         guard let range, let (lineInQuery, column) = location else { return out }
         let utf8 = Array(query.utf8)
         let (_, lineStart, lineEnd) = lineContaining(range.lowerBound)
         // A tab is shown as four spaces, in the source line and when counting the caret's columns, so the caret
         // stays under its text whatever the terminal's tab stops (the gutter shifts them anyway).
         func expandingTabs(_ bytes: ArraySlice<UInt8>) -> String {
-            String(decoding: bytes, as: UTF8.self).replacing("\t", with: "    ")
+            var shown = String.UnicodeScalarView()
+            for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+                if scalar == "\t" {
+                    shown.append(contentsOf: "    ".unicodeScalars)
+                } else if actsOnTerminal(scalar) {
+                    // C0 controls and DEL have pictures (U+2400–U+2421); the rest are shown as U+FFFD.
+                    let picture: UInt32 = scalar.value < 0x20 ? 0x2400 + scalar.value : scalar.value == 0x7F ? 0x2421 : 0xFFFD
+                    shown.append(Unicode.Scalar(picture)!)
+                } else {
+                    shown.append(scalar)
+                }
+            }
+            return String(shown)
         }
         let source = expandingTabs(utf8[lineStart..<lineEnd])
         let line = lineInQuery + firstLine - 1
@@ -93,7 +109,7 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
         let before = displayWidth(expandingTabs(utf8[lineStart..<lower]))
         let covered = displayWidth(expandingTabs(utf8[lower..<upper]))
         var carets = String(repeating: " ", count: before) + String(repeating: "^", count: max(1, covered))
-        if let label { carets += " " + label }
+        if let label { carets += " " + escapingTerminalControls(label) }
         out += "\n\(pad)--> \(sourceName):\(line):\(column)"
         out += "\n\(gutter) | \(source)"
         out += "\n\(pad) | \(carets)"

@@ -2,7 +2,9 @@
 enum AggregateState {
     case count(Int)
     case distinct(Set<Value>)
-    case sum(Double)
+    /// Integers are added exactly, in 128 bits (no sum of 64-bit integers over fewer than 2^64 rows overflows
+    /// it, so the result does not depend on the order of the rows); numbers and durations in `doubles`.
+    case sum(integers: Int128, doubles: Double, sawDouble: Bool)
     case average(sum: Double, count: Int)
     case extreme(Value?)
     /// Exact percentiles keep every value of the group (rule 6: never sampled).
@@ -13,7 +15,7 @@ enum AggregateState {
         switch function {
         case .count, .countPresent: self = .count(0)
         case .countDistinct: self = .distinct([])
-        case .sum: self = .sum(0)
+        case .sum: self = .sum(integers: 0, doubles: 0, sawDouble: false)
         case .avg: self = .average(sum: 0, count: 0)
         case .min, .max: self = .extreme(nil)
         case .percentile: self = .values([])
@@ -33,8 +35,12 @@ enum AggregateState {
             self = .count(0)  // release the set's buffer before mutating it
             if case .set(let items) = value { for item in items { set.insert(.string(item)) } } else { set.insert(value) }
             self = .distinct(set)
-        case (.sum(let s), _):
-            if let x = value.numeric { self = .sum(s + x) }
+        case (.sum(let i, let d, let sawDouble), _):
+            if case .integer(let x) = value {
+                self = .sum(integers: i + Int128(x), doubles: d, sawDouble: sawDouble)
+            } else if let x = value.numeric {
+                self = .sum(integers: i, doubles: d + x, sawDouble: true)
+            }
         case (.average(let s, let n), _):
             if let x = value.numeric { self = .average(sum: s + x, count: n + 1) }
         case (.extreme(let current), _):
@@ -57,10 +63,13 @@ enum AggregateState {
         let isDuration = aggregate.resultType == .duration
         // A sum or an average of finite values can still overflow: absent then, like arithmetic.
         func number(_ d: Double) -> Value { (isDuration ? Value.duration(d) : .number(d)).finite }
+        // A sum of integers is an integer, absent past 64 bits as `+` is; one number among them makes it a number.
         switch self {
         case .count(let n): return .integer(Int64(n))
         case .distinct(let set): return .integer(Int64(set.count))
-        case .sum(let s): return number(s)
+        case .sum(let i, let d, let sawDouble):
+            if isDuration || sawDouble { return number(Double(i) + d) }
+            return Int64(exactly: i).map(Value.integer) ?? .null
         case .average(let s, let n): return n == 0 ? .null : number(s / Double(n))
         case .extreme(let v): return v ?? .null
         case .values(let list):

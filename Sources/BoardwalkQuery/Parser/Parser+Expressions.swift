@@ -115,6 +115,13 @@ extension Parser {
         return try primary()
     }
 
+    /// SQL's `count(*)` (or `f(*)`), just after the call's `(`: there is no `*` argument; `count()` counts rows.
+    func rejectStarArgument(of name: Token) throws(QueryError) {
+        guard current.kind == .star, peek().kind == .rightParen else { return }
+        let label = name.text == "count" ? "`count()` counts rows; write `count()`" : "`\(name.text)` takes a field or an expression"
+        throw error("`\(name.text)(*)`: there is no `*` argument", at: current.range, label: label)
+    }
+
     /// Literals, names, calls, parenthesized expressions and lists.
     mutating func primary() throws(QueryError) -> Expr {
         if let literal = try literal() { return literal }
@@ -129,6 +136,7 @@ extension Parser {
                 try nest()
                 defer { depth -= 1 }
                 var arguments: [Expr] = []
+                try rejectStarArgument(of: token)
                 if current.kind != .rightParen {
                     repeat { arguments.append(try expression()) } while accept(.comma) != nil
                 }

@@ -12,6 +12,11 @@ extension Parser {
         case "where":
             kind = .where(try expression())
         case "count":
+            if current.kind == .leftParen {
+                // `count(*)`, `count()`: SQL's aggregate written as the stage.
+                throw error("the `count` stage takes no parentheses", at: current.range,
+                            label: "write `| count` (or `| count by …`); in `stats`, `count()`")
+            }
             kind = .count(by: try optionalBy())
         case "stats":
             if current.isKeyword("by") {
@@ -95,6 +100,7 @@ extension Parser {
         _ = advance()
         var arguments: [Expr] = []
         if accept(.leftParen) != nil {
+            try rejectStarArgument(of: name)
             if current.kind != .rightParen {
                 repeat { arguments.append(try expression()) } while accept(.comma) != nil
             }

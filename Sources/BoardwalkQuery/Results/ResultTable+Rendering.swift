@@ -28,7 +28,9 @@ extension ResultTable {
     private func renderTable(_ chunks: [Range<Int>], _ continuing: () -> Bool, _ write: (String) -> Void) -> Bool {
         // Widths first, a chunk at a time (the cells' text is made again for the lines: holding every cell's text
         // would take memory with the table's size).
-        var widths = columns.map(displayWidth)
+        // Column names hold query text (`count by name == "…"`): escaped like the cells.
+        let headers = columns.map(escapingTerminalControls)
+        var widths = headers.map(displayWidth)
         var numeric = [Bool](repeating: !rows.isEmpty, count: columns.count)
         for chunk in chunks {
             guard continuing() else { return false }
@@ -50,7 +52,7 @@ extension ResultTable {
             out += text + "\n"
         }
         var head = ""
-        line(columns, into: &head)
+        line(headers, into: &head)
         line(widths.map { String(repeating: "-", count: $0) }, into: &head)
         write(head)
         for chunk in chunks {
@@ -121,36 +123,17 @@ extension Value {
         return negative ? "-" + text : text
     }
 
-    /// Text in a table cell: absent is `-`, control characters are escaped so every row stays on one line.
+    /// Text in a table cell: absent is `-`; control characters and bidirectional overrides are escaped
+    /// (``escapingTerminalControls(_:)``) so every row stays on one line and reads as written.
     static func tableText(_ v: Value) -> String {
         switch v {
         case .null: return "-"
         case .number(let d): return roundedNumber(d)
         case .duration(let d): return roundedNumber(d / 1_000_000) + "s"
-        case .string(let s): return escapedControls(s)
-        case .set(let items): return "[" + items.map(escapedControls).joined(separator: ", ") + "]"
+        case .string(let s): return escapingTerminalControls(s)
+        case .set(let items): return "[" + items.map(escapingTerminalControls).joined(separator: ", ") + "]"
         default: return v.exactText
         }
-    }
-
-    private static func escapedControls(_ s: String) -> String {
-        guard s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return s }
-        var out = ""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u{" + hex + "}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out
     }
 
     /// Exact text (CSV cells): absent is empty, durations are seconds, sets are JSON arrays.
@@ -181,8 +164,22 @@ extension Value {
         }
     }
 
+    /// `s` as a CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or LF, with its quotes doubled.
+    ///
+    /// Decided on UTF-8 bytes, not `Character`s: a quote or comma followed by a combining mark (U+0301) is one
+    /// `Character` that equals neither, yet a CSV reader sees the quote or comma byte. Those four bytes never occur
+    /// inside a multi-byte UTF-8 sequence, so looking at bytes finds exactly the ones a reader splits on.
+    /// - Complexity: O(n) in the field's UTF-8 length.
     static func csvField(_ s: String) -> String {
-        guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return s }
-        return "\"" + s.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+        let quote = UInt8(ascii: "\"")
+        guard s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == quote || $0 == 0x0A || $0 == 0x0D }) else { return s }
+        var out: [UInt8] = [quote]
+        out.reserveCapacity(s.utf8.count + 8)
+        for byte in s.utf8 {
+            if byte == quote { out.append(quote) }
+            out.append(byte)
+        }
+        out.append(quote)
+        return String(decoding: out, as: UTF8.self)
     }
 }

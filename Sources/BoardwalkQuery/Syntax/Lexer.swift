@@ -80,7 +80,12 @@ struct Lexer {
             if peek(1) == UInt8(ascii: "=") { return single(.notEqual, 2) }
             throw QueryError(.syntax, "unexpected character `!`", at: start..<start + 1, in: query,
                              label: "use `not` to negate, `!=` to compare")
-        case UInt8(ascii: "<"): return peek(1) == UInt8(ascii: "=") ? single(.lessEqual, 2) : single(.less)
+        case UInt8(ascii: "<"):
+            if peek(1) == UInt8(ascii: ">") {
+                // SQL's not-equal; `<` then `>` is never a query.
+                throw QueryError(.syntax, "unexpected `<>`", at: start..<start + 2, in: query, label: "use `!=` to compare")
+            }
+            return peek(1) == UInt8(ascii: "=") ? single(.lessEqual, 2) : single(.less)
         case UInt8(ascii: ">"): return peek(1) == UInt8(ascii: "=") ? single(.greaterEqual, 2) : single(.greater)
         case UInt8(ascii: "\""): return try string(query)
         case UInt8(ascii: "@"): return try timestamp(query)
@@ -96,9 +101,36 @@ struct Lexer {
             if c == UInt8(ascii: "&") && peek(1) == UInt8(ascii: "&") {
                 throw QueryError(.syntax, "unexpected `&&`", at: start..<start + 2, in: query, label: "use `and` to combine conditions")
             }
-            throw QueryError(.syntax, "unexpected character `\(text(start..<end))`", at: start..<end, in: query,
+            let character = text(start..<end)
+            if let scalar = character.unicodeScalars.first, let kind = Lexer.invisibleKind(scalar) {
+                // Printed raw, a control character would be invisible or act on the terminal (an escape
+                // sequence, a bidi override); its code point says what it is.
+                throw QueryError(.syntax, "unexpected character \(Lexer.codePoint(scalar))", at: start..<end, in: query,
+                                 label: kind)
+            }
+            throw QueryError(.syntax, "unexpected character `\(character)`", at: start..<end, in: query,
                              label: hintForUnexpected(c, at: start))
         }
+    }
+
+    /// What an invisible or terminal-affecting character is, for a diagnostic that names it by code point rather
+    /// than printing it; nil for a character that shows as itself.
+    static func invisibleKind(_ scalar: Unicode.Scalar) -> String? {
+        switch scalar.properties.generalCategory {
+        case .control: return "a control character"
+        case .format: return "an invisible formatting character"
+        case .spaceSeparator: return "a space other than U+0020; type a plain space"
+        case .lineSeparator, .paragraphSeparator: return "a line break other than U+000A"
+        case .privateUse: return "a private-use character"
+        case .unassigned: return "a code point with no character assigned"
+        default: return nil
+        }
+    }
+
+    /// `U+0000`: a scalar's code point, at least four hex digits.
+    static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
     /// A hint for a character that starts no token, when it is a habit from another language.
