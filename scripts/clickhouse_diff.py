@@ -149,6 +149,11 @@ FIXED = [
     'sessions | where onboarding == "nope" | funnel close, open_paywall',
     'sessions | funnel "navigation_failed", screen_presented mode any',
     'sessions | funnel open_paywall, close mode strict | where sessions > 0',
+    # integer arithmetic and sums past 64 bits are absent (NULL), not wrapped nor turned into doubles
+    'events | stats sum(screen * 3000000000000000000), count()',
+    'events | where screen == 3 | select seq * 3000000000000000000 + seq * 3000000000000000000 as twice | sort twice | limit 5',
+    'events | stats sum(screen * 1000000000000000001) by onboarding',
+    'events | stats sum((screen - 2) * 9000000000000000000 - (3 - screen) * 9000000000000000000)',
 ]
 
 
