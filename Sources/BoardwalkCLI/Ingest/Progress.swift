@@ -19,8 +19,8 @@ final class Progress {
 
     /// - Parameters:
     ///   - events: events handled so far in this run.
-    ///   - bytes: bytes read of the current input.
-    ///   - total: the current input's size, when known.
+    ///   - bytes: bytes read so far in this run (of every input, a resumed file's skipped part included).
+    ///   - total: the size of all the run's inputs together, when every one has a size.
     func update(events: Int, bytes: Int, total: Int?) {
         let t = monotonicMicroseconds()
         guard t - lastDraw >= 100_000 else { return }
