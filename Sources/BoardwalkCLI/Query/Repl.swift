@@ -215,7 +215,7 @@ final class Repl {
         var st = stat()
         if stat(path, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR {
-                return "the history file '\(path)' is a directory: history is neither read nor saved (set $BOARDWALK_HISTORY)"
+                return "the history file '\(path)' is a directory: history is neither read nor saved (point $BOARDWALK_HISTORY at a file)"
             }
             if access(path, W_OK) != 0 {
                 return "the history file '\(path)' is not writable (\(String(cString: strerror(errno)))): this session's history is not saved"
@@ -338,7 +338,9 @@ final class Repl {
             if Completion.candidates.count == 1, let rest = Completion.insertion(completing: word, with: Completion.candidates[0]) {
                 if !rest.isEmpty {
                     _ = rl_insert_text(rest)
-                    rl_forced_update_display()
+                    // Shown by a redisplay, as if a key bound to it had been typed next: called from here, libedit
+                    // does not redraw the line (its `rl_redisplay` pushes ^R, which readline's bindings make a search).
+                    _ = rl_insert(1, Completion.redisplayKey)
                 }
                 return nil
             }
@@ -347,6 +349,8 @@ final class Repl {
         }
         rl_basic_word_break_characters = Completion.breakCharacters
         _ = rl_initialize()
+        // A key for the completion above to push: ^], which a user rarely types and which then only redraws the line.
+        _ = rl_parse_and_bind("bind ^] ed-redisplay")
     }
 }
 
@@ -362,6 +366,8 @@ enum Completion {
     nonisolated(unsafe) static var index = 0
     nonisolated(unsafe) static let breakCharacters = cString(" \t\n|,()=<>!")
     nonisolated(unsafe) static let readlineName = cString("boardwalk")
+    /// ^], bound to `ed-redisplay` (see `installLineEditing`).
+    static let redisplayKey: Int32 = 0x1D
 
     /// A C string that lives for the whole process (libedit keeps the pointer).
     private static func cString(_ s: String) -> UnsafePointer<CChar> {
