@@ -100,9 +100,10 @@ enum IngestCommand: Command {
         when its event id, time, onboarding and screen are all stored already. Standard input has no
         checkpoint, even when it is a file ('ingest - < FILE'): only event ids protect it, and a line without
         a time gets the time it is read, so the same line sent twice is stored twice, event id or not.
-        The same file may be named once per run. A pipe that goes quiet for 200 ms has what it sent so far committed (for 'tail -f … | boardwalk
-        ingest -'). Ctrl-C stops after the batch in progress is committed. Two runs of the same file at once:
-        the one that finds the file's checkpoint moved by the other stops, storing nothing twice.
+        A file may be named once per run. A pipe that goes quiet for 200 ms has what it sent so far
+        committed (for 'tail -f … | boardwalk ingest -'). Ctrl-C stops after the batch in progress is
+        committed. Two runs of the same file at once: the one that finds the file's checkpoint moved by the
+        other stops, storing nothing twice.
 
         A progress line is drawn on stderr when it is a terminal. The summary goes to stdout.
 
