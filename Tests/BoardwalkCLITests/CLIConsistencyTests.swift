@@ -226,15 +226,17 @@ struct ReplPolishTests {
     func historyWarning() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        #expect(Repl.historyProblem(directory.path)?.contains("is a directory") == true)
-        #expect(Repl.historyProblem(directory.appendingPathComponent("missing/h").path)?.contains("cannot be created") == true)
+        let folder = Repl.historyProblem(directory.path)
+        #expect(folder?.warning.contains("is a directory") == true && folder?.readable == false)
+        #expect(Repl.historyProblem(directory.appendingPathComponent("missing/h").path)?.warning.contains("cannot be created") == true)
         #expect(Repl.historyProblem(directory.appendingPathComponent("h").path) == nil)
         let file = directory.appendingPathComponent("h2").path
         #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         #expect(Repl.historyProblem(file) == nil)
         if geteuid() != 0 {  // root may write anything
             try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: file)
-            #expect(Repl.historyProblem(file)?.contains("is not writable") == true)
+            let readOnly = Repl.historyProblem(file)
+            #expect(readOnly?.warning.contains("is not writable") == true && readOnly?.readable == true)
         }
     }
 }

@@ -167,10 +167,9 @@ final class Repl {
         var historyPath = historyPath
         var warnedAboutHistory = false
         if let path = historyPath, let problem = Repl.historyProblem(path) {
-            invocation.err("warning: \(problem)\n")
+            invocation.err("warning: \(problem.warning)\n")
             warnedAboutHistory = true
-            // A directory is neither read nor written; an unwritable file is still read.
-            if problem.contains("is a directory") { historyPath = nil }
+            if !problem.readable { historyPath = nil }
         }
         if let historyPath { _ = read_history(historyPath) }
         stifle_history(2000)
@@ -209,23 +208,27 @@ final class Repl {
         return ExitCode.success
     }
 
-    /// Why the history file at `path` will not be kept, as one warning line (without `warning: `); `nil` when it can
-    /// be read and written (or created). Said once, at start: libedit fails silently on either.
-    static func historyProblem(_ path: String) -> String? {
+    /// Why the history file at `path` will not be kept: one warning line (without `warning: `), and whether the file
+    /// can still be read (an existing file this user may not write); `nil` when it can be read and written (or
+    /// created). Said once, at start: libedit fails silently on either.
+    static func historyProblem(_ path: String) -> (warning: String, readable: Bool)? {
         var st = stat()
         if stat(path, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR {
-                return "the history file '\(path)' is a directory: history is neither read nor saved (point $BOARDWALK_HISTORY at a file)"
+                return ("the history file '\(path)' is a directory: history is neither read nor saved "
+                        + "(point $BOARDWALK_HISTORY at a file)", false)
             }
             if access(path, W_OK) != 0 {
-                return "the history file '\(path)' is not writable (\(String(cString: strerror(errno)))): this session's history is not saved"
+                return ("the history file '\(path)' is not writable (\(String(cString: strerror(errno)))): this "
+                        + "session's history is not saved", true)
             }
             return nil
         }
         let slash = path.lastIndex(of: "/")
         let parent = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         if access(parent, W_OK) != 0 {
-            return "the history file '\(path)' cannot be created (\(parent): \(String(cString: strerror(errno)))): history is not saved"
+            return ("the history file '\(path)' cannot be created (\(parent): \(String(cString: strerror(errno)))): "
+                    + "history is not saved", false)
         }
         return nil
     }
@@ -344,7 +347,6 @@ final class Repl {
                 }
                 return nil
             }
-            rl_completion_append_character = Int32(UInt8(ascii: " "))
             return rl_completion_matches(text) { _, _ in Completion.next() }
         }
         rl_basic_word_break_characters = Completion.breakCharacters
