@@ -114,6 +114,50 @@ struct CheckpointFitTests {
         #expect(second.restarted.map(\.line) == [100])
     }
 
+    @Test("A batch file's checkpoint fits the same bytes: its first and last 4 KiB and its size")
+    func batchFileFit() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("b.bwk").path
+        let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let checkpoint = FileCheckpoint(
+            offset: bytes.count, line: 5, fingerprint: FileCheckpoint.fingerprint(bytes.prefix(4096)),
+            tail: FileCheckpoint.fingerprint(bytes.suffix(4096)))
+        #expect(checkpoint.fits(try InputFile(path: path), batchFile: true))
+        // Written before the tail fingerprint: offset 0, the first bytes only.
+        let old = FileCheckpoint(offset: 0, line: 5, fingerprint: checkpoint.fingerprint)
+        #expect(old.fits(try InputFile(path: path), batchFile: true))
+        var changed = bytes
+        changed[9_000] ^= 1
+        try Data(changed).write(to: URL(fileURLWithPath: path))
+        #expect(!checkpoint.fits(try InputFile(path: path), batchFile: true), "the last 4 KiB changed")
+        #expect(old.fits(try InputFile(path: path), batchFile: true), "an old checkpoint sees the first bytes only")
+        try Data(bytes + [0]).write(to: URL(fileURLWithPath: path))
+        #expect(!checkpoint.fits(try InputFile(path: path), batchFile: true), "another size")
+    }
+
+    @Test("The progress line counts bytes across inputs, as it counts events, against the inputs' total")
+    func progressAcrossInputs() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = directory.appendingPathComponent("1.txt").path, second = directory.appendingPathComponent("2.txt").path
+        try text(1...3_000).write(toFile: first, atomically: false, encoding: .utf8)
+        try text(3_001...6_000).write(toFile: second, atomically: false, encoding: .utf8)
+        let sizes = try [first, second].map { try #require(try InputFile(path: $0).size) }
+        let screen = BufferSink()
+        let progress = Progress(sink: screen, paint: Paint(enabled: false))
+        progress.minimumInterval = 0
+        let ingester = Ingester(
+            sink: MemorySink(), parser: TinyParser(), options: .init(batchSize: 1_000, pipelined: false),
+            rejects: RejectsWriter(path: directory.appendingPathComponent("rejects.txt").path), progress: progress)
+        ingester.totalBytes = sizes.reduce(0, +)
+        for path in [first, second] { try ingester.ingest(try InputFile(path: path)) }
+        // The last line drawn: all events, all bytes, 100 % of both files.
+        let last = try #require(screen.text.components(separatedBy: "\r\u{1B}[2K").last)
+        #expect(last.hasPrefix("  6.0 k events"), "\(last)")
+        #expect(last.contains(Units.bytes(sizes[0] + sizes[1])), "\(last)")
+        #expect(last.contains("100.0 %"), "\(last)")
+    }
+
     @Test("Checkpoint bytes: 32 with the tail fingerprint, 24 without; other lengths are not checkpoints")
     func bytes() {
         let new = FileCheckpoint(offset: 123_456_789, line: 42, fingerprint: 0xDEAD_BEEF_0123_4567, tail: 0x0102_0304_0506_0708)
