@@ -121,14 +121,15 @@ struct Answers {
 
     func show() throws {
         let byOnboarding = try ask("Sessions per onboarding", "sessions | count by onboarding")
-        let counts = rows(byOnboarding, "onboarding", "count")
-        guard let busiest = counts.filter({ !$0.key.isEmpty }).max(by: { $0.value < $1.value }) else {
+        let counts = Answers.ranked(rows(byOnboarding, "onboarding", "count"))
+        // The first of the ranking: of onboardings with as many sessions, the first by id, on every run.
+        guard let busiest = counts.first(where: { !$0.key.isEmpty }) else {
             invocation.out("  (no sessions)\n")
             return
         }
         invocation.out(Bars.chart(
-            counts.sorted { $0.value > $1.value }.map { ($0.key.isEmpty ? "(no onboarding)" : $0.key, $0.value, Units.count(Int($0.value))) },
-            share: counts.values.reduce(0, +), columns: invocation.columns, paint: paint))
+            counts.map { ($0.key.isEmpty ? "(no onboarding)" : $0.key, $0.value, Units.count(Int($0.value))) },
+            share: counts.reduce(0) { $0 + $1.value }, columns: invocation.columns, paint: paint))
         let onboarding = busiest.key
         let quoted = "\"\(onboarding)\""
 
@@ -172,22 +173,51 @@ struct Answers {
             let p90 = dwell.columns.firstIndex(of: "p90(dwell)"), let censored = dwell.columns.firstIndex(of: "censored")
         {
             // Rule 7: the presentations whose session ended on them have no dwell; say how many beside the times.
-            invocation.out(Bars.chart(dwell.rows.map { row in
+            let items = dwell.rows.map { row in
                 let i = row[s].intValue ?? 0
-                let median = row[p50].doubleValue ?? 0
-                let slow = row[p90].doubleValue ?? 0
                 let open = row[censored].intValue ?? 0
-                return ("\(i) \(screenNames[i] ?? "")", median,
-                        "p50 " + Units.duration(microseconds: Int64(median)) + ", p90 " + Units.duration(microseconds: Int64(slow))
-                            + (open > 0 ? ", \(Units.count(open)) ended here, untimed" : ""))
-            }, share: nil, columns: invocation.columns, paint: paint))
+                return (label: "\(i) \(screenNames[i] ?? "")", median: row[p50].doubleValue ?? 0, slow: row[p90].doubleValue ?? 0,
+                        note: open > 0 ? "\(Units.count(open)) ended here, untimed" : "")
+            }
+            let columns = Answers.alignedColumns(items.map {
+                ["p50 ", Units.duration(microseconds: Int64($0.median)), ", p90 ", Units.duration(microseconds: Int64($0.slow)),
+                 $0.note.isEmpty ? "" : ", " + $0.note]
+            }, rightAligned: [1, 3])
+            invocation.out(Bars.chart(zip(items, columns).map { ($0.label, $0.median, $1) },
+                                      share: nil, columns: invocation.columns, paint: paint))
         }
 
         let exits = try ask("How sessions end", "sessions | where onboarding == \(quoted) | count by exit")
-        let exitCounts = rows(exits, "exit", "count")
+        let exitCounts = Answers.ranked(rows(exits, "exit", "count"))
         invocation.out(Bars.chart(
-            exitCounts.sorted { $0.value > $1.value }.map { ($0.key, $0.value, Units.count(Int($0.value))) },
-            share: exitCounts.values.reduce(0, +), columns: invocation.columns, paint: paint))
+            exitCounts.map { ($0.key, $0.value, Units.count(Int($0.value))) },
+            share: exitCounts.reduce(0) { $0 + $1.value }, columns: invocation.columns, paint: paint))
+    }
+
+    /// The entries of `counts` by value, largest first, and ties by key: the same order on every run (a
+    /// dictionary's own order changes from one process to the next).
+    static func ranked(_ counts: [String: Double]) -> [(key: String, value: Double)] {
+        counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// Each row's cells joined so that every cell sits in the same columns in every row (padded to its
+    /// column's widest, in display columns: on the left for the columns in `rightAligned`, else on the right;
+    /// empty trailing cells are left out), then padded to one width, so a chart's right-aligned text column
+    /// lines the rows up.
+    static func alignedColumns(_ rows: [[String]], rightAligned: Set<Int> = []) -> [String] {
+        let count = rows.map(\.count).max() ?? 0
+        let widths = (0..<count).map { c in rows.map { c < $0.count ? displayWidth($0[c]) : 0 }.max() ?? 0 }
+        let joined = rows.map { cells -> String in
+            let last = cells.lastIndex { !$0.isEmpty } ?? -1
+            var line = ""
+            for (c, cell) in cells.enumerated() where c <= last {
+                let pad = String(repeating: " ", count: widths[c] - displayWidth(cell))
+                line += rightAligned.contains(c) ? pad + cell : cell + pad
+            }
+            return line
+        }
+        let width = joined.map(displayWidth).max() ?? 0
+        return joined.map { $0 + String(repeating: " ", count: width - displayWidth($0)) }
     }
 
     func rows(_ table: ResultTable, _ key: String, _ value: String) -> [String: Double] {

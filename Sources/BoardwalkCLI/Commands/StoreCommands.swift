@@ -93,12 +93,17 @@ enum IngestCommand: Command {
         rejected, and the next run reads it again (a writer may still be finishing it).
 
         Exactly once: events are committed in batches; each batch of a file is committed together with a
-        checkpoint (how far into the file it reached), so running the same command again after a crash or
-        Ctrl-C continues after the last committed batch. Events with an event id are also de-duplicated by
-        the store, whatever their input. Standard input has no checkpoint: only event ids protect it.
-        A pipe that goes quiet for 200 ms has what it sent so far committed (for 'tail -f … | boardwalk
-        ingest -'). Ctrl-C stops after the batch in progress is committed. Two runs of the same file at once:
-        the one that finds the file's checkpoint moved by the other stops, storing nothing twice.
+        checkpoint (how far into the file it reached, with fingerprints of the bytes before that point), so
+        running the same command again after a crash or Ctrl-C continues after the last committed batch. A
+        file whose bytes before its checkpoint changed (rewritten in place) is read from its start. Events
+        with an event id are also de-duplicated by the store, whatever their input: an event is a duplicate
+        when its event id, time, onboarding and screen are all stored already. Standard input has no
+        checkpoint, even when it is a file ('ingest - < FILE'): only event ids protect it, and a line without
+        a time gets the time it is read, so the same line sent twice is stored twice, event id or not.
+        A file may be named once per run. A pipe that goes quiet for 200 ms has what it sent so far
+        committed (for 'tail -f … | boardwalk ingest -'). Ctrl-C stops after the batch in progress is
+        committed. Two runs of the same file at once: the one that finds the file's checkpoint moved by the
+        other stops, storing nothing twice.
 
         A progress line is drawn on stderr when it is a terminal. The summary goes to stdout.
 
@@ -119,6 +124,19 @@ enum IngestCommand: Command {
         if paths.filter({ $0 == "-" }).count > 1 { throw UsageError("standard input ('-') can be read once only") }
         // Open every input first, so a missing file fails before anything is stored.
         let inputs = try paths.map { path throws(RuntimeError) in try InputFile(path: path) }
+        // A file named twice (or by two names: a link, `./a` and `a`) would be resumed from the checkpoint this run
+        // just wrote and read as nothing; refused, so the summary never calls that "an earlier run".
+        var named: [String: String] = [:]
+        for input in inputs {
+            guard let id = input.identity else { continue }
+            let key = "\(id.device):\(id.inode)"
+            if let first = named[key] {
+                throw UsageError(first == input.name
+                    ? "'\(first)' is named twice; a file is ingested once per run"
+                    : "'\(first)' and '\(input.name)' are the same file; a file is ingested once per run")
+            }
+            named[key] = input.name
+        }
         let rejectsPath = arguments.value("rejects") ?? RejectsWriter.defaultPath
         let rejects = RejectsWriter(path: rejectsPath)
         // A rejects file named on the command line must be writable before anything is stored. The default one is
@@ -135,6 +153,8 @@ enum IngestCommand: Command {
             helperParser: sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3 ? try JSONLineParser() : nil,
             options: Ingester.Options(strict: arguments.flag("strict"), batchSize: batch),
             rejects: rejects, progress: progress)
+        let sizes = inputs.compactMap(\.size)
+        if sizes.count == inputs.count { ingester.totalBytes = sizes.reduce(0, +) }
         installInterruptHandler()
         interruptFlag.reset()
         ingester.shouldStop = { interruptFlag.isCancelled }
@@ -161,6 +181,7 @@ enum IngestCommand: Command {
                     + "has no newline and does not parse: rejected, and read again by the next run (a writer may still be finishing it)\n"
             }
             if let resumed = resumedLine(lines: summary.resumedLines, events: summary.resumedEvents) { text += resumed }
+            for restart in summary.restarted { text += restartedLine(restart) }
             let rate = Double(summary.ingested + summary.duplicates) * 1e6 / Double(max(1, elapsed))
             text += "time: \(Units.duration(microseconds: elapsed)) (\(Units.rate(rate)) events)\n"
             invocation.out(text)
@@ -183,6 +204,13 @@ enum IngestCommand: Command {
         if events > 0 { parts.append(Units.counted(events, "batch-file event")) }
         guard !parts.isEmpty else { return nil }
         return "resumed: after \(parts.joined(separator: " and ")) committed by an earlier run\n"
+    }
+
+    /// `restarted: FILE: …`: a file whose checkpoint did not fit it, read from its start.
+    static func restartedLine(_ restart: IngestSummary.Restart) -> String {
+        let place = restart.isBatchFile ? Units.counted(restart.line, "event") : Units.counted(restart.line, "line")
+        return "restarted: \(restart.input) changed before where an earlier run stopped (after \(place)): read from "
+            + "its start; events already stored with the same event id count as duplicates\n"
     }
 
     /// The message a failed run ends with, for a failure of either stage (a commit-stage failure arrives as

@@ -78,6 +78,17 @@ struct IngestSummary: Hashable, Sendable {
     /// Files whose last line had no newline and did not parse: rejected (and counted in ``rejected``), with the
     /// checkpoint left before it, so a later run reads it again (a writer may still be finishing it).
     var unfinishedLines = 0
+    /// Files that had a checkpoint which does not fit them as they are now (the bytes before it changed, or the
+    /// file is shorter): read from their start instead, each with the line the checkpoint was at.
+    var restarted: [Restart] = []
+
+    /// A file read from its start although a checkpoint was stored for it.
+    struct Restart: Hashable, Sendable {
+        var input: String
+        /// Where the checkpoint said an earlier run stopped: lines (NDJSON) or events (batch files).
+        var line: Int
+        var isBatchFile: Bool
+    }
 }
 
 /// The ingest loop: reads inputs, parses lines, commits batches with their checkpoints, writes rejects.
@@ -91,9 +102,10 @@ struct IngestSummary: Hashable, Sendable {
 ///
 /// Exactly-once: events with an event id are de-duplicated by the store. For a regular file, every batch is
 /// committed together with a checkpoint (the file's byte offset after the batch's last line, its line number,
-/// and a fingerprint of the file's first bytes), so a re-run after a crash or Ctrl-C resumes after the last
-/// committed batch and never ingests a line twice, with or without event ids. Standard input has no
-/// checkpoint (it cannot be re-read); only event ids protect it.
+/// and fingerprints of the file's first bytes and of the bytes just before that offset), so a re-run after a
+/// crash or Ctrl-C resumes after the last committed batch and never ingests a line twice, with or without event
+/// ids; a file whose fingerprinted bytes changed is read from its start. Standard input has no checkpoint (it
+/// cannot be re-read), even when it is a file; only event ids protect it.
 final class Ingester {
     struct Options {
         var strict = false
@@ -115,6 +127,11 @@ final class Ingester {
     let options: Options
     let rejects: RejectsWriter
     var progress: Progress?
+    /// The bytes of every input of the run together, when all have a size: the progress line's total. Its byte
+    /// count, like its event count, is the run's so far, across inputs.
+    var totalBytes: Int? = nil
+    /// Bytes read of the inputs before the current one (where each ended), for the progress line.
+    private var bytesBefore = 0
     private(set) var summary = IngestSummary()
     /// Set by a SIGINT handler: stop after the current batch is committed.
     var shouldStop: () -> Bool = { false }
@@ -148,6 +165,7 @@ final class Ingester {
     func ingest(_ input: InputFile) throws {
         summary.inputs += 1
         input.interrupted = shouldStop
+        defer { bytesBefore += input.offset }
         let stage = CommitStage(sink: sink, threaded: options.pipelined, capacity: options.batchesInFlight)
         var parseFailure: (any Error)? = nil
         do {
@@ -203,14 +221,17 @@ final class Ingester {
         // belong to that line, already counted, not to a new one (review, session 6: every later line number was
         // one too high).
         var continuingLine = false
-        if let saved = committed, let cp = FileCheckpoint(saved),
-            cp.fingerprint == FileCheckpoint.fingerprint(input.prefix(min(cp.offset, FileCheckpoint.fingerprintBytes))),
-            cp.offset <= input.size ?? 0
-        {
-            try input.seek(to: cp.offset)
-            lineNumber = cp.line
-            summary.resumedLines += cp.line
-            continuingLine = cp.offset > 0 && input.byte(at: cp.offset - 1).map { $0 != 0x0A } == true
+        if let saved = committed, let cp = FileCheckpoint(saved) {
+            if cp.fits(input) {
+                try input.seek(to: cp.offset)
+                lineNumber = cp.line
+                summary.resumedLines += cp.line
+                continuingLine = cp.offset > 0 && input.byte(at: cp.offset - 1).map { $0 != 0x0A } == true
+            } else if cp.line > 0 || cp.offset > 0 {
+                // Not the bytes an earlier run read: everything is read again, and event ids keep what that run
+                // stored from being stored twice.
+                summary.restarted.append(.init(input: input.name, line: cp.line, isBatchFile: false))
+            }
         }
         // Zeroed once: the parser may read past a line into the rest of the buffer (never past its end).
         var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 21, alignment: 64)
@@ -234,15 +255,10 @@ final class Ingester {
 
         func commit() throws {
             guard !pending.isEmpty || pendingOffset != handedOffset else { return }
-            // The fingerprint covers the bytes up to the checkpoint only (at most 4 KiB), so a log that grows
-            // keeps its checkpoint while a file replaced by another does not.
+            // The fingerprints cover bytes before the checkpoint only, so a log that grows keeps its checkpoint
+            // while a file replaced by another, or rewritten with different lines before that point, does not.
             let checkpoint = key.map {
-                BatchCheckpoint(
-                    key: $0,
-                    value: FileCheckpoint(
-                        offset: pendingOffset, line: lineNumber,
-                        fingerprint: FileCheckpoint.fingerprint(input.prefix(min(pendingOffset, FileCheckpoint.fingerprintBytes)))).bytes,
-                    expected: committed)
+                BatchCheckpoint(key: $0, value: FileCheckpoint(offset: pendingOffset, line: lineNumber, of: input).bytes, expected: committed)
             }
             // Batches commit in order, each only if the one before did: the next one replaces this one's value.
             if let checkpoint { committed = checkpoint.value }
@@ -357,7 +373,7 @@ final class Ingester {
                     try commit()
                     if shouldStop() { return }
                 }
-                progress?.update(events: summary.ingested + handedOver + pending.count, bytes: input.offset, total: input.size)
+                progress?.update(events: summary.ingested + handedOver + pending.count, bytes: bytesBefore + input.offset, total: totalBytes)
             }
             if atEOF { break }
             // Keep the unfinished line for the next read.
@@ -384,10 +400,14 @@ final class Ingester {
         let key = checkpointKey(input)
         var skip = 0
         var committed = try key.flatMap { try sink.checkpoint(for: $0) }
-        if let saved = committed, let cp = FileCheckpoint(saved),
-            cp.fingerprint == FileCheckpoint.fingerprint(input.prefix(FileCheckpoint.fingerprintBytes))
-        {
-            skip = cp.line  // for batch files, `line` counts events
+        // For batch files, `line` counts events, and `offset` is the file's size (0 in checkpoints written before
+        // session 8, which have no tail fingerprint): the file is whole, so its last bytes are checked too.
+        if let saved = committed, let cp = FileCheckpoint(saved) {
+            if cp.fits(input, batchFile: true) {
+                skip = cp.line
+            } else if cp.line > 0 {
+                summary.restarted.append(.init(input: input.name, line: cp.line, isBatchFile: true))
+            }
         }
         var bytes: [UInt8] = head
         if let size = input.size { bytes.reserveCapacity(size) }
@@ -399,7 +419,8 @@ final class Ingester {
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
         }
         summary.bytes += bytes.count
-        let fingerprint = FileCheckpoint.fingerprint(Array(bytes.prefix(FileCheckpoint.fingerprintBytes)))
+        let fingerprint = FileCheckpoint.fingerprint(bytes.prefix(FileCheckpoint.fingerprintBytes))
+        let tail = FileCheckpoint.fingerprint(bytes.suffix(FileCheckpoint.fingerprintBytes))
         let events: [Event]
         do {
             events = try BatchReader.events(in: bytes)
@@ -411,51 +432,92 @@ final class Ingester {
         while index < events.count {
             let end = min(events.count, index + options.batchSize)
             let checkpoint = key.map {
-                BatchCheckpoint(key: $0, value: FileCheckpoint(offset: 0, line: end, fingerprint: fingerprint).bytes, expected: committed)
+                BatchCheckpoint(
+                    key: $0, value: FileCheckpoint(offset: bytes.count, line: end, fingerprint: fingerprint, tail: tail).bytes,
+                    expected: committed)
             }
             if let checkpoint { committed = checkpoint.value }
             try handOver(Array(events[index..<end]), checkpoint: checkpoint, to: stage)
             index = end
-            progress?.update(events: summary.ingested + handedOver, bytes: input.offset, total: input.size)
+            progress?.update(events: summary.ingested + handedOver, bytes: bytesBefore + input.offset, total: totalBytes)
             if shouldStop() { return }
         }
     }
 }
 
-/// Where an NDJSON input got to: stored with the batch that got it there.
+/// Where an input got to: stored with the batch that got it there.
+///
+/// Two fingerprints tie it to the bytes it counted: the file's first bytes, and the bytes just before
+/// ``offset``. A log that grows keeps both (the bytes before the offset stay as they were); a different file that
+/// reuses the inode changes the first, and a file rewritten in place (`generate … > same.ndjson`) whose start is
+/// unchanged but whose lines before the offset differ changes the second. Either way the file is read from its
+/// start.
 struct FileCheckpoint: Hashable {
-    /// Byte offset after the last committed line.
+    /// Byte offset after the last committed line; for a batch file, the file's size (0 in checkpoints written
+    /// before the tail fingerprint existed).
     var offset: Int
     /// Lines (or, for batch files, events) committed so far.
     var line: Int
-    /// FNV-1a of the file's first `min(offset, 4096)` bytes, so a different file at the same path and inode
-    /// starts afresh.
+    /// FNV-1a of the file's first `min(offset, 4096)` bytes (of a batch file: its first 4 KiB).
     var fingerprint: UInt64
+    /// FNV-1a of the up to 4 KiB that end at ``offset`` (of a batch file: its last 4 KiB). `nil` in checkpoints
+    /// written before session 8 (24 bytes): those are trusted on ``fingerprint`` alone, as they were when written,
+    /// and the next batch committed replaces them with one that has it.
+    var tail: UInt64?
 
     static let fingerprintBytes = 4096
 
-    init(offset: Int, line: Int, fingerprint: UInt64) {
+    init(offset: Int, line: Int, fingerprint: UInt64, tail: UInt64? = nil) {
         self.offset = offset
         self.line = line
         self.fingerprint = fingerprint
+        self.tail = tail
     }
 
-    /// Decodes the 24 bytes of ``bytes``; `nil` for anything else.
+    /// The checkpoint after `line` lines ending at `offset` of an NDJSON file, with its fingerprints.
+    init(offset: Int, line: Int, of input: InputFile) {
+        let head = input.prefix(min(offset, FileCheckpoint.fingerprintBytes))
+        let tail = offset <= FileCheckpoint.fingerprintBytes
+            ? head : input.bytes(in: (offset - FileCheckpoint.fingerprintBytes)..<offset)
+        self.init(offset: offset, line: line, fingerprint: FileCheckpoint.fingerprint(head), tail: FileCheckpoint.fingerprint(tail))
+    }
+
+    /// Whether this checkpoint was written for `input` as it is now: the file reaches ``offset``, and the
+    /// fingerprinted bytes are the same.
+    /// - Parameter batchFile: whether the checkpoint is a batch file's (whose ``offset`` is the file's size).
+    func fits(_ input: InputFile, batchFile: Bool = false) -> Bool {
+        let size = input.size ?? 0
+        if batchFile {
+            guard fingerprint == FileCheckpoint.fingerprint(input.prefix(FileCheckpoint.fingerprintBytes)) else { return false }
+            guard let tail else { return true }
+            return offset == size
+                && tail == FileCheckpoint.fingerprint(input.bytes(in: max(0, size - FileCheckpoint.fingerprintBytes)..<size))
+        }
+        guard offset <= size,
+            fingerprint == FileCheckpoint.fingerprint(input.prefix(min(offset, FileCheckpoint.fingerprintBytes)))
+        else { return false }
+        guard let tail else { return true }
+        return tail == FileCheckpoint.fingerprint(input.bytes(in: max(0, offset - FileCheckpoint.fingerprintBytes)..<offset))
+    }
+
+    /// Decodes ``bytes`` (32 bytes; the 24 of a checkpoint without ``tail`` too); `nil` for anything else.
     init?(_ bytes: [UInt8]) {
-        guard bytes.count == 24 else { return nil }
+        guard bytes.count == 24 || bytes.count == 32 else { return nil }
         func word(_ i: Int) -> UInt64 { (0..<8).reduce(0) { $0 << 8 | UInt64(bytes[i * 8 + $1]) } }
         offset = Int(truncatingIfNeeded: word(0))
         line = Int(truncatingIfNeeded: word(1))
         fingerprint = word(2)
+        tail = bytes.count == 32 ? word(3) : nil
         guard offset >= 0, line >= 0 else { return nil }
     }
 
-    /// Three big-endian 64-bit words: offset, line, fingerprint.
+    /// Big-endian 64-bit words: offset, line, fingerprint, and the tail fingerprint when there is one.
     var bytes: [UInt8] {
-        [UInt64(offset), UInt64(line), fingerprint].flatMap { w in (0..<8).map { UInt8(truncatingIfNeeded: w >> (56 - 8 * $0)) } }
+        ([UInt64(offset), UInt64(line), fingerprint] + (tail.map { [$0] } ?? []))
+            .flatMap { w in (0..<8).map { UInt8(truncatingIfNeeded: w >> (56 - 8 * $0)) } }
     }
 
-    static func fingerprint(_ bytes: [UInt8]) -> UInt64 {
+    static func fingerprint(_ bytes: some Collection<UInt8>) -> UInt64 {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
         for b in bytes {
             h ^= UInt64(b)

@@ -12,9 +12,9 @@ final class InputFile {
     let name: String
     /// The descriptor; closed on deinit unless it is standard input.
     let descriptor: Int32
-    /// The size in bytes for a regular file (for percent and ETA), else `nil`.
+    /// The size in bytes for a regular file, standard input included (for percent and ETA), else `nil`.
     let size: Int?
-    /// Device and inode of a regular file, for the checkpoint key.
+    /// Device and inode of a regular file named by its path, for the checkpoint key (`nil` for standard input).
     let identity: (device: UInt64, inode: UInt64)?
     /// Bytes read so far (from the start of the file, including any skipped prefix).
     private(set) var offset: Int = 0
@@ -34,18 +34,32 @@ final class InputFile {
             }
         }
         var st = stat()
-        if fstat(descriptor, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG {
+        let described = fstat(descriptor, &st) == 0
+        if described, (st.st_mode & S_IFMT) == S_IFDIR {
+            // Refused here, with a missing file, before the store is opened; read(2) would fail with EISDIR
+            // only once the run had begun.
+            if descriptor != 0 { close(descriptor) }
+            throw RuntimeError("cannot read '\(path == "-" ? "<stdin>" : path)': it is a directory")
+        }
+        if described, (st.st_mode & S_IFMT) == S_IFREG {
             size = Int(st.st_size)
-            identity = (UInt64(st.st_dev), UInt64(st.st_ino))
+            // Standard input has no checkpoint, even when the shell connects it to a file (`ingest - < file`):
+            // what it read is not known to be the file from its start, and the documentation promises none.
+            isRegularFile = path != "-"
+            identity = path == "-" ? nil : (UInt64(st.st_dev), UInt64(st.st_ino))
         } else {
             size = nil
+            isRegularFile = false
             identity = nil
         }
     }
 
     deinit { if descriptor != 0 { close(descriptor) } }
 
-    var isRegularFile: Bool { size != nil }
+    /// Whether the input is a regular file named on the command line: it can be re-read (fingerprints,
+    /// batch-file detection at its start), it has a checkpoint, and its end is where a writer may still be.
+    /// Standard input is read as a stream even when it is a file (its size still drives the progress line).
+    let isRegularFile: Bool
 
     /// Moves to byte `position` of a regular file (to resume after a checkpoint).
     func seek(to position: Int) throws(RuntimeError) {
@@ -95,8 +109,6 @@ final class InputFile {
         return r != 0
     }
 
-    /// Reads the first `count` bytes of a regular file without moving the read position (for the
-    /// checkpoint's fingerprint).
     /// The byte at `position` of a regular file (`pread`, the read position unchanged); `nil` when there is none.
     func byte(at position: Int) -> UInt8? {
         guard isRegularFile, position >= 0 else { return nil }
@@ -104,10 +116,24 @@ final class InputFile {
         return pread(descriptor, &b, 1, off_t(position)) == 1 ? b : nil
     }
 
-    func prefix(_ count: Int) -> [UInt8] {
-        guard isRegularFile, count > 0 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let n = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, 0) }
-        return n > 0 ? Array(bytes.prefix(n)) : []
+    /// The first `count` bytes of a regular file, without moving the read position (for the checkpoint's
+    /// fingerprints); fewer when the file is shorter.
+    func prefix(_ count: Int) -> [UInt8] { bytes(in: 0..<max(0, count)) }
+
+    /// The bytes of `range` of a regular file, without moving the read position (`pread`); fewer when the
+    /// file ends inside it, none for other inputs.
+    func bytes(in range: Range<Int>) -> [UInt8] {
+        guard isRegularFile, range.lowerBound >= 0, !range.isEmpty else { return [] }
+        var bytes = [UInt8](repeating: 0, count: range.count)
+        var got = 0
+        while got < range.count {
+            let n = bytes.withUnsafeMutableBytes {
+                pread(descriptor, $0.baseAddress! + got, range.count - got, off_t(range.lowerBound + got))
+            }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            got += n
+        }
+        return Array(bytes.prefix(got))
     }
 }

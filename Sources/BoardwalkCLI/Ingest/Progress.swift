@@ -10,6 +10,8 @@ final class Progress {
     private let start: Int64
     private var lastDraw: Int64 = 0
     private var drawn = false
+    /// The least time between two draws, in microseconds (tests draw every update).
+    var minimumInterval: Int64 = 100_000
 
     init(sink: OutputSink, paint: Paint) {
         self.sink = sink
@@ -19,11 +21,11 @@ final class Progress {
 
     /// - Parameters:
     ///   - events: events handled so far in this run.
-    ///   - bytes: bytes read of the current input.
-    ///   - total: the current input's size, when known.
+    ///   - bytes: bytes read so far in this run (of every input, a resumed file's skipped part included).
+    ///   - total: the size of all the run's inputs together, when every one has a size.
     func update(events: Int, bytes: Int, total: Int?) {
         let t = monotonicMicroseconds()
-        guard t - lastDraw >= 100_000 else { return }
+        guard t - lastDraw >= minimumInterval else { return }
         lastDraw = t
         let elapsed = max(1, t - start)
         var line = "  \(Units.count(events, "event"))  \(Units.rate(Double(events) * 1e6 / Double(elapsed)))  \(Units.bytes(bytes))"

@@ -87,8 +87,12 @@ final class QueryConsole {
     }
 
     /// The plan of `text`, or its diagnostic.
+    /// - Parameters:
+    ///   - origin: where the text was read (`stdin` and its line), for error locations.
+    ///   - linePrefix: what comes before `text` on its first line (`.explain `): the diagnostic shows it and counts
+    ///     columns from the start of the line.
     @discardableResult
-    func explain(_ text: String) -> Bool {
+    func explain(_ text: String, origin: (name: String, line: Int)? = nil, linePrefix: String = "") -> Bool {
         do {
             let query = try Query.parse(text)
             var plan = query.explain(on: source)
@@ -96,6 +100,16 @@ final class QueryConsole {
             invocation.out(plan)
             return true
         } catch {
+            var error = error
+            if let range = error.range, !linePrefix.isEmpty {
+                let shift = linePrefix.utf8.count
+                error.query = linePrefix + error.query
+                error.range = (range.lowerBound + shift)..<(range.upperBound + shift)
+            }
+            if let origin {
+                error.sourceName = origin.name
+                error.firstLine = origin.line
+            }
             report(error)
             return false
         }

@@ -85,7 +85,7 @@ final class Repl {
         let trimmed = String(text).trimmingSpaces()
         if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
         if trimmed.hasPrefix(".") {
-            if !dotCommand(trimmed) { failures += 1 }
+            if !dotCommand(trimmed, origin: origin) { failures += 1 }
             return
         }
         if !console.run(trimmed, origin: origin) { failures += 1 }
@@ -164,6 +164,13 @@ final class Repl {
         Completion.words = Repl.completionVocabulary(completionWords)
         Repl.useUTF8CharacterType()
         installLineEditing()
+        var historyPath = historyPath
+        var warnedAboutHistory = false
+        if let path = historyPath, let problem = Repl.historyProblem(path) {
+            invocation.err("warning: \(problem.warning)\n")
+            warnedAboutHistory = true
+            if !problem.readable { historyPath = nil }
+        }
         if let historyPath { _ = read_history(historyPath) }
         stifle_history(2000)
         invocation.out("Boardwalk \(BoardwalkCLI.version). Type .help for help, .quit to leave.\n")
@@ -195,16 +202,42 @@ final class Repl {
             invocation.stdout.flush()
             invocation.stderr.flush()
         }
-        if let historyPath {
-            _ = write_history(historyPath)
+        if let historyPath, write_history(historyPath) != 0, !warnedAboutHistory {
+            invocation.err("warning: could not save the history in '\(historyPath)'\n")
         }
         return ExitCode.success
     }
 
+    /// Why the history file at `path` will not be kept: one warning line (without `warning: `), and whether the file
+    /// can still be read (an existing file this user may not write); `nil` when it can be read and written (or
+    /// created). Said once, at start: libedit fails silently on either.
+    static func historyProblem(_ path: String) -> (warning: String, readable: Bool)? {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            if (st.st_mode & S_IFMT) == S_IFDIR {
+                return ("the history file '\(path)' is a directory: history is neither read nor saved "
+                        + "(point $BOARDWALK_HISTORY at a file)", false)
+            }
+            if access(path, W_OK) != 0 {
+                return ("the history file '\(path)' is not writable (\(String(cString: strerror(errno)))): this "
+                        + "session's history is not saved", true)
+            }
+            return nil
+        }
+        let slash = path.lastIndex(of: "/")
+        let parent = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        if access(parent, W_OK) != 0 {
+            return ("the history file '\(path)' cannot be created (\(parent): \(String(cString: strerror(errno)))): "
+                    + "history is not saved", false)
+        }
+        return nil
+    }
+
     // MARK: Dot-commands
 
+    /// - Parameter origin: where the command was read (the pipe and its line), for `.explain`'s error locations.
     /// - Returns: whether the command succeeded.
-    func dotCommand(_ text: String) -> Bool {
+    func dotCommand(_ text: String, origin: (name: String, line: Int)? = nil) -> Bool {
         let parts = text.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         let command = String(parts[0])
         let argument = parts.count > 1 ? String(parts[1]).trimmingSpaces() : ""
@@ -251,7 +284,9 @@ final class Repl {
                 invocation.err("Error: .explain takes a query\n")
                 return false
             }
-            return console.explain(argument)
+            // The query's diagnostic shows the whole line and counts columns from its start, as other errors of
+            // the REPL do (`stdin:3:18`, not `query:1:10`).
+            return console.explain(argument, origin: origin, linePrefix: String(text.dropLast(argument.count)))
         case ".quit", ".exit":
             quit = true
         default:
@@ -299,10 +334,25 @@ final class Repl {
                 afterQuote: before.hasSuffix("\""))
             Completion.index = 0
             rl_attempted_completion_over = 1
+            // One candidate that extends the word: inserted here, and no matches handed back. libedit rings the
+            // bell after every completion it inserts itself, a unique one too, and appends a space even after
+            // `p50(`, where the argument follows.
+            let word = String(cString: text)
+            if Completion.candidates.count == 1, let rest = Completion.insertion(completing: word, with: Completion.candidates[0]) {
+                if !rest.isEmpty {
+                    _ = rl_insert_text(rest)
+                    // Shown by a redisplay, as if a key bound to it had been typed next: called from here, libedit
+                    // does not redraw the line (its `rl_redisplay` pushes ^R, which readline's bindings make a search).
+                    _ = rl_insert(1, Completion.redisplayKey)
+                }
+                return nil
+            }
             return rl_completion_matches(text) { _, _ in Completion.next() }
         }
         rl_basic_word_break_characters = Completion.breakCharacters
         _ = rl_initialize()
+        // A key for the completion above to push: ^], which a user rarely types and which then only redraws the line.
+        _ = rl_parse_and_bind("bind ^] ed-redisplay")
     }
 }
 
@@ -318,6 +368,8 @@ enum Completion {
     nonisolated(unsafe) static var index = 0
     nonisolated(unsafe) static let breakCharacters = cString(" \t\n|,()=<>!")
     nonisolated(unsafe) static let readlineName = cString("boardwalk")
+    /// ^], bound to `ed-redisplay` (see `installLineEditing`).
+    static let redisplayKey: Int32 = 0x1D
 
     /// A C string that lives for the whole process (libedit keeps the pointer).
     private static func cString(_ s: String) -> UnsafePointer<CChar> {
@@ -332,6 +384,14 @@ enum Completion {
         guard index < candidates.count else { return nil }
         index += 1
         return strdup(candidates[index - 1])
+    }
+
+    /// What to type after `word` to complete it to `candidate`: the rest of it, then a space unless it ends in `(`
+    /// (the argument comes next); `nil` when `candidate` does not start with `word` (an id typed without its
+    /// quote, which libedit replaces whole).
+    static func insertion(completing word: String, with candidate: String) -> String? {
+        guard candidate.hasPrefix(word) else { return nil }
+        return String(candidate.dropFirst(word.count)) + (candidate.hasSuffix("(") ? "" : " ")
     }
 
     /// The words that complete `prefix`.
