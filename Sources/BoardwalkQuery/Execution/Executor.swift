@@ -142,12 +142,13 @@ struct Executor {
             // events that match a custom funnel's steps; only a strict funnel needs each session's events as rows.
             let store = source as! StoreEventSource
             let needs = FoldNeeds(query, now: now)
+            let sessionFilters = SessionFilters(filters, now: now)
             try store.foldSessions(plan.ranges, needs: needs, cancellation: cancellation,
                                    text: query.ast.text) { (summary, funnelKeys, events) throws(QueryError) -> Bool in
                 statistics.sessionsRead += 1
                 statistics.eventsRead += events
                 func leaf(_ b: Bound) -> Value { summary.leaf(b) }
-                guard passes(leaf) else { return true }
+                guard sessionFilters.passes(summary) else { return true }
                 if hasMatcher {
                     sink.addStepEvents(summary.stepEvents)
                 } else if isFunnel {
