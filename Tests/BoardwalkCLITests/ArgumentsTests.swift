@@ -140,6 +140,18 @@ struct OutputTests {
             """)
     }
 
+    @Test("Cells and chart labels from stored data are shown as written: controls and bidi overrides escaped")
+    func tableEscapesTerminalControls() {
+        var t = TextTable(headers: ["answer", "n"], alignments: [.left, .right])
+        t.append(["a\u{1B}[31mred", "1"])
+        t.append(["\u{202E}txet", "2"])
+        let text = t.render()
+        #expect(!text.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" })
+        #expect(text.contains(#"a\u{1b}[31mred"#) && text.contains(#"\u{202e}txet"#))
+        let chart = Bars.chart([("x\ny", 1, "1")], share: nil, columns: 40, paint: Paint(enabled: false))
+        #expect(chart.split(separator: "\n").count == 1 && chart.contains(#"x\ny"#))
+    }
+
     @Test("Bars in eighths, scaled to the largest value")
     func bars() {
         #expect(Bars.bar(1, width: 4) == "████")

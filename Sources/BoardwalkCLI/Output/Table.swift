@@ -34,8 +34,9 @@ public struct TextTable: Sendable {
         self.alignments = alignments ?? Array(repeating: .left, count: headers.count)
     }
 
-    /// Adds a row.
-    public mutating func append(_ row: [String]) { rows.append(row) }
+    /// Adds a row. Cells are shown as written: what a terminal would act on (control and bidirectional
+    /// characters, from stored data) is escaped.
+    public mutating func append(_ row: [String]) { rows.append(row.map(escapingTerminalControls)) }
 
     /// The table as lines: header, a rule, rows; two spaces between columns; no trailing spaces.
     public func render(paint: Paint = Paint(enabled: false)) -> String {
@@ -83,13 +84,13 @@ public enum Bars {
     {
         guard let maxValue = items.map(\.value).max(), maxValue > 0 else { return "" }
         // 36 columns fit a UUID (onboarding ids are UUIDs in practice); longer labels end in an ellipsis.
-        let labelWidth = min(36, items.map { displayWidth($0.label) }.max() ?? 0)
+        let labelWidth = min(36, items.map { displayWidth(escapingTerminalControls($0.label)) }.max() ?? 0)
         let textWidth = items.map { displayWidth($0.text) }.max() ?? 0
         let percentWidth = share == nil ? 0 : 10
         let barWidth = max(10, min(50, columns - labelWidth - textWidth - percentWidth - 6))
         var out = ""
         for item in items {
-            var label = item.label
+            var label = escapingTerminalControls(item.label)
             if displayWidth(label) > labelWidth {
                 while displayWidth(label) > labelWidth - 1 { label.removeLast() }
                 label += "…"

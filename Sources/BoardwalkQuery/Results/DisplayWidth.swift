@@ -55,9 +55,10 @@ func actsOnTerminal(_ scalar: Unicode.Scalar) -> Bool {
 }
 
 /// `s` with what a terminal would act on escaped (``actsOnTerminal(_:)``): `\n`, `\t`, `\r`, others as
-/// `\u{1b}`, so that a table row or a diagnostic stays one line of text shown as written.
+/// `\u{1b}`, so that a table row or a diagnostic stays one line of text shown as written. Public for the CLI's
+/// own tables and charts, whose labels come from stored data too.
 /// - Complexity: O(n) in the length of `s`.
-func escapingTerminalControls(_ s: String) -> String {
+public func escapingTerminalControls(_ s: String) -> String {
     guard s.unicodeScalars.contains(where: actsOnTerminal) else { return s }
     var out = ""
     for scalar in s.unicodeScalars {
