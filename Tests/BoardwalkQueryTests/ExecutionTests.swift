@@ -39,6 +39,13 @@ import Testing
         """))
 }
 
+@Test func planQuotesStringsOnOneLine() throws {
+    // A newline or tab in a literal is spelled as the query language writes it, not printed raw.
+    let plan = try Query.parse(#"sessions | where onboarding == "a\nb\t\"c\"" | count"#).explain(on: InMemoryEventSource(story))
+    #expect(plan.contains(#"range onboarding="a\nb\t\"c\"" screen=*"#), "\(plan)")
+    #expect(plan.split(separator: "\n").count == 4, "\(plan)")
+}
+
 @Test func histogramBucketsByStep() throws {
     // Durations 40 s, 25 s, 4 s, 0 s in 30 s buckets.
     #expect(try run("sessions | histogram duration step 30s", story).render(.csv) == "bucket,count\n0,3\n30,1\n")

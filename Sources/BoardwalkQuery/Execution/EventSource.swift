@@ -60,7 +60,9 @@ public struct ScanRange: Hashable, Sendable, CustomStringConvertible {
 
 /// Quotes a string for plans and messages, escaping `"` and `\`.
 func quoted(_ s: String) -> String {
-    "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    // Spelled as the query language writes strings (`\\`, `\"`, `\n`, `\t`); other controls escaped for the terminal.
+    let spelled = s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    return "\"" + escapingTerminalControls(spelled) + "\""
 }
 
 extension String {
