@@ -1,4 +1,5 @@
 import BoardwalkGenerator
+@testable import BoardwalkStore
 import BoardwalkModel
 import Testing
 @testable import BoardwalkQuery
@@ -41,4 +42,40 @@ import Testing
     let direct = try SessionFilters(Query.parse(#"sessions | where onboarding in ["a"] and onboarding != "b" | count"#).checked.filters,
                                     now: now)
     #expect(direct.conjuncts.allSatisfy { if case .general = $0 { false } else { true } })
+}
+
+/// A lean fold skips each session's last event and last screen unless the query reads `ended`, `duration` or
+/// `last_screen` (or lists sessions): the queries that read them get them, through a store, as the in-memory
+/// source gives them.
+@Test func foldNeedsKeepLastsOnlyForTheQueriesThatReadThem() throws {
+    let now = Timestamp(microseconds: 1_800_000_000_000_000)
+    func lasts(_ text: String) throws -> Bool { FoldNeeds(try Query.parse(text).checked, now: now).lasts }
+    #expect(try !lasts("sessions | funnel"))
+    #expect(try !lasts(#"sessions | where onboarding == "a" | stats count(), p50(furthest_screen)"#))
+    #expect(try lasts("sessions | stats p50(duration)"))
+    #expect(try lasts("sessions | where ended > @2026-01-01 | count"))
+    #expect(try lasts("sessions | count by last_screen"))
+    #expect(try lasts("sessions | limit 3"))
+
+    var generator = SessionGenerator(seed: 0x1A575)
+    let events = generator.events() + generator.events() + generator.events()
+    try withTemporaryStore { store in
+        try store.append(events)
+        // The events as stored (sessions the store inferred included), for the in-memory source.
+        var stored: [Event] = []
+        try store.read { snapshot in
+            try snapshot.forEachEvent(since: 0) { view in
+                stored.append(try snapshot.owned(view).event)
+                return true
+            }
+        }
+        for text in ["sessions | stats p50(duration), max(ended), count() by last_screen",
+                     "sessions | where duration > 10s | funnel", "sessions | select session, ended, last_screen | sort session"] {
+            let query = try Query.parse(text)
+            let fromStore = try query.run(on: StoreEventSource(store), options: .init(now: now))
+            let inMemory = try query.run(on: InMemoryEventSource(stored), options: .init(now: now))
+            #expect(fromStore.rows == inMemory.rows, "\(text)")
+            #expect(!fromStore.rows.isEmpty, "\(text)")
+        }
+    }
 }

@@ -36,6 +36,17 @@ import Testing
         expectExact(table, ids)
     }
 
+    @Test func packedIdsWithoutDisplacementFallBackToHashing() {
+        // A dense block of ids whose places in the table are consecutive entries: no id is displaced, but the
+        // block is one long run that every absent id landing in it would walk (review, session 8).
+        let block = (0..<1_100).map { UInt32(1_000 + $0) }
+        let spread = (1..<200).map { UInt32(1_000_000 + $0 * 9_000) }
+        let ids = block + spread
+        let table = SessionSlots(ordered: ids)
+        #expect(!table.placesInOrder)
+        expectExact(table, ids)
+    }
+
     @Test(arguments: [[], [42], [0, UInt32.max - 1], [7, 8, 9, 10]] as [[UInt32]])
     func smallAndExtremeSets(ids: [UInt32]) {
         expectExact(SessionSlots(ordered: ids), ids)

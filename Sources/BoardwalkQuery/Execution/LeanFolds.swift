@@ -78,6 +78,8 @@ final class LeanFolds {
     let reachTimes: Bool
     /// Whether the folds keep kinds, names and outcomes (``FoldNeeds/leanOutcomes``).
     let outcomes: Bool
+    /// Whether the folds keep each session's last event and last screen (``FoldNeeds/lasts``).
+    let lasts: Bool
     /// Screens `0..<rowScreens` have their times in ``rows`` (0: none do).
     let rowScreens: Int
     /// `rowScreens` earliest times per session, by slot (`Int64.max`: none yet), for `rowCapacity` sessions.
@@ -92,12 +94,15 @@ final class LeanFolds {
     ///     median onboarding's page faults).
     ///   - reachTimes: whether to keep each session's screen times (``FoldNeeds/reachTimes``).
     ///   - outcomes: whether to keep kinds, names and outcomes (``FoldNeeds/leanOutcomes``).
+    ///   - lasts: whether to keep each session's last event and last screen (``FoldNeeds/lasts``); without, the
+    ///     summaries' `ended` and `lastScreen` keep their initial values.
     ///   - rowScreens: with `reachTimes`, the screens whose times are kept in rows (see the type's discussion); 0
     ///     for none. Rows take 8 bytes per screen and session, whatever the session reached.
-    init(capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false, rowScreens: Int = 0) {
+    init(capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false, lasts: Bool = true, rowScreens: Int = 0) {
         folds = SlotStorage(capacity: capacity)
         self.reachTimes = reachTimes
         self.outcomes = outcomes
+        self.lasts = lasts
         poolCapacity = reachTimes ? min(max(events, 256), 1 << 26) : 0
         pool = .allocate(capacity: max(poolCapacity, 1))
         self.rowScreens = reachTimes ? max(rowScreens, 0) : 0
@@ -109,8 +114,7 @@ final class LeanFolds {
     /// screens (their largest `total_screens`) keeps in rows: all of them when there are at most 64 and the rows
     /// take no more entries than the events (the pool is reserved for as many); else none.
     static func rowScreens(screens: Int, sessions: Int, events: Int) -> Int {
-        guard screens > 0, screens <= 64, sessions.multipliedReportingOverflow(by: screens).partialValue <= max(events, 4096)
-        else { return 0 }
+        guard screens > 0, screens <= 64, sessions <= max(events, 4096) / screens else { return 0 }
         return screens
     }
 
@@ -150,7 +154,7 @@ final class LeanFolds {
         let f = base + slot
         let at = OrderKey(time: time, seq: seq)
         if at < f.pointee.first { f.pointee.first = at }
-        if f.pointee.last < at { f.pointee.last = at }
+        if lasts, f.pointee.last < at { f.pointee.last = at }
         f.pointee.events += 1
         guard let screen else { return }
         if at < f.pointee.firstScreenAt {
@@ -158,7 +162,7 @@ final class LeanFolds {
             f.pointee.onboarding = onboarding ?? 0
         }
         let s = Int32(truncatingIfNeeded: screen)
-        if f.pointee.lastScreenAt < at { f.pointee.lastScreenAt = at; f.pointee.lastScreen = s }
+        if lasts, f.pointee.lastScreenAt < at { f.pointee.lastScreenAt = at; f.pointee.lastScreen = s }
         if let totalScreens, totalScreens > f.pointee.totalScreens { f.pointee.totalScreens = totalScreens }
         if s > f.pointee.furthest { f.pointee.furthest = s }
         if reachTimes {
@@ -256,11 +260,11 @@ final class LeanFolds {
         guard f.events > 0 else { return s }
         if needs.onboarding, f.firstScreenAt != .highest { s.onboarding = strings.string(f.onboarding) }
         s.started = Timestamp(microseconds: f.first.time)
-        s.ended = Timestamp(microseconds: f.last.time)
+        if lasts { s.ended = Timestamp(microseconds: f.last.time) }
         s.eventCount = f.events
         if f.furthest >= 0 {
             s.furthestScreen = Int(f.furthest)
-            s.lastScreen = Int(f.lastScreen)
+            if lasts { s.lastScreen = Int(f.lastScreen) }
             s.totalScreens = f.totalScreens == .min ? nil : f.totalScreens
         }
         if outcomes {

@@ -27,6 +27,9 @@ struct FoldNeeds {
     var answers = false
     /// When each screen index was first reached (the screen funnel).
     var reachTimes = false
+    /// The session's last event and last screen (`ended`, `duration`, `last_screen`, or a listing): a lean fold
+    /// that need not keep them skips two comparisons per event, and its summaries leave them at their initial values.
+    var lasts = true
     /// Breakdown columns of a screen funnel, evaluated on the session's first event with a screen index.
     var funnelBy: [BoundColumn] = []
     /// A funnel of custom steps read by a fold (not ``CheckedQuery/needsSessionRows``): each session keeps its
@@ -81,6 +84,8 @@ struct FoldNeeds {
         }
         lean = query.reduction != nil && !isCustomFunnel && funnelBy.isEmpty && !readsMore(true)
         leanOutcomes = lean && readsMore(false)
+        let lastFields: [Bound] = [.session(.ended), .session(.duration), .session(.lastScreen)]
+        lasts = query.reduction == nil || bounds.contains { $0.contains(where: lastFields.contains) }
         for b in bounds {
             if b.contains(where: { $0 == .session(.session) }) { name = true }
             if b.contains(where: { $0 == .session(.profile) }) { profile = true }
@@ -385,9 +390,12 @@ struct SessionSlots {
     /// order, so its lookups sweep the table instead of landing at random: the hardware's prefetcher keeps
     /// the table in cache while the scan's blocks stream past it (the scattered table's probe was a sixth of the
     /// scan loop's time in `perf`, a median onboarding at 1 M sessions). Ids crowded into a part of their range
-    /// would make long probe runs: when the ids are displaced by more than two entries on average from where
-    /// their value puts them, the table is built with the scattering hash instead.
-    /// - Complexity: O(ids).
+    /// make long runs of occupied entries, which every lookup of an absent id landing in one walks to its end
+    /// (a scope scan looks up sessions outside the scope too: a review measured 190 000 probes per miss for 600 k
+    /// ids packed at one end of their range). So the table is built with the scattering hash instead when the
+    /// ids are displaced by more than two entries on average from where their value puts them, or when any run of
+    /// occupied entries is longer than ``longestOrderedRun``.
+    /// - Complexity: O(ids + table size).
     init(ordered ids: [UInt32]) {
         let size = SessionSlots.size(for: ids.count)
         guard let low = ids.min(), let high = ids.max() else {
@@ -401,12 +409,31 @@ struct SessionSlots {
         var displacement = 0
         for (slot, id) in ids.enumerated() {
             displacement += insert(id, slot: slot)
-            if displacement > 2 * ids.count + 64 {
-                self = SessionSlots(capacity: ids.count)
-                for (slot, id) in ids.enumerated() { _ = insert(id, slot: slot) }
-                return
+            if displacement > 2 * ids.count + 64 { break }
+        }
+        if displacement > 2 * ids.count + 64 || longestRun > SessionSlots.longestOrderedRun {
+            self = SessionSlots(capacity: ids.count)
+            for (slot, id) in ids.enumerated() { _ = insert(id, slot: slot) }
+        }
+    }
+
+    /// The longest run of occupied entries an ordered table may have (a scattering hash at half load has runs
+    /// of a few entries; an absent key's lookup walks at most one run).
+    static let longestOrderedRun = 32
+
+    /// The longest run of consecutive occupied entries, the table taken as a ring.
+    private var longestRun: Int {
+        var longest = 0, run = 0
+        // Twice around, so that a run through the end continues at the start (a table full of keys has one run).
+        for i in 0..<(2 * entries.count) {
+            if entries[i & mask] == SessionSlots.empty {
+                run = 0
+            } else {
+                run += 1
+                longest = max(longest, min(run, entries.count))
             }
         }
+        return longest
     }
 
     /// Places `key` with `slot` (a key not in the table; no growth): the number of entries it was moved past.

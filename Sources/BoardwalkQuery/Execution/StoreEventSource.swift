@@ -381,7 +381,7 @@ extension StoreEventSource {
         let folds = FoldStorage(capacity: needs.lean ? 0 : slotsInScope)
         let screensInScope = all.reduce(0) { scope.contains($1.id ?? RecordFormat.noOnboarding) ? max($0, $1.maxTotalScreens) : $0 }
         let lean = needs.lean
-            ? LeanFolds(capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
+            ? LeanFolds(capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes, lasts: needs.lasts,
                         rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope))
             : nil
         for slot in 0..<slotsInScope {
@@ -546,7 +546,7 @@ private struct WholeStoreScan {
         table = SessionSlots(capacity: capacity)
         folds = FoldStorage(capacity: needs.lean ? 0 : capacity)
         lean = needs.lean
-            ? LeanFolds(capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
+            ? LeanFolds(capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes, lasts: needs.lasts,
                         rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
             : nil
         ids.reserveCapacity(capacity)

@@ -16,7 +16,8 @@ enum Percentile {
     /// found by selection (the two closest ranks) instead of a full sort: a radix selection over the values' bit
     /// patterns, which has no data-dependent branch per value (a quickselect's comparisons are mispredicted about
     /// once per value visited: 6 % of a median onboarding's screen funnel in `perf`, for 16 medians of 8 500 values).
-    /// - Complexity: O(n) (at most eight passes over a shrinking set, then one over the values).
+    /// - Complexity: O(n): a pass to make the keys, the selection (a pass to find the highest differing bit, then at
+    ///   most eight passes of counting and keeping over a shrinking set), and a pass for the next rank.
     static func of(_ values: [Double], _ q: Double) -> Double? {
         guard !values.isEmpty else { return nil }
         // Small inputs sort as fast; NaN has no rank and -0 equals 0, so either would make "the value at

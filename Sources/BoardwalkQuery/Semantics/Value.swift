@@ -36,6 +36,9 @@ public enum Value: Hashable, Sendable {
 
     /// `==` in queries: absent equals nothing; a set equals a string it contains; integers and numbers compare
     /// numerically; otherwise values of different types are unequal.
+    ///
+    /// `SessionFilters` checks `onboarding ==`, `!=`, `in` and `not in` against string literals without building
+    /// values: a change to these rules for strings or absent values must change it too (its test compares both).
     static func queryEqual(_ a: Value, _ b: Value) -> Bool {
         switch (a, b) {
         case (.null, _), (_, .null): return false
