@@ -1162,8 +1162,9 @@ final class WriterState {
 
     /// The session of an event that has none (semantics rule 10): per (profile, onboarding), a new one
     /// starts at the first event, after 30 minutes without events, or at a start event
-    /// (`onboarding_loaded`, `onboarding_started`) once the current session has seen other events.
-    /// Events are taken in arrival order; one older than the session's last event joins it.
+    /// (`onboarding_loaded`, `onboarding_started`) at or after the session's last event once the session has
+    /// seen other events. Events are taken in arrival order; one older than the session's last event joins it,
+    /// a start event included.
     private func inferSession(for event: Event, seq: UInt64, interner: inout Interner) throws -> (String, Bool) {
         var profile = RecordFormat.absent
         if let p = event.profile { profile = try interner.intern(p) }
@@ -1185,7 +1186,10 @@ final class WriterState {
                 state = InferState(session: v.be32(0), lastTime: Layout.time(fromBits: v.be64(4)), fresh: v[12] != 0)
             }
         }
-        if var current = state, time &- current.lastTime < Layout.sessionGap, !(isStart && !current.fresh),
+        // An event before the session's last one joins it, a start event too (it belongs to the session it
+        // precedes); only a start at or after the last event begins a new session.
+        if var current = state, time &- current.lastTime < Layout.sessionGap,
+           !(isStart && !current.fresh && time >= current.lastTime),
            let name = interner.table.string(for: current.session)
         {
             current.lastTime = max(current.lastTime, time)

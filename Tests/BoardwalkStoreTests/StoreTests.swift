@@ -484,6 +484,30 @@ import Testing
         #expect(names[6] == "inferred:6")
     }
 
+    /// An event older than its session's last event joins that session, a start event too: a late
+    /// `onboarding_loaded` (an offline device's upload) started a session of its own and took the later late
+    /// events from the session they belong to (QA, session 8).
+    @Test(arguments: [1, 2])
+    func aLateStartEventJoinsTheSessionItPrecedes(batches: Int) throws {
+        let e = { (t: Int64, p: Payload) in
+            simpleEvent(onboarding: 0, screen: 0, session: -1, time: t, payload: p, profile: "p1")
+        }
+        let events = [
+            e(10, .analytics(.screenPresented)),
+            e(20, .analytics(.screenCompleted(elementID: nil, reply: nil))),
+            e(30, .analytics(.screenPresented)),
+            // Late: before the session's last event.
+            e(5, .onboardingLoaded),
+            e(25, .analytics(.screenPresented)),
+            // A start after the session's last event still starts a new one.
+            e(40, .analytics(.onboardingStarted)),
+        ]
+        let names = try sessions(events, batches: batches)
+        #expect(names.count == 6)
+        #expect(Set(names[0...4]).count == 1, "\(names)")
+        #expect(names[5] == "inferred:5", "\(names)")
+    }
+
     @Test func givenSessionsAreKept() throws {
         let names = try sessions([simpleEvent(onboarding: 0, screen: 0, session: 3, time: 0)])
         #expect(names == ["s3"])
