@@ -546,24 +546,33 @@ final class WriterState {
                 let original = base! + index
                 let time = original.pointee.time.microseconds
                 let timeBits = Layout.timeBits(time)
-                // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). Rare, so only such
-                // events are copied and fixed; an empty event id is simply not looked up.
+                // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). The encoder writes them
+                // as absent (`emptyIsAbsent`), and an empty event id is simply not looked up; only an event without a
+                // session (absent or empty) is copied, normalized and given an inferred one. Checking every event
+                // for empty strings first and copying the few that had some cost ~90 instructions per event, most of
+                // it a copy of each `screen_completed` payload to look at its strings.
                 // A session named as another store's inferred session is inferred again here (`isInferredName`).
                 let reinfer = Store.isInferredName(at: original.pointer(to: \.session)!)
-                let needsNormalization = reinfer || Store.needsNormalization(at: original)
+                let noSession = reinfer || Store.isMissing(at: original.pointer(to: \.session)!)
                 // Made once, for the duplicate check and the encoder (which would otherwise parse it again).
                 var idRef: EventIDRef? = nil
-                if let id = original.pointee.eventID, !id.isEmpty {
+                if !Store.isMissing(at: original.pointer(to: \.eventID)!) {
                     // A duplicate has the same group, time and event id as a stored event or an earlier one
-                    // of this batch (docs/storage.md, "Duplicates").
+                    // of this batch (docs/storage.md, "Duplicates"). Id and meta are read in place: loading them
+                    // (`if let id = …eventID`, `…meta?.screenIndex`) retained and released their strings.
                     var group = UInt64(RecordFormat.noOnboarding) << 16 | UInt64(RecordFormat.noScreen)
-                    if let screen = original.pointee.meta?.screenIndex, screen >= 0 && screen <= Meta.maxScreenIndex {
-                        let onboarding = try original.pointer(to: \.meta)!.withMemoryRebound(to: Meta.self, capacity: 1) {
-                            try interner.intern(at: $0.pointer(to: \.onboardingID)!)
+                    let meta = original.pointer(to: \.meta)!
+                    if meta.pointee != nil {
+                        let (onboarding, screen) = try meta.withMemoryRebound(to: Meta.self, capacity: 1) { meta in
+                            let screen = meta.pointer(to: \.screenIndex)!.pointee
+                            guard screen >= 0 && screen <= Meta.maxScreenIndex else { return (StringID?.none, screen) }
+                            return (try interner.intern(at: meta.pointer(to: \.onboardingID)!), screen)
                         }
-                        group = UInt64(onboarding) << 16 | UInt64(screen)
+                        if let onboarding { group = UInt64(onboarding) << 16 | UInt64(screen) }
                     }
-                    let ref = try EventIDRef(interning: id, strings: &interner)
+                    let ref = try original.pointer(to: \.eventID)!.withMemoryRebound(to: String.self, capacity: 1) {
+                        try EventIDRef(interningAt: $0, strings: &interner)
+                    }
                     idRef = ref
                     let key = DuplicateKey(group: group, timeBits: timeBits, id: ref)
                     if !batchIDs.insert(key) {
@@ -585,18 +594,18 @@ final class WriterState {
                 }
                 let seq = next
                 let record: EncodedRecord
-                if needsNormalization || original.pointee.session == nil {
+                if noSession {
                     var event = original.pointee
                     Store.normalize(&event)
                     if reinfer { event.session = nil }
-                    if event.session == nil {
-                        let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
-                        event.session = name
-                        if isNew { inferredSessions += 1 }
+                    let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
+                    event.session = name
+                    if isNew { inferredSessions += 1 }
+                    record = try withUnsafePointer(to: &event) {
+                        try encoder.appendBody(at: $0, strings: &interner, eventID: idRef, emptyIsAbsent: true)
                     }
-                    record = try withUnsafePointer(to: &event) { try encoder.appendBody(at: $0, strings: &interner, eventID: idRef) }
                 } else {
-                    record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef)
+                    record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef, emptyIsAbsent: true)
                 }
                 let onboarding = record.header.keyOnboarding
                 let screen = record.header.keyScreenIndex
