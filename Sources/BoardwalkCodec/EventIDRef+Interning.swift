@@ -21,7 +21,7 @@ extension EventIDRef {
     /// bytes where they are, and any other id goes through ``StringInterner/intern(at:)``, so a store checking
     /// every event's id for duplicates does not load (retain and release) the string to do it.
     /// - Parameter id: a valid, initialized `String`, alive and unchanged for the duration of the call.
-    @inlinable
+    @inlinable @inline(__always)
     public init<I: StringInterner>(interningAt id: UnsafePointer<String>, strings: inout I) throws {
         if let (hi, lo, upper) = parseUUID(at: id) {
             self = .uuid(high: hi, low: lo, uppercase: upper)
@@ -32,7 +32,7 @@ extension EventIDRef {
 }
 
 /// ``parseUUID(_:)`` for the string stored at `s`, read in place.
-@inlinable
+@inlinable @inline(__always)
 func parseUUID(at s: UnsafePointer<String>) -> (hi: UInt64, lo: UInt64, upper: Bool)? {
     guard s.pointee.utf8.count == 36 else { return nil }
     if let r = s.pointee.utf8.withContiguousStorageIfAvailable({ parseUUID(UnsafeRawBufferPointer($0)) }) { return r }

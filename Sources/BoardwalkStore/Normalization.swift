@@ -47,6 +47,15 @@ extension Store {
         return string.withMemoryRebound(to: String.self, capacity: 1) { $0.pointee.utf8.isEmpty }
     }
 
+    /// The screen index of the event at `event` when it has `meta` and the index fits a key (`0...Meta.maxScreenIndex`).
+    /// Not inlined, like the encoder's `EventShape`: inlined into the append loop, `…meta?.screenIndex` copied the
+    /// whole `Meta?` (a retain and release of both its strings) to read one integer.
+    @inline(never)
+    static func keyScreenIndex(at event: UnsafePointer<Event>) -> Int? {
+        guard let screen = event.pointee.meta?.screenIndex, screen >= 0 && screen <= Meta.maxScreenIndex else { return nil }
+        return screen
+    }
+
     /// Whether the optional string at `string` is present and an inferred session's name, read in place.
     @inline(__always)
     static func isInferredName(at string: UnsafePointer<String?>) -> Bool {

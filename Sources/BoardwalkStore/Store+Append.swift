@@ -561,14 +561,11 @@ final class WriterState {
                     // of this batch (docs/storage.md, "Duplicates"). Id and meta are read in place: loading them
                     // (`if let id = …eventID`, `…meta?.screenIndex`) retained and released their strings.
                     var group = UInt64(RecordFormat.noOnboarding) << 16 | UInt64(RecordFormat.noScreen)
-                    let meta = original.pointer(to: \.meta)!
-                    if meta.pointee != nil {
-                        let (onboarding, screen) = try meta.withMemoryRebound(to: Meta.self, capacity: 1) { meta in
-                            let screen = meta.pointer(to: \.screenIndex)!.pointee
-                            guard screen >= 0 && screen <= Meta.maxScreenIndex else { return (StringID?.none, screen) }
-                            return (try interner.intern(at: meta.pointer(to: \.onboardingID)!), screen)
+                    if let screen = Store.keyScreenIndex(at: original) {
+                        let onboarding = try original.pointer(to: \.meta)!.withMemoryRebound(to: Meta.self, capacity: 1) {
+                            try interner.intern(at: $0.pointer(to: \.onboardingID)!)
                         }
-                        if let onboarding { group = UInt64(onboarding) << 16 | UInt64(screen) }
+                        group = UInt64(onboarding) << 16 | UInt64(screen)
                     }
                     let ref = try original.pointer(to: \.eventID)!.withMemoryRebound(to: String.self, capacity: 1) {
                         try EventIDRef(interningAt: $0, strings: &interner)
@@ -1128,10 +1125,21 @@ final class WriterState {
         counts.withUnsafeMutableBufferPointer { count in
             shifts.withUnsafeBufferPointer { shifts in
                 items.withUnsafeBufferPointer { src in
-                    for item in src {
-                        let k = key(item)
-                        for d in 0..<shifts.count {
-                            count[d &* radix &+ Int(truncatingIfNeeded: (k &>> shifts[d]) & digitMask)] &+= 1
+                    if shifts.count == 2 {
+                        // The usual case (group keys and session ids of a batch span about 20 bits): both digits counted
+                        // without the inner loop over the digits, ~10 instructions per element and sort less.
+                        let s0 = shifts[0], s1 = shifts[1]
+                        for item in src {
+                            let k = key(item)
+                            count[Int(truncatingIfNeeded: (k &>> s0) & digitMask)] &+= 1
+                            count[radix &+ Int(truncatingIfNeeded: (k &>> s1) & digitMask)] &+= 1
+                        }
+                    } else {
+                        for item in src {
+                            let k = key(item)
+                            for d in 0..<shifts.count {
+                                count[d &* radix &+ Int(truncatingIfNeeded: (k &>> shifts[d]) & digitMask)] &+= 1
+                            }
                         }
                     }
                 }
