@@ -829,11 +829,16 @@ final class WriterState {
         let order = self.order
         var builder = EventBlockBuilder(capacity: 0)
         var blockKeys: [EventKey] = []
+        // The per-group caches as locals too: as properties of the writer object each access paid a dynamic
+        // exclusivity check (~80 instructions), five per block written.
+        var tails = GroupCaches()
         swap(&builder, &blockBuilder)
         swap(&blockKeys, &self.blockKeys)
+        swapGroupCaches(&tails)
         defer {
             swap(&builder, &blockBuilder)
             swap(&blockKeys, &self.blockKeys)
+            swapGroupCaches(&tails)
         }
         blockKeys.removeAll(keepingCapacity: true)
         // Per-onboarding counters come for free in key order: one accumulator per run of an onboarding.
@@ -862,7 +867,7 @@ final class WriterState {
                     let newGroup = !open || e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
                     if open && (newGroup || time &- builder.firstTime >= Layout.blockSpan
                                 || WriterState.exceeds(builder, time: time, seq: e.seq, bodyCount: e.body.count, target: blockTarget)) {
-                        try putBlock(&c, blockKey, builder, &blockKeys)
+                        try putBlock(&c, blockKey, builder, &blockKeys, &tails)
                         open = false
                     }
                     if newGroup, let tail = try groupTail(&c, onboarding: e.onboarding, screen: e.screen),
@@ -874,7 +879,7 @@ final class WriterState {
                         do {
                             let firstTime = Layout.time(fromBits: tail.key.timeBits)
                             let group = UInt64(e.onboarding) << 16 | UInt64(e.screen)
-                            if let known = pendingBlockTails[group] ?? blockTails[group], known.key == tail.key,
+                            if let known = tails.pendingBlockTails[group] ?? tails.blockTails[group], known.key == tail.key,
                                known.bytes == tail.bytes {
                                 try builder.resume(tail.value, firstTime: firstTime, firstSeq: tail.key.seq, lastSeq: known.lastSeq)
                             } else {
@@ -894,9 +899,26 @@ final class WriterState {
                     }
                     builder.append(time: time, seq: e.seq, body: UnsafeRawBufferPointer(rebasing: bodies[e.body]))
                 }
-                if open { try putBlock(&c, blockKey, builder, &blockKeys) }
+                if open { try putBlock(&c, blockKey, builder, &blockKeys, &tails) }
             }
         }
+    }
+
+    /// ``groupMax``, ``pendingGroupMax``, ``blockTails`` and ``pendingBlockTails``, moved out of the writer while
+    /// ``writeEvents(_:)`` runs.
+    struct GroupCaches {
+        var groupMax: [UInt64: UInt64] = [:]
+        var pendingGroupMax: [UInt64: UInt64] = [:]
+        var blockTails: [UInt64: BlockTail] = [:]
+        var pendingBlockTails: [UInt64: BlockTail] = [:]
+    }
+
+    /// Exchanges the writer's per-group caches with `caches` (twice: out and back).
+    private func swapGroupCaches(_ caches: inout GroupCaches) {
+        swap(&caches.groupMax, &groupMax)
+        swap(&caches.pendingGroupMax, &pendingGroupMax)
+        swap(&caches.blockTails, &blockTails)
+        swap(&caches.pendingBlockTails, &pendingBlockTails)
     }
 
     /// Whether appending an event (time, seq, a body of `bodyCount` bytes) would take `builder`'s block past
@@ -926,7 +948,8 @@ final class WriterState {
     }
 
     /// Puts a finished block under `key` and notes its key and its group's latest time.
-    private func putBlock(_ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, _ blockKeys: inout [EventKey]) throws {
+    private func putBlock(_ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, _ blockKeys: inout [EventKey],
+                          _ tails: inout GroupCaches) throws {
         key.write(to: scratch)
         _ = try builder.withBlock { block in
             try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventKeySize), block)
@@ -937,9 +960,9 @@ final class WriterState {
         // Only a known latest time is raised. An unknown one stays unknown (`latestTime(of:)` reads the store
         // when a duplicate check needs it): taken as 0 here, a block of old events would become the group's
         // "latest", and newer resent events would skip the lookup and be stored twice.
-        if let known = pendingGroupMax[group] ?? groupMax[group], last > known { pendingGroupMax[group] = last }
+        if let known = tails.pendingGroupMax[group] ?? tails.groupMax[group], last > known { tails.pendingGroupMax[group] = last }
         // Blocks of a group are put in key order, so the last one put is the group's newest.
-        pendingBlockTails[group] = BlockTail(key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
+        tails.pendingBlockTails[group] = BlockTail(key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
     }
 
     /// `sessions`: per bucket of ``Layout/sessionBucketWidth`` consecutive session ids touched by the batch, one
@@ -955,8 +978,14 @@ final class WriterState {
         let entries = self.entries
         let order = self.order
         var builder = SessionBucketBuilder(prefixRoom: 0, capacity: 0)
+        // A local, like the builder: as a property of the writer object each access paid a dynamic exclusivity check.
+        var tails = BucketTailCache(bits: 0)
         swap(&builder, &bucketBuilder)
-        defer { swap(&builder, &bucketBuilder) }
+        swap(&tails, &bucketTails)
+        defer {
+            swap(&builder, &bucketBuilder)
+            swap(&tails, &bucketTails)
+        }
         let shift = Layout.sessionBucketShift
         let mask = Layout.sessionBucketWidth - 1
         let target = Layout.sessionValueTarget
@@ -970,7 +999,7 @@ final class WriterState {
                 let e = entries[k.i]
                 let b = e.session >> shift
                 if open && b != bucket {
-                    try finishBucket(&c, bucket, &builder, mayGrow: !split, firstSeq: firstSeq)
+                    try finishBucket(&c, bucket, &builder, &tails, mayGrow: !split, firstSeq: firstSeq)
                     open = false
                 }
                 if !open {
@@ -979,14 +1008,14 @@ final class WriterState {
                     split = false
                     open = true
                 } else if builder.byteCount >= target {
-                    try putBucket(&c, bucket, &builder)
+                    try putBucket(&c, bucket, &builder, &tails)
                     builder.reset()
                     split = true
                 }
                 builder.append(low: e.session & mask, onboarding: e.onboarding, screen: e.screen,
                                time: Layout.time(fromBits: e.timeBits), seq: e.seq)
             }
-            if open { try finishBucket(&c, bucket, &builder, mayGrow: !split, firstSeq: firstSeq) }
+            if open { try finishBucket(&c, bucket, &builder, &tails, mayGrow: !split, firstSeq: firstSeq) }
         }
     }
 
@@ -995,7 +1024,7 @@ final class WriterState {
     /// bucket whose first id is new in this batch has no stored value: no seek for it (with many
     /// sessions in flight, many buckets of a batch are new).
     private func finishBucket(_ c: inout Cursor, _ bucket: UInt32, _ builder: inout SessionBucketBuilder,
-                              mayGrow: Bool, firstSeq: UInt64) throws {
+                              _ bucketTails: inout BucketTailCache, mayGrow: Bool, firstSeq: UInt64) throws {
         if mayGrow && UInt64(bucket) << UInt64(Layout.sessionBucketShift) < UInt64(batchStartStrings) {
             // The bucket's last key: below (bucket + 1, 0). `bucket + 1` fits: buckets are ids shifted right.
             scratch.storeBE(bucket + 1, at: 0)
@@ -1035,11 +1064,12 @@ final class WriterState {
                 }
             }
         }
-        try putBucket(&c, bucket, &builder)
+        try putBucket(&c, bucket, &builder, &bucketTails)
     }
 
     /// Puts the builder's segment as a new value under (bucket, its first entry's seq).
-    private func putBucket(_ c: inout Cursor, _ bucket: UInt32, _ builder: inout SessionBucketBuilder) throws {
+    private func putBucket(_ c: inout Cursor, _ bucket: UInt32, _ builder: inout SessionBucketBuilder,
+                           _ bucketTails: inout BucketTailCache) throws {
         scratch.storeBE(bucket, at: 0)
         scratch.storeBE(builder.baseSeq, at: 4)
         let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
