@@ -149,6 +149,12 @@ public struct EventBlockBuilder {
         used - EventBlockBuilder.headerRoom + headerSize
     }
 
+    /// An upper bound of ``byteCount`` that costs no varint sizes: the events' bytes plus the longest header
+    /// (40 bytes; the header takes 4 to 40). A caller that only needs to know whether the block is far from a
+    /// limit checks this first and computes the exact count only near the limit.
+    @inlinable
+    public var byteCountBound: Int { used }
+
     /// Appends an event. The first event must have the time and seq given to ``start(time:seq:)``, and
     /// every later one a larger (time, seq) than the one before.
     @inlinable

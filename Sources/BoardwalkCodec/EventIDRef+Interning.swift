@@ -15,3 +15,26 @@ extension EventIDRef {
         }
     }
 }
+
+extension EventIDRef {
+    /// ``init(interning:strings:)`` for the id stored at `id`, read in place: the UUID is parsed from the string's
+    /// bytes where they are, and any other id goes through ``StringInterner/intern(at:)``, so a store checking
+    /// every event's id for duplicates does not load (retain and release) the string to do it.
+    /// - Parameter id: a valid, initialized `String`, alive and unchanged for the duration of the call.
+    @inlinable @inline(__always)
+    public init<I: StringInterner>(interningAt id: UnsafePointer<String>, strings: inout I) throws {
+        if let (hi, lo, upper) = parseUUID(at: id) {
+            self = .uuid(high: hi, low: lo, uppercase: upper)
+        } else {
+            self = .string(try RecordEncoder.intern(at: id, &strings))
+        }
+    }
+}
+
+/// ``parseUUID(_:)`` for the string stored at `s`, read in place.
+@inlinable @inline(__always)
+func parseUUID(at s: UnsafePointer<String>) -> (hi: UInt64, lo: UInt64, upper: Bool)? {
+    guard s.pointee.utf8.count == 36 else { return nil }
+    if let r = s.pointee.utf8.withContiguousStorageIfAvailable({ parseUUID(UnsafeRawBufferPointer($0)) }) { return r }
+    return parseUUID(s.pointee)
+}

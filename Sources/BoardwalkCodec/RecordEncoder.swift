@@ -143,7 +143,7 @@ public struct RecordEncoder: Sendable {
     /// - Complexity: O(number of string fields) interner calls; no allocation once the buffer is warm.
     @inlinable @discardableResult
     public mutating func appendRecord<I: StringInterner>(_ event: borrowing Event, strings: inout I) throws -> EncodedRecord {
-        try withUnsafePointer(to: event) { try append(at: $0, strings: &strings, full: true, eventID: nil) }
+        try withUnsafePointer(to: event) { try append(at: $0, strings: &strings, full: true, eventID: nil, emptyIsAbsent: false) }
     }
 
     /// Appends a record body: the record without its length prefix and without the fields a store key
@@ -153,7 +153,7 @@ public struct RecordEncoder: Sendable {
     /// - Throws: as ``appendRecord(_:strings:)``.
     @inlinable @discardableResult
     public mutating func appendBody<I: StringInterner>(_ event: borrowing Event, strings: inout I) throws -> EncodedRecord {
-        try withUnsafePointer(to: event) { try append(at: $0, strings: &strings, full: false, eventID: nil) }
+        try withUnsafePointer(to: event) { try append(at: $0, strings: &strings, full: false, eventID: nil, emptyIsAbsent: false) }
     }
 
     /// ``appendRecord(_:strings:)`` for the event stored at `event`, read in place.
@@ -165,7 +165,7 @@ public struct RecordEncoder: Sendable {
     ///   write to it).
     @inlinable @discardableResult
     public mutating func appendRecord<I: StringInterner>(at event: UnsafePointer<Event>, strings: inout I) throws -> EncodedRecord {
-        try append(at: event, strings: &strings, full: true, eventID: nil)
+        try append(at: event, strings: &strings, full: true, eventID: nil, emptyIsAbsent: false)
     }
 
     /// ``appendBody(_:strings:)`` for the event stored at `event`, read in place (see
@@ -174,17 +174,23 @@ public struct RecordEncoder: Sendable {
     /// - Parameter eventID: the event id's reference when the caller already made it with
     ///   ``EventIDRef/init(interning:strings:)`` through the same interner (a store does, to find
     ///   duplicates), so that the id is not parsed or interned twice; `nil` to let the encoder make it.
-    ///   It must be the reference of `event`'s own id; it is ignored when the event has no id.
+    ///   It must be the reference of `event`'s own id; it is ignored when the event has no id (or, with
+    ///   `emptyIsAbsent`, an empty one).
+    /// - Parameter emptyIsAbsent: encode an empty session, profile, event id, placement or variation, and an empty
+    ///   element id or reply of `screen_completed`, as absent: the record of the event that
+    ///   `Store.normalized(_:)` makes (semantics rule 11), without making it. A store that applies the rule to
+    ///   every event saves a pass over the fields and a copy of each `screen_completed` payload. Other strings
+    ///   are written as they are, empty or not.
     @inlinable @discardableResult
     public mutating func appendBody<I: StringInterner>(
-        at event: UnsafePointer<Event>, strings: inout I, eventID: EventIDRef? = nil
+        at event: UnsafePointer<Event>, strings: inout I, eventID: EventIDRef? = nil, emptyIsAbsent: Bool = false
     ) throws -> EncodedRecord {
-        try append(at: event, strings: &strings, full: false, eventID: eventID)
+        try append(at: event, strings: &strings, full: false, eventID: eventID, emptyIsAbsent: emptyIsAbsent)
     }
 
     @inlinable
     mutating func append<I: StringInterner>(
-        at event: UnsafePointer<Event>, strings: inout I, full: Bool, eventID: EventIDRef?
+        at event: UnsafePointer<Event>, strings: inout I, full: Bool, eventID: EventIDRef?, emptyIsAbsent: Bool
     ) throws -> EncodedRecord {
         var bound = 160
         if event.pointee.payload.kind == .stateUpdated { bound += RecordEncoder.choiceBound(event.pointee.payload) }
@@ -193,7 +199,8 @@ public struct RecordEncoder: Sendable {
         var header = RecordHeader(time: event.pointee.time, onboarding: nil, screenIndex: nil)
         var session: StringID? = nil
         var w = ByteWriter(base: base, position: full ? start + 1 : start)
-        try RecordEncoder.write(event, into: &w, strings: &strings, full: full, eventID: eventID, header: &header, session: &session)
+        try RecordEncoder.write(event, into: &w, strings: &strings, full: full, eventID: eventID, emptyIsAbsent: emptyIsAbsent,
+                                header: &header, session: &session)
         let end = w.position
         if full {
             let length = end - start - 1
@@ -257,9 +264,9 @@ public struct RecordEncoder: Sendable {
     @inlinable
     static func write<I: StringInterner>(
         _ event: UnsafePointer<Event>, into w: inout ByteWriter, strings: inout I, full: Bool, eventID: EventIDRef?,
-        header: inout RecordHeader, session: inout StringID?
+        emptyIsAbsent: Bool, header: inout RecordHeader, session: inout StringID?
     ) throws {
-        let shape = EventShape(event, parseEventID: eventID == nil)
+        let shape = EventShape(event, parseEventID: eventID == nil, emptyIsAbsent: emptyIsAbsent)
         w.byte(UInt8(RecordFormat.version) << RecordFormat.versionShift | shape.kind.code)
 
         var flags = shape.flags
@@ -326,12 +333,15 @@ public struct RecordEncoder: Sendable {
         case .analytics(let analytics):
             switch analytics {
             case .screenCompleted(let element, let reply):
+                // No rebinding and no closures here: either made the optimizer copy the whole payload once more.
+                let hasElement = element != nil && !(emptyIsAbsent && element.unsafelyUnwrapped.utf8.isEmpty)
+                let hasReply = reply != nil && !(emptyIsAbsent && reply.unsafelyUnwrapped.utf8.isEmpty)
                 var b = AnalyticsName.screenCompleted.code
-                if element != nil { b |= RecordFormat.analyticsHasElement }
-                if reply != nil { b |= RecordFormat.analyticsHasReply }
+                if hasElement { b |= RecordFormat.analyticsHasElement }
+                if hasReply { b |= RecordFormat.analyticsHasReply }
                 w.byte(b)
-                if let element { w.varint32(try intern(element, &strings)) }
-                if let reply { w.varint32(try intern(reply, &strings)) }
+                if hasElement { w.varint32(try intern(element.unsafelyUnwrapped, &strings)) }
+                if hasReply { w.varint32(try intern(reply.unsafelyUnwrapped, &strings)) }
             case .unknown(let name):
                 w.byte(RecordFormat.analyticsUnknown)
                 w.varint32(try intern(name, &strings))
@@ -503,23 +513,26 @@ struct EventShape {
     /// than `screen_completed`, or 0 for `onboarding_loaded` (which writes nothing); `nil` otherwise.
     @usableFromInline var payloadByte: UInt8? = nil
 
-    /// Reads `event`'s trivial fields; parses its id as a UUID only when `parseEventID`.
+    /// Reads `event`'s trivial fields; parses its id as a UUID only when `parseEventID`. With `emptyIsAbsent`, an
+    /// empty session, profile, event id, placement or variation counts as absent.
     @usableFromInline @inline(never)
-    init(_ event: UnsafePointer<Event>, parseEventID: Bool) {
+    init(_ event: UnsafePointer<Event>, parseEventID: Bool, emptyIsAbsent: Bool) {
         time = event.pointee.time.microseconds
         kind = event.pointee.payload.kind
-        if event.pointee.session != nil { flags |= RecordFormat.flagSession }
-        if event.pointee.profile != nil { flags |= RecordFormat.flagProfile }
-        if event.pointee.placement != nil { flags |= RecordFormat.flagPlacement }
-        if event.pointee.variation != nil { flags |= RecordFormat.flagVariation }
+        if EventShape.isPresent(event.pointer(to: \.session)!, emptyIsAbsent) { flags |= RecordFormat.flagSession }
+        if EventShape.isPresent(event.pointer(to: \.profile)!, emptyIsAbsent) { flags |= RecordFormat.flagProfile }
+        if EventShape.isPresent(event.pointer(to: \.placement)!, emptyIsAbsent) { flags |= RecordFormat.flagPlacement }
+        if EventShape.isPresent(event.pointer(to: \.variation)!, emptyIsAbsent) { flags |= RecordFormat.flagVariation }
         if let index = event.pointee.meta?.screenIndex {
             flags |= RecordFormat.flagMeta
             screenIndex = index
             totalScreens = event.pointee.meta.unsafelyUnwrapped.totalScreens
         }
-        if let id = event.pointee.eventID {
+        if EventShape.isPresent(event.pointer(to: \.eventID)!, emptyIsAbsent) {
             hasEventID = true
-            if parseEventID, let (hi, lo, upper) = parseUUID(id) { uuid = .uuid(high: hi, low: lo, uppercase: upper) }
+            if parseEventID, let (hi, lo, upper) = parseUUID(event.pointee.eventID.unsafelyUnwrapped) {
+                uuid = .uuid(high: hi, low: lo, uppercase: upper)
+            }
         }
         switch event.pointee.payload {
         case .onboardingLoaded: payloadByte = 0
@@ -527,6 +540,17 @@ struct EventShape {
         case .analytics(let a): payloadByte = a.knownName.unsafelyUnwrapped.code
         default: break
         }
+    }
+}
+
+extension EventShape {
+    /// Whether the optional string at `string` is present (and, with `emptyIsAbsent`, not empty), read in place: a
+    /// present value sits unchanged at offset 0 of the optional (`nil` is an extra inhabitant), so the memory is
+    /// rebound to `String` to count its bytes without loading (retaining) it.
+    @inlinable @inline(__always)
+    static func isPresent(_ string: UnsafePointer<String?>, _ emptyIsAbsent: Bool) -> Bool {
+        guard string.pointee != nil else { return false }
+        return !emptyIsAbsent || string.withMemoryRebound(to: String.self, capacity: 1) { !$0.pointee.utf8.isEmpty }
     }
 }
 

@@ -37,34 +37,23 @@ extension Store {
         return false
     }
 
-    /// ``needsNormalization(_:)`` reading the fields in place: passing `pointer.pointee` to a function
-    /// copies the whole event (a retain and release per string), which the append loop avoids.
-    ///
-    /// The top-level strings are checked by address (`Optional<String>` rebound to `String`, like the
-    /// encoder's interner calls); only a `screen_completed` payload is loaded. Not inlined: inlined into
-    /// the append loop, the optimizer may merge these nil checks with the encoder's later loads of the
-    /// same fields into whole-value loads kept retained across calls (docs/codec.md, "Encoding in place").
-    @inline(never)
-    static func needsNormalization(at event: UnsafePointer<Event>) -> Bool {
-        if isEmpty(at: event.pointer(to: \.session)!) || isEmpty(at: event.pointer(to: \.profile)!)
-            || isEmpty(at: event.pointer(to: \.eventID)!) || isEmpty(at: event.pointer(to: \.placement)!)
-            || isEmpty(at: event.pointer(to: \.variation)!)
-        {
-            return true
-        }
-        guard event.pointee.payload.kind == .analytics else { return false }
-        if case .analytics(.screenCompleted(let element, let reply)) = event.pointee.payload {
-            return element?.isEmpty == true || reply?.isEmpty == true
-        }
-        return false
-    }
-
-    /// Whether the optional string at `string` is present and empty, read in place (no retain).
+    /// Whether the optional string at `string` is absent or empty (an empty id is absent: rule 11), read in place
+    /// (no retain). The append loop checks the session this way; the encoder applies rule 11 to the other fields
+    /// itself (`RecordEncoder.appendBody(at:strings:eventID:emptyIsAbsent:)`).
     @inline(__always)
-    private static func isEmpty(at string: UnsafePointer<String?>) -> Bool {
-        guard string.pointee != nil else { return false }
+    static func isMissing(at string: UnsafePointer<String?>) -> Bool {
+        guard string.pointee != nil else { return true }
         // A present value sits unchanged at offset 0 of the optional (`nil` is an extra inhabitant).
         return string.withMemoryRebound(to: String.self, capacity: 1) { $0.pointee.utf8.isEmpty }
+    }
+
+    /// The screen index of the event at `event` when it has `meta` and the index fits a key (`0...Meta.maxScreenIndex`).
+    /// Not inlined, like the encoder's `EventShape`: inlined into the append loop, `…meta?.screenIndex` copied the
+    /// whole `Meta?` (a retain and release of both its strings) to read one integer.
+    @inline(never)
+    static func keyScreenIndex(at event: UnsafePointer<Event>) -> Int? {
+        guard let screen = event.pointee.meta?.screenIndex, screen >= 0 && screen <= Meta.maxScreenIndex else { return nil }
+        return screen
     }
 
     /// Whether the optional string at `string` is present and an inferred session's name, read in place.

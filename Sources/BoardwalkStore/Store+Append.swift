@@ -246,9 +246,11 @@ final class WriterState {
     /// headers. Cleared on abort and when another process has appended.
     private var bucketTails = BucketTailCache()
     private var pendingBlockTails: [UInt64: BlockTail] = [:]
-    /// Duplicate detection of the running batch: keys of events seen in it and of stored events loaded
-    /// for comparison, and per group the time range (bits) whose stored events are loaded.
-    private var batchIDs = Set<DuplicateKey>()
+    /// Duplicate detection of the running batch: keys of events seen in it, each group's latest stored time as
+    /// looked up by the batch, keys of stored events loaded for comparison, and per group the time range (bits)
+    /// whose stored events are loaded.
+    private var batchIDs: BatchKeySet
+    private var groupTimes: GroupTimeMemo
     private var storedIDs = Set<DuplicateKey>()
     private var loadedRanges: [UInt64: ClosedRange<UInt64>] = [:]
     private let scratch: UnsafeMutableRawPointer
@@ -323,6 +325,9 @@ final class WriterState {
         blockTarget = Layout.blockTarget(pageSize: pageSize)
         scratch = .allocate(byteCount: 2048, alignment: 8)
         chunk = .allocate(byteCount: 4 + Layout.batchChunk * Layout.eventKeySize, alignment: 8)
+        // Random per process: event ids come from outside, and a known hash would let them be chosen to collide.
+        batchIDs = BatchKeySet(seed: (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max)))
+        groupTimes = GroupTimeMemo(seed: UInt64.random(in: .min ... .max))
     }
 
     deinit {
@@ -488,13 +493,15 @@ final class WriterState {
         var entries: [Entry] = []
         var newPairs: [(pair: UInt64, timeBits: UInt64)] = []
         var pendingPairs: [UInt64] = []
-        var batchIDs = Set<DuplicateKey>()
+        var batchIDs = BatchKeySet(seed: (0, 0))
+        var groupTimes = GroupTimeMemo(seed: 0)
         var pairFilter = SessionPairFilter()
         swap(&encoder, &self.encoder)
         swap(&entries, &self.entries)
         swap(&newPairs, &self.newPairs)
         swap(&pendingPairs, &self.pendingPairs)
         swap(&batchIDs, &self.batchIDs)
+        swap(&groupTimes, &self.groupTimes)
         swap(&pairFilter, &self.pairFilter)
         var next = nextSeq
         let pendingAtStart = pendingPairs.count
@@ -517,12 +524,14 @@ final class WriterState {
             swap(&newPairs, &self.newPairs)
             swap(&pendingPairs, &self.pendingPairs)
             swap(&batchIDs, &self.batchIDs)
+            swap(&groupTimes, &self.groupTimes)
             swap(&pairFilter, &self.pairFilter)
         }
         entries.removeAll(keepingCapacity: true)
         encoder.removeAll()
         newPairs.removeAll(keepingCapacity: true)
-        batchIDs.removeAll(keepingCapacity: true)
+        batchIDs.removeAll()
+        groupTimes.removeAll()
         storedIDs.removeAll(keepingCapacity: true)
         loadedRanges.removeAll(keepingCapacity: true)
         var kindCounts = [UInt64](repeating: 0, count: EventKind.allCases.count)
@@ -537,49 +546,63 @@ final class WriterState {
                 let original = base! + index
                 let time = original.pointee.time.microseconds
                 let timeBits = Layout.timeBits(time)
-                // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). Rare, so only such
-                // events are copied and fixed; an empty event id is simply not looked up.
+                // Semantics rule 11: empty ids and replies are absent (`Store.normalized`). The encoder writes them
+                // as absent (`emptyIsAbsent`), and an empty event id is simply not looked up; only an event without a
+                // session (absent or empty) is copied, normalized and given an inferred one. Checking every event
+                // for empty strings first and copying the few that had some cost ~90 instructions per event, most of
+                // it a copy of each `screen_completed` payload to look at its strings.
                 // A session named as another store's inferred session is inferred again here (`isInferredName`).
                 let reinfer = Store.isInferredName(at: original.pointer(to: \.session)!)
-                let needsNormalization = reinfer || Store.needsNormalization(at: original)
+                let noSession = reinfer || Store.isMissing(at: original.pointer(to: \.session)!)
                 // Made once, for the duplicate check and the encoder (which would otherwise parse it again).
                 var idRef: EventIDRef? = nil
-                if let id = original.pointee.eventID, !id.isEmpty {
+                if !Store.isMissing(at: original.pointer(to: \.eventID)!) {
                     // A duplicate has the same group, time and event id as a stored event or an earlier one
-                    // of this batch (docs/storage.md, "Duplicates").
+                    // of this batch (docs/storage.md, "Duplicates"). Id and meta are read in place: loading them
+                    // (`if let id = …eventID`, `…meta?.screenIndex`) retained and released their strings.
                     var group = UInt64(RecordFormat.noOnboarding) << 16 | UInt64(RecordFormat.noScreen)
-                    if let screen = original.pointee.meta?.screenIndex, screen >= 0 && screen <= Meta.maxScreenIndex {
+                    if let screen = Store.keyScreenIndex(at: original) {
                         let onboarding = try original.pointer(to: \.meta)!.withMemoryRebound(to: Meta.self, capacity: 1) {
                             try interner.intern(at: $0.pointer(to: \.onboardingID)!)
                         }
                         group = UInt64(onboarding) << 16 | UInt64(screen)
                     }
-                    let ref = try EventIDRef(interning: id, strings: &interner)
+                    let ref = try original.pointer(to: \.eventID)!.withMemoryRebound(to: String.self, capacity: 1) {
+                        try EventIDRef(interningAt: $0, strings: &interner)
+                    }
                     idRef = ref
                     let key = DuplicateKey(group: group, timeBits: timeBits, id: ref)
-                    if !batchIDs.insert(key).inserted {
+                    if !batchIDs.insert(key) {
                         duplicates += 1
                         continue
                     }
-                    if try isStoredDuplicate(key, group: group, txn: txn) {
+                    // An event later than every stored event of its group is no duplicate of one (live ingestion).
+                    let latest: UInt64
+                    if let known = groupTimes.time(of: group) {
+                        latest = known
+                    } else {
+                        latest = try latestTime(of: group, txn: txn)
+                        groupTimes.note(group, time: latest)
+                    }
+                    if timeBits <= latest, try isStoredDuplicate(key, group: group, txn: txn) {
                         duplicates += 1
                         continue
                     }
                 }
                 let seq = next
                 let record: EncodedRecord
-                if needsNormalization || original.pointee.session == nil {
+                if noSession {
                     var event = original.pointee
                     Store.normalize(&event)
                     if reinfer { event.session = nil }
-                    if event.session == nil {
-                        let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
-                        event.session = name
-                        if isNew { inferredSessions += 1 }
+                    let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
+                    event.session = name
+                    if isNew { inferredSessions += 1 }
+                    record = try withUnsafePointer(to: &event) {
+                        try encoder.appendBody(at: $0, strings: &interner, eventID: idRef, emptyIsAbsent: true)
                     }
-                    record = try withUnsafePointer(to: &event) { try encoder.appendBody(at: $0, strings: &interner, eventID: idRef) }
                 } else {
-                    record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef)
+                    record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef, emptyIsAbsent: true)
                 }
                 let onboarding = record.header.keyOnboarding
                 let screen = record.header.keyScreenIndex
@@ -806,11 +829,16 @@ final class WriterState {
         let order = self.order
         var builder = EventBlockBuilder(capacity: 0)
         var blockKeys: [EventKey] = []
+        // The per-group caches as locals too: as properties of the writer object each access paid a dynamic
+        // exclusivity check (~80 instructions), five per block written.
+        var tails = GroupCaches()
         swap(&builder, &blockBuilder)
         swap(&blockKeys, &self.blockKeys)
+        swapGroupCaches(&tails)
         defer {
             swap(&builder, &blockBuilder)
             swap(&blockKeys, &self.blockKeys)
+            swapGroupCaches(&tails)
         }
         blockKeys.removeAll(keepingCapacity: true)
         // Per-onboarding counters come for free in key order: one accumulator per run of an onboarding.
@@ -839,7 +867,7 @@ final class WriterState {
                     let newGroup = !open || e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
                     if open && (newGroup || time &- builder.firstTime >= Layout.blockSpan
                                 || WriterState.exceeds(builder, time: time, seq: e.seq, bodyCount: e.body.count, target: blockTarget)) {
-                        try putBlock(&c, blockKey, builder, &blockKeys)
+                        try putBlock(&c, blockKey, builder, &blockKeys, &tails)
                         open = false
                     }
                     if newGroup, let tail = try groupTail(&c, onboarding: e.onboarding, screen: e.screen),
@@ -851,7 +879,7 @@ final class WriterState {
                         do {
                             let firstTime = Layout.time(fromBits: tail.key.timeBits)
                             let group = UInt64(e.onboarding) << 16 | UInt64(e.screen)
-                            if let known = pendingBlockTails[group] ?? blockTails[group], known.key == tail.key,
+                            if let known = tails.pendingBlockTails[group] ?? tails.blockTails[group], known.key == tail.key,
                                known.bytes == tail.bytes {
                                 try builder.resume(tail.value, firstTime: firstTime, firstSeq: tail.key.seq, lastSeq: known.lastSeq)
                             } else {
@@ -871,18 +899,37 @@ final class WriterState {
                     }
                     builder.append(time: time, seq: e.seq, body: UnsafeRawBufferPointer(rebasing: bodies[e.body]))
                 }
-                if open { try putBlock(&c, blockKey, builder, &blockKeys) }
+                if open { try putBlock(&c, blockKey, builder, &blockKeys, &tails) }
             }
         }
     }
 
+    /// ``groupMax``, ``pendingGroupMax``, ``blockTails`` and ``pendingBlockTails``, moved out of the writer while
+    /// ``writeEvents(_:)`` runs.
+    struct GroupCaches {
+        var groupMax: [UInt64: UInt64] = [:]
+        var pendingGroupMax: [UInt64: UInt64] = [:]
+        var blockTails: [UInt64: BlockTail] = [:]
+        var pendingBlockTails: [UInt64: BlockTail] = [:]
+    }
+
+    /// Exchanges the writer's per-group caches with `caches` (twice: out and back).
+    private func swapGroupCaches(_ caches: inout GroupCaches) {
+        swap(&caches.groupMax, &groupMax)
+        swap(&caches.pendingGroupMax, &pendingGroupMax)
+        swap(&caches.blockTails, &blockTails)
+        swap(&caches.pendingBlockTails, &pendingBlockTails)
+    }
+
     /// Whether appending an event (time, seq, a body of `bodyCount` bytes) would take `builder`'s block past
-    /// `target` bytes. An event adds at most 25 bytes besides its body (three varints) and the header at most 36
-    /// (it takes 4 to 40 bytes), so a block that far below the target needs no exact count: the exact one (about
-    /// 100 instructions, every event of the batch) runs only for the last few events of a block.
+    /// `target` bytes. An event adds at most 25 bytes besides its body (three varints), and
+    /// ``EventBlockBuilder/byteCountBound`` counts the longest header, so a block that far below the target needs
+    /// no exact count: the exact one (about 100 instructions) runs only for the last few events of a block. The
+    /// bound reads one field; the exact `byteCount` it replaced here summed four varint sizes, ~47 instructions
+    /// per event with 100 000 sessions in flight.
     @inline(__always)
     static func exceeds(_ builder: EventBlockBuilder, time: Int64, seq: UInt64, bodyCount: Int, target: Int) -> Bool {
-        if builder.byteCount &+ bodyCount &+ 61 <= target { return false }
+        if builder.byteCountBound &+ bodyCount &+ 25 <= target { return false }
         return builder.byteCount(appending: time, seq: seq, bodyCount: bodyCount) > target
     }
 
@@ -901,7 +948,8 @@ final class WriterState {
     }
 
     /// Puts a finished block under `key` and notes its key and its group's latest time.
-    private func putBlock(_ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, _ blockKeys: inout [EventKey]) throws {
+    private func putBlock(_ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, _ blockKeys: inout [EventKey],
+                          _ tails: inout GroupCaches) throws {
         key.write(to: scratch)
         _ = try builder.withBlock { block in
             try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventKeySize), block)
@@ -912,9 +960,9 @@ final class WriterState {
         // Only a known latest time is raised. An unknown one stays unknown (`latestTime(of:)` reads the store
         // when a duplicate check needs it): taken as 0 here, a block of old events would become the group's
         // "latest", and newer resent events would skip the lookup and be stored twice.
-        if let known = pendingGroupMax[group] ?? groupMax[group], last > known { pendingGroupMax[group] = last }
+        if let known = tails.pendingGroupMax[group] ?? tails.groupMax[group], last > known { tails.pendingGroupMax[group] = last }
         // Blocks of a group are put in key order, so the last one put is the group's newest.
-        pendingBlockTails[group] = BlockTail(key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
+        tails.pendingBlockTails[group] = BlockTail(key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
     }
 
     /// `sessions`: per bucket of ``Layout/sessionBucketWidth`` consecutive session ids touched by the batch, one
@@ -930,8 +978,14 @@ final class WriterState {
         let entries = self.entries
         let order = self.order
         var builder = SessionBucketBuilder(prefixRoom: 0, capacity: 0)
+        // A local, like the builder: as a property of the writer object each access paid a dynamic exclusivity check.
+        var tails = BucketTailCache(bits: 0)
         swap(&builder, &bucketBuilder)
-        defer { swap(&builder, &bucketBuilder) }
+        swap(&tails, &bucketTails)
+        defer {
+            swap(&builder, &bucketBuilder)
+            swap(&tails, &bucketTails)
+        }
         let shift = Layout.sessionBucketShift
         let mask = Layout.sessionBucketWidth - 1
         let target = Layout.sessionValueTarget
@@ -945,7 +999,7 @@ final class WriterState {
                 let e = entries[k.i]
                 let b = e.session >> shift
                 if open && b != bucket {
-                    try finishBucket(&c, bucket, &builder, mayGrow: !split, firstSeq: firstSeq)
+                    try finishBucket(&c, bucket, &builder, &tails, mayGrow: !split, firstSeq: firstSeq)
                     open = false
                 }
                 if !open {
@@ -954,14 +1008,14 @@ final class WriterState {
                     split = false
                     open = true
                 } else if builder.byteCount >= target {
-                    try putBucket(&c, bucket, &builder)
+                    try putBucket(&c, bucket, &builder, &tails)
                     builder.reset()
                     split = true
                 }
                 builder.append(low: e.session & mask, onboarding: e.onboarding, screen: e.screen,
                                time: Layout.time(fromBits: e.timeBits), seq: e.seq)
             }
-            if open { try finishBucket(&c, bucket, &builder, mayGrow: !split, firstSeq: firstSeq) }
+            if open { try finishBucket(&c, bucket, &builder, &tails, mayGrow: !split, firstSeq: firstSeq) }
         }
     }
 
@@ -970,7 +1024,7 @@ final class WriterState {
     /// bucket whose first id is new in this batch has no stored value: no seek for it (with many
     /// sessions in flight, many buckets of a batch are new).
     private func finishBucket(_ c: inout Cursor, _ bucket: UInt32, _ builder: inout SessionBucketBuilder,
-                              mayGrow: Bool, firstSeq: UInt64) throws {
+                              _ bucketTails: inout BucketTailCache, mayGrow: Bool, firstSeq: UInt64) throws {
         if mayGrow && UInt64(bucket) << UInt64(Layout.sessionBucketShift) < UInt64(batchStartStrings) {
             // The bucket's last key: below (bucket + 1, 0). `bucket + 1` fits: buckets are ids shifted right.
             scratch.storeBE(bucket + 1, at: 0)
@@ -1010,11 +1064,12 @@ final class WriterState {
                 }
             }
         }
-        try putBucket(&c, bucket, &builder)
+        try putBucket(&c, bucket, &builder, &bucketTails)
     }
 
     /// Puts the builder's segment as a new value under (bucket, its first entry's seq).
-    private func putBucket(_ c: inout Cursor, _ bucket: UInt32, _ builder: inout SessionBucketBuilder) throws {
+    private func putBucket(_ c: inout Cursor, _ bucket: UInt32, _ builder: inout SessionBucketBuilder,
+                           _ bucketTails: inout BucketTailCache) throws {
         scratch.storeBE(bucket, at: 0)
         scratch.storeBE(builder.baseSeq, at: 4)
         let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
@@ -1100,10 +1155,21 @@ final class WriterState {
         counts.withUnsafeMutableBufferPointer { count in
             shifts.withUnsafeBufferPointer { shifts in
                 items.withUnsafeBufferPointer { src in
-                    for item in src {
-                        let k = key(item)
-                        for d in 0..<shifts.count {
-                            count[d &* radix &+ Int(truncatingIfNeeded: (k &>> shifts[d]) & digitMask)] &+= 1
+                    if shifts.count == 2 {
+                        // The usual case (group keys and session ids of a batch span about 20 bits): both digits counted
+                        // without the inner loop over the digits, ~10 instructions per element and sort less.
+                        let s0 = shifts[0], s1 = shifts[1]
+                        for item in src {
+                            let k = key(item)
+                            count[Int(truncatingIfNeeded: (k &>> s0) & digitMask)] &+= 1
+                            count[radix &+ Int(truncatingIfNeeded: (k &>> s1) & digitMask)] &+= 1
+                        }
+                    } else {
+                        for item in src {
+                            let k = key(item)
+                            for d in 0..<shifts.count {
+                                count[d &* radix &+ Int(truncatingIfNeeded: (k &>> shifts[d]) & digitMask)] &+= 1
+                            }
                         }
                     }
                 }

@@ -43,46 +43,91 @@ extension WriterState {
         guard !newPairs.isEmpty else { return 0 }
         var newSessions = 0
         let noOnboarding = RecordFormat.noOnboarding
-        // Session-major order: each session's new pairs together.
-        // A comparison sort: the swapped pairs come in a few long sorted runs (one per onboarding), which the
-        // standard library's merge sort takes in one pass; the writer's radix sort measured slower here.
-        let pairs = newPairs.map { $0 << 32 | $0 >> 32 }.sorted()
         var updates: [(session: UInt32, flags: UInt8)] = []
-        do {
-            var i = 0
-            while i < pairs.count {
-                let session = UInt32(truncatingIfNeeded: pairs[i] >> 32)
-                var newReal = 0, newUnpositioned = false
-                while i < pairs.count && UInt32(truncatingIfNeeded: pairs[i] >> 32) == session {
-                    if UInt32(truncatingIfNeeded: pairs[i]) == noOnboarding { newUnpositioned = true } else { newReal += 1 }
-                    i += 1
-                }
-                var be = session.bigEndian
-                let stored = try hasIndexedEvents(txn, session: session)
-                if !stored { newSessions += 1 }
-                var before: UInt8? = nil
-                var storedReal = 0, storedUnpositioned = false
-                if stored {
-                    before = try withUnsafeBytes(of: &be) { key in try txn.get(dbs.spanningSessions, key).map { $0.first ?? 0 } }
-                    if !newUnpositioned {
-                        var pair = (UInt64(noOnboarding) << 32 | UInt64(session)).bigEndian
-                        storedUnpositioned = try withUnsafeBytes(of: &pair) { try txn.get(dbs.onboardingSessions, $0) != nil }
-                    } else {
-                        storedUnpositioned = false  // the no-position pair is new: none was stored
-                    }
-                    if let before {
-                        storedReal = before & SpanningSession.severalBit != 0 ? 2 : 1
-                        storedUnpositioned = storedUnpositioned || before & SpanningSession.unpositionedBit != 0
-                    } else {
-                        storedReal = storedUnpositioned ? 0 : 1
-                    }
-                }
-                let real = storedReal + newReal
-                let unpositioned = storedUnpositioned || newUnpositioned
-                let flags = (real >= 2 ? SpanningSession.severalBit : 0) | (unpositioned && real >= 1 ? SpanningSession.unpositionedBit : 0)
-                if flags != 0 && flags != (before ?? 0) { updates.append((session, flags)) }
+        // A session id interned by this batch (at or above the batch's first new string id) has no stored event, so
+        // its flags follow from its new pairs alone: counted per session in an array indexed by id (ids are dense),
+        // where sorting every new pair session-major cost ~55 instructions per event with 100 000 sessions in flight,
+        // nearly all of them such new sessions. Only the pairs of sessions stored before the batch are sorted.
+        let firstNew = UInt32(clamping: batchStartStrings)
+        var older: [UInt64] = []
+        var lastNew: UInt32? = nil
+        for pair in newPairs {
+            let session = UInt32(truncatingIfNeeded: pair)
+            if session >= firstNew {
+                lastNew = max(lastNew ?? session, session)
+            } else {
+                older.append(pair << 32 | pair >> 32)  // session-major
             }
         }
+        if let lastNew {
+            // Per session: real onboardings (bits 0-1, saturating at 2), a no-position pair (bit 2), seen (bit 3),
+            // flags emitted (bit 4).
+            var marks = [UInt8](repeating: 0, count: Int(lastNew - firstNew) + 1)
+            marks.withUnsafeMutableBufferPointer { marks in
+                for pair in newPairs {
+                    let session = UInt32(truncatingIfNeeded: pair)
+                    guard session >= firstNew else { continue }
+                    let i = Int(session - firstNew)
+                    var mark = marks[i]
+                    if mark == 0 { newSessions += 1 }
+                    if UInt32(truncatingIfNeeded: pair >> 32) == noOnboarding {
+                        mark |= 4
+                    } else if mark & 3 < 2 {
+                        mark += 1
+                    }
+                    marks[i] = mark | 8
+                }
+                for pair in newPairs {
+                    let session = UInt32(truncatingIfNeeded: pair)
+                    guard session >= firstNew else { continue }
+                    let i = Int(session - firstNew)
+                    let mark = marks[i]
+                    guard mark & 16 == 0 else { continue }
+                    marks[i] = mark | 16
+                    let real = mark & 3
+                    let flags = (real >= 2 ? SpanningSession.severalBit : 0) | (mark & 4 != 0 && real >= 1 ? SpanningSession.unpositionedBit : 0)
+                    if flags != 0 { updates.append((session, flags)) }
+                }
+            }
+        }
+        // Sessions stored before the batch: each session's new pairs together (a comparison sort: few pairs, in a
+        // few sorted runs, one per onboarding).
+        older.sort()
+        var i = 0
+        while i < older.count {
+            let session = UInt32(truncatingIfNeeded: older[i] >> 32)
+            var newReal = 0, newUnpositioned = false
+            while i < older.count && UInt32(truncatingIfNeeded: older[i] >> 32) == session {
+                if UInt32(truncatingIfNeeded: older[i]) == noOnboarding { newUnpositioned = true } else { newReal += 1 }
+                i += 1
+            }
+            var be = session.bigEndian
+            let stored = try hasIndexedEvents(txn, session: session)
+            if !stored { newSessions += 1 }
+            var before: UInt8? = nil
+            var storedReal = 0, storedUnpositioned = false
+            if stored {
+                before = try withUnsafeBytes(of: &be) { key in try txn.get(dbs.spanningSessions, key).map { $0.first ?? 0 } }
+                if !newUnpositioned {
+                    var pair = (UInt64(noOnboarding) << 32 | UInt64(session)).bigEndian
+                    storedUnpositioned = try withUnsafeBytes(of: &pair) { try txn.get(dbs.onboardingSessions, $0) != nil }
+                } else {
+                    storedUnpositioned = false  // the no-position pair is new: none was stored
+                }
+                if let before {
+                    storedReal = before & SpanningSession.severalBit != 0 ? 2 : 1
+                    storedUnpositioned = storedUnpositioned || before & SpanningSession.unpositionedBit != 0
+                } else {
+                    storedReal = storedUnpositioned ? 0 : 1
+                }
+            }
+            let real = storedReal + newReal
+            let unpositioned = storedUnpositioned || newUnpositioned
+            let flags = (real >= 2 ? SpanningSession.severalBit : 0) | (unpositioned && real >= 1 ? SpanningSession.unpositionedBit : 0)
+            if flags != 0 && flags != (before ?? 0) { updates.append((session, flags)) }
+        }
+        // In session order, as LMDB likes its puts (there are few).
+        updates.sort { $0.session < $1.session }
         for (session, flags) in updates {
             var be = session.bigEndian
             var value = flags
