@@ -95,9 +95,10 @@ enum IngestCommand: Command {
         Exactly once: events are committed in batches; each batch of a file is committed together with a
         checkpoint (how far into the file it reached, with fingerprints of the bytes before that point), so
         running the same command again after a crash or Ctrl-C continues after the last committed batch. A
-        file whose bytes before its checkpoint changed (rewritten in place) is read from its start. Events
-        with an event id are also de-duplicated by the store, whatever their input: an event is a duplicate
-        when its event id, time, onboarding and screen are all stored already. Standard input has no
+        file rewritten in place so that its first 4 KiB or the 4 KiB before its checkpoint changed is read
+        from its start (a change elsewhere before the checkpoint is not seen). Events with an event id are
+        also de-duplicated by the store, whatever their input: an event is a duplicate when its event id,
+        time, onboarding and screen are all stored already. Standard input has no
         checkpoint, even when it is a file ('ingest - < FILE'): only event ids protect it, and a line without
         a time gets the time it is read, so the same line sent twice is stored twice, event id or not.
         A file may be named once per run. A pipe that goes quiet for 200 ms has what it sent so far

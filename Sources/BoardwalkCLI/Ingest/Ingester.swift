@@ -102,10 +102,11 @@ struct IngestSummary: Hashable, Sendable {
 ///
 /// Exactly-once: events with an event id are de-duplicated by the store. For a regular file, every batch is
 /// committed together with a checkpoint (the file's byte offset after the batch's last line, its line number,
-/// and fingerprints of the file's first bytes and of the bytes just before that offset), so a re-run after a
-/// crash or Ctrl-C resumes after the last committed batch and never ingests a line twice, with or without event
-/// ids; a file whose fingerprinted bytes changed is read from its start. Standard input has no checkpoint (it
-/// cannot be re-read), even when it is a file; only event ids protect it.
+/// and fingerprints of the file's first bytes and of the bytes just before that offset, as this run read them:
+/// see ``ConsumedBytes``), so a re-run after a crash or Ctrl-C resumes after the last committed batch and never
+/// ingests a line twice, with or without event ids; a file whose fingerprinted bytes changed is read from its
+/// start. Standard input has no checkpoint (it cannot be re-read), even when it is a file; only event ids
+/// protect it.
 final class Ingester {
     struct Options {
         var strict = false
@@ -118,6 +119,9 @@ final class Ingester {
         var pipelined = true
         /// Batches queued or being committed at once (see ``CommitStage``).
         var batchesInFlight = 2
+        /// The read buffer's first size (it doubles for a longer line); small in tests, so that lines and
+        /// checkpoint windows straddle reads.
+        var readBufferBytes = 1 << 21
     }
 
     let sink: IngestSink
@@ -221,12 +225,20 @@ final class Ingester {
         // belong to that line, already counted, not to a new one (review, session 6: every later line number was
         // one too high).
         var continuingLine = false
+        // The bytes the checkpoints of this run fingerprint, as read (never read again at commit time: the file
+        // may have been rewritten since).
+        var consumed = ConsumedBytes()
         if let saved = committed, let cp = FileCheckpoint(saved) {
-            if cp.fits(input) {
+            // Read once, checked, and kept: resuming, these are the bytes before the offset that this run consumed.
+            let window = min(cp.offset, FileCheckpoint.fingerprintBytes)
+            let head = input.prefix(window)
+            let before = input.bytes(in: (cp.offset - window)..<cp.offset)
+            if cp.fits(size: input.size ?? 0, head: head, before: before) {
                 try input.seek(to: cp.offset)
                 lineNumber = cp.line
                 summary.resumedLines += cp.line
-                continuingLine = cp.offset > 0 && input.byte(at: cp.offset - 1).map { $0 != 0x0A } == true
+                continuingLine = before.last.map { $0 != 0x0A } == true
+                consumed = ConsumedBytes(offset: cp.offset, head: head, before: before)
             } else if cp.line > 0 || cp.offset > 0 {
                 // Not the bytes an earlier run read: everything is read again, and event ids keep what that run
                 // stored from being stored twice.
@@ -234,7 +246,7 @@ final class Ingester {
             }
         }
         // Zeroed once: the parser may read past a line into the rest of the buffer (never past its end).
-        var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 21, alignment: 64)
+        var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(64, options.readBufferBytes), alignment: 64)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         defer { storage.deallocate() }  // reads `storage` at exit, after any growth
         let helper = helperParser.flatMap { ParseHelper(parser: $0) }
@@ -257,8 +269,12 @@ final class Ingester {
             guard !pending.isEmpty || pendingOffset != handedOffset else { return }
             // The fingerprints cover bytes before the checkpoint only, so a log that grows keeps its checkpoint
             // while a file replaced by another, or rewritten with different lines before that point, does not.
+            // They are of the bytes whose lines this batch holds: the buffer holds the file from
+            // `consumed.bufferStart` to `input.offset`.
             let checkpoint = key.map {
-                BatchCheckpoint(key: $0, value: FileCheckpoint(offset: pendingOffset, line: lineNumber, of: input).bytes, expected: committed)
+                let buffer = UnsafeRawBufferPointer(rebasing: storage[0..<(input.offset - consumed.bufferStart)])
+                let value = consumed.checkpoint(offset: pendingOffset, line: lineNumber, buffer: buffer).bytes
+                return BatchCheckpoint(key: $0, value: value, expected: committed)
             }
             // Batches commit in order, each only if the one before did: the next one replaces this one's value.
             if let checkpoint { committed = checkpoint.value }
@@ -292,6 +308,7 @@ final class Ingester {
             }
             summary.bytes += n
             let end = carried + n
+            if key != nil { consumed.didRead(UnsafeRawBufferPointer(rebasing: storage[carried..<end]), endingAt: input.offset) }
             let atEOF = n == 0
             let base = storage.baseAddress!
             // The complete lines of this read (and at the end of the input, an unterminated last one).
@@ -378,6 +395,7 @@ final class Ingester {
             if atEOF { break }
             // Keep the unfinished line for the next read.
             carried = end - start
+            if key != nil { consumed.drop(UnsafeRawBufferPointer(rebasing: storage[0..<start])) }
             if start > 0, carried > 0 {
                 (base).copyMemory(from: UnsafeRawPointer(base + start), byteCount: carried)
             }
@@ -474,14 +492,6 @@ struct FileCheckpoint: Hashable {
         self.tail = tail
     }
 
-    /// The checkpoint after `line` lines ending at `offset` of an NDJSON file, with its fingerprints.
-    init(offset: Int, line: Int, of input: InputFile) {
-        let head = input.prefix(min(offset, FileCheckpoint.fingerprintBytes))
-        let tail = offset <= FileCheckpoint.fingerprintBytes
-            ? head : input.bytes(in: (offset - FileCheckpoint.fingerprintBytes)..<offset)
-        self.init(offset: offset, line: line, fingerprint: FileCheckpoint.fingerprint(head), tail: FileCheckpoint.fingerprint(tail))
-    }
-
     /// Whether this checkpoint was written for `input` as it is now: the file reaches ``offset``, and the
     /// fingerprinted bytes are the same.
     /// - Parameter batchFile: whether the checkpoint is a batch file's (whose ``offset`` is the file's size).
@@ -493,11 +503,20 @@ struct FileCheckpoint: Hashable {
             return offset == size
                 && tail == FileCheckpoint.fingerprint(input.bytes(in: max(0, size - FileCheckpoint.fingerprintBytes)..<size))
         }
-        guard offset <= size,
-            fingerprint == FileCheckpoint.fingerprint(input.prefix(min(offset, FileCheckpoint.fingerprintBytes)))
+        let window = min(offset, FileCheckpoint.fingerprintBytes)
+        return fits(
+            size: size, head: input.prefix(window), before: input.bytes(in: (offset - window)..<offset))
+    }
+
+    /// Whether this checkpoint of an NDJSON file fits a file of `size` bytes whose first `min(offset, 4 KiB)`
+    /// bytes are `head` and whose up to 4 KiB before ``offset`` are `before` (fewer bytes than that: it does not).
+    func fits(size: Int, head: [UInt8], before: [UInt8]) -> Bool {
+        let window = min(offset, FileCheckpoint.fingerprintBytes)
+        guard offset <= size, head.count == window, before.count == window,
+            fingerprint == FileCheckpoint.fingerprint(head)
         else { return false }
         guard let tail else { return true }
-        return tail == FileCheckpoint.fingerprint(input.bytes(in: max(0, offset - FileCheckpoint.fingerprintBytes)..<offset))
+        return tail == FileCheckpoint.fingerprint(before)
     }
 
     /// Decodes ``bytes`` (32 bytes; the 24 of a checkpoint without ``tail`` too); `nil` for anything else.
@@ -517,8 +536,12 @@ struct FileCheckpoint: Hashable {
             .flatMap { w in (0..<8).map { UInt8(truncatingIfNeeded: w >> (56 - 8 * $0)) } }
     }
 
-    static func fingerprint(_ bytes: some Collection<UInt8>) -> UInt64 {
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+    /// FNV-1a's offset basis: the fingerprint of no bytes.
+    static let fingerprintBasis: UInt64 = 0xCBF2_9CE4_8422_2325
+
+    /// FNV-1a of `bytes`; with `continuing`, of the bytes that gave that fingerprint followed by `bytes`.
+    static func fingerprint(_ bytes: some Collection<UInt8>, continuing basis: UInt64 = fingerprintBasis) -> UInt64 {
+        var h = basis
         for b in bytes {
             h ^= UInt64(b)
             h &*= 0x100_0000_01B3

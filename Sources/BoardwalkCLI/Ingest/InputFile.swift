@@ -109,15 +109,8 @@ final class InputFile {
         return r != 0
     }
 
-    /// The byte at `position` of a regular file (`pread`, the read position unchanged); `nil` when there is none.
-    func byte(at position: Int) -> UInt8? {
-        guard isRegularFile, position >= 0 else { return nil }
-        var b: UInt8 = 0
-        return pread(descriptor, &b, 1, off_t(position)) == 1 ? b : nil
-    }
-
-    /// The first `count` bytes of a regular file, without moving the read position (for the checkpoint's
-    /// fingerprints); fewer when the file is shorter.
+    /// The first `count` bytes of a regular file, without moving the read position (to check a stored
+    /// checkpoint, and a batch file's magic bytes); fewer when the file is shorter.
     func prefix(_ count: Int) -> [UInt8] { bytes(in: 0..<max(0, count)) }
 
     /// The bytes of `range` of a regular file, without moving the read position (`pread`); fewer when the
