@@ -29,6 +29,9 @@ struct ClickHouseTranslator {
     }
 
     private var ctes: [(name: String, sql: String)] = []
+    /// The result's columns as the last ``translate()`` output them, after the table stages (tests compare
+    /// their `integer` flags with the values Boardwalk computes).
+    private(set) var resultColumns: [Column] = []
 
     init(query: CheckedQuery, table: String) {
         self.query = query
@@ -82,6 +85,7 @@ struct ClickHouseTranslator {
                 for i in core.columns.indices { core.columns[i].name = query.outputColumns[i] }
             }
         }
+        resultColumns = core.columns
         var out = ""
         let answers = core.columns.filter { $0.type == .answer }.map { JSONString.quoted($0.name) }
         if !answers.isEmpty {
