@@ -101,7 +101,7 @@ struct ClickHouseExpressions {
         /// A row of the sessions subquery: `s_<field>`, answers `a<i>`, `did` flags `d<i>`.
         case sessions
         /// Result columns, by internal name and type; `integer` when every value the column holds is a 64-bit
-        /// integer in Boardwalk (``ClickHouseTranslator/Core``), so arithmetic on it is exact as on fields.
+        /// integer in Boardwalk (``ClickHouseTranslator/Column``), so arithmetic on it is exact as on fields.
         case table([(sql: String, type: QueryType, integer: Bool)])
     }
 
@@ -222,7 +222,7 @@ struct ClickHouseExpressions {
 
     /// Whether an expression's values are always 64-bit integers when present (`Value.integer`): the numeric
     /// fields, whole literals, result columns known to hold integers (counts, sums and extremes of integers,
-    /// integer keys: see ``ClickHouseTranslator/Core``), and `+ - *` and negation of integers. Such arithmetic is
+    /// integer keys: see ``ClickHouseTranslator/Column``), and `+ - *` and negation of integers. Such arithmetic is
     /// computed in 128 bits and is absent past 64 (``exactInteger(_:)``), as Boardwalk's; ClickHouse's own
     /// `Int64`/`UInt64` arithmetic would wrap.
     func isInteger(_ b: Bound) -> Bool {
