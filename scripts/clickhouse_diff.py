@@ -154,6 +154,13 @@ FIXED = [
     'events | where screen == 3 | select seq * 3000000000000000000 + seq * 3000000000000000000 as twice | sort twice | limit 5',
     'events | stats sum(screen * 1000000000000000001) by onboarding',
     'events | stats sum((screen - 2) * 9000000000000000000 - (3 - screen) * 9000000000000000000)',
+    # ... and so is arithmetic on integer result columns after a reduction (counts, sums, extremes, keys)
+    'events | count by screen | where count * 4000000000000000000 > 0',
+    'sessions | stats sum(events) as s by onboarding | where s * 3000000000000000000 > 0',
+    'events | stats count() as n, count_distinct(session) as d, max(seq) as m by screen | where n * 6000000000000000 != 0 and d - 9223372036854775000 - 1000 != 0 and -m * 668000000000000 != 0',
+    'sessions | top 3 furthest_screen | where furthest_screen * 1000000000000000000 != 0 and count - -9223372036854775760 != 0',
+    'sessions | funnel screen_presented, screen_completed | select step, sessions as s, dropoff | where s * 23500000000000000 != 0 or step * dropoff * 4000000000000000000 != 0',
+    'events | select seq * 1000000000000000 as big, screen | where big + big > 0 and screen * 2305843009213693952 * 2 >= 0 | sort big desc | limit 5',
 ]
 
 

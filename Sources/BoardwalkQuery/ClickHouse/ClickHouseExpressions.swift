@@ -100,8 +100,9 @@ struct ClickHouseExpressions {
         case events
         /// A row of the sessions subquery: `s_<field>`, answers `a<i>`, `did` flags `d<i>`.
         case sessions
-        /// Result columns, by internal name and type.
-        case table([(sql: String, type: QueryType)])
+        /// Result columns, by internal name and type; `integer` when every value the column holds is a 64-bit
+        /// integer in Boardwalk (``ClickHouseTranslator/Column``), so arithmetic on it is exact as on fields.
+        case table([(sql: String, type: QueryType, integer: Bool)])
     }
 
     var scope: Scope
@@ -200,7 +201,7 @@ struct ClickHouseExpressions {
             return .condition("NOT \(truth(try translate(x)))")
         case .negate(let x):
             let v = try translate(x)
-            if Self.isInteger(x) { return .scalar(Self.exactInteger("-toInt128(\(v.sql))"), .number) }
+            if isInteger(x) { return .scalar(Self.exactInteger("-toInt128(\(v.sql))"), .number) }
             return .scalar("(-\(v.sql))", v.type)
         case .compare(let op, let x, let y):
             return .condition(Self.compare(op, try translate(x), try translate(y)))
@@ -212,7 +213,7 @@ struct ClickHouseExpressions {
             return .condition("(\(v.presence) AND \(negated ? "NOT " : "")\(any))")
         case .arithmetic(let op, let x, let y):
             let (a, b) = (try translate(x), try translate(y))
-            if op != .divide, Self.isInteger(x), Self.isInteger(y) {
+            if op != .divide, isInteger(x), isInteger(y) {
                 return .scalar(Self.exactInteger("(toInt128(\(a.sql)) \(op.rawValue) toInt128(\(b.sql)))"), .number)
             }
             return try arithmetic(op, a, b)
@@ -220,13 +221,17 @@ struct ClickHouseExpressions {
     }
 
     /// Whether an expression's values are always 64-bit integers when present (`Value.integer`): the numeric
-    /// fields, whole literals, and `+ - *` and negation of integers. Result columns (after a reduction) are not
-    /// tracked and count as not known to be integers.
-    static func isInteger(_ b: Bound) -> Bool {
+    /// fields, whole literals, result columns known to hold integers (counts, sums and extremes of integers,
+    /// integer keys: see ``ClickHouseTranslator/Column``), and `+ - *` and negation of integers. Such arithmetic is
+    /// computed in 128 bits and is absent past 64 (``exactInteger(_:)``), as Boardwalk's; ClickHouse's own
+    /// `Int64`/`UInt64` arithmetic would wrap.
+    func isInteger(_ b: Bound) -> Bool {
         switch b {
         case .literal(.integer): true
         case .event(let f): f.type == .number
         case .session(let f): f.type == .number
+        case .column(let i):
+            if case .table(let columns) = scope, i < columns.count { columns[i].integer } else { false }
         case .arithmetic(let op, let x, let y): op != .divide && isInteger(x) && isInteger(y)
         case .negate(let x): isInteger(x)
         default: false

@@ -13,15 +13,25 @@ struct ClickHouseTranslator {
     let query: CheckedQuery
     let table: String
 
-    /// A translated reduction (or listing): internal column names and types, the query producing them, and
-    /// the order Boardwalk lists its rows in.
+    /// A result column: its name, internal SQL name and type, and whether Boardwalk's values in it are always
+    /// 64-bit integers (`Value.integer`: counts, `sum`, `min` and `max` of integers, integer keys and listed
+    /// integer expressions, a funnel's step numbers and session counts), so that table stages compute arithmetic
+    /// on it exactly (``ClickHouseExpressions/isInteger(_:)``). The type checker's `number` covers both integers
+    /// and other numbers; only the SQL needs the difference, where integer arithmetic wraps.
+    typealias Column = (name: String, sql: String, type: QueryType, integer: Bool)
+
+    /// A translated reduction (or listing): its columns, the query producing them, and the order Boardwalk lists
+    /// its rows in.
     struct Core {
-        var columns: [(name: String, sql: String, type: QueryType)]
+        var columns: [Column]
         var select: String
         var order: [String]
     }
 
     private var ctes: [(name: String, sql: String)] = []
+    /// The result's columns as the last ``translate()`` output them, after the table stages (tests compare
+    /// their `integer` flags with the values Boardwalk computes).
+    private(set) var resultColumns: [Column] = []
 
     init(query: CheckedQuery, table: String) {
         self.query = query
@@ -48,7 +58,7 @@ struct ClickHouseTranslator {
             from = wrap("SELECT *, row_number() OVER (ORDER BY \(orderList(core.order))) AS \(rn)\nFROM \(from)")
             var visible = core.columns
             for (n, stage) in query.tableStages.enumerated() {
-                let scope = ClickHouseExpressions.Scope.table(visible.map { ($0.sql, $0.type) })
+                let scope = ClickHouseExpressions.Scope.table(visible.map { ($0.sql, $0.type, $0.integer) })
                 var expressions = ClickHouseExpressions(scope, text: query.ast.text)
                 switch stage {
                 case .where(let p):
@@ -75,6 +85,7 @@ struct ClickHouseTranslator {
                 for i in core.columns.indices { core.columns[i].name = query.outputColumns[i] }
             }
         }
+        resultColumns = core.columns
         var out = ""
         let answers = core.columns.filter { $0.type == .answer }.map { JSONString.quoted($0.name) }
         if !answers.isEmpty {
@@ -202,27 +213,27 @@ struct ClickHouseTranslator {
             let all = conditions + extra
             return all.isEmpty ? "" : "\nWHERE " + all.joined(separator: "\n  AND ")
         }
-        func keys(_ by: [BoundColumn], _ e: inout ClickHouseExpressions) throws(QueryError) -> [(name: String, sql: String, type: QueryType, select: String)] {
-            var out: [(name: String, sql: String, type: QueryType, select: String)] = []
+        func keys(_ by: [BoundColumn], _ e: inout ClickHouseExpressions) throws(QueryError) -> [(column: Column, select: String)] {
+            var out: [(column: Column, select: String)] = []
             for (i, k) in by.enumerated() {
                 let v = try e.translate(k.bound)
                 let select: String = if case .answer(let a) = v { "arrayJoin(\(a.exploded))" } else { v.sql }
-                out.append((k.name, "__c\(i)", k.type, select))
+                out.append(((k.name, "__c\(i)", k.type, e.isInteger(k.bound)), select))
             }
             return out
         }
-        func keyOrder(_ ks: [(name: String, sql: String, type: QueryType, select: String)]) -> [String] {
-            ks.map { Self.sortTerm($0.sql, $0.type, descending: false) }
+        func keyOrder(_ ks: [(column: Column, select: String)]) -> [String] {
+            ks.map { Self.sortTerm($0.column.sql, $0.column.type, descending: false) }
         }
 
         switch query.reduction {
         case nil:
-            var columns: [(name: String, sql: String, type: QueryType)] = []
+            var columns: [Column] = []
             var selects: [String] = []
             for (i, c) in query.rowColumns.enumerated() {
                 let v = try expressions.translate(c.bound)
                 selects.append("\(v.sql) AS __c\(i)")
-                columns.append((c.name, "__c\(i)", c.type))
+                columns.append((c.name, "__c\(i)", c.type, expressions.isInteger(c.bound)))
             }
             let source = finishSource(expressions)
             let hidden = isEvents ? ["toUnixTimestamp64Micro(time) AS __t", "seq AS __seq"] : ["s_started AS __t", "s_session AS __seq"]
@@ -232,10 +243,10 @@ struct ClickHouseTranslator {
         case .count(let by):
             let ks = try keys(by, &expressions)
             let source = finishSource(expressions)
-            let selects = ks.map { "\($0.select) AS \($0.sql)" } + ["count() AS __c\(ks.count)"]
+            let selects = ks.map { "\($0.select) AS \($0.column.sql)" } + ["count() AS __c\(ks.count)"]
             var sql = "SELECT \(selects.joined(separator: ", "))\nFROM \(source)\(whereClause())"
-            if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.sql).joined(separator: ", "))" }
-            return Core(columns: ks.map { ($0.name, $0.sql, $0.type) } + [("count", "__c\(ks.count)", .number)],
+            if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.column.sql).joined(separator: ", "))" }
+            return Core(columns: ks.map(\.column) + [("count", "__c\(ks.count)", .number, true)],
                         select: sql, order: keyOrder(ks))
 
         case .top(let n, let key):
@@ -244,7 +255,8 @@ struct ClickHouseTranslator {
             let order = ["__c1 DESC"] + keyOrder(ks)
             // Absent is not one of the most frequent values (rule 11).
             let sql = "SELECT \(ks[0].select) AS __c0, count() AS __c1\nFROM \(source)\(whereClause())\nGROUP BY __c0\nHAVING isNotNull(__c0)\nORDER BY \(order.joined(separator: ", "))\nLIMIT \(n)"
-            return Core(columns: [(ks[0].name, "__c0", ks[0].type), ("count", "__c1", .number)], select: sql, order: order)
+            return Core(columns: [(ks[0].column.name, "__c0", ks[0].column.type, ks[0].column.integer), ("count", "__c1", .number, true)],
+                        select: sql, order: order)
 
         case .histogram(let value, let step):
             let v = try expressions.translate(value.bound)
@@ -262,33 +274,34 @@ struct ClickHouseTranslator {
             let source = finishSource(expressions)
             let type: QueryType = value.type == .duration ? .duration : .number
             var sql = "SELECT \(bucket) AS __c0, count() AS __c1\nFROM \(source)\(whereClause([present, "isFinite(\(x))"]))\nGROUP BY __c0"
-            var columns: [(name: String, sql: String, type: QueryType)] = [("bucket", "__c0", type), ("count", "__c1", .number)]
+            // A bucket's start is a `Double` in Boardwalk, even for integer values.
+            var columns: [Column] = [("bucket", "__c0", type, false), ("count", "__c1", .number, true)]
             if value.bound.readsDwell {
                 // Censored dwell is counted beside the buckets, in a last row without one (rule 7).
                 sql = "SELECT __c0, __c1, false AS __c2 FROM (\(sql))\nUNION ALL\n"
                     + "SELECT NULL, countIf(censored), true\nFROM \(source)\(whereClause())"
-                columns.append(("censored", "__c2", .bool))
+                columns.append(("censored", "__c2", .bool, false))
             }
             return Core(columns: columns, select: sql, order: ["__c2 ASC", "__c0 ASC"].filter { value.bound.readsDwell || $0 != "__c2 ASC" })
 
         case .stats(let aggregates, let by, let censored):
             let ks = try keys(by, &expressions)
-            var selects = ks.map { "\($0.select) AS \($0.sql)" }
-            var columns = ks.map { ($0.name, $0.sql, $0.type) }
+            var selects = ks.map { "\($0.select) AS \($0.column.sql)" }
+            var columns = ks.map(\.column)
             for a in aggregates {
                 let name = "__c\(columns.count)"
                 let argument = try a.argument.map { (b) throws(QueryError) in try expressions.translate(b) }
                 selects.append("\(try aggregate(a, argument, &expressions)) AS \(name)")
-                columns.append((a.name, name, a.resultType))
+                columns.append((a.name, name, a.resultType, Self.integerResult(a, expressions)))
             }
             if censored {
                 let name = "__c\(columns.count)"
                 selects.append("countIf(censored) AS \(name)")
-                columns.append(("censored", name, .number))
+                columns.append(("censored", name, .number, true))
             }
             let source = finishSource(expressions)
             var sql = "SELECT \(selects.joined(separator: ", "))\nFROM \(source)\(whereClause())"
-            if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.sql).joined(separator: ", "))" }
+            if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.column.sql).joined(separator: ", "))" }
             return Core(columns: columns, select: sql, order: keyOrder(ks))
 
         case .funnel(let f):
@@ -296,6 +309,17 @@ struct ClickHouseTranslator {
             // Without filters every session is in scope, and the sessions subquery need not run.
             let inScope = conditions.isEmpty ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
             return f.steps.isEmpty ? try screenFunnel(f, inScope) : try customFunnel(f, inScope)
+        }
+    }
+
+    /// Whether Boardwalk's result of an aggregate is always a 64-bit integer (or absent): counts; `sum` of
+    /// integers (absent past 64 bits, never a `Double`); `min` and `max` of integers, which are values of their
+    /// argument. Averages, percentiles and rates are numbers even when whole.
+    static func integerResult(_ a: BoundAggregate, _ e: ClickHouseExpressions) -> Bool {
+        switch a.function {
+        case .count, .countPresent, .countDistinct: true
+        case .sum, .min, .max: a.argument.map(e.isInteger) ?? false
+        case .avg, .percentile, .rate: false
         }
     }
 
@@ -324,7 +348,7 @@ struct ClickHouseTranslator {
             if case .answer(let x) = argument! { return "uniqExactArray(\(x.items))" }
             return "uniqExact(\(argument!.sql))"
         case .sum:
-            if let bound = a.argument, ClickHouseExpressions.isInteger(bound) {
+            if let bound = a.argument, e.isInteger(bound) {
                 // Exact, as Boardwalk adds integers: in 128 bits, then absent past 64 (0 over no rows).
                 return ClickHouseExpressions.exactInteger("ifNull(sumOrNull(toInt128(\(argument!.sql))), toInt128(0))")
             }
@@ -351,7 +375,7 @@ struct ClickHouseTranslator {
     // MARK: Funnels
 
     /// Funnel breakdown keys as tuple elements of the per-event array, and how to read them at a position.
-    private func funnelKeys(_ by: [BoundColumn]) throws(QueryError) -> (elements: [String], types: [QueryType]) {
+    private func funnelKeys(_ by: [BoundColumn]) throws(QueryError) -> (elements: [String], types: [QueryType], columns: [Column]) {
         var e = ClickHouseExpressions(.events, text: query.ast.text)
         var elements: [String] = []
         for k in by {
@@ -360,7 +384,8 @@ struct ClickHouseTranslator {
             case .scalar(let s, _), .condition(let s): elements.append(s)
             }
         }
-        return (elements, by.map(\.type))
+        let columns = by.enumerated().map { i, k in (k.name, "__k\(i)", k.type, e.isInteger(k.bound)) }
+        return (elements, by.map(\.type), columns)
     }
 
     /// Percentages and drop-off from each group's step counts (`pct_of_first`, `pct_of_previous`: absent when
@@ -372,7 +397,7 @@ struct ClickHouseTranslator {
     }
 
     mutating func screenFunnel(_ f: BoundFunnel, _ inScope: String?) throws(QueryError) -> Core {
-        let (elements, types) = try funnelKeys(f.by)
+        let (elements, types, keyColumns) = try funnelKeys(f.by)
         let tuple = (["toUnixTimestamp64Micro(time)", "seq", "screen", "total_screens"] + elements).joined(separator: ", ")
         ctes.append(("fe", """
             SELECT session, arraySort(z -> (z.1, z.2), groupArray((\(tuple)))) AS a, arrayFirstIndex(z -> isNotNull(z.3), a) AS fp
@@ -407,19 +432,18 @@ struct ClickHouseTranslator {
                 GROUP BY \(groupKeys)
             )
             """
-        var columns: [(name: String, sql: String, type: QueryType)] = []
-        for (i, k) in f.by.enumerated() { columns.append((k.name, "__k\(i)", k.type)) }
+        var columns = keyColumns
         var selects = keyNames
         if !f.by.isEmpty {
             selects.append("0 AS __breakdown")
-            columns.append(("breakdown_step", "__breakdown", .number))
+            columns.append(("breakdown_step", "__breakdown", .number, true))
         }
         selects += ["step", "sessions", "if(__first = 0, NULL, sessions * 100 / __first) AS pct_of_first",
                     "if(__previous = 0, NULL, sessions * 100 / __previous) AS pct_of_previous",
                     "__previous - sessions AS dropoff", "median_time"]
-        columns += [("step", "step", .number), ("sessions", "sessions", .number), ("pct_of_first", "pct_of_first", .number),
-                    ("pct_of_previous", "pct_of_previous", .number), ("dropoff", "dropoff", .number),
-                    ("median_time", "median_time", .duration)]
+        columns += [("step", "step", .number, true), ("sessions", "sessions", .number, true),
+                    ("pct_of_first", "pct_of_first", .number, false), ("pct_of_previous", "pct_of_previous", .number, false),
+                    ("dropoff", "dropoff", .number, true), ("median_time", "median_time", .duration, false)]
         let sql = "SELECT \(selects.joined(separator: ", "))\nFROM (\n\(indent(inner))\n)"
         let order = zip(keyNames, f.by).map { Self.sortTerm($0, $1.type, descending: false) } + ["step ASC"]
         return Core(columns: columns, select: sql, order: order)
@@ -448,7 +472,7 @@ struct ClickHouseTranslator {
             matches.append(m)
         }
         let ignored = f.ignoring.isEmpty ? "false" : "(" + f.ignoring.sorted().map(Self.isEvent).joined(separator: " OR ") + ")"
-        let (elements, types) = try funnelKeys(f.by)
+        let (elements, types, keyColumns) = try funnelKeys(f.by)
         // Tuple: 1 time, 2 seq, 3…n+2 step matches, n+3 ignored, then the breakdown keys.
         let tuple = (["toUnixTimestamp64Micro(time)", "seq"] + matches + [ignored] + elements).joined(separator: ",\n        ")
         ctes.append(("fe", """
@@ -549,21 +573,20 @@ struct ClickHouseTranslator {
                 GROUP BY \(groupKeys)
             )
             """
-        var columns: [(name: String, sql: String, type: QueryType)] = []
-        for (i, k) in f.by.enumerated() { columns.append((k.name, "__k\(i)", k.type)) }
+        var columns = keyColumns
         var outSelects = keyNames
         if !f.by.isEmpty {
             outSelects.append("1 AS __breakdown")
-            columns.append(("breakdown_step", "__breakdown", .number))
+            columns.append(("breakdown_step", "__breakdown", .number, true))
         }
         outSelects += ["step", "\(names)[step] AS __name", "sessions",
                        "if(__first = 0, NULL, sessions * 100 / __first) AS pct_of_first",
                        "if(__previous = 0, NULL, sessions * 100 / __previous) AS pct_of_previous",
                        "__previous - sessions AS dropoff", "mean_time", "median_time", "p90_time"]
-        columns += [("step", "step", .number), ("name", "__name", .string), ("sessions", "sessions", .number),
-                    ("pct_of_first", "pct_of_first", .number), ("pct_of_previous", "pct_of_previous", .number),
-                    ("dropoff", "dropoff", .number), ("mean_time", "mean_time", .duration),
-                    ("median_time", "median_time", .duration), ("p90_time", "p90_time", .duration)]
+        columns += [("step", "step", .number, true), ("name", "__name", .string, false), ("sessions", "sessions", .number, true),
+                    ("pct_of_first", "pct_of_first", .number, false), ("pct_of_previous", "pct_of_previous", .number, false),
+                    ("dropoff", "dropoff", .number, true), ("mean_time", "mean_time", .duration, false),
+                    ("median_time", "median_time", .duration, false), ("p90_time", "p90_time", .duration, false)]
         let sql = "SELECT \(outSelects.joined(separator: ", "))\nFROM (\n\(indent(inner))\n)"
         let order = zip(keyNames, f.by).map { Self.sortTerm($0, $1.type, descending: false) } + ["step ASC"]
         return Core(columns: columns, select: sql, order: order)
