@@ -116,6 +116,14 @@ public struct EncodingError: Error, Hashable, Sendable, CustomStringConvertible 
         case reservedStringID
         /// The record would exceed ``RecordFormat/maxRecordLength`` (a multi-select of about a million choices).
         case recordTooLong(Int)
+        /// The time (microseconds since the epoch) is outside `Timestamp.range`.
+        case timeOutOfRange(Int64)
+        /// `meta.totalScreens` is outside `0...Meta.maxScreenIndex + 1`.
+        case totalScreensOutOfRange(Int)
+        /// A string longer than ``RecordFormat/maxStringBytes`` UTF-8 bytes, in the named field.
+        case stringTooLong(field: String, bytes: Int)
+        /// A multi-select with more than ``RecordFormat/maxChoices`` choices.
+        case tooManyChoices(Int)
     }
 
     @inlinable
@@ -127,6 +135,10 @@ public struct EncodingError: Error, Hashable, Sendable, CustomStringConvertible 
         case .screenIndexOutOfRange(let i): "cannot encode screen index \(i): outside 0...\(Meta.maxScreenIndex)"
         case .reservedStringID: "the string interner returned the reserved id 0xFFFFFFFF"
         case .recordTooLong(let n): "record of \(n) bytes exceeds the limit of \(RecordFormat.maxRecordLength)"
+        case .timeOutOfRange(let t): "time \(t) µs since the epoch is outside years 1970 through 9999"
+        case .totalScreensOutOfRange(let n): "total screens \(n) is outside 0...\(Meta.maxScreenIndex + 1)"
+        case .stringTooLong(let field, let n): "\(field) is \(n) bytes long; the limit is \(RecordFormat.maxStringBytes)"
+        case .tooManyChoices(let n): "a multi-select of \(n) choices; the limit is \(RecordFormat.maxChoices)"
         }
     }
 }

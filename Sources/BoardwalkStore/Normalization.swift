@@ -1,4 +1,5 @@
 import BoardwalkModel
+import BoardwalkCodec
 
 extension Store {
     /// The event as the store keeps it: empty strings where the semantics mean "absent" become `nil`.
@@ -94,5 +95,39 @@ extension Store {
             event.payload = .analytics(.screenCompleted(elementID: element?.isEmpty == true ? nil : element,
                                                         reply: reply?.isEmpty == true ? nil : reply))
         }
+    }
+}
+
+extension Store {
+    /// The first string field of `event` longer than ``RecordFormat/maxStringBytes``, or a multi-select of more than
+    /// ``RecordFormat/maxChoices`` choices: what `append` refuses so that every stored event can be exported as
+    /// NDJSON and read back (the reader's default limits). Called only for records long enough to hold such a
+    /// string (a few in a million), so it may copy the event's strings.
+    static func interchangeLimitError(_ event: Event) -> EncodingError? {
+        var fields: [(String, String?)] = [("session", event.session), ("profile", event.profile), ("event_id", event.eventID),
+                                           ("placement", event.placement), ("variation", event.variation)]
+        if let meta = event.meta { fields += [("onboarding", meta.onboardingID), ("screen_cid", meta.screenClientID)] }
+        switch event.payload {
+        case .analytics(.screenCompleted(let element, let reply)): fields += [("element", element), ("reply", reply)]
+        case .analytics(.unknown(let name)): fields.append(("name", name))
+        case .openPaywall(let action), .custom(let action), .close(let action): fields.append(("action", action))
+        case .error(let error): fields += [("error domain", error.domain), ("error message", error.message)]
+        case .stateUpdated(let update):
+            fields.append(("element", update.elementID))
+            switch update.value {
+            case .select(let choice):
+                fields += [("value", choice.value), ("label", choice.label), ("choice id", choice.id)]
+            case .multiSelect(let choices):
+                if choices.count > RecordFormat.maxChoices { return EncodingError(.tooManyChoices(choices.count)) }
+                for choice in choices { fields += [("value", choice.value), ("label", choice.label), ("choice id", choice.id)] }
+            case .input(.text(let text)), .input(.email(let text)): fields.append(("value", text))
+            default: break
+            }
+        default: break
+        }
+        for case let (field, value?) in fields where value.utf8.count > RecordFormat.maxStringBytes {
+            return EncodingError(.stringTooLong(field: field, bytes: value.utf8.count))
+        }
+        return nil
     }
 }

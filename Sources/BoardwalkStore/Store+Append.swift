@@ -388,15 +388,24 @@ final class WriterState {
         let dbs: Databases
         /// Strings of the table that are in `strings` (in this transaction): ids below it.
         var stored: Int
+        /// A string new to the table was longer than ``RecordFormat/maxStringBytes`` (the append loop then looks for
+        /// it in the event it encodes, and refuses the event: see `Store.interchangeLimitError`).
+        var sawLongString = false
 
         mutating func intern(_ string: String) throws -> StringID {
-            table.intern(string)
+            let before = table.count
+            let id = table.intern(string)
+            if table.count != before, string.utf8.count > RecordFormat.maxStringBytes { sawLongString = true }
+            return id
         }
 
         /// A string the table's identity cache knows is answered in place (no retain, nothing to persist);
         /// anything else goes through ``intern(_:)``.
         mutating func intern(at string: UnsafePointer<String>) throws -> StringID {
-            table.intern(at: string)
+            let before = table.count
+            let id = table.intern(at: string)
+            if table.count != before, string.pointee.utf8.count > RecordFormat.maxStringBytes { sawLongString = true }
+            return id
         }
 
         /// Appends the strings interned since the last flush to `strings`, in id order, through one cursor.
@@ -604,10 +613,24 @@ final class WriterState {
                 } else {
                     record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef, emptyIsAbsent: true)
                 }
+                // What NDJSON cannot carry back in (an export must read back): times outside `Timestamp.range`, total
+                // screens outside the model's range, strings or multi-selects past the reader's limits. Those are
+                // looked for only when a new string was long or the record is over 1 000 bytes (a text past the
+                // limit is written in it; a multi-select past the limit takes at least a byte per choice), a few
+                // events in a million.
+                if time < Timestamp.range.lowerBound.microseconds || time > Timestamp.range.upperBound.microseconds {
+                    throw EncodingError(.timeOutOfRange(time))
+                }
+                let total = original.pointee.meta?.totalScreens ?? 0
+                if total < 0 || total > Meta.maxScreenIndex + 1 { throw EncodingError(.totalScreensOutOfRange(total)) }
+                if interner.sawLongString || record.range.count > RecordFormat.maxChoices {
+                    if let error = Store.interchangeLimitError(original.pointee) { throw error }
+                    interner.sawLongString = false
+                }
                 let onboarding = record.header.keyOnboarding
                 let screen = record.header.keyScreenIndex
                 let session = record.session!
-                let totalScreens = UInt32(clamping: original.pointee.meta?.totalScreens ?? 0)
+                let totalScreens = UInt32(clamping: total)
                 entries.append(Entry(onboarding: onboarding, screen: screen, session: session, totalScreens: totalScreens,
                                      timeBits: timeBits, seq: seq, body: record.range))
                 next += 1

@@ -77,9 +77,9 @@ import Testing
         }
     }
 
-    /// Times outside `Timestamp.range` reach a store through the Swift API (only the JSON reader refuses them):
-    /// durations and funnel times between them are computed without overflowing (review, session 6: each query
-    /// below trapped).
+    /// Times outside `Timestamp.range` reach an in-memory source through the Swift API (the JSON reader refuses them,
+    /// and since session 8 so does the store's `append`): durations and funnel times between them are computed
+    /// without overflowing (review, session 6: each query below trapped on a store that had taken them).
     @Test(arguments: ["sessions | stats avg(duration), max(duration)", "sessions | funnel",
                       "sessions | funnel screen_presented, screen_presented"])
     func extremeTimesDoNotOverflow(_ text: String) throws {
@@ -88,11 +88,12 @@ import Testing
                   meta: Meta(onboardingID: "onb_1", screenClientID: "c", screenIndex: screen, totalScreens: 3),
                   payload: .analytics(.screenPresented))
         }
+        let events = [event(-9_000_000_000_000_000_000, "s"), event(9_000_000_000_000_000_000, "s", screen: 1), event(base, "t")]
+        let result = try Query.parse(text).run(on: InMemoryEventSource(events))
+        #expect(!result.rows.isEmpty)
         try withTemporaryStore { store in
-            let events = [event(-9_000_000_000_000_000_000, "s"), event(9_000_000_000_000_000_000, "s", screen: 1), event(base, "t")]
-            _ = try store.append(events)
-            let query = try Query.parse(text)
-            #expect(try query.run(on: StoreEventSource(store)) == query.run(on: InMemoryEventSource(events)))
+            let error = #expect(throws: StoreError.self) { try store.append(events) }
+            #expect(error?.batchIndex == 0)
         }
     }
 }
