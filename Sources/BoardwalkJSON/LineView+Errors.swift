@@ -9,6 +9,13 @@ extension LineView {
         func make(_ code: JSONReadError.Code, _ reason: String, path: String? = nil) -> JSONReadError {
             JSONReadError(code: code, line: line, column: column, path: path, reason: reason)
         }
+        // A UTF-16 file reads as bytes with a zero beside every ASCII character; simdjson then names whichever
+        // byte it stopped at ("a control character in a string", QA session 8). Say what the file is instead.
+        if looksLikeUTF16(bytes) {
+            column = nil
+            return make(.syntax, "the line looks like UTF-16 (a zero byte beside each character); ingest reads UTF-8: "
+                         + "convert the file first (iconv -f UTF-16 -t UTF-8)")
+        }
         switch Int(status.error) {
         case Int(BW_E_NOT_OBJECT.rawValue):
             let found: String
@@ -146,6 +153,19 @@ func firstInvalidUTF8(_ b: UnsafeRawBufferPointer) -> Int? {
         i += need + 1
     }
     return nil
+}
+
+/// Whether the line starts like UTF-16 text: a byte-order mark (FF FE or FE FF), or a zero byte in at least a
+/// third of the first 16 bytes' even or odd positions with printable ASCII in the others (JSON's `{"` and spaces).
+func looksLikeUTF16(_ b: UnsafeRawBufferPointer) -> Bool {
+    if b.count >= 2, (b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF) { return true }
+    let n = min(b.count, 16) & ~1
+    guard n >= 4 else { return false }
+    var zerosEven = 0, zerosOdd = 0
+    for i in 0..<n where b[i] == 0 {
+        if i & 1 == 0 { zerosEven += 1 } else { zerosOdd += 1 }
+    }
+    return max(zerosEven, zerosOdd) * 3 >= n / 2 * 2 && min(zerosEven, zerosOdd) == 0
 }
 
 func firstControlByte(_ b: UnsafeRawBufferPointer) -> Int? {

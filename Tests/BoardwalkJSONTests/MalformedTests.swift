@@ -4,6 +4,23 @@ import Testing
 
 /// Malformed input, each with the exact message it must produce.
 @Suite struct MalformedTests {
+    /// A UTF-16 file (little- or big-endian, with or without a byte-order mark) is named as such, not as a control
+    /// character in a string (QA, session 8).
+    @Test(arguments: [false, true], [false, true])
+    func utf16IsNamed(bigEndian: Bool, mark: Bool) throws {
+        let text = #"{"type":"onboarding_loaded","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":1,"total_screens":3}}"#
+        var bytes: [UInt8] = mark ? (bigEndian ? [0xFE, 0xFF] : [0xFF, 0xFE]) : []
+        for unit in text.utf16 {
+            let pair = [UInt8(unit & 0xFF), UInt8(unit >> 8)]
+            bytes += bigEndian ? pair.reversed() : pair
+        }
+        let reader = try EventReader()
+        let error = #expect(throws: JSONReadError.self) {
+            try bytes.withUnsafeBytes { _ = try reader.read(line: $0, arrival: arrival) }
+        }
+        #expect(error?.reason.hasPrefix("the line looks like UTF-16") == true, "\(String(describing: error))")
+    }
+
     static let cases: [(String, String, String)] = [
         ("broken JSON: missing comma", "{\"type\":\"close\" \"action_id\":\"x\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":1,\"total_screens\":3}}", "line 1, column 17: invalid JSON"),
         ("broken JSON: missing colon", "{\"type\" \"close\"}", "line 1, column 9: invalid JSON"),
