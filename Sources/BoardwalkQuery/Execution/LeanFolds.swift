@@ -80,6 +80,10 @@ final class LeanFolds {
     let outcomes: Bool
     /// Whether the folds keep each session's last event and last screen (``FoldNeeds/lasts``).
     let lasts: Bool
+    /// Whether every event with a screen that a fold takes is in one onboarding (a scan of whole onboardings folds
+    /// only sessions whose positioned events lie in one of them): the session's onboarding is then any such event's,
+    /// and the earliest of them need not be tracked.
+    let oneOnboarding: Bool
     /// Screens `0..<rowScreens` have their times in ``rows`` (0: none do).
     let rowScreens: Int
     /// `rowScreens` earliest times per session, by slot (`Int64.max`: none yet), for `rowCapacity` sessions.
@@ -96,13 +100,16 @@ final class LeanFolds {
     ///   - outcomes: whether to keep kinds, names and outcomes (``FoldNeeds/leanOutcomes``).
     ///   - lasts: whether to keep each session's last event and last screen (``FoldNeeds/lasts``); without, the
     ///     summaries' `ended` and `lastScreen` keep their initial values.
+    ///   - oneOnboarding: whether each session's events with a screen are all in one onboarding (``oneOnboarding``).
     ///   - rowScreens: with `reachTimes`, the screens whose times are kept in rows (see the type's discussion); 0
     ///     for none. Rows take 8 bytes per screen and session, whatever the session reached.
-    init(capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false, lasts: Bool = true, rowScreens: Int = 0) {
+    init(capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false, lasts: Bool = true, oneOnboarding: Bool = false,
+         rowScreens: Int = 0) {
         folds = SlotStorage(capacity: capacity)
         self.reachTimes = reachTimes
         self.outcomes = outcomes
         self.lasts = lasts
+        self.oneOnboarding = oneOnboarding
         poolCapacity = reachTimes ? min(max(events, 256), 1 << 26) : 0
         pool = .allocate(capacity: max(poolCapacity, 1))
         self.rowScreens = reachTimes ? max(rowScreens, 0) : 0
@@ -157,7 +164,9 @@ final class LeanFolds {
         if lasts, f.pointee.last < at { f.pointee.last = at }
         f.pointee.events += 1
         guard let screen else { return }
-        if at < f.pointee.firstScreenAt {
+        if oneOnboarding {
+            f.pointee.onboarding = onboarding ?? 0
+        } else if at < f.pointee.firstScreenAt {
             f.pointee.firstScreenAt = at
             f.pointee.onboarding = onboarding ?? 0
         }
@@ -258,7 +267,7 @@ final class LeanFolds {
         let f = base[slot]
         let s = SessionSummary(id: name)
         guard f.events > 0 else { return s }
-        if needs.onboarding, f.firstScreenAt != .highest { s.onboarding = strings.string(f.onboarding) }
+        if needs.onboarding, f.furthest >= 0 { s.onboarding = strings.string(f.onboarding) }
         s.started = Timestamp(microseconds: f.first.time)
         if lasts { s.ended = Timestamp(microseconds: f.last.time) }
         s.eventCount = f.events

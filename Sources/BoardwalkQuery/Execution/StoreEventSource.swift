@@ -382,6 +382,8 @@ extension StoreEventSource {
         let screensInScope = all.reduce(0) { scope.contains($1.id ?? RecordFormat.noOnboarding) ? max($0, $1.maxTotalScreens) : $0 }
         let lean = needs.lean
             ? LeanFolds(capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes, lasts: needs.lasts,
+                        // Sessions in several onboardings are read through the index (`spanning` below), not folded here.
+                        oneOnboarding: true,
                         rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope))
             : nil
         for slot in 0..<slotsInScope {
