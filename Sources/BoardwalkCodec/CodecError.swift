@@ -124,6 +124,8 @@ public struct EncodingError: Error, Hashable, Sendable, CustomStringConvertible 
         case stringTooLong(field: String, bytes: Int)
         /// A multi-select with more than ``RecordFormat/maxChoices`` choices.
         case tooManyChoices(Int)
+        /// The event's NDJSON line would be longer than the reader's limit (`atLeast`: its strings' bytes as JSON).
+        case lineTooLong(atLeast: Int, limit: Int)
     }
 
     @inlinable
@@ -139,6 +141,7 @@ public struct EncodingError: Error, Hashable, Sendable, CustomStringConvertible 
         case .totalScreensOutOfRange(let n): "total screens \(n) is outside 0...\(Meta.maxScreenIndex + 1)"
         case .stringTooLong(let field, let n): "\(field) is \(n) bytes long; the limit is \(RecordFormat.maxStringBytes)"
         case .tooManyChoices(let n): "a multi-select of \(n) choices; the limit is \(RecordFormat.maxChoices)"
+        case .lineTooLong(let n, let limit): "its strings take \(n) bytes as JSON, too long for an NDJSON line of at most \(limit)"
         }
     }
 }

@@ -99,10 +99,23 @@ extension Store {
 }
 
 extension Store {
-    /// The first string field of `event` longer than ``RecordFormat/maxStringBytes``, or a multi-select of more than
-    /// ``RecordFormat/maxChoices`` choices: what `append` refuses so that every stored event can be exported as
-    /// NDJSON and read back (the reader's default limits). Called only for records long enough to hold such a
-    /// string (a few in a million), so it may copy the event's strings.
+    /// An interned string longer than this (UTF-8 bytes) makes the append loop check its event against the limits of
+    /// an NDJSON export (``interchangeLimitError(_:)``): a line over 1 MiB needs a string over 1 MiB / 256 (at most
+    /// 256 strings are interned per event besides a multi-select's, whose record is long) or a long record.
+    static let longString = 4 << 10
+
+    /// The longest NDJSON line the reader takes by default (`ReaderLimits.maxLineBytes`).
+    static let maxLineBytes = 1 << 20
+
+    /// The first string field of `event` longer than ``RecordFormat/maxStringBytes``, a multi-select of more than
+    /// ``RecordFormat/maxChoices`` choices, or an event whose NDJSON line could pass 1 MiB: what `append` refuses so
+    /// that every stored event can be exported as NDJSON and read back (the reader's default limits). Called only
+    /// for events with a long string or a long record (a few in a million), so it may copy the event's strings.
+    ///
+    /// The line's length is bounded from above, not rendered (the store does not link the JSON writer): each string
+    /// as JSON escapes it (6 bytes for a control character without a short escape, 2 for `"`, `\` and the short
+    /// escapes), plus 512 bytes for the line's keys and numbers and 64 per choice. An event within 1 MiB by less than
+    /// that slack is refused too.
     static func interchangeLimitError(_ event: Event) -> EncodingError? {
         var fields: [(String, String?)] = [("session", event.session), ("profile", event.profile), ("event_id", event.eventID),
                                            ("placement", event.placement), ("variation", event.variation)]
@@ -125,9 +138,28 @@ extension Store {
             }
         default: break
         }
-        for case let (field, value?) in fields where value.utf8.count > RecordFormat.maxStringBytes {
-            return EncodingError(.stringTooLong(field: field, bytes: value.utf8.count))
+        var line = 512
+        if case .stateUpdated(let update) = event.payload, case .multiSelect(let choices) = update.value { line += 64 * choices.count }
+        for case let (field, value?) in fields {
+            if value.utf8.count > RecordFormat.maxStringBytes {
+                return EncodingError(.stringTooLong(field: field, bytes: value.utf8.count))
+            }
+            line += escapedLength(value)
         }
+        if line > maxLineBytes { return EncodingError(.lineTooLong(atLeast: line - 512, limit: maxLineBytes)) }
         return nil
+    }
+
+    /// The bytes of `s` inside a JSON string: control characters, `"` and `\` escaped.
+    private static func escapedLength(_ s: String) -> Int {
+        var n = 0
+        for byte in s.utf8 {
+            switch byte {
+            case 0x22, 0x5C, 0x08, 0x09, 0x0A, 0x0C, 0x0D: n += 2
+            case 0..<0x20: n += 6
+            default: n += 1
+            }
+        }
+        return n
     }
 }

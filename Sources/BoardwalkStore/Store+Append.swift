@@ -388,24 +388,22 @@ final class WriterState {
         let dbs: Databases
         /// Strings of the table that are in `strings` (in this transaction): ids below it.
         var stored: Int
-        /// A string new to the table was longer than ``RecordFormat/maxStringBytes`` (the append loop then looks for
-        /// it in the event it encodes, and refuses the event: see `Store.interchangeLimitError`).
+        /// A string interned for the event being encoded was longer than ``Store/longString`` (the append loop then
+        /// checks the event against the limits of an NDJSON export: see `Store.interchangeLimitError`). Every call
+        /// looks, not only those that add a string: a long string can already be in the table (a refused event's
+        /// strings are kept, and stores written before session 8 took any).
         var sawLongString = false
 
         mutating func intern(_ string: String) throws -> StringID {
-            let before = table.count
-            let id = table.intern(string)
-            if table.count != before, string.utf8.count > RecordFormat.maxStringBytes { sawLongString = true }
-            return id
+            if string.utf8.count > Store.longString { sawLongString = true }
+            return table.intern(string)
         }
 
         /// A string the table's identity cache knows is answered in place (no retain, nothing to persist);
         /// anything else goes through ``intern(_:)``.
         mutating func intern(at string: UnsafePointer<String>) throws -> StringID {
-            let before = table.count
-            let id = table.intern(at: string)
-            if table.count != before, string.pointee.utf8.count > RecordFormat.maxStringBytes { sawLongString = true }
-            return id
+            if string.pointee.utf8.count > Store.longString { sawLongString = true }
+            return table.intern(at: string)
         }
 
         /// Appends the strings interned since the last flush to `strings`, in id order, through one cursor.
@@ -614,10 +612,10 @@ final class WriterState {
                     record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef, emptyIsAbsent: true)
                 }
                 // What NDJSON cannot carry back in (an export must read back): times outside `Timestamp.range`, total
-                // screens outside the model's range, strings or multi-selects past the reader's limits. Those are
-                // looked for only when a new string was long or the record is over 1 000 bytes (a text past the
-                // limit is written in it; a multi-select past the limit takes at least a byte per choice), a few
-                // events in a million.
+                // screens outside the model's range, strings, multi-selects or a whole line past the reader's limits.
+                // Those are looked for only when an interned string was over 4 KiB or the record is over 1 000 bytes
+                // (a text is written in it; a multi-select takes at least a byte per choice), a few events in a
+                // million: a line over 1 MiB needs one or the other.
                 if time < Timestamp.range.lowerBound.microseconds || time > Timestamp.range.upperBound.microseconds {
                     throw EncodingError(.timeOutOfRange(time))
                 }
@@ -1251,9 +1249,9 @@ final class WriterState {
 
     /// The session of an event that has none (semantics rule 10): per (profile, onboarding), a new one
     /// starts at the first event, after 30 minutes without events, or at a start event
-    /// (`onboarding_loaded`, `onboarding_started`) at or after the session's last event once the session has
-    /// seen other events. Events are taken in arrival order; one older than the session's last event joins it,
-    /// a start event included.
+    /// (`onboarding_loaded`, `onboarding_started`) once the session has seen other events, unless the start event
+    /// is less than 30 minutes before the session's last event. Events are taken in arrival order; any other event
+    /// older than the session's last event joins it.
     private func inferSession(for event: Event, seq: UInt64, interner: inout Interner) throws -> (String, Bool) {
         var profile = RecordFormat.absent
         if let p = event.profile { profile = try interner.intern(p) }
@@ -1275,10 +1273,12 @@ final class WriterState {
                 state = InferState(session: v.be32(0), lastTime: Layout.time(fromBits: v.be64(4)), fresh: v[12] != 0)
             }
         }
-        // An event before the session's last one joins it, a start event too (it belongs to the session it
-        // precedes); only a start at or after the last event begins a new session.
-        if var current = state, time &- current.lastTime < Layout.sessionGap,
-           !(isStart && !current.fresh && time >= current.lastTime),
+        // A start event begins a new session once the current one has seen other events, when it is at or after
+        // the session's last event, or 30 minutes or more before it (a whole earlier session arriving late, review
+        // session 8); a late start event within 30 minutes before the last event belongs to the session it precedes
+        // and joins it (QA session 8: it began a session of its own and took later late events from theirs).
+        let startsAnother = isStart && state.map { !$0.fresh && (time >= $0.lastTime || $0.lastTime &- time >= Layout.sessionGap) } ?? true
+        if var current = state, time &- current.lastTime < Layout.sessionGap, !startsAnother,
            let name = interner.table.string(for: current.session)
         {
             current.lastTime = max(current.lastTime, time)

@@ -45,6 +45,51 @@ import Testing
         }
     }
 
+    /// A long string already in the dictionary is refused again (review, session 8: a refused event's strings are
+    /// kept, and a second append in the same transaction took the same string because it was no longer new).
+    @Test func aLongStringAlreadyInTheDictionaryIsRefusedToo() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        defer { store.close() }
+        var a = simpleEvent(onboarding: 0, screen: 0, session: 0, time: 1_000)
+        a.profile = Self.big
+        var b = simpleEvent(onboarding: 0, screen: 0, session: 1, time: 2_000)
+        b.profile = Self.big
+        var refusals = 0
+        try store.write { w in
+            for event in [a, b] {
+                do { _ = try w.append([event]) } catch let error as StoreError where error.kind == .invalidArgument { refusals += 1 }
+            }
+        }
+        #expect(refusals == 2)
+        #expect(try store.read { try $0.stats().events } == 0)
+    }
+
+    /// Strings within 64 KiB whose NDJSON line would not be (review, session 8): a multi-select of 1 000 choices with
+    /// 1.2 KB labels, and three 64 KiB ids of control characters (6 bytes each as JSON).
+    @Test func eventsWhoseLineWouldPassOneMiBAreRefused() throws {
+        let label = String(repeating: "l", count: 1_200)
+        var wide = simpleEvent(onboarding: 0, screen: 0, session: 7, time: 5_000)
+        wide.payload = .stateUpdated(StateUpdate(elementID: "m", value: .multiSelect(
+            (0..<1_000).map { Choice(id: "c\($0)", value: "v\($0)", label: "\($0)" + label) })))
+        var escaped = simpleEvent(onboarding: 0, screen: 0, session: 8, time: 6_000)
+        escaped.profile = String(repeating: "\u{01}", count: RecordFormat.maxStringBytes)
+        escaped.placement = String(repeating: "\u{03}", count: RecordFormat.maxStringBytes)
+        escaped.payload = .analytics(.screenCompleted(elementID: String(repeating: "\u{02}", count: RecordFormat.maxStringBytes), reply: nil))
+        for event in [wide, escaped] {
+            let dir = temporaryDirectory()
+            defer { removeDirectory(dir) }
+            let store = try Store.open(at: dir)
+            defer { store.close() }
+            let error = #expect(throws: StoreError.self) { try store.append([event]) }
+            guard case .lineTooLong? = (error?.underlying as? EncodingError)?.reason else {
+                Issue.record("not refused for its line: \(String(describing: error))")
+                continue
+            }
+        }
+    }
+
     @Test func eventsAtTheLimitsAreTaken() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }

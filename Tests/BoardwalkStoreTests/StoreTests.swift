@@ -508,6 +508,22 @@ import Testing
         #expect(names[5] == "inferred:5", "\(names)")
     }
 
+    /// A whole earlier session that arrives after a later one (files ingested in reverse, a device uploading
+    /// yesterday's session) starts a session of its own: its start event is 30 minutes or more before the later
+    /// session's last event (review, session 8: it joined the later session, and the rest of it followed).
+    @Test(arguments: [1, 2])
+    func aWholeLateSessionStaysItsOwn(batches: Int) throws {
+        let e = { (t: Int64, p: Payload) in
+            simpleEvent(onboarding: 0, screen: 0, session: -1, time: t, payload: p, profile: "p1")
+        }
+        let later = [e(120 * minute, .onboardingLoaded), e(121 * minute, .analytics(.screenPresented)),
+                     e(130 * minute, .analytics(.screenPresented))]
+        let earlier = [e(0, .onboardingLoaded), e(1 * minute, .analytics(.screenPresented)), e(10 * minute, .analytics(.screenPresented))]
+        let names = try sessions(later + earlier, batches: batches)
+        #expect(Set(names[0...2]).count == 1 && Set(names[3...5]).count == 1, "\(names)")
+        #expect(names[0] != names[3], "\(names)")
+    }
+
     @Test func givenSessionsAreKept() throws {
         let names = try sessions([simpleEvent(onboarding: 0, screen: 0, session: 3, time: 0)])
         #expect(names == ["s3"])
