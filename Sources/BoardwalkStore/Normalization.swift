@@ -104,9 +104,6 @@ extension Store {
     /// 256 strings are interned per event besides a multi-select's, whose record is long) or a long record.
     static let longString = 4 << 10
 
-    /// The longest NDJSON line the reader takes by default (`ReaderLimits.maxLineBytes`).
-    static let maxLineBytes = 1 << 20
-
     /// The first string field of `event` longer than ``RecordFormat/maxStringBytes``, a multi-select of more than
     /// ``RecordFormat/maxChoices`` choices, or an event whose NDJSON line could pass 1 MiB: what `append` refuses so
     /// that every stored event can be exported as NDJSON and read back (the reader's default limits). Called only
@@ -146,7 +143,9 @@ extension Store {
             }
             line += escapedLength(value)
         }
-        if line > maxLineBytes { return EncodingError(.lineTooLong(atLeast: line - 512, limit: maxLineBytes)) }
+        if line > RecordFormat.maxLineBytes {
+            return EncodingError(.lineTooLong(atLeast: line - 512, limit: RecordFormat.maxLineBytes))
+        }
         return nil
     }
 

@@ -61,13 +61,7 @@ extension Parser {
             if current.kind == .leftParen {
                 // `in (1, 2)`, as SQL writes it: parse the items to show them in brackets.
                 let open = advance()
-                try nest()
-                defer { depth -= 1 }
-                var parsed: [Expr] = []
-                if current.kind != .rightParen {
-                    repeat { parsed.append(try expression()) } while accept(.comma) != nil
-                }
-                let close = try expect(.rightParen, "`)`", after: "the list")
+                let (parsed, close) = try listItems(closedBy: .rightParen, "`)`")
                 // `in (["a", "b"])`: a list in parentheses is still a list.
                 if parsed.count == 1, case .list(let items) = parsed[0].kind {
                     return Expr(.membership(left, items, negated: negated), left.range.lowerBound..<close.range.upperBound)
@@ -83,6 +77,18 @@ extension Parser {
             return Expr(.membership(left, items, negated: negated), left.range.lowerBound..<list.range.upperBound)
         }
         return left
+    }
+
+    /// The comma-separated expressions after an opening bracket or parenthesis (none when `close` follows at once),
+    /// and the closing token, spelled `what` in the error when it is missing.
+    private mutating func listItems(closedBy close: Token.Kind, _ what: String) throws(QueryError) -> ([Expr], Token) {
+        try nest()
+        defer { depth -= 1 }
+        var items: [Expr] = []
+        if current.kind != close {
+            repeat { items.append(try expression()) } while accept(.comma) != nil
+        }
+        return (items, try expect(close, what, after: "the list"))
     }
 
     private mutating func additive() throws(QueryError) -> Expr {
@@ -155,13 +161,7 @@ extension Parser {
             return inner
         case .leftBracket:
             _ = advance()
-            try nest()
-            defer { depth -= 1 }
-            var items: [Expr] = []
-            if current.kind != .rightBracket {
-                repeat { items.append(try expression()) } while accept(.comma) != nil
-            }
-            let close = try expect(.rightBracket, "`]`", after: "the list")
+            let (items, close) = try listItems(closedBy: .rightBracket, "`]`")
             return Expr(.list(items), token.range.lowerBound..<close.range.upperBound)
         default:
             throw unexpected(expected: "an expression")
