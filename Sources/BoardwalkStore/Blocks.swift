@@ -83,40 +83,29 @@ final class StringCache: @unchecked Sendable {
         guard loaded < Int(limit) else { return nil }
         var found: StringID? = nil
         try string.withUTF8Bytes { bytes in
-            var start = UInt32(loaded).bigEndian
-            try txn.withCursor(dbs.strings) { c in
-                var more = try withUnsafeBytes(of: &start) { try c.seek($0) }
-                while more {
-                    guard c.key.count == 4 else { throw StoreError(.corrupt, "a strings key is \(c.key.count) bytes, not 4") }
-                    let id = c.key.be32(0)
-                    if id >= limit { return }
-                    if c.value.count == bytes.count && c.value.elementsEqual(bytes) {
-                        found = id
-                        return
-                    }
-                    more = try c.next()
-                }
+            try StringChunks.forEach(in: txn, dbs, from: UInt32(loaded)) { id, entry in
+                guard id < limit else { return false }
+                if entry.matches(bytes) { found = id }
+                return found == nil
             }
         }
         return found
     }
 
-    /// Reads strings `table.count..<limit`. Called with `lock` held.
+    /// Reads strings `table.count..<limit`. Called with `lock` held. Damage (ids not dense, a chunk that does
+    /// not decode, a repeated string) is remembered in `damaged` and reported by every later lookup.
     private func load(_ txn: Transaction, _ dbs: Databases, _ limit: UInt32) throws {
-        var start = UInt32(table.count).bigEndian
-        try txn.withCursor(dbs.strings) { c in
-            var more = try withUnsafeBytes(of: &start) { try c.seek($0) }
-            while more && table.count < Int(limit) {
-                guard c.key.count == 4, c.key.be32(0) == UInt32(table.count) else {
-                    damaged = "the strings database is not dense at id \(table.count)"
-                    return
+        do {
+            try StringChunks.forEach(in: txn, dbs, from: UInt32(table.count)) { id, entry in
+                guard id < limit else { return false }
+                guard table.insert(entry.string).inserted else {
+                    damaged = "string id \(id) repeats an earlier string"
+                    return false
                 }
-                guard table.insert(String(decoding: c.value, as: UTF8.self)).inserted else {
-                    damaged = "string id \(table.count) repeats an earlier string"
-                    return
-                }
-                more = try c.next()
+                return true
             }
+        } catch let error as StoreError where error.kind == .corrupt {
+            damaged = error.description
         }
     }
 }

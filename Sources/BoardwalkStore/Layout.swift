@@ -9,11 +9,12 @@ import BoardwalkModel
 enum Layout {
     /// The format this code writes. A store whose `meta/format` is larger is refused at open, one whose
     /// format is smaller too (no migration: re-import it).
-    /// Format 4 keys the session index by buckets of consecutive session ids (one value per bucket and batch,
-    /// grown across batches); format 3 had one list per session and batch, and grew a group's newest block
+    /// Format 5 keeps `strings` in chunks of consecutive ids (``StringChunks``) with UUIDs in 16 bytes; format 4
+    /// had one entry per string. Format 4 keys the session index by buckets of consecutive session ids (one
+    /// value per bucket and batch, grown across batches); format 3 had one list per session and batch, and grew a group's newest block
     /// over several batches (so a `batches` entry lists blocks that also hold other batches' seqs); format 2
     /// wrote one block per group and batch; format 1 had one entry per event.
-    static let formatVersion: UInt32 = 4
+    static let formatVersion: UInt32 = 5
 
     // Named databases.
     static let meta = "meta"
@@ -43,6 +44,9 @@ enum Layout {
     /// segment of a bucket is cut into several values past it. Values stay well inside a leaf page (an LMDB
     /// node of up to about half a page is stored inline).
     static let sessionValueTarget = 768
+    /// A batch's new strings are cut into `strings` chunks of at most this many bytes (a longer string gets a chunk
+    /// of its own): a few chunks per leaf page, and one put per 25 or so UUIDs instead of one per string.
+    static let stringChunkTarget = 1_024
     /// `onboarding_sessions` key: onboarding id (4) ‖ session id (4); value: time of its first event (8).
     static let onboardingSessionKeySize = 8
     /// `batches` key: seq of the batch's first event (8) ‖ chunk number (2); value: the batch's event count

@@ -19,18 +19,33 @@ public struct Snapshot: StringResolver {
         self.txn = txn
         self.dbs = dbs
         self.cache = cache
-        stringCount = UInt32(clamping: try txn.entries(dbs.strings))
+        // A damaged last chunk leaves the count at its first id: `check()` reports the damage, and references
+        // past that are reported as out of range instead of being resolved against bytes that do not decode.
+        do {
+            stringCount = try StringChunks.count(in: txn, dbs)
+        } catch let error as StoreError where error.kind == .corrupt {
+            stringCount = try Self.lastChunkKey(txn, dbs)
+        }
     }
 
     // MARK: Strings
 
     /// The string with id `id`, or `nil` if there is none (or it cannot be read).
-    /// - Complexity: O(log strings), one `mdb_get`, and one `String` allocation for 16 bytes or more.
+    /// - Complexity: O(log strings) to find its chunk, a walk of at most one chunk (``Layout/stringChunkTarget``
+    ///   bytes), and one `String` allocation for 16 bytes or more.
     public func string(for id: StringID) -> String? {
-        var be = id.bigEndian
-        return withUnsafeBytes(of: &be) { k in
-            guard let v = try? txn.get(dbs.strings, k) else { return nil }
-            return String(decoding: v, as: UTF8.self)
+        guard id < stringCount else { return nil }
+        var result: String? = nil
+        try? StringChunks.forEach(in: txn, dbs, from: id) { found, entry in
+            if found == id { result = entry.string }
+            return false
+        }
+        return result
+    }
+
+    private static func lastChunkKey(_ txn: Transaction, _ dbs: Databases) throws -> UInt32 {
+        try txn.withCursor(dbs.strings) { c in
+            try c.last() && c.key.count == 4 ? c.key.be32(0) : 0
         }
     }
 

@@ -232,23 +232,17 @@ extension Snapshot {
         }
     }
 
-    /// `strings` ids are dense from 0 and no string repeats (the readers' table relies on both).
+    /// `strings` chunks decode, their ids are dense from 0, and no string repeats (the readers' table relies on
+    /// all three).
     private func checkStrings(_ report: inout CheckReport) throws {
-        var expected: UInt32 = 0
         var seen = Set<String>()
-        try txn.withCursor(dbs.strings) { c in
-            var found = try c.first()
-            while found {
-                guard c.key.count == 4, c.key.be32(0) == expected else {
-                    report.add("strings: id \(expected) is missing (found a \(c.key.count)-byte key)")
-                    return
-                }
-                if !seen.insert(String(decoding: c.value, as: UTF8.self)).inserted {
-                    report.add("strings: id \(expected) repeats an earlier string")
-                }
-                expected += 1
-                found = try c.next()
+        do {
+            try StringChunks.forEach(in: txn, dbs, from: 0) { id, entry in
+                if !seen.insert(entry.string).inserted { report.add("strings: id \(id) repeats an earlier string") }
+                return true
             }
+        } catch let error as StoreError where error.kind == .corrupt {
+            report.add("strings: \(error)")
         }
     }
 

@@ -1,0 +1,172 @@
+/// Consecutive strings of a dictionary packed into one value: what the store's `strings` database holds
+/// (store format 5; `docs/codec.md`, "String chunks").
+///
+/// A chunk is a count, then each string in id order; its key (the store's) carries the first string's id.
+/// A string that is a canonical UUID (`8-4-4-4-12` hex digits, all lowercase or all uppercase letters: the
+/// session and profile ids of most apps) is kept as its 16 bytes and a case flag instead of 36 characters.
+///
+/// ```swift
+/// var builder = StringChunkBuilder()
+/// for s in newStrings { s.utf8.withContiguousStorageIfAvailable { builder.append(UnsafeRawBufferPointer($0)) } }
+/// builder.withValue { value in store(key: firstID, value) }
+/// ```
+public struct StringChunkBuilder {
+    /// Room for the count's varint in front of the strings (a count below 2^35).
+    private static let countRoom = 5
+    private var storage: BlockStorage
+    /// Where the next string goes (the strings start at ``countRoom``).
+    private var end = countRoom
+    /// Strings appended since the last ``reset()``.
+    public private(set) var count = 0
+
+    /// A builder with room for `capacity` bytes before it grows (it keeps what it grew to across ``reset()``).
+    public init(capacity: Int = 2048) {
+        storage = BlockStorage(capacity: max(capacity, 64))
+    }
+
+    /// The size of the value ``withValue(_:)`` would hand out.
+    public var byteCount: Int { end - Self.countRoom + varintSize(UInt64(count)) }
+
+    /// The bytes one more string of `utf8Count` bytes adds, at most (its header and its bytes).
+    public static func byteCountBound(utf8Count: Int) -> Int { varintSize(UInt64(utf8Count) << 1) + utf8Count }
+
+    /// Starts a new chunk.
+    public mutating func reset() {
+        end = Self.countRoom
+        count = 0
+    }
+
+    /// Appends a string given as its UTF-8 bytes (not checked: the caller's strings are Swift strings).
+    /// - Complexity: O(its bytes), no allocation unless the chunk outgrows the builder's storage.
+    public mutating func append(_ utf8: UnsafeRawBufferPointer) {
+        let needed = end + 10 + utf8.count
+        if needed > storage.capacity { storage = storage.grown(to: needed) }
+        let p = storage.pointer
+        if let (hi, lo, upper) = parseUUID(utf8) {
+            p.storeBytes(of: upper ? StringChunkFormat.upperUUID : StringChunkFormat.lowerUUID, toByteOffset: end, as: UInt8.self)
+            p.storeBytes(of: hi.bigEndian, toByteOffset: end + 1, as: UInt64.self)
+            p.storeBytes(of: lo.bigEndian, toByteOffset: end + 9, as: UInt64.self)
+            end += 17
+        } else {
+            var v = UInt64(utf8.count) << 1
+            while v >= 0x80 {
+                p.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: end, as: UInt8.self)
+                end += 1
+                v >>= 7
+            }
+            p.storeBytes(of: UInt8(v), toByteOffset: end, as: UInt8.self)
+            end += 1
+            if let base = utf8.baseAddress { (p + end).copyMemory(from: base, byteCount: utf8.count) }
+            end += utf8.count
+        }
+        count += 1
+    }
+
+    /// Calls `body` with the chunk's bytes: the count, then the strings.
+    public func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let size = varintSize(UInt64(count))
+        let start = Self.countRoom - size
+        var v = UInt64(count)
+        for i in 0..<size {
+            storage.pointer.storeBytes(of: UInt8(truncatingIfNeeded: v) | (i < size - 1 ? 0x80 : 0), toByteOffset: start + i, as: UInt8.self)
+            v >>= 7
+        }
+        return try body(UnsafeRawBufferPointer(start: storage.pointer + start, count: end - start))
+    }
+}
+
+/// One string of a chunk, as ``StringChunkReader`` reads it: borrowed UTF-8 bytes, or a UUID kept as 16 bytes.
+public enum StringChunkEntry {
+    /// The string's UTF-8 bytes, borrowed from the chunk (valid as long as the chunk's bytes are).
+    case utf8(UnsafeRawBufferPointer)
+    /// A canonical UUID: its 128 bits, and whether its letters are uppercase.
+    case uuid(high: UInt64, low: UInt64, uppercase: Bool)
+
+    /// The string (invalid UTF-8 bytes are replaced, as `String(decoding:as:)` does).
+    /// - Complexity: O(its bytes); one allocation for 16 bytes or more.
+    public var string: String {
+        switch self {
+        case .utf8(let bytes): String(decoding: bytes, as: UTF8.self)
+        case .uuid(let hi, let lo, let upper): formatUUID(hi: hi, lo: lo, upper: upper)
+        }
+    }
+
+    /// Whether the string is exactly the given UTF-8 bytes. No allocation.
+    public func matches(_ utf8: UnsafeRawBufferPointer) -> Bool {
+        switch self {
+        case .utf8(let bytes):
+            return bytes.elementsEqual(utf8)
+        case .uuid(let hi, let lo, let upper):
+            guard let parsed = parseUUID(utf8) else { return false }
+            // A UUID without letters parses as lowercase; it is the same string either way.
+            return parsed.hi == hi && parsed.lo == lo && (parsed.upper == upper || !hasLetters(hi, lo))
+        }
+    }
+
+    private func hasLetters(_ hi: UInt64, _ lo: UInt64) -> Bool {
+        // A nibble is a letter when it is 10...15: bit 3 set and bit 2 or bit 1 set.
+        func letters(_ v: UInt64) -> Bool { v & 0x8888_8888_8888_8888 & ((v << 1) | (v << 2)) != 0 }
+        return letters(hi) || letters(lo)
+    }
+}
+
+/// Reads a chunk of strings from untrusted bytes, one string at a time, without copying.
+///
+/// The count is checked at ``init(_:)`` against what the bytes can hold; each ``next()`` checks one
+/// string's header and length; after the last string the value must end exactly. Any violation throws a
+/// ``CodecError`` whose offset is from the value's start. Nothing here traps.
+public struct StringChunkReader {
+    private var reader: ByteReader
+    /// Strings in the chunk.
+    public let count: Int
+    /// Strings read so far.
+    public private(set) var index = 0
+
+    /// Reads the count of the chunk in `bytes`.
+    /// - Throws: ``CodecError`` for an empty or truncated value, a count of 0, or a count the bytes cannot hold
+    ///   (each string takes at least one byte).
+    public init(_ bytes: UnsafeRawBufferPointer) throws(CodecError) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
+        var r = ByteReader(base: base, position: 0, end: bytes.count)
+        let count = try r.varint()
+        guard count >= 1, count <= UInt64(r.remaining) else {
+            throw CodecError(offset: 0, reason: .oversizedCount(count: count, limit: r.remaining))
+        }
+        reader = r
+        self.count = Int(count)
+    }
+
+    /// The next string; `nil` after the last one (when the value has been checked to end there).
+    public mutating func next() throws(CodecError) -> StringChunkEntry? {
+        guard index < count else {
+            guard reader.position == reader.end else { throw CodecError(offset: reader.position, reason: .trailingBytes) }
+            return nil
+        }
+        let at = reader.position
+        let header = try reader.varint()
+        let entry: StringChunkEntry
+        if header & 1 == 0 {
+            let length = header >> 1
+            guard length <= UInt64(reader.remaining) else { throw CodecError(offset: reader.position, reason: .truncated) }
+            entry = .utf8(UnsafeRawBufferPointer(start: reader.base + reader.position, count: Int(length)))
+            reader.position += Int(length)
+        } else {
+            guard header == UInt64(StringChunkFormat.lowerUUID) || header == UInt64(StringChunkFormat.upperUUID) else {
+                throw CodecError(offset: at, reason: .reservedBits(field: "string header", value: header))
+            }
+            guard reader.remaining >= 16 else { throw CodecError(offset: reader.position, reason: .truncated) }
+            let hi = UInt64(bigEndian: reader.base.loadUnaligned(fromByteOffset: reader.position, as: UInt64.self))
+            let lo = UInt64(bigEndian: reader.base.loadUnaligned(fromByteOffset: reader.position + 8, as: UInt64.self))
+            reader.position += 16
+            entry = .uuid(high: hi, low: lo, uppercase: header == UInt64(StringChunkFormat.upperUUID))
+        }
+        index += 1
+        return entry
+    }
+}
+
+/// The header values of a chunk's strings besides a length (`length << 1`, even).
+enum StringChunkFormat {
+    static let lowerUUID: UInt8 = 1
+    static let upperUUID: UInt8 = 3
+}

@@ -1,0 +1,112 @@
+import BoardwalkCodec
+import BoardwalkGenerator
+import Testing
+
+private func build(_ strings: [String]) -> [UInt8] {
+    var builder = StringChunkBuilder()
+    for s in strings {
+        var copy = s
+        copy.withUTF8 { builder.append(UnsafeRawBufferPointer($0)) }
+    }
+    #expect(builder.count == strings.count)
+    let bytes = builder.withValue { Array($0) }
+    #expect(bytes.count == builder.byteCount)
+    return bytes
+}
+
+private func read(_ bytes: [UInt8]) throws -> [String] {
+    try bytes.withUnsafeBytes { raw in
+        var reader = try StringChunkReader(raw)
+        var out: [String] = []
+        while let entry = try reader.next() { out.append(entry.string) }
+        #expect(out.count == reader.count)
+        return out
+    }
+}
+
+@Suite struct StringChunkTests {
+    static let lowerUUID = "0f8e2c1a-9b3d-4e5f-a6b7-c8d9e0f1a2b3"
+    static let upperUUID = "0F8E2C1A-9B3D-4E5F-A6B7-C8D9E0F1A2B3"
+    static let digitsUUID = "01234567-8901-2345-6789-012345678901"
+    static let mixedUUID = "0f8e2c1a-9b3d-4e5f-A6B7-c8d9e0f1a2b3"
+
+    /// Every kind of string comes back exactly: plain, empty, multi-byte, long, and UUIDs in either case, with
+    /// digits only (stored as lowercase, the same string), or with mixed case (not a canonical UUID: kept as is).
+    @Test func roundTrip() throws {
+        let strings = ["", "onb_1", "été ✓ 🧭", String(repeating: "x", count: 5_000), Self.lowerUUID, Self.upperUUID,
+                       Self.digitsUUID, Self.mixedUUID, "0f8e2c1a-9b3d-4e5f-a6b7-c8d9e0f1a2b", "{\(Self.lowerUUID)}"]
+        #expect(try read(build(strings)) == strings)
+        #expect(try read(build([Self.upperUUID])) == [Self.upperUUID])
+    }
+
+    /// A canonical UUID takes a header byte and 16 bytes instead of a length and 36 characters.
+    @Test func uuidsAreSixteenBytes() throws {
+        let one = build([Self.lowerUUID])
+        #expect(one.count == 1 + 1 + 16)
+        let mixed = build([Self.mixedUUID])
+        #expect(mixed.count == 1 + 1 + 36)
+        #expect(StringChunkBuilder.byteCountBound(utf8Count: 36) >= 17)
+    }
+
+    /// `matches` compares with UTF-8 bytes without building the string, for both kinds of entry.
+    @Test func matchesBytes() throws {
+        let strings = ["abc", Self.lowerUUID, Self.upperUUID, Self.digitsUUID]
+        let bytes = build(strings)
+        try bytes.withUnsafeBytes { raw in
+            var reader = try StringChunkReader(raw)
+            var i = 0
+            while let entry = try reader.next() {
+                for (j, candidate) in (strings + [Self.mixedUUID, "abd", ""]).enumerated() {
+                    var c = candidate
+                    let same = c.withUTF8 { entry.matches(UnsafeRawBufferPointer($0)) }
+                    #expect(same == (j == i), "entry \(i) against \(candidate)")
+                }
+                i += 1
+            }
+        }
+    }
+
+    /// A zero or oversized count, a reserved header, trailing bytes, an empty value and every proper prefix
+    /// are errors.
+    @Test func rejectsMalformedChunks() throws {
+        let bytes = build(["ab", Self.lowerUUID, "c"])
+        #expect(throws: CodecError.self) { try read([]) }
+        #expect(throws: CodecError.self) { try read([0]) }
+        #expect(throws: CodecError.self) { try read([200, 1]) }
+        for n in 0..<bytes.count {
+            #expect(throws: CodecError.self) { try read(Array(bytes[0..<n])) }
+        }
+        #expect(throws: CodecError.self) { try read(bytes + [0]) }
+        // The UUID's header (after the count and "ab": 1 + 1 + 2) set to a reserved odd value.
+        var reserved = bytes
+        #expect(reserved[4] == 1)
+        reserved[4] = 5
+        let error = #expect(throws: CodecError.self) { try read(reserved) }
+        #expect(error?.offset == 4)
+    }
+
+    /// Any single damaged byte gives an error with an offset inside the value, or strings (never a trap).
+    @Test func damageNeverTraps() throws {
+        var rng = SplitMix64(seed: 7)
+        var strings: [String] = []
+        for i in 0..<40 {
+            switch rng.next() % 3 {
+            case 0: strings.append("s\(i)-\(rng.next() % 1000)")
+            case 1: strings.append(Self.lowerUUID)
+            default: strings.append(String(repeating: "é", count: Int(rng.next() % 20)))
+            }
+        }
+        let bytes = build(strings)
+        for i in bytes.indices {
+            for flip: UInt8 in [0x01, 0x80, 0xFF] {
+                var damaged = bytes
+                damaged[i] ^= flip
+                do {
+                    _ = try read(damaged)
+                } catch let error as CodecError {
+                    #expect(error.offset >= 0 && error.offset <= damaged.count)
+                }
+            }
+        }
+    }
+}
