@@ -99,6 +99,11 @@ public enum BoardwalkCLI {
         if let stores = parsed.values["db"], stores.count > 1 {
             throw UsageError("--db given twice ('\(stores[0])', then '\(stores[1])'): give one store")
         }
+        // `--db ''` (or `--db "$DIR"` with DIR unset) names nothing: taken as a path it gave "no store at ''", and an
+        // empty `--rejects` was not caught before the run. No option of any command takes an empty value.
+        for option in command.options where parsed.values[option.long]?.contains("") == true {
+            throw UsageError("option '--\(option.long)' needs a value (\(option.valueName ?? "")), got an empty string")
+        }
         if parsed.flag("help") {
             invocation.out(helpText(for: command))
             return ExitCode.success

@@ -586,6 +586,7 @@ enum BackupCommand: Command {
         guard arguments.positionals.count == 1, let destination = arguments.positionals.first else {
             throw UsageError(arguments.positionals.isEmpty ? "missing DEST" : "give one DEST")
         }
+        if destination.isEmpty { throw UsageError("DEST is an empty string: name the directory to back up into") }
         let store = try openStore(invocation.database(arguments), readOnly: true, notes: invocation)
         // The store makes DEST, not its parents: say so rather than pass on mkdir's errno as a store error.
         let parent = parentDirectory(of: destination)
