@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 // QA, session 9: a UTF-16 NDJSON file (what `>` writes in Windows PowerShell 5) was "ingested" as one rejected line
-// per line, each copied with its zero bytes into the rejects file, and its last "line" (a lone zero byte after the
-// final newline) reported as a line a writer was still finishing. Such a file is now refused when it is opened,
+// per line (exit 2, a rejects file of garbled lines), and its last "line" (a lone zero byte after the final newline)
+// reported as a line a writer was still finishing, to be read again by every later run. Such a file is now refused when it is opened,
 // before anything is stored, with the iconv command that converts it.
 
 @Suite("QA9: ingest of a file in UTF-16")

@@ -54,8 +54,8 @@ final class InputFile {
             identity = nil
         }
         // A UTF-16 file (Windows tools write one with `>` and `Out-File`) is refused whole, before anything is stored,
-        // rather than each of its lines rejected with its zero bytes copied into the rejects file; its last "line",
-        // a lone zero byte after the final newline, would also be taken for a line a writer is still finishing.
+        // rather than each of its lines rejected (exit 2, a rejects file of garbled lines); its last "line", a lone
+        // zero byte after the final newline, would also be taken for a line a writer is still finishing.
         // Standard input cannot be looked at ahead: there the reader rejects each line as UTF-16.
         let head = isRegularFile ? prefix(16) : []
         if head.withUnsafeBytes({ looksLikeUTF16($0) }) {
