@@ -30,8 +30,18 @@ public enum BoardwalkCLI {
     }
 
     /// Runs the tool for `arguments` (without the program name).
-    /// - Returns: the exit status.
+    /// - Returns: the exit status; 1 when writing to standard output failed (a full disk, a closed pipe with SIGPIPE
+    ///   ignored), whatever the command made of it: its output is incomplete.
     public static func run(_ arguments: [String], _ invocation: Invocation) -> Int32 {
+        let status = dispatch(arguments, invocation)
+        invocation.stdout.flush()
+        if invocation.stdout.writeError != nil, status == ExitCode.success || status == ExitCode.partial {
+            return ExitCode.failure
+        }
+        return status
+    }
+
+    private static func dispatch(_ arguments: [String], _ invocation: Invocation) -> Int32 {
         var command: (any Command.Type)? = nil
         do {
             // Global options may precede the command: `--db DIR`, `--help`, `--version`.

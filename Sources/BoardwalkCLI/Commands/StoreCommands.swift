@@ -382,6 +382,8 @@ enum ExportCommand: Command {
         try store.read { snapshot in
             storeNextSeq = try snapshot.stats().nextSeq
             try snapshot.forEachEvent(since: since) { view in
+                // A write failed (a full disk): the rest would be lost too.
+                if output.writeError != nil { return false }
                 let stored = try snapshot.owned(view)
                 count += 1
                 lastSeq = stored.seq
@@ -416,6 +418,18 @@ enum ExportCommand: Command {
         case "batch": output.write(bytes: batch.finish())
         case "csv": output.write(bytes: csv)
         default: output.write(buffer)
+        }
+        // What was written must be on its way before the count and the next seq are given: an incremental export that
+        // went on from a `next` whose events were lost (ENOSPC) would never export them.
+        output.flush()
+        if let code = output.writeError {
+            let again = "the export is incomplete: run it again with the same --since-seq \(since)"
+            if descriptor >= 0, let path = arguments.value("output") {
+                throw RuntimeError("cannot write to '\(path)': \(String(cString: strerror(code))); \(again)")
+            }
+            // Standard output: its sink has said why already.
+            invocation.err(again + "\n")
+            return ExitCode.failure
         }
         // Nothing exported: the next run starts where this one did, but never past the store's next seq (a
         // --since-seq beyond it would otherwise skip events not appended yet).
