@@ -89,4 +89,17 @@ struct OutputWriteErrorsQA9Tests {
         #expect(run.status == 1)
         #expect(run.stderr.hasSuffix("Error: cannot write to standard output: \(String(cString: strerror(ENOSPC)))\n"))
     }
+
+    @Test("a rejects file on a full disk stops the run, and the summary does not claim the lines are listed")
+    func rejectsOnFullDisk() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("in.ndjson")
+        try Data("not json\n{\"type\":\"nope\"}\n".utf8).write(to: input)
+        let run = try boardwalk(["ingest", "--db", dir.appendingPathComponent("db").path, "--rejects", "/dev/full", input.path])
+        #expect(run.status == 1)
+        #expect(run.stdout.contains("rejected: 2 (not all listed: the rejects file could not be written)\n"))
+        #expect(run.stderr.hasPrefix("Error: cannot write the rejects file '/dev/full'"))
+        #expect(run.stderr.contains(String(cString: strerror(ENOSPC))))
+    }
 }

@@ -171,12 +171,17 @@ enum IngestCommand: Command {
         }
         progress?.finish()
         ingester.rejects.flush()
+        // Its last lines are written only now: a full disk then is the run's failure too (what was stored stays).
+        if failure == nil, let code = ingester.rejects.writeError {
+            failure = RuntimeError("cannot write the rejects file '\(rejectsPath)': \(String(cString: strerror(code)))")
+        }
         let summary = ingester.summary
         if !quiet {
             let elapsed = monotonicMicroseconds() - start
             var text = "inputs: \(summary.inputs)\nlines: \(summary.lines)\ningested: \(summary.ingested)\n"
             text += "duplicates: \(summary.duplicates)\n"
-            text += "rejected: \(summary.rejected)" + (summary.rejected > 0 ? " (listed in \(rejectsPath))" : "") + "\n"
+            let listed = ingester.rejects.writeError == nil ? " (listed in \(rejectsPath))" : " (not all listed: the rejects file could not be written)"
+            text += "rejected: \(summary.rejected)" + (summary.rejected > 0 ? listed : "") + "\n"
             if summary.unfinishedLines > 0 {
                 text += "unfinished: the last line of \(summary.unfinishedLines == 1 ? "a file" : "\(summary.unfinishedLines) files") "
                     + "has no newline and does not parse: rejected, and read again by the next run (a writer may still be finishing it)\n"

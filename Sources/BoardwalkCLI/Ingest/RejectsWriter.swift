@@ -49,7 +49,16 @@ final class RejectsWriter {
         }
         count += 1
         sink!.write("\(input):\(line): \(reason)\n\t\(RejectsWriter.shown(text))\(text.count > 1000 ? "…" : "")\n")
+        // A full disk: the lines rejected from here on could not be listed, so the run stops, as when the file
+        // cannot be made.
+        if let code = sink!.writeError {
+            throw RuntimeError("cannot write the rejects file '\(path)' for line \(line) of \(input), which was rejected: "
+                + String(cString: strerror(code)))
+        }
     }
+
+    /// The `errno` of the rejects file's first failed write, if any (see ``OutputSink/writeError``).
+    var writeError: Int32? { sink?.writeError }
 
     /// A rejected line as the rejects file shows it: its first 1 000 bytes, invalid UTF-8 repaired and C0 controls
     /// and DEL as U+FFFD, so that the entry stays on its line and prints safely.
