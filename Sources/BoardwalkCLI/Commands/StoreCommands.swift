@@ -614,10 +614,21 @@ enum BackupCommand: Command {
             throw RuntimeError("backup to '\(destination)' failed: the directory '\(parent)' does not exist")
         }
         let start = monotonicMicroseconds()
+        // A copy that fails part-way (a full disk, a file size limit) leaves a cut-short data.mdb that looks like a
+        // store, makes the next backup to DEST refuse it, and crashed `check` when opened: remove what this run made
+        // (never a data.mdb that was there before, which the store refuses to overwrite anyway).
+        let copy = destination + "/data.mdb"
+        let destinationExisted = access(destination, F_OK) == 0
+        let copyExisted = access(copy, F_OK) == 0
         do {
             try store.backup(to: destination)
         } catch {
-            throw RuntimeError("backup to '\(destination)' failed: \(error)")
+            var cleaned = ""
+            if !copyExisted, access(copy, F_OK) == 0 {
+                cleaned = unlink(copy) == 0 ? "; the partial copy was removed" : "; remove the partial copy '\(copy)'"
+            }
+            if !destinationExisted { _ = rmdir(destination) }  // only when empty
+            throw RuntimeError("backup to '\(destination)' failed: \(error)\(cleaned)")
         }
         invocation.out("backed up \(store.path) to \(destination) in \(Units.duration(microseconds: monotonicMicroseconds() - start))\n")
         return ExitCode.success
