@@ -67,6 +67,16 @@ struct ParserHintsQA9Tests {
         #expect(!diagnostic("sessions | screen").contains("is a field"))
     }
 
+    @Test("a query without its source")
+    func missingSource() {
+        #expect(diagnostic("| count") == """
+            error: expected `events` or `sessions`, found `|`
+             --> query:1:1
+            1 | | count
+              | ^ a query starts with its source: `events | …` or `sessions | …`
+            """)
+    }
+
     @Test("arithmetic on aggregates and a `count` without `by`")
     func statsArithmeticAndCountWithoutBy() {
         #expect(diagnostic("sessions | stats sum(events) / count()").hasSuffix(

@@ -199,7 +199,8 @@ struct Parser {
                 throw QueryError(.syntax, "unknown source `\(sourceToken.text)`\(hint)", at: sourceToken.range, in: text,
                                  label: "a query starts with `events` or `sessions`")
             }
-            throw unexpected(expected: "`events` or `sessions`")
+            throw unexpected(expected: "`events` or `sessions`",
+                             hint: "a query starts with its source: `events | …` or `sessions | …`")
         }
         _ = advance()
         var stages: [Stage] = []
