@@ -30,8 +30,18 @@ public enum BoardwalkCLI {
     }
 
     /// Runs the tool for `arguments` (without the program name).
-    /// - Returns: the exit status.
+    /// - Returns: the exit status; 1 when writing to standard output failed (a full disk, a closed pipe with SIGPIPE
+    ///   ignored), whatever the command made of it: its output is incomplete.
     public static func run(_ arguments: [String], _ invocation: Invocation) -> Int32 {
+        let status = dispatch(arguments, invocation)
+        invocation.stdout.flush()
+        if invocation.stdout.writeError != nil, status == ExitCode.success || status == ExitCode.partial {
+            return ExitCode.failure
+        }
+        return status
+    }
+
+    private static func dispatch(_ arguments: [String], _ invocation: Invocation) -> Int32 {
         var command: (any Command.Type)? = nil
         do {
             // Global options may precede the command: `--db DIR`, `--help`, `--version`.
@@ -98,6 +108,11 @@ public enum BoardwalkCLI {
         // Two stores (`--db` before the command and among its options, say) is a mistake, not a choice of the last.
         if let stores = parsed.values["db"], stores.count > 1 {
             throw UsageError("--db given twice ('\(stores[0])', then '\(stores[1])'): give one store")
+        }
+        // `--db ''` (or `--db "$DIR"` with DIR unset) names nothing: taken as a path it gave "no store at ''", and an
+        // empty `--rejects` was not caught before the run. No option of any command takes an empty value.
+        for option in command.options where parsed.values[option.long]?.contains("") == true {
+            throw UsageError("option '--\(option.long)' needs a value (\(option.valueName ?? "")), got an empty string")
         }
         if parsed.flag("help") {
             invocation.out(helpText(for: command))

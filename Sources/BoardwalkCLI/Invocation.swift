@@ -10,6 +10,15 @@ public protocol OutputSink: AnyObject {
     /// Writes raw bytes (binary output, such as a batch file).
     func write(bytes: [UInt8])
     func flush()
+    /// The `errno` of the first write that failed (`ENOSPC`, `EPIPE` when the reader is gone and SIGPIPE is
+    /// ignored, `EIO`), after which nothing more is written; `nil` while every write succeeded. Commands that write
+    /// a lot stop when it is set, and no command reports success over output that was lost.
+    var writeError: Int32? { get }
+}
+
+extension OutputSink {
+    /// Sinks that cannot fail (a buffer in memory) never have an error.
+    public var writeError: Int32? { nil }
 }
 
 /// A file descriptor (1, 2), written with `write(2)` through a buffer of its own.
@@ -17,11 +26,17 @@ public final class FileSink: OutputSink {
     private let descriptor: Int32
     private let buffered: Bool
     private var buffer: [UInt8] = []
+    public private(set) var writeError: Int32?
+    /// Called once, with the `errno`, when a write first fails (the process's stdout says so on stderr).
+    private let onFailure: ((Int32) -> Void)?
 
-    /// - Parameter buffered: keep up to 64 KiB before writing (stdout); otherwise write at once (stderr).
-    public init(descriptor: Int32, buffered: Bool) {
+    /// - Parameters:
+    ///   - buffered: keep up to 64 KiB before writing (stdout); otherwise write at once (stderr).
+    ///   - onFailure: called once when a write first fails, with its `errno`.
+    public init(descriptor: Int32, buffered: Bool, onFailure: ((Int32) -> Void)? = nil) {
         self.descriptor = descriptor
         self.buffered = buffered
+        self.onFailure = onFailure
         if buffered { buffer.reserveCapacity(1 << 16) }
     }
 
@@ -37,6 +52,7 @@ public final class FileSink: OutputSink {
     }
 
     private func append(_ bytes: UnsafeRawBufferPointer) {
+        guard writeError == nil else { return }
         if buffered, buffer.count + bytes.count <= 1 << 16 {
             buffer.append(contentsOf: bytes)
         } else {
@@ -46,18 +62,23 @@ public final class FileSink: OutputSink {
     }
 
     public func flush() {
-        guard !buffer.isEmpty else { return }
+        guard !buffer.isEmpty, writeError == nil else { return }
         buffer.withUnsafeBytes { writeAll($0) }
         buffer.removeAll(keepingCapacity: true)
     }
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer) {
+        guard writeError == nil else { return }
         var offset = 0
         while offset < bytes.count {
             let n = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
-                return  // EPIPE and friends: the reader went away; nothing useful to do
+                // ENOSPC, EPIPE (SIGPIPE ignored), EIO: what follows would be lost too; remembered, so that the
+                // command stops and does not report success.
+                writeError = errno
+                onFailure?(errno)
+                return
             }
             offset += n
         }
@@ -123,7 +144,11 @@ public struct Invocation {
         var size = winsize()
         let columns = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
         return Invocation(
-            environment: env, stdout: FileSink(descriptor: 1, buffered: true),
+            environment: env,
+            stdout: FileSink(descriptor: 1, buffered: true, onFailure: { code in
+                let message = "Error: cannot write to standard output: \(String(cString: strerror(code)))\n"
+                _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
+            }),
             stderr: FileSink(descriptor: 2, buffered: false), stdinIsTerminal: isatty(0) == 1,
             stdoutIsTerminal: isatty(1) == 1, stderrIsTerminal: isatty(2) == 1, columns: columns)
     }

@@ -23,7 +23,7 @@ import Testing
         error: expected an expression, found the end of the query
          --> query:1:15
         1 | events | where
-          |               ^
+          |               ^ a condition after `where`, e.g. `where kind == "close"`
         """)
 }
 

@@ -147,7 +147,7 @@ struct Answers {
             invocation.out(Bars.chart(funnel.rows.map { row in
                 let i = row[step].intValue ?? 0
                 let value = row[n].doubleValue ?? 0
-                return ("\(i) \(screenNames[i] ?? "")", value, Units.count(Int(value)))
+                return (Answers.screenLabel(i, screenNames[i], upTo: funnel.rows.count - 1), value, Units.count(Int(value)))
             }, share: first, columns: invocation.columns, paint: paint))
         }
 
@@ -176,7 +176,8 @@ struct Answers {
             let items = dwell.rows.map { row in
                 let i = row[s].intValue ?? 0
                 let open = row[censored].intValue ?? 0
-                return (label: "\(i) \(screenNames[i] ?? "")", median: row[p50].doubleValue ?? 0, slow: row[p90].doubleValue ?? 0,
+                return (label: Answers.screenLabel(i, screenNames[i], upTo: screenNames.keys.max() ?? 0),
+                        median: row[p50].doubleValue ?? 0, slow: row[p90].doubleValue ?? 0,
                         note: open > 0 ? "\(Units.count(open)) ended here, untimed" : "")
             }
             let columns = Answers.alignedColumns(items.map {
@@ -192,6 +193,14 @@ struct Answers {
         invocation.out(Bars.chart(
             exitCounts.map { ($0.key, $0.value, Units.count(Int($0.value))) },
             share: exitCounts.reduce(0) { $0 + $1.value }, columns: invocation.columns, paint: paint))
+    }
+
+    /// A screen's label in a chart: its index right-aligned to the widest index shown (`up to`), then its name, so
+    /// that the names line up (` 9 age_screen` above `10 story_1`).
+    static func screenLabel(_ index: Int, _ name: String?, upTo largest: Int) -> String {
+        let digits = String(index)
+        let pad = String(repeating: " ", count: max(0, String(max(largest, index)).count - digits.count))
+        return pad + digits + " " + (name ?? "")
     }
 
     /// The entries of `counts` by value, largest first, and ties by key: the same order on every run (a

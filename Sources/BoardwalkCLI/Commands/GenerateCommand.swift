@@ -59,6 +59,8 @@ enum GenerateCommand: Command {
             if buffer.utf8.count >= 1 << 16 {
                 invocation.stdout.write(buffer)
                 buffer.removeAll(keepingCapacity: true)
+                // A write failed (a full disk, a closed pipe): generating the rest would be for nothing.
+                if invocation.stdout.writeError != nil { return ExitCode.failure }
             }
         }
         invocation.stdout.write(buffer)

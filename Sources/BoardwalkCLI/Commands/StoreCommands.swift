@@ -171,12 +171,17 @@ enum IngestCommand: Command {
         }
         progress?.finish()
         ingester.rejects.flush()
+        // Its last lines are written only now: a full disk then is the run's failure too (what was stored stays).
+        if failure == nil, let code = ingester.rejects.writeError {
+            failure = RuntimeError("cannot write the rejects file '\(rejectsPath)': \(String(cString: strerror(code)))")
+        }
         let summary = ingester.summary
         if !quiet {
             let elapsed = monotonicMicroseconds() - start
             var text = "inputs: \(summary.inputs)\nlines: \(summary.lines)\ningested: \(summary.ingested)\n"
             text += "duplicates: \(summary.duplicates)\n"
-            text += "rejected: \(summary.rejected)" + (summary.rejected > 0 ? " (listed in \(rejectsPath))" : "") + "\n"
+            let listed = ingester.rejects.writeError == nil ? " (listed in \(rejectsPath))" : " (not all listed: the rejects file could not be written)"
+            text += "rejected: \(summary.rejected)" + (summary.rejected > 0 ? listed : "") + "\n"
             if summary.unfinishedLines > 0 {
                 text += "unfinished: the last line of \(summary.unfinishedLines == 1 ? "a file" : "\(summary.unfinishedLines) files") "
                     + "has no newline and does not parse: rejected, and read again by the next run (a writer may still be finishing it)\n"
@@ -382,6 +387,8 @@ enum ExportCommand: Command {
         try store.read { snapshot in
             storeNextSeq = try snapshot.stats().nextSeq
             try snapshot.forEachEvent(since: since) { view in
+                // A write failed (a full disk): the rest would be lost too.
+                if output.writeError != nil { return false }
                 let stored = try snapshot.owned(view)
                 count += 1
                 lastSeq = stored.seq
@@ -416,6 +423,18 @@ enum ExportCommand: Command {
         case "batch": output.write(bytes: batch.finish())
         case "csv": output.write(bytes: csv)
         default: output.write(buffer)
+        }
+        // What was written must be on its way before the count and the next seq are given: an incremental export that
+        // went on from a `next` whose events were lost (ENOSPC) would never export them.
+        output.flush()
+        if let code = output.writeError {
+            let again = "the export is incomplete: run it again with the same --since-seq \(since)"
+            if descriptor >= 0, let path = arguments.value("output") {
+                throw RuntimeError("cannot write to '\(path)': \(String(cString: strerror(code))); \(again)")
+            }
+            // Standard output: its sink has said why already.
+            invocation.err(again + "\n")
+            return ExitCode.failure
         }
         // Nothing exported: the next run starts where this one did, but never past the store's next seq (a
         // --since-seq beyond it would otherwise skip events not appended yet).
@@ -586,6 +605,7 @@ enum BackupCommand: Command {
         guard arguments.positionals.count == 1, let destination = arguments.positionals.first else {
             throw UsageError(arguments.positionals.isEmpty ? "missing DEST" : "give one DEST")
         }
+        if destination.isEmpty { throw UsageError("DEST is an empty string: name the directory to back up into") }
         let store = try openStore(invocation.database(arguments), readOnly: true, notes: invocation)
         // The store makes DEST, not its parents: say so rather than pass on mkdir's errno as a store error.
         let parent = parentDirectory(of: destination)
@@ -594,10 +614,21 @@ enum BackupCommand: Command {
             throw RuntimeError("backup to '\(destination)' failed: the directory '\(parent)' does not exist")
         }
         let start = monotonicMicroseconds()
+        // A copy that fails part-way (a full disk, a file size limit) leaves a cut-short data.mdb that looks like a
+        // store, makes the next backup to DEST refuse it, and crashed `check` when opened: remove what this run made
+        // (never a data.mdb that was there before, which the store refuses to overwrite anyway).
+        let copy = destination + "/data.mdb"
+        let destinationExisted = access(destination, F_OK) == 0
+        let copyExisted = access(copy, F_OK) == 0
         do {
             try store.backup(to: destination)
         } catch {
-            throw RuntimeError("backup to '\(destination)' failed: \(error)")
+            var cleaned = ""
+            if !copyExisted, access(copy, F_OK) == 0 {
+                cleaned = unlink(copy) == 0 ? "; the partial copy was removed" : "; remove the partial copy '\(copy)'"
+            }
+            if !destinationExisted { _ = rmdir(destination) }  // only when empty
+            throw RuntimeError("backup to '\(destination)' failed: \(error)\(cleaned)")
         }
         invocation.out("backed up \(store.path) to \(destination) in \(Units.duration(microseconds: monotonicMicroseconds() - start))\n")
         return ExitCode.success

@@ -1,3 +1,4 @@
+import BoardwalkJSON
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,6 +52,19 @@ final class InputFile {
             size = nil
             isRegularFile = false
             identity = nil
+        }
+        // A UTF-16 file (Windows tools write one with `>` and `Out-File`) is refused whole, before anything is stored,
+        // rather than each of its lines rejected (exit 2, a rejects file of garbled lines); its last "line", a lone
+        // zero byte after the final newline, would also be taken for a line a writer is still finishing.
+        // Standard input cannot be looked at ahead: there the reader rejects each line as UTF-16.
+        let head = isRegularFile ? prefix(16) : []
+        if head.withUnsafeBytes({ looksLikeUTF16($0) }) {
+            close(descriptor)
+            // iconv reads a file without a byte-order mark as big-endian: name the order the zero bytes show.
+            let hasMark = (head[0] == 0xFF && head[1] == 0xFE) || (head[0] == 0xFE && head[1] == 0xFF)
+            let encoding = hasMark ? "UTF-16" : head[1] == 0 ? "UTF-16LE" : "UTF-16BE"
+            throw RuntimeError("cannot read '\(path)': it is \(encoding) text; ingest reads UTF-8 NDJSON: convert it first "
+                + "(iconv -f \(encoding) -t UTF-8 '\(path)' > '\(path).utf8')")
         }
     }
 

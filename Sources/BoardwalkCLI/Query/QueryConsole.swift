@@ -37,8 +37,11 @@ final class QueryConsole {
                 // wide as its longest line.
                 invocation.out(table.rows.compactMap { if case .string(let line)? = $0.first { line } else { nil } }
                     .joined(separator: "\n") + "\n")
-            } else if !ResultPrinter.print(table, format, to: invocation.stdout, cancelled: { cancellation.isCancelled }) {
-                return cancelled()
+            } else if !ResultPrinter.print(table, format, to: invocation.stdout,
+                                           cancelled: { cancellation.isCancelled || invocation.stdout.writeError != nil })
+            {
+                // A failed write (said by the sink) stops the listing too, but it is no Ctrl-C.
+                return invocation.stdout.writeError != nil ? false : cancelled()
             }
             if timing {
                 invocation.stdout.flush()  // the result first, then the timing on stderr

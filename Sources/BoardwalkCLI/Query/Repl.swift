@@ -241,6 +241,14 @@ final class Repl {
         let parts = text.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         let command = String(parts[0])
         let argument = parts.count > 1 ? String(parts[1]).trimmingSpaces() : ""
+        // `.stats all` or `.quit now`: an argument these commands would ignore is a mistake to say, not to drop (a
+        // `#` comment after them aside).
+        if [".help", ".fields", ".onboardings", ".stats", ".quit", ".exit"].contains(command),
+            !Repl.withoutComment(argument).trimmingSpaces().isEmpty
+        {
+            invocation.err("Error: \(command) takes no argument\n")
+            return false
+        }
         switch command {
         case ".help":
             invocation.out(

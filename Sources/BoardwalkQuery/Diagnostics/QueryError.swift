@@ -71,6 +71,43 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
         return (line, start, end)
     }
 
+    /// The widest source line a diagnostic shows whole, in terminal columns (the longest hand-written queries of the
+    /// tests and docs are about 120); a longer one is cut around the caret.
+    static let sourceColumns = 160
+    /// How far from the left edge of a cut source line the caret starts, at most.
+    static let caretLead = 60
+
+    /// The part of a source line shown under the `-->` line, and where its caret starts and how wide it is, in
+    /// terminal columns. A line of at most ``sourceColumns`` is shown whole; a longer one (a generated query of
+    /// thousands of characters) is cut at whole grapheme clusters to ``sourceColumns``, with `…` where text was
+    /// left out and the caret at most ``caretLead`` columns in, so the caret line stays as short.
+    /// - Complexity: O(n) in the line's length.
+    static func window(_ line: String, caret: Int, width: Int) -> (line: String, caret: Int, width: Int) {
+        let clusters = Array(line)
+        let widths = clusters.map { displayWidth(of: $0) }
+        guard widths.reduce(0, +) > sourceColumns else { return (line, caret, width) }
+        var start = 0, dropped = 0
+        while caret - dropped > caretLead, start < clusters.count {
+            dropped += widths[start]
+            start += 1
+        }
+        var shown = start > 0 ? "…" : ""
+        var used = start > 0 ? 1 : 0
+        let caretShown = caret - dropped + used
+        var end = start
+        // One column is kept for the `…` of a line cut on the right.
+        while end < clusters.count, used + widths[end] <= sourceColumns - 1 {
+            used += widths[end]
+            end += 1
+        }
+        shown += String(clusters[start..<end])
+        let cutRight = end < clusters.count
+        if cutRight { shown += "…" }
+        // The caret covers what of its range is shown (one column past the text when it points at the line's end).
+        let room = used - caretShown + (cutRight ? 0 : 1)
+        return (shown, caretShown, max(1, min(width, room)))
+    }
+
     /// The rendered diagnostic: message, location, source line and caret.
     ///
     /// What a terminal would act on rather than show (control characters, bidirectional overrides) is never
@@ -106,12 +143,13 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
         // character before or inside the range takes two.
         let lower = min(range.lowerBound, lineEnd)
         let upper = min(max(range.upperBound, range.lowerBound), lineEnd)
-        let before = displayWidth(expandingTabs(utf8[lineStart..<lower]))
-        let covered = displayWidth(expandingTabs(utf8[lower..<upper]))
-        var carets = String(repeating: " ", count: before) + String(repeating: "^", count: max(1, covered))
+        let (shown, before, covered) = QueryError.window(
+            source, caret: displayWidth(expandingTabs(utf8[lineStart..<lower])),
+            width: max(1, displayWidth(expandingTabs(utf8[lower..<upper]))))
+        var carets = String(repeating: " ", count: before) + String(repeating: "^", count: covered)
         if let label { carets += " " + escapingTerminalControls(label) }
         out += "\n\(pad)--> \(sourceName):\(line):\(column)"
-        out += "\n\(gutter) | \(source)"
+        out += "\n\(gutter) | \(shown)"
         out += "\n\(pad) | \(carets)"
         return out
     }

@@ -17,6 +17,12 @@ enum Suggestions {
         guard let (candidate, distance) = best else { return nil }
         let limit = max(1, max(lowered.count, candidate.count) / 3)
         if distance <= limit { return candidate }
+        // `ele` → `element`, `co` → `count`: a name cut short, when it starts one candidate, or starts several of
+        // which the shortest starts all the others (`element` of `element` and `element_type`).
+        if lowered.count >= 2 {
+            let longer = candidates.filter { $0.hasPrefix(lowered) }.sorted { $0.count < $1.count }
+            if let shortest = longer.first, longer.allSatisfy({ $0.hasPrefix(shortest) }) { return shortest }
+        }
         // `cnt` → `count`: an abbreviation (the word's letters in order) of exactly one candidate.
         if lowered.count >= 3 {
             let expansions = candidates.filter { isSubsequence(lowered, of: $0) }

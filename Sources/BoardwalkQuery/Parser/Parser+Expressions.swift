@@ -135,7 +135,7 @@ extension Parser {
         switch token.kind {
         case .identifier:
             if ["and", "or", "in", "by", "as"].contains(token.text) {
-                throw unexpected(expected: "an expression")
+                throw unexpected(expected: "an expression", hint: missingExpressionHint())
             }
             _ = advance()
             if accept(.leftParen) != nil {
@@ -156,7 +156,7 @@ extension Parser {
             try nest()
             defer { depth -= 1 }
             var inner = try expression()
-            let close = try expect(.rightParen, "`)`")
+            let close = try expect(.rightParen, "`)`", hint: closing(token))
             inner.range = token.range.lowerBound..<close.range.upperBound
             return inner
         case .leftBracket:
@@ -164,7 +164,7 @@ extension Parser {
             let (items, close) = try listItems(closedBy: .rightBracket, "`]`")
             return Expr(.list(items), token.range.lowerBound..<close.range.upperBound)
         default:
-            throw unexpected(expected: "an expression")
+            throw unexpected(expected: "an expression", hint: missingExpressionHint())
         }
     }
 }

@@ -56,9 +56,32 @@ extension Parser {
             kind = .explain
         default:
             let hint = Suggestions.didYouMean(keyword.text, in: Parser.stageKeywords)
-            throw QueryError(.syntax, "unknown stage `\(keyword.text)`\(hint)", at: keyword.range, in: text)
+            throw QueryError(.syntax, "unknown stage `\(keyword.text)`\(hint)", at: keyword.range, in: text,
+                             label: hint.isEmpty ? misplacedStageHint(keyword.text) : nil)
         }
         return Stage(kind: kind, range: start..<previous.range.upperBound, keywordRange: keyword.range)
+    }
+
+    /// Stage names of other query languages, and the Boardwalk stage that does their work.
+    static let stageHabits = [
+        "filter": "`where`", "order": "`sort`", "orderby": "`sort`", "group": "`count by …` or `stats … by …`",
+        "groupby": "`count by …` or `stats … by …`", "summarize": "`stats … by …`", "aggregate": "`stats`",
+        "head": "`limit`", "take": "`limit`", "project": "`select`", "fields": "`select`", "distinct": "`count by …`",
+    ]
+
+    /// For an unknown stage that names something else the language has (`| max(duration)`, `| exit`, `| filter …`):
+    /// where that thing goes.
+    func misplacedStageHint(_ word: String) -> String? {
+        let sessions = tokens.first?.isKeyword("sessions") ?? false
+        if word != "count", AggregateFunction.names.contains(word) {
+            return "`\(word)` is an aggregate: write `| stats \(word)(…)`"
+        }
+        let isField = sessions ? SessionField(rawValue: word) != nil : EventField(rawValue: word) != nil
+        if isField {
+            return "`\(word)` is a field: e.g. `| count by \(word)`, `| top 5 \(word)` or `| select \(word)`"
+        }
+        if let stage = Parser.stageHabits[word.lowercased()] { return "Boardwalk writes this \(stage)" }
+        return nil
     }
 
     /// The most rows `limit` and `top` take: more than any result holds, and far enough below `Int.max` that

@@ -68,10 +68,54 @@ struct Parser {
         return current.range.lowerBound..<current.range.lowerBound + 1
     }
 
-    func unexpected(expected: String, after context: String? = nil) -> QueryError {
-        let label = spacedDurationHint() ?? isNullHint() ?? context.map { "\(expected) after \($0)" }
+    func unexpected(expected: String, after context: String? = nil, hint: String? = nil) -> QueryError {
+        let label = spacedDurationHint() ?? isNullHint() ?? hint ?? context.map { "\(expected) after \($0)" }
         return error("expected \(expected), found \(current.display)", at: current.kind == .end ? caretRange : current.range,
                      label: label)
+    }
+
+    /// What belongs where an expression is missing, said from the token before it (`events | where` → "a condition
+    /// after `where`"), with an example of the source's own fields; nil when there is nothing to add to "expected an
+    /// expression".
+    func missingExpressionHint() -> String? {
+        let sessions = tokens.first?.isKeyword("sessions") ?? false
+        let comparisons: Set<Token.Kind> = [.equal, .notEqual, .less, .lessEqual, .greater, .greaterEqual]
+        let arithmetic: Set<Token.Kind> = [.plus, .minus, .star, .slash]
+        if comparisons.contains(current.kind), previous.kind == .identifier || previous.kind == .pipe {
+            // `where == 2`: the comparison has lost its left side.
+            let spelling = current.display.dropFirst().dropLast()
+            return "a field before \(current.display), e.g. `\(sessions ? "furthest_screen" : "screen") \(spelling) 2`"
+        }
+        let before = previous
+        let beforeThat = position >= 2 ? tokens[position - 2] : before
+        switch before.kind {
+        case .identifier where beforeThat.kind == .pipe:
+            switch before.text {
+            case "where": return "a condition after `where`, e.g. `where \(sessions ? "completed" : #"kind == "close""#)`"
+            case "histogram": return "a field to bucket after `histogram`, e.g. `histogram \(sessions ? "duration" : "screen")`"
+            case "sort": return "a field or column to sort by after `sort`, e.g. `sort \(sessions ? "started" : "time") desc`"
+            case "select": return "a field or column after `select`, e.g. `select \(sessions ? "session, exit" : "time, name")`"
+            default: return nil
+            }
+        case .identifier:
+            switch before.text {
+            case "by": return "a field to group by after `by`, e.g. `by \(sessions ? "exit" : "name")`"
+            case "step": return "the bucket width after `step`, e.g. `step \(sessions ? "30s" : "1")`"
+            case "and", "or", "not": return "a condition after `\(before.text)`"
+            case "in": return "a list after `in`, e.g. `in [\"a\", \"b\"]`"
+            default: return nil
+            }
+        case .integer where beforeThat.isKeyword("top"):
+            return "the field to rank after `top \(before.text)`, e.g. `top \(before.text) \(sessions ? "exit" : "name")`"
+        case .comma:
+            return "another item after `,` (or no `,`)"
+        case .leftParen:
+            return "an expression inside `( )`"
+        case let kind where comparisons.contains(kind) || arithmetic.contains(kind):
+            return "a value after \(before.display)"
+        default:
+            return nil
+        }
     }
 
     /// `5 min`, `30 s`: a number and a unit written apart, where the parser stops at either of them.
@@ -102,9 +146,21 @@ struct Parser {
             : "no `is not null`: `\(field) == \(field)` holds when `\(field)` is present"
     }
 
-    mutating func expect(_ kind: Token.Kind, _ what: String, after context: String? = nil) throws(QueryError) -> Token {
-        guard let token = accept(kind) else { throw unexpected(expected: what, after: context) }
+    mutating func expect(_ kind: Token.Kind, _ what: String, after context: String? = nil, hint: String? = nil)
+        throws(QueryError) -> Token
+    {
+        guard let token = accept(kind) else { throw unexpected(expected: what, after: context, hint: hint) }
         return token
+    }
+
+    /// Where the bracket a missing closing one would close was opened: "to close the `(` at column 17", or on which
+    /// line of the query when that is not the line shown.
+    func closing(_ open: Token) -> String {
+        let here = QueryError(.syntax, "", at: current.kind == .end ? caretRange : current.range, in: text).location
+        guard let there = QueryError(.syntax, "", at: open.range, in: text).location else { return "" }
+        let bracket = open.display
+        if let here, here.line != there.line { return "to close the \(bracket) on line \(there.line) of the query" }
+        return "to close the \(bracket) at column \(there.column)"
     }
 
     /// The query text of a byte range, whitespace removed (column names of aggregates and keys).
@@ -143,13 +199,23 @@ struct Parser {
                 throw QueryError(.syntax, "unknown source `\(sourceToken.text)`\(hint)", at: sourceToken.range, in: text,
                                  label: "a query starts with `events` or `sessions`")
             }
-            throw unexpected(expected: "`events` or `sessions`")
+            throw unexpected(expected: "`events` or `sessions`",
+                             hint: "a query starts with its source: `events | …` or `sessions | …`")
         }
         _ = advance()
         var stages: [Stage] = []
         while current.kind != .end {
             guard accept(.pipe) != nil else {
-                throw unexpected(expected: "`|` or the end of the query", after: stages.isEmpty ? "the source" : "this stage")
+                var hint: String?
+                if case .stats = stages.last?.kind, [.plus, .minus, .star, .slash].contains(current.kind) {
+                    // `stats sum(events) / count()`: SQL's arithmetic on aggregates.
+                    hint = "aggregates are columns of their own and do not combine: `rate(p)` gives a share, `avg(f)` a mean"
+                } else if case .count(by: let keys) = stages.last?.kind, keys.isEmpty, current.kind == .identifier {
+                    // `count exit`: the `by` left out.
+                    hint = "to count per value, write `count by \(current.text)`"
+                }
+                throw unexpected(expected: "`|` or the end of the query", after: stages.isEmpty ? "the source" : "this stage",
+                                 hint: hint)
             }
             stages.append(try stage())
         }
