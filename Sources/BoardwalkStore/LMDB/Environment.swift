@@ -107,6 +107,7 @@ final class Environment: @unchecked Sendable {
             // and a read transaction could not be ended on another thread than the one that began it.
             var openFlags = flags | UInt32(MDB_NOTLS)
             if readOnly { openFlags |= UInt32(MDB_RDONLY) }
+            if openFlags & UInt32(MDB_NOLOCK) == 0 { try reserveLockFile(path) }
             try check(mdb_env_open(env, path, openFlags, 0o644), "mdb_env_open(\(path))")
             // Clear reader slots left by processes that died inside a read transaction; they would
             // otherwise pin old pages forever and make the file grow. (Nothing to clear without a lock file.)
@@ -117,6 +118,27 @@ final class Environment: @unchecked Sendable {
             throw error
         }
         return env
+    }
+
+    /// Gives `lock.mdb` its disk blocks before liblmdb opens it. liblmdb sizes a new (or short) lock file with
+    /// `ftruncate`, which allocates nothing, and then writes it through a memory map: on a full disk that first
+    /// write is a SIGBUS (QA, session 9: `stats` on a store copied without its lock file to a full file system
+    /// died with a bus error). `posix_fallocate` of the bytes liblmdb uses (8 KiB for its 126 reader slots,
+    /// 16 KiB reserved) turns that into `ENOSPC` here. Blocks already there are left as they are, so a lock file in
+    /// use by another process is not changed. Nothing is done when the file cannot be opened for writing (a
+    /// read-only store: liblmdb then reads without a lock file, or fails by itself).
+    ///
+    /// Closing a descriptor of `lock.mdb` drops every `fcntl` lock this process holds on it; this runs before
+    /// liblmdb takes any, and a process opens a store once (``StoreError/Kind/alreadyOpen``).
+    private static func reserveLockFile(_ path: String) throws {
+        let fd = Glibc.open(path + "/lock.mdb", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return }
+        defer { Glibc.close(fd) }
+        let rc = posix_fallocate(fd, 0, 16 << 10)
+        // EOPNOTSUPP/EINVAL: a file system without fallocate; liblmdb's own sizing then applies.
+        guard rc == 0 || rc == EOPNOTSUPP || rc == EINVAL else {
+            throw LMDBError(code: rc, context: "posix_fallocate(\(path)/lock.mdb): reserving the lock file")
+        }
     }
 
     /// The start of data.mdb's mapping in this process, from `/proc/self/maps` (the mapping of the file's device
