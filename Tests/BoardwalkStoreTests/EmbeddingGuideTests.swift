@@ -242,16 +242,16 @@ enum GuideBlocks {
                     try s.spanningSessions(ofOnboarding: onb1),    // O(spanning sessions of the store)
                     try s.spanningSessionEntries())                // id, inSeveralOnboardings, hasEventsWithoutPosition
         }
+        let resumeAt = try store.read { try $0.checkpoint("import") }  // [UInt8]?: the last committed value, nil if none
         let report = try store.check()                             // CheckReport: isOK, problems
         try store.backup(to: backupDirectory)                      // a new or empty directory
         // end doc block
 
-        let checkpoint = try store.read { try $0.checkpoint("import") }
         let copy = try Store.open(at: backupDirectory, options: Store.Options(readOnly: true))
         return SwiftAPISeen(
             result: result, soFar: soFar, presented: presented, inSession: inSession, exported: exported, stats: stats,
             stored: stored, sessions: sessions, ids: ids, elsewhere: elsewhere, why: why, report: report,
-            checkpoint: checkpoint, backupEvents: try copy.read { try $0.stats().events })
+            checkpoint: resumeAt, backupEvents: try copy.read { try $0.stats().events })
     }
 }
 
