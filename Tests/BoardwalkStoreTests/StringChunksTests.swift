@@ -113,4 +113,199 @@ import Testing
             #expect(error?.kind == .corrupt)
         }
     }
+
+    /// Puts `strings` as one chunk under `key`, as a damaged or a very large store would hold it.
+    private static func putChunk(_ store: Store, key: UInt32, _ strings: [String]) throws {
+        var builder = StringChunkBuilder()
+        for s in strings { s.withUTF8Bytes { builder.append($0) } }
+        try store.env.transaction(write: true) { txn in
+            var be = key.bigEndian
+            _ = try withUnsafeBytes(of: &be) { k in try builder.withValue { try txn.put(store.dbs.strings, k, $0) } }
+        }
+    }
+
+    /// Every id resolves at the edges of every chunk (the first and last string of each, and one past the end).
+    @Test func stringForAtEveryChunkEdge() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        var sessions: [String] = []
+        for i in 0..<700 {
+            sessions.append(i % 3 == 0 ? UUID().uuidString : i % 3 == 1 ? UUID().uuidString.lowercased() : "s-\(i)-" + String(repeating: "y", count: i % 50))
+        }
+        for batch in 0..<2 {
+            try store.append((batch * 350..<batch * 350 + 350).map { i in
+                Event(time: Timestamp(microseconds: Int64(i)), session: sessions[i], meta: nil, payload: .analytics(.onboardingStarted))
+            })
+        }
+        let keys: [UInt32] = try store.env.transaction(write: false) { txn in
+            try txn.withCursor(store.dbs.strings) { c in
+                var keys: [UInt32] = []
+                var found = try c.first()
+                while found { keys.append(c.key.be32(0)); found = try c.next() }
+                return keys
+            }
+        }
+        #expect(keys.count > 4)
+        #expect(keys.first == 0)
+        try store.read { s in
+            for key in keys {
+                for id in [key &- 1, key, key + 1] where id < 700 {
+                    #expect(s.string(for: id) == sessions[Int(id)], "id \(id) at chunk \(key)")
+                }
+            }
+            #expect(s.string(for: 699) == sessions[699])
+            #expect(s.string(for: 700) == nil)
+            let problems = try s.check().problems
+            #expect(problems.isEmpty)
+        }
+    }
+
+    /// One read snapshot begun before a batch and one after, both open while the readers' table loads: in
+    /// either order of first lookup, the older one never sees the newer strings and both see the older ones.
+    @Test(arguments: [false, true])
+    func tableLoadedAcrossSnapshots(olderFirst: Bool) throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        let old = (0..<200).map { _ in UUID().uuidString }
+        let new = (0..<200).map { i in "new-\(i)" }
+        func events(_ sessions: [String], from: Int) -> [Event] {
+            sessions.enumerated().map { i, s in
+                Event(time: Timestamp(microseconds: Int64(from + i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
+            }
+        }
+        try store.append(events(old, from: 0))
+        try store.env.transaction(write: false) { older in
+            let s1 = try Snapshot(txn: older, dbs: store.dbs, cache: store.stringCache)
+            // Appended from another thread while `older` stays open (this thread's read would not let it).
+            let done = DispatchSemaphore(value: 0)
+            let batch = events(new, from: 200)
+            nonisolated(unsafe) var failure: (any Error)? = nil
+            Thread {
+                do { try store.append(batch) } catch { failure = error }
+                done.signal()
+            }.start()
+            done.wait()
+            #expect(failure == nil)
+            try store.env.transaction(write: false) { newer in
+                let s2 = try Snapshot(txn: newer, dbs: store.dbs, cache: store.stringCache)
+                if olderFirst { #expect(try s1.id(of: old[150]) == 150) }
+                #expect(try s2.id(of: new[10]) == 210)
+                #expect(try s1.id(of: new[10]) == nil)
+                #expect(s1.string(for: 210) == nil)
+                #expect(s2.string(for: 210) == new[10])
+                #expect(try s1.id(of: old[199]) == 199)
+                #expect(try s2.id(of: old[0]) == 0)
+                #expect(try s2.id(of: new[199]) == 399)
+            }
+        }
+    }
+
+    /// Inside one write: a lookup of this transaction's own new strings finds each exactly (case and all) across
+    /// several batches, a refused batch's strings included, and after the commit the stored dictionary is what
+    /// the writer holds (every string resolves both ways in a new process's view, and `check()` passes).
+    @Test func aWriteSeesItsOwnStringsExactly() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let lower = "0f8e2c1a-9b3d-4e5f-a6b7-c8d9e0f1a2b3"
+        let digits = "01234567-8901-2345-6789-012345678901"
+        let mixed = "0f8e2c1a-9b3d-4e5f-A6B7-c8d9e0f1a2b3"
+        let refusedSession = "ABCDEF01-2345-6789-ABCD-EF0123456789"
+        do {
+            let store = try Store.open(at: dir, options: .init(durability: .noSync))
+            defer { store.close() }
+            try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1)])
+            _ = try store.read { try $0.id(of: "s1") }  // loads the readers' table
+            try store.write { w in
+                try w.append([lower, digits, mixed].enumerated().map { i, s in
+                    Event(time: Timestamp(microseconds: Int64(10 + i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
+                })
+                // The second event cannot be stored (its time is out of range): the batch is refused after its
+                // first event's session was interned.
+                #expect(throws: StoreError.self) {
+                    try w.append([
+                        Event(time: Timestamp(microseconds: 20), session: refusedSession, meta: nil, payload: .analytics(.onboardingStarted)),
+                        Event(time: Timestamp(microseconds: .max), session: "late", meta: nil, payload: .analytics(.onboardingStarted)),
+                    ])
+                }
+                try w.append([Event(time: Timestamp(microseconds: 30), session: "after", meta: nil, payload: .analytics(.onboardingStarted))])
+                let s = try w.snapshot
+                for candidate in [lower, digits, mixed, refusedSession, "after"] {
+                    let id = try #require(try s.id(of: candidate), "\(candidate)")
+                    #expect(s.string(for: id) == candidate)
+                }
+                for other in [lower.uppercased(), mixed.uppercased(), refusedSession.lowercased(), digits.replacingOccurrences(of: "1", with: "a")] {
+                    #expect(try s.id(of: other) == nil, "\(other)")
+                }
+            }
+        }
+        let store = try Store.open(at: dir)
+        defer { store.close() }
+        try store.read { s in
+            let count = try s.stats().strings
+            var all = Set<String>()
+            for id in 0..<UInt32(count) {
+                let string = try #require(s.string(for: id))
+                #expect(try s.id(of: string) == id)
+                all.insert(string)
+            }
+            #expect(all.isSuperset(of: [lower, digits, mixed, refusedSession, "after"]))
+            #expect(try s.check().problems.isEmpty)
+        }
+    }
+
+    /// A chunk holds a canonical UUID in 17 bytes, so a batch of UUIDs is cut about every 59 of them (1 024 bytes,
+    /// less the 37 a string of 36 bytes may take), not every 25 (what 36-character strings would give).
+    @Test func uuidsPerChunk() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        try store.append((0..<590).map { i in
+            Event(time: Timestamp(microseconds: Int64(i)), session: UUID().uuidString.lowercased(), meta: nil, payload: .analytics(.onboardingStarted))
+        })
+        let sizes: [(count: Int, bytes: Int)] = try store.env.transaction(write: false) { txn in
+            try txn.withCursor(store.dbs.strings) { c in
+                var out: [(Int, Int)] = []
+                var found = try c.first()
+                while found { out.append((try StringChunkReader(c.value).count, c.value.count)); found = try c.next() }
+                return out
+            }
+        }
+        #expect(sizes.map(\.count) == Array(repeating: 59, count: 10))
+        #expect(sizes.allSatisfy { $0.bytes <= Layout.stringChunkTarget })
+    }
+
+    /// No chunk is larger than `Layout.stringChunkTarget` bytes when its count's varint grows to two bytes
+    /// (128 strings) with the chunk just full: 126 strings of 7 bytes, one of 6 and one more of 7.
+    @Test func aChunkNeverPassesTheTarget() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        var sessions = (0..<126).map { i in "s" + String(100_000 + i) }  // 7 bytes each
+        sessions.append("s12345")  // 6 bytes
+        sessions.append("t" + String(100_000))
+        sessions.append("t" + String(100_001))
+        #expect(sessions.prefix(126).allSatisfy { $0.utf8.count == 7 })
+        try store.append(sessions.enumerated().map { i, s in
+            Event(time: Timestamp(microseconds: Int64(i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
+        })
+        let sizes: [Int] = try store.env.transaction(write: false) { txn in
+            try txn.withCursor(store.dbs.strings) { c in
+                var out: [Int] = []
+                var found = try c.first()
+                while found { out.append(c.value.count); found = try c.next() }
+                return out
+            }
+        }
+        // Known: 1 025 bytes. `Interner.flush()` (Store+Append.swift) checks `byteCount + bound` with the count's
+        // varint as it is before the string is added; the fix belongs there (this test then fails here: unwrap it).
+        withKnownIssue("flush() does not count the count's varint growing to 2 bytes at 128 strings") {
+            #expect(sizes.allSatisfy { $0 <= Layout.stringChunkTarget }, "\(sizes)")
+        }
+    }
 }
