@@ -124,6 +124,36 @@ import Testing
         }
     }
 
+    /// Ids are `0..<UInt32.max` (`RecordFormat.absent` is the only reserved one), so a last chunk whose strings
+    /// end at id 0xFFFF_FFFE is whole: its count is `UInt32.max` strings and its last string resolves.
+    @Test func aChunkEndingAtTheLastValidId() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        try Self.putChunk(store, key: 0xFFFF_FFFD, ["a", "b"])
+        let (count, seen) = try store.env.transaction(write: false) { txn in
+            var seen: [StringID: String] = [:]
+            try StringChunks.forEach(in: txn, store.dbs, from: 0xFFFF_FFFD) { id, entry in
+                seen[id] = entry.string
+                return true
+            }
+            return (try StringChunks.count(in: txn, store.dbs), seen)
+        }
+        #expect(count == UInt32.max)
+        #expect(seen == [0xFFFF_FFFD: "a", 0xFFFF_FFFE: "b"])
+        try store.read { s in
+            #expect(s.string(for: 0xFFFF_FFFE) == "b")
+            #expect(s.string(for: RecordFormat.absent) == nil)
+        }
+        // One string more would name the reserved id: that chunk is damage.
+        try Self.putChunk(store, key: 0xFFFF_FFFD, ["a", "b", "c"])
+        try store.env.transaction(write: false) { txn in
+            let error = #expect(throws: StoreError.self) { try StringChunks.count(in: txn, store.dbs) }
+            #expect(error?.kind == .corrupt)
+        }
+    }
+
     /// Every id resolves at the edges of every chunk (the first and last string of each, and one past the end).
     @Test func stringForAtEveryChunkEdge() throws {
         let dir = temporaryDirectory()
