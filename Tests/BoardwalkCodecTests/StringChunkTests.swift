@@ -163,4 +163,29 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
         #expect(Array(bytes.prefix(3)) != [] && (count < 128 ? bytes[0] < 0x80 : bytes[0] >= 0x80))
         #expect(try read(bytes) == strings)
     }
+
+    /// `byteCount(appending:)` bounds the size after an append, also when the count's varint grows a byte (127 to
+    /// 128 strings, 16 383 to 16 384), which `byteCount + byteCountBound` alone misses.
+    @Test func byteCountAppendingIsABound() throws {
+        var builder = StringChunkBuilder()
+        var missedByStaticBound = 0
+        for i in 0..<16_400 {
+            var s = i % 7 == 0 ? "0f8e2c1a-9b3d-4e5f-a6b7-\(String(100_000_000_000 + i))" : "s\(i)"
+            let n = s.utf8.count
+            let bound = builder.byteCount(appending: n)
+            let staticBound = builder.byteCount + StringChunkBuilder.byteCountBound(utf8Count: n)
+            s.withUTF8 { builder.append(UnsafeRawBufferPointer($0)) }
+            #expect(builder.byteCount <= bound, "string \(i)")
+            if builder.byteCount > staticBound { missedByStaticBound += 1 }
+        }
+        #expect(missedByStaticBound == 2)  // at 128 and at 16 384 strings
+        #expect(builder.withValue { $0.count } == builder.byteCount)
+    }
+
+    /// A count of 0 is reported as an invalid count, not as a count over a limit.
+    @Test func zeroCountIsInvalid() throws {
+        let error = #expect(throws: CodecError.self) { try read([0, 2, 65]) }
+        #expect(error?.offset == 0)
+        #expect(error.map { "\($0)".contains("string chunk count") } == true, "\(String(describing: error))")
+    }
 }
