@@ -427,4 +427,59 @@ import Testing
             }
         }
     }
+
+    /// Byte flips in a middle and in the last chunk: `check()`, `stats()`, `string(for:)` at every id and `id(of:)`
+    /// answer or throw `corrupt` (a fresh readers' table each time, so damage is seen afresh), never trap or hang.
+    @Test func chunkDamageNeverTraps() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        let sessions = (0..<240).map { i in i % 2 == 0 ? UUID().uuidString : "s-\(i)-é" }
+        try store.append(sessions.enumerated().map { i, s in
+            Event(time: Timestamp(microseconds: Int64(i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
+        })
+        let chunks: [(key: [UInt8], value: [UInt8])] = try store.env.transaction(write: false) { txn in
+            try txn.withCursor(store.dbs.strings) { c in
+                var out: [([UInt8], [UInt8])] = []
+                var found = try c.first()
+                while found { out.append((Array(c.key), Array(c.value))); found = try c.next() }
+                return out
+            }
+        }
+        #expect(chunks.count >= 3)
+        func put(_ key: [UInt8], _ value: [UInt8]) throws {
+            try store.env.transaction(write: true) { txn in
+                _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.put(store.dbs.strings, k, $0) } }
+            }
+        }
+        var damagedReads = 0
+        for (key, value) in [chunks[chunks.count / 2], chunks[chunks.count - 1]] {
+            for i in stride(from: 0, to: value.count, by: 9) {
+                for flip: UInt8 in [0x01, 0x80, 0xFF] {
+                    var damaged = value
+                    damaged[i] ^= flip
+                    try put(key, damaged)
+                    try store.env.transaction(write: false) { txn in
+                        let s = try Snapshot(txn: txn, dbs: store.dbs, cache: StringCache())
+                        _ = try s.check()
+                        let count = try s.stats().strings
+                        for id in 0..<UInt32(min(count, 300)) { _ = s.string(for: id) }
+                        do {
+                            _ = try s.id(of: sessions[239])
+                        } catch let error as StoreError {
+                            #expect(error.kind == .corrupt)
+                            damagedReads += 1
+                        }
+                    }
+                }
+            }
+            try put(key, value)
+        }
+        #expect(damagedReads > 0)
+        try store.read { s in
+            let problems = try s.check().problems
+            #expect(problems.isEmpty)
+        }
+    }
 }
