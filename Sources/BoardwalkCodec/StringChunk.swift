@@ -7,7 +7,10 @@
 ///
 /// ```swift
 /// var builder = StringChunkBuilder()
-/// for s in newStrings { s.utf8.withContiguousStorageIfAvailable { builder.append(UnsafeRawBufferPointer($0)) } }
+/// for s in newStrings {
+///     var s = s  // `withUTF8` makes the bytes contiguous when they are not (it never skips a string)
+///     s.withUTF8 { builder.append(UnsafeRawBufferPointer($0)) }
+/// }
 /// builder.withValue { value in store(key: firstID, value) }
 /// ```
 public struct StringChunkBuilder {
@@ -27,8 +30,17 @@ public struct StringChunkBuilder {
     /// The size of the value ``withValue(_:)`` would hand out.
     public var byteCount: Int { end - Self.countRoom + varintSize(UInt64(count)) }
 
-    /// The bytes one more string of `utf8Count` bytes adds, at most (its header and its bytes).
+    /// The bytes one more string of `utf8Count` bytes takes in the chunk, at most (its header and its bytes).
+    ///
+    /// The count in front may grow by a byte as well (at 128 strings, 16 384, …): ``byteCount(appending:)``
+    /// includes that, to keep a chunk within a size.
     public static func byteCountBound(utf8Count: Int) -> Int { varintSize(UInt64(utf8Count) << 1) + utf8Count }
+
+    /// The size of the value after appending one more string of `utf8Count` bytes, at most: ``byteCount``, the
+    /// string's ``byteCountBound(utf8Count:)``, and the byte the count's varint gains when it grows.
+    public func byteCount(appending utf8Count: Int) -> Int {
+        end - Self.countRoom + varintSize(UInt64(count + 1)) + Self.byteCountBound(utf8Count: utf8Count)
+    }
 
     /// Starts a new chunk.
     public mutating func reset() {
@@ -129,7 +141,9 @@ public struct StringChunkReader {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         var r = ByteReader(base: base, position: 0, end: bytes.count)
         let count = try r.varint()
-        guard count >= 1, count <= UInt64(r.remaining) else {
+        // A count of 0 is no chunk (the writer never makes one); said as such, not as a count over a limit.
+        guard count >= 1 else { throw CodecError(offset: 0, reason: .invalidValue(field: "string chunk count", value: 0)) }
+        guard count <= UInt64(r.remaining) else {
             throw CodecError(offset: 0, reason: .oversizedCount(count: count, limit: r.remaining))
         }
         reader = r

@@ -26,7 +26,8 @@ enum StringChunks {
                 var id = first
                 do {
                     var reader = try StringChunkReader(c.value)
-                    guard UInt64(first) + UInt64(reader.count) < UInt64(RecordFormat.absent) else {
+                    // Ids are `0..<RecordFormat.absent`: the chunk's last id, first + count - 1, must be below it.
+                    guard UInt64(first) + UInt64(reader.count) <= UInt64(RecordFormat.absent) else {
                         throw StoreError(.corrupt, "the strings chunk at id \(first) holds \(reader.count) strings, past the last id")
                     }
                     while let entry = try reader.next() {
@@ -52,7 +53,7 @@ enum StringChunks {
             let first = try chunkKey(c.key)
             do {
                 let count = try StringChunkReader(c.value).count
-                guard UInt64(first) + UInt64(count) < UInt64(RecordFormat.absent) else {
+                guard UInt64(first) + UInt64(count) <= UInt64(RecordFormat.absent) else {
                     throw StoreError(.corrupt, "the strings chunk at id \(first) holds \(count) strings, past the last id")
                 }
                 return first + UInt32(count)

@@ -109,4 +109,83 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
             }
         }
     }
+
+    /// `matches` agrees with `string` for UUID entries of every kind: lowercase, uppercase, digits only, and a chunk
+    /// (not written by the builder) that flags a digits-only UUID as uppercase; candidates in the other case, in
+    /// mixed case, one nibble off, or not UUIDs at all.
+    @Test func matchesAgreesWithString() throws {
+        var rng = SplitMix64(seed: 11)
+        var entries: [[UInt8]] = []
+        func uuidEntry(_ hi: UInt64, _ lo: UInt64, upper: Bool) -> [UInt8] {
+            [upper ? 3 : 1] + withUnsafeBytes(of: hi.bigEndian, Array.init) + withUnsafeBytes(of: lo.bigEndian, Array.init)
+        }
+        for _ in 0..<200 {
+            let hi = rng.next(), lo = rng.next()
+            entries.append(uuidEntry(hi, lo, upper: false))
+            entries.append(uuidEntry(hi, lo, upper: true))
+            // Only digits: every nibble below 10.
+            let dhi = hi & 0x7777_7777_7777_7777, dlo = lo & 0x3333_3333_3333_3333
+            entries.append(uuidEntry(dhi, dlo, upper: false))
+            entries.append(uuidEntry(dhi, dlo, upper: true))
+            // One letter, the rest digits, in each position of `hi`.
+            let shift = UInt64(rng.next() % 16) * 4
+            entries.append(uuidEntry(dhi | 0xA << shift, dlo, upper: rng.next() % 2 == 0))
+        }
+        for entry in entries {
+            let chunk: [UInt8] = [1] + entry
+            try chunk.withUnsafeBytes { raw in
+                var reader = try StringChunkReader(raw)
+                let e = try #require(try reader.next())
+                let text = e.string
+                var candidates = [text, text.lowercased(), text.uppercased(), String(text.dropLast()) + "0", String(text.dropLast()) + "a",
+                                  String(text.dropLast()) + "A", "{" + text.dropFirst(), text + " "]
+                if let i = text.firstIndex(where: \.isLetter) {
+                    var mixed = text
+                    let c = mixed[i]
+                    mixed.replaceSubrange(i...i, with: c.isUppercase ? c.lowercased() : c.uppercased())
+                    candidates.append(mixed)
+                }
+                for candidate in candidates {
+                    var c = candidate
+                    let matched = c.withUTF8 { e.matches(UnsafeRawBufferPointer($0)) }
+                    #expect(matched == (candidate == text), "\(text) against \(candidate)")
+                }
+                #expect(try reader.next() == nil)
+            }
+        }
+    }
+
+    /// A count of 128 strings or more takes two bytes: the value and `byteCount` say so, and it reads back.
+    @Test(arguments: [127, 128, 129, 16_384])
+    func countVarintGrows(count: Int) throws {
+        let strings = (0..<count).map { "\($0)" }
+        let bytes = build(strings)
+        #expect(Array(bytes.prefix(3)) != [] && (count < 128 ? bytes[0] < 0x80 : bytes[0] >= 0x80))
+        #expect(try read(bytes) == strings)
+    }
+
+    /// `byteCount(appending:)` bounds the size after an append, also when the count's varint grows a byte (127 to
+    /// 128 strings, 16 383 to 16 384), which `byteCount + byteCountBound` alone misses.
+    @Test func byteCountAppendingIsABound() throws {
+        var builder = StringChunkBuilder()
+        var missedByStaticBound = 0
+        for i in 0..<16_400 {
+            var s = i % 7 == 0 ? "0f8e2c1a-9b3d-4e5f-a6b7-\(String(100_000_000_000 + i))" : "s\(i)"
+            let n = s.utf8.count
+            let bound = builder.byteCount(appending: n)
+            let staticBound = builder.byteCount + StringChunkBuilder.byteCountBound(utf8Count: n)
+            s.withUTF8 { builder.append(UnsafeRawBufferPointer($0)) }
+            #expect(builder.byteCount <= bound, "string \(i)")
+            if builder.byteCount > staticBound { missedByStaticBound += 1 }
+        }
+        #expect(missedByStaticBound == 2)  // at 128 and at 16 384 strings
+        #expect(builder.withValue { $0.count } == builder.byteCount)
+    }
+
+    /// A count of 0 is reported as an invalid count, not as a count over a limit.
+    @Test func zeroCountIsInvalid() throws {
+        let error = #expect(throws: CodecError.self) { try read([0, 2, 65]) }
+        #expect(error?.offset == 0)
+        #expect(error.map { "\($0)".contains("string chunk count") } == true, "\(String(describing: error))")
+    }
 }
