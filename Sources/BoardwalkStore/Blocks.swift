@@ -66,12 +66,30 @@ extension Int64 {
 /// loaded incrementally (ids are dense from 0 and never change once committed).
 ///
 /// Only read transactions load it: a write transaction sees strings that an abort would take back.
-/// Ids above what is loaded (a write transaction's own new strings) are found by comparing bytes.
+/// Ids above what is loaded (a write transaction's own new strings) are found by comparing chunk entries.
 final class StringCache: @unchecked Sendable {
-    // @unchecked Sendable: every access to `table` and `damaged` holds `lock`.
+    // @unchecked Sendable: every access to `table`, `damaged` and `walks` holds `lock`.
     private let lock = Lock()
     private var table = StringTable()
     private var damaged: String? = nil
+    /// Id → string lookups answered by walking a chunk since the table was last loaded.
+    private var walks = 0
+
+    /// The string with id `id` (below `limit`, the snapshot's string count) from the table, loading the table
+    /// first once walks of chunks have cost about as much as loading it would (one walk per 16 strings to load);
+    /// `nil` when the caller should walk the chunk itself: a write transaction, a damaged table, or few lookups so
+    /// far (an export of a few events from a large store should not read every string).
+    func string(for id: StringID, txn: Transaction, dbs: Databases, limit: UInt32) -> String? {
+        lock.withLock {
+            if Int(id) < table.count { return table.string(for: id) }
+            guard !txn.isWrite, damaged == nil else { return nil }
+            walks += 1
+            guard walks >= max(64, (Int(limit) - table.count) / 16) else { return nil }
+            try? load(txn, dbs, limit)
+            walks = 0
+            return Int(id) < table.count ? table.string(for: id) : nil
+        }
+    }
 
     func id(of string: String, txn: Transaction, dbs: Databases, limit: UInt32) throws -> StringID? {
         let loaded: Int = try lock.withLock {

@@ -45,7 +45,7 @@ enum Layout {
     /// node of up to about half a page is stored inline).
     static let sessionValueTarget = 768
     /// A batch's new strings are cut into `strings` chunks of at most this many bytes (a longer string gets a chunk
-    /// of its own): a few chunks per leaf page, and one put per 25 or so UUIDs instead of one per string.
+    /// of its own): a few chunks per leaf page, and one put per 59 UUIDs (17 bytes each) instead of one per string.
     static let stringChunkTarget = 1_024
     /// `onboarding_sessions` key: onboarding id (4) ‖ session id (4); value: time of its first event (8).
     static let onboardingSessionKeySize = 8

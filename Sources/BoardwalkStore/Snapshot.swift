@@ -31,10 +31,12 @@ public struct Snapshot: StringResolver {
     // MARK: Strings
 
     /// The string with id `id`, or `nil` if there is none (or it cannot be read).
-    /// - Complexity: O(log strings) to find its chunk, a walk of at most one chunk (``Layout/stringChunkTarget``
-    ///   bytes), and one `String` allocation for 16 bytes or more.
+    /// - Complexity: O(1) from the table shared by the store's snapshots (``id(of:)``), which many lookups load;
+    ///   until then (and in a write transaction) O(log strings) to find the string's chunk and a walk of at most
+    ///   one chunk (``Layout/stringChunkTarget`` bytes). One `String` allocation for 16 bytes or more.
     public func string(for id: StringID) -> String? {
         guard id < stringCount else { return nil }
+        if let cached = cache.string(for: id, txn: txn, dbs: dbs, limit: stringCount) { return cached }
         var result: String? = nil
         try? StringChunks.forEach(in: txn, dbs, from: id) { found, entry in
             if found == id { result = entry.string }
@@ -43,9 +45,17 @@ public struct Snapshot: StringResolver {
         return result
     }
 
+    /// The string count of a store whose last chunk cannot be read: that of the last well-formed chunk (stepping
+    /// back over malformed keys), or its first id when its count does not decode, or 0. `check()` reports the damage.
     private static func lastChunkKey(_ txn: Transaction, _ dbs: Databases) throws -> UInt32 {
         try txn.withCursor(dbs.strings) { c in
-            try c.last() && c.key.count == 4 ? c.key.be32(0) : 0
+            var found = try c.last()
+            while found && c.key.count != 4 { found = try c.previous() }
+            guard found else { return 0 }
+            let first = c.key.be32(0)
+            guard let count = try? StringChunkReader(c.value).count,
+                  UInt64(first) + UInt64(count) <= UInt64(RecordFormat.absent) else { return first }
+            return first + UInt32(count)
         }
     }
 
@@ -54,7 +64,8 @@ public struct Snapshot: StringResolver {
     /// The store keeps no string → id index on disk: the first lookup in a process reads the whole
     /// `strings` database into a table shared by all snapshots of the ``Store``, and later lookups read
     /// only strings added since (ids are dense and never change, so the table never goes stale).
-    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when `strings` is not dense or repeats a string.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when `strings` is not dense, repeats a string, or
+    ///   holds a chunk that does not decode.
     /// - Complexity: O(1) expected, after O(new strings) to bring the table up to date.
     public func id(of string: String) throws -> StringID? {
         try cache.id(of: string, txn: txn, dbs: dbs, limit: stringCount)

@@ -423,8 +423,9 @@ final class WriterState {
                         chunk.reset()
                         let first = next
                         repeat {
-                            let bound = StringChunkBuilder.byteCountBound(utf8Count: strings[next].utf8.count)
-                            if chunk.count > 0 && chunk.byteCount + bound > Layout.stringChunkTarget { break }
+                            if chunk.count > 0 && chunk.byteCount(appending: strings[next].utf8.count) > Layout.stringChunkTarget {
+                                break
+                            }
                             strings[next].withUTF8Bytes { chunk.append($0) }
                             next += 1
                         } while next < strings.count
@@ -454,7 +455,9 @@ final class WriterState {
     /// another process may have appended since this writer's last commit.
     private func refresh(_ txn: Transaction) throws {
         let storedNext = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
-        if loaded && storedNext == knownNextSeq { return }
+        // next_seq alone misses another process's batch that was refused, caught and committed: its strings are
+        // stored without an event.
+        if loaded && storedNext == knownNextSeq, try StringChunks.count(in: txn, dbs) == UInt32(table.count) { return }
         let have = loaded ? table.count : 0
         if !loaded { table = StringTable() }
         try StringChunks.forEach(in: txn, dbs, from: UInt32(have)) { id, entry in

@@ -235,7 +235,9 @@ extension Snapshot {
     /// `strings` chunks decode, their ids are dense from 0, and no string repeats (the readers' table relies on
     /// all three).
     private func checkStrings(_ report: inout CheckReport) throws {
-        var seen = Set<String>()
+        // A table that hashes and compares bytes, as the writer's and readers' do: a `Set<String>` would call two
+        // canonically equivalent strings (a composed and a decomposed "é") one.
+        var seen = StringTable()
         do {
             try StringChunks.forEach(in: txn, dbs, from: 0) { id, entry in
                 if !seen.insert(entry.string).inserted { report.add("strings: id \(id) repeats an earlier string") }

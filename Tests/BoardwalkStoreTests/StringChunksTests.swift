@@ -332,12 +332,9 @@ import Testing
                 return out
             }
         }
-        // Known: 1 025 bytes. `Interner.flush()` (Store+Append.swift) checks `byteCount + bound` with the count's
-        // varint as it is before the string is added; the fix belongs there: `chunk.byteCount(appending: n)` in
-        // place of `chunk.byteCount + bound` (then this known issue is not recorded and the test fails: unwrap it).
-        withKnownIssue("flush() does not count the count's varint growing to 2 bytes at 128 strings") {
-            #expect(sizes.allSatisfy { $0 <= Layout.stringChunkTarget }, "\(sizes)")
-        }
+        // `Interner.flush()` cuts with `byteCount(appending:)`, which counts the count's varint growing to 2 bytes at
+        // 128 strings (with `byteCount + bound` a chunk reached 1 025 bytes).
+        #expect(sizes.allSatisfy { $0 <= Layout.stringChunkTarget }, "\(sizes)")
     }
 
     /// Another process's write that stored strings but no event (a batch refused part-way whose writer caught the
@@ -361,23 +358,21 @@ import Testing
             return try s.stats().strings
         }
         try Self.putChunk(store, key: UInt32(before), ["refused elsewhere"])
-        // Known: `refresh(_:)` (Store+Append.swift) reloads strings only when `meta/next_seq` moved, so this append
-        // puts its new string's chunk at an id `strings` already holds and is refused as corrupt.
-        withKnownIssue("refresh(_:) trusts next_seq alone to say whether strings changed") {
-            try store.append([Event(time: Timestamp(microseconds: 2), session: "mine", meta: nil, payload: .analytics(.onboardingStarted))])
-            try store.read { s in
-                #expect(try s.id(of: "refused elsewhere") == UInt32(before))
-                #expect(try s.id(of: "mine") == UInt32(before) + 1)
-                let problems = try s.check().problems
-                #expect(problems.isEmpty)
-            }
+        // `refresh(_:)` compares the stored string count with its table's as well as `meta/next_seq` (which alone
+        // did not move, and this append then put its new string's chunk at a taken id and was refused as corrupt).
+        try store.append([Event(time: Timestamp(microseconds: 2), session: "mine", meta: nil, payload: .analytics(.onboardingStarted))])
+        try store.read { s in
+            #expect(try s.id(of: "refused elsewhere") == UInt32(before))
+            #expect(try s.id(of: "mine") == UInt32(before) + 1)
+            let problems = try s.check().problems
+            #expect(problems.isEmpty)
         }
     }
 
     /// One malformed key after the last chunk (5 bytes, not 4) is damage `check()` reports; it should not also
     /// make every event unreadable. Format 4 counted entries, so events still read; format 5's `Snapshot.init`
-    /// falls back to `lastChunkKey`, which answers 0 for a key that is not 4 bytes: a string count of 0, and every
-    /// string reference of every event out of range.
+    /// falls back to `lastChunkKey`, which steps back over such keys to the last well-formed chunk (it answered 0,
+    /// a string count of 0, and every string reference of every event was out of range).
     @Test func aMalformedLastKeyLeavesEventsReadable() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -393,19 +388,17 @@ import Testing
         try store.read { s in
             let report = try s.check()
             #expect(report.problems.contains { $0.hasPrefix("strings: ") && $0.contains("5 bytes") }, "\(report.problems)")
-            try withKnownIssue("Snapshot.lastChunkKey answers 0 for a last key that is not 4 bytes") {
-                let count = try s.stats().strings
-                #expect(count == strings)
-                let events = try s.events(since: 0).count
-                #expect(events == 50)
-                #expect(report.problemCount == 1, "\(report.problems)")
-            }
+            let count = try s.stats().strings
+            #expect(count == strings)
+            let events = try s.events(since: 0).count
+            #expect(events == 50)
+            #expect(report.problemCount == 1, "\(report.problems)")
         }
     }
 
     /// Two strings with different bytes that Swift's `==` calls equal (é precomposed and decomposed) are two
     /// strings of the dictionary: the writer's and the readers' tables hash bytes, so each gets its own id and
-    /// resolves to it. `check()` must not call the second a repeat of the first (its `Set<String>` does).
+    /// resolves to it. `check()` must not call the second a repeat of the first (as its `Set<String>` did).
     @Test func canonicallyEquivalentStringsAreDistinct() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -422,9 +415,7 @@ import Testing
             #expect(try s.id(of: decomposed) == 1)
             #expect(s.string(for: 1).map { Array($0.utf8) } == Array(decomposed.utf8))
             let problems = try s.check().problems
-            withKnownIssue("checkStrings dedups with Set<String>, which compares canonical equivalence, not bytes") {
-                #expect(problems.isEmpty, "\(problems)")
-            }
+            #expect(problems.isEmpty, "\(problems)")
         }
     }
 
@@ -482,4 +473,28 @@ import Testing
             #expect(problems.isEmpty)
         }
     }
+    /// `string(for:)` walks chunks until walks have cost about what loading the readers' table would, then answers
+    /// from the table: the same strings before and after, in a fresh `Store` (an empty table) over 300 strings.
+    @Test func stringForIsTheSameFromChunksAndFromTheTable() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let sessions = (0..<300).map { i in i % 3 == 0 ? UUID().uuidString.lowercased() : "session \(i)" }
+        do {
+            let store = try Store.open(at: dir, options: .init(durability: .noSync))
+            defer { store.close() }
+            try store.append(sessions.enumerated().map { i, s in
+                Event(time: Timestamp(microseconds: Int64(i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
+            })
+        }
+        let store = try Store.open(at: dir)
+        defer { store.close() }
+        try store.read { s in
+            // Three rounds over every id: the 64th lookup loads the table, so the first round is mostly walks.
+            for round in 0..<3 {
+                for (i, session) in sessions.enumerated() { #expect(s.string(for: StringID(i)) == session, "round \(round), id \(i)") }
+            }
+            #expect(s.string(for: 300) == nil)
+        }
+    }
+
 }
