@@ -162,7 +162,7 @@ final class LeanFolds {
         let at = OrderKey(time: time, seq: seq)
         if at < f.pointee.first { f.pointee.first = at }
         if lasts, f.pointee.last < at { f.pointee.last = at }
-        f.pointee.events += 1
+        f.pointee.events &+= 1
         guard let screen else { return }
         if oneOnboarding {
             f.pointee.onboarding = onboarding ?? 0
@@ -176,12 +176,38 @@ final class LeanFolds {
         if s > f.pointee.furthest { f.pointee.furthest = s }
         if reachTimes {
             if s < rowScreens {
-                let row = rows + slot * rowScreens + Int(s)
+                let row = rows + (slot &* rowScreens &+ Int(s))
                 if time < row.pointee { row.pointee = time }
             } else {
                 try noteScreen(f, s, time)
             }
         }
+    }
+
+    /// ``add(slot:_:seq:)`` for an event that comes after another event of the same session already folded from
+    /// the same group (onboarding, screen), later in (time, seq) order: in a scan's run, the next event of the session
+    /// just folded. That event already holds the first event, the onboarding, the furthest screen and the earliest
+    /// time at this screen against this one, so only the count, the lasts and the total screens can change.
+    @inline(__always)
+    func addFollowing(slot: Int, _ fields: RecordFields, seq: UInt64) {
+        addFollowing(slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
+                     totalScreens: fields.totalScreens)
+    }
+
+    /// ``addFollowing(slot:_:seq:)`` from the fields themselves.
+    @inline(__always)
+    func addFollowing(slot: Int, time: Int64, seq: UInt64, screen: Int?, totalScreens: Int?) {
+        let f = base + slot
+        f.pointee.events &+= 1
+        if lasts {
+            let at = OrderKey(time: time, seq: seq)
+            if f.pointee.last < at { f.pointee.last = at }
+            if let screen, f.pointee.lastScreenAt < at {
+                f.pointee.lastScreenAt = at
+                f.pointee.lastScreen = Int32(truncatingIfNeeded: screen)
+            }
+        }
+        if screen != nil, let totalScreens, totalScreens > f.pointee.totalScreens { f.pointee.totalScreens = totalScreens }
     }
 
     /// Keeps the earliest time of each screen of the session at `f` (in its chain). Not inlined: with rows, a
