@@ -423,14 +423,16 @@ struct SessionSlots {
 
     /// The longest run of consecutive occupied entries, the table taken as a ring.
     private var longestRun: Int {
+        // Once around from an empty entry, so that a run through the end continues at the start (a table full of
+        // keys has one run).
+        guard let start = entries.firstIndex(of: SessionSlots.empty) else { return entries.count }
         var longest = 0, run = 0
-        // Twice around, so that a run through the end continues at the start (a table full of keys has one run).
-        for i in 0..<(2 * entries.count) {
-            if entries[i & mask] == SessionSlots.empty {
+        for k in 1...entries.count {
+            if entries[(start + k) & mask] == SessionSlots.empty {
                 run = 0
             } else {
                 run += 1
-                longest = max(longest, min(run, entries.count))
+                longest = max(longest, run)
             }
         }
         return longest

@@ -662,6 +662,7 @@ private struct ScopeScan {
             // ones change only what `LeanFolds.addFollowing` updates.
             var lastSession = RecordFormat.absent, lastSlot = -1, lastFolded = false, events = 0
             while let record = try run.next() {
+                let seq = record.seq
                 let fields = try record.fields(Outcomes.extent)
                 guard let session = fields.session else { continue }
                 if session != lastSession {
@@ -671,18 +672,18 @@ private struct ScopeScan {
                 }
                 let slot = lastSlot
                 guard slot >= 0 else { continue }
-                met?.meet(slot, seq: record.seq)
+                met?.meet(slot, seq: seq)
                 if lastFolded {
-                    lean.addFollowing(slot: slot, fields, seq: record.seq)
+                    lean.addFollowing(slot: slot, fields, seq: seq)
                 } else {
                     guard !lean.base[slot].excluded else { continue }
-                    try lean.add(slot: slot, fields, seq: record.seq)
+                    try lean.add(slot: slot, fields, seq: seq)
                     lastFolded = true
                 }
                 events &+= 1
                 if Outcomes.outcomes {
                     lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName,
-                                    at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
+                                    at: OrderKey(time: fields.timeMicroseconds, seq: seq), strings: strings)
                 }
             }
             try ticker.tick(events)
