@@ -386,13 +386,11 @@ extension StoreEventSource {
                         oneOnboarding: true,
                         rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope))
             : nil
-        for slot in 0..<slotsInScope {
-            if let lean {
-                _ = lean.append()
-                lean.base[slot].excluded = spanning[slot]
-            } else {
-                _ = folds.append(SessionFold())
-            }
+        if let lean {
+            lean.append(count: slotsInScope)
+            for slot in 0..<slotsInScope where spanning[slot] { lean.base[slot].excluded = true }
+        } else {
+            for _ in 0..<slotsInScope { _ = folds.append(SessionFold()) }
         }
         // All the scan's state in one struct, mutated through one access per event: a local function capturing
         // variables pays a dynamic exclusivity check per event.
