@@ -158,15 +158,33 @@ final class LeanFolds {
     /// Folds one event's time, seq, screen, onboarding and total screens into the session at `slot`, as
     /// ``SessionFold/add(_:seq:full:strings:needs:)`` folds those fields: in any order, each "first" and "last"
     /// kept with its `(time, seq)` position.
+    ///
+    /// A scan loop passes ``settings``, read once before the loop: read from the instance, each setting was loaded
+    /// again after every store to a fold (the compiler cannot tell the folds' memory from the instance's).
     @inline(__always)
-    func add(slot: Int, _ fields: RecordFields, seq: UInt64) throws(QueryError) {
+    func add(slot: Int, _ fields: RecordFields, seq: UInt64, _ settings: Settings) throws(QueryError) {
         try add(slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
-                onboarding: fields.onboarding, totalScreens: fields.totalScreens)
+                onboarding: fields.onboarding, totalScreens: fields.totalScreens, settings)
     }
 
-    /// ``add(slot:_:seq:)`` from the fields themselves.
+    /// What ``add(slot:_:seq:_:)`` and ``addFollowing(slot:_:seq:_:)`` do differently by the instance's settings.
+    struct Settings {
+        let lasts: Bool
+        let oneOnboarding: Bool
+        let reachTimes: Bool
+        let rowScreens: Int
+    }
+
+    /// This instance's settings, for a scan loop to read once.
+    var settings: Settings { Settings(lasts: lasts, oneOnboarding: oneOnboarding, reachTimes: reachTimes, rowScreens: rowScreens) }
+
+    /// ``add(slot:_:seq:_:)`` from the fields themselves.
     @inline(__always)
-    func add(slot: Int, time: Int64, seq: UInt64, screen: Int?, onboarding: StringID?, totalScreens: Int?) throws(QueryError) {
+    func add(slot: Int, time: Int64, seq: UInt64, screen: Int?, onboarding: StringID?, totalScreens: Int?,
+             _ settings: Settings? = nil) throws(QueryError) {
+        let settings = settings ?? self.settings
+        let lasts = settings.lasts, oneOnboarding = settings.oneOnboarding, reachTimes = settings.reachTimes
+        let rowScreens = settings.rowScreens
         let f = base + slot
         let at = OrderKey(time: time, seq: seq)
         if at < f.pointee.first { f.pointee.first = at }
@@ -193,22 +211,22 @@ final class LeanFolds {
         }
     }
 
-    /// ``add(slot:_:seq:)`` for an event that comes after another event of the same session already folded from
+    /// ``add(slot:_:seq:_:)`` for an event that comes after another event of the same session already folded from
     /// the same group (onboarding, screen), later in (time, seq) order: in a scan's run, the next event of the session
     /// just folded. That event already holds the first event, the onboarding, the furthest screen and the earliest
     /// time at this screen against this one, so only the count, the lasts and the total screens can change.
     @inline(__always)
-    func addFollowing(slot: Int, _ fields: RecordFields, seq: UInt64) {
+    func addFollowing(slot: Int, _ fields: RecordFields, seq: UInt64, _ settings: Settings) {
         addFollowing(slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
-                     totalScreens: fields.totalScreens)
+                     totalScreens: fields.totalScreens, settings)
     }
 
-    /// ``addFollowing(slot:_:seq:)`` from the fields themselves.
+    /// ``addFollowing(slot:_:seq:_:)`` from the fields themselves.
     @inline(__always)
-    func addFollowing(slot: Int, time: Int64, seq: UInt64, screen: Int?, totalScreens: Int?) {
+    func addFollowing(slot: Int, time: Int64, seq: UInt64, screen: Int?, totalScreens: Int?, _ settings: Settings? = nil) {
         let f = base + slot
         f.pointee.events &+= 1
-        if lasts {
+        if (settings ?? self.settings).lasts {
             let at = OrderKey(time: time, seq: seq)
             if f.pointee.last < at { f.pointee.last = at }
             if let screen, f.pointee.lastScreenAt < at {

@@ -588,6 +588,7 @@ private struct WholeStoreScan {
     /// The lean loop of ``scan(_:onboarding:strings:needs:)``, specialized for `Outcomes`.
     private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID?, _ lean: LeanFolds,
                                                          _: Outcomes.Type, strings: StringCache) throws {
+        let settings = lean.settings
         try snapshot.forEachRun(onboarding: onboarding) { run in
             // Consecutive events of a group are often the same session's (a session's events at one screen come
             // close together in time): its slot is reused without a lookup, and its later events in the run change
@@ -598,11 +599,11 @@ private struct WholeStoreScan {
                 guard let session = fields.session else { continue }
                 events &+= 1
                 if session == lastSession {
-                    lean.addFollowing(slot: lastSlot, fields, seq: record.seq)
+                    lean.addFollowing(slot: lastSlot, fields, seq: record.seq, settings)
                 } else {
                     lastSession = session
                     lastSlot = slot(session)
-                    try lean.add(slot: lastSlot, fields, seq: record.seq)
+                    try lean.add(slot: lastSlot, fields, seq: record.seq, settings)
                 }
                 let slot = lastSlot
                 if Outcomes.outcomes {
@@ -653,6 +654,7 @@ private struct ScopeScan {
     /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.
     private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?,
                                                          _ lean: LeanFolds, _: Outcomes.Type, strings: StringCache) throws {
+        let settings = lean.settings
         try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
             // Consecutive events of a group are often the same session's (a session's events at one screen come
             // close together in time; 62 % of a median onboarding's events at 1 M sessions): its slot is reused
@@ -672,10 +674,10 @@ private struct ScopeScan {
                 guard slot >= 0 else { continue }
                 met?.meet(slot, seq: seq)
                 if lastFolded {
-                    lean.addFollowing(slot: slot, fields, seq: seq)
+                    lean.addFollowing(slot: slot, fields, seq: seq, settings)
                 } else {
                     guard !lean.base[slot].excluded else { continue }
-                    try lean.add(slot: slot, fields, seq: seq)
+                    try lean.add(slot: slot, fields, seq: seq, settings)
                     lastFolded = true
                 }
                 events &+= 1
