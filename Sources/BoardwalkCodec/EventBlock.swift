@@ -274,6 +274,10 @@ public struct EventBlockReader {
     /// left in the block (almost every event), is read here; any other event, and any event that fails a check,
     /// goes to ``nextChecked()``, which reads it again from the same state and says what is wrong. Both check the
     /// same things.
+    ///
+    /// Not inlinable, on purpose: inlined into a store scan's loop, it made the loop too large for the compiler to inline
+    /// `EventRecord.fields` there as well (an always-inline function over 64 blocks is inlined only into a caller
+    /// under 64), and a median onboarding's funnel took 10 % and 27 % more instructions in two versions (callgrind).
     public mutating func next() throws(CodecError) -> Bool {
         let i = _index, p = reader.position
         // Two 8-byte loads (at most 16 bytes of deltas) and the length byte after them stay inside the block.
@@ -304,7 +308,7 @@ public struct EventBlockReader {
 
     /// A varint of 1 to 8 bytes at `p` (8 bytes readable there) in its shortest form, and the position after it;
     /// `nil` for anything else (longer, or a longer spelling than needed), which ``nextChecked()`` then reads.
-    @inlinable @inline(__always)
+    @inline(__always)
     static func shortVarint(_ base: UnsafeRawPointer, _ p: Int, twoBytes: Bool = false) -> (UInt64, Int)? {
         let b0 = base.load(fromByteOffset: p, as: UInt8.self)
         if b0 < 0x80 { return (UInt64(b0), p &+ 1) }
@@ -333,7 +337,7 @@ public struct EventBlockReader {
     }
 
     /// ``next()`` for any event, each check with its own error.
-    @usableFromInline @inline(never)
+    @inline(never)
     mutating func nextChecked() throws(CodecError) -> Bool {
         if index == count {
             guard reader.position == reader.end else {

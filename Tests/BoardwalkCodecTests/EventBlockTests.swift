@@ -186,8 +186,8 @@ private func variedEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
     return events
 }
 
-/// Steps two readers of `bytes` side by side, one with ``EventBlockReader/next()`` (its inlined fast path for most
-/// events), one with ``EventBlockReader/nextChecked()`` (every event checked step by step), and expects the same
+/// Steps two readers of `bytes` side by side, one with ``EventBlockReader/next()`` (its fast path for most events),
+/// one with ``EventBlockReader/nextChecked()`` (every event checked step by step), and expects the same
 /// answer or the same error at every step, and the same event after it. Returns the number of steps.
 private func stepBothWays(_ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64, _ context: String) -> Int {
     var steps = 0
