@@ -96,7 +96,7 @@ public struct RecordFields {
         }
         let absent = RecordFormat.absent
         var session = absent, profile = absent, placement = absent, variation = absent
-        if flags & RecordFormat.flagSession != 0 { session = try r.ref(limit: limit) }
+        if flags & RecordFormat.flagSession != 0 { session = try r.refLikelyThreeBytes(limit: limit) }
         var sub: UInt8 = 0
         var r0 = absent, r1 = absent, r2 = absent
         if extent == .all {

@@ -1,4 +1,4 @@
-import BoardwalkCodec
+@testable import BoardwalkCodec
 import BoardwalkGenerator
 import BoardwalkModel
 import Testing
@@ -163,5 +163,78 @@ private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstT
         let error = resume(&builder, bytes, firstTime: 10, firstSeq: 5)
         #expect(error != nil && error!.offset <= bytes.count)
         #expect(builder.count == 0)
+    }
+}
+
+/// Events whose deltas take every varint length: times that tie, step by a little or jump by up to 2⁶¹ µs, seqs
+/// that go up and down by up to 2⁶⁰, bodies of 0 to 200 bytes (a length of two bytes past 127).
+private func variedEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
+    var time = Int64(bitPattern: rng.next() >> 4) - (1 << 59)
+    var used = Set<UInt64>()
+    var events: [BlockEvent] = []
+    for _ in 0..<count {
+        let magnitude = rng.next() % 62
+        let delta = rng.next() % 5 == 0 ? 0 : Int64(rng.next() & ((1 << magnitude) - 1))
+        // Jumps while the times stay below 2⁶² (they must not overflow).
+        if time < 1 << 61 { time += delta }
+        var seq: UInt64
+        repeat { seq = (1 << 61) &+ (rng.next() & ((1 << (rng.next() % 61)) - 1)) } while !used.insert(seq).inserted
+        let length = rng.next() % 8 == 0 ? Int(rng.next() % 200) : Int(rng.next() % 30)
+        events.append(BlockEvent(time: time, seq: seq, body: (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }))
+    }
+    events.sort { ($0.time, $0.seq) < ($1.time, $1.seq) }
+    return events
+}
+
+/// Steps two readers of `bytes` side by side, one with ``EventBlockReader/next()`` (its fast path for most events),
+/// one with ``EventBlockReader/nextChecked()`` (every event checked step by step), and expects the same
+/// answer or the same error at every step, and the same event after it. Returns the number of steps.
+private func stepBothWays(_ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64, _ context: String) -> Int {
+    var steps = 0
+    bytes.withUnsafeBytes { raw in
+        guard let start = try? EventBlockReader(raw, firstTime: firstTime, firstSeq: firstSeq) else { return }
+        var fast = start, checked = start
+        while true {
+            let a: Result<Bool, CodecError>, b: Result<Bool, CodecError>
+            do throws(CodecError) { a = .success(try fast.next()) } catch { a = .failure(error) }
+            do throws(CodecError) { b = .success(try checked.nextChecked()) } catch { b = .failure(error) }
+            steps += 1
+            #expect(a == b, "\(context), step \(steps)")
+            #expect(fast.time == checked.time && fast.seq == checked.seq && fast.index == checked.index
+                    && fast.body.baseAddress == checked.body.baseAddress && fast.body.count == checked.body.count
+                    && fast.reader.position == checked.reader.position, "\(context), step \(steps)")
+            guard case .success(true) = a, case .success(true) = b else { return }
+        }
+    }
+    return steps
+}
+
+@Suite struct EventBlockFastPathTests {
+    /// Whole blocks with deltas of every length read the same both ways, to the end.
+    @Test(arguments: [1, 2, 3, 50, 2_000])
+    func wholeBlocksReadTheSameBothWays(count: Int) throws {
+        var rng = SplitMix64(seed: 0xFA57 &+ UInt64(count))
+        let events = variedEvents(&rng, count: count)
+        let bytes = build(events)
+        #expect(stepBothWays(bytes, firstTime: events[0].time, firstSeq: events[0].seq, "count \(count)") == count + 1)
+        #expect(try read(bytes, firstTime: events[0].time, firstSeq: events[0].seq) == events)
+    }
+
+    /// Every prefix and every single-byte change of blocks with deltas of every length gives the same events and the
+    /// same error, at the same step, both ways: the fast path passes only what the checked path passes.
+    @Test(arguments: [7, 8, 9])
+    func damagedBlocksFailTheSameBothWays(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        let events = variedEvents(&rng, count: 24)
+        let bytes = build(events)
+        let (time, seq) = (events[0].time, events[0].seq)
+        for n in 0..<bytes.count { _ = stepBothWays(Array(bytes[0..<n]), firstTime: time, firstSeq: seq, "prefix \(n)") }
+        for i in bytes.indices {
+            for v: UInt8 in [0x00, 0x01, 0x02, 0x7F, 0x80, 0x81, 0xFF, bytes[i] ^ 0x80] where v != bytes[i] {
+                var damaged = bytes
+                damaged[i] = v
+                _ = stepBothWays(damaged, firstTime: time, firstSeq: seq, "byte \(i) = \(v)")
+            }
+        }
     }
 }

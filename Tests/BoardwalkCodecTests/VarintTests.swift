@@ -63,3 +63,40 @@ import Testing
         }
     }
 }
+
+/// `ByteReader.refLikelyThreeBytes(limit:)` reads a three-byte reference from one 32-bit load and hands everything else
+/// to `ref(limit:)`: for references of every length, at every distance from the end, with limits below and above them,
+/// and for longer spellings and truncations, both give the same value and position or the same error.
+@Test func threeByteReferencesReadAsRefReadsThem() {
+    func both(_ bytes: [UInt8], limit: UInt32) -> (Result<UInt32, CodecError>, Result<UInt32, CodecError>, Int, Int) {
+        bytes.withUnsafeBytes { raw in
+            var a = ByteReader(base: raw.baseAddress!, position: 0, end: bytes.count)
+            var b = a
+            let ra: Result<UInt32, CodecError>, rb: Result<UInt32, CodecError>
+            do throws(CodecError) { ra = .success(try a.refLikelyThreeBytes(limit: limit)) } catch { ra = .failure(error) }
+            do throws(CodecError) { rb = .success(try b.ref(limit: limit)) } catch { rb = .failure(error) }
+            return (ra, rb, a.position, b.position)
+        }
+    }
+    var values: [UInt64] = [0, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 0x4001, 0x12345, 0x1F_FFFF, 0x20_0000, 0xFFFF_FFFF, 0x1_0000_0000]
+    values += (0..<40).map { UInt64($0) * 52_183 + 16_384 }
+    var compared = 0
+    for value in values {
+        let bytes = VarintTests.encoded(value)
+        for padding in 0...5 {
+            for limit: UInt32 in [0, 1, 0x4000, UInt32(truncatingIfNeeded: min(value, 0xFFFF_FFFF)), UInt32(truncatingIfNeeded: min(value + 1, 0xFFFF_FFFF)), .max] {
+                let (a, b, pa, pb) = both(bytes + [UInt8](repeating: 0x9C, count: padding), limit: limit)
+                #expect(a == b && pa == pb, "value \(value), padding \(padding), limit \(limit)")
+                compared += 1
+            }
+        }
+    }
+    // Longer spellings (a last byte of 0), continuation bits into the end, and a third byte with its high bit set.
+    for bytes: [UInt8] in [[0x80, 0x80, 0x00, 0x01], [0xFF, 0xFF, 0x00, 0x05], [0x81, 0x81], [0x81, 0x81, 0x81], [0x81, 0x81, 0x81, 0x01],
+                           [0x81, 0x81, 0x81, 0x81, 0x01], [0x80, 0x80, 0x80, 0x00]] {
+        let (a, b, pa, pb) = both(bytes, limit: .max)
+        #expect(a == b && pa == pb, "\(bytes)")
+        compared += 1
+    }
+    #expect(compared > 1_000)
+}

@@ -29,10 +29,12 @@ private struct LeanEvent: FoldFields {
 /// orders, into both and compare every field a lean fold gives. The orders include screens going back (a
 /// session in several onboardings, or events arriving late), equal times broken by seq, events without a
 /// screen, and a pool small enough to grow many times; and screen times kept in rows, for some screens (the
-/// others in chains) or all of them.
+/// others in chains) or all of them. In key order, an event right after one of the same session and group is folded
+/// with ``LeanFolds/addFollowing(slot:time:seq:screen:totalScreens:)``, as a scan does.
 @Test(arguments: [0, 5, 12])
 func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
     var rng = SplitMix64(seed: 0x1EA7 &+ UInt64(rowScreens))
+    var following = 0
     var needs = FoldNeeds()
     needs.reachTimes = true
     needs.onboarding = false
@@ -66,9 +68,18 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                 } else {
                     events.shuffle(using: &rng)
                 }
+                // In key order, an event right after one of the same session in the same group (onboarding, screen)
+                // takes `addFollowing`, as a scan's run folds it.
+                var previous: (slot: Int, screen: Int?, onboarding: StringID?)? = nil
                 for (slot, e) in events {
-                    try lean.add(slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, onboarding: e.onboarding,
-                                 totalScreens: e.totalScreens)
+                    if round % 2 == 0, let p = previous, p.slot == slot, p.screen == e.screenIndex, p.onboarding == e.onboarding {
+                        lean.addFollowing(slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, totalScreens: e.totalScreens)
+                        following += 1
+                    } else {
+                        try lean.add(slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, onboarding: e.onboarding,
+                                     totalScreens: e.totalScreens)
+                    }
+                    previous = (slot, e.screenIndex, e.onboarding)
                     lean.addOutcome(slot: slot, kind: e.kind, name: e.analyticsName, at: OrderKey(time: e.micros, seq: e.seq),
                                     strings: strings)
                     try folds[slot].add(e, seq: e.seq, full: { () throws(QueryError) -> EventView in
@@ -98,6 +109,7 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
             }
         }
     }
+    #expect(following > 100, "the key-order rounds fold events with addFollowing")
 }
 
 /// Rows of screen times grow with the sessions (from room for 64) and keep every session's times.

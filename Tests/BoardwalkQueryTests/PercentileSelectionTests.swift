@@ -49,3 +49,32 @@ import Testing
     // Every key decodes to its number.
     for x in pools.joined() { #expect(Percentile.double(fromKey: Percentile.orderedKey(x)) == x) }
 }
+
+/// Infinities, NaN and -0 keep the sorting definition (the same call on the sorted values): with an infinity, the
+/// interpolation is NaN even where the fraction is 0 (an odd count's median next to +∞), which the selection path,
+/// skipping the next rank for a fraction of 0, would not give.
+@Test func percentileOfInfinitiesNaNAndNegativeZeroIsTheSortedDefinition() {
+    var rng = SplitMix64(seed: 0x1AF)
+    let pools: [[Double]] = [
+        [1, 2, 3, .infinity],
+        [-.infinity, 1, 2, 3],
+        [-.infinity, .infinity, 5],
+        [-0.0, 0.0, 1],
+        [.nan, 1, 2],
+    ]
+    for pool in pools {
+        for _ in 0..<40 {
+            let n = Int.random(in: 32...101, using: &rng)
+            let values = (0..<n).map { _ in pool[Int.random(in: 0..<pool.count, using: &rng)] }
+            for q in [0, 0.5, 0.9, 1] {
+                let got = Percentile.of(values, q), expected = Percentile.ofSorted(values.sorted(), q)
+                #expect(got?.bitPattern == expected?.bitPattern || (got?.isNaN == true && expected?.isNaN == true),
+                        "pool \(pool), n \(n), q \(q)")
+            }
+        }
+    }
+    // The case the fallback exists for: the median of an odd count is 1, next to +∞, and 1 + 0 × (∞ − 1) is NaN.
+    let edge = [Double](repeating: .infinity, count: 16) + [Double](repeating: 1, count: 17)
+    #expect(Percentile.ofSorted(edge.sorted(), 0.5)?.isNaN == true)
+    #expect(Percentile.of(edge, 0.5)?.isNaN == true)
+}

@@ -132,37 +132,64 @@ final class LeanFolds {
 
     /// Appends an empty fold and returns its slot.
     func append() -> Int {
-        let slot = folds.append(LeanFold())
+        let slot = folds.count
+        append(count: 1)
+        return slot
+    }
+
+    /// Appends `n` empty folds (slots `count..<count + n`).
+    func append(count n: Int) {
+        guard n > 0 else { return }
+        let first = folds.count
+        folds.append(LeanFold(), count: n)
         if rowScreens > 0 {
-            if slot == rowCapacity {
-                let bigger = UnsafeMutablePointer<Int64>.allocate(capacity: rowCapacity * 2 * rowScreens)
-                bigger.moveInitialize(from: rows, count: rowCapacity * rowScreens)
+            if first + n > rowCapacity {
+                let newCapacity = max(rowCapacity * 2, first + n)
+                let bigger = UnsafeMutablePointer<Int64>.allocate(capacity: newCapacity * rowScreens)
+                bigger.moveInitialize(from: rows, count: first * rowScreens)
                 rows.deallocate()
                 rows = bigger
-                rowCapacity *= 2
+                rowCapacity = newCapacity
             }
-            (rows + slot * rowScreens).initialize(repeating: .max, count: rowScreens)
+            (rows + first * rowScreens).initialize(repeating: .max, count: n * rowScreens)
         }
-        return slot
     }
 
     /// Folds one event's time, seq, screen, onboarding and total screens into the session at `slot`, as
     /// ``SessionFold/add(_:seq:full:strings:needs:)`` folds those fields: in any order, each "first" and "last"
     /// kept with its `(time, seq)` position.
+    ///
+    /// A scan loop passes ``settings``, read once before the loop: read from the instance, each setting was loaded
+    /// again after every store to a fold (the compiler cannot tell the folds' memory from the instance's).
     @inline(__always)
-    func add(slot: Int, _ fields: RecordFields, seq: UInt64) throws(QueryError) {
+    func add(slot: Int, _ fields: RecordFields, seq: UInt64, _ settings: Settings) throws(QueryError) {
         try add(slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
-                onboarding: fields.onboarding, totalScreens: fields.totalScreens)
+                onboarding: fields.onboarding, totalScreens: fields.totalScreens, settings)
     }
 
-    /// ``add(slot:_:seq:)`` from the fields themselves.
+    /// What ``add(slot:_:seq:_:)`` and ``addFollowing(slot:_:seq:_:)`` do differently by the instance's settings.
+    struct Settings {
+        let lasts: Bool
+        let oneOnboarding: Bool
+        let reachTimes: Bool
+        let rowScreens: Int
+    }
+
+    /// This instance's settings, for a scan loop to read once.
+    var settings: Settings { Settings(lasts: lasts, oneOnboarding: oneOnboarding, reachTimes: reachTimes, rowScreens: rowScreens) }
+
+    /// ``add(slot:_:seq:_:)`` from the fields themselves.
     @inline(__always)
-    func add(slot: Int, time: Int64, seq: UInt64, screen: Int?, onboarding: StringID?, totalScreens: Int?) throws(QueryError) {
+    func add(slot: Int, time: Int64, seq: UInt64, screen: Int?, onboarding: StringID?, totalScreens: Int?,
+             _ settings: Settings? = nil) throws(QueryError) {
+        let settings = settings ?? self.settings
+        let lasts = settings.lasts, oneOnboarding = settings.oneOnboarding, reachTimes = settings.reachTimes
+        let rowScreens = settings.rowScreens
         let f = base + slot
         let at = OrderKey(time: time, seq: seq)
         if at < f.pointee.first { f.pointee.first = at }
         if lasts, f.pointee.last < at { f.pointee.last = at }
-        f.pointee.events += 1
+        f.pointee.events &+= 1
         guard let screen else { return }
         if oneOnboarding {
             f.pointee.onboarding = onboarding ?? 0
@@ -176,12 +203,38 @@ final class LeanFolds {
         if s > f.pointee.furthest { f.pointee.furthest = s }
         if reachTimes {
             if s < rowScreens {
-                let row = rows + slot * rowScreens + Int(s)
+                let row = rows + (slot &* rowScreens &+ Int(s))
                 if time < row.pointee { row.pointee = time }
             } else {
                 try noteScreen(f, s, time)
             }
         }
+    }
+
+    /// ``add(slot:_:seq:_:)`` for an event that comes after another event of the same session already folded from
+    /// the same group (onboarding, screen), later in (time, seq) order: in a scan's run, the next event of the session
+    /// just folded. That event already holds the first event, the onboarding, the furthest screen and the earliest
+    /// time at this screen against this one, so only the count, the lasts and the total screens can change.
+    @inline(__always)
+    func addFollowing(slot: Int, _ fields: RecordFields, seq: UInt64, _ settings: Settings) {
+        addFollowing(slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
+                     totalScreens: fields.totalScreens, settings)
+    }
+
+    /// ``addFollowing(slot:_:seq:_:)`` from the fields themselves.
+    @inline(__always)
+    func addFollowing(slot: Int, time: Int64, seq: UInt64, screen: Int?, totalScreens: Int?, _ settings: Settings? = nil) {
+        let f = base + slot
+        f.pointee.events &+= 1
+        if (settings ?? self.settings).lasts {
+            let at = OrderKey(time: time, seq: seq)
+            if f.pointee.last < at { f.pointee.last = at }
+            if let screen, f.pointee.lastScreenAt < at {
+                f.pointee.lastScreenAt = at
+                f.pointee.lastScreen = Int32(truncatingIfNeeded: screen)
+            }
+        }
+        if screen != nil, let totalScreens, totalScreens > f.pointee.totalScreens { f.pointee.totalScreens = totalScreens }
     }
 
     /// Keeps the earliest time of each screen of the session at `f` (in its chain). Not inlined: with rows, a
@@ -264,39 +317,39 @@ final class LeanFolds {
     /// ``SessionFold/summary(name:strings:needs:reachBuffer:)`` gives for the same events; the others keep their
     /// initial values (nothing reads them, see ``FoldNeeds/lean``).
     func summary(slot: Int, name: String, strings: StringCache, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
-        let f = base[slot]
+        let f = base + slot  // read in place: a copy of the fold is a 136-byte memcpy call
         let s = SessionSummary(id: name)
-        guard f.events > 0 else { return s }
-        if needs.onboarding, f.furthest >= 0 { s.onboarding = strings.string(f.onboarding) }
-        s.started = Timestamp(microseconds: f.first.time)
-        if lasts { s.ended = Timestamp(microseconds: f.last.time) }
-        s.eventCount = f.events
-        if f.furthest >= 0 {
-            s.furthestScreen = Int(f.furthest)
-            if lasts { s.lastScreen = Int(f.lastScreen) }
-            s.totalScreens = f.totalScreens == .min ? nil : f.totalScreens
+        guard f.pointee.events > 0 else { return s }
+        if needs.onboarding, f.pointee.furthest >= 0 { s.onboarding = strings.string(f.pointee.onboarding) }
+        s.started = Timestamp(microseconds: f.pointee.first.time)
+        if lasts { s.ended = Timestamp(microseconds: f.pointee.last.time) }
+        s.eventCount = f.pointee.events
+        if f.pointee.furthest >= 0 {
+            s.furthestScreen = Int(f.pointee.furthest)
+            if lasts { s.lastScreen = Int(f.pointee.lastScreen) }
+            s.totalScreens = f.pointee.totalScreens == .min ? nil : f.pointee.totalScreens
         }
         if outcomes {
-            s.kindsSeen = UInt32(f.kindsSeen)
-            s.namesSeen = UInt32(f.namesSeen)
+            s.kindsSeen = UInt32(f.pointee.kindsSeen)
+            s.namesSeen = UInt32(f.pointee.namesSeen)
             s.completed = s.namesSeen & SessionSummary.bit(AnalyticsName.onboardingCompleted) != 0
             s.emailCollected = s.namesSeen & SessionSummary.bit(AnalyticsName.userEmailCollected) != 0
             s.paywall = s.kindsSeen & SessionSummary.bit(EventKind.openPaywall) != 0
             s.closed = s.kindsSeen & SessionSummary.bit(EventKind.close) != 0
-            s.outcome = f.outcome
+            s.outcome = f.pointee.outcome
         }
-        if reachTimes, f.furthest >= 0 {
+        if reachTimes, f.pointee.furthest >= 0 {
             let pool = self.pool
             let rows = self.rows + slot * rowScreens, rowScreens = self.rowScreens
-            s.reachTimes = SessionFold.reachTimes(furthest: Int(f.furthest), buffer: &reachBuffer) { earliest in
+            s.reachTimes = SessionFold.reachTimes(furthest: Int(f.pointee.furthest), buffer: &reachBuffer) { earliest in
                 // The row's screens, then the chain's. Every screen of the chain is at most `furthest` (checked all
                 // the same: `earliest` is raw memory); each appears once.
-                for screen in 0..<min(rowScreens, Int(f.furthest) + 1) { earliest[screen] = rows[screen] }
-                let furthest = f.furthest
-                if f.headScreen >= 0 && f.headScreen <= furthest {
-                    earliest[Int(f.headScreen)] = min(earliest[Int(f.headScreen)], f.headTime)
+                for screen in 0..<min(rowScreens, Int(f.pointee.furthest) + 1) { earliest[screen] = rows[screen] }
+                let furthest = f.pointee.furthest
+                if f.pointee.headScreen >= 0 && f.pointee.headScreen <= furthest {
+                    earliest[Int(f.pointee.headScreen)] = min(earliest[Int(f.pointee.headScreen)], f.pointee.headTime)
                 }
-                var i = f.headPrevious
+                var i = f.pointee.headPrevious
                 while i >= 0 {
                     let entry = pool[Int(i)]
                     if entry.screen >= 0 && entry.screen <= furthest {

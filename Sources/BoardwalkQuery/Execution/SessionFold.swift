@@ -268,9 +268,16 @@ struct SessionFold {
     /// `earliest` works on the buffer's memory (an array's `append` and subscript checked capacity and uniqueness per
     /// element: callgrind, a median onboarding's screen funnel spent 3 % of its instructions here).
     static func reachTimes(furthest: Int, buffer: inout [Int64], earliest: (UnsafeMutableBufferPointer<Int64>) -> Void) -> [Int64] {
-        buffer.removeAll(keepingCapacity: true)
-        buffer.append(contentsOf: repeatElement(.max, count: furthest + 1))
+        // Resized only when the count changes (consecutive sessions often reach the same screen): emptying and
+        // refilling the array cost about 190 instructions per session.
+        let count = furthest + 1
+        if buffer.count < count {
+            buffer.append(contentsOf: repeatElement(.max, count: count - buffer.count))
+        } else if buffer.count > count {
+            buffer.removeLast(buffer.count - count)
+        }
         buffer.withUnsafeMutableBufferPointer { times in
+            times.update(repeating: .max)
             earliest(times)
             var running = Int64.max
             for i in stride(from: furthest, through: 0, by: -1) {
@@ -423,14 +430,16 @@ struct SessionSlots {
 
     /// The longest run of consecutive occupied entries, the table taken as a ring.
     private var longestRun: Int {
+        // Once around from an empty entry, so that a run through the end continues at the start (a table full of
+        // keys has one run).
+        guard let start = entries.firstIndex(of: SessionSlots.empty) else { return entries.count }
         var longest = 0, run = 0
-        // Twice around, so that a run through the end continues at the start (a table full of keys has one run).
-        for i in 0..<(2 * entries.count) {
-            if entries[i & mask] == SessionSlots.empty {
+        for k in 1...entries.count {
+            if entries[(start + k) & mask] == SessionSlots.empty {
                 run = 0
             } else {
                 run += 1
-                longest = max(longest, min(run, entries.count))
+                longest = max(longest, run)
             }
         }
         return longest
@@ -517,16 +526,26 @@ final class SlotStorage<Element> {
 
     /// Appends `value` and returns its slot.
     func append(_ value: Element) -> Int {
-        if count == capacity {
-            let bigger = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
-            bigger.moveInitialize(from: base, count: count)
-            base.deallocate()
-            base = bigger
-            capacity *= 2
-        }
+        if count == capacity { grow(to: capacity * 2) }
         (base + count).initialize(to: value)
         count += 1
         return count - 1
+    }
+
+    /// Appends `n` copies of `value` (one growth, and no copy call per element for a large value).
+    func append(_ value: Element, count n: Int) {
+        guard n > 0 else { return }
+        if count + n > capacity { grow(to: max(capacity * 2, count + n)) }
+        (base + count).initialize(repeating: value, count: n)
+        count += n
+    }
+
+    private func grow(to newCapacity: Int) {
+        let bigger = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        bigger.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = bigger
+        capacity = newCapacity
     }
 }
 

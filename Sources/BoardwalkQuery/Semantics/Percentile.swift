@@ -20,20 +20,29 @@ enum Percentile {
     ///   most eight passes of counting and keeping over a shrinking set), and a pass for the next rank.
     static func of(_ values: [Double], _ q: Double) -> Double? {
         guard !values.isEmpty else { return nil }
-        // Small inputs sort as fast; NaN has no rank and -0 equals 0, so either would make "the value at
-        // rank k" depend on the algorithm: those keep the sorting definition.
-        if values.count < 32 || values.contains(where: { $0.isNaN || ($0 == 0 && $0.sign == .minus) }) {
-            return ofSorted(values.sorted(), q)
-        }
+        // Small inputs sort as fast.
+        if values.count < 32 { return ofSorted(values.sorted(), q) }
         let n = values.count
         let h = Double(n - 1) * q
         let lower = Int(h.rounded(.down))
         let fraction = h - Double(lower)
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: n) { keys -> Double in
-            for i in 0..<n { keys[i] = orderedKey(values[i]) }
+            // NaN has no rank and -0 equals 0, so either would make "the value at rank k" depend on the algorithm;
+            // and with an infinity, the interpolation below can be NaN even where `fraction` is 0. Those keep the
+            // sorting definition (found in the pass that makes the keys, without a branch per value).
+            var special = false
+            values.withUnsafeBufferPointer { values in
+                for i in 0..<n {
+                    let bits = values[i].bitPattern
+                    special = special || (bits & ~(1 << 63)) >= 0x7FF0_0000_0000_0000 || bits == 1 << 63
+                    keys[i] = orderedKey(values[i])
+                }
+            }
+            if special { return ofSorted(values.sorted(), q)! }
             let key = select(keys, rank: lower)
             var next = key
-            if lower + 1 < n {
+            // With `fraction` 0 and finite values, the next rank does not change the result (a median of an odd count).
+            if lower + 1 < n && fraction != 0 {
                 // The next rank: the same value when it fills ranks past `lower`, else the smallest one above it.
                 var atMost = 0
                 var above = UInt64.max
