@@ -117,13 +117,13 @@ struct EmbeddingAsDocumentedQA9Tests {
         // store.append inside read { } and write { }.
         let e = Self.event("S", screen: 0, second: 0, .analytics(.screenPresented), id: "x")
         do {
-            try store.read { _ in try store.append([e]) }
+            _ = try store.read { _ in try store.append([e]) }
             Issue.record("append inside read succeeded")
         } catch let error as StoreError {
             #expect(error.kind == .insideTransaction)
         }
         do {
-            try store.write { _ in try store.append([e]) }
+            _ = try store.write { _ in try store.append([e]) }
             Issue.record("append inside write succeeded")
         } catch let error as StoreError {
             #expect(error.kind == .insideTransaction)
@@ -230,42 +230,10 @@ struct EmbeddingAsDocumentedQA9Tests {
         #expect(try copy.check().isOK)
     }
 
-    @Test("the recorder of the guide, used as its comments say")
-    func recorderAsDocumented() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        // A directory whose parents do not exist yet (Application Support on a fresh install).
-        let recorder = try QA9OnboardingRecorder(directory: dir.appendingPathComponent("Library/Application Support/events"),
-                                                 profileID: "p1")
-        defer { recorder.store.close() }
-        func meta(_ screen: Int) -> Meta {
-            Meta(onboardingID: "onb_1", screenClientID: "s\(screen)", screenIndex: screen, totalScreens: 3)
-        }
-        recorder.record(.onboardingLoaded, meta: meta(0), session: "c1")
-        recorder.record(.analytics(.onboardingStarted), meta: meta(0), session: "c1")
-        recorder.record(.analytics(.screenPresented), meta: meta(0), session: "c1")
-        recorder.record(.stateUpdated(StateUpdate(elementID: "level", value: .select(Choice(id: "o1", value: "pro", label: "Pro")))),
-                        meta: meta(0), session: "c1")
-        // An event the store refuses: the recorder drops it and keeps the rest of the batch.
-        recorder.record(.analytics(.screenPresented),
-                        meta: Meta(onboardingID: "onb_1", screenClientID: "x", screenIndex: Meta.maxScreenIndex + 1, totalScreens: 3),
-                        session: "c1")
-        recorder.record(.analytics(.screenPresented), meta: meta(1), session: "c1")
-        recorder.record(.error(OnboardingError(domain: "AdaptyUIError", code: 4200, message: "offline")), meta: nil, session: "c1")
-        recorder.flushAndWait()
-
-        let stored = try recorder.store.read { try $0.events(inSession: "c1") }
-        #expect(stored.count == 6, "everything but the refused event")
-        #expect(stored.allSatisfy { $0.event.profile == "p1" })
-        #expect(stored.last?.event.kind == .error)
-        let source = StoreEventSource(recorder.store)
-        let levels = try Query.parse(#"sessions | count by answer("level") as level"#).run(on: source)
-        #expect(levels[0, "level"]?.stringValue == "pro" && levels[0, "count"]?.intValue == 1)
-        let funnel = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel"#).run(on: source)
-        #expect(funnel.rows.count == 3)
-        #expect(funnel[1, "sessions"]?.intValue == 1 && funnel[2, "sessions"]?.intValue == 0)
-        #expect(funnel[1, "median_time"]?.durationSeconds != nil)
-        // The guide's error example: a type error at line 1, column 21.
+    // The guide's recorder is compiled from the document and exercised by EmbeddingGuideTests (BoardwalkStoreTests);
+    // a second copy here could drift from it unnoticed.
+    @Test("the guide's query error example: a type error at line 1, column 21, with a caret")
+    func guideErrorExample() throws {
         do {
             _ = try Query.parse(#"sessions | count by answr("level")"#)
             Issue.record("a misspelt function parsed")
@@ -273,56 +241,6 @@ struct EmbeddingAsDocumentedQA9Tests {
             #expect(error.kind == .type)
             #expect(error.location?.line == 1 && error.location?.column == 21)
             #expect(error.description.contains("^"))
-        }
-    }
-}
-
-/// docs/storage.md's `OnboardingRecorder`, as written there (renamed so as not to collide with the guide's test).
-private final class QA9OnboardingRecorder: @unchecked Sendable {
-    let store: Store
-    private let profileID: String?
-    private let queue = DispatchQueue(label: "onboarding-recorder")
-    private var pending: [Event] = []
-
-    init(directory: URL, profileID: String? = nil) throws {
-        try FileManager.default.createDirectory(at: directory.deletingLastPathComponent(),
-                                                withIntermediateDirectories: true)
-        store = try Store.open(at: directory.path)
-        self.profileID = profileID
-    }
-
-    func record(_ payload: Payload, meta: Meta?, session: String) {
-        let event = Event(
-            time: Timestamp(microseconds: Int64(Date().timeIntervalSince1970 * 1_000_000)),
-            session: session,
-            profile: profileID,
-            eventID: UUID().uuidString,
-            meta: meta,
-            payload: payload)
-        queue.async {
-            self.pending.append(event)
-            if self.pending.count >= 50 { self.appendPending() }
-        }
-    }
-
-    func flush() {
-        queue.async { self.appendPending() }
-    }
-
-    func flushAndWait() {
-        queue.sync { self.appendPending() }
-    }
-
-    private func appendPending() {
-        while !pending.isEmpty {
-            do {
-                try store.append(pending)
-                pending.removeAll()
-            } catch let error as StoreError where error.batchIndex != nil {
-                pending.remove(at: error.batchIndex!)
-            } catch {
-                return
-            }
         }
     }
 }
