@@ -457,15 +457,21 @@ final class WriterState {
         let storedNext = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
         // next_seq alone misses another process's batch that was refused, caught and committed: its strings are
         // stored without an event.
-        if loaded && storedNext == knownNextSeq, try StringChunks.count(in: txn, dbs) == UInt32(table.count) { return }
-        let have = loaded ? table.count : 0
-        if !loaded { table = StringTable() }
-        try StringChunks.forEach(in: txn, dbs, from: UInt32(have)) { id, entry in
-            _ = table.intern(entry.string)
-            guard table.count == Int(id) + 1 else {
-                throw StoreError(.corrupt, "string id \(id) repeats an earlier string")
+        do {
+            if loaded && storedNext == knownNextSeq, try StringChunks.count(in: txn, dbs) == UInt32(table.count) { return }
+            let have = loaded ? table.count : 0
+            if !loaded { table = StringTable() }
+            try StringChunks.forEach(in: txn, dbs, from: UInt32(have)) { id, entry in
+                _ = table.intern(entry.string)
+                guard table.count == Int(id) + 1 else {
+                    throw StoreError(.corrupt, "string id \(id) repeats an earlier string")
+                }
+                return true
             }
-            return true
+        } catch let error as StoreError where error.kind == .corrupt {
+            // New strings would get ids that may be taken: nothing is written (reads still work).
+            throw StoreError(.corrupt, "cannot write: the store's string dictionary is damaged (\(error.description)); "
+                             + "`boardwalk check` says where; restore the store from a backup, or export and re-import it")
         }
         committedStrings = table.count
         inferCache.removeAll()
@@ -480,6 +486,8 @@ final class WriterState {
     // MARK: Append
 
     /// Starts a write transaction: brings the caches up to date.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the string dictionary cannot be read: a write
+    ///   would give new strings ids that may be taken, so nothing is written (reads still work).
     func begin(_ txn: Transaction) throws {
         self.txn = txn
         try refresh(txn)

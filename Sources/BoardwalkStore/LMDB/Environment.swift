@@ -123,10 +123,12 @@ final class Environment: @unchecked Sendable {
     /// Gives `lock.mdb` its disk blocks before liblmdb opens it. liblmdb sizes a new (or short) lock file with
     /// `ftruncate`, which allocates nothing, and then writes it through a memory map: on a full disk that first
     /// write is a SIGBUS (QA, session 9: `stats` on a store copied without its lock file to a full file system
-    /// died with a bus error). `posix_fallocate` of the bytes liblmdb uses (8 KiB for its 126 reader slots,
-    /// 16 KiB reserved) turns that into `ENOSPC` here. Blocks already there are left as they are, so a lock file in
-    /// use by another process is not changed. Nothing is done when the file cannot be opened for writing (a
-    /// read-only store: liblmdb then reads without a lock file, or fails by itself).
+    /// died with a bus error). `posix_fallocate` of the file's own length, or of the 8 KiB liblmdb gives a new one
+    /// (`sizeof(MDB_txninfo)` 192 + 125 reader slots of 64), turns that into `ENOSPC` here. The length is never
+    /// changed: liblmdb reads a longer file as more reader slots, and a process that mapped the shorter one would
+    /// then write its slot past its map (review, session 9). Filling the holes of a file in use changes none of its
+    /// bytes, and a lock file whose blocks are all there needs no space at all. Nothing is done when the file cannot
+    /// be opened for writing (a read-only store: liblmdb then reads without a lock file, or fails by itself).
     ///
     /// Closing a descriptor of `lock.mdb` drops every `fcntl` lock this process holds on it; this runs before
     /// liblmdb takes any, and a process opens a store once (``StoreError/Kind/alreadyOpen``).
@@ -134,7 +136,9 @@ final class Environment: @unchecked Sendable {
         let fd = Glibc.open(path + "/lock.mdb", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return }
         defer { Glibc.close(fd) }
-        let rc = posix_fallocate(fd, 0, 16 << 10)
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return }
+        let rc = posix_fallocate(fd, 0, max(st.st_size, 8 << 10))
         // EOPNOTSUPP/EINVAL: a file system without fallocate; liblmdb's own sizing then applies.
         guard rc == 0 || rc == EOPNOTSUPP || rc == EINVAL else {
             throw LMDBError(code: rc, context: "posix_fallocate(\(path)/lock.mdb): reserving the lock file")
