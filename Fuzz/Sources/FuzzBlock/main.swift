@@ -2,7 +2,7 @@ import BoardwalkCodec
 import BoardwalkModel
 import FuzzSupport
 
-/// Event-block and session-bucket readers: untrusted bytes must read or throw (never trap), and whatever
+/// Event-block, session-bucket and string-chunk readers: untrusted bytes must read or throw (never trap), and whatever
 /// reads must obey the format's rules and survive being built again (a block byte for byte). The first 17 bytes of
 /// the input are the key's fields (time, seq, and a selector byte), all 64 bits of each so the readers'
 /// overflow guards near `Int64.max` and `UInt64.max` are reached; the rest is the value.
@@ -13,7 +13,11 @@ public func fuzzBlock(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let time = Int64(bitPattern: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
     let seq = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
     let value = UnsafeRawBufferPointer(rebasing: raw[17...])
-    if raw[16] & 1 == 0 { checkBlock(value, time: time, seq: seq) } else { checkBucket(value, keySeq: seq) }
+    switch raw[16] % 3 {
+    case 0: checkBlock(value, time: time, seq: seq)
+    case 1: checkBucket(value, keySeq: seq)
+    default: checkStringChunk(value)
+    }
     return 0
 }
 
@@ -92,4 +96,43 @@ func checkBucket(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64) {
         }
     }
     guard again.elementsEqual(entries, by: { $0 == $1 }) else { fuzzFailure("a rebuilt session bucket value reads differently") }
+}
+
+func checkStringChunk(_ bytes: UnsafeRawBufferPointer) {
+    // Each string as the bytes it stands for (a UUID entry formatted back), and whether the entry matches them.
+    var strings: [[UInt8]] = []
+    do throws(CodecError) {
+        var reader = try StringChunkReader(bytes)
+        while let entry = try reader.next() {
+            let utf8: [UInt8]
+            switch entry {
+            case .utf8(let b): utf8 = Array(b)
+            case .uuid: utf8 = Array(entry.string.utf8)
+            }
+            if !utf8.withUnsafeBytes({ entry.matches($0) }) { fuzzFailure("a chunk entry does not match its own bytes") }
+            strings.append(utf8)
+        }
+        if strings.count != reader.count { fuzzFailure("a chunk read \(strings.count) strings of \(reader.count)") }
+    } catch {
+        if error.offset < 0 || error.offset > bytes.count { fuzzFailure("error offset \(error.offset) outside the value") }
+        return
+    }
+    // The same strings built again read back byte for byte (a string that looks like a UUID may change form).
+    var builder = StringChunkBuilder(capacity: 16)
+    for s in strings { s.withUnsafeBytes { builder.append($0) } }
+    var again: [[UInt8]] = []
+    builder.withValue { value in
+        do throws(CodecError) {
+            var reader = try StringChunkReader(value)
+            while let entry = try reader.next() {
+                switch entry {
+                case .utf8(let b): again.append(Array(b))
+                case .uuid: again.append(Array(entry.string.utf8))
+                }
+            }
+        } catch {
+            fuzzFailure("a rebuilt string chunk does not read: \(error)")
+        }
+    }
+    if again != strings { fuzzFailure("a rebuilt string chunk reads differently") }
 }
