@@ -13,6 +13,9 @@
 /// }
 /// builder.withValue { value in store(key: firstID, value) }
 /// ```
+///
+/// The builder's buffer is a reference that copies share (as ``EventBlockBuilder``'s): keep one builder per
+/// writer and reuse it with ``reset()``; two copies appended to would write over each other.
 public struct StringChunkBuilder {
     /// Room for the count's varint in front of the strings (a count below 2^35).
     private static let countRoom = 5
