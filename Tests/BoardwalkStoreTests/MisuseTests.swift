@@ -319,21 +319,3 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         }
     }
 }
-
-/// liblmdb writes `lock.mdb` through a memory map after sizing it with `ftruncate`; on a full disk that write was a
-/// bus error (QA, session 9, reproduced on a full tmpfs). The store reserves the file's blocks first, so that a full
-/// disk is an `ENOSPC` error at open instead.
-@Suite struct LockFileReservationTests {
-    @Test func theLockFileHasItsBlocksBeforeLMDBWritesIt() throws {
-        let dir = temporaryDirectory()
-        defer { removeDirectory(dir) }
-        let store = try Store.open(at: dir)
-        defer { store.close() }
-        var st = stat()
-        #expect(stat(dir + "/lock.mdb", &st) == 0)
-        // st_blocks counts 512-byte units: all of liblmdb's 8 KiB (126 reader slots) reserved, and no more (a longer
-        // file would be read as more reader slots).
-        #expect(Int(st.st_blocks) * 512 >= 8 << 10, "\(st.st_blocks) blocks")
-        #expect(Int(st.st_size) == 8 << 10)
-    }
-}

@@ -10,16 +10,17 @@ import Testing
 import Glibc
 #endif
 
-/// Review of session 9's lock-file reservation (53071ce) and format-5 review fixes (f5e84e4).
-@Suite struct Review9bTests {
+/// The lock file's reserved blocks (liblmdb writes `lock.mdb` through a memory map after sizing it with `ftruncate`:
+/// on a full disk that write was a bus error, QA of session 9), and the string dictionary's shared cache and damage.
+@Suite struct LockFileAndStringCacheTests {
     /// liblmdb sizes its reader table from the lock file's size when the file is at least the size it would make:
     /// 8 KiB is its 126 reader slots; a 16 KiB file gives 254 (`mdb_env_get_maxreaders`, checked with a C probe).
-    /// `reserveLockFile` extends every lock file shorter than 16 KiB, also one in use by another process that
-    /// mapped 8 KiB and believes there are 126 slots (an earlier Boardwalk, `mdb_stat`): a reader slot at 126 or
-    /// above that this process takes lies outside that process's map, which then registers its own readers past
-    /// its map (outside the shared file: a writer does not see them and may reuse their pages). On a full disk the
-    /// growth also fails with ENOSPC, so a store with an 8 KiB lock file could no longer be opened, even read-only,
-    /// although liblmdb would not have written any unallocated block of it.
+    /// A first version of `reserveLockFile` extended every lock file shorter than 16 KiB, also one in use by another
+    /// process that mapped 8 KiB and believes there are 126 slots (an earlier Boardwalk, `mdb_stat`): a reader slot
+    /// at 126 or above that this process takes lies outside that process's map, which then registers its own readers
+    /// past its map (outside the shared file: a writer does not see them and may reuse their pages). On a full disk
+    /// the growth also failed with ENOSPC, so a store with an 8 KiB lock file could no longer be opened, even
+    /// read-only, although liblmdb would not have written any unallocated block of it.
     ///
     /// Expected: a lock file liblmdb already sized is left at its size (only holes in it may be filled).
     @Test(arguments: [false, true])
@@ -54,7 +55,7 @@ import Glibc
         #expect(Int(st.st_blocks) * 512 >= Int(st.st_size), "\(st.st_blocks) blocks")
     }
 
-    /// f5e84e4's `refresh` reads the last strings chunk before every batch, so a loaded writer now refuses to
+    /// `refresh` reads the last strings chunk before every batch, so a loaded writer now refuses to
     /// append to a store whose last strings key is malformed (as a fresh writer already did). The refusal is
     /// `corrupt` and names the damage; the events stay readable (`lastChunkKey`).
     @Test func aMalformedLastStringsKeyRefusesAppendsAsCorrupt() throws {
