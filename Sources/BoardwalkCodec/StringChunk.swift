@@ -56,36 +56,24 @@ public struct StringChunkBuilder {
     public mutating func append(_ utf8: UnsafeRawBufferPointer) {
         let needed = end + 10 + utf8.count
         if needed > storage.capacity { storage = storage.grown(to: needed) }
-        let p = storage.pointer
+        var w = ByteWriter(base: storage.pointer, position: end)
         if let (hi, lo, upper) = parseUUID(utf8) {
-            p.storeBytes(of: upper ? StringChunkFormat.upperUUID : StringChunkFormat.lowerUUID, toByteOffset: end, as: UInt8.self)
-            p.storeBytes(of: hi.bigEndian, toByteOffset: end + 1, as: UInt64.self)
-            p.storeBytes(of: lo.bigEndian, toByteOffset: end + 9, as: UInt64.self)
-            end += 17
+            w.byte(upper ? StringChunkFormat.upperUUID : StringChunkFormat.lowerUUID)
+            withUnsafeBytes(of: hi.bigEndian) { w.bytes($0) }
+            withUnsafeBytes(of: lo.bigEndian) { w.bytes($0) }
         } else {
-            var v = UInt64(utf8.count) << 1
-            while v >= 0x80 {
-                p.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: end, as: UInt8.self)
-                end += 1
-                v >>= 7
-            }
-            p.storeBytes(of: UInt8(v), toByteOffset: end, as: UInt8.self)
-            end += 1
-            if let base = utf8.baseAddress { (p + end).copyMemory(from: base, byteCount: utf8.count) }
-            end += utf8.count
+            w.varint(UInt64(utf8.count) << 1)
+            w.bytes(utf8)
         }
+        end = w.position
         count += 1
     }
 
     /// Calls `body` with the chunk's bytes: the count, then the strings.
     public func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        let size = varintSize(UInt64(count))
-        let start = Self.countRoom - size
-        var v = UInt64(count)
-        for i in 0..<size {
-            storage.pointer.storeBytes(of: UInt8(truncatingIfNeeded: v) | (i < size - 1 ? 0x80 : 0), toByteOffset: start + i, as: UInt8.self)
-            v >>= 7
-        }
+        let start = Self.countRoom - varintSize(UInt64(count))
+        var w = ByteWriter(base: storage.pointer, position: start)
+        w.varint(UInt64(count))
         return try body(UnsafeRawBufferPointer(start: storage.pointer + start, count: end - start))
     }
 }

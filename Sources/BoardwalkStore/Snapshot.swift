@@ -24,7 +24,7 @@ public struct Snapshot: StringResolver {
         do {
             stringCount = try StringChunks.count(in: txn, dbs)
         } catch let error as StoreError where error.kind == .corrupt {
-            stringCount = try Self.lastChunkKey(txn, dbs)
+            stringCount = try Self.fallbackStringCount(txn, dbs)
         }
     }
 
@@ -47,7 +47,7 @@ public struct Snapshot: StringResolver {
 
     /// The string count of a store whose last chunk cannot be read: that of the last well-formed chunk (stepping
     /// back over malformed keys), or its first id when its count does not decode, or 0. `check()` reports the damage.
-    private static func lastChunkKey(_ txn: Transaction, _ dbs: Databases) throws -> UInt32 {
+    private static func fallbackStringCount(_ txn: Transaction, _ dbs: Databases) throws -> UInt32 {
         try txn.withCursor(dbs.strings) { c in
             var found = try c.last()
             while found && c.key.count != 4 { found = try c.previous() }

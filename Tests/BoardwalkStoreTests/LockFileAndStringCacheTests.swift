@@ -57,7 +57,7 @@ import Glibc
 
     /// `refresh` reads the last strings chunk before every batch, so a loaded writer now refuses to
     /// append to a store whose last strings key is malformed (as a fresh writer already did). The refusal is
-    /// `corrupt` and names the damage; the events stay readable (`lastChunkKey`).
+    /// `corrupt` and names the damage; the events stay readable (`fallbackStringCount`).
     @Test func aMalformedLastStringsKeyRefusesAppendsAsCorrupt() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -92,9 +92,7 @@ import Glibc
         do {
             let store = try Store.open(at: dir, options: .init(durability: .noSync))
             defer { store.close() }
-            try store.append(sessions.enumerated().map { i, s in
-                Event(time: Timestamp(microseconds: Int64(i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
-            })
+            try store.append(sessionStarts(sessions))
         }
         let store = try Store.open(at: dir)
         defer { store.close() }

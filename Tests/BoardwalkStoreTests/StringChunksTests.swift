@@ -202,17 +202,12 @@ import Testing
         defer { store.close() }
         let old = (0..<200).map { _ in UUID().uuidString }
         let new = (0..<200).map { i in "new-\(i)" }
-        func events(_ sessions: [String], from: Int) -> [Event] {
-            sessions.enumerated().map { i, s in
-                Event(time: Timestamp(microseconds: Int64(from + i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
-            }
-        }
-        try store.append(events(old, from: 0))
+        try store.append(sessionStarts(old))
         try store.env.transaction(write: false) { older in
             let s1 = try Snapshot(txn: older, dbs: store.dbs, cache: store.stringCache)
             // Appended from another thread while `older` stays open (this thread's read would not let it).
             let done = DispatchSemaphore(value: 0)
-            let batch = events(new, from: 200)
+            let batch = sessionStarts(new, from: 200)
             nonisolated(unsafe) var failure: (any Error)? = nil
             Thread {
                 do { try store.append(batch) } catch { failure = error }
@@ -250,9 +245,7 @@ import Testing
             try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1)])
             _ = try store.read { try $0.id(of: "s1") }  // loads the readers' table
             try store.write { w in
-                try w.append([lower, digits, mixed].enumerated().map { i, s in
-                    Event(time: Timestamp(microseconds: Int64(10 + i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
-                })
+                try w.append(sessionStarts([lower, digits, mixed], from: 10))
                 // The second event cannot be stored (its time is out of range): the batch is refused after its
                 // first event's session was interned.
                 #expect(throws: StoreError.self) {
@@ -321,9 +314,7 @@ import Testing
         sessions.append("t" + String(100_000))
         sessions.append("t" + String(100_001))
         #expect(sessions.prefix(126).allSatisfy { $0.utf8.count == 7 })
-        try store.append(sessions.enumerated().map { i, s in
-            Event(time: Timestamp(microseconds: Int64(i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
-        })
+        try store.append(sessionStarts(sessions))
         let sizes: [Int] = try store.env.transaction(write: false) { txn in
             try txn.withCursor(store.dbs.strings) { c in
                 var out: [Int] = []
@@ -371,7 +362,7 @@ import Testing
 
     /// One malformed key after the last chunk (5 bytes, not 4) is damage `check()` reports; it should not also
     /// make every event unreadable. Format 4 counted entries, so events still read; format 5's `Snapshot.init`
-    /// falls back to `lastChunkKey`, which steps back over such keys to the last well-formed chunk (it answered 0,
+    /// falls back to `fallbackStringCount`, which steps back over such keys to the last well-formed chunk (it answered 0,
     /// a string count of 0, and every string reference of every event was out of range).
     @Test func aMalformedLastKeyLeavesEventsReadable() throws {
         let dir = temporaryDirectory()
@@ -406,9 +397,7 @@ import Testing
         defer { store.close() }
         let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
         #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8))
-        try store.append([composed, decomposed].enumerated().map { i, s in
-            Event(time: Timestamp(microseconds: Int64(i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
-        })
+        try store.append(sessionStarts([composed, decomposed]))
         try store.read { s in
             #expect(try s.stats().strings == 2)
             #expect(try s.id(of: composed) == 0)
@@ -427,9 +416,7 @@ import Testing
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
         let sessions = (0..<240).map { i in i % 2 == 0 ? UUID().uuidString : "s-\(i)-é" }
-        try store.append(sessions.enumerated().map { i, s in
-            Event(time: Timestamp(microseconds: Int64(i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
-        })
+        try store.append(sessionStarts(sessions))
         let chunks: [(key: [UInt8], value: [UInt8])] = try store.env.transaction(write: false) { txn in
             try txn.withCursor(store.dbs.strings) { c in
                 var out: [([UInt8], [UInt8])] = []
@@ -482,9 +469,7 @@ import Testing
         do {
             let store = try Store.open(at: dir, options: .init(durability: .noSync))
             defer { store.close() }
-            try store.append(sessions.enumerated().map { i, s in
-                Event(time: Timestamp(microseconds: Int64(i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
-            })
+            try store.append(sessionStarts(sessions))
         }
         let store = try Store.open(at: dir)
         defer { store.close() }

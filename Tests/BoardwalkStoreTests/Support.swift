@@ -33,3 +33,11 @@ func appendDamageFixture(_ store: Store) throws {
                       simpleEvent(onboarding: 0, screen: 0, session: 1, time: 30)])
     try store.append((0..<200).map { simpleEvent(onboarding: 0, screen: 1, session: 500 + $0, time: 40 + Int64($0)) })
 }
+
+/// One `onboarding_started` event without `meta` per session id, at times `from`, `from + 1`, …: what the string
+/// dictionary tests store (each session id is a new string).
+func sessionStarts(_ sessions: [String], from: Int = 0) -> [Event] {
+    sessions.enumerated().map { i, s in
+        Event(time: Timestamp(microseconds: Int64(from + i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
+    }
+}
