@@ -59,8 +59,9 @@ public struct StringChunkBuilder {
         var w = ByteWriter(base: storage.pointer, position: end)
         if let (hi, lo, upper) = parseUUID(utf8) {
             w.byte(upper ? StringChunkFormat.upperUUID : StringChunkFormat.lowerUUID)
-            withUnsafeBytes(of: hi.bigEndian) { w.bytes($0) }
-            withUnsafeBytes(of: lo.bigEndian) { w.bytes($0) }
+            // `fixed64` writes least significant byte first: of the swapped value, that is big-endian.
+            w.fixed64(hi.byteSwapped)
+            w.fixed64(lo.byteSwapped)
         } else {
             w.varint(UInt64(utf8.count) << 1)
             w.bytes(utf8)
