@@ -9,12 +9,25 @@ import BoardwalkModel
 enum Layout {
     /// The format this code writes. A store whose `meta/format` is larger is refused at open, one whose
     /// format is smaller too (no migration: re-import it).
+    /// Format 6 keeps `onboarding_sessions` in chunks of an onboarding's sessions (``OnboardingSessions``); format 5
+    /// had one entry per (onboarding, session) pair.
     /// Format 5 keeps `strings` in chunks of consecutive ids (``StringChunks``) with UUIDs in 16 bytes; format 4
     /// had one entry per string. Format 4 keys the session index by buckets of consecutive session ids (one
     /// value per bucket and batch, grown across batches); format 3 had one list per session and batch, and grew a group's newest block
     /// over several batches (so a `batches` entry lists blocks that also hold other batches' seqs); format 2
     /// wrote one block per group and batch; format 1 had one entry per event.
-    static let formatVersion: UInt32 = 5
+    static let formatVersion: UInt32 = 6
+
+    /// What set an older format apart, for the message refusing it.
+    static func formerLayout(of format: UInt32) -> String {
+        switch format {
+        case 1: "one entry per event"
+        case 2: "blocks never grown after their batch"
+        case 3: "one session list per session and batch"
+        case 4: "one strings entry per string"
+        default: "one onboarding_sessions entry per pair"
+        }
+    }
 
     // Named databases.
     static let meta = "meta"
@@ -47,8 +60,14 @@ enum Layout {
     /// A batch's new strings are cut into `strings` chunks of at most this many bytes (a longer string gets a chunk
     /// of its own): a few chunks per leaf page, and one put per 59 UUIDs (17 bytes each) instead of one per string.
     static let stringChunkTarget = 1_024
-    /// `onboarding_sessions` key: onboarding id (4) ‖ session id (4); value: time of its first event (8).
+    /// `onboarding_sessions` key: onboarding id (4) ‖ the chunk's first session id (4); value: a session pair chunk
+    /// (codec `SessionPairChunkBuilder`: the onboarding's sessions from that one on, each with the time of its
+    /// first stored event).
     static let onboardingSessionKeySize = 8
+    /// The writer keeps each `onboarding_sessions` chunk within this many bytes: about 100 sessions (5 bytes each
+    /// when new sessions arrive close together), several chunks per leaf page, and a pair looked up by decoding
+    /// at most one chunk.
+    static let sessionPairChunkTarget = 512
     /// `batches` key: seq of the batch's first event (8) ‖ chunk number (2); value: the batch's event count
     /// (4) ‖ up to ``batchChunk`` block keys (22 bytes each).
     static let batchKeySize = 10

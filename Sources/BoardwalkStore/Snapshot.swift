@@ -465,30 +465,11 @@ public struct Snapshot: StringResolver {
     /// - Complexity: O(log N + sessions of the onboarding).
     public func sessions(ofOnboarding onboarding: StringID) throws -> [SessionSummary] {
         var out: [SessionSummary] = []
-        try forEachOnboardingSession(onboarding) { session, value in
+        try forEachOnboardingSession(onboarding) { session, timeBits in
             out.append(SessionSummary(id: session, session: string(for: session) ?? "",
-                                      firstTime: Timestamp(microseconds: Layout.time(fromBits: value.be64(0)))))
+                                      firstTime: Timestamp(microseconds: Layout.time(fromBits: timeBits))))
         }
         return out
-    }
-
-    /// Calls `body` with each session of `onboarding` in `onboarding_sessions` and its entry's value (the time
-    /// bits of its first stored event), in session id order: what ``sessions(ofOnboarding:)-(StringID)`` and
-    /// ``sessionIDs(ofOnboarding:)`` read.
-    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for an entry of the wrong size.
-    func forEachOnboardingSession(_ onboarding: StringID, _ body: (StringID, UnsafeRawBufferPointer) throws -> Void) throws {
-        var start = (UInt64(onboarding) << 32).bigEndian
-        try txn.withCursor(dbs.onboardingSessions) { c in
-            var found = try withUnsafeBytes(of: &start) { try c.seek($0) }
-            while found {
-                guard c.key.count == 8, c.value.count == 8 else {
-                    throw StoreError(.corrupt, "an onboarding_sessions entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
-                }
-                if c.key.be32(0) != onboarding { break }
-                try body(c.key.be32(4), c.value)
-                found = try c.next()
-            }
-        }
     }
 
     /// The sessions of `onboarding` (``RecordFormat/noOnboarding``: sessions with events without a position) whose
@@ -499,8 +480,8 @@ public struct Snapshot: StringResolver {
     public func sessionIDs(ofOnboarding onboarding: StringID, firstStoredFrom time: Timestamp) throws -> [StringID] {
         let bits = Layout.timeBits(time.microseconds)
         var out: [StringID] = []
-        try forEachOnboardingSession(onboarding) { session, value in
-            if value.be64(0) >= bits { out.append(session) }
+        try forEachOnboardingSession(onboarding) { session, timeBits in
+            if timeBits >= bits { out.append(session) }
         }
         return out
     }

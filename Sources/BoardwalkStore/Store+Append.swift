@@ -253,7 +253,10 @@ final class WriterState {
     private var groupTimes: GroupTimeMemo
     private var storedIDs = Set<DuplicateKey>()
     private var loadedRanges: [UInt64: ClosedRange<UInt64>] = [:]
-    private let scratch: UnsafeMutableRawPointer
+    /// Key bytes for the puts (2 KiB).
+    let scratch: UnsafeMutableRawPointer
+    /// Kept across batches: `onboarding_sessions` chunks (OnboardingSessions.swift).
+    var pairChunkBuilder = SessionPairChunkBuilder()
     private let chunk: UnsafeMutableRawPointer
     /// The size at which a block is sealed: one overflow page (``Layout/blockTarget(pageSize:)``).
     private let blockTarget: Int
@@ -1115,33 +1118,6 @@ final class WriterState {
             throw StoreError(.corrupt, "the session bucket \(bucket) already has a value at seq \(builder.baseSeq), at or past next_seq")
         }
         bucketTails.note(bucket: bucket, keySeq: builder.baseSeq, bytes: bytes, fingerprint: print)
-    }
-
-    /// `onboarding_sessions`: the pairs the batch's filter did not know (first seen, or forgotten by the filter),
-    /// in key order, each once, with `MDB_NOOVERWRITE`: only those not already stored count as new.
-    /// - Returns: how many sessions are new to the store.
-    private func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws -> Int {
-        guard !pairs.isEmpty else { return 0 }
-        let key = scratch
-        var inserted: [UInt64] = []
-        let sorted = WriterState.radixSorted(pairs) { $0.pair }
-        try txn.withCursor(dbs.onboardingSessions) { c in
-            // A pair can be listed more than once (its filter slot was taken in between): the sort is stable, so
-            // the first listed, the pair's first event in arrival order, is the one put.
-            var previous: UInt64? = nil
-            for p in sorted where p.pair != previous {
-                previous = p.pair
-                key.storeBE(p.pair, at: 0)
-                key.storeBE(p.timeBits, at: 8)
-                // NOOVERWRITE: an earlier process may have stored the pair (this cache only knows its own).
-                if try c.put(UnsafeRawBufferPointer(start: key, count: 8), UnsafeRawBufferPointer(start: key + 8, count: 8),
-                             flags: PutFlags.noOverwrite) {
-                    inserted.append(p.pair)
-                }
-            }
-        }
-        // Before writeSessionIndex: `sessions` must not yet hold this batch's lists.
-        return try recordSpanningSessions(txn, newPairs: inserted)
     }
 
     /// `items` in `key` order, stably: a least-significant-digit radix sort on the bytes of the key that are not

@@ -336,18 +336,43 @@ extension Snapshot {
         }
     }
 
+    /// `onboarding_sessions` lists exactly the (onboarding, session) pairs of the events, each once, in chunks
+    /// that decode and do not overlap.
     private func checkOnboardingSessions(_ report: inout CheckReport, pairs: Set<UInt64>) throws {
-        var seen = 0
+        var seen = 0, stray = 0
         try txn.withCursor(dbs.onboardingSessions) { c in
             var found = try c.first()
+            var previous: UInt64? = nil
             while found {
-                seen += 1
-                if c.key.count != 8 || !pairs.contains(c.key.be64(0)) {
-                    report.add("onboarding_sessions: an entry names a session with no events in that onboarding")
+                guard c.key.count == Layout.onboardingSessionKeySize else {
+                    report.add("onboarding_sessions: a key is \(c.key.count) bytes, not \(Layout.onboardingSessionKeySize)")
+                    found = try c.next()
+                    continue
+                }
+                let onboarding = c.key.be32(0), first = c.key.be32(4)
+                do {
+                    try OnboardingSessions.forEachEntry(c, key: (onboarding, first)) { session, _ in
+                        let pair = UInt64(onboarding) << 32 | UInt64(session)
+                        if let previous, pair <= previous {
+                            report.add("onboarding_sessions: onboarding \(onboarding) lists session \(session) out of order "
+                                       + "(in the chunk at session \(first))")
+                        }
+                        previous = pair
+                        seen += 1
+                        if !pairs.contains(pair) {
+                            stray += 1
+                            if stray <= 10 {
+                                report.add("onboarding_sessions: onboarding \(onboarding) lists session \(session), which has no events in it")
+                            }
+                        }
+                    }
+                } catch let error as StoreError {
+                    report.add("onboarding_sessions: \(error)")
                 }
                 found = try c.next()
             }
         }
-        if seen != pairs.count { report.add("onboarding_sessions: \(seen) entries for \(pairs.count) sessions") }
+        if stray > 10 { report.add("onboarding_sessions: \(stray) listed sessions in all have no events in their onboarding") }
+        if seen != pairs.count { report.add("onboarding_sessions: \(seen) pairs listed for \(pairs.count) pairs in the events") }
     }
 }

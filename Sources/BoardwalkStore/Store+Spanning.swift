@@ -109,8 +109,7 @@ extension WriterState {
             if stored {
                 before = try withUnsafeBytes(of: &be) { key in try txn.get(dbs.spanningSessions, key).map { $0.first ?? 0 } }
                 if !newUnpositioned {
-                    var pair = (UInt64(noOnboarding) << 32 | UInt64(session)).bigEndian
-                    storedUnpositioned = try withUnsafeBytes(of: &pair) { try txn.get(dbs.onboardingSessions, $0) != nil }
+                    storedUnpositioned = try OnboardingSessions.contains(txn, dbs, onboarding: noOnboarding, session: session)
                 } else {
                     storedUnpositioned = false  // the no-position pair is new: none was stored
                 }
@@ -176,14 +175,12 @@ extension Snapshot {
     /// onboarding, or no position), in session id order: ``spanningSessions()`` narrowed to the onboarding.
     ///
     /// The sessions of `onboarding` not listed here have every event in the onboarding's key range.
-    /// - Complexity: O(s log N) for s spanning sessions of the whole store (one `mdb_get` each), independent
-    ///   of the onboarding's size.
+    /// - Complexity: O(s log N) for s spanning sessions of the whole store (a seek and at most one chunk of
+    ///   `onboarding_sessions` each), independent of the onboarding's size.
     public func spanningSessions(ofOnboarding onboarding: StringID) throws -> [StringID] {
         var out: [StringID] = []
         for session in try spanningSessions() {
-            var key = (UInt64(onboarding) << 32 | UInt64(session)).bigEndian
-            let present = try withUnsafeBytes(of: &key) { try txn.get(dbs.onboardingSessions, $0) != nil }
-            if present { out.append(session) }
+            if try OnboardingSessions.contains(txn, dbs, onboarding: onboarding, session: session) { out.append(session) }
         }
         return out
     }

@@ -95,7 +95,7 @@ public final class Store: @unchecked Sendable {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/notAStore`` for a file, a non-empty directory
     ///   that holds no store, or an LMDB environment without Boardwalk's databases;
     ///   ``StoreError/Kind/newerFormat(found:supported:)`` for a store of a newer format;
-    ///   ``StoreError/Kind/olderFormat(found:supported:)`` for a store of format 1, 2, 3 or 4 (no migration);
+    ///   ``StoreError/Kind/olderFormat(found:supported:)`` for a store of format 1 to 5 (no migration);
     ///   ``StoreError/Kind/alreadyOpen`` when this process has it open; ``LMDBError`` from LMDB.
     /// - Complexity: O(1); the writer loads the string dictionary on its first append (O(strings)).
     public static func open(at path: String, options: Options = Options()) throws -> Store {
@@ -386,7 +386,7 @@ public final class Store: @unchecked Sendable {
                 }
                 guard format == Layout.formatVersion else {
                     throw StoreError(.olderFormat(found: format, supported: Layout.formatVersion),
-                                     "\(path) has store format \(format) (\(format == 1 ? "one entry per event" : format == 2 ? "blocks never grown after their batch" : format == 3 ? "one session list per session and batch" : "one strings entry per string")), which this Boardwalk no longer reads; there is no migration: export it with the Boardwalk that wrote it and re-import, or re-import the original input")
+                                     "\(path) has store format \(format) (\(Layout.formerLayout(of: format))), which this Boardwalk no longer reads; there is no migration: export it with the Boardwalk that wrote it and re-import, or re-import the original input")
                 }
                 var handles: [String: Database] = [:]
                 for name in Layout.all {

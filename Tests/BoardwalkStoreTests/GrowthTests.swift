@@ -158,10 +158,10 @@ import Testing
         #expect(try store.read { try $0.events(since: 8) }.map(\.seq) == [8, 9, 10, 11, 12])
     }
 
-    /// Format-2, 3 and 4 stores are refused with a clear error: a format-2 reader would reject format 3's
-    /// grown blocks, format 4 keys the session index by buckets of sessions, and format 5 keeps strings in
-    /// chunks, so the version was bumped each time.
-    @Test(arguments: [UInt32(2), 3, 4])
+    /// Format-2 to 5 stores are refused with a clear error: a format-2 reader would reject format 3's
+    /// grown blocks, format 4 keys the session index by buckets of sessions, format 5 keeps strings in
+    /// chunks and format 6 `onboarding_sessions` in chunks, so the version was bumped each time.
+    @Test(arguments: [UInt32(2), 3, 4, 5])
     func refusesAnOlderStore(format: UInt32) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -171,7 +171,7 @@ import Testing
             store.close()
         }
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
-        #expect(error?.kind == .olderFormat(found: format, supported: 5))
+        #expect(error?.kind == .olderFormat(found: format, supported: 6))
         #expect(error.map { "\($0)".contains("format \(format)") && "\($0)".contains("no migration") } == true)
     }
 }

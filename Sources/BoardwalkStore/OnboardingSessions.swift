@@ -1,0 +1,217 @@
+import BoardwalkCodec
+
+/// The `onboarding_sessions` database (format 6): each onboarding's sessions in chunks.
+///
+/// Key: onboarding id (4) ‖ the chunk's first session id (4), big-endian. Value: a session pair chunk (codec
+/// ``SessionPairChunkReader``, `docs/codec.md`): sessions in increasing id order, each with the time bits of its
+/// first event stored in the onboarding; the first session is the key's. The chunks of an onboarding do not
+/// overlap: every session of a chunk is below the next chunk's key. The writer keeps each chunk within
+/// ``Layout/sessionPairChunkTarget`` bytes; a reader finds a pair in the chunk with the largest key at or below it.
+enum OnboardingSessions {
+    /// The key at the cursor: (onboarding, first session).
+    /// - Throws: ``StoreError/Kind/corrupt`` for a key that is not 8 bytes.
+    static func key(_ c: Cursor) throws -> (onboarding: UInt32, session: UInt32) {
+        guard c.key.count == Layout.onboardingSessionKeySize else {
+            throw StoreError(.corrupt, "an onboarding_sessions key is \(c.key.count) bytes, not \(Layout.onboardingSessionKeySize)")
+        }
+        return (c.key.be32(0), c.key.be32(4))
+    }
+
+    /// Calls `body` with each entry of the chunk at the cursor, whose key is `key`, in session order.
+    /// - Throws: ``StoreError/Kind/corrupt`` when the chunk does not decode; whatever `body` throws.
+    static func forEachEntry(_ c: Cursor, key: (onboarding: UInt32, session: UInt32),
+                             _ body: (UInt32, UInt64) throws -> Void) throws {
+        var session = key.session
+        do {
+            var reader = try SessionPairChunkReader(c.value, firstSession: key.session)
+            while let entry = try reader.next() {
+                session = entry.session
+                try body(entry.session, entry.time)
+            }
+        } catch let error as CodecError {
+            throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(key.onboarding) at session \(key.session) "
+                             + "does not decode (after session \(session))", underlying: error)
+        }
+    }
+
+    /// Positions `c` at the chunk of `onboarding` that can hold `session` (the largest key at or below
+    /// (onboarding, session)) and returns its key; `nil` when the onboarding has no chunk at or below it. In
+    /// both cases `upper` is the first session of the onboarding's next chunk, if any: the chunk's sessions are
+    /// below it.
+    /// - Complexity: O(log N): one seek and a step.
+    static func seekChunk(_ c: inout Cursor, onboarding: UInt32, holding session: UInt32) throws
+        -> (key: (onboarding: UInt32, session: UInt32)?, upper: UInt32?) {
+        var be = (UInt64(onboarding) << 32 | UInt64(session)).bigEndian
+        var upper: UInt32? = nil
+        var found = try withUnsafeBytes(of: &be) { try c.seek($0) }
+        if found {
+            let k = try key(c)
+            if k.onboarding == onboarding && k.session == session {
+                // Exactly at a chunk's key: its upper bound is the next key's session, if in the same onboarding.
+                if try c.next() {
+                    let next = try key(c)
+                    if next.onboarding == onboarding { upper = next.session }
+                }
+                // Back to the chunk (a seek: `next` may have run off the end).
+                _ = try withUnsafeBytes(of: &be) { try c.seek($0) }
+                return (k, upper)
+            }
+            if k.onboarding == onboarding { upper = k.session }
+            found = try c.previous()
+        } else {
+            found = try c.last()
+        }
+        guard found else { return (nil, upper) }
+        let k = try key(c)
+        return (k.onboarding == onboarding ? k : nil, upper)
+    }
+
+    /// Whether `onboarding` lists `session`.
+    /// - Complexity: O(log N + one chunk).
+    static func contains(_ txn: Transaction, _ dbs: Databases, onboarding: UInt32, session: UInt32) throws -> Bool {
+        try txn.withCursor(dbs.onboardingSessions) { c in
+            guard let k = try seekChunk(&c, onboarding: onboarding, holding: session).key else { return false }
+            if k.session == session { return true }
+            var present = false
+            do {
+                var reader = try SessionPairChunkReader(c.value, firstSession: k.session)
+                while let entry = try reader.next(), entry.session <= session {
+                    if entry.session == session { present = true; break }
+                }
+            } catch let error as CodecError {
+                throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(k.onboarding) at session \(k.session) "
+                                 + "does not decode", underlying: error)
+            }
+            return present
+        }
+    }
+}
+
+extension Snapshot {
+    /// Calls `body` with each session of `onboarding` in `onboarding_sessions` and the time bits of its first
+    /// stored event, in session id order: what ``sessions(ofOnboarding:)-(StringID)`` and
+    /// ``sessionIDs(ofOnboarding:)`` read.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a malformed key, a chunk that does not decode,
+    ///   or chunks that overlap.
+    /// - Complexity: O(log N + sessions of the onboarding).
+    func forEachOnboardingSession(_ onboarding: StringID, _ body: (StringID, UInt64) throws -> Void) throws {
+        var start = (UInt64(onboarding) << 32).bigEndian
+        try txn.withCursor(dbs.onboardingSessions) { c in
+            var found = try withUnsafeBytes(of: &start) { try c.seek($0) }
+            var previous: UInt32? = nil
+            while found {
+                let key = try OnboardingSessions.key(c)
+                if key.onboarding != onboarding { break }
+                if let previous, key.session <= previous {
+                    throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(onboarding) at session \(key.session) "
+                                     + "overlaps the one before it (which lists session \(previous))")
+                }
+                try OnboardingSessions.forEachEntry(c, key: key) { session, time in
+                    previous = session
+                    try body(session, time)
+                }
+                found = try c.next()
+            }
+        }
+    }
+}
+
+extension WriterState {
+    /// Adds the pairs the batch's filter did not know (first seen, or forgotten by the filter) to their
+    /// onboardings' chunks, each once: a pair already listed is left as it is (its time stays that of the
+    /// first event stored for it), so only pairs new to the store count.
+    ///
+    /// Per onboarding of the batch, the pairs are merged into the chunk that can hold them, a chunk at a time:
+    /// one seek, the chunk decoded, the new sessions inserted in order (nearly always appended: session ids are
+    /// dense in first-seen order, so a new session is larger than every stored one), and the result written
+    /// back as chunks of at most ``Layout/sessionPairChunkTarget`` bytes, the first under the old key and any
+    /// further ones under their first sessions (which lie between the old key and the next). A full chunk that
+    /// only gains sessions after its last is left untouched. Format 5 put one entry per pair, in the middle of
+    /// the tree (~1 800 instructions each with 100 000 sessions in flight, docs/storage.md).
+    /// - Returns: how many sessions are new to the store.
+    /// - Complexity: O(p + c) for p pairs and c stored entries of the chunks they fall in, plus a seek per chunk.
+    func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws -> Int {
+        guard !pairs.isEmpty else { return 0 }
+        var inserted: [UInt64] = []
+        // Stable: of a pair listed twice (its filter slot was taken in between), the first listed, the pair's
+        // first event in arrival order, comes first and is the one kept.
+        let sorted = WriterState.radixSorted(pairs) { $0.pair }
+        var entries: [(session: UInt32, time: UInt64)] = []
+        var builder = pairChunkBuilder
+        try txn.withCursor(dbs.onboardingSessions) { c in
+            var i = 0
+            while i < sorted.count {
+                let onboarding = UInt32(truncatingIfNeeded: sorted[i].pair >> 32)
+                let session = UInt32(truncatingIfNeeded: sorted[i].pair)
+                let (key, upper) = try OnboardingSessions.seekChunk(&c, onboarding: onboarding, holding: session)
+                entries.removeAll(keepingCapacity: true)
+                if let key {
+                    try OnboardingSessions.forEachEntry(c, key: key) { s, t in
+                        if let last = entries.last, s <= last.session {
+                            throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(onboarding) at session \(key.session) lists session \(s) out of order")
+                        }
+                        if let upper, s >= upper {
+                            throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(onboarding) at session \(key.session) lists session \(s), "
+                                             + "which belongs to the next chunk (at \(upper))")
+                        }
+                        entries.append((s, t))
+                    }
+                }
+                let stored = entries.count
+                var appendedOnly = true
+                // This chunk's pairs: the onboarding's, below the next chunk.
+                while i < sorted.count, UInt32(truncatingIfNeeded: sorted[i].pair >> 32) == onboarding {
+                    let s = UInt32(truncatingIfNeeded: sorted[i].pair)
+                    if let upper, s >= upper { break }
+                    let time = sorted[i].timeBits
+                    if let last = entries.last, s <= last.session {
+                        if s < last.session, !entries.contains(where: { $0.session == s }) {
+                            let at = entries.firstIndex { $0.session > s }!
+                            entries.insert((s, time), at: at)
+                            inserted.append(sorted[i].pair)
+                            appendedOnly = false
+                        }
+                    } else {
+                        entries.append((s, time))
+                        inserted.append(sorted[i].pair)
+                    }
+                    i += 1
+                }
+                guard entries.count > stored else { continue }
+                try writeChunks(&c, onboarding: onboarding, entries, skipping: appendedOnly ? stored : 0, builder: &builder)
+            }
+        }
+        pairChunkBuilder = builder
+        // Before writeSessionIndex: `sessions` must not yet hold this batch's lists.
+        return try recordSpanningSessions(txn, newPairs: inserted)
+    }
+
+    /// Writes `entries` (one onboarding's, in session order) as chunks of at most ``Layout/sessionPairChunkTarget``
+    /// bytes, each under its first session. A chunk that is exactly the first `skipping` entries (the stored chunk
+    /// they came from, unchanged, as the packing is the same) is not written again.
+    private func writeChunks(_ c: inout Cursor, onboarding: UInt32, _ entries: [(session: UInt32, time: UInt64)],
+                             skipping unchanged: Int, builder: inout SessionPairChunkBuilder) throws {
+        let key = scratch
+        key.storeBE(onboarding, at: 0)
+        var start = 0
+        func put(through end: Int) throws {
+            guard !(start == 0 && end == unchanged) else { return }
+            key.storeBE(builder.firstSession, at: 4)
+            try builder.withValue { value in
+                _ = try c.put(UnsafeRawBufferPointer(start: key, count: Layout.onboardingSessionKeySize), value)
+            }
+        }
+        for (index, entry) in entries.enumerated() {
+            if index == start {
+                builder.reset(firstSession: entry.session, time: entry.time)
+            } else if builder.byteCount(appending: entry.session, time: entry.time) > Layout.sessionPairChunkTarget {
+                try put(through: index)
+                start = index
+                builder.reset(firstSession: entry.session, time: entry.time)
+            } else {
+                builder.append(session: entry.session, time: entry.time)
+            }
+        }
+        try put(through: entries.count)
+    }
+}
