@@ -1,0 +1,159 @@
+import BoardwalkCodec
+import BoardwalkModel
+import Foundation
+import Testing
+
+@testable import BoardwalkStore
+
+/// `onboarding_sessions` in chunks (format 6): each onboarding's sessions listed once, in order, with the time of
+/// their first stored event, whether they arrive after every stored session (appended to the last chunk) or
+/// between stored ones (inserted, the chunk split when it outgrows its size); damage is reported where it is.
+@Suite struct OnboardingSessionsTests {
+    /// The chunks of `onboarding_sessions` as stored: (onboarding, first session, value size, sessions).
+    func chunks(_ store: Store) throws -> [(onboarding: UInt32, first: UInt32, bytes: Int, sessions: [UInt32])] {
+        try store.env.transaction(write: false) { txn in
+            try txn.withCursor(store.dbs.onboardingSessions) { c in
+                var out: [(onboarding: UInt32, first: UInt32, bytes: Int, sessions: [UInt32])] = []
+                var found = try c.first()
+                while found {
+                    let key = try OnboardingSessions.key(c)
+                    var sessions: [UInt32] = []
+                    try OnboardingSessions.forEachEntry(c, key: key) { s, _ in sessions.append(s) }
+                    out.append((key.onboarding, key.session, c.value.count, sessions))
+                    found = try c.next()
+                }
+                return out
+            }
+        }
+    }
+
+    /// Every chunk is within the size, starts at its key, and the chunks of an onboarding do not overlap.
+    func expectWellFormed(_ chunks: [(onboarding: UInt32, first: UInt32, bytes: Int, sessions: [UInt32])]) {
+        for (i, chunk) in chunks.enumerated() {
+            #expect(chunk.bytes <= Layout.sessionPairChunkTarget, "chunk \(i)")
+            #expect(chunk.sessions.first == chunk.first, "chunk \(i)")
+            if i > 0, chunks[i - 1].onboarding == chunk.onboarding {
+                #expect(chunks[i - 1].sessions.last! < chunk.first, "chunk \(i)")
+            }
+        }
+    }
+
+    /// Sessions by name and first time, as a reader sees them.
+    func listed(_ store: Store, _ onboarding: Int) throws -> [String] {
+        try store.read { s in try s.sessions(ofOnboarding: "onb-\(onboarding)").map { "\($0.session)@\($0.firstTime.microseconds)" } }
+    }
+
+    /// 3 000 sessions over 30 batches, two onboardings interleaved: many chunks, each full but the last, every
+    /// session listed once with its first event's time; a store opened again (its writer's caches cold) that
+    /// gets events of the same sessions lists nothing twice and counts no session again.
+    @Test func newSessionsFillChunksAcrossBatches() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        var expected: [Int: [String]] = [0: [], 1: []]
+        do {
+            let store = try Store.open(at: dir, options: .init(durability: .noSync))
+            defer { store.close() }
+            for batch in 0..<30 {
+                var events: [Event] = []
+                for i in 0..<100 {
+                    let session = batch * 100 + i
+                    let time = Int64(session) * 1_000
+                    events.append(simpleEvent(onboarding: session % 2, screen: 0, session: session, time: time))
+                    events.append(simpleEvent(onboarding: session % 2, screen: 1, session: session, time: time + 500))
+                    expected[session % 2]!.append("s\(session)@\(time)")
+                }
+                try store.append(events)
+            }
+            let stored = try chunks(store)
+            expectWellFormed(stored)
+            #expect(stored.count > 10, "\(stored.count) chunks")
+            // Only each onboarding's last chunk may have room left.
+            for (i, chunk) in stored.enumerated() where i + 1 < stored.count && stored[i + 1].onboarding == chunk.onboarding {
+                #expect(chunk.bytes > Layout.sessionPairChunkTarget - 16, "chunk \(i): \(chunk.bytes) bytes")
+            }
+            #expect(stored.reduce(0) { $0 + $1.sessions.count } == 3_000)
+        }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        for o in 0..<2 { #expect(try listed(store, o).sorted() == expected[o]!.sorted()) }
+        try store.append((0..<3_000).filter { $0 % 7 == 0 }.map {
+            simpleEvent(onboarding: $0 % 2, screen: 2, session: $0, time: 10_000_000 + Int64($0))
+        })
+        for o in 0..<2 { #expect(try listed(store, o).sorted() == expected[o]!.sorted()) }
+        #expect(try store.read { try $0.stats().sessions } == 3_000)
+        let report = try store.check()
+        #expect(report.isOK, "\(report)")
+    }
+
+    /// Sessions that join an onboarding after newer ones did: before its first chunk, between stored sessions of
+    /// a full chunk (which splits), and past its last, some twice in one batch (the first in arrival order keeps
+    /// its time). Each is listed once with the right time, the chunks stay within their size and apart, the
+    /// spanning sessions are right, and `check()` passes.
+    @Test func sessionsJoiningBetweenStoredOnesAreInserted() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        // Sessions s0...s599 interned in order by onboarding 0.
+        try store.append((0..<600).map { simpleEvent(onboarding: 0, screen: 0, session: $0, time: Int64($0)) })
+        var expected: [String] = []
+        func join(_ sessions: [Int], at time: Int64) throws {
+            var events: [Event] = []
+            for (i, s) in sessions.enumerated() {
+                events.append(simpleEvent(onboarding: 1, screen: 0, session: s, time: time + Int64(i)))
+                if !expected.contains(where: { $0.hasPrefix("s\(s)@") }) { expected.append("s\(s)@\(time + Int64(i))") }
+            }
+            try store.append(events)
+        }
+        try join(Array(stride(from: 300, to: 600, by: 2)), at: 1_000_000)  // even sessions of the upper half
+        try join(Array(stride(from: 0, to: 300, by: 3)), at: 2_000_000)  // before the first chunk
+        try join(Array(stride(from: 301, to: 600, by: 2)), at: 3_000_000)  // between stored ones: chunks split
+        try join([5, 5, 7, 1, 599, 2], at: 4_000_000)  // repeats, known and new
+        try join((600..<700).map { $0 }, at: 5_000_000)  // new sessions past the last
+        #expect(try listed(store, 1).sorted() == expected.sorted())
+        let stored = try chunks(store)
+        expectWellFormed(stored)
+        #expect(stored.filter { $0.onboarding == 0 }.flatMap(\.sessions).count == 600)
+        try store.read { s in
+            let sessionsOf1 = try s.sessions(ofOnboarding: "onb-1")
+            #expect(sessionsOf1.map(\.id) == sessionsOf1.map(\.id).sorted())
+            // Every session of onboarding 1 below s600 also has events in onboarding 0.
+            let spanning = try s.spanningSessions(ofOnboarding: try #require(try s.id(of: "onb-1")))
+            #expect(Set(spanning) == Set(sessionsOf1.filter { Int($0.session.dropFirst())! < 600 }.map(\.id)))
+            #expect(try s.stats().sessions == 700)
+        }
+        let report = try store.check()
+        #expect(report.isOK, "\(report)")
+    }
+
+    /// A chunk whose bytes are damaged, and a chunk put inside another's range, are reported by `check()` and
+    /// by reads of the onboarding's sessions as `corrupt`, naming the onboarding_sessions chunk.
+    @Test(arguments: ["bytes", "overlap"])
+    func damageIsReported(damage: String) throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        try store.append((0..<300).map { simpleEvent(onboarding: 0, screen: 0, session: $0, time: Int64($0)) })
+        let stored = try chunks(store)
+        #expect(stored.count >= 2)
+        try store.env.transaction(write: true) { txn in
+            var key = [UInt8](repeating: 0, count: 8)
+            key.withUnsafeMutableBytes {
+                $0.baseAddress!.storeBE(stored[0].onboarding, at: 0)
+                $0.baseAddress!.storeBE(damage == "bytes" ? stored[0].first : stored[0].first + 1, at: 4)
+            }
+            // A count of 3 with one entry's worth of bytes, or a sound chunk of two sessions inside the first one.
+            var builder = SessionPairChunkBuilder()
+            builder.reset(firstSession: stored[0].first + 1, time: 5)
+            builder.append(session: stored[0].first + 2, time: 6)
+            let value = damage == "bytes" ? [3] + [UInt8](repeating: 0, count: 8) : builder.withValue { Array($0) }
+            _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.put(store.dbs.onboardingSessions, k, $0) } }
+        }
+        let report = try store.check()
+        #expect(report.problems.contains { $0.hasPrefix("onboarding_sessions:") }, "\(report)")
+        let error = #expect(throws: StoreError.self) { try store.read { try $0.sessions(ofOnboarding: "onb-0") } }
+        #expect(error?.kind == .corrupt)
+        #expect(error.map { "\($0)".contains("onboarding_sessions chunk of onboarding") } == true, "\(String(describing: error))")
+    }
+}
