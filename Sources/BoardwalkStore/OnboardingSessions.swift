@@ -136,82 +136,121 @@ extension WriterState {
         // Stable: of a pair listed twice (its filter slot was taken in between), the first listed, the pair's
         // first event in arrival order, comes first and is the one kept.
         let sorted = WriterState.radixSorted(pairs) { $0.pair }
-        var entries: [(session: UInt32, time: UInt64)] = []
-        var builder = pairChunkBuilder
+        var merge = PairChunkMerge(builder: pairChunkBuilder, key: scratch)
         try txn.withCursor(dbs.onboardingSessions) { c in
             var i = 0
-            while i < sorted.count {
-                let onboarding = UInt32(truncatingIfNeeded: sorted[i].pair >> 32)
-                let session = UInt32(truncatingIfNeeded: sorted[i].pair)
-                let (key, upper) = try OnboardingSessions.seekChunk(&c, onboarding: onboarding, holding: session)
-                entries.removeAll(keepingCapacity: true)
-                if let key {
-                    try OnboardingSessions.forEachEntry(c, key: key) { s, t in
-                        if let last = entries.last, s <= last.session {
-                            throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(onboarding) at session \(key.session) lists session \(s) out of order")
-                        }
-                        if let upper, s >= upper {
-                            throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(onboarding) at session \(key.session) lists session \(s), "
-                                             + "which belongs to the next chunk (at \(upper))")
-                        }
-                        entries.append((s, t))
-                    }
-                }
-                let stored = entries.count
-                var appendedOnly = true
-                // This chunk's pairs: the onboarding's, below the next chunk.
-                while i < sorted.count, UInt32(truncatingIfNeeded: sorted[i].pair >> 32) == onboarding {
-                    let s = UInt32(truncatingIfNeeded: sorted[i].pair)
-                    if let upper, s >= upper { break }
-                    let time = sorted[i].timeBits
-                    if let last = entries.last, s <= last.session {
-                        if s < last.session, !entries.contains(where: { $0.session == s }) {
-                            let at = entries.firstIndex { $0.session > s }!
-                            entries.insert((s, time), at: at)
-                            inserted.append(sorted[i].pair)
-                            appendedOnly = false
-                        }
-                    } else {
-                        entries.append((s, time))
-                        inserted.append(sorted[i].pair)
-                    }
-                    i += 1
-                }
-                guard entries.count > stored else { continue }
-                try writeChunks(&c, onboarding: onboarding, entries, skipping: appendedOnly ? stored : 0, builder: &builder)
-            }
+            while i < sorted.count { try merge.merge(&c, sorted, from: &i, inserted: &inserted) }
         }
-        pairChunkBuilder = builder
+        pairChunkBuilder = merge.builder
         // Before writeSessionIndex: `sessions` must not yet hold this batch's lists.
         return try recordSpanningSessions(txn, newPairs: inserted)
     }
+}
 
-    /// Writes `entries` (one onboarding's, in session order) as chunks of at most ``Layout/sessionPairChunkTarget``
-    /// bytes, each under its first session. A chunk that is exactly the first `skipping` entries (the stored chunk
-    /// they came from, unchanged, as the packing is the same) is not written again.
-    private func writeChunks(_ c: inout Cursor, onboarding: UInt32, _ entries: [(session: UInt32, time: UInt64)],
-                             skipping unchanged: Int, builder: inout SessionPairChunkBuilder) throws {
-        let key = scratch
+/// The state of ``WriterState/writeOnboardingSessions(_:_:)``: one chunk's entries at a time, and the builder and
+/// key bytes its puts use. A struct with methods rather than closures over local variables, which Swift boxes
+/// and checks on every access (as measured for the strings' flush, docs/storage.md).
+struct PairChunkMerge {
+    var builder: SessionPairChunkBuilder
+    /// 8 bytes for the key of a put.
+    let key: UnsafeMutableRawPointer
+    /// The chunk being merged into: its stored entries, then the batch's in session order.
+    var entries: [(session: UInt32, time: UInt64)] = []
+
+    init(builder: SessionPairChunkBuilder, key: UnsafeMutableRawPointer) {
+        self.builder = builder
+        self.key = key
+    }
+
+    /// Merges `sorted[i...]`'s pairs that fall in one chunk (those of `sorted[i]`'s onboarding below the next
+    /// chunk's key) into it and writes it back; advances `i` past them and appends the pairs new to the store
+    /// to `inserted`.
+    mutating func merge(_ c: inout Cursor, _ sorted: [(pair: UInt64, timeBits: UInt64)], from i: inout Int,
+                        inserted: inout [UInt64]) throws {
+        let onboarding = UInt32(truncatingIfNeeded: sorted[i].pair >> 32)
+        let (chunkKey, upper) = try OnboardingSessions.seekChunk(&c, onboarding: onboarding,
+                                                                 holding: UInt32(truncatingIfNeeded: sorted[i].pair))
+        entries.removeAll(keepingCapacity: true)
+        if let chunkKey { try load(c, chunkKey, upper: upper) }
+        let stored = entries.count
+        var appendedOnly = true
+        while i < sorted.count, UInt32(truncatingIfNeeded: sorted[i].pair >> 32) == onboarding {
+            let s = UInt32(truncatingIfNeeded: sorted[i].pair)
+            if let upper, s >= upper { break }
+            if let last = entries.last?.session, s <= last {
+                // Not past the chunk's last session: stored already (or a repeat), or one to insert.
+                if s < last, let at = insertionIndex(of: s) {
+                    entries.insert((s, sorted[i].timeBits), at: at)
+                    inserted.append(sorted[i].pair)
+                    appendedOnly = false
+                }
+            } else {
+                entries.append((s, sorted[i].timeBits))
+                inserted.append(sorted[i].pair)
+            }
+            i += 1
+        }
+        if entries.count > stored { try write(&c, onboarding: onboarding, unchanged: appendedOnly ? stored : 0) }
+    }
+
+    /// Decodes the chunk at the cursor into ``entries``, checking that its sessions increase and stay below `upper`.
+    private mutating func load(_ c: Cursor, _ chunkKey: (onboarding: UInt32, session: UInt32), upper: UInt32?) throws {
+        let bound = upper ?? UInt32.max
+        var last: UInt32? = nil
+        do {
+            var reader = try SessionPairChunkReader(c.value, firstSession: chunkKey.session)
+            while let entry = try reader.next() {
+                // The reader guarantees increasing sessions; `upper` is the next chunk's first.
+                guard upper == nil || entry.session < bound else {
+                    throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(chunkKey.onboarding) at session \(chunkKey.session) "
+                                     + "lists session \(entry.session), which belongs to the next chunk (at \(bound))")
+                }
+                last = entry.session
+                entries.append(entry)
+            }
+        } catch let error as CodecError {
+            throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(chunkKey.onboarding) at session \(chunkKey.session) "
+                             + "does not decode\(last.map { " (after session \($0))" } ?? "")", underlying: error)
+        }
+    }
+
+    /// Where `session` goes in ``entries`` (sorted), or `nil` when it is there already.
+    private func insertionIndex(of session: UInt32) -> Int? {
+        var lo = 0, hi = entries.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if entries[mid].session < session { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < entries.count && entries[lo].session == session ? nil : lo
+    }
+
+    /// Writes ``entries`` as chunks of at most ``Layout/sessionPairChunkTarget`` bytes, each under its first
+    /// session. A chunk that is exactly the first `unchanged` entries (the stored chunk they came from, which
+    /// packs the same) is not written again.
+    private mutating func write(_ c: inout Cursor, onboarding: UInt32, unchanged: Int) throws {
         key.storeBE(onboarding, at: 0)
         var start = 0
-        func put(through end: Int) throws {
-            guard !(start == 0 && end == unchanged) else { return }
-            key.storeBE(builder.firstSession, at: 4)
-            try builder.withValue { value in
-                _ = try c.put(UnsafeRawBufferPointer(start: key, count: Layout.onboardingSessionKeySize), value)
-            }
-        }
-        for (index, entry) in entries.enumerated() {
+        for index in entries.indices {
+            let entry = entries[index]
             if index == start {
                 builder.reset(firstSession: entry.session, time: entry.time)
             } else if builder.byteCount(appending: entry.session, time: entry.time) > Layout.sessionPairChunkTarget {
-                try put(through: index)
+                if !(start == 0 && index == unchanged) { try put(&c) }
                 start = index
                 builder.reset(firstSession: entry.session, time: entry.time)
             } else {
                 builder.append(session: entry.session, time: entry.time)
             }
         }
-        try put(through: entries.count)
+        if !(start == 0 && entries.count == unchanged) { try put(&c) }
+    }
+
+    /// Puts the builder's chunk under (onboarding, its first session): over the stored chunk of that key, or as
+    /// a new key between it and the next chunk.
+    private func put(_ c: inout Cursor) throws {
+        key.storeBE(builder.firstSession, at: 4)
+        try builder.withValue { value in
+            _ = try c.put(UnsafeRawBufferPointer(start: key, count: Layout.onboardingSessionKeySize), value)
+        }
     }
 }

@@ -2,7 +2,7 @@ import BoardwalkCodec
 import BoardwalkModel
 import FuzzSupport
 
-/// Event-block, session-bucket and string-chunk readers: untrusted bytes must read or throw (never trap), and whatever
+/// Event-block, session-bucket, string-chunk and session-pair-chunk readers: untrusted bytes must read or throw (never trap), and whatever
 /// reads must obey the format's rules and survive being built again (a block byte for byte). The first 17 bytes of
 /// the input are the key's fields (time, seq, and a selector byte), all 64 bits of each so the readers'
 /// overflow guards near `Int64.max` and `UInt64.max` are reached; the rest is the value.
@@ -13,10 +13,11 @@ public func fuzzBlock(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let time = Int64(bitPattern: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
     let seq = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
     let value = UnsafeRawBufferPointer(rebasing: raw[17...])
-    switch raw[16] % 3 {
+    switch raw[16] % 4 {
     case 0: checkBlock(value, time: time, seq: seq)
     case 1: checkBucket(value, keySeq: seq)
-    default: checkStringChunk(value)
+    case 2: checkStringChunk(value)
+    default: checkSessionPairChunk(value, firstSession: UInt32(truncatingIfNeeded: seq))
     }
     return 0
 }
@@ -135,4 +136,29 @@ func checkStringChunk(_ bytes: UnsafeRawBufferPointer) {
         }
     }
     if again != strings { fuzzFailure("a rebuilt string chunk reads differently") }
+}
+
+func checkSessionPairChunk(_ bytes: UnsafeRawBufferPointer, firstSession: UInt32) {
+    var entries: [(session: UInt32, time: UInt64)] = []
+    do throws(CodecError) {
+        var reader = try SessionPairChunkReader(bytes, firstSession: firstSession)
+        while let entry = try reader.next() {
+            if let last = entries.last, entry.session <= last.session { fuzzFailure("session pair chunk entries out of order") }
+            entries.append(entry)
+        }
+        if entries.first?.session != firstSession { fuzzFailure("a session pair chunk does not start at its key") }
+        if entries.count != reader.count { fuzzFailure("a chunk read \(entries.count) entries of \(reader.count)") }
+    } catch {
+        if error.offset < 0 || error.offset > bytes.count { fuzzFailure("error offset \(error.offset) outside the value") }
+        return
+    }
+    // Built again, the entries come back the same and the value is the same bytes (the encoding is canonical
+    // once every varint is in its shortest form, which the reader requires).
+    var builder = SessionPairChunkBuilder(capacity: 16)
+    for (i, e) in entries.enumerated() {
+        if i == 0 { builder.reset(firstSession: e.session, time: e.time) } else { builder.append(session: e.session, time: e.time) }
+    }
+    builder.withValue { value in
+        if !value.elementsEqual(bytes) { fuzzFailure("a rebuilt session pair chunk differs from the bytes read") }
+    }
 }
