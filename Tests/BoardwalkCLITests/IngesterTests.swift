@@ -1,4 +1,5 @@
 @testable import BoardwalkCLI
+import BoardwalkJSON
 import BoardwalkModel
 import Foundation
 import Testing
@@ -55,11 +56,12 @@ struct IngesterTests {
         return path
     }
 
-    func run(_ path: String, sink: MemorySink, strict: Bool = false, batch: Int = 3, pipelined: Bool = true) throws -> (IngestSummary, String) {
+    func run(_ path: String, sink: MemorySink, strict: Bool = false, batch: Int = 3, pipelined: Bool = true,
+             maxLineBytes: Int = JSONReaderLimits().maxLineBytes) throws -> (IngestSummary, String) {
         let rejectsPath = directory.appendingPathComponent("rejects.txt").path
         let ingester = Ingester(
             sink: sink, parser: TinyParser(), helperParser: TinyParser(),
-            options: .init(strict: strict, batchSize: batch, pipelined: pipelined),
+            options: .init(strict: strict, batchSize: batch, pipelined: pipelined, maxLineBytes: maxLineBytes),
             rejects: RejectsWriter(path: rejectsPath), progress: nil)
         defer { ingester.rejects.flush() }
         try ingester.ingest(try InputFile(path: path))
@@ -156,7 +158,8 @@ struct IngesterTests {
         lines.insert(long, at: 50_000)
         let path = try write(lines)
         let sink = MemorySink()
-        let (summary, rejects) = try run(path, sink: sink, batch: 10_000)
+        // A parser whose limit is above the read buffer's 2 MiB: the buffer grows for the line.
+        let (summary, rejects) = try run(path, sink: sink, batch: 10_000, maxLineBytes: 4 << 20)
         #expect(summary.rejected == 0, "\(rejects.prefix(200))")
         #expect(summary.ingested == 100_001)
         #expect(sink.events[50_000].eventID?.count == 3 << 20)

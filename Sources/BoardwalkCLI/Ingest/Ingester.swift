@@ -122,6 +122,9 @@ final class Ingester {
         /// The read buffer's first size (it doubles for a longer line); small in tests, so that lines and
         /// checkpoint windows straddle reads.
         var readBufferBytes = 1 << 21
+        /// The parser's line limit (``JSONReaderLimits/maxLineBytes``): a line that grows past it (a few bytes
+        /// of slack for a byte-order mark and a carriage return) is rejected without being held in memory.
+        var maxLineBytes = JSONReaderLimits().maxLineBytes
     }
 
     let sink: IngestSink
@@ -137,6 +140,9 @@ final class Ingester {
     /// Bytes read of the inputs before the current one (where each ended), for the progress line.
     private var bytesBefore = 0
     private(set) var summary = IngestSummary()
+    /// The largest read buffer this ingester has used: at most about twice the longer of
+    /// ``Options/readBufferBytes`` and ``Options/maxLineBytes``, whatever the lines.
+    private(set) var largestReadBuffer = 0
     /// Set by a SIGINT handler: stop after the current batch is committed.
     var shouldStop: () -> Bool = { false }
 
@@ -249,6 +255,7 @@ final class Ingester {
         var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(64, options.readBufferBytes), alignment: 64)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         defer { storage.deallocate() }  // reads `storage` at exit, after any growth
+        largestReadBuffer = max(largestReadBuffer, storage.count)
         let helper = helperParser.flatMap { ParseHelper(parser: $0) }
         // A local copy: called through the stored property, every line paid a dynamic exclusivity check.
         var parser = self.parser
@@ -260,6 +267,9 @@ final class Ingester {
         }
         var lines: [Range<Int>] = []
         var carried = 0  // bytes of an unfinished line kept at the start of the buffer
+        // A line past the parser's limit: its bytes are dropped as they are read, not kept until its newline (a
+        // 300 MB line once took 800 MB of buffer), and it is rejected when its end is found.
+        var overLong: OverLongLine? = nil
         var pending: [Event] = []
         pending.reserveCapacity(options.batchSize)
         var handedOffset = input.offset
@@ -297,6 +307,7 @@ final class Ingester {
                 bigger.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[0..<carried]))
                 storage.deallocate()
                 storage = bigger
+                largestReadBuffer = max(largestReadBuffer, storage.count)
             }
             let n = try input.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[carried...]))
             if !input.isRegularFile, input.offset == n, n >= BatchFormat.magic.count,
@@ -311,9 +322,54 @@ final class Ingester {
             if key != nil { consumed.didRead(UnsafeRawBufferPointer(rebasing: storage[carried..<end]), endingAt: input.offset) }
             let atEOF = n == 0
             let base = storage.baseAddress!
+            var start = 0
+            if var long = overLong {
+                // Still in a line past the limit: look for its end in this read.
+                let newline = memchr(base, 0x0A, end).map { base.distance(to: $0) }
+                let read = newline ?? end
+                long.bytes += read
+                let shown = RejectsWriter.shownBytes + 1
+                if long.prefix.count < shown {
+                    long.prefix.append(contentsOf: UnsafeRawBufferPointer(rebasing: storage[0..<min(read, shown - long.prefix.count)]))
+                }
+                if newline == nil && !atEOF {
+                    if key != nil { consumed.drop(UnsafeRawBufferPointer(rebasing: storage[0..<end])) }
+                    overLong = long
+                    continue
+                }
+                overLong = nil
+                if long.isContinuation {
+                    continuingLine = false  // the rest of a line an earlier run stored: not a line of its own
+                } else {
+                    lineNumber += 1
+                    summary.lines += 1
+                    // As the parser says it of a line it holds (a file's unterminated last line is read again by
+                    // the next run, as any rejected one).
+                    let unfinished = newline == nil && input.isRegularFile
+                    var reason = JSONReadError(code: .limit, line: lineNumber,
+                                               reason: "line is \(long.bytes) bytes long; the limit is \(options.maxLineBytes)").description
+                    if unfinished { reason += " (the file's last line, without a newline: the next run reads it again)" }
+                    summary.rejected += 1
+                    try long.prefix.withUnsafeBytes { try rejects.reject(input: input.name, line: lineNumber, reason: reason, text: $0) }
+                    if options.strict {
+                        pending.removeAll()
+                        throw StrictStop(input: input.name, message: reason)
+                    }
+                    if unfinished {
+                        lineNumber -= 1
+                        summary.unfinishedLines += 1
+                        break
+                    }
+                }
+                if let newline {
+                    start = newline + 1
+                    pendingOffset = input.offset - (end - start)
+                } else {
+                    break  // the input ended inside it
+                }
+            }
             // The complete lines of this read (and at the end of the input, an unterminated last one).
             lines.removeAll(keepingCapacity: true)
-            var start = 0
             while start < end {
                 // memchr is vectorized.
                 let newline: Int
@@ -399,12 +455,32 @@ final class Ingester {
             if start > 0, carried > 0 {
                 (base).copyMemory(from: UnsafeRawPointer(base + start), byteCount: carried)
             }
+            if carried > options.maxLineBytes + 4 {
+                // Past the limit: the parser would reject it. Commit what is pending first, while the bytes its
+                // checkpoint fingerprints are still in the buffer; then drop the line's bytes as they come.
+                try commit()
+                overLong = OverLongLine(
+                    bytes: carried, prefix: Array(UnsafeRawBufferPointer(rebasing: storage[0..<min(carried, RejectsWriter.shownBytes + 1)])),
+                    isContinuation: continuingLine)
+                if key != nil { consumed.drop(UnsafeRawBufferPointer(rebasing: storage[0..<carried])) }
+                carried = 0
+            }
             if shouldStop() {
                 try commit()
                 return
             }
         }
         try commit()
+    }
+
+    /// A line longer than ``Options/maxLineBytes`` whose end has not been read yet.
+    struct OverLongLine {
+        /// Its bytes read so far.
+        var bytes: Int
+        /// Its first bytes, for the rejects file (which shows ``RejectsWriter/shownBytes`` of a line).
+        var prefix: [UInt8]
+        /// The rest of a line an earlier run stored (resumed after it without its newline): skipped, not rejected.
+        var isContinuation: Bool
     }
 
     /// Reads with fewer complete lines than this are parsed on one thread: a hand-over costs more than it saves.

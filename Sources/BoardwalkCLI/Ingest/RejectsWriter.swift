@@ -48,7 +48,7 @@ final class RejectsWriter {
             sink = FileSink(descriptor: descriptor, buffered: true)
         }
         count += 1
-        sink!.write("\(input):\(line): \(reason)\n\t\(RejectsWriter.shown(text))\(text.count > 1000 ? "…" : "")\n")
+        sink!.write("\(input):\(line): \(reason)\n\t\(RejectsWriter.shown(text))\(text.count > RejectsWriter.shownBytes ? "…" : "")\n")
         // A full disk: the lines rejected from here on could not be listed, so the run stops, as when the file
         // cannot be made.
         if let code = sink!.writeError {
@@ -60,6 +60,9 @@ final class RejectsWriter {
     /// The `errno` of the rejects file's first failed write, if any (see ``OutputSink/writeError``).
     var writeError: Int32? { sink?.writeError }
 
+    /// How much of a rejected line the file shows.
+    static let shownBytes = 1000
+
     /// A rejected line as the rejects file shows it: its first 1 000 bytes, invalid UTF-8 repaired and C0 controls
     /// and DEL as U+FFFD, so that the entry stays on its line and prints safely.
     ///
@@ -68,7 +71,7 @@ final class RejectsWriter {
     /// lines spent 70 % of its run building them).
     /// - Complexity: O(min(n, 1 000)).
     static func shown(_ text: UnsafeRawBufferPointer) -> String {
-        let cut = text.prefix(1000)
+        let cut = text.prefix(shownBytes)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(cut.count + 32)
         for byte in cut {
