@@ -32,18 +32,6 @@ struct CheckpointConsumedBytesTests {
         }
     }
 
-    /// Records every checkpoint committed, in order.
-    final class RecordingSink: IngestSink, @unchecked Sendable {
-        let inner = MemorySink()
-        var committed: [FileCheckpoint] = []
-        func append(_ events: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int) {
-            let result = try inner.append(events, checkpoint: checkpoint)
-            if let value = checkpoint?.value, let cp = FileCheckpoint(value) { committed.append(cp) }
-            return result
-        }
-        func checkpoint(for key: String) throws -> [UInt8]? { try inner.checkpoint(for: key) }
-    }
-
     func ingester(_ sink: IngestSink, parser: LineParser, helper: LineParser?, options: Ingester.Options) -> Ingester {
         Ingester(
             sink: sink, parser: parser, helperParser: helper, options: options,
@@ -96,24 +84,13 @@ struct CheckpointConsumedBytesTests {
         return out + "E last\(seed) 1"
     }
 
-    /// The checkpoint a batch ending at `offset` must carry, computed from the whole file's bytes.
-    func expected(_ bytes: [UInt8], offset: Int) -> FileCheckpoint {
-        let window = FileCheckpoint.fingerprintBytes
-        let newlines = bytes[..<offset].count(where: { $0 == 0x0A })
-        // A checkpoint sits after a newline, or after a last line that had none when it was read.
-        let line = newlines + (offset > 0 && bytes[offset - 1] != 0x0A ? 1 : 0)
-        return FileCheckpoint(
-            offset: offset, line: line, fingerprint: FileCheckpoint.fingerprint(bytes[..<min(offset, window)]),
-            tail: FileCheckpoint.fingerprint(bytes[max(0, offset - window)..<offset]))
-    }
-
     @Test("Fingerprints kept from small reads, across buffer moves and a resume, equal those of the file's bytes", arguments: [64, 200, 5_000])
     func fingerprintsAcrossReads(readBuffer: Int) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("mixed.txt").path
         let firstPart = mixedText(400, seed: 1)
         try firstPart.write(toFile: path, atomically: false, encoding: .utf8)
-        let sink = RecordingSink()
+        let sink = CheckpointRecordingSink()
         let options = Ingester.Options(batchSize: 7, pipelined: false, readBufferBytes: readBuffer)
         try ingester(sink, parser: TinyParser(), helper: nil, options: options).ingest(try InputFile(path: path))
         let afterFirst = sink.committed.count
@@ -130,7 +107,7 @@ struct CheckpointConsumedBytesTests {
         #expect(sink.committed.count > afterFirst + 20)
 
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-        let wrong = sink.committed.filter { $0 != expected(bytes, offset: $0.offset) }
+        let wrong = sink.committed.filter { $0 != fileCheckpoint(of: bytes, endingAt: $0.offset) }
         #expect(wrong.isEmpty, "\(wrong.count) of \(sink.committed.count) checkpoints differ, first at byte \(wrong.first?.offset ?? -1)")
         #expect(sink.committed.last?.offset == bytes.count)
         #expect(sink.committed.contains { $0.offset > 2 * FileCheckpoint.fingerprintBytes }, "windows away from the head")
@@ -157,7 +134,7 @@ struct CheckpointConsumedBytesTests {
             for _ in 0..<3 {
                 let offset = consumed.bufferStart + next(buffer.count + 1)
                 let got = buffer.withUnsafeBytes { consumed.checkpoint(offset: offset, line: 0, buffer: $0) }
-                #expect(got == expected(file, offset: offset).with(line: 0), "offset \(offset)")
+                #expect(got == fileCheckpoint(of: file, endingAt: offset).with(line: 0), "offset \(offset)")
                 checked += 1
             }
             let drop = next(buffer.count + 1)

@@ -35,6 +35,29 @@ final class MemorySink: IngestSink, @unchecked Sendable {
     func checkpoint(for key: String) throws -> [UInt8]? { checkpoints[key] }
 }
 
+/// A ``MemorySink`` that records every checkpoint committed, in order.
+final class CheckpointRecordingSink: IngestSink, @unchecked Sendable {
+    let inner = MemorySink()
+    var committed: [FileCheckpoint] = []
+    func append(_ events: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int) {
+        let result = try inner.append(events, checkpoint: checkpoint)
+        if let value = checkpoint?.value, let cp = FileCheckpoint(value) { committed.append(cp) }
+        return result
+    }
+    func checkpoint(for key: String) throws -> [UInt8]? { try inner.checkpoint(for: key) }
+}
+
+/// The checkpoint a batch ending at `offset` must carry, computed from the whole file's bytes.
+func fileCheckpoint(of bytes: [UInt8], endingAt offset: Int) -> FileCheckpoint {
+    let window = FileCheckpoint.fingerprintBytes
+    let newlines = bytes[..<offset].count(where: { $0 == 0x0A })
+    // A checkpoint sits after a newline, or after a last line that had none when it was read.
+    let line = newlines + (offset > 0 && bytes[offset - 1] != 0x0A ? 1 : 0)
+    return FileCheckpoint(
+        offset: offset, line: line, fingerprint: FileCheckpoint.fingerprint(bytes[..<min(offset, window)]),
+        tail: FileCheckpoint.fingerprint(bytes[max(0, offset - window)..<offset]))
+}
+
 /// Lines `E <id|-> <milliseconds>`; anything else is rejected.
 struct TinyParser: LineParser {
     struct Bad: Error, CustomStringConvertible { var line: Int; var description: String { "line \(line): not an E line" } }

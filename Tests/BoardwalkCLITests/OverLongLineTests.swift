@@ -13,17 +13,6 @@ struct OverLongLineTests {
     let directory: URL
     init() throws { directory = try temporaryDirectory() }
 
-    final class RecordingSink: IngestSink, @unchecked Sendable {
-        let inner = MemorySink()
-        var committed: [FileCheckpoint] = []
-        func append(_ events: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int) {
-            let result = try inner.append(events, checkpoint: checkpoint)
-            if let value = checkpoint?.value, let cp = FileCheckpoint(value) { committed.append(cp) }
-            return result
-        }
-        func checkpoint(for key: String) throws -> [UInt8]? { try inner.checkpoint(for: key) }
-    }
-
     /// ``TinyParser`` with the JSON reader's line limit (100 bytes here), worded as the JSON reader words it.
     struct LimitedParser: LineParser {
         var inner = TinyParser()
@@ -45,16 +34,6 @@ struct OverLongLineTests {
     /// `E <id> <ms>` with `padding` bytes of id.
     func line(_ id: String, padding: Int = 0) -> String { "E \(id)\(String(repeating: "x", count: padding)) 1" }
 
-    /// The checkpoint a batch ending at `offset` must carry, from the whole file's bytes.
-    func expected(_ bytes: [UInt8], offset: Int) -> FileCheckpoint {
-        let window = FileCheckpoint.fingerprintBytes
-        let newlines = bytes[..<offset].count(where: { $0 == 0x0A })
-        let line = newlines + (offset > 0 && bytes[offset - 1] != 0x0A ? 1 : 0)
-        return FileCheckpoint(
-            offset: offset, line: line, fingerprint: FileCheckpoint.fingerprint(bytes[..<min(offset, window)]),
-            tail: FileCheckpoint.fingerprint(bytes[max(0, offset - window)..<offset]))
-    }
-
     @Test("Over-long lines are rejected with their length, the others stored, the buffer bounded", arguments: [false, true])
     func rejectedAndBounded(pipelined: Bool) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -74,7 +53,7 @@ struct OverLongLineTests {
         try text.write(toFile: path, atomically: false, encoding: .utf8)
         #expect(lines[62].utf8.count == 105 && lines[63].utf8.count == 100)
 
-        let sink = RecordingSink()
+        let sink = CheckpointRecordingSink()
         let first = ingester(sink, pipelined: pipelined)
         try first.ingest(try InputFile(path: path))
         first.rejects.flush()
@@ -97,7 +76,7 @@ struct OverLongLineTests {
         // Every checkpoint fingerprints the file's bytes before it, across the dropped lines.
         let bytes = Array(text.utf8)
         #expect(!sink.committed.isEmpty)
-        #expect(sink.committed.allSatisfy { $0 == expected(bytes, offset: $0.offset) })
+        #expect(sink.committed.allSatisfy { $0 == fileCheckpoint(of: bytes, endingAt: $0.offset) })
         #expect(sink.committed.last?.offset == text.utf8.count - 3_009, "the last checkpoint is before the unterminated last line")
 
         // The last line finished and one more line appended: the next run resumes before it and rejects it again.
@@ -118,7 +97,7 @@ struct OverLongLineTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("in.txt").path
         try ([line("a"), line("long", padding: 1_000), line("b")].joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
-        let sink = RecordingSink()
+        let sink = CheckpointRecordingSink()
         let ingester = ingester(sink, pipelined: false, strict: true)
         let error = #expect(throws: Ingester.StrictStop.self) { try ingester.ingest(try InputFile(path: path)) }
         #expect(error.map { "\($0)".contains("line 2: line is 1008 bytes long") } == true, "\(String(describing: error))")
