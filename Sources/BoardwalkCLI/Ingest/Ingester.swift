@@ -335,6 +335,10 @@ final class Ingester {
                 if newline == nil && !atEOF {
                     if key != nil { consumed.drop(UnsafeRawBufferPointer(rebasing: storage[0..<end])) }
                     overLong = long
+                    if shouldStop() {  // Ctrl-C inside the line: what came before it was handed over at its start
+                        try commit()
+                        return
+                    }
                     continue
                 }
                 overLong = nil
