@@ -132,15 +132,11 @@ extension WriterState {
     /// - Complexity: O(p + c) for p pairs and c stored entries of the chunks they fall in, plus a seek per chunk.
     func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws -> Int {
         guard !pairs.isEmpty else { return 0 }
-        var inserted: [UInt64] = []
         // Stable: of a pair listed twice (its filter slot was taken in between), the first listed, the pair's
         // first event in arrival order, comes first and is the one kept.
         let sorted = WriterState.radixSorted(pairs) { $0.pair }
         var merge = PairChunkMerge(builder: pairChunkBuilder, key: scratch)
-        try txn.withCursor(dbs.onboardingSessions) { c in
-            var i = 0
-            while i < sorted.count { try merge.merge(&c, sorted, from: &i, inserted: &inserted) }
-        }
+        let inserted = try merge.mergeAll(txn, dbs, sorted)
         pairChunkBuilder = merge.builder
         // Before writeSessionIndex: `sessions` must not yet hold this batch's lists.
         return try recordSpanningSessions(txn, newPairs: inserted)
@@ -160,6 +156,17 @@ struct PairChunkMerge {
     init(builder: SessionPairChunkBuilder, key: UnsafeMutableRawPointer) {
         self.builder = builder
         self.key = key
+    }
+
+    /// Merges every pair of `sorted` (in pair order; of equal pairs the first is kept) into `onboarding_sessions`
+    /// and returns those new to the store, in pair order: the loop of ``WriterState/writeOnboardingSessions(_:_:)``.
+    mutating func mergeAll(_ txn: Transaction, _ dbs: Databases, _ sorted: [(pair: UInt64, timeBits: UInt64)]) throws -> [UInt64] {
+        var inserted: [UInt64] = []
+        try txn.withCursor(dbs.onboardingSessions) { c in
+            var i = 0
+            while i < sorted.count { try merge(&c, sorted, from: &i, inserted: &inserted) }
+        }
+        return inserted
     }
 
     /// Merges `sorted[i...]`'s pairs that fall in one chunk (those of `sorted[i]`'s onboarding below the next
