@@ -124,9 +124,10 @@ extension WriterState {
     /// Per onboarding of the batch, the pairs are merged into the chunk that can hold them, a chunk at a time:
     /// one seek, the chunk decoded, the new sessions inserted in order (nearly always appended: session ids are
     /// dense in first-seen order, so a new session is larger than every stored one), and the result written
-    /// back as chunks of at most ``Layout/sessionPairChunkTarget`` bytes, the first under the old key and any
-    /// further ones under their first sessions (which lie between the old key and the next). A full chunk that
-    /// only gains sessions after its last is left untouched. Format 5 put one entry per pair, in the middle of
+    /// back as chunks of at most ``Layout/sessionPairChunkTarget`` bytes (filled, or cut evenly when a session was
+    /// inserted between stored ones), the first under the old key and any further ones under their first sessions
+    /// (which lie between the old key and the next). A full chunk that only gains sessions after its last is left
+    /// untouched. Format 5 put one entry per pair, in the middle of
     /// the tree (~1 800 instructions each with 100 000 sessions in flight, docs/storage.md).
     /// - Returns: how many sessions are new to the store.
     /// - Complexity: O(p + c) for p pairs and c stored entries of the chunks they fall in, plus a seek per chunk.

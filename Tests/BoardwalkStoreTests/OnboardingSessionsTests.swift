@@ -213,4 +213,44 @@ import Testing
         try store.append([simpleEvent(onboarding: 2, screen: 0, session: 3, time: 6_000)])
         #expect(try store.read { try $0.stats().events } == before.events + 1)
     }
+
+    /// A batch refused as `corrupt` by `onboarding_sessions` inside `write {}` (a damaged chunk of one of its
+    /// onboardings), caught there, and another batch appended and committed in the same transaction: nothing of the
+    /// refused batch may remain. It does today (Store+Append.swift: the writer throws after the loop, once the
+    /// batch's seqs are taken and other onboardings' chunks written, and keeps both): the pair of the refused
+    /// batch's other onboarding stays listed without events, and the next batch's seqs skip the refused ones.
+    @Test func aBatchRefusedByADamagedChunkInsideWriteLeavesNothing() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        // "onb-0" interned first, so that onboarding 0's pairs sort before onboarding 1's.
+        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 99, time: 0)]
+                         + (0..<10).map { simpleEvent(onboarding: 1, screen: 0, session: $0, time: Int64($0)) })
+        let onboarding1 = try #require(try store.read { try $0.id(of: "onb-1") })
+        let first = try #require(try chunks(store).first { $0.onboarding == onboarding1 })
+        var damaged = try #require(try value(store, onboarding: onboarding1, first: first.first))
+        damaged.removeLast()
+        var key = (UInt64(onboarding1) << 32 | UInt64(first.first)).bigEndian
+        try store.env.transaction(write: true) { txn in
+            _ = try withUnsafeBytes(of: &key) { k in try damaged.withUnsafeBytes { try txn.put(store.dbs.onboardingSessions, k, $0) } }
+        }
+        let before = try store.read { try $0.stats() }
+        try store.write { w in
+            // Onboarding 0 sorts before 1: its new pair is written before the damaged chunk refuses the batch.
+            let refused = #expect(throws: StoreError.self) {
+                try w.append([simpleEvent(onboarding: 0, screen: 0, session: 20, time: 100),
+                              simpleEvent(onboarding: 1, screen: 0, session: 21, time: 101)])
+            }
+            #expect(refused?.kind == .corrupt)
+            try w.append([simpleEvent(onboarding: 2, screen: 0, session: 22, time: 102)])
+        }
+        let (after, listed0, seqs) = try store.read { s in
+            (try s.stats(), try s.sessions(ofOnboarding: "onb-0").map(\.session), try s.events(since: 0).map(\.seq))
+        }
+        withKnownIssue("a batch refused after its loop inside write {} leaves pairs and taken seqs behind (Store+Append.swift)") {
+            #expect(listed0 == ["s99"], "the refused batch's pair of onboarding 0 is listed: \(listed0)")
+            #expect(after.nextSeq == before.nextSeq + 1 && seqs == Array(0..<after.nextSeq), "seqs \(seqs), next_seq \(before.nextSeq) → \(after.nextSeq)")
+        }
+    }
 }
