@@ -156,4 +156,101 @@ import Testing
         #expect(error?.kind == .corrupt)
         #expect(error.map { "\($0)".contains("onboarding_sessions chunk of onboarding") } == true, "\(String(describing: error))")
     }
+
+    /// The raw value stored under (onboarding, first), if any.
+    func value(_ store: Store, onboarding: UInt32, first: UInt32) throws -> [UInt8]? {
+        var key = (UInt64(onboarding) << 32 | UInt64(first)).bigEndian
+        return try store.env.transaction(write: false) { txn in
+            try withUnsafeBytes(of: &key) { try txn.get(store.dbs.onboardingSessions, $0).map { Array($0) } }
+        }
+    }
+
+    /// The writer never merges into a damaged chunk: a new pair that falls in a chunk that does not decode (the
+    /// first chunk, where it would be inserted, or the last, where it would be appended), or in a chunk that lists
+    /// a session of the next chunk, refuses the batch as `corrupt` naming the chunk, and nothing of the batch is
+    /// stored: the chunk keeps its bytes, the counters theirs.
+    @Test(arguments: ["first", "last", "pastNext"])
+    func theWriterNeverMergesIntoADamagedChunk(damage: String) throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        // s0...s599 interned by onboarding 1; onboarding 0 gets the even ones, so the odd ones fall inside its chunks.
+        try store.append((0..<600).map { simpleEvent(onboarding: 1, screen: 0, session: $0, time: Int64($0)) })
+        try store.append(stride(from: 0, to: 600, by: 2).map { simpleEvent(onboarding: 0, screen: 0, session: $0, time: 1_000 + Int64($0)) })
+        let onboarding = try #require(try store.read { try $0.id(of: "onb-0") })
+        let own = try chunks(store).filter { $0.onboarding == onboarding }
+        #expect(own.count >= 2, "\(own.count) chunks")
+        let target = damage == "last" ? own[own.count - 1] : own[0]
+        var damaged = try #require(try value(store, onboarding: onboarding, first: target.first))
+        if damage == "pastNext" {
+            // Sound bytes, but the chunk also lists the next chunk's first session.
+            var builder = SessionPairChunkBuilder()
+            for (i, s) in (target.sessions + [own[1].first]).enumerated() {
+                if i == 0 { builder.reset(firstSession: s, time: 7) } else { builder.append(session: s, time: 7) }
+            }
+            damaged = builder.withValue { Array($0) }
+        } else {
+            damaged.removeLast()  // the last entry's time delta cut short
+        }
+        var key = (UInt64(onboarding) << 32 | UInt64(target.first)).bigEndian
+        try store.env.transaction(write: true) { txn in
+            _ = try withUnsafeBytes(of: &key) { k in try damaged.withUnsafeBytes { try txn.put(store.dbs.onboardingSessions, k, $0) } }
+        }
+        let before = try store.read { try $0.stats() }
+        // A session between the damaged chunk's stored ones, or new past every stored one for the last chunk.
+        let session = damage == "last" ? 600 : 1
+        let error = #expect(throws: StoreError.self) {
+            try store.append([simpleEvent(onboarding: 0, screen: 1, session: session, time: 5_000)])
+        }
+        #expect(error?.kind == .corrupt)
+        #expect(error.map { "\($0)".contains("onboarding_sessions chunk of onboarding \(onboarding) at session \(target.first)") } == true,
+                "\(String(describing: error))")
+        #expect(try value(store, onboarding: onboarding, first: target.first) == damaged)
+        let after = try store.read { try $0.stats() }
+        #expect(after.events == before.events && after.sessions == before.sessions && after.nextSeq == before.nextSeq)
+        // A batch that adds nothing to the damaged chunk's onboarding is stored as usual.
+        try store.append([simpleEvent(onboarding: 2, screen: 0, session: 3, time: 6_000)])
+        #expect(try store.read { try $0.stats().events } == before.events + 1)
+    }
+
+    /// A batch refused as `corrupt` by `onboarding_sessions` inside `write {}` (a damaged chunk of one of its
+    /// onboardings), caught there, and another batch appended and committed in the same transaction: nothing of the
+    /// refused batch may remain. It does today (Store+Append.swift: the writer throws after the loop, once the
+    /// batch's seqs are taken and other onboardings' chunks written, and keeps both): the pair of the refused
+    /// batch's other onboarding stays listed without events, and the next batch's seqs skip the refused ones.
+    @Test func aBatchRefusedByADamagedChunkInsideWriteLeavesNothing() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        // "onb-0" interned first, so that onboarding 0's pairs sort before onboarding 1's.
+        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 99, time: 0)]
+                         + (0..<10).map { simpleEvent(onboarding: 1, screen: 0, session: $0, time: Int64($0)) })
+        let onboarding1 = try #require(try store.read { try $0.id(of: "onb-1") })
+        let first = try #require(try chunks(store).first { $0.onboarding == onboarding1 })
+        var damaged = try #require(try value(store, onboarding: onboarding1, first: first.first))
+        damaged.removeLast()
+        var key = (UInt64(onboarding1) << 32 | UInt64(first.first)).bigEndian
+        try store.env.transaction(write: true) { txn in
+            _ = try withUnsafeBytes(of: &key) { k in try damaged.withUnsafeBytes { try txn.put(store.dbs.onboardingSessions, k, $0) } }
+        }
+        let before = try store.read { try $0.stats() }
+        try store.write { w in
+            // Onboarding 0 sorts before 1: its new pair is written before the damaged chunk refuses the batch.
+            let refused = #expect(throws: StoreError.self) {
+                try w.append([simpleEvent(onboarding: 0, screen: 0, session: 20, time: 100),
+                              simpleEvent(onboarding: 1, screen: 0, session: 21, time: 101)])
+            }
+            #expect(refused?.kind == .corrupt)
+            try w.append([simpleEvent(onboarding: 2, screen: 0, session: 22, time: 102)])
+        }
+        let (after, listed0, seqs) = try store.read { s in
+            (try s.stats(), try s.sessions(ofOnboarding: "onb-0").map(\.session), try s.events(since: 0).map(\.seq))
+        }
+        withKnownIssue("a batch refused after its loop inside write {} leaves pairs and taken seqs behind (Store+Append.swift)") {
+            #expect(listed0 == ["s99"], "the refused batch's pair of onboarding 0 is listed: \(listed0)")
+            #expect(after.nextSeq == before.nextSeq + 1 && seqs == Array(0..<after.nextSeq), "seqs \(seqs), next_seq \(before.nextSeq) → \(after.nextSeq)")
+        }
+    }
 }
