@@ -655,7 +655,12 @@ private struct ScopeScan {
     private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?,
                                                          _ lean: LeanFolds, _: Outcomes.Type, strings: StringCache) throws {
         let settings = lean.settings
-        try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
+        // A lean fold does not depend on the order of a group's events (each first and last is kept with its
+        // (time, seq) position; a run's events, one block's, are in that order): without `met`, which records the
+        // order sessions are first met in, the blocks are read one at a time, unmerged, which lets the store read a
+        // block that sits alone in its part of the file with `pread` instead of a page fault
+        // (`Snapshot.forEachBlockRun`: the first query of a process on an onboarding of a store as ingested).
+        func fold(_ run: inout EventRun) throws -> Bool {
             // Consecutive events of a group are often the same session's (a session's events at one screen come
             // close together in time; 62 % of a median onboarding's events at 1 M sessions): its slot is reused
             // without a lookup (-1: not in the scope), and once one of its events in the run is folded, the later
@@ -688,6 +693,11 @@ private struct ScopeScan {
             }
             try ticker.tick(events)
             return true
+        }
+        if met == nil {
+            try snapshot.forEachBlockRun(onboarding: onboarding, time: time, fold)
+        } else {
+            try snapshot.forEachRun(onboarding: onboarding, time: time, fold)
         }
     }
 
