@@ -78,7 +78,8 @@ final class Environment: @unchecked Sendable {
         mdb_env_stat(env, &stat)
         pageSize = Int(stat.ms_psize)
         mapBase = Environment.findMapBase(env)
-        windows = mapBase == 0 ? nil : MapWindows(mapSize: mapSize)
+        // The map's size now (liblmdb maps at least the file), not the size asked for.
+        windows = mapBase == 0 ? nil : MapWindows(mapSize: self.mapSize)
     }
 
     /// The process that has the environment in `path` open, if any: every process with it open holds a shared
