@@ -146,29 +146,33 @@ extension Snapshot {
     /// Return `false` from `body` to stop; events of a run it did not read are skipped.
     /// - Parameters:
     ///   - onboarding: an onboarding id, or ``RecordFormat/noOnboarding`` for the events without a position.
+    ///   - screens: screen indexes to include (`nil`: all).
     ///   - time: the half-open time range to include.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode, or a block
     ///   that lies past the end of the file; ``LMDBError`` with the `errno` of a `pread` that fails; whatever `body` throws.
     /// - Complexity: O(log N) per screen, plus O(1) per block and per event read.
-    public func forEachBlockRun(onboarding: StringID, time: Range<Timestamp>? = nil,
+    public func forEachBlockRun(onboarding: StringID, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                                 _ body: (inout EventRun) throws -> Bool) throws {
+        if let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
+        let firstScreen = UInt16(clamping: screens?.lowerBound ?? 0)
+        let lastScreen = UInt16(clamping: screens?.upperBound ?? Int(UInt16.max))
         let range = TimeRange(time)
         let hi = range.hi ?? .max, bounded = range.hi != nil, limit = stringCount
         var fetcher = BlockFetcher(file: txn.file, pageSize: txn.pageSize)
         defer { fetcher.release() }
         try txn.withCursor(dbs.events) { c in
             func seek(_ key: EventKey) throws -> Bool { try key.withBytes { try c.seek($0) } }
-            var found = try seek(EventKey(onboarding: onboarding, screen: 0, timeBits: range.seekBits, seq: 0))
+            var found = try seek(EventKey(onboarding: onboarding, screen: firstScreen, timeBits: range.seekBits, seq: 0))
             while found {
                 let key = try decodeBlockKey(c.key)
-                if key.onboarding != onboarding { return }
+                if key.onboarding != onboarding || key.screen > lastScreen { return }
                 if key.timeBits < range.seekBits {
                     found = try seek(EventKey(onboarding: onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
                     continue
                 }
                 if range.isPastEnd(Layout.time(fromBits: key.timeBits)) {
                     // This block and the group's later ones start past the range: on to the next screen.
-                    if key.screen == .max { return }
+                    if key.screen >= lastScreen { return }
                     found = try seek(EventKey(onboarding: onboarding, screen: key.screen + 1, timeBits: range.seekBits, seq: 0))
                     continue
                 }
