@@ -49,9 +49,10 @@ import Testing
     }
 
     /// The merged scan's events, in its order.
-    static func merged(_ s: Snapshot, _ onboarding: StringID, _ time: Range<Timestamp>?) throws -> [Seen] {
+    static func merged(_ s: Snapshot, _ onboarding: StringID, _ time: Range<Timestamp>?,
+                       screens: ClosedRange<Int>? = nil) throws -> [Seen] {
         var out: [Seen] = []
-        try s.forEachRecord(onboarding: onboarding, time: time) { record in
+        try s.forEachRecord(onboarding: onboarding, screens: screens, time: time) { record in
             out.append(Seen(screen: record.keyScreen, time: record.timeMicroseconds, seq: record.seq,
                             session: try record.fields(.session).session))
             return true
@@ -60,9 +61,10 @@ import Testing
     }
 
     /// The block runs' events, each run checked to be in (time, seq) order and inside the range.
-    static func blockRuns(_ s: Snapshot, _ onboarding: StringID, _ time: Range<Timestamp>?) throws -> (events: [Seen], runs: Int) {
+    static func blockRuns(_ s: Snapshot, _ onboarding: StringID, _ time: Range<Timestamp>?,
+                          screens: ClosedRange<Int>? = nil) throws -> (events: [Seen], runs: Int) {
         var out: [Seen] = [], runs = 0
-        try s.forEachBlockRun(onboarding: onboarding, time: time) { run in
+        try s.forEachBlockRun(onboarding: onboarding, screens: screens, time: time) { run in
             runs += 1
             var previous: Seen? = nil
             while let record = try run.next() {
@@ -118,6 +120,13 @@ import Testing
                         // Overlapping blocks of a group come in runs of their own.
                         if time == nil { #expect(want.count == 6 * Self.perBatch && runs > 2) }
                         if time == ranges[2] { #expect(got.isEmpty) }
+                        // Screen ranges: each screen alone, both, past the last, and out of UInt16's range.
+                        for screens in [0...0, 1...1, 0...1, 1...7, 2...9, -3 ... -1, 70_000...80_000] as [ClosedRange<Int>] {
+                            let want = try Self.merged(s, id, time, screens: screens)
+                            let got = try Self.blockRuns(s, id, time, screens: screens).events
+                            #expect(got.sorted() == want.sorted(), "onb-\(onboarding), \(time as Any), screens \(screens)")
+                            if screens.lowerBound >= 2 { #expect(got.isEmpty) }
+                        }
                     }
                 }
                 let none = try Self.blockRuns(s, RecordFormat.noOnboarding, nil)
