@@ -160,7 +160,7 @@ extension Snapshot {
         let hi = range.hi ?? .max, bounded = range.hi != nil, limit = stringCount
         var fetcher = BlockFetcher(file: txn.file, pageSize: txn.pageSize)
         defer { fetcher.release() }
-        try txn.withCursor(dbs.events) { c in
+        func scan<Entries: BlockEntries>(_ c: inout Entries) throws {
             func seek(_ key: EventKey) throws -> Bool { try key.withBytes { try c.seek($0) } }
             var found = try seek(EventKey(onboarding: onboarding, screen: firstScreen, timeBits: range.seekBits, seq: 0))
             while found {
@@ -185,8 +185,28 @@ extension Snapshot {
                 found = try c.next()
             }
         }
+        // The B-tree's own pages too are read with `pread` where a fault would map nothing else (a read transaction
+        // with the map's address known); else through liblmdb's cursor.
+        if var walk = try LeafWalk(txn, dbs.events) {
+            defer { walk.release() }
+            try scan(&walk)
+        } else {
+            try txn.withCursor(dbs.events) { c in try scan(&c) }
+        }
     }
 }
+
+/// What ``Snapshot/forEachBlockRun(onboarding:screens:time:_:)`` reads the `events` entries with: liblmdb's cursor
+/// or a ``LeafWalk``.
+protocol BlockEntries {
+    var key: UnsafeRawBufferPointer { get }
+    var value: UnsafeRawBufferPointer { get }
+    mutating func seek(_ key: UnsafeRawBufferPointer) throws -> Bool
+    mutating func next() throws -> Bool
+}
+
+extension Cursor: BlockEntries {}
+extension LeafWalk: BlockEntries {}
 
 /// Hands out a block's bytes, from the map or read with `pread` into a buffer reused for the next block
 /// (``Snapshot/forEachBlockRun(onboarding:time:_:)`` says which).
