@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// A walk over one database's entries in key order, reading LMDB's branch and leaf pages itself (with `pread`
-/// for pages of windows this process has not touched, through the map otherwise) instead of through liblmdb's
+/// for pages of windows this process has not touched and that do not follow the previous page read, through the
+/// map otherwise, as ``BlockFetcher`` reads blocks) instead of through liblmdb's
 /// cursor, which touches each page through the map: a page fault (4–5 µs here) for every leaf of a scan whose
 /// leaves are scattered through the file, against about 2 µs for a `pread` (docs/query-language.md, "Session 10").
 ///
@@ -34,6 +35,8 @@ struct LeafWalk {
     private var levels: [Level]
     /// Windows of the pages read with `pread` (marked read once at ``release()``).
     private var readWindows: [Int] = []
+    /// The window of the last page read, `-2` before the first.
+    private var previousWindow = -2
     /// The entry the walk stands on (valid until the next move).
     private(set) var key = UnsafeRawBufferPointer(start: nil, count: 0)
     private(set) var value = UnsafeRawBufferPointer(start: nil, count: 0)
@@ -144,7 +147,11 @@ struct LeafWalk {
         let offset = Int(page) * pageSize
         let window = offset >> MapWindows.shift
         let bytes: UnsafeRawBufferPointer
-        if windows.state(window) != .untouched {
+        // Through the map when the window was read before, or when the previous page read lies in the same or the
+        // preceding window (a tree written in key order, as in a compacted copy: one fault maps its neighbours).
+        let previous = previousWindow
+        previousWindow = window
+        if windows.state(window) != .untouched || previous == window || previous == window - 1 {
             windows.raise(window, to: .mapped)
             bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: file.mapStart + UInt(offset)), count: pageSize)
         } else {
