@@ -141,7 +141,8 @@ extension Snapshot {
     /// scan lies in the same or the preceding window (neighbouring blocks, as in a compacted copy: a page fault maps
     /// them together), or the window was read once before (``MapWindows``). A block alone in its window costs one
     /// page fault through the map (about 4–5 µs here) and about 2 µs through `pread`. Blocks stored inside a leaf
-    /// page (small ones) are read through the map: LMDB has just touched that page.
+    /// page (small ones) are read where that leaf was read. The `events` B-tree's own pages are read the same way
+    /// (``LeafWalk``) in a read transaction whose map address is known; else through liblmdb's cursor.
     ///
     /// Return `false` from `body` to stop; events of a run it did not read are skipped.
     /// - Parameters:
@@ -209,7 +210,7 @@ extension Cursor: BlockEntries {}
 extension LeafWalk: BlockEntries {}
 
 /// Hands out a block's bytes, from the map or read with `pread` into a buffer reused for the next block
-/// (``Snapshot/forEachBlockRun(onboarding:time:_:)`` says which).
+/// (``Snapshot/forEachBlockRun(onboarding:screens:time:_:)`` says which).
 struct BlockFetcher {
     let file: MappedFile
     let pageSize: Int
@@ -244,8 +245,8 @@ struct BlockFetcher {
         let address = UInt(bitPattern: start)
         guard address >= file.mapStart, address < file.mapEnd else { return value }
         let offset = Int(address - file.mapStart)
-        // An overflow value's data starts right after its first page's 16-byte header; any other value sits in a
-        // leaf page that LMDB has just read.
+        // An overflow value's data starts right after its first page's 16-byte header; any other value sits in the
+        // leaf page just read (by the walk or by liblmdb).
         guard offset % pageSize == 16 else { return value }
         let first = offset >> MapWindows.shift, last = (offset + value.count - 1) >> MapWindows.shift
         let previous = previousWindow

@@ -9,7 +9,7 @@ import Synchronization
 /// while `pread` of one 4 KiB block costs about 2 µs and maps nothing. A scan whose blocks lie one per window (an
 /// onboarding's sealed blocks in a store as ingested are scattered through the file) reads faster with `pread`; a
 /// scan whose blocks are neighbours (a compacted copy), or a window already mapped, reads faster through the map.
-/// The table lets a scan tell which case a block is in (``Snapshot/forEachBlockRun(onboarding:time:_:)``).
+/// The table lets a scan tell which case a block is in (``Snapshot/forEachBlockRun(onboarding:screens:time:_:)``).
 ///
 /// A window read with `pread` once is read through the map the next time, so a process that queries the same part
 /// of the store again (a REPL) pays the faults once and then reads for free, as it did before.
