@@ -151,6 +151,7 @@ final class LeanFolds {
                 rows = bigger
                 rowCapacity = newCapacity
             }
+            prefault(UnsafeMutableRawPointer(rows + first * rowScreens), byteCount: n * rowScreens * MemoryLayout<Int64>.stride)
             (rows + first * rowScreens).initialize(repeating: .max, count: n * rowScreens)
         }
     }

@@ -378,10 +378,19 @@ struct SessionSlots {
     }
 
     private init(size: Int, base: UInt32, multiplier: UInt64) {
-        entries = [UInt64](repeating: SessionSlots.empty, count: size)
+        entries = SessionSlots.emptyEntries(size)
         mask = size - 1
         self.base = base
         self.multiplier = multiplier
+    }
+
+    /// `size` empty entries, their pages mapped in one call rather than a fault each (``prefault(_:byteCount:)``).
+    private static func emptyEntries(_ size: Int) -> [UInt64] {
+        [UInt64](unsafeUninitializedCapacity: size) { buffer, count in
+            prefault(UnsafeMutableRawPointer(buffer.baseAddress!), byteCount: size * MemoryLayout<UInt64>.stride)
+            buffer.initialize(repeating: SessionSlots.empty)
+            count = size
+        }
     }
 
     private static func size(for capacity: Int) -> Int {
@@ -497,7 +506,7 @@ struct SessionSlots {
 
     private mutating func grow() {
         let old = entries
-        entries = [UInt64](repeating: SessionSlots.empty, count: old.count * 2)
+        entries = SessionSlots.emptyEntries(old.count * 2)
         mask = entries.count - 1
         for e in old where e != SessionSlots.empty {
             var i = start(UInt32(truncatingIfNeeded: e >> 32))
@@ -536,6 +545,7 @@ final class SlotStorage<Element> {
     func append(_ value: Element, count n: Int) {
         guard n > 0 else { return }
         if count + n > capacity { grow(to: max(capacity * 2, count + n)) }
+        prefault(UnsafeMutableRawPointer(base + count), byteCount: n * MemoryLayout<Element>.stride)
         (base + count).initialize(repeating: value, count: n)
         count += n
     }

@@ -45,14 +45,25 @@ extension StoreEventSource {
 
     /// Calls `body` for the runs of events in `range` (``Snapshot/forEachRun(onboarding:screens:time:_:)``);
     /// returns false when `body` asked to stop.
+    ///
+    /// `unordered`: the caller does not depend on the order of a group's events (counts), so an onboarding's
+    /// blocks are read one at a time, unmerged (``Snapshot/forEachBlockRun(onboarding:screens:time:_:)``), which
+    /// reads a block alone in its part of the file with `pread` rather than a page fault. The whole store is read
+    /// merged either way: its blocks fill the windows of the map, which faults then read sixteen pages at a time.
     @discardableResult
-    static func forEachRun(_ snapshot: Snapshot, _ range: ScanRange, _ body: (inout EventRun) throws -> Bool) throws -> Bool {
+    static func forEachRun(_ snapshot: Snapshot, _ range: ScanRange, unordered: Bool = false,
+                           _ body: (inout EventRun) throws -> Bool) throws -> Bool {
         let time = storeTimeRange(range.time)
         return try forEachOnboarding(snapshot, range) { onboarding, screens in
             var going = true
-            try snapshot.forEachRun(onboarding: onboarding, screens: screens, time: time) { run in
+            func run(_ run: inout EventRun) throws -> Bool {
                 going = try body(&run)
                 return going
+            }
+            if unordered, let onboarding {
+                try snapshot.forEachBlockRun(onboarding: onboarding, screens: screens, time: time, run)
+            } else {
+                try snapshot.forEachRun(onboarding: onboarding, screens: screens, time: time, run)
             }
             return going
         }
@@ -251,7 +262,8 @@ private struct CodedCountScan {
     }
 
     mutating func scan(_ snapshot: Snapshot, _ range: ScanRange) throws {
-        try StoreEventSource.forEachRun(snapshot, range) { run in
+        // Counts do not depend on the order of the events.
+        try StoreEventSource.forEachRun(snapshot, range, unordered: true) { run in
             while let record = try run.next() {
                 let fields = try record.fields(.all)
                 read += 1

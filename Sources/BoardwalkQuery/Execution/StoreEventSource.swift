@@ -205,7 +205,12 @@ extension StoreEventSource {
     /// that bound the scan stops and nothing is delivered, and the caller reads sessions as rows instead
     /// (``StepTests/overBudget``). Otherwise each session's events are folded through the session index, as
     /// ``scanSessions(_:_:)`` reads them.
+    ///
+    /// `expecting` is told, before the first delivery when it is known, how many sessions at most will be delivered
+    /// (a hint: buffers sized to it grow no more, and copying a growing buffer touches fresh pages, each a page fault
+    /// in a new process).
     func foldSessions(_ ranges: [ScanRange], needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
+                      expecting: (Int) -> Void = { _ in },
                       _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool) throws(QueryError) {
         try reading { snapshot in
             let strings = StringCache(snapshot)
@@ -243,6 +248,7 @@ extension StoreEventSource {
                 // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
                 if needs.stepTests?.overBudget == true { return }
                 let folds = scan.folds, ids = scan.ids
+                expecting(ids.count)
                 var reachBuffer: [Int64] = []
                 if let lean = scan.lean {
                     for i in 0..<lean.count {
@@ -261,7 +267,7 @@ extension StoreEventSource {
                 return
             }
             if try foldOnboardings(snapshot, ranges, strings: strings, needs: needs, cancellation: cancellation, text: text,
-                                   name: name, tick: tick, body) { return }
+                                   name: name, tick: tick, expecting: expecting, body) { return }
             // Read in batches (each bucket of the session index walked once, blocks visited in key order).
             let listed = try StoreEventSource.sessions(snapshot, ranges)
             func fold(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
@@ -317,7 +323,7 @@ extension StoreEventSource {
     fileprivate func foldOnboardings(
         _ snapshot: Snapshot, _ ranges: [ScanRange], strings: StringCache, needs: FoldNeeds,
         cancellation: CancellationFlag?, text: String,
-        name: (StringID) throws(QueryError) -> String, tick: () throws(QueryError) -> Void,
+        name: (StringID) throws(QueryError) -> String, tick: () throws(QueryError) -> Void, expecting: (Int) -> Void,
         _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
     ) throws -> Bool {
         let since = StoreEventSource.sinceStart(ranges)
@@ -342,13 +348,20 @@ extension StoreEventSource {
 
         // The sessions in scope, in the order the index path delivers them (from `since` on: those whose first
         // event stored in the onboarding is not before it, delivered in the order the scan meets them).
-        var ids: [StringID] = []
-        var slots = SessionSlots(capacity: 1024)
-        for onboarding in scope {
-            let listed = try since.map { try snapshot.sessionIDs(ofOnboarding: onboarding, firstStoredFrom: Timestamp(microseconds: $0)) }
+        let lists = try scope.map { onboarding in
+            try since.map { try snapshot.sessionIDs(ofOnboarding: onboarding, firstStoredFrom: Timestamp(microseconds: $0)) }
                 ?? snapshot.sessionIDs(ofOnboarding: onboarding)
-            for session in listed where slots.slot(session).inserted {
-                ids.append(session)
+        }
+        var ids: [StringID] = []
+        if lists.count == 1 {
+            // One onboarding's list has each session once (its keys are onboarding ‖ session).
+            ids = lists[0]
+        } else {
+            // A session in two onboardings of the scope is listed in both. The table sized for them all at once:
+            // growing it rewrote it into fresh pages each time (a new process pays a page fault for each).
+            var slots = SessionSlots(capacity: lists.reduce(0) { $0 + $1.count })
+            for listed in lists {
+                for session in listed where slots.slot(session).inserted { ids.append(session) }
             }
         }
         // Placed in id order: the scan's lookups then sweep the table (see `SessionSlots.init(ordered:)`).
@@ -441,6 +454,7 @@ extension StoreEventSource {
             wholeFolds[slot] = sessionFold
             if needs.stepTests?.overBudget == true { return true }
         }
+        expecting(order.count)
         var reachBuffer: [Int64] = []
         for slot in order where late.isEmpty || !late[slot] {
             let id = ids[slot]
@@ -655,7 +669,12 @@ private struct ScopeScan {
     private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?,
                                                          _ lean: LeanFolds, _: Outcomes.Type, strings: StringCache) throws {
         let settings = lean.settings
-        try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
+        // A lean fold does not depend on the order of a group's events (each first and last is kept with its
+        // (time, seq) position; a run's events, one block's, are in that order): without `met`, which records the
+        // order sessions are first met in, the blocks are read one at a time, unmerged, which lets the store read a
+        // block that sits alone in its part of the file with `pread` instead of a page fault
+        // (`Snapshot.forEachBlockRun`: the first query of a process on an onboarding of a store as ingested).
+        func fold(_ run: inout EventRun) throws -> Bool {
             // Consecutive events of a group are often the same session's (a session's events at one screen come
             // close together in time; 62 % of a median onboarding's events at 1 M sessions): its slot is reused
             // without a lookup (-1: not in the scope), and once one of its events in the run is folded, the later
@@ -688,6 +707,11 @@ private struct ScopeScan {
             }
             try ticker.tick(events)
             return true
+        }
+        if met == nil {
+            try snapshot.forEachBlockRun(onboarding: onboarding, time: time, fold)
+        } else {
+            try snapshot.forEachRun(onboarding: onboarding, time: time, fold)
         }
     }
 

@@ -29,6 +29,9 @@ final class Environment: @unchecked Sendable {
     /// Where data.mdb is mapped (0: not known, values are then not checked); found in `/proc/self/maps` after
     /// the map is made or moved (`mdb_env_info` gives no address without `MDB_FIXEDMAP`). Guarded by `gate`.
     private(set) var mapBase: UInt = 0
+    /// What this process did with each window of the current map (``MapWindows``); replaced with the map.
+    /// Guarded by `gate`.
+    private(set) var windows: MapWindows? = nil
 
     /// Opens (creating if needed) the environment in directory `path`, which must exist.
     ///
@@ -75,6 +78,8 @@ final class Environment: @unchecked Sendable {
         mdb_env_stat(env, &stat)
         pageSize = Int(stat.ms_psize)
         mapBase = Environment.findMapBase(env)
+        // The map's size now (liblmdb maps at least the file), not the size asked for.
+        windows = mapBase == 0 ? nil : MapWindows(mapSize: self.mapSize)
     }
 
     /// The process that has the environment in `path` open, if any: every process with it open holds a shared
@@ -225,6 +230,7 @@ final class Environment: @unchecked Sendable {
         let next = current < 1 << 30 ? current * 2 : current + (1 << 30)
         try check(mdb_env_set_mapsize(handle, next), "mdb_env_set_mapsize(\(next))")
         mapBase = Environment.findMapBase(handle)
+        windows = mapBase == 0 ? nil : MapWindows(mapSize: mapSize)
     }
 
     /// Adopts the map size another process set (after `MDB_MAP_RESIZED`): `mdb_env_set_mapsize(env, 0)`.
@@ -234,6 +240,7 @@ final class Environment: @unchecked Sendable {
         guard !isClosed else { throw closedError() }
         try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize(0)")
         mapBase = Environment.findMapBase(handle)
+        windows = mapBase == 0 ? nil : MapWindows(mapSize: mapSize)
     }
 
     /// Runs `body` in a transaction and commits it when `body` returns; aborts it when `body` throws and
@@ -277,12 +284,13 @@ final class Environment: @unchecked Sendable {
     /// The map's address and size and the data file's size now (`fstat`): every page of a
     /// transaction that begins after this lies within the file.
     private func mappedFile() throws -> MappedFile {
-        guard mapBase != 0 else { return MappedFile(mapStart: 0, mapEnd: 0, fileEnd: 0, descriptor: -1) }
+        guard mapBase != 0 else { return MappedFile(mapStart: 0, mapEnd: 0, fileEnd: 0, descriptor: -1, windows: nil) }
         var fd: Int32 = -1
         try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd")
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw LMDBError(code: errno, context: "fstat(data.mdb)") }
-        return MappedFile(mapStart: mapBase, mapEnd: mapBase &+ UInt(mapSize), fileEnd: mapBase &+ UInt(st.st_size), descriptor: fd)
+        return MappedFile(mapStart: mapBase, mapEnd: mapBase &+ UInt(mapSize), fileEnd: mapBase &+ UInt(st.st_size), descriptor: fd,
+                          windows: windows)
     }
 
     /// Copies the environment to the existing empty directory `path`, compacted, while writers run.

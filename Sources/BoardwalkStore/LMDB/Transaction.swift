@@ -139,8 +139,11 @@ struct MappedFile {
     let mapStart: UInt
     let mapEnd: UInt
     let fileEnd: UInt
-    /// data.mdb's descriptor, to look at its size again before calling a value damaged.
+    /// data.mdb's descriptor, to look at its size again before calling a value damaged, and to read blocks with
+    /// `pread` (``Snapshot/forEachBlockRun(onboarding:screens:time:_:)``).
     let descriptor: Int32
+    /// What the process did with each window of the map (`nil` when the map's address is not known).
+    let windows: MapWindows?
 
     /// Throws ``StoreError/Kind/corrupt`` when `value` lies in the map and runs past the end of the file.
     ///
