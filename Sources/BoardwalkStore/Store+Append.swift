@@ -108,7 +108,11 @@ extension Store {
                 do {
                     let result = try env.transaction(write: true) { txn in
                         try writer.begin(txn)
-                        return try body(StoreWriter(writer: writer, txn: txn))
+                        let result = try body(StoreWriter(writer: writer, txn: txn))
+                        // A batch that failed part-way, its error caught in `body`: abort with that error (a full
+                        // map included, which grows the map and runs `body` again).
+                        if let error = writer.failedPartWay { throw error }
+                        return result
                     }
                     writer.didCommit()
                     return result
@@ -135,7 +139,10 @@ public struct StoreWriter {
     ///
     /// An event the record format cannot hold refuses the batch with ``StoreError`` (kind
     /// ``StoreError/Kind/invalidArgument``, ``StoreError/batchIndex`` its index, `underlying` the codec's
-    /// `EncodingError`); nothing of the batch is stored and the transaction stays usable.
+    /// `EncodingError`); nothing of the batch is stored and the transaction stays usable. Any other error (a
+    /// damaged value the batch must grow, an LMDB error) may come after the batch began writing: the transaction
+    /// is then unusable, later calls in it throw, and ``Store/write(_:)`` aborts it with that error even when
+    /// the closure catches it.
     /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session-index value
     ///   written or grown (one per group, and one per bucket of 64 session ids, of the batch, each after one
     ///   cursor seek to the newest block or value it may grow); duplicate detection reads stored blocks
@@ -255,6 +262,9 @@ final class WriterState {
     private var loadedRanges: [UInt64: ClosedRange<UInt64>] = [:]
     /// Key bytes for the puts (2 KiB).
     let scratch: UnsafeMutableRawPointer
+    /// The error of a batch that failed after it began writing to the databases (``append(_:txn:)``): the
+    /// transaction holds part of it, so it must not commit. Cleared when a transaction begins or aborts.
+    private(set) var failedPartWay: (any Error)?
     /// Kept across batches: `onboarding_sessions` chunks (OnboardingSessions.swift).
     var pairChunkBuilder = SessionPairChunkBuilder()
     private let chunk: UnsafeMutableRawPointer
@@ -361,6 +371,7 @@ final class WriterState {
     }
 
     func didAbort() {
+        failedPartWay = nil
         if table.count != committedStrings {
             table = StringTable(strings: Array(table.strings.prefix(committedStrings)))
         }
@@ -492,11 +503,22 @@ final class WriterState {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the string dictionary cannot be read: a write
     ///   would give new strings ids that may be taken, so nothing is written (reads still work).
     func begin(_ txn: Transaction) throws {
+        failedPartWay = nil
         self.txn = txn
         try refresh(txn)
     }
 
+    /// Throws when an earlier batch of this transaction failed part-way (``failedPartWay``): nothing more goes
+    /// into a transaction that will be aborted.
+    func checkUsable() throws {
+        guard let failedPartWay else { return }
+        let kind = (failedPartWay as? StoreError)?.kind ?? .corrupt
+        throw StoreError(kind, "this write transaction is being aborted: an earlier append in it failed after it began "
+                         + "writing, so nothing of the transaction will be stored", underlying: failedPartWay as? any Error & Sendable)
+    }
+
     func putCheckpoint(_ checkpoint: Checkpoint, txn: Transaction) throws {
+        try checkUsable()
         try checkpoint.key.withUTF8Bytes { k in
             try checkpoint.value.withUnsafeBytes { v in try txn.put(dbs.checkpoints, k, v) }
         }
@@ -504,6 +526,7 @@ final class WriterState {
 
     /// Appends one batch inside the running transaction (after ``begin(_:)``).
     func append(_ events: UnsafeBufferPointer<Event>, txn: Transaction) throws -> AppendResult {
+        try checkUsable()
         // The table moves into the interner for the batch (leaving an empty one here, so that it stays
         // uniquely referenced and grows in place) and comes back however the batch ends.
         batchStartStrings = table.count
@@ -683,7 +706,6 @@ final class WriterState {
         try interner.flush()
         loopFinished = true
         nextSeq = next
-        let newSessions = try writeOnboardingSessions(txn, newPairs)
         // Hand the buffers back for the writers below (the deferred swap then restores them unchanged).
         swap(&encoder, &self.encoder)
         swap(&entries, &self.entries)
@@ -691,7 +713,21 @@ final class WriterState {
             swap(&encoder, &self.encoder)
             swap(&entries, &self.entries)
         }
+        // From here on the batch is half written if a step throws: the transaction must not commit.
+        do {
+            return try writeBatch(txn, newPairs: newPairs, firstSeq: firstSeq, kindCounts: kindCounts, duplicates: duplicates,
+                                  inferred: inferredSessions, minTime: minTime, maxTime: maxTime)
+        } catch {
+            failedPartWay = error
+            throw error
+        }
+    }
 
+    /// The databases' part of ``append(_:txn:)`` once every event is encoded: all or nothing only with the
+    /// transaction, so an error here marks it failed (``failedPartWay``).
+    private func writeBatch(_ txn: Transaction, newPairs: [(pair: UInt64, timeBits: UInt64)], firstSeq: UInt64, kindCounts: [UInt64],
+                            duplicates: Int, inferred inferredSessions: UInt64, minTime: Int64, maxTime: Int64) throws -> AppendResult {
+        let newSessions = try writeOnboardingSessions(txn, newPairs)
         try writeEvents(txn)
         try writeSessionIndex(txn, firstSeq: firstSeq)
         try writeBatches(txn, firstSeq: firstSeq)
