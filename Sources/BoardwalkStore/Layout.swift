@@ -64,7 +64,7 @@ enum Layout {
     /// (codec `SessionPairChunkBuilder`: the onboarding's sessions from that one on, each with the time of its
     /// first stored event).
     static let onboardingSessionKeySize = 8
-    /// The writer keeps each `onboarding_sessions` chunk within this many bytes: about 100 sessions (5 bytes each
+    /// The writer keeps each `onboarding_sessions` chunk within this many bytes: about 100 sessions (4 bytes each
     /// when new sessions arrive close together), several chunks per leaf page, and a pair looked up by decoding
     /// at most one chunk.
     static let sessionPairChunkTarget = 512

@@ -222,7 +222,7 @@ final class WriterState {
     private var pendingInfer: [UInt64: InferState] = [:]
     /// (onboarding, session) pairs known to be in `onboarding_sessions` (committed, or written by the running
     /// transaction): one slot per session id modulo its size, so the sessions in flight (a window of recent ids)
-    /// each keep their pair. A pair it does not hold goes to `onboarding_sessions` with `MDB_NOOVERWRITE`.
+    /// each keep their pair. A pair it does not hold goes to `onboarding_sessions`, whose chunk says whether it is stored.
     private var pairFilter = SessionPairFilter()
     /// The pairs the running transaction put in `pairFilter`, taken out again if it aborts.
     private var pendingPairs: [UInt64] = []
@@ -1403,7 +1403,7 @@ struct OnboardingSummaryRecord {
 /// of its own, and a session's events after its first find its pair there. (The `Set` of every pair it
 /// replaces cost a SipHash insert per event with 100 000 sessions in flight, and grew to a million pairs.)
 /// A session whose slot a later id took, or a session in a second onboarding (one pair per slot), misses:
-/// its pair goes to `onboarding_sessions` again with `MDB_NOOVERWRITE`, which finds it (one B-tree descent).
+/// its pair goes to `onboarding_sessions` again, which finds it (a seek and one chunk decoded).
 ///
 /// Invariant: a slot only holds a pair that is stored (committed, or written by the running transaction);
 /// the writer forgets the pairs of a refused batch or an aborted transaction.
