@@ -10,7 +10,7 @@ import BoardwalkCodec
 enum OnboardingSessions {
     /// The key at the cursor: (onboarding, first session).
     /// - Throws: ``StoreError/Kind/corrupt`` for a key that is not 8 bytes.
-    static func key(_ c: Cursor) throws -> (onboarding: UInt32, session: UInt32) {
+    static func key(_ c: some BlockEntries) throws -> (onboarding: UInt32, session: UInt32) {
         guard c.key.count == Layout.onboardingSessionKeySize else {
             throw StoreError(.corrupt, "an onboarding_sessions key is \(c.key.count) bytes, not \(Layout.onboardingSessionKeySize)")
         }
@@ -19,7 +19,7 @@ enum OnboardingSessions {
 
     /// Calls `body` with each entry of the chunk at the cursor, whose key is `key`, in session order.
     /// - Throws: ``StoreError/Kind/corrupt`` when the chunk does not decode; whatever `body` throws.
-    static func forEachEntry(_ c: Cursor, key: (onboarding: UInt32, session: UInt32),
+    static func forEachEntry(_ c: some BlockEntries, key: (onboarding: UInt32, session: UInt32),
                              _ body: (UInt32, UInt64) throws -> Void) throws {
         var session = key.session
         do {
@@ -96,7 +96,7 @@ extension Snapshot {
     /// - Complexity: O(log N + sessions of the onboarding).
     func forEachOnboardingSession(_ onboarding: StringID, _ body: (StringID, UInt64) throws -> Void) throws {
         var start = (UInt64(onboarding) << 32).bigEndian
-        try txn.withCursor(dbs.onboardingSessions) { c in
+        func walk(_ c: inout some BlockEntries) throws {
             var found = try withUnsafeBytes(of: &start) { try c.seek($0) }
             var previous: UInt32? = nil
             while found {
@@ -112,6 +112,14 @@ extension Snapshot {
                 }
                 found = try c.next()
             }
+        }
+        // Through a ``LeafWalk`` where it can read (a read transaction): the onboarding's leaves are scattered
+        // through the file, and a `pread` of one costs about half a page fault (docs/query-language.md, "Session 10").
+        if var leaves = try LeafWalk(txn, dbs.onboardingSessions) {
+            defer { leaves.release() }
+            try walk(&leaves)
+        } else {
+            try txn.withCursor(dbs.onboardingSessions) { c in try walk(&c) }
         }
     }
 }

@@ -197,7 +197,7 @@ extension Snapshot {
     }
 }
 
-/// What ``Snapshot/forEachBlockRun(onboarding:screens:time:_:)`` reads the `events` entries with: liblmdb's cursor
+/// What ``Snapshot/forEachBlockRun(onboarding:screens:time:_:)`` (and `onboarding_sessions` readers) read entries with: liblmdb's cursor
 /// or a ``LeafWalk``.
 protocol BlockEntries {
     var key: UnsafeRawBufferPointer { get }

@@ -151,18 +151,26 @@ extension Snapshot {
     /// - Complexity: O(spanning sessions); usually a small fraction of the sessions.
     public func spanningSessionEntries() throws -> [SpanningSession] {
         var out: [SpanningSession] = []
+        try forEachSpanningSession { out.append($0) }
+        return out
+    }
+
+    /// Calls `body` with each entry of ``spanningSessionEntries()``, in session id order, without building the list
+    /// (about 18 000 entries, 220 KB of fresh memory, at a million sessions: pages a first query faults in).
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a malformed entry; whatever `body` throws.
+    /// - Complexity: O(spanning sessions), no allocation.
+    public func forEachSpanningSession(_ body: (SpanningSession) throws -> Void) throws {
         try txn.withCursor(dbs.spanningSessions) { c in
             var found = try c.first()
             while found {
                 guard c.key.count == 4, c.value.count == 1, c.value[0] != 0, c.value[0] & ~3 == 0 else {
                     throw StoreError(.corrupt, "a spanning_sessions entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
                 }
-                out.append(SpanningSession(id: c.key.be32(0), inSeveralOnboardings: c.value[0] & SpanningSession.severalBit != 0,
-                                           hasEventsWithoutPosition: c.value[0] & SpanningSession.unpositionedBit != 0))
+                try body(SpanningSession(id: c.key.be32(0), inSeveralOnboardings: c.value[0] & SpanningSession.severalBit != 0,
+                                         hasEventsWithoutPosition: c.value[0] & SpanningSession.unpositionedBit != 0))
                 found = try c.next()
             }
         }
-        return out
     }
 
     /// The ids of ``spanningSessionEntries()``, in session id order.

@@ -70,7 +70,7 @@ extension StoreEventSource {
 
         // Sessions with events in more than one onboarding's range are read through the index.
         var indexed = [Bool](repeating: false, count: n)
-        for entry in try snapshot.spanningSessionEntries() {
+        try snapshot.forEachSpanningSession { entry in
             if let slot = table.existingSlot(entry.id) { indexed[slot] = true }
         }
 

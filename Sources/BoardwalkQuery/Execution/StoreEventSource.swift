@@ -376,8 +376,8 @@ extension StoreEventSource {
         // scanning that range (the store's events without a position) is cheaper than reading them.
         var spanning = [Bool](repeating: false, count: slotsInScope)
         var unpositioned: [Int] = []
-        for entry in try snapshot.spanningSessionEntries() {
-            guard let slot = table.existingSlot(entry.id) else { continue }
+        try snapshot.forEachSpanningSession { entry in
+            guard let slot = table.existingSlot(entry.id) else { return }
             if entry.inSeveralOnboardings { spanning[slot] = true } else { unpositioned.append(slot) }
         }
         var scanUnpositioned = false
