@@ -73,15 +73,7 @@ enum OnboardingSessions {
             guard let k = try seekChunk(&c, onboarding: onboarding, holding: session).key else { return false }
             if k.session == session { return true }
             var present = false
-            do {
-                var reader = try SessionPairChunkReader(c.value, firstSession: k.session)
-                while let entry = try reader.next(), entry.session <= session {
-                    if entry.session == session { present = true; break }
-                }
-            } catch let error as CodecError {
-                throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(k.onboarding) at session \(k.session) "
-                                 + "does not decode", underlying: error)
-            }
+            try forEachEntry(c, key: k) { s, _ in present = present || s == session }
             return present
         }
     }
@@ -211,24 +203,15 @@ struct PairChunkMerge {
         }
     }
 
-    /// Decodes the chunk at the cursor into ``entries``, checking that its sessions increase and stay below `upper`.
+    /// Decodes the chunk at the cursor into ``entries``, checking that its sessions stay below `upper` (the reader
+    /// checks that they increase).
     private mutating func load(_ c: Cursor, _ chunkKey: (onboarding: UInt32, session: UInt32), upper: UInt32?) throws {
-        let bound = upper ?? UInt32.max
-        var last: UInt32? = nil
-        do {
-            var reader = try SessionPairChunkReader(c.value, firstSession: chunkKey.session)
-            while let entry = try reader.next() {
-                // The reader guarantees increasing sessions; `upper` is the next chunk's first.
-                guard upper == nil || entry.session < bound else {
-                    throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(chunkKey.onboarding) at session \(chunkKey.session) "
-                                     + "lists session \(entry.session), which belongs to the next chunk (at \(bound))")
-                }
-                last = entry.session
-                entries.append(entry)
+        try OnboardingSessions.forEachEntry(c, key: chunkKey) { session, time in
+            if let upper, session >= upper {
+                throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(chunkKey.onboarding) at session \(chunkKey.session) "
+                                 + "lists session \(session), which belongs to the next chunk (at \(upper))")
             }
-        } catch let error as CodecError {
-            throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(chunkKey.onboarding) at session \(chunkKey.session) "
-                             + "does not decode\(last.map { " (after session \($0))" } ?? "")", underlying: error)
+            entries.append((session, time))
         }
     }
 

@@ -89,12 +89,7 @@ import Glibc
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
         let sessions = (0..<2_000).map { i in i % 2 == 0 ? UUID().uuidString : "session \(i)" }
-        do {
-            let store = try Store.open(at: dir, options: .init(durability: .noSync))
-            defer { store.close() }
-            try store.append(sessionStarts(sessions))
-        }
-        let store = try Store.open(at: dir)
+        let store = try reopenedStore(at: dir, holding: sessions)
         defer { store.close() }
         let wrong = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 4) { t in

@@ -466,12 +466,7 @@ import Testing
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
         let sessions = (0..<300).map { i in i % 3 == 0 ? UUID().uuidString.lowercased() : "session \(i)" }
-        do {
-            let store = try Store.open(at: dir, options: .init(durability: .noSync))
-            defer { store.close() }
-            try store.append(sessionStarts(sessions))
-        }
-        let store = try Store.open(at: dir)
+        let store = try reopenedStore(at: dir, holding: sessions)
         defer { store.close() }
         try store.read { s in
             // Three rounds over every id: the 64th lookup loads the table, so the first round is mostly walks.

@@ -41,3 +41,14 @@ func sessionStarts(_ sessions: [String], from: Int = 0) -> [Event] {
         Event(time: Timestamp(microseconds: Int64(from + i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
     }
 }
+
+/// A store at `dir` given ``sessionStarts(_:from:)`` of `sessions` and closed, then opened again: a fresh `Store`,
+/// whose readers' string table is empty.
+func reopenedStore(at dir: String, holding sessions: [String]) throws -> Store {
+    do {
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        try store.append(sessionStarts(sessions))
+    }
+    return try Store.open(at: dir)
+}

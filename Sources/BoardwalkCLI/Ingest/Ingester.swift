@@ -296,6 +296,18 @@ final class Ingester {
             handedOffset = pendingOffset
         }
 
+        // Line `lineNumber` rejected: listed, then the run stops (--strict) or goes on.
+        func reject(_ error: any Error, text: UnsafeRawBufferPointer, unfinished: Bool) throws {
+            var reason = "\(error)"
+            if unfinished { reason += " (the file's last line, without a newline: the next run reads it again)" }
+            summary.rejected += 1
+            try rejects.reject(input: input.name, line: lineNumber, reason: reason, text: text)
+            if options.strict {
+                pending.removeAll()
+                throw StrictStop(input: input.name, message: reason)
+            }
+        }
+
         while true {
             if !pending.isEmpty, !input.waitForInput(milliseconds: options.idleCommitMilliseconds) {
                 try commit()
@@ -350,15 +362,9 @@ final class Ingester {
                     // As the parser says it of a line it holds (a file's unterminated last line is read again by
                     // the next run, as any rejected one).
                     let unfinished = newline == nil && input.isRegularFile
-                    var reason = JSONReadError(code: .limit, line: lineNumber,
-                                               reason: "line is \(long.bytes) bytes long; the limit is \(options.maxLineBytes)").description
-                    if unfinished { reason += " (the file's last line, without a newline: the next run reads it again)" }
-                    summary.rejected += 1
-                    try long.prefix.withUnsafeBytes { try rejects.reject(input: input.name, line: lineNumber, reason: reason, text: $0) }
-                    if options.strict {
-                        pending.removeAll()
-                        throw StrictStop(input: input.name, message: reason)
-                    }
+                    let error = JSONReadError(code: .limit, line: lineNumber,
+                                              reason: "line is \(long.bytes) bytes long; the limit is \(options.maxLineBytes)")
+                    try long.prefix.withUnsafeBytes { try reject(error, text: $0, unfinished: unfinished) }
                     if unfinished {
                         lineNumber -= 1
                         summary.unfinishedLines += 1
@@ -413,17 +419,8 @@ final class Ingester {
                 var leftForLater = false
                 // A rejected line: listed, then the run stops (--strict) or goes on.
                 func failed(_ error: any Error) throws {
-                    var reason = "\(error)"
-                    if unfinished {
-                        leftForLater = true
-                        reason += " (the file's last line, without a newline: the next run reads it again)"
-                    }
-                    summary.rejected += 1
-                    try rejects.reject(input: input.name, line: lineNumber, reason: reason, text: line)
-                    if options.strict {
-                        pending.removeAll()
-                        throw StrictStop(input: input.name, message: reason)
-                    }
+                    if unfinished { leftForLater = true }
+                    try reject(error, text: line, unfinished: unfinished)
                 }
                 if k < parsedAhead {
                     switch helper!.take(k) {  // moved out of the table, without a copy
