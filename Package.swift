@@ -38,10 +38,13 @@ let package = Package(
             linkerSettings: [.linkedLibrary("simdjson")]
         ),
 
+        // A software prefetch (a static inline C function; Swift has none of its own).
+        .target(name: "CPrefetch"),
+
         // MARK: Layers
         .target(name: "BoardwalkModel"),
         .target(name: "BoardwalkJSON", dependencies: ["BoardwalkModel", "CSimdjson"]),
-        .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel"]),
+        .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel", "CPrefetch"]),
         .target(name: "BoardwalkStore", dependencies: ["BoardwalkModel", "BoardwalkCodec", "CLMDB"]),
         .target(name: "BoardwalkQuery", dependencies: ["BoardwalkModel", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore"]),
         .target(name: "BoardwalkGenerator", dependencies: ["BoardwalkModel", "BoardwalkJSON"]),

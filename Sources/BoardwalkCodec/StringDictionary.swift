@@ -1,4 +1,5 @@
 import BoardwalkModel
+internal import CPrefetch
 
 /// A reference to a string in a string dictionary.
 ///
@@ -233,6 +234,65 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
         Int(truncatingIfNeeded: ((a &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F)) >> (64 - UInt64(StringTable.cacheBits)))
     }
 
+    // MARK: Prefetching a lookup
+    //
+    // A string the identity cache does not answer (with 100 000 sessions in flight, most session and profile ids:
+    // far more distinct strings than the cache holds) costs ``intern(at:)`` three dependent cache misses: the
+    // string's bytes, to hash them; the hash table's slot; the table's string, to compare. The store's append loop
+    // encodes a whole record between two such lookups, so out-of-order execution cannot overlap them. These three
+    // calls take the misses one stage at a time for events a little ahead (``prefetchBytes(at:)`` three events
+    // ahead, ``prefetchSlot(at:)`` two, ``prefetchEntry(hash:)`` one), so that each waits while other work runs.
+    // None of them changes the table.
+
+    /// Asks for the cache lines holding the first 64 bytes of the string stored at `string`, without loading
+    /// anything from its storage (the standard library's `withContiguousStorageIfAvailable` retains the storage
+    /// object, which waits for the very line this is meant to fetch).
+    ///
+    /// The address comes from the string's 16-byte representation as the standard library lays it out on 64-bit
+    /// Linux: a native string's storage object in the low 56 bits of the second word, its UTF-8 bytes 32 bytes
+    /// into it. Nothing is dereferenced: on another layout (or for a small string, whose bytes are inline and
+    /// already here) the prefetch asks for a useless line, which costs a little and never faults.
+    /// - Parameter string: a valid, initialized `String`.
+    @inlinable @inline(__always)
+    public static func prefetchBytes(at string: UnsafePointer<String>) {
+        let object = UnsafeRawPointer(string).load(fromByteOffset: 8, as: UInt64.self)
+        // Bit 61 of the discriminator (the top byte) marks a small string.
+        guard object & (1 << 61) == 0 else { return }
+        let bytes = UInt(truncatingIfNeeded: object & 0x00FF_FFFF_FFFF_FFFF) &+ 32
+        prefetch(UnsafeRawPointer(bitPattern: bytes))
+        prefetch(UnsafeRawPointer(bitPattern: bytes &+ 63))
+    }
+
+    /// `nil` when the identity cache answers for the string stored at `string`; otherwise its hash, with the hash
+    /// table's slot for it asked for. Reads the string's bytes.
+    /// - Parameter string: a valid, initialized `String`.
+    @inlinable
+    public func prefetchSlot(at string: UnsafePointer<String>) -> UInt64? {
+        if cachedID(at: string) != nil { return nil }
+        let h = StringTable.hash(at: string)
+        slots.withUnsafeBufferPointer { slots in
+            StringTable.prefetch(slots.baseAddress! + (Int(truncatingIfNeeded: h) & (slots.count - 1)))
+        }
+        return h
+    }
+
+    /// Reads the slot of hash `h` (asked for by ``prefetchSlot(at:)``) and asks for the table's string it names,
+    /// when its hash bits match.
+    @inlinable
+    public func prefetchEntry(hash h: UInt64) {
+        let slot = slots.withUnsafeBufferPointer { $0[Int(truncatingIfNeeded: h) & ($0.count - 1)] }
+        guard slot != 0, slot & 0xFFFF_FFFF_0000_0000 == h & 0xFFFF_FFFF_0000_0000 else { return }
+        strings.withUnsafeBufferPointer { strings in
+            let id = Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1
+            // A slot of a damaged table cannot make this read out of bounds: a prefetch never faults.
+            StringTable.prefetch(strings.baseAddress.map { UnsafeRawPointer($0 + id) })
+        }
+    }
+
+    /// A prefetch of the cache line at `address` (``bw_prefetch``; nothing for `nil`).
+    @usableFromInline
+    static func prefetch(_ address: UnsafeRawPointer?) { bw_prefetch(address) }
+
     /// Inserts `string` if it is new, like `Set.insert`: the store uses `inserted` to know when to persist it.
     /// - Returns: whether the string was new, and its id.
     @inlinable
@@ -331,7 +391,7 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     }
 
     /// ``hash(_:)`` of the string stored at `string`, read in place.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     static func hash(at string: UnsafePointer<String>) -> UInt64 {
         if let h = string.pointee.utf8.withContiguousStorageIfAvailable({ hashBytes(UnsafeRawBufferPointer($0)) }) {
             return h

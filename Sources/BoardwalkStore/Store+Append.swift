@@ -437,6 +437,10 @@ final class WriterState {
                         chunk.reset()
                         let first = next
                         repeat {
+                            // The strings are the batch's new ones, out of cache by now: each read waited for memory.
+                            if next + 4 < strings.count {
+                                strings.withUnsafeBufferPointer { StringTable.prefetchBytes(at: $0.baseAddress! + next + 4) }
+                            }
                             if chunk.count > 0 && chunk.byteCount(appending: strings[next].utf8.count) > Layout.stringChunkTarget {
                                 break
                             }
@@ -586,8 +590,10 @@ final class WriterState {
         var minTime = Int64.max
         var maxTime = Int64.min
         let base = events.baseAddress
+        var ahead = IDPrefetcher()
         do {
             for index in 0..<events.count {
+                ahead.advance(events, at: index, interner.table)
                 // Fields are read through the pointer so that the event is not copied (a copy retains every string).
                 let original = base! + index
                 let time = original.pointee.time.microseconds

@@ -86,6 +86,64 @@ import Testing
     }
 }
 
+/// The staged prefetch of a lookup (what the store's append loop runs for the events ahead): it answers from the
+/// identity cache exactly when `intern(at:)` would, hashes otherwise, and changes nothing.
+@Suite struct StringTablePrefetchTests {
+    /// Distinct native strings longer than 15 bytes (small strings live inline in their representation).
+    static func uuids(_ n: Int, seed: UInt64) -> [String] {
+        var rng = SplitMix64(seed: seed)
+        return (0..<n).map { _ in rng.uuid() }
+    }
+
+    @Test func slotStageAnswersFromTheIdentityCacheOrHashes() {
+        var table = StringTable()
+        let known = Self.uuids(500, seed: 1)
+        for s in known { _ = table.intern(s) }
+        let before = table.strings
+        var cachedHits = 0
+        for var s in known {
+            // The very values interned: the identity cache answers most of them (it holds 16 384 slots, so a
+            // collision may have evicted a few), and then the slot stage has nothing to do.
+            let hash = withUnsafePointer(to: &s) { table.prefetchSlot(at: $0) }
+            let cached = withUnsafePointer(to: &s) { table.cachedID(at: $0) }
+            #expect((hash == nil) == (cached != nil))
+            if cached != nil { cachedHits += 1 }
+        }
+        #expect(cachedHits > 450)
+        // Equal text in fresh String values, and new strings: no cache entry, so a hash, and the same one for equal
+        // text.
+        for (old, fresh) in zip(known.prefix(50), known.prefix(50).map { String(decoding: Array($0.utf8), as: UTF8.self) }) {
+            var a = old, b = fresh
+            let cached = withUnsafePointer(to: &a) { table.cachedID(at: $0) }
+            let hashB = withUnsafePointer(to: &b) { table.prefetchSlot(at: $0) }
+            #expect(hashB != nil)
+            if cached == nil { #expect(withUnsafePointer(to: &a) { table.prefetchSlot(at: $0) } == hashB) }
+            if let h = hashB { table.prefetchEntry(hash: h) }
+        }
+        // Nothing changed: same strings, and every string still interns to its id.
+        #expect(table.strings == before)
+        for (id, s) in known.enumerated() { #expect(table.intern(String(decoding: Array(s.utf8), as: UTF8.self)) == StringID(id)) }
+        #expect(table.count == known.count)
+    }
+
+    @Test func stagesTakeAnyStringAndAnyHash() {
+        var table = StringTable()
+        // An empty table (64 slots, no cache yet), small, empty, non-ASCII and long strings, and hashes that
+        // name no slot or a slot of another string.
+        var strings = ["", "a", "fifteen bytes!!", "sixteen bytes!!!", "é" + String(repeating: "x", count: 100),
+                       String(repeating: "long", count: 10_000)]
+        for i in strings.indices {
+            withUnsafePointer(to: &strings[i]) { StringTable.prefetchBytes(at: $0) }
+            if let h = withUnsafePointer(to: &strings[i], { table.prefetchSlot(at: $0) }) { table.prefetchEntry(hash: h) }
+        }
+        for h: UInt64 in [0, 1, .max, 0xFFFF_FFFF_0000_0000] { table.prefetchEntry(hash: h) }
+        for s in strings { _ = table.intern(s) }
+        for h: UInt64 in [0, 1, .max, 0xFFFF_FFFF_0000_0000] { table.prefetchEntry(hash: h) }
+        #expect(table.strings == strings)
+        #expect(strings.enumerated().allSatisfy { table.intern($0.element) == StringID($0.offset) })
+    }
+}
+
 @Suite struct EncoderTests {
     struct FailingInterner: StringInterner {
         struct Failure: Error, Equatable {}
