@@ -44,8 +44,8 @@ let package = Package(
         // MARK: Layers
         .target(name: "BoardwalkModel"),
         .target(name: "BoardwalkJSON", dependencies: ["BoardwalkModel", "CSimdjson"]),
-        .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel", "CPrefetch"]),
-        .target(name: "BoardwalkStore", dependencies: ["BoardwalkModel", "BoardwalkCodec", "CLMDB"]),
+        .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel"]),
+        .target(name: "BoardwalkStore", dependencies: ["BoardwalkModel", "BoardwalkCodec", "CLMDB", "CPrefetch"]),
         .target(name: "BoardwalkQuery", dependencies: ["BoardwalkModel", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore"]),
         .target(name: "BoardwalkGenerator", dependencies: ["BoardwalkModel", "BoardwalkJSON"]),
         .target(

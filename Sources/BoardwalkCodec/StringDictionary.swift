@@ -1,5 +1,4 @@
 import BoardwalkModel
-internal import CPrefetch
 
 /// A reference to a string in a string dictionary.
 ///
@@ -234,64 +233,73 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
         Int(truncatingIfNeeded: ((a &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F)) >> (64 - UInt64(StringTable.cacheBits)))
     }
 
-    // MARK: Prefetching a lookup
+    // MARK: What a lookup will read
     //
     // A string the identity cache does not answer (with 100 000 sessions in flight, most session and profile ids:
-    // far more distinct strings than the cache holds) costs ``intern(at:)`` three dependent cache misses: the
-    // string's bytes, to hash them; the hash table's slot; the table's string, to compare. The store's append loop
-    // encodes a whole record between two such lookups, so out-of-order execution cannot overlap them. These three
-    // calls take the misses one stage at a time for events a little ahead (``prefetchBytes(at:)`` three events
-    // ahead, ``prefetchSlot(at:)`` two, ``prefetchEntry(hash:)`` one), so that each waits while other work runs.
-    // None of them changes the table.
+    // far more distinct strings than the cache holds) costs ``intern(at:)`` up to four dependent cache misses: the
+    // string's bytes, to hash them; the hash table's slot; the table's `String`; the table string's bytes, to
+    // compare them (unless both are the same storage object). The store's append loop encodes a whole record between
+    // two lookups, so out-of-order execution cannot overlap them; it prefetches these addresses, one stage per event
+    // ahead (BoardwalkStore's `IDPrefetcher`). Nothing here changes the table, and only
+    // ``storedBytesAddress(hash:)`` reads more than the string handed in and the slot array.
 
-    /// Asks for the cache lines holding the first 64 bytes of the string stored at `string`, without loading
-    /// anything from its storage (the standard library's `withContiguousStorageIfAvailable` retains the storage
-    /// object, which waits for the very line this is meant to fetch).
+    /// The address of the UTF-8 bytes of the string stored at `string`, computed from its 16-byte representation
+    /// without loading anything from its storage (the standard library's `withContiguousStorageIfAvailable` retains
+    /// the storage object, which waits for the very cache line a prefetch is meant to fetch); `nil` for a small
+    /// string, whose bytes are inline in the representation.
     ///
-    /// The address comes from the string's 16-byte representation as the standard library lays it out on 64-bit
-    /// Linux: a native string's storage object in the low 56 bits of the second word, its UTF-8 bytes 32 bytes
-    /// into it. Nothing is dereferenced: on another layout (or for a small string, whose bytes are inline and
-    /// already here) the prefetch asks for a useless line, which costs a little and never faults.
+    /// The layout is the standard library's on 64-bit platforms: bit 61 of the second word marks a small string;
+    /// otherwise its low 56 bits are the storage address less 32, the bytes' offset in a native storage object
+    /// (a literal's address is stored with the same bias). The result is for prefetching only: on another layout it
+    /// is a useless address, which a prefetch ignores, so it must never be dereferenced.
     /// - Parameter string: a valid, initialized `String`.
     @inlinable @inline(__always)
-    public static func prefetchBytes(at string: UnsafePointer<String>) {
+    package static func utf8Address(at string: UnsafePointer<String>) -> UnsafeRawPointer? {
         let object = UnsafeRawPointer(string).load(fromByteOffset: 8, as: UInt64.self)
-        // Bit 61 of the discriminator (the top byte) marks a small string.
-        guard object & (1 << 61) == 0 else { return }
-        let bytes = UInt(truncatingIfNeeded: object & 0x00FF_FFFF_FFFF_FFFF) &+ 32
-        prefetch(UnsafeRawPointer(bitPattern: bytes))
-        prefetch(UnsafeRawPointer(bitPattern: bytes &+ 63))
+        guard object & (1 << 61) == 0 else { return nil }
+        return UnsafeRawPointer(bitPattern: UInt(truncatingIfNeeded: object & 0x00FF_FFFF_FFFF_FFFF) &+ 32)
     }
 
-    /// `nil` when the identity cache answers for the string stored at `string`; otherwise its hash, with the hash
-    /// table's slot for it asked for. Reads the string's bytes.
+    /// `nil` when the identity cache answers for the string stored at `string` (then ``intern(at:)`` reads nothing
+    /// else); otherwise the string's hash, the key to the next stages. Reads the string's bytes.
     /// - Parameter string: a valid, initialized `String`.
     @inlinable
-    public func prefetchSlot(at string: UnsafePointer<String>) -> UInt64? {
+    package func uncachedHash(at string: UnsafePointer<String>) -> UInt64? {
         if cachedID(at: string) != nil { return nil }
-        let h = StringTable.hash(at: string)
-        slots.withUnsafeBufferPointer { slots in
-            StringTable.prefetch(slots.baseAddress! + (Int(truncatingIfNeeded: h) & (slots.count - 1)))
-        }
-        return h
+        return StringTable.hash(at: string)
     }
 
-    /// Reads the slot of hash `h` (asked for by ``prefetchSlot(at:)``) and asks for the table's string it names,
-    /// when its hash bits match.
-    @inlinable
-    public func prefetchEntry(hash h: UInt64) {
+    /// The address of the hash table's slot where a lookup of hash `h` starts. Reads nothing.
+    @inlinable @inline(__always)
+    package func slotAddress(hash h: UInt64) -> UnsafeRawPointer {
+        slots.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress! + (Int(truncatingIfNeeded: h) & ($0.count - 1))) }
+    }
+
+    /// The address of the table's `String` named by the slot of hash `h`, when the slot's hash bits match `h`
+    /// (else `nil`: a new string, or a collision the lookup will probe past). Reads the slot.
+    @inlinable @inline(__always)
+    package func entryAddress(hash h: UInt64) -> UnsafeRawPointer? {
+        guard let id = slotID(hash: h) else { return nil }
+        return strings.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress! + id) }
+    }
+
+    /// The address of the UTF-8 bytes of the table's string named by the slot of hash `h` (see
+    /// ``utf8Address(at:)``), or `nil`. Reads the slot and the table's `String`.
+    @inlinable @inline(__always)
+    package func storedBytesAddress(hash h: UInt64) -> UnsafeRawPointer? {
+        guard let id = slotID(hash: h) else { return nil }
+        return strings.withUnsafeBufferPointer { StringTable.utf8Address(at: $0.baseAddress! + id) }
+    }
+
+    /// The id in the first slot probed for hash `h`, when that slot's hash bits match.
+    @inlinable @inline(__always)
+    func slotID(hash h: UInt64) -> Int? {
         let slot = slots.withUnsafeBufferPointer { $0[Int(truncatingIfNeeded: h) & ($0.count - 1)] }
-        guard slot != 0, slot & 0xFFFF_FFFF_0000_0000 == h & 0xFFFF_FFFF_0000_0000 else { return }
-        strings.withUnsafeBufferPointer { strings in
-            let id = Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1
-            // A slot of a damaged table cannot make this read out of bounds: a prefetch never faults.
-            StringTable.prefetch(strings.baseAddress.map { UnsafeRawPointer($0 + id) })
-        }
+        guard slot != 0, slot & 0xFFFF_FFFF_0000_0000 == h & 0xFFFF_FFFF_0000_0000 else { return nil }
+        let id = Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1
+        // Always in bounds (every slot names a stored string); checked anyway, since the caller reads `strings[id]`.
+        return id < strings.count ? id : nil
     }
-
-    /// A prefetch of the cache line at `address` (``bw_prefetch``; nothing for `nil`).
-    @usableFromInline
-    static func prefetch(_ address: UnsafeRawPointer?) { bw_prefetch(address) }
 
     /// Inserts `string` if it is new, like `Set.insert`: the store uses `inserted` to know when to persist it.
     /// - Returns: whether the string was new, and its id.

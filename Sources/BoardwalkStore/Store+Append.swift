@@ -439,7 +439,7 @@ final class WriterState {
                         repeat {
                             // The strings are the batch's new ones, out of cache by now: each read waited for memory.
                             if next + 4 < strings.count {
-                                strings.withUnsafeBufferPointer { StringTable.prefetchBytes(at: $0.baseAddress! + next + 4) }
+                                strings.withUnsafeBufferPointer { IDPrefetcher.prefetchBytes(at: $0.baseAddress! + next + 4) }
                             }
                             if chunk.count > 0 && chunk.byteCount(appending: strings[next].utf8.count) > Layout.stringChunkTarget {
                                 break

@@ -86,61 +86,75 @@ import Testing
     }
 }
 
-/// The staged prefetch of a lookup (what the store's append loop runs for the events ahead): it answers from the
-/// identity cache exactly when `intern(at:)` would, hashes otherwise, and changes nothing.
-@Suite struct StringTablePrefetchTests {
-    /// Distinct native strings longer than 15 bytes (small strings live inline in their representation).
+/// The addresses the store's append loop prefetches ahead of a lookup ("What a lookup will read"), against ground
+/// truth: a wrong address would not fail any lookup (a prefetch never faults), only make it slow, so each is compared
+/// here with what the standard library or the table says.
+@Suite struct StringTableLookupAddressTests {
+    /// Distinct native strings of 36 bytes (longer than the 15 bytes a small string holds inline).
     static func uuids(_ n: Int, seed: UInt64) -> [String] {
         var rng = SplitMix64(seed: seed)
         return (0..<n).map { _ in rng.uuid() }
     }
 
-    @Test func slotStageAnswersFromTheIdentityCacheOrHashes() {
-        var table = StringTable()
-        let known = Self.uuids(500, seed: 1)
-        for s in known { _ = table.intern(s) }
-        let before = table.strings
-        var cachedHits = 0
-        for var s in known {
-            // The very values interned: the identity cache answers most of them (it holds 16 384 slots, so a
-            // collision may have evicted a few), and then the slot stage has nothing to do.
-            let hash = withUnsafePointer(to: &s) { table.prefetchSlot(at: $0) }
-            let cached = withUnsafePointer(to: &s) { table.cachedID(at: $0) }
-            #expect((hash == nil) == (cached != nil))
-            if cached != nil { cachedHits += 1 }
-        }
-        #expect(cachedHits > 450)
-        // Equal text in fresh String values, and new strings: no cache entry, so a hash, and the same one for equal
-        // text.
-        for (old, fresh) in zip(known.prefix(50), known.prefix(50).map { String(decoding: Array($0.utf8), as: UTF8.self) }) {
-            var a = old, b = fresh
-            let cached = withUnsafePointer(to: &a) { table.cachedID(at: $0) }
-            let hashB = withUnsafePointer(to: &b) { table.prefetchSlot(at: $0) }
-            #expect(hashB != nil)
-            if cached == nil { #expect(withUnsafePointer(to: &a) { table.prefetchSlot(at: $0) } == hashB) }
-            if let h = hashB { table.prefetchEntry(hash: h) }
-        }
-        // Nothing changed: same strings, and every string still interns to its id.
-        #expect(table.strings == before)
-        for (id, s) in known.enumerated() { #expect(table.intern(String(decoding: Array(s.utf8), as: UTF8.self)) == StringID(id)) }
-        #expect(table.count == known.count)
+    /// A new `String` value with the same text and its own storage.
+    static func copy(_ s: String) -> String { String(decoding: Array(s.utf8), as: UTF8.self) }
+
+    static func bytesAddress(_ s: String) -> UnsafeRawPointer? {
+        s.utf8.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) } ?? nil
     }
 
-    @Test func stagesTakeAnyStringAndAnyHash() {
-        var table = StringTable()
-        // An empty table (64 slots, no cache yet), small, empty, non-ASCII and long strings, and hashes that
-        // name no slot or a slot of another string.
-        var strings = ["", "a", "fifteen bytes!!", "sixteen bytes!!!", "é" + String(repeating: "x", count: 100),
-                       String(repeating: "long", count: 10_000)]
+    @Test func utf8AddressIsWhereTheBytesAre() {
+        var strings = Self.uuids(20, seed: 3) + [String(repeating: "é", count: 40), Self.copy("a string of more than fifteen bytes")]
+        // A literal longer than 15 bytes: immortal storage in the binary, stored with the same bias.
+        strings.append("a literal of more than fifteen bytes")
         for i in strings.indices {
-            withUnsafePointer(to: &strings[i]) { StringTable.prefetchBytes(at: $0) }
-            if let h = withUnsafePointer(to: &strings[i], { table.prefetchSlot(at: $0) }) { table.prefetchEntry(hash: h) }
+            let address = withUnsafePointer(to: &strings[i]) { StringTable.utf8Address(at: $0) }
+            #expect(address != nil && address == Self.bytesAddress(strings[i]), "\(strings[i])")
         }
-        for h: UInt64 in [0, 1, .max, 0xFFFF_FFFF_0000_0000] { table.prefetchEntry(hash: h) }
-        for s in strings { _ = table.intern(s) }
-        for h: UInt64 in [0, 1, .max, 0xFFFF_FFFF_0000_0000] { table.prefetchEntry(hash: h) }
-        #expect(table.strings == strings)
-        #expect(strings.enumerated().allSatisfy { table.intern($0.element) == StringID($0.offset) })
+        // Small strings keep their bytes in the representation: nothing to fetch.
+        for var small in ["", "a", "fifteen bytes!!"] {
+            #expect(withUnsafePointer(to: &small) { StringTable.utf8Address(at: $0) } == nil)
+        }
+    }
+
+    @Test func stagesNameTheSlotTheEntryAndItsBytes() {
+        var table = StringTable()
+        let known = Self.uuids(3_000, seed: 1)
+        for s in known { _ = table.intern(s) }
+        let before = table.strings
+        var firstProbeHits = 0
+        for (id, s) in known.enumerated() {
+            // A fresh value: the identity cache cannot answer, so the stages run; two fresh copies hash alike.
+            var a = Self.copy(s), b = Self.copy(s)
+            let h = withUnsafePointer(to: &a) { table.uncachedHash(at: $0) }
+            #expect(h != nil && h == withUnsafePointer(to: &b) { table.uncachedHash(at: $0) })
+            guard let h else { continue }
+            let slots = table.slotAddress(hash: h)
+            // The entry, when named, is this string's, and its bytes are where the table's String keeps them.
+            if let entry = table.entryAddress(hash: h) {
+                firstProbeHits += 1
+                #expect(entry == table.strings.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress! + id) })
+                #expect(table.storedBytesAddress(hash: h) == Self.bytesAddress(table.strings[id]))
+                #expect(slots.load(as: UInt64.self) & 0xFFFF_FFFF == UInt64(id + 1))
+            } else {
+                // A collision: the first slot probed holds another string, which the lookup probes past.
+                #expect(table.storedBytesAddress(hash: h) == nil)
+            }
+        }
+        // The table is at most half full: most lookups end at their first slot.
+        #expect(firstProbeHits > known.count / 2)
+        // The strings the identity cache holds (the values interned, unless a collision evicted them) need no stage.
+        var hits = 0
+        for var s in known where withUnsafePointer(to: &s, { table.cachedID(at: $0) }) != nil {
+            #expect(withUnsafePointer(to: &s) { table.uncachedHash(at: $0) } == nil)
+            hits += 1
+        }
+        #expect(hits > 0)
+        // A new string: a hash, and no entry (its first slot is empty or holds another string's 32 hash bits).
+        var new = Self.copy("not in the table, and longer than fifteen bytes")
+        let h = withUnsafePointer(to: &new) { table.uncachedHash(at: $0) }
+        #expect(h != nil && table.entryAddress(hash: h!) == nil && table.storedBytesAddress(hash: h!) == nil)
+        #expect(table.strings == before)
     }
 }
 
