@@ -241,7 +241,9 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     // compare them (unless both are the same storage object). The store's append loop encodes a whole record between
     // two lookups, so out-of-order execution cannot overlap them; it prefetches these addresses, one stage per event
     // ahead (BoardwalkStore's `IDPrefetcher`). Nothing here changes the table, and only
-    // ``storedBytesAddress(hash:)`` reads more than the string handed in and the slot array.
+    // ``storedBytesAddress(hash:)`` reads more than the string handed in and the slot array. Public for the store
+    // alone: `package` access would fit better, but the fuzz targets compile the codec in a package of tools
+    // version 5.3 (Fuzz/Package.swift), which has no package name to give it.
 
     /// The address of the UTF-8 bytes of the string stored at `string`, computed from its 16-byte representation
     /// without loading anything from its storage (the standard library's `withContiguousStorageIfAvailable` retains
@@ -254,7 +256,7 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     /// is a useless address, which a prefetch ignores, so it must never be dereferenced.
     /// - Parameter string: a valid, initialized `String`.
     @inlinable @inline(__always)
-    package static func utf8Address(at string: UnsafePointer<String>) -> UnsafeRawPointer? {
+    public static func utf8Address(at string: UnsafePointer<String>) -> UnsafeRawPointer? {
         let object = UnsafeRawPointer(string).load(fromByteOffset: 8, as: UInt64.self)
         guard object & (1 << 61) == 0 else { return nil }
         return UnsafeRawPointer(bitPattern: UInt(truncatingIfNeeded: object & 0x00FF_FFFF_FFFF_FFFF) &+ 32)
@@ -264,21 +266,21 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     /// else); otherwise the string's hash, the key to the next stages. Reads the string's bytes.
     /// - Parameter string: a valid, initialized `String`.
     @inlinable
-    package func uncachedHash(at string: UnsafePointer<String>) -> UInt64? {
+    public func uncachedHash(at string: UnsafePointer<String>) -> UInt64? {
         if cachedID(at: string) != nil { return nil }
         return StringTable.hash(at: string)
     }
 
     /// The address of the hash table's slot where a lookup of hash `h` starts. Reads nothing.
     @inlinable @inline(__always)
-    package func slotAddress(hash h: UInt64) -> UnsafeRawPointer {
+    public func slotAddress(hash h: UInt64) -> UnsafeRawPointer {
         slots.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress! + (Int(truncatingIfNeeded: h) & ($0.count - 1))) }
     }
 
     /// The address of the table's `String` named by the slot of hash `h`, when the slot's hash bits match `h`
     /// (else `nil`: a new string, or a collision the lookup will probe past). Reads the slot.
     @inlinable @inline(__always)
-    package func entryAddress(hash h: UInt64) -> UnsafeRawPointer? {
+    public func entryAddress(hash h: UInt64) -> UnsafeRawPointer? {
         guard let id = slotID(hash: h) else { return nil }
         return strings.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress! + id) }
     }
@@ -286,7 +288,7 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     /// The address of the UTF-8 bytes of the table's string named by the slot of hash `h` (see
     /// ``utf8Address(at:)``), or `nil`. Reads the slot and the table's `String`.
     @inlinable @inline(__always)
-    package func storedBytesAddress(hash h: UInt64) -> UnsafeRawPointer? {
+    public func storedBytesAddress(hash h: UInt64) -> UnsafeRawPointer? {
         guard let id = slotID(hash: h) else { return nil }
         return strings.withUnsafeBufferPointer { StringTable.utf8Address(at: $0.baseAddress! + id) }
     }
