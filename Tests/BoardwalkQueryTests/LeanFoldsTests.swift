@@ -139,9 +139,34 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
     }
 }
 
-/// The point of ``LeanFold`` is its size (see its documentation): keep it at 136 bytes or less.
-@Test func leanFoldTakesAtMost136Bytes() {
-    #expect(MemoryLayout<LeanFold>.stride <= 136)
+/// The point of ``LeanFold`` is its layout (see its documentation): two cache lines, what every event of a screen
+/// funnel touches in the first, and the folds' storage aligned to a line, so that line is one line in memory.
+@Test func leanFoldIsTwoCacheLinesWithTheHotFieldsInTheFirst() {
+    #expect(MemoryLayout<LeanFold>.stride == 128)
+    let hot: [PartialKeyPath<LeanFold>] = [\.first, \.last, \.events, \.totalScreens, \.onboarding, \.furthest,
+                                           \.lastScreen, \.flags, \.kindsSeen, \.namesSeen, \.outcome]
+    for path in hot {
+        let offset = MemoryLayout<LeanFold>.offset(of: path)
+        #expect(offset != nil && offset! < 64, "\(path) at \(String(describing: offset))")
+    }
+    let cold: [PartialKeyPath<LeanFold>] = [\.firstScreenAt, \.lastScreenAt, \.outcomeAt, \.headTime, \.headScreen,
+                                            \.headPrevious]
+    for path in cold {
+        let offset = MemoryLayout<LeanFold>.offset(of: path)
+        #expect(offset != nil && offset! >= 64, "\(path) at \(String(describing: offset))")
+    }
+    for capacity in [1, 100, 10_000] {
+        let lean = LeanFolds(capacity: capacity, events: 1, reachTimes: false)
+        lean.append(count: capacity + 70)  // and after growing
+        #expect(UInt(bitPattern: lean.base) % 64 == 0, "capacity \(capacity)")
+    }
+    var fold = LeanFold()
+    #expect(fold.ascending && !fold.excluded)
+    fold.excluded = true
+    fold.ascending = false
+    #expect(!fold.ascending && fold.excluded)
+    fold.excluded = false
+    #expect(!fold.ascending && !fold.excluded)
 }
 
 /// The screen-time pool grows past its reserve (256 entries when the scan expects few events) and keeps every

@@ -518,6 +518,9 @@ struct SessionSlots {
 
 /// Values by slot in one growable allocation, mutated in place through ``base`` (an `Array` element reached
 /// from inside a scan's closure is copied out and back, and checked for exclusive access, on every event).
+///
+/// The allocation starts on a 64-byte cache line, so a value whose stride is a multiple of 64 (``LeanFold``) keeps
+/// each of its lines' fields on one line (a large `malloc` block starts 16 bytes into a page).
 final class SlotStorage<Element> {
     @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<Element>
     @exclusivity(unchecked) private var capacity: Int
@@ -525,7 +528,13 @@ final class SlotStorage<Element> {
 
     init(capacity: Int) {
         self.capacity = max(capacity, 64)
-        base = .allocate(capacity: self.capacity)
+        base = SlotStorage.allocate(self.capacity)
+    }
+
+    private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<Element> {
+        UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<Element>.stride,
+                                         alignment: max(64, MemoryLayout<Element>.alignment))
+            .bindMemory(to: Element.self, capacity: capacity)
     }
 
     deinit {
@@ -551,7 +560,7 @@ final class SlotStorage<Element> {
     }
 
     private func grow(to newCapacity: Int) {
-        let bigger = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        let bigger = SlotStorage.allocate(newCapacity)
         bigger.moveInitialize(from: base, count: count)
         base.deallocate()
         base = bigger
