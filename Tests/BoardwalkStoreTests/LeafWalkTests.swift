@@ -1,4 +1,5 @@
 import BoardwalkCodec
+import BoardwalkGenerator
 import BoardwalkModel
 import Foundation
 import Testing
@@ -124,5 +125,100 @@ import Testing
                 (error as? StoreError)?.kind == .corrupt && "\(error)".contains("page \(leaf)")
             }
         }
+    }
+
+    /// Random damage to the `events` tree's branch and leaf pages in the file (one to four bytes of one page, a
+    /// branch page in half of 400 rounds, each on a fresh copy of the pristine file): walks from several keys and every onboarding's
+    /// block runs either complete or throw ``StoreError`` with ``StoreError/Kind/corrupt``; nothing traps (liblmdb
+    /// trusts these pages, so the damage stays where only the store's own reader goes).
+    @Test func randomDamageToTheTreeThrowsOrReadsNeverTraps() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        var leaves = Set<Int>(), onboardings: [StringID] = [], starts: [[UInt8]] = [[]]
+        do {
+            let store = try Self.store(dir)
+            try store.read { s in
+                let entries = try Self.cursorEntries(s, from: [])
+                for k in stride(from: 0, to: entries.count, by: 97) { starts.append(entries[k].key) }
+                try s.txn.withCursor(s.dbs.events) { c in
+                    var found = try c.first()
+                    while found {
+                        leaves.insert(Int((UInt(bitPattern: c.key.baseAddress) - s.txn.file.mapStart) / 4096))
+                        found = try c.next()
+                    }
+                }
+                for o in [0, 7, 31, 59] { onboardings.append(try #require(try s.id(of: "onb-\(o)"))) }
+            }
+            store.close()
+        }
+        let path = dir + "/data.mdb"
+        let pristine = try #require(FileManager.default.contents(atPath: path))
+        let pages = Self.eventsTreePages(pristine, leaves: leaves)
+        let branches = pages.filter { !leaves.contains($0) }, leafPages = leaves.sorted()
+        #expect(leafPages.count > 20 && !branches.isEmpty, "a tree of two levels or more: \(leaves.count) leaves, \(branches.count) branch pages")
+        var rng = SplitMix64(seed: 0x1EAF_DA3A)
+        var threw = 0
+        for _ in 0..<400 {
+            var damaged = pristine
+            // A branch page in half the rounds (there are few), a leaf in the others.
+            let from = rng.next() % 2 == 0 && !branches.isEmpty ? branches : leafPages
+            let page = from[Int(rng.next() % UInt64(from.count))]
+            for _ in 0...(rng.next() % 4) {
+                // The header and node offsets (the first 64 bytes) half the time; anywhere in the page otherwise.
+                let offset = page * 4096 + Int(rng.next() % (rng.next() % 2 == 0 ? 64 : 4096))
+                damaged[offset] = rng.next() % 3 == 0 ? damaged[offset] ^ UInt8(1 << (rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
+            }
+            try damaged.write(to: URL(fileURLWithPath: path))
+            let store = try Store.open(at: dir)
+            defer { store.close() }
+            do {
+                try store.read { s in
+                    var walk = try #require(try LeafWalk(s.txn, s.dbs.events))
+                    defer { walk.release() }
+                    for start in starts { _ = try Self.walkEntries(&walk, from: start) }
+                    for onboarding in onboardings {
+                        try s.forEachBlockRun(onboarding: onboarding) { run in
+                            while try run.next() != nil {}
+                            return true
+                        }
+                    }
+                }
+            } catch let error as StoreError {
+                #expect(error.kind == .corrupt, "\(error)")
+                threw += 1
+            }
+        }
+        #expect(threw > 100, "most damage is found")
+    }
+
+    /// The pages of the `events` tree in `file`: its leaves, and the branch pages (LMDB 0.9's layout: a 16-byte
+    /// header with the page's number, flags at byte 10, the end of the node offsets at byte 12; a branch node's
+    /// child page number in its first six bytes) that point to them or to such branch pages.
+    static func eventsTreePages(_ file: Data, leaves: Set<Int>) -> [Int] {
+        let bytes = [UInt8](file)
+        func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        var tree = leaves
+        var grew = true
+        while grew {
+            grew = false
+            for page in 0..<(bytes.count / 4096) where !tree.contains(page) {
+                let base = page * 4096
+                let number = (0..<8).reduce(0) { $0 | Int(bytes[base + $1]) << (8 * $1) }
+                guard number == page, u16(base + 10) & 0x01 != 0 else { continue }  // a live branch page
+                let lower = u16(base + 12)
+                guard lower >= 16, lower <= 4096 else { continue }
+                for i in 0..<((lower - 16) / 2) {
+                    let node = base + u16(base + 16 + 2 * i)
+                    guard node >= base + 16, node + 6 <= base + 4096 else { continue }
+                    let child = u16(node) | u16(node + 2) << 16 | u16(node + 4) << 32
+                    if tree.contains(child) {
+                        tree.insert(page)
+                        grew = true
+                        break
+                    }
+                }
+            }
+        }
+        return tree.sorted()
     }
 }
