@@ -38,6 +38,31 @@ public struct Query: Sendable {
     /// match nothing. The query runs as written.
     public var notes: [QueryError] { checked.notes }
 
+    /// ``notes``, and what `source` shows the query will not find: an onboarding id compared with `onboarding`
+    /// (`==`, `!=`, `in`) that has no events in the source (a typo, or the wrong store, would otherwise give an
+    /// empty or unfiltered result without a word), with the closest id that has events when one is close. In
+    /// the order of their places in the query. A source that cannot list its onboardings adds nothing, nor does
+    /// one that fails to.
+    /// - Complexity: O(onboardings) reads of the source (the store keeps one entry per onboarding), plus an edit
+    ///   distance per literal and onboarding.
+    public func notes(on source: some EventSource) -> [QueryError] {
+        guard !checked.onboardingLiterals.isEmpty, let names = (try? source.onboardingNames()) ?? nil, !names.isEmpty else {
+            return checked.notes
+        }
+        let known = Set(names)
+        var notes = checked.notes
+        var noted = Set<String>()
+        for literal in checked.onboardingLiterals where !known.contains(literal.value) && noted.insert(literal.value).inserted {
+            let value = literal.value
+            let hint = Suggestions.closest(to: value, in: names).map { "; did you mean `\($0)`?" } ?? ""
+            notes.append(QueryError(.note, "no events have onboarding `\(value)`\(hint)", at: literal.range, in: text,
+                                    label: "\(names.count) onboarding\(names.count == 1 ? " has" : "s have") events"))
+        }
+        return notes.enumerated().sorted { a, b in
+            (a.element.range?.lowerBound ?? 0, a.offset) < (b.element.range?.lowerBound ?? 0, b.offset)
+        }.map(\.element)
+    }
+
     /// Options of a run.
     public struct RunOptions: Sendable {
         /// The instant `now()` means; fixed for the whole run.

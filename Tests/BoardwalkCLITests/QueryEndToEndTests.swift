@@ -45,6 +45,19 @@ struct QueryEndToEndTests {
         #expect(r.stderr.contains("1 | events | where screen_idx == 2\n  |                ^^^^^^^^^^"))
     }
 
+    @Test("An onboarding id with no events gets a note on stderr; the result and the exit status are as written")
+    func unknownOnboardingNote() throws {
+        let r = try boardwalk(["query", "--generated", "20", #"sessions | where onboarding == "no-such-onboarding" | count"#])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasSuffix("    0\n"), "\(r.stdout)")
+        #expect(r.stderr.hasPrefix("note: no events have onboarding `no-such-onboarding`\n --> query:1:32\n"), "\(r.stderr)")
+        #expect(r.stderr.contains(#"  |                                ^^^^^^^^^^^^^^^^^^^^ 6 onboardings have events"#), "\(r.stderr)")
+        let known = try boardwalk(["query", "--generated", "20", "sessions | count by onboarding | limit 1"])
+        let id = try #require(known.stdout.split(separator: "\n").dropFirst(2).first?.split(separator: " ").first)
+        let clean = try boardwalk(["query", "--generated", "20", "sessions | where onboarding == \"\(id)\" | count"])
+        #expect(clean.status == 0 && clean.stderr.isEmpty, "\(clean.stderr)")
+    }
+
     @Test("query - and repl through a pipe: an error in the middle, the rest still runs, exit 2")
     func pipedWithError() throws {
         let input = """

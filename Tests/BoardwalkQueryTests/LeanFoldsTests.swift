@@ -112,7 +112,8 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
     #expect(following > 100, "the key-order rounds fold events with addFollowing")
 }
 
-/// Rows of screen times grow with the sessions (from room for 64) and keep every session's times.
+/// Rows of screen times grow with the sessions (from room for 64, one at a time and then 5 000 at once) and keep
+/// every session's times.
 @Test func leanFoldsRowsGrowWithTheSessions() throws {
     var needs = FoldNeeds()
     needs.reachTimes = true
@@ -129,12 +130,23 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                                  screen: screen, onboarding: 1, totalScreens: 5)
                 }
             }
-            for slot in [0, 63, 64, 65, 127, 128, 299] {
+            // Then many at once (one growth that copies the rows' first 300 entries, and populates the new ones).
+            lean.append(count: 5_000)
+            for slot in [300, 2_000, 5_299] {
+                for (screen, second) in [(2, 5), (0, 9), (1, 7), (4, 8)] {
+                    try lean.add(slot: slot, time: Int64(slot * 100 + second) * 1_000_000, seq: UInt64(slot * 10 + screen),
+                                 screen: screen, onboarding: 1, totalScreens: 5)
+                }
+            }
+            for slot in [0, 63, 64, 65, 127, 128, 299, 300, 2_000, 5_299] {
                 let summary = lean.summary(slot: slot, name: "s", strings: strings, needs: needs, reachBuffer: &buffer)
                 // Reach time i: the earliest event at a screen ≥ i.
                 let t = { (second: Int) in Int64(slot * 100 + second) * 1_000_000 }
                 #expect(summary.reachTimes == [t(5), t(5), t(5), t(8), t(8)], "slot \(slot)")
             }
+            // A new session with no screen times has none in the rows.
+            try lean.add(slot: 301, time: 7, seq: 1, screen: nil, onboarding: nil, totalScreens: nil)
+            #expect(lean.summary(slot: 301, name: "s", strings: strings, needs: needs, reachBuffer: &buffer).furthestScreen == nil)
         }
     }
 }
@@ -143,12 +155,17 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
 /// funnel touches in the first, and the folds' storage aligned to a line, so that line is one line in memory.
 @Test func leanFoldIsTwoCacheLinesWithTheHotFieldsInTheFirst() {
     #expect(MemoryLayout<LeanFold>.stride == 128)
-    let hot: [PartialKeyPath<LeanFold>] = [\.first, \.last, \.events, \.totalScreens, \.onboarding, \.furthest,
-                                           \.lastScreen, \.flags, \.kindsSeen, \.namesSeen, \.outcome]
-    for path in hot {
+    // Each hot field ends within the first line (an `OrderKey` at 56 would straddle it).
+    let hot: [(PartialKeyPath<LeanFold>, Int)] = [
+        (\.first, MemoryLayout<OrderKey>.size), (\.last, MemoryLayout<OrderKey>.size), (\.events, 8), (\.totalScreens, 8),
+        (\.onboarding, 4), (\.furthest, 4), (\.lastScreen, 4), (\.flags, 1), (\.kindsSeen, 1), (\.namesSeen, 1),
+        (\.outcome, MemoryLayout<Exit?>.size),
+    ]
+    for (path, size) in hot {
         let offset = MemoryLayout<LeanFold>.offset(of: path)
-        #expect(offset != nil && offset! < 64, "\(path) at \(String(describing: offset))")
+        #expect(offset != nil && offset! + size <= 64, "\(path) at \(String(describing: offset))")
     }
+    #expect(MemoryLayout<LeanFold>.offset(of: \.firstScreenAt) == 64)
     let cold: [PartialKeyPath<LeanFold>] = [\.firstScreenAt, \.lastScreenAt, \.outcomeAt, \.headTime, \.headScreen,
                                             \.headPrevious]
     for path in cold {
@@ -157,8 +174,9 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
     }
     for capacity in [1, 100, 10_000] {
         let lean = LeanFolds(capacity: capacity, events: 1, reachTimes: false)
-        lean.append(count: capacity + 70)  // and after growing
         #expect(UInt(bitPattern: lean.base) % 64 == 0, "capacity \(capacity)")
+        lean.append(count: capacity + 70)  // and after growing
+        #expect(UInt(bitPattern: lean.base) % 64 == 0, "capacity \(capacity), grown")
     }
     var fold = LeanFold()
     #expect(fold.ascending && !fold.excluded)

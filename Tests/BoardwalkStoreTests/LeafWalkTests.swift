@@ -97,21 +97,22 @@ import Testing
     @Test(arguments: [12, 0]) func aDamagedLeafThrows(field: Int) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        var leaf = 0
+        var leaf = 0, pageSize = 0
         do {
             let store = try Self.store(dir)
             // A leaf of `events` in the middle of its keys: where a key read through the cursor lies.
             leaf = try store.read { s in
-                try s.txn.withCursor(s.dbs.events) { c in
+                pageSize = s.txn.pageSize
+                return try s.txn.withCursor(s.dbs.events) { c in
                     _ = try c.first()
                     for _ in 0..<300 { _ = try c.next() }
-                    return Int((UInt(bitPattern: c.key.baseAddress) - s.txn.file.mapStart) / 4096)
+                    return Int((UInt(bitPattern: c.key.baseAddress) - s.txn.file.mapStart) / UInt(pageSize))
                 }
             }
             store.close()
         }
         let file = try #require(FileHandle(forUpdatingAtPath: dir + "/data.mdb"))
-        try file.seek(toOffset: UInt64(leaf * 4096 + field))
+        try file.seek(toOffset: UInt64(leaf * pageSize + field))
         try file.write(contentsOf: [0xFF, 0xFF])
         try file.close()
         let store = try Store.open(at: dir)
@@ -134,27 +135,30 @@ import Testing
     @Test func randomDamageToTheTreeThrowsOrReadsNeverTraps() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        var leaves = Set<Int>(), onboardings: [StringID] = [], starts: [[UInt8]] = [[]]
+        var leaves = Set<Int>(), onboardings: [StringID] = [], starts: [[UInt8]] = [[]], root = 0, pageSize = 0
         do {
             let store = try Self.store(dir)
             try store.read { s in
+                pageSize = s.txn.pageSize
                 let entries = try Self.cursorEntries(s, from: [])
                 for k in stride(from: 0, to: entries.count, by: 97) { starts.append(entries[k].key) }
                 try s.txn.withCursor(s.dbs.events) { c in
                     var found = try c.first()
                     while found {
-                        leaves.insert(Int((UInt(bitPattern: c.key.baseAddress) - s.txn.file.mapStart) / 4096))
+                        leaves.insert(Int((UInt(bitPattern: c.key.baseAddress) - s.txn.file.mapStart) / UInt(pageSize)))
                         found = try c.next()
                     }
                 }
+                var walk = try #require(try LeafWalk(s.txn, s.dbs.events))
+                root = Int(walk.root)
+                walk.release()
                 for o in [0, 7, 31, 59] { onboardings.append(try #require(try s.id(of: "onb-\(o)"))) }
             }
             store.close()
         }
         let path = dir + "/data.mdb"
         let pristine = try #require(FileManager.default.contents(atPath: path))
-        let pages = Self.eventsTreePages(pristine, leaves: leaves)
-        let branches = pages.filter { !leaves.contains($0) }, leafPages = leaves.sorted()
+        let branches = Self.branchPages(pristine, root: root, pageSize: pageSize), leafPages = leaves.sorted()
         #expect(leafPages.count > 20 && !branches.isEmpty, "a tree of two levels or more: \(leaves.count) leaves, \(branches.count) branch pages")
         var rng = SplitMix64(seed: 0x1EAF_DA3A)
         var threw = 0
@@ -165,7 +169,7 @@ import Testing
             let page = from[Int(rng.next() % UInt64(from.count))]
             for _ in 0...(rng.next() % 4) {
                 // The header and node offsets (the first 64 bytes) half the time; anywhere in the page otherwise.
-                let offset = page * 4096 + Int(rng.next() % (rng.next() % 2 == 0 ? 64 : 4096))
+                let offset = page * pageSize + Int(rng.next() % (rng.next() % 2 == 0 ? 64 : UInt64(pageSize)))
                 damaged[offset] = rng.next() % 3 == 0 ? damaged[offset] ^ UInt8(1 << (rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
             }
             try damaged.write(to: URL(fileURLWithPath: path))
@@ -191,34 +195,22 @@ import Testing
         #expect(threw > 100, "most damage is found")
     }
 
-    /// The pages of the `events` tree in `file`: its leaves, and the branch pages (LMDB 0.9's layout: a 16-byte
-    /// header with the page's number, flags at byte 10, the end of the node offsets at byte 12; a branch node's
-    /// child page number in its first six bytes) that point to them or to such branch pages.
-    static func eventsTreePages(_ file: Data, leaves: Set<Int>) -> [Int] {
+    /// The branch pages of the tree whose root is `root` in `file`, found from the root down (LMDB 0.9's layout: a
+    /// 16-byte header with the page's number, flags at byte 10 (1: branch), the end of the node offsets at byte 12;
+    /// a branch node's child page number in its first six bytes).
+    static func branchPages(_ file: Data, root: Int, pageSize: Int) -> [Int] {
         let bytes = [UInt8](file)
         func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
-        var tree = leaves
-        var grew = true
-        while grew {
-            grew = false
-            for page in 0..<(bytes.count / 4096) where !tree.contains(page) {
-                let base = page * 4096
-                let number = (0..<8).reduce(0) { $0 | Int(bytes[base + $1]) << (8 * $1) }
-                guard number == page, u16(base + 10) & 0x01 != 0 else { continue }  // a live branch page
-                let lower = u16(base + 12)
-                guard lower >= 16, lower <= 4096 else { continue }
-                for i in 0..<((lower - 16) / 2) {
-                    let node = base + u16(base + 16 + 2 * i)
-                    guard node >= base + 16, node + 6 <= base + 4096 else { continue }
-                    let child = u16(node) | u16(node + 2) << 16 | u16(node + 4) << 32
-                    if tree.contains(child) {
-                        tree.insert(page)
-                        grew = true
-                        break
-                    }
-                }
+        var branches: [Int] = [], next = [root]
+        while let page = next.popLast() {
+            let base = page * pageSize
+            guard base + pageSize <= bytes.count, u16(base + 10) & 0x01 != 0 else { continue }  // a leaf
+            branches.append(page)
+            for i in 0..<((u16(base + 12) - 16) / 2) {
+                let node = base + u16(base + 16 + 2 * i)
+                next.append(u16(node) | u16(node + 2) << 16 | u16(node + 4) << 32)
             }
         }
-        return tree.sorted()
+        return branches.sorted()
     }
 }

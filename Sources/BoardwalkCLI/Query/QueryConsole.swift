@@ -28,7 +28,7 @@ final class QueryConsole {
         let start = monotonicMicroseconds()
         do {
             let query = try Query.parse(text)
-            for note in query.notes { report(note) }
+            for note in query.notes(on: source) { report(note) }
             let (table, statistics) = try execute(query)
             // Ctrl-C after the read (while rows were sorted or gathered) is seen here, and between chunks of output.
             if cancellation.isCancelled { return cancelled() }

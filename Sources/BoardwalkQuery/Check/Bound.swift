@@ -162,6 +162,8 @@ struct CheckedQuery: Hashable, Sendable {
     var explain: Bool
     /// What the checker noticed that is not an error (``QueryError/Kind/note``).
     var notes: [QueryError] = []
+    /// String literals compared with `onboarding`, with their places (``Query/notes(on:)``).
+    var onboardingLiterals: [PlacedString] = []
 
     /// Whether any part reads `dwell`, so events must be read with their sessions.
     var readsDwell: Bool {
@@ -175,4 +177,10 @@ struct CheckedQuery: Hashable, Sendable {
         case .funnel, nil: return false
         }
     }
+}
+
+/// A string literal of the query and its bytes in the text.
+struct PlacedString: Hashable, Sendable {
+    var value: String
+    var range: Range<Int>
 }

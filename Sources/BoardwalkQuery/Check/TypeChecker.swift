@@ -17,6 +17,9 @@ struct TypeChecker {
 
     final class Notes {
         var items: [QueryError] = []
+        /// String literals compared with `onboarding` (`==`, `!=`, `in`), for ``Query/notes(on:)`` to check against
+        /// a source's onboardings.
+        var onboardingLiterals: [PlacedString] = []
     }
 
     func fail(_ message: String, _ range: Range<Int>, label: String? = nil) -> QueryError {
@@ -32,6 +35,7 @@ struct TypeChecker {
         let checker = TypeChecker(text: ast.text)
         var checked = try checker.query(ast)
         checked.notes = checker.notes.items
+        checked.onboardingLiterals = checker.notes.onboardingLiterals
         return checked
     }
 
@@ -514,6 +518,10 @@ struct TypeChecker {
         guard case .name(let name) = field.kind, case .literal(.string(let value)) = literal.kind else { return }
         if name == "name" {
             noteUnknownEventName(value, at: literal.range)
+            return
+        }
+        if name == "onboarding" {
+            notes.onboardingLiterals.append(PlacedString(value: value, range: literal.range))
             return
         }
         let (what, allowed): (String, [String])

@@ -146,4 +146,12 @@ public protocol EventSource {
 
     /// How the source reads sessions, for `explain` ("session index", "in memory").
     var sessionAccess: String { get }
+
+    /// The onboarding ids that have events in the source, for ``Query/notes(on:)``; `nil` when the source cannot
+    /// tell cheaply (the default).
+    func onboardingNames() throws(QueryError) -> [String]?
+}
+
+extension EventSource {
+    public func onboardingNames() throws(QueryError) -> [String]? { nil }
 }

@@ -67,6 +67,9 @@ public struct InMemoryEventSource: EventSource, Sendable {
 
     public var sessionAccess: String { "in-memory session index" }
 
+    /// The onboarding ids with events here, in order.
+    public func onboardingNames() throws(QueryError) -> [String]? { onboardings }
+
     /// A row of an in-memory scan: a pointer into the source's events, valid only inside the scan callback,
     /// so scanning copies no event.
     public struct Row: EventRow {

@@ -13,13 +13,14 @@ import BoardwalkModel
 /// fold with ``SessionFold``s, 0.5 with these).
 ///
 /// **Two cache lines, the first one hot.** The folds are stored 64-byte aligned (``SlotStorage``) and the fields
-/// are declared in the order they are laid out: what every event of a screen funnel or a count touches (first,
-/// events, total screens, onboarding, furthest screen, the flags) lies in the first 64 bytes, what only some
-/// queries touch (the onboarding's first event across onboardings, the last screen's position, the chain's head,
-/// the outcome's position) in the second. A screen funnel's scan of 8.5 k sessions then reads one line per event
-/// from 544 KiB of folds instead of two or three of 136-byte folds that straddled lines (callgrind's simulation
-/// of this machine's 1 MiB L2, the median onboarding's funnel: 142 k misses in the folds before). `LeanFoldsTests`
-/// checks the layout.
+/// are declared in the order they are laid out: what every event of a scan of whole onboardings touches when the
+/// query needs no lasts (first, events, total screens, onboarding, furthest screen, the flags; a screen funnel of
+/// one onboarding, with its screen times in rows) lies in the first 64 bytes; what only some queries touch (the
+/// onboarding's first event when a session may span onboardings, the last screen's position, the chain's head,
+/// the outcome's position) in the second. Such a scan of 8.5 k sessions then reads one line per event from 531 KiB
+/// of folds instead of two or three of 136-byte folds that straddled lines (cachegrind's simulation of this
+/// machine's 1 MiB L2, the median onboarding's funnel: 142 k misses in the folds before; docs/query-language.md,
+/// "Session 12"). `LeanFoldsTests` checks the layout.
 struct LeanFold {
     // The first cache line (64 bytes).
     var first = OrderKey.highest
@@ -73,7 +74,7 @@ struct LeanFold {
 /// sequentially whatever the order of the sessions. Reach times are only kept when the query needs them
 /// (a screen funnel).
 ///
-/// Memory: 136 bytes per session plus 16 bytes per (session, screen) pair beyond each session's newest.
+/// Memory: 128 bytes per session plus 16 bytes per (session, screen) pair beyond each session's newest.
 /// The pool's links are 32-bit: a fold with more than 2³¹ − 1 such pairs (several billion events) throws
 /// rather than trap.
 ///
@@ -181,10 +182,15 @@ final class LeanFolds {
                 rows = bigger
                 rowCapacity = newCapacity
             }
+            // The new entries are a stretch of each screen's row: populated together when they are many (one
+            // call over the span from the first row's to the last row's; `prefault` takes whole pages of ranges
+            // of 64 KiB or more), as they were when a session's times were a row of its own.
+            if n * rowScreens * MemoryLayout<Int64>.stride >= 64 << 10 {
+                let start = rows + first, end = rows + (rowScreens - 1) * rowCapacity + first + n
+                prefault(UnsafeMutableRawPointer(start), byteCount: (end - start) * MemoryLayout<Int64>.stride)
+            }
             for s in 0..<rowScreens {
-                let start = rows + s * rowCapacity + first
-                prefault(UnsafeMutableRawPointer(start), byteCount: n * MemoryLayout<Int64>.stride)
-                start.initialize(repeating: .max, count: n)
+                (rows + s * rowCapacity + first).initialize(repeating: .max, count: n)
             }
         }
     }
@@ -351,7 +357,7 @@ final class LeanFolds {
     /// ``SessionFold/summary(name:strings:needs:reachBuffer:)`` gives for the same events; the others keep their
     /// initial values (nothing reads them, see ``FoldNeeds/lean``).
     func summary(slot: Int, name: String, strings: StringCache, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
-        let f = base + slot  // read in place: a copy of the fold is a 136-byte memcpy call
+        let f = base + slot  // read in place: a copy of the fold is a 128-byte memcpy call
         let s = SessionSummary(id: name)
         guard f.pointee.events > 0 else { return s }
         if needs.onboarding, f.pointee.furthest >= 0 { s.onboarding = strings.string(f.pointee.onboarding) }

@@ -69,6 +69,13 @@ public struct StoreEventSource: EventSource, Sendable {
         }
     }
 
+    /// The onboarding ids with events in the store, from its list of onboardings (one entry each).
+    public func onboardingNames() throws(QueryError) -> [String]? {
+        var names: [String] = []
+        try reading { snapshot in names = try snapshot.onboardings().compactMap(\.onboardingID) }
+        return names
+    }
+
     /// The number of distinct sessions in the store, from the counter the writer keeps (``StoreStats/sessions``).
     /// - Complexity: O(1): a few keys of the `meta` database.
     func sessionCount() throws(QueryError) -> Int {

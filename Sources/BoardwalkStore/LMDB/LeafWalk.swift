@@ -31,7 +31,8 @@ struct LeafWalk {
     private let windows: MapWindows
     private let pageSize: Int
     private let pages: UInt64
-    private let root: UInt64
+    /// The database's root page (`.max` for an empty database).
+    let root: UInt64
     private var levels: [Level]
     /// Windows of the pages read with `pread` (marked read once at ``release()``).
     private var readWindows: [Int] = []

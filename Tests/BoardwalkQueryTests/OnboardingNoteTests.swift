@@ -1,0 +1,78 @@
+import BoardwalkModel
+import BoardwalkStore
+import Testing
+
+@testable import BoardwalkQuery
+
+/// An onboarding id compared with `onboarding` that has no events in the source gets a note (``Query/notes(on:)``),
+/// with the closest id that has events when one is close: a typo in an id otherwise gives an empty result, or an
+/// unfiltered one with `!=`, without a word. The query still runs as written.
+@Suite struct OnboardingNoteTests {
+    static let events: [Event] = [
+        ("onb_alpha", "s1", 0), ("onb_alpha", "s2", 1), ("onb_beta", "s3", 0), ("9f1c2b7e-0d4a-4a8e-9b1f-3c5d7e9a1b2c", "s4", 2),
+    ].enumerated().map { i, e in
+        Event(time: Timestamp(microseconds: 1_000_000 * Int64(i + 1)), session: e.1, eventID: nil,
+              meta: Meta(onboardingID: e.0, screenClientID: "screen_\(e.2)", screenIndex: e.2, totalScreens: 3),
+              payload: .analytics(.screenPresented))
+    }
+
+    @Test func aTypoInAnOnboardingIDGetsTheClosestOne() throws {
+        let query = try Query.parse(#"sessions | where onboarding == "onb_alhpa" | count"#)
+        #expect(query.notes.isEmpty, "the checker alone cannot tell")
+        let source = InMemoryEventSource(Self.events)
+        #expect(query.notes(on: source).map(\.description) == [
+            """
+            note: no events have onboarding `onb_alhpa`; did you mean `onb_alpha`?
+             --> query:1:32
+            1 | sessions | where onboarding == "onb_alhpa" | count
+              |                                ^^^^^^^^^^^ 3 onboardings have events
+            """,
+        ])
+        #expect(query.notes(on: source).allSatisfy { $0.kind == .note })
+        #expect(try query.run(on: source).rows == [[.integer(0)]], "the query runs as written")
+    }
+
+    /// In a list, with `!=`, and a UUID one character off; known ids and far ones get no suggestion, each unknown
+    /// id one note, and the notes come in the order of the query with the checker's.
+    @Test func listsInequalitiesAndOrderWithTheCheckersNotes() throws {
+        let source = InMemoryEventSource(Self.events)
+        let query = try Query.parse(#"""
+            events | where name == "screen_presnted" and onboarding in ["onb_beta", "9f1c2b7e-0d4a-4a8e-9b1f-3c5d7e9a1b2d", "zzz"] and onboarding != "zzz" | count
+            """#)
+        let messages = query.notes(on: source).map(\.message)
+        #expect(messages == [
+            "no known event is named `screen_presnted`; did you mean `screen_presented`?",
+            "no events have onboarding `9f1c2b7e-0d4a-4a8e-9b1f-3c5d7e9a1b2d`; did you mean `9f1c2b7e-0d4a-4a8e-9b1f-3c5d7e9a1b2c`?",
+            "no events have onboarding `zzz`",
+        ])
+        #expect(try Query.parse(#"sessions | where onboarding in ["onb_alpha", "onb_beta"] | count"#).notes(on: source).isEmpty)
+        #expect(try Query.parse("sessions | count by onboarding").notes(on: source).isEmpty)
+    }
+
+    /// The store lists its onboardings; a source that cannot (the protocol's default) adds nothing.
+    @Test func theStoreListsItsOnboardingsAndOtherSourcesAddNothing() throws {
+        let query = try Query.parse(#"sessions | where onboarding == "onb_bta" | funnel"#)
+        try withTemporaryStore { store in
+            try store.append(Self.events)
+            let notes = query.notes(on: StoreEventSource(store))
+            #expect(notes.map(\.message) == ["no events have onboarding `onb_bta`; did you mean `onb_beta`?"])
+        }
+        #expect(query.notes(on: Unlisted(inner: InMemoryEventSource(Self.events))).isEmpty)
+    }
+
+    /// A source without ``EventSource/onboardingNames()`` of its own.
+    struct Unlisted: EventSource {
+        let inner: InMemoryEventSource
+        func scanEvents(_ range: ScanRange, _ body: (InMemoryEventSource.Row) throws(QueryError) -> Bool) throws(QueryError) {
+            try inner.scanEvents(range, body)
+        }
+        func scanSessions(_ ranges: [ScanRange], _ body: (String, [InMemoryEventSource.Row]) throws(QueryError) -> Bool) throws(QueryError) {
+            try inner.scanSessions(ranges, body)
+        }
+        func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+                          _ body: (String, [InMemoryEventSource.Row]) throws(QueryError) -> Bool) throws(QueryError) {
+            try inner.scanSessions(ranges, cancellation: cancellation, text: text, body)
+        }
+        var sessionAccess: String { inner.sessionAccess }
+    }
+}
