@@ -131,7 +131,10 @@ public func parseArguments(_ arguments: some Sequence<String>, options: [OptionS
                 inline = nil
             }
             guard let option = byLong[String(name)] else {
-                throw UsageError("unknown option '--\(name)'")
+                // `--fromat` → `--format`: the closest of this command's options, as commands get one.
+                let close = byLong.keys.sorted().map { ($0, editDistance($0, String(name))) }.filter { $0.1 <= 2 }
+                    .min { $0.1 < $1.1 }
+                throw UsageError("unknown option '--\(name)'" + (close.map { " (did you mean '--\($0.0)'?)" } ?? ""))
             }
             if option.takesValue {
                 if let inline {

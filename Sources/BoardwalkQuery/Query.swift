@@ -41,27 +41,38 @@ public struct Query: Sendable {
     /// ``notes``, and what `source` shows the query will not find: an onboarding id compared with `onboarding`
     /// (`==`, `!=`, `in`) that has no events in the source (a typo, or the wrong store, would otherwise give an
     /// empty or unfiltered result without a word), with the closest id that has events when one is close. In
-    /// the order of their places in the query. A source that cannot list its onboardings adds nothing, nor does
-    /// one that fails to.
-    /// - Complexity: O(onboardings) reads of the source (the store keeps one entry per onboarding), plus an edit
-    ///   distance per literal and onboarding.
+    /// the order of their places in the query; after ``maxOnboardingNotes`` such ids, one more note counts the
+    /// rest. A source that cannot list its onboardings adds nothing, nor does one that fails to.
+    /// - Complexity: O(onboardings) reads of the source (the store keeps one entry per onboarding) and O(literals)
+    ///   set lookups, plus an edit distance per onboarding for each id noted.
     public func notes(on source: some EventSource) -> [QueryError] {
-        guard !checked.onboardingLiterals.isEmpty, let names = (try? source.onboardingNames()) ?? nil, !names.isEmpty else {
+        guard !checked.onboardingLiterals.isEmpty, let names = (try? source.onboardingNames()) ?? nil else {
             return checked.notes
         }
         let known = Set(names)
         var notes = checked.notes
-        var noted = Set<String>()
+        var noted = Set<String>(), unnoted = 0
+        let label = names.isEmpty ? "no events here have an onboarding"
+            : "\(names.count) onboarding\(names.count == 1 ? " has" : "s have") events"
         for literal in checked.onboardingLiterals where !known.contains(literal.value) && noted.insert(literal.value).inserted {
-            let value = literal.value
-            let hint = Suggestions.closest(to: value, in: names).map { "; did you mean `\($0)`?" } ?? ""
-            notes.append(QueryError(.note, "no events have onboarding `\(value)`\(hint)", at: literal.range, in: text,
-                                    label: "\(names.count) onboarding\(names.count == 1 ? " has" : "s have") events"))
+            guard noted.count <= Query.maxOnboardingNotes else {
+                unnoted += 1
+                continue
+            }
+            let hint = literal.value.isEmpty ? "" : Suggestions.closest(to: literal.value, in: names).map { "; did you mean `\($0)`?" } ?? ""
+            notes.append(QueryError(.note, "no events have onboarding `\(literal.value)`\(hint)", at: literal.range, in: text, label: label))
         }
-        return notes.enumerated().sorted { a, b in
+        notes = notes.enumerated().sorted { a, b in
             (a.element.range?.lowerBound ?? 0, a.offset) < (b.element.range?.lowerBound ?? 0, b.offset)
         }.map(\.element)
+        if unnoted > 0 {
+            notes.append(QueryError(.note, "and \(unnoted) more onboarding id\(unnoted == 1 ? "" : "s") of the query with no events"))
+        }
+        return notes
     }
+
+    /// How many onboarding ids without events ``notes(on:)`` points at one by one.
+    public static let maxOnboardingNotes = 5
 
     /// Options of a run.
     public struct RunOptions: Sendable {

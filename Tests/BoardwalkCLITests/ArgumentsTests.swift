@@ -34,6 +34,8 @@ struct ArgumentsTests {
 
     @Test("Rejected forms, with their messages", arguments: [
         (["--nope"], "unknown option '--nope'"),
+        (["--sesions", "3"], "unknown option '--sesions' (did you mean '--sessions'?)"),
+        (["--strcit"], "unknown option '--strcit' (did you mean '--strict'?)"),
         (["-x"], "unknown option '-x'"),
         (["-sx"], "unknown option '-x'"),
         (["--sessions"], "option '--sessions' needs a value (N)"),

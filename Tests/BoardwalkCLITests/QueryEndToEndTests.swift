@@ -56,6 +56,11 @@ struct QueryEndToEndTests {
         let id = try #require(known.stdout.split(separator: "\n").dropFirst(2).first?.split(separator: " ").first)
         let clean = try boardwalk(["query", "--generated", "20", "sessions | where onboarding == \"\(id)\" | count"])
         #expect(clean.status == 0 && clean.stderr.isEmpty, "\(clean.stderr)")
+        // Read from stdin, a note points at its line of the input, as an error does.
+        let piped = try boardwalk(["query", "--generated", "20", "-"],
+                                  stdin: "\n# a comment\nsessions | where onboarding == \"no-such-onboarding\" | count\n")
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stderr.contains(" --> stdin:3:32\n"), "\(piped.stderr)")
     }
 
     @Test("query - and repl through a pipe: an error in the middle, the rest still runs, exit 2")

@@ -47,6 +47,24 @@ import Testing
         ])
         #expect(try Query.parse(#"sessions | where onboarding in ["onb_alpha", "onb_beta"] | count"#).notes(on: source).isEmpty)
         #expect(try Query.parse("sessions | count by onboarding").notes(on: source).isEmpty)
+        // A bound of a range need not be a value that exists: no note, for ids or for event names.
+        #expect(try Query.parse(#"sessions | where onboarding >= "onb_a" and onboarding < "onb_c" | count"#).notes(on: source).isEmpty)
+        #expect(try Query.parse(#"events | where name > "screen_presnted" | count"#).notes(on: source).isEmpty)
+    }
+
+    /// Five ids are noted one by one, then one note counts the rest (a generated list of thousands of ids would
+    /// otherwise print a diagnostic each); a source with no onboarding says so; an empty id gets no suggestion.
+    @Test func manyIdsAreCountedAndAnEmptySourceSaysSo() throws {
+        let ids = (1...8).map { "\"onb_x\($0)\"" }.joined(separator: ", ")
+        let query = try Query.parse("sessions | where onboarding in [\(ids), \"onb_alpha\"] | count")
+        let notes = query.notes(on: InMemoryEventSource(Self.events))
+        #expect(notes.map(\.message) == (1...5).map { "no events have onboarding `onb_x\($0)`" }
+            + ["and 3 more onboarding ids of the query with no events"])
+        #expect(notes.last?.description == "note: and 3 more onboarding ids of the query with no events")
+        let empty = try Query.parse(#"sessions | where onboarding == "onb_alpha" or onboarding == "" | count"#)
+            .notes(on: InMemoryEventSource([]))
+        #expect(empty.map(\.message) == ["no events have onboarding `onb_alpha`", "no events have onboarding ``"])
+        #expect(empty.allSatisfy { $0.label == "no events here have an onboarding" })
     }
 
     /// The store lists its onboardings; a source that cannot (the protocol's default) adds nothing.

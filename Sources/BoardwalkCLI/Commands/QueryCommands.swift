@@ -58,6 +58,10 @@ enum QueryCommand: Command {
         starting with '#' are skipped, also inside a continued query),
         and each result is printed in turn; an error's location is its line of stdin.
 
+        Notes go to stderr too, before the result, and change neither the result nor the exit status: an event
+        name close to a known one, and an onboarding id that has no events in the store (with the closest id
+        that has, when one is close).
+
         With --sql clickhouse, nothing is read: the query is printed as one ClickHouse SELECT over the table
         that 'boardwalk export --format clickhouse' fills (docs/clickhouse.md), giving the same results.
 

@@ -28,7 +28,7 @@ final class QueryConsole {
         let start = monotonicMicroseconds()
         do {
             let query = try Query.parse(text)
-            for note in query.notes(on: source) { report(note) }
+            for note in query.notes(on: source) { report(placed(note, origin: origin)) }
             let (table, statistics) = try execute(query)
             // Ctrl-C after the read (while rows were sorted or gathered) is seen here, and between chunks of output.
             if cancellation.isCancelled { return cancelled() }
@@ -67,12 +67,7 @@ final class QueryConsole {
             }
             return true
         } catch {
-            var error = error
-            if let origin {
-                error.sourceName = origin.name
-                error.firstLine = origin.line
-            }
-            report(error)
+            report(placed(error, origin: origin))
             return false
         }
     }
@@ -98,24 +93,31 @@ final class QueryConsole {
     func explain(_ text: String, origin: (name: String, line: Int)? = nil, linePrefix: String = "") -> Bool {
         do {
             let query = try Query.parse(text)
+            for note in query.notes(on: source) { report(placed(note, origin: origin, linePrefix: linePrefix)) }
             var plan = query.explain(on: source)
             if !plan.hasSuffix("\n") { plan += "\n" }
             invocation.out(plan)
             return true
         } catch {
-            var error = error
-            if let range = error.range, !linePrefix.isEmpty {
-                let shift = linePrefix.utf8.count
-                error.query = linePrefix + error.query
-                error.range = (range.lowerBound + shift)..<(range.upperBound + shift)
-            }
-            if let origin {
-                error.sourceName = origin.name
-                error.firstLine = origin.line
-            }
-            report(error)
+            report(placed(error, origin: origin, linePrefix: linePrefix))
             return false
         }
+    }
+
+    /// `diagnostic` located where its query was read: the input and its line (`--> stdin:12:10`), with
+    /// `linePrefix` (`.explain `) before the query on its first line.
+    private func placed(_ diagnostic: QueryError, origin: (name: String, line: Int)?, linePrefix: String = "") -> QueryError {
+        var diagnostic = diagnostic
+        if let range = diagnostic.range, !linePrefix.isEmpty {
+            let shift = linePrefix.utf8.count
+            diagnostic.query = linePrefix + diagnostic.query
+            diagnostic.range = (range.lowerBound + shift)..<(range.upperBound + shift)
+        }
+        if let origin {
+            diagnostic.sourceName = origin.name
+            diagnostic.firstLine = origin.line
+        }
+        return diagnostic
     }
 
     func report(_ error: QueryError) {

@@ -418,7 +418,7 @@ struct TypeChecker {
                 guard comparable(type, t, ordering: false) else {
                     throw fail("cannot compare \(type.withArticle) with \(t.withArticle)", item.range)
                 }
-                try checkEnumerated(value, item)
+                try checkEnumerated(value, item, equality: true)
                 bounds.append(b)
             }
             return (.member(bound, bounds, negated: negated), .bool)
@@ -448,8 +448,8 @@ struct TypeChecker {
                     }
                     throw fail("cannot compare \(lt.withArticle) with \(rt.withArticle)", expr.range, label: label)
                 }
-                try checkEnumerated(left, right)
-                try checkEnumerated(right, left)
+                try checkEnumerated(left, right, equality: !ordering)
+                try checkEnumerated(right, left, equality: !ordering)
                 return (.compare(op, l, r), .bool)
             case .add, .subtract, .multiply, .divide:
                 let (l, lt) = try expression(left, scope)
@@ -513,15 +513,17 @@ struct TypeChecker {
                                       in: text, label: "other names are matched as written"))
     }
 
-    /// Literals compared with `kind`, `exit` or `element_type` must be values those fields take.
-    private func checkEnumerated(_ field: Expr, _ literal: Expr) throws(QueryError) {
+    /// Literals compared with `kind`, `exit` or `element_type` must be values those fields take. An event name or
+    /// an onboarding id tested for equality (`==`, `!=`, `in`; `equality`) is noted when it looks mistaken (a bound
+    /// of a range, `onboarding >= "4"`, need not be a value that exists).
+    private func checkEnumerated(_ field: Expr, _ literal: Expr, equality: Bool) throws(QueryError) {
         guard case .name(let name) = field.kind, case .literal(.string(let value)) = literal.kind else { return }
         if name == "name" {
-            noteUnknownEventName(value, at: literal.range)
+            if equality { noteUnknownEventName(value, at: literal.range) }
             return
         }
         if name == "onboarding" {
-            notes.onboardingLiterals.append(PlacedString(value: value, range: literal.range))
+            if equality { notes.onboardingLiterals.append(PlacedString(value: value, range: literal.range)) }
             return
         }
         let (what, allowed): (String, [String])
