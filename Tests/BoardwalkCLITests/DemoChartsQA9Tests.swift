@@ -33,3 +33,34 @@ struct DemoChartsQA9Tests {
         }
     }
 }
+
+// QA, session 12: the demo drew the sessions without an onboarding and those of an onboarding whose id is the empty
+// string as one bar, "(no onboarding)", while `count by onboarding` and `stats` keep them apart.
+@Suite("QA12: the demo's onboardings")
+struct DemoOnboardingsQA12Tests {
+    @Test("an empty onboarding id is its own bar, apart from the sessions without an onboarding")
+    func emptyAndAbsent() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let meta = #""meta":{"onboarding_id":"ONB","screen_cid":"welcome","screen_index":0,"total_screens":3}"#
+        let lines = [
+            #"{"timestamp":1793491200000,"session_id":"s1","kind":"onboarding_loaded","#
+                + meta.replacingOccurrences(of: "ONB", with: "") + "}",
+            #"{"timestamp":1793491201000,"session_id":"s2","kind":"onboarding_loaded","#
+                + meta.replacingOccurrences(of: "ONB", with: "onb-a") + "}",
+            #"{"timestamp":1793491202000,"session_id":"s3","kind":"error","error":{"domain":"net","code":1,"message":"x"}}"#,
+        ]
+        let input = dir.appendingPathComponent("in.ndjson")
+        try (lines.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
+        let db = dir.appendingPathComponent("db").path
+        let ingest = try boardwalk(["ingest", "--db", db, input.path])
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        let run = try boardwalk(["demo", "--db", db])
+        #expect(run.status == 0, "\(run.stderr)")
+        let chart = try #require(run.stdout.components(separatedBy: "Sessions per onboarding\n").last?
+            .components(separatedBy: "\n\n")[1].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        #expect(chart.count == 3, "\(chart)")
+        #expect(chart.contains { $0.hasPrefix("\"\" ") } && chart.contains { $0.hasPrefix("onb-a ") }
+                && chart.contains { $0.hasPrefix("(no onboarding) ") }, "\(chart)")
+    }
+}

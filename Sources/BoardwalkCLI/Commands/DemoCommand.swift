@@ -121,15 +121,17 @@ struct Answers {
 
     func show() throws {
         let byOnboarding = try ask("Sessions per onboarding", "sessions | count by onboarding")
-        let counts = Answers.ranked(rows(byOnboarding, "onboarding", "count"))
+        // Sessions without an onboarding (no event with a position) apart from an onboarding whose id is empty.
+        let absent = rows(byOnboarding, "onboarding", "count", onlyAbsent: true)[""] ?? 0
+        let counts = Answers.ranked(rows(byOnboarding, "onboarding", "count", onlyAbsent: false))
         // The first of the ranking: of onboardings with as many sessions, the first by id, on every run.
-        guard let busiest = counts.first(where: { !$0.key.isEmpty }) else {
+        guard let busiest = counts.first else {
             invocation.out("  (no sessions)\n")
             return
         }
-        invocation.out(Bars.chart(
-            counts.map { ($0.key.isEmpty ? "(no onboarding)" : $0.key, $0.value, Units.count(Int($0.value))) },
-            share: counts.reduce(0) { $0 + $1.value }, columns: invocation.columns, paint: paint))
+        let bars = counts.map { ($0.key.isEmpty ? "\"\"" : $0.key, $0.value, Units.count(Int($0.value))) }
+            + (absent > 0 ? [("(no onboarding)", absent, Units.count(Int(absent)))] : [])
+        invocation.out(Bars.chart(bars, share: counts.reduce(absent) { $0 + $1.value }, columns: invocation.columns, paint: paint))
         let onboarding = busiest.key
         let quoted = "\"\(onboarding)\""
 
@@ -229,10 +231,14 @@ struct Answers {
         return joined.map { $0 + String(repeating: " ", count: width - displayWidth($0)) }
     }
 
-    func rows(_ table: ResultTable, _ key: String, _ value: String) -> [String: Double] {
+    /// The `value` column's numbers by the `key` column's text, of the rows whose key is present (or, with
+    /// `onlyAbsent`, of those whose key is absent, under `""`).
+    func rows(_ table: ResultTable, _ key: String, _ value: String, onlyAbsent: Bool = false) -> [String: Double] {
         guard let k = table.columns.firstIndex(of: key), let v = table.columns.firstIndex(of: value) else { return [:] }
         var out: [String: Double] = [:]
-        for row in table.rows { out[row[k].stringValue ?? "", default: 0] += row[v].doubleValue ?? 0 }
+        for row in table.rows where (row[k] == .null) == onlyAbsent {
+            out[row[k].stringValue ?? "", default: 0] += row[v].doubleValue ?? 0
+        }
         return out
     }
 }
