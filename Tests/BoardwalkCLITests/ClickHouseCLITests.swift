@@ -86,6 +86,12 @@ struct ClickHouseCLITests {
         #expect(text.contains("```sql\n" + r.stdout + "```"), "docs/clickhouse.md must show the DDL the CLI prints")
         let named = try boardwalk(["export", "--format", "clickhouse", "--schema", "--table", "analytics.events"])
         #expect(named.stdout.hasPrefix("CREATE TABLE IF NOT EXISTS analytics.events\n"))
+        // --output takes the statement as it takes rows (it was printed on stdout, the option ignored).
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("schema.sql")
+        let written = try boardwalk(["export", "--format", "clickhouse", "--schema", "--output", file.path])
+        #expect(written.status == 0 && written.stdout.isEmpty, "\(written.stderr)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == ClickHouseTable.createStatement())
     }
 
     @Test("--sql clickhouse prints SQL without opening a store; untranslatable queries fail like query errors")
@@ -115,6 +121,7 @@ struct ClickHouseCLITests {
         (["query", "--sql", "clickhouse", "--timing", "events | count"], "Error: --timing does not apply to --sql, which runs nothing"),
         (["export", "--schema"], "Error: --schema goes with --format clickhouse"),
         (["export", "--format", "clickhouse", "--table", "t"], "Error: --table goes with --schema"),
+        (["export", "--format", "clickhouse", "--schema", "--since-seq", "5"], "Error: --since-seq goes with rows, not with --schema"),
     ])
     func usage(arguments: [String], message: String) throws {
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -350,12 +350,14 @@ enum ExportCommand: Command {
         let format = try arguments.choice("format", among: ["ndjson", "csv", "clickhouse", "batch"]) ?? "ndjson"
         let since = try arguments.unsigned("since-seq") ?? 0
         if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
-        if arguments.flag("schema") {
+        let schema = arguments.flag("schema")
+        if schema {
             guard format == "clickhouse" else { throw UsageError("--schema goes with --format clickhouse") }
-            invocation.out(ClickHouseTable.createStatement(table: arguments.value("table") ?? ClickHouseTable.defaultName))
-            return ExitCode.success
+            // The statement has no rows to start from: a --since-seq would be silently ignored.
+            if arguments.value("since-seq") != nil { throw UsageError("--since-seq goes with rows, not with --schema") }
+        } else if arguments.value("table") != nil {
+            throw UsageError("--table goes with --schema")
         }
-        if arguments.value("table") != nil { throw UsageError("--table goes with --schema") }
         let output: OutputSink
         var descriptor: Int32 = -1
         if let path = arguments.value("output"), path != "-" {
@@ -371,6 +373,15 @@ enum ExportCommand: Command {
         defer {
             output.flush()
             if descriptor >= 0 { close(descriptor) }
+        }
+        if schema {
+            // To stdout or to --output, like rows.
+            output.write(ClickHouseTable.createStatement(table: arguments.value("table") ?? ClickHouseTable.defaultName))
+            output.flush()
+            if let code = output.writeError, descriptor >= 0, let path = arguments.value("output") {
+                throw RuntimeError("cannot write to '\(path)': \(String(cString: strerror(code)))")
+            }
+            return output.writeError == nil ? ExitCode.success : ExitCode.failure
         }
         let store = try openStore(invocation.database(arguments), readOnly: true, notes: invocation)
         var count = 0
