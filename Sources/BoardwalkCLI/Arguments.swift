@@ -131,8 +131,10 @@ public func parseArguments(_ arguments: some Sequence<String>, options: [OptionS
                 inline = nil
             }
             guard let option = byLong[String(name)] else {
-                // `--fromat` → `--format`: the closest of this command's options, as commands get one.
-                let close = byLong.keys.sorted().map { ($0, editDistance($0, String(name))) }.filter { $0.1 <= 2 }
+                // `--fromat` → `--format`: the closest of this command's options, when within a third of the longer
+                // name's length (so `--h` or `--=x` suggests nothing rather than `--db`).
+                let close = byLong.keys.sorted().map { ($0, editDistance($0, String(name))) }
+                    .filter { $0.1 <= max(1, max($0.0.count, name.count) / 3) && $0.1 < name.count }
                     .min { $0.1 < $1.1 }
                 throw UsageError("unknown option '--\(name)'" + (close.map { " (did you mean '--\($0.0)'?)" } ?? ""))
             }

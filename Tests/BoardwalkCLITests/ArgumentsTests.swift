@@ -36,6 +36,8 @@ struct ArgumentsTests {
         (["--nope"], "unknown option '--nope'"),
         (["--sesions", "3"], "unknown option '--sesions' (did you mean '--sessions'?)"),
         (["--strcit"], "unknown option '--strcit' (did you mean '--strict'?)"),
+        (["--h"], "unknown option '--h'"),
+        (["--sed", "1"], "unknown option '--sed' (did you mean '--seed'?)"),
         (["-x"], "unknown option '-x'"),
         (["-sx"], "unknown option '-x'"),
         (["--sessions"], "option '--sessions' needs a value (N)"),

@@ -63,4 +63,19 @@ struct DemoOnboardingsQA12Tests {
         #expect(chart.contains { $0.hasPrefix("\"\" ") } && chart.contains { $0.hasPrefix("onb-a ") }
                 && chart.contains { $0.hasPrefix("(no onboarding) ") }, "\(chart)")
     }
+
+    @Test("sessions of which none has an onboarding are drawn and said so, not called no sessions")
+    func onlyAbsent() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("in.ndjson")
+        try (#"{"timestamp":1793491202000,"session_id":"s3","kind":"error","error":{"domain":"net","code":1,"message":"x"}}"# + "\n")
+            .write(to: input, atomically: true, encoding: .utf8)
+        let db = dir.appendingPathComponent("db").path
+        #expect(try boardwalk(["ingest", "--db", db, input.path]).status == 0)
+        let run = try boardwalk(["demo", "--db", db])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("(no onboarding) ") && run.stdout.contains("  (no session has an onboarding)\n")
+                && !run.stdout.contains("(no sessions)"), "\(run.stdout)")
+    }
 }

@@ -61,6 +61,12 @@ struct QueryEndToEndTests {
                                   stdin: "\n# a comment\nsessions | where onboarding == \"no-such-onboarding\" | count\n")
         #expect(piped.status == 0, "\(piped.stderr)")
         #expect(piped.stderr.contains(" --> stdin:3:32\n"), "\(piped.stderr)")
+        // The REPL's `.explain` prints the note too, its caret under the literal after the command's prefix.
+        let explained = try boardwalk(["repl", "--generated", "20"],
+                                      stdin: ".explain sessions | where onboarding == \"no-such-onboarding\" | count\n")
+        #expect(explained.stderr.contains("note: no events have onboarding `no-such-onboarding`\n --> stdin:1:41\n"),
+                "\(explained.stderr)")
+        #expect(explained.stdout.contains("range onboarding=\"no-such-onboarding\""), "\(explained.stdout)")
     }
 
     @Test("query - and repl through a pipe: an error in the middle, the rest still runs, exit 2")

@@ -47,6 +47,19 @@ import Testing
         ])
         #expect(try Query.parse(#"sessions | where onboarding in ["onb_alpha", "onb_beta"] | count"#).notes(on: source).isEmpty)
         #expect(try Query.parse("sessions | count by onboarding").notes(on: source).isEmpty)
+        // `not in`, and a funnel step's condition, are tests for equality too.
+        #expect(try Query.parse(#"sessions | where onboarding not in ["onb_betta"] | count"#).notes(on: source).map(\.message)
+            == ["no events have onboarding `onb_betta`; did you mean `onb_beta`?"])
+        #expect(try Query.parse(#"sessions | funnel screen_presented(onboarding == "onb_alpah"), close"#).notes(on: source)
+            .map(\.message) == ["no events have onboarding `onb_alpah`; did you mean `onb_alpha`?"])
+        // An empty id gets no suggestion even where a short id is one edit away.
+        let short = InMemoryEventSource([Event(time: Timestamp(microseconds: 1), session: "s", eventID: nil,
+                                               meta: Meta(onboardingID: "a", screenClientID: "c", screenIndex: 0, totalScreens: 1),
+                                               payload: .analytics(.screenPresented))])
+        #expect(try Query.parse(#"sessions | where onboarding == "" | count"#).notes(on: short).map(\.message)
+            == ["no events have onboarding ``"])
+        // After a reduction, a column named `onboarding` may hold anything.
+        #expect(try Query.parse(#"events | select session as onboarding | where onboarding == "s1""#).notes(on: source).isEmpty)
         // A bound of a range need not be a value that exists: no note, for ids or for event names.
         #expect(try Query.parse(#"sessions | where onboarding >= "onb_a" and onboarding < "onb_c" | count"#).notes(on: source).isEmpty)
         #expect(try Query.parse(#"events | where name > "screen_presnted" | count"#).notes(on: source).isEmpty)

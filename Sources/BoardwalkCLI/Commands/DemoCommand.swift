@@ -124,14 +124,17 @@ struct Answers {
         // Sessions without an onboarding (no event with a position) apart from an onboarding whose id is empty.
         let absent = rows(byOnboarding, "onboarding", "count", onlyAbsent: true)[""] ?? 0
         let counts = Answers.ranked(rows(byOnboarding, "onboarding", "count", onlyAbsent: false))
-        // The first of the ranking: of onboardings with as many sessions, the first by id, on every run.
-        guard let busiest = counts.first else {
-            invocation.out("  (no sessions)\n")
-            return
-        }
+        // The sessions without an onboarding last, whatever their number: they are not one of the onboardings ranked.
         let bars = counts.map { ($0.key.isEmpty ? "\"\"" : $0.key, $0.value, Units.count(Int($0.value))) }
             + (absent > 0 ? [("(no onboarding)", absent, Units.count(Int(absent)))] : [])
-        invocation.out(Bars.chart(bars, share: counts.reduce(absent) { $0 + $1.value }, columns: invocation.columns, paint: paint))
+        if !bars.isEmpty {
+            invocation.out(Bars.chart(bars, share: counts.reduce(absent) { $0 + $1.value }, columns: invocation.columns, paint: paint))
+        }
+        // The first of the ranking: of onboardings with as many sessions, the first by id, on every run.
+        guard let busiest = counts.first else {
+            invocation.out(absent > 0 ? "  (no session has an onboarding)\n" : "  (no sessions)\n")
+            return
+        }
         let onboarding = busiest.key
         let quoted = "\"\(onboarding)\""
 

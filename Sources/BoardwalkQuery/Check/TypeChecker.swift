@@ -9,6 +9,11 @@ struct TypeChecker {
         /// A funnel step's condition or breakdown: event fields, without `dwell`.
         case step
         case table([(name: String, type: QueryType)])
+
+        var isTable: Bool {
+            if case .table = self { return true }
+            return false
+        }
     }
 
     let text: String
@@ -418,7 +423,7 @@ struct TypeChecker {
                 guard comparable(type, t, ordering: false) else {
                     throw fail("cannot compare \(type.withArticle) with \(t.withArticle)", item.range)
                 }
-                try checkEnumerated(value, item, equality: true)
+                try checkEnumerated(value, item, equality: true, scope)
                 bounds.append(b)
             }
             return (.member(bound, bounds, negated: negated), .bool)
@@ -448,8 +453,8 @@ struct TypeChecker {
                     }
                     throw fail("cannot compare \(lt.withArticle) with \(rt.withArticle)", expr.range, label: label)
                 }
-                try checkEnumerated(left, right, equality: !ordering)
-                try checkEnumerated(right, left, equality: !ordering)
+                try checkEnumerated(left, right, equality: !ordering, scope)
+                try checkEnumerated(right, left, equality: !ordering, scope)
                 return (.compare(op, l, r), .bool)
             case .add, .subtract, .multiply, .divide:
                 let (l, lt) = try expression(left, scope)
@@ -516,14 +521,16 @@ struct TypeChecker {
     /// Literals compared with `kind`, `exit` or `element_type` must be values those fields take. An event name or
     /// an onboarding id tested for equality (`==`, `!=`, `in`; `equality`) is noted when it looks mistaken (a bound
     /// of a range, `onboarding >= "4"`, need not be a value that exists).
-    private func checkEnumerated(_ field: Expr, _ literal: Expr, equality: Bool) throws(QueryError) {
+    private func checkEnumerated(_ field: Expr, _ literal: Expr, equality: Bool, _ scope: Scope) throws(QueryError) {
         guard case .name(let name) = field.kind, case .literal(.string(let value)) = literal.kind else { return }
         if name == "name" {
             if equality { noteUnknownEventName(value, at: literal.range) }
             return
         }
         if name == "onboarding" {
-            if equality { notes.onboardingLiterals.append(PlacedString(value: value, range: literal.range)) }
+            // Only the field itself: after a reduction, a column of that name may hold anything (`select session as
+            // onboarding`).
+            if equality, !scope.isTable { notes.onboardingLiterals.append(PlacedString(value: value, range: literal.range)) }
             return
         }
         let (what, allowed): (String, [String])
