@@ -62,6 +62,23 @@ struct DemoOnboardingsQA12Tests {
         #expect(chart.count == 3, "\(chart)")
         #expect(chart.contains { $0.hasPrefix("\"\" ") } && chart.contains { $0.hasPrefix("onb-a ") }
                 && chart.contains { $0.hasPrefix("(no onboarding) ") }, "\(chart)")
+        // The busiest (of equals, the first by id: "") presented no screen: said, not an empty chart.
+        #expect(run.stdout.contains("stats p50(dwell), p90(dwell) by screen\n\n  (no screen presented)\n"), "\(run.stdout)")
+    }
+
+    @Test("a dwell chart whose every presentation ended its session says so")
+    func allCensored() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("in.ndjson")
+        let line = #"{"timestamp":1793491200000,"session_id":"s1","kind":"analytics","event":{"name":"screen_presented"},"#
+            + #""meta":{"onboarding_id":"onb-a","screen_cid":"welcome","screen_index":0,"total_screens":3}}"#
+        try (line + "\n").write(to: input, atomically: true, encoding: .utf8)
+        let db = dir.appendingPathComponent("db").path
+        let ingest = try boardwalk(["ingest", "--db", db, input.path])
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        let run = try boardwalk(["demo", "--db", db])
+        #expect(run.stdout.contains("  (no time measured: the one screen presentation ended its session)\n"), "\(run.stdout)")
     }
 
     @Test("sessions of which none has an onboarding are drawn and said so, not called no sessions")

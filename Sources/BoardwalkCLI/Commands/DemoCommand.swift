@@ -178,19 +178,27 @@ struct Answers {
             let p90 = dwell.columns.firstIndex(of: "p90(dwell)"), let censored = dwell.columns.firstIndex(of: "censored")
         {
             // Rule 7: the presentations whose session ended on them have no dwell; say how many beside the times.
-            let items = dwell.rows.map { row in
-                let i = row[s].intValue ?? 0
-                let open = row[censored].intValue ?? 0
-                return (label: Answers.screenLabel(i, screenNames[i], upTo: screenNames.keys.max() ?? 0),
-                        median: row[p50].doubleValue ?? 0, slow: row[p90].doubleValue ?? 0,
-                        note: open > 0 ? "\(Units.count(open)) ended here, untimed" : "")
+            // Screens where every presentation is untimed (or none at all) say so instead of an empty chart.
+            if !dwell.rows.contains(where: { $0[p50] != .null }) {
+                let open = dwell.rows.reduce(0) { $0 + ($1[censored].intValue ?? 0) }
+                invocation.out(open == 0 ? "  (no screen presented)\n"
+                    : open == 1 ? "  (no time measured: the one screen presentation ended its session)\n"
+                    : "  (no time measured: all \(Units.count(open)) screen presentations ended their sessions)\n")
+            } else {
+                let items = dwell.rows.map { row in
+                    let i = row[s].intValue ?? 0
+                    let open = row[censored].intValue ?? 0
+                    return (label: Answers.screenLabel(i, screenNames[i], upTo: screenNames.keys.max() ?? 0),
+                            median: row[p50].doubleValue ?? 0, slow: row[p90].doubleValue ?? 0,
+                            note: open > 0 ? "\(Units.count(open)) ended here, untimed" : "")
+                }
+                let columns = Answers.alignedColumns(items.map {
+                    ["p50 ", Units.duration(microseconds: Int64($0.median)), ", p90 ", Units.duration(microseconds: Int64($0.slow)),
+                     $0.note.isEmpty ? "" : ", " + $0.note]
+                }, rightAligned: [1, 3])
+                invocation.out(Bars.chart(zip(items, columns).map { ($0.label, $0.median, $1) },
+                                          share: nil, columns: invocation.columns, paint: paint))
             }
-            let columns = Answers.alignedColumns(items.map {
-                ["p50 ", Units.duration(microseconds: Int64($0.median)), ", p90 ", Units.duration(microseconds: Int64($0.slow)),
-                 $0.note.isEmpty ? "" : ", " + $0.note]
-            }, rightAligned: [1, 3])
-            invocation.out(Bars.chart(zip(items, columns).map { ($0.label, $0.median, $1) },
-                                      share: nil, columns: invocation.columns, paint: paint))
         }
 
         let exits = try ask("How sessions end", "sessions | where onboarding == \(quoted) | count by exit")
