@@ -33,6 +33,7 @@ What it does:
      The start-up of a trivial command (`boardwalk --version`) is printed too. DuckDB reads the Parquet file
      single-threaded unless --threads says otherwise (Boardwalk's query is single-threaded).
 Times are the best of --runs runs. The machine is shared and noisy: read the ratios. --only runs some cases.
+--paired N adds N rounds of the two first queries timed back to back, and the median of the rounds' ratios.
 """
 
 import argparse
@@ -157,6 +158,10 @@ def main():
                              "are neighbours and a first query takes fewer page faults")
     parser.add_argument("--only", choices=["whole", "busiest", "median", "cohort"], action="append",
                         help="run only this case (repeatable; default: all four)")
+    parser.add_argument("--paired", type=int, default=0, metavar="N",
+                        help="also time N rounds of the two first queries back to back (which engine goes first "
+                             "alternates) and report the median of the rounds' ratios: on a noisy host, a ratio taken "
+                             "within one round is steadier than one of two bests taken minutes apart")
     args = parser.parse_args()
 
     if not os.access(args.boardwalk, os.X_OK):
@@ -245,7 +250,17 @@ def main():
             medians_agree = len(bw_rows) == len(dk_rows) and all(
                 (r.get("median_time") is None) == (m is None) and (m is None or abs(r["median_time"] - m) < 1e-6)
                 for r, (_, _, m) in zip(bw_rows, dk_rows))
+            paired = []
+            for i in range(args.paired):
+                if i % 2 == 0:
+                    dk = duckdb_first_query(sql, [parquet] + params, args.threads)
+                    _, b, _ = timed_query(bw + ["query", "--timing", "--format", "json", query])
+                else:
+                    _, b, _ = timed_query(bw + ["query", "--timing", "--format", "json", query])
+                    dk = duckdb_first_query(sql, [parquet] + params, args.threads)
+                paired.append(dk / b)
             results.append({
+                "paired_first_query_ratios": paired,
                 "query": title, "boardwalk_query": query, "boardwalk_seconds": bw_time, "duckdb_seconds": dk_time,
                 "boardwalk_speedup": dk_time / bw_time,
                 "boardwalk_in_process_seconds": bw_inner, "boardwalk_open_seconds": bw_open,
@@ -281,6 +296,11 @@ def main():
               f"{r['boardwalk_open_seconds'] * 1e3:.1f} ms | repeated: duckdb {r['duckdb_seconds'] * 1e3:8.1f} ms, "
               f"boardwalk {r['boardwalk_warm_seconds'] * 1e3:8.1f} ms ({r['boardwalk_warm_speedup']:.2f}x) | command "
               f"{r['boardwalk_seconds'] * 1e3:8.1f} ms ({r['boardwalk_speedup']:.2f}x)   {verdict}")
+        ratios = sorted(r["paired_first_query_ratios"])
+        if ratios:
+            median = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+            print(f"{'':30} paired first queries, {len(ratios)} rounds: median ratio {median:.2f}x "
+                  f"({ratios[0]:.2f}–{ratios[-1]:.2f}x), {sum(x >= 10 for x in ratios)} of {len(ratios)} rounds at 10x or more")
     if not all(r["results_agree"] for r in results):
         sys.exit(1)
 
