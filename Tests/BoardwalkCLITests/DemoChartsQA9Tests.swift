@@ -35,27 +35,35 @@ struct DemoChartsQA9Tests {
 }
 
 // QA, session 12: the demo drew the sessions without an onboarding and those of an onboarding whose id is the empty
-// string as one bar, "(no onboarding)", while `count by onboarding` and `stats` keep them apart.
+// string as one bar, "(no onboarding)", while `count by onboarding` and `stats` keep them apart; it said "(no sessions)"
+// when no session had an onboarding; and its dwell chart was empty, without a word, when no time was measured.
 @Suite("QA12: the demo's onboardings")
 struct DemoOnboardingsQA12Tests {
-    @Test("an empty onboarding id is its own bar, apart from the sessions without an onboarding")
-    func emptyAndAbsent() throws {
+    /// `boardwalk demo` over a store ingested from `lines` (NDJSON).
+    static func demo(of lines: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let meta = #""meta":{"onboarding_id":"ONB","screen_cid":"welcome","screen_index":0,"total_screens":3}"#
-        let lines = [
-            #"{"timestamp":1793491200000,"session_id":"s1","kind":"onboarding_loaded","#
-                + meta.replacingOccurrences(of: "ONB", with: "") + "}",
-            #"{"timestamp":1793491201000,"session_id":"s2","kind":"onboarding_loaded","#
-                + meta.replacingOccurrences(of: "ONB", with: "onb-a") + "}",
-            #"{"timestamp":1793491202000,"session_id":"s3","kind":"error","error":{"domain":"net","code":1,"message":"x"}}"#,
-        ]
         let input = dir.appendingPathComponent("in.ndjson")
         try (lines.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
         let db = dir.appendingPathComponent("db").path
         let ingest = try boardwalk(["ingest", "--db", db, input.path])
         #expect(ingest.status == 0, "\(ingest.stderr)")
         let run = try boardwalk(["demo", "--db", db])
+        return (run.status, run.stdout, run.stderr)
+    }
+
+    static let meta = #""meta":{"onboarding_id":"ONB","screen_cid":"welcome","screen_index":0,"total_screens":3}"#
+    static let errorWithoutMeta = #"{"timestamp":1793491202000,"session_id":"s3","kind":"error","error":{"domain":"net","code":1,"message":"x"}}"#
+
+    @Test("an empty onboarding id is its own bar, apart from the sessions without an onboarding")
+    func emptyAndAbsent() throws {
+        let run = try Self.demo(of: [
+            #"{"timestamp":1793491200000,"session_id":"s1","kind":"onboarding_loaded","#
+                + Self.meta.replacingOccurrences(of: "ONB", with: "") + "}",
+            #"{"timestamp":1793491201000,"session_id":"s2","kind":"onboarding_loaded","#
+                + Self.meta.replacingOccurrences(of: "ONB", with: "onb-a") + "}",
+            Self.errorWithoutMeta,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let chart = try #require(run.stdout.components(separatedBy: "Sessions per onboarding\n").last?
             .components(separatedBy: "\n\n")[1].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
@@ -68,29 +76,16 @@ struct DemoOnboardingsQA12Tests {
 
     @Test("a dwell chart whose every presentation ended its session says so")
     func allCensored() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let input = dir.appendingPathComponent("in.ndjson")
-        let line = #"{"timestamp":1793491200000,"session_id":"s1","kind":"analytics","event":{"name":"screen_presented"},"#
-            + #""meta":{"onboarding_id":"onb-a","screen_cid":"welcome","screen_index":0,"total_screens":3}}"#
-        try (line + "\n").write(to: input, atomically: true, encoding: .utf8)
-        let db = dir.appendingPathComponent("db").path
-        let ingest = try boardwalk(["ingest", "--db", db, input.path])
-        #expect(ingest.status == 0, "\(ingest.stderr)")
-        let run = try boardwalk(["demo", "--db", db])
+        let run = try Self.demo(of: [
+            #"{"timestamp":1793491200000,"session_id":"s1","kind":"analytics","event":{"name":"screen_presented"},"#
+                + Self.meta.replacingOccurrences(of: "ONB", with: "onb-a") + "}",
+        ])
         #expect(run.stdout.contains("  (no time measured: the one screen presentation ended its session)\n"), "\(run.stdout)")
     }
 
     @Test("sessions of which none has an onboarding are drawn and said so, not called no sessions")
     func onlyAbsent() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let input = dir.appendingPathComponent("in.ndjson")
-        try (#"{"timestamp":1793491202000,"session_id":"s3","kind":"error","error":{"domain":"net","code":1,"message":"x"}}"# + "\n")
-            .write(to: input, atomically: true, encoding: .utf8)
-        let db = dir.appendingPathComponent("db").path
-        #expect(try boardwalk(["ingest", "--db", db, input.path]).status == 0)
-        let run = try boardwalk(["demo", "--db", db])
+        let run = try Self.demo(of: [Self.errorWithoutMeta])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("(no onboarding) ") && run.stdout.contains("  (no session has an onboarding)\n")
                 && !run.stdout.contains("(no sessions)"), "\(run.stdout)")
