@@ -59,7 +59,7 @@ public struct Query: Sendable {
                 unnoted += 1
                 continue
             }
-            let hint = literal.value.isEmpty ? "" : Suggestions.closest(to: literal.value, in: names).map { "; did you mean `\($0)`?" } ?? ""
+            let hint = literal.value.isEmpty ? "" : Suggestions.didYouMean(literal.value, in: names)
             notes.append(QueryError(.note, "no events have onboarding `\(literal.value)`\(hint)", at: literal.range, in: text, label: label))
         }
         notes = notes.enumerated().sorted { a, b in

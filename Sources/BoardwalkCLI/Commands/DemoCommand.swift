@@ -122,8 +122,8 @@ struct Answers {
     func show() throws {
         let byOnboarding = try ask("Sessions per onboarding", "sessions | count by onboarding")
         // Sessions without an onboarding (no event with a position) apart from an onboarding whose id is empty.
-        let absent = rows(byOnboarding, "onboarding", "count", onlyAbsent: true)[""] ?? 0
-        let counts = Answers.ranked(rows(byOnboarding, "onboarding", "count", onlyAbsent: false))
+        let (present, absent) = rows(byOnboarding, "onboarding", "count")
+        let counts = Answers.ranked(present)
         // The sessions without an onboarding last, whatever their number: they are not one of the onboardings ranked.
         let bars = counts.map { ($0.key.isEmpty ? "\"\"" : $0.key, $0.value, Units.count(Int($0.value))) }
             + (absent > 0 ? [("(no onboarding)", absent, Units.count(Int(absent)))] : [])
@@ -202,7 +202,7 @@ struct Answers {
         }
 
         let exits = try ask("How sessions end", "sessions | where onboarding == \(quoted) | count by exit")
-        let exitCounts = Answers.ranked(rows(exits, "exit", "count"))
+        let exitCounts = Answers.ranked(rows(exits, "exit", "count").present)
         invocation.out(Bars.chart(
             exitCounts.map { ($0.key, $0.value, Units.count(Int($0.value))) },
             share: exitCounts.reduce(0) { $0 + $1.value }, columns: invocation.columns, paint: paint))
@@ -242,15 +242,15 @@ struct Answers {
         return joined.map { $0 + String(repeating: " ", count: width - displayWidth($0)) }
     }
 
-    /// The `value` column's numbers by the `key` column's text, of the rows whose key is present (or, with
-    /// `onlyAbsent`, of those whose key is absent, under `""`).
-    func rows(_ table: ResultTable, _ key: String, _ value: String, onlyAbsent: Bool = false) -> [String: Double] {
-        guard let k = table.columns.firstIndex(of: key), let v = table.columns.firstIndex(of: value) else { return [:] }
-        var out: [String: Double] = [:]
-        for row in table.rows where (row[k] == .null) == onlyAbsent {
-            out[row[k].stringValue ?? "", default: 0] += row[v].doubleValue ?? 0
+    /// The `value` column's numbers by the `key` column's text, and their sum over the rows whose key is absent.
+    func rows(_ table: ResultTable, _ key: String, _ value: String) -> (present: [String: Double], absent: Double) {
+        guard let k = table.columns.firstIndex(of: key), let v = table.columns.firstIndex(of: value) else { return ([:], 0) }
+        var present: [String: Double] = [:], absent = 0.0
+        for row in table.rows {
+            let n = row[v].doubleValue ?? 0
+            if row[k] == .null { absent += n } else { present[row[k].stringValue ?? "", default: 0] += n }
         }
-        return out
+        return (present, absent)
     }
 }
 
