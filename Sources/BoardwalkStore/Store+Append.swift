@@ -268,7 +268,7 @@ final class WriterState {
     /// Kept across batches: `onboarding_sessions` chunks (OnboardingSessions.swift).
     var pairChunkBuilder = SessionPairChunkBuilder()
     private let chunk: UnsafeMutableRawPointer
-    /// The size at which a block is sealed: one overflow page (``Layout/blockTarget(pageSize:)``).
+    /// The size at which a block is sealed: two overflow pages (``Layout/blockTarget(pageSize:)``).
     private let blockTarget: Int
 
     struct BlockTail {
@@ -883,8 +883,8 @@ final class WriterState {
     /// group's newest stored block (its last key) when the run's first event sorts after that block's
     /// last event, less than ``Layout/blockSpan`` after its first, and fits under the target size; the
     /// block is rewritten under the same key. Otherwise, and past that block, new blocks start, split
-    /// where a run spans ``Layout/blockSpan`` or would pass the target size (one overflow page, so that a
-    /// sealed block fills its page). Every block written is listed for `batches`; blocks of a group are
+    /// where a run spans ``Layout/blockSpan`` or would pass the target size (two overflow pages, so that a
+    /// sealed block fills its pages). Every block written is listed for `batches`; blocks of a group are
     /// written in key order, so consecutive puts land on the same pages.
     private func writeEvents(_ txn: Transaction) throws {
         // The sort key is the group in as few bits as it takes: onboarding above the screen, both only as wide as

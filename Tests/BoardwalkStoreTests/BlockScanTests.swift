@@ -7,17 +7,18 @@ import Testing
 /// `Snapshot.forEachBlock`: the blocks of a scope and time range, counted from headers or walked for their
 /// times, give exactly what `forEachEvent` gives, and only blocks that can hold an event of the range are visited.
 @Suite struct BlockScanTests {
-    /// Twelve hours of events every 5 minutes in 2 onboardings × 3 screens (several blocks per group: a block
-    /// spans at most four hours), a late batch whose events fall between the first batch's (overlapping blocks),
-    /// and errors without a position.
+    /// Thirty-six hours of events every 15 minutes in 2 onboardings × 3 screens (several blocks per group: a
+    /// block spans less than ``Layout/blockSpan``, twelve hours), a late batch whose events fall between the
+    /// first batch's (overlapping blocks), and errors without a position.
     static func store(_ dir: String) throws -> Store {
         let store = try Store.open(at: dir)
         let start: Int64 = 1_793_527_200_000_000, minute: Int64 = 60_000_000
+        #expect(Layout.blockSpan == 12 * 60 * minute, "the fixture spans three block spans")
         var first: [Event] = [], late: [Event] = []
         for i in 0..<144 {
-            first.append(simpleEvent(onboarding: i % 2, screen: (i / 2) % 3, session: i % 7, time: start + Int64(i) * 5 * minute))
+            first.append(simpleEvent(onboarding: i % 2, screen: (i / 2) % 3, session: i % 7, time: start + Int64(i) * 15 * minute))
             if i % 3 == 0 {
-                late.append(simpleEvent(onboarding: i % 2, screen: (i / 2) % 3, session: i % 5, time: start + Int64(i) * 5 * minute + minute))
+                late.append(simpleEvent(onboarding: i % 2, screen: (i / 2) % 3, session: i % 5, time: start + Int64(i) * 15 * minute + minute))
             }
         }
         for i in 0..<6 {
@@ -34,7 +35,8 @@ import Testing
         var screen: UInt16
     }
 
-    @Test(arguments: [(nil, nil), (0, 90), (30, 400), (239, 241), (700, nil), (-50, 0), (5, 5)] as [(Int?, Int?)])
+    @Test(arguments: [(nil, nil), (0, 90), (30, 400), (239, 241), (700, nil), (-50, 0), (5, 5), (719, 721), (1000, 1800),
+                      (2000, nil)] as [(Int?, Int?)])
     func blocksGiveTheEventsOfAScan(fromMinute: Int?, toMinute: Int?) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }

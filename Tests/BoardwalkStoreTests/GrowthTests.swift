@@ -78,7 +78,7 @@ import Testing
     }
 
     /// An event earlier than the group's newest block's last event starts a new block rather than
-    /// growing it; so does one a block span (4 hours) or more after the block's first event.
+    /// growing it; so does one a block span (``Layout/blockSpan``) or more after the block's first event.
     @Test func lateAndDistantEventsStartNewBlocks() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -158,10 +158,11 @@ import Testing
         #expect(try store.read { try $0.events(since: 8) }.map(\.seq) == [8, 9, 10, 11, 12])
     }
 
-    /// Format-2 to 5 stores are refused with a clear error: a format-2 reader would reject format 3's
+    /// Format-2 to 6 stores are refused with a clear error: a format-2 reader would reject format 3's
     /// grown blocks, format 4 keys the session index by buckets of sessions, format 5 keeps strings in
-    /// chunks and format 6 `onboarding_sessions` in chunks, so the version was bumped each time.
-    @Test(arguments: [UInt32(2), 3, 4, 5])
+    /// chunks, format 6 `onboarding_sessions` in chunks, and format 7 seals blocks at two pages and twelve
+    /// hours (a format-6 time-range scan seeks only four hours back), so the version was bumped each time.
+    @Test(arguments: [UInt32(2), 3, 4, 5, 6])
     func refusesAnOlderStore(format: UInt32) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -171,7 +172,7 @@ import Testing
             store.close()
         }
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
-        #expect(error?.kind == .olderFormat(found: format, supported: 6))
+        #expect(error?.kind == .olderFormat(found: format, supported: Layout.formatVersion))
         #expect(error.map { "\($0)".contains("format \(format)") && "\($0)".contains("no migration") } == true)
     }
 }

@@ -132,7 +132,7 @@ import Testing
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir)
         var rng = SplitMix64(seed: seed)
-        // "hour" is one block span (4 hours in format 3): what matters is how times relate to the span.
+        // "hour" is one block span (12 hours in format 7): what matters is how times relate to the span.
         let hour = Layout.blockSpan
         var events: [Event] = []
         var model: [StoredEvent] = []
