@@ -91,9 +91,11 @@ final class StringCache: @unchecked Sendable {
         }
     }
 
-    func id(of string: String, txn: Transaction, dbs: Databases, limit: UInt32) throws -> StringID? {
+    /// The id of `string` below `limit`: from the table, after loading the strings it lacks when `load` is set (a
+    /// read transaction); the strings past the table are compared in their chunks.
+    func id(of string: String, txn: Transaction, dbs: Databases, limit: UInt32, load: Bool = true) throws -> StringID? {
         let loaded: Int = try lock.withLock {
-            if !txn.isWrite && table.count < Int(limit) && damaged == nil { try load(txn, dbs, limit) }
+            if load && !txn.isWrite && table.count < Int(limit) && damaged == nil { try self.load(txn, dbs, limit) }
             if let damaged { throw StoreError(.corrupt, damaged) }
             return table.count
         }

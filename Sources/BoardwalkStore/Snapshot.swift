@@ -71,6 +71,17 @@ public struct Snapshot: StringResolver {
         try cache.id(of: string, txn: txn, dbs: dbs, limit: stringCount)
     }
 
+    /// The id of `string`, or `nil` when the store had not seen it when the snapshot began, found without loading
+    /// the dictionary: from the table ``id(of:)`` loads when a lookup already did, and else by comparing the string
+    /// with each entry of the `strings` chunks the table lacks, keeping none. For a few lookups in a process that
+    /// has not loaded the table (a query naming one session: 69–108 ms instead of 0.75 s on a 33 M-event store with
+    /// 2.05 M strings); many lookups are cheaper through ``id(of:)``.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a chunk does not decode.
+    /// - Complexity: O(strings the table lacks) bytes compared, O(1) memory.
+    public func findID(of string: String) throws -> StringID? {
+        try cache.id(of: string, txn: txn, dbs: dbs, limit: stringCount, load: false)
+    }
+
     // MARK: Counts
 
     /// Counts and ranges of the whole store.

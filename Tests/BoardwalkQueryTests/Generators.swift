@@ -111,6 +111,7 @@ struct QueryGenerator {
             "dwell > \(pick(["10s", "1m", "0s"]))",
             "variation == \"a\"",
             "session == \"s1\"",
+            "session in [\"s\(int(0...4))\", \"s\(int(5...9))\", \"nobody\"]",
             "seq < \(int(0...40))",
             "label == \"PRO\"",
             "screen + 1 > total_screens - 1",
@@ -139,6 +140,8 @@ struct QueryGenerator {
             "events > \(int(2...6))",
             "variation in [\"a\"]",
             "last_screen < total_screens - 1",
+            "session == \"s\(int(0...6))\"",
+            "session in [\"s\(int(0...4))\", \"s\(int(5...9))\"]",
         ])
     }
 

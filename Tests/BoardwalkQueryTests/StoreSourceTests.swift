@@ -96,6 +96,47 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
     }
 }
 
+/// `session ==` and `session in [...]` read the named sessions through the session index: the events read are
+/// theirs, not the ranges', and the results are the in-memory source's, listings in the same order.
+@Test func namedSessionsAreReadThroughTheSessionIndex() throws {
+    var generator = SessionGenerator(seed: 0x5E55)
+    var events: [Event] = []
+    while Set(events.compactMap(\.session)).count < 8 { events = generator.events() }
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        let stored = try store.read { try $0.events(since: 0) }.map(\.event)
+        let memory = InMemoryEventSource(stored)
+        let source = StoreEventSource(store)
+        let names = Array(Set(stored.compactMap(\.session))).sorted()
+        let (a, b) = (names[1], names[4])
+        let ofA = stored.filter { $0.session == a }.count, ofB = stored.filter { $0.session == b }.count
+        let queries: [(text: String, eventsRead: Int)] = [
+            (#"events | where session == "\#(a)" | count by name"#, ofA),
+            (#"events | where session in ["\#(b)", "\#(a)", "nobody"] | select time, seq, session, screen, name"#, ofA + ofB),
+            (#"events | where session == "\#(a)" and screen >= 1 | count"#,
+             stored.filter { $0.session == a && ($0.meta?.screenIndex ?? 0) >= 1 }.count),
+            (#"events | where session == "\#(a)" and session == "\#(b)" | count"#, 0),
+            (#"events | where session == "nobody" | count"#, 0),
+            (#"sessions | where session in ["\#(a)", "\#(b)"] | select session, events, duration, exit"#, ofA + ofB),
+            (#"sessions | where session == "\#(b)" | funnel"#, ofB),
+            (#"sessions | where session == "\#(a)" and onboarding == "onb_9" | count"#, 0),
+            (#"events | where session == "\#(b)" | stats p50(dwell), count() by screen"#, ofB),
+        ]
+        for (text, eventsRead) in queries {
+            let query = try Query.parse(text)
+            let (table, statistics) = try query.execute(on: source)
+            #expect(agree(table, try query.run(on: memory)), "\(text)\nstore:\n\(table.render(.table))")
+            #expect(statistics.eventsRead == eventsRead, "\(text)")
+            #expect(query.explain(on: source).contains("named by the filters, through the store's session index"), "\(text)")
+        }
+        // Listed events come out in the store's key order, as a scan gives them.
+        let listing = try Query.parse(#"events | where session in ["\#(a)", "\#(b)"] | select seq"#)
+        let scanned = try Query.parse(#"events | where session in ["\#(a)", "\#(b)"] or seq < 0 | select seq"#)
+        #expect(try listing.run(on: source) == (try scanned.run(on: source)))
+        #expect(!scanned.explain(on: source).contains("named by the filters"))
+    }
+}
+
 @Test func emptyIdsAreAbsentInBothSources() throws {
     // Rule 11: Android's "" session, element id and reply mean absent. Two profiles sending "" as their
     // session are two inferred sessions, not one, and an empty element id is no element.

@@ -39,10 +39,16 @@ public struct ScanRange: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether an event's key falls in the range.
     public func contains(_ event: Event) -> Bool {
-        guard time.contains(event.time.microseconds) else { return false }
-        guard let meta = event.meta else { return onboarding == nil && screens == ScanRange.allScreens }
-        if let onboarding, meta.onboardingID != onboarding { return false }
-        return screens.contains(meta.screenIndex)
+        contains(onboarding: event.meta?.onboardingID, screen: event.meta?.screenIndex, time: event.time.microseconds)
+    }
+
+    /// Whether an event with this onboarding, screen and time falls in the range (an event without a position
+    /// has neither an onboarding nor a screen, and falls only in ranges that narrow neither).
+    public func contains(onboarding eventOnboarding: String?, screen: Int?, time eventTime: Int64) -> Bool {
+        guard time.contains(eventTime) else { return false }
+        guard let eventOnboarding, let screen else { return onboarding == nil && screens == ScanRange.allScreens }
+        if let onboarding, eventOnboarding != onboarding { return false }
+        return screens.contains(screen)
     }
 
     /// `onboarding="onb_1" screen=[2, 65534] time=[2026-11-01T00:00:00.000000Z, +inf]`.

@@ -61,24 +61,48 @@ struct Executor {
         let needsSessionRows = query.needsSessionRows
         defer { self.statistics = statistics }
         func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
+        /// One session with its events as rows in `(time, seq)` order, through the filters into the reduction.
+        func take<R: EventRow>(session id: String, _ scanned: [R]) throws(QueryError) {
+            try ticker.tick(scanned.count)
+            statistics.sessionsRead += 1
+            statistics.eventsRead += scanned.count
+            let summary = SessionSummary(id: id)
+            for s in scanned { summary.add(s) }
+            func leaf(_ b: Bound) -> Value { summary.leaf(b) }
+            guard passes(leaf) else { return }
+            if isFunnel {
+                sink.addSession(summary, scanned)
+            } else {
+                sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, id))
+            }
+        }
         /// Each session with events in the ranges, its events as rows in `(time, seq)` order.
         func readSessionRows() throws(QueryError) {
             try source.scanSessions(plan.ranges, cancellation: cancellation, text: query.ast.text) {
                 (id, scanned) throws(QueryError) -> Bool in
-                try ticker.tick(scanned.count)
-                statistics.sessionsRead += 1
-                statistics.eventsRead += scanned.count
-                let summary = SessionSummary(id: id)
-                for s in scanned { summary.add(s) }
-                func leaf(_ b: Bound) -> Value { summary.leaf(b) }
-                guard passes(leaf) else { return true }
-                if isFunnel {
-                    sink.addSession(summary, scanned)
-                } else {
-                    sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, id))
-                }
+                try take(session: id, scanned)
                 return true
             }
+        }
+        if let names = plan.sessions, let store = source as? StoreEventSource {
+            // Sessions named by the filters: read through the session index, not by scanning the ranges.
+            try store.forNamedSessions(names, ranges: plan.ranges) { sessions throws(QueryError) in
+                switch plan.access {
+                case .sessions:
+                    for (id, rows) in sessions { try take(session: id, rows) }
+                case .sessionEvents:
+                    var none: CodedFilter? = nil
+                    for (_, rows) in sessions {
+                        _ = try Executor.visit(session: rows, &sink, &ticker, &statistics, filters: filters, now: now, coded: &none)
+                    }
+                case .events:
+                    // The events in the ranges, in the order a scan of the ranges would give them.
+                    for row in StoreEventSource.keyOrdered(sessions.flatMap(\.rows), in: plan.ranges) {
+                        _ = try Executor.visit(row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                    }
+                }
+            }
+            return applyTableStages(sink.finish())
         }
         switch plan.access {
         case .events:

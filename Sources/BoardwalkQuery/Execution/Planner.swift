@@ -23,6 +23,10 @@ struct Plan: Sendable {
     var leanEvents = false
     /// For lean `events` counts by plain fields on a store: counted by field codes, without a row per event.
     var codedCount: CodedCountPlan? = nil
+    /// The sessions named by `session == "…"` or `session in [...]` among the leading conjuncts, sorted; `nil`
+    /// when none is named. A store reads them through its session index instead of scanning the ranges
+    /// (``StoreEventSource/forNamedSessions(_:ranges:_:)``); the ranges still say which of their events count.
+    var sessions: [String]? = nil
 
     /// The planner: predicates on onboarding, screen and time (conjuncts of the leading `where` stages, compared
     /// with constants) become key ranges; everything else is checked row by row.
@@ -33,9 +37,13 @@ struct Plan: Sendable {
     /// two onboardings could otherwise be missed). `started <`/`<=` bounds time from above (the session's first
     /// event is then in the range) when neither the onboarding nor the screens are narrowed. A `sessions` range
     /// only lists the sessions to read: each is read whole. Rows read are always re-checked against the full filters.
+    ///
+    /// `session ==` and `session in [...]` (the event field or the session field) name the sessions to read
+    /// (``sessions``), whatever the source.
     static func make(_ query: CheckedQuery, now: Timestamp) -> Plan {
         let access: Access = query.source == .sessions ? .sessions : (query.readsDwell ? .sessionEvents : .events)
         var onboardings: Set<String>?
+        var sessions: Set<String>?
         var screens = (low: 0, high: Meta.maxScreenIndex)
         var sessionScreenLow: Int?
         /// The latest `started` allowed by `started <`/`<=`/`==` (a bound on the session's first event only).
@@ -55,17 +63,21 @@ struct Plan: Sendable {
         func narrow(_ set: Set<String>) {
             onboardings = onboardings.map { $0.intersection(set) } ?? set
         }
+        func narrow(sessions set: Set<String>) {
+            sessions = sessions.map { $0.intersection(set) } ?? set
+        }
 
         for conjunct in conjuncts {
             switch conjunct {
             case .member(let field, let items, negated: false):
-                guard field == .event(.onboarding) || field == .session(.onboarding) else { continue }
+                let isOnboarding = field == .event(.onboarding) || field == .session(.onboarding)
+                guard isOnboarding || field == .event(.session) || field == .session(.session) else { continue }
                 var set: Set<String> = []
                 var all = true
                 for item in items {
                     if case .string(let s)? = constant(item) { set.insert(s) } else { all = false }
                 }
-                if all { narrow(set) }
+                if all, isOnboarding { narrow(set) } else if all { narrow(sessions: set) }
             case .reached(let n) where query.source == .sessions:
                 sessionScreenLow = max(sessionScreenLow ?? 0, n)
             case .compare(let op, let a, let b):
@@ -75,6 +87,8 @@ struct Plan: Sendable {
                 switch (field, value) {
                 case (.event(.onboarding), .string(let s)), (.session(.onboarding), .string(let s)):
                     if op == .equal { narrow([s]) }
+                case (.event(.session), .string(let s)), (.session(.session), .string(let s)):
+                    if op == .equal { narrow(sessions: [s]) }
                 case (.event(.screen), _):
                     guard let v = value.numeric, op != .notEqual else { continue }
                     let (low, high) = integerBounds(op, v)
@@ -109,6 +123,7 @@ struct Plan: Sendable {
             time.high = min(time.high, high)
         }
         var plan = Plan(access: access, ranges: [])
+        plan.sessions = sessions?.sorted()
         if access == .events {
             plan.blockCounts = BlockCountPlan.make(query, now: now)
             plan.leanEvents = query.readsOnly(\.isLean)
@@ -117,7 +132,8 @@ struct Plan: Sendable {
             // Dwell is computed from the session's rows (kind, name, screen and time: lean fields).
             plan.leanEvents = query.readsOnly { $0.isLean || $0 == .dwell }
         }
-        guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true else { return plan }
+        guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true, sessions?.isEmpty != true
+        else { return plan }
         let keys: [String?] = onboardings.map { $0.sorted().map(Optional.some) } ?? [nil]
         plan.ranges = keys.map { ScanRange(onboarding: $0, screens: screens.low...screens.high, time: time.low...time.high) }
         return plan
@@ -145,45 +161,54 @@ struct Plan: Sendable {
     /// The plan as text: how the source is read and the key ranges.
     func describe(_ query: CheckedQuery, source: some EventSource) -> String {
         var lines: [String] = []
-        switch access {
-        case .events where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && blockCounts != nil:
-            lines.append("read: event blocks' keys and headers (onboarding, screen, first time; count, time span), no record "
-                + "decoded: blocks inside the time range counted from their headers, blocks it cuts read for their events' times")
-        case .events where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents:
-            lines.append("read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, "
-                + "event_id, value or label read)" + (codedCount == nil ? "" : ", counted by field codes"))
-        case .events: lines.append("read: event keys (onboarding, screen, time, seq)")
-        case .sessions where source is StoreEventSource && query.countsEverySession:
-            lines.append("read: the store's count of distinct sessions (meta), no event")
-        case .sessions where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
-            && !query.needsSessionRows:
-            lines.append("read: every event once in key order, folded into per-session summaries in memory")
-        case .sessions where source is StoreEventSource && !ranges.isEmpty && !query.needsSessionRows
-            && ranges.allSatisfy({ $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime }):
-            lines.append("read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
-                + "onboarding's keys, folded per session in memory (the sessions listed in spanning_sessions, with events "
-                + "in another onboarding or without a position, through the store's session index)")
-        case .sessions where source is StoreEventSource && !query.needsSessionRows && StoreEventSource.sinceStart(ranges) != nil:
-            lines.append("read: the sessions whose first event stored in the onboarding is at or after the range's start "
-                + "(onboarding_sessions); their events from that time on by a scan of the keys, folded per session in "
-                + "memory; the batches stored since the earliest event met, for events before that time that came in later "
-                + "(their sessions started before it and are dropped); sessions in spanning_sessions through the store's "
-                + "session index")
-        case .sessions where source is StoreEventSource:
-            lines.append("read: sessions with events in the ranges, " + StoreEventSource.sessionReading)
-        case .sessions: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
-        case .sessionEvents where source is StoreEventSource:
-            lines.append("read: sessions with events in the ranges, all their events (dwell needs each event's session), "
-                + StoreEventSource.sessionReading
-                + (leanEvents && StoreEventSource.readsOnlyWhatEventQueriesNeed
-                   ? "; each record's leading fields only (no screen_cid, event_id, value or label read)" : ""))
-        case .sessionEvents: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess) (dwell needs each event's session)")
+        if let names = sessions, source is StoreEventSource {
+            let named = names.count == 1 ? "session `\(names[0])`" : "\(names.count) sessions"
+            lines.append("read: the \(named) named by the filters, through the store's session index (one dictionary look-up "
+                + "per name, then each session's events, whole)"
+                + (access == .events ? "; the events in the ranges, in key order" : ""))
+        } else {
+            switch access {
+            case .events where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && blockCounts != nil:
+                lines.append("read: event blocks' keys and headers (onboarding, screen, first time; count, time span), no record "
+                    + "decoded: blocks inside the time range counted from their headers, blocks it cuts read for their events' times")
+            case .events where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents:
+                lines.append("read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, "
+                    + "event_id, value or label read)" + (codedCount == nil ? "" : ", counted by field codes"))
+            case .events: lines.append("read: event keys (onboarding, screen, time, seq)")
+            case .sessions where source is StoreEventSource && query.countsEverySession:
+                lines.append("read: the store's count of distinct sessions (meta), no event")
+            case .sessions where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
+                && !query.needsSessionRows:
+                lines.append("read: every event once in key order, folded into per-session summaries in memory")
+            case .sessions where source is StoreEventSource && !ranges.isEmpty && !query.needsSessionRows
+                && ranges.allSatisfy({ $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime }):
+                lines.append("read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
+                    + "onboarding's keys, folded per session in memory (the sessions listed in spanning_sessions, with events "
+                    + "in another onboarding or without a position, through the store's session index)")
+            case .sessions where source is StoreEventSource && !query.needsSessionRows && StoreEventSource.sinceStart(ranges) != nil:
+                lines.append("read: the sessions whose first event stored in the onboarding is at or after the range's start "
+                    + "(onboarding_sessions); their events from that time on by a scan of the keys, folded per session in "
+                    + "memory; the batches stored since the earliest event met, for events before that time that came in later "
+                    + "(their sessions started before it and are dropped); sessions in spanning_sessions through the store's "
+                    + "session index")
+            case .sessions where source is StoreEventSource:
+                lines.append("read: sessions with events in the ranges, " + StoreEventSource.sessionReading)
+            case .sessions: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
+            case .sessionEvents where source is StoreEventSource:
+                lines.append("read: sessions with events in the ranges, all their events (dwell needs each event's session), "
+                    + StoreEventSource.sessionReading
+                    + (leanEvents && StoreEventSource.readsOnlyWhatEventQueriesNeed
+                       ? "; each record's leading fields only (no screen_cid, event_id, value or label read)" : ""))
+            case .sessionEvents: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess) (dwell needs each event's session)")
+            }
         }
         if ranges.isEmpty { lines.append("  no ranges: the filters match nothing") }
         for range in ranges { lines.append("  range \(range)\(range.isEverything ? " (the whole store)" : "")") }
         let filterCount = query.filters.count
         let stages = "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s")"
-        if let counts = blockCounts, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed, filterCount > 0 {
+        if sessions != nil, source is StoreEventSource {
+            lines.append("filter: \(stages), checked on every row read")
+        } else if let counts = blockCounts, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed, filterCount > 0 {
             lines.append("filter: \(stages), \(counts.filterDescription)")
         } else if let coded = codedCount, leanEvents, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed,
                   filterCount > 0 {
