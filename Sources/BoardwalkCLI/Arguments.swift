@@ -130,6 +130,7 @@ public func parseArguments(_ arguments: some Sequence<String>, options: [OptionS
                 name = body
                 inline = nil
             }
+            if name.isEmpty { throw UsageError("'\(argument)' has no option name before '='") }
             guard let option = byLong[String(name)] else {
                 // `--fromat` → `--format`: the closest of this command's options, when within a third of the longer
                 // name's length (so `--h` or `--=x` suggests nothing rather than `--db`).
@@ -161,7 +162,9 @@ public func parseArguments(_ arguments: some Sequence<String>, options: [OptionS
                         result.positionals.append(argument)
                         break
                     }
-                    throw UsageError("unknown option '-\(letter)'")
+                    // `-f` for `--format`, which has no short form: the one long option starting with the letter.
+                    let longs = byLong.keys.filter { $0.first == letter }
+                    throw UsageError("unknown option '-\(letter)'" + (longs.count == 1 ? " (did you mean '--\(longs[0])'?)" : ""))
                 }
                 if option.takesValue {
                     if rest.first == "=" { rest = rest.dropFirst() }
