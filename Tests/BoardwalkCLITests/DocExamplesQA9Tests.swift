@@ -39,6 +39,14 @@ struct DocExamplesQA9Tests {
     /// The examples that show an error on purpose (docs/query-language.md, "Errors"; docs/cli.md, the caret).
     static let meantToFail: Set<String> = ["events | where screen_idx == 2", "events | bogus"]
 
+    /// The issue's own examples, quoted verbatim in docs/query-language.md ("The examples the language was specified
+    /// with"): they ask about an element `experience` the generator does not make, which the document says, and
+    /// `IssueExampleTests` checks their answers on events that have it.
+    static let issueExamples: Set<String> = [
+        #"sessions | where completed | count by answer("experience")"#,
+        #"sessions | where answer("experience") == "pro" and did(open_paywall) | count"#,
+    ]
+
     static let demo: InMemoryEventSource = InMemoryEventSource(Array(SyntheticData(sessions: 300, seed: 1).events()))
 
     @Test("every example parses and runs on the demo's kind of data", arguments: ["query-language.md", "cli.md"])
@@ -57,13 +65,33 @@ struct DocExamplesQA9Tests {
         }
     }
 
+    @Test("docs/query-language.md quotes each of the issue's twelve examples as written")
+    func issueExamplesAreQuoted() throws {
+        let quoted = try Self.examples(in: "query-language.md")
+        let issue = [
+            "events | count",
+            #"events | where kind == "analytics" | count by name"#,
+            #"events | where onboarding == "onb_1" and screen >= 2 and time >= @2026-11-01 | count by screen, name"#,
+            "sessions | count",
+            #"sessions | where onboarding == "onb_1" | funnel"#,
+            #"sessions | where onboarding == "onb_1" | funnel screen_presented(screen == 0), screen_completed(screen == 2), open_paywall within 30m"#,
+            #"sessions | where completed | count by answer("experience")"#,
+            "sessions | stats count(), rate(completed), p50(duration), p90(duration) by onboarding",
+            #"events | where name == "screen_presented" | stats p50(dwell), p90(dwell) by screen"#,
+            #"events | where element == "interests" | top 10 value"#,
+            "sessions | count by exit",
+            #"sessions | where answer("experience") == "pro" and did(open_paywall) | count"#,
+        ]
+        for query in issue { #expect(quoted.contains(query), "not quoted: \(query)") }
+    }
+
     @Test("every element an example asks about is one the demo's onboardings have", arguments: ["query-language.md", "cli.md"])
     func examplesNameRealElements(document: String) throws {
         var elements: Set<String> = []
         for event in SyntheticData(sessions: 300, seed: 1).events() {
             if case .stateUpdated(let update) = event.payload { elements.insert(update.elementID) }
         }
-        for query in try Self.examples(in: document) {
+        for query in try Self.examples(in: document) where !Self.issueExamples.contains(query) {
             for match in query.matches(of: /(?:answer\(|element == )"([^"]*)"/) {
                 #expect(elements.contains(String(match.1)), "\(document): `\(query)` asks about `\(match.1)`, which no generated onboarding has")
             }

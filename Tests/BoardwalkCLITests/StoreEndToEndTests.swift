@@ -291,6 +291,12 @@ struct StoreEndToEndTests {
         let missing = try boardwalk(["stats", "--db", directory.appendingPathComponent("nope").path])
         #expect(missing.status == 1)
         #expect(missing.stderr.hasPrefix("Error: no store at "))
+        // A query that cannot run is reported as such before the store is looked for.
+        let mistaken = try boardwalk(["query", "--db", directory.appendingPathComponent("nope").path, #"sessions | where duration == "x""#])
+        #expect(mistaken.status == 1)
+        #expect(mistaken.stderr.hasPrefix("error: cannot compare a duration with a string"), "\(mistaken.stderr)")
+        let valid = try boardwalk(["query", "--db", directory.appendingPathComponent("nope").path, "sessions | count"])
+        #expect(valid.stderr.hasPrefix("Error: no store at "))
         let noFile = try boardwalk(["ingest", "--db", db, directory.appendingPathComponent("absent.ndjson").path])
         #expect(noFile.status == 1)
         #expect(noFile.stderr.contains("cannot open"))

@@ -401,6 +401,21 @@ import Testing
         """)
     #expect(diagnostic("sessions | stats mean(duration)").hasPrefix("error: unknown aggregate `mean`; did you mean `avg`?"))
     #expect(diagnostic("sessions | stats AVERAGE(duration)").hasPrefix("error: unknown aggregate `AVERAGE`; did you mean `avg`?"))
+    // A misspelt one too, when no aggregate's own name is close.
+    #expect(diagnostic("sessions | stats p50(duration), medain(duration)") == """
+        error: unknown aggregate `medain`; did you mean `p50`?
+         --> query:1:33
+        1 | sessions | stats p50(duration), medain(duration)
+          |                                 ^^^^^^ `p50(…)` is the median
+        """)
+    #expect(diagnostic("sessions | stats avgg(duration)").hasPrefix("error: unknown aggregate `avgg`; did you mean `avg`?"))
+}
+
+/// A column is named by the expression's text with the spaces left out, but for one between two words.
+@Test func columnNamesKeepASpaceBetweenWords() throws {
+    let query = try Query.parse(#"sessions | stats rate(paywall  and not completed), percentile( duration , 0.5 ), count( ) by exit | sort rate(paywall and not   completed) desc"#)
+    #expect(query.checked.outputColumns == ["exit", "rate(paywall and not completed)", "percentile(duration,0.5)", "count()"])
+    #expect(columnText(Array(#"answer( "a  b" ) == "x""#.utf8)) == #"answer("a  b")=="x""#)
 }
 
 @Test func aNumberMeantAsADurationGetsItsUnits() {

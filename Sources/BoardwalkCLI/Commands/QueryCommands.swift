@@ -97,6 +97,17 @@ enum QueryCommand: Command {
             }
         }
         if arguments.value("table") != nil { throw UsageError("--table goes with --sql") }
+        if text != "-" {
+            // A query that cannot run says so before the store is opened: its mistake, not a missing store's.
+            do {
+                _ = try Query.parse(text)
+            } catch {
+                var message = error.description
+                if !message.hasSuffix("\n") { message += "\n" }
+                invocation.err(message)
+                return ExitCode.failure
+            }
+        }
         let openStart = monotonicMicroseconds()
         let opened = try openQuerySource(arguments, invocation)
         let openedIn = monotonicMicroseconds() - openStart

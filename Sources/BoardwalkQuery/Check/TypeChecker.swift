@@ -213,7 +213,7 @@ struct TypeChecker {
             if bound.readsDwell { columns.append(("censored", .bool)) }
             // The column is named `bucket` in results; the name here (the expression as written) is for `explain`.
             let written = String(decoding: text.utf8.dropFirst(value.range.lowerBound).prefix(value.range.count), as: UTF8.self)
-            return .histogram(BoundColumn(bound: bound, name: written.filter { !$0.isWhitespace }, type: type), step: width)
+            return .histogram(BoundColumn(bound: bound, name: columnText(written.utf8), type: type), step: width)
         case .funnel(let spec):
             guard source == .sessions else {
                 throw fail("`funnel` reads sessions; start the query with `sessions`", stage.keywordRange)
@@ -349,25 +349,22 @@ struct TypeChecker {
         default:
             // Names other tools use for aggregates Boardwalk has under another name.
             let synonyms = ["median": ("p50", "the median"), "mean": ("avg", "the mean"), "average": ("avg", "the mean")]
-            if let (known, meaning) = synonyms[name.lowercased()] {
+            let hint = Suggestions.didYouMean(name, in: AggregateFunction.names)
+            // Such a name, or one close to it when no aggregate's name is (`medain` → `p50`).
+            let synonym = synonyms[name.lowercased()] != nil ? name.lowercased()
+                : hint.isEmpty ? Suggestions.closest(to: name, in: synonyms.keys.sorted()) : nil
+            if let synonym, let (known, meaning) = synonyms[synonym] {
                 throw fail("unknown aggregate `\(name)`; did you mean `\(known)`?", call.functionRange,
                            label: "`\(known)(…)` is \(meaning)")
             }
-            let hint = Suggestions.didYouMean(name, in: AggregateFunction.names)
             throw fail("unknown aggregate `\(name)`\(hint)", call.functionRange)
         }
     }
 
     /// The text of a range with whitespace outside strings removed, as column names are made.
+    /// The query text of a byte range as a column name: ``columnText(_:)``.
     private func compactText(_ range: Range<Int>) -> String {
-        var out: [UInt8] = []
-        var inString = false
-        for c in Array(text.utf8)[range.clamped(to: 0..<text.utf8.count)] {
-            if c == UInt8(ascii: "\"") { inString.toggle() }
-            if !inString, c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { continue }
-            out.append(c)
-        }
-        return String(decoding: out, as: UTF8.self)
+        columnText(Array(text.utf8)[range.clamped(to: 0..<text.utf8.count)])
     }
 
     private func compact(_ range: Range<Int>) -> String {

@@ -163,18 +163,10 @@ struct Parser {
         return "to close the \(bracket) at column \(there.column)"
     }
 
-    /// The query text of a byte range, whitespace removed (column names of aggregates and keys).
+    /// The query text of a byte range as a column name (aggregates and keys): ``columnText(_:)``.
     func compactText(_ range: Range<Int>) -> String {
         let utf8 = Array(text.utf8)
-        let slice = utf8[range.clamped(to: 0..<utf8.count)]
-        var out: [UInt8] = []
-        var inString = false
-        for c in slice {
-            if c == UInt8(ascii: "\"") { inString.toggle() }
-            if !inString, c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { continue }
-            out.append(c)
-        }
-        return String(decoding: out, as: UTF8.self)
+        return columnText(utf8[range.clamped(to: 0..<utf8.count)])
     }
 
     /// The query text of a byte range, as written.

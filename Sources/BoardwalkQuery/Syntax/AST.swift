@@ -64,7 +64,7 @@ public struct AggregateCall: Hashable, Sendable {
     /// The bytes of the name.
     public var functionRange: Range<Int>
     public var arguments: [Expr]
-    /// The output column name (the alias, or the call's text as written, whitespace removed).
+    /// The output column name (the alias, or the call's text as written, as ``columnText(_:)`` spaces it).
     public var column: String
     /// The call's bytes, without any `as` alias.
     public var range: Range<Int>
@@ -75,7 +75,7 @@ public struct AggregateCall: Hashable, Sendable {
 /// An expression with an optional `as` name: group keys and `select` columns.
 public struct NamedExpr: Hashable, Sendable {
     public var expr: Expr
-    /// The output column name: the alias, or the expression's text with whitespace removed.
+    /// The output column name: the alias, or the expression's text as ``columnText(_:)`` spaces it.
     public var column: String
     /// The bytes of the expression and its alias.
     public var range: Range<Int>
