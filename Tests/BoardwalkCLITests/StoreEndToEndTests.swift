@@ -507,6 +507,37 @@ struct StoreQueryEndToEndTests {
     }
 }
 
+@Suite("query interrupted by a signal")
+struct QueryInterruptTests {
+    @Test("SIGINT while a query prints stops it with status 130, and the store is as it was")
+    func interruptedListing() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = directory.appendingPathComponent("q.db").path
+        let corpus = Corpus(sessions: 200, seed: 8)
+        #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: corpus.text).status == 0)
+        let before = try boardwalk(["stats", "--db", db, "-f", "json"]).stdout
+        let process = Process()
+        process.executableURL = boardwalkExecutable
+        // Thousands of rows: more than a pipe holds, so the listing waits on the unread pipe when the signal comes.
+        process.arguments = ["query", "--db", db, "events | select time, seq, session, name, screen"]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        usleep(500_000)
+        kill(process.processIdentifier, SIGINT)
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "cancelled\n")
+        let lines = String(decoding: printed, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count > 2 && lines.count < corpus.events.count + 2, "\(lines.count) lines of \(corpus.events.count) events")
+        #expect(try boardwalk(["check", "--db", db]).status == 0)
+        #expect(try boardwalk(["stats", "--db", db, "-f", "json"]).stdout == before)
+    }
+}
+
 @Suite("ingest from a live pipe")
 struct StreamingIngestTests {
     @Test("tail -f style: a quiet pipe has its events committed; Ctrl-C ends the run with status 130")
