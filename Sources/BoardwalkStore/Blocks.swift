@@ -91,11 +91,9 @@ final class StringCache: @unchecked Sendable {
         }
     }
 
-    /// The id of `string` below `limit`: from the table, after loading the strings it lacks when `load` is set (a
-    /// read transaction); the strings past the table are compared in their chunks.
-    func id(of string: String, txn: Transaction, dbs: Databases, limit: UInt32, load: Bool = true) throws -> StringID? {
+    func id(of string: String, txn: Transaction, dbs: Databases, limit: UInt32) throws -> StringID? {
         let loaded: Int = try lock.withLock {
-            if load && !txn.isWrite && table.count < Int(limit) && damaged == nil { try self.load(txn, dbs, limit) }
+            if !txn.isWrite && table.count < Int(limit) && damaged == nil { try load(txn, dbs, limit) }
             if let damaged { throw StoreError(.corrupt, damaged) }
             return table.count
         }
@@ -108,6 +106,30 @@ final class StringCache: @unchecked Sendable {
                 if entry.matches(bytes) { found = id }
                 return found == nil
             }
+        }
+        return found
+    }
+
+    /// The ids of `strings` below `limit` (`nil` for those not stored), without loading the table: from it for what
+    /// it holds, then in one walk of the chunks past it, each entry compared with the strings still missing.
+    func ids(of strings: [String], txn: Transaction, dbs: Databases, limit: UInt32) throws -> [StringID?] {
+        var found = [StringID?](repeating: nil, count: strings.count)
+        let loaded: Int = try lock.withLock {
+            if let damaged { throw StoreError(.corrupt, damaged) }
+            for (i, string) in strings.enumerated() { found[i] = table.id(of: string).flatMap { $0 < limit ? $0 : nil } }
+            return table.count
+        }
+        var missing = found.indices.filter { found[$0] == nil }
+        guard !missing.isEmpty, loaded < Int(limit) else { return found }
+        let bytes = strings.map { Array($0.utf8) }
+        try StringChunks.forEach(in: txn, dbs, from: UInt32(loaded)) { id, entry in
+            guard id < limit else { return false }
+            for (k, i) in missing.enumerated() where bytes[i].withUnsafeBytes({ entry.matches($0) }) {
+                found[i] = id
+                missing.remove(at: k)
+                break
+            }
+            return !missing.isEmpty
         }
         return found
     }

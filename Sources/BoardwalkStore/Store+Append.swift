@@ -797,7 +797,7 @@ final class WriterState {
     }
 
     /// The latest stored event time (bits) of `group`, 0 when it has none: from this writer's cache, or
-    /// found by reading the blocks of the group's last hour.
+    /// found by reading the blocks of the group's last block span.
     private func latestTime(of group: UInt64, txn: Transaction) throws -> UInt64 {
         if let t = pendingGroupMax[group] ?? groupMax[group] { return t }
         let onboarding = UInt32(truncatingIfNeeded: group >> 16)

@@ -12,7 +12,7 @@ import Testing
 /// `storeSourceAgreesWithTheInMemorySource` appends each dataset in one batch, so it cannot see a session whose
 /// first stored event is at or after `t` while an earlier event of it came in a later batch. Here every store is
 /// cut into batches; events are held back into later batches; sessions get an earlier event appended late (a
-/// tie with their start, a microsecond, a second, an hour or more than a block span before it; in the same
+/// tie with their start, a microsecond, a second, an hour, five hours or more than a block span (13 h) before it; in the same
 /// onboarding and screen, another screen, another onboarding, or without a position); events are moved to another
 /// onboarding or lose their position (spanning sessions); a few sessions get an event dated weeks to years ahead
 /// in the first batch (a clock far ahead); some sessions have no id (inferred by the store in arrival order).
@@ -23,15 +23,15 @@ import Testing
 
     // MARK: Data
 
-    /// A store's batches in arrival order; `dense`: a few thousand events of the synthetic generator in two
-    /// onboardings over minutes, so that blocks fill their page and split by size, in batches of 100-500 events.
+    /// A store's batches in arrival order; `dense`: about ten thousand events of the synthetic generator in two
+    /// onboardings over minutes, so that blocks fill their two pages and split by size, in batches of 100-500 events.
     static func batches(seed: UInt64, dense: Bool = false) -> [[Event]] {
         var rng = SplitMix64(seed: seed ^ 0x1A7E_BA7C)
         func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
         func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
         var events: [Event] = []
         if dense {
-            events = Array(SyntheticData(sessions: 120, seed: seed, onboardings: 2, meanGapMilliseconds: 2_000, sessionIDRate: 0.8).events())
+            events = Array(SyntheticData(sessions: 360, seed: seed, onboardings: 2, meanGapMilliseconds: 2_000, sessionIDRate: 0.8).events())
         } else if seed % 8 == 7 {
             // Now and then a corpus of the synthetic generator: inferred sessions, event ids, many onboardings.
             events = Array(SyntheticData(sessions: 20, seed: seed, onboardings: 3, sessionIDRate: 0.6).events())
@@ -77,7 +77,7 @@ import Testing
         for s in starts.keys.sorted() where chance(0.35) {
             var e = starts[s]!.event
             e.eventID = nil
-            let back: Int64 = [0, 1, second, 59 * second, 3_600 * second, 5 * 3_600 * second][int(0...5)]
+            let back: Int64 = [0, 1, second, 59 * second, 3_600 * second, 5 * 3_600 * second, 13 * 3_600 * second][int(0...6)]
             e.time = Timestamp(microseconds: max(starts[s]!.time - back, Timestamp.range.lowerBound.microseconds))
             switch int(0...5) {
             case 0, 1, 2: break  // the same onboarding and screen
@@ -465,11 +465,11 @@ import Testing
         #expect(tally.nonEmpty * 2 >= tally.ran, "\(tally)")
     }
 
-    /// One denser store: blocks that fill their page and split by size, grown over batches of hundreds of events.
+    /// One denser store: blocks that fill their two pages and split by size, grown over batches of hundreds of events.
     @Test func denseStoreAgrees() throws {
         var tally = Tally()
         let seed: UInt64 = 0xDE45E
-        var failed = false
+        var failed = false, largestSealed = 0
         let report = try Self.withStore(seed: seed, dense: true, { store, stored, tally in
             let memory = InMemoryEventSource(stored.events)
             var rng = SplitMix64(seed: seed)
@@ -481,7 +481,21 @@ import Testing
                     return
                 }
             }
+            // Blocks sealed by size: the largest block followed by another of its group (not its newest).
+            var sealed = 0, previous: (group: UInt64, count: Int)? = nil
+            try store.read { s in
+                try s.forEachBlock(onboarding: nil) { block in
+                    let group = UInt64(block.keyOnboarding) << 16 | UInt64(block.keyScreen)
+                    if let previous, previous.group == group { sealed = max(sealed, previous.count) }
+                    previous = (group, block.count)
+                    return true
+                }
+            }
+            largestSealed = sealed
         }, tally: &tally)
+        // More events than one page holds (the generator's events take 30 bytes or more, 16 of them the event id):
+        // the store's two-page blocks fill and split by size here (the data spans minutes, not a block span).
+        #expect(largestSealed > 4_080 / 30, "the largest sealed block holds \(largestSealed) events")
         if failed { return }
         // Blocks of many events (the small stores' hold a few each), and queries that exercise the path.
         #expect(report.eventsChecked > 3_000 && report.eventsChecked >= 20 * report.blocksChecked, "\(report)")

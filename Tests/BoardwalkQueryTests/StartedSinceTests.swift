@@ -35,9 +35,9 @@ import Testing
                 ev(12.5 * h, "bare", screen: nil, error),
                 ev(12 * h, "other", screen: 0, onboarding: "onb_2", started),
             ],
-            // Late arrivals: far before the cutoff (a block of their own, more than a block span before it) and
-            // just before it (the blocks a scan from the cutoff opens, whose earlier events it skips).
-            [ev(2 * h, "late", screen: 0, started)],
+            // Late arrivals: far before the cutoff (a block of their own, more than a block span, 12 h, before it)
+            // and just before it (the blocks a scan from the cutoff opens, whose earlier events it skips).
+            [ev(-3 * h, "late", screen: 0, started)],
             [ev(9.9 * h, "late2", screen: 0, presented)],
             // A late arrival of a session that started before the cutoff anyway.
             [ev(1 * h, "straddle", screen: 2, presented)],

@@ -39,7 +39,7 @@ struct Plan: Sendable {
     /// only lists the sessions to read: each is read whole. Rows read are always re-checked against the full filters.
     ///
     /// `session ==` and `session in [...]` (the event field or the session field) name the sessions to read
-    /// (``sessions``), whatever the source.
+    /// (``sessions``), whatever the source, when each name has one spelling (``hasOneSpelling(_:)``).
     static func make(_ query: CheckedQuery, now: Timestamp) -> Plan {
         let access: Access = query.source == .sessions ? .sessions : (query.readsDwell ? .sessionEvents : .events)
         var onboardings: Set<String>?
@@ -64,6 +64,9 @@ struct Plan: Sendable {
             onboardings = onboardings.map { $0.intersection(set) } ?? set
         }
         func narrow(sessions set: Set<String>) {
+            // The store finds a name by its bytes, the filter compares strings as Swift does (canonical equivalence):
+            // only names that no other spelling equals narrow the read; the others are checked on every row.
+            guard set.allSatisfy(Plan.hasOneSpelling) else { return }
             sessions = sessions.map { $0.intersection(set) } ?? set
         }
 
@@ -137,6 +140,14 @@ struct Plan: Sendable {
         let keys: [String?] = onboardings.map { $0.sorted().map(Optional.some) } ?? [nil]
         plan.ranges = keys.map { ScanRange(onboarding: $0, screens: screens.low...screens.high, time: time.low...time.high) }
         return plan
+    }
+
+    /// Whether no other string is equal to `name` under Swift's `==` (canonical equivalence), so that looking it up
+    /// by its bytes finds every string the filter matches: ASCII without `K`, `;` and `` ` ``, which U+212A
+    /// (Kelvin sign), U+037E (Greek question mark) and U+1FEF (Greek varia) decompose to. Session ids (UUIDs and
+    /// the like) are.
+    static func hasOneSpelling(_ name: String) -> Bool {
+        name.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "K") && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "`") }
     }
 
     /// Integer bounds `low...high` of the integers `x` with `x op v`.

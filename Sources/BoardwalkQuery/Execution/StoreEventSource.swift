@@ -125,18 +125,16 @@ public struct StoreEventSource: EventSource, Sendable {
     /// store scanned every event before).
     ///
     /// The rows are valid only inside `body`.
-    /// - Complexity: up to four names, one pass over the store's strings each (`Snapshot.findID(of:)`); more, one
-    ///   load of the dictionary and a hash look-up each; then O(log N) per bucket and per block holding the
+    /// - Complexity: up to four names, one pass over the store's strings (`Snapshot.findIDs(of:)`); more, one load
+    ///   of the dictionary and a hash look-up each; then O(log N) per bucket and per block holding the
     ///   sessions' events (`Snapshot.forEachSession`).
     func forNamedSessions(_ names: [String], ranges: [ScanRange],
                           _ body: ([(id: String, rows: [StoreEventRow])]) throws(QueryError) -> Void) throws(QueryError) {
         try reading { snapshot in
             let strings = StringCache(snapshot)
-            var ids: [StringID] = []
-            // A few names are compared with the stored strings in place; more load the dictionary once.
-            for name in names {
-                if let id = try names.count <= 4 ? snapshot.findID(of: name) : snapshot.id(of: name) { ids.append(id) }
-            }
+            // A few names are compared with the stored strings in place, in one pass; more load the dictionary once.
+            let ids = names.count <= 4 ? try snapshot.findIDs(of: names).compactMap { $0 }
+                : try names.compactMap { try snapshot.id(of: $0) }
             var found: [(id: String, rows: [StoreEventRow], first: KeyPosition)] = []
             try snapshot.forEachSession(ids) { id, records in
                 let rows = try records.map { StoreEventRow(view: try $0.view(), strings: strings) }
