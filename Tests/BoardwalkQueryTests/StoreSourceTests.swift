@@ -21,11 +21,14 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
     return try body(store)
 }
 
+/// The store's paths against the in-memory source (itself checked against `ReferenceEvaluator`) on 1 040 generated
+/// queries over 26 generated stores, each query run four ways on the store (onboardings scanned; sessions through
+/// the index in batches of the default size and of a few events; sessions gathered from scans).
 @Test func storeSourceAgreesWithTheInMemorySource() throws {
     let now = Timestamp(microseconds: base + 3 * 86_400 * second)
     var queries = QueryGenerator(seed: 21)
     var ran = 0
-    for dataset in 0..<12 {
+    for dataset in 0..<26 {
         var generator = SessionGenerator(seed: 0x5707E ^ UInt64(dataset))
         // Events without ids would be inferred in arrival order by the store and in time order in memory; both
         // sources are compared on what the store kept (sessions assigned, arrival seqs).
@@ -61,7 +64,7 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
             }
         }
     }
-    #expect(ran == 480)
+    #expect(ran == 1_040, "the store path sees at least the 1 000 generated queries the reference sees")
 }
 
 @Test func storeInfersSessionsLikeTheInMemorySourceForEventsInTimeOrder() throws {
