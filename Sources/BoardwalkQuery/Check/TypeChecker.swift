@@ -361,7 +361,6 @@ struct TypeChecker {
         }
     }
 
-    /// The text of a range with whitespace outside strings removed, as column names are made.
     /// The query text of a byte range as a column name: ``columnText(_:)``.
     private func compactText(_ range: Range<Int>) -> String {
         columnText(Array(text.utf8)[range.clamped(to: 0..<text.utf8.count)])

@@ -174,8 +174,8 @@ struct Plan: Sendable {
         var lines: [String] = []
         if let names = sessions, source is StoreEventSource {
             let named = names.count == 1 ? "session `\(names[0])`" : "\(names.count) sessions"
-            lines.append("read: the \(named) named by the filters, through the store's session index (one dictionary look-up "
-                + "per name, then each session's events, whole)"
+            lines.append("read: the \(named) named by the filters, through the store's session index (the names looked up "
+                + "in the dictionary, then each session's events, whole)"
                 + (access == .events ? "; the events in the ranges, in key order" : ""))
         } else {
             switch access {
