@@ -139,6 +139,20 @@ enum IngestCommand: Command {
             named[key] = input.name
         }
         let rejectsPath = arguments.value("rejects") ?? RejectsWriter.defaultPath
+        // The rejects file is truncated at the first rejected line: it must be none of the inputs (read while it is
+        // rewritten, the rest of the input would be lost with it) and none of the store's files.
+        if let id = FileSafety.identity(rejectsPath) {
+            if FileSafety.isDirectory(rejectsPath) {
+                throw UsageError("the rejects file '\(rejectsPath)' is a directory; name a file with --rejects FILE")
+            }
+            if let input = inputs.first(where: { $0.identity.map { $0 == id } ?? false }) {
+                throw UsageError("'\(input.name)' is both an input and the rejects file, which rejected lines would overwrite; "
+                    + "name another with --rejects FILE")
+            }
+            if FileSafety.isStoreFile(rejectsPath, store: invocation.database(arguments)) {
+                throw UsageError("the rejects file '\(rejectsPath)' is one of the store's own files; name another with --rejects FILE")
+            }
+        }
         let rejects = RejectsWriter(path: rejectsPath)
         // A rejects file named on the command line must be writable before anything is stored. The default one is
         // made at the first rejected line only, so a clean ingest runs from any directory.
@@ -358,32 +372,35 @@ enum ExportCommand: Command {
         } else if arguments.value("table") != nil {
             throw UsageError("--table goes with --schema")
         }
+        // The store first: a mistyped --db must not cost the file --output names. And the file is written beside its
+        // destination and moved over it once the export is whole (``ReplacedFile``).
+        let database = invocation.database(arguments)
+        let store = schema ? nil : try openStore(database, readOnly: true, notes: invocation)
         let output: OutputSink
-        var descriptor: Int32 = -1
+        var file: ReplacedFile? = nil
         if let path = arguments.value("output"), path != "-" {
-            descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { throw RuntimeError("cannot write '\(path)': \(String(cString: strerror(errno)))") }
-            output = FileSink(descriptor: descriptor, buffered: true)
+            if FileSafety.isStoreFile(path, store: database) {
+                throw UsageError("'\(path)' is one of the store's own files; export to another")
+            }
+            file = try ReplacedFile(path)
+            output = file!.sink
         } else {
             if format == "batch" && invocation.stdoutIsTerminal {
                 throw UsageError("a batch file is binary: redirect stdout or use --output FILE")
             }
             output = invocation.stdout
         }
-        defer {
-            output.flush()
-            if descriptor >= 0 { close(descriptor) }
-        }
         if schema {
             // To stdout or to --output, like rows.
             output.write(ClickHouseTable.createStatement(table: arguments.value("table") ?? ClickHouseTable.defaultName))
             output.flush()
-            if let code = output.writeError, descriptor >= 0, let path = arguments.value("output") {
-                throw RuntimeError("cannot write to '\(path)': \(String(cString: strerror(code)))")
+            if let code = output.writeError, let file {
+                throw RuntimeError("cannot write to '\(file.path)': \(String(cString: strerror(code)))")
             }
+            try file?.commit()
             return output.writeError == nil ? ExitCode.success : ExitCode.failure
         }
-        let store = try openStore(invocation.database(arguments), readOnly: true, notes: invocation)
+        guard let store else { return ExitCode.failure }
         var count = 0
         var lastSeq: UInt64? = nil
         var storeNextSeq: UInt64 = 0
@@ -395,40 +412,48 @@ enum ExportCommand: Command {
             csv.reserveCapacity(1 << 17)
             csv.append(contentsOf: CSVExport.header.utf8)
         }
-        try store.read { snapshot in
-            storeNextSeq = try snapshot.stats().nextSeq
-            try snapshot.forEachEvent(since: since) { view in
-                // A write failed (a full disk): the rest would be lost too.
-                if output.writeError != nil { return false }
-                let stored = try snapshot.owned(view)
-                count += 1
-                lastSeq = stored.seq
-                switch format {
-                case "batch":
-                    try batch.append(stored.event)
-                    let bytes = batch.takeOutput()
-                    if !bytes.isEmpty { output.write(bytes: bytes) }
-                case "csv":
-                    CSVExport.appendRow(stored, to: &csv)
-                    if csv.count >= 1 << 16 {
-                        output.write(bytes: csv)
-                        csv.removeAll(keepingCapacity: true)
+        do {
+            try store.read { snapshot in
+                storeNextSeq = try snapshot.stats().nextSeq
+                try snapshot.forEachEvent(since: since) { view in
+                    // A write failed (a full disk): the rest would be lost too.
+                    if output.writeError != nil { return false }
+                    let stored = try snapshot.owned(view)
+                    count += 1
+                    lastSeq = stored.seq
+                    switch format {
+                    case "batch":
+                        try batch.append(stored.event)
+                        let bytes = batch.takeOutput()
+                        if !bytes.isEmpty { output.write(bytes: bytes) }
+                    case "csv":
+                        CSVExport.appendRow(stored, to: &csv)
+                        if csv.count >= 1 << 16 {
+                            output.write(bytes: csv)
+                            csv.removeAll(keepingCapacity: true)
+                        }
+                    case "clickhouse":
+                        guard ClickHouseTable.timeRange.contains(stored.event.time) else {
+                            throw RuntimeError("event seq \(stored.seq): its time \(stored.event.time.iso8601) is outside what ClickHouse's DateTime64 holds (1900-01-01 to 2299-12-31); exported, it would silently become another time")
+                        }
+                        buffer += ClickHouseTable.row(seq: stored.seq, event: stored.event)
+                    default:
+                        buffer += CanonicalJSON.line(stored.event)
+                        if !buffer.hasSuffix("\n") { buffer += "\n" }
                     }
-                case "clickhouse":
-                    guard ClickHouseTable.timeRange.contains(stored.event.time) else {
-                        throw RuntimeError("event seq \(stored.seq): its time \(stored.event.time.iso8601) is outside what ClickHouse's DateTime64 holds (1900-01-01 to 2299-12-31); exported, it would silently become another time")
+                    if buffer.utf8.count >= 1 << 16 {
+                        output.write(buffer)
+                        buffer.removeAll(keepingCapacity: true)
                     }
-                    buffer += ClickHouseTable.row(seq: stored.seq, event: stored.event)
-                default:
-                    buffer += CanonicalJSON.line(stored.event)
-                    if !buffer.hasSuffix("\n") { buffer += "\n" }
+                    return true
                 }
-                if buffer.utf8.count >= 1 << 16 {
-                    output.write(buffer)
-                    buffer.removeAll(keepingCapacity: true)
-                }
-                return true
             }
+        } catch {
+            // A damaged block or a refused time: what was exported so far is not the export asked for.
+            output.flush()
+            let kept = file.flatMap { $0.isReplaced ? " ('\($0.path)' was left as it was)" : nil } ?? ""
+            let next = lastSeq.map { "; the events before seq \($0 + 1) were read" } ?? ""
+            throw RuntimeError("\(error); the export is incomplete\(kept)\(next)")
         }
         switch format {
         case "batch": output.write(bytes: batch.finish())
@@ -440,8 +465,9 @@ enum ExportCommand: Command {
         output.flush()
         if let code = output.writeError {
             let again = "the export is incomplete: run it again with the same --since-seq \(since)"
-            if descriptor >= 0, let path = arguments.value("output") {
-                throw RuntimeError("cannot write to '\(path)': \(String(cString: strerror(code))); \(again)")
+            if let file {
+                throw RuntimeError("cannot write to '\(file.path)': \(String(cString: strerror(code))); \(again)"
+                    + (file.isReplaced ? " ('\(file.path)' was left as it was)" : ""))
             }
             // Standard output: its sink has said why already.
             invocation.err(again + "\n")
@@ -450,6 +476,7 @@ enum ExportCommand: Command {
         // Nothing exported: the next run starts where this one did, but never past the store's next seq (a
         // --since-seq beyond it would otherwise skip events not appended yet).
         let next = lastSeq.map { $0 + 1 } ?? min(since, storeNextSeq)
+        try file?.commit()
         invocation.err("exported \(count) event\(count == 1 ? "" : "s"); next: --since-seq \(next)\n")
         return ExitCode.success
     }

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+// QA, session 13: files a command writes could destroy what the user named. `ingest --rejects F F` truncated the input
+// F at its first rejected line while it was still being read (12 000 of 16 752 lines never ingested, the file gone);
+// `--rejects <store>/data.mdb` crashed with a bus error and left the store empty; `export -o F` emptied F before it
+// found that `--db` named no store; an export that failed part-way left a truncated F without saying so.
+
+@Suite("QA13: what a command writes never destroys what it was given")
+struct FileSafetyQA13Tests {
+    let directory: URL
+    let db: String
+    let corpus = Corpus(sessions: 40, seed: 13)
+
+    init() throws {
+        directory = try temporaryDirectory()
+        db = directory.appendingPathComponent("s.db").path
+    }
+
+    func contents(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
+
+    @Test("--rejects naming an input, a store file or a directory is refused before anything is read")
+    func rejectsFile() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("in.ndjson").path
+        let text = corpus.text + "{bad\n"
+        try text.write(toFile: input, atomically: true, encoding: .utf8)
+        let same = try boardwalk(["ingest", "--db", db, "--rejects", input, input])
+        #expect(same.status == 64)
+        #expect(same.stderr.contains("is both an input and the rejects file"), "\(same.stderr)")
+        #expect(contents(input) == text, "the input is untouched")
+        // Through another name too.
+        let link = directory.appendingPathComponent("link.ndjson").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: input)
+        #expect(try boardwalk(["ingest", "--db", db, "--rejects", link, input]).status == 64)
+        #expect(contents(input) == text)
+
+        #expect(try boardwalk(["ingest", "--db", db, "-q", "--rejects", directory.appendingPathComponent("r.txt").path, input]).status == 2)
+        let events = try boardwalk(["stats", "--db", db, "-f", "json"]).stdout
+        let intoStore = try boardwalk(["ingest", "--db", db, "--rejects", db + "/data.mdb", input])
+        #expect(intoStore.status == 64)
+        #expect(intoStore.stderr.contains("one of the store's own files"), "\(intoStore.stderr)")
+        #expect(try boardwalk(["check", "--db", db]).status == 0)
+        #expect(try boardwalk(["stats", "--db", db, "-f", "json"]).stdout == events)
+
+        let folder = try boardwalk(["ingest", "--db", db, "--rejects", directory.path, input])
+        #expect(folder.status == 64)
+        #expect(folder.stderr.contains("is a directory"), "\(folder.stderr)")
+    }
+
+    @Test("export -o replaces its file only once the export is whole")
+    func exportOutput() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kept = directory.appendingPathComponent("kept.ndjson").path
+        try "yesterday's export\n".write(toFile: kept, atomically: true, encoding: .utf8)
+        // A mistyped --db: the error is the store's, and the file is as it was.
+        let missing = try boardwalk(["export", "--db", directory.appendingPathComponent("nope").path, "-o", kept])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.hasPrefix("Error: no store at "))
+        #expect(contents(kept) == "yesterday's export\n")
+
+        #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: corpus.text).status == 0)
+        // An export that fails part-way (an event ClickHouse's DateTime64 cannot hold, after the others): the file is
+        // as it was, no partial file is left beside it, and the message says so.
+        let far = #"{"timestamp": 13569465600000, "kind": "onboarding_loaded", "session_id": "far", "meta": {"onboarding_id": "o", "screen_cid": "c", "screen_index": 0, "total_screens": 1}}"#
+        #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: far + "\n").status == 0)
+        let failed = try boardwalk(["export", "--db", db, "--format", "clickhouse", "-o", kept])
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("the export is incomplete ('\(kept)' was left as it was)"), "\(failed.stderr)")
+        #expect(contents(kept) == "yesterday's export\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { !$0.contains(".partial-") })
+
+        // A whole export replaces it, with every event.
+        let done = try boardwalk(["export", "--db", db, "-o", kept])
+        #expect(done.status == 0)
+        #expect(contents(kept)?.split(separator: "\n").count == corpus.events.count + 1)
+
+        // Never over the store's own files.
+        let intoStore = try boardwalk(["export", "--db", db, "-o", db + "/data.mdb"])
+        #expect(intoStore.status == 64)
+        #expect(try boardwalk(["check", "--db", db]).status == 0)
+    }
+}
