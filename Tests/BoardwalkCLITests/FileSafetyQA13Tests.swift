@@ -81,3 +81,22 @@ struct FileSafetyQA13Tests {
         #expect(try boardwalk(["check", "--db", db]).status == 0)
     }
 }
+
+@Suite("QA13: the summary says where rejected lines went only when they got there")
+struct RejectsSummaryQA13Tests {
+    @Test("a default rejects file that cannot be made: 'not all listed', never 'listed in'")
+    func unmakeableDefault() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = directory.appendingPathComponent("s.db").path
+        // The default `./boardwalk-rejects.txt` is a link into a directory that does not exist: it cannot be created,
+        // whoever runs the test (root included).
+        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent("boardwalk-rejects.txt").path,
+                                                   withDestinationPath: directory.appendingPathComponent("gone/x").path)
+        let r = try boardwalk(["ingest", "--db", db, "-"], stdin: "{bad\n", directory: directory)
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("cannot write the rejects file"), "\(r.stderr)")
+        #expect(!r.stdout.contains("listed in"), "\(r.stdout)")
+        #expect(r.stdout.contains("rejected: 1 (not all listed"), "\(r.stdout)")
+    }
+}

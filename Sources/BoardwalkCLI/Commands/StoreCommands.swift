@@ -194,7 +194,9 @@ enum IngestCommand: Command {
             let elapsed = monotonicMicroseconds() - start
             var text = "inputs: \(summary.inputs)\nlines: \(summary.lines)\ningested: \(summary.ingested)\n"
             text += "duplicates: \(summary.duplicates)\n"
-            let listed = ingester.rejects.writeError == nil ? " (listed in \(rejectsPath))" : " (not all listed: the rejects file could not be written)"
+            // Listed only when each rejected line reached the file (the default one is made at the first, and may not be).
+            let listedAll = ingester.rejects.writeError == nil && ingester.rejects.count == summary.rejected
+            let listed = listedAll ? " (listed in \(rejectsPath))" : " (not all listed: the rejects file could not be written)"
             text += "rejected: \(summary.rejected)" + (summary.rejected > 0 ? listed : "") + "\n"
             if summary.unfinishedLines > 0 {
                 text += "unfinished: the last line of \(summary.unfinishedLines == 1 ? "a file" : "\(summary.unfinishedLines) files") "
