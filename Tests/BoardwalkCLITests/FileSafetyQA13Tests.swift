@@ -100,3 +100,23 @@ struct RejectsSummaryQA13Tests {
         #expect(r.stdout.contains("rejected: 1 (not all listed"), "\(r.stdout)")
     }
 }
+
+@Suite("QA13: a file holding only a byte-order mark is an empty file")
+struct ByteOrderMarkQA13Tests {
+    @Test("a byte-order mark alone, with or without a newline, is a blank line: nothing rejected, exit 0", arguments: [
+        "\u{FEFF}", "\u{FEFF}\n", "\u{FEFF}\r\n", "\u{FEFF}  \n\n",
+    ])
+    func onlyAMark(text: String) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = directory.appendingPathComponent("s.db").path
+        let file = directory.appendingPathComponent("empty.ndjson").path
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try boardwalk(["ingest", "--db", db, "--rejects", directory.appendingPathComponent("r.txt").path, file])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.contains("ingested: 0\n") && r.stdout.contains("rejected: 0\n"), "\(r.stdout)")
+        // A mark on a later line is still an error.
+        try "\n\u{FEFF}\n".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try boardwalk(["ingest", "--db", db, "--rejects", directory.appendingPathComponent("r.txt").path, file]).status == 2)
+    }
+}

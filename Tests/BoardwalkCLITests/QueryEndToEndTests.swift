@@ -95,7 +95,7 @@ struct QueryEndToEndTests {
             // The location is the line of the input, not of the query alone.
             #expect(r.stderr.contains("--> stdin:3:10\n3 | events | bogus"), "\(r.stderr)")
             #expect(r.stderr.contains("^^^^^"))
-            #expect(r.stderr.contains("Error: unknown command '.nonsense'"))
+            #expect(r.stderr.contains("Error: stdin:8: unknown command '.nonsense'"), "located like the query errors")
         }
         let ok = try boardwalk(["repl", "--generated", "3"], stdin: "events | count\n.quit\nevents | bogus\n")
         #expect(ok.status == 0)
@@ -140,7 +140,7 @@ struct QueryEndToEndTests {
         #expect(r.stdout.contains(".explain QUERY"))
         #expect(r.stdout.contains("events:   time, seq, kind"))
         #expect(r.stdout.contains("onboarding"))
-        #expect(r.stderr.contains("Error: .format takes one of table, json, csv"))
+        #expect(r.stderr.contains("Error: stdin:6: .format takes one of table, json, csv"))
         for onboarding in SyntheticData(sessions: 50, seed: 1).onboardings.prefix(2) {
             #expect(r.stdout.contains(onboarding.id))
         }

@@ -11,7 +11,7 @@ struct ReplArgumentsQA9Tests {
         let run = try boardwalk(["repl", "--generated", "10", "--format", "csv"], stdin: line + "\nsessions | count\n")
         let command = String(line.split(separator: " ")[0])
         #expect(run.status == 2)
-        #expect(run.stderr == "Error: \(command) takes no argument\n")
+        #expect(run.stderr == "Error: stdin:1: \(command) takes no argument\n")
         #expect(run.stdout == "count\n10\n")
     }
 

@@ -80,7 +80,7 @@ struct ReplDotCommandTests {
         #expect(r.stderr.isEmpty)
         let wrong = try boardwalk(["repl", "--generated", "10"], stdin: ".format xml\n.timing maybe\n")
         #expect(wrong.status == 2)
-        #expect(wrong.stderr == "Error: .format takes one of table, json, csv\nError: .timing takes on or off\n")
+        #expect(wrong.stderr == "Error: stdin:1: .format takes one of table, json, csv\nError: stdin:2: .timing takes on or off\n")
     }
 
     @Test(".stats over generated sessions labels its figures: events, sessions, onboardings")

@@ -428,7 +428,7 @@ final class Ingester {
                     case .event(let event): pending.append(event)
                     case .failure(let error): try failed(error)
                     }
-                } else if !ParsedLine.isBlank(line) {
+                } else if !ParsedLine.isBlank(line, lineNumber: lineNumber) {
                     // Parsed here and appended directly: no `ParsedLine` between, no copy of the event.
                     do {
                         pending.append(try parser.parse(

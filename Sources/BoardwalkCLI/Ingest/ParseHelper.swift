@@ -7,22 +7,25 @@ import Synchronization
 
 /// What parsing one line gave.
 enum ParsedLine {
-    /// Spaces, tabs and `\r` only: counted, not parsed, not rejected.
+    /// Spaces, tabs and `\r` only (after line 1's byte-order mark): counted, not parsed, not rejected.
     case blank
     case event(Event)
     case failure(any Error)
 
-    /// Whether `line` holds only spaces, tabs and `\r`.
+    /// Whether `line` holds only spaces, tabs and `\r`, after the UTF-8 byte-order mark that may open line 1 (what
+    /// an editor saves for an "empty" file: it was rejected as an empty line, while blank lines are skipped).
     @inline(__always)
-    static func isBlank(_ line: UnsafeRawBufferPointer) -> Bool {
-        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+    static func isBlank(_ line: UnsafeRawBufferPointer, lineNumber: Int) -> Bool {
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+        let rest = lineNumber == 1 && line.starts(with: bom) ? line.dropFirst(3) : line[...]
+        return rest.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
     }
 
     /// Parses `line` with `parser`, catching its error.
     static func parse(
         _ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp, with parser: inout any LineParser
     ) -> ParsedLine {
-        if isBlank(line) { return .blank }
+        if isBlank(line, lineNumber: lineNumber) { return .blank }
         do {
             return .event(try parser.parse(line, readableAfter: readableAfter, lineNumber: lineNumber, arrival: arrival))
         } catch {

@@ -241,13 +241,17 @@ final class Repl {
         let parts = text.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         let command = String(parts[0])
         let argument = parts.count > 1 ? String(parts[1]).trimmingSpaces() : ""
+        /// An error, located (`stdin:3: `) when the command was read from a pipe, as query errors are.
+        func fail(_ message: String) -> Bool {
+            invocation.err("Error: " + (origin.map { "\($0.name):\($0.line): " } ?? "") + message + "\n")
+            return false
+        }
         // `.stats all` or `.quit now`: an argument these commands would ignore is a mistake to say, not to drop (a
         // `#` comment after them aside).
         if [".help", ".fields", ".onboardings", ".stats", ".quit", ".exit"].contains(command),
             !Repl.withoutComment(argument).trimmingSpaces().isEmpty
         {
-            invocation.err("Error: \(command) takes no argument\n")
-            return false
+            return fail("\(command) takes no argument")
         }
         switch command {
         case ".help":
@@ -265,8 +269,7 @@ final class Repl {
             do {
                 invocation.out(try stats())
             } catch {
-                invocation.err("Error: \(error)\n")
-                return false
+                return fail("\(error)")
             }
         case ".format":
             if argument.isEmpty {
@@ -274,8 +277,7 @@ final class Repl {
                 return true
             }
             guard let format = ResultTable.Format(rawValue: argument) else {
-                invocation.err("Error: .format takes one of \(ResultTable.Format.names.joined(separator: ", "))\n")
-                return false
+                return fail(".format takes one of \(ResultTable.Format.names.joined(separator: ", "))")
             }
             console.format = format
         case ".timing":
@@ -284,13 +286,11 @@ final class Repl {
             case "on": console.timing = true
             case "off": console.timing = false
             default:
-                invocation.err("Error: .timing takes on or off\n")
-                return false
+                return fail(".timing takes on or off")
             }
         case ".explain":
             guard !argument.isEmpty else {
-                invocation.err("Error: .explain takes a query\n")
-                return false
+                return fail(".explain takes a query")
             }
             // The query's diagnostic shows the whole line and counts columns from its start, as other errors of
             // the REPL do (`stdin:3:18`, not `query:1:10`).
@@ -298,8 +298,7 @@ final class Repl {
         case ".quit", ".exit":
             quit = true
         default:
-            invocation.err("Error: unknown command '\(command)'; .help lists the commands\n")
-            return false
+            return fail("unknown command '\(command)'; .help lists the commands")
         }
         return true
     }
