@@ -24,7 +24,10 @@ public struct CheckReport: Sendable, CustomStringConvertible {
 
     public var description: String {
         if isOK { return "ok: \(eventsChecked) events checked" }
-        var lines = ["\(problemCount) problem(s) in \(eventsChecked) events:"]
+        // When the B-tree pages are damaged the check stops before reading events: "in 0 events" would read as an
+        // empty store.
+        let scope = eventsChecked > 0 ? "in \(eventsChecked) events checked" : "(found before any event could be read)"
+        var lines = ["\(problemCount) problem(s) \(scope):"]
         lines += problems.map { "  " + $0 }
         if problemCount > problems.count { lines.append("  … and \(problemCount - problems.count) more") }
         return lines.joined(separator: "\n")

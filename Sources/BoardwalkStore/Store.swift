@@ -136,7 +136,11 @@ public final class Store: @unchecked Sendable {
                                  + "(a partial copy?); restore it from a backup", underlying: error)
             }
             if error.code == EBADF { throw error }
-            throw StoreError(.notAStore, "\(path) is not a Boardwalk store", underlying: error)
+            // Long enough, but LMDB does not recognise its meta pages: a file that is no LMDB environment, or a store
+            // whose meta pages are damaged; from outside the two look alike, so the message names both.
+            throw StoreError(.notAStore, "\(path)/data.mdb is not an LMDB environment this Boardwalk reads: it is another "
+                             + "kind of file, or a store whose first pages (LMDB's meta pages) are damaged, which a backup "
+                             + "restores", underlying: error)
         }
         try Store.checkFileSize(env, path: path)
         // `mdb_dbi_open` trusts the main database's pages; a damaged one made it read past the file (a bus error).

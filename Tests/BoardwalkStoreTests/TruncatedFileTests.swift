@@ -34,6 +34,37 @@ import Testing
         }
     }
 
+    /// Both of LMDB's meta pages damaged: the store cannot be told from a file that is not LMDB at all, and the
+    /// error names both (it said only "is not a Boardwalk store", which sent a QA tester to the wrong directory).
+    @Test func damagedMetaPagesAreNamed() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        do {
+            let store = try Store.open(at: dir, options: .init(durability: .noSync))
+            try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 1)])
+            store.close()
+        }
+        let fd = open(dir + "/data.mdb", O_WRONLY)
+        try #require(fd >= 0)
+        let junk = [UInt8](repeating: 0xFF, count: 4)
+        for page in [0, 1] { _ = junk.withUnsafeBytes { pwrite(fd, $0.baseAddress, 4, off_t(page * 4096 + 16)) } }
+        close(fd)
+        for readOnly in [true, false] {
+            let error = #expect(throws: StoreError.self) { try Store.open(at: dir, options: .init(readOnly: readOnly)) }
+            #expect(error?.kind == .notAStore)
+            #expect(error.map { "\($0)".contains("meta pages) are damaged") } == true, "\(String(describing: error))")
+        }
+    }
+
+    /// A report of damage found before any event was read does not say "in 0 events" (which reads as an empty store).
+    @Test func aReportSaysWhenNoEventCouldBeRead() {
+        var report = CheckReport()
+        report.add("events: page 7 has a bad header")
+        #expect(report.description == "1 problem(s) (found before any event could be read):\n  events: page 7 has a bad header")
+        report.eventsChecked = 10
+        #expect(report.description.hasPrefix("1 problem(s) in 10 events checked:"))
+    }
+
     /// Values LMDB returns are checked against the end of the file, which needs the map's address: found in
     /// `/proc/self/maps` after the map is made and after it grows. Every value a read returns must lie in the map
     /// found (a stale address would make the check pass everything, or refuse everything).
