@@ -402,7 +402,7 @@ enum ExportCommand: Command {
             try file?.commit()
             return output.writeError == nil ? ExitCode.success : ExitCode.failure
         }
-        guard let store else { return ExitCode.failure }
+        guard let store else { return ExitCode.failure }  // opened above; only --schema, handled, goes without
         var count = 0
         var lastSeq: UInt64? = nil
         var storeNextSeq: UInt64 = 0

@@ -16,9 +16,9 @@ enum ParsedLine {
     /// an editor saves for an "empty" file: it was rejected as an empty line, while blank lines are skipped).
     @inline(__always)
     static func isBlank(_ line: UnsafeRawBufferPointer, lineNumber: Int) -> Bool {
-        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
-        let rest = lineNumber == 1 && line.starts(with: bom) ? line.dropFirst(3) : line[...]
-        return rest.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+        // Called for every line read: the mark is looked for on line 1 only, byte by byte (no array per call).
+        let marked = lineNumber == 1 && line.count >= 3 && line[0] == 0xEF && line[1] == 0xBB && line[2] == 0xBF
+        return line.dropFirst(marked ? 3 : 0).allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
     }
 
     /// Parses `line` with `parser`, catching its error.
