@@ -210,11 +210,7 @@ public struct SessionBucketReader {
     /// checks before it appends a segment to a stored value.
     /// - Complexity: O(runs of the value).
     public static func runHeadersAreSound(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32) -> Bool {
-        guard var reader = try? SessionBucketReader(bytes, keySeq: keySeq, lowLimit: lowLimit) else { return false }
-        while true {
-            guard let more = try? reader.nextRun() else { return false }
-            if !more { return true }
-        }
+        (try? SessionBucketSegment.forEach(in: bytes, keySeq: keySeq, lowLimit: lowLimit) { _ in }) != nil
     }
 
     /// Moves to the next run (skipping the rest of the current one); `false` after the value's last run.
@@ -289,5 +285,76 @@ public struct SessionBucketReader {
         _index += 1
         reader.position = r.position
         return true
+    }
+}
+
+/// One segment of a session-bucket value, read without decoding its entries: its base time and seq, its run count
+/// and the bytes of its runs. Runs do not depend on the key the value is stored under (only the header's seq
+/// does), so the store moves a segment into a value under another key by writing a new header before the same
+/// run bytes (``append(keySeq:to:)``). The run bytes point into the value read.
+public struct SessionBucketSegment {
+    public let baseTime: Int64
+    public let baseSeq: UInt64
+    public let runCount: Int
+    public let runs: UnsafeRawBufferPointer
+
+    /// The segment's size in a value stored under a key whose seq is `keySeq` (at most ``baseSeq``).
+    public func byteCount(keySeq: UInt64) -> Int {
+        varintSize(zigzag(baseTime)) + varintSize(baseSeq &- keySeq) + varintSize(UInt64(runCount)) + runs.count
+    }
+
+    /// Appends the segment's bytes, for a value stored under a key whose seq is `keySeq`, to `out`.
+    /// - Precondition: `keySeq <= baseSeq` (a programmer error: it traps).
+    public func append(keySeq: UInt64, to out: inout [UInt8]) {
+        precondition(keySeq <= baseSeq, "a segment's base seq is below its key's")
+        for value in [zigzag(baseTime), baseSeq - keySeq, UInt64(runCount)] {
+            var v = value
+            while v >= 0x80 {
+                out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+                v >>= 7
+            }
+            out.append(UInt8(v))
+        }
+        out.append(contentsOf: runs)
+    }
+
+    /// Calls `body` with each segment of the session-bucket value `bytes` stored under `keySeq`, checking every
+    /// segment header and run header as ``SessionBucketReader`` does (not the entries).
+    /// - Throws: ``CodecError`` at the first header that does not read back.
+    /// - Complexity: O(runs of the value).
+    public static func forEach(in bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32,
+                               _ body: (SessionBucketSegment) throws -> Void) throws {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
+        var r = ByteReader(base: base, position: 0, end: bytes.count)
+        while r.position < r.end {
+            let at = r.position
+            let baseTime = unzigzag(try r.varint())
+            let delta = try r.varint()
+            let (baseSeq, overflow) = keySeq.addingReportingOverflow(delta)
+            guard !overflow else {
+                throw CodecError(offset: at, reason: .invalidValue(field: "segment base seq", value: Int64(bitPattern: delta)))
+            }
+            let count = try r.varint()
+            guard count >= 1, count <= UInt64(r.remaining / 6) else {
+                throw CodecError(offset: at, reason: .oversizedCount(count: count, limit: r.remaining / 6))
+            }
+            let start = r.position
+            var lastLow: Int64 = -1
+            for _ in 0..<Int(count) {
+                let runAt = r.position
+                let low = try r.varint()
+                guard low < UInt64(lowLimit), Int64(low) > lastLow else {
+                    throw CodecError(offset: runAt, reason: .invalidValue(field: "session bucket low bits", value: Int64(bitPattern: low)))
+                }
+                let length = try r.varint()
+                guard length >= 4, length <= UInt64(r.remaining) else {
+                    throw CodecError(offset: runAt, reason: .oversizedCount(count: length, limit: r.remaining))
+                }
+                r.position += Int(length)
+                lastLow = Int64(low)
+            }
+            try body(SessionBucketSegment(baseTime: baseTime, baseSeq: baseSeq, runCount: Int(count),
+                                          runs: UnsafeRawBufferPointer(start: base + start, count: r.position - start)))
+        }
     }
 }

@@ -9,6 +9,9 @@ import BoardwalkModel
 enum Layout {
     /// The format this code writes. A store whose `meta/format` is larger is refused at open, one whose
     /// format is smaller too (no migration: re-import it).
+    /// Format 8 writes each batch's session-index references to a log (``sessionLog``) and folds the log into the
+    /// bucket values of `sessions` every few batches; format 7 grew every touched bucket's newest value in every
+    /// batch, and its readers do not look in the log.
     /// Format 7 seals a block at two overflow pages and a span of twelve hours (``blockTarget(pageSize:)``,
     /// ``blockSpan``); format 6 sealed it at one page and four hours, and its readers would miss events of a longer
     /// block in a time-range scan (they seek four hours back), so the version was bumped.
@@ -19,7 +22,7 @@ enum Layout {
     /// value per bucket and batch, grown across batches); format 3 had one list per session and batch, and grew a group's newest block
     /// over several batches (so a `batches` entry lists blocks that also hold other batches' seqs); format 2
     /// wrote one block per group and batch; format 1 had one entry per event.
-    static let formatVersion: UInt32 = 7
+    static let formatVersion: UInt32 = 8
 
     /// What set an older format apart, for the message refusing it.
     static func formerLayout(of format: UInt32) -> String {
@@ -29,7 +32,8 @@ enum Layout {
         case 3: "one session list per session and batch"
         case 4: "one strings entry per string"
         case 5: "one onboarding_sessions entry per pair"
-        default: "blocks of at most one page and four hours"
+        case 6: "blocks of at most one page and four hours"
+        default: "a session index without a log, grown in place by every batch"
         }
     }
 
@@ -44,8 +48,9 @@ enum Layout {
     static let onboardings = "onboardings"
     static let checkpoints = "checkpoints"
     static let spanningSessions = "spanning_sessions"
+    static let sessionLog = "session_log"
     static let all = [meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints,
-                      spanningSessions]
+                      spanningSessions, sessionLog]
 
     /// `events` key: onboarding id (4) ‖ screen index (2) ‖ time of the block's first event (8) ‖ its seq (8);
     /// value: an event block (codec `EventBlockBuilder`).
@@ -61,6 +66,13 @@ enum Layout {
     /// segment of a bucket is cut into several values past it. Values stay well inside a leaf page (an LMDB
     /// node of up to about half a page is stored inline).
     static let sessionValueTarget = 768
+    /// `session_log` key: seq of the batch's first event (8) ‖ the chunk's first bucket (4); value: a session-log
+    /// chunk (codec `SessionLogChunkBuilder`): the batch's segments of the buckets from that one on, in bucket order.
+    static let sessionLogKeySize = 12
+    /// A batch's log entries are cut into chunks of at most this many bytes: what one overflow page holds on 4 KiB
+    /// pages, so that a chunk is one page and a reader looking for one bucket reads one page per batch. A chunk
+    /// holds whole buckets (all of a bucket's segments of the batch), so one with many references passes the target.
+    static let sessionLogChunkTarget = 4_080
     /// A batch's new strings are cut into `strings` chunks of at most this many bytes (a longer string gets a chunk
     /// of its own): a few chunks per leaf page, and one put per 59 UUIDs (17 bytes each) instead of one per string.
     static let stringChunkTarget = 1_024

@@ -72,7 +72,8 @@ struct SessionBatch {
     /// once for all of the batch's sessions in it, and arranges them by session in (time, seq) order.
     /// - Complexity: O(log N) per bucket (a seek, unless the cursor is on it already), plus the run headers of the
     ///   bucket's values, plus the entries of the batch's sessions; then O(r log r) for r references.
-    mutating func collect(_ ids: ArraySlice<StringID>, _ c: inout Cursor, _ range: Snapshot.TimeRange) throws {
+    mutating func collect(_ ids: ArraySlice<StringID>, _ c: inout Cursor, _ log: SessionLog, _ txn: Transaction, _ dbs: Databases,
+                          _ range: Snapshot.TimeRange) throws {
         sessions.removeAll(keepingCapacity: true)
         sessions.append(contentsOf: ids)
         canonical.removeAll(keepingCapacity: true)
@@ -108,24 +109,34 @@ struct SessionBatch {
                     throw StoreError(.corrupt, "a sessions key is \(c.key.count) bytes, not \(Layout.sessionKeySize)")
                 }
                 if c.key.be32(0) != bucket { break }
-                var (_, keySeq, reader) = try sessionBucketReader(c.key, c.value)
-                while try reader.nextRun(bucket: bucket, keySeq: keySeq) {
-                    // Other sessions' runs are skipped by their length.
-                    guard wanted & (1 << UInt64(reader.low)) != 0 else { continue }
-                    let slot = lowSlots[Int(reader.low)]
-                    while try reader.nextEntry(bucket: bucket, keySeq: keySeq) {
-                        let time = reader.time
-                        guard time >= range.lo, !range.isPastEnd(time) else { continue }
-                        collected.append(BatchRef(time: time, seq: reader.seq, onboarding: reader.onboarding, slot: slot,
-                                                  screen: reader.screen))
-                    }
-                }
+                try collect(bucket: bucket, keySeq: c.key.be64(4), c.value, wanted: wanted, range)
                 found = try c.next()
+            }
+            try log.forEachSegment(of: bucket, txn, dbs) { keySeq, segment in
+                try collect(bucket: bucket, keySeq: keySeq, segment, wanted: wanted, range)
+                return true
             }
             positioned = found
             i = j
         }
         arrangeBySession()
+    }
+
+    /// Collects the references of the wanted sessions (`wanted`: a bit per low-bits value) in one value or session-log
+    /// segment of `bucket`; other sessions' runs are skipped by their length.
+    private mutating func collect(bucket: UInt32, keySeq: UInt64, _ bytes: UnsafeRawBufferPointer, wanted: UInt64,
+                                  _ range: Snapshot.TimeRange) throws {
+        var reader = try sessionBucketReader(bucket: bucket, keySeq: keySeq, bytes)
+        while try reader.nextRun(bucket: bucket, keySeq: keySeq) {
+            guard wanted & (1 << UInt64(reader.low)) != 0 else { continue }
+            let slot = lowSlots[Int(reader.low)]
+            while try reader.nextEntry(bucket: bucket, keySeq: keySeq) {
+                let time = reader.time
+                guard time >= range.lo, !range.isPastEnd(time) else { continue }
+                collected.append(BatchRef(time: time, seq: reader.seq, onboarding: reader.onboarding, slot: slot,
+                                          screen: reader.screen))
+            }
+        }
     }
 
     /// `collected` into `ordered`: a counting sort by slot (stable), then each session's references sorted by
@@ -309,7 +320,7 @@ extension Snapshot {
                 var seenSessions = 0, seenReferences = 0
                 while start < sessions.count {
                     let end = min(sessions.count, start + size)
-                    try batch.collect(sessions[start..<end], &index, range)
+                    try batch.collect(sessions[start..<end], &index, sessionLog, txn, dbs, range)
                     try resolve(&batch, &events)
                     guard try deliver(&batch, body) else { return }
                     seenSessions += end - start

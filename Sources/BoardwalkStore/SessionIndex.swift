@@ -3,6 +3,8 @@ import BoardwalkModel
 
 // Reading the session index (format 4): `sessions` keys are (bucket, seq), bucket = session id >> 6; a value holds
 // segments of runs, one run per session of the bucket and batch (docs/storage.md, "Format 4: session buckets").
+// Since format 8 the references of the latest batches are in the session log instead, as segments of the same
+// form (SessionLog.swift): a bucket's references are those of its values and then those of its log segments.
 // Damage becomes `StoreError(.corrupt)` naming the bucket and key seq and carrying the codec's error.
 
 /// A reference from the session index to one stored event.
@@ -21,8 +23,13 @@ func sessionBucketReader(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBuffer
         throw StoreError(.corrupt, "a sessions key is \(key.count) bytes, not \(Layout.sessionKeySize)")
     }
     let bucket = key.be32(0), keySeq = key.be64(4)
+    return (bucket, keySeq, try sessionBucketReader(bucket: bucket, keySeq: keySeq, value))
+}
+
+/// A reader over a value (or session-log segment) of `bucket` encoded against `keySeq`.
+func sessionBucketReader(bucket: UInt32, keySeq: UInt64, _ value: UnsafeRawBufferPointer) throws -> SessionBucketReader {
     do {
-        return (bucket, keySeq, try SessionBucketReader(value, keySeq: keySeq, lowLimit: Layout.sessionBucketWidth))
+        return try SessionBucketReader(value, keySeq: keySeq, lowLimit: Layout.sessionBucketWidth)
     } catch {
         throw StoreError(.corrupt, "the session bucket \(bucket) value at seq \(keySeq) does not decode", underlying: error)
     }
@@ -60,33 +67,41 @@ extension Cursor {
 }
 
 extension Transaction {
-    /// Calls `body` with every reference the session index holds for `session`, value by value (within a value
-    /// in (time, seq) order per run; runs of later batches may hold earlier times). Returns early when `body`
-    /// returns `false`.
+    /// Calls `body` with every reference the session index holds for `session`: value by value in `sessions`, then
+    /// segment by segment in the session log `log` (within a value or segment in (time, seq) order per run; runs of
+    /// later batches may hold earlier times). Returns early when `body` returns `false`.
     /// - Complexity: O(log N) for the seek, then the bytes of the bucket's values (other sessions' runs are
-    ///   skipped by their length).
-    func forEachSessionRef(_ db: Database, session: UInt32, _ body: (SessionRef) throws -> Bool) throws {
+    ///   skipped by their length), then a look-up per batch in the log (``SessionLog/forEachSegment(of:_:_:_:)``).
+    func forEachSessionRef(_ dbs: Databases, _ log: SessionLog, session: UInt32, _ body: (SessionRef) throws -> Bool) throws {
         let bucket = session >> Layout.sessionBucketShift
         let low = session & (Layout.sessionBucketWidth - 1)
-        try withCursor(db) { c in
+        /// The references of `session` in one value or segment; `false` when `body` asked to stop.
+        func read(_ keySeq: UInt64, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
+            var reader = try sessionBucketReader(bucket: bucket, keySeq: keySeq, bytes)
+            while try reader.nextRun(bucket: bucket, keySeq: keySeq) {
+                // Runs of a segment are in increasing low-bits order; a later segment starts over.
+                guard reader.low == low else { continue }
+                while try reader.nextEntry(bucket: bucket, keySeq: keySeq) {
+                    let ref = SessionRef(onboarding: reader.onboarding, screen: reader.screen, time: reader.time, seq: reader.seq)
+                    guard try body(ref) else { return false }
+                }
+            }
+            return true
+        }
+        let more = try withCursor(dbs.sessions) { c in
             var found = try c.seekBucket(of: session)
             while found {
                 guard c.key.count == Layout.sessionKeySize else {
                     throw StoreError(.corrupt, "a sessions key is \(c.key.count) bytes, not \(Layout.sessionKeySize)")
                 }
-                if c.key.be32(0) != bucket { return }
-                var (_, keySeq, reader) = try sessionBucketReader(c.key, c.value)
-                while try reader.nextRun(bucket: bucket, keySeq: keySeq) {
-                    // Runs of a segment are in increasing low-bits order; a later segment starts over.
-                    guard reader.low == low else { continue }
-                    while try reader.nextEntry(bucket: bucket, keySeq: keySeq) {
-                        let ref = SessionRef(onboarding: reader.onboarding, screen: reader.screen, time: reader.time, seq: reader.seq)
-                        guard try body(ref) else { return }
-                    }
-                }
+                if c.key.be32(0) != bucket { return true }
+                guard try read(c.key.be64(4), c.value) else { return false }
                 found = try c.next()
             }
+            return true
         }
+        guard more else { return }
+        try log.forEachSegment(of: bucket, self, dbs) { keySeq, segment in try read(keySeq, segment) }
     }
 }
 
@@ -99,7 +114,7 @@ extension Snapshot {
     func forEachIndexedEvent(inSession session: StringID, _ range: TimeRange, _ body: (EventView) throws -> Bool) throws {
         var refs: [SessionRef] = []
         var sorted = true
-        try txn.forEachSessionRef(dbs.sessions, session: session) { ref in
+        try txn.forEachSessionRef(dbs, sessionLog, session: session) { ref in
             if ref.time >= range.lo && !range.isPastEnd(ref.time) {
                 if let last = refs.last, !precedes(last.time, last.seq, ref.time, ref.seq) { sorted = false }
                 refs.append(ref)
@@ -144,7 +159,7 @@ extension WriterState {
     func hasIndexedEvents(_ txn: Transaction, session: UInt32) throws -> Bool {
         guard session < UInt32(clamping: batchStartStrings) else { return false }
         var any = false
-        try txn.forEachSessionRef(dbs.sessions, session: session) { _ in
+        try txn.forEachSessionRef(dbs, try sessionLog(txn), session: session) { _ in
             any = true
             return false
         }

@@ -14,18 +14,25 @@ public struct Snapshot: StringResolver {
     let cache: StringCache
     /// Strings in the dictionary when the snapshot began: every id a record holds is below this.
     let stringCount: UInt32
+    /// The session log's keys (the references of the batches since the last fold).
+    let sessionLog: SessionLog
 
     init(txn: Transaction, dbs: Databases, cache: StringCache) throws {
+        // A damaged last chunk leaves the count at its first id: `check()` reports the damage, and references
+        // past that are reported as out of range instead of being resolved against bytes that do not decode.
+        let count: UInt32
+        do {
+            count = try StringChunks.count(in: txn, dbs)
+        } catch let error as StoreError where error.kind == .corrupt {
+            count = try Self.fallbackStringCount(txn, dbs)
+        }
+        // Every property is assigned after the last call that can throw.
+        let log = try SessionLog(txn, dbs)
         self.txn = txn
         self.dbs = dbs
         self.cache = cache
-        // A damaged last chunk leaves the count at its first id: `check()` reports the damage, and references
-        // past that are reported as out of range instead of being resolved against bytes that do not decode.
-        do {
-            stringCount = try StringChunks.count(in: txn, dbs)
-        } catch let error as StoreError where error.kind == .corrupt {
-            stringCount = try Self.fallbackStringCount(txn, dbs)
-        }
+        stringCount = count
+        sessionLog = log
     }
 
     // MARK: Strings
@@ -103,7 +110,7 @@ public struct Snapshot: StringResolver {
         }
         var pages = 0
         for db in [dbs.meta, dbs.events, dbs.sessions, dbs.onboardingSessions, dbs.batches, dbs.strings,
-                   dbs.inferred, dbs.onboardings, dbs.checkpoints, dbs.spanningSessions] {
+                   dbs.inferred, dbs.onboardings, dbs.checkpoints, dbs.spanningSessions, dbs.sessionLog] {
             pages += try txn.pages(db)
         }
         // Events without a position are summed under the no-onboarding key: not an onboarding.

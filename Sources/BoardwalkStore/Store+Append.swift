@@ -235,7 +235,14 @@ final class WriterState {
     private var onboardingStats: [UInt32: OnboardingAccumulator] = [:]
     private var newPairs: [(pair: UInt64, timeBits: UInt64)] = []
     private var blockBuilder = EventBlockBuilder()
-    private var bucketBuilder = SessionBucketBuilder(prefixRoom: Layout.sessionValueTarget)
+    private var bucketBuilder = SessionBucketBuilder(prefixRoom: 0)
+    /// The running batch's session-log chunks, and the buffers of a fold (SessionLog.swift).
+    private var logChunks = LogChunks()
+    private var fold = Fold()
+    /// The session log's keys, once the running batch needed them; `nil` again once it writes to the log.
+    private var batchLog: SessionLog?
+    /// When the session log is folded into `sessions`.
+    private let logLimits: SessionLogLimits
     /// The `events` keys of the blocks the running batch wrote, for `batches`.
     private var blockKeys: [EventKey] = []
     /// Per group (onboarding << 16 | screen): the latest event time stored (time bits), 0 when none.
@@ -248,10 +255,6 @@ final class WriterState {
     /// size; another process's append makes ``refresh(_:)`` drop these), it is grown without decoding its
     /// events again to find the last seq.
     private var blockTails: [UInt64: BlockTail] = [:]
-    /// Per bucket of the session index: the newest value this writer put (committed or in the running
-    /// transaction: key seq, size, fingerprint), so that growing it again, unchanged, need not decode its run
-    /// headers. Cleared on abort and when another process has appended.
-    private var bucketTails = BucketTailCache()
     private var pendingBlockTails: [UInt64: BlockTail] = [:]
     /// Duplicate detection of the running batch: keys of events seen in it, each group's latest stored time as
     /// looked up by the batch, keys of stored events loaded for comparison, and per group the time range (bits)
@@ -332,8 +335,9 @@ final class WriterState {
         var maxTotalScreens: UInt32 = 0
     }
 
-    init(dbs: Databases, cache: StringCache, pageSize: Int) {
+    init(dbs: Databases, cache: StringCache, pageSize: Int, logLimits: SessionLogLimits = .standard) {
         self.dbs = dbs
+        self.logLimits = logLimits
         self.cache = cache
         blockTarget = Layout.blockTarget(pageSize: pageSize)
         scratch = .allocate(byteCount: 2048, alignment: 8)
@@ -348,11 +352,10 @@ final class WriterState {
         chunk.deallocate()
     }
 
-    /// Replaces the pair filter and the bucket-tail cache with empty ones of 2^`pairBits` and 2^`bucketBits`
-    /// slots: for tests, which need sessions and buckets to leave a small window without a million strings.
-    func useCaches(pairBits: Int, bucketBits: Int) {
+    /// Replaces the pair filter with an empty one of 2^`pairBits` slots: for tests, which need sessions to leave a
+    /// small window without a million strings.
+    func useCaches(pairBits: Int) {
         pairFilter = SessionPairFilter(bits: pairBits)
-        bucketTails = BucketTailCache(bits: bucketBits)
     }
 
     // MARK: Transaction outcome
@@ -379,7 +382,7 @@ final class WriterState {
         pendingInfer.removeAll(keepingCapacity: true)
         pendingGroupMax.removeAll(keepingCapacity: true)
         pendingBlockTails.removeAll(keepingCapacity: true)
-        bucketTails.clear()
+        batchLog = nil
         for pair in pendingPairs { pairFilter.forget(pair) }
         pendingPairs.removeAll(keepingCapacity: true)
         txn = nil
@@ -495,7 +498,6 @@ final class WriterState {
         inferCache.removeAll()
         groupMax.removeAll()
         blockTails.removeAll()
-        bucketTails.clear()
         loaded = true
         knownNextSeq = storedNext
         nextSeq = storedNext
@@ -534,6 +536,7 @@ final class WriterState {
         // The table moves into the interner for the batch (leaving an empty one here, so that it stays
         // uniquely referenced and grows in place) and comes back however the batch ends.
         batchStartStrings = table.count
+        batchLog = nil
         var interner = Interner(table: table, txn: txn, dbs: dbs, stored: table.count)
         table = StringTable()
         defer { table = interner.table }
@@ -1044,122 +1047,170 @@ final class WriterState {
         tails.pendingBlockTails[group] = BlockTail(key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
     }
 
-    /// `sessions`: per bucket of ``Layout/sessionBucketWidth`` consecutive session ids touched by the batch, one
-    /// segment listing its sessions' events of the batch (per session in (time, seq) order), appended to the
-    /// bucket's newest value when the two fit in ``Layout/sessionValueTarget`` bytes (rewritten under the same
-    /// key), else put as a new value under (bucket, seq of the segment's first entry). A bucket with more than
-    /// that many bytes in one batch gets several new values.
-    /// - Complexity: one sort of the batch, then per bucket one cursor seek (only when the bucket may hold
-    ///   committed values) and one put; no allocation per event.
+    /// The session index's references of the batch (docs/storage.md, "Format 8: the session log"): per bucket of
+    /// ``Layout/sessionBucketWidth`` consecutive session ids touched by the batch, segments listing its sessions'
+    /// events of the batch (per session in (time, seq) order, a segment cut past ``Layout/sessionValueTarget``
+    /// bytes), in bucket order, cut into chunks of at most ``Layout/sessionLogChunkTarget`` bytes. The chunks are
+    /// appended to `session_log` under (first seq of the batch, first bucket of the chunk), unless the log would then
+    /// pass its limits (``SessionLogLimits``): then the log and the batch's chunks are folded into `sessions`
+    /// instead, and the log is emptied.
+    /// - Complexity: one sort of the batch and O(references) to build the chunks; an append per chunk, or the fold:
+    ///   O(log N) and one put per bucket the log touches, after a copy of the log.
     private func writeSessionIndex(_ txn: Transaction, firstSeq: UInt64) throws {
         fillOrder { UInt64($0.session) }
         sortOrder()
         let entries = self.entries
         let order = self.order
         var builder = SessionBucketBuilder(prefixRoom: 0, capacity: 0)
-        // A local, like the builder: as a property of the writer object each access paid a dynamic exclusivity check.
-        var tails = BucketTailCache(bits: 0)
+        var chunks = LogChunks()
+        // Locals, like the builder: as properties of the writer object each access paid a dynamic exclusivity check.
         swap(&builder, &bucketBuilder)
-        swap(&tails, &bucketTails)
+        swap(&chunks, &logChunks)
         defer {
             swap(&builder, &bucketBuilder)
-            swap(&tails, &bucketTails)
+            swap(&chunks, &logChunks)
         }
+        chunks.reset()
         let shift = Layout.sessionBucketShift
         let mask = Layout.sessionBucketWidth - 1
         let target = Layout.sessionValueTarget
         var bucket: UInt32 = 0
         var open = false
-        // Whether the running bucket already put a value in this batch: then it is not grown (its newest value
-        // is this batch's, and a grown value's key must not be past the new segment's base).
-        var split = false
-        try txn.withCursor(dbs.sessions) { c in
-            for k in order {
-                let e = entries[k.i]
-                let b = e.session >> shift
-                if open && b != bucket {
-                    try finishBucket(&c, bucket, &builder, &tails, mayGrow: !split, firstSeq: firstSeq)
-                    open = false
-                }
-                if !open {
-                    bucket = b
-                    builder.reset()
-                    split = false
-                    open = true
-                } else if builder.byteCount >= target {
-                    try putBucket(&c, bucket, &builder, &tails)
-                    builder.reset()
-                    split = true
-                }
-                builder.append(low: e.session & mask, onboarding: e.onboarding, screen: e.screen,
-                               time: Layout.time(fromBits: e.timeBits), seq: e.seq)
+        for k in order {
+            let e = entries[k.i]
+            let b = e.session >> shift
+            if open && (b != bucket || builder.byteCount >= target) {
+                builder.withValue(keySeq: firstSeq) { chunks.append(bucket: bucket, segment: $0) }
+                open = false
             }
-            if open { try finishBucket(&c, bucket, &builder, &tails, mayGrow: !split, firstSeq: firstSeq) }
+            if !open {
+                bucket = b
+                builder.reset()
+                open = true
+            }
+            builder.append(low: e.session & mask, onboarding: e.onboarding, screen: e.screen,
+                           time: Layout.time(fromBits: e.timeBits), seq: e.seq)
         }
-    }
-
-    /// Stores the last segment of `bucket` in this batch: appended to the bucket's newest value when that value
-    /// is older than the batch and both fit in ``Layout/sessionValueTarget`` bytes, else as a new value. A
-    /// bucket whose first id is new in this batch has no stored value: no seek for it (with many
-    /// sessions in flight, many buckets of a batch are new).
-    private func finishBucket(_ c: inout Cursor, _ bucket: UInt32, _ builder: inout SessionBucketBuilder,
-                              _ bucketTails: inout BucketTailCache, mayGrow: Bool, firstSeq: UInt64) throws {
-        if mayGrow && UInt64(bucket) << UInt64(Layout.sessionBucketShift) < UInt64(batchStartStrings) {
-            // The bucket's last key: below (bucket + 1, 0). `bucket + 1` fits: buckets are ids shifted right.
-            scratch.storeBE(bucket + 1, at: 0)
-            scratch.storeBE(UInt64(0), at: 4)
-            if try c.last(below: UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)),
-               c.key.count == Layout.sessionKeySize, c.key.be32(0) == bucket, c.key.be64(4) < firstSeq,
-               c.value.count + builder.byteCount <= Layout.sessionValueTarget {
-                let keySeq = c.key.be64(4)
-                // A damaged value is not grown: the new segment goes in a value of its own, so the damage
-                // (which check() and reads report) does not take this batch's references with it. A value still
-                // byte for byte as this writer put it (same key, size and fingerprint) is not decoded again:
-                // checking its run headers was a third of the session index's cost with 100 000 sessions in flight.
-                // The fingerprint of its bytes goes on over the new segment to give the grown value's.
-                var old: BucketTailCache.Hasher? = nil
-                if let expected = bucketTails.expectedFingerprint(bucket: bucket, keySeq: keySeq, bytes: c.value.count) {
-                    var h = BucketTailCache.Hasher()
-                    h.update(c.value)
-                    if h.finalize() == expected { old = h }
-                }
-                if old != nil || SessionBucketReader.runHeadersAreSound(c.value, keySeq: keySeq, lowLimit: Layout.sessionBucketWidth) {
-                    // The key's bytes are copied before the put: they point into the map.
-                    scratch.storeBE(bucket, at: 0)
-                    scratch.storeBE(keySeq, at: 4)
-                    let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
-                    let oldCount = c.value.count
-                    // > lmdb.h, MDB_CURRENT: "replace the item at the current cursor position. The key parameter must
-                    // > still be provided, and must match it." The old value is copied into the builder first.
-                    let (bytes, print) = try builder.withValue(keySeq: keySeq, prefix: c.value) { value in
-                        _ = try c.put(key, value, flags: PutFlags.current)
-                        // The value starts with the old bytes, unchanged.
-                        var h = old ?? BucketTailCache.Hasher()
-                        h.update(UnsafeRawBufferPointer(rebasing: value[(old == nil ? 0 : oldCount)...]))
-                        return (value.count, h.finalize())
+        if open { builder.withValue(keySeq: firstSeq) { chunks.append(bucket: bucket, segment: $0) } }
+        chunks.finish()
+        guard !chunks.isEmpty else { return }
+        let log = try sessionLog(txn)
+        batchLog = nil
+        if log.batches.count + 1 > logLimits.batches || log.bytes + chunks.bytes.count > logLimits.bytes {
+            try foldSessionLog(txn, batch: chunks, firstSeq: firstSeq)
+            return
+        }
+        try txn.withCursor(dbs.sessionLog) { c in
+            try chunks.bytes.withUnsafeBytes { all in
+                for chunk in chunks.chunks {
+                    scratch.storeBE(firstSeq, at: 0)
+                    scratch.storeBE(chunk.firstBucket, at: 8)
+                    let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionLogKeySize)
+                    guard try c.put(key, UnsafeRawBufferPointer(rebasing: all[chunk.range]), flags: PutFlags.append) else {
+                        throw StoreError(.corrupt, "session_log already holds a chunk at or past batch \(firstSeq) (at or past next_seq)")
                     }
-                    bucketTails.note(bucket: bucket, keySeq: keySeq, bytes: bytes, fingerprint: print)
-                    return
                 }
             }
         }
-        try putBucket(&c, bucket, &builder, &bucketTails)
     }
 
-    /// Puts the builder's segment as a new value under (bucket, its first entry's seq).
-    private func putBucket(_ c: inout Cursor, _ bucket: UInt32, _ builder: inout SessionBucketBuilder,
-                           _ bucketTails: inout BucketTailCache) throws {
-        scratch.storeBE(bucket, at: 0)
-        scratch.storeBE(builder.baseSeq, at: 4)
-        let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
-        // The key's seq is this batch's: no value can hold it yet, unless the store is damaged. Never overwrite.
-        let (inserted, bytes, print) = try builder.withValue(keySeq: builder.baseSeq) { value in
-            (try c.put(key, value, flags: PutFlags.noOverwrite), value.count, BucketTailCache.fingerprint(value))
+    /// The session log's keys as the running batch sees them (loaded once per batch; dropped when the batch
+    /// writes to the log).
+    func sessionLog(_ txn: Transaction) throws -> SessionLog {
+        if let batchLog { return batchLog }
+        let log = try SessionLog(txn, dbs)
+        batchLog = log
+        return log
+    }
+
+    /// Folds the session log and the batch's chunks into `sessions`, then empties the log. The log's bytes are
+    /// copied first: its pages may be this transaction's own, which LMDB may write out and free while the fold puts.
+    /// Per bucket, in bucket order, its segments in batch order are appended to its newest value while they fit in
+    /// ``Layout/sessionValueTarget`` bytes (and the value's key seq is at most the segment's base seq), else start a
+    /// new value under (bucket, the segment's base seq); each value is put once. A newest value whose run headers do
+    /// not read back (damage) is left as it is, for check() and readers to report.
+    private func foldSessionLog(_ txn: Transaction, batch: LogChunks, firstSeq: UInt64) throws {
+        var fold = Fold()
+        swap(&fold, &self.fold)
+        defer { swap(&fold, &self.fold) }
+        fold.reset()
+        try SessionLog.forEachEntry(txn, dbs) { seq, _, bucket, segment in fold.add(bucket: bucket, keySeq: seq, segment) }
+        try batch.bytes.withUnsafeBytes { all in
+            for chunk in batch.chunks {
+                var reader = try SessionLog.reader(UnsafeRawBufferPointer(rebasing: all[chunk.range]), seq: firstSeq,
+                                                   bucket: chunk.firstBucket)
+                while let entry = try SessionLog.next(&reader, seq: firstSeq, bucket: chunk.firstBucket) {
+                    fold.add(bucket: entry.bucket, keySeq: firstSeq, entry.segment)
+                }
+            }
         }
-        guard inserted else {
-            throw StoreError(.corrupt, "the session bucket \(bucket) already has a value at seq \(builder.baseSeq), at or past next_seq")
+        // Stable: a bucket's segments stay in batch order.
+        fold.scratchItems.removeAll(keepingCapacity: true)
+        fold.scratchItems.append(contentsOf: fold.items)
+        WriterState.radixSort(&fold.items, scratch: &fold.scratchItems) { UInt64($0.bucket) }
+        let target = Layout.sessionValueTarget
+        let width = Layout.sessionBucketWidth
+        try txn.withCursor(dbs.sessions) { c in
+            try fold.bytes.withUnsafeBytes { all in
+                var value = fold.value
+                defer { fold.value = value }
+                var i = 0
+                while i < fold.items.count {
+                    let bucket = fold.items[i].bucket
+                    // The bucket's newest value, grown when sound and not full.
+                    var keySeq: UInt64 = 0
+                    var stored = false, changed = false, have = false
+                    value.removeAll(keepingCapacity: true)
+                    scratch.storeBE(bucket &+ 1, at: 0)
+                    scratch.storeBE(UInt64(0), at: 4)
+                    if bucket < UInt32.max,
+                       try c.last(below: UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)),
+                       c.key.count == Layout.sessionKeySize, c.key.be32(0) == bucket, c.value.count < target,
+                       SessionBucketReader.runHeadersAreSound(c.value, keySeq: c.key.be64(4), lowLimit: width) {
+                        keySeq = c.key.be64(4)
+                        value.append(contentsOf: c.value)
+                        stored = true
+                        have = true
+                    }
+                    func flush() throws {
+                        guard changed else { return }
+                        scratch.storeBE(bucket, at: 0)
+                        scratch.storeBE(keySeq, at: 4)
+                        let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
+                        let put = try value.withUnsafeBytes { try c.put(key, $0, flags: stored ? 0 : PutFlags.noOverwrite) }
+                        guard put else {
+                            throw StoreError(.corrupt, "the session bucket \(bucket) already has a value at seq \(keySeq), which the session log lists again")
+                        }
+                    }
+                    while i < fold.items.count, fold.items[i].bucket == bucket {
+                        let item = fold.items[i]
+                        do {
+                            try SessionBucketSegment.forEach(in: UnsafeRawBufferPointer(rebasing: all[item.range]),
+                                                             keySeq: item.keySeq, lowLimit: width) { segment in
+                                if have && keySeq <= segment.baseSeq && value.count + segment.byteCount(keySeq: keySeq) <= target {
+                                    segment.append(keySeq: keySeq, to: &value)
+                                    changed = true
+                                    return
+                                }
+                                if have { try flush() }
+                                value.removeAll(keepingCapacity: true)
+                                keySeq = segment.baseSeq
+                                segment.append(keySeq: keySeq, to: &value)
+                                stored = false
+                                changed = true
+                                have = true
+                            }
+                        } catch let error as CodecError {
+                            throw StoreError(.corrupt, "the session_log segment of bucket \(bucket) from batch \(item.keySeq) does not "
+                                             + "decode: the session index cannot be folded (`boardwalk check` says more)", underlying: error)
+                        }
+                        i += 1
+                    }
+                    if have { try flush() }
+                }
+            }
         }
-        bucketTails.note(bucket: bucket, keySeq: builder.baseSeq, bytes: bytes, fingerprint: print)
+        try txn.empty(dbs.sessionLog)
     }
 
     /// `items` in `key` order, stably: a least-significant-digit radix sort on the bytes of the key that are not
@@ -1460,163 +1511,69 @@ struct SessionPairFilter {
     }
 }
 
-/// The newest value the writer put for each bucket of the session index (its key's seq, size and a 64-bit
-/// fingerprint of its bytes), in a fixed array of 2^14 slots (384 KiB) indexed by the bucket's low bits: the
-/// buckets in flight are consecutive, like the session ids they hold. A stored value with the same key,
-/// size and fingerprint is, but for a 2^-64 chance, byte for byte the sound value this writer put, so it is
-/// grown without decoding its run headers again; damage to its bytes changes the fingerprint, and the full
-/// check runs.
-///
-/// Invariant: a slot only describes a value as this writer put it in the running transaction (or an
-/// earlier one); the writer clears the cache when a transaction aborts and when another process has appended.
-struct BucketTailCache {
-    static let defaultBits = 14
-    /// Slots - 1 (the slot of a bucket is its low bits).
-    private let mask: Int
-    private struct Tail {
+/// A batch's session-log chunks: entries of (bucket, segment) in bucket order, cut into chunks of at most
+/// ``Layout/sessionLogChunkTarget`` bytes, kept in one buffer. A chunk holds whole buckets (every entry of a bucket
+/// is in one chunk, which may then pass the target), so that chunk keys (batch, first bucket) are unique and a
+/// bucket is looked up in one chunk per batch.
+struct LogChunks {
+    struct Chunk {
+        var firstBucket: UInt32
+        var range: Range<Int>
+    }
+
+    private var builder = SessionLogChunkBuilder()
+    private(set) var bytes: [UInt8] = []
+    private(set) var chunks: [Chunk] = []
+
+    var isEmpty: Bool { chunks.isEmpty }
+
+    mutating func reset() {
+        builder.reset()
+        bytes.removeAll(keepingCapacity: true)
+        chunks.removeAll(keepingCapacity: true)
+    }
+
+    /// Adds an entry, first closing the open chunk when the entry starts a bucket and would take it past the target.
+    mutating func append(bucket: UInt32, segment: UnsafeRawBufferPointer) {
+        if !builder.isEmpty && bucket != builder.lastBucket
+            && builder.byteCount(appending: segment.count, bucket: bucket) > Layout.sessionLogChunkTarget {
+            finish()
+        }
+        builder.append(bucket: bucket, segment: segment)
+    }
+
+    /// Closes the open chunk, if any.
+    mutating func finish() {
+        guard !builder.isEmpty else { return }
+        let start = bytes.count
+        bytes.append(contentsOf: builder.bytes)
+        chunks.append(Chunk(firstBucket: builder.firstBucket, range: start..<bytes.count))
+        builder.reset()
+    }
+}
+
+/// The buffers of a fold of the session log: every segment to fold, copied, with its bucket and key seq.
+struct Fold {
+    struct Item {
         var bucket: UInt32
-        var bytes: UInt32
         var keySeq: UInt64
-        var fingerprint: UInt64
-    }
-    private var slots: [Tail] = []
-
-    /// An empty cache of 2^`bits` slots, allocated on the first ``note(bucket:keySeq:bytes:fingerprint:)``.
-    init(bits: Int = BucketTailCache.defaultBits) {
-        mask = 1 << bits - 1
+        var range: Range<Int>
     }
 
-    @inline(__always)
-    private func slot(_ bucket: UInt32) -> Int { Int(bucket) & mask }
+    var bytes: [UInt8] = []
+    var items: [Item] = []
+    var scratchItems: [Item] = []
+    /// The value being built for a bucket.
+    var value: [UInt8] = []
 
-    /// A hash of `bytes` (four multiply lanes over 8-byte words, the length folded in, the lanes mixed at the
-    /// end): far cheaper than decoding the value's runs (about 3 instructions per 8 bytes), and a change to the
-    /// bytes leaves it the same only by a chance of about 2^-64. Not a defence against a deliberate forgery,
-    /// which the store does not claim. The same as a ``Hasher`` fed the bytes in any number of pieces.
-    static func fingerprint(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var h = Hasher()
-        h.update(bytes)
-        return h.finalize()
+    mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        items.removeAll(keepingCapacity: true)
     }
 
-    /// ``fingerprint(_:)`` over bytes that arrive in pieces: a grown value is its old bytes and the new segment,
-    /// so the fingerprint of the old value, just checked, goes on over the segment alone instead of hashing the
-    /// whole value again (which was half of the fingerprints' cost with 100 000 sessions in flight).
-    ///
-    /// Word `j` (bytes `8j..<8j+8`) goes to lane `j % 4`, each lane taking a word as xxHash64's round does:
-    /// h + w * p2, rotated, times p (a bijection of h for a given word, so a change to one word always changes
-    /// its lane, and no flip of one bit of a word is undone by a flip of one bit of a later word, as with a plain
-    /// xor). The last partial word and the length are folded in at the end, and the lanes mixed.
-    struct Hasher {
-        private var lanes = (UInt64(0), UInt64(0xBF58_476D_1CE4_E5B9), UInt64(0x94D0_49BB_1331_11EB), ~UInt64(0))
-        /// Full words taken so far.
-        private var words = 0
-        /// The bytes of a partial word (little-endian, `pendingCount` of them).
-        private var pending: UInt64 = 0
-        private var pendingCount = 0
-
-        @inline(__always)
-        private static func step(_ h: UInt64, _ w: UInt64) -> UInt64 {
-            let x = h &+ w &* 0xC2B2_AE3D_27D4_EB4F
-            return (x << 31 | x >> 33) &* 0x9E37_79B9_7F4A_7C15
-        }
-
-        @inline(__always)
-        private mutating func take(_ w: UInt64) {
-            switch words & 3 {
-            case 0: lanes.0 = Hasher.step(lanes.0, w)
-            case 1: lanes.1 = Hasher.step(lanes.1, w)
-            case 2: lanes.2 = Hasher.step(lanes.2, w)
-            default: lanes.3 = Hasher.step(lanes.3, w)
-            }
-            words &+= 1
-        }
-
-        mutating func update(_ bytes: UnsafeRawBufferPointer) {
-            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-            let n = bytes.count
-            var i = 0
-            // Finish a partial word from the last piece.
-            while pendingCount != 0 && i < n {
-                pending |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << UInt64(pendingCount * 8)
-                pendingCount &+= 1
-                i &+= 1
-                if pendingCount == 8 {
-                    take(pending)
-                    pending = 0
-                    pendingCount = 0
-                }
-            }
-            // Words up to the next lane 0, then four lanes at a time.
-            while words & 3 != 0 && i &+ 8 <= n {
-                take(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                i &+= 8
-            }
-            var (a, b, c, d) = lanes
-            while i &+ 32 <= n {
-                a = Hasher.step(a, base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                b = Hasher.step(b, base.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self))
-                c = Hasher.step(c, base.loadUnaligned(fromByteOffset: i &+ 16, as: UInt64.self))
-                d = Hasher.step(d, base.loadUnaligned(fromByteOffset: i &+ 24, as: UInt64.self))
-                words &+= 4
-                i &+= 32
-            }
-            lanes = (a, b, c, d)
-            while i &+ 8 <= n {
-                take(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                i &+= 8
-            }
-            while i < n {
-                pending |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << UInt64(pendingCount * 8)
-                pendingCount &+= 1
-                i &+= 1
-            }
-        }
-
-        /// The fingerprint of every byte given so far.
-        func finalize() -> UInt64 {
-            let n = UInt64(truncatingIfNeeded: words &* 8 &+ pendingCount)
-            let p: UInt64 = 0x9E37_79B9_7F4A_7C15
-            func mix(_ x: UInt64) -> UInt64 {
-                var z = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                return z ^ (z >> 31)
-            }
-            let a = mix(lanes.0 ^ n &* p)
-            let b = mix(Hasher.step(lanes.1, pending) &+ 1)
-            let c = mix(lanes.2 &+ 2 ^ UInt64(pendingCount))
-            let d = mix(lanes.3 &+ 3)
-            return a ^ b &* 3 ^ c &* 5 ^ d &* 7
-        }
-    }
-
-    /// The fingerprint this writer noted for `bucket`'s newest value, if that value is the one under `keySeq`
-    /// with `bytes` bytes (the caller then hashes the stored bytes and compares).
-    @inline(__always)
-    func expectedFingerprint(bucket: UInt32, keySeq: UInt64, bytes: Int) -> UInt64? {
-        let t: Tail? = slots.withUnsafeBufferPointer { s in s.count != 0 ? s[slot(bucket)] : nil }
-        guard let t, t.bucket == bucket, t.keySeq == keySeq, Int(t.bytes) == bytes else { return nil }
-        return t.fingerprint
-    }
-
-    /// Whether `value`, the bucket's newest value under `keySeq`, is still the one this writer put last.
-    func holds(bucket: UInt32, keySeq: UInt64, value: UnsafeRawBufferPointer) -> Bool {
-        expectedFingerprint(bucket: bucket, keySeq: keySeq, bytes: value.count) == BucketTailCache.fingerprint(value)
-    }
-
-    /// Remembers the value just put as the bucket's newest.
-    @inline(__always)
-    mutating func note(bucket: UInt32, keySeq: UInt64, bytes: Int, fingerprint: UInt64) {
-        if slots.isEmpty { clear() }
-        let i = slot(bucket)
-        slots.withUnsafeMutableBufferPointer { s in
-            s[i] = Tail(bucket: bucket, bytes: UInt32(truncatingIfNeeded: bytes), keySeq: keySeq,
-                                                   fingerprint: fingerprint)
-        }
-    }
-
-    /// Forgets every value (an empty slot names no bucket: bucket ids are session ids shifted right).
-    mutating func clear() {
-        slots = [Tail](repeating: Tail(bucket: .max, bytes: 0, keySeq: 0, fingerprint: 0), count: mask + 1)
+    mutating func add(bucket: UInt32, keySeq: UInt64, _ segment: UnsafeRawBufferPointer) {
+        let start = bytes.count
+        bytes.append(contentsOf: segment)
+        items.append(Item(bucket: bucket, keySeq: keySeq, range: start..<bytes.count))
     }
 }

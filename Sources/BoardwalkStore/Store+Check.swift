@@ -251,31 +251,72 @@ extension Snapshot {
         }
     }
 
-    /// Every `sessions` value decodes (every run and entry, in order), and lists events of the sessions of its
-    /// bucket, each with the onboarding, screen and time `events` has for it, and no event twice.
+    /// Every `sessions` value and every `session_log` segment decodes (every run and entry, in order), and lists
+    /// events of the sessions of its bucket, each with the onboarding, screen and time `events` has for it, and no
+    /// event twice (in either).
     private func checkSessionIndex(_ report: inout CheckReport, fingerprints: [UInt64], listed: inout [UInt8], mark: UInt8) throws {
+        func check(_ place: String, bucket: UInt32, keySeq: UInt64, _ bytes: UnsafeRawBufferPointer) {
+            do {
+                var reader = try sessionBucketReader(bucket: bucket, keySeq: keySeq, bytes)
+                while try reader.nextRun(bucket: bucket, keySeq: keySeq) {
+                    let session = bucket << Layout.sessionBucketShift | reader.low
+                    while try reader.nextEntry(bucket: bucket, keySeq: keySeq) {
+                        let seq = reader.seq
+                        guard seq < UInt64(listed.count), fingerprints[Int(seq)] != 0 else {
+                            report.add("\(place): seq \(seq) (session \(session)) is not in events")
+                            continue
+                        }
+                        if fingerprints[Int(seq)] != fingerprint(session: session, onboarding: reader.onboarding, screen: reader.screen, time: reader.time) {
+                            report.add("\(place): seq \(seq) is listed under session \(session), onboarding \(reader.onboarding), screen \(reader.screen), time \(reader.time), but the event with that seq in events has another session, onboarding, screen or time")
+                        }
+                        if listed[Int(seq)] & mark != 0 { report.add("\(place): seq \(seq) is listed twice") }
+                        listed[Int(seq)] |= mark
+                    }
+                }
+            } catch let error as StoreError {
+                report.add("\(place): \(error)")
+            } catch {
+                report.add("\(place): \(error)")
+            }
+        }
         try txn.withCursor(dbs.sessions) { c in
             var found = try c.first()
             while found {
+                if c.key.count == Layout.sessionKeySize {
+                    check("sessions", bucket: c.key.be32(0), keySeq: c.key.be64(4), c.value)
+                } else {
+                    report.add("sessions: a key is \(c.key.count) bytes, not \(Layout.sessionKeySize)")
+                }
+                found = try c.next()
+            }
+        }
+        // The log's chunks one by one, so that a damaged chunk is reported and the others still checked.
+        let nextSeq = (try? txn.getUInt64(dbs.meta, Layout.metaNextSeq)) ?? nil
+        try txn.withCursor(dbs.sessionLog) { c in
+            var found = try c.first()
+            var lastKey: (UInt64, UInt32)? = nil
+            while found {
+                guard c.key.count == Layout.sessionLogKeySize else {
+                    report.add("session_log: a key is \(c.key.count) bytes, not \(Layout.sessionLogKeySize)")
+                    found = try c.next()
+                    continue
+                }
+                let seq = c.key.be64(0), first = c.key.be32(8)
+                if let nextSeq, seq >= nextSeq { report.add("session_log: the chunk of batch \(seq) is at or past next_seq \(nextSeq)") }
+                if let (lastSeq, lastBucket) = lastKey, lastSeq == seq, first <= lastBucket {
+                    report.add("session_log: the chunks of batch \(seq) are out of bucket order")
+                }
+                lastKey = (seq, first)
                 do {
-                    var (bucket, keySeq, reader) = try sessionBucketReader(c.key, c.value)
-                    while try reader.nextRun(bucket: bucket, keySeq: keySeq) {
-                        let session = bucket << Layout.sessionBucketShift | reader.low
-                        while try reader.nextEntry(bucket: bucket, keySeq: keySeq) {
-                            let seq = reader.seq
-                            guard seq < UInt64(listed.count), fingerprints[Int(seq)] != 0 else {
-                                report.add("sessions: seq \(seq) (session \(session)) is not in events")
-                                continue
-                            }
-                            if fingerprints[Int(seq)] != fingerprint(session: session, onboarding: reader.onboarding, screen: reader.screen, time: reader.time) {
-                                report.add("sessions: seq \(seq) is listed under session \(session), onboarding \(reader.onboarding), screen \(reader.screen), time \(reader.time), but the event with that seq in events has another session, onboarding, screen or time")
-                            }
-                            if listed[Int(seq)] & mark != 0 { report.add("sessions: seq \(seq) is listed twice") }
-                            listed[Int(seq)] |= mark
-                        }
+                    var reader = try SessionLog.reader(c.value, seq: seq, bucket: first)
+                    var previous = first
+                    while let entry = try SessionLog.next(&reader, seq: seq, bucket: first) {
+                        if entry.bucket < previous { report.add("session_log: batch \(seq) lists bucket \(entry.bucket) after \(previous)") }
+                        previous = entry.bucket
+                        check("session_log", bucket: entry.bucket, keySeq: seq, entry.segment)
                     }
                 } catch let error as StoreError {
-                    report.add("sessions: \(error)")
+                    report.add("session_log: \(error)")
                 }
                 found = try c.next()
             }

@@ -64,6 +64,8 @@ public final class Store: @unchecked Sendable {
         public var readOnly: Bool
         /// Creates the directory and the store when missing. Default `true`.
         public var create: Bool
+        /// When the writer folds the session log into `sessions` (tests make it fold sooner or never).
+        var sessionLogLimits = SessionLogLimits.standard
 
         /// Options with the defaults above; any may be changed.
         public init(durability: Durability = .full, initialMapSize: Int = 64 << 20, readOnly: Bool = false,
@@ -305,7 +307,7 @@ public final class Store: @unchecked Sendable {
     func withWriter<R>(_ body: (WriterState) throws -> R) throws -> R {
         guard !options.readOnly else { throw StoreError(.readOnly, "\(path) was opened read-only") }
         return try writerLock.withLock {
-            if writer == nil { writer = WriterState(dbs: dbs, cache: stringCache, pageSize: env.pageSize) }
+            if writer == nil { writer = WriterState(dbs: dbs, cache: stringCache, pageSize: env.pageSize, logLimits: options.sessionLogLimits) }
             return try body(writer!)
         }
     }
@@ -423,6 +425,8 @@ struct Databases: Sendable {
     let meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints: Database
     /// Sessions with events under more than one onboarding key (`Store+Spanning.swift`).
     let spanningSessions: Database
+    /// The session index's references of the batches since the last fold (SessionLog.swift).
+    let sessionLog: Database
 
     init(_ h: [String: Database]) {
         meta = h[Layout.meta]!
@@ -435,6 +439,7 @@ struct Databases: Sendable {
         onboardings = h[Layout.onboardings]!
         checkpoints = h[Layout.checkpoints]!
         spanningSessions = h[Layout.spanningSessions]!
+        sessionLog = h[Layout.sessionLog]!
     }
 }
 

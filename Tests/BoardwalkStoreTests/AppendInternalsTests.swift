@@ -40,34 +40,6 @@ import Testing
         checkSort(count: count, seed: 6) { _ in 42 }
     }
 
-    /// The session-bucket fingerprint taken in pieces (a grown value: its old bytes, then the new segment) equals
-    /// the fingerprint of the whole, for every split point, lengths around the 8- and 32-byte steps included.
-    @Test func fingerprintInPiecesIsTheWholeFingerprint() {
-        var rng = SplitMix64(seed: 21)
-        for n in [0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 257, 768] {
-            let bytes = (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-            bytes.withUnsafeBytes { all in
-                let whole = BucketTailCache.fingerprint(all)
-                for split in 0...n {
-                    var h = BucketTailCache.Hasher()
-                    h.update(UnsafeRawBufferPointer(rebasing: all[..<split]))
-                    let prefix = h.finalize()
-                    #expect(prefix == BucketTailCache.fingerprint(UnsafeRawBufferPointer(rebasing: all[..<split])))
-                    h.update(UnsafeRawBufferPointer(rebasing: all[split...]))
-                    #expect(h.finalize() == whole, "length \(n), split at \(split)")
-                }
-                // Three pieces, the middle one short.
-                if n >= 10 {
-                    var h = BucketTailCache.Hasher()
-                    h.update(UnsafeRawBufferPointer(rebasing: all[..<3]))
-                    h.update(UnsafeRawBufferPointer(rebasing: all[3..<5]))
-                    h.update(UnsafeRawBufferPointer(rebasing: all[5...]))
-                    #expect(h.finalize() == whole)
-                }
-            }
-        }
-    }
-
     @Test func stringTableKeepsIdsDenseAndFindsEveryString() {
         var table = StringTable()
         var strings: [String] = []

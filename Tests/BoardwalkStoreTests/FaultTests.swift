@@ -170,7 +170,7 @@ func fixturePath() throws -> String {
     func damageIsReported(_ damage: Damage) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        let store = try Store.open(at: dir)
+        let store = try Store.open(at: dir, options: .foldingEveryBatch())
         try store.append((0..<50).map { simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: $0 % 7, time: Int64($0), eventID: "e\($0)") })
         #expect(try store.check().isOK)
 

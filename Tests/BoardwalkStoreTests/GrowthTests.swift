@@ -82,7 +82,7 @@ import Testing
     @Test func lateAndDistantEventsStartNewBlocks() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        let store = try Store.open(at: dir)
+        let store = try Store.open(at: dir, options: .foldingEveryBatch())
         let span = Layout.blockSpan
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 100)])
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 200)])  // grows

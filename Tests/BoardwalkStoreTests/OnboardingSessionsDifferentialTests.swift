@@ -207,7 +207,7 @@ import Testing
         let options = Store.Options(durability: .noSync, initialMapSize: 1 << 16)
         var store = try Store.open(at: dir, options: options)
         defer { store.close() }
-        if tinyCaches { try store.withWriter { $0.useCaches(pairBits: 1, bucketBits: 1) } }
+        if tinyCaches { try store.withWriter { $0.useCaches(pairBits: 1) } }
         var rng = SplitMix64(seed: seed)
         var model = EventModel()
         // Sessions s0..<s400 interned in a scrambled order, in an onboarding of their own.
@@ -241,7 +241,7 @@ import Testing
                 // A cold writer: its caches empty, the chunks as stored.
                 store.close()
                 store = try Store.open(at: dir, options: options)
-                if tinyCaches { try store.withWriter { $0.useCaches(pairBits: 1, bucketBits: 1) } }
+                if tinyCaches { try store.withWriter { $0.useCaches(pairBits: 1) } }
             }
             switch rng.next() % 6 {
             case 0:

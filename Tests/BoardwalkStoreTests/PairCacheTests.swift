@@ -86,7 +86,7 @@ import Testing
             a.close()
             b.close()
         }
-        try b.withWriter { $0.useCaches(pairBits: bits, bucketBits: bits) }
+        try b.withWriter { $0.useCaches(pairBits: bits) }
         for batch in batches() {
             let ra = try a.append(batch), rb = try b.append(batch)
             #expect(ra == rb)
@@ -108,7 +108,7 @@ import Testing
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
-        try store.withWriter { $0.useCaches(pairBits: 1, bucketBits: 1) }
+        try store.withWriter { $0.useCaches(pairBits: 1) }
         try store.append([simpleEvent(onboarding: 1, screen: 0, session: 0, time: 1_000)])
         try store.append((1..<10).map { simpleEvent(onboarding: 1, screen: 0, session: $0, time: 2_000 + Int64($0)) })
         try store.append([simpleEvent(onboarding: 1, screen: 1, session: 0, time: 3_000)])
@@ -217,46 +217,6 @@ import Testing
         var one = SessionPairFilter(bits: 0)
         one.note(3)
         #expect(one.contains(3) && !one.contains(0) && !one.contains(.max >> 32))
-    }
-
-    /// The bucket-tail cache: a value is recognised only with the same bucket, key seq, size and bytes.
-    @Test func theBucketCacheRecognisesOnlyTheValueItWasGiven() {
-        var cache = BucketTailCache(bits: 1)
-        let bytes: [UInt8] = Array(0..<40)
-        var changed = bytes
-        changed[17] ^= 1
-        bytes.withUnsafeBytes { v in
-            #expect(!cache.holds(bucket: 3, keySeq: 10, value: v))
-            cache.note(bucket: 3, keySeq: 10, bytes: v.count, fingerprint: BucketTailCache.fingerprint(v))
-            #expect(cache.holds(bucket: 3, keySeq: 10, value: v))
-            #expect(!cache.holds(bucket: 5, keySeq: 10, value: v))  // the same slot, another bucket
-            #expect(!cache.holds(bucket: 3, keySeq: 11, value: v))
-            #expect(!cache.holds(bucket: 3, keySeq: 10, value: UnsafeRawBufferPointer(rebasing: v[0..<39])))
-        }
-        changed.withUnsafeBytes { #expect(!cache.holds(bucket: 3, keySeq: 10, value: $0)) }
-        cache.clear()
-        bytes.withUnsafeBytes { #expect(!cache.holds(bucket: 3, keySeq: 10, value: $0)) }
-    }
-
-    /// Every single-bit change of a value, in each of the fingerprint's lanes and in its tail, and every
-    /// length of the same bytes, changes the fingerprint.
-    @Test func everyOneBitChangeChangesTheFingerprint() {
-        var rng = SplitMix64(seed: 9)
-        let value = (0..<101).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-        let original = value.withUnsafeBytes { BucketTailCache.fingerprint($0) }
-        var prints = Set([original])
-        for bit in 0..<(value.count * 8) {
-            var changed = value
-            changed[bit / 8] ^= 1 << UInt8(bit % 8)
-            prints.insert(changed.withUnsafeBytes { BucketTailCache.fingerprint($0) })
-        }
-        #expect(prints.count == value.count * 8 + 1)
-        var lengths = Set<UInt64>()
-        for n in 0...value.count { lengths.insert(value.withUnsafeBytes { BucketTailCache.fingerprint(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) }
-        #expect(lengths.count == value.count + 1)
-        // Zero bytes of different lengths too (the length is folded in).
-        let zeros = (0..<64).map { n in [UInt8](repeating: 0, count: n).withUnsafeBytes { BucketTailCache.fingerprint($0) } }
-        #expect(Set(zeros).count == 64)
     }
 }
 

@@ -198,7 +198,7 @@ import Testing
     func damageMetInABatchIsAnError(_ damage: Damage) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        let store = try Store.open(at: dir, options: .foldingEveryBatch(.init(durability: .noSync)))
         defer { store.close() }
         // s0 and s1 share a bucket (a run each) and a block; s500.. are in later buckets and another block.
         try appendDamageFixture(store)

@@ -37,7 +37,7 @@ import Testing
     func sessionsAcrossManyBatchesAndBuckets(seed: UInt64) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        let store = try Store.open(at: dir, options: .foldingEveryBatch(.init(durability: .noSync)))
         defer { store.close() }
         var rng = SplitMix64(seed: seed)
         var model: [(seq: UInt64, event: Event)] = []
@@ -87,7 +87,7 @@ import Testing
     @Test func lateEventsComeBackInTimeOrder() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        let store = try Store.open(at: dir, options: .foldingEveryBatch(.init(durability: .noSync)))
         defer { store.close() }
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 100), simpleEvent(onboarding: 0, screen: 1, session: 0, time: 200),
                           simpleEvent(onboarding: 0, screen: 0, session: 1, time: 150)])
@@ -122,7 +122,7 @@ import Testing
     @Test func aLargeSessionIsSplitAcrossValues() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        let store = try Store.open(at: dir, options: .foldingEveryBatch(.init(durability: .noSync)))
         defer { store.close() }
         let events = (0..<2_000).map { simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: 7, time: Int64($0) * 1_000) }
         try store.append(events)
@@ -140,7 +140,7 @@ import Testing
     @Test func spanningSessionsSeeEarlierBatchesOfTheSameTransaction() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        let store = try Store.open(at: dir, options: .foldingEveryBatch(.init(durability: .noSync)))
         defer { store.close() }
         try store.write { w in
             try w.append([simpleEvent(onboarding: 1, screen: 0, session: 1, time: 10)])
@@ -162,7 +162,7 @@ import Testing
     func damagedValuesAreReported(_ damage: Damage) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        let store = try Store.open(at: dir, options: .foldingEveryBatch(.init(durability: .noSync)))
         defer { store.close() }
         // s0 and s1 share a bucket (a run each) and a block; s500.. are in later buckets and another block.
         try appendDamageFixture(store)

@@ -13,6 +13,16 @@ func temporaryDirectory(_ name: String = #function) -> String {
     return String(cString: dir)
 }
 
+extension Store.Options {
+    /// `base` with a writer that folds the session log into `sessions` at every batch: for tests that read or damage
+    /// `sessions` values themselves.
+    static func foldingEveryBatch(_ base: Store.Options = Store.Options()) -> Store.Options {
+        var options = base
+        options.sessionLogLimits = SessionLogLimits(batches: 0, bytes: 0)
+        return options
+    }
+}
+
 func removeDirectory(_ path: String) {
     try? FileManager.default.removeItem(atPath: path)
 }

@@ -57,6 +57,11 @@ struct Transaction {
         return true
     }
 
+    /// Deletes every entry of `db`, keeping the database. Wraps `mdb_drop` with `del` 0.
+    func empty(_ db: Database) throws {
+        try check(mdb_drop(handle, db.dbi, 0), "mdb_drop(\(db.name))")
+    }
+
     /// The number of entries in `db` (`mdb_stat`).
     func entries(_ db: Database) throws -> Int {
         var stat = MDB_stat()
