@@ -311,6 +311,7 @@ extension Snapshot {
         guard !sessions.isEmpty else { return }
         let range = TimeRange(time)
         let target = max(1, batchReferences)
+        let log = try sessionLog()
         var batch = SessionBatch()
         try txn.withCursor(dbs.sessions) { index in
             try txn.withCursor(dbs.events) { events in
@@ -320,7 +321,7 @@ extension Snapshot {
                 var seenSessions = 0, seenReferences = 0
                 while start < sessions.count {
                     let end = min(sessions.count, start + size)
-                    try batch.collect(sessions[start..<end], &index, sessionLog, txn, dbs, range)
+                    try batch.collect(sessions[start..<end], &index, log, txn, dbs, range)
                     try resolve(&batch, &events)
                     guard try deliver(&batch, body) else { return }
                     seenSessions += end - start

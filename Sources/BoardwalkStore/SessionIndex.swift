@@ -114,7 +114,7 @@ extension Snapshot {
     func forEachIndexedEvent(inSession session: StringID, _ range: TimeRange, _ body: (EventView) throws -> Bool) throws {
         var refs: [SessionRef] = []
         var sorted = true
-        try txn.forEachSessionRef(dbs, sessionLog, session: session) { ref in
+        try txn.forEachSessionRef(dbs, try sessionLog(), session: session) { ref in
             if ref.time >= range.lo && !range.isPastEnd(ref.time) {
                 if let last = refs.last, !precedes(last.time, last.seq, ref.time, ref.seq) { sorted = false }
                 refs.append(ref)

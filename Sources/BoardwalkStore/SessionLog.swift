@@ -21,6 +21,11 @@ struct SessionLogLimits: Sendable {
     static let standard = SessionLogLimits(batches: 16, bytes: 2 << 20)
 }
 
+/// Where a read-only ``Snapshot`` keeps the session log's keys once read (its transaction never changes).
+final class SessionLogCache {
+    var log: SessionLog?
+}
+
 /// The keys of the session log as one transaction sees them: the batches in the log, each with the first bucket of
 /// each of its chunks. Values are read when a bucket is looked up (by key, so nothing here points into the map and a
 /// writer may keep it while it puts).

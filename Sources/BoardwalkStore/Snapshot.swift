@@ -14,8 +14,8 @@ public struct Snapshot: StringResolver {
     let cache: StringCache
     /// Strings in the dictionary when the snapshot began: every id a record holds is below this.
     let stringCount: UInt32
-    /// The session log's keys (the references of the batches since the last fold).
-    let sessionLog: SessionLog
+    /// The session log's keys, read on the first session read of a read-only snapshot (``sessionLog()``).
+    private let logCache = SessionLogCache()
 
     init(txn: Transaction, dbs: Databases, cache: StringCache) throws {
         // A damaged last chunk leaves the count at its first id: `check()` reports the damage, and references
@@ -26,13 +26,23 @@ public struct Snapshot: StringResolver {
         } catch let error as StoreError where error.kind == .corrupt {
             count = try Self.fallbackStringCount(txn, dbs)
         }
-        // Every property is assigned after the last call that can throw.
-        let log = try SessionLog(txn, dbs)
         self.txn = txn
         self.dbs = dbs
         self.cache = cache
         stringCount = count
-        sessionLog = log
+    }
+
+    /// The session log's keys (the references of the batches since the last fold): read once per read-only
+    /// snapshot, when a session read first needs them, and again for every session read inside a write
+    /// transaction, where a later append may have changed the log. Read lazily, so that a damaged log key fails
+    /// the session reads (as `corrupt`) and nothing else.
+    /// - Complexity: O(chunks in the log) the first time (a few hundred keys at most; no value is read).
+    func sessionLog() throws -> SessionLog {
+        if txn.isWrite { return try SessionLog(txn, dbs) }
+        if let log = logCache.log { return log }
+        let log = try SessionLog(txn, dbs)
+        logCache.log = log
+        return log
     }
 
     // MARK: Strings

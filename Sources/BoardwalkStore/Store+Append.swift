@@ -54,10 +54,12 @@ extension Store {
     ///   limit): its message names the event's index in the batch, event id and session, ``StoreError/batchIndex``
     ///   is that index and ``StoreError/underlying`` the codec's `EncodingError`; ``StoreError/Kind/readOnly``,
     ///   ``StoreError/Kind/closed``, ``StoreError/Kind/insideTransaction``.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session-index value
-    ///   written or grown (one per group, and one per bucket of 64 session ids, of the batch, each after one
-    ///   cursor seek to the newest block or value it may grow); duplicate detection reads stored blocks
-    ///   only for events not later than their group's latest stored event.
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block written or grown (one per
+    ///   group of the batch, each after one cursor seek to the newest block it may grow) and an append per
+    ///   session-log chunk (about 4 KiB of session-index references each); the batch that takes the session log
+    ///   past its limits (every 17th with 10 000 events per batch) folds it instead, with O(log N) work per bucket
+    ///   of 64 session ids the log touches. Duplicate detection reads stored blocks only for events not later
+    ///   than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
         if let checkpoint { try checkpoint.validate() }
@@ -143,10 +145,12 @@ public struct StoreWriter {
     /// damaged value the batch must grow, an LMDB error) may come after the batch began writing: the transaction
     /// is then unusable, later calls in it throw, and ``Store/write(_:)`` aborts it with that error even when
     /// the closure catches it.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block and session-index value
-    ///   written or grown (one per group, and one per bucket of 64 session ids, of the batch, each after one
-    ///   cursor seek to the newest block or value it may grow); duplicate detection reads stored blocks
-    ///   only for events not later than their group's latest stored event.
+    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block written or grown (one per
+    ///   group of the batch, each after one cursor seek to the newest block it may grow) and an append per
+    ///   session-log chunk (about 4 KiB of session-index references each); the batch that takes the session log
+    ///   past its limits (every 17th with 10 000 events per batch) folds it instead, with O(log N) work per bucket
+    ///   of 64 session ids the log touches. Duplicate detection reads stored blocks only for events not later
+    ///   than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>) throws -> AppendResult {
         if let result = try events.withContiguousStorageIfAvailable({ try append(buffer: $0, checkpoint: nil) }) {

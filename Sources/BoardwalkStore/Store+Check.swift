@@ -273,6 +273,18 @@ extension Snapshot {
                         listed[Int(seq)] |= mark
                     }
                 }
+                // A segment's base is its first entry (the fold keys new values by it, so a wrong one would collide).
+                try? SessionBucketSegment.forEach(in: bytes, keySeq: keySeq, lowLimit: Layout.sessionBucketWidth) { segment in
+                    var alone: [UInt8] = []
+                    segment.append(keySeq: segment.baseSeq, to: &alone)
+                    try alone.withUnsafeBytes { b in
+                        var first = try SessionBucketReader(b, keySeq: segment.baseSeq, lowLimit: Layout.sessionBucketWidth)
+                        if try first.nextRun(), try first.nextEntry(), first.time != segment.baseTime || first.seq != segment.baseSeq {
+                            report.add("\(place): a segment of bucket \(bucket) (key seq \(keySeq)) has base seq \(segment.baseSeq) and time "
+                                       + "\(segment.baseTime), but its first entry is seq \(first.seq) at \(first.time)")
+                        }
+                    }
+                }
             } catch let error as StoreError {
                 report.add("\(place): \(error)")
             } catch {
@@ -294,6 +306,8 @@ extension Snapshot {
         let nextSeq = (try? txn.getUInt64(dbs.meta, Layout.metaNextSeq)) ?? nil
         try txn.withCursor(dbs.sessionLog) { c in
             var found = try c.first()
+            // The previous chunk's batch and last bucket: a chunk's buckets must all be past it (readers look for a
+            // bucket only in the last chunk starting at or below it).
             var lastKey: (UInt64, UInt32)? = nil
             while found {
                 guard c.key.count == Layout.sessionLogKeySize else {
@@ -304,15 +318,14 @@ extension Snapshot {
                 let seq = c.key.be64(0), first = c.key.be32(8)
                 if let nextSeq, seq >= nextSeq { report.add("session_log: the chunk of batch \(seq) is at or past next_seq \(nextSeq)") }
                 if let (lastSeq, lastBucket) = lastKey, lastSeq == seq, first <= lastBucket {
-                    report.add("session_log: the chunks of batch \(seq) are out of bucket order")
+                    report.add("session_log: the chunk of batch \(seq) at bucket \(first) starts at or before the bucket "
+                               + "\(lastBucket) the chunk before ends with")
                 }
                 lastKey = (seq, first)
                 do {
                     var reader = try SessionLog.reader(c.value, seq: seq, bucket: first)
-                    var previous = first
                     while let entry = try SessionLog.next(&reader, seq: seq, bucket: first) {
-                        if entry.bucket < previous { report.add("session_log: batch \(seq) lists bucket \(entry.bucket) after \(previous)") }
-                        previous = entry.bucket
+                        lastKey = (seq, entry.bucket)
                         check("session_log", bucket: entry.bucket, keySeq: seq, entry.segment)
                     }
                 } catch let error as StoreError {

@@ -171,4 +171,84 @@ import Testing
         // Events still read by onboarding.
         #expect(try store.read { try $0.allEvents().count } == 10)
     }
+
+    /// Batches large enough to cut into several chunks, with sessions of many events in one batch (several segments
+    /// of a bucket), two appends per write transaction and a fold every three batches (so a fold meets chunks its
+    /// own transaction wrote): every session reads back exactly its events, and a snapshot taken inside a write sees
+    /// the appends made after it was taken.
+    @Test func manyChunksAndSeveralAppendsPerWrite() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        var options = Store.Options(durability: .noSync)
+        options.sessionLogLimits = SessionLogLimits(batches: 3, bytes: 1 << 20)
+        let store = try Store.open(at: dir, options: options)
+        defer { store.close() }
+        var rng = SplitMix64(seed: 5)
+        var model: [(seq: UInt64, event: Event)] = []
+        var mostChunks = 0
+        for write in 0..<6 {
+            try store.write { w in
+                for half in 0..<2 {
+                    var events: [Event] = []
+                    for i in 0..<2_500 {
+                        // Sessions 0..<40 get dozens of events per batch; the rest spread over 5 000 ids.
+                        let session = i % 5 == 0 ? Int(rng.next() % 40) : 40 + Int(rng.next() % 5_000)
+                        let time = Int64(write * 2 + half) * 1_000_000 + Int64(rng.next() % 1_000_000)
+                        events.append(simpleEvent(onboarding: Int(rng.next() % 2), screen: Int(rng.next() % 3), session: session, time: time))
+                    }
+                    let result = try w.append(events)
+                    for (i, e) in events.enumerated() { model.append((result.seqs.lowerBound + UInt64(i), e)) }
+                    let log = try SessionLog(w.txn, store.dbs)
+                    mostChunks = max(mostChunks, log.batches.map(\.buckets.count).max() ?? 0)
+                }
+                // A snapshot of this transaction, then one more append: the snapshot's session reads see it.
+                let snapshot = try w.snapshot
+                let before = try snapshot.events(inSession: "s7").count
+                let late = simpleEvent(onboarding: 0, screen: 0, session: 7, time: Int64(write * 2 + 1) * 1_000_000 + 999_999)
+                model.append((try w.append([late]).seqs.lowerBound, late))
+                #expect(try snapshot.events(inSession: "s7").count == before + 1)
+            }
+        }
+        #expect(mostChunks >= 3, "batches of \(mostChunks) chunks")
+        let bySession = Dictionary(grouping: model) { $0.event.session! }
+        let sessions = bySession.keys.sorted()
+        try store.read { s in
+            var ids: [StringID] = []
+            for session in sessions {
+                let want = bySession[session]!
+                    .sorted { ($0.event.time.microseconds, $0.seq) < ($1.event.time.microseconds, $1.seq) }.map(\.seq)
+                #expect(try s.events(inSession: session).map(\.seq) == want, "\(session)")
+                ids.append(try #require(try s.id(of: session)))
+            }
+            var batched: [[UInt64]] = []
+            try s.forEachSession(ids, batchReferences: 3_000) { _, records in
+                batched.append(records.map(\.seq))
+                return true
+            }
+            #expect(batched == (try sessions.map { try s.events(inSession: $0).map(\.seq) }))
+        }
+        let report = try store.check()
+        #expect(report.isOK, "\(report)")
+    }
+
+    /// A `session_log` key of the wrong size fails the session reads as `corrupt` and nothing else: events still
+    /// read by onboarding, stats work, and check() reports the key instead of throwing.
+    @Test func aDamagedLogKeyFailsOnlyTheSessionReads() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        try store.append((0..<5).map { simpleEvent(onboarding: 0, screen: 0, session: $0, time: Int64($0)) })
+        try store.env.transaction(write: true) { txn in
+            _ = try [UInt8](repeating: 1, count: 3).withUnsafeBytes { k in
+                try [UInt8](repeating: 0, count: 4).withUnsafeBytes { v in try txn.put(store.dbs.sessionLog, k, v) }
+            }
+        }
+        #expect(try store.read { try $0.allEvents().count } == 5)
+        #expect(try store.read { try $0.stats().events } == 5)
+        let error = #expect(throws: StoreError.self) { try store.read { try $0.events(inSession: "s2") } }
+        #expect(error?.kind == .corrupt)
+        let report = try store.check()
+        #expect(report.problems.contains { $0.hasPrefix("session_log: a key is 3 bytes") }, "\(report)")
+    }
 }
