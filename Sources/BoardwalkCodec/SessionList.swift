@@ -219,21 +219,43 @@ public struct SessionBucketReader {
         if runEnd > 0 { reader.position = runEnd }
         if runsLeft == 0 {
             if reader.position == reader.end { return false }
-            let at = reader.position
-            baseTime = unzigzag(try reader.varint())
-            let delta = try reader.varint()
-            let (seq, overflow) = keySeq.addingReportingOverflow(delta)
-            guard !overflow else { throw CodecError(offset: at, reason: .invalidValue(field: "segment base seq", value: Int64(bitPattern: delta))) }
-            baseSeq = seq
-            let count = try reader.varint()
-            // A run takes at least 6 bytes: low bits, length, and a 4-byte entry.
-            guard count >= 1, count <= UInt64(reader.remaining / 6) else {
-                throw CodecError(offset: at, reason: .oversizedCount(count: count, limit: reader.remaining / 6))
-            }
-            runsLeft = Int(count)
+            (baseTime, baseSeq, runsLeft) = try SessionBucketReader.segmentHeader(&reader, keySeq: keySeq)
             lastLow = -1
             _segments += 1
         }
+        let (low, length) = try SessionBucketReader.runHeader(&reader, lowLimit: lowLimit, after: lastLow)
+        runEnd = reader.position + length
+        runsLeft -= 1
+        lastLow = Int64(low)
+        _low = low
+        _index = 0
+        return true
+    }
+
+    /// Reads a segment header: base time, base seq (relative to `keySeq`) and run count, checked.
+    @inlinable @inline(__always)
+    static func segmentHeader(_ reader: inout ByteReader, keySeq: UInt64) throws(CodecError)
+        -> (baseTime: Int64, baseSeq: UInt64, runs: Int)
+    {
+        let at = reader.position
+        let baseTime = unzigzag(try reader.varint())
+        let delta = try reader.varint()
+        let (seq, overflow) = keySeq.addingReportingOverflow(delta)
+        guard !overflow else { throw CodecError(offset: at, reason: .invalidValue(field: "segment base seq", value: Int64(bitPattern: delta))) }
+        let count = try reader.varint()
+        // A run takes at least 6 bytes: low bits, length, and a 4-byte entry.
+        guard count >= 1, count <= UInt64(reader.remaining / 6) else {
+            throw CodecError(offset: at, reason: .oversizedCount(count: count, limit: reader.remaining / 6))
+        }
+        return (baseTime, seq, Int(count))
+    }
+
+    /// Reads a run header: the session's low bits (below `lowLimit`, above `lastLow`) and the byte length of its
+    /// entries (at least 4, within what remains), checked.
+    @inlinable @inline(__always)
+    static func runHeader(_ reader: inout ByteReader, lowLimit: UInt32, after lastLow: Int64) throws(CodecError)
+        -> (low: UInt32, length: Int)
+    {
         let at = reader.position
         let low = try reader.varint()
         guard low < UInt64(lowLimit), Int64(low) > lastLow else {
@@ -243,12 +265,7 @@ public struct SessionBucketReader {
         guard length >= 4, length <= UInt64(reader.remaining) else {
             throw CodecError(offset: at, reason: .oversizedCount(count: length, limit: reader.remaining))
         }
-        runEnd = reader.position + Int(length)
-        runsLeft -= 1
-        lastLow = Int64(low)
-        _low = UInt32(low)
-        _index = 0
-        return true
+        return (UInt32(low), Int(length))
     }
 
     /// Moves to the current run's next entry; `false` after its last one.
@@ -327,33 +344,15 @@ public struct SessionBucketSegment {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         var r = ByteReader(base: base, position: 0, end: bytes.count)
         while r.position < r.end {
-            let at = r.position
-            let baseTime = unzigzag(try r.varint())
-            let delta = try r.varint()
-            let (baseSeq, overflow) = keySeq.addingReportingOverflow(delta)
-            guard !overflow else {
-                throw CodecError(offset: at, reason: .invalidValue(field: "segment base seq", value: Int64(bitPattern: delta)))
-            }
-            let count = try r.varint()
-            guard count >= 1, count <= UInt64(r.remaining / 6) else {
-                throw CodecError(offset: at, reason: .oversizedCount(count: count, limit: r.remaining / 6))
-            }
+            let (baseTime, baseSeq, count) = try SessionBucketReader.segmentHeader(&r, keySeq: keySeq)
             let start = r.position
             var lastLow: Int64 = -1
-            for _ in 0..<Int(count) {
-                let runAt = r.position
-                let low = try r.varint()
-                guard low < UInt64(lowLimit), Int64(low) > lastLow else {
-                    throw CodecError(offset: runAt, reason: .invalidValue(field: "session bucket low bits", value: Int64(bitPattern: low)))
-                }
-                let length = try r.varint()
-                guard length >= 4, length <= UInt64(r.remaining) else {
-                    throw CodecError(offset: runAt, reason: .oversizedCount(count: length, limit: r.remaining))
-                }
-                r.position += Int(length)
+            for _ in 0..<count {
+                let (low, length) = try SessionBucketReader.runHeader(&r, lowLimit: lowLimit, after: lastLow)
+                r.position += length
                 lastLow = Int64(low)
             }
-            try body(SessionBucketSegment(baseTime: baseTime, baseSeq: baseSeq, runCount: Int(count),
+            try body(SessionBucketSegment(baseTime: baseTime, baseSeq: baseSeq, runCount: count,
                                           runs: UnsafeRawBufferPointer(start: base + start, count: r.position - start)))
         }
     }

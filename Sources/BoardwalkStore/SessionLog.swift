@@ -45,24 +45,16 @@ struct SessionLog {
     init() {}
 
     /// The log's keys in `txn`.
-    /// - Throws: ``StoreError`` (`corrupt`) for a key of the wrong size or out of order.
+    /// - Throws: ``StoreError`` (`corrupt`) for a key of the wrong size.
     /// - Complexity: O(chunks); no value is read.
     init(_ txn: Transaction, _ dbs: Databases) throws {
-        try txn.withCursor(dbs.sessionLog) { c in
-            var found = try c.first()
-            while found {
-                guard c.key.count == Layout.sessionLogKeySize else {
-                    throw StoreError(.corrupt, "a session_log key is \(c.key.count) bytes, not \(Layout.sessionLogKeySize)")
-                }
-                let seq = c.key.be64(0), bucket = c.key.be32(8)
-                if let last = batches.last, last.firstSeq == seq {
-                    batches[batches.count - 1].buckets.append(bucket)
-                } else {
-                    batches.append(Batch(firstSeq: seq, buckets: [bucket]))
-                }
-                bytes += c.value.count
-                found = try c.next()
+        try SessionLog.forEachChunk(txn, dbs) { seq, bucket, value in
+            if let last = batches.last, last.firstSeq == seq {
+                batches[batches.count - 1].buckets.append(bucket)
+            } else {
+                batches.append(Batch(firstSeq: seq, buckets: [bucket]))
             }
+            bytes += value.count
         }
     }
 
@@ -132,15 +124,23 @@ struct SessionLog {
     /// entry's bucket and segment. For `check()` and the fold.
     static func forEachEntry(_ txn: Transaction, _ dbs: Databases,
                              _ body: (UInt64, UInt32, UInt32, UnsafeRawBufferPointer) throws -> Void) throws {
+        try forEachChunk(txn, dbs) { seq, first, value in
+            var reader = try reader(value, seq: seq, bucket: first)
+            while let entry = try next(&reader, seq: seq, bucket: first) { try body(seq, first, entry.bucket, entry.segment) }
+        }
+    }
+
+    /// Calls `body` with every chunk of the log in key order: its batch's first seq, its first bucket and its bytes.
+    /// - Throws: ``StoreError`` (`corrupt`) for a key of the wrong size.
+    private static func forEachChunk(_ txn: Transaction, _ dbs: Databases,
+                                     _ body: (UInt64, UInt32, UnsafeRawBufferPointer) throws -> Void) throws {
         try txn.withCursor(dbs.sessionLog) { c in
             var found = try c.first()
             while found {
                 guard c.key.count == Layout.sessionLogKeySize else {
                     throw StoreError(.corrupt, "a session_log key is \(c.key.count) bytes, not \(Layout.sessionLogKeySize)")
                 }
-                let seq = c.key.be64(0), first = c.key.be32(8)
-                var reader = try reader(c.value, seq: seq, bucket: first)
-                while let entry = try next(&reader, seq: seq, bucket: first) { try body(seq, first, entry.bucket, entry.segment) }
+                try body(c.key.be64(0), c.key.be32(8), c.value)
                 found = try c.next()
             }
         }
