@@ -62,9 +62,9 @@ enum Layout {
     /// Session ids per bucket: 2^``sessionBucketShift`` = 64 (docs/storage.md, "Format 4: session buckets").
     static let sessionBucketShift: UInt32 = 6
     static let sessionBucketWidth: UInt32 = 1 << sessionBucketShift
-    /// A bucket's newest value is grown by a later batch while old and new bytes fit in this many; one batch's
-    /// segment of a bucket is cut into several values past it. Values stay well inside a leaf page (an LMDB
-    /// node of up to about half a page is stored inline).
+    /// A fold of the session log grows a bucket's newest value by later batches' segments while old and new bytes
+    /// fit in this many; one batch's references of a bucket are cut into several segments past it. Values stay
+    /// well inside a leaf page (an LMDB node of up to about half a page is stored inline).
     static let sessionValueTarget = 768
     /// `session_log` key: seq of the batch's first event (8) ‖ the chunk's first bucket (4); value: a session-log
     /// chunk (codec `SessionLogChunkBuilder`): the batch's segments of the buckets from that one on, in bucket order.
