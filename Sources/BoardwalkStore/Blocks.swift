@@ -36,6 +36,17 @@ func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {
     }
 }
 
+/// A codec error met in a record the store holds, in the store's words: a record whose tag names another format
+/// version than the one the store writes is damaged (every record of a store is written by one version), so the
+/// codec's "unsupported format version 3 (this reader knows version 1)", which suggests a newer reader, becomes an
+/// invalid tag.
+func storedRecordError(_ error: CodecError) -> CodecError {
+    guard case .unsupportedVersion(let version) = error.reason else { return error }
+    return CodecError(offset: error.offset, reason: .invalidValue(
+        field: "record tag: its version bits, which every record of this store has as \(RecordFormat.version), are",
+        value: Int64(version)))
+}
+
 /// The record of `block`'s current event.
 @inline(__always)
 func recordView(_ key: EventKey, _ block: EventBlockReader, stringLimit: StringID = RecordFormat.absent) throws -> RecordView {
@@ -44,7 +55,7 @@ func recordView(_ key: EventKey, _ block: EventBlockReader, stringLimit: StringI
         return try RecordView(body: block.body, header: header, stringLimit: stringLimit)
     } catch {
         throw StoreError(.corrupt, "event seq \(block.seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode",
-                         underlying: error)
+                         underlying: storedRecordError(error))
     }
 }
 

@@ -576,7 +576,8 @@ public struct Snapshot: StringResolver {
         do {
             return StoredEvent(seq: view.seq, event: try view.record.event(strings: self))
         } catch {
-            throw StoreError(.corrupt, "event seq \(view.seq) does not decode", underlying: error)
+            throw StoreError(.corrupt, "event seq \(view.seq) does not decode",
+                             underlying: storedRecordError(error))
         }
     }
 
@@ -676,7 +677,8 @@ public struct EventRecord {
 
     @usableFromInline
     func corrupt(_ error: CodecError) -> StoreError {
-        StoreError(.corrupt, "event seq \(seq) (onboarding \(keyOnboarding), screen \(keyScreen)) does not decode", underlying: error)
+        StoreError(.corrupt, "event seq \(seq) (onboarding \(keyOnboarding), screen \(keyScreen)) does not decode",
+                   underlying: storedRecordError(error))
     }
 }
 

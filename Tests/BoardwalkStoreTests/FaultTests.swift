@@ -147,7 +147,7 @@ func fixturePath() throws -> String {
 /// Damaged value bytes are reported by `check()` and by reads as errors, never traps.
 @Suite struct CorruptionTests {
     enum Damage: String, CaseIterable, CustomStringConvertible {
-        case garbageBody, truncatedBody, emptyBody, unknownStringID, garbageBlock, truncatedBlock, sessionValue, batchValue,
+        case garbageBody, truncatedBody, emptyBody, unknownStringID, versionBits, garbageBlock, truncatedBlock, sessionValue, batchValue,
              onboardingCounter
         var description: String { rawValue }
     }
@@ -198,6 +198,13 @@ func fixturePath() throws -> String {
                     damaged[damaged.count - 2] = 0x7F
                     return damaged
                 })
+            case .versionBits:
+                // The record tag's version bits flipped to 3: damage in a store, not a record of a newer format.
+                try put(dbs.events, keyBytes, try Self.rebuilt(block, key: key) { body in
+                    var damaged = body
+                    damaged[0] = damaged[0] & 0x1F | 3 << 5
+                    return damaged
+                })
             case .garbageBlock: try put(dbs.events, keyBytes, [0xFF, 0xFE, 0xFD, 0xFC, 0xFB])
             case .truncatedBlock: try put(dbs.events, keyBytes, Array(block.prefix(2)))
             case .sessionValue:
@@ -223,8 +230,13 @@ func fixturePath() throws -> String {
         #expect(!report.isOK, "check() missed \(damage)")
         #expect(report.problemCount >= 1)
         switch damage {
-        case .garbageBody, .truncatedBody, .emptyBody, .unknownStringID, .garbageBlock, .truncatedBlock:
+        case .garbageBody, .truncatedBody, .emptyBody, .unknownStringID, .versionBits, .garbageBlock, .truncatedBlock:
             #expect(report.problems.contains { $0.contains("seq 0") && $0.contains("does not decode") }, "\(report)")
+            if damage == .versionBits {
+                // Named as a damaged tag, not as a record of a format this reader does not know.
+                #expect(report.problems.contains { $0.contains("record tag") && $0.contains(": 3") }, "\(report)")
+                #expect(!report.problems.contains { $0.contains("unsupported format version") }, "\(report)")
+            }
             // Said once per problem, not once by check() and again by the error it wraps.
             #expect(report.problems.allSatisfy { $0.components(separatedBy: "does not decode").count <= 2 }, "\(report)")
             // Reads that touch the damaged record throw; they do not trap.
