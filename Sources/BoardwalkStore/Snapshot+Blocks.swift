@@ -285,7 +285,7 @@ struct BlockFetcher {
                 throw StoreError(.corrupt, "a block (\(count) bytes at offset \(offset)) lies past the end of data.mdb: "
                                  + "the store is damaged")
             } else if errno != EINTR {
-                throw LMDBError(code: errno, context: "pread(data.mdb, \(count) bytes at offset \(offset))")
+                throw LMDBError.system(errno, context: "pread(data.mdb, \(count) bytes at offset \(offset))")
             }
         }
         return UnsafeRawBufferPointer(start: buffer, count: count)

@@ -352,7 +352,7 @@ public final class Store: @unchecked Sendable {
 
     /// The names in directory `path`, without `.` and `..`.
     private static func entries(of path: String) throws -> [String] {
-        guard let dir = opendir(path) else { throw LMDBError(code: errno, context: "opendir(\(path))") }
+        guard let dir = opendir(path) else { throw LMDBError.system(errno, context: "opendir(\(path))") }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {

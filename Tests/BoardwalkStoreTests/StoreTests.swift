@@ -604,3 +604,14 @@ import Testing
         #expect(Store.normalized(f) == g)
     }
 }
+
+/// An `errno` from a system call the store makes itself (`opendir`, `pread`, `fstat`) is described as a system
+/// error, not as an LMDB one; an LMDB code keeps its label, and both compare by code.
+@Test func systemCallErrorsAreNotLabelledLMDB() {
+    let system = LMDBError.system(EACCES, context: "opendir(/x)")
+    #expect(system.description == "opendir(/x): system error \(EACCES): Permission denied")
+    let lmdb = LMDBError(code: EACCES, context: "mdb_env_open(/x)")
+    #expect(lmdb.description == "mdb_env_open(/x): LMDB error \(EACCES): Permission denied")
+    #expect(system == lmdb)
+    #expect(LMDBError.mapFull.description.hasPrefix("LMDB error -30792"))
+}

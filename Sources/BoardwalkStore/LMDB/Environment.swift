@@ -288,7 +288,7 @@ final class Environment: @unchecked Sendable {
         var fd: Int32 = -1
         try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd")
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw LMDBError(code: errno, context: "fstat(data.mdb)") }
+        guard fstat(fd, &st) == 0 else { throw LMDBError.system(errno, context: "fstat(data.mdb)") }
         return MappedFile(mapStart: mapBase, mapEnd: mapBase &+ UInt(mapSize), fileEnd: mapBase &+ UInt(st.st_size), descriptor: fd,
                           windows: windows)
     }

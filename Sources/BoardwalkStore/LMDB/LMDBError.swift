@@ -16,6 +16,8 @@ public struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
     /// What the store was doing, e.g. `"mdb_put(events)"`; empty for the named statics.
     public var context: String
+    /// The code came from a system call the store made itself (`opendir`, `pread`, `fstat`), not from LMDB.
+    var isSystemCall = false
 
     /// An error for a C return code; the message comes from `mdb_strerror`.
     public init(code: Int32, context: String = "") {
@@ -28,9 +30,18 @@ public struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// `"<context>: LMDB error <code>: <message>"`.
+    /// An `errno` value from a system call the store made itself: described as a system error, not an LMDB one.
+    static func system(_ code: Int32, context: String) -> LMDBError {
+        var error = LMDBError(code: code, context: context)
+        error.isSystemCall = true
+        return error
+    }
+
+    /// `"<context>: LMDB error <code>: <message>"`, or `"<context>: system error <code>: <message>"` for a system
+    /// call the store made itself.
     public var description: String {
-        context.isEmpty ? "LMDB error \(code): \(message)" : "\(context): LMDB error \(code): \(message)"
+        let label = isSystemCall ? "system error" : "LMDB error"
+        return context.isEmpty ? "\(label) \(code): \(message)" : "\(context): \(label) \(code): \(message)"
     }
 
     /// Equal when the codes are equal.
