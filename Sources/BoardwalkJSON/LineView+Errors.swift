@@ -42,6 +42,10 @@ extension LineView {
             let name = ["id", "value", "label"][min(Int(status.error_alias), 2)]
             return make(.duplicate, "duplicate key \"\(name)\" in a multi-select element")
         case Int(BW_E_STRING_TOO_LONG.rawValue):
+            // The walker stops at the string; a scan up to it says which key holds it (or that it is a key).
+            if offset >= 0, let (path, isKey) = stringPlace(Int(offset), in: bytes) {
+                return make(.limit, "\(isKey ? "a key" : "a string") is longer than \(limits.maxStringBytes) bytes", path: path)
+            }
             return make(.limit, "a string is longer than \(limits.maxStringBytes) bytes")
         case Int(BW_E_TOO_MANY_CHOICES.rawValue):
             return make(.limit, "more than \(limits.maxChoices) multi-select elements")
@@ -108,6 +112,55 @@ func endOfFirstValue(_ b: UnsafeRawBufferPointer) -> Int? {
         default:
             break
         }
+        i += 1
+    }
+    return nil
+}
+
+/// Where the string starting at `offset` (its opening quote) sits in the line: the path of keys to it (`meta.x`,
+/// `params.items[2]`; for a key, the path of the object holding it, `nil` at the top level) and whether it is a key.
+/// A forward scan of the tokens up to `offset` (strings skipped with their escapes); `nil` when no string starts
+/// there. Only for an error message: the line was already rejected.
+func stringPlace(_ offset: Int, in b: UnsafeRawBufferPointer) -> (path: String?, isKey: Bool)? {
+    // Per open container: an object's current key (nil before its first), or an array's index.
+    enum Level { case object(key: String?, expectingKey: Bool), array(index: Int) }
+    var levels: [Level] = []
+    func path(_ levels: ArraySlice<Level>) -> String? {
+        var out = ""
+        for level in levels {
+            switch level {
+            case .object(let key, _): if let key { out += out.isEmpty ? key : "." + key }
+            case .array(let index): out += "[\(index)]"
+            }
+        }
+        return out.isEmpty ? nil : out
+    }
+    var i = 0
+    while i < b.count {
+        switch b[i] {
+        case UInt8(ascii: "\""):
+            let start = i
+            i += 1
+            while i < b.count, b[i] != UInt8(ascii: "\"") { i += b[i] == UInt8(ascii: "\\") ? 2 : 1 }
+            var isKey = false
+            if case .object(_, let expectingKey)? = levels.last { isKey = expectingKey }
+            if start == offset { return (isKey ? path(levels.dropLast()) : path(levels[...]), isKey) }
+            if isKey, case .object? = levels.last, i <= b.count {
+                let key = String(decoding: UnsafeRawBufferPointer(rebasing: b[(start + 1)..<min(i, b.count)]), as: UTF8.self)
+                levels[levels.count - 1] = .object(key: key, expectingKey: false)
+            }
+        case UInt8(ascii: "{"): levels.append(.object(key: nil, expectingKey: true))
+        case UInt8(ascii: "["): levels.append(.array(index: 0))
+        case UInt8(ascii: "}"), UInt8(ascii: "]"): if !levels.isEmpty { levels.removeLast() }
+        case UInt8(ascii: ","):
+            switch levels.last {
+            case .object(let key, _)?: levels[levels.count - 1] = .object(key: key, expectingKey: true)
+            case .array(let index)?: levels[levels.count - 1] = .array(index: index + 1)
+            case nil: break
+            }
+        default: break
+        }
+        if i > offset { return nil }
         i += 1
     }
     return nil

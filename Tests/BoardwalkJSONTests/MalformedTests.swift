@@ -132,10 +132,15 @@ import Testing
             do { _ = try reader.read(line, lineNumber: 3, arrival: arrival); return "accepted" } catch { return error.description }
         }
         #expect(message(#"{"type":"custom","action_id":"\#(String(repeating: "x", count: 21))","meta":\#(metaJSON)}"#)
-            == "line 3, column 30: a string is longer than 20 bytes")
+            == "line 3, column 30, action_id: a string is longer than 20 bytes")
         #expect(message(#"{"type":"custom","action_id":"\#(String(repeating: "x", count: 20))","meta":\#(metaJSON)}"#) == "accepted")
         #expect(message(#"{"type":"custom","\#(String(repeating: "k", count: 21))":1,"action_id":"x","meta":\#(metaJSON)}"#)
-            == "line 3, column 18: a string is longer than 20 bytes")
+            == "line 3, column 18: a key is longer than 20 bytes")
+        // The key path of a nested string, and of a string in an array.
+        #expect(message(#"{"type":"custom","action_id":"x","meta":{"onboarding_id":"\#(String(repeating: "o", count: 21))","screen_cid":"s","screen_index":1,"total_screens":3}}"#)
+            == "line 3, column 58, meta.onboarding_id: a string is longer than 20 bytes")
+        #expect(message(#"{"type":"custom","action_id":"x","x":["a",{"\#(String(repeating: "k", count: 21))":1}],"meta":\#(metaJSON)}"#)
+            == "line 3, column 44, x[1]: a key is longer than 20 bytes")
         #expect(message(String(repeating: " ", count: 301)) == "line 3: line is 301 bytes long; the limit is 300")
         #expect(message(#"{"type":"onboarding_loaded","meta":\#(metaJSON),"x":[[[[1]]]]}"#) == "line 3, column 119: nested deeper than 4 levels")
         #expect(message(#"{"type":"onboarding_loaded","meta":\#(metaJSON),"x":[[[1]]]}"#) == "accepted")
