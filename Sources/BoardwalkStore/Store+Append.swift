@@ -524,7 +524,7 @@ final class WriterState {
         guard let failedPartWay else { return }
         let kind = (failedPartWay as? StoreError)?.kind ?? .corrupt
         throw StoreError(kind, "this write transaction is being aborted: an earlier append in it failed after it began "
-                         + "writing, so nothing of the transaction will be stored", underlying: failedPartWay as? any Error & Sendable)
+                         + "writing, so nothing of the transaction will be stored", underlying: failedPartWay)
     }
 
     func putCheckpoint(_ checkpoint: Checkpoint, txn: Transaction) throws {
