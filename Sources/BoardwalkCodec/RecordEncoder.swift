@@ -530,7 +530,10 @@ struct EventShape {
         }
         if EventShape.isPresent(event.pointer(to: \.eventID)!, emptyIsAbsent) {
             hasEventID = true
-            if parseEventID, let (hi, lo, upper) = parseUUID(event.pointee.eventID.unsafelyUnwrapped) {
+            // In place: loading the `String` would retain it, an atomic write to its storage that waits for the
+            // cache line the digits are on anyway (perf put the retain at 15 % of an encode, beside the load).
+            if parseEventID, let (hi, lo, upper) = event.pointer(to: \.eventID)!.withMemoryRebound(
+                to: String.self, capacity: 1, parseUUID(at:)) {
                 uuid = .uuid(high: hi, low: lo, uppercase: upper)
             }
         }
