@@ -88,7 +88,7 @@ let package = Package(
         // A child process for the store's kill and multi-process tests; built with the tests, never shipped.
         .executableTarget(name: "boardwalk-store-fixture", dependencies: ["BoardwalkStore", "BoardwalkModel"], path: "Tests/StoreFixture"),
         .testTarget(name: "BoardwalkQueryTests", dependencies: ["BoardwalkQuery", "BoardwalkGenerator"]),
-        .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI", "BoardwalkGenerator", "BoardwalkJSON"]),
+        .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI", "BoardwalkGenerator", "BoardwalkJSON", "BoardwalkStore"]),
         .testTarget(name: "BoardwalkGeneratorTests", dependencies: ["BoardwalkGenerator", "BoardwalkJSON"]),
     ]
 )

@@ -51,23 +51,24 @@ extension Store {
         // page can assert or read out of bounds. Nothing else runs on damaged trees. The walk needs its snapshot's
         // meta page, which another process's commits can overwrite: it tries again with a new snapshot.
         var report = CheckReport()
-        var attempts = 0
-        while true {
-            do {
-                let problems = try read { snapshot in try snapshot.txn.checkPages() }
-                for problem in problems { report.add("LMDB pages: " + problem) }
-                break
-            } catch is PagesMoved {
-                attempts += 1
-                guard attempts < 100 else {
-                    report.add("LMDB pages: not checked: another process committed faster than the check could read "
-                               + "the meta pages, 100 times; run check again when appends pause")
-                    return report
-                }
-            }
-        }
+        for problem in try pageProblems() { report.add("LMDB pages: " + problem) }
         if !report.isOK { return report }
         return try read { snapshot in try snapshot.check() }
+    }
+
+    /// The problems of LMDB's own pages (``Transaction/checkPages(limit:mainOnly:)``), empty when they are sound. The
+    /// walk needs its snapshot's meta page, which another process's commits can overwrite: it tries again with a new
+    /// snapshot, up to 100 times, and then reports that it could not check.
+    func pageProblems() throws -> [String] {
+        for _ in 0..<100 {
+            do {
+                return try read { snapshot in try snapshot.txn.checkPages() }
+            } catch is PagesMoved {
+                continue
+            }
+        }
+        return ["not checked: another process committed faster than the check could read the meta pages, 100 times; "
+                + "try again when appends pause"]
     }
 }
 

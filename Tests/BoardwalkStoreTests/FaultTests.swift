@@ -166,16 +166,14 @@ func fixturePath() throws -> String {
         }
     }
 
-    @Test(arguments: Damage.allCases)
-    func damageIsReported(_ damage: Damage) throws {
-        let dir = temporaryDirectory()
-        defer { removeDirectory(dir) }
+    /// A store of 50 events over two onboardings and five screens, whose first block in key order (onboarding
+    /// "onb-0", screen 0, from time 0 and seq 0, holding seqs 0, 10, 20, 30 and 40) or another value is then damaged
+    /// as `damage` says. The caller closes the store.
+    static func damagedStore(_ damage: Damage, at dir: String) throws -> Store {
         let store = try Store.open(at: dir, options: .foldingEveryBatch())
         try store.append((0..<50).map { simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: $0 % 7, time: Int64($0), eventID: "e\($0)") })
         #expect(try store.check().isOK)
 
-        // The first block in key order: onboarding id of "onb-0", screen 0, starting with time 0, seq 0;
-        // it holds seqs 0, 10, 20, 30 and 40.
         let onb = try #require(try store.read { try $0.id(of: "onb-0") })
         let key = EventKey(onboarding: onb, screen: 0, timeBits: Layout.timeBits(0), seq: 0)
         let session = try #require(try store.read { try $0.id(of: "s0") })
@@ -226,6 +224,16 @@ func fixturePath() throws -> String {
             }
         }
 
+        return store
+    }
+
+    @Test(arguments: Damage.allCases)
+    func damageIsReported(_ damage: Damage) throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Self.damagedStore(damage, at: dir)
+        defer { store.close() }
+
         let report = try store.check()
         #expect(!report.isOK, "check() missed \(damage)")
         #expect(report.problemCount >= 1)
@@ -273,5 +281,59 @@ func fixturePath() throws -> String {
             #expect(report.isOK, "after \(i + 1) appends: \(report)")
             if !report.isOK { return }
         }
+    }
+}
+
+/// `Store.salvageEvents` reads past damage that stops every other read, and loses only what the damage took.
+@Suite struct SalvageTests {
+    @Test(arguments: CorruptionTests.Damage.allCases)
+    func salvageLosesOnlyTheDamagedPart(_ damage: CorruptionTests.Damage) throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try CorruptionTests.damagedStore(damage, at: dir)
+        defer { store.close() }
+        var seqs: [UInt64] = []
+        var ids: [String] = []
+        var damages: [SalvageDamage] = []
+        try store.salvageEvents({ stored in
+            seqs.append(stored.seq)
+            ids.append(stored.event.eventID ?? "")
+            return true
+        }, damaged: { damages.append($0); return true })
+        // Event j has seq j and id "e<j>"; the damaged block holds seqs 0, 10, 20, 30 and 40.
+        let lost: Set<UInt64>
+        switch damage {
+        case .garbageBody, .truncatedBody, .emptyBody, .unknownStringID, .versionBits:
+            // The block's framing is whole: only its first event is lost.
+            lost = [0]
+            #expect(damages.count == 1 && damages.first?.extent == .event(seq: 0), "\(damages)")
+        case .garbageBlock, .truncatedBlock:
+            lost = [0, 10, 20, 30, 40]
+            #expect(damages.count == 1 && damages.first?.extent == .block(firstSeq: 0, eventsRead: 0), "\(damages)")
+        case .sessionValue, .batchValue, .onboardingCounter:
+            // Values salvage does not read.
+            lost = []
+            #expect(damages.isEmpty, "\(damages)")
+        }
+        #expect(seqs.sorted() == (0..<50).filter { !lost.contains($0) }, "\(damage)")
+        #expect(seqs.count == Set(seqs).count, "an event came twice")
+        #expect(zip(seqs, ids).allSatisfy { "e\($0.0)" == $0.1 }, "an event came back with another's fields")
+        // The damage is named: the block by its first seq, the event by its seq.
+        if let first = damages.first { #expect(first.description.contains("seq 0"), "\(first)") }
+    }
+
+    @Test func stoppingEndsTheSalvage() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try CorruptionTests.damagedStore(.garbageBody, at: dir)
+        defer { store.close() }
+        var seen = 0
+        try store.salvageEvents({ _ in seen += 1; return seen < 3 }, damaged: { _ in true })
+        #expect(seen == 3)
+        var damages = 0
+        seen = 0
+        try store.salvageEvents({ _ in seen += 1; return true }, damaged: { _ in damages += 1; return false })
+        // The damaged event is the very first in key order: nothing comes after the stop.
+        #expect(damages == 1 && seen == 0)
     }
 }

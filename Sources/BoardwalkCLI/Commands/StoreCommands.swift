@@ -330,7 +330,7 @@ enum StatsCommand: Command {
 enum ExportCommand: Command {
     static let name = "export"
     static let summary = "Write the store's events as canonical NDJSON, CSV, ClickHouse rows or a batch file"
-    static let usage = "boardwalk export [--db DIR] [--format ndjson|csv|clickhouse|batch] [--since-seq N] [--output FILE] [--schema [--table NAME]]"
+    static let usage = "boardwalk export [--db DIR] [--format ndjson|csv|clickhouse|batch] [--since-seq N | --salvage] [--output FILE] [--schema [--table NAME]]"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "ndjson (default), csv, clickhouse or batch"),
@@ -338,6 +338,7 @@ enum ExportCommand: Command {
         OptionSpec("table", value: "NAME", help: "The table name in --schema (default: boardwalk_events)"),
         OptionSpec("since-seq", value: "N", help: "Only events with a sequence number of N or more"),
         OptionSpec("output", short: "o", value: "FILE", help: "Write to FILE instead of stdout"),
+        OptionSpec("salvage", help: "From a damaged store: every event that still reads, past what does not (listed)"),
     ]
     static let discussion = """
         Events come out in arrival (seq) order. ndjson is the canonical JSON line format (docs/events.md),
@@ -353,12 +354,18 @@ enum ExportCommand: Command {
         For incremental export, pass the 'next' seq printed on stderr by the previous run as --since-seq.
         Sessions the store inferred carry their inferred id (inferred:SEQ) in the export.
 
+        An export stops at the first damaged block ('boardwalk check' lists them all). --salvage goes on past
+        them: it writes every event that still decodes, in block order (onboarding, screen, time) rather than
+        seq order, lists on stderr what it skipped (an event, or the rest of a block), and exits with 2 when
+        it skipped anything. Ingest the salvaged file into a new store to go on.
+
         Examples:
           boardwalk export > all.ndjson
           boardwalk export --format batch -o backup.bwk
           boardwalk export --since-seq 1000000 --format csv > new.csv
           boardwalk export --format clickhouse --schema | clickhouse-client
           boardwalk export --format clickhouse --since-seq 52000 > new.jsonl
+          boardwalk export --db damaged.db --salvage -o salvaged.ndjson
 
         """
 
@@ -367,10 +374,14 @@ enum ExportCommand: Command {
         let since = try arguments.unsigned("since-seq") ?? 0
         if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
         let schema = arguments.flag("schema")
+        let salvage = arguments.flag("salvage")
+        // A salvage reads blocks, not arrival order: no 'next' seq comes out of it to go on from.
+        if salvage && arguments.value("since-seq") != nil { throw UsageError("--since-seq does not go with --salvage") }
         if schema {
             guard format == "clickhouse" else { throw UsageError("--schema goes with --format clickhouse") }
             // The statement has no rows to start from: a --since-seq would be silently ignored.
             if arguments.value("since-seq") != nil { throw UsageError("--since-seq goes with rows, not with --schema") }
+            if salvage { throw UsageError("--salvage goes with rows, not with --schema") }
         } else if arguments.value("table") != nil {
             throw UsageError("--table goes with --schema")
         }
@@ -414,47 +425,57 @@ enum ExportCommand: Command {
             csv.reserveCapacity(1 << 17)
             csv.append(contentsOf: CSVExport.header.utf8)
         }
+        // Writes one event; `false` when a write failed (a full disk): the rest would be lost too.
+        func emit(_ stored: StoredEvent) throws -> Bool {
+            if output.writeError != nil { return false }
+            count += 1
+            lastSeq = stored.seq
+            switch format {
+            case "batch":
+                try batch.append(stored.event)
+                let bytes = batch.takeOutput()
+                if !bytes.isEmpty { output.write(bytes: bytes) }
+            case "csv":
+                CSVExport.appendRow(stored, to: &csv)
+                if csv.count >= 1 << 16 {
+                    output.write(bytes: csv)
+                    csv.removeAll(keepingCapacity: true)
+                }
+            case "clickhouse":
+                guard ClickHouseTable.timeRange.contains(stored.event.time) else {
+                    throw RuntimeError("event seq \(stored.seq): its time \(stored.event.time.iso8601) is outside what ClickHouse's DateTime64 holds (1900-01-01 to 2299-12-31); exported, it would silently become another time")
+                }
+                buffer += ClickHouseTable.row(seq: stored.seq, event: stored.event)
+            default:
+                buffer += CanonicalJSON.line(stored.event)
+                if !buffer.hasSuffix("\n") { buffer += "\n" }
+            }
+            if buffer.utf8.count >= 1 << 16 {
+                output.write(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+            return true
+        }
+        var skipped = SalvageReport()
         do {
-            try store.read { snapshot in
-                storeNextSeq = try snapshot.stats().nextSeq
-                try snapshot.forEachEvent(since: since) { view in
-                    // A write failed (a full disk): the rest would be lost too.
-                    if output.writeError != nil { return false }
-                    let stored = try snapshot.owned(view)
-                    count += 1
-                    lastSeq = stored.seq
-                    switch format {
-                    case "batch":
-                        try batch.append(stored.event)
-                        let bytes = batch.takeOutput()
-                        if !bytes.isEmpty { output.write(bytes: bytes) }
-                    case "csv":
-                        CSVExport.appendRow(stored, to: &csv)
-                        if csv.count >= 1 << 16 {
-                            output.write(bytes: csv)
-                            csv.removeAll(keepingCapacity: true)
-                        }
-                    case "clickhouse":
-                        guard ClickHouseTable.timeRange.contains(stored.event.time) else {
-                            throw RuntimeError("event seq \(stored.seq): its time \(stored.event.time.iso8601) is outside what ClickHouse's DateTime64 holds (1900-01-01 to 2299-12-31); exported, it would silently become another time")
-                        }
-                        buffer += ClickHouseTable.row(seq: stored.seq, event: stored.event)
-                    default:
-                        buffer += CanonicalJSON.line(stored.event)
-                        if !buffer.hasSuffix("\n") { buffer += "\n" }
-                    }
-                    if buffer.utf8.count >= 1 << 16 {
-                        output.write(buffer)
-                        buffer.removeAll(keepingCapacity: true)
-                    }
+            if salvage {
+                try store.salvageEvents(emit) { damage in
+                    skipped.add(damage, to: invocation)
                     return true
+                }
+            } else {
+                try store.read { snapshot in
+                    storeNextSeq = try snapshot.stats().nextSeq
+                    try snapshot.forEachEvent(since: since) { view in try emit(try snapshot.owned(view)) }
                 }
             }
         } catch {
             // A damaged block or a refused time: what was exported so far is not the export asked for.
             output.flush()
             let kept = file.flatMap { $0.isReplaced ? " ('\($0.path)' was left as it was)" : nil } ?? ""
-            let next = lastSeq.map { "; the events before seq \($0 + 1) were read" } ?? ""
+            // A salvage goes in block order: the count says how far it came, the last seq does not.
+            let next = salvage ? "; \(count) event\(count == 1 ? " was" : "s were") written before it"
+                : lastSeq.map { "; the events before seq \($0 + 1) were read" } ?? ""
             throw RuntimeError("\(error); the export is incomplete\(kept)\(next)")
         }
         switch format {
@@ -479,8 +500,45 @@ enum ExportCommand: Command {
         // --since-seq beyond it would otherwise skip events not appended yet).
         let next = lastSeq.map { $0 + 1 } ?? min(since, storeNextSeq)
         try file?.commit()
-        invocation.err("exported \(count) event\(count == 1 ? "" : "s"); next: --since-seq \(next)\n")
-        return ExitCode.success
+        let exported = "exported \(count) event\(count == 1 ? "" : "s")"
+        guard salvage else {
+            invocation.err("\(exported); next: --since-seq \(next)\n")
+            return ExitCode.success
+        }
+        invocation.err("\(exported) (salvage, in block order)\(skipped.summary)\n")
+        return skipped.isEmpty ? ExitCode.success : ExitCode.partial
+    }
+}
+
+/// What `export --salvage` skipped: each damage on stderr as it is met (the first 100 of them), and the totals.
+struct SalvageReport {
+    static let listed = 100
+    private(set) var events = 0
+    private(set) var blocks = 0
+    private var said = 0
+
+    var isEmpty: Bool { events == 0 && blocks == 0 }
+
+    mutating func add(_ damage: SalvageDamage, to invocation: Invocation) {
+        switch damage.extent {
+        case .event: events += 1
+        case .block, .key: blocks += 1
+        }
+        said += 1
+        if said <= Self.listed {
+            invocation.err("skipped: \(damage)\n")
+        } else if said == Self.listed + 1 {
+            invocation.err("skipped: … (more are counted below, not listed; 'boardwalk check' lists the store's damage)\n")
+        }
+    }
+
+    /// "; skipped 2 events and the rest of 1 block", or "" when nothing was skipped.
+    var summary: String {
+        if isEmpty { return "; nothing was skipped" }
+        var parts: [String] = []
+        if events > 0 { parts.append("\(events) event\(events == 1 ? "" : "s") that did not decode") }
+        if blocks > 0 { parts.append("the rest of \(blocks) damaged block\(blocks == 1 ? "" : "s")") }
+        return "; skipped " + parts.joined(separator: " and ")
     }
 }
 
