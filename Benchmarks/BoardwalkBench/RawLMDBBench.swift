@@ -215,15 +215,17 @@ final class RawLMDBScanBench: Benchmark {
 
 // MARK: The raw peer of the block layout
 
-/// The values the store writes for each batch in its block layout (docs/storage.md): `events` blocks,
-/// `sessions` bucket values and `batches` entries, built before timing with the codec's builders and the
-/// store's rules (one block per run of (onboarding, screen) in the batch, split at an hour's span or
-/// 32 KiB; one value per bucket of 64 session ids and batch, split past 768 bytes, as store format 4 writes
-/// them; 256 block keys per `batches` entry). The timed loop only
-/// puts them, so the store's own figure minus this one is what its Swift code costs.
+/// The values of a block layout for each batch (docs/storage.md): `events` blocks, `sessions` bucket values and
+/// `batches` entries, built before timing with the codec's builders (one block per run of (onboarding, screen) in
+/// the batch, split at an hour's span or 32 KiB; one value per bucket of 64 session ids and batch, split past 768
+/// bytes; 256 block keys per `batches` entry). The timed loop only puts them.
 ///
-/// It leaves out what the store also writes and that has no per-event equivalent in the other peers:
-/// new strings, `onboarding_sessions` pairs, counters.
+/// This is store format 4's layout, kept as a bound rather than a copy of what the store writes now: every batch
+/// puts new values and rewrites none. Since format 3 the store grows each group's newest block instead (fewer,
+/// larger blocks for reads, paid for by rewriting them), and since format 8 it appends the session index to a log
+/// folded every 16 batches; with 100 000 sessions in flight those rewrites are most of its bytes per commit. It
+/// also leaves out what the store writes that has no per-event equivalent in the other peers: new strings,
+/// `onboarding_sessions` pairs, counters.
 struct BlockRows {
     enum Target: UInt8 { case events, sessions, batches }
     struct Put {
