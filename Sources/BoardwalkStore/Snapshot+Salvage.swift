@@ -1,30 +1,42 @@
 import BoardwalkCodec
 import BoardwalkModel
 
-/// What a salvage could not read (``Snapshot/salvageEvents(_:damaged:)``).
+/// What a salvage could not read (``Store/salvageEvents(_:damaged:)``).
 public struct SalvageDamage: Sendable, CustomStringConvertible {
     /// How much of the store the damage cost.
     public enum Extent: Sendable, Equatable {
         /// One event: its record, or a string it names, does not decode. The rest of its block was read.
         case event(seq: UInt64)
-        /// The rest of a block, after the `eventsRead` events of it that were handed out: its header or the
-        /// framing of its events does not decode, so nothing past the damage can be found.
+        /// The rest of a block, after its first `eventsRead` events (handed out, or skipped one by one as
+        /// ``event(seq:)``): its header or the framing of its events does not decode, so nothing past the damage
+        /// can be found.
         case block(firstSeq: UInt64, eventsRead: Int)
-        /// An `events` key of the wrong size: its value cannot be placed, and is skipped whole.
+        /// Nothing: every event of the block was read (`eventsRead`, as many as its header says), but its end does
+        /// not check (its length, last time or seq range). Its events were handed out, unverified: the damage
+        /// that broke the end may have changed one of them.
+        case blockEnd(firstSeq: UInt64, eventsRead: Int)
+        /// A block whole: its `events` key has the wrong size, so its value cannot be placed.
         case key
     }
 
-    /// How much was skipped.
+    /// How much was lost.
     public let extent: Extent
     /// Why, naming the block's key (onboarding and screen ids, first seq) or the event's seq.
     public let error: StoreError
 
+    /// Whether events were lost: all but ``Extent/blockEnd(firstSeq:eventsRead:)``.
+    public var lostEvents: Bool {
+        if case .blockEnd = extent { return false }
+        return true
+    }
+
     public var description: String {
+        func events(_ n: Int) -> String { "\(n) event\(n == 1 ? "" : "s")" }
         switch extent {
-        case .event: return "skipped one event: \(error)"
-        case .block(_, let read):
-            return "skipped the rest of a block after \(read) event\(read == 1 ? "" : "s"): \(error)"
-        case .key: return "skipped a block under a damaged key: \(error)"
+        case .event: return "one event: \(error)"
+        case .block(_, let read): return "the rest of a block, after its first \(events(read)): \(error)"
+        case .blockEnd(_, let read): return "a block whose end does not check, its \(events(read)) kept: \(error)"
+        case .key: return "a whole block, under a damaged key: \(error)"
         }
     }
 }
@@ -40,23 +52,37 @@ extension Store {
     /// session index, so their damage costs nothing here; a string that cannot be resolved (a damaged `strings`
     /// chunk) costs the events that name it.
     ///
-    /// LMDB's own pages are checked first, as ``check()`` does: liblmdb trusts them, and a cursor over a damaged
-    /// page can crash the process. When they are damaged nothing is read and the call throws; what is left can then
-    /// only be read with page-level tools (a backup copies the damage).
+    /// LMDB's own pages of the databases it reads (`events`, `strings`, `meta`) are checked first, in the same
+    /// snapshot, as ``check()`` does for all of them: liblmdb trusts them, and a cursor over a damaged page can crash
+    /// the process. When they are damaged nothing is read and the call throws; what is left can then only be read
+    /// with page-level tools (a backup copies the damage).
     ///
     /// Events come in block order: by onboarding and screen, and within a group block by block, which is time order
     /// except where late arrivals made blocks that overlap in time. Each event comes once. Return `false` from
     /// `body` or `damaged` to stop. Runs in one read transaction, concurrently with writers.
-    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when LMDB's pages are damaged, and what `body` or
-    ///   `damaged` throws. Damage to Boardwalk's values is reported through `damaged`, never thrown.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when those pages are damaged (or could not be
+    ///   checked, with writers committing faster than the check reads), and what `body` or `damaged` throws. Damage
+    ///   to Boardwalk's values is reported through `damaged`, never thrown.
     /// - Complexity: O(pages of the file) for the page check, then O(N): every block is read once.
     public func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool) throws {
-        let problems = try pageProblems()
-        if !problems.isEmpty {
-            throw StoreError(.corrupt, "LMDB's pages are damaged, so no cursor can walk them safely: "
-                             + problems.joined(separator: "; "))
+        // The check walks its snapshot's trees, which another process's commits can take away (``PagesMoved``): it
+        // tries again with a new snapshot.
+        for _ in 0..<100 {
+            do {
+                return try read { snapshot in
+                    let problems = try snapshot.txn.checkPages(trees: [Layout.events, Layout.strings, Layout.meta])
+                    if !problems.isEmpty {
+                        throw StoreError(.corrupt, "LMDB's own pages of the databases a salvage reads are damaged, and "
+                                         + "a cursor over them could crash the process: " + problems.joined(separator: "; "))
+                    }
+                    try snapshot.salvageEvents(body, damaged: damaged)
+                }
+            } catch is PagesMoved {
+                continue
+            }
         }
-        try read { snapshot in try snapshot.salvageEvents(body, damaged: damaged) }
+        throw StoreError(.corrupt, "LMDB's pages could not be checked before the salvage: another process committed "
+                         + "faster than the check could read them, 100 times; try again when appends pause")
     }
 }
 
@@ -80,7 +106,6 @@ extension Snapshot {
     /// The events of one block for ``salvageEvents(_:damaged:)``; `false` when a callback asked to stop.
     private func salvageBlock(_ key: EventKey, _ value: UnsafeRawBufferPointer, _ body: (StoredEvent) throws -> Bool,
                               _ damaged: (SalvageDamage) throws -> Bool) throws -> Bool {
-        var read = 0
         var block: EventBlockReader
         do { block = try blockReader(key, value) } catch let error as StoreError {
             return try damaged(SalvageDamage(extent: .block(firstSeq: key.seq, eventsRead: 0), error: error))
@@ -89,7 +114,11 @@ extension Snapshot {
             do {
                 guard try advance(&block, key) else { return true }
             } catch let error as StoreError {
-                return try damaged(SalvageDamage(extent: .block(firstSeq: key.seq, eventsRead: read), error: error))
+                // The reader checks the block's end after its last event: every event may have been read.
+                let extent: SalvageDamage.Extent = block.index == block.count
+                    ? .blockEnd(firstSeq: key.seq, eventsRead: block.count)
+                    : .block(firstSeq: key.seq, eventsRead: block.index)
+                return try damaged(SalvageDamage(extent: extent, error: error))
             }
             let stored: StoredEvent
             do {
@@ -98,7 +127,6 @@ extension Snapshot {
                 guard try damaged(SalvageDamage(extent: .event(seq: block.seq), error: error)) else { return false }
                 continue
             }
-            read += 1
             guard try body(stored) else { return false }
         }
     }

@@ -168,8 +168,8 @@ func fixturePath() throws -> String {
 
     /// A store of 50 events over two onboardings and five screens, whose first block in key order (onboarding
     /// "onb-0", screen 0, from time 0 and seq 0, holding seqs 0, 10, 20, 30 and 40) or another value is then damaged
-    /// as `damage` says. The caller closes the store.
-    static func damagedStore(_ damage: Damage, at dir: String) throws -> Store {
+    /// as `damage` says (`nil`: none). The caller closes the store.
+    static func damagedStore(_ damage: Damage?, at dir: String) throws -> Store {
         let store = try Store.open(at: dir, options: .foldingEveryBatch())
         try store.append((0..<50).map { simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: $0 % 7, time: Int64($0), eventID: "e\($0)") })
         #expect(try store.check().isOK)
@@ -177,6 +177,7 @@ func fixturePath() throws -> String {
         let onb = try #require(try store.read { try $0.id(of: "onb-0") })
         let key = EventKey(onboarding: onb, screen: 0, timeBits: Layout.timeBits(0), seq: 0)
         let session = try #require(try store.read { try $0.id(of: "s0") })
+        guard let damage else { return store }
         try store.env.transaction(write: true) { txn in
             let dbs = store.dbs
             func put(_ db: Database, _ k: [UInt8], _ v: [UInt8]) throws {
@@ -319,7 +320,60 @@ func fixturePath() throws -> String {
         #expect(seqs.count == Set(seqs).count, "an event came twice")
         #expect(zip(seqs, ids).allSatisfy { "e\($0.0)" == $0.1 }, "an event came back with another's fields")
         // The damage is named: the block by its first seq, the event by its seq.
-        if let first = damages.first { #expect(first.description.contains("seq 0"), "\(first)") }
+        if let first = damages.first {
+            #expect(first.description.contains(first.extent == .event(seq: 0) ? "event seq 0 " : "the block at seq 0 "), "\(first)")
+        }
+    }
+
+    enum BlockDamage: String, CaseIterable, CustomStringConvertible {
+        case lastByteCut, byteAppended, shortKey, firstStringChunk
+        var description: String { rawValue }
+    }
+
+    @Test(arguments: BlockDamage.allCases)
+    func salvageOfFramingKeysAndStrings(_ damage: BlockDamage) throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try CorruptionTests.damagedStore(nil, at: dir)
+        defer { store.close() }
+        let onb = try #require(try store.read { try $0.id(of: "onb-0") })
+        // The first block in key order holds seqs 0, 10, 20, 30 and 40 (CorruptionTests.damagedStore).
+        var keyBytes = [UInt8](repeating: 0, count: Layout.eventKeySize)
+        keyBytes.withUnsafeMutableBytes { EventKey(onboarding: onb, screen: 0, timeBits: Layout.timeBits(0), seq: 0).write(to: $0.baseAddress!) }
+        try store.env.transaction(write: true) { txn in
+            func put(_ db: Database, _ k: [UInt8], _ v: [UInt8]) throws {
+                try k.withUnsafeBytes { kb in try v.withUnsafeBytes { vb in _ = try txn.put(db, kb, vb) } }
+            }
+            let block = try #require(try keyBytes.withUnsafeBytes { try txn.get(store.dbs.events, $0) }.map { Array($0) })
+            switch damage {
+            case .lastByteCut: try put(store.dbs.events, keyBytes, Array(block.dropLast()))
+            case .byteAppended: try put(store.dbs.events, keyBytes, block + [0])
+            case .shortKey: try put(store.dbs.events, Array(keyBytes.dropLast()), block)
+            case .firstStringChunk: try put(store.dbs.strings, [0, 0, 0, 0], [0xFF, 0xFF])
+            }
+        }
+        var seqs: [UInt64] = []
+        var damages: [SalvageDamage] = []
+        try store.salvageEvents({ seqs.append($0.seq); return true }, damaged: { damages.append($0); return true })
+        switch damage {
+        case .lastByteCut:
+            // The fifth event's body is cut: the four before it are kept.
+            #expect(damages.map(\.extent) == [.block(firstSeq: 0, eventsRead: 4)], "\(damages)")
+            #expect(seqs.sorted() == (0..<50).filter { $0 != 40 })
+        case .byteAppended:
+            // Every event reads, but the block's length does not check: kept, and said to be unverified.
+            #expect(damages.map(\.extent) == [.blockEnd(firstSeq: 0, eventsRead: 5)], "\(damages)")
+            #expect(damages.allSatisfy { !$0.lostEvents })
+            #expect(seqs.sorted() == Array(0..<50))
+        case .shortKey:
+            // A second copy of the block under a key of 21 bytes: skipped, and the block itself read once.
+            #expect(damages.map(\.extent) == [.key], "\(damages)")
+            #expect(seqs.sorted() == Array(0..<50))
+        case .firstStringChunk:
+            // Every event names a string of the first chunk: each is skipped alone, none is lost unsaid.
+            #expect(seqs.count + damages.count == 50 && !damages.isEmpty, "\(seqs.count) events, \(damages.count) damages")
+            #expect(damages.allSatisfy { if case .event = $0.extent { true } else { false } }, "\(damages)")
+        }
     }
 
     @Test func stoppingEndsTheSalvage() throws {

@@ -425,38 +425,44 @@ enum ExportCommand: Command {
             csv.reserveCapacity(1 << 17)
             csv.append(contentsOf: CSVExport.header.utf8)
         }
-        // Writes one event; `false` when a write failed (a full disk): the rest would be lost too.
+        var skipped = SalvageReport()
+        // Writes one event; `false` when a write failed (a full disk): the rest would be lost too. An event the
+        // format cannot hold ends an export, and is skipped (and listed) by a salvage.
         func emit(_ stored: StoredEvent) throws -> Bool {
             if output.writeError != nil { return false }
+            do {
+                switch format {
+                case "batch":
+                    try batch.append(stored.event)
+                    let bytes = batch.takeOutput()
+                    if !bytes.isEmpty { output.write(bytes: bytes) }
+                case "csv":
+                    CSVExport.appendRow(stored, to: &csv)
+                    if csv.count >= 1 << 16 {
+                        output.write(bytes: csv)
+                        csv.removeAll(keepingCapacity: true)
+                    }
+                case "clickhouse":
+                    guard ClickHouseTable.timeRange.contains(stored.event.time) else {
+                        throw RuntimeError("event seq \(stored.seq): its time \(stored.event.time.iso8601) is outside what ClickHouse's DateTime64 holds (1900-01-01 to 2299-12-31); exported, it would silently become another time")
+                    }
+                    buffer += ClickHouseTable.row(seq: stored.seq, event: stored.event)
+                default:
+                    buffer += CanonicalJSON.line(stored.event)
+                    if !buffer.hasSuffix("\n") { buffer += "\n" }
+                }
+            } catch where salvage {
+                skipped.refuse(seq: stored.seq, error, to: invocation)
+                return true
+            }
             count += 1
             lastSeq = stored.seq
-            switch format {
-            case "batch":
-                try batch.append(stored.event)
-                let bytes = batch.takeOutput()
-                if !bytes.isEmpty { output.write(bytes: bytes) }
-            case "csv":
-                CSVExport.appendRow(stored, to: &csv)
-                if csv.count >= 1 << 16 {
-                    output.write(bytes: csv)
-                    csv.removeAll(keepingCapacity: true)
-                }
-            case "clickhouse":
-                guard ClickHouseTable.timeRange.contains(stored.event.time) else {
-                    throw RuntimeError("event seq \(stored.seq): its time \(stored.event.time.iso8601) is outside what ClickHouse's DateTime64 holds (1900-01-01 to 2299-12-31); exported, it would silently become another time")
-                }
-                buffer += ClickHouseTable.row(seq: stored.seq, event: stored.event)
-            default:
-                buffer += CanonicalJSON.line(stored.event)
-                if !buffer.hasSuffix("\n") { buffer += "\n" }
-            }
             if buffer.utf8.count >= 1 << 16 {
                 output.write(buffer)
                 buffer.removeAll(keepingCapacity: true)
             }
             return true
         }
-        var skipped = SalvageReport()
         do {
             if salvage {
                 try store.salvageEvents(emit) { damage in
@@ -466,16 +472,21 @@ enum ExportCommand: Command {
             } else {
                 try store.read { snapshot in
                     storeNextSeq = try snapshot.stats().nextSeq
-                    try snapshot.forEachEvent(since: since) { view in try emit(try snapshot.owned(view)) }
+                    try snapshot.forEachEvent(since: since) { view in
+                        // Before the decode: after a failed write, the error to report is the write's.
+                        if output.writeError != nil { return false }
+                        return try emit(try snapshot.owned(view))
+                    }
                 }
             }
         } catch {
             // A damaged block or a refused time: what was exported so far is not the export asked for.
             output.flush()
             let kept = file.flatMap { $0.isReplaced ? " ('\($0.path)' was left as it was)" : nil } ?? ""
-            // A salvage goes in block order: the count says how far it came, the last seq does not.
-            let next = salvage ? "; \(count) event\(count == 1 ? " was" : "s were") written before it"
-                : lastSeq.map { "; the events before seq \($0 + 1) were read" } ?? ""
+            // A salvage goes in block order: the count says how far it came, the last seq does not; a file replaced
+            // only once whole keeps none of it.
+            let next = !salvage ? lastSeq.map { "; the events before seq \($0 + 1) were read" } ?? ""
+                : file?.isReplaced == true ? "" : "; \(count) event\(count == 1 ? " was" : "s were") written before it"
             throw RuntimeError("\(error); the export is incomplete\(kept)\(next)")
         }
         switch format {
@@ -487,7 +498,8 @@ enum ExportCommand: Command {
         // went on from a `next` whose events were lost (ENOSPC) would never export them.
         output.flush()
         if let code = output.writeError {
-            let again = "the export is incomplete: run it again with the same --since-seq \(since)"
+            let again = salvage ? "the export is incomplete: run 'export --salvage' again"
+                : "the export is incomplete: run it again with the same --since-seq \(since)"
             if let file {
                 throw RuntimeError("cannot write to '\(file.path)': \(String(cString: strerror(code))); \(again)"
                     + (file.isReplaced ? " ('\(file.path)' was left as it was)" : ""))
@@ -510,35 +522,52 @@ enum ExportCommand: Command {
     }
 }
 
-/// What `export --salvage` skipped: each damage on stderr as it is met (the first 100 of them), and the totals.
+/// What `export --salvage` skipped or kept unverified: each on stderr as it is met (the first 100), and the totals.
 struct SalvageReport {
     static let listed = 100
+    /// Events skipped one by one: a record or string that does not decode, or one the output format cannot hold.
     private(set) var events = 0
+    /// Blocks cut short (the rest after the damage) or lost whole (a damaged key).
     private(set) var blocks = 0
+    /// Blocks whose every event was kept, though their end does not check.
+    private(set) var unverified = 0
     private var said = 0
 
-    var isEmpty: Bool { events == 0 && blocks == 0 }
+    var isEmpty: Bool { events == 0 && blocks == 0 && unverified == 0 }
 
     mutating func add(_ damage: SalvageDamage, to invocation: Invocation) {
         switch damage.extent {
         case .event: events += 1
         case .block, .key: blocks += 1
+        case .blockEnd: unverified += 1
         }
+        say((damage.lostEvents ? "skipped: " : "kept unverified: ") + damage.description, invocation)
+    }
+
+    /// An event that decoded but that the output format cannot hold.
+    mutating func refuse(seq: UInt64, _ error: any Error, to invocation: Invocation) {
+        events += 1
+        say("skipped: one event (seq \(seq)), which the format cannot hold: \(error)", invocation)
+    }
+
+    private mutating func say(_ line: String, _ invocation: Invocation) {
         said += 1
         if said <= Self.listed {
-            invocation.err("skipped: \(damage)\n")
+            invocation.err(line + "\n")
         } else if said == Self.listed + 1 {
-            invocation.err("skipped: … (more are counted below, not listed; 'boardwalk check' lists the store's damage)\n")
+            invocation.err("… (the rest are counted below, not listed; 'boardwalk check' lists the store's damage)\n")
         }
     }
 
-    /// "; skipped 2 events and the rest of 1 block", or "" when nothing was skipped.
+    /// "; skipped 2 events and the rest of 1 block", or "; nothing was skipped".
     var summary: String {
-        if isEmpty { return "; nothing was skipped" }
+        func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
         var parts: [String] = []
-        if events > 0 { parts.append("\(events) event\(events == 1 ? "" : "s") that did not decode") }
-        if blocks > 0 { parts.append("the rest of \(blocks) damaged block\(blocks == 1 ? "" : "s")") }
-        return "; skipped " + parts.joined(separator: " and ")
+        if events > 0 { parts.append(plural(events, "event")) }
+        if blocks > 0 { parts.append("the rest of " + plural(blocks, "damaged block")) }
+        var text = parts.isEmpty ? "" : "; skipped " + parts.joined(separator: " and ")
+        if unverified > 0 { text += "; kept, unverified, the events of " + plural(unverified, "block") + " whose end does not check" }
+        return isEmpty ? "; nothing was skipped" : text
     }
 }
 

@@ -305,13 +305,15 @@ extension Transaction {
     /// the trees are sound. Never traps on damage.
     ///
     /// With `mainOnly`, only the main database's tree is walked (the named databases' records, which `mdb_dbi_open`
-    /// reads: a few pages), as `Store.open` does before opening them.
+    /// reads: a few pages), as `Store.open` does before opening them. With `trees`, the main database's and the
+    /// named databases' of those names only (their records' flags too): what a reader of those databases relies on,
+    /// without the free list and the count of every page, which need every tree.
     ///
     /// - Throws: ``PagesMoved`` when another process committed twice since the transaction began (its snapshot's
     ///   meta page was overwritten): try again with a new transaction.
     /// - Complexity: O(pages of the file): one `pread` per branch, leaf and first overflow page; `mainOnly`: O(pages
     ///   of the main database), usually one.
-    func checkPages(limit: Int = 20, mainOnly: Bool = false) throws -> [String] {
+    func checkPages(limit: Int = 20, mainOnly: Bool = false, trees: Set<String>? = nil) throws -> [String] {
         guard let env = mdb_txn_env(handle) else { return [] }
         var fd: Int32 = -1
         try check(mdb_env_get_fd(env, &fd), "mdb_env_get_fd")
@@ -349,6 +351,17 @@ extension Transaction {
             // The named databases' records too (their flags decide how LMDB reads them), not their trees.
             for tree in walk.named where tree.pad != 0 || tree.flags != 0 {
                 walk.report("\(tree.name): its record has flags 0x\(String(tree.flags, radix: 16)) and first field \(tree.pad); expected 0 and 0")
+            }
+            return walk.problems
+        }
+        if let trees {
+            walk.walk(main, isMain: true)
+            for tree in walk.named where trees.contains(tree.name) && !walk.full {
+                if tree.pad != 0 || tree.flags != 0 {
+                    walk.report("\(tree.name): its record has flags 0x\(String(tree.flags, radix: 16)) and first field \(tree.pad); expected 0 and 0")
+                } else {
+                    walk.walk(tree, isMain: false)
+                }
             }
             return walk.problems
         }
