@@ -13,11 +13,12 @@ struct SalvageExportTests {
     let directory: URL
     init() throws { directory = try temporaryDirectory() }
 
-    /// Ingests a corpus, then replaces the value of the first block in key order with bytes that do not decode.
-    /// Returns the store's path, its events, and the seqs of the damaged block.
+    /// Ingests a corpus in batches of 200 events, then replaces the value of the block whose key has the largest seq
+    /// (one first written by a late batch, so that an export in seq order writes the batches before it) with bytes
+    /// that do not decode. Returns the store's path, its events, the seqs of the damaged block and its key's seq.
     func damagedStore() throws -> (db: String, events: [StoredEvent], lost: Set<UInt64>, blockSeq: UInt64) {
         let db = directory.appendingPathComponent("damaged.db").path
-        let r = try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: Corpus(sessions: 60, seed: 23).text)
+        let r = try boardwalk(["ingest", "--db", db, "-q", "--batch", "200", "-"], stdin: Corpus(sessions: 60, seed: 23).text)
         #expect(r.status == 0, "\(r.stderr)")
         let store = try Store.open(at: db)
         defer { store.close() }
@@ -26,13 +27,18 @@ struct SalvageExportTests {
         var blockSeq: UInt64 = 0
         try store.env.transaction(write: true) { txn in
             try txn.withCursor(store.dbs.events) { c in
-                #expect(try c.first())
-                let key = try #require(EventKey(c.key))
-                blockSeq = key.seq
-                var block = try blockReader(key, c.value)
+                var latest: [UInt8] = []
+                var found = try c.first()
+                while found {
+                    let key = try #require(EventKey(c.key))
+                    if latest.isEmpty || key.seq > blockSeq { (latest, blockSeq) = (Array(c.key), key.seq) }
+                    found = try c.next()
+                }
+                let key = try #require(latest.withUnsafeBytes { EventKey($0) })
+                let value = try #require(try latest.withUnsafeBytes { try txn.get(store.dbs.events, $0) })
+                var block = try blockReader(key, value)
                 while try advance(&block, key) { lost.insert(block.seq) }
-                let keyBytes = Array(c.key)
-                try keyBytes.withUnsafeBytes { k in
+                try latest.withUnsafeBytes { k in
                     try [UInt8]([0xFF, 0xFE, 0xFD, 0xFC, 0xFB]).withUnsafeBytes { v in _ = try txn.put(store.dbs.events, k, v) }
                 }
             }
@@ -49,6 +55,17 @@ struct SalvageExportTests {
         let plain = try boardwalk(["export", "--db", db])
         #expect(plain.status == 1, "\(plain.stderr)")
         #expect(plain.stderr.contains("does not decode") && plain.stderr.contains("the export is incomplete"), "\(plain.stderr)")
+        #expect(plain.stderr.contains("'boardwalk export --salvage' goes on past damaged blocks"), "\(plain.stderr)")
+        // What it says was written is what stdout holds: every event before that seq (seqs are dense from 0), no
+        // more and no fewer (the buffer it had not yet written is written before the error).
+        let said = try #require(plain.stderr.firstRange(of: "the events before seq ").map { plain.stderr[$0.upperBound...] }, "\(plain.stderr)")
+        let written = try #require(Int(said.prefix { $0.isNumber }))
+        #expect(written > 0)
+        #expect(try readNDJSON(plain.stdout).count == written)
+        for format in ["csv", "clickhouse", "batch"] {
+            let f = try boardwalk(["export", "--db", db, "--format", format, "-o", "/dev/stdout"])
+            #expect(f.status == 1 && f.stderr.contains("the events before seq \(written) were written"), "\(format): \(f.stderr)")
+        }
 
         let out = directory.appendingPathComponent("salvaged.ndjson").path
         let r = try boardwalk(["export", "--db", db, "--salvage", "-o", out])

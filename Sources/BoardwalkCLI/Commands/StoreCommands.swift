@@ -480,14 +480,25 @@ enum ExportCommand: Command {
                 }
             }
         } catch {
-            // A damaged block or a refused time: what was exported so far is not the export asked for.
+            // A damaged block or a refused time: what was exported so far is not the export asked for. What was
+            // exported is written out whole (the last batch block closed), so that the line below is true of the
+            // output: a stream cut at the last full buffer lost the events read since.
+            switch format {
+            case "batch": output.write(bytes: batch.finish())
+            case "csv": output.write(bytes: csv)
+            default: output.write(buffer)
+            }
             output.flush()
-            let kept = file.flatMap { $0.isReplaced ? " ('\($0.path)' was left as it was)" : nil } ?? ""
-            // A salvage goes in block order: the count says how far it came, the last seq does not; a file replaced
-            // only once whole keeps none of it.
-            let next = !salvage ? lastSeq.map { "; the events before seq \($0 + 1) were read" } ?? ""
-                : file?.isReplaced == true ? "" : "; \(count) event\(count == 1 ? " was" : "s were") written before it"
-            throw RuntimeError("\(error); the export is incomplete\(kept)\(next)")
+            // A file replaced only once whole keeps none of it; a salvage goes in block order, so the count says how
+            // far it came, the last seq does not.
+            let replaced = file?.isReplaced == true
+            let kept = replaced ? " ('\(file!.path)' was left as it was)" : ""
+            let next = replaced || output.writeError != nil ? ""
+                : salvage ? "; \(count) event\(count == 1 ? " was" : "s were") written before it"
+                : lastSeq.map { "; the events before seq \($0 + 1) were written" } ?? "; no event was written"
+            let damaged = (error as? StoreError)?.kind == .corrupt && !salvage
+                ? "; 'boardwalk export --salvage' goes on past damaged blocks" : ""
+            throw RuntimeError("\(error); the export is incomplete\(kept)\(next)\(damaged)")
         }
         switch format {
         case "batch": output.write(bytes: batch.finish())
