@@ -39,7 +39,7 @@ private func parseCSVBytes(_ bytes: [UInt8]) -> [[String]] {
 /// The export's columns of an event, unquoted: the reference the byte-level writer is checked against.
 private func expectedFields(_ stored: StoredEvent) -> [String] {
     let e = stored.event
-    var name = "", elementID = "", elementType = "", value = "", reply = "", domain = "", code = "", message = ""
+    var name = e.kind.name, elementID = "", elementType = "", value = "", reply = "", domain = "", code = "", message = ""
     switch e.payload {
     case .analytics(let a):
         name = a.name

@@ -618,8 +618,8 @@ enum CSVExport {
         appendDecimal(stored.seq, to: &out)
         field(e.time.iso8601)
         field(e.kind.name)
-        // name
-        if case .analytics(let a) = e.payload { field(a.name) } else { empty() }
+        // name: the analytics name, or the kind's for other kinds, as the query language and the ClickHouse rows have it
+        if case .analytics(let a) = e.payload { field(a.name) } else { field(e.kind.name) }
         if let meta = e.meta {
             field(meta.onboardingID)
             field(meta.screenClientID)
