@@ -37,7 +37,10 @@ enum DemoCommand: Command {
             if existing == 0 {
                 try load(SyntheticData(sessions: sessions, seed: seed), into: store, invocation: invocation, paint: paint)
             } else {
-                invocation.out("The store at \(path) already holds \(Units.count(existing, "event")): the answers below come from them.\n")
+                // Nothing is generated, so --sessions and --seed would be silently ignored.
+                let ignored = ["sessions", "seed"].filter { arguments.value($0) != nil }.map { "--" + $0 }
+                let note = ignored.isEmpty ? "" : " (\(ignored.joined(separator: " and ")) \(ignored.count == 1 ? "applies" : "apply") only to an empty store: give a new --db to generate)"
+                invocation.out("The store at \(path) already holds \(Units.count(existing, "event")): the answers below come from them\(note).\n")
             }
             store.close()
         }
@@ -201,11 +204,19 @@ struct Answers {
             }
         }
 
-        let exits = try ask("How sessions end", "sessions | where onboarding == \(quoted) | count by exit")
+        // Rule 8: a session's exit is its last ending, so one closed after completing counts as closed. The line after
+        // the chart gives the completions whatever came after them, which is what the funnel's last step shows.
+        let exits = try ask("How sessions end (by their last ending: a close after completing counts as closed)",
+                            "sessions | where onboarding == \(quoted) | count by exit")
         let exitCounts = Answers.ranked(rows(exits, "exit", "count").present)
+        let total = exitCounts.reduce(0) { $0 + $1.value }
         invocation.out(Bars.chart(
             exitCounts.map { ($0.key, $0.value, Units.count(Int($0.value))) },
-            share: exitCounts.reduce(0) { $0 + $1.value }, columns: invocation.columns, paint: paint))
+            share: total, columns: invocation.columns, paint: paint))
+        let completed = try ask("Sessions that completed, however they ended", "sessions | where onboarding == \(quoted) | where completed | count")
+        if let n = completed.rows.first?.first?.doubleValue, total > 0 {
+            invocation.out("  \(Units.count(Int(n), "session")), \(Units.percent(n / total)) of the onboarding's\n")
+        }
     }
 
     /// A screen's label in a chart: its index right-aligned to the widest index shown (`up to`), then its name, so
