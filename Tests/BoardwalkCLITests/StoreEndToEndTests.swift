@@ -576,3 +576,23 @@ struct StreamingIngestTests {
         try? input.fileHandleForWriting.close()
     }
 }
+
+extension StoreEndToEndTests {
+    @Test("--strict over a file an earlier run ingested says that the lines it skipped were not checked")
+    func strictAfterAResume() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = try write("{\"bad\":1}\n" + Corpus(sessions: 3, seed: 4).text, "bad.ndjson")
+        let rejects = directory.appendingPathComponent("rejects.txt").path
+        let first = try boardwalk(["ingest", "--db", db, "--rejects", rejects, file])
+        #expect(first.status == 2, "\(first.stderr)")
+        let strict = try boardwalk(["ingest", "--db", db, "--strict", "--rejects", rejects, file])
+        #expect(strict.status == 0, "\(strict.stderr)")
+        #expect(strict.stdout.contains("strict: only what this run read was checked"), "\(strict.stdout)")
+        // The way it suggests checks the whole file again, and fails on its bad line.
+        let whole = try boardwalk(["ingest", "--db", db, "--strict", "--rejects", rejects, "-"], stdin: try String(contentsOfFile: file, encoding: .utf8))
+        #expect(whole.status == 1, "\(whole.stderr)")
+        // A first --strict run reads everything, and says nothing of the kind.
+        let fresh = try boardwalk(["ingest", "--db", db + "-2", "--strict", "--rejects", rejects, file])
+        #expect(fresh.status == 1 && !fresh.stdout.contains("strict: only"), "\(fresh.stdout)")
+    }
+}

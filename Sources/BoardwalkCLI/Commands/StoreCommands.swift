@@ -204,6 +204,11 @@ enum IngestCommand: Command {
             }
             if let resumed = resumedLine(lines: summary.resumedLines, events: summary.resumedEvents) { text += resumed }
             for restart in summary.restarted { text += restartedLine(restart) }
+            if arguments.flag("strict") && summary.resumedLines + summary.resumedEvents > 0 {
+                // --strict as a validation would otherwise pass a file whose bad lines an earlier run rejected.
+                text += "strict: only what this run read was checked; what an earlier run committed was not read again "
+                    + "(to check a whole file, read it from standard input, which has no checkpoint: ingest --strict - < FILE)\n"
+            }
             let rate = Double(summary.ingested + summary.duplicates) * 1e6 / Double(max(1, elapsed))
             text += "time: \(Units.duration(microseconds: elapsed)) (\(Units.rate(rate)) events)\n"
             invocation.out(text)
