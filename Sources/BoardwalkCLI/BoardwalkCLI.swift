@@ -145,11 +145,12 @@ public enum BoardwalkCLI {
               --version   Show the version and exit
 
             Environment:
-              BOARDWALK_DB  The default store directory
-              NO_COLOR      When set (non-empty), never use colour
+              BOARDWALK_DB       The default store directory
+              BOARDWALK_HISTORY  The REPL's history file (default: ~/.boardwalk_history)
+              NO_COLOR           When set (non-empty), never use colour
 
-            Exit status: 0 success, 1 failure, 2 finished with rejected input or failed queries, 64 usage error,
-            130 interrupted (Ctrl-C).
+            Exit status: 0 success, 1 failure, 2 finished with rejected input, failed queries or a salvage that
+            skipped damage, 64 usage error, 130 interrupted (Ctrl-C).
             Run 'boardwalk <command> --help' for a command's options. Plain 'boardwalk' on a terminal starts the REPL.
 
             """

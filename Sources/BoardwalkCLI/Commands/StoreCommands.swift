@@ -296,8 +296,10 @@ enum StatsCommand: Command {
     static func statsTable(_ s: StoreStats, fileBytes: Int, paint: Paint) -> String {
         var t = TextTable(headers: ["", ""], alignments: [.left, .right])
         t.rows = [
+            // Counts for people, with the exact number beside them once they are rounded.
             ["events", Units.count(s.events) + (s.events >= 1000 ? " (\(s.events))" : "")],
-            ["sessions", "\(s.sessions) (\(s.inferredSessions) inferred)"],
+            ["sessions", Units.count(s.sessions) + (s.sessions >= 1000 ? " (\(s.sessions))" : "")
+                + " (\(Units.count(s.inferredSessions)) inferred)"],
             ["onboardings", "\(s.onboardings)"],
             ["duplicates skipped", "\(s.duplicatesSkipped)"],
             ["bytes on disk", Units.bytes(fileBytes)],
