@@ -107,3 +107,33 @@ import Testing
         var sessionAccess: String { inner.sessionAccess }
     }
 }
+
+/// A screen funnel over sessions of onboardings of different lengths says so beside its result (``RunStatistics/notes``):
+/// rule 3 counts a session that completed the shorter onboarding as not reaching the longer one's later steps, which
+/// reads as drop-off.
+@Suite struct MixedLengthFunnelNoteTests {
+    /// A session that presents every screen of an onboarding of `screens` screens.
+    static func session(_ id: String, onboarding: String, screens: Int, start: Int64) -> [Event] {
+        (0..<screens).map { i in
+            Event(time: Timestamp(microseconds: start + Int64(i) * 1_000_000), session: id, eventID: nil,
+                  meta: Meta(onboardingID: onboarding, screenClientID: "s\(i)", screenIndex: i, totalScreens: screens),
+                  payload: .analytics(.screenPresented))
+        }
+    }
+
+    @Test func mixedLengthsGetANoteAndOneOnboardingDoesNot() throws {
+        let source = InMemoryEventSource(Self.session("a", onboarding: "short", screens: 3, start: 0)
+                                         + Self.session("b", onboarding: "long", screens: 5, start: 100_000_000))
+        let (table, statistics) = try Query.parse("sessions | funnel").execute(on: source)
+        #expect(table.rows.count == 5)
+        #expect(statistics.notes.map(\.message) == [
+            "the funnel's sessions come from onboardings of 3 to 5 screens: a session that completed a shorter one counts "
+                + "as not reaching the later steps (rule 3); `funnel by onboarding`, or `where onboarding == \"…\"`, gives each its own",
+        ])
+        #expect(statistics.notes.allSatisfy { $0.kind == .note })
+        for text in [#"sessions | where onboarding == "long" | funnel"#, "sessions | funnel by onboarding",
+                     "sessions | funnel screen_presented(screen == 0), screen_presented(screen == 4)"] {
+            #expect(try Query.parse(text).execute(on: source).statistics.notes.isEmpty, "\(text)")
+        }
+    }
+}

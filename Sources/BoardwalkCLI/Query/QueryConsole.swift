@@ -30,6 +30,7 @@ final class QueryConsole {
             let query = try Query.parse(text)
             for note in query.notes(on: source) { report(placed(note, origin: origin)) }
             let (table, statistics) = try execute(query)
+            for note in statistics.notes { report(note) }
             // Ctrl-C after the read (while rows were sorted or gathered) is seen here, and between chunks of output.
             if cancellation.isCancelled { return cancelled() }
             if query.isExplain && format == .table {

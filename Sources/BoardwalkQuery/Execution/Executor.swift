@@ -192,6 +192,11 @@ struct Executor {
         case .sessions:
             try readSessionRows()
         }
+        if let lengths = sink.screenFunnelLengths, lengths.lowerBound < lengths.upperBound {
+            statistics.notes.append(QueryError(.note, "the funnel's sessions come from onboardings of \(lengths.lowerBound) to "
+                + "\(lengths.upperBound) screens: a session that completed a shorter one counts as not reaching the later "
+                + "steps (rule 3); `funnel by onboarding`, or `where onboarding == \"…\"`, gives each its own"))
+        }
         return applyTableStages(sink.finish())
     }
 
@@ -295,6 +300,9 @@ private struct Sink {
     var plainScreenFunnel: ScreenStepTimes?
     let screenFunnelHasBy: Bool
     var screenCount = 0
+    /// A screen funnel without `by`: the fewest and the most screens its sessions' onboardings have (their
+    /// `total_screens`), when any session said.
+    var screenFunnelLengths: ClosedRange<Int>?
     var customFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
     let matcher: FunnelMatcher?
 
@@ -500,6 +508,9 @@ private struct Sink {
         let started = summary.started.microseconds
         let reachTimes = summary.reachTimes  // one access to the class's property, not one per step
         if !screenFunnelHasBy {
+            if let total = summary.totalScreens {
+                screenFunnelLengths = screenFunnelLengths.map { min($0.lowerBound, total)...max($0.upperBound, total) } ?? total...total
+            }
             let group = plainScreenFunnel ?? ScreenStepTimes()
             plainScreenFunnel = group
             group.add(started: started, reachTimes: reachTimes, furthest: furthest)

@@ -49,5 +49,9 @@ public struct RunStatistics: Hashable, Sendable {
     /// Blocks read for their events' times and seqs only (cut by the time range, or needed by a condition on
     /// each event's time or seq).
     public var blocksRead = 0
+    /// What the run found worth saying beside its result, each a ``QueryError`` of kind ``QueryError/Kind/note``
+    /// without a place: a screen funnel over sessions of onboardings of different lengths (rule 3 then counts a
+    /// session that completed a shorter one as not reaching the later steps).
+    public var notes: [QueryError] = []
     public init() {}
 }
