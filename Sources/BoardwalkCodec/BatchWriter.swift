@@ -80,6 +80,15 @@ public struct BatchWriter: Sendable {
         return output
     }
 
+    /// Closes the current block and returns the output not yet taken, without the end block: what a writer that
+    /// stops part-way hands out, so that a reader sees every event appended and still reports the file as cut short
+    /// (`missingEndBlock`) rather than whole. Appending may go on afterwards.
+    public mutating func flush() -> [UInt8] {
+        precondition(!finished, "BatchWriter.flush() after finish()")
+        flushBlock()
+        return takeOutput()
+    }
+
     /// Finishes the current block and writes the end block; returns the output not yet taken.
     public mutating func finish() -> [UInt8] {
         precondition(!finished, "BatchWriter.finish() called twice")

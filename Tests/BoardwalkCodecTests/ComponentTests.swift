@@ -267,6 +267,22 @@ import Testing
     }
 }
 
+@Suite struct BatchWriterFlushTests {
+    /// `flush()` closes the open block without the end block: the bytes so far read as a file cut short, and a writer
+    /// that goes on after it still makes a whole file with every event.
+    @Test func flushedBytesAreACutFileAndWritingGoesOn() throws {
+        var generator = RandomEvents(seed: 31)
+        let events = (0..<300).map { _ in generator.event() }
+        var writer = BatchWriter(blockSize: 4096)
+        for event in events.prefix(200) { try writer.append(event) }
+        let cut = writer.flush()
+        #expect(throws: CodecError.self) { try BatchReader.events(in: cut) }
+        for event in events.dropFirst(200) { try writer.append(event) }
+        let whole = cut + writer.finish()
+        #expect(try BatchReader.events(in: whole) == events)
+    }
+}
+
 @Suite struct InlineUUIDTests {
     /// The reference: `8-4-4-4-12` hex digits, letters all lower-case or all upper-case; its 128 bits and case.
     static func reference(_ s: String) -> (hi: UInt64, lo: UInt64, upper: Bool)? {

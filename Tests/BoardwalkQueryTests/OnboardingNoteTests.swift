@@ -135,5 +135,18 @@ import Testing
                      "sessions | funnel screen_presented(screen == 0), screen_presented(screen == 4)"] {
             #expect(try Query.parse(text).execute(on: source).statistics.notes.isEmpty, "\(text)")
         }
+        // A breakdown other than the onboarding can mix them in a group too.
+        #expect(try Query.parse("sessions | funnel by placement").execute(on: source).statistics.notes.map(\.message).first?
+            .hasPrefix("the sessions of a group of the funnel come from onboardings of 3 to 5 screens") == true)
+    }
+
+    /// One onboarding whose sessions disagree on its length is no mix of onboardings: no note, and none that
+    /// suggests the filter the query already has.
+    @Test func oneOnboardingOfTwoLengthsGetsNoNote() throws {
+        let source = InMemoryEventSource(Self.session("a", onboarding: "x", screens: 3, start: 0)
+                                         + Self.session("b", onboarding: "x", screens: 5, start: 100_000_000))
+        for text in ["sessions | funnel", #"sessions | where onboarding == "x" | funnel"#] {
+            #expect(try Query.parse(text).execute(on: source).statistics.notes.isEmpty, "\(text)")
+        }
     }
 }

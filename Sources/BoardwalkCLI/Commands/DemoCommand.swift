@@ -205,7 +205,7 @@ struct Answers {
         }
 
         // Rule 8: a session's exit is its last ending, so one closed after completing counts as closed. The line after
-        // the chart gives the completions whatever came after them, which is what the funnel's last step shows.
+        // the chart gives the completions whatever came after them (on generated data, what the funnel's last step shows).
         let exits = try ask("How sessions end (by their last ending: a close after completing counts as closed)",
                             "sessions | where onboarding == \(quoted) | count by exit")
         let exitCounts = Answers.ranked(rows(exits, "exit", "count").present)

@@ -204,14 +204,16 @@ enum IngestCommand: Command {
             }
             if let resumed = resumedLine(lines: summary.resumedLines, events: summary.resumedEvents) { text += resumed }
             for restart in summary.restarted { text += restartedLine(restart) }
-            if arguments.flag("strict") && summary.resumedLines + summary.resumedEvents > 0 {
-                // --strict as a validation would otherwise pass a file whose bad lines an earlier run rejected.
-                text += "strict: only what this run read was checked; what an earlier run committed was not read again "
-                    + "(to check a whole file, read it from standard input, which has no checkpoint: ingest --strict - < FILE)\n"
-            }
             let rate = Double(summary.ingested + summary.duplicates) * 1e6 / Double(max(1, elapsed))
             text += "time: \(Units.duration(microseconds: elapsed)) (\(Units.rate(rate)) events)\n"
             invocation.out(text)
+        }
+        if arguments.flag("strict") && summary.resumedLines + summary.resumedEvents > 0 {
+            // On stderr, with or without --quiet: --strict as a validation would otherwise pass a file whose bad lines
+            // an earlier run rejected. A scratch store, not this one: read again here, events without an event id
+            // would be stored twice.
+            invocation.err("strict: only what this run read was checked; what an earlier run committed was not read "
+                + "again (to check a whole file, ingest it into a scratch store: boardwalk ingest --db \"$(mktemp -d)\" --strict FILE)\n")
         }
         if let failure { throw failureError(failure) }
         if interruptFlag.isCancelled {
@@ -298,8 +300,8 @@ enum StatsCommand: Command {
         t.rows = [
             // Counts for people, with the exact number beside them once they are rounded.
             ["events", Units.count(s.events) + (s.events >= 1000 ? " (\(s.events))" : "")],
-            ["sessions", Units.count(s.sessions) + (s.sessions >= 1000 ? " (\(s.sessions))" : "")
-                + " (\(Units.count(s.inferredSessions)) inferred)"],
+            ["sessions", Units.count(s.sessions) + " (" + (s.sessions >= 1000 ? "\(s.sessions); " : "")
+                + "\(Units.count(s.inferredSessions)) inferred)"],
             ["onboardings", "\(s.onboardings)"],
             ["duplicates skipped", "\(s.duplicatesSkipped)"],
             ["bytes on disk", Units.bytes(fileBytes)],
@@ -488,10 +490,11 @@ enum ExportCommand: Command {
             }
         } catch {
             // A damaged block or a refused time: what was exported so far is not the export asked for. What was
-            // exported is written out whole (the last batch block closed), so that the line below is true of the
-            // output: a stream cut at the last full buffer lost the events read since.
+            // exported is written out (the last batch block closed, but no end block, so that ingest reports the
+            // file as cut short), so that the line below is true of the output: a stream cut at the last full
+            // buffer lost the events read since.
             switch format {
-            case "batch": output.write(bytes: batch.finish())
+            case "batch": output.write(bytes: batch.flush())
             case "csv": output.write(bytes: csv)
             default: output.write(buffer)
             }
@@ -500,9 +503,13 @@ enum ExportCommand: Command {
             // far it came, the last seq does not.
             let replaced = file?.isReplaced == true
             let kept = replaced ? " ('\(file!.path)' was left as it was)" : ""
-            let next = replaced || output.writeError != nil ? ""
-                : salvage ? "; \(count) event\(count == 1 ? " was" : "s were") written before it"
-                : lastSeq.map { "; the events before seq \($0 + 1) were written" } ?? "; no event was written"
+            let from = since > 0 ? "from seq \(since) " : ""
+            let next = replaced ? ""
+                : output.writeError.map { "; and then writing failed: \(String(cString: strerror($0)))" }
+                ?? (salvage ? "; \(count) event\(count == 1 ? " was" : "s were") written before it"
+                    : lastSeq.map { "; the events \(from)before seq \($0 + 1) were written" }
+                    ?? "; no event was written")
+                + (format == "batch" && !replaced && count > 0 ? " (the batch file has no end block, so ingest reports it as cut short)" : "")
             let damaged = (error as? StoreError)?.kind == .corrupt && !salvage
                 ? "; 'boardwalk export --salvage' goes on past damaged blocks" : ""
             throw RuntimeError("\(error); the export is incomplete\(kept)\(next)\(damaged)")

@@ -193,7 +193,8 @@ struct Executor {
             try readSessionRows()
         }
         if let lengths = sink.screenFunnelLengths, lengths.lowerBound < lengths.upperBound {
-            statistics.notes.append(QueryError(.note, "the funnel's sessions come from onboardings of \(lengths.lowerBound) to "
+            let whose = sink.screenFunnelHasBy ? "the sessions of a group of the funnel" : "the funnel's sessions"
+            statistics.notes.append(QueryError(.note, "\(whose) come from onboardings of \(lengths.lowerBound) to "
                 + "\(lengths.upperBound) screens: a session that completed a shorter one counts as not reaching the later "
                 + "steps (rule 3); `funnel by onboarding`, or `where onboarding == \"…\"`, gives each its own"))
         }
@@ -300,9 +301,31 @@ private struct Sink {
     var plainScreenFunnel: ScreenStepTimes?
     let screenFunnelHasBy: Bool
     var screenCount = 0
-    /// A screen funnel without `by`: the fewest and the most screens its sessions' onboardings have (their
-    /// `total_screens`), when any session said.
-    var screenFunnelLengths: ClosedRange<Int>?
+    /// Per group of a screen funnel (the one group `[]` without `by`): the fewest and the most screens its
+    /// sessions' onboardings have (their `total_screens`), its first session's onboarding, and whether another
+    /// onboarding came too. Groups of one onboarding whose sessions disagree on its length are left out of the note.
+    var screenFunnelMix: [[Value]: (lengths: ClosedRange<Int>, onboarding: String?, several: Bool)] = [:]
+
+    /// The lengths that the groups of sessions from several onboardings span, when any such group's differ: what
+    /// makes rule 3 count completions of the shorter onboardings as losses.
+    var screenFunnelLengths: ClosedRange<Int>? {
+        var span: ClosedRange<Int>? = nil
+        for mix in screenFunnelMix.values where mix.several && mix.lengths.lowerBound < mix.lengths.upperBound {
+            span = span.map { min($0.lowerBound, mix.lengths.lowerBound)...max($0.upperBound, mix.lengths.upperBound) } ?? mix.lengths
+        }
+        return span
+    }
+
+    /// Notes a session's onboarding and length in the group `key` (``screenFunnelMix``).
+    private mutating func noteLength(_ key: [Value], _ summary: SessionSummary) {
+        guard let total = summary.totalScreens else { return }
+        if let mix = screenFunnelMix[key] {
+            screenFunnelMix[key] = (min(mix.lengths.lowerBound, total)...max(mix.lengths.upperBound, total), mix.onboarding,
+                                    mix.several || mix.onboarding != summary.onboarding)
+        } else {
+            screenFunnelMix[key] = (total...total, summary.onboarding, false)
+        }
+    }
     var customFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
     let matcher: FunnelMatcher?
 
@@ -508,9 +531,7 @@ private struct Sink {
         let started = summary.started.microseconds
         let reachTimes = summary.reachTimes  // one access to the class's property, not one per step
         if !screenFunnelHasBy {
-            if let total = summary.totalScreens {
-                screenFunnelLengths = screenFunnelLengths.map { min($0.lowerBound, total)...max($0.upperBound, total) } ?? total...total
-            }
+            noteLength([], summary)
             let group = plainScreenFunnel ?? ScreenStepTimes()
             plainScreenFunnel = group
             group.add(started: started, reachTimes: reachTimes, furthest: furthest)
@@ -518,6 +539,7 @@ private struct Sink {
         }
         let keys = keyCombinations(firstScreenKeys)
         for key in keys {
+            noteLength(key, summary)
             // One lookup per session, then the entry is mutated in place through its index.
             var index = screenFunnel.index(forKey: key)
             if index == nil {
