@@ -65,24 +65,19 @@ extension Store {
     ///   to Boardwalk's values is reported through `damaged`, never thrown.
     /// - Complexity: O(pages of the file) for the page check, then O(N): every block is read once.
     public func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool) throws {
-        // The check walks its snapshot's trees, which another process's commits can take away (``PagesMoved``): it
-        // tries again with a new snapshot.
-        for _ in 0..<100 {
-            do {
-                return try read { snapshot in
-                    let problems = try snapshot.txn.checkPages(trees: [Layout.events, Layout.strings, Layout.meta])
-                    if !problems.isEmpty {
-                        throw StoreError(.corrupt, "LMDB's own pages of the databases a salvage reads are damaged, and "
-                                         + "a cursor over them could crash the process: " + problems.joined(separator: "; "))
-                    }
-                    try snapshot.salvageEvents(body, damaged: damaged)
-                }
-            } catch is PagesMoved {
-                continue
+        // The page check and the walk in one snapshot: the pages checked are the pages read.
+        let salvaged: Void? = try readRetryingPagesMoved { snapshot in
+            let problems = try snapshot.txn.checkPages(trees: [Layout.events, Layout.strings, Layout.meta])
+            if !problems.isEmpty {
+                throw StoreError(.corrupt, "LMDB's own pages of the databases a salvage reads are damaged, and "
+                                 + "a cursor over them could crash the process: " + problems.joined(separator: "; "))
             }
+            try snapshot.salvageEvents(body, damaged: damaged)
         }
-        throw StoreError(.corrupt, "LMDB's pages could not be checked before the salvage: another process committed "
-                         + "faster than the check could read them, 100 times; try again when appends pause")
+        if salvaged == nil {
+            throw StoreError(.corrupt, "LMDB's pages could not be checked before the salvage: another process committed "
+                             + "faster than the check could read them, 100 times; try again when appends pause")
+        }
     }
 }
 

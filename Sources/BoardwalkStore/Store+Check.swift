@@ -51,24 +51,28 @@ extension Store {
         // page can assert or read out of bounds. Nothing else runs on damaged trees. The walk needs its snapshot's
         // meta page, which another process's commits can overwrite: it tries again with a new snapshot.
         var report = CheckReport()
-        for problem in try pageProblems() { report.add("LMDB pages: " + problem) }
+        guard let problems = try readRetryingPagesMoved({ try $0.txn.checkPages() }) else {
+            report.add("LMDB pages: not checked: another process committed faster than the check could read the meta "
+                       + "pages, 100 times; run check again when appends pause")
+            return report
+        }
+        for problem in problems { report.add("LMDB pages: " + problem) }
         if !report.isOK { return report }
         return try read { snapshot in try snapshot.check() }
     }
 
-    /// The problems of LMDB's own pages (``Transaction/checkPages(limit:mainOnly:)``), empty when they are sound. The
-    /// walk needs its snapshot's meta page, which another process's commits can overwrite: it tries again with a new
-    /// snapshot, up to 100 times, and then reports that it could not check.
-    func pageProblems() throws -> [String] {
+    /// ``read(_:)`` for a body that walks LMDB's pages (``Transaction/checkPages(limit:mainOnly:trees:)``), which
+    /// needs its snapshot's meta page: another process's commits can overwrite it (``PagesMoved``), and the body runs
+    /// again in a new snapshot, up to 100 times; `nil` when every try met that.
+    func readRetryingPagesMoved<R>(_ body: (Snapshot) throws -> R) throws -> R? {
         for _ in 0..<100 {
             do {
-                return try read { snapshot in try snapshot.txn.checkPages() }
+                return try read(body)
             } catch is PagesMoved {
                 continue
             }
         }
-        return ["not checked: another process committed faster than the check could read the meta pages, 100 times; "
-                + "try again when appends pause"]
+        return nil
     }
 }
 

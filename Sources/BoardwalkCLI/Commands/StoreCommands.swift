@@ -586,13 +586,13 @@ struct SalvageReport {
 
     /// "; skipped 2 events and the rest of 1 block", or "; nothing was skipped".
     var summary: String {
-        func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+        if isEmpty { return "; nothing was skipped" }
         var parts: [String] = []
-        if events > 0 { parts.append(plural(events, "event")) }
-        if blocks > 0 { parts.append("the rest of " + plural(blocks, "damaged block")) }
+        if events > 0 { parts.append(Units.counted(events, "event")) }
+        if blocks > 0 { parts.append("the rest of " + Units.counted(blocks, "damaged block")) }
         var text = parts.isEmpty ? "" : "; skipped " + parts.joined(separator: " and ")
-        if unverified > 0 { text += "; kept, unverified, the events of " + plural(unverified, "block") + " whose end does not check" }
-        return isEmpty ? "; nothing was skipped" : text
+        if unverified > 0 { text += "; kept, unverified, the events of " + Units.counted(unverified, "block") + " whose end does not check" }
+        return text
     }
 }
 

@@ -301,30 +301,42 @@ private struct Sink {
     var plainScreenFunnel: ScreenStepTimes?
     let screenFunnelHasBy: Bool
     var screenCount = 0
-    /// Per group of a screen funnel (the one group `[]` without `by`): the fewest and the most screens its
-    /// sessions' onboardings have (their `total_screens`), its first session's onboarding, and whether another
-    /// onboarding came too. Groups of one onboarding whose sessions disagree on its length are left out of the note.
-    var screenFunnelMix: [[Value]: (lengths: ClosedRange<Int>, onboarding: String?, several: Bool)] = [:]
+    /// What a group of a screen funnel's sessions say of their onboardings: the fewest and the most screens
+    /// (`total_screens`), the first session's onboarding, and whether another onboarding came too. A group of one
+    /// onboarding whose sessions disagree on its length is left out of the note.
+    struct LengthMix {
+        var lengths: ClosedRange<Int>
+        var onboarding: String?
+        var several = false
 
-    /// The lengths that the groups of sessions from several onboardings span, when any such group's differ: what
-    /// makes rule 3 count completions of the shorter onboardings as losses.
+        init(_ total: Int, _ onboarding: String?) {
+            lengths = total...total
+            self.onboarding = onboarding
+        }
+
+        mutating func add(_ total: Int, _ onboarding: String?) {
+            if total < lengths.lowerBound { lengths = total...lengths.upperBound }
+            if total > lengths.upperBound { lengths = lengths.lowerBound...total }
+            if !several && onboarding != self.onboarding { several = true }
+        }
+
+        /// The lengths, when the group mixes onboardings of different lengths.
+        var mixedLengths: ClosedRange<Int>? { several && lengths.lowerBound < lengths.upperBound ? lengths : nil }
+    }
+    /// ``LengthMix`` of a screen funnel without `by` (a stored value: no dictionary access per session), and per group
+    /// with `by`.
+    var plainLengthMix: LengthMix?
+    var lengthMix: [[Value]: LengthMix] = [:]
+
+    /// The span of the lengths of the groups that mix onboardings of different lengths: what makes rule 3 count
+    /// completions of the shorter onboardings as losses.
     var screenFunnelLengths: ClosedRange<Int>? {
-        var span: ClosedRange<Int>? = nil
-        for mix in screenFunnelMix.values where mix.several && mix.lengths.lowerBound < mix.lengths.upperBound {
-            span = span.map { min($0.lowerBound, mix.lengths.lowerBound)...max($0.upperBound, mix.lengths.upperBound) } ?? mix.lengths
+        var span = plainLengthMix?.mixedLengths
+        for mix in lengthMix.values {
+            guard let lengths = mix.mixedLengths else { continue }
+            span = span.map { min($0.lowerBound, lengths.lowerBound)...max($0.upperBound, lengths.upperBound) } ?? lengths
         }
         return span
-    }
-
-    /// Notes a session's onboarding and length in the group `key` (``screenFunnelMix``).
-    private mutating func noteLength(_ key: [Value], _ summary: SessionSummary) {
-        guard let total = summary.totalScreens else { return }
-        if let mix = screenFunnelMix[key] {
-            screenFunnelMix[key] = (min(mix.lengths.lowerBound, total)...max(mix.lengths.upperBound, total), mix.onboarding,
-                                    mix.several || mix.onboarding != summary.onboarding)
-        } else {
-            screenFunnelMix[key] = (total...total, summary.onboarding, false)
-        }
     }
     var customFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
     let matcher: FunnelMatcher?
@@ -531,7 +543,9 @@ private struct Sink {
         let started = summary.started.microseconds
         let reachTimes = summary.reachTimes  // one access to the class's property, not one per step
         if !screenFunnelHasBy {
-            noteLength([], summary)
+            if let total = summary.totalScreens {
+                if plainLengthMix == nil { plainLengthMix = LengthMix(total, summary.onboarding) } else { plainLengthMix!.add(total, summary.onboarding) }
+            }
             let group = plainScreenFunnel ?? ScreenStepTimes()
             plainScreenFunnel = group
             group.add(started: started, reachTimes: reachTimes, furthest: furthest)
@@ -539,7 +553,9 @@ private struct Sink {
         }
         let keys = keyCombinations(firstScreenKeys)
         for key in keys {
-            noteLength(key, summary)
+            if let total = summary.totalScreens {
+                if lengthMix[key] == nil { lengthMix[key] = LengthMix(total, summary.onboarding) } else { lengthMix[key]!.add(total, summary.onboarding) }
+            }
             // One lookup per session, then the entry is mutated in place through its index.
             var index = screenFunnel.index(forKey: key)
             if index == nil {
