@@ -9,6 +9,8 @@ import BoardwalkModel
 enum Layout {
     /// The format this code writes. A store whose `meta/format` is larger is refused at open, one whose
     /// format is smaller too (no migration: re-import it).
+    /// Format 9 appends each batch's blocks to a log (``eventLog``) and folds the log into `events` every few batches;
+    /// format 8 grew each group's newest block in every batch, and its readers do not look in the log.
     /// Format 8 writes each batch's session-index references to a log (``sessionLog``) and folds the log into the
     /// bucket values of `sessions` every few batches; format 7 grew every touched bucket's newest value in every
     /// batch, and its readers do not look in the log.
@@ -22,7 +24,7 @@ enum Layout {
     /// value per bucket and batch, grown across batches); format 3 had one list per session and batch, and grew a group's newest block
     /// over several batches (so a `batches` entry lists blocks that also hold other batches' seqs); format 2
     /// wrote one block per group and batch; format 1 had one entry per event.
-    static let formatVersion: UInt32 = 8
+    static let formatVersion: UInt32 = 9
 
     /// What set an older format apart, for the message refusing it.
     static func formerLayout(of format: UInt32) -> String {
@@ -33,7 +35,8 @@ enum Layout {
         case 4: "one strings entry per string"
         case 5: "one onboarding_sessions entry per pair"
         case 6: "blocks of at most one page and four hours"
-        default: "a session index without a log, grown in place by every batch"
+        case 7: "a session index without a log, grown in place by every batch"
+        default: "blocks without a log, grown in place by every batch"
         }
     }
 
@@ -49,12 +52,16 @@ enum Layout {
     static let checkpoints = "checkpoints"
     static let spanningSessions = "spanning_sessions"
     static let sessionLog = "session_log"
+    static let eventLog = "event_log"
     static let all = [meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints,
-                      spanningSessions, sessionLog]
+                      spanningSessions, sessionLog, eventLog]
 
     /// `events` key: onboarding id (4) ‖ screen index (2) ‖ time of the block's first event (8) ‖ its seq (8);
     /// value: an event block (codec `EventBlockBuilder`).
     static let eventKeySize = 22
+    /// `event_log` key: seq of the batch's first event (8) ‖ the block's `events` key (22); value: an event block,
+    /// as in `events`.
+    static let eventLogKeySize = 30
     /// `sessions` key: session bucket (4: the session id shifted right by ``sessionBucketShift``) ‖ seq (8) of
     /// the value's first entry; value: a session-bucket value (codec `SessionBucketBuilder`), whose runs carry
     /// the sessions' low bits.

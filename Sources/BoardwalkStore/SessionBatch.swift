@@ -314,7 +314,7 @@ extension Snapshot {
         let log = try sessionLog()
         var batch = SessionBatch()
         try txn.withCursor(dbs.sessions) { index in
-            try txn.withCursor(dbs.events) { events in
+            try withBlockCursor { events in
                 var start = 0
                 // The first batch guesses 32 events per session; later ones use the average seen so far.
                 var size = max(1, min(sessions.count, target / 32))
@@ -336,7 +336,7 @@ extension Snapshot {
 
     /// Finds the record body of each of the batch's references: the references in event-key order, each block
     /// that holds one read once and walked forward.
-    private func resolve(_ batch: inout SessionBatch, _ c: inout Cursor) throws {
+    private func resolve(_ batch: inout SessionBatch, _ c: inout BlockCursor) throws {
         batch.arrangeByKey()
         batch.bodies.removeAll(keepingCapacity: true)
         batch.bodies.append(contentsOf: repeatElement(UnsafeRawBufferPointer(start: nil, count: 0), count: batch.ordered.count))
@@ -379,7 +379,7 @@ struct BlockWalk {
     static let maxSteps = 8
 
     /// The record body of the event `ref` points to.
-    mutating func find(_ ref: KeyedRef, _ c: inout Cursor, _ snapshot: Snapshot) throws -> UnsafeRawBufferPointer {
+    mutating func find(_ ref: KeyedRef, _ c: inout BlockCursor, _ snapshot: Snapshot) throws -> UnsafeRawBufferPointer {
         let onboarding = UInt32(truncatingIfNeeded: ref.group >> 16), screen = UInt16(truncatingIfNeeded: ref.group)
         let target = EventKey(onboarding: onboarding, screen: screen, timeBits: Layout.timeBits(ref.time), seq: ref.seq)
         // The block that holds the event, when blocks do not overlap: the last one whose key is at or before it.
@@ -420,9 +420,9 @@ struct BlockWalk {
 
     /// Positions the walk on the last block whose key is at or before `target` (if any), the cursor on the one
     /// after it.
-    private mutating func seek(_ target: EventKey, _ c: inout Cursor) throws {
+    private mutating func seek(_ target: EventKey, _ c: inout BlockCursor) throws {
         reader = nil
-        var found = try target.withBytes { try c.seek($0) }
+        var found = try c.seek(target)
         if found {
             let key = try decodeBlockKey(c.key)
             if key == target {

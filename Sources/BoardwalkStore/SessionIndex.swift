@@ -123,7 +123,7 @@ extension Snapshot {
         }
         // Batches usually arrive in time order, so the collected references usually are too.
         if !sorted { refs.sort { precedes($0.time, $0.seq, $1.time, $1.seq) } }
-        try txn.withCursor(dbs.events) { events in
+        try withBlockCursor { events in
             // The block the previous reference was found in, positioned at it. References come in (time, seq)
             // order and so do a block's events, so the session's next event in the same group is often further
             // on in that block: walking on from there keeps a long session's read linear instead of walking

@@ -24,6 +24,8 @@ struct SessionLogLimits: Sendable {
 /// Where a read-only ``Snapshot`` keeps the session log's keys once read (its transaction never changes).
 final class SessionLogCache {
     var log: SessionLog?
+    /// The event log's batches (``EventLog/batches(_:_:)``).
+    var eventBatches: [UInt64]?
 }
 
 /// The keys of the session log as one transaction sees them: the batches in the log, each with the first bucket of

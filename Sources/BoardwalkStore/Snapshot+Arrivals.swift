@@ -26,6 +26,7 @@ extension Snapshot {
                               _ body: (EventRecord) throws -> Bool) throws {
         let beforeBits = Layout.timeBits(before.microseconds)
         let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
+        let logBatches = try eventLogBatches()
         try txn.withCursor(dbs.batches) { c in
             var found = try seekBatch(&c, holding: since)
             while found {
@@ -41,7 +42,7 @@ extension Snapshot {
                     let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
                     offset += Layout.eventKeySize
                     guard key.timeBits < beforeBits, onboardings?.contains(key.onboarding) ?? true else { continue }
-                    guard let value = try key.withBytes({ try txn.get(dbs.events, $0) }) else {
+                    guard let value = try txn.block(key, ofBatch: first, logBatches: logBatches, dbs) else {
                         throw StoreError(.corrupt, "the batches database lists the block at seq \(key.seq), which is not in events")
                     }
                     var block = try blockReader(key, value)

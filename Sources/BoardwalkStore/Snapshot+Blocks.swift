@@ -36,8 +36,8 @@ extension Snapshot {
         if onboarding != nil, let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
         let firstScreen = onboarding == nil ? 0 : UInt16(clamping: screens?.lowerBound ?? 0)
         let lastScreen = onboarding == nil ? UInt16.max : UInt16(clamping: screens?.upperBound ?? Int(UInt16.max))
-        try txn.withCursor(dbs.events) { c in
-            func seek(_ key: EventKey) throws -> Bool { try key.withBytes { try c.seek($0) } }
+        try withBlockCursor { c in
+            func seek(_ key: EventKey) throws -> Bool { try c.seek(key) }
             var found = try seek(EventKey(onboarding: onboarding ?? 0, screen: firstScreen, timeBits: range.seekBits, seq: 0))
             while found {
                 let key = try decodeBlockKey(c.key)
@@ -188,11 +188,12 @@ extension Snapshot {
         }
         // The B-tree's own pages too are read with `pread` where a fault would map nothing else (a read transaction
         // with the map's address known); else through liblmdb's cursor.
-        if var walk = try LeafWalk(txn, dbs.events) {
+        let logBatches = try eventLogBatches()
+        if logBatches.isEmpty, var walk = try LeafWalk(txn, dbs.events) {
             defer { walk.release() }
             try scan(&walk)
         } else {
-            try txn.withCursor(dbs.events) { c in try scan(&c) }
+            try txn.withBlockCursor(dbs, logBatches: logBatches) { c in try scan(&c) }
         }
     }
 }

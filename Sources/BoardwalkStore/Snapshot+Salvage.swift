@@ -57,8 +57,9 @@ extension Store {
     /// the process. When they are damaged nothing is read and the call throws; what is left can then only be read
     /// with page-level tools (a backup copies the damage).
     ///
-    /// Events come in block order: by onboarding and screen, and within a group block by block, which is time order
-    /// except where late arrivals made blocks that overlap in time. Each event comes once. Return `false` from
+    /// Events come in block order: those of `events` by onboarding and screen, and within a group block by block,
+    /// which is time order except where late arrivals made blocks that overlap in time; then those of the event log
+    /// (the batches since its last fold), batch by batch in the same order. Each event comes once. Return `false` from
     /// `body` or `damaged` to stop. Runs in one read transaction, concurrently with writers.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when those pages are damaged (or could not be
     ///   checked, with writers committing faster than the check reads), and what `body` or `damaged` throws. Damage
@@ -67,7 +68,7 @@ extension Store {
     public func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool) throws {
         // The page check and the walk in one snapshot: the pages checked are the pages read.
         let salvaged: Void? = try readRetryingPagesMoved { snapshot in
-            let problems = try snapshot.txn.checkPages(trees: [Layout.events, Layout.strings, Layout.meta])
+            let problems = try snapshot.txn.checkPages(trees: [Layout.events, Layout.eventLog, Layout.strings, Layout.meta])
             if !problems.isEmpty {
                 throw StoreError(.corrupt, "LMDB's own pages of the databases a salvage reads are damaged, and "
                                  + "a cursor over them could crash the process: " + problems.joined(separator: "; "))
@@ -91,6 +92,19 @@ extension Snapshot {
                     guard try salvageBlock(key, c.value, body, damaged) else { return }
                 } else {
                     let error = StoreError(.corrupt, "an events key is \(c.key.count) bytes, not \(Layout.eventKeySize)")
+                    guard try damaged(SalvageDamage(extent: .key, error: error)) else { return }
+                }
+                found = try c.next()
+            }
+        }
+        // Then the event log's blocks (the batches not yet folded into `events`), batch by batch.
+        try txn.withCursor(dbs.eventLog) { c in
+            var found = try c.first()
+            while found {
+                if c.key.count == Layout.eventLogKeySize, let key = EventKey(UnsafeRawBufferPointer(rebasing: c.key[8...])) {
+                    guard try salvageBlock(key, c.value, body, damaged) else { return }
+                } else {
+                    let error = StoreError(.corrupt, "an event_log key is \(c.key.count) bytes, not \(Layout.eventLogKeySize)")
                     guard try damaged(SalvageDamage(extent: .key, error: error)) else { return }
                 }
                 found = try c.next()

@@ -45,6 +45,22 @@ public struct Snapshot: StringResolver {
         return log
     }
 
+    /// The first seqs of the batches in the event log (those not yet folded into `events`): read once per
+    /// read-only snapshot, at its first read of events, and at every read inside a write transaction.
+    /// - Complexity: O(batches in the log × log N).
+    func eventLogBatches() throws -> [UInt64] {
+        if txn.isWrite { return try EventLog.batches(txn, dbs) }
+        if let batches = logCache.eventBatches { return batches }
+        let batches = try EventLog.batches(txn, dbs)
+        logCache.eventBatches = batches
+        return batches
+    }
+
+    /// Runs `body` with a ``BlockCursor`` over `events` and the event log.
+    func withBlockCursor<R>(_ body: (inout BlockCursor) throws -> R) throws -> R {
+        try txn.withBlockCursor(dbs, logBatches: try eventLogBatches(), body)
+    }
+
     // MARK: Strings
 
     /// The string with id `id`, or `nil` if there is none (or it cannot be read).
@@ -120,7 +136,7 @@ public struct Snapshot: StringResolver {
         }
         var pages = 0
         for db in [dbs.meta, dbs.events, dbs.sessions, dbs.onboardingSessions, dbs.batches, dbs.strings,
-                   dbs.inferred, dbs.onboardings, dbs.checkpoints, dbs.spanningSessions, dbs.sessionLog] {
+                   dbs.inferred, dbs.onboardings, dbs.checkpoints, dbs.spanningSessions, dbs.sessionLog, dbs.eventLog] {
             pages += try txn.pages(db)
         }
         // Events without a position are summed under the no-onboarding key: not an onboarding.
@@ -223,7 +239,7 @@ public struct Snapshot: StringResolver {
                            _ body: (inout EventRun) throws -> Bool) throws {
         let range = TimeRange(time)
         var open: [OpenBlock] = []
-        try txn.withCursor(dbs.events) { c in
+        try withBlockCursor { c in
             guard let onboarding else {
                 var found = try c.first()
                 while found {
@@ -284,7 +300,7 @@ public struct Snapshot: StringResolver {
     /// Merges the blocks of one group from the cursor (on the group's first block that can hold events
     /// of `range`, when `found`) in (time, seq) order and calls `body` for the events in `range`.
     /// Returns `false` when `body` asked to stop. Leaves the cursor anywhere.
-    private func scanGroup(_ c: inout Cursor, found: Bool, onboarding: UInt32, screen: UInt16, _ range: TimeRange,
+    private func scanGroup(_ c: inout BlockCursor, found: Bool, onboarding: UInt32, screen: UInt16, _ range: TimeRange,
                            _ open: inout [OpenBlock], _ body: (inout EventRun) throws -> Bool) throws -> Bool {
         open.removeAll(keepingCapacity: true)
         var found = found
@@ -361,9 +377,12 @@ public struct Snapshot: StringResolver {
     ///
     /// Its block starts at or before the event and less than a block span earlier; usually it is the
     /// block right before the event's key.
-    func locate(_ c: inout Cursor, onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64) throws
+    func locate(_ c: inout BlockCursor, onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64) throws
         -> (EventKey, EventBlockReader)?
     {
+        // Only the event log's batch holding the seq, or `events` for a seq before the log, can hold it.
+        c.focus(onSeq: seq)
+        defer { c.unfocus() }
         let target = EventKey(onboarding: onboarding, screen: screen, timeBits: Layout.timeBits(time), seq: seq)
         var found = try seek(&c, target)
         let exact = try found && decodeBlockKey(c.key) == target
@@ -406,6 +425,7 @@ public struct Snapshot: StringResolver {
         var slots: [Slot] = []
         // Bounds a damaged batch count before it sizes the buffer.
         let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
+        let logBatches = try eventLogBatches()
         try txn.withCursor(dbs.batches) { c in
             var found = try seekBatch(&c, holding: since)
             while found {
@@ -428,7 +448,7 @@ public struct Snapshot: StringResolver {
                     while offset < c.value.count {
                         let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
                         offset += Layout.eventKeySize
-                        guard let value = try key.withBytes({ try txn.get(dbs.events, $0) }) else {
+                        guard let value = try txn.block(key, ofBatch: first, logBatches: logBatches, dbs) else {
                             throw StoreError(.corrupt, "the batches database lists the block at seq \(key.seq), which is not in events")
                         }
                         var block = try blockReader(key, value)
@@ -589,8 +609,8 @@ public struct Snapshot: StringResolver {
     }
 
     @inline(__always)
-    private func seek(_ c: inout Cursor, _ key: EventKey) throws -> Bool {
-        try key.withBytes { try c.seek($0) }
+    private func seek(_ c: inout BlockCursor, _ key: EventKey) throws -> Bool {
+        try c.seek(key)
     }
 }
 

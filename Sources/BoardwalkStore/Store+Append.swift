@@ -28,6 +28,20 @@ public struct Checkpoint: Hashable, Sendable {
 }
 
 extension Store {
+    /// Folds the logs of the batches appended since the last fold into the ordered databases now, in one durable
+    /// write transaction: the event log's blocks into `events` (growing each group's newest block) and the session
+    /// log into `sessions` (docs/storage.md, "Format 8: the session log" and "Format 9: the event log").
+    ///
+    /// Appends fold the logs by themselves every few batches (``EventLogLimits``, ``SessionLogLimits``); until then
+    /// reads merge them in, which costs a seek per logged batch (at most 16) where a read of `events` costs one.
+    /// Call it at the end of an import that will be queried a lot; nothing changes in what reads return.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a log entry does not decode (nothing is
+    ///   folded), ``StoreError/Kind/readOnly``, ``StoreError/Kind/closed``, ``LMDBError``.
+    /// - Complexity: O(n) for the n logged events and references, plus O(log N) per group and bucket they touch.
+    public func foldLogs() throws {
+        try write { w in try w.foldLogs() }
+    }
+
     /// Appends a batch of events in one write transaction and returns after it commits (durably, with
     /// the default ``Durability/full``).
     ///
@@ -167,6 +181,12 @@ public struct StoreWriter {
         try writer.putCheckpoint(checkpoint, txn: txn)
     }
 
+    /// Folds the event log and the session log into `events` and `sessions` in this transaction, as
+    /// ``Store/foldLogs()`` does.
+    public func foldLogs() throws {
+        try writer.foldLogs(txn)
+    }
+
     /// A snapshot that sees this transaction's own writes, for reads in the middle of a write.
     public var snapshot: Snapshot {
         get throws { try Snapshot(txn: txn, dbs: writer.dbs, cache: writer.cache) }
@@ -247,8 +267,16 @@ final class WriterState {
     private var batchLog: SessionLog?
     /// When the session log is folded into `sessions`.
     private let logLimits: SessionLogLimits
+    private let eventLogLimits: EventLogLimits
     /// The `events` keys of the blocks the running batch wrote, for `batches`.
     private var blockKeys: [EventKey] = []
+    /// Per block a fold wrote, the logged batches (bit i: the log's i-th) whose events it took.
+    private var foldMasks: [UInt64] = []
+    /// A fold's record bodies and, per logged event, the index of its batch in the log.
+    private var foldBodies: [UInt8] = []
+    private var foldBatchOfEntry: [UInt8] = []
+    /// The first seqs of the batches in the event log, read when a batch begins (``EventLog/batches(_:_:)``).
+    private var logBatches: [UInt64] = []
     /// Per group (onboarding << 16 | screen): the latest event time stored (time bits), 0 when none.
     /// Committed values, and those of the running transaction. An event later than its group's latest
     /// time cannot be a duplicate, so live ingestion never reads stored blocks to look for duplicates.
@@ -339,7 +367,9 @@ final class WriterState {
         var maxTotalScreens: UInt32 = 0
     }
 
-    init(dbs: Databases, cache: StringCache, pageSize: Int, logLimits: SessionLogLimits = .standard) {
+    init(dbs: Databases, cache: StringCache, pageSize: Int, logLimits: SessionLogLimits = .standard,
+         eventLogLimits: EventLogLimits = .standard) {
+        self.eventLogLimits = eventLogLimits
         self.dbs = dbs
         self.logLimits = logLimits
         self.cache = cache
@@ -541,6 +571,7 @@ final class WriterState {
         // uniquely referenced and grows in place) and comes back however the batch ends.
         batchStartStrings = table.count
         batchLog = nil
+        logBatches = try EventLog.batches(txn, dbs)
         var interner = Interner(table: table, txn: txn, dbs: dbs, stored: table.count)
         table = StringTable()
         defer { table = interner.table }
@@ -741,14 +772,37 @@ final class WriterState {
     private func writeBatch(_ txn: Transaction, newPairs: [(pair: UInt64, timeBits: UInt64)], firstSeq: UInt64, kindCounts: [UInt64],
                             duplicates: Int, inferred inferredSessions: UInt64, minTime: Int64, maxTime: Int64) throws -> AppendResult {
         let newSessions = try writeOnboardingSessions(txn, newPairs)
-        try writeEvents(txn)
+        try writeEvents(txn, firstSeq: firstSeq)
         try writeSessionIndex(txn, firstSeq: firstSeq)
         try writeBatches(txn, firstSeq: firstSeq)
         try writeInference(txn)
         try writeOnboardingStats(txn)
         try writeCounters(txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), sessions: UInt64(newSessions), inferred: inferredSessions,
                           minTime: minTime, maxTime: maxTime)
-        return AppendResult(appended: self.entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
+        let result = AppendResult(appended: self.entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
+        if !self.entries.isEmpty {
+            logBatches.append(firstSeq)
+            if try eventLogIsFull(txn, batches: logBatches.count) {
+                try foldEventLog(txn, batches: logBatches)
+                logBatches.removeAll()
+            }
+        }
+        return result
+    }
+
+    /// ``StoreWriter/foldLogs()``: both logs folded, whatever their size.
+    func foldLogs(_ txn: Transaction) throws {
+        try checkUsable()
+        do {
+            if try !sessionLog(txn).isEmpty {
+                try foldSessionLog(txn, batch: LogChunks(), firstSeq: nextSeq)
+                batchLog = nil
+            }
+            try foldEventLog(txn, batches: try EventLog.batches(txn, dbs))
+        } catch {
+            failedPartWay = error
+            throw error
+        }
     }
 
     // MARK: Duplicates
@@ -774,7 +828,7 @@ final class WriterState {
         let onboarding = UInt32(truncatingIfNeeded: group >> 16)
         let screen = UInt16(truncatingIfNeeded: group)
         let start = lo > UInt64(Layout.blockSpan - 1) ? lo - UInt64(Layout.blockSpan - 1) : 0
-        try txn.withCursor(dbs.events) { c in
+        try txn.withBlockCursor(dbs, logBatches: logBatches) { c in
             var found = try EventKey(onboarding: onboarding, screen: screen, timeBits: start, seq: 0).withBytes { try c.seek($0) }
             while found {
                 let key = try decodeBlockKey(c.key)
@@ -795,7 +849,7 @@ final class WriterState {
 
     /// Positions `c` (on `events`) at the newest block of `group` (onboarding ‖ screen) or, when the group
     /// has none, at the block before it; the caller checks the key. `false` when nothing is that early.
-    private func lastBlock(_ c: inout Cursor, of group: UInt64) throws -> Bool {
+    private func lastBlock<C: BlockSeeking>(_ c: inout C, of group: UInt64) throws -> Bool {
         // The group of events without meta sorts last of all: its newest block is the last entry.
         if group == 0xFFFF_FFFF_FFFF { return try c.last() }
         let after = group + 1
@@ -810,7 +864,7 @@ final class WriterState {
         let onboarding = UInt32(truncatingIfNeeded: group >> 16)
         let screen = UInt16(truncatingIfNeeded: group)
         var latest: UInt64 = 0
-        try txn.withCursor(dbs.events) { c in
+        try txn.withBlockCursor(dbs, logBatches: logBatches) { c in
             // The group's last block starts latest; only blocks that start less than a block span before
             // it can end later.
             var found = try lastBlock(&c, of: group)
@@ -886,14 +940,8 @@ final class WriterState {
         sortBuffer = target
     }
 
-    /// `events`: the batch's events in blocks, in (group, time, seq) order. A group's run first grows the
-    /// group's newest stored block (its last key) when the run's first event sorts after that block's
-    /// last event, less than ``Layout/blockSpan`` after its first, and fits under the target size; the
-    /// block is rewritten under the same key. Otherwise, and past that block, new blocks start, split
-    /// where a run spans ``Layout/blockSpan`` or would pass the target size (two overflow pages, so that a
-    /// sealed block fills its pages). Every block written is listed for `batches`; blocks of a group are
-    /// written in key order, so consecutive puts land on the same pages.
-    private func writeEvents(_ txn: Transaction) throws {
+    /// Sets ``order`` to ``entries`` in (group, time, seq) order.
+    private func sortByGroup() {
         // The sort key is the group in as few bits as it takes: onboarding above the screen, both only as wide as
         // their largest value in the batch, and the group of events without a position (onboarding 0xFFFF_FFFF,
         // screen 0xFFFF) as the onboarding just past the largest. Order and grouping are those of (onboarding,
@@ -911,83 +959,218 @@ final class WriterState {
             e.onboarding == RecordFormat.noOnboarding ? unpositioned : UInt64(e.onboarding) << screenBits | UInt64(e.screen)
         }
         sortOrder()
+    }
+
+    /// `event_log`: the batch's events in blocks, in (group, time, seq) order, appended under (first seq of the
+    /// batch ‖ block key) (docs/storage.md, "Format 9: the event log"). Blocks are cut where a group's run spans
+    /// ``Layout/blockSpan`` or would pass the target size; nothing stored is read or rewritten. Every block written
+    /// is listed for `batches`. The fold (``foldEventLog(_:)``) later moves them into `events`.
+    private func writeEvents(_ txn: Transaction, firstSeq: UInt64) throws {
+        sortByGroup()
+        // Per-onboarding counters come for free in key order: one accumulator per run of an onboarding.
+        onboardingStats.removeAll(keepingCapacity: true)
+        var current = OnboardingAccumulator()
+        var currentOnboarding: UInt32? = nil
+        for k in order {
+            let e = entries[k.i]
+            if e.onboarding != currentOnboarding {
+                if let currentOnboarding { onboardingStats[currentOnboarding] = current }
+                current = OnboardingAccumulator()
+                currentOnboarding = e.onboarding
+            }
+            let time = Layout.time(fromBits: e.timeBits)
+            current.events += 1
+            current.minTime = min(current.minTime, time)
+            current.maxTime = max(current.maxTime, time)
+            current.maxTotalScreens = max(current.maxTotalScreens, e.totalScreens)
+        }
+        if let currentOnboarding { onboardingStats[currentOnboarding] = current }
+        try encoder.withUnsafeBytes { bodies in
+            try txn.withCursor(dbs.eventLog) { c in
+                try writeBlocks(&c, bodies: bodies, logBatch: firstSeq, batchOfEntry: nil)
+            }
+        }
+    }
+
+    /// Writes ``entries`` in ``order`` as blocks: to the event log under `logBatch` (new blocks only, appended),
+    /// or, for a fold (`logBatch == nil`), to `events`, where a group's run first grows the group's newest stored
+    /// block (its last key) when the run's first event sorts after that block's last event, less than
+    /// ``Layout/blockSpan`` after its first, and fits under the target size; the block is rewritten under the same
+    /// key. Otherwise, and past that block, new blocks start, split where a run spans ``Layout/blockSpan`` or would
+    /// pass the target size (two overflow pages, so that a sealed block fills its pages). Every block written is
+    /// listed in ``blockKeys``, and for a fold with the logged batches (`batchOfEntry`: per entry, the index of
+    /// its batch in the log) whose events it took in ``foldMasks``; blocks of a group are written in key order, so
+    /// consecutive puts land on the same pages.
+    private func writeBlocks(_ c: inout Cursor, bodies: UnsafeRawBufferPointer, logBatch: UInt64?, batchOfEntry: [UInt8]?) throws {
         let entries = self.entries
         let order = self.order
         var builder = EventBlockBuilder(capacity: 0)
         var blockKeys: [EventKey] = []
+        var masks: [UInt64] = []
         // The per-group caches as locals too: as properties of the writer object each access paid a dynamic
         // exclusivity check (~80 instructions), five per block written.
         var tails = GroupCaches()
         swap(&builder, &blockBuilder)
         swap(&blockKeys, &self.blockKeys)
+        swap(&masks, &foldMasks)
         swapGroupCaches(&tails)
         defer {
             swap(&builder, &blockBuilder)
             swap(&blockKeys, &self.blockKeys)
+            swap(&masks, &foldMasks)
             swapGroupCaches(&tails)
         }
         blockKeys.removeAll(keepingCapacity: true)
-        // Per-onboarding counters come for free in key order: one accumulator per run of an onboarding.
-        onboardingStats.removeAll(keepingCapacity: true)
-        var current = OnboardingAccumulator()
-        var currentOnboarding: UInt32? = nil
-        defer { if let currentOnboarding { onboardingStats[currentOnboarding] = current } }
+        masks.removeAll(keepingCapacity: true)
+        let grow = logBatch == nil
         // No nested function captures the loop's variables: captured, they would be boxed and pay a
         // dynamic exclusivity check per access.
         var blockKey = EventKey(onboarding: 0, screen: 0, timeBits: 0, seq: 0)
         var open = false
-        try encoder.withUnsafeBytes { bodies in
-            try txn.withCursor(dbs.events) { c in
-                for k in order {
-                    let e = entries[k.i]
-                    if e.onboarding != currentOnboarding {
-                        if let currentOnboarding { onboardingStats[currentOnboarding] = current }
-                        current = OnboardingAccumulator()
-                        currentOnboarding = e.onboarding
+        var mask: UInt64 = 0
+        for k in order {
+            let e = entries[k.i]
+            let time = Layout.time(fromBits: e.timeBits)
+            let newGroup = !open || e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
+            if open && (newGroup || time &- builder.firstTime >= Layout.blockSpan
+                        || WriterState.exceeds(builder, time: time, seq: e.seq, bodyCount: e.body.count, target: blockTarget)) {
+                try putBlock(&c, blockKey, builder, logBatch: logBatch, &blockKeys, &tails)
+                if grow { masks.append(mask) }
+                open = false
+            }
+            if grow, newGroup, let tail = try groupTail(&c, onboarding: e.onboarding, screen: e.screen),
+               time >= tail.lastTime, time &- Layout.time(fromBits: tail.key.timeBits) < Layout.blockSpan,
+               tail.bytes + e.body.count + 24 <= blockTarget
+            {
+                // Grow the group's newest block (see the doc comment); a block that does not decode
+                // is left as it is, for check() and readers to report.
+                do {
+                    let firstTime = Layout.time(fromBits: tail.key.timeBits)
+                    let group = UInt64(e.onboarding) << 16 | UInt64(e.screen)
+                    if let known = tails.pendingBlockTails[group] ?? tails.blockTails[group], known.key == tail.key,
+                       known.bytes == tail.bytes {
+                        try builder.resume(tail.value, firstTime: firstTime, firstSeq: tail.key.seq, lastSeq: known.lastSeq)
+                    } else {
+                        try builder.resume(tail.value, firstTime: firstTime, firstSeq: tail.key.seq)
                     }
-                    let time = Layout.time(fromBits: e.timeBits)
-                    current.events += 1
-                    current.minTime = min(current.minTime, time)
-                    current.maxTime = max(current.maxTime, time)
-                    current.maxTotalScreens = max(current.maxTotalScreens, e.totalScreens)
-                    let newGroup = !open || e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
-                    if open && (newGroup || time &- builder.firstTime >= Layout.blockSpan
-                                || WriterState.exceeds(builder, time: time, seq: e.seq, bodyCount: e.body.count, target: blockTarget)) {
-                        try putBlock(&c, blockKey, builder, &blockKeys, &tails)
-                        open = false
-                    }
-                    if newGroup, let tail = try groupTail(&c, onboarding: e.onboarding, screen: e.screen),
-                       time >= tail.lastTime, time &- Layout.time(fromBits: tail.key.timeBits) < Layout.blockSpan,
-                       tail.bytes + e.body.count + 24 <= blockTarget
-                    {
-                        // Grow the group's newest block (see the doc comment); a block that does not decode
-                        // is left as it is, for check() and readers to report.
-                        do {
-                            let firstTime = Layout.time(fromBits: tail.key.timeBits)
-                            let group = UInt64(e.onboarding) << 16 | UInt64(e.screen)
-                            if let known = tails.pendingBlockTails[group] ?? tails.blockTails[group], known.key == tail.key,
-                               known.bytes == tail.bytes {
-                                try builder.resume(tail.value, firstTime: firstTime, firstSeq: tail.key.seq, lastSeq: known.lastSeq)
-                            } else {
-                                try builder.resume(tail.value, firstTime: firstTime, firstSeq: tail.key.seq)
-                            }
-                            if builder.canAppend(time: time, seq: e.seq),
-                               builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) <= blockTarget {
-                                blockKey = tail.key
-                                open = true
-                            }
-                        } catch {}
-                    }
-                    if !open {
-                        blockKey = EventKey(onboarding: e.onboarding, screen: e.screen, timeBits: e.timeBits, seq: e.seq)
-                        builder.start(time: time, seq: e.seq)
+                    if builder.canAppend(time: time, seq: e.seq),
+                       builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) <= blockTarget {
+                        blockKey = tail.key
                         open = true
+                        mask = 0
                     }
-                    builder.append(time: time, seq: e.seq, body: UnsafeRawBufferPointer(rebasing: bodies[e.body]))
+                } catch {}
+            }
+            if !open {
+                blockKey = EventKey(onboarding: e.onboarding, screen: e.screen, timeBits: e.timeBits, seq: e.seq)
+                builder.start(time: time, seq: e.seq)
+                open = true
+                mask = 0
+            }
+            if let batchOfEntry { mask |= 1 << UInt64(batchOfEntry[k.i]) }
+            builder.append(time: time, seq: e.seq, body: UnsafeRawBufferPointer(rebasing: bodies[e.body]))
+        }
+        if open {
+            try putBlock(&c, blockKey, builder, logBatch: logBatch, &blockKeys, &tails)
+            if grow { masks.append(mask) }
+        }
+    }
+
+    /// Whether the event log, with this batch's blocks in it, is due for a fold (``EventLogLimits``).
+    private func eventLogIsFull(_ txn: Transaction, batches: Int) throws -> Bool {
+        if batches >= eventLogLimits.batches { return true }
+        return try txn.pages(dbs.eventLog) * txn.pageSize >= eventLogLimits.bytes
+    }
+
+    /// Moves every block of the event log into `events` (docs/storage.md, "Format 9: the event log"): the logged
+    /// events, in (group, time, seq) order, grow each group's newest block or start new ones as a batch did before
+    /// format 9 (``writeBlocks(_:bodies:logBatch:batchOfEntry:)``); each logged batch's `batches` entries are written
+    /// again to list the `events` blocks that took its events; the log is emptied. Records are copied, never decoded.
+    /// - Throws: ``StoreError/Kind/corrupt`` when a log block does not decode or holds a seq outside its batch (nothing
+    ///   is folded: the append fails, as folding past it would lose events).
+    /// - Complexity: O(n log n) for the n logged events (usually O(n): the radix sort), plus one seek and one put per
+    ///   group and block written.
+    private func foldEventLog(_ txn: Transaction, batches: [UInt64]) throws {
+        guard !batches.isEmpty else { return }
+        guard batches.count <= 64 else {
+            throw StoreError(.corrupt, "event_log holds \(batches.count) batches, more than a writer leaves there")
+        }
+        // The batches' event counts, from their `batches` entries.
+        var counts: [UInt64] = []
+        try txn.withCursor(dbs.batches) { c in
+            for batch in batches {
+                var key = [UInt8](repeating: 0, count: Layout.batchKeySize)
+                key.withUnsafeMutableBytes { $0.baseAddress!.storeBE(batch, at: 0) }
+                guard try key.withUnsafeBytes({ try c.seek($0) }), c.key.count == Layout.batchKeySize, c.key.be64(0) == batch,
+                      c.value.count >= 4 else {
+                    throw StoreError(.corrupt, "the batch at seq \(batch) is in event_log but has no batches entry")
                 }
-                if open { try putBlock(&c, blockKey, builder, &blockKeys, &tails) }
+                counts.append(UInt64(c.value.be32(0)))
             }
         }
+        var bodies: [UInt8] = []
+        var batchOfEntry: [UInt8] = []
+        var logged: [Entry] = []
+        swap(&bodies, &foldBodies)
+        swap(&batchOfEntry, &foldBatchOfEntry)
+        defer {
+            swap(&bodies, &foldBodies)
+            swap(&batchOfEntry, &foldBatchOfEntry)
+        }
+        bodies.removeAll(keepingCapacity: true)
+        batchOfEntry.removeAll(keepingCapacity: true)
+        logged.reserveCapacity(Int(counts.reduce(0, +)))
+        try txn.withCursor(dbs.eventLog) { c in
+            var found = try c.first()
+            var index = -1
+            var batch: UInt64 = 0
+            while found {
+                guard c.key.count == Layout.eventLogKeySize else { throw EventLog.badKey(c.key.count) }
+                if index < 0 || c.key.be64(0) != batch {
+                    index += 1
+                    batch = c.key.be64(0)
+                    guard index < batches.count, batches[index] == batch else {
+                        throw StoreError(.corrupt, "event_log changed while it was folded")
+                    }
+                }
+                let key = try decodeBlockKey(UnsafeRawBufferPointer(rebasing: c.key[8...]))
+                var block = try blockReader(key, c.value)
+                while try advance(&block, key) {
+                    guard block.seq >= batch, block.seq - batch < counts[index] else {
+                        throw StoreError(.corrupt, "event_log: the block at seq \(key.seq) of the batch at seq \(batch) holds seq "
+                                         + "\(block.seq), outside its batch; the store is damaged, and nothing can be appended "
+                                         + "until it is repaired (`boardwalk export --salvage`)")
+                    }
+                    let start = bodies.count
+                    bodies.append(contentsOf: block.body)
+                    logged.append(Entry(onboarding: key.onboarding, screen: key.screen, session: 0, totalScreens: 0,
+                                        timeBits: Layout.timeBits(block.time), seq: block.seq, body: start..<bodies.count))
+                    batchOfEntry.append(UInt8(index))
+                }
+                found = try c.next()
+            }
+        }
+        swap(&logged, &entries)
+        defer { swap(&logged, &entries) }
+        sortByGroup()
+        try bodies.withUnsafeBytes { b in
+            try txn.withCursor(dbs.events) { c in try writeBlocks(&c, bodies: b, logBatch: nil, batchOfEntry: batchOfEntry) }
+        }
+        // The logged batches' `batches` entries, written again with the `events` blocks that hold their events
+        // (they are the last entries of `batches`).
+        try txn.withCursor(dbs.batches) { c in
+            var key = [UInt8](repeating: 0, count: Layout.batchKeySize)
+            key.withUnsafeMutableBytes { $0.baseAddress!.storeBE(batches[0], at: 0) }
+            while try key.withUnsafeBytes({ try c.seek($0) }) {
+                try c.delete()
+            }
+        }
+        for (index, batch) in batches.enumerated() {
+            var keys: [EventKey] = []
+            for (i, mask) in foldMasks.enumerated() where mask & (1 << UInt64(index)) != 0 { keys.append(self.blockKeys[i]) }
+            try putBatchEntries(txn, firstSeq: batch, count: UInt32(counts[index]), keys: keys)
+        }
+        try txn.empty(dbs.eventLog)
     }
 
     /// ``groupMax``, ``pendingGroupMax``, ``blockTails`` and ``pendingBlockTails``, moved out of the writer while
@@ -1033,22 +1216,34 @@ final class WriterState {
         return (key, c.value, c.value.count, header.lastTime)
     }
 
-    /// Puts a finished block under `key` and notes its key and its group's latest time.
-    private func putBlock(_ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, _ blockKeys: inout [EventKey],
-                          _ tails: inout GroupCaches) throws {
-        key.write(to: scratch)
-        _ = try builder.withBlock { block in
-            try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventKeySize), block)
+    /// Puts a finished block under `key` (in the event log under `logBatch`, appended, when it is set) and notes
+    /// its key and its group's latest time.
+    private func putBlock(_ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, logBatch: UInt64?,
+                          _ blockKeys: inout [EventKey], _ tails: inout GroupCaches) throws {
+        let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
+        if let logBatch {
+            scratch.storeBE(logBatch, at: 0)
+            key.write(to: scratch + 8)
+            let appended = try builder.withBlock { block in
+                try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventLogKeySize), block, flags: PutFlags.append)
+            }
+            guard appended else {
+                throw StoreError(.corrupt, "event_log already has entries past the batch at seq \(logBatch)")
+            }
+        } else {
+            key.write(to: scratch)
+            _ = try builder.withBlock { block in
+                try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventKeySize), block)
+            }
+            // Blocks of a group are put in key order, so the last one put is the group's newest.
+            tails.pendingBlockTails[group] = BlockTail(key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
         }
         blockKeys.append(key)
-        let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
         let last = Layout.timeBits(builder.lastTime)
         // Only a known latest time is raised. An unknown one stays unknown (`latestTime(of:)` reads the store
         // when a duplicate check needs it): taken as 0 here, a block of old events would become the group's
         // "latest", and newer resent events would skip the lookup and be stored twice.
         if let known = tails.pendingGroupMax[group] ?? tails.groupMax[group], last > known { tails.pendingGroupMax[group] = last }
-        // Blocks of a group are put in key order, so the last one put is the group's newest.
-        tails.pendingBlockTails[group] = BlockTail(key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
     }
 
     /// The session index's references of the batch (docs/storage.md, "Format 8: the session log"): per bucket of
@@ -1308,8 +1503,11 @@ final class WriterState {
     /// (first seq of the batch, chunk number), each entry with the batch's event count.
     private func writeBatches(_ txn: Transaction, firstSeq: UInt64) throws {
         guard !entries.isEmpty else { return }
+        try putBatchEntries(txn, firstSeq: firstSeq, count: UInt32(entries.count), keys: blockKeys)
+    }
+
+    private func putBatchEntries(_ txn: Transaction, firstSeq: UInt64, count: UInt32, keys blockKeys: [EventKey]) throws {
         let key = scratch
-        let count = UInt32(entries.count)
         var start = 0
         var chunkNumber: UInt16 = 0
         while start < blockKeys.count {

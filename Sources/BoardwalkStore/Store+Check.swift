@@ -85,7 +85,7 @@ extension Snapshot {
         // Seqs are dense in 0..<next_seq (duplicates take none), so per-seq facts fit arrays indexed by seq:
         // a fingerprint of what `events` says about the event, and which databases list it.
         let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
-        let entries = try txn.entries(dbs.events)
+        let entries = try txn.entries(dbs.events) + txn.entries(dbs.eventLog)
         // A damaged next_seq must not make check() allocate without bound: blocks hold at most
         // Layout.maxBlockEvents each.
         guard nextSeq <= UInt64(entries) * UInt64(Layout.maxBlockEvents) + 1, nextSeq < 1 << 40 else {
@@ -103,58 +103,94 @@ extension Snapshot {
         var minTime = Int64.max
         var maxTime = Int64.min
         var events: UInt64 = 0
+        // One block of `events` (`batch == nil`) or of the event log's batch starting at `batch` (its events' seqs
+        // must lie from there to the next logged batch).
+        func checkBlock(_ key: EventKey, _ value: UnsafeRawBufferPointer, batch: (first: UInt64, end: UInt64)?) {
+            let db = batch == nil ? "events" : "event_log"
+            report.blocksChecked += 1
+            do {
+                var block = try blockReader(key, value)
+                if block.lastTime &- block.firstTime >= Layout.blockSpan {
+                    report.add("\(db): the block at seq \(key.seq) spans \(block.lastTime &- block.firstTime) µs, more than a block may")
+                }
+                while try advance(&block, key) {
+                    events += 1
+                    report.eventsChecked += 1
+                    let seq = block.seq
+                    if let batch, seq < batch.first || seq >= batch.end {
+                        report.add("event_log: the block at seq \(key.seq) of the batch at seq \(batch.first) holds seq \(seq), "
+                                   + "outside its batch")
+                    }
+                    let record: RecordView
+                    do {
+                        record = try recordView(key, block, stringLimit: stringCount)
+                    } catch {
+                        // recordView's error already names the seq, onboarding and screen.
+                        report.add("\(db): \(error)")
+                        continue
+                    }
+                    kinds[record.kind, default: 0] += 1
+                    let time = block.time
+                    minTime = min(minTime, time)
+                    maxTime = max(maxTime, time)
+                    var o = perOnboarding[key.onboarding] ?? (0, .max, .min, 0)
+                    o.events += 1
+                    o.min = min(o.min, time)
+                    o.max = max(o.max, time)
+                    if let total = record.totalScreens { o.screens = max(o.screens, UInt32(clamping: total)) }
+                    perOnboarding[key.onboarding] = o
+                    guard let session = record.session else {
+                        report.add("\(db): seq \(seq) has no session")
+                        continue
+                    }
+                    pairs.insert(UInt64(key.onboarding) << 32 | UInt64(session))
+                    guard seq < nextSeq else {
+                        report.add("\(db): seq \(seq) is not below meta next_seq \(nextSeq)")
+                        continue
+                    }
+                    if listed[Int(seq)] & inEvents != 0 { report.add("\(db): seq \(seq) is stored twice") }
+                    listed[Int(seq)] |= inEvents
+                    fingerprints[Int(seq)] = fingerprint(session: session, onboarding: key.onboarding, screen: key.screen, time: time)
+                }
+            } catch {
+                report.add("\(db): \(error)")
+            }
+        }
         try txn.withCursor(dbs.events) { c in
             var found = try c.first()
             while found {
-                defer { report.blocksChecked += 1 }
-                guard let key = EventKey(c.key) else {
+                if let key = EventKey(c.key) {
+                    checkBlock(key, c.value, batch: nil)
+                } else {
+                    report.blocksChecked += 1
                     report.add("events: a key of \(c.key.count) bytes (expected \(Layout.eventKeySize))")
+                }
+                found = try c.next()
+            }
+        }
+        // The event log's batches: each holds the seqs from its first to the next batch's (the last one's to next_seq).
+        var logBatches: [UInt64] = []
+        try txn.withCursor(dbs.eventLog) { c in
+            var found = try c.first()
+            while found {
+                if c.key.count == Layout.eventLogKeySize, logBatches.last != c.key.be64(0) { logBatches.append(c.key.be64(0)) }
+                found = try c.next()
+            }
+        }
+        try txn.withCursor(dbs.eventLog) { c in
+            var found = try c.first()
+            var index = 0
+            while found {
+                guard c.key.count == Layout.eventLogKeySize, let key = EventKey(UnsafeRawBufferPointer(rebasing: c.key[8...])) else {
+                    report.blocksChecked += 1
+                    report.add("event_log: a key of \(c.key.count) bytes (expected \(Layout.eventLogKeySize))")
                     found = try c.next()
                     continue
                 }
-                do {
-                    var block = try blockReader(key, c.value)
-                    if block.lastTime &- block.firstTime >= Layout.blockSpan {
-                        report.add("events: the block at seq \(key.seq) spans \(block.lastTime &- block.firstTime) µs, more than a block may")
-                    }
-                    while try advance(&block, key) {
-                        events += 1
-                        report.eventsChecked += 1
-                        let seq = block.seq
-                        let record: RecordView
-                        do {
-                            record = try recordView(key, block, stringLimit: stringCount)
-                        } catch {
-                            // recordView's error already names the seq, onboarding and screen.
-                            report.add("events: \(error)")
-                            continue
-                        }
-                        kinds[record.kind, default: 0] += 1
-                        let time = block.time
-                        minTime = min(minTime, time)
-                        maxTime = max(maxTime, time)
-                        var o = perOnboarding[key.onboarding] ?? (0, .max, .min, 0)
-                        o.events += 1
-                        o.min = min(o.min, time)
-                        o.max = max(o.max, time)
-                        if let total = record.totalScreens { o.screens = max(o.screens, UInt32(clamping: total)) }
-                        perOnboarding[key.onboarding] = o
-                        guard let session = record.session else {
-                            report.add("events: seq \(seq) has no session")
-                            continue
-                        }
-                        pairs.insert(UInt64(key.onboarding) << 32 | UInt64(session))
-                        guard seq < nextSeq else {
-                            report.add("events: seq \(seq) is not below meta next_seq \(nextSeq)")
-                            continue
-                        }
-                        if listed[Int(seq)] & inEvents != 0 { report.add("events: seq \(seq) is stored twice") }
-                        listed[Int(seq)] |= inEvents
-                        fingerprints[Int(seq)] = fingerprint(session: session, onboarding: key.onboarding, screen: key.screen, time: time)
-                    }
-                } catch let error as StoreError {
-                    report.add("events: \(error)")
-                }
+                let first = c.key.be64(0)
+                while index + 1 < logBatches.count, logBatches[index] != first { index += 1 }
+                let end = index + 1 < logBatches.count ? logBatches[index + 1] : nextSeq
+                checkBlock(key, c.value, batch: (first, end))
                 found = try c.next()
             }
         }
@@ -345,6 +381,7 @@ extension Snapshot {
     /// and every seq is claimed by exactly one batch (a grown block is listed by every batch it holds).
     private func checkBatches(_ report: inout CheckReport, listed: inout [UInt8], mark: UInt8) throws {
         var end: UInt64 = 0
+        let logBatches = (try? EventLog.batches(txn, dbs)) ?? []
         try txn.withCursor(dbs.batches) { c in
             var found = try c.first()
             var current: (first: UInt64, count: UInt64, chunk: UInt16)? = nil
@@ -370,8 +407,8 @@ extension Snapshot {
                 while offset < c.value.count {
                     let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
                     offset += Layout.eventKeySize
-                    guard let value = try key.withBytes({ try txn.get(dbs.events, $0) }) else {
-                        report.add("batches: the block at seq \(key.seq) is not in events")
+                    guard let value = try txn.block(key, ofBatch: first, logBatches: logBatches, dbs) else {
+                        report.add("batches: the block at seq \(key.seq) is not in \(first >= (logBatches.first ?? .max) ? "event_log" : "events")")
                         continue
                     }
                     do {

@@ -66,6 +66,8 @@ public final class Store: @unchecked Sendable {
         public var create: Bool
         /// When the writer folds the session log into `sessions` (tests make it fold sooner or never).
         var sessionLogLimits = SessionLogLimits.standard
+        /// When the writer folds the event log into `events` (tests make it fold sooner or never).
+        var eventLogLimits = EventLogLimits.standard
 
         /// Options with the defaults above; any may be changed.
         public init(durability: Durability = .full, initialMapSize: Int = 64 << 20, readOnly: Bool = false,
@@ -307,7 +309,8 @@ public final class Store: @unchecked Sendable {
     func withWriter<R>(_ body: (WriterState) throws -> R) throws -> R {
         guard !options.readOnly else { throw StoreError(.readOnly, "\(path) was opened read-only") }
         return try writerLock.withLock {
-            if writer == nil { writer = WriterState(dbs: dbs, cache: stringCache, pageSize: env.pageSize, logLimits: options.sessionLogLimits) }
+            if writer == nil { writer = WriterState(dbs: dbs, cache: stringCache, pageSize: env.pageSize, logLimits: options.sessionLogLimits,
+                                                   eventLogLimits: options.eventLogLimits) }
             return try body(writer!)
         }
     }
@@ -427,6 +430,8 @@ struct Databases: Sendable {
     let spanningSessions: Database
     /// The session index's references of the batches since the last fold (SessionLog.swift).
     let sessionLog: Database
+    /// The blocks of the batches since the last fold of the event log (EventLog.swift).
+    let eventLog: Database
 
     init(_ h: [String: Database]) {
         meta = h[Layout.meta]!
@@ -440,6 +445,7 @@ struct Databases: Sendable {
         checkpoints = h[Layout.checkpoints]!
         spanningSessions = h[Layout.spanningSessions]!
         sessionLog = h[Layout.sessionLog]!
+        eventLog = h[Layout.eventLog]!
     }
 }
 

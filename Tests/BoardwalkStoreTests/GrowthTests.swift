@@ -126,7 +126,7 @@ import Testing
     func checkFindsBatchesThatDoNotClaimEachEventOnce(_ damage: BatchDamage) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
-        let store = try Store.open(at: dir)
+        let store = try Store.open(at: dir, options: .foldingEveryBatch())
         for b in 0..<3 {
             try store.append((0..<4).map { simpleEvent(onboarding: 0, screen: 0, session: b, time: Int64(b * 4 + $0)) })
         }

@@ -24,6 +24,8 @@ import Testing
             }
         }
         try store.append(events)
+        // Into `events`, which the walk reads (a batch's blocks go to the event log first).
+        try store.foldLogs()
         return store
     }
 

@@ -19,6 +19,7 @@ extension Store.Options {
     static func foldingEveryBatch(_ base: Store.Options = Store.Options()) -> Store.Options {
         var options = base
         options.sessionLogLimits = SessionLogLimits(batches: 0, bytes: 0)
+        options.eventLogLimits = EventLogLimits(batches: 0, bytes: 0)
         return options
     }
 }

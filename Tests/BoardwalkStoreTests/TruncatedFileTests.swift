@@ -76,6 +76,7 @@ import Testing
         // A tiny map grows several times; the base is found again after each move.
         for batch in 0..<12 {
             try store.append((0..<300).map { simpleEvent(onboarding: $0 % 3, screen: $0 % 4, session: batch * 300 + $0, time: Int64(batch * 1000 + $0)) })
+            try store.foldLogs()
             try store.env.transaction(write: false) { txn in
                 let base = store.env.mapBase
                 #expect(base != 0)

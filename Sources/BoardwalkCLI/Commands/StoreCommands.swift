@@ -180,6 +180,9 @@ enum IngestCommand: Command {
                 try ingester.ingest(input)
                 if interruptFlag.isCancelled { break }
             }
+            // Queries then read `events` and `sessions` alone, without merging the logs of the last batches in
+            // (docs/storage.md, "Format 9: the event log"); nothing to do when the appends just folded them.
+            if !interruptFlag.isCancelled { try store.foldLogs() }
         } catch {
             failure = error
         }

@@ -57,6 +57,16 @@ struct Transaction {
         return true
     }
 
+    /// Deletes the entry under `key`; `false` when there is none. Wraps `mdb_del`.
+    @discardableResult
+    func delete(_ db: Database, _ key: UnsafeRawBufferPointer) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc = mdb_del(handle, db.dbi, &k, nil)
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc, "mdb_del(\(db.name))")
+        return true
+    }
+
     /// Deletes every entry of `db`, keeping the database. Wraps `mdb_drop` with `del` 0.
     func empty(_ db: Database) throws {
         try check(mdb_drop(handle, db.dbi, 0), "mdb_drop(\(db.name))")
@@ -74,6 +84,13 @@ struct Transaction {
         var stat = MDB_stat()
         try check(mdb_stat(handle, db.dbi, &stat), "mdb_stat(\(db.name))")
         return stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages
+    }
+
+    /// A cursor on `db` that the caller closes (``Cursor/close()``) before the transaction ends. Wraps `mdb_cursor_open`.
+    func openCursor(_ db: Database) throws -> Cursor {
+        var c: OpaquePointer?
+        try check(mdb_cursor_open(handle, db.dbi, &c), "mdb_cursor_open(\(db.name))")
+        return Cursor(handle: c!, db: db, file: file)
     }
 
     /// Runs `body` with a cursor on `db` and closes it afterwards. Wraps `mdb_cursor_open`/`mdb_cursor_close`.
@@ -107,6 +124,14 @@ struct Cursor {
         value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
         return true
     }
+
+    /// Deletes the entry under the cursor. Wraps `mdb_cursor_del`.
+    func delete() throws {
+        try check(mdb_cursor_del(handle, 0), "mdb_cursor_del(\(db.name))")
+    }
+
+    /// Closes a cursor from ``Transaction/openCursor(_:)``. Wraps `mdb_cursor_close`.
+    func close() { mdb_cursor_close(handle) }
 
     /// Positions at the first key `>= key` (`MDB_SET_RANGE`).
     @inline(__always) mutating func seek(_ key: UnsafeRawBufferPointer) throws -> Bool { try move(MDB_SET_RANGE, key: key) }
