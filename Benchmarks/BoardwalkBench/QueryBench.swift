@@ -41,6 +41,9 @@ final class QueryStore {
             }
         }
         events += try store.append(batch).appended
+        // As `boardwalk ingest` leaves a store (and so the store DuckDB is compared with): the logs of the last
+        // batches folded in.
+        try store.foldLogs()
         let bySize = perOnboarding.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
         busiestOnboarding = bySize.first?.key ?? ""
         medianOnboarding = bySize.isEmpty ? "" : bySize[bySize.count / 2].key
