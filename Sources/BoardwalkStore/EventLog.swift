@@ -37,18 +37,6 @@ enum EventLog {
     static func badKey(_ count: Int) -> StoreError {
         StoreError(.corrupt, "an event_log key is \(count) bytes, not \(Layout.eventLogKeySize)")
     }
-
-    /// The batch of `batches` (from ``batches(_:_:)``) that holds `seq`: the last one starting at or before it;
-    /// `nil` when `seq` is before the log (its event is in `events`).
-    static func batch(holding seq: UInt64, in batches: [UInt64]) -> UInt64? {
-        guard let first = batches.first, seq >= first else { return nil }
-        var lo = 0, hi = batches.count  // the answer is the last index with batches[i] <= seq
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2
-            if batches[mid] <= seq { lo = mid } else { hi = mid }
-        }
-        return batches[lo]
-    }
 }
 
 extension Transaction {
@@ -80,7 +68,9 @@ extension Transaction {
 /// event's seq). With the log empty every move is one move of the `events` cursor.
 ///
 /// Moves as liblmdb's cursor: ``seek(_:)`` to the first key at or after one, ``first()``, ``last()``, ``next()``,
-/// ``previous()``; ``key`` (22 bytes) and ``value`` are valid until the next move. ``focus(onSeq:)`` restricts
+/// ``previous()``; ``key`` (22 bytes) and ``value`` are valid until the next move. One difference: after a move
+/// that found nothing, ``next()`` and ``previous()`` find nothing either until a seek, `first()` or `last()`
+/// (liblmdb would step back from its end); no caller steps on from there. ``focus(onSeq:)`` restricts
 /// the moves to the one source that can hold a seq's event (a block holds events of one batch while in the log).
 /// - Complexity: a seek costs one seek per source (1 + batches in the log); a step costs one step and a
 ///   comparison per source.

@@ -108,7 +108,7 @@ enum Layout {
     /// leaf then holds only its key and page number. A single event larger than this gets a block of its own.
     /// Two pages rather than one (format 6) halve the reads of a scan whose blocks lie apart in the file (one
     /// `pread` or page fault each, about 1 µs plus 0.1 µs per KiB here), at the cost of rewriting up to two pages
-    /// when a batch grows a group's newest block (docs/storage.md, "Format 7").
+    /// when a fold of the event log grows a group's newest block (docs/storage.md, "Format 7", "Format 9").
     static func blockTarget(pageSize: Int) -> Int { 2 * pageSize - 16 }
     /// The most events a block can hold: a block is sealed before passing ``blockTarget(pageSize:)``
     /// (two pages of at most 64 KiB) unless it holds one event, and each event takes at least three bytes.

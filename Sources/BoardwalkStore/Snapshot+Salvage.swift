@@ -46,13 +46,13 @@ extension Store {
     /// cannot: the salvage of a damaged store (`boardwalk export --salvage`).
     ///
     /// The other reads stop at the first damaged block or record, as a query must: its answer would be wrong. This
-    /// one walks `events` alone, block by block in key order (onboarding, screen, then the block's first time), and
-    /// goes on past damage: a record or a string that does not decode costs its event, a block whose framing does not
+    /// one walks `events` block by block in key order (onboarding, screen, then the block's first time), then
+    /// `event_log` (the batches not yet folded) batch by batch in the same order, and goes on past damage: a record or a string that does not decode costs its event, a block whose framing does not
     /// decode costs the rest of that block, a key of the wrong size its block. It reads neither `batches` nor the
     /// session index, so their damage costs nothing here; a string that cannot be resolved (a damaged `strings`
     /// chunk) costs the events that name it.
     ///
-    /// LMDB's own pages of the databases it reads (`events`, `strings`, `meta`) are checked first, in the same
+    /// LMDB's own pages of the databases it reads (`events`, `event_log`, `strings`, `meta`) are checked first, in the same
     /// snapshot, as ``check()`` does for all of them: liblmdb trusts them, and a cursor over a damaged page can crash
     /// the process. When they are damaged nothing is read and the call throws; what is left can then only be read
     /// with page-level tools (a backup copies the damage).

@@ -68,11 +68,12 @@ extension Store {
     ///   limit): its message names the event's index in the batch, event id and session, ``StoreError/batchIndex``
     ///   is that index and ``StoreError/underlying`` the codec's `EncodingError`; ``StoreError/Kind/readOnly``,
     ///   ``StoreError/Kind/closed``, ``StoreError/Kind/insideTransaction``.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block written or grown (one per
-    ///   group of the batch, each after one cursor seek to the newest block it may grow) and an append per
-    ///   session-log chunk (about 4 KiB of session-index references each); the batch that takes the session log
-    ///   past its limits (every 17th with 10 000 events per batch) folds it instead, with O(log N) work per bucket
-    ///   of 64 session ids the log touches. Duplicate detection reads stored blocks only for events not later
+    /// - Complexity: O(n log n) for n events, plus an append per block (to the event log: about one per group of
+    ///   the batch) and per session-log chunk (about 4 KiB of session-index references each); the batch that takes
+    ///   the session log past its limits (every 17th with 10 000 events per batch) folds it instead, with O(log N)
+    ///   work per bucket of 64 session ids the log touches, and the batch that fills the event log (every 16th)
+    ///   folds it into `events`, with a cursor seek to each touched group's newest block and O(log N) work per block
+    ///   grown or written. Duplicate detection reads stored blocks only for events not later
     ///   than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
@@ -159,11 +160,12 @@ public struct StoreWriter {
     /// damaged value the batch must grow, an LMDB error) may come after the batch began writing: the transaction
     /// is then unusable, later calls in it throw, and ``Store/write(_:)`` aborts it with that error even when
     /// the closure catches it.
-    /// - Complexity: O(n log n) for n events, plus O(log N) B-tree work per block written or grown (one per
-    ///   group of the batch, each after one cursor seek to the newest block it may grow) and an append per
-    ///   session-log chunk (about 4 KiB of session-index references each); the batch that takes the session log
-    ///   past its limits (every 17th with 10 000 events per batch) folds it instead, with O(log N) work per bucket
-    ///   of 64 session ids the log touches. Duplicate detection reads stored blocks only for events not later
+    /// - Complexity: O(n log n) for n events, plus an append per block (to the event log: about one per group of
+    ///   the batch) and per session-log chunk (about 4 KiB of session-index references each); the batch that takes
+    ///   the session log past its limits (every 17th with 10 000 events per batch) folds it instead, with O(log N)
+    ///   work per bucket of 64 session ids the log touches, and the batch that fills the event log (every 16th)
+    ///   folds it into `events`, with a cursor seek to each touched group's newest block and O(log N) work per block
+    ///   grown or written. Duplicate detection reads stored blocks only for events not later
     ///   than their group's latest stored event.
     @discardableResult
     public func append(_ events: some Sequence<Event>) throws -> AppendResult {
@@ -964,7 +966,7 @@ final class WriterState {
     /// `event_log`: the batch's events in blocks, in (group, time, seq) order, appended under (first seq of the
     /// batch ‖ block key) (docs/storage.md, "Format 9: the event log"). Blocks are cut where a group's run spans
     /// ``Layout/blockSpan`` or would pass the target size; nothing stored is read or rewritten. Every block written
-    /// is listed for `batches`. The fold (``foldEventLog(_:)``) later moves them into `events`.
+    /// is listed for `batches`. The fold (``foldEventLog(_:batches:)``) later moves them into `events`.
     private func writeEvents(_ txn: Transaction, firstSeq: UInt64) throws {
         sortByGroup()
         // Per-onboarding counters come for free in key order: one accumulator per run of an onboarding.
@@ -1078,7 +1080,8 @@ final class WriterState {
 
     /// Whether the event log, with this batch's blocks in it, is due for a fold (``EventLogLimits``).
     private func eventLogIsFull(_ txn: Transaction, batches: Int) throws -> Bool {
-        if batches >= eventLogLimits.batches { return true }
+        // The fold marks each block with the logged batches it took events from in a 64-bit mask.
+        if batches >= min(eventLogLimits.batches, 64) { return true }
         return try txn.pages(dbs.eventLog) * txn.pageSize >= eventLogLimits.bytes
     }
 
@@ -1162,6 +1165,11 @@ final class WriterState {
             var key = [UInt8](repeating: 0, count: Layout.batchKeySize)
             key.withUnsafeMutableBytes { $0.baseAddress!.storeBE(batches[0], at: 0) }
             while try key.withUnsafeBytes({ try c.seek($0) }) {
+                // Every entry from the log's first batch on is a logged batch's (a batch without events writes none).
+                guard c.key.count == Layout.batchKeySize, batches.contains(c.key.be64(0)) else {
+                    throw StoreError(.corrupt, "batches: an entry past the event log's first batch (seq \(batches[0])) "
+                                     + "belongs to no logged batch; the store is damaged (`boardwalk check` says more)")
+                }
                 try c.delete()
             }
         }
@@ -1174,7 +1182,7 @@ final class WriterState {
     }
 
     /// ``groupMax``, ``pendingGroupMax``, ``blockTails`` and ``pendingBlockTails``, moved out of the writer while
-    /// ``writeEvents(_:)`` runs.
+    /// ``writeBlocks(_:bodies:logBatch:batchOfEntry:)`` runs.
     struct GroupCaches {
         var groupMax: [UInt64: UInt64] = [:]
         var pendingGroupMax: [UInt64: UInt64] = [:]

@@ -171,6 +171,23 @@ import Testing
         #expect(report.isOK && report.eventsChecked == 41, "\(report)")
     }
 
+    /// The fold marks blocks with a 64-bit mask of logged batches: a limit above 64 batches folds at 64 (review,
+    /// session 16: the 65th batch used to refuse every append as `corrupt`).
+    @Test func theLogNeverHoldsMoreThan64Batches() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        var options = Store.Options(durability: .noSync)
+        options.eventLogLimits = EventLogLimits(batches: 100, bytes: 1 << 30)
+        let store = try Store.open(at: dir, options: options)
+        defer { store.close() }
+        for i in 0..<130 {
+            try store.append([simpleEvent(onboarding: i % 2, screen: 0, session: i, time: Int64(i))])
+            #expect(try state(store).logBatches == (i + 1) % 64)
+        }
+        let report = try store.check()
+        #expect(report.isOK && report.eventsChecked == 130, "\(report)")
+    }
+
     /// A damaged log block is reported by check() and by the reads that meet it as `corrupt`, never a trap; the append
     /// that would fold it is refused and stores nothing; the salvage reads every other event.
     @Test(arguments: ["truncated", "garbage", "short key"])
