@@ -94,6 +94,12 @@ struct BlockCursor: BlockEntries {
 
     init(main: Cursor) { sources = [Source(cursor: main, batch: nil)] }
 
+    /// A cursor over the given logged batches alone (the fold reads the log so); the caller closes the cursors.
+    init(logs: [(Cursor, UInt64)]) { sources = logs.map { Source(cursor: $0.0, batch: $0.1) } }
+
+    /// The first seq of the logged batch the current block is in; `nil` for a block of `events` or no position.
+    var currentBatch: UInt64? { current >= 0 ? sources[current].batch : nil }
+
     mutating func addLog(_ cursor: Cursor, batch: UInt64) throws {
         sources.append(Source(cursor: cursor, batch: batch))
     }

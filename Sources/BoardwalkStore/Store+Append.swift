@@ -925,7 +925,10 @@ final class WriterState {
         let sorted = source.withUnsafeBufferPointer { keys in
             entries.withUnsafeBufferPointer { e in
                 for j in 1..<n where keys[j - 1].a == keys[j].a {
-                    if e[keys[j - 1].i].timeBits > e[keys[j].i].timeBits { return false }
+                    let x = e[keys[j - 1].i], y = e[keys[j].i]
+                    // Seqs too: a fold's entries come block by block, and a block of a later batch may come before
+                    // one of an earlier batch with events at the same time (a batch's entries are in seq order).
+                    if x.timeBits > y.timeBits || (x.timeBits == y.timeBits && x.seq > y.seq) { return false }
                 }
                 return true
             }
@@ -1085,14 +1088,16 @@ final class WriterState {
         return try txn.pages(dbs.eventLog) * txn.pageSize >= eventLogLimits.bytes
     }
 
-    /// Moves every block of the event log into `events` (docs/storage.md, "Format 9: the event log"): the logged
-    /// events, in (group, time, seq) order, grow each group's newest block or start new ones as a batch did before
-    /// format 9 (``writeBlocks(_:bodies:logBatch:batchOfEntry:)``); each logged batch's `batches` entries are written
-    /// again to list the `events` blocks that took its events; the log is emptied. Records are copied, never decoded.
+    /// Moves every block of the event log into `events` (docs/storage.md, "Format 9: the event log"), a group at a time:
+    /// the log's batches are read through one merged cursor in block-key order, so each group's blocks come together;
+    /// their records are copied out (never decoded: body bytes behind their time and seq), put in (time, seq) order,
+    /// and grow the group's newest block or start new ones as a batch did before format 9
+    /// (``writeBlocks(_:bodies:logBatch:batchOfEntry:)``). Then each logged batch's `batches` entries are written
+    /// again to list the `events` blocks that took its events, and the log is emptied. Memory: one group's events.
     /// - Throws: ``StoreError/Kind/corrupt`` when a log block does not decode or holds a seq outside its batch (nothing
     ///   is folded: the append fails, as folding past it would lose events).
-    /// - Complexity: O(n log n) for the n logged events (usually O(n): the radix sort), plus one seek and one put per
-    ///   group and block written.
+    /// - Complexity: O(n log k) for the n logged events of k batches, plus a seek per batch and per group (to its
+    ///   newest block) and one put per block written.
     private func foldEventLog(_ txn: Transaction, batches: [UInt64]) throws {
         guard !batches.isEmpty else { return }
         guard batches.count <= 64 else {
@@ -1113,51 +1118,66 @@ final class WriterState {
         }
         var bodies: [UInt8] = []
         var batchOfEntry: [UInt8] = []
-        var logged: [Entry] = []
+        var group: [Entry] = []
         swap(&bodies, &foldBodies)
         swap(&batchOfEntry, &foldBatchOfEntry)
         defer {
             swap(&bodies, &foldBodies)
             swap(&batchOfEntry, &foldBatchOfEntry)
         }
-        bodies.removeAll(keepingCapacity: true)
-        batchOfEntry.removeAll(keepingCapacity: true)
-        logged.reserveCapacity(Int(counts.reduce(0, +)))
-        try txn.withCursor(dbs.eventLog) { c in
+        var keys: [EventKey] = []
+        var masks: [UInt64] = []
+        var logs: [(Cursor, UInt64)] = []
+        defer { for (cursor, _) in logs { cursor.close() } }
+        for batch in batches { logs.append((try txn.openCursor(dbs.eventLog), batch)) }
+        var c = BlockCursor(logs: logs)
+        try txn.withCursor(dbs.events) { events in
             var found = try c.first()
-            var index = -1
-            var batch: UInt64 = 0
             while found {
-                guard c.key.count == Layout.eventLogKeySize else { throw EventLog.badKey(c.key.count) }
-                if index < 0 || c.key.be64(0) != batch {
-                    index += 1
-                    batch = c.key.be64(0)
-                    guard index < batches.count, batches[index] == batch else {
-                        throw StoreError(.corrupt, "event_log changed while it was folded")
+                let first = try decodeBlockKey(c.key)
+                // The group's blocks, from every logged batch: copied out before anything is put (a put may make
+                // LMDB write out and free the log's dirty pages, which the values point into).
+                group.removeAll(keepingCapacity: true)
+                bodies.removeAll(keepingCapacity: true)
+                batchOfEntry.removeAll(keepingCapacity: true)
+                var next: EventKey? = nil
+                while found {
+                    let key = try decodeBlockKey(c.key)
+                    guard key.onboarding == first.onboarding, key.screen == first.screen else {
+                        next = key
+                        break
                     }
-                }
-                let key = try decodeBlockKey(UnsafeRawBufferPointer(rebasing: c.key[8...]))
-                var block = try blockReader(key, c.value)
-                while try advance(&block, key) {
-                    guard block.seq >= batch, block.seq - batch < counts[index] else {
-                        throw StoreError(.corrupt, "event_log: the block at seq \(key.seq) of the batch at seq \(batch) holds seq "
-                                         + "\(block.seq), outside its batch; the store is damaged, and nothing can be appended "
-                                         + "until it is repaired (`boardwalk export --salvage`)")
+                    let batch = c.currentBatch!
+                    let index = batches.firstIndex(of: batch)!
+                    var block = try blockReader(key, c.value)
+                    while try advance(&block, key) {
+                        guard block.seq >= batch, block.seq - batch < counts[index] else {
+                            throw StoreError(.corrupt, "event_log: the block at seq \(key.seq) of the batch at seq \(batch) holds seq "
+                                             + "\(block.seq), outside its batch; the store is damaged, and nothing can be appended "
+                                             + "until it is repaired (`boardwalk export --salvage`)")
+                        }
+                        let start = bodies.count
+                        bodies.append(contentsOf: block.body)
+                        group.append(Entry(onboarding: key.onboarding, screen: key.screen, session: 0, totalScreens: 0,
+                                           timeBits: Layout.timeBits(block.time), seq: block.seq, body: start..<bodies.count))
+                        batchOfEntry.append(UInt8(index))
                     }
-                    let start = bodies.count
-                    bodies.append(contentsOf: block.body)
-                    logged.append(Entry(onboarding: key.onboarding, screen: key.screen, session: 0, totalScreens: 0,
-                                        timeBits: Layout.timeBits(block.time), seq: block.seq, body: start..<bodies.count))
-                    batchOfEntry.append(UInt8(index))
+                    found = try c.next()
                 }
-                found = try c.next()
+                // Blocks come by first time: usually the events are in (time, seq) order already (sortOrder checks).
+                do {
+                    // writeBlocks reads the writer's `entries` and `order`: the batch's entries are not needed any more.
+                    swap(&group, &entries)
+                    defer { swap(&group, &entries) }
+                    fillOrder { _ in 0 }
+                    sortOrder()
+                    try bodies.withUnsafeBytes { b in try writeBlocks(&events, bodies: b, logBatch: nil, batchOfEntry: batchOfEntry) }
+                }
+                keys.append(contentsOf: blockKeys)
+                masks.append(contentsOf: foldMasks)
+                // The puts may have moved the pages under the log's cursors' current values: position them again.
+                if let next { found = try c.seek(next) }
             }
-        }
-        swap(&logged, &entries)
-        defer { swap(&logged, &entries) }
-        sortByGroup()
-        try bodies.withUnsafeBytes { b in
-            try txn.withCursor(dbs.events) { c in try writeBlocks(&c, bodies: b, logBatch: nil, batchOfEntry: batchOfEntry) }
         }
         // The logged batches' `batches` entries, written again with the `events` blocks that hold their events
         // (they are the last entries of `batches`).
@@ -1174,9 +1194,9 @@ final class WriterState {
             }
         }
         for (index, batch) in batches.enumerated() {
-            var keys: [EventKey] = []
-            for (i, mask) in foldMasks.enumerated() where mask & (1 << UInt64(index)) != 0 { keys.append(self.blockKeys[i]) }
-            try putBatchEntries(txn, firstSeq: batch, count: UInt32(counts[index]), keys: keys)
+            var own: [EventKey] = []
+            for (i, mask) in masks.enumerated() where mask & (1 << UInt64(index)) != 0 { own.append(keys[i]) }
+            try putBatchEntries(txn, firstSeq: batch, count: UInt32(counts[index]), keys: own)
         }
         try txn.empty(dbs.eventLog)
     }

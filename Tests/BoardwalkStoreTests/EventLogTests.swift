@@ -171,6 +171,27 @@ import Testing
         #expect(report.isOK && report.eventsChecked == 41, "\(report)")
     }
 
+    /// The fold reads a group's blocks in key order, so a later batch's block can come before an earlier batch's
+    /// with events at the same time: the fold still writes them in (time, seq) order (the full suite's late-batch
+    /// differential found a fold that trapped on this in development).
+    @Test func aFoldOrdersEqualTimesBySeqAcrossBatches() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        var options = Store.Options(durability: .noSync)
+        options.eventLogLimits = EventLogLimits(batches: 2, bytes: 1 << 30)
+        let store = try Store.open(at: dir, options: options)
+        defer { store.close() }
+        let span = Layout.blockSpan
+        // Batch 1: seqs 0 and 1 twelve hours apart, so two blocks: (0) and (span). Batch 2: seqs 2 and 3 at 1 and
+        // span, one block that sorts between them. Key order: (0, seq 0), (1, seq 2), (span, seq 1).
+        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 0), simpleEvent(onboarding: 0, screen: 0, session: 0, time: span)])
+        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1), simpleEvent(onboarding: 0, screen: 0, session: 1, time: span)])
+        #expect(try state(store).logBatches == 0)
+        let stored = try store.read { try $0.events(onboarding: "onb-0").map { [$0.event.time.microseconds, Int64($0.seq)] } }
+        #expect(stored == [[0, 0], [1, 2], [span, 1], [span, 3]])
+        #expect(try store.check().isOK)
+    }
+
     /// The fold marks blocks with a 64-bit mask of logged batches: a limit above 64 batches folds at 64 (review,
     /// session 16: the 65th batch used to refuse every append as `corrupt`).
     @Test func theLogNeverHoldsMoreThan64Batches() throws {
