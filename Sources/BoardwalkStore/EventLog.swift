@@ -34,6 +34,11 @@ enum EventLog {
         return out
     }
 
+    /// The name of the database that holds the blocks of the batch starting at seq `batch`, for messages.
+    static func database(ofBatch batch: UInt64, logBatches: [UInt64]) -> String {
+        batch >= (logBatches.first ?? .max) ? Layout.eventLog : Layout.events
+    }
+
     static func badKey(_ count: Int) -> StoreError {
         StoreError(.corrupt, "an event_log key is \(count) bytes, not \(Layout.eventLogKeySize)")
     }

@@ -399,7 +399,7 @@ struct BlockWalk {
         // at every earlier block that can hold the event.
         guard let (found, block) = try snapshot.locate(&c, onboarding: onboarding, screen: screen, time: ref.time, seq: ref.seq) else {
             reader = nil
-            throw StoreError(.corrupt, "the session index lists seq \(ref.seq), which is not in events")
+            throw StoreError(.corrupt, "the session index lists seq \(ref.seq), which is not in events or event_log")
         }
         key = found
         reader = block

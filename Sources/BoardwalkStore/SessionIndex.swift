@@ -143,7 +143,7 @@ extension Snapshot {
                     found = try locate(&events, onboarding: ref.onboarding, screen: ref.screen, time: ref.time, seq: ref.seq)
                 }
                 guard let (blockKey, block) = found else {
-                    throw StoreError(.corrupt, "the session index lists seq \(ref.seq), which is not in events")
+                    throw StoreError(.corrupt, "the session index lists seq \(ref.seq), which is not in events or event_log")
                 }
                 previous = (blockKey, block)
                 guard try body(try view(blockKey, block)) else { return }

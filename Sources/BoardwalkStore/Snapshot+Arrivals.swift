@@ -43,7 +43,8 @@ extension Snapshot {
                     offset += Layout.eventKeySize
                     guard key.timeBits < beforeBits, onboardings?.contains(key.onboarding) ?? true else { continue }
                     guard let value = try txn.block(key, ofBatch: first, logBatches: logBatches, dbs) else {
-                        throw StoreError(.corrupt, "the batches database lists the block at seq \(key.seq), which is not in events")
+                        throw StoreError(.corrupt, "the batches database lists the block at seq \(key.seq), which is not in "
+                                         + EventLog.database(ofBatch: first, logBatches: logBatches))
                     }
                     var block = try blockReader(key, value)
                     while try advance(&block, key) {

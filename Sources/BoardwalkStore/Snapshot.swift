@@ -449,7 +449,8 @@ public struct Snapshot: StringResolver {
                         let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
                         offset += Layout.eventKeySize
                         guard let value = try txn.block(key, ofBatch: first, logBatches: logBatches, dbs) else {
-                            throw StoreError(.corrupt, "the batches database lists the block at seq \(key.seq), which is not in events")
+                            throw StoreError(.corrupt, "the batches database lists the block at seq \(key.seq), which is not in "
+                                         + EventLog.database(ofBatch: first, logBatches: logBatches))
                         }
                         var block = try blockReader(key, value)
                         var at = block

@@ -408,7 +408,7 @@ extension Snapshot {
                     let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
                     offset += Layout.eventKeySize
                     guard let value = try txn.block(key, ofBatch: first, logBatches: logBatches, dbs) else {
-                        report.add("batches: the block at seq \(key.seq) is not in \(first >= (logBatches.first ?? .max) ? "event_log" : "events")")
+                        report.add("batches: the block at seq \(key.seq) is not in \(EventLog.database(ofBatch: first, logBatches: logBatches))")
                         continue
                     }
                     do {

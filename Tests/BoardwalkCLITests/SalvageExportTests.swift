@@ -174,4 +174,20 @@ extension SalvageExportTests {
         let count = try #require(Int(r.stderr.split(separator: " ")[1]))
         #expect(count == r.stdout.split(separator: "\n").count && count > 1000, "\(r.stderr)")
     }
+
+    /// A backup checks LMDB's pages first: liblmdb's compacting copy crashed on a damaged page of `event_log` (QA,
+    /// session 16). Any damaged page refuses the backup with a message and leaves no copy behind.
+    @Test("backup refuses a store with damaged LMDB pages instead of copying them")
+    func backupOfDamagedPages() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for name in ["events", "batches"] {
+            let damaged = try storeWithDamagedRoot(of: name)
+            let copy = directory.appendingPathComponent("copy-of-\(name)").path
+            let r = try boardwalk(["backup", "--db", damaged, copy])
+            #expect(r.status == 1, "\(name): \(r.stderr)")
+            #expect(r.stderr.contains("LMDB's own pages of the store are damaged") && r.stderr.contains("boardwalk check"),
+                    "\(name): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: copy + "/data.mdb"), "\(name)")
+        }
+    }
 }

@@ -175,14 +175,17 @@ enum IngestCommand: Command {
         ingester.shouldStop = { interruptFlag.isCancelled }
         let start = monotonicMicroseconds()
         var failure: Error? = nil
+        // Whether the inputs were cut short: a Ctrl-C during the closing fold below leaves nothing to continue.
+        var interrupted = false
         do {
             for input in inputs {
                 try ingester.ingest(input)
                 if interruptFlag.isCancelled { break }
             }
+            interrupted = interruptFlag.isCancelled
             // Queries then read `events` and `sessions` alone, without merging the logs of the last batches in
             // (docs/storage.md, "Format 9: the event log"); nothing to do when the appends just folded them.
-            if !interruptFlag.isCancelled { try store.foldLogs() }
+            if !interrupted { try store.foldLogs() }
         } catch {
             failure = error
         }
@@ -219,7 +222,7 @@ enum IngestCommand: Command {
                 + "again (to check a whole file, ingest it into a scratch store: boardwalk ingest --db \"$(mktemp -d)\" --strict FILE)\n")
         }
         if let failure { throw failureError(failure) }
-        if interruptFlag.isCancelled {
+        if interrupted {
             // Files resume from their checkpoints; standard input has none (only event ids protect it).
             let hint = paths.contains("-") ? "" : "; run the same command again to continue"
             invocation.err("interrupted: everything up to the last committed batch is stored\(hint)\n")
