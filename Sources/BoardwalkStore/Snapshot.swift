@@ -121,7 +121,8 @@ public struct Snapshot: StringResolver {
     // MARK: Counts
 
     /// Counts and ranges of the whole store.
-    /// - Complexity: O(1): counters kept by every append, and `mdb_stat`.
+    /// - Complexity: O(1): counters kept by every append, and `mdb_stat`; plus the logs' keys (a seek per batch in
+    ///   the event log, the session log's chunk keys: a few hundred at most).
     public func stats() throws -> StoreStats {
         var kinds: [EventKind: Int] = [:]
         for kind in EventKind.allCases { kinds[kind] = Int(try txn.getUInt64(dbs.meta, Layout.metaKind(kind)) ?? 0) }
@@ -152,7 +153,9 @@ public struct Snapshot: StringResolver {
             eventsByKind: kinds,
             timeRange: range,
             nextSeq: try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0,
-            bytes: pages * txn.pageSize)
+            bytes: pages * txn.pageSize,
+            eventLogBatches: try? eventLogBatches().count,
+            sessionLogBatches: (try? sessionLog())?.batches.count)
     }
 
     /// Every onboarding with its counters, in id order.
@@ -819,6 +822,11 @@ public struct StoreStats: Hashable, Sendable {
     public var nextSeq: UInt64
     /// Bytes in the pages of all databases (excluding free pages).
     public var bytes: Int
+    /// Batches whose blocks are still in the event log, not yet folded into `events` (reads merge them in;
+    /// ``Store/foldLogs()`` folds them); `nil` when the log's keys do not read (``Store/check()`` says more).
+    public var eventLogBatches: Int?
+    /// Batches whose session references are still in the session log, not yet folded into `sessions`; `nil` as above.
+    public var sessionLogBatches: Int?
 }
 
 /// One onboarding's counters (``Snapshot/onboardings()``).

@@ -284,7 +284,7 @@ enum StatsCommand: Command {
     static let discussion = """
         JSON output is one object with exact numbers: events, sessions, inferred_sessions, onboardings,
         duplicates_skipped, strings, bytes, file_bytes, bytes_per_event, first, last (ISO-8601, null when
-        empty), next_seq and events_by_kind.
+        empty), event_log_batches and session_log_batches (batches not yet folded), next_seq and events_by_kind.
 
         Examples:
           boardwalk stats
@@ -314,6 +314,9 @@ enum StatsCommand: Command {
             ["bytes per event", s.events > 0 ? Units.decimal(Double(fileBytes) / Double(s.events), digits: 1) : "–"],
             ["first event", s.timeRange.map { $0.lowerBound.iso8601 } ?? "–"],
             ["last event", s.timeRange.map { $0.upperBound.iso8601 } ?? "–"],
+            // What reads merge in until the next fold (docs/storage.md, "Format 9: the event log").
+            ["batches not folded", "\(s.eventLogBatches.map(String.init) ?? "?") in the event log, "
+                + "\(s.sessionLogBatches.map(String.init) ?? "?") in the session log"],
         ]
         var out = ""
         for row in t.rows { out += row[0].padding(to: 20) + row[1] + "\n" }
@@ -334,6 +337,8 @@ enum StatsCommand: Command {
         o += "\"bytes_per_event\":" + (s.events > 0 ? "\(Double(fileBytes) / Double(s.events))" : "null") + ","
         o += "\"first\":" + (s.timeRange.map { "\"\($0.lowerBound.iso8601)\"" } ?? "null") + ","
         o += "\"last\":" + (s.timeRange.map { "\"\($0.upperBound.iso8601)\"" } ?? "null") + ","
+        o += "\"event_log_batches\":" + (s.eventLogBatches.map(String.init) ?? "null") + ","
+        o += "\"session_log_batches\":" + (s.sessionLogBatches.map(String.init) ?? "null") + ","
         o += "\"next_seq\":\(s.nextSeq),\"events_by_kind\":{"
         o += EventKind.allCases.map { "\"\($0.name)\":\(s.eventsByKind[$0] ?? 0)" }.joined(separator: ",")
         return o + "}}\n"
