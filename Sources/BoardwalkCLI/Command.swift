@@ -1,3 +1,5 @@
+import BoardwalkStore
+
 /// One `boardwalk` subcommand: its help and its work.
 public protocol Command {
     /// The subcommand's name (`generate`).
@@ -68,6 +70,11 @@ public struct ErrorReport: Hashable, Sendable {
             exitCode = ExitCode.usage
         case let runtime as RuntimeError:
             text = "Error: \(runtime.message)\n"
+            stream = .stderr
+            exitCode = ExitCode.failure
+        case let lmdb as LMDBError where lmdb.meansDamage:
+            text = "Error: \(lmdb)\n  The store's file is damaged: 'boardwalk check' lists the damage, "
+                + "'boardwalk export --salvage' reads what is left.\n"
             stream = .stderr
             exitCode = ExitCode.failure
         default:

@@ -121,8 +121,7 @@ public struct Snapshot: StringResolver {
     // MARK: Counts
 
     /// Counts and ranges of the whole store.
-    /// - Complexity: O(1): counters kept by every append, and `mdb_stat`; plus the logs' keys (a seek per batch in
-    ///   the event log, the session log's chunk keys: a few hundred at most).
+    /// - Complexity: O(1): counters kept by every append, and `mdb_stat`.
     public func stats() throws -> StoreStats {
         var kinds: [EventKind: Int] = [:]
         for kind in EventKind.allCases { kinds[kind] = Int(try txn.getUInt64(dbs.meta, Layout.metaKind(kind)) ?? 0) }
@@ -153,9 +152,18 @@ public struct Snapshot: StringResolver {
             eventsByKind: kinds,
             timeRange: range,
             nextSeq: try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0,
-            bytes: pages * txn.pageSize,
-            eventLogBatches: try? eventLogBatches().count,
-            sessionLogBatches: (try? sessionLog())?.batches.count)
+            bytes: pages * txn.pageSize)
+    }
+
+    /// The batches not yet folded from each log: those whose blocks are still in the event log (reads merge them
+    /// in; ``Store/foldLogs()`` folds them) and those whose session references are still in the session log.
+    ///
+    /// Apart from ``stats()``, which reads no page of a database: a damaged page met here fails the rest of this
+    /// snapshot's reads (LMDB marks the transaction failed), so call it last, or in a snapshot of its own.
+    /// - Throws: ``StoreError/Kind/corrupt`` for a log key of the wrong size; ``LMDBError`` for a damaged page.
+    /// - Complexity: O(batches × log N) for the event log (a seek per batch); O(chunks) for the session log's keys.
+    public func unfoldedBatches() throws -> (eventLog: Int, sessionLog: Int) {
+        (try eventLogBatches().count, try sessionLog().batches.count)
     }
 
     /// Every onboarding with its counters, in id order.
@@ -822,11 +830,6 @@ public struct StoreStats: Hashable, Sendable {
     public var nextSeq: UInt64
     /// Bytes in the pages of all databases (excluding free pages).
     public var bytes: Int
-    /// Batches whose blocks are still in the event log, not yet folded into `events` (reads merge them in;
-    /// ``Store/foldLogs()`` folds them); `nil` when the log's keys do not read (``Store/check()`` says more).
-    public var eventLogBatches: Int?
-    /// Batches whose session references are still in the session log, not yet folded into `sessions`; `nil` as above.
-    public var sessionLogBatches: Int?
 }
 
 /// One onboarding's counters (``Snapshot/onboardings()``).

@@ -157,7 +157,7 @@ import Testing
             try store.append((0..<10).map { simpleEvent(onboarding: 0, screen: $0 % 2, session: $0, time: Int64(batch * 100 + $0)) })
             let now = try state(store)
             #expect(now.logBatches == batch + 1 && now.events == 0)
-            #expect(try store.read { try $0.stats().eventLogBatches } == batch + 1)
+            #expect(try store.read { try $0.unfoldedBatches().eventLog } == batch + 1)
         }
         // The fourth batch fills the log: all four are folded, one block per screen.
         try store.append((0..<10).map { simpleEvent(onboarding: 0, screen: $0 % 2, session: $0, time: Int64(300 + $0)) })

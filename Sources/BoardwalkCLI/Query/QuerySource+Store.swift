@@ -9,6 +9,7 @@ func openStoreQuerySource(_ path: String, notes: Invocation? = nil) throws -> Qu
         completionWords: onboardings.compactMap { $0.onboardingID.map { "\"\($0)\"" } },
         stats: {
             let stats = try store.read { try $0.stats() }
-            return StatsCommand.statsTable(stats, fileBytes: store.usedBytes, paint: Paint(enabled: false))
+            let unfolded = try? store.read { try $0.unfoldedBatches() }
+            return StatsCommand.statsTable(stats, unfolded: unfolded, fileBytes: store.usedBytes, paint: Paint(enabled: false))
         })
 }

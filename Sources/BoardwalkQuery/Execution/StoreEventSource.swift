@@ -36,7 +36,11 @@ public struct StoreEventSource: EventSource, Sendable {
         } catch let error as QueryError {
             throw error
         } catch {
-            throw QueryError(.source, "the store failed while the query ran: \(error)")
+            // Damage LMDB met on its own pages (QA, session 16: the raw text said nothing of what to do).
+            let damage = (error as? LMDBError)?.meansDamage == true
+                ? "; the store's file is damaged: `boardwalk check` lists the damage, `boardwalk export --salvage` reads what is left"
+                : ""
+            throw QueryError(.source, "the store failed while the query ran: \(error)" + damage)
         }
     }
 

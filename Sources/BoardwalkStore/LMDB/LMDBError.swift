@@ -44,6 +44,10 @@ public struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
         return context.isEmpty ? "\(label) \(code): \(message)" : "\(context): \(label) \(code): \(message)"
     }
 
+    /// Whether the code says the data file is damaged (`MDB_CORRUPTED`, `MDB_PAGE_NOTFOUND`): what a caller should
+    /// answer with a check of the store rather than a retry.
+    public var meansDamage: Bool { !isSystemCall && (code == MDB_CORRUPTED || code == MDB_PAGE_NOTFOUND) }
+
     /// Equal when the codes are equal.
     public static func == (a: LMDBError, b: LMDBError) -> Bool { a.code == b.code }
     /// Hashes the code only, consistent with ``==(_:_:)``.
