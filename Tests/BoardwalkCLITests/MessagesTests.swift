@@ -128,3 +128,20 @@ struct MessagesTests {
             status: process.terminationStatus)
     }
 }
+
+/// Damage liblmdb reports itself (QA, session 16: a damaged page of `event_log` printed only LMDB's own text).
+@Suite("LMDB's damage codes say the file is damaged")
+struct LMDBDamageMessageTests {
+    @Test func pageNotFoundAndCorruptedNameCheck() {
+        for code: Int32 in [-30797, -30796] {  // MDB_PAGE_NOTFOUND, MDB_CORRUPTED
+            let error = LMDBError(code: code, context: "mdb_cursor_get(event_log)")
+            #expect(error.meansDamage)
+            let report = ErrorReport(error, command: nil)
+            #expect(report.text.contains("mdb_cursor_get(event_log)") && report.text.contains("The store's file is damaged")
+                    && report.text.contains("'boardwalk check'"), "\(report.text)")
+        }
+        // Not damage: a full map.
+        #expect(!LMDBError.mapFull.meansDamage)
+        #expect(!ErrorReport(LMDBError.mapFull, command: nil).text.contains("damaged"))
+    }
+}
