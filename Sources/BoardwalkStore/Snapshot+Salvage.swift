@@ -17,6 +17,9 @@ public struct SalvageDamage: Sendable, CustomStringConvertible {
         case blockEnd(firstSeq: UInt64, eventsRead: Int)
         /// A block whole: its `events` key has the wrong size, so its value cannot be placed.
         case key
+        /// The event log whole (the batches not yet folded into `events`): LMDB's own pages of `event_log` are
+        /// damaged, and a cursor over them could crash the process, so none of its blocks is read.
+        case eventLog
     }
 
     /// How much was lost.
@@ -37,6 +40,7 @@ public struct SalvageDamage: Sendable, CustomStringConvertible {
         case .block(_, let read): return "the rest of a block, after its first \(events(read)): \(error)"
         case .blockEnd(_, let read): return "a block whose end does not check, its \(events(read)) kept: \(error)"
         case .key: return "a whole block, under a damaged key: \(error)"
+        case .eventLog: return "the event log, the batches not yet folded into events: \(error)"
         }
     }
 }
@@ -52,10 +56,11 @@ extension Store {
     /// session index, so their damage costs nothing here; a string that cannot be resolved (a damaged `strings`
     /// chunk) costs the events that name it.
     ///
-    /// LMDB's own pages of the databases it reads (`events`, `event_log`, `strings`, `meta`) are checked first, in the same
+    /// LMDB's own pages of the databases it reads (`events`, `strings`, `meta`; `event_log`, whose damage costs the log
+    /// alone, reported as ``SalvageDamage/Extent/eventLog``) are checked first, in the same
     /// snapshot, as ``check()`` does for all of them: liblmdb trusts them, and a cursor over a damaged page can crash
-    /// the process. When they are damaged nothing is read and the call throws; what is left can then only be read
-    /// with page-level tools (a backup copies the damage).
+    /// the process. When those of `events`, `strings` or `meta` are damaged nothing is read and the call throws; what
+    /// is left can then only be read with page-level tools (a backup refuses such a store).
     ///
     /// Events come in block order: those of `events` by onboarding and screen, and within a group block by block,
     /// which is time order except where late arrivals made blocks that overlap in time; then those of the event log
@@ -68,12 +73,19 @@ extension Store {
     public func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool) throws {
         // The page check and the walk in one snapshot: the pages checked are the pages read.
         let salvaged: Void? = try readRetryingPagesMoved { snapshot in
-            let problems = try snapshot.txn.checkPages(trees: [Layout.events, Layout.eventLog, Layout.strings, Layout.meta])
+            let problems = try snapshot.txn.checkPages(trees: [Layout.events, Layout.strings, Layout.meta])
             if !problems.isEmpty {
                 throw StoreError(.corrupt, "LMDB's own pages of the databases a salvage reads are damaged, and "
                                  + "a cursor over them could crash the process: " + problems.joined(separator: "; "))
             }
-            try snapshot.salvageEvents(body, damaged: damaged)
+            // Damage in the event log's pages costs the log alone: `events` still holds every folded batch (QA,
+            // session 16: one damaged log page made the salvage refuse a store whose `events` was whole).
+            let logProblems = try snapshot.txn.checkPages(trees: [Layout.eventLog])
+            if !logProblems.isEmpty {
+                let error = StoreError(.corrupt, "LMDB's own pages of event_log are damaged: " + logProblems.joined(separator: "; "))
+                guard try damaged(SalvageDamage(extent: .eventLog, error: error)) else { return }
+            }
+            try snapshot.salvageEvents(body, damaged: damaged, log: logProblems.isEmpty)
         }
         if salvaged == nil {
             throw StoreError(.corrupt, "LMDB's pages could not be checked before the salvage: another process committed "
@@ -84,7 +96,7 @@ extension Store {
 
 extension Snapshot {
     /// ``Store/salvageEvents(_:damaged:)`` on pages already checked.
-    func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool) throws {
+    func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool, log: Bool = true) throws {
         try txn.withCursor(dbs.events) { c in
             var found = try c.first()
             while found {
@@ -98,6 +110,7 @@ extension Snapshot {
             }
         }
         // Then the event log's blocks (the batches not yet folded into `events`), batch by batch.
+        guard log else { return }
         try txn.withCursor(dbs.eventLog) { c in
             var found = try c.first()
             while found {

@@ -175,6 +175,45 @@ extension SalvageExportTests {
         #expect(count == r.stdout.split(separator: "\n").count && count > 1000, "\(r.stderr)")
     }
 
+    /// Damaged LMDB pages of `event_log` cost the log alone (QA, session 16: the salvage refused the whole store):
+    /// every event of `events` is written, the log is listed as skipped, and the exit is 2.
+    @Test("damaged pages of event_log cost the salvage only the batches not yet folded")
+    func logPageDamage() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = directory.appendingPathComponent("logged.db").path
+        var folded = 0
+        do {
+            // 20 batches: the 16th folds the log into `events`, the last four stay in the log.
+            let store = try Store.open(at: db, options: .init(durability: .noSync))
+            defer { store.close() }
+            let events = Corpus(sessions: 200, seed: 8).events
+            let size = events.count / 20 + 1
+            for (i, start) in stride(from: 0, to: events.count, by: size).enumerated() {
+                let r = try store.append(events[start..<min(start + size, events.count)])
+                if i < 16 { folded += r.appended }
+            }
+            #expect(try store.read { try $0.unfoldedBatches().eventLog } == 4)
+        }
+        let copy = directory.appendingPathComponent("logged-copy.db").path
+        #expect(try boardwalk(["backup", "--db", db, copy]).status == 0)
+        let path = copy + "/data.mdb"
+        var data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let last = data.count / 4096 - 1
+        let page = data[(last * 4096)..<((last + 1) * 4096)]
+        let record = try #require(page.firstRange(of: Data("event_log".utf8))).upperBound
+        let root = (0..<8).reduce(0) { $0 | Int(data[record + 40 + $1]) << (8 * $1) }
+        #expect(root > 1 && root < last)
+        data[root * 4096 + 10] ^= 0x03
+        try data.write(to: URL(fileURLWithPath: path))
+
+        let r = try boardwalk(["export", "--db", copy, "--salvage"])
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n").count == folded, "\(r.stderr)")
+        #expect(r.stderr.contains("skipped: the event log, the batches not yet folded into events: LMDB's own pages of event_log are damaged"),
+                "\(r.stderr)")
+        #expect(r.stderr.contains("skipped the event log (the batches not yet folded)"), "\(r.stderr)")
+    }
+
     /// A backup checks LMDB's pages first: liblmdb's compacting copy crashed on a damaged page of `event_log` (QA,
     /// session 16). Any damaged page refuses the backup with a message and leaves no copy behind.
     @Test("backup refuses a store with damaged LMDB pages instead of copying them")

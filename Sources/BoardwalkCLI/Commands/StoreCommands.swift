@@ -572,15 +572,18 @@ struct SalvageReport {
     private(set) var blocks = 0
     /// Blocks whose every event was kept, though their end does not check.
     private(set) var unverified = 0
+    /// The event log was skipped whole (its LMDB pages are damaged).
+    private(set) var eventLog = false
     private var said = 0
 
-    var isEmpty: Bool { events == 0 && blocks == 0 && unverified == 0 }
+    var isEmpty: Bool { events == 0 && blocks == 0 && unverified == 0 && !eventLog }
 
     mutating func add(_ damage: SalvageDamage, to invocation: Invocation) {
         switch damage.extent {
         case .event: events += 1
         case .block, .key: blocks += 1
         case .blockEnd: unverified += 1
+        case .eventLog: eventLog = true
         }
         say((damage.lostEvents ? "skipped: " : "kept unverified: ") + damage.description, invocation)
     }
@@ -606,6 +609,7 @@ struct SalvageReport {
         var parts: [String] = []
         if events > 0 { parts.append(Units.counted(events, "event")) }
         if blocks > 0 { parts.append("the rest of " + Units.counted(blocks, "damaged block")) }
+        if eventLog { parts.append("the event log (the batches not yet folded)") }
         var text = parts.isEmpty ? "" : "; skipped " + parts.joined(separator: " and ")
         if unverified > 0 { text += "; kept, unverified, the events of " + Units.counted(unverified, "block") + " whose end does not check" }
         return text
