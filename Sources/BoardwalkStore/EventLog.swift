@@ -49,11 +49,7 @@ extension Transaction {
     /// there (`batches` from ``EventLog/batches(_:_:)``), else in `events`.
     func block(_ key: EventKey, ofBatch batch: UInt64, logBatches: [UInt64], _ dbs: Databases) throws -> UnsafeRawBufferPointer? {
         guard let first = logBatches.first, batch >= first else { return try key.withBytes { try get(dbs.events, $0) } }
-        return try withUnsafeTemporaryAllocation(byteCount: Layout.eventLogKeySize, alignment: 8) { buf in
-            buf.baseAddress!.storeBE(batch, at: 0)
-            key.write(to: buf.baseAddress! + 8)
-            return try get(dbs.eventLog, UnsafeRawBufferPointer(buf))
-        }
+        return try key.withLogBytes(batch: batch) { try get(dbs.eventLog, $0) }
     }
 
     /// Runs `body` with a ``BlockCursor`` over `events` and the batches of the event log.
@@ -129,10 +125,9 @@ struct BlockCursor: BlockEntries {
             sources[i].key = try decodeBlockKey(raw)
             return
         }
-        guard raw.count == Layout.eventLogKeySize else { throw EventLog.badKey(raw.count) }
-        guard raw.be64(0) == batch else { sources[i].valid = false; return }
-        sources[i].valid = true
-        sources[i].key = try decodeBlockKey(UnsafeRawBufferPointer(rebasing: raw[8...]))
+        guard let (keyBatch, key) = EventKey.logKey(raw) else { throw EventLog.badKey(raw.count) }
+        sources[i].valid = keyBatch == batch
+        sources[i].key = key
     }
 
     private mutating func seek(_ i: Int, _ target: EventKey) throws {
@@ -140,12 +135,7 @@ struct BlockCursor: BlockEntries {
             try settle(i, try target.withBytes { try sources[i].cursor.seek($0) })
             return
         }
-        let found = try withUnsafeTemporaryAllocation(byteCount: Layout.eventLogKeySize, alignment: 8) { buf in
-            buf.baseAddress!.storeBE(batch, at: 0)
-            target.write(to: buf.baseAddress! + 8)
-            return try sources[i].cursor.seek(UnsafeRawBufferPointer(buf))
-        }
-        try settle(i, found)
+        try settle(i, try target.withLogBytes(batch: batch) { try sources[i].cursor.seek($0) })
     }
 
     private mutating func first(_ i: Int) throws {

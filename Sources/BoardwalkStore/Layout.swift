@@ -183,6 +183,28 @@ struct EventKey: Hashable, Comparable {
         p.storeBE(seq, at: 14)
     }
 
+    /// Reads a 30-byte `event_log` key: the batch's first seq and the block's key; `nil` when the size is wrong.
+    static func logKey(_ b: UnsafeRawBufferPointer) -> (batch: UInt64, key: EventKey)? {
+        guard b.count == Layout.eventLogKeySize, let key = EventKey(UnsafeRawBufferPointer(rebasing: b[8...])) else { return nil }
+        return (b.be64(0), key)
+    }
+
+    /// Writes the 30-byte `event_log` key: the first seq of `batch`, then this key.
+    @inline(__always)
+    func write(to p: UnsafeMutableRawPointer, batch: UInt64) {
+        p.storeBE(batch, at: 0)
+        write(to: p + 8)
+    }
+
+    /// Calls `body` with the 30 `event_log` key bytes of this key under `batch`.
+    @inline(__always)
+    func withLogBytes<R>(batch: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: Layout.eventLogKeySize, alignment: 8) { buf in
+            write(to: buf.baseAddress!, batch: batch)
+            return try body(UnsafeRawBufferPointer(buf))
+        }
+    }
+
     /// Calls `body` with the 22 key bytes.
     @inline(__always)
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

@@ -114,11 +114,10 @@ extension Snapshot {
         try txn.withCursor(dbs.eventLog) { c in
             var found = try c.first()
             while found {
-                if c.key.count == Layout.eventLogKeySize, let key = EventKey(UnsafeRawBufferPointer(rebasing: c.key[8...])) {
+                if let (_, key) = EventKey.logKey(c.key) {
                     guard try salvageBlock(key, c.value, body, damaged) else { return }
                 } else {
-                    let error = StoreError(.corrupt, "an event_log key is \(c.key.count) bytes, not \(Layout.eventLogKeySize)")
-                    guard try damaged(SalvageDamage(extent: .key, error: error)) else { return }
+                    guard try damaged(SalvageDamage(extent: .key, error: EventLog.badKey(c.key.count))) else { return }
                 }
                 found = try c.next()
             }

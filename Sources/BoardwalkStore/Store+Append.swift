@@ -1250,8 +1250,7 @@ final class WriterState {
                           _ blockKeys: inout [EventKey], _ tails: inout GroupCaches) throws {
         let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
         if let logBatch {
-            scratch.storeBE(logBatch, at: 0)
-            key.write(to: scratch + 8)
+            key.write(to: scratch, batch: logBatch)
             let appended = try builder.withBlock { block in
                 try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventLogKeySize), block, flags: PutFlags.append)
             }

@@ -181,13 +181,12 @@ extension Snapshot {
             var found = try c.first()
             var index = 0
             while found {
-                guard c.key.count == Layout.eventLogKeySize, let key = EventKey(UnsafeRawBufferPointer(rebasing: c.key[8...])) else {
+                guard let (first, key) = EventKey.logKey(c.key) else {
                     report.blocksChecked += 1
                     report.add("event_log: a key of \(c.key.count) bytes (expected \(Layout.eventLogKeySize))")
                     found = try c.next()
                     continue
                 }
-                let first = c.key.be64(0)
                 while index + 1 < logBatches.count, logBatches[index] != first { index += 1 }
                 let end = index + 1 < logBatches.count ? logBatches[index + 1] : nextSeq
                 checkBlock(key, c.value, batch: (first, end))
