@@ -1,0 +1,59 @@
+import BoardwalkCodec
+import BoardwalkModel
+
+extension Snapshot {
+    /// The string with id `id`, or `nil` if there is none (or it cannot be read).
+    /// - Complexity: O(1) from the table shared by the store's snapshots (``id(of:)``), which many lookups load;
+    ///   until then (and in a write transaction) O(log strings) to find the string's chunk and a walk of at most
+    ///   one chunk (``Layout/stringChunkTarget`` bytes). One `String` allocation for 16 bytes or more.
+    public func string(for id: StringID) -> String? {
+        guard id < stringCount else { return nil }
+        if let cached = cache.string(for: id, txn: txn, dbs: dbs, limit: stringCount) { return cached }
+        var result: String? = nil
+        try? StringChunks.forEach(in: txn, dbs, from: id) { found, entry in
+            if found == id { result = entry.string }
+            return false
+        }
+        return result
+    }
+
+    /// The string count of a store whose last chunk cannot be read: that of the last well-formed chunk (stepping
+    /// back over malformed keys), or its first id when its count does not decode, or 0. `check()` reports the damage.
+    static func fallbackStringCount(_ txn: Transaction, _ dbs: Databases) throws -> UInt32 {
+        try txn.withCursor(dbs.strings) { c in
+            var found = try c.last()
+            while found && c.key.count != 4 { found = try c.previous() }
+            guard found else { return 0 }
+            let first = c.key.be32(0)
+            guard let count = try? StringChunkReader(c.value).count,
+                  UInt64(first) + UInt64(count) <= UInt64(RecordFormat.absent) else { return first }
+            return first + UInt32(count)
+        }
+    }
+
+    /// The id of `string`, or `nil` when the store had not seen it when the snapshot began.
+    ///
+    /// The store keeps no string → id index on disk: the first lookup in a process reads the whole
+    /// `strings` database into a table shared by all snapshots of the ``Store``, and later lookups read
+    /// only strings added since (ids are dense and never change, so the table never goes stale).
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when `strings` is not dense, repeats a string, or
+    ///   holds a chunk that does not decode.
+    /// - Complexity: O(1) expected, after O(new strings) to bring the table up to date.
+    public func id(of string: String) throws -> StringID? {
+        try cache.id(of: string, txn: txn, dbs: dbs, limit: stringCount)
+    }
+
+    /// The ids of `strings` (`nil` for each the store had not seen when the snapshot began), found without loading
+    /// the dictionary: from the table ``id(of:)`` loads when a lookup already did, and else in one pass over the
+    /// `strings` chunks the table lacks, each entry compared with the strings not found yet, keeping none. For a few
+    /// lookups in a process that has not loaded the table (a query naming one session: 69–108 ms instead of 0.75 s on
+    /// a 33 M-event store with 2.05 M strings); many lookups are cheaper through ``id(of:)``.
+    ///
+    /// Strings are compared byte for byte, as ``id(of:)`` compares them: a canonically equivalent spelling in another
+    /// Unicode form is another string here.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a chunk does not decode.
+    /// - Complexity: O(strings the table lacks × `strings.count`) bytes compared, O(`strings.count`) memory.
+    public func findIDs(of strings: [String]) throws -> [StringID?] {
+        try cache.ids(of: strings, txn: txn, dbs: dbs, limit: stringCount)
+    }
+}
