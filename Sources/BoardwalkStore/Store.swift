@@ -52,46 +52,6 @@ public final class Store: @unchecked Sendable {
     /// transactions or is deferred to the end of the closing thread's outermost transaction.
     private let closing = Atomic<Bool>(false)
 
-    /// How the store was opened.
-    public struct Options: Sendable {
-        /// How durable an ``Store/append(_:checkpoint:)`` is when it returns. Default ``Durability/full``.
-        public var durability: Durability
-        /// The initial map size in bytes; the map grows by itself when full. Default 64 MiB.
-        public var initialMapSize: Int
-        /// Opens for reading only (`MDB_RDONLY`); appends throw. Default `false`. A store whose lock file this
-        /// process may not write (another user's, or on read-only media) is then still opened, without the lock
-        /// file: see ``Store/isWithoutLockFile``.
-        public var readOnly: Bool
-        /// Creates the directory and the store when missing. Default `true`.
-        public var create: Bool
-        /// When the writer folds the session log into `sessions` (tests make it fold sooner or never).
-        var sessionLogLimits = SessionLogLimits.standard
-        /// When the writer folds the event log into `events` (tests make it fold sooner or never).
-        var eventLogLimits = EventLogLimits.standard
-
-        /// Options with the defaults above; any may be changed.
-        public init(durability: Durability = .full, initialMapSize: Int = 64 << 20, readOnly: Bool = false,
-                    create: Bool = true) {
-            self.durability = durability
-            self.initialMapSize = initialMapSize
-            self.readOnly = readOnly
-            self.create = create
-        }
-    }
-
-    /// How durable a committed append is.
-    public enum Durability: Sendable, Hashable {
-        /// Every commit is flushed to disk (two `fsync`s) before ``Store/append(_:checkpoint:)`` returns.
-        case full
-        /// `MDB_NOMETASYNC`: data is flushed, the meta page is not; a system crash may undo the last
-        /// commit, never corrupt the store. One flush per commit.
-        case noMetaSync
-        /// `MDB_NOSYNC`: nothing is flushed at commit; a system crash (not a process crash) may lose the
-        /// last commits and, on file systems that reorder writes, damage the store. Call ``Store/sync()``
-        /// at points that must survive. A killed process loses nothing that was committed.
-        case noSync
-    }
-
     /// Opens the store in directory `path`, creating it when it does not exist (and `options.create`).
     ///
     /// Wraps `mdb_env_create`, `mdb_env_open` (with `MDB_NOTLS`) and `mdb_reader_check`, which clears
@@ -186,7 +146,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Closes the environment (waiting for other threads' transactions) and forgets the path.
-    private func finishClose() {
+    func finishClose() {
         env.close()
         // Only once: after a close, the path may be opened again by a new Store, whose entry this must keep.
         writerLock.withLock {
@@ -199,35 +159,6 @@ public final class Store: @unchecked Sendable {
     /// Throws ``StoreError/Kind/closed`` once ``close()`` was called.
     func checkOpen() throws {
         if closing.load(ordering: .sequentiallyConsistent) { throw env.closedError() }
-    }
-
-    /// Runs `body` as a `read { }` or `write { }` of this store on this thread (``TransactionFrame``), and does a
-    /// `close()` made inside it once the outermost one returns.
-    func inFrame<R>(write: Bool, _ body: () throws -> R) throws -> R {
-        var frame = TransactionFrame(store: ObjectIdentifier(self), isWrite: write, previous: transactionFrames.innermost)
-        var closeAfter = false
-        defer { if closeAfter { finishClose() } }
-        return try withUnsafeMutablePointer(to: &frame) { pointer in
-            transactionFrames.innermost = pointer
-            defer {
-                transactionFrames.innermost = pointer.pointee.previous
-                closeAfter = pointer.pointee.closeWhenDone
-            }
-            return try body()
-        }
-    }
-
-    /// Throws ``StoreError/Kind/insideTransaction`` when this thread is inside `read { }` or `write { }` of this
-    /// store: a write would wait for itself (the writer lock, or the map's growth waiting for the read).
-    func checkNotInsideTransaction(_ call: String) throws {
-        guard let outermost = transactionFrames.outermost(of: self) else { return }
-        if outermost.pointee.isWrite {
-            throw StoreError(.insideTransaction, "\(call) inside store.write { } of the same store would wait for itself: "
-                             + "append with the StoreWriter passed to write { }")
-        }
-        throw StoreError(.insideTransaction, "\(call) inside store.read { } of the same store could wait for itself "
-                         + "(growing the map waits for every read): append after read { } returns, or read with "
-                         + "write { w in try w.snapshot … } and append with w")
     }
 
     /// Runs `body` in a read transaction: a consistent snapshot of the store, as of the last commit
@@ -245,47 +176,6 @@ public final class Store: @unchecked Sendable {
         return try inFrame(write: false) {
             try env.transaction(write: false) { txn in try body(try Snapshot(txn: txn, dbs: dbs, cache: stringCache)) }
         }
-    }
-
-    /// Copies the store, compacted, into `directory` while writers keep running. `directory` must not exist
-    /// (its parent must) or be an empty directory. Wraps `mdb_env_copy2` with `MDB_CP_COMPACT`.
-    /// - Throws: ``StoreError`` with ``StoreError/Kind/invalidArgument`` when `directory` is a file, or a directory
-    ///   that holds anything (a store, or any other file: nothing in it is overwritten or mixed with the copy), or
-    ///   cannot be created; ``StoreError/Kind/corrupt`` when LMDB's own pages are damaged (checked first, as
-    ///   `check()` does: liblmdb's compacting copy follows them unchecked and can crash on them); ``StoreError/Kind/closed``
-    ///   after ``close()``; ``LMDBError`` (the disk).
-    /// - Complexity: O(size of the store), twice: the page check, then the copy, which holds one read transaction.
-    public func backup(to directory: String) throws {
-        try checkOpen()
-        // A damaged page (QA, session 16: one of `event_log`) made the copy crash inside liblmdb. Pages are never
-        // damaged by a commit, so a check in an earlier snapshot covers the copy's.
-        guard let problems = try readRetryingPagesMoved({ try $0.txn.checkPages() }) else {
-            throw StoreError(.corrupt, "LMDB's pages could not be checked before the backup: another process committed faster "
-                             + "than the check could read them, 100 times; try again when appends pause")
-        }
-        if !problems.isEmpty {
-            throw StoreError(.corrupt, "LMDB's own pages of the store are damaged, and copying them could crash the process: "
-                             + problems.prefix(3).joined(separator: "; ")
-                             + (problems.count > 3 ? "; …" : "") + ". `boardwalk check` lists them; `boardwalk export --salvage` "
-                             + "reads what can still be read")
-        }
-        // LMDB would refuse a data.mdb with a bare "File exists", and copy beside anything else.
-        if access(directory + "/data.mdb", F_OK) == 0 {
-            throw StoreError(.invalidArgument, "\(directory) already holds a store (data.mdb): back up into a new or empty directory")
-        }
-        var st = stat()
-        if stat(directory, &st) == 0 {
-            guard st.st_mode & S_IFMT == S_IFDIR else {
-                throw StoreError(.invalidArgument, "\(directory) is not a directory: back up into a new or empty directory")
-            }
-            let names = try Store.entries(of: directory)
-            if !names.isEmpty {
-                let shown = names.sorted().prefix(3).joined(separator: ", ") + (names.count > 3 ? ", …" : "")
-                throw StoreError(.invalidArgument, "\(directory) is not empty (it holds \(shown)): back up into a new or empty directory")
-            }
-        }
-        try Store.makeDirectory(directory)
-        try env.copy(to: directory)
     }
 
     /// Flushes committed data to disk (`mdb_env_sync` with force): the durability point for
@@ -328,177 +218,11 @@ public final class Store: @unchecked Sendable {
             return try body(writer!)
         }
     }
-
-    // MARK: Opening
-
-    private static func prepareDirectory(_ path: String, options: Options) throws {
-        var st = stat()
-        if stat(path, &st) != 0 {
-            guard options.create, !options.readOnly else {
-                throw StoreError(.notAStore, "\(path) does not exist")
-            }
-            try makeDirectory(path)
-            return
-        }
-        guard st.st_mode & S_IFMT == S_IFDIR else { throw StoreError(.notAStore, "\(path) is not a directory") }
-        var dataStat = stat()
-        if stat(path + "/data.mdb", &dataStat) == 0 { return }
-        // A directory without data.mdb: only an empty one may become a store.
-        if try entries(of: path).contains(where: { $0 != "lock.mdb" }) {
-            throw StoreError(.notAStore, "\(path) is a non-empty directory that holds no Boardwalk store")
-        }
-        if options.readOnly { throw StoreError(.notAStore, "\(path) holds no Boardwalk store") }
-    }
-
-    /// Refuses a data file shorter than its last committed page: a read of a page past the end of a mapped file
-    /// is a bus error, not an error LMDB could return (QA, session 6: every command, `check` included, died on a
-    /// cut-short copy).
-    private static func checkFileSize(_ env: Environment, path: String) throws {
-        var info = MDB_envinfo()
-        mdb_env_info(env.handle, &info)
-        var st = stat()
-        guard stat(path + "/data.mdb", &st) == 0 else { return }
-        // In pages, unsigned: a damaged last page number near 2⁶⁴ overflowed (last + 1) · page size (a trap at open).
-        let lastPage = UInt64(UInt(bitPattern: info.me_last_pgno)), pages = UInt64(st.st_size) / UInt64(env.pageSize)
-        if lastPage >= pages {
-            throw StoreError(.corrupt, "\(path)/data.mdb is \(st.st_size) bytes, but its last committed page is page "
-                             + "\(lastPage) of \(env.pageSize) bytes: the file was cut short (a partial copy?) or its meta "
-                             + "page is damaged; restore it from a backup")
-        }
-    }
-
-    /// The names in directory `path`, without `.` and `..`.
-    private static func entries(of path: String) throws -> [String] {
-        guard let dir = opendir(path) else { throw LMDBError.system(errno, context: "opendir(\(path))") }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
-    static func makeDirectory(_ path: String) throws {
-        if mkdir(path, 0o755) != 0 && errno != EEXIST {
-            let code = errno
-            let why = code == ENOENT ? "its parent directory does not exist"
-                : code == EACCES ? "permission denied" : String(decoding: Array(UnsafeRawBufferPointer(start: strerror(code),
-                    count: strlen(strerror(code)))), as: UTF8.self)
-            throw StoreError(.invalidArgument, "cannot create the directory \(path): \(why)")
-        }
-    }
-
-    private static func canonicalPath(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
-
-    private static func openDatabases(_ env: Environment, path: String) throws -> Databases {
-        try env.transaction(write: !env.isReadOnly) { txn in
-            if let meta = try txn.open(Layout.meta, create: false) {
-                guard let format = try txn.getUInt32(meta, Layout.metaFormat) else {
-                    throw StoreError(.notAStore, "\(path) has no format version in its meta database")
-                }
-                guard format <= Layout.formatVersion else {
-                    throw StoreError(.newerFormat(found: format, supported: Layout.formatVersion),
-                                     "\(path) has store format \(format); this Boardwalk reads format \(Layout.formatVersion)")
-                }
-                guard format == Layout.formatVersion else {
-                    throw StoreError(.olderFormat(found: format, supported: Layout.formatVersion),
-                                     "\(path) has store format \(format) (\(Layout.formerLayout(of: format))), which this Boardwalk no longer reads; there is no migration: export it with the Boardwalk that wrote it and re-import, or re-import the original input")
-                }
-                var handles: [String: Database] = [:]
-                for name in Layout.all {
-                    guard let db = try txn.open(name, create: false) else {
-                        throw StoreError(.notAStore, "\(path) lacks the '\(name)' database")
-                    }
-                    handles[name] = db
-                }
-                return Databases(handles)
-            }
-            guard txn.isWrite else { throw StoreError(.notAStore, "\(path) holds no Boardwalk store") }
-            guard try txn.mainEntries() == 0 else {
-                throw StoreError(.notAStore, "\(path) is an LMDB environment but not a Boardwalk store")
-            }
-            var handles: [String: Database] = [:]
-            for name in Layout.all { handles[name] = try txn.open(name, create: true)! }
-            let dbs = Databases(handles)
-            try txn.putUInt32(dbs.meta, Layout.metaFormat, Layout.formatVersion)
-            return dbs
-        }
-    }
 }
 
 /// Paths of the stores open in this process: lmdb.h, "Do not have open an LMDB database twice in the same
 /// process at the same time. Not even from a plain open() call - close()ing it breaks flock() advisory locking."
 private let openStores = Mutex<Set<String>>([])
-
-/// The handles of the store's named databases.
-struct Databases: Sendable {
-    let meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints: Database
-    /// Sessions with events under more than one onboarding key (`Store+Spanning.swift`).
-    let spanningSessions: Database
-    /// The session index's references of the batches since the last fold (SessionLog.swift).
-    let sessionLog: Database
-    /// The blocks of the batches since the last fold of the event log (EventLog.swift).
-    let eventLog: Database
-
-    init(_ h: [String: Database]) {
-        meta = h[Layout.meta]!
-        events = h[Layout.events]!
-        sessions = h[Layout.sessions]!
-        onboardingSessions = h[Layout.onboardingSessions]!
-        batches = h[Layout.batches]!
-        strings = h[Layout.strings]!
-        inferred = h[Layout.inferred]!
-        onboardings = h[Layout.onboardings]!
-        checkpoints = h[Layout.checkpoints]!
-        spanningSessions = h[Layout.spanningSessions]!
-        sessionLog = h[Layout.sessionLog]!
-        eventLog = h[Layout.eventLog]!
-    }
-}
-
-extension Transaction {
-    /// Entries in the unnamed (main) database, where LMDB lists named databases.
-    func mainEntries() throws -> Int {
-        var dbi: MDB_dbi = 0
-        try check(mdb_dbi_open(handle, nil, 0, &dbi), "mdb_dbi_open(main)")
-        var stat = MDB_stat()
-        try check(mdb_stat(handle, dbi, &stat), "mdb_stat(main)")
-        return stat.ms_entries
-    }
-
-    func getUInt64(_ db: Database, _ key: String) throws -> UInt64? {
-        try key.withUTF8Bytes { k in
-            guard let v = try get(db, k) else { return nil }
-            guard v.count == 8 else { throw StoreError(.corrupt, "\(db.name)/\(key) is \(v.count) bytes, not 8") }
-            return v.be64(0)
-        }
-    }
-
-    func getUInt32(_ db: Database, _ key: String) throws -> UInt32? {
-        try key.withUTF8Bytes { k in
-            guard let v = try get(db, k) else { return nil }
-            guard v.count == 4 else { throw StoreError(.corrupt, "\(db.name)/\(key) is \(v.count) bytes, not 4") }
-            return v.be32(0)
-        }
-    }
-
-    func putUInt64(_ db: Database, _ key: String, _ value: UInt64) throws {
-        var be = value.bigEndian
-        try key.withUTF8Bytes { k in try withUnsafeBytes(of: &be) { v in try put(db, k, v) } }
-    }
-
-    func putUInt32(_ db: Database, _ key: String, _ value: UInt32) throws {
-        var be = value.bigEndian
-        try key.withUTF8Bytes { k in try withUnsafeBytes(of: &be) { v in try put(db, k, v) } }
-    }
-}
 
 /// A mutex (`pthread_mutex_t`) whose `withLock` takes any closure.
 final class Lock: @unchecked Sendable {
@@ -519,53 +243,5 @@ final class Lock: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
-    }
-}
-
-// MARK: Transactions of this thread
-
-/// One ``Store/read(_:)`` or ``Store/write(_:)`` running on this thread, in a chain from the innermost to the
-/// outermost (``transactionFrames``). It lives on the stack of the call that made it, for as long as that call runs.
-///
-/// A call that must not run inside a transaction of its own thread (it would wait for that transaction) finds it
-/// here: two thread-local accesses per `read`/`write`, never per event, and nothing another thread can see, so
-/// other threads still wait for each other as before.
-struct TransactionFrame {
-    let store: ObjectIdentifier
-    let isWrite: Bool
-    let previous: UnsafeMutablePointer<TransactionFrame>?
-    /// Set by a `close()` made inside this (outermost) frame of its store: closes the store when the frame ends.
-    var closeWhenDone = false
-}
-
-/// The innermost ``TransactionFrame`` of the calling thread, in a POSIX thread-specific value.
-let transactionFrames = ThreadFrames()
-
-final class ThreadFrames: Sendable {
-    private let key: pthread_key_t
-
-    init() {
-        var key = pthread_key_t()
-        // Without a key nothing can be detected; this fails only when the process has used up its keys (1024+).
-        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
-        self.key = key
-    }
-
-    /// The innermost frame of this thread, or `nil` outside every `read { }` and `write { }`.
-    var innermost: UnsafeMutablePointer<TransactionFrame>? {
-        get { pthread_getspecific(key)?.assumingMemoryBound(to: TransactionFrame.self) }
-        set { pthread_setspecific(key, newValue) }
-    }
-
-    /// The outermost frame of `store` on this thread, or `nil` when this thread is not inside one of its transactions.
-    func outermost(of store: Store) -> UnsafeMutablePointer<TransactionFrame>? {
-        let id = ObjectIdentifier(store)
-        var found: UnsafeMutablePointer<TransactionFrame>? = nil
-        var frame = innermost
-        while let current = frame {
-            if current.pointee.store == id { found = current }
-            frame = current.pointee.previous
-        }
-        return found
     }
 }

@@ -1,0 +1,36 @@
+internal import CLMDB
+import BoardwalkCodec
+import BoardwalkModel
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The handles of the store's named databases.
+struct Databases: Sendable {
+    let meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints: Database
+    /// Sessions with events under more than one onboarding key (`Store+Spanning.swift`).
+    let spanningSessions: Database
+    /// The session index's references of the batches since the last fold (SessionLog.swift).
+    let sessionLog: Database
+    /// The blocks of the batches since the last fold of the event log (EventLog.swift).
+    let eventLog: Database
+
+    init(_ h: [String: Database]) {
+        meta = h[Layout.meta]!
+        events = h[Layout.events]!
+        sessions = h[Layout.sessions]!
+        onboardingSessions = h[Layout.onboardingSessions]!
+        batches = h[Layout.batches]!
+        strings = h[Layout.strings]!
+        inferred = h[Layout.inferred]!
+        onboardings = h[Layout.onboardings]!
+        checkpoints = h[Layout.checkpoints]!
+        spanningSessions = h[Layout.spanningSessions]!
+        sessionLog = h[Layout.sessionLog]!
+        eventLog = h[Layout.eventLog]!
+    }
+}

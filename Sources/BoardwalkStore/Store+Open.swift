@@ -1,0 +1,124 @@
+internal import CLMDB
+import BoardwalkCodec
+import BoardwalkModel
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Store {
+    static func prepareDirectory(_ path: String, options: Options) throws {
+        var st = stat()
+        if stat(path, &st) != 0 {
+            guard options.create, !options.readOnly else {
+                throw StoreError(.notAStore, "\(path) does not exist")
+            }
+            try makeDirectory(path)
+            return
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else { throw StoreError(.notAStore, "\(path) is not a directory") }
+        var dataStat = stat()
+        if stat(path + "/data.mdb", &dataStat) == 0 { return }
+        // A directory without data.mdb: only an empty one may become a store.
+        if try entries(of: path).contains(where: { $0 != "lock.mdb" }) {
+            throw StoreError(.notAStore, "\(path) is a non-empty directory that holds no Boardwalk store")
+        }
+        if options.readOnly { throw StoreError(.notAStore, "\(path) holds no Boardwalk store") }
+    }
+
+    /// Refuses a data file shorter than its last committed page: a read of a page past the end of a mapped file
+    /// is a bus error, not an error LMDB could return (QA, session 6: every command, `check` included, died on a
+    /// cut-short copy).
+    static func checkFileSize(_ env: Environment, path: String) throws {
+        var info = MDB_envinfo()
+        mdb_env_info(env.handle, &info)
+        var st = stat()
+        guard stat(path + "/data.mdb", &st) == 0 else { return }
+        // In pages, unsigned: a damaged last page number near 2⁶⁴ overflowed (last + 1) · page size (a trap at open).
+        let lastPage = UInt64(UInt(bitPattern: info.me_last_pgno)), pages = UInt64(st.st_size) / UInt64(env.pageSize)
+        if lastPage >= pages {
+            throw StoreError(.corrupt, "\(path)/data.mdb is \(st.st_size) bytes, but its last committed page is page "
+                             + "\(lastPage) of \(env.pageSize) bytes: the file was cut short (a partial copy?) or its meta "
+                             + "page is damaged; restore it from a backup")
+        }
+    }
+
+    /// The names in directory `path`, without `.` and `..`.
+    static func entries(of path: String) throws -> [String] {
+        guard let dir = opendir(path) else { throw LMDBError.system(errno, context: "opendir(\(path))") }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func makeDirectory(_ path: String) throws {
+        if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            let code = errno
+            let why = code == ENOENT ? "its parent directory does not exist"
+                : code == EACCES ? "permission denied" : String(decoding: Array(UnsafeRawBufferPointer(start: strerror(code),
+                    count: strlen(strerror(code)))), as: UTF8.self)
+            throw StoreError(.invalidArgument, "cannot create the directory \(path): \(why)")
+        }
+    }
+
+    static func canonicalPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    static func openDatabases(_ env: Environment, path: String) throws -> Databases {
+        try env.transaction(write: !env.isReadOnly) { txn in
+            if let meta = try txn.open(Layout.meta, create: false) {
+                guard let format = try txn.getUInt32(meta, Layout.metaFormat) else {
+                    throw StoreError(.notAStore, "\(path) has no format version in its meta database")
+                }
+                guard format <= Layout.formatVersion else {
+                    throw StoreError(.newerFormat(found: format, supported: Layout.formatVersion),
+                                     "\(path) has store format \(format); this Boardwalk reads format \(Layout.formatVersion)")
+                }
+                guard format == Layout.formatVersion else {
+                    throw StoreError(.olderFormat(found: format, supported: Layout.formatVersion),
+                                     "\(path) has store format \(format) (\(Layout.formerLayout(of: format))), which this Boardwalk no longer reads; there is no migration: export it with the Boardwalk that wrote it and re-import, or re-import the original input")
+                }
+                var handles: [String: Database] = [:]
+                for name in Layout.all {
+                    guard let db = try txn.open(name, create: false) else {
+                        throw StoreError(.notAStore, "\(path) lacks the '\(name)' database")
+                    }
+                    handles[name] = db
+                }
+                return Databases(handles)
+            }
+            guard txn.isWrite else { throw StoreError(.notAStore, "\(path) holds no Boardwalk store") }
+            guard try txn.mainEntries() == 0 else {
+                throw StoreError(.notAStore, "\(path) is an LMDB environment but not a Boardwalk store")
+            }
+            var handles: [String: Database] = [:]
+            for name in Layout.all { handles[name] = try txn.open(name, create: true)! }
+            let dbs = Databases(handles)
+            try txn.putUInt32(dbs.meta, Layout.metaFormat, Layout.formatVersion)
+            return dbs
+        }
+    }
+}
+
+extension Transaction {
+    /// Entries in the unnamed (main) database, where LMDB lists named databases.
+    func mainEntries() throws -> Int {
+        var dbi: MDB_dbi = 0
+        try check(mdb_dbi_open(handle, nil, 0, &dbi), "mdb_dbi_open(main)")
+        var stat = MDB_stat()
+        try check(mdb_stat(handle, dbi, &stat), "mdb_stat(main)")
+        return stat.ms_entries
+    }
+}
