@@ -221,5 +221,4 @@ final class WriterState {
             try checkpoint.value.withUnsafeBytes { v in try txn.put(dbs.checkpoints, k, v) }
         }
     }
-
 }

@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BoardwalkCodec
+import BoardwalkModel
+
+/// One stored block as ``Snapshot/forEachBlock(onboarding:screens:time:_:)`` hands it out: its group and the
+/// counts of its header, and its events' times and seqs on demand. Valid only inside the callback.
+public struct StoredBlock {
+    let key: EventKey
+    var reader: EventBlockReader
+    /// The scan's time range `lo..<hi` (`hi == nil`: no upper bound).
+    let lo: Int64
+    let hi: Int64?
+    /// An event at or past `hi` was reached: no later event of the block is in the range.
+    var pastEnd = false
+
+    init(key: EventKey, reader: EventBlockReader, lo: Int64, hi: Int64?) {
+        self.key = key
+        self.reader = reader
+        self.lo = lo
+        self.hi = hi
+    }
+
+    /// The interned onboarding of the block's group; `nil` for the events without a position.
+    public var onboarding: StringID? { key.onboarding == RecordFormat.noOnboarding ? nil : key.onboarding }
+    /// The screen index of the block's group; `nil` for the events without a position.
+    public var screenIndex: Int? { key.onboarding == RecordFormat.noOnboarding ? nil : Int(key.screen) }
+    /// The group as keyed: onboarding id (``RecordFormat/noOnboarding`` for no position) and screen index.
+    public var keyOnboarding: StringID { key.onboarding }
+    public var keyScreen: UInt16 { key.screen }
+    /// Events in the block (from the header), whatever the scan's range.
+    public var count: Int { reader.count }
+    /// The first event's time (from the key) and the last one's (from the header), in microseconds.
+    public var firstTime: Int64 { reader.firstTime }
+    public var lastTime: Int64 { reader.lastTime }
+
+    /// Whether every event of the block is inside the scan's time range (then ``count`` is the block's count in
+    /// the range, and its events need not be read).
+    public var isInsideRange: Bool { firstTime >= lo && (hi.map { lastTime < $0 } ?? true) }
+
+    /// The next event of the block inside the scan's time range: its time (microseconds) and seq; `nil` after
+    /// the last one. Reads the block's deltas, not the records.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the block's events do not decode (as far
+    ///   as they are read: the walk stops at the first event past the range).
+    public mutating func next() throws -> (time: Int64, seq: UInt64)? {
+        while !pastEnd, try advance(&reader, key) {
+            if let hi, reader.time >= hi {
+                pastEnd = true
+                return nil
+            }
+            if reader.time >= lo { return (reader.time, reader.seq) }
+        }
+        return nil
+    }
+
+    /// The number of the block's events inside the scan's time range: ``count`` when the block lies inside it,
+    /// else its events' times are read.
+    /// - Complexity: O(1) for a block inside the range, else O(events of the block up to the range's end).
+    public mutating func countInRange() throws -> Int {
+        if isInsideRange { return count }
+        var n = 0
+        while try next() != nil { n += 1 }
+        return n
+    }
+}
