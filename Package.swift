@@ -6,8 +6,9 @@
 //   BoardwalkModel  (events as values; no Foundation, no LMDB)
 //     ├─ BoardwalkJSON       (NDJSON reader on simdjson, canonical writer)
 //     ├─ BoardwalkCodec      (compact binary records and batch files)
-//     │    └─ BoardwalkStore (append-only LMDB store; the only user of CLMDB)
-//     │         └─ BoardwalkQuery (the query language)
+//     │    └─ BoardwalkStoreFormat (the store's value formats: blocks, session buckets, chunks; no LMDB)
+//     │         └─ BoardwalkStore (append-only LMDB store; the only user of CLMDB)
+//     │              └─ BoardwalkQuery (the query language)
 //     └─ BoardwalkGenerator  (deterministic synthetic data)
 //   Boardwalk      (the embeddable library: re-exports the layers above)
 //   BoardwalkCLI   (the commands, testable in-process) ← boardwalk (thin main)
@@ -45,7 +46,12 @@ let package = Package(
         .target(name: "BoardwalkModel"),
         .target(name: "BoardwalkJSON", dependencies: ["BoardwalkModel", "CSimdjson"]),
         .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel"]),
-        .target(name: "BoardwalkStore", dependencies: ["BoardwalkModel", "BoardwalkCodec", "CLMDB", "CPrefetch"]),
+        // The store's value formats: package access only, not re-exported by `Boardwalk`; fuzzed without LMDB.
+        .target(name: "BoardwalkStoreFormat", dependencies: ["BoardwalkModel", "BoardwalkCodec"]),
+        .target(
+            name: "BoardwalkStore",
+            dependencies: ["BoardwalkModel", "BoardwalkCodec", "BoardwalkStoreFormat", "CLMDB", "CPrefetch"]
+        ),
         .target(name: "BoardwalkQuery", dependencies: ["BoardwalkModel", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore"]),
         .target(name: "BoardwalkGenerator", dependencies: ["BoardwalkModel", "BoardwalkJSON"]),
         .target(
@@ -70,8 +76,8 @@ let package = Package(
             name: "BoardwalkBench",
             // CLMDB here only for the raw-LMDB peer the store is measured against.
             dependencies: [
-                "BoardwalkModel", "BoardwalkGenerator", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore",
-                "BoardwalkCLI", "CAllocCounter", "CSQLite", "CLMDB",
+                "BoardwalkModel", "BoardwalkGenerator", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStoreFormat",
+                "BoardwalkStore", "BoardwalkCLI", "CAllocCounter", "CSQLite", "CLMDB",
             ],
             path: "Benchmarks/BoardwalkBench"
         ),
@@ -84,7 +90,11 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "BoardwalkCodecTests", dependencies: ["BoardwalkCodec", "BoardwalkGenerator"]),
-        .testTarget(name: "BoardwalkStoreTests", dependencies: ["BoardwalkStore", "BoardwalkGenerator", "boardwalk-store-fixture"]),
+        .testTarget(name: "BoardwalkStoreFormatTests", dependencies: ["BoardwalkStoreFormat", "BoardwalkGenerator"]),
+        .testTarget(
+            name: "BoardwalkStoreTests",
+            dependencies: ["BoardwalkStore", "BoardwalkStoreFormat", "BoardwalkGenerator", "boardwalk-store-fixture"]
+        ),
         // A child process for the store's kill and multi-process tests; built with the tests, never shipped.
         .executableTarget(name: "boardwalk-store-fixture", dependencies: ["BoardwalkStore", "BoardwalkModel"], path: "Tests/StoreFixture"),
         .testTarget(name: "BoardwalkQueryTests", dependencies: ["BoardwalkQuery", "BoardwalkGenerator"]),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (Fuzz/, a separate package: the codec's three and the JSON reader's fast path
-# against simdjson On-Demand) and runs them.
+# Builds the libFuzzer targets (Fuzz/, a separate package: the codec's record and batch readers, the store's value
+# formats and the JSON reader's fast path against simdjson On-Demand) and runs them.
 #
 #   scripts/fuzz.sh                 run each target for 600 s (override with --time SECONDS)
 #   scripts/fuzz.sh --ci            run each target for 30 s; what CI calls

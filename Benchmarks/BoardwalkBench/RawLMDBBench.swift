@@ -2,6 +2,7 @@
 // durable commit per batch, and a full cursor scan. This file is the only code outside BoardwalkStore
 // that touches LMDB: it measures what the store adds over LMDB itself.
 import BoardwalkCodec
+import BoardwalkStoreFormat
 import CLMDB
 import Foundation
 

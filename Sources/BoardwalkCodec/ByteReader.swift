@@ -1,29 +1,29 @@
 /// A bounds-checked cursor over untrusted bytes. Every read checks the end first and throws a
 /// ``CodecError`` at the current position; nothing here can read outside `base[0..<end]`.
 @usableFromInline
-struct ByteReader {
+package struct ByteReader {
     /// The start of the buffer; positions are offsets from it (so error offsets are buffer offsets).
-    @usableFromInline let base: UnsafeRawPointer
-    @usableFromInline var position: Int
-    @usableFromInline var end: Int
+    @usableFromInline package let base: UnsafeRawPointer
+    @usableFromInline package var position: Int
+    @usableFromInline package var end: Int
 
     @inlinable @inline(__always)
-    init(base: UnsafeRawPointer, position: Int, end: Int) {
+    package init(base: UnsafeRawPointer, position: Int, end: Int) {
         self.base = base
         self.position = position
         self.end = end
     }
 
     @inlinable @inline(__always)
-    var remaining: Int { end &- position }
+    package var remaining: Int { end &- position }
 
     @inlinable @inline(__always)
-    func error(_ reason: CodecError.Reason, at offset: Int? = nil) -> CodecError {
+    package func error(_ reason: CodecError.Reason, at offset: Int? = nil) -> CodecError {
         CodecError(offset: offset ?? position, reason: reason)
     }
 
     @inlinable @inline(__always)
-    mutating func byte() throws(CodecError) -> UInt8 {
+    package mutating func byte() throws(CodecError) -> UInt8 {
         guard position < end else { throw error(.truncated) }
         let b = base.load(fromByteOffset: position, as: UInt8.self)
         position &+= 1
@@ -31,7 +31,7 @@ struct ByteReader {
     }
 
     @inlinable @inline(__always)
-    mutating func fixed64() throws(CodecError) -> UInt64 {
+    package mutating func fixed64() throws(CodecError) -> UInt64 {
         guard end &- position >= 8 else { throw error(.truncated) }
         let v = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
         position &+= 8
@@ -39,7 +39,7 @@ struct ByteReader {
     }
 
     @inlinable @inline(__always)
-    mutating func fixed32() throws(CodecError) -> UInt32 {
+    package mutating func fixed32() throws(CodecError) -> UInt32 {
         guard end &- position >= 4 else { throw error(.truncated) }
         let v = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt32.self))
         position &+= 4
@@ -47,14 +47,14 @@ struct ByteReader {
     }
 
     @inlinable @inline(__always)
-    mutating func skip(_ n: Int) throws(CodecError) {
+    package mutating func skip(_ n: Int) throws(CodecError) {
         guard n >= 0, end &- position >= n else { throw error(.truncated) }
         position &+= n
     }
 
     /// An unsigned LEB128 varint of up to 64 bits, in its shortest form.
     @inlinable @inline(__always)
-    mutating func varint() throws(CodecError) -> UInt64 {
+    package mutating func varint() throws(CodecError) -> UInt64 {
         guard position < end else { throw error(.truncated) }
         let b0 = base.load(fromByteOffset: position, as: UInt8.self)
         if b0 < 0x80 {
@@ -107,7 +107,7 @@ struct ByteReader {
 
     /// Any varint at `position`, checked byte by byte: the value and the position after it.
     @inlinable
-    static func varintSlow(_ base: UnsafeRawPointer, _ position: Int, _ end: Int) throws(CodecError) -> (UInt64, Int) {
+    package static func varintSlow(_ base: UnsafeRawPointer, _ position: Int, _ end: Int) throws(CodecError) -> (UInt64, Int) {
         let start = position
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -129,7 +129,7 @@ struct ByteReader {
 
     /// A string reference: a varint below `limit` (which is at most `UInt32.max`, the reserved id).
     @inlinable @inline(__always)
-    mutating func ref(limit: UInt32) throws(CodecError) -> UInt32 {
+    package mutating func ref(limit: UInt32) throws(CodecError) -> UInt32 {
         let start = position
         let v = try varint()
         guard v < UInt64(limit) else {
@@ -144,7 +144,7 @@ struct ByteReader {
     /// shortest form is recognized and decoded from one 32-bit load; anything else is read by ``ref(limit:)``.
     /// Same values, positions and errors.
     @inlinable @inline(__always)
-    mutating func refLikelyThreeBytes(limit: UInt32) throws(CodecError) -> UInt32 {
+    package mutating func refLikelyThreeBytes(limit: UInt32) throws(CodecError) -> UInt32 {
         if end &- position >= 4 {
             let w = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt32.self))
             // Continuation bits on the first two bytes, none on the third, and a third byte that is not 0.
@@ -161,7 +161,7 @@ struct ByteReader {
 
     /// A zig-zag varint.
     @inlinable @inline(__always)
-    mutating func signed() throws(CodecError) -> Int64 {
+    package mutating func signed() throws(CodecError) -> Int64 {
         unzigzag(try varint())
     }
 }
@@ -169,7 +169,7 @@ struct ByteReader {
 /// The value of a varint of 1...8 bytes held in the low bytes of `w` (later bytes already cleared): the seven
 /// low bits of each byte, packed.
 @inlinable @inline(__always)
-func compactVarint(_ w: UInt64) -> UInt64 {
+package func compactVarint(_ w: UInt64) -> UInt64 {
     var v = w & 0x7F7F_7F7F_7F7F_7F7F
     v = (v & 0x007F_007F_007F_007F) | ((v & 0x7F00_7F00_7F00_7F00) >> 1)
     v = (v & 0x0000_3FFF_0000_3FFF) | ((v & 0x3FFF_0000_3FFF_0000) >> 2)
@@ -178,7 +178,7 @@ func compactVarint(_ w: UInt64) -> UInt64 {
 
 /// Reads a varint that a ``ByteReader`` already validated (no bounds checks: use only on checked bytes).
 @inlinable @inline(__always)
-func uncheckedVarint(_ base: UnsafeRawPointer, _ position: inout Int) -> UInt64 {
+package func uncheckedVarint(_ base: UnsafeRawPointer, _ position: inout Int) -> UInt64 {
     var result: UInt64 = 0
     var shift: UInt64 = 0
     while true {

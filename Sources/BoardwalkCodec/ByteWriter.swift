@@ -1,35 +1,35 @@
 /// An unchecked cursor for writing into memory whose capacity the caller has already ensured.
 @usableFromInline
-struct ByteWriter {
-    @usableFromInline let base: UnsafeMutableRawPointer
-    @usableFromInline var position: Int
+package struct ByteWriter {
+    @usableFromInline package let base: UnsafeMutableRawPointer
+    @usableFromInline package var position: Int
 
     @inlinable @inline(__always)
-    init(base: UnsafeMutableRawPointer, position: Int) {
+    package init(base: UnsafeMutableRawPointer, position: Int) {
         self.base = base
         self.position = position
     }
 
     @inlinable @inline(__always)
-    mutating func byte(_ b: UInt8) {
+    package mutating func byte(_ b: UInt8) {
         base.storeBytes(of: b, toByteOffset: position, as: UInt8.self)
         position += 1
     }
 
     @inlinable @inline(__always)
-    mutating func fixed64(_ v: UInt64) {
+    package mutating func fixed64(_ v: UInt64) {
         base.storeBytes(of: v.littleEndian, toByteOffset: position, as: UInt64.self)
         position += 8
     }
 
     @inlinable @inline(__always)
-    mutating func fixed32(_ v: UInt32) {
+    package mutating func fixed32(_ v: UInt32) {
         base.storeBytes(of: v.littleEndian, toByteOffset: position, as: UInt32.self)
         position += 4
     }
 
     @inlinable @inline(__always)
-    mutating func varint(_ value: UInt64) {
+    package mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
             base.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: position, as: UInt8.self)
@@ -41,7 +41,7 @@ struct ByteWriter {
     }
 
     @inlinable @inline(__always)
-    mutating func varint32(_ value: UInt32) {
+    package mutating func varint32(_ value: UInt32) {
         if value < 0x80 {
             base.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: position, as: UInt8.self)
             position += 1
@@ -51,10 +51,10 @@ struct ByteWriter {
     }
 
     @inlinable @inline(__always)
-    mutating func signed(_ value: Int64) { varint(zigzag(value)) }
+    package mutating func signed(_ value: Int64) { varint(zigzag(value)) }
 
     @inlinable @inline(__always)
-    mutating func bytes(_ source: UnsafeRawBufferPointer) {
+    package mutating func bytes(_ source: UnsafeRawBufferPointer) {
         guard let src = source.baseAddress, source.count > 0 else { return }
         (base + position).copyMemory(from: src, byteCount: source.count)
         position += source.count

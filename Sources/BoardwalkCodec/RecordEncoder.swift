@@ -406,7 +406,7 @@ func parseUUID(_ s: String) -> (hi: UInt64, lo: UInt64, upper: Bool)? {
 }
 
 @usableFromInline
-func parseUUID(_ b: UnsafeRawBufferPointer) -> (hi: UInt64, lo: UInt64, upper: Bool)? {
+package func parseUUID(_ b: UnsafeRawBufferPointer) -> (hi: UInt64, lo: UInt64, upper: Bool)? {
     guard b.count == 36, let p = b.baseAddress else { return nil }
     let dash = UInt8(ascii: "-")
     guard p.load(fromByteOffset: 8, as: UInt8.self) == dash, p.load(fromByteOffset: 13, as: UInt8.self) == dash,
@@ -472,7 +472,7 @@ func hexDigits8(_ v: UInt32, upper: Bool) -> UInt64 {
 
 /// Formats a UUID as 36 characters, lowercase or uppercase.
 @usableFromInline
-func formatUUID(hi: UInt64, lo: UInt64, upper: Bool) -> String {
+package func formatUUID(hi: UInt64, lo: UInt64, upper: Bool) -> String {
     String(unsafeUninitializedCapacity: 36) { out in
         let p = UnsafeMutableRawPointer(out.baseAddress!)
         let g1 = hexDigits8(UInt32(truncatingIfNeeded: hi >> 32), upper: upper)

@@ -125,14 +125,14 @@ extension AnalyticsName {
 
 /// Zig-zag: small magnitudes of either sign become small unsigned numbers (0, -1, 1, -2 → 0, 1, 2, 3).
 @inlinable @inline(__always)
-func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v &<< 1) ^ (v &>> 63)) }
+package func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v &<< 1) ^ (v &>> 63)) }
 
 @inlinable @inline(__always)
-func unzigzag(_ u: UInt64) -> Int64 { Int64(bitPattern: (u &>> 1) ^ (0 &- (u & 1))) }
+package func unzigzag(_ u: UInt64) -> Int64 { Int64(bitPattern: (u &>> 1) ^ (0 &- (u & 1))) }
 
 /// The number of bytes of `v` as a varint (1...10).
 @inlinable @inline(__always)
-func varintSize(_ v: UInt64) -> Int {
+package func varintSize(_ v: UInt64) -> Int {
     // 1 + floor(bits / 7), with bits = 64 - leadingZeros, for v > 0.
     let bits = 64 - (v | 1).leadingZeroBitCount
     return (bits + 6) / 7

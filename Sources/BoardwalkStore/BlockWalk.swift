@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 /// The state of a walk over the blocks of `events` for references in event-key order: the block the last
 /// reference was found in, its reader on that event, and the key of the block after it, under the cursor.

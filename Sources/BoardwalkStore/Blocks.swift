@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 // Reading the store's values: block keys and event blocks (the session index's are in SessionIndex.swift), with
 // LMDB-independent damage turned into `StoreError(.corrupt)` that names the key and carries the codec's error

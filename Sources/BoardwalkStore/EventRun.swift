@@ -1,9 +1,10 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 /// The events of one block that a scan hands out next, in (time, seq) order (``Snapshot/forEachRun(onboarding:screens:time:_:)``):
 /// read them with ``next()``. Valid only inside the scan callback that received it.
-public struct EventRun {
+package struct EventRun {
     @usableFromInline var reader: EventBlockReader
     @usableFromInline let blockSeq: UInt64
     @usableFromInline let onboarding: StringID
@@ -43,7 +44,7 @@ public struct EventRun {
     /// The run's next event in the scan's time range, or `nil` at the end of the run.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the block does not decode.
     @inlinable @inline(__always)
-    public mutating func next() throws -> EventRecord? {
+    package mutating func next() throws -> EventRecord? {
         while !ended {
             if !pending {
                 let more: Bool

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 /// The store's databases, key formats and constants. `docs/storage.md` describes them byte by byte.
 ///

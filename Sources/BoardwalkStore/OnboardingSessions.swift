@@ -1,4 +1,5 @@
 import BoardwalkCodec
+import BoardwalkStoreFormat
 
 /// The `onboarding_sessions` database (format 6): each onboarding's sessions in chunks.
 ///

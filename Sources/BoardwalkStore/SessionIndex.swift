@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 // Reading the session index (format 4): `sessions` keys are (bucket, seq), bucket = session id >> 6; a value holds
 // segments of runs, one run per session of the bucket and batch (docs/storage.md, "Format 4: session buckets").

@@ -1,4 +1,5 @@
 import BoardwalkCodec
+import BoardwalkStoreFormat
 
 // The session log (format 8; docs/storage.md, "Format 8: the session log"). A batch's session-index references go
 // to `session_log` as one run of chunks appended at the end of the database, instead of into the newest value of

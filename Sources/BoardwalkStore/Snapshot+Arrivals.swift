@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 extension Snapshot {
     /// Calls `body` for every event with `seq >= since`, in seq (arrival) order: the incremental-export

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 // Reading blocks rather than events: a block's key gives its group and first time, its header the number of
 // events and the time span, so a count over the blocks that lie inside a time range needs no record at all.
@@ -91,7 +92,7 @@ extension Snapshot {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode, or a block
     ///   that lies past the end of the file; ``LMDBError`` with the `errno` of a `pread` that fails; whatever `body` throws.
     /// - Complexity: O(log N) per screen, plus O(1) per block and per event read.
-    public func forEachBlockRun(onboarding: StringID, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+    package func forEachBlockRun(onboarding: StringID, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                                 _ body: (inout EventRun) throws -> Bool) throws {
         if let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
         let firstScreen = UInt16(clamping: screens?.lowerBound ?? 0)

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 extension Snapshot {
     /// `strings` chunks decode, their ids are dense from 0, and no string repeats (the readers' table relies on

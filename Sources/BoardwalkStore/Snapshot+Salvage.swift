@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 /// What a salvage could not read (``Store/salvageEvents(_:damaged:)``).
 public struct SalvageDamage: Sendable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 extension Snapshot {
     /// Calls `body` for the events of one onboarding (or of all, when `onboarding` is `nil`), in
@@ -48,7 +49,7 @@ extension Snapshot {
     /// The run is valid only inside `body`; its records as ``EventRecord`` says.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode (from
     ///   ``EventRun/next()`` too), and whatever `body` throws.
-    public func forEachRun(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+    package func forEachRun(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                            _ body: (inout EventRun) throws -> Bool) throws {
         let range = TimeRange(time)
         var open: [OpenBlock] = []

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 extension Snapshot {
     /// Calls `body` for one session's events in (time, seq) order, through the session index: the

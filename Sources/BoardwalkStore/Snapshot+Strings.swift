@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 extension Snapshot {
     /// The string with id `id`, or `nil` if there is none (or it cannot be read).

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 /// A consistent read-only view of the store: one LMDB read transaction.
 ///

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 /// One stored block as ``Snapshot/forEachBlock(onboarding:screens:time:_:)`` hands it out: its group and the
 /// counts of its header, and its events' times and seqs on demand. Valid only inside the callback.

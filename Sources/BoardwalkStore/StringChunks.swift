@@ -1,4 +1,5 @@
 import BoardwalkCodec
+import BoardwalkStoreFormat
 
 /// The `strings` database (format 5): the dictionary's strings in chunks of consecutive ids.
 ///

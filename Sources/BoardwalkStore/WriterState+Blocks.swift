@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 extension WriterState {
     /// `event_log`: the batch's events in blocks, in (group, time, seq) order, appended under (first seq of the

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 extension WriterState {
     /// Interns through the writer's in-memory table; new strings are appended to `strings` in the running

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 extension WriterState {
     /// The session index's references of the batch (docs/storage.md, "Format 8: the session log"): per bucket of

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 extension WriterState {
     /// Folds the session log and the batch's chunks into `sessions`, then empties the log. The log's bytes are

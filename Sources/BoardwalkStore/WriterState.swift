@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 /// The writer's in-memory state: the string dictionary, caches, and reusable buffers.
 ///

@@ -1,6 +1,7 @@
 import BoardwalkCodec
 import BoardwalkGenerator
 import BoardwalkModel
+import BoardwalkStoreFormat
 import Foundation
 import Testing
 

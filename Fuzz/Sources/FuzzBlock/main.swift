@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 import FuzzSupport
 
 /// Event-block, session-bucket, string-chunk and session-pair-chunk readers: untrusted bytes must read or throw (never trap), and whatever

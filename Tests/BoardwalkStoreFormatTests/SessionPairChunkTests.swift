@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkGenerator
+import BoardwalkStoreFormat
 import Testing
 
 private func build(_ entries: [(session: UInt32, time: UInt64)]) -> [UInt8] {

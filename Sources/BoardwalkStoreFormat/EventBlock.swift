@@ -1,3 +1,4 @@
+import BoardwalkCodec
 import BoardwalkModel
 
 // Event blocks: many record bodies in one value, sorted by (time, seq), with small deltas instead of
@@ -22,21 +23,21 @@ import BoardwalkModel
 /// ```
 ///
 /// Copies share one buffer: keep one builder per writer.
-public struct EventBlockBuilder {
+package struct EventBlockBuilder {
     @usableFromInline var storage: BlockStorage
     /// Bytes of events written after the reserved header room.
     @usableFromInline var used: Int
     /// Events in the current block.
     @usableFromInline var _count: Int
-    @inlinable public var count: Int { _count }
+    @inlinable package var count: Int { _count }
     /// Time and seq of the first event (what the block's key carries).
     @usableFromInline var _firstTime: Int64
-    @inlinable public var firstTime: Int64 { _firstTime }
+    @inlinable package var firstTime: Int64 { _firstTime }
     @usableFromInline var _firstSeq: UInt64
-    @inlinable public var firstSeq: UInt64 { _firstSeq }
+    @inlinable package var firstSeq: UInt64 { _firstSeq }
     /// The largest time in the block (the last event's: events are in time order).
     @usableFromInline var _lastTime: Int64
-    @inlinable public var lastTime: Int64 { _lastTime }
+    @inlinable package var lastTime: Int64 { _lastTime }
     @usableFromInline var lastSeq: UInt64
     @usableFromInline var minSeq: UInt64
     @usableFromInline var maxSeq: UInt64
@@ -45,7 +46,7 @@ public struct EventBlockBuilder {
     @usableFromInline static var headerRoom: Int { 40 }
 
     /// An empty builder.
-    public init(capacity: Int = 1 << 16) {
+    package init(capacity: Int = 1 << 16) {
         storage = BlockStorage(capacity: Swift.max(capacity, 256))
         used = 0
         _count = 0
@@ -59,7 +60,7 @@ public struct EventBlockBuilder {
 
     /// Starts a new, empty block whose first event will have `time` and `seq`.
     @inlinable
-    public mutating func start(time: Int64, seq: UInt64) {
+    package mutating func start(time: Int64, seq: UInt64) {
         used = EventBlockBuilder.headerRoom
         _count = 0
         _firstTime = time
@@ -77,7 +78,7 @@ public struct EventBlockBuilder {
     /// the builder holds an empty block started at (`firstTime`, `firstSeq`).
     /// - Throws: ``CodecError`` when `bytes` is not a well-formed block.
     /// - Complexity: O(events of the block) and one copy of its bytes.
-    public mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64) throws(CodecError) {
+    package mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64) throws(CodecError) {
         start(time: firstTime, seq: firstSeq)
         var reader = try EventBlockReader(bytes, firstTime: firstTime, firstSeq: firstSeq)
         let eventsStart = reader.reader.position
@@ -101,7 +102,7 @@ public struct EventBlockBuilder {
     /// at (`firstTime`, `firstSeq`).
     /// - Throws: ``CodecError`` when the header is malformed or `lastSeq` is outside its seq range.
     /// - Complexity: O(1) reading, and one copy of the block's bytes.
-    public mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64,
+    package mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64,
                                 lastSeq: UInt64) throws(CodecError) {
         start(time: firstTime, seq: firstSeq)
         let reader = try EventBlockReader(bytes, firstTime: firstTime, firstSeq: firstSeq)
@@ -119,12 +120,12 @@ public struct EventBlockBuilder {
     }
 
     /// The seq of the last event in the block so far (in (time, seq) order).
-    @inlinable public var lastEventSeq: UInt64 { lastSeq }
+    @inlinable package var lastEventSeq: UInt64 { lastSeq }
 
     /// Whether an event with `time` and `seq` may be appended now: it sorts after the last event (any
     /// event may start an empty block, whose ``start(time:seq:)`` must then match it).
     @inlinable
-    public func canAppend(time: Int64, seq: UInt64) -> Bool {
+    package func canAppend(time: Int64, seq: UInt64) -> Bool {
         count == 0 || time > lastTime || (time == lastTime && seq > lastSeq)
     }
 
@@ -132,7 +133,7 @@ public struct EventBlockBuilder {
     /// `bodyCount` bytes (which must sort after the last event): what the store compares with its
     /// target block size before appending.
     @inlinable
-    public func byteCount(appending time: Int64, seq: UInt64, bodyCount: Int) -> Int {
+    package func byteCount(appending time: Int64, seq: UInt64, bodyCount: Int) -> Int {
         if count == 0 {
             return 4 + 2 + varintSize(UInt64(bodyCount)) + bodyCount
         }
@@ -145,7 +146,7 @@ public struct EventBlockBuilder {
 
     /// The bytes the block will take if ``withBlock(_:)`` is called now.
     @inlinable
-    public var byteCount: Int {
+    package var byteCount: Int {
         used - EventBlockBuilder.headerRoom + headerSize
     }
 
@@ -153,12 +154,12 @@ public struct EventBlockBuilder {
     /// (40 bytes; the header takes 4 to 40). A caller that only needs to know whether the block is far from a
     /// limit checks this first and computes the exact count only near the limit.
     @inlinable
-    public var byteCountBound: Int { used }
+    package var byteCountBound: Int { used }
 
     /// Appends an event. The first event must have the time and seq given to ``start(time:seq:)``, and
     /// every later one a larger (time, seq) than the one before.
     @inlinable
-    public mutating func append(time: Int64, seq: UInt64, body: UnsafeRawBufferPointer) {
+    package mutating func append(time: Int64, seq: UInt64, body: UnsafeRawBufferPointer) {
         precondition(count == 0 ? (time == firstTime && seq == firstSeq)
                      : (time > lastTime || (time == lastTime && seq > lastSeq)), "events out of (time, seq) order")
         if _slowPath(used + 30 + body.count > storage.capacity) { storage = storage.grown(to: used + 30 + body.count) }
@@ -183,7 +184,7 @@ public struct EventBlockBuilder {
 
     /// Calls `body` with the finished block (header and events); the bytes are valid only inside `body`.
     @inlinable
-    public func withBlock<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withBlock<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let start = EventBlockBuilder.headerRoom - headerSize
         var w = ByteWriter(base: storage.pointer, position: start)
         w.varint(UInt64(count))
@@ -202,34 +203,34 @@ public struct EventBlockBuilder {
 /// lengths against the bytes, its order after the previous event, its time and seq against the header.
 /// After the last event the block must end exactly, and the header's time span and seq range must be
 /// the ones the events have. Any violation throws a ``CodecError`` whose offset is from the block's start.
-public struct EventBlockReader {
-    @usableFromInline var reader: ByteReader
+package struct EventBlockReader {
+    @usableFromInline package var reader: ByteReader
     /// Events in the block (from the header).
-    public let count: Int
+    package let count: Int
     /// The first event's time and seq (from the key), and the last event's time (from the header).
-    public let firstTime: Int64
-    public let firstSeq: UInt64
-    public let lastTime: Int64
+    package let firstTime: Int64
+    package let firstSeq: UInt64
+    package let lastTime: Int64
     /// The smallest and largest seq in the block (from the header).
-    public let minSeq: UInt64
-    public let maxSeq: UInt64
+    package let minSeq: UInt64
+    package let maxSeq: UInt64
     /// Events read so far.
     @usableFromInline var _index: Int = 0
-    @inlinable public var index: Int { _index }
+    @inlinable package var index: Int { _index }
     /// The current event (after ``next()`` returned `true`): its time, seq and record body.
     @usableFromInline var _time: Int64
-    @inlinable public var time: Int64 { _time }
+    @inlinable package var time: Int64 { _time }
     @usableFromInline var _seq: UInt64
-    @inlinable public var seq: UInt64 { _seq }
+    @inlinable package var seq: UInt64 { _seq }
     @usableFromInline var _body: UnsafeRawBufferPointer
-    @inlinable public var body: UnsafeRawBufferPointer { _body }
+    @inlinable package var body: UnsafeRawBufferPointer { _body }
     @usableFromInline var seenMinSeq: UInt64
     @usableFromInline var seenMaxSeq: UInt64
 
     /// Reads the header of the block in `bytes`, whose first event has time `firstTime` and seq `firstSeq`.
     /// - Throws: ``CodecError`` for a truncated or malformed header, a count the bytes cannot hold, or
     ///   ranges that overflow.
-    public init(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64) throws(CodecError) {
+    package init(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64) throws(CodecError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         var r = ByteReader(base: base, position: 0, end: bytes.count)
         let count = try r.varint()
@@ -278,7 +279,7 @@ public struct EventBlockReader {
     /// Not inlinable, on purpose: inlined into a store scan's loop, it made the loop too large for the compiler to inline
     /// `EventRecord.fields` there as well (an always-inline function over 64 blocks is inlined only into a caller
     /// under 64), and a median onboarding's funnel took 10 % and 27 % more instructions in two versions (callgrind).
-    public mutating func next() throws(CodecError) -> Bool {
+    package mutating func next() throws(CodecError) -> Bool {
         let i = _index, p = reader.position
         // Two 8-byte loads (at most 16 bytes of deltas) and the length byte after them stay inside the block.
         guard _fastPath(i > 0 && i < count && reader.end &- p >= 17) else { return try nextChecked() }
@@ -338,7 +339,7 @@ public struct EventBlockReader {
 
     /// ``next()`` for any event, each check with its own error.
     @inline(never)
-    mutating func nextChecked() throws(CodecError) -> Bool {
+    package mutating func nextChecked() throws(CodecError) -> Bool {
         if index == count {
             guard reader.position == reader.end else {
                 throw CodecError(offset: reader.position, reason: .lengthMismatch(declared: reader.position, used: reader.end))
@@ -379,40 +380,4 @@ public struct EventBlockReader {
         _index += 1
         return true
     }
-}
-
-/// A raw buffer of fixed size; a builder replaces it with ``grown(to:)`` when it needs more room.
-@usableFromInline
-final class BlockStorage {
-    // Constants, so that the builders' hot paths read them without dynamic exclusivity checks (a `var`
-    // of a class costs a `swift_beginAccess` per access from another module: measured ~150 instructions
-    // per appended event and builder). Growing makes a new storage instead.
-    @usableFromInline let pointer: UnsafeMutableRawPointer
-    @usableFromInline let capacity: Int
-
-    @usableFromInline
-    init(capacity: Int) {
-        pointer = .allocate(byteCount: capacity, alignment: 16)
-        self.capacity = capacity
-    }
-
-    /// A storage of at least `needed` bytes (doubling) holding a copy of this one's bytes.
-    @usableFromInline
-    func grown(to needed: Int) -> BlockStorage {
-        var size = capacity
-        while size < needed { size *= 2 }
-        let new = BlockStorage(capacity: size)
-        new.pointer.copyMemory(from: pointer, byteCount: capacity)
-        return new
-    }
-
-    /// Copies `bytes` to `offset`, in this storage or in a grown one, and returns the storage holding them.
-    @usableFromInline
-    func copying(_ bytes: UnsafeRawBufferPointer, to offset: Int) -> BlockStorage {
-        let storage = offset + bytes.count > capacity ? grown(to: offset + bytes.count) : self
-        if let base = bytes.baseAddress { (storage.pointer + offset).copyMemory(from: base, byteCount: bytes.count) }
-        return storage
-    }
-
-    deinit { pointer.deallocate() }
 }

@@ -1,3 +1,5 @@
+import BoardwalkCodec
+
 /// Sessions of one onboarding, each with a time, packed into one value: what the store's `onboarding_sessions`
 /// database holds (store format 6; `docs/codec.md`, "Session pair chunks").
 ///
@@ -15,7 +17,7 @@
 ///
 /// The builder's buffer is a reference that copies share (as ``EventBlockBuilder``'s): keep one builder per
 /// writer and reuse it with ``reset(firstSession:time:)``.
-public struct SessionPairChunkBuilder {
+package struct SessionPairChunkBuilder {
     // Inlinable: the store appends ~100 000 entries a second through these (a call and a retain of the storage
     // per entry otherwise cost more than the encoding).
     /// Room for the count's varint in front of the entries (a count below 2^35).
@@ -29,31 +31,31 @@ public struct SessionPairChunkBuilder {
     @usableFromInline var lastTime: UInt64 = 0
 
     /// Entries since the last ``reset(firstSession:time:)``; 0 before the first.
-    @inlinable public var count: Int { _count }
+    @inlinable package var count: Int { _count }
     /// The first entry's session: the id the store's key carries.
-    @inlinable public var firstSession: UInt32 { _firstSession }
+    @inlinable package var firstSession: UInt32 { _firstSession }
     /// The last entry's session, which the next entry's delta starts from.
-    @inlinable public var lastSession: UInt32 { _lastSession }
+    @inlinable package var lastSession: UInt32 { _lastSession }
 
     /// A builder with room for `capacity` bytes before it grows (it keeps what it grew to across resets).
-    public init(capacity: Int = 1024) {
+    package init(capacity: Int = 1024) {
         storage = BlockStorage(capacity: max(capacity, 64))
     }
 
     /// The size of the value ``withValue(_:)`` would hand out (0 before the first entry).
-    @inlinable public var byteCount: Int { _count == 0 ? 0 : end - Self.countRoom + varintSize(UInt64(count)) }
+    @inlinable package var byteCount: Int { _count == 0 ? 0 : end - Self.countRoom + varintSize(UInt64(count)) }
 
     /// The size of the value after appending `session` with `time` (which must follow ``lastSession``): the
     /// entry's two deltas, and the byte the count's varint gains when it grows (at 128 entries, 16 384, …).
     @inlinable
-    public func byteCount(appending session: UInt32, time: UInt64) -> Int {
+    package func byteCount(appending session: UInt32, time: UInt64) -> Int {
         end - Self.countRoom + varintSize(UInt64(_count + 1))
             + varintSize(UInt64(session &- _lastSession)) + varintSize(zigzag(Int64(bitPattern: time &- lastTime)))
     }
 
     /// Starts a new chunk whose first entry is `firstSession` with `time`.
     @inlinable
-    public mutating func reset(firstSession: UInt32, time: UInt64) {
+    package mutating func reset(firstSession: UInt32, time: UInt64) {
         var w = ByteWriter(base: storage.pointer, position: Self.countRoom)
         w.fixed64(time)
         end = w.position
@@ -67,7 +69,7 @@ public struct SessionPairChunkBuilder {
     /// - Precondition: a chunk was started and `session` is larger than ``lastSession``.
     /// - Complexity: O(1); no allocation unless the chunk outgrows the builder's storage.
     @inlinable
-    public mutating func append(session: UInt32, time: UInt64) {
+    package mutating func append(session: UInt32, time: UInt64) {
         precondition(_count > 0 && session > _lastSession, "sessions of a chunk must increase")
         let needed = end + 20
         if needed > storage.capacity { storage = storage.grown(to: needed) }
@@ -83,7 +85,7 @@ public struct SessionPairChunkBuilder {
     /// Calls `body` with the chunk's bytes: the count, the first entry's time, then the later entries.
     /// - Precondition: a chunk was started.
     @inlinable
-    public func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         precondition(_count > 0, "an empty chunk has no value")
         let start = Self.countRoom - varintSize(UInt64(_count))
         var w = ByteWriter(base: storage.pointer, position: start)
@@ -98,12 +100,12 @@ public struct SessionPairChunkBuilder {
 /// one entry (a session delta of at least 1 that stays within 32 bits, a time delta); after the last entry the
 /// value must end exactly. Any violation throws a ``CodecError`` whose offset is from the value's start.
 /// Nothing here traps.
-public struct SessionPairChunkReader {
+package struct SessionPairChunkReader {
     private var reader: ByteReader
     /// Entries in the chunk.
-    public let count: Int
+    package let count: Int
     /// Entries read so far.
-    public private(set) var index = 0
+    package private(set) var index = 0
     private var session: UInt32
     private var time: UInt64
 
@@ -111,7 +113,7 @@ public struct SessionPairChunkReader {
     /// session (the store's key).
     /// - Throws: ``CodecError`` for an empty or truncated value, a count of 0, or a count the bytes cannot hold
     ///   (each entry after the first takes at least two bytes).
-    public init(_ bytes: UnsafeRawBufferPointer, firstSession: UInt32) throws(CodecError) {
+    package init(_ bytes: UnsafeRawBufferPointer, firstSession: UInt32) throws(CodecError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         var r = ByteReader(base: base, position: 0, end: bytes.count)
         let count = try r.varint()
@@ -126,7 +128,7 @@ public struct SessionPairChunkReader {
     }
 
     /// The next entry; `nil` after the last one (when the value has been checked to end there).
-    public mutating func next() throws(CodecError) -> (session: UInt32, time: UInt64)? {
+    package mutating func next() throws(CodecError) -> (session: UInt32, time: UInt64)? {
         guard index < count else {
             guard reader.position == reader.end else { throw CodecError(offset: reader.position, reason: .trailingBytes) }
             return nil

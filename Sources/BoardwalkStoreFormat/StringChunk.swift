@@ -1,3 +1,5 @@
+import BoardwalkCodec
+
 /// Consecutive strings of a dictionary packed into one value: what the store's `strings` database holds
 /// (store format 5; `docs/codec.md`, "String chunks").
 ///
@@ -16,44 +18,44 @@
 ///
 /// The builder's buffer is a reference that copies share (as ``EventBlockBuilder``'s): keep one builder per
 /// writer and reuse it with ``reset()``; two copies appended to would write over each other.
-public struct StringChunkBuilder {
+package struct StringChunkBuilder {
     /// Room for the count's varint in front of the strings (a count below 2^35).
     private static let countRoom = 5
     private var storage: BlockStorage
     /// Where the next string goes (the strings start at ``countRoom``).
     private var end = countRoom
     /// Strings appended since the last ``reset()``.
-    public private(set) var count = 0
+    package private(set) var count = 0
 
     /// A builder with room for `capacity` bytes before it grows (it keeps what it grew to across ``reset()``).
-    public init(capacity: Int = 2048) {
+    package init(capacity: Int = 2048) {
         storage = BlockStorage(capacity: max(capacity, 64))
     }
 
     /// The size of the value ``withValue(_:)`` would hand out.
-    public var byteCount: Int { end - Self.countRoom + varintSize(UInt64(count)) }
+    package var byteCount: Int { end - Self.countRoom + varintSize(UInt64(count)) }
 
     /// The bytes one more string of `utf8Count` bytes takes in the chunk, at most (its header and its bytes).
     ///
     /// The count in front may grow by a byte as well (at 128 strings, 16 384, …): ``byteCount(appending:)``
     /// includes that, to keep a chunk within a size.
-    public static func byteCountBound(utf8Count: Int) -> Int { varintSize(UInt64(utf8Count) << 1) + utf8Count }
+    package static func byteCountBound(utf8Count: Int) -> Int { varintSize(UInt64(utf8Count) << 1) + utf8Count }
 
     /// The size of the value after appending one more string of `utf8Count` bytes, at most: ``byteCount``, the
     /// string's ``byteCountBound(utf8Count:)``, and the byte the count's varint gains when it grows.
-    public func byteCount(appending utf8Count: Int) -> Int {
+    package func byteCount(appending utf8Count: Int) -> Int {
         end - Self.countRoom + varintSize(UInt64(count + 1)) + Self.byteCountBound(utf8Count: utf8Count)
     }
 
     /// Starts a new chunk.
-    public mutating func reset() {
+    package mutating func reset() {
         end = Self.countRoom
         count = 0
     }
 
     /// Appends a string given as its UTF-8 bytes (not checked: the caller's strings are Swift strings).
     /// - Complexity: O(its bytes), no allocation unless the chunk outgrows the builder's storage.
-    public mutating func append(_ utf8: UnsafeRawBufferPointer) {
+    package mutating func append(_ utf8: UnsafeRawBufferPointer) {
         let needed = end + 10 + utf8.count
         if needed > storage.capacity { storage = storage.grown(to: needed) }
         var w = ByteWriter(base: storage.pointer, position: end)
@@ -71,7 +73,7 @@ public struct StringChunkBuilder {
     }
 
     /// Calls `body` with the chunk's bytes: the count, then the strings.
-    public func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let start = Self.countRoom - varintSize(UInt64(count))
         var w = ByteWriter(base: storage.pointer, position: start)
         w.varint(UInt64(count))
@@ -80,7 +82,7 @@ public struct StringChunkBuilder {
 }
 
 /// One string of a chunk, as ``StringChunkReader`` reads it: borrowed UTF-8 bytes, or a UUID kept as 16 bytes.
-public enum StringChunkEntry {
+package enum StringChunkEntry {
     /// The string's UTF-8 bytes, borrowed from the chunk (valid as long as the chunk's bytes are).
     case utf8(UnsafeRawBufferPointer)
     /// A canonical UUID: its 128 bits, and whether its letters are uppercase.
@@ -88,7 +90,7 @@ public enum StringChunkEntry {
 
     /// The string (invalid UTF-8 bytes are replaced, as `String(decoding:as:)` does).
     /// - Complexity: O(its bytes); one allocation for 16 bytes or more.
-    public var string: String {
+    package var string: String {
         switch self {
         case .utf8(let bytes): String(decoding: bytes, as: UTF8.self)
         case .uuid(let hi, let lo, let upper): formatUUID(hi: hi, lo: lo, upper: upper)
@@ -96,7 +98,7 @@ public enum StringChunkEntry {
     }
 
     /// Whether the string is exactly the given UTF-8 bytes. No allocation.
-    public func matches(_ utf8: UnsafeRawBufferPointer) -> Bool {
+    package func matches(_ utf8: UnsafeRawBufferPointer) -> Bool {
         switch self {
         case .utf8(let bytes):
             return bytes.elementsEqual(utf8)
@@ -119,17 +121,17 @@ public enum StringChunkEntry {
 /// The count is checked at ``init(_:)`` against what the bytes can hold; each ``next()`` checks one
 /// string's header and length; after the last string the value must end exactly. Any violation throws a
 /// ``CodecError`` whose offset is from the value's start. Nothing here traps.
-public struct StringChunkReader {
+package struct StringChunkReader {
     private var reader: ByteReader
     /// Strings in the chunk.
-    public let count: Int
+    package let count: Int
     /// Strings read so far.
-    public private(set) var index = 0
+    package private(set) var index = 0
 
     /// Reads the count of the chunk in `bytes`.
     /// - Throws: ``CodecError`` for an empty or truncated value, a count of 0, or a count the bytes cannot hold
     ///   (each string takes at least one byte).
-    public init(_ bytes: UnsafeRawBufferPointer) throws(CodecError) {
+    package init(_ bytes: UnsafeRawBufferPointer) throws(CodecError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         var r = ByteReader(base: base, position: 0, end: bytes.count)
         let count = try r.varint()
@@ -143,7 +145,7 @@ public struct StringChunkReader {
     }
 
     /// The next string; `nil` after the last one (when the value has been checked to end there).
-    public mutating func next() throws(CodecError) -> StringChunkEntry? {
+    package mutating func next() throws(CodecError) -> StringChunkEntry? {
         guard index < count else {
             guard reader.position == reader.end else { throw CodecError(offset: reader.position, reason: .trailingBytes) }
             return nil

@@ -1,3 +1,5 @@
+import BoardwalkCodec
+
 // Session-log chunks (store format 8): the session index's references of one batch, in bucket order, before the
 // store folds them into its bucket values. `docs/codec.md` ("Session-log chunk") has the bytes:
 //
@@ -11,27 +13,27 @@
 
 /// Builds one session-log chunk: entries of (bucket, segment) in bucket order. Reusable: ``reset(firstBucket:)``
 /// keeps the buffer.
-public struct SessionLogChunkBuilder {
-    public private(set) var bytes: [UInt8] = []
+package struct SessionLogChunkBuilder {
+    package private(set) var bytes: [UInt8] = []
     /// The bucket of the chunk's first entry (the chunk's key holds it).
-    public private(set) var firstBucket: UInt32 = 0
+    package private(set) var firstBucket: UInt32 = 0
     /// The bucket of the chunk's last entry.
-    public private(set) var lastBucket: UInt32 = 0
+    package private(set) var lastBucket: UInt32 = 0
 
-    public init() {}
+    package init() {}
 
     /// Whether the chunk has no entry.
-    public var isEmpty: Bool { bytes.isEmpty }
+    package var isEmpty: Bool { bytes.isEmpty }
     /// The chunk's size in bytes.
-    public var byteCount: Int { bytes.count }
+    package var byteCount: Int { bytes.count }
 
     /// Empties the chunk.
-    public mutating func reset() {
+    package mutating func reset() {
         bytes.removeAll(keepingCapacity: true)
     }
 
     /// The chunk's size with an entry for a segment of `segmentCount` bytes of `bucket` added.
-    public func byteCount(appending segmentCount: Int, bucket: UInt32) -> Int {
+    package func byteCount(appending segmentCount: Int, bucket: UInt32) -> Int {
         let delta = isEmpty ? 0 : UInt64(bucket &- lastBucket)
         return bytes.count + varintSize(delta) + varintSize(UInt64(segmentCount)) + segmentCount
     }
@@ -39,7 +41,7 @@ public struct SessionLogChunkBuilder {
     /// Appends an entry: `segment` (a one-segment session-bucket value) of `bucket`.
     /// - Precondition: `bucket` is at least the last entry's bucket, and `segment` holds at least 3 bytes
     ///   (programmer errors: they trap).
-    public mutating func append(bucket: UInt32, segment: UnsafeRawBufferPointer) {
+    package mutating func append(bucket: UInt32, segment: UnsafeRawBufferPointer) {
         precondition(segment.count >= 3, "a session-log segment is at least a header")
         if isEmpty {
             firstBucket = bucket
@@ -65,20 +67,20 @@ public struct SessionLogChunkBuilder {
 /// Reads a session-log chunk from untrusted bytes, one entry at a time. Lengths are checked against what remains,
 /// buckets against overflow and the first against the key's; the segments themselves are read with ``SessionBucketReader``. Errors carry the offset
 /// from the chunk's start.
-public struct SessionLogChunkReader {
+package struct SessionLogChunkReader {
     private var reader: ByteReader
     private var bucket: UInt32
 
     /// A reader of the chunk `bytes` stored under a key whose first bucket is `firstBucket`.
     /// - Throws: ``CodecError`` (`truncated`) when `bytes` is empty.
-    public init(_ bytes: UnsafeRawBufferPointer, firstBucket: UInt32) throws(CodecError) {
+    package init(_ bytes: UnsafeRawBufferPointer, firstBucket: UInt32) throws(CodecError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         reader = ByteReader(base: base, position: 0, end: bytes.count)
         bucket = firstBucket
     }
 
     /// The next entry's bucket and segment bytes; `nil` after the last.
-    public mutating func next() throws(CodecError) -> (bucket: UInt32, segment: UnsafeRawBufferPointer)? {
+    package mutating func next() throws(CodecError) -> (bucket: UInt32, segment: UnsafeRawBufferPointer)? {
         if reader.position == reader.end { return nil }
         let at = reader.position
         let delta = try reader.varint()
@@ -97,5 +99,5 @@ public struct SessionLogChunkReader {
     }
 
     /// The offset of the next entry from the chunk's start (of the end after the last).
-    public var offset: Int { reader.position }
+    package var offset: Int { reader.position }
 }

@@ -1,3 +1,4 @@
+import BoardwalkCodec
 import BoardwalkModel
 
 // Session buckets: the session index's values (store format 4). One value holds, for a bucket of consecutive
@@ -21,7 +22,7 @@ import BoardwalkModel
 ///
 /// Entries are appended in (session low bits, time, seq) order; each change of low bits starts a run. The
 /// segment's base time and seq are those of its first entry. Copies share the buffer.
-public struct SessionBucketBuilder {
+package struct SessionBucketBuilder {
     @usableFromInline var storage: BlockStorage
     /// Where the segment's runs start: room for a prefix (an existing value) and the segment header.
     @usableFromInline let front: Int
@@ -39,15 +40,15 @@ public struct SessionBucketBuilder {
     @usableFromInline var lastOnboarding: UInt32 = 0
     /// The largest prefix ``withValue(keySeq:prefix:_:)`` accepts (the buffer keeps that much room in front of
     /// the segment, so that the copy and the segment end up contiguous without moving the segment).
-    public let prefixRoom: Int
+    package let prefixRoom: Int
 
     /// The longest segment header: base time (10), seq delta (10), run count (5).
     @usableFromInline static var headerRoom: Int { 25 }
     /// A run's entries may take at most this many bytes (its length is a varint of at most two bytes).
-    public static let maxRunBytes = 16_383
+    package static let maxRunBytes = 16_383
 
     /// An empty builder whose ``withValue(keySeq:prefix:_:)`` takes prefixes of up to `prefixRoom` bytes.
-    public init(prefixRoom: Int = 4096, capacity: Int = 8192) {
+    package init(prefixRoom: Int = 4096, capacity: Int = 8192) {
         self.prefixRoom = prefixRoom
         front = prefixRoom + SessionBucketBuilder.headerRoom
         storage = BlockStorage(capacity: Swift.max(capacity, front + 256))
@@ -56,17 +57,17 @@ public struct SessionBucketBuilder {
     }
 
     /// Whether the segment has no entry.
-    @inlinable public var isEmpty: Bool { used == front }
+    @inlinable package var isEmpty: Bool { used == front }
     /// The seq of the segment's first entry (its base; the key seq of a new value).
-    @inlinable public var baseSeq: UInt64 { _baseSeq }
+    @inlinable package var baseSeq: UInt64 { _baseSeq }
     /// The bytes of the segment so far, without its header (at most 25 bytes more).
-    @inlinable public var byteCount: Int { used - front }
+    @inlinable package var byteCount: Int { used - front }
     /// Bytes the current run's entries take so far (0 when no run is open).
-    @inlinable public var runByteCount: Int { inRun ? used - lengthAt - 2 : 0 }
+    @inlinable package var runByteCount: Int { inRun ? used - lengthAt - 2 : 0 }
 
     /// Empties the segment.
     @inlinable
-    public mutating func reset() {
+    package mutating func reset() {
         used = front
         runs = 0
         inRun = false
@@ -77,7 +78,7 @@ public struct SessionBucketBuilder {
     /// takes at most ``maxRunBytes`` bytes (the caller ends the segment before: each entry takes at most 28).
     /// - Precondition: the order above; out-of-order calls are a programmer error and trap.
     @inlinable
-    public mutating func append(low: UInt32, onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64) {
+    package mutating func append(low: UInt32, onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64) {
         if _slowPath(used + 64 > storage.capacity) { storage = storage.grown(to: used + 64) }
         var w = ByteWriter(base: storage.pointer, position: used)
         if !inRun || low != runLow {
@@ -139,7 +140,7 @@ public struct SessionBucketBuilder {
     ///   bytes (programmer errors: they trap).
     /// - Complexity: O(prefix) for the copy of `prefix`.
     @inlinable
-    public mutating func withValue<R>(keySeq: UInt64, prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+    package mutating func withValue<R>(keySeq: UInt64, prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
                                       _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         precondition(!isEmpty && keySeq <= _baseSeq && prefix.count <= prefixRoom, "session bucket value misused")
         if inRun { used = closeRun(at: used) }
@@ -167,7 +168,7 @@ public struct SessionBucketBuilder {
 /// segment, entries in strictly increasing (time, seq) order within a run and ending exactly at the run's length,
 /// no overflow, screen within 16 bits. ``nextRun()`` skips what is left of the current run without reading it.
 /// Errors carry the offset from the value's start.
-public struct SessionBucketReader {
+package struct SessionBucketReader {
     @usableFromInline var reader: ByteReader
     @usableFromInline let keySeq: UInt64
     @usableFromInline let lowLimit: UInt32
@@ -186,20 +187,20 @@ public struct SessionBucketReader {
     @usableFromInline var _seq: UInt64 = 0
 
     /// The current run's low bits (after ``nextRun()`` returned `true`).
-    @inlinable public var low: UInt32 { _low }
+    @inlinable package var low: UInt32 { _low }
     /// Segments started so far (the current run belongs to segment `segments - 1`).
-    @inlinable public var segments: Int { _segments }
+    @inlinable package var segments: Int { _segments }
     /// Entries of the current run read so far.
-    @inlinable public var index: Int { _index }
+    @inlinable package var index: Int { _index }
     /// The current entry (after ``nextEntry()`` returned `true`).
-    @inlinable public var onboarding: UInt32 { _onboarding }
-    @inlinable public var screen: UInt16 { _screen }
-    @inlinable public var time: Int64 { _time }
-    @inlinable public var seq: UInt64 { _seq }
+    @inlinable package var onboarding: UInt32 { _onboarding }
+    @inlinable package var screen: UInt16 { _screen }
+    @inlinable package var time: Int64 { _time }
+    @inlinable package var seq: UInt64 { _seq }
 
     /// A reader of the value `bytes`, stored under a key whose seq is `keySeq`, whose low bits are below `lowLimit`.
     /// - Throws: ``CodecError`` (`truncated`) when `bytes` is empty.
-    public init(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32) throws(CodecError) {
+    package init(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32) throws(CodecError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         reader = ByteReader(base: base, position: 0, end: bytes.count)
         self.keySeq = keySeq
@@ -209,13 +210,13 @@ public struct SessionBucketReader {
     /// Whether every segment and run header of `bytes` reads back (without decoding the entries): what a writer
     /// checks before it appends a segment to a stored value.
     /// - Complexity: O(runs of the value).
-    public static func runHeadersAreSound(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32) -> Bool {
+    package static func runHeadersAreSound(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32) -> Bool {
         (try? SessionBucketSegment.forEach(in: bytes, keySeq: keySeq, lowLimit: lowLimit) { _ in }) != nil
     }
 
     /// Moves to the next run (skipping the rest of the current one); `false` after the value's last run.
     @inlinable
-    public mutating func nextRun() throws(CodecError) -> Bool {
+    package mutating func nextRun() throws(CodecError) -> Bool {
         if runEnd > 0 { reader.position = runEnd }
         if runsLeft == 0 {
             if reader.position == reader.end { return false }
@@ -270,7 +271,7 @@ public struct SessionBucketReader {
 
     /// Moves to the current run's next entry; `false` after its last one.
     @inlinable
-    public mutating func nextEntry() throws(CodecError) -> Bool {
+    package mutating func nextEntry() throws(CodecError) -> Bool {
         if reader.position == runEnd { return false }
         var r = ByteReader(base: reader.base, position: reader.position, end: runEnd)
         let at = r.position
@@ -309,20 +310,20 @@ public struct SessionBucketReader {
 /// and the bytes of its runs. Runs do not depend on the key the value is stored under (only the header's seq
 /// does), so the store moves a segment into a value under another key by writing a new header before the same
 /// run bytes (``append(keySeq:to:)``). The run bytes point into the value read.
-public struct SessionBucketSegment {
-    public let baseTime: Int64
-    public let baseSeq: UInt64
-    public let runCount: Int
-    public let runs: UnsafeRawBufferPointer
+package struct SessionBucketSegment {
+    package let baseTime: Int64
+    package let baseSeq: UInt64
+    package let runCount: Int
+    package let runs: UnsafeRawBufferPointer
 
     /// The segment's size in a value stored under a key whose seq is `keySeq` (at most ``baseSeq``).
-    public func byteCount(keySeq: UInt64) -> Int {
+    package func byteCount(keySeq: UInt64) -> Int {
         varintSize(zigzag(baseTime)) + varintSize(baseSeq &- keySeq) + varintSize(UInt64(runCount)) + runs.count
     }
 
     /// Appends the segment's bytes, for a value stored under a key whose seq is `keySeq`, to `out`.
     /// - Precondition: `keySeq <= baseSeq` (a programmer error: it traps).
-    public func append(keySeq: UInt64, to out: inout [UInt8]) {
+    package func append(keySeq: UInt64, to out: inout [UInt8]) {
         precondition(keySeq <= baseSeq, "a segment's base seq is below its key's")
         for value in [zigzag(baseTime), baseSeq - keySeq, UInt64(runCount)] {
             var v = value
@@ -339,7 +340,7 @@ public struct SessionBucketSegment {
     /// segment header and run header as ``SessionBucketReader`` does (not the entries).
     /// - Throws: ``CodecError`` at the first header that does not read back.
     /// - Complexity: O(runs of the value).
-    public static func forEach(in bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32,
+    package static func forEach(in bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32,
                                _ body: (SessionBucketSegment) throws -> Void) throws {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         var r = ByteReader(base: base, position: 0, end: bytes.count)

@@ -1,6 +1,7 @@
-@testable import BoardwalkCodec
+import BoardwalkCodec
 import BoardwalkGenerator
 import BoardwalkModel
+import BoardwalkStoreFormat
 import Testing
 
 /// A block's events as plain values: (time, seq, body).

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkGenerator
+import BoardwalkStoreFormat
 import Testing
 
 /// One reference of a session-bucket value: the session's low bits and where its event is.

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkGenerator
+import BoardwalkStoreFormat
 import Testing
 
 private func build(_ strings: [String]) -> [UInt8] {
