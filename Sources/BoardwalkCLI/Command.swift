@@ -72,7 +72,7 @@ public struct ErrorReport: Hashable, Sendable {
             text = "Error: \(runtime.message)\n"
             stream = .stderr
             exitCode = ExitCode.failure
-        case let lmdb as LMDBError where lmdb.meansDamage:
+        case let lmdb as StoreError where lmdb.meansDamage:
             text = "Error: \(lmdb)\n  The store's file is damaged: 'boardwalk check' lists the damage, "
                 + "'boardwalk export --salvage' reads what is left.\n"
             stream = .stderr

@@ -92,7 +92,7 @@ struct BlockFetcher {
                 throw StoreError(.corrupt, "a block (\(count) bytes at offset \(offset)) lies past the end of data.mdb: "
                                  + "the store is damaged")
             } else if errno != EINTR {
-                throw LMDBError.system(errno, context: "pread(data.mdb, \(count) bytes at offset \(offset))")
+                throw StoreError.system(errno, context: "pread(data.mdb, \(count) bytes at offset \(offset))")
             }
         }
         return UnsafeRawBufferPointer(start: buffer, count: count)

@@ -16,7 +16,7 @@ extension Store {
     ///   that holds anything (a store, or any other file: nothing in it is overwritten or mixed with the copy), or
     ///   cannot be created; ``StoreError/Kind/corrupt`` when LMDB's own pages are damaged (checked first, as
     ///   `check()` does: liblmdb's compacting copy follows them unchecked and can crash on them); ``StoreError/Kind/closed``
-    ///   after ``close()``; ``LMDBError`` (the disk).
+    ///   after ``close()``; ``StoreError/Kind/system`` (the disk) or ``StoreError/Kind/lmdb``.
     /// - Complexity: O(size of the store), twice: the page check, then the copy, which holds one read transaction.
     public func backup(to directory: String) throws {
         try checkOpen()

@@ -10,7 +10,8 @@ extension Store {
     /// Runs in one read transaction, concurrently with writers.
     ///
     /// - Returns: a report listing what is wrong; damage never traps.
-    /// - Throws: ``LMDBError`` only when LMDB itself cannot be read.
+    /// - Throws: ``StoreError`` (``StoreError/Kind/system`` or ``StoreError/Kind/lmdb``) only when LMDB itself cannot
+    ///   be read.
     /// - Complexity: O(N) for N events plus O(log N) per block; memory O(N) (9 bytes per seq) plus
     ///   O(sessions + strings).
     public func check() throws -> CheckReport {

@@ -48,7 +48,7 @@ extension Store {
 
     /// The names in directory `path`, without `.` and `..`.
     static func entries(of path: String) throws -> [String] {
-        guard let dir = opendir(path) else { throw LMDBError.system(errno, context: "opendir(\(path))") }
+        guard let dir = opendir(path) else { throw StoreError.system(errno, context: "opendir(\(path))") }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {

@@ -10,7 +10,7 @@ extension Store {
     /// reads merge them in, which costs a seek per logged batch (at most 16) where a read of `events` costs one.
     /// Call it at the end of an import that will be queried a lot; nothing changes in what reads return.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a log entry does not decode (nothing is
-    ///   folded), ``StoreError/Kind/readOnly``, ``StoreError/Kind/closed``, ``LMDBError``.
+    ///   folded), ``StoreError/Kind/readOnly``, ``StoreError/Kind/closed``, ``StoreError/Kind/system`` (the disk).
     /// - Complexity: O(n) for the n logged events and references, plus O(log N) per group and bucket they touch.
     public func foldLogs() throws {
         try write { w in try w.foldLogs() }
@@ -36,7 +36,7 @@ extension Store {
     /// - Parameters:
     ///   - events: the batch; empty is allowed (useful to store only a checkpoint).
     ///   - checkpoint: stored in the same transaction, so it is durable exactly when the batch is.
-    /// - Throws: only ``StoreError`` or ``LMDBError`` (the disk); on a throw nothing of the batch is stored.
+    /// - Throws: only ``StoreError`` (``StoreError/Kind/system`` for the disk); on a throw nothing of the batch is stored.
     ///   ``StoreError/Kind/invalidArgument`` for a bad checkpoint key, or for an event the record format
     ///   cannot hold (a screen index outside `0...Meta.maxScreenIndex`, a record over the format's length
     ///   limit): its message names the event's index in the batch, event id and session, ``StoreError/batchIndex``
@@ -86,7 +86,7 @@ extension Store {
     /// the commit.
     /// Wraps `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
     /// - Throws: whatever `body` throws; ``StoreError`` with ``StoreError/Kind/readOnly``,
-    ///   ``StoreError/Kind/closed`` or ``StoreError/Kind/insideTransaction``; ``LMDBError``.
+    ///   ``StoreError/Kind/closed``, ``StoreError/Kind/insideTransaction``, ``StoreError/Kind/system`` (the disk).
     public func write<R>(_ body: (StoreWriter) throws -> R) throws -> R {
         try checkOpen()
         try checkNotInsideTransaction("store.write or store.append")
@@ -99,7 +99,15 @@ extension Store {
                 do {
                     let result = try env.transaction(write: true) { txn in
                         try writer.begin(txn)
-                        let result = try body(StoreWriter(writer: writer, txn: txn))
+                        let result: R
+                        do {
+                            result = try body(StoreWriter(writer: writer, txn: txn))
+                        } catch {
+                            // A full map that a call in `body` met, whatever `body` did with the error: abort with it,
+                            // so that the map grows and `body` runs again.
+                            if let failed = writer.failedPartWay as? StoreError, failed.isMapFull { throw failed }
+                            throw error
+                        }
                         // A batch that failed part-way, its error caught in `body`: abort with that error (a full
                         // map included, which grows the map and runs `body` again).
                         if let error = writer.failedPartWay { throw error }
@@ -107,7 +115,7 @@ extension Store {
                     }
                     writer.didCommit()
                     return result
-                } catch let error as LMDBError where error == .mapFull {
+                } catch let error as StoreError where error.isMapFull {
                     // lmdb.h: after MDB_MAP_FULL the transaction "must be aborted"; it was, by `transaction`.
                     writer.didAbort()
                     try env.grow()

@@ -60,7 +60,8 @@ public final class Store: @unchecked Sendable {
     ///   that holds no store, or an LMDB environment without Boardwalk's databases;
     ///   ``StoreError/Kind/newerFormat(found:supported:)`` for a store of a newer format;
     ///   ``StoreError/Kind/olderFormat(found:supported:)`` for a store of format 1 to 7 (no migration);
-    ///   ``StoreError/Kind/alreadyOpen`` when this process has it open; ``LMDBError`` from LMDB.
+    ///   ``StoreError/Kind/alreadyOpen`` when this process has it open; ``StoreError/Kind/system`` or
+    ///   ``StoreError/Kind/lmdb`` from LMDB.
     /// - Complexity: O(1); the writer loads the string dictionary on its first append (O(strings)).
     public static func open(at path: String, options: Options = Options()) throws -> Store {
         try prepareDirectory(path, options: options)
@@ -90,8 +91,9 @@ public final class Store: @unchecked Sendable {
         do {
             env = try Environment(path: path, mapSize: max(options.initialMapSize, 1 << 16),
                                   maxDatabases: UInt32(Layout.all.count + 2), flags: flags, readOnly: options.readOnly)
-        } catch let error as LMDBError
-                    where error.code == MDB_INVALID || error.code == MDB_VERSION_MISMATCH || error.code == EBADF {
+        } catch let error as StoreError
+                    where error.lmdbCode == MDB_INVALID || error.lmdbCode == MDB_VERSION_MISMATCH
+                    || error.errno == StoreError.Errno(rawValue: EBADF) {
             // A data.mdb shorter than LMDB's two meta pages: MDB_INVALID, or EBADF when empty and opened read-only
             // (opened for writing, an empty file becomes a new store: nothing was in it).
             var st = stat()
@@ -99,7 +101,7 @@ public final class Store: @unchecked Sendable {
                 throw StoreError(.corrupt, "\(path)/data.mdb is \(st.st_size) bytes, too short to hold a store "
                                  + "(a partial copy?); restore it from a backup", underlying: error)
             }
-            if error.code == EBADF { throw error }
+            if error.errno == StoreError.Errno(rawValue: EBADF) { throw error }
             // Long enough, but LMDB does not recognise its meta pages: a file that is no LMDB environment, or a store
             // whose meta pages are damaged; from outside the two look alike, so the message names both.
             throw StoreError(.notAStore, "\(path)/data.mdb is not an LMDB environment this Boardwalk reads: it is another "
@@ -170,7 +172,7 @@ public final class Store: @unchecked Sendable {
     /// transaction of the process, this one included); ``close()`` inside it takes effect when `read` returns.
     /// Wraps `mdb_txn_begin(MDB_RDONLY)` and `mdb_txn_commit`.
     /// - Throws: whatever `body` throws; ``StoreError`` (``StoreError/Kind/closed`` after ``close()``,
-    ///   ``StoreError/Kind/corrupt`` for damage a read meets); ``LMDBError``.
+    ///   ``StoreError/Kind/corrupt`` for damage a read meets, ``StoreError/Kind/system``).
     public func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
         try checkOpen()
         return try inFrame(write: false) {
@@ -180,7 +182,7 @@ public final class Store: @unchecked Sendable {
 
     /// Flushes committed data to disk (`mdb_env_sync` with force): the durability point for
     /// ``Durability/noSync`` and ``Durability/noMetaSync``.
-    /// - Throws: ``StoreError`` with ``StoreError/Kind/closed`` after ``close()``; ``LMDBError``.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/closed`` after ``close()``, ``StoreError/Kind/system`` (the disk).
     public func sync() throws {
         try checkOpen()
         try env.sync()

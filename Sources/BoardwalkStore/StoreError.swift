@@ -1,6 +1,26 @@
-/// A store-level error: what went wrong, where, and the underlying error when there is one.
+internal import CLMDB
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one error the store throws: what went wrong, where, and the underlying error when there is one.
 ///
-/// LMDB failures are thrown as ``LMDBError`` directly; this type covers what the store itself finds.
+/// ``kind`` says what to do about it. A failed system call, made by LMDB or by the store itself, carries the
+/// operating system's error number in ``errno`` (kind ``Kind/system``), so a full disk is told apart from damage
+/// without knowing LMDB's codes:
+///
+/// ```swift
+/// do {
+///     try store.append(events)
+/// } catch let error as StoreError where error.errno == .noSpace {
+///     // the disk is full: nothing of the batch was stored
+/// } catch let error as StoreError where error.meansDamage || error.kind == .corrupt {
+///     // the file is damaged: `store.check()` says where
+/// }
+/// ```
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What kind of problem this is.
     public enum Kind: Hashable, Sendable {
@@ -27,6 +47,14 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// ``Store/append(_:checkpoint:)`` inside ``Store/read(_:)`` or ``Store/write(_:)`` of the same store on the
         /// same thread. Append with the ``StoreWriter`` passed to `write { }`, or after `read { }` returns.
         case insideTransaction
+        /// A system call failed, one of LMDB's or one the store makes itself (`pread`, `opendir`, `fstat`):
+        /// ``StoreError/errno`` says why (``StoreError/Errno/noSpace`` for a full disk,
+        /// ``StoreError/Errno/ioError``, ``StoreError/Errno/permissionDenied``, …).
+        case system
+        /// LMDB refused an operation for a reason of its own (every reader slot taken, a page it found damaged, a
+        /// file of another LMDB version); the message has LMDB's words for it. ``StoreError/meansDamage`` tells
+        /// damage apart.
+        case lmdb
     }
 
     /// What kind of problem this is.
@@ -38,6 +66,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// For an event ``Store/append(_:checkpoint:)`` or ``StoreWriter/append(_:)`` could not store: its index in the
     /// batch (counted from 0 in the order of the sequence passed); `nil` for every other error.
     public var batchIndex: Int?
+    /// The operating system's error number, for ``Kind/system``; `nil` for every other kind.
+    public var errno: Errno?
+    /// LMDB's own result code (an `MDB_…` value), for ``Kind/lmdb``; the store's decisions read it, callers read
+    /// ``kind`` and ``meansDamage``.
+    package var lmdbCode: Int32?
 
     /// An error of `kind` with a message for people and, optionally, the error that caused it.
     public init(_ kind: Kind, _ message: String, underlying: (any Error & Sendable)? = nil, batchIndex: Int? = nil) {
@@ -47,9 +80,75 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.batchIndex = batchIndex
     }
 
+    /// The error for a non-zero return code of an LMDB function: an `errno` value (positive) makes a ``Kind/system``
+    /// error, an `MDB_…` code (negative) a ``Kind/lmdb`` one. The message is
+    /// `"<context>: LMDB error <code>: <mdb_strerror's text>"`.
+    package init(lmdbCode code: Int32, context: String = "") {
+        let text = mdb_strerror(code).map { String(cString: $0) } ?? "error \(code)"
+        let label = "LMDB error \(code): \(text)"
+        self.init(code > 0 ? .system : .lmdb, context.isEmpty ? label : "\(context): \(label)")
+        if code > 0 { errno = Errno(rawValue: code) } else { lmdbCode = code }
+    }
+
+    /// The error for an `errno` value from a system call the store makes itself:
+    /// `"<context>: system error <code>: <strerror's text>"`.
+    package static func system(_ code: Int32, context: String) -> StoreError {
+        var error = StoreError(.system, "\(context): system error \(code): \(Errno(rawValue: code).description)")
+        error.errno = Errno(rawValue: code)
+        return error
+    }
+
+    /// Whether LMDB found the data file damaged (`MDB_CORRUPTED`, `MDB_PAGE_NOTFOUND`): what to answer with a check of
+    /// the store rather than a retry. A record or index entry the store cannot decode is ``Kind/corrupt`` instead.
+    public var meansDamage: Bool { kind == .lmdb && (lmdbCode == MDB_CORRUPTED || lmdbCode == MDB_PAGE_NOTFOUND) }
+
+    /// Whether this is LMDB's `MDB_MAP_FULL`, which the store answers itself by growing the map.
+    var isMapFull: Bool { lmdbCode == MDB_MAP_FULL }
+
     /// The message, followed by the underlying error when there is one.
     public var description: String {
         if let underlying { return "\(message): \(underlying)" }
         return message
     }
+}
+
+extension StoreError {
+    /// An operating system error number (`errno`), as swift-system's `Errno`: compare with the named values, or
+    /// match one in a `catch`: `catch StoreError.Errno.noSpace { … }` catches a ``StoreError`` with that number.
+    public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The C value.
+        public var rawValue: Int32
+
+        /// The number `rawValue`.
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        /// `strerror`'s text for the number.
+        public var description: String { String(cString: strerror(rawValue)) }
+
+        /// `ENOSPC`: no space left on the device.
+        public static var noSpace: Errno { Errno(rawValue: ENOSPC) }
+        /// `EIO`: an input or output error (also what a failed write-back of a mapped file reports).
+        public static var ioError: Errno { Errno(rawValue: EIO) }
+        /// `EACCES`: permission denied.
+        public static var permissionDenied: Errno { Errno(rawValue: EACCES) }
+        /// `EPERM`: the operation is not permitted.
+        public static var notPermitted: Errno { Errno(rawValue: EPERM) }
+        /// `EROFS`: the file system is read-only.
+        public static var readOnlyFileSystem: Errno { Errno(rawValue: EROFS) }
+        /// `ENOENT`: no such file or directory.
+        public static var noSuchFileOrDirectory: Errno { Errno(rawValue: ENOENT) }
+        /// `ENOMEM`: not enough memory.
+        public static var noMemory: Errno { Errno(rawValue: ENOMEM) }
+
+        /// Lets `catch StoreError.Errno.noSpace` match a ``StoreError`` whose ``StoreError/errno`` is that number.
+        public static func ~= (pattern: Errno, value: any Error) -> Bool {
+            (value as? StoreError)?.errno == pattern
+        }
+    }
+}
+
+/// Throws a ``StoreError`` for a non-zero LMDB return code.
+@inline(__always)
+func check(_ rc: Int32, _ context: @autoclosure () -> String) throws {
+    if rc != 0 { throw StoreError(lmdbCode: rc, context: context()) }
 }

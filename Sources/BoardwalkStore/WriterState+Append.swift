@@ -175,8 +175,10 @@ extension WriterState {
             do {
                 try interner.flush()
             } catch let flushError {
+                // The transaction cannot commit now, even if the caller catches the error (``failedPartWay``).
+                failedPartWay = flushError
                 // A store error in the loop has poisoned the transaction for the flush too: report the first.
-                throw error is LMDBError || error is StoreError ? error : flushError
+                throw error is StoreError ? error : flushError
             }
             if let encoding = error as? EncodingError {
                 // Every event before the refused one was either given a seq or counted as a duplicate.
@@ -185,7 +187,12 @@ extension WriterState {
             }
             throw error
         }
-        try interner.flush()
+        do {
+            try interner.flush()
+        } catch {
+            failedPartWay = error
+            throw error
+        }
         loopFinished = true
         nextSeq = next
         // Hand the buffers back for the writers below (the deferred swap then restores them unchanged).

@@ -218,8 +218,13 @@ final class WriterState {
 
     func putCheckpoint(_ checkpoint: Checkpoint, txn: Transaction) throws {
         try checkUsable()
-        try checkpoint.key.withUTF8Bytes { k in
-            try checkpoint.value.withUnsafeBytes { v in try txn.put(dbs.checkpoints, k, v) }
+        do {
+            try checkpoint.key.withUTF8Bytes { k in
+                try checkpoint.value.withUnsafeBytes { v in try txn.put(dbs.checkpoints, k, v) }
+            }
+        } catch {
+            failedPartWay = error
+            throw error
         }
     }
 }

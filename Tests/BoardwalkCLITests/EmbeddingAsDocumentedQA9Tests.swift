@@ -172,7 +172,7 @@ struct EmbeddingAsDocumentedQA9Tests {
         }
     }
 
-    @Test("an LMDB failure is an LMDBError carrying the C code and mdb_strerror's text")
+    @Test("an LMDB failure is a StoreError carrying the errno and mdb_strerror's text")
     func lmdbErrorCarriesCodeAndText() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -185,11 +185,12 @@ struct EmbeddingAsDocumentedQA9Tests {
         do {
             _ = try Store.open(at: odd.path)
             Issue.record("a store with a directory for data.mdb opened")
-        } catch let error as LMDBError {
-            #expect(error.code == EISDIR)
-            #expect(error.message == String(cString: strerror(EISDIR)))
-            #expect(error.context.hasPrefix("mdb_env_open"))
-            #expect(error.description.contains("LMDB error \(EISDIR): \(error.message)"))
+        } catch let error as StoreError {
+            #expect(error.kind == .system)
+            #expect(error.errno == StoreError.Errno(rawValue: EISDIR))
+            #expect(error.errno?.description == String(cString: strerror(EISDIR)))
+            #expect(error.message.hasPrefix("mdb_env_open"))
+            #expect(error.description.contains("LMDB error \(EISDIR): \(String(cString: strerror(EISDIR)))"))
         }
         // A backup into a directory whose parent does not exist is refused before LMDB is called.
         let missing = dir.appendingPathComponent("no/such/parent/copy").path
@@ -200,7 +201,7 @@ struct EmbeddingAsDocumentedQA9Tests {
             #expect(error.kind == .invalidArgument)
             #expect(error.message.contains(missing), "\(error)")
         }
-        #expect(LMDBError(code: -30792).description == "LMDB error -30792: MDB_MAP_FULL: Environment mapsize limit reached")
+        #expect(StoreError(lmdbCode: -30792).description == "LMDB error -30792: MDB_MAP_FULL: Environment mapsize limit reached")
     }
 
     @Test("check() and backup(to:): a copy that is itself a store with the same events")

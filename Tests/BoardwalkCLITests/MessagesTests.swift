@@ -41,7 +41,7 @@ struct MessagesTests {
     @Test("A full disk (ENOSPC, or EIO from a write) says the disk may be full, that nothing of the batch was stored, and to run again",
           arguments: [ENOSPC, EIO])
     func fullDisk(code: Int32) {
-        let message = IngestCommand.failureError(LMDBError(code: code)).description
+        let message = IngestCommand.failureError(StoreError(lmdbCode: code)).description
         #expect(message.contains("the disk may be full"), "\(message)")
         #expect(message.contains("nothing of the batch in progress was stored"), "\(message)")
         #expect(message.contains("once there is space, the same command continues after it"), "\(message)")
@@ -134,14 +134,15 @@ struct MessagesTests {
 struct LMDBDamageMessageTests {
     @Test func pageNotFoundAndCorruptedNameCheck() {
         for code: Int32 in [-30797, -30796] {  // MDB_PAGE_NOTFOUND, MDB_CORRUPTED
-            let error = LMDBError(code: code, context: "mdb_cursor_get(event_log)")
+            let error = StoreError(lmdbCode: code, context: "mdb_cursor_get(event_log)")
             #expect(error.meansDamage)
             let report = ErrorReport(error, command: nil)
             #expect(report.text.contains("mdb_cursor_get(event_log)") && report.text.contains("The store's file is damaged")
                     && report.text.contains("'boardwalk check'"), "\(report.text)")
         }
         // Not damage: a full map.
-        #expect(!LMDBError.mapFull.meansDamage)
-        #expect(!ErrorReport(LMDBError.mapFull, command: nil).text.contains("damaged"))
+        let mapFull = StoreError(lmdbCode: -30792)  // MDB_MAP_FULL
+        #expect(!mapFull.meansDamage)
+        #expect(!ErrorReport(mapFull, command: nil).text.contains("damaged"))
     }
 }

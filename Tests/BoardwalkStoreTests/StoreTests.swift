@@ -606,12 +606,19 @@ import Testing
 }
 
 /// An `errno` from a system call the store makes itself (`opendir`, `pread`, `fstat`) is described as a system
-/// error, not as an LMDB one; an LMDB code keeps its label, and both compare by code.
+/// error, not as an LMDB one; an errno LMDB returns keeps LMDB's label; both are `.system` errors with the errno.
 @Test func systemCallErrorsAreNotLabelledLMDB() {
-    let system = LMDBError.system(EACCES, context: "opendir(/x)")
+    let system = StoreError.system(EACCES, context: "opendir(/x)")
     #expect(system.description == "opendir(/x): system error \(EACCES): Permission denied")
-    let lmdb = LMDBError(code: EACCES, context: "mdb_env_open(/x)")
+    let lmdb = StoreError(lmdbCode: EACCES, context: "mdb_env_open(/x)")
     #expect(lmdb.description == "mdb_env_open(/x): LMDB error \(EACCES): Permission denied")
-    #expect(system == lmdb)
-    #expect(LMDBError.mapFull.description.hasPrefix("LMDB error -30792"))
+    #expect(system.kind == .system && lmdb.kind == .system)
+    #expect(system.errno == .permissionDenied && lmdb.errno == .permissionDenied)
+    let mapFull = StoreError(lmdbCode: -30792)  // MDB_MAP_FULL: LMDB's own code, no errno
+    #expect(mapFull.description.hasPrefix("LMDB error -30792"))
+    #expect(mapFull.kind == .lmdb && mapFull.errno == nil && !mapFull.meansDamage)
+    #expect(StoreError(lmdbCode: -30796).meansDamage)  // MDB_CORRUPTED
+    // `catch StoreError.Errno.noSpace` matches a StoreError with that number, and nothing else.
+    #expect(StoreError.Errno.noSpace ~= StoreError(lmdbCode: ENOSPC))
+    #expect(!(StoreError.Errno.noSpace ~= lmdb))
 }

@@ -257,14 +257,14 @@ enum IngestCommand: Command {
         }
         // A write that fails for want of space: LMDB reports ENOSPC, or EIO when the kernel fails a write-back of
         // its memory map (a full tmpfs, a full disk under the page cache).
-        if let lmdb = failure as? LMDBError, lmdb.code == ENOSPC || lmdb.code == EIO {
+        if let lmdb = failure as? StoreError, lmdb.errno == .noSpace || lmdb.errno == .ioError {
             return RuntimeError(
                 "\(lmdb): the disk may be full; nothing of the batch in progress was stored (what was committed before "
                     + "stays; once there is space, the same command continues after it)")
         }
         // Running again helps only when the store, not the input, failed (a full disk, a lock): bad bytes
         // in a batch file or an unreadable input fail the same way every time.
-        let hint = failure is StoreError || failure is LMDBError
+        let hint = failure is StoreError
             ? "what was committed before stays; once the cause is fixed, the same command continues after it"
             : "what was committed before stays"
         return RuntimeError("\(failure) (\(hint))")
@@ -526,7 +526,7 @@ enum ExportCommand: Command {
                 + (format == "batch" && !replaced && count > 0 ? " (the batch file has no end block, so ingest reports it as cut short)" : "")
             let damaged = (error as? StoreError)?.kind == .corrupt && !salvage
                 ? "; 'boardwalk export --salvage' goes on past damaged blocks"
-                : (error as? LMDBError)?.meansDamage == true
+                : (error as? StoreError)?.meansDamage == true
                     ? "; the store's file is damaged: 'boardwalk check' lists the damage" : ""
             throw RuntimeError("\(error); the export is incomplete\(kept)\(next)\(damaged)")
         }

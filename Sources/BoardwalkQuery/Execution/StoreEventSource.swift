@@ -37,7 +37,7 @@ public struct StoreEventSource: EventSource, Sendable {
             throw error
         } catch {
             // Damage LMDB met on its own pages (QA, session 16: the raw text said nothing of what to do).
-            let damage = (error as? LMDBError)?.meansDamage == true
+            let damage = (error as? StoreError)?.meansDamage == true
                 ? "; the store's file is damaged: `boardwalk check` lists the damage, `boardwalk export --salvage` reads what is left"
                 : ""
             throw QueryError(.source, "the store failed while the query ran: \(error)" + damage)

@@ -48,7 +48,8 @@ final class Environment: @unchecked Sendable {
         do {
             env = try Environment.open(path: path, mapSize: mapSize, maxDatabases: maxDatabases, flags: flags,
                                        readOnly: readOnly)
-        } catch let error as LMDBError where readOnly && [EACCES, EPERM, EROFS].contains(error.code) {
+        } catch let error as StoreError
+                    where readOnly && [.permissionDenied, .notPermitted, .readOnlyFileSystem].contains(error.errno) {
             // LMDB opens lock.mdb for reading and writing even for a read-only environment (a reader takes a
             // slot in it). Without write access to it there is no slot to take: read without one, but only while no
             // other process has the store open. A writer that cannot see this reader reuses pages it is reading, and
@@ -104,7 +105,7 @@ final class Environment: @unchecked Sendable {
     {
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create")
-        guard let env else { throw LMDBError(code: ENOMEM, context: "mdb_env_create") }
+        guard let env else { throw StoreError(lmdbCode: ENOMEM, context: "mdb_env_create") }
         do {
             try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
             try check(mdb_env_set_maxdbs(env, maxDatabases), "mdb_env_set_maxdbs")
@@ -146,7 +147,7 @@ final class Environment: @unchecked Sendable {
         let rc = posix_fallocate(fd, 0, max(st.st_size, 8 << 10))
         // EOPNOTSUPP/EINVAL: a file system without fallocate; liblmdb's own sizing then applies.
         guard rc == 0 || rc == EOPNOTSUPP || rc == EINVAL else {
-            throw LMDBError(code: rc, context: "posix_fallocate(\(path)/lock.mdb): reserving the lock file")
+            throw StoreError(lmdbCode: rc, context: "posix_fallocate(\(path)/lock.mdb): reserving the lock file")
         }
     }
 
@@ -288,7 +289,7 @@ final class Environment: @unchecked Sendable {
         var fd: Int32 = -1
         try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd")
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw LMDBError.system(errno, context: "fstat(data.mdb)") }
+        guard fstat(fd, &st) == 0 else { throw StoreError.system(errno, context: "fstat(data.mdb)") }
         return MappedFile(mapStart: mapBase, mapEnd: mapBase &+ UInt(mapSize), fileEnd: mapBase &+ UInt(st.st_size), descriptor: fd,
                           windows: windows)
     }

@@ -165,7 +165,7 @@ struct LeafWalk {
                 } else if n == 0 {
                     throw corrupt(depth, page, "lies past the end of data.mdb")
                 } else if errno != EINTR {
-                    throw LMDBError.system(errno, context: "pread(data.mdb, page \(page))")
+                    throw StoreError.system(errno, context: "pread(data.mdb, page \(page))")
                 }
             }
             readWindows.append(window)
