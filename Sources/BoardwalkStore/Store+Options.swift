@@ -26,6 +26,9 @@ extension Store {
         var sessionLogLimits = SessionLogLimits.standard
         /// When the writer folds the event log into `events` (tests make it fold sooner or never).
         var eventLogLimits = EventLogLimits.standard
+        /// Whether the store reads LMDB's pages itself where it can (``LeafWalk``, the page check); tests turn it off
+        /// to run the cursor path a liblmdb of an unknown layout gets (``PageLayout``).
+        var readsLMDBPages = true
 
         /// Options with the defaults above; any may be changed.
         public init(durability: Durability = .full, initialMapSize: Int = 64 << 20, readOnly: Bool = false,

@@ -90,7 +90,8 @@ public final class Store: @unchecked Sendable {
         }
         do {
             env = try Environment(path: path, mapSize: max(options.initialMapSize, 1 << 16),
-                                  maxDatabases: UInt32(Layout.all.count + 2), flags: flags, readOnly: options.readOnly)
+                                  maxDatabases: UInt32(Layout.all.count + 2), flags: flags, readOnly: options.readOnly,
+                                  readsPages: options.readsLMDBPages)
         } catch let error as StoreError
                     where error.lmdbCode == MDB_INVALID || error.lmdbCode == MDB_VERSION_MISMATCH
                     || error.errno == StoreError.Errno(rawValue: EBADF) {

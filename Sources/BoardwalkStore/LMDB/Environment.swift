@@ -23,6 +23,8 @@ final class Environment: @unchecked Sendable {
     let isReadOnly: Bool
     /// Opened with `MDB_NOLOCK` because the lock file could not be opened for writing (read-only only).
     let isLockless: Bool
+    /// Whether transactions read LMDB's pages themselves (``MappedFile/readsPages``).
+    let readsPages: Bool
     private let gate: UnsafeMutablePointer<pthread_rwlock_t>
     /// Guarded by `gate`: read under shared, written under exclusive.
     private var isClosed = false
@@ -42,7 +44,8 @@ final class Environment: @unchecked Sendable {
     ///
     /// Wraps `mdb_env_create`, `mdb_env_set_mapsize`, `mdb_env_set_maxdbs`, `mdb_env_open` and
     /// `mdb_reader_check`.
-    init(path: String, mapSize: Int, maxDatabases: UInt32, flags: UInt32, readOnly: Bool) throws {
+    /// `readsPages` allows the page readers; they run only on a liblmdb whose page layout ``PageLayout`` knows.
+    init(path: String, mapSize: Int, maxDatabases: UInt32, flags: UInt32, readOnly: Bool, readsPages: Bool = true) throws {
         var env: OpaquePointer
         var lockless = false
         do {
@@ -73,6 +76,7 @@ final class Environment: @unchecked Sendable {
         self.path = path
         isReadOnly = readOnly
         isLockless = lockless
+        self.readsPages = readsPages && PageLayout.linkedIsKnown
         gate = .allocate(capacity: 1)
         pthread_rwlock_init(gate, nil)
         var stat = MDB_stat()
@@ -285,13 +289,15 @@ final class Environment: @unchecked Sendable {
     /// The map's address and size and the data file's size now (`fstat`): every page of a
     /// transaction that begins after this lies within the file.
     private func mappedFile() throws -> MappedFile {
-        guard mapBase != 0 else { return MappedFile(mapStart: 0, mapEnd: 0, fileEnd: 0, descriptor: -1, windows: nil) }
+        guard mapBase != 0 else {
+            return MappedFile(mapStart: 0, mapEnd: 0, fileEnd: 0, descriptor: -1, windows: nil, readsPages: readsPages)
+        }
         var fd: Int32 = -1
         try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd")
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw StoreError.system(errno, context: "fstat(data.mdb)") }
         return MappedFile(mapStart: mapBase, mapEnd: mapBase &+ UInt(mapSize), fileEnd: mapBase &+ UInt(st.st_size), descriptor: fd,
-                          windows: windows)
+                          windows: windows, readsPages: readsPages)
     }
 
     /// Copies the environment to the existing empty directory `path`, compacted, while writers run.

@@ -43,9 +43,10 @@ struct LeafWalk {
     private(set) var value = UnsafeRawBufferPointer(start: nil, count: 0)
 
     /// A walk over `db`, or `nil` when the transaction cannot be read this way (a write transaction, an unknown
-    /// map address, a database whose record is not the plain kind).
+    /// map address, a liblmdb whose page layout is not known (``PageLayout``), a database whose record is not the
+    /// plain kind): the caller then reads through liblmdb's cursor.
     init?(_ txn: Transaction, _ db: Database) throws {
-        guard !txn.isWrite, let windows = txn.file.windows, txn.file.descriptor >= 0 else { return nil }
+        guard !txn.isWrite, txn.file.readsPages, let windows = txn.file.windows, txn.file.descriptor >= 0 else { return nil }
         // The database's record in the main database (`MAIN_DBI`, 1): flags, depth, page counts, root.
         var k = MDB_val(mv_size: db.name.utf8.count, mv_data: nil)
         var v = MDB_val()

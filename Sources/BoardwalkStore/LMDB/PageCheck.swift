@@ -309,12 +309,15 @@ extension Transaction {
     /// named databases' of those names only (their records' flags too): what a reader of those databases relies on,
     /// without the free list and the count of every page, which need every tree.
     ///
+    /// On a liblmdb whose page layout is not known (``PageLayout``), or with the page readers turned off, nothing is
+    /// read and no problem is returned.
+    ///
     /// - Throws: ``PagesMoved`` when another process committed twice since the transaction began (its snapshot's
     ///   meta page was overwritten): try again with a new transaction.
     /// - Complexity: O(pages of the file): one `pread` per branch, leaf and first overflow page; `mainOnly`: O(pages
     ///   of the main database), usually one.
     func checkPages(limit: Int = 20, mainOnly: Bool = false, trees: Set<String>? = nil) throws -> [String] {
-        guard let env = mdb_txn_env(handle) else { return [] }
+        guard file.readsPages, let env = mdb_txn_env(handle) else { return [] }
         var fd: Int32 = -1
         try check(mdb_env_get_fd(env, &fd), "mdb_env_get_fd")
         var st = MDB_stat()

@@ -174,6 +174,9 @@ struct MappedFile {
     let descriptor: Int32
     /// What the process did with each window of the map (`nil` when the map's address is not known).
     let windows: MapWindows?
+    /// Whether the store reads LMDB's pages of the file itself (``LeafWalk``, the page check): the linked liblmdb's
+    /// layout is known (``PageLayout``) and the store's options allow it.
+    let readsPages: Bool
 
     /// Throws ``StoreError/Kind/corrupt`` when `value` lies in the map and runs past the end of the file.
     ///
