@@ -31,7 +31,7 @@ import Darwin
 /// `read { }` or `write { }` returns. Other threads wait for each other as usual.
 ///
 /// `@unchecked Sendable`: the environment is thread-safe (see ``Environment``), the writer's in-memory
-/// state is only touched under `writerLock`, `closing` is atomic, and everything else is immutable after `open`.
+/// state is only touched under `writer`'s lock, `closing` is atomic, and everything else is immutable after `open`.
 public final class Store: @unchecked Sendable {
     /// The store's directory, as given to ``open(at:options:)``.
     public let path: String
@@ -43,11 +43,9 @@ public final class Store: @unchecked Sendable {
     /// The string → id table of readers (the store keeps none on disk).
     let stringCache = StringCache()
     private let registryKey: String
-    private let writerLock = Lock()
-    /// Guarded by `writerLock`.
-    private var writer: WriterState?
-    /// Guarded by `writerLock`: whether `close()` has removed the path from `openStores`.
-    private var unregistered = false
+    /// The writer's state, created by the first write, and whether `close()` has removed the path from `openStores`.
+    /// Appends of the process are serialized by this lock.
+    private let writer = Mutex<WriterSlot>(WriterSlot())
     /// Set by the first `close()`: calls that begin later throw `.closed`, also while the close waits for running
     /// transactions or is deferred to the end of the closing thread's outermost transaction.
     private let closing = Atomic<Bool>(false)
@@ -152,9 +150,9 @@ public final class Store: @unchecked Sendable {
     func finishClose() {
         env.close()
         // Only once: after a close, the path may be opened again by a new Store, whose entry this must keep.
-        writerLock.withLock {
-            guard !unregistered else { return }
-            unregistered = true
+        writer.withLock { slot in
+            guard !slot.unregistered else { return }
+            slot.unregistered = true
             _ = openStores.withLock { $0.remove(registryKey) }
         }
     }
@@ -212,39 +210,29 @@ public final class Store: @unchecked Sendable {
 
     // MARK: Writer access
 
-    /// Runs `body` with the writer's state, creating it on first use.
+    /// Runs `body` with the writer's state, creating it on first use, under the writer's lock.
     func withWriter<R>(_ body: (WriterState) throws -> R) throws -> R {
         guard !options.readOnly else { throw StoreError(.readOnly, "\(path) was opened read-only") }
-        return try writerLock.withLock {
-            if writer == nil { writer = WriterState(dbs: dbs, cache: stringCache, pageSize: env.pageSize, logLimits: options.sessionLogLimits,
-                                                   eventLogLimits: options.eventLogLimits) }
-            return try body(writer!)
+        // The result leaves through a local: `Mutex.withLock` returns only values it can prove unshared (`sending`).
+        var result: Result<R, any Error>? = nil
+        writer.withLock { slot in
+            if slot.state == nil {
+                slot.state = WriterState(dbs: dbs, cache: stringCache, pageSize: env.pageSize,
+                                         logLimits: options.sessionLogLimits, eventLogLimits: options.eventLogLimits)
+            }
+            result = Result { try body(slot.state!) }
         }
+        return try result!.get()
     }
+}
+
+/// The writer's state behind ``Store``'s lock.
+struct WriterSlot {
+    var state: WriterState? = nil
+    /// Whether `close()` has removed the store's path from `openStores`.
+    var unregistered = false
 }
 
 /// Paths of the stores open in this process: lmdb.h, "Do not have open an LMDB database twice in the same
 /// process at the same time. Not even from a plain open() call - close()ing it breaks flock() advisory locking."
 private let openStores = Mutex<Set<String>>([])
-
-/// A mutex (`pthread_mutex_t`) whose `withLock` takes any closure.
-final class Lock: @unchecked Sendable {
-    // @unchecked Sendable: the pthread mutex is the synchronization.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}

@@ -6,7 +6,9 @@ import BoardwalkStoreFormat
 ///
 /// Only used under the store's writer lock. Everything a transaction changes here is either rolled back
 /// by ``didAbort()`` or confirmed by ``didCommit()``, so a redone batch sees the state as of the last commit.
-final class WriterState {
+///
+/// `@unchecked Sendable`: the store hands it out only inside its writer lock (``Store/withWriter(_:)``).
+final class WriterState: @unchecked Sendable {
     let dbs: Databases
     /// The readers' string table, for snapshots taken inside a write transaction.
     let cache: StringCache
