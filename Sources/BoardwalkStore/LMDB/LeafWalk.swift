@@ -19,8 +19,9 @@ import Glibc
 struct LeafWalk {
     private struct Level {
         var page: UInt64 = .max
-        var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
-        var count = 0
+        /// The page, checked (`nil` before the first load).
+        var view: LMDBPage? = nil
+        var count: Int { view?.count ?? 0 }
         var index = 0
         /// Where a page read with `pread` goes (one page, reused).
         let buffer: UnsafeMutableRawPointer
@@ -137,15 +138,21 @@ struct LeafWalk {
 
     // MARK: Pages and nodes
 
-    private func corrupt(_ depth: Int, _ page: UInt64, _ what: String) -> StoreError {
-        StoreError(.corrupt, "\(name), level \(depth + 1): page \(page) \(what)")
+    private func corrupt(_ depth: Int, _ fault: PageFault) -> StoreError {
+        StoreError(.corrupt, "\(name), level \(depth + 1): \(fault)")
+    }
+
+    /// `body`'s result, a ``PageFault`` thrown as ``StoreError/Kind/corrupt`` naming the database and level.
+    @inline(__always)
+    private func checked<T>(_ depth: Int, _ body: () throws(PageFault) -> T) throws -> T {
+        do { return try body() } catch { throw corrupt(depth, error) }
     }
 
     /// Makes page `page` the page of level `depth` (read unless it already is).
     private mutating func load(_ depth: Int, _ page: UInt64) throws {
         if levels[depth].page == page { return }
         levels[depth].page = .max
-        guard page >= 2, page < pages else { throw corrupt(depth, page, "lies outside the file's \(pages) pages") }
+        guard page >= 2, page < pages else { throw corrupt(depth, PageFault("page \(page) lies outside the file's \(pages) pages")) }
         let offset = Int(page) * pageSize
         let window = offset >> MapWindows.shift
         let bytes: UnsafeRawBufferPointer
@@ -164,7 +171,7 @@ struct LeafWalk {
                 if n > 0 {
                     done += n
                 } else if n == 0 {
-                    throw corrupt(depth, page, "lies past the end of data.mdb")
+                    throw corrupt(depth, PageFault("page \(page) lies past the end of data.mdb"))
                 } else if errno != EINTR {
                     throw StoreError.system(errno, context: "pread(data.mdb, page \(page))")
                 }
@@ -172,80 +179,47 @@ struct LeafWalk {
             readWindows.append(window)
             bytes = UnsafeRawBufferPointer(start: buffer, count: pageSize)
         }
-        guard bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == page else {
-            throw corrupt(depth, page, "says it is page \(bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))")
-        }
         let isLeaf = depth == levels.count - 1
-        let flags = bytes.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
-        guard flags & 0x7F == (isLeaf ? 0x02 : 0x01) else {
-            throw corrupt(depth, page, "has flags 0x\(String(flags, radix: 16)), not a \(isLeaf ? "leaf" : "branch")")
-        }
-        let lower = Int(bytes.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
-        let upper = Int(bytes.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
-        guard lower > 16, lower <= upper, upper <= pageSize, lower % 2 == 0 else {
-            throw corrupt(depth, page, "has free space \(lower)…\(upper), impossible in a page of \(pageSize) bytes")
-        }
-        levels[depth].bytes = bytes
-        levels[depth].count = (lower - 16) / 2
+        levels[depth].view = try checked(depth) { () throws(PageFault) in try LMDBPage(bytes, number: page, isLeaf: isLeaf) }
         levels[depth].index = 0
         levels[depth].page = page
     }
 
-    /// Node `i` of level `depth`: its offset in the page, checked to hold its 8-byte header and its key.
-    private func node(_ depth: Int, _ i: Int) throws -> (at: Int, keySize: Int) {
-        let bytes = levels[depth].bytes
-        let at = Int(bytes.loadUnaligned(fromByteOffset: 16 + 2 * i, as: UInt16.self))
-        let upper = Int(bytes.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
-        guard at >= upper, at + 8 <= pageSize else {
-            throw corrupt(depth, levels[depth].page, "has node \(i) at \(at), outside its nodes (\(upper)…\(pageSize))")
-        }
-        let keySize = Int(bytes.loadUnaligned(fromByteOffset: at + 6, as: UInt16.self))
-        guard at + 8 + keySize <= pageSize else {
-            throw corrupt(depth, levels[depth].page, "has a key of \(keySize) bytes at node \(i) running past the page")
-        }
-        return (at, keySize)
+    /// Node `i` of level `depth`, checked to hold its 8-byte header and its key.
+    private func node(_ depth: Int, _ i: Int) throws -> LMDBPage.Node {
+        let view = levels[depth].view!
+        return try checked(depth) { () throws(PageFault) in try view.node(i) }
     }
 
     private func nodeKey(_ depth: Int, _ i: Int) throws -> UnsafeRawBufferPointer {
-        let (at, keySize) = try node(depth, i)
-        return UnsafeRawBufferPointer(rebasing: levels[depth].bytes[(at + 8)..<(at + 8 + keySize)])
+        try node(depth, i).key
     }
 
     /// The child page of branch node `i` of level `depth`.
     private func child(_ depth: Int, _ i: Int) throws -> UInt64 {
-        let (at, _) = try node(depth, i)
-        let bytes = levels[depth].bytes
-        let lo = UInt64(bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self))
-        let hi = UInt64(bytes.loadUnaligned(fromByteOffset: at + 2, as: UInt16.self))
-        let top = UInt64(bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt16.self))
-        return lo | hi << 16 | top << 32
+        try node(depth, i).child
     }
 
     /// Loads ``key`` and ``value`` from leaf node `i`: the value inline in the leaf, or on its overflow pages
     /// (an address in the map, checked to lie within the file; ``BlockFetcher`` decides how to read it).
     private mutating func loadEntry(_ depth: Int, _ i: Int) throws {
-        let (at, keySize) = try node(depth, i)
-        let bytes = levels[depth].bytes
-        let page = levels[depth].page
-        let size = Int(UInt64(bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self))
-                       | UInt64(bytes.loadUnaligned(fromByteOffset: at + 2, as: UInt16.self)) << 16)
-        let flags = bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt16.self)
-        let dataAt = at + 8 + keySize
-        key = UnsafeRawBufferPointer(rebasing: bytes[(at + 8)..<dataAt])
-        switch flags {
+        let view = levels[depth].view!
+        let node = try node(depth, i)
+        key = node.key
+        switch node.flags {
         case 0:
-            guard dataAt + size <= pageSize else { throw corrupt(depth, page, "has a value of \(size) bytes at node \(i) running past the page") }
-            value = UnsafeRawBufferPointer(rebasing: bytes[dataAt..<(dataAt + size)])
-        case 1:  // F_BIGDATA: the value starts 16 bytes into its first overflow page
-            guard dataAt + 8 <= pageSize else { throw corrupt(depth, page, "has node \(i)'s overflow page number running past the page") }
-            let first = bytes.loadUnaligned(fromByteOffset: dataAt, as: UInt64.self)
+            value = try checked(depth) { () throws(PageFault) in try view.inlineData(node, i) }
+        case LMDBPage.bigData:  // the value starts 16 bytes into its first overflow page
+            let first = try checked(depth) { () throws(PageFault) in try view.overflowPage(node, i) }
             let (end, overflow) = first.multipliedReportingOverflow(by: UInt64(pageSize))
-            guard first >= 2, first < pages, !overflow, end + 16 + UInt64(size) <= UInt64(file.fileEnd - file.mapStart) else {
-                throw corrupt(depth, page, "has node \(i)'s value (\(size) bytes on page \(first)) outside the file")
+            guard first >= 2, first < pages, !overflow, end + 16 + UInt64(node.size) <= UInt64(file.fileEnd - file.mapStart) else {
+                throw corrupt(depth, PageFault("page \(view.number), node \(i): its value (\(node.size) bytes on page \(first)) "
+                                               + "lies outside the file"))
             }
-            value = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: file.mapStart + UInt(end) + 16), count: size)
+            value = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: file.mapStart + UInt(end) + 16), count: node.size)
         default:
-            throw corrupt(depth, page, "has node \(i) with flags 0x\(String(flags, radix: 16)) (a sub-database or duplicates)")
+            throw corrupt(depth, PageFault("page \(view.number), node \(i) has flags 0x\(String(node.flags, radix: 16)) "
+                                           + "(a sub-database or duplicates)"))
         }
     }
 

@@ -7,21 +7,17 @@ import Darwin
 #endif
 
 // A check of LMDB's own pages, read from the file rather than through LMDB: liblmdb trusts its branch and leaf
-// pages, and a damaged one makes it assert or read out of bounds (QA, sessions 6 and 7: `check` itself died on
-// some bit flips, in `mdb_cursor_next`: "Assertion 'IS_LEAF(mp)' failed"). `Store.check()` runs this first and
-// touches no cursor when it finds damage. Written by hand: liblmdb has no verifier (`mdb_stat` and `mdb_dump`
-// walk the same trees with the same trust).
+// pages, and a damaged one makes it assert or read out of bounds (`check` itself died on some bit flips, in
+// `mdb_cursor_next`: "Assertion 'IS_LEAF(mp)' failed"). `Store.check()` runs this first and touches no cursor when it
+// finds damage. Written by hand: liblmdb has no verifier (`mdb_stat` and `mdb_dump` walk the same trees with the
+// same trust).
 //
-// The layout is LMDB 0.9's on 64-bit hosts (lmdb.h's data format version 1, which liblmdb checks at open):
-// - a page begins with a 16-byte header: page number (8), pad (2), flags (2), then either the lower and upper
-//   bounds of free space (2 + 2) or, on the first page of an overflow run, its number of pages (4);
-// - branch and leaf pages have an array of 2-byte node offsets after the header (lower − 16 bytes), and nodes
-//   from `upper` to the end: data size or child page (lo 2, hi 2, and on branch pages the flags' 2 bytes too),
-//   flags (2), key size (2), then the key and, on leaf pages, the data or an 8-byte overflow page number;
-// - pages 0 and 1 hold the meta: after the header, magic (4), version (4), address (8), map size (8), the free
-//   and main databases' records (48 bytes each: pad 4, flags 2, depth 2, branch, leaf and overflow pages,
-//   entries, root page: 8 each), the last page used (8) and the transaction id (8).
-// The main database's leaves hold the named databases: key the name, flag `F_SUBDATA`, data a 48-byte record.
+// The layout is LMDB 0.9's on 64-bit hosts (``PageLayout``): branch and leaf pages as ``LMDBPage`` reads them; the
+// first page of an overflow run has its number of pages (4) where those have their free-space bounds; pages 0 and 1
+// hold the meta: after the header, magic (4), version (4), address (8), map size (8), the free and main databases'
+// records (48 bytes each: pad 4, flags 2, depth 2, branch, leaf and overflow pages, entries, root page: 8 each),
+// the last page used (8) and the transaction id (8). The main database's leaves hold the named databases: key the
+// name, flag `F_SUBDATA`, data a 48-byte record.
 
 /// What ``Transaction/checkPages(limit:)`` reads of one database's record.
 private struct TreeRecord {
@@ -30,8 +26,8 @@ private struct TreeRecord {
     /// database has); in the free database's record inside the meta, the page size.
     var pad: UInt32
     /// `mdb_dbi_open` flags kept with the database: 0 for Boardwalk's (plain byte-ordered keys, one value each);
-    /// the free database has `MDB_INTEGERKEY`. A flipped flag changes how LMDB compares and reads keys (QA's
-    /// reviewer: `MDB_INTEGERKEY` on `events` made queries spin forever).
+    /// the free database has `MDB_INTEGERKEY`. A flipped flag changes how LMDB compares and reads keys
+    /// (`MDB_INTEGERKEY` on `events` made queries spin forever).
     var flags: UInt16
     var depth: Int
     var branchPages: UInt64
@@ -150,38 +146,27 @@ private struct PageWalk {
         if full { return }
         let what = "\(tree.name), level \(level)"
         guard read(page, what), mark(page, what) else { return }
-        let flags = buffer.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
         let isLeaf = level == tree.depth
-        let expected: UInt16 = isLeaf ? 0x02 : 0x01
-        guard flags & 0x7F == expected else {
-            report("\(what): page \(page) has flags 0x\(String(flags, radix: 16)), not a \(isLeaf ? "leaf" : "branch")")
-            return
-        }
-        let lower = Int(buffer.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
-        let upper = Int(buffer.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
-        guard lower >= 16, lower <= upper, upper <= pageSize, (lower - 16) % 2 == 0, lower > 16 else {
-            report("\(what): page \(page) has free space \(lower)…\(upper), impossible in a page of \(pageSize) bytes")
+        let view: LMDBPage
+        do {
+            view = try LMDBPage(UnsafeRawBufferPointer(buffer), number: page, isLeaf: isLeaf)
+        } catch {
+            report("\(what): \(error)")
             return
         }
         if isLeaf { counts.leaf += 1 } else { counts.branch += 1 }
         // The nodes first (the buffer is reused by the pages below).
         var next: [Next] = []
         var previousKey: [UInt8]? = nil
-        for i in 0..<(lower - 16) / 2 {
-            let at = Int(buffer.loadUnaligned(fromByteOffset: 16 + 2 * i, as: UInt16.self))
-            guard at >= upper, at + 8 <= pageSize else {
-                report("\(what): page \(page), node \(i) at \(at) lies outside the page's nodes (\(upper)…\(pageSize))")
+        for i in 0..<view.count {
+            let node: LMDBPage.Node
+            do {
+                node = try view.node(i)
+            } catch {
+                report("\(what): \(error)")
                 return
             }
-            let lo = UInt64(buffer.loadUnaligned(fromByteOffset: at, as: UInt16.self))
-            let hi = UInt64(buffer.loadUnaligned(fromByteOffset: at + 2, as: UInt16.self))
-            let nodeFlags = buffer.loadUnaligned(fromByteOffset: at + 4, as: UInt16.self)
-            let keySize = Int(buffer.loadUnaligned(fromByteOffset: at + 6, as: UInt16.self))
-            guard at + 8 + keySize <= pageSize else {
-                report("\(what): page \(page), node \(i): a key of \(keySize) bytes runs past the page")
-                return
-            }
-            let key = Array(UnsafeRawBufferPointer(rebasing: buffer[(at + 8)..<(at + 8 + keySize)]))
+            let key = Array(node.key)
             // Keys ascend within a page (a branch page's first key is not compared: it stands for everything
             // below the second).
             if let previousKey, isLeaf || i >= 2, !PageWalk.ascending(previousKey, key, integers: integerKeys) {
@@ -190,37 +175,40 @@ private struct PageWalk {
             }
             previousKey = key
             if !isLeaf {
-                next.append(.child(lo | hi << 16 | UInt64(nodeFlags) << 32))
+                next.append(.child(node.child))
                 continue
             }
             counts.entries += 1
-            let dataSize = Int(lo | hi << 16)
-            let dataAt = at + 8 + keySize
-            switch nodeFlags {
+            switch node.flags {
             case 0:
-                guard dataAt + dataSize <= pageSize else {
-                    report("\(what): page \(page), node \(i): \(dataSize) bytes of data run past the page")
+                let data: UnsafeRawBufferPointer
+                do {
+                    data = try view.inlineData(node, i)
+                } catch {
+                    report("\(what): \(error)")
                     return
                 }
                 // The free database's values are lists of free pages: kept to mark once every tree is walked.
-                if integerKeys { freePages += Self.pageList(UnsafeRawBufferPointer(rebasing: buffer[dataAt..<(dataAt + dataSize)])) }
-            case 0x01:  // F_BIGDATA: the data is on overflow pages
-                guard dataAt + 8 <= pageSize else {
-                    report("\(what): page \(page), node \(i): its overflow page number runs past the page")
+                if integerKeys { freePages += Self.pageList(data) }
+            case LMDBPage.bigData:  // the data is on overflow pages
+                let first: UInt64
+                do {
+                    first = try view.overflowPage(node, i)
+                } catch {
+                    report("\(what): \(error)")
                     return
                 }
-                let first = buffer.loadUnaligned(fromByteOffset: dataAt, as: UInt64.self)
-                next.append(.overflow(first, size: dataSize))
-                if integerKeys { freeListRuns.append((first, dataSize)) }
-            case 0x02 where isMain:  // F_SUBDATA: a named database's record
-                guard dataSize == 48, dataAt + 48 <= pageSize else {
-                    report("\(what): page \(page), node \(i): a database record of \(dataSize) bytes")
+                next.append(.overflow(first, size: node.size))
+                if integerKeys { freeListRuns.append((first, node.size)) }
+            case LMDBPage.subData where isMain:  // a named database's record
+                guard node.size == 48, node.dataAt + 48 <= pageSize else {
+                    report("\(what): page \(page), node \(i): a database record of \(node.size) bytes")
                     return
                 }
                 let name = String(decoding: key, as: UTF8.self)
-                named.append(TreeRecord(name: name, UnsafeRawBufferPointer(rebasing: buffer[dataAt..<(dataAt + 48)])))
+                named.append(TreeRecord(name: name, UnsafeRawBufferPointer(rebasing: buffer[node.dataAt..<(node.dataAt + 48)])))
             default:
-                report("\(what): page \(page), node \(i) has flags 0x\(String(nodeFlags, radix: 16)), which this store never writes")
+                report("\(what): page \(page), node \(i) has flags 0x\(String(node.flags, radix: 16)), which this store never writes")
                 return
             }
         }
@@ -254,7 +242,7 @@ private struct PageWalk {
         guard read(page, what) else { return }
         let flags = buffer.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
         let pages = UInt64(buffer.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
-        guard flags & 0x7F == 0x04 else {
+        guard flags & 0x7F == LMDBPage.overflowFlag else {
             report("\(what): page \(page) has flags 0x\(String(flags, radix: 16)), not an overflow page")
             return
         }
