@@ -150,7 +150,7 @@ public struct BatchWriter: Sendable {
 }
 
 @usableFromInline
-func appendVarint(_ out: inout [UInt8], _ value: UInt64) {
+package func appendVarint(_ out: inout [UInt8], _ value: UInt64) {
     var v = value
     while v >= 0x80 {
         out.append(UInt8(truncatingIfNeeded: v) | 0x80)

@@ -524,7 +524,7 @@ extension RecordView {
 
 /// Whether any 4-bit group of `x` is 0xA...0xF (printed as a letter).
 @inlinable @inline(__always)
-func hasHexLetter(_ x: UInt64) -> Bool {
+package func hasHexLetter(_ x: UInt64) -> Bool {
     let ones: UInt64 = 0x1111_1111_1111_1111
     return (x >> 3) & ones & ((x >> 2) | (x >> 1)) != 0
 }

@@ -21,8 +21,7 @@ func blockReader(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws -> Eve
     do {
         return try EventBlockReader(value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq)
     } catch {
-        throw StoreError(.corrupt, "the block at seq \(key.seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode",
-                         underlying: error)
+        throw undecodableBlock(seq: key.seq, onboarding: key.onboarding, screen: key.screen, error)
     }
 }
 
@@ -32,9 +31,21 @@ func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {
     do {
         return try block.next()
     } catch {
-        throw StoreError(.corrupt, "the block at seq \(key.seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode",
-                         underlying: error)
+        throw undecodableBlock(seq: key.seq, onboarding: key.onboarding, screen: key.screen, error)
     }
+}
+
+/// The error for the block stored under the key (`seq`, `onboarding`, `screen`) that does not decode.
+@usableFromInline
+func undecodableBlock(seq: UInt64, onboarding: UInt32, screen: UInt16, _ error: CodecError) -> StoreError {
+    StoreError(.corrupt, "the block at seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode", underlying: error)
+}
+
+/// The error for the record of event `seq` (in the group of `onboarding` and `screen`) that does not decode.
+@usableFromInline
+func undecodableRecord(seq: UInt64, onboarding: UInt32, screen: UInt16, _ error: CodecError) -> StoreError {
+    StoreError(.corrupt, "event seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode",
+               underlying: storedRecordError(error))
 }
 
 /// A codec error met in a record the store holds, in the store's words: a record whose tag names another format
@@ -55,8 +66,7 @@ func recordView(_ key: EventKey, _ block: EventBlockReader, stringLimit: StringI
         let header = RecordHeader(time: Timestamp(microseconds: block.time), keyOnboarding: key.onboarding, keyScreenIndex: key.screen)
         return try RecordView(body: block.body, header: header, stringLimit: stringLimit)
     } catch {
-        throw StoreError(.corrupt, "event seq \(block.seq) (onboarding \(key.onboarding), screen \(key.screen)) does not decode",
-                         underlying: storedRecordError(error))
+        throw undecodableRecord(seq: block.seq, onboarding: key.onboarding, screen: key.screen, error)
     }
 }
 

@@ -64,7 +64,6 @@ public struct EventRecord {
 
     @usableFromInline
     func corrupt(_ error: CodecError) -> StoreError {
-        StoreError(.corrupt, "event seq \(seq) (onboarding \(keyOnboarding), screen \(keyScreen)) does not decode",
-                   underlying: storedRecordError(error))
+        undecodableRecord(seq: seq, onboarding: keyOnboarding, screen: keyScreen, error)
     }
 }

@@ -51,8 +51,7 @@ package struct EventRun {
                 do throws(CodecError) {
                     more = try reader.next()
                 } catch {
-                    throw StoreError(.corrupt, "the block at seq \(blockSeq) (onboarding \(onboarding), screen \(screen)) does not decode",
-                                     underlying: error)
+                    throw undecodableBlock(seq: blockSeq, onboarding: onboarding, screen: screen, error)
                 }
                 guard more else {
                     blockDone = true

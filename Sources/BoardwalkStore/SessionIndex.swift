@@ -27,12 +27,17 @@ func sessionBucketReader(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBuffer
     return (bucket, keySeq, try sessionBucketReader(bucket: bucket, keySeq: keySeq, value))
 }
 
+/// The error for the value (or session-log segment) of `bucket` encoded against `keySeq` that does not decode.
+func undecodableBucket(_ bucket: UInt32, keySeq: UInt64, _ error: CodecError) -> StoreError {
+    StoreError(.corrupt, "the session bucket \(bucket) value at seq \(keySeq) does not decode", underlying: error)
+}
+
 /// A reader over a value (or session-log segment) of `bucket` encoded against `keySeq`.
 func sessionBucketReader(bucket: UInt32, keySeq: UInt64, _ value: UnsafeRawBufferPointer) throws -> SessionBucketReader {
     do {
         return try SessionBucketReader(value, keySeq: keySeq, lowLimit: Layout.sessionBucketWidth)
     } catch {
-        throw StoreError(.corrupt, "the session bucket \(bucket) value at seq \(keySeq) does not decode", underlying: error)
+        throw undecodableBucket(bucket, keySeq: keySeq, error)
     }
 }
 
@@ -43,7 +48,7 @@ extension SessionBucketReader {
         do {
             return try nextRun()
         } catch {
-            throw StoreError(.corrupt, "the session bucket \(bucket) value at seq \(keySeq) does not decode", underlying: error)
+            throw undecodableBucket(bucket, keySeq: keySeq, error)
         }
     }
 
@@ -53,7 +58,7 @@ extension SessionBucketReader {
         do {
             return try nextEntry()
         } catch {
-            throw StoreError(.corrupt, "the session bucket \(bucket) value at seq \(keySeq) does not decode", underlying: error)
+            throw undecodableBucket(bucket, keySeq: keySeq, error)
         }
     }
 }

@@ -103,12 +103,17 @@ struct SessionLog {
         return value
     }
 
+    /// The error for the chunk of batch `seq` at `bucket` that does not decode.
+    static func undecodableChunk(seq: UInt64, bucket: UInt32, _ error: CodecError) -> StoreError {
+        StoreError(.corrupt, "the session_log chunk of batch \(seq) at bucket \(bucket) does not decode", underlying: error)
+    }
+
     /// A reader of a chunk, damage as a ``StoreError``.
     static func reader(_ value: UnsafeRawBufferPointer, seq: UInt64, bucket: UInt32) throws -> SessionLogChunkReader {
         do {
             return try SessionLogChunkReader(value, firstBucket: bucket)
         } catch {
-            throw StoreError(.corrupt, "the session_log chunk of batch \(seq) at bucket \(bucket) does not decode", underlying: error)
+            throw undecodableChunk(seq: seq, bucket: bucket, error)
         }
     }
 
@@ -119,7 +124,7 @@ struct SessionLog {
         do {
             return try reader.next()
         } catch {
-            throw StoreError(.corrupt, "the session_log chunk of batch \(seq) at bucket \(bucket) does not decode", underlying: error)
+            throw undecodableChunk(seq: seq, bucket: bucket, error)
         }
     }
 

@@ -325,14 +325,9 @@ package struct SessionBucketSegment {
     /// - Precondition: `keySeq <= baseSeq` (a programmer error: it traps).
     package func append(keySeq: UInt64, to out: inout [UInt8]) {
         precondition(keySeq <= baseSeq, "a segment's base seq is below its key's")
-        for value in [zigzag(baseTime), baseSeq - keySeq, UInt64(runCount)] {
-            var v = value
-            while v >= 0x80 {
-                out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-                v >>= 7
-            }
-            out.append(UInt8(v))
-        }
+        appendVarint(&out, zigzag(baseTime))
+        appendVarint(&out, baseSeq - keySeq)
+        appendVarint(&out, UInt64(runCount))
         out.append(contentsOf: runs)
     }
 

@@ -48,19 +48,10 @@ package struct SessionLogChunkBuilder {
             lastBucket = bucket
         }
         precondition(bucket >= lastBucket, "session-log entries out of bucket order")
-        appendVarint(UInt64(bucket - lastBucket))
-        appendVarint(UInt64(segment.count))
+        appendVarint(&bytes, UInt64(bucket - lastBucket))
+        appendVarint(&bytes, UInt64(segment.count))
         bytes.append(contentsOf: segment)
         lastBucket = bucket
-    }
-
-    private mutating func appendVarint(_ value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        bytes.append(UInt8(v))
     }
 }
 

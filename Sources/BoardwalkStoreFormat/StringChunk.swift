@@ -105,14 +105,8 @@ package enum StringChunkEntry {
         case .uuid(let hi, let lo, let upper):
             guard let parsed = parseUUID(utf8) else { return false }
             // A UUID without letters parses as lowercase; it is the same string either way.
-            return parsed.hi == hi && parsed.lo == lo && (parsed.upper == upper || !hasLetters(hi, lo))
+            return parsed.hi == hi && parsed.lo == lo && (parsed.upper == upper || !(hasHexLetter(hi) || hasHexLetter(lo)))
         }
-    }
-
-    private func hasLetters(_ hi: UInt64, _ lo: UInt64) -> Bool {
-        // A nibble is a letter when it is 10...15: bit 3 set and bit 2 or bit 1 set.
-        func letters(_ v: UInt64) -> Bool { v & 0x8888_8888_8888_8888 & ((v << 1) | (v << 2)) != 0 }
-        return letters(hi) || letters(lo)
     }
 }
 
