@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Only read transactions load it: a write transaction sees strings that an abort would take back.
 /// Ids above what is loaded (a write transaction's own new strings) are found by comparing chunk entries.
-final class StringCache: Sendable {
+final class SharedStringTable: Sendable {
     /// What the lock guards: the table, the damage found loading it, and the id → string lookups answered by
     /// walking a chunk since the table was last loaded.
     private struct State {

@@ -12,13 +12,13 @@ import BoardwalkStoreFormat
 public struct Snapshot: StringResolver {
     let txn: Transaction
     let dbs: Databases
-    let cache: StringCache
+    let cache: SharedStringTable
     /// Strings in the dictionary when the snapshot began: every id a record holds is below this.
     let stringCount: UInt32
     /// The session log's keys, read on the first session read of a read-only snapshot (``sessionLog()``).
     private let logCache = SessionLogCache()
 
-    init(txn: Transaction, dbs: Databases, cache: StringCache) throws {
+    init(txn: Transaction, dbs: Databases, cache: SharedStringTable) throws {
         // A damaged last chunk leaves the count at its first id: `check()` reports the damage, and references
         // past that are reported as out of range instead of being resolved against bytes that do not decode.
         let count: UInt32

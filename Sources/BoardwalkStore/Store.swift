@@ -41,7 +41,7 @@ public final class Store: @unchecked Sendable {
     let env: Environment
     let dbs: Databases
     /// The string → id table of readers (the store keeps none on disk).
-    let stringCache = StringCache()
+    let sharedStrings = SharedStringTable()
     private let registryKey: String
     /// The writer's state, created by the first write, and whether `close()` has removed the path from `openStores`.
     /// Appends of the process are serialized by this lock.
@@ -175,7 +175,7 @@ public final class Store: @unchecked Sendable {
     public func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
         try checkOpen()
         return try inFrame(write: false) {
-            try env.transaction(write: false) { txn in try body(try Snapshot(txn: txn, dbs: dbs, cache: stringCache)) }
+            try env.transaction(write: false) { txn in try body(try Snapshot(txn: txn, dbs: dbs, cache: sharedStrings)) }
         }
     }
 
@@ -217,7 +217,7 @@ public final class Store: @unchecked Sendable {
         var result: Result<R, any Error>? = nil
         writer.withLock { slot in
             if slot.state == nil {
-                slot.state = WriterState(dbs: dbs, cache: stringCache, pageSize: env.pageSize,
+                slot.state = WriterState(dbs: dbs, cache: sharedStrings, pageSize: env.pageSize,
                                          logLimits: options.sessionLogLimits, eventLogLimits: options.eventLogLimits)
             }
             result = Result { try body(slot.state!) }

@@ -5,7 +5,7 @@ import BoardwalkStoreFormat
 extension WriterState {
     /// Interns through the writer's in-memory table; new strings are appended to `strings` in the running
     /// transaction by ``flush()``, which the batch calls when its loop ends (however it ends). There is no
-    /// reverse index on disk: readers build one in memory (see ``StringCache``). A struct (the table moved
+    /// reverse index on disk: readers build one in memory (see ``SharedStringTable``). A struct (the table moved
     /// in for the batch) so that the encoder's calls need no dynamic exclusivity checks.
     ///
     /// Why one flush rather than a put per new string: `mdb_put` with `MDB_APPEND` opens a cursor and walks

@@ -11,7 +11,7 @@ import BoardwalkStoreFormat
 final class WriterState: @unchecked Sendable {
     let dbs: Databases
     /// The readers' string table, for snapshots taken inside a write transaction.
-    let cache: StringCache
+    let cache: SharedStringTable
     /// Every string of the store, ids dense in first-seen order (mirrors the `strings` database).
     var table = StringTable()
     private var committedStrings = 0
@@ -114,7 +114,7 @@ final class WriterState: @unchecked Sendable {
         var i: Int
     }
 
-    init(dbs: Databases, cache: StringCache, pageSize: Int, logLimits: SessionLogLimits = .standard,
+    init(dbs: Databases, cache: SharedStringTable, pageSize: Int, logLimits: SessionLogLimits = .standard,
          eventLogLimits: EventLogLimits = .standard) {
         self.eventLogLimits = eventLogLimits
         self.dbs = dbs

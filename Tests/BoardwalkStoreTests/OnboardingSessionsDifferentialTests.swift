@@ -124,7 +124,7 @@ import Testing
             try Self.expectMatches(store, model, "seed \(seed) batch \(batch)")
             // contains and the snapshot's walk, for listed pairs and their neighbours.
             try store.env.transaction(write: false) { txn in
-                let snapshot = try Snapshot(txn: txn, dbs: store.dbs, cache: store.stringCache)
+                let snapshot = try Snapshot(txn: txn, dbs: store.dbs, cache: store.sharedStrings)
                 for onboarding in onboardings {
                     var walked: [(UInt32, UInt64)] = []
                     try snapshot.forEachOnboardingSession(onboarding) { walked.append(($0, $1)) }

@@ -115,7 +115,7 @@ import Testing
         #expect(try store.check().isOK)
         // Wrong entries are reported: s2 has events in onb-1 only; s1 has no event without a position.
         try store.env.transaction(write: true) { txn in
-            let snapshot = try Snapshot(txn: txn, dbs: store.dbs, cache: store.stringCache)
+            let snapshot = try Snapshot(txn: txn, dbs: store.dbs, cache: store.sharedStrings)
             for (name, flags) in [("s2", UInt8(2)), ("s1", UInt8(3))] {
                 let id = try #require(try snapshot.id(of: name))
                 let key = withUnsafeBytes(of: id.bigEndian) { Array($0) }

@@ -205,7 +205,7 @@ import Testing
         let new = (0..<200).map { i in "new-\(i)" }
         try store.append(sessionStarts(old))
         try store.env.transaction(write: false) { older in
-            let s1 = try Snapshot(txn: older, dbs: store.dbs, cache: store.stringCache)
+            let s1 = try Snapshot(txn: older, dbs: store.dbs, cache: store.sharedStrings)
             // Appended from another thread while `older` stays open (this thread's read would not let it).
             let done = DispatchSemaphore(value: 0)
             let batch = sessionStarts(new, from: 200)
@@ -217,7 +217,7 @@ import Testing
             done.wait()
             #expect(failure == nil)
             try store.env.transaction(write: false) { newer in
-                let s2 = try Snapshot(txn: newer, dbs: store.dbs, cache: store.stringCache)
+                let s2 = try Snapshot(txn: newer, dbs: store.dbs, cache: store.sharedStrings)
                 if olderFirst { #expect(try s1.id(of: old[150]) == 150) }
                 #expect(try s2.id(of: new[10]) == 210)
                 #expect(try s1.id(of: new[10]) == nil)
@@ -440,7 +440,7 @@ import Testing
                     damaged[i] ^= flip
                     try put(key, damaged)
                     try store.env.transaction(write: false) { txn in
-                        let s = try Snapshot(txn: txn, dbs: store.dbs, cache: StringCache())
+                        let s = try Snapshot(txn: txn, dbs: store.dbs, cache: SharedStringTable())
                         _ = try s.check()
                         let count = try s.stats().strings
                         for id in 0..<UInt32(min(count, 300)) { _ = s.string(for: id) }
