@@ -1,16 +1,16 @@
 import BoardwalkModel
 
 /// Constants of the batch-file format (see `docs/codec.md`).
-public enum BatchFormat {
+package enum BatchFormat {
     /// The first eight bytes of every batch file: `\x89BWK\r\n\x1A\n`. Like PNG's signature, the high byte
     /// and the line endings make text-mode transfers and truncated downloads fail loudly.
-    public static let magic: [UInt8] = [0x89, 0x42, 0x57, 0x4B, 0x0D, 0x0A, 0x1A, 0x0A]
+    package static let magic: [UInt8] = [0x89, 0x42, 0x57, 0x4B, 0x0D, 0x0A, 0x1A, 0x0A]
     /// The batch-file version this module writes and reads.
-    public static let version: UInt8 = 1
+    package static let version: UInt8 = 1
     /// Bytes of the file header: magic, version, three zero bytes.
-    public static let headerSize = 12
+    package static let headerSize = 12
     /// Bytes of a block header: type, payload length (u32), item count (u32), CRC32C (u32).
-    public static let blockHeaderSize = 13
+    package static let blockHeaderSize = 13
 
     /// Block types.
     @inlinable static var blockStrings: UInt8 { 1 }

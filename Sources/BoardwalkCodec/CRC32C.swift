@@ -11,20 +11,20 @@
 /// crc.update(payload)
 /// let checksum = crc.value
 /// ```
-public struct CRC32C: Hashable, Sendable {
+package struct CRC32C: Hashable, Sendable {
     @usableFromInline var state: UInt32 = 0xFFFF_FFFF
 
     /// A checksum of no bytes.
     @inlinable
-    public init() {}
+    package init() {}
 
     /// The checksum of the bytes given so far.
     @inlinable
-    public var value: UInt32 { ~state }
+    package var value: UInt32 { ~state }
 
     /// The checksum of `bytes`.
     @inlinable
-    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    package static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc = CRC32C()
         crc.update(bytes)
         return crc.value
@@ -32,7 +32,7 @@ public struct CRC32C: Hashable, Sendable {
 
     /// Feeds `bytes` into the checksum.
     /// - Complexity: O(`bytes.count`), about 1 ns per byte.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return }
         let n = bytes.count
         var crc = state
@@ -57,7 +57,7 @@ public struct CRC32C: Hashable, Sendable {
     }
 
     /// Feeds the bytes of `array` into the checksum.
-    public mutating func update(_ array: [UInt8]) {
+    package mutating func update(_ array: [UInt8]) {
         array.withUnsafeBytes { update($0) }
     }
 

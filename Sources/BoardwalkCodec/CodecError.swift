@@ -128,6 +128,7 @@ public struct EncodingError: Error, Hashable, Sendable, CustomStringConvertible 
         case lineTooLong(atLeast: Int, limit: Int)
     }
 
+    /// An error for `reason`.
     @inlinable
     public init(_ reason: Reason) { self.reason = reason }
 

@@ -7,7 +7,7 @@ extension EventIDRef {
     /// Two events have equal references exactly when their id strings are equal (within one dictionary),
     /// so a store can compare ids of new events with stored ones without making `String`s.
     @inlinable
-    public init<I: StringInterner>(interning id: String, strings: inout I) throws {
+    package init<I: StringInterner>(interning id: String, strings: inout I) throws {
         if let (hi, lo, upper) = parseUUID(id) {
             self = .uuid(high: hi, low: lo, uppercase: upper)
         } else {
@@ -22,7 +22,7 @@ extension EventIDRef {
     /// every event's id for duplicates does not load (retain and release) the string to do it.
     /// - Parameter id: a valid, initialized `String`, alive and unchanged for the duration of the call.
     @inlinable @inline(__always)
-    public init<I: StringInterner>(interningAt id: UnsafePointer<String>, strings: inout I) throws {
+    package init<I: StringInterner>(interningAt id: UnsafePointer<String>, strings: inout I) throws {
         if let (hi, lo, upper) = parseUUID(at: id) {
             self = .uuid(high: hi, low: lo, uppercase: upper)
         } else {

@@ -164,7 +164,7 @@ public struct RecordEncoder: Sendable {
     /// - Parameter event: an initialized event, unchanged until the call returns (the interner must not
     ///   write to it).
     @inlinable @discardableResult
-    public mutating func appendRecord<I: StringInterner>(at event: UnsafePointer<Event>, strings: inout I) throws -> EncodedRecord {
+    package mutating func appendRecord<I: StringInterner>(at event: UnsafePointer<Event>, strings: inout I) throws -> EncodedRecord {
         try append(at: event, strings: &strings, full: true, eventID: nil, emptyIsAbsent: false)
     }
 
@@ -182,7 +182,7 @@ public struct RecordEncoder: Sendable {
     ///   every event saves a pass over the fields and a copy of each `screen_completed` payload. Other strings
     ///   are written as they are, empty or not.
     @inlinable @discardableResult
-    public mutating func appendBody<I: StringInterner>(
+    package mutating func appendBody<I: StringInterner>(
         at event: UnsafePointer<Event>, strings: inout I, eventID: EventIDRef? = nil, emptyIsAbsent: Bool = false
     ) throws -> EncodedRecord {
         try append(at: event, strings: &strings, full: false, eventID: eventID, emptyIsAbsent: emptyIsAbsent)

@@ -28,14 +28,14 @@ import BoardwalkModel
 /// if fields.kind == .analytics, fields.knownAnalyticsName == .screenPresented { … }
 /// ```
 /// - Complexity: O(the fields read), no allocation; a few dozen instructions for a typical event.
-public struct RecordFields {
+package struct RecordFields {
     /// When the event happened, in microseconds since the epoch (from the header).
-    public let timeMicroseconds: Int64
+    package let timeMicroseconds: Int64
     /// The onboarding id from the header, ``RecordFormat/absent`` without `meta`.
     @usableFromInline let onboardingRef: UInt32
     @usableFromInline let screen: UInt16
     /// The event's kind.
-    public let kind: EventKind
+    package let kind: EventKind
     @usableFromInline let flags: UInt8
     /// For analytics: the name byte; for a state update: the value type byte; else 0.
     @usableFromInline let sub: UInt8
@@ -50,7 +50,7 @@ public struct RecordFields {
     @usableFromInline let r1: UInt32
     @usableFromInline let r2: UInt32
     /// How much of the record was read: with ``Extent/session``, the fields after the session are absent.
-    public let extent: Extent
+    package let extent: Extent
 
     /// Reads the fields of the record body that fills `bytes`, with time, onboarding and screen index from
     /// `header` (the store key).
@@ -64,7 +64,7 @@ public struct RecordFields {
     ///   type's discussion for what it skips); ``CodecError/Reason/contextMismatch`` when the body's `meta`
     ///   flag disagrees with `header`.
     @inlinable @inline(__always)
-    public init(body bytes: UnsafeRawBufferPointer, header: RecordHeader, stringLimit limit: StringID = RecordFormat.absent,
+    package init(body bytes: UnsafeRawBufferPointer, header: RecordHeader, stringLimit limit: StringID = RecordFormat.absent,
                 extent: Extent = .all) throws(CodecError)
     {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
@@ -169,7 +169,7 @@ public struct RecordFields {
     }
 
     /// How much of a record ``RecordFields`` reads.
-    public enum Extent: Sendable {
+    package enum Extent: Sendable {
         /// Everything up to the session reference: kind, `meta` (total screens) and the session; with the
         /// header, what a fold of a session's screens needs. Profile, placement, variation and the
         /// kind-specific fields are then absent (`nil`), whatever the record holds.
@@ -184,27 +184,27 @@ extension RecordFields {
     func optional(_ ref: UInt32) -> StringID? { ref == RecordFormat.absent ? nil : ref }
 
     /// When the event happened.
-    @inlinable public var time: Timestamp { Timestamp(microseconds: timeMicroseconds) }
+    @inlinable package var time: Timestamp { Timestamp(microseconds: timeMicroseconds) }
     /// Whether the event has `meta` (onboarding, screen, total screens).
-    @inlinable public var hasMeta: Bool { flags & UInt8(RecordFormat.flagMeta) != 0 }
+    @inlinable package var hasMeta: Bool { flags & UInt8(RecordFormat.flagMeta) != 0 }
     /// The onboarding id; `nil` without `meta`.
-    @inlinable public var onboarding: StringID? { hasMeta ? onboardingRef : nil }
+    @inlinable package var onboarding: StringID? { hasMeta ? onboardingRef : nil }
     /// The 0-based screen index; `nil` without `meta`.
-    @inlinable public var screenIndex: Int? { hasMeta ? Int(screen) : nil }
+    @inlinable package var screenIndex: Int? { hasMeta ? Int(screen) : nil }
     /// How many screens the onboarding has; `nil` without `meta`.
-    @inlinable public var totalScreens: Int? { hasMeta ? Int(truncatingIfNeeded: total) : nil }
+    @inlinable package var totalScreens: Int? { hasMeta ? Int(truncatingIfNeeded: total) : nil }
     /// The session id, if any.
-    @inlinable public var session: StringID? { optional(sessionRef) }
+    @inlinable package var session: StringID? { optional(sessionRef) }
     /// The profile id, if any.
-    @inlinable public var profile: StringID? { optional(profileRef) }
+    @inlinable package var profile: StringID? { optional(profileRef) }
     /// The placement, if any.
-    @inlinable public var placement: StringID? { optional(placementRef) }
+    @inlinable package var placement: StringID? { optional(placementRef) }
     /// The variation, if any.
-    @inlinable public var variation: StringID? { optional(variationRef) }
+    @inlinable package var variation: StringID? { optional(variationRef) }
 
     /// The analytics name of an analytics event; `nil` for other kinds.
     @inlinable
-    public var analyticsName: AnalyticsNameRef? {
+    package var analyticsName: AnalyticsNameRef? {
         guard kind == .analytics, extent == .all else { return nil }
         let code = sub & 0x0F
         if code == RecordFormat.analyticsUnknown { return .unknown(r0) }
@@ -213,13 +213,13 @@ extension RecordFields {
 
     /// The known analytics name; `nil` for other kinds and for unknown names.
     @inlinable
-    public var knownAnalyticsName: AnalyticsName? {
+    package var knownAnalyticsName: AnalyticsName? {
         kind == .analytics && extent == .all ? AnalyticsName(code: sub & 0x0F) : nil
     }
 
     /// The element: `screen_completed`'s `element_id` or a state update's element id.
     @inlinable
-    public var elementID: StringID? {
+    package var elementID: StringID? {
         switch kind {
         case .analytics: optional(r1)
         case .stateUpdated: optional(r0)  // absent only when not read (``Extent/session``)
@@ -229,11 +229,11 @@ extension RecordFields {
 
     /// `screen_completed`'s reply, if any.
     @inlinable
-    public var reply: StringID? { kind == .analytics ? optional(r2) : nil }
+    package var reply: StringID? { kind == .analytics ? optional(r2) : nil }
 
     /// The action id of an open-paywall, custom or close action.
     @inlinable
-    public var actionID: StringID? {
+    package var actionID: StringID? {
         switch kind {
         case .openPaywall, .custom, .close: optional(r0)
         default: nil
@@ -242,7 +242,7 @@ extension RecordFields {
 
     /// A state update's element type.
     @inlinable
-    public var elementType: ElementType? {
+    package var elementType: ElementType? {
         guard kind == .stateUpdated, extent == .all else { return nil }
         switch sub & 0x0F {
         case RecordFormat.valueSelect: return .select

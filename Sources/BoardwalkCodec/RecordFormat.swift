@@ -16,9 +16,9 @@ public enum RecordFormat {
     /// The longest string (UTF-8 bytes), the most choices of a multi-select and the longest NDJSON line of an event
     /// the store takes at append: what the NDJSON reader accepts by default (`JSONReaderLimits`; a CLI test checks
     /// that they agree), so that every stored event can be exported and read back. The record format holds more.
-    @inlinable public static var maxStringBytes: Int { 64 << 10 }
-    @inlinable public static var maxChoices: Int { 1000 }
-    @inlinable public static var maxLineBytes: Int { 1 << 20 }
+    @inlinable package static var maxStringBytes: Int { 64 << 10 }
+    @inlinable package static var maxChoices: Int { 1000 }
+    @inlinable package static var maxLineBytes: Int { 1 << 20 }
 
     // Tag byte: version << 5 | kind.
     @inlinable static var kindMask: UInt8 { 0x1F }

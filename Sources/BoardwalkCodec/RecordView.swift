@@ -298,6 +298,7 @@ public struct ChoiceRef: Hashable, Sendable {
     /// The text the user saw.
     public var label: StringID
 
+    /// An option from its three string ids.
     @inlinable
     public init(id: StringID, value: StringID, label: StringID) {
         self.id = id

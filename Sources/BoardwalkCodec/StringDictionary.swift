@@ -216,7 +216,7 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     /// A wrapper that persists new strings (the store's interner) answers its hits through this, and sends
     /// only misses through ``insert(_:)``.
     @inlinable @inline(__always)
-    public func cachedID(at string: UnsafePointer<String>) -> StringID? {
+    package func cachedID(at string: UnsafePointer<String>) -> StringID? {
         // The same 16 bytes unsafeBitCast reads in intern(_:), read where the String lives.
         let a = UnsafeRawPointer(string).load(as: UInt64.self)
         let b = UnsafeRawPointer(string).load(fromByteOffset: 8, as: UInt64.self)
@@ -256,7 +256,7 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     /// is a useless address, which a prefetch ignores, so it must never be dereferenced.
     /// - Parameter string: a valid, initialized `String`.
     @inlinable @inline(__always)
-    public static func utf8Address(at string: UnsafePointer<String>) -> UnsafeRawPointer? {
+    package static func utf8Address(at string: UnsafePointer<String>) -> UnsafeRawPointer? {
         let object = UnsafeRawPointer(string).load(fromByteOffset: 8, as: UInt64.self)
         guard object & (1 << 61) == 0 else { return nil }
         return UnsafeRawPointer(bitPattern: UInt(truncatingIfNeeded: object & 0x00FF_FFFF_FFFF_FFFF) &+ 32)
@@ -266,21 +266,21 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     /// else); otherwise the string's hash, the key to the next stages. Reads the string's bytes.
     /// - Parameter string: a valid, initialized `String`.
     @inlinable
-    public func uncachedHash(at string: UnsafePointer<String>) -> UInt64? {
+    package func uncachedHash(at string: UnsafePointer<String>) -> UInt64? {
         if cachedID(at: string) != nil { return nil }
         return StringTable.hash(at: string)
     }
 
     /// The address of the hash table's slot where a lookup of hash `h` starts. Reads nothing.
     @inlinable @inline(__always)
-    public func slotAddress(hash h: UInt64) -> UnsafeRawPointer {
+    package func slotAddress(hash h: UInt64) -> UnsafeRawPointer {
         slots.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress! + (Int(truncatingIfNeeded: h) & ($0.count - 1))) }
     }
 
     /// The address of the table's `String` named by the slot of hash `h`, when the slot's hash bits match `h`
     /// (else `nil`: a new string, or a collision the lookup will probe past). Reads the slot.
     @inlinable @inline(__always)
-    public func entryAddress(hash h: UInt64) -> UnsafeRawPointer? {
+    package func entryAddress(hash h: UInt64) -> UnsafeRawPointer? {
         guard let id = slotID(hash: h) else { return nil }
         return strings.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress! + id) }
     }
@@ -288,7 +288,7 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     /// The address of the UTF-8 bytes of the table's string named by the slot of hash `h` (see
     /// ``utf8Address(at:)``), or `nil`. Reads the slot and the table's `String`.
     @inlinable @inline(__always)
-    public func storedBytesAddress(hash h: UInt64) -> UnsafeRawPointer? {
+    package func storedBytesAddress(hash h: UInt64) -> UnsafeRawPointer? {
         guard let id = slotID(hash: h) else { return nil }
         return strings.withUnsafeBufferPointer { StringTable.utf8Address(at: $0.baseAddress! + id) }
     }
@@ -306,7 +306,7 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     /// Inserts `string` if it is new, like `Set.insert`: the store uses `inserted` to know when to persist it.
     /// - Returns: whether the string was new, and its id.
     @inlinable
-    public mutating func insert(_ string: String) -> (inserted: Bool, id: StringID) {
+    package mutating func insert(_ string: String) -> (inserted: Bool, id: StringID) {
         let before = strings.count
         let id = intern(string)
         return (strings.count != before, id)

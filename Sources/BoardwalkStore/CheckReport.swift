@@ -22,6 +22,7 @@ public struct CheckReport: Sendable, CustomStringConvertible {
         if problems.count < CheckReport.maxListed { problems.append(problem) }
     }
 
+    /// `ok: N events checked`, or the problem count and one problem per line.
     public var description: String {
         if isOK { return "ok: \(eventsChecked) events checked" }
         // When the B-tree pages are damaged the check stops before reading events: "in 0 events" would read as an

@@ -10,16 +10,16 @@ import BoardwalkModel
 ///
 /// Decode what you read: ``fields()`` reads the few fields a session fold needs (see `RecordFields` for what
 /// it checks and skips), ``view()`` the whole record, validated.
-public struct EventRecord {
+package struct EventRecord {
     /// The event's arrival sequence number.
-    public let seq: UInt64
+    package let seq: UInt64
     /// When the event happened, in microseconds since the epoch.
-    public let timeMicroseconds: Int64
+    package let timeMicroseconds: Int64
     /// The key's onboarding (``RecordFormat/noOnboarding`` for an event without `meta`) and screen index.
-    public let keyOnboarding: StringID
-    public let keyScreen: UInt16
+    package let keyOnboarding: StringID
+    package let keyScreen: UInt16
     /// The record body (time, onboarding and screen are in the key). Borrowed from the read transaction.
-    public let body: UnsafeRawBufferPointer
+    package let body: UnsafeRawBufferPointer
     /// Strings in the dictionary when the snapshot began: every id a record holds is below this.
     @usableFromInline let stringLimit: StringID
 
@@ -35,7 +35,7 @@ public struct EventRecord {
 
     /// The fields the key carries: time, onboarding and screen index.
     @inlinable
-    public var header: RecordHeader {
+    package var header: RecordHeader {
         RecordHeader(time: Timestamp(microseconds: timeMicroseconds), keyOnboarding: keyOnboarding, keyScreenIndex: keyScreen)
     }
 
@@ -44,7 +44,7 @@ public struct EventRecord {
     ///   reads is damaged. Damage in the fields it skips is not detected here (``view()`` and the store's
     ///   check find it).
     @inlinable @inline(__always)
-    public func fields(_ extent: RecordFields.Extent = .all) throws -> RecordFields {
+    package func fields(_ extent: RecordFields.Extent = .all) throws -> RecordFields {
         do {
             return try RecordFields(body: body, header: header, stringLimit: stringLimit, extent: extent)
         } catch {
@@ -54,7 +54,7 @@ public struct EventRecord {
 
     /// The whole record, decoded and validated, as a scan by ``Snapshot/forEachEvent(onboarding:screens:time:_:)`` hands it out.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` (carrying the `CodecError`) when the record does not decode.
-    public func view() throws -> EventView {
+    package func view() throws -> EventView {
         do {
             return EventView(seq: seq, record: try RecordView(body: body, header: header, stringLimit: stringLimit))
         } catch {

@@ -26,7 +26,7 @@ extension Store {
 
     /// Whether ``normalized(_:)`` would change `event`: a few length checks, no copy.
     @inlinable
-    public static func needsNormalization(_ event: Event) -> Bool {
+    package static func needsNormalization(_ event: Event) -> Bool {
         if event.session?.isEmpty == true || event.profile?.isEmpty == true || event.eventID?.isEmpty == true
             || event.placement?.isEmpty == true || event.variation?.isEmpty == true
         {
@@ -83,7 +83,7 @@ extension Store {
 
     /// Applies ``normalized(_:)`` in place.
     @inlinable
-    public static func normalize(_ event: inout Event) {
+    package static func normalize(_ event: inout Event) {
         if event.session?.isEmpty == true { event.session = nil }
         if event.profile?.isEmpty == true { event.profile = nil }
         if event.eventID?.isEmpty == true { event.eventID = nil }

@@ -8,6 +8,8 @@ extension Snapshot {
     /// (`mdb_get` each), putting the batch's events in seq order in a buffer reused across batches. A
     /// block grown over several batches is listed by each of them; each batch takes only its own seqs.
     /// - Complexity: O(log N) to find the start, then O(log N + events of the block) per listed block.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a damaged `batches` entry, or a listed block that
+    ///   is missing or does not decode; whatever `body` throws.
     public func forEachEvent(since: UInt64, _ body: (EventView) throws -> Bool) throws {
         struct Slot {
             var key: EventKey
@@ -124,7 +126,7 @@ extension Snapshot {
     ///   missing or does not decode.
     /// - Complexity: O(log N + the batches' chunks from `since` on, + the events of the listed blocks of
     ///   `onboardings` that start before `before`); no record is decoded (``EventRecord`` is handed out as is).
-    public func forEachRecord(arrivedSince since: UInt64, before: Timestamp, onboardings: Set<StringID>?,
+    package func forEachRecord(arrivedSince since: UInt64, before: Timestamp, onboardings: Set<StringID>?,
                               _ body: (EventRecord) throws -> Bool) throws {
         let beforeBits = Layout.timeBits(before.microseconds)
         let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0

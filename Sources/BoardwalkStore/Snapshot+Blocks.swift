@@ -31,7 +31,7 @@ extension Snapshot {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block header that does not decode,
     ///   and whatever `body` throws.
     /// - Complexity: O(log N) per group visited, plus O(1) per block visited (one page touched for its header).
-    public func forEachBlock(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+    package func forEachBlock(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                              _ body: (inout StoredBlock) throws -> Bool) throws {
         let range = TimeRange(time)
         if onboarding != nil, let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }

@@ -4,6 +4,7 @@ import BoardwalkModel
 extension Snapshot {
     /// The owned events of a scan (see ``forEachEvent(onboarding:screens:time:_:)``), up to `limit`.
     /// - Complexity: as the scan, plus one allocation per event and per string of 16 bytes or more.
+    /// - Throws: as the scan, and ``StoreError`` with ``StoreError/Kind/corrupt`` when a string id does not resolve.
     public func events(onboarding: String, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                        limit: Int = .max) throws -> [StoredEvent] {
         var out: [StoredEvent] = []
@@ -16,6 +17,7 @@ extension Snapshot {
     }
 
     /// Every event of the store in key order, up to `limit`.
+    /// - Throws: as ``events(onboarding:screens:time:limit:)``.
     public func allEvents(limit: Int = .max) throws -> [StoredEvent] {
         var out: [StoredEvent] = []
         guard limit > 0 else { return out }
@@ -27,6 +29,8 @@ extension Snapshot {
     }
 
     /// One session's owned events in (time, seq) order.
+    /// - Throws: as ``forEachEvent(inSession:time:_:)-(String,_,_)``, and ``StoreError/Kind/corrupt`` when a string id
+    ///   does not resolve.
     public func events(inSession session: String) throws -> [StoredEvent] {
         var out: [StoredEvent] = []
         try forEachEvent(inSession: session) { view in
@@ -37,6 +41,7 @@ extension Snapshot {
     }
 
     /// Owned events with `seq >= since`, in seq order, up to `limit`.
+    /// - Throws: as ``forEachEvent(since:_:)``, and ``StoreError/Kind/corrupt`` when a string id does not resolve.
     public func events(since: UInt64, limit: Int = .max) throws -> [StoredEvent] {
         var out: [StoredEvent] = []
         guard limit > 0 else { return out }

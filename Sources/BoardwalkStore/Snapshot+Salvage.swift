@@ -34,6 +34,7 @@ public struct SalvageDamage: Sendable, CustomStringConvertible {
         return true
     }
 
+    /// What was lost, and the error that cost it.
     public var description: String {
         func events(_ n: Int) -> String { "\(n) event\(n == 1 ? "" : "s")" }
         switch extent {

@@ -32,7 +32,7 @@ extension Snapshot {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode, and
     ///   whatever `body` throws (records are decoded by the caller).
     /// - Complexity: as ``forEachEvent(onboarding:screens:time:_:)``, without the per-event decode.
-    public func forEachRecord(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+    package func forEachRecord(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                               _ body: (EventRecord) throws -> Bool) throws {
         try forEachRun(onboarding: onboarding, screens: screens, time: time) { run in
             while let record = try run.next() {
@@ -169,6 +169,8 @@ extension Snapshot {
 
     /// ``forEachEvent(onboarding:screens:time:_:)`` by the onboarding's id string; no events when the
     /// store has never seen it.
+    /// - Throws: as ``forEachEvent(onboarding:screens:time:_:)-(StringID?,_,_,_)``, and ``StoreError/Kind/corrupt`` when
+    ///   the string dictionary is damaged (``id(of:)``).
     public func forEachEvent(onboarding: String, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                              _ body: (EventView) throws -> Bool) throws {
         guard let id = try id(of: onboarding) else { return }

@@ -4,7 +4,7 @@ import BoardwalkModel
 extension Snapshot {
     /// How many references a batch of ``forEachSession(_:time:batchReferences:_:)`` aims at by default: about
     /// 15 MiB of buffers.
-    public static let defaultSessionBatchReferences = 1 << 17
+    package static let defaultSessionBatchReferences = 1 << 17
 
     /// Calls `body` with each session of `sessions`, in that order, and the session's events in (time, seq) order,
     /// read through the session index a batch of sessions at a time: ``forEachEvent(inSession:time:_:)`` for many
@@ -35,7 +35,7 @@ extension Snapshot {
     ///   references, and O(log N + events walked) per block read: about one walk of each block that holds an
     ///   event of the batch, up to its last such event. Sessions that are near in the list and in time (as a scan
     ///   in key order lists them) share blocks, so a read of many sessions walks each block about once.
-    public func forEachSession(_ sessions: [StringID], time: Range<Timestamp>? = nil,
+    package func forEachSession(_ sessions: [StringID], time: Range<Timestamp>? = nil,
                                batchReferences: Int = Snapshot.defaultSessionBatchReferences,
                                _ body: (StringID, [EventRecord]) throws -> Bool) throws {
         guard !sessions.isEmpty else { return }

@@ -48,6 +48,8 @@ extension Snapshot {
     }
 
     /// ``forEachEvent(inSession:time:_:)`` by the session's id string.
+    /// - Throws: as ``forEachEvent(inSession:time:_:)-(StringID,_,_)``, and ``StoreError/Kind/corrupt`` when the string
+    ///   dictionary is damaged (``id(of:)``).
     public func forEachEvent(inSession session: String, time: Range<Timestamp>? = nil,
                              _ body: (EventView) throws -> Bool) throws {
         guard let id = try id(of: session) else { return }
@@ -56,6 +58,7 @@ extension Snapshot {
 
     /// The sessions of one onboarding, in session id order, with the time of the first event stored for each.
     /// - Complexity: O(log N + sessions of the onboarding).
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a damaged `onboarding_sessions` key or chunk.
     public func sessions(ofOnboarding onboarding: StringID) throws -> [SessionSummary] {
         var out: [SessionSummary] = []
         try forEachOnboardingSession(onboarding) { session, timeBits in
@@ -70,7 +73,7 @@ extension Snapshot {
     /// a session left out has an event in the onboarding before `time`; one listed may still have one, stored
     /// later (see ``forEachRecord(arrivedSince:before:onboardings:_:)``).
     /// - Complexity: O(log N + sessions of the onboarding).
-    public func sessionIDs(ofOnboarding onboarding: StringID, firstStoredFrom time: Timestamp) throws -> [StringID] {
+    package func sessionIDs(ofOnboarding onboarding: StringID, firstStoredFrom time: Timestamp) throws -> [StringID] {
         let bits = Layout.timeBits(time.microseconds)
         var out: [StringID] = []
         try forEachOnboardingSession(onboarding) { session, timeBits in
@@ -80,6 +83,8 @@ extension Snapshot {
     }
 
     /// ``sessions(ofOnboarding:)-(StringID)`` by the onboarding's id string.
+    /// - Throws: as ``sessions(ofOnboarding:)-(StringID)``, and ``StoreError/Kind/corrupt`` when the string dictionary
+    ///   is damaged.
     public func sessions(ofOnboarding onboarding: String) throws -> [SessionSummary] {
         guard let id = try id(of: onboarding) else { return [] }
         return try sessions(ofOnboarding: id)

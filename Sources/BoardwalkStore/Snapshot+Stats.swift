@@ -4,6 +4,7 @@ import BoardwalkModel
 extension Snapshot {
     /// Counts and ranges of the whole store.
     /// - Complexity: O(1): counters kept by every append, and `mdb_stat`.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a counter in `meta` is damaged.
     public func stats() throws -> StoreStats {
         var kinds: [EventKind: Int] = [:]
         for kind in EventKind.allCases { kinds[kind] = Int(try txn.getUInt64(dbs.meta, Layout.metaKind(kind)) ?? 0) }
@@ -51,6 +52,7 @@ extension Snapshot {
 
     /// Every onboarding with its counters, in id order.
     /// - Complexity: O(onboardings).
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a damaged `onboardings` entry.
     public func onboardings() throws -> [OnboardingSummary] {
         var out: [OnboardingSummary] = []
         try txn.withCursor(dbs.onboardings) { c in
@@ -76,6 +78,7 @@ extension Snapshot {
     }
 
     /// The value stored with ``Checkpoint/key`` `key` by the last append that carried one, or `nil`.
+    /// - Throws: ``StoreError`` only for a page LMDB cannot read (``StoreError/Kind/lmdb``).
     public func checkpoint(_ key: String) throws -> [UInt8]? {
         guard !key.isEmpty, key.utf8.count <= Layout.maxInlineKeyString else { return nil }
         return try key.withUTF8Bytes { k in try txn.get(dbs.checkpoints, k).map { Array($0) } }

@@ -54,7 +54,7 @@ extension Snapshot {
     /// Unicode form is another string here.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a chunk does not decode.
     /// - Complexity: O(strings the table lacks × `strings.count`) bytes compared, O(`strings.count`) memory.
-    public func findIDs(of strings: [String]) throws -> [StringID?] {
+    package func findIDs(of strings: [String]) throws -> [StringID?] {
         try cache.ids(of: strings, txn: txn, dbs: dbs, limit: stringCount)
     }
 }

@@ -10,6 +10,7 @@ import BoardwalkCodec
 
 /// What a `spanning_sessions` entry says about its session (the value's one byte).
 public struct SpanningSession: Hashable, Sendable {
+    /// The session's interned id.
     public var id: StringID
     /// The session has events in two or more onboardings.
     public var inSeveralOnboardings: Bool
@@ -159,7 +160,7 @@ extension Snapshot {
     /// (about 18 000 entries, 220 KB of fresh memory, at a million sessions: pages a first query faults in).
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a malformed entry; whatever `body` throws.
     /// - Complexity: O(spanning sessions), no allocation.
-    public func forEachSpanningSession(_ body: (SpanningSession) throws -> Void) throws {
+    package func forEachSpanningSession(_ body: (SpanningSession) throws -> Void) throws {
         try txn.withCursor(dbs.spanningSessions) { c in
             var found = try c.first()
             while found {
@@ -175,7 +176,7 @@ extension Snapshot {
 
     /// The ids of ``spanningSessionEntries()``, in session id order.
     /// - Complexity: O(spanning sessions).
-    public func spanningSessions() throws -> [StringID] {
+    package func spanningSessions() throws -> [StringID] {
         try spanningSessionEntries().map(\.id)
     }
 
@@ -185,6 +186,8 @@ extension Snapshot {
     /// The sessions of `onboarding` not listed here have every event in the onboarding's key range.
     /// - Complexity: O(s log N) for s spanning sessions of the whole store (a seek and at most one chunk of
     ///   `onboarding_sessions` each), independent of the onboarding's size.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a damaged `spanning_sessions` or
+    ///   `onboarding_sessions` entry.
     public func spanningSessions(ofOnboarding onboarding: StringID) throws -> [StringID] {
         var out: [StringID] = []
         for session in try spanningSessions() {
@@ -196,6 +199,7 @@ extension Snapshot {
     /// The ids of the sessions with events in `onboarding`, in session id order: the ids of
     /// ``sessions(ofOnboarding:)-(StringID)`` without resolving their strings or first times.
     /// - Complexity: O(log N + sessions of the onboarding), no allocation per session beyond the array.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a damaged `onboarding_sessions` key or chunk.
     public func sessionIDs(ofOnboarding onboarding: StringID) throws -> [StringID] {
         var out: [StringID] = []
         try forEachOnboardingSession(onboarding) { session, _ in out.append(session) }

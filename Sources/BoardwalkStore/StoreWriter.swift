@@ -22,6 +22,7 @@ public struct StoreWriter {
     ///   folds it into `events`, with a cursor seek to each touched group's newest block and O(log N) work per block
     ///   grown or written. Duplicate detection reads stored blocks only for events not later
     ///   than their group's latest stored event.
+    /// - Throws: ``StoreError`` (the refusal above, or what ``Store/append(_:checkpoint:)`` throws).
     @discardableResult
     public func append(_ events: some Sequence<Event>) throws -> AppendResult {
         if let result = try events.withContiguousStorageIfAvailable({ try append(buffer: $0, checkpoint: nil) }) {
@@ -40,6 +41,7 @@ public struct StoreWriter {
 
     /// Folds the event log and the session log into `events` and `sessions` in this transaction, as
     /// ``Store/foldLogs()`` does.
+    /// - Throws: as ``Store/foldLogs()``.
     public func foldLogs() throws {
         try writer.foldLogs(txn)
     }

@@ -7,7 +7,7 @@ import BoardwalkStoreFormat
 
 /// One stored block as ``Snapshot/forEachBlock(onboarding:screens:time:_:)`` hands it out: its group and the
 /// counts of its header, and its events' times and seqs on demand. Valid only inside the callback.
-public struct StoredBlock {
+package struct StoredBlock {
     let key: EventKey
     var reader: EventBlockReader
     /// The scan's time range `lo..<hi` (`hi == nil`: no upper bound).
@@ -24,27 +24,27 @@ public struct StoredBlock {
     }
 
     /// The interned onboarding of the block's group; `nil` for the events without a position.
-    public var onboarding: StringID? { key.onboarding == RecordFormat.noOnboarding ? nil : key.onboarding }
+    package var onboarding: StringID? { key.onboarding == RecordFormat.noOnboarding ? nil : key.onboarding }
     /// The screen index of the block's group; `nil` for the events without a position.
-    public var screenIndex: Int? { key.onboarding == RecordFormat.noOnboarding ? nil : Int(key.screen) }
+    package var screenIndex: Int? { key.onboarding == RecordFormat.noOnboarding ? nil : Int(key.screen) }
     /// The group as keyed: onboarding id (``RecordFormat/noOnboarding`` for no position) and screen index.
-    public var keyOnboarding: StringID { key.onboarding }
-    public var keyScreen: UInt16 { key.screen }
+    package var keyOnboarding: StringID { key.onboarding }
+    package var keyScreen: UInt16 { key.screen }
     /// Events in the block (from the header), whatever the scan's range.
-    public var count: Int { reader.count }
+    package var count: Int { reader.count }
     /// The first event's time (from the key) and the last one's (from the header), in microseconds.
-    public var firstTime: Int64 { reader.firstTime }
-    public var lastTime: Int64 { reader.lastTime }
+    package var firstTime: Int64 { reader.firstTime }
+    package var lastTime: Int64 { reader.lastTime }
 
     /// Whether every event of the block is inside the scan's time range (then ``count`` is the block's count in
     /// the range, and its events need not be read).
-    public var isInsideRange: Bool { firstTime >= lo && (hi.map { lastTime < $0 } ?? true) }
+    package var isInsideRange: Bool { firstTime >= lo && (hi.map { lastTime < $0 } ?? true) }
 
     /// The next event of the block inside the scan's time range: its time (microseconds) and seq; `nil` after
     /// the last one. Reads the block's deltas, not the records.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the block's events do not decode (as far
     ///   as they are read: the walk stops at the first event past the range).
-    public mutating func next() throws -> (time: Int64, seq: UInt64)? {
+    package mutating func next() throws -> (time: Int64, seq: UInt64)? {
         while !pastEnd, try advance(&reader, key) {
             if let hi, reader.time >= hi {
                 pastEnd = true
@@ -58,7 +58,7 @@ public struct StoredBlock {
     /// The number of the block's events inside the scan's time range: ``count`` when the block lies inside it,
     /// else its events' times are read.
     /// - Complexity: O(1) for a block inside the range, else O(events of the block up to the range's end).
-    public mutating func countInRange() throws -> Int {
+    package mutating func countInRange() throws -> Int {
         if isInsideRange { return count }
         var n = 0
         while try next() != nil { n += 1 }
