@@ -111,7 +111,7 @@ package struct RecordFields {
 
             switch kind {
             case .analytics:
-                // The same checks as `RecordView.parse`, written out again on purpose: one shared helper cost
+                // The same checks as `RecordView.parse`, written out again on purpose: one shared function cost
                 // the full view's decode 7–12 % more instructions (callgrind), whichever way it returned.
                 let subOffset = r.position
                 sub = try r.byte()

@@ -6,9 +6,9 @@ internal import CPrefetch
 /// (StringTable, "What a lookup will read").
 ///
 /// With 100 000 sessions in flight most of those ids miss the string table's identity cache, and each lookup
-/// waited for memory up to four times in a row: perf put the table's lookups at 40 % of `append` without the
-/// session index. An event takes over a microsecond to append, a miss about a tenth of that, so one event ahead per
-/// stage is time enough: before event `i` is appended, the ids' bytes of event `i + 4`, their hash table slots for
+/// waited for memory up to four times in a row: the table's lookups took 40 % of `append` without the session
+/// index (`perf record`). An event takes over a microsecond to append, a miss about a tenth of that, so one event
+/// ahead per stage is time enough: before event `i` is appended, the ids' bytes of event `i + 4`, their hash table slots for
 /// `i + 3` (hashing them: their bytes have arrived), the table's `String`s for `i + 2` (reading the slots), and the
 /// table strings' bytes for `i + 1` (reading those `String`s). A prefetch never faults and changes nothing.
 struct IDPrefetcher {

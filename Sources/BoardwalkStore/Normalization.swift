@@ -69,8 +69,8 @@ extension Store {
     /// Such a name is the store's own, valid only in the store that gave it (another store numbers its
     /// inferred sessions from its own seqs). ``append(_:checkpoint:)`` takes an event arriving with one (an
     /// export of a store, ingested into another or into the same one) as an event without a session and infers
-    /// its session again (rule 10): kept, it would merge with an unrelated session of the same number (QA,
-    /// session 6: two users' sessions became one). ``normalized(_:)`` keeps such names: it describes the events
+    /// its session again (rule 10): kept, it would merge with an unrelated session of the same number (two users'
+    /// sessions would become one). ``normalized(_:)`` keeps such names: it describes the events
     /// a store holds (its own inferred names included), for in-memory sources and exports.
     /// - Complexity: O(1) for any other id (its length is checked first).
     @inlinable

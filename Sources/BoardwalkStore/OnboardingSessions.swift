@@ -107,7 +107,7 @@ extension Snapshot {
             }
         }
         // Through a ``LeafWalk`` where it can read (a read transaction): the onboarding's leaves are scattered
-        // through the file, and a `pread` of one costs about half a page fault (docs/query-language.md, "Session 10").
+        // through the file, and a `pread` of one costs about 2 µs against a page fault's 4–5 µs.
         if var leaves = try LeafWalk(txn, dbs.onboardingSessions) {
             defer { leaves.release() }
             try walk(&leaves)

@@ -80,8 +80,8 @@ extension Store {
                 throw StoreError(.corrupt, "LMDB's own pages of the databases a salvage reads are damaged, and "
                                  + "a cursor over them could crash the process: " + problems.joined(separator: "; "))
             }
-            // Damage in the event log's pages costs the log alone: `events` still holds every folded batch (QA,
-            // session 16: one damaged log page made the salvage refuse a store whose `events` was whole).
+            // Damage in the event log's pages costs the log alone: `events` still holds every folded batch, which a
+            // salvage refusing the whole store would lose.
             let logProblems = try snapshot.txn.checkPages(trees: [Layout.eventLog])
             if !logProblems.isEmpty {
                 let error = StoreError(.corrupt, "LMDB's own pages of event_log are damaged: " + logProblems.joined(separator: "; "))

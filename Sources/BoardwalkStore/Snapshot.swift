@@ -62,7 +62,7 @@ public struct Snapshot: StringResolver {
         try txn.withBlockCursor(dbs, logBatches: try eventLogBatches(), body)
     }
 
-    // MARK: Helpers
+    // MARK: Views and seeks
 
     @inline(__always)
     func view(_ key: EventKey, _ block: EventBlockReader) throws -> EventView {

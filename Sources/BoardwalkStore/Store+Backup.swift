@@ -20,8 +20,8 @@ extension Store {
     /// - Complexity: O(size of the store), twice: the page check, then the copy, which holds one read transaction.
     public func backup(to directory: String) throws {
         try checkOpen()
-        // A damaged page (QA, session 16: one of `event_log`) made the copy crash inside liblmdb. Pages are never
-        // damaged by a commit, so a check in an earlier snapshot covers the copy's.
+        // liblmdb's compacting copy follows damaged pages unchecked and crashes on them (one of `event_log` did).
+        // Pages are never damaged by a commit, so a check in an earlier snapshot covers the copy's.
         guard let problems = try readRetryingPagesMoved({ try $0.txn.checkPages() }) else {
             throw StoreError(.corrupt, "LMDB's pages could not be checked before the backup: another process committed faster "
                              + "than the check could read them, 100 times; try again when appends pause")

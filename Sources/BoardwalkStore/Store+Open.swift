@@ -30,8 +30,7 @@ extension Store {
     }
 
     /// Refuses a data file shorter than its last committed page: a read of a page past the end of a mapped file
-    /// is a bus error, not an error LMDB could return (QA, session 6: every command, `check` included, died on a
-    /// cut-short copy).
+    /// is a bus error, not an error LMDB could return (every command, `check` included, died on a cut-short copy).
     static func checkFileSize(_ env: Environment, path: String) throws {
         var info = MDB_envinfo()
         mdb_env_info(env.handle, &info)

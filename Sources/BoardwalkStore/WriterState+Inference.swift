@@ -36,9 +36,9 @@ extension WriterState {
             }
         }
         // A start event begins a new session once the current one has seen other events, when it is at or after
-        // the session's last event, or 30 minutes or more before it (a whole earlier session arriving late, review
-        // session 8); a late start event within 30 minutes before the last event belongs to the session it precedes
-        // and joins it (QA session 8: it began a session of its own and took later late events from theirs).
+        // the session's last event, or 30 minutes or more before it (a whole earlier session arriving late); a late
+        // start event within 30 minutes before the last event belongs to the session it precedes and joins it (one
+        // of its own would take later late events from that session).
         let startsAnother = isStart && state.map { !$0.fresh && (time >= $0.lastTime || $0.lastTime &- time >= Layout.sessionGap) } ?? true
         if var current = state, time &- current.lastTime < Layout.sessionGap, !startsAnother,
            let name = interner.table.string(for: current.session)

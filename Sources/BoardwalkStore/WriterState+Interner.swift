@@ -21,7 +21,7 @@ extension WriterState {
         /// A string interned for the event being encoded was longer than ``Store/longString`` (the append loop then
         /// checks the event against the limits of an NDJSON export: see `Store.interchangeLimitError`). Every call
         /// looks, not only those that add a string: a long string can already be in the table (a refused event's
-        /// strings are kept, and stores written before session 8 took any).
+        /// strings are kept, and older stores hold long strings of their own).
         var sawLongString = false
 
         mutating func intern(_ string: String) throws -> StringID {

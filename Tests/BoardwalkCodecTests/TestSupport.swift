@@ -2,7 +2,7 @@ import BoardwalkCodec
 import BoardwalkGenerator
 import BoardwalkModel
 
-/// Hex helpers for golden vectors.
+/// Hex conversion for golden vectors.
 enum Hex {
     static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef")

@@ -193,8 +193,8 @@ import Testing
         #expect(try store.check().isOK)
     }
 
-    /// The fold marks blocks with a 64-bit mask of logged batches: a limit above 64 batches folds at 64 (review,
-    /// session 16: the 65th batch used to refuse every append as `corrupt`).
+    /// The fold marks blocks with a 64-bit mask of logged batches: a limit above 64 batches folds at 64 (a 65th
+    /// logged batch would make every append refuse the store as `corrupt`).
     @Test func theLogNeverHoldsMoreThan64Batches() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }

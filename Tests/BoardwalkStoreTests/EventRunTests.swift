@@ -109,8 +109,8 @@ import Testing
     /// The scans' order against an independent oracle: every stored event (`events(since:)`, in seq order)
     /// sorted by its key (onboarding, screen, time, seq) and filtered by the time window. Many batches, so a
     /// group's blocks overlap in time; few distinct times, so ties are everywhere; some rounds spread times
-    /// wider than a block's span; some events have no position. (From review: comparing `forEachRun` with
-    /// `forEachEvent` alone was circular, since one is built on the other.)
+    /// wider than a block's span; some events have no position. (Comparing `forEachRun` with `forEachEvent` alone
+    /// would be circular: one is built on the other.)
     @Test func scansFollowKeyOrderAgainstASortedOracle() throws {
         var rng = SplitMix64(seed: 99)
         for round in 0..<12 {

@@ -270,7 +270,7 @@ func fixturePath() throws -> String {
 
 /// The free database's keys are transaction ids compared as native integers (`MDB_INTEGERKEY`): 1280 is bytes
 /// `00 05 …`, which sorts before 1279 (`FF 04 …`) as bytes. The page walk compared them as bytes and reported a
-/// healthy store as damaged once the free list held records on both sides of a multiple of 256 (rev7, session 7).
+/// healthy store as damaged once the free list held records on both sides of a multiple of 256.
 @Test func checkPassesWhileTheFreeListHoldsTransactionIDsAcrossAMultipleOf256() throws {
     let dir = temporaryDirectory()
     defer { removeDirectory(dir) }

@@ -4,8 +4,8 @@ import Testing
 @testable import BoardwalkStore
 
 /// Inferred session names (`inferred:<seq>`) are the store's own: an event arriving with one (an export of
-/// another store, ingested here) is inferred again instead of joining this store's session of that name (QA,
-/// session 6: two users' sessions became one, and `check()` saw nothing wrong).
+/// another store, ingested here) is inferred again instead of joining this store's session of that name (two users'
+/// sessions would become one, and `check()` would see nothing wrong).
 @Suite struct InferredImportTests {
     func event(_ t: Int64, profile: String, session: String?) -> Event {
         Event(time: Timestamp(microseconds: 1_793_527_200_000_000 + t * 1_000_000), session: session, profile: profile,

@@ -3,9 +3,9 @@ import BoardwalkModel
 import Testing
 @testable import BoardwalkStore
 
-/// `append` refuses what an NDJSON export could not carry back in (QA, session 8: the store took total screens of
-/// -5 and 70 000, times in 1969 and year 20983 and a 5 MB action id, `check()` passed, and `ingest` refused the
-/// exported lines): each such event refuses its batch, named by index, and events at the limits are taken.
+/// `append` refuses what an NDJSON export could not carry back in (total screens of -5 and 70 000, times in 1969
+/// and year 20983, a 5 MB action id: `check()` would pass and `ingest` refuse the exported lines): each such event
+/// refuses its batch, named by index, and events at the limits are taken.
 @Suite struct InterchangeLimitTests {
     static let big = String(repeating: "x", count: RecordFormat.maxStringBytes + 1)
     static let atLimit = String(repeating: "y", count: RecordFormat.maxStringBytes)
@@ -45,8 +45,8 @@ import Testing
         }
     }
 
-    /// A long string already in the dictionary is refused again (review, session 8: a refused event's strings are
-    /// kept, and a second append in the same transaction took the same string because it was no longer new).
+    /// A long string already in the dictionary is refused again (a refused event's strings are kept, so a second
+    /// append in the same transaction meets the same string no longer new).
     @Test func aLongStringAlreadyInTheDictionaryIsRefusedToo() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -66,7 +66,7 @@ import Testing
         #expect(try store.read { try $0.stats().events } == 0)
     }
 
-    /// Strings within 64 KiB whose NDJSON line would not be (review, session 8): a multi-select of 1 000 choices with
+    /// Strings within 64 KiB whose NDJSON line would not be: a multi-select of 1 000 choices with
     /// 1.2 KB labels, and three 64 KiB ids of control characters (6 bytes each as JSON).
     @Test func eventsWhoseLineWouldPassOneMiBAreRefused() throws {
         let label = String(repeating: "l", count: 1_200)

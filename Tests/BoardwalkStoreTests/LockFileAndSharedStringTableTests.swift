@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 /// The lock file's reserved blocks (liblmdb writes `lock.mdb` through a memory map after sizing it with `ftruncate`:
-/// on a full disk that write was a bus error, QA of session 9), and the string dictionary's shared cache and damage.
+/// on a full disk that write was a bus error), and the readers' shared string table and its damage.
 @Suite struct LockFileAndSharedStringTableTests {
     /// liblmdb sizes its reader table from the lock file's size when the file is at least the size it would make:
     /// 8 KiB is its 126 reader slots; a 16 KiB file gives 254 (`mdb_env_get_maxreaders`, checked with a C probe).

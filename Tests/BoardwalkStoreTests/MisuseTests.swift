@@ -5,8 +5,8 @@ import Testing
 
 @testable import BoardwalkStore
 
-// Calls an embedding app can make by mistake (an embedding review, session 7): each must fail at once on the calling
-// thread with a StoreError that says what to do, never wait forever or surface a bare LMDB code.
+// Calls an embedding app can make by mistake: each must fail at once on the calling thread with a StoreError that
+// says what to do, never wait forever or surface a bare LMDB code.
 
 /// Runs `body` on a thread of its own and returns its result, or `nil` when it has not finished after `seconds`: a
 /// hang (the bug these tests guard against) fails the test instead of stopping the suite. Nothing is timed.

@@ -218,8 +218,8 @@ import Testing
     /// A batch refused as `corrupt` by `onboarding_sessions` inside `write {}` (a damaged chunk of one of its
     /// onboardings) is refused after its loop, once its seqs are taken and its other onboardings' chunks written:
     /// the transaction holds part of it. So nothing more goes into that transaction (a later append throws) and it is
-    /// aborted whether or not the closure catches the error: nothing of it is stored (review, session 10: the refused
-    /// batch's pair of another onboarding stayed listed without events, and the next batch's seqs skipped its own).
+    /// aborted whether or not the closure catches the error: nothing of it is stored (else the refused batch's pair of
+    /// another onboarding stays listed without events, and the next batch's seqs skip its own).
     @Test func aBatchRefusedByADamagedChunkInsideWriteLeavesNothing() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }

@@ -220,7 +220,7 @@ import Testing
     }
 }
 
-/// A refused batch whose new strings fill the map (found in review): the caller catches the encoder's error and
+/// A refused batch whose new strings fill the map: the caller catches the encoder's error and
 /// goes on in the same transaction, as documented; the flush of the refused batch's strings hits `MDB_MAP_FULL`,
 /// which must reach `Store.write` so that it grows the map and runs the body again, instead of leaving a
 /// transaction that refuses every later call.

@@ -485,8 +485,8 @@ import Testing
     }
 
     /// An event older than its session's last event joins that session, a start event too: a late
-    /// `onboarding_loaded` (an offline device's upload) started a session of its own and took the later late
-    /// events from the session they belong to (QA, session 8).
+    /// `onboarding_loaded` (an offline device's upload) must not start a session of its own and take the later late
+    /// events from the session they belong to.
     @Test(arguments: [1, 2])
     func aLateStartEventJoinsTheSessionItPrecedes(batches: Int) throws {
         let e = { (t: Int64, p: Payload) in
@@ -510,7 +510,7 @@ import Testing
 
     /// A whole earlier session that arrives after a later one (files ingested in reverse, a device uploading
     /// yesterday's session) starts a session of its own: its start event is 30 minutes or more before the later
-    /// session's last event (review, session 8: it joined the later session, and the rest of it followed).
+    /// session's last event (joining the later session would take the rest of it along).
     @Test(arguments: [1, 2])
     func aWholeLateSessionStaysItsOwn(batches: Int) throws {
         let e = { (t: Int64, p: Payload) in

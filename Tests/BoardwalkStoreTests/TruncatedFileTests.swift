@@ -35,7 +35,7 @@ import Testing
     }
 
     /// Both of LMDB's meta pages damaged: the store cannot be told from a file that is not LMDB at all, and the
-    /// error names both (it said only "is not a Boardwalk store", which sent a QA tester to the wrong directory).
+    /// error names both ("is not a Boardwalk store" alone sends the reader to look for another directory).
     @Test func damagedMetaPagesAreNamed() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }

@@ -6,7 +6,7 @@ import Testing
 @testable import BoardwalkStore
 
 /// What the writer caches between batches (each group's latest stored time, its newest block) must never
-/// change what is stored: found by review, kept as regression tests.
+/// change what is stored.
 @Suite struct WriterCacheTests {
     /// A reopened writer whose first touch of a group is an event without an id, older than the group's
     /// stored events, must not take that event's time for the group's latest: a resent event with an id

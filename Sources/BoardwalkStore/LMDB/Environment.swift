@@ -56,7 +56,7 @@ final class Environment: @unchecked Sendable {
             // LMDB opens lock.mdb for reading and writing even for a read-only environment (a reader takes a
             // slot in it). Without write access to it there is no slot to take: read without one, but only while no
             // other process has the store open. A writer that cannot see this reader reuses pages it is reading, and
-            // liblmdb then asserts (rev7, session 7: 23 of 30 queries aborted while the owner appended).
+            // liblmdb then asserts (23 of 30 queries aborted while the owner appended).
             if let holder = Environment.lockHolder(path) {
                 throw StoreError(.readOnly, "\(path) is open in another process (pid \(holder)), and this user may not "
                                  + "write its lock file: reading it without one while it is written could crash or "
@@ -132,11 +132,10 @@ final class Environment: @unchecked Sendable {
 
     /// Gives `lock.mdb` its disk blocks before liblmdb opens it. liblmdb sizes a new (or short) lock file with
     /// `ftruncate`, which allocates nothing, and then writes it through a memory map: on a full disk that first
-    /// write is a SIGBUS (QA, session 9: `stats` on a store copied without its lock file to a full file system
-    /// died with a bus error). `posix_fallocate` of the file's own length, or of the 8 KiB liblmdb gives a new one
+    /// write is a SIGBUS (`stats` on a store copied without its lock file to a full file system died so). `posix_fallocate` of the file's own length, or of the 8 KiB liblmdb gives a new one
     /// (`sizeof(MDB_txninfo)` 192 + 125 reader slots of 64), turns that into `ENOSPC` here. The length is never
     /// changed: liblmdb reads a longer file as more reader slots, and a process that mapped the shorter one would
-    /// then write its slot past its map (review, session 9). Filling the holes of a file in use changes none of its
+    /// then write its slot past its map. Filling the holes of a file in use changes none of its
     /// bytes, and a lock file whose blocks are all there needs no space at all. Nothing is done when the file cannot
     /// be opened for writing (a read-only store: liblmdb then reads without a lock file, or fails by itself).
     ///

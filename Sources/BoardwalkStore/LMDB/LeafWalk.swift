@@ -8,7 +8,7 @@ import Glibc
 /// for pages of windows this process has not touched and that do not follow the previous page read, through the
 /// map otherwise, as ``BlockFetcher`` reads blocks) instead of through liblmdb's
 /// cursor, which touches each page through the map: a page fault (4–5 µs here) for every leaf of a scan whose
-/// leaves are scattered through the file, against about 2 µs for a `pread` (docs/query-language.md, "Session 10").
+/// leaves are scattered through the file, against about 2 µs for a `pread`.
 ///
 /// Only for a read transaction (a write transaction's own pages are not in the file) whose map address is known.
 /// The layout read is LMDB 0.9's (see PageCheck.swift). Each page is checked before use: its number within the

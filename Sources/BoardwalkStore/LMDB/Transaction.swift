@@ -161,8 +161,8 @@ struct Cursor {
 /// The data file's place in the memory map, taken when a transaction begins, to check the values LMDB hands out.
 ///
 /// LMDB follows page numbers from the file without checking them against its size: a damaged node can point a
-/// value (an overflow page) past the end of the file, and reading it is a bus error (QA, session 6: `check`
-/// died on such a store). Every value a read returns inside the map must end within the file; a value outside
+/// value (an overflow page) past the end of the file, and reading it is a bus error (`check` died on such a
+/// store). Every value a read returns inside the map must end within the file; a value outside
 /// the map is one a write transaction holds in its own dirty pages. The pages LMDB reads itself on the way
 /// (branch and leaf pages) are not covered: damage there can still crash inside liblmdb.
 struct MappedFile {
@@ -181,8 +181,8 @@ struct MappedFile {
     /// Throws ``StoreError/Kind/corrupt`` when `value` lies in the map and runs past the end of the file.
     ///
     /// The file may have grown since the transaction began: a write transaction that dirties more pages than
-    /// LMDB keeps in memory writes some of them early ("spills" them) and reads them back from the map (a
-    /// review found a false error on a write of about 150 000 overflow values). So a value past the size taken
+    /// LMDB keeps in memory writes some of them early ("spills" them) and reads them back from the map (a write of
+    /// about 150 000 overflow values met such a page). So a value past the size taken
     /// at the start is checked against the file's size now before it is called damaged.
     @inline(__always)
     func check(_ value: MDB_val, _ db: Database) throws {
