@@ -24,9 +24,12 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(packageName + ["-enable-testing"])]),
         .target(name: "FuzzSupport", dependencies: ["BoardwalkCodec", "BoardwalkModel"], swiftSettings: swift),
         // Each has a main.swift holding only LLVMFuzzerTestOneInput; libFuzzer supplies main().
-        .target(name: "FuzzRecord", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"], swiftSettings: swift),
-        .target(name: "FuzzBatch", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"], swiftSettings: swift),
-        .target(name: "FuzzBlock", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkStoreFormat", "BoardwalkModel"],
+        .target(name: "FuzzRecord", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"],
+                swiftSettings: swift),
+        .target(name: "FuzzBatch", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"],
+                swiftSettings: swift),
+        .target(name: "FuzzBlock",
+                dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkStoreFormat", "BoardwalkModel"],
                 swiftSettings: swift),
         .target(name: "FuzzJSON", dependencies: ["BoardwalkJSON", "BoardwalkModel"], swiftSettings: swift),
     ]

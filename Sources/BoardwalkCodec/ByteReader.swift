@@ -107,7 +107,9 @@ package struct ByteReader {
 
     /// Any varint at `position`, checked byte by byte: the value and the position after it.
     @inlinable
-    package static func varintSlow(_ base: UnsafeRawPointer, _ position: Int, _ end: Int) throws(CodecError) -> (UInt64, Int) {
+    package static func varintSlow(_ base: UnsafeRawPointer, _ position: Int, _ end: Int) throws(CodecError)
+        -> (UInt64, Int)
+    {
         let start = position
         var result: UInt64 = 0
         var shift: UInt64 = 0

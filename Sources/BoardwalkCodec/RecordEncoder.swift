@@ -99,7 +99,9 @@ public struct RecordEncoder: Sendable {
     /// - Parameter event: an initialized event, unchanged until the call returns (the interner must not
     ///   write to it).
     @inlinable @discardableResult
-    package mutating func appendRecord<I: StringInterner>(at event: UnsafePointer<Event>, strings: inout I) throws -> EncodedRecord {
+    package mutating func appendRecord<I: StringInterner>(at event: UnsafePointer<Event>, strings: inout I) throws
+        -> EncodedRecord
+    {
         try append(at: event, strings: &strings, full: true, eventID: nil, emptyIsAbsent: false)
     }
 

@@ -64,8 +64,8 @@ package struct RecordFields {
     ///   type's discussion for what it skips); ``CodecError/Reason/contextMismatch`` when the body's `meta`
     ///   flag disagrees with `header`.
     @inlinable @inline(__always)
-    package init(body bytes: UnsafeRawBufferPointer, header: RecordHeader, stringLimit limit: StringID = RecordFormat.absent,
-                extent: Extent = .all) throws(CodecError)
+    package init(body bytes: UnsafeRawBufferPointer, header: RecordHeader,
+                 stringLimit limit: StringID = RecordFormat.absent, extent: Extent = .all) throws(CodecError)
     {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         var r = ByteReader(base: base, position: 0, end: bytes.count)

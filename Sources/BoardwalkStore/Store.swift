@@ -175,13 +175,16 @@ public final class Store: @unchecked Sendable {
     public func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
         try checkOpen()
         return try inFrame(write: false) {
-            try env.transaction(write: false) { txn in try body(try Snapshot(txn: txn, dbs: dbs, cache: sharedStrings)) }
+            try env.transaction(write: false) { txn in
+                try body(try Snapshot(txn: txn, dbs: dbs, cache: sharedStrings))
+            }
         }
     }
 
     /// Flushes committed data to disk (`mdb_env_sync` with force): the durability point for
     /// ``Durability/noSync`` and ``Durability/noMetaSync``.
-    /// - Throws: ``StoreError`` with ``StoreError/Kind/closed`` after ``close()``, ``StoreError/Kind/system`` (the disk).
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/closed`` after ``close()``, ``StoreError/Kind/system`` (the
+    ///   disk).
     public func sync() throws {
         try checkOpen()
         try env.sync()

@@ -78,7 +78,8 @@ package struct EventBlockBuilder {
     /// the builder holds an empty block started at (`firstTime`, `firstSeq`).
     /// - Throws: ``CodecError`` when `bytes` is not a well-formed block.
     /// - Complexity: O(events of the block) and one copy of its bytes.
-    package mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64) throws(CodecError) {
+    package mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64,
+                                 firstSeq: UInt64) throws(CodecError) {
         start(time: firstTime, seq: firstSeq)
         var reader = try EventBlockReader(bytes, firstTime: firstTime, firstSeq: firstSeq)
         let eventsStart = reader.reader.position

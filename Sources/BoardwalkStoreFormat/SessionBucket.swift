@@ -140,8 +140,9 @@ package struct SessionBucketBuilder {
     ///   bytes (programmer errors: they trap).
     /// - Complexity: O(prefix) for the copy of `prefix`.
     @inlinable
-    package mutating func withValue<R>(keySeq: UInt64, prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
-                                      _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package mutating func withValue<R>(keySeq: UInt64,
+                                       prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+                                       _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         precondition(!isEmpty && keySeq <= _baseSeq && prefix.count <= prefixRoom, "session bucket value misused")
         if inRun { used = closeRun(at: used) }
         var header = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))

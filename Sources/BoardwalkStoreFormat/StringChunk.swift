@@ -105,7 +105,8 @@ package enum StringChunkEntry {
         case .uuid(let hi, let lo, let upper):
             guard let parsed = parseUUID(utf8) else { return false }
             // A UUID without letters parses as lowercase; it is the same string either way.
-            return parsed.hi == hi && parsed.lo == lo && (parsed.upper == upper || !(hasHexLetter(hi) || hasHexLetter(lo)))
+            let sameCase = parsed.upper == upper || !(hasHexLetter(hi) || hasHexLetter(lo))
+            return parsed.hi == hi && parsed.lo == lo && sameCase
         }
     }
 }

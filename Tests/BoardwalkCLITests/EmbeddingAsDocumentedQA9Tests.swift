@@ -201,7 +201,8 @@ struct EmbeddingAsDocumentedQA9Tests {
             #expect(error.kind == .invalidArgument)
             #expect(error.message.contains(missing), "\(error)")
         }
-        #expect(StoreError(lmdbCode: -30792).description == "LMDB error -30792: MDB_MAP_FULL: Environment mapsize limit reached")
+        #expect(StoreError(lmdbCode: -30792).description
+                == "LMDB error -30792: MDB_MAP_FULL: Environment mapsize limit reached")
     }
 
     @Test("check() and backup(to:): a copy that is itself a store with the same events")

@@ -22,7 +22,8 @@ extension Snapshot {
     /// Every `sessions` value and every `session_log` segment decodes (every run and entry, in order), and lists
     /// events of the sessions of its bucket, each with the onboarding, screen and time `events` has for it, and no
     /// event twice (in either).
-    func checkSessionIndex(_ report: inout CheckReport, fingerprints: [UInt64], listed: inout [UInt8], mark: UInt8) throws {
+    func checkSessionIndex(_ report: inout CheckReport, fingerprints: [UInt64], listed: inout [UInt8],
+                           mark: UInt8) throws {
         func check(_ place: String, bucket: UInt32, keySeq: UInt64, _ bytes: UnsafeRawBufferPointer) {
             do {
                 var reader = try sessionBucketReader(bucket: bucket, keySeq: keySeq, bytes)

@@ -38,7 +38,8 @@ func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {
 /// The error for the block stored under the key (`seq`, `onboarding`, `screen`) that does not decode.
 @usableFromInline
 func undecodableBlock(seq: UInt64, onboarding: UInt32, screen: UInt16, _ error: CodecError) -> StoreError {
-    StoreError(.corrupt, "the block at seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode", underlying: error)
+    StoreError(.corrupt, "the block at seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode",
+               underlying: error)
 }
 
 /// The error for the record of event `seq` (in the group of `onboarding` and `screen`) that does not decode.

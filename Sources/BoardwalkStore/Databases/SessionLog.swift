@@ -105,7 +105,8 @@ struct SessionLog {
 
     /// The error for the chunk of batch `seq` at `bucket` that does not decode.
     static func undecodableChunk(seq: UInt64, bucket: UInt32, _ error: CodecError) -> StoreError {
-        StoreError(.corrupt, "the session_log chunk of batch \(seq) at bucket \(bucket) does not decode", underlying: error)
+        StoreError(.corrupt, "the session_log chunk of batch \(seq) at bucket \(bucket) does not decode",
+                   underlying: error)
     }
 
     /// A reader of a chunk, damage as a ``StoreError``.

@@ -45,7 +45,8 @@ final class Environment: @unchecked Sendable {
     /// Wraps `mdb_env_create`, `mdb_env_set_mapsize`, `mdb_env_set_maxdbs`, `mdb_env_open` and
     /// `mdb_reader_check`.
     /// `readsPages` allows the page readers; they run only on a liblmdb whose page layout ``PageLayout`` knows.
-    init(path: String, mapSize: Int, maxDatabases: UInt32, flags: UInt32, readOnly: Bool, readsPages: Bool = true) throws {
+    init(path: String, mapSize: Int, maxDatabases: UInt32, flags: UInt32, readOnly: Bool,
+         readsPages: Bool = true) throws {
         var env: OpaquePointer
         var lockless = false
         do {
@@ -132,10 +133,11 @@ final class Environment: @unchecked Sendable {
 
     /// Gives `lock.mdb` its disk blocks before liblmdb opens it. liblmdb sizes a new (or short) lock file with
     /// `ftruncate`, which allocates nothing, and then writes it through a memory map: on a full disk that first
-    /// write is a SIGBUS (`stats` on a store copied without its lock file to a full file system died so). `posix_fallocate` of the file's own length, or of the 8 KiB liblmdb gives a new one
-    /// (`sizeof(MDB_txninfo)` 192 + 125 reader slots of 64), turns that into `ENOSPC` here. The length is never
-    /// changed: liblmdb reads a longer file as more reader slots, and a process that mapped the shorter one would
-    /// then write its slot past its map. Filling the holes of a file in use changes none of its
+    /// write is a SIGBUS (`stats` on a store copied without its lock file to a full file system died so).
+    /// `posix_fallocate` of the file's own length, or of the 8 KiB liblmdb gives a new one (`sizeof(MDB_txninfo)`
+    /// 192 + 125 reader slots of 64), turns that into `ENOSPC` here. The length is never changed: liblmdb reads a
+    /// longer file as more reader slots, and a process that mapped the shorter one would then write its slot past
+    /// its map. Filling the holes of a file in use changes none of its
     /// bytes, and a lock file whose blocks are all there needs no space at all. Nothing is done when the file cannot
     /// be opened for writing (a read-only store: liblmdb then reads without a lock file, or fails by itself).
     ///

@@ -43,12 +43,14 @@ struct LMDBPage {
         guard said == number else { throw PageFault("page \(number) says it is page \(said)") }
         let flags = bytes.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
         guard flags & 0x7F == (isLeaf ? LMDBPage.leafFlag : LMDBPage.branchFlag) else {
-            throw PageFault("page \(number) has flags 0x\(String(flags, radix: 16)), not a \(isLeaf ? "leaf" : "branch")")
+            let kind = isLeaf ? "leaf" : "branch"
+            throw PageFault("page \(number) has flags 0x\(String(flags, radix: 16)), not a \(kind)")
         }
         let lower = Int(bytes.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
         let upper = Int(bytes.loadUnaligned(fromByteOffset: 14, as: UInt16.self))
         guard lower > 16, lower <= upper, upper <= bytes.count, lower % 2 == 0 else {
-            throw PageFault("page \(number) has free space \(lower)…\(upper), impossible in a page of \(bytes.count) bytes")
+            throw PageFault(
+                "page \(number) has free space \(lower)…\(upper), impossible in a page of \(bytes.count) bytes")
         }
         self.bytes = bytes
         self.number = number
@@ -62,7 +64,8 @@ struct LMDBPage {
     func node(_ i: Int) throws(PageFault) -> Node {
         let at = Int(bytes.loadUnaligned(fromByteOffset: 16 + 2 * i, as: UInt16.self))
         guard at >= upper, at + 8 <= bytes.count else {
-            throw PageFault("page \(number), node \(i) at \(at) lies outside the page's nodes (\(upper)…\(bytes.count))")
+            throw PageFault(
+                "page \(number), node \(i) at \(at) lies outside the page's nodes (\(upper)…\(bytes.count))")
         }
         let lo = Int(bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self))
         let hi = Int(bytes.loadUnaligned(fromByteOffset: at + 2, as: UInt16.self))

@@ -47,7 +47,9 @@ struct LeafWalk {
     /// map address, a liblmdb whose page layout is not known (``PageLayout``), a database whose record is not the
     /// plain kind): the caller then reads through liblmdb's cursor.
     init?(_ txn: Transaction, _ db: Database) throws {
-        guard !txn.isWrite, txn.file.readsPages, let windows = txn.file.windows, txn.file.descriptor >= 0 else { return nil }
+        guard !txn.isWrite, txn.file.readsPages, let windows = txn.file.windows, txn.file.descriptor >= 0 else {
+            return nil
+        }
         // The database's record in the main database (`MAIN_DBI`, 1): flags, depth, page counts, root.
         var k = MDB_val(mv_size: db.name.utf8.count, mv_data: nil)
         var v = MDB_val()
@@ -152,7 +154,9 @@ struct LeafWalk {
     private mutating func load(_ depth: Int, _ page: UInt64) throws {
         if levels[depth].page == page { return }
         levels[depth].page = .max
-        guard page >= 2, page < pages else { throw corrupt(depth, PageFault("page \(page) lies outside the file's \(pages) pages")) }
+        guard page >= 2, page < pages else {
+            throw corrupt(depth, PageFault("page \(page) lies outside the file's \(pages) pages"))
+        }
         let offset = Int(page) * pageSize
         let window = offset >> MapWindows.shift
         let bytes: UnsafeRawBufferPointer
@@ -180,7 +184,9 @@ struct LeafWalk {
             bytes = UnsafeRawBufferPointer(start: buffer, count: pageSize)
         }
         let isLeaf = depth == levels.count - 1
-        levels[depth].view = try checked(depth) { () throws(PageFault) in try LMDBPage(bytes, number: page, isLeaf: isLeaf) }
+        levels[depth].view = try checked(depth) { () throws(PageFault) in
+            try LMDBPage(bytes, number: page, isLeaf: isLeaf)
+        }
         levels[depth].index = 0
         levels[depth].page = page
     }
@@ -212,14 +218,17 @@ struct LeafWalk {
         case LMDBPage.bigData:  // the value starts 16 bytes into its first overflow page
             let first = try checked(depth) { () throws(PageFault) in try view.overflowPage(node, i) }
             let (end, overflow) = first.multipliedReportingOverflow(by: UInt64(pageSize))
-            guard first >= 2, first < pages, !overflow, end + 16 + UInt64(node.size) <= UInt64(file.fileEnd - file.mapStart) else {
-                throw corrupt(depth, PageFault("page \(view.number), node \(i): its value (\(node.size) bytes on page \(first)) "
-                                               + "lies outside the file"))
+            let fileBytes = UInt64(file.fileEnd - file.mapStart)
+            guard first >= 2, first < pages, !overflow, end + 16 + UInt64(node.size) <= fileBytes else {
+                throw corrupt(depth, PageFault("page \(view.number), node \(i): its value (\(node.size) bytes on page "
+                                               + "\(first)) lies outside the file"))
             }
-            value = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: file.mapStart + UInt(end) + 16), count: node.size)
+            let start = UnsafeRawPointer(bitPattern: file.mapStart + UInt(end) + 16)
+            value = UnsafeRawBufferPointer(start: start, count: node.size)
         default:
-            throw corrupt(depth, PageFault("page \(view.number), node \(i) has flags 0x\(String(node.flags, radix: 16)) "
-                                           + "(a sub-database or duplicates)"))
+            let flags = String(node.flags, radix: 16)
+            throw corrupt(depth, PageFault("page \(view.number), node \(i) has flags 0x\(flags) (a sub-database or "
+                                           + "duplicates)"))
         }
     }
 

@@ -206,9 +206,11 @@ private struct PageWalk {
                     return
                 }
                 let name = String(decoding: key, as: UTF8.self)
-                named.append(TreeRecord(name: name, UnsafeRawBufferPointer(rebasing: buffer[node.dataAt..<(node.dataAt + 48)])))
+                let record = UnsafeRawBufferPointer(rebasing: buffer[node.dataAt..<(node.dataAt + 48)])
+                named.append(TreeRecord(name: name, record))
             default:
-                report("\(what): page \(page), node \(i) has flags 0x\(String(node.flags, radix: 16)), which this store never writes")
+                let flags = String(node.flags, radix: 16)
+                report("\(what): page \(page), node \(i) has flags 0x\(flags), which this store never writes")
                 return
             }
         }

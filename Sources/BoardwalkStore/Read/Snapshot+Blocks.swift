@@ -90,7 +90,8 @@ extension Snapshot {
     ///   - screens: screen indexes to include (`nil`: all).
     ///   - time: the half-open time range to include.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode, or a block
-    ///   that lies past the end of the file; ``StoreError/Kind/system`` with the `errno` of a `pread` that fails; whatever `body` throws.
+    ///   that lies past the end of the file; ``StoreError/Kind/system`` with the `errno` of a `pread` that fails;
+    ///   whatever `body` throws.
     /// - Complexity: O(log N) per screen, plus O(1) per block and per event read.
     package func forEachBlockRun(onboarding: StringID, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                                 _ body: (inout EventRun) throws -> Bool) throws {

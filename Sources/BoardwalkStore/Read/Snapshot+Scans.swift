@@ -169,8 +169,8 @@ extension Snapshot {
 
     /// ``forEachEvent(onboarding:screens:time:_:)`` by the onboarding's id string; no events when the
     /// store has never seen it.
-    /// - Throws: as ``forEachEvent(onboarding:screens:time:_:)-(StringID?,_,_,_)``, and ``StoreError/Kind/corrupt`` when
-    ///   the string dictionary is damaged (``id(of:)``).
+    /// - Throws: as ``forEachEvent(onboarding:screens:time:_:)-(StringID?,_,_,_)``, and
+    ///   ``StoreError/Kind/corrupt`` when the string dictionary is damaged (``id(of:)``).
     public func forEachEvent(onboarding: String, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
                              _ body: (EventView) throws -> Bool) throws {
         guard let id = try id(of: onboarding) else { return }

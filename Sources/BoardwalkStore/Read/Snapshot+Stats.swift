@@ -43,8 +43,8 @@ extension Snapshot {
     ///
     /// Apart from ``stats()``, which reads no page of a database: a damaged page met here fails the rest of this
     /// snapshot's reads (LMDB marks the transaction failed), so call it last, or in a snapshot of its own.
-    /// - Throws: ``StoreError/Kind/corrupt`` for a log key of the wrong size; ``StoreError/Kind/lmdb`` (``StoreError/meansDamage``) for a
-    ///   damaged page.
+    /// - Throws: ``StoreError/Kind/corrupt`` for a log key of the wrong size; ``StoreError/Kind/lmdb``
+    ///   (``StoreError/meansDamage``) for a damaged page.
     /// - Complexity: O(batches × log N) for the event log (a seek per batch); O(chunks) for the session log's keys.
     public func unfoldedBatches() throws -> (eventLog: Int, sessionLog: Int) {
         (try eventLogBatches().count, try sessionLog().batches.count)

@@ -8,9 +8,10 @@ internal import CPrefetch
 /// With 100 000 sessions in flight most of those ids miss the string table's identity cache, and each lookup
 /// waited for memory up to four times in a row: the table's lookups took 40 % of `append` without the session
 /// index (`perf record`). An event takes over a microsecond to append, a miss about a tenth of that, so one event
-/// ahead per stage is time enough: before event `i` is appended, the ids' bytes of event `i + 4`, their hash table slots for
-/// `i + 3` (hashing them: their bytes have arrived), the table's `String`s for `i + 2` (reading the slots), and the
-/// table strings' bytes for `i + 1` (reading those `String`s). A prefetch never faults and changes nothing.
+/// ahead per stage is time enough: before event `i` is appended, the ids' bytes of event `i + 4`, their hash table
+/// slots for `i + 3` (hashing them: their bytes have arrived), the table's `String`s for `i + 2` (reading the
+/// slots), and the table strings' bytes for `i + 1` (reading those `String`s). A prefetch never faults and changes
+/// nothing.
 struct IDPrefetcher {
     /// The hashes of the session and profile ids of the events one to three ahead (`nil`: absent, or answered by the
     /// identity cache), by event index modulo 4.

@@ -36,7 +36,8 @@ extension Store {
     /// - Parameters:
     ///   - events: the batch; empty is allowed (useful to store only a checkpoint).
     ///   - checkpoint: stored in the same transaction, so it is durable exactly when the batch is.
-    /// - Throws: only ``StoreError`` (``StoreError/Kind/system`` for the disk); on a throw nothing of the batch is stored.
+    /// - Throws: only ``StoreError`` (``StoreError/Kind/system`` for the disk); on a throw nothing of the batch is
+    ///   stored.
     ///   ``StoreError/Kind/invalidArgument`` for a bad checkpoint key, or for an event the record format
     ///   cannot hold (a screen index outside `0...Meta.maxScreenIndex`, a record over the format's length
     ///   limit): its message names the event's index in the batch, event id and session, ``StoreError/batchIndex``

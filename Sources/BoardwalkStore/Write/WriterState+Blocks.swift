@@ -43,7 +43,8 @@ extension WriterState {
     /// listed in ``blockKeys``, and for a fold with the logged batches (`batchOfEntry`: per entry, the index of
     /// its batch in the log) whose events it took in ``foldMasks``; blocks of a group are written in key order, so
     /// consecutive puts land on the same pages.
-    func writeBlocks(_ c: inout Cursor, bodies: UnsafeRawBufferPointer, logBatch: UInt64?, batchOfEntry: [UInt8]?) throws {
+    func writeBlocks(_ c: inout Cursor, bodies: UnsafeRawBufferPointer, logBatch: UInt64?,
+                     batchOfEntry: [UInt8]?) throws {
         let entries = self.entries
         let order = self.order
         var builder = EventBlockBuilder(capacity: 0)
