@@ -9,4 +9,13 @@ extension String {
     func replacing(_ target: String, with replacement: String) -> String {
         split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
+
+    /// Pads with spaces on the right to `width` characters (never truncates).
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+    /// Pads with spaces on the left to `width` characters (never truncates).
+    func leftPadding(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
 }

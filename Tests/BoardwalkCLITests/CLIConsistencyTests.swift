@@ -187,12 +187,12 @@ struct DemoOrderTests {
     @Test("ranked: by value, largest first, ties by key")
     func ranked() {
         let counts = ["error": 1.0, "abandoned": 2, "closed": 1, "completed": 1]
-        #expect(Answers.ranked(counts).map(\.key) == ["abandoned", "closed", "completed", "error"])
+        #expect(DemoAnswers.ranked(counts).map(\.key) == ["abandoned", "closed", "completed", "error"])
     }
 
     @Test("alignedColumns pads each column to its widest and right-aligns the numbers")
     func aligned() {
-        let rows = Answers.alignedColumns([["p50 ", "4.0 s", ", p90 ", "11.2 s", ""], ["p50 ", "15.0 s", ", p90 ", "1.0 s", ", 1 ended here"]],
+        let rows = DemoAnswers.alignedColumns([["p50 ", "4.0 s", ", p90 ", "11.2 s", ""], ["p50 ", "15.0 s", ", p90 ", "1.0 s", ", 1 ended here"]],
                                           rightAligned: [1, 3])
         #expect(rows == ["p50  4.0 s, p90 11.2 s              ", "p50 15.0 s, p90  1.0 s, 1 ended here"])
     }

@@ -9,10 +9,10 @@ import Testing
 struct DemoChartsQA9Tests {
     @Test("an index is padded to the widest index of its chart")
     func labels() {
-        #expect(Answers.screenLabel(0, "welcome", upTo: 13) == " 0 welcome")
-        #expect(Answers.screenLabel(13, "final", upTo: 13) == "13 final")
-        #expect(Answers.screenLabel(7, "pricing", upTo: 7) == "7 pricing")
-        #expect(Answers.screenLabel(100, nil, upTo: 9) == "100 ")
+        #expect(DemoAnswers.screenLabel(0, "welcome", upTo: 13) == " 0 welcome")
+        #expect(DemoAnswers.screenLabel(13, "final", upTo: 13) == "13 final")
+        #expect(DemoAnswers.screenLabel(7, "pricing", upTo: 7) == "7 pricing")
+        #expect(DemoAnswers.screenLabel(100, nil, upTo: 9) == "100 ")
     }
 
     @Test("in the demo's funnel and dwell charts, the screen names start in one column")
