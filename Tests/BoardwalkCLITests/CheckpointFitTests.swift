@@ -13,7 +13,7 @@ struct CheckpointFitTests {
 
     func run(_ path: String, sink: MemorySink, batch: Int = 50) throws -> IngestSummary {
         let ingester = Ingester(
-            sink: sink, parser: TinyParser(), helperParser: TinyParser(), options: .init(batchSize: batch),
+            sink: sink, parser: TinyParser(), workerParser: TinyParser(), options: .init(batchSize: batch),
             rejects: RejectsWriter(path: directory.appendingPathComponent("rejects.txt").path), progress: nil)
         try ingester.ingest(try InputFile(path: path))
         ingester.rejects.flush()

@@ -83,7 +83,7 @@ struct IngesterTests {
              maxLineBytes: Int = JSONReaderLimits().maxLineBytes) throws -> (IngestSummary, String) {
         let rejectsPath = directory.appendingPathComponent("rejects.txt").path
         let ingester = Ingester(
-            sink: sink, parser: TinyParser(), helperParser: TinyParser(),
+            sink: sink, parser: TinyParser(), workerParser: TinyParser(),
             options: .init(strict: strict, batchSize: batch, pipelined: pipelined, maxLineBytes: maxLineBytes),
             rejects: RejectsWriter(path: rejectsPath), progress: nil)
         defer { ingester.rejects.flush() }

@@ -96,7 +96,7 @@ enum DemoCommand: Command {
         }
         try commit(batch)
         // As `ingest` does at its end: the demo's queries then read `events` and `sessions` alone (docs/storage.md,
-        // "Format 9: the event log").
+        // the event log).
         let t0 = monotonicMicroseconds()
         try store.foldLogs()
         storing += monotonicMicroseconds() - t0

@@ -100,7 +100,7 @@ enum IngestCommand: Command {
             sink: StoreSink(store: store), parser: try JSONLineParser(),
             // A second parse thread only with 3 or more cores: on 2, parsing and committing already keep both
             // busy, and a third thread measured no faster while costing 5 % more CPU (docs/cli.md, ingest).
-            helperParser: sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3 ? try JSONLineParser() : nil,
+            workerParser: sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3 ? try JSONLineParser() : nil,
             options: Ingester.Options(strict: arguments.flag("strict"), batchSize: batch),
             rejects: rejects, progress: progress)
         let sizes = inputs.compactMap(\.size)
@@ -119,7 +119,7 @@ enum IngestCommand: Command {
             }
             interrupted = interruptFlag.isCancelled
             // Queries then read `events` and `sessions` alone, without merging the logs of the last batches in
-            // (docs/storage.md, "Format 9: the event log"); nothing to do when the appends just folded them.
+            // (docs/storage.md, the event log); nothing to do when the appends just folded them.
             if !interrupted { try store.foldLogs() }
         } catch {
             failure = error

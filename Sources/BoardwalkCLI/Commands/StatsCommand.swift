@@ -44,7 +44,7 @@ enum StatsCommand: Command {
             ["bytes per event", s.events > 0 ? Units.decimal(Double(fileBytes) / Double(s.events), digits: 1) : "–"],
             ["first event", s.timeRange.map { $0.lowerBound.iso8601 } ?? "–"],
             ["last event", s.timeRange.map { $0.upperBound.iso8601 } ?? "–"],
-            // What reads merge in until the next fold (docs/storage.md, "Format 9: the event log").
+            // What reads merge in until the next fold (docs/storage.md, the event log).
             ["batches not folded", unfolded.map { "\($0.eventLog) in the event log, \($0.sessionLog) in the session log" }
                 ?? "? (the logs do not read: see boardwalk check)"],
         ]

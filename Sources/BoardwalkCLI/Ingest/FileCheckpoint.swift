@@ -13,8 +13,8 @@ struct FileCheckpoint: Hashable {
     var line: Int
     /// FNV-1a of the file's first `min(offset, 4096)` bytes (of a batch file: its first 4 KiB).
     var fingerprint: UInt64
-    /// FNV-1a of the up to 4 KiB that end at ``offset`` (of a batch file: its last 4 KiB). `nil` in checkpoints
-    /// written before session 8 (24 bytes): those are trusted on ``fingerprint`` alone, as they were when written,
+    /// FNV-1a of the up to 4 KiB that end at ``offset`` (of a batch file: its last 4 KiB). `nil` in the older
+    /// 24-byte checkpoints, which have none: those are trusted on ``fingerprint`` alone, as they were when written,
     /// and the next batch committed replaces them with one that has it.
     var tail: UInt64?
 

@@ -5,7 +5,7 @@ import Boardwalk
 
 /// The ingest loop: reads inputs, parses lines, commits batches with their checkpoints, writes rejects.
 ///
-/// Three threads per input when pipelined: the caller's thread reads and finds lines; it and a ``ParseHelper``
+/// Three threads per input when pipelined: the caller's thread reads and finds lines; it and a ``ParseWorker``
 /// thread parse each read's lines together; then the caller's thread does everything with an effect, in line
 /// order (pending events, rejects, `--strict`, checkpoints, progress); a ``CommitStage`` thread appends each
 /// finished batch (with its checkpoint) while the next one is parsed.
@@ -41,8 +41,8 @@ final class Ingester {
 
     let sink: IngestSink
     var parser: LineParser
-    /// A second parser for a ``ParseHelper`` thread (pipelined runs only); `nil` parses on one thread.
-    private var helperParser: LineParser?
+    /// A second parser for a ``ParseWorker`` thread (pipelined runs only); `nil` parses on one thread.
+    private var workerParser: LineParser?
     let options: Options
     let rejects: RejectsWriter
     var progress: Progress?
@@ -58,15 +58,15 @@ final class Ingester {
     /// Set by a SIGINT handler: stop after the current batch is committed.
     var shouldStop: () -> Bool = { false }
 
-    /// - Parameter helperParser: a second parser, so that two threads parse each read's lines (with
+    /// - Parameter workerParser: a second parser, so that two threads parse each read's lines (with
     ///   `options.pipelined`); without one, lines are parsed on the caller's thread only.
     init(
-        sink: IngestSink, parser: LineParser, helperParser: LineParser? = nil, options: Options, rejects: RejectsWriter,
+        sink: IngestSink, parser: LineParser, workerParser: LineParser? = nil, options: Options, rejects: RejectsWriter,
         progress: Progress?
     ) {
         self.sink = sink
         self.parser = parser
-        self.helperParser = options.pipelined ? helperParser : nil
+        self.workerParser = options.pipelined ? workerParser : nil
         self.options = options
         self.rejects = rejects
         self.progress = progress
@@ -140,8 +140,7 @@ final class Ingester {
         // file as it is now).
         var committed = try key.flatMap { try sink.checkpoint(for: $0) }
         // Resumed right after a last line that had no newline (stored as a line): the bytes up to the next newline
-        // belong to that line, already counted, not to a new one (review, session 6: every later line number was
-        // one too high).
+        // belong to that line, already counted, not to a new one (else every later line number is one too high).
         var continuingLine = false
         // The bytes the checkpoints of this run fingerprint, as read (never read again at commit time: the file
         // may have been rewritten since).
@@ -168,14 +167,14 @@ final class Ingester {
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         defer { storage.deallocate() }  // reads `storage` at exit, after any growth
         largestReadBuffer = max(largestReadBuffer, storage.count)
-        let helper = helperParser.flatMap { ParseHelper(parser: $0) }
+        let worker = workerParser.flatMap { ParseWorker(parser: $0) }
         // A local copy: called through the stored property, every line paid a dynamic exclusivity check.
         var parser = self.parser
         defer { self.parser = parser }
-        // Ends the helper's thread (dropping results an early exit left untaken) and keeps its parser for the
+        // Ends the worker's thread (dropping results an early exit left untaken) and keeps its parser for the
         // next input.
         defer {
-            if let helper { helperParser = helper.finish() }
+            if let worker { workerParser = worker.finish() }
         }
         var lines: [Range<Int>] = []
         var carried = 0  // bytes of an unfinished line kept at the start of the buffer
@@ -311,11 +310,11 @@ final class Ingester {
             }
             let arrival = now()  // lines without a time get the time of the read that brought them
             let readable = storage.count  // the parser may read past a line up to the buffer's end
-            // With a helper, both threads parse this read's lines first; this thread then takes the results in
+            // With a worker, both threads parse this read's lines first; this thread then takes the results in
             // line order, as if it had parsed each line itself.
             var parsedAhead = 0
-            if let helper, lines.count >= Ingester.minimumLinesToSplit {
-                helper.parseAll(lines, base: base, readable: readable, firstLine: lineNumber + 1, arrival: arrival, with: &parser)
+            if let worker, lines.count >= Ingester.minimumLinesToSplit {
+                worker.parseAll(lines, base: base, readable: readable, firstLine: lineNumber + 1, arrival: arrival, with: &parser)
                 parsedAhead = lines.count
             }
             for k in lines.indices {
@@ -335,7 +334,7 @@ final class Ingester {
                     try reject(error, text: line, unfinished: unfinished)
                 }
                 if k < parsedAhead {
-                    switch helper!.take(k) {  // moved out of the table, without a copy
+                    switch worker!.take(k) {  // moved out of the table, without a copy
                     case .blank: break
                     case .event(let event): pending.append(event)
                     case .failure(let error): try failed(error)
@@ -407,8 +406,8 @@ final class Ingester {
         let key = checkpointKey(input)
         var skip = 0
         var committed = try key.flatMap { try sink.checkpoint(for: $0) }
-        // For batch files, `line` counts events, and `offset` is the file's size (0 in checkpoints written before
-        // session 8, which have no tail fingerprint): the file is whole, so its last bytes are checked too.
+        // For batch files, `line` counts events, and `offset` is the file's size (0 in the older 24-byte checkpoints,
+        // which have no tail fingerprint): the file is whole, so its last bytes are checked too.
         if let saved = committed, let cp = FileCheckpoint(saved) {
             if cp.fits(input, batchFile: true) {
                 skip = cp.line

@@ -1,5 +1,5 @@
 /// How many rows a listing keeps for a `limit N` before cutting back to N: 2N + 1024, saturating (a limit near
-/// `Int.max` overflowed it, QA session 7).
+/// `Int.max` would overflow it).
 func listingCutPoint(_ limit: Int) -> Int {
     let (doubled, o1) = limit.multipliedReportingOverflow(by: 2)
     let (sum, o2) = doubled.addingReportingOverflow(1024)

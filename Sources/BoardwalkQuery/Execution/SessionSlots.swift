@@ -50,8 +50,8 @@ struct SessionSlots {
     /// the table in cache while the scan's blocks stream past it (the scattered table's probe was a sixth of the
     /// scan loop's time in `perf`, a median onboarding at 1 M sessions). Ids crowded into a part of their range
     /// make long runs of occupied entries, which every lookup of an absent id landing in one walks to its end
-    /// (a scope scan looks up sessions outside the scope too: a review measured 190 000 probes per miss for 600 k
-    /// ids packed at one end of their range). So the table is built with the scattering hash instead when the
+    /// (a scope scan looks up sessions outside the scope too: 600 k ids packed at one end of their range measured
+    /// 190 000 probes per miss). So the table is built with the scattering hash instead when the
     /// ids are displaced by more than two entries on average from where their value puts them, or when any run of
     /// occupied entries is longer than ``longestOrderedRun``.
     /// - Complexity: O(ids + table size).

@@ -124,7 +124,7 @@ struct Sink {
         case .stats(let aggregates, let by, _):
             precondition(weight == 1 || aggregates.allSatisfy(\.countsRows), "a weighted row of stats other than count()")
             // Keys and arguments in reused buffers, and one hash lookup per group the row falls in: an array per
-            // row and a lookup per aggregate cost a quarter of a dwell query (perf, session 5).
+            // row and a lookup per aggregate cost a quarter of a dwell query.
             keyBuffer.removeAll(keepingCapacity: true)
             for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
             argumentBuffer.removeAll(keepingCapacity: true)
@@ -142,8 +142,8 @@ struct Sink {
             if let top = listTop {
                 // `sort … | limit N`: only the first N rows in the sort's order can reach the result. Cut back to them
                 // now and then, ties broken by the listing's order as the stable sort breaks them: amortized
-                // O(log N) per row, memory O(N) instead of every row (QA, session 7: `events | sort time desc |
-                // limit 3` kept 3.6 M rows, 1.46 GB). After a cut, a row whose keys do not come before the last
+                // O(log N) per row, memory O(N) instead of every row (`events | sort time desc | limit 3` would
+                // keep 3.6 M rows, 1.46 GB). After a cut, a row whose keys do not come before the last
                 // row kept is dropped before its other columns are read.
                 if let last = topThreshold {
                     let keys = top.keys.map { query.rowColumns[$0.column].bound.evaluate(now: now, leaf) }

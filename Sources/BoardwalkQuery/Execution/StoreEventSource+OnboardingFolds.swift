@@ -208,8 +208,8 @@ private final class FirstMet {
 
     /// Where the pass over late arrivals starts: the smallest first seq of the sessions met that are not read
     /// through the index (`elsewhere`); `nil` when there are none. A few sessions met by seqs far below the others
-    /// (an event with a clock far ahead, stored long before the rest: the reviewer's 2030 event made the pass read
-    /// every block of the scope) are moved to the index instead, when that shortens the pass by more than about
+    /// (an event with a clock far ahead, stored long before the rest, would make the pass read every block of the
+    /// scope) are moved to the index instead, when that shortens the pass by more than about
     /// 4 096 seqs per session moved (a session read through the index costs about what the pass spends on that
     /// many seqs of batch listings).
     func lateArrivalsStart(excluding elsewhere: inout [Bool]) -> UInt64? {

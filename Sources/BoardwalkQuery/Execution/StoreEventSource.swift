@@ -17,8 +17,7 @@ public struct StoreEventSource: EventSource, Sendable {
     /// session index (see `foldOnboardings`). 0, the default, always scans: the scan reads only the scope's
     /// sessions and events plus the store's spanning sessions, about 400 instructions per event for a screen
     /// funnel (1 200-1 500 when each event was read through a full `RecordView`), against about 1 650 per event
-    /// for the batched session-index read (`Snapshot.forEachSession`, session 4; about 24 000 one session at a
-    /// time in store format 2), record decoding included. Tests bind infinity to force the session index path
+    /// for the batched session-index read (`Snapshot.forEachSession`), record decoding included. Tests bind infinity to force the session index path
     /// and compare. Task-local rather than a stored property: clients compiled against
     /// the struct's layout stay valid.
     @TaskLocal static var onboardingScanRatio = 0.0
@@ -36,7 +35,7 @@ public struct StoreEventSource: EventSource, Sendable {
         } catch let error as QueryError {
             throw error
         } catch {
-            // Damage LMDB met on its own pages (QA, session 16: the raw text said nothing of what to do).
+            // Damage LMDB met on its own pages: LMDB's text alone says nothing of what to do.
             let damage = (error as? LMDBError)?.meansDamage == true
                 ? "; the store's file is damaged: `boardwalk check` lists the damage, `boardwalk export --salvage` reads what is left"
                 : ""

@@ -11,7 +11,7 @@ struct StoreFieldsRow: EventRow {
     // Not retained: a row lives inside the scan that owns the cache (its maker keeps the cache alive: the scans
     // here, `readSessions`, `CodedCountScan`) and is never stored past it; a session's rows are copied
     // several times each (into the session's array, by the dwell computation, by the executor): a retain and a
-    // release per copy were a tenth of a dwell query (perf, session 5).
+    // release per copy were a tenth of a dwell query.
     unowned(unsafe) let strings: StringCache
 
     init(fields: RecordFields, seq: UInt64, strings: StringCache) {

@@ -34,7 +34,7 @@ enum ParsedLine {
     }
 }
 
-/// A second parser on a thread of its own: for each read with enough lines, both this helper and the ingest
+/// A second parser on a thread of its own: for each read with enough lines, both this worker and the ingest
 /// loop's thread parse the read's lines, taking ``chunk`` lines at a time from a shared counter (so the faster
 /// thread parses more, and neither waits long for the other), into one table of results; the loop then takes
 /// the results in line order.
@@ -47,7 +47,7 @@ enum ParsedLine {
 /// the job before `go.signal()` and reads results only after `done.wait()`; between the two, the threads write
 /// disjoint slots of the table (each slot index is handed out once by the atomic counter). The job's bytes
 /// belong to the loop's read buffer, which the loop leaves alone until all its lines are parsed.
-final class ParseHelper: @unchecked Sendable {
+final class ParseWorker: @unchecked Sendable {
     /// Lines a thread takes at a time: enough that the counter is touched rarely, few enough that the two
     /// threads finish a read close together.
     static let chunk = 32
@@ -72,7 +72,7 @@ final class ParseHelper: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var thread: pthread_t?
 
-    /// Starts the helper's thread; `nil` when no thread could be made.
+    /// Starts the worker's thread; `nil` when no thread could be made.
     init?(parser: any LineParser) {
         self.parser = parser
         capacity = 4096
@@ -85,7 +85,7 @@ final class ParseHelper: @unchecked Sendable {
     }
 
     /// Parses every line of `lines` (byte ranges from `base`, without their newlines) on this thread, with
-    /// `parser`, and on the helper's, and returns when all are parsed; take the results with ``take(_:)``.
+    /// `parser`, and on the worker's, and returns when all are parsed; take the results with ``take(_:)``.
     /// - Parameters:
     ///   - readable: bytes readable from `base`, for the parsers' padding.
     ///   - firstLine: the line number of `lines[0]`.
@@ -101,7 +101,7 @@ final class ParseHelper: @unchecked Sendable {
         }
         let job = Job(lines: lines, base: base, readable: readable, firstLine: firstLine, arrival: arrival)
         self.job = job
-        next.store(0, ordering: .relaxed)  // published to the helper by `go`
+        next.store(0, ordering: .relaxed)  // published to the worker by `go`
         go.signal()
         share(job, with: &parser)
         done.wait()
@@ -140,9 +140,9 @@ final class ParseHelper: @unchecked Sendable {
     private func share(_ job: Job, with parser: inout any LineParser) {
         let n = job.lines.count
         while true {
-            let first = next.wrappingAdd(ParseHelper.chunk, ordering: .relaxed).oldValue
+            let first = next.wrappingAdd(ParseWorker.chunk, ordering: .relaxed).oldValue
             if first >= n { return }
-            for k in first..<min(n, first + ParseHelper.chunk) {
+            for k in first..<min(n, first + ParseWorker.chunk) {
                 let range = job.lines[k]
                 let line = UnsafeRawBufferPointer(start: job.base + range.lowerBound, count: range.count)
                 (slots + k).initialize(to: ParsedLine.parse(
