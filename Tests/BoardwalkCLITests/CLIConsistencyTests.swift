@@ -31,7 +31,7 @@ private func boardwalk(_ arguments: [String], stdinFile stdinPath: String) throw
         status: process.terminationStatus)
 }
 
-/// QA session 8: what `ingest` says about checkpoints and inputs matches docs/cli.md.
+/// What `ingest` says about checkpoints and inputs matches docs/cli.md.
 @Suite("ingest: inputs, checkpoints and duplicates as documented")
 struct IngestInputTests {
     let directory: URL
@@ -127,8 +127,8 @@ struct IngestInputTests {
     }
 }
 
-/// The demo draws the same charts from the same store on every run (QA session 8: ties came out in a dictionary's
-/// order, which changes from one process to the next), and its dwell rows line up.
+/// The demo draws the same charts from the same store on every run (ties are not left in a dictionary's order,
+/// which changes from one process to the next), and its dwell rows line up.
 @Suite("demo: ties and alignment")
 struct DemoOrderTests {
     /// Two onboardings with five sessions each; `onbA`'s end in every way, two of them abandoned.
@@ -198,7 +198,7 @@ struct DemoOrderTests {
     }
 }
 
-/// REPL details from QA session 8.
+/// REPL details: `.explain` locations, completion, the history file.
 @Suite("REPL: .explain locations, completion, history file")
 struct ReplPolishTests {
     static let source = InMemoryEventSource(Array(SyntheticData(sessions: 5, seed: 2).events()))

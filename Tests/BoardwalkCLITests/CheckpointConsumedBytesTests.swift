@@ -4,8 +4,8 @@ import Foundation
 import Testing
 
 /// A checkpoint fingerprints the bytes whose lines its batch stored, as they were read, never the file as it is
-/// when the batch commits (review, session 8: a file rewritten in place between the read and the commit got a
-/// checkpoint of its new bytes, and the next run resumed past lines it never stored).
+/// when the batch commits (a file rewritten in place between the read and the commit would get a checkpoint of its
+/// new bytes, and the next run would resume past lines it never stored).
 @Suite("Ingest checkpoints: fingerprints of the bytes read")
 struct CheckpointConsumedBytesTests {
     let directory: URL

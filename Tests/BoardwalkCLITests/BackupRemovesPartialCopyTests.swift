@@ -1,12 +1,12 @@
 import Foundation
 import Testing
 
-// QA, session 9: a backup that failed part-way (a full disk; here a file size limit, which fails the same write with
-// EFBIG) left DEST/data.mdb cut short: the next backup to DEST refused it ("already holds a store"), and `check` on it
-// died with a bus error on the full disk. The partial copy is now removed, and DEST too when the backup made it.
+// A backup that fails part-way (a full disk; here a file size limit, which fails the same write with EFBIG) would
+// leave DEST/data.mdb cut short: the next backup to DEST would refuse it ("already holds a store"), and `check` on it
+// dies with a bus error on a full disk. The partial copy is removed, and DEST too when the backup made it.
 
-@Suite("QA9: a backup that fails part-way")
-struct BackupFailureQA9Tests {
+@Suite("A backup that fails part-way removes what it made")
+struct BackupRemovesPartialCopyTests {
     /// `boardwalk --db DB backup DEST` with writes limited to `blocks` 512-byte blocks (SIGXFSZ ignored, so the write
     /// past the limit fails with EFBIG instead of killing the process).
     func limitedBackup(db: String, to destination: String, blocks: Int) throws -> Execution {

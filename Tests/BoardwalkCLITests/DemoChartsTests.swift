@@ -2,11 +2,11 @@ import Foundation
 import Testing
 @testable import BoardwalkCLI
 
-// QA, session 9: the demo's screen charts wrote `0 welcome` above `10 story_1`, so past screen 9 the names moved a
-// column right of the ones above them. Indexes are now right-aligned to the widest one shown.
+// The demo's screen charts right-align indexes to the widest one shown, so `0 welcome` above `10 story_1` keeps the
+// names in one column past screen 9.
 
-@Suite("QA9: the demo's screen labels")
-struct DemoChartsQA9Tests {
+@Suite("The demo's screen labels line up")
+struct DemoScreenLabelsTests {
     @Test("an index is padded to the widest index of its chart")
     func labels() {
         #expect(DemoAnswers.screenLabel(0, "welcome", upTo: 13) == " 0 welcome")
@@ -34,11 +34,11 @@ struct DemoChartsQA9Tests {
     }
 }
 
-// QA, session 12: the demo drew the sessions without an onboarding and those of an onboarding whose id is the empty
-// string as one bar, "(no onboarding)", while `count by onboarding` and `stats` keep them apart; it said "(no sessions)"
-// when no session had an onboarding; and its dwell chart was empty, without a word, when no time was measured.
-@Suite("QA12: the demo's onboardings")
-struct DemoOnboardingsQA12Tests {
+// The demo draws the sessions without an onboarding and those of an onboarding whose id is the empty string as two
+// bars, as `count by onboarding` and `stats` keep them apart; it draws sessions of which none has an onboarding
+// rather than calling them "(no sessions)"; and its dwell chart says so when no time was measured.
+@Suite("The demo's onboardings chart")
+struct DemoOnboardingsTests {
     /// `boardwalk demo` over a store ingested from `lines` (NDJSON).
     static func demo(of lines: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let dir = try temporaryDirectory()

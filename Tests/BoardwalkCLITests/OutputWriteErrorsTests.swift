@@ -2,14 +2,13 @@
 import Foundation
 import Testing
 
-// QA, session 9: every command ignored failed writes to its output. `boardwalk export > file` on a full disk (and
-// `export -o FILE`) exited 0 and printed `exported 164434 events; next: --since-seq 164434`, so an incremental export
-// would go on after events it never wrote; `query`, `stats` and `generate` exited 0 over lost output, and with
-// SIGPIPE ignored (`| head`) `generate` went on generating into a closed pipe. Now the first failed write is said on
-// stderr, the command stops, and it exits 1; `export` says to run it again with the same `--since-seq`.
+// The first failed write to a command's output is said on stderr, the command stops, and it exits 1; `export` says to
+// run it again with the same `--since-seq`. An export to a full disk that printed `exported N events; next: …` would
+// let an incremental export go on after events it never wrote; with SIGPIPE ignored (`| head`), `generate` would go
+// on generating into a closed pipe.
 
-@Suite("QA9: output that cannot be written")
-struct OutputWriteErrorsQA9Tests {
+@Suite("Output that cannot be written fails the command")
+struct OutputWriteErrorsTests {
     /// Runs `boardwalk` with its standard output on `/dev/full` (every write fails with ENOSPC).
     func runOnFullDisk(_ arguments: [String], environment: [String: String] = [:]) throws -> (stderr: String, status: Int32) {
         let process = Process()

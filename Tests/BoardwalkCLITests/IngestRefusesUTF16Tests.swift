@@ -1,13 +1,12 @@
 import Foundation
 import Testing
 
-// QA, session 9: a UTF-16 NDJSON file (what `>` writes in Windows PowerShell 5) was "ingested" as one rejected line
-// per line (exit 2, a rejects file of garbled lines), and its last "line" (a lone zero byte after the final newline)
-// reported as a line a writer was still finishing, to be read again by every later run. Such a file is now refused when it is opened,
-// before anything is stored, with the iconv command that converts it.
+// A UTF-16 NDJSON file (what `>` writes in Windows PowerShell 5) is refused when it is opened, before anything is
+// stored, with the iconv command that converts it. Read as UTF-8 it would be one rejected line per line, and its last
+// "line" (a lone zero byte after the final newline) a line a writer is still finishing, read again by every later run.
 
-@Suite("QA9: ingest of a file in UTF-16")
-struct IngestEncodingQA9Tests {
+@Suite("Ingest refuses a file in UTF-16 and names the conversion")
+struct IngestRefusesUTF16Tests {
     static let line = #"{"type":"analytics","name":"screen_presented","timestamp":1793491200000,"event_id":"e1","meta":{"onboarding_id":"o","screen_cid":"s","screen_index":0,"total_screens":2}}"#
 
     @Test("refused before anything is stored, naming the encoding iconv needs", arguments: [

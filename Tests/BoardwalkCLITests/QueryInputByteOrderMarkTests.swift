@@ -1,12 +1,11 @@
 import Foundation
 import Testing
 
-// QA, session 9: `boardwalk query - < queries.txt` with the file saved by a Windows editor (a UTF-8 byte-order mark
-// first) failed its first query with `unexpected character U+FEFF`. The mark is now skipped at the very start of
-// standard input, for `query -` and a piped `repl`; anywhere else it is still reported.
+// A UTF-8 byte-order mark at the very start of standard input (`boardwalk query - < queries.txt` with the file saved
+// by a Windows editor) is skipped, for `query -` and a piped `repl`; anywhere else it is reported.
 
-@Suite("QA9: a byte-order mark at the start of piped queries")
-struct QueryInputBOMQA9Tests {
+@Suite("A byte-order mark at the start of piped queries is skipped")
+struct QueryInputByteOrderMarkTests {
     @Test("skipped at the start of `query -` and a piped `repl`", arguments: [["query", "-"], ["repl"]])
     func skippedAtStart(command: [String]) throws {
         let run = try boardwalk(command + ["--generated", "20", "--format", "csv"], stdin: "\u{FEFF}sessions | count\n")

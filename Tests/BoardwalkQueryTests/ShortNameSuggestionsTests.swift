@@ -1,12 +1,12 @@
 import Testing
 @testable import BoardwalkQuery
 
-// QA, session 9: a name cut short (`ele`, `co`, `dur`) got no suggestion, though it starts exactly one thing of the
-// right kind; the edit-distance and abbreviation rules did not reach it (`ele` is also an abbreviation of
-// `email_collected`, so that rule found three and gave up).
+// A name cut short (`ele`, `co`, `dur`) is suggested the one thing of the right kind it starts, which the
+// edit-distance and abbreviation rules do not reach (`ele` is also an abbreviation of `email_collected`, so that rule
+// finds three and gives up).
 
-@Suite("QA9: suggestions for names cut short")
-struct SuggestionsQA9Tests {
+@Suite("Suggestions for names cut short")
+struct ShortNameSuggestionsTests {
     @Test("a prefix of one candidate, or of several that the shortest starts", arguments: [
         ("ele", ["element", "element_type", "email_collected", "event_id"], "element"),
         ("co", ["where", "count", "stats", "top"], "count"),

@@ -1,13 +1,13 @@
 import Foundation
 import Testing
 
-// QA, session 13: files a command writes could destroy what the user named. `ingest --rejects F F` truncated the input
-// F at its first rejected line while it was still being read (12 000 of 16 752 lines never ingested, the file gone);
-// `--rejects <store>/data.mdb` crashed with a bus error and left the store empty; `export -o F` emptied F before it
-// found that `--db` named no store; an export that failed part-way left a truncated F without saying so.
+// Files a command writes never destroy what the user named: `ingest --rejects F F` would truncate the input F at its
+// first rejected line while it is still being read; `--rejects <store>/data.mdb` would crash with a bus error and leave
+// the store empty; `export -o F` must not empty F before it finds that `--db` names no store, nor leave a truncated F
+// when it fails part-way.
 
-@Suite("QA13: what a command writes never destroys what it was given")
-struct FileSafetyQA13Tests {
+@Suite("What a command writes never destroys what it was given")
+struct FileSafetyTests {
     let directory: URL
     let db: String
     let corpus = Corpus(sessions: 40, seed: 13)
@@ -82,8 +82,8 @@ struct FileSafetyQA13Tests {
     }
 }
 
-@Suite("QA13: the summary says where rejected lines went only when they got there")
-struct RejectsSummaryQA13Tests {
+@Suite("The summary says where rejected lines went only when they got there")
+struct RejectsSummaryTests {
     @Test("a default rejects file that cannot be made: 'not all listed', never 'listed in'")
     func unmakeableDefault() throws {
         let directory = try temporaryDirectory()
@@ -101,8 +101,8 @@ struct RejectsSummaryQA13Tests {
     }
 }
 
-@Suite("QA13: a file holding only a byte-order mark is an empty file")
-struct ByteOrderMarkQA13Tests {
+@Suite("A file holding only a byte-order mark is an empty file")
+struct ByteOrderMarkOnlyTests {
     @Test("a byte-order mark alone, with or without a newline, is a blank line: nothing rejected, exit 0", arguments: [
         "\u{FEFF}", "\u{FEFF}\n", "\u{FEFF}\r\n", "\u{FEFF}  \n\n",
     ])

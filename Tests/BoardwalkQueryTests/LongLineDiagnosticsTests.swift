@@ -1,12 +1,12 @@
 import Testing
 @testable import BoardwalkQuery
 
-// QA, session 9: a generated query of thousands of characters on one line made every error print that whole line
-// and a caret line as long (28 k characters for the "too long" error of a 14 k-character query). The source line is
-// now cut around the caret to 160 columns, with `…` where text is left out.
+// A diagnostic's source line is cut around the caret to 160 columns, with `…` where text is left out: a generated
+// query of thousands of characters on one line would otherwise print that whole line and a caret line as long
+// (28 k characters for the "too long" error of a 14 k-character query).
 
-@Suite("QA9: diagnostics of long query lines")
-struct LongLineDiagnosticsQA9Tests {
+@Suite("Diagnostics of long query lines are cut around the caret")
+struct LongLineDiagnosticsTests {
     /// The source line and the caret line of a rendered diagnostic (its last two lines), gutters removed.
     private func shown(_ rendered: String) -> (source: String, carets: String) {
         let lines = rendered.split(separator: "\n", omittingEmptySubsequences: false)

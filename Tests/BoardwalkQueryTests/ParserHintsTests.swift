@@ -1,11 +1,11 @@
 import Testing
 @testable import BoardwalkQuery
 
-// QA, session 9: errors an analyst meets that pointed at the right place but said nothing about what belongs there.
-// Each is rendered verbatim, as in DiagnosticSnapshotTests; before this change each caret line ended at the caret.
+// Errors an analyst meets say what belongs at the place they point to, after the caret. Each is rendered verbatim,
+// as in DiagnosticSnapshotTests.
 
-@Suite("QA9: what a missing or misplaced part of a query should be")
-struct ParserHintsQA9Tests {
+@Suite("Parser errors say what a missing or misplaced part should be")
+struct ParserHintsTests {
     @Test("a missing expression says what belongs there, with the source's own fields",
           arguments: [
               ("sessions | where", "a condition after `where`, e.g. `where completed`"),

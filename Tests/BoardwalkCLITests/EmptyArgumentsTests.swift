@@ -1,13 +1,12 @@
 import Foundation
 import Testing
 
-// QA, session 9: an empty option value (`--db ''`, or `--db "$DIR"` with DIR unset) was taken as a path: `stats` said
-// "no store at ''", `ingest --db ''` "cannot create the directory : its parent directory does not exist", and
-// `ingest --rejects ''` was not caught before the run (as docs/cli.md promises for a named rejects file) but failed at
-// the first bad line, after storing what came before it. An empty value is now a usage error, as is `backup ''`.
+// An empty option value (`--db ''`, or `--db "$DIR"` with DIR unset) is a usage error, as is `backup ''`: taken as a
+// path, `stats` would say "no store at ''", and `ingest --rejects ''` would fail at the first bad line, after storing
+// what came before it, instead of before the run as docs/cli.md promises for a named rejects file.
 
-@Suite("QA9: empty option values and arguments")
-struct EmptyArgumentsQA9Tests {
+@Suite("Empty option values and arguments are usage errors")
+struct EmptyArgumentsTests {
     @Test("commands exit 64 with the usage, before touching anything", arguments: [
         (["--db", "", "stats"], "option '--db' needs a value (DIR), got an empty string"),
         (["stats", "--db="], "option '--db' needs a value (DIR), got an empty string"),

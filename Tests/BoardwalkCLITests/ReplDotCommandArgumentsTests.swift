@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
-// QA, session 9: the REPL's argument-less dot-commands ignored what followed them: `.stats all` printed the stats,
-// `.quit now` left. Now an argument is an error (the line fails, the REPL goes on); a `#` comment is still allowed.
+// The REPL's argument-less dot-commands refuse an argument (`.stats all`, `.quit now`): the line fails and the REPL
+// goes on; a `#` comment after one is allowed.
 
-@Suite("QA9: dot-commands that take no argument")
-struct ReplArgumentsQA9Tests {
+@Suite("Dot-commands that take no argument refuse one")
+struct ReplDotCommandArgumentsTests {
     @Test("an argument is reported and the next line still runs", arguments: [".stats all", ".quit now", ".help me", ".fields x"])
     func refused(line: String) throws {
         let run = try boardwalk(["repl", "--generated", "10", "--format", "csv"], stdin: line + "\nsessions | count\n")
