@@ -1,3 +1,5 @@
+import BoardwalkQuery
+
 /// One option a command accepts.
 public struct OptionSpec: Hashable, Sendable {
     /// The long name without dashes (`sessions` for `--sessions`).

@@ -6,10 +6,6 @@ extension String {
         return String(s)
     }
 
-    func replacing(_ target: String, with replacement: String) -> String {
-        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
-    }
-
     /// Pads with spaces on the right to `width` characters (never truncates).
     func padding(to width: Int) -> String {
         count >= width ? self : self + String(repeating: " ", count: width - count)

@@ -70,9 +70,9 @@ import Testing
         1 | events | coutn
           |          ^^^^^
         """)
-    #expect(Suggestions.editDistance("cuont", "count") == 1)
-    #expect(Suggestions.editDistance("ab", "ba") == 1)
-    #expect(Suggestions.editDistance("abc", "ca") == 3)
+    #expect(editDistance("cuont", "count") == 1)
+    #expect(editDistance("ab", "ba") == 1)
+    #expect(editDistance("abc", "ca") == 3)
 }
 
 @Test func sessionFieldsInAFunnelStepSayWhyNotHow() {

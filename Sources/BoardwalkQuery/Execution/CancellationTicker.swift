@@ -18,7 +18,14 @@ struct CancellationTicker {
         sinceCheck &+= events
         if sinceCheck >= 4096 {
             sinceCheck = 0
-            if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+            try cancellation?.throwIfCancelled(query: text)
         }
+    }
+}
+
+extension CancellationFlag {
+    /// Throws ``QueryError/Kind/cancelled`` for the query `text` when the flag is set.
+    func throwIfCancelled(query text: String) throws(QueryError) {
+        if isCancelled { throw QueryError(.cancelled, "the query was cancelled", in: text) }
     }
 }

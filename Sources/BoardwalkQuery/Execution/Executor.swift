@@ -17,21 +17,6 @@ struct Executor {
         self.cancellation = cancellation
     }
 
-    /// Counts rows read and checks the cancellation flag every 4096 of them.
-    private struct Ticker {
-        let cancellation: CancellationFlag?
-        let text: String
-        var sinceCheck = 0
-
-        mutating func tick(_ n: Int = 1) throws(QueryError) {
-            sinceCheck += n
-            if sinceCheck >= 4096 {
-                sinceCheck = 0
-                if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
-            }
-        }
-    }
-
     private static func passes(_ filters: [Bound], _ now: Timestamp, _ leaf: (Bound) -> Value) -> Bool {
         for filter in filters where !filter.evaluate(now: now, leaf).isTrue { return false }
         return true
@@ -47,11 +32,11 @@ struct Executor {
     }
 
     private mutating func execute<S: EventSource>(_ source: S) throws(QueryError) -> ResultTable {
-        if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: query.ast.text) }
+        try cancellation?.throwIfCancelled(query: query.ast.text)
         // Closures below capture these locals, never `self`: touching `self` from a closure inside a mutating
         // method copies the whole executor per call.
         var sink = Sink(query: query, now: now)
-        var ticker = Ticker(cancellation: cancellation, text: query.ast.text)
+        var ticker = CancellationTicker(cancellation: cancellation, text: query.ast.text)
         var statistics = RunStatistics()
         let filters = query.filters
         let now = self.now
@@ -206,7 +191,7 @@ struct Executor {
     /// passed as a closure, made every access to them a dynamic exclusivity check (callgrind: +2.5 % on a
     /// full-path `top 10 value`).
     @inline(__always)
-    private static func visit<R: EventRow>(_ row: R, _ sink: inout Sink, _ ticker: inout Ticker, _ statistics: inout RunStatistics,
+    private static func visit<R: EventRow>(_ row: R, _ sink: inout Sink, _ ticker: inout CancellationTicker, _ statistics: inout RunStatistics,
                                            filters: [Bound], now: Timestamp, listing: Bool) throws(QueryError) -> Bool {
         try ticker.tick()
         statistics.eventsRead += 1
@@ -227,7 +212,7 @@ struct Executor {
     /// A session's event rows, in (time, seq) order, through the filters into the reduction, each with its dwell
     /// (rule 7), whatever the row type (see ``visit(_:_:_:_:filters:now:listing:)``).
     /// With `coded` (rows are then `StoreFieldsRow`s), the filters are checked through it.
-    private static func visit<R: EventRow>(session rows: [R], _ sink: inout Sink, _ ticker: inout Ticker,
+    private static func visit<R: EventRow>(session rows: [R], _ sink: inout Sink, _ ticker: inout CancellationTicker,
                                            _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp,
                                            coded: inout CodedFilter?) throws(QueryError) -> Bool {
         try ticker.tick(rows.count)

@@ -326,7 +326,7 @@ final class LeanFolds {
     /// session at `slot`, as ``SessionFold/add(_:seq:full:strings:needs:)`` does (an analytics name outside the
     /// known list counts by its text when that spells a known one).
     @inline(__always)
-    func addOutcome(slot: Int, kind: EventKind, name: AnalyticsNameRef?, at: OrderKey, strings: StringCache) {
+    func addOutcome(slot: Int, kind: EventKind, name: AnalyticsNameRef?, at: OrderKey, strings: SnapshotStrings) {
         let f = base + slot
         f.pointee.kindsSeen |= UInt8(truncatingIfNeeded: SessionSummary.bit(kind))
         var terminal: Exit?
@@ -356,7 +356,7 @@ final class LeanFolds {
     /// The summary of the session at `slot`: the fields a lean fold reads are those
     /// ``SessionFold/summary(name:strings:needs:reachBuffer:)`` gives for the same events; the others keep their
     /// initial values (nothing reads them, see ``FoldNeeds/lean``).
-    func summary(slot: Int, name: String, strings: StringCache, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
+    func summary(slot: Int, name: String, strings: SnapshotStrings, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
         let f = base + slot  // read in place: a copy of the fold is a 128-byte memcpy call
         let s = SessionSummary(id: name)
         guard f.pointee.events > 0 else { return s }

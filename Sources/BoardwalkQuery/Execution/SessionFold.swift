@@ -67,7 +67,7 @@ struct SessionFold {
 
     /// Folds one event of the session index's reads (a full view).
     @inline(__always)
-    mutating func add(_ view: EventView, strings: StringCache, needs: FoldNeeds) {
+    mutating func add(_ view: EventView, strings: SnapshotStrings, needs: FoldNeeds) {
         // A full view already holds every field: `full` cannot fail.
         add(view.record, seq: view.seq, full: { view }, strings: strings, needs: needs)
     }
@@ -77,7 +77,7 @@ struct SessionFold {
     /// screen index).
     @inline(__always)
     mutating func add<Fields: FoldFields, E: Error>(_ r: Fields, seq: UInt64, full: () throws(E) -> EventView,
-                                                   strings: StringCache, needs: FoldNeeds) throws(E) {
+                                                   strings: SnapshotStrings, needs: FoldNeeds) throws(E) {
         let at = OrderKey(time: r.time.microseconds, seq: seq)
         if at < first { first = at }
         if last < at { last = at }
@@ -180,7 +180,7 @@ struct SessionFold {
     }
 
     /// The summary the same events give ``SessionSummary/add(_:)`` in `(time, seq)` order.
-    func summary(name: String, strings: StringCache, needs: FoldNeeds) -> SessionSummary {
+    func summary(name: String, strings: SnapshotStrings, needs: FoldNeeds) -> SessionSummary {
         var buffer: [Int64] = []
         return summary(name: name, strings: strings, needs: needs, reachBuffer: &buffer)
     }
@@ -188,7 +188,7 @@ struct SessionFold {
     /// ``summary(name:strings:needs:)`` with the reach times built in `reachBuffer`, which the summary then shares:
     /// a caller that drops each summary before the next keeps reusing one allocation (each new array costs a
     /// generic metadata lookup in the standard library, about 500 instructions).
-    func summary(name: String, strings: StringCache, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
+    func summary(name: String, strings: SnapshotStrings, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
         let s = SessionSummary(id: name)
         guard events > 0 else { return s }
         if needs.profile, profileAt != .highest { s.profile = strings.string(profile) }

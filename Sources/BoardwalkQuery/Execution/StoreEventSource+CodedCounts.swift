@@ -22,7 +22,7 @@ extension StoreEventSource {
                       _ body: ((Bound) -> Value, Int, [Set<Value>?]) throws(QueryError) -> Void) throws(QueryError) -> Int {
         var read = 0
         try reading { snapshot in
-            let strings = StringCache(snapshot)
+            let strings = SnapshotStrings(snapshot)
             var scan = CodedCountScan(plan: plan, now: now, strings: strings, cancellation: cancellation, text: text)
             for var range in ranges {
                 // The time comparisons are the scan's time range (intersected with the planner's, the same).
@@ -61,15 +61,13 @@ extension StoreEventSource {
 /// variables would pay a dynamic exclusivity check per event).
 private struct CodedCountScan {
     let keys: [EventField]
-    let strings: StringCache
-    let cancellation: CancellationFlag?
-    let text: String
+    let strings: SnapshotStrings
     var filter: CodedFilter
     /// The fields whose distinct codes each group keeps (the `count_distinct` aggregates', in order).
     let distinctFields: [EventField]
     var groups = CodeTable<CodedGroup>()
     var read = 0
-    var sinceCheck = 0
+    var ticker: CancellationTicker
 
     /// One group's rows and the distinct codes of each of `distinctFields`.
     struct CodedGroup {
@@ -77,13 +75,12 @@ private struct CodedCountScan {
         var distinct: [CodeSet]
     }
 
-    init(plan: CodedCountPlan, now: Timestamp, strings: StringCache, cancellation: CancellationFlag?, text: String) {
+    init(plan: CodedCountPlan, now: Timestamp, strings: SnapshotStrings, cancellation: CancellationFlag?, text: String) {
         keys = plan.keys
         distinctFields = plan.distinct.compactMap { $0 }
         filter = CodedFilter(plan.filters, fields: plan.filterFields, now: now)
         self.strings = strings
-        self.cancellation = cancellation
-        self.text = text
+        ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
 
     mutating func scan(_ snapshot: Snapshot, _ range: ScanRange) throws {
@@ -92,11 +89,7 @@ private struct CodedCountScan {
             while let record = try run.next() {
                 let fields = try record.fields(.all)
                 read += 1
-                sinceCheck += 1
-                if sinceCheck >= 4096 {
-                    sinceCheck = 0
-                    if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
-                }
+                try ticker.tick()
                 if !filter.passes(StoreFieldsRow(fields: fields, seq: record.seq, strings: strings)) { continue }
                 let e = groups.entry(CodeKey(keys, fields)) {
                     CodedGroup(distinct: [CodeSet](repeating: CodeSet(), count: distinctFields.count))

@@ -77,7 +77,7 @@ extension StoreEventSource {
     /// "Reading a few fields"); a malformed field it reads is a `.source` error naming the event.
     func scanEventFields(_ range: ScanRange, _ body: (StoreFieldsRow) throws(QueryError) -> Bool) throws(QueryError) {
         try reading { snapshot in
-            let strings = StringCache(snapshot)
+            let strings = SnapshotStrings(snapshot)
             try StoreEventSource.forEachRun(snapshot, range) { run in
                 while let record = try run.next() {
                     guard try body(StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings)) else {
@@ -113,12 +113,12 @@ extension StoreEventSource {
         var reads = BlockReads()
         guard plan.time.low <= plan.time.high else { return reads }
         try reading { snapshot in
-            let strings = StringCache(snapshot)
+            let strings = SnapshotStrings(snapshot)
             var group: (onboarding: StringID, screen: UInt16)? = nil
             var onboarding = Value.null, screen = Value.null
             var passes = false
             var count = 0
-            var sinceCheck = 0
+            var ticker = CancellationTicker(cancellation: cancellation, text: text)
             func groupLeaf(_ b: Bound) -> Value {
                 switch b {
                 case .event(.onboarding): onboarding
@@ -145,11 +145,7 @@ extension StoreEventSource {
                             passes = plan.groupFilters.allSatisfy { $0.evaluate(now: now, groupLeaf).isTrue }
                         }
                         guard passes else { return true }
-                        sinceCheck += block.count
-                        if sinceCheck >= 4096 {
-                            sinceCheck = 0
-                            if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
-                        }
+                        try ticker.tick(block.count)
                         if plan.eventFilters.isEmpty && block.isInsideRange {
                             reads.counted += 1
                             count += block.count

@@ -21,25 +21,16 @@ extension StoreEventSource {
                       expecting: (Int) -> Void = { _ in },
                       _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool) throws(QueryError) {
         try reading { snapshot in
-            let strings = StringCache(snapshot)
+            let strings = SnapshotStrings(snapshot)
             func name(_ id: StringID) throws(QueryError) -> String {
                 guard needs.name else { return "" }
-                guard let name = snapshot.string(for: id) else {
-                    throw QueryError(.source, "session id \(id) is not in the store's dictionary")
-                }
-                return name
+                return try StoreEventSource.sessionName(snapshot, id)
             }
             func checkCancellation() throws(QueryError) {
-                if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+                try cancellation?.throwIfCancelled(query: text)
             }
-            var sinceCheck = 0
-            func tick() throws(QueryError) {
-                sinceCheck += 1
-                if sinceCheck >= 4096 {
-                    sinceCheck = 0
-                    try checkCancellation()
-                }
-            }
+            var ticker = CancellationTicker(cancellation: cancellation, text: text)
+            func tick() throws(QueryError) { try ticker.tick() }
             if ranges.count == 1, ranges[0].isEverything {
                 // Sessions in first-seen order of the key-order scan, as scanSessions lists them.
                 let stats = try? snapshot.stats()
@@ -119,7 +110,7 @@ private struct WholeStoreScan {
 
     /// Folds the events of one onboarding (`nil`: the whole store). The loop is chosen once: a lean fold reads
     /// only up to each record's session. Records come a block at a time, so the loop over them is inlined here.
-    mutating func scan(_ snapshot: Snapshot, onboarding: StringID?, strings: StringCache, needs: FoldNeeds) throws {
+    mutating func scan(_ snapshot: Snapshot, onboarding: StringID?, strings: SnapshotStrings, needs: FoldNeeds) throws {
         if let lean {
             if lean.outcomes {
                 try scanLean(snapshot, onboarding: onboarding, lean, WithOutcomes.self, strings: strings)
@@ -144,7 +135,7 @@ private struct WholeStoreScan {
 
     /// The lean loop of ``scan(_:onboarding:strings:needs:)``, specialized for `Outcomes`.
     private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID?, _ lean: LeanFolds,
-                                                         _: Outcomes.Type, strings: StringCache) throws {
+                                                         _: Outcomes.Type, strings: SnapshotStrings) throws {
         let settings = lean.settings
         try snapshot.forEachRun(onboarding: onboarding) { run in
             // Consecutive events of a group are often the same session's (a session's events at one screen come

@@ -35,7 +35,7 @@ extension StoreEventSource {
     /// Cost: O(sessions of the scope in `onboarding_sessions` + events from `t` on + the batches stored since the
     /// earliest of those events), never the events before `t`.
     func foldOnboardings(
-        _ snapshot: Snapshot, _ ranges: [ScanRange], strings: StringCache, needs: FoldNeeds,
+        _ snapshot: Snapshot, _ ranges: [ScanRange], strings: SnapshotStrings, needs: FoldNeeds,
         cancellation: CancellationFlag?, text: String,
         name: (StringID) throws(QueryError) -> String, tick: () throws(QueryError) -> Void, expecting: (Int) -> Void,
         _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
@@ -249,7 +249,7 @@ private struct ScopeScan {
 
     /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.
     private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?,
-                                                         _ lean: LeanFolds, _: Outcomes.Type, strings: StringCache) throws {
+                                                         _ lean: LeanFolds, _: Outcomes.Type, strings: SnapshotStrings) throws {
         let settings = lean.settings
         // A lean fold does not depend on the order of a group's events (each first and last is kept with its
         // (time, seq) position; a run's events, one block's, are in that order): without `met`, which records the
@@ -300,7 +300,7 @@ private struct ScopeScan {
     /// Folds the events of one onboarding (``RecordFormat/noOnboarding``: the events without a position) into
     /// the scope's sessions. The loop is chosen once: a lean fold reads only up to each record's session.
     /// Records come a block at a time, so the loop over them is inlined here.
-    mutating func scan(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, strings: StringCache,
+    mutating func scan(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, strings: SnapshotStrings,
                        needs: FoldNeeds) throws {
         if let lean {
             if lean.outcomes {

@@ -50,7 +50,7 @@ extension StoreEventSource {
     func forNamedSessions(_ names: [String], ranges: [ScanRange],
                           _ body: ([(id: String, rows: [StoreEventRow])]) throws(QueryError) -> Void) throws(QueryError) {
         try reading { snapshot in
-            let strings = StringCache(snapshot)
+            let strings = SnapshotStrings(snapshot)
             // A few names are compared with the stored strings in place, in one pass; more load the dictionary once.
             let ids = names.count <= 4 ? try snapshot.findIDs(of: names).compactMap { $0 }
                 : try names.compactMap { try snapshot.id(of: $0) }
@@ -58,10 +58,7 @@ extension StoreEventSource {
             try snapshot.forEachSession(ids) { id, records in
                 let rows = try records.map { StoreEventRow(view: try $0.view(), strings: strings) }
                 guard let first = rows.compactMap({ KeyPosition($0, in: ranges) }).min() else { return true }
-                guard let name = snapshot.string(for: id) else {
-                    throw QueryError(.source, "session id \(id) is not in the store's dictionary")
-                }
-                found.append((name, rows, first))
+                found.append((try StoreEventSource.sessionName(snapshot, id), rows, first))
                 return true
             }
             found.sort { $0.first < $1.first }
@@ -132,11 +129,11 @@ extension StoreEventSource {
     /// order: gathered from scans of their onboardings (``gatherSessions(_:_:checkCancellation:_:)``)
     /// when that is cheaper, else read through the session index in batches.
     private func readSessions<Row>(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
-                                   row: (EventRecord, StringCache) throws -> Row,
+                                   row: (EventRecord, SnapshotStrings) throws -> Row,
                                    _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
         let batchReferences = StoreEventSource.sessionBatchReferences
         try reading { snapshot in
-            let strings = StringCache(snapshot)
+            let strings = SnapshotStrings(snapshot)
             let listed = try StoreEventSource.sessions(snapshot, ranges)
             // Reused from session to session. Records stay valid for the whole read transaction, so a session's
             // rows can be kept together.
@@ -144,13 +141,10 @@ extension StoreEventSource {
             func deliver(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
                 rows.removeAll(keepingCapacity: true)
                 for record in records { rows.append(try row(record, strings)) }
-                guard let name = snapshot.string(for: id) else {
-                    throw QueryError(.source, "session id \(id) is not in the store's dictionary")
-                }
-                return try body(name, rows)
+                return try body(try StoreEventSource.sessionName(snapshot, id), rows)
             }
             func checkCancellation() throws(QueryError) {
-                if cancellation?.isCancelled == true { throw QueryError(.cancelled, "the query was cancelled", in: text) }
+                try cancellation?.throwIfCancelled(query: text)
             }
             if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, deliver) { return }
             try snapshot.forEachSession(listed.ids, batchReferences: batchReferences, deliver)

@@ -52,6 +52,15 @@ public struct StoreEventSource: EventSource, Sendable {
         try snapshot.onboardings().first { $0.onboardingID == name }?.id
     }
 
+    /// The string of session id `id`.
+    /// - Throws: ``QueryError`` of kind `.source` when the store's dictionary does not hold it.
+    static func sessionName(_ snapshot: Snapshot, _ id: StringID) throws(QueryError) -> String {
+        guard let name = snapshot.string(for: id) else {
+            throw QueryError(.source, "session id \(id) is not in the store's dictionary")
+        }
+        return name
+    }
+
     /// Calls `body` for the views in `range`; returns false when `body` asked to stop.
     @discardableResult
     private static func scan(_ snapshot: Snapshot, _ range: ScanRange, _ body: (EventView) throws -> Bool) throws -> Bool {
@@ -65,7 +74,7 @@ public struct StoreEventSource: EventSource, Sendable {
 
     public func scanEvents(_ range: ScanRange, _ body: (StoreEventRow) throws(QueryError) -> Bool) throws(QueryError) {
         try reading { snapshot in
-            let strings = StringCache(snapshot)
+            let strings = SnapshotStrings(snapshot)
             try StoreEventSource.scan(snapshot, range) { view in
                 try body(StoreEventRow(view: view, strings: strings))
             }

@@ -3,7 +3,7 @@ import BoardwalkModel
 import BoardwalkStore
 
 /// A stored event as an ``EventRow`` read through the codec's `RecordFields`: the fields of
-/// ``EventField/isLean`` only, strings through the scan's ``StringCache``. Valid only inside the scan callback
+/// ``EventField/isLean`` only, strings through the scan's ``SnapshotStrings``. Valid only inside the scan callback
 /// that received it. The executor hands it only to queries that read no other field (``Plan/leanEvents``).
 struct StoreFieldsRow: EventRow {
     let fields: RecordFields
@@ -12,9 +12,9 @@ struct StoreFieldsRow: EventRow {
     // here, `readSessions`, `CodedCountScan`) and is never stored past it; a session's rows are copied
     // several times each (into the session's array, by the dwell computation, by the executor): a retain and a
     // release per copy were a tenth of a dwell query.
-    unowned(unsafe) let strings: StringCache
+    unowned(unsafe) let strings: SnapshotStrings
 
-    init(fields: RecordFields, seq: UInt64, strings: StringCache) {
+    init(fields: RecordFields, seq: UInt64, strings: SnapshotStrings) {
         self.fields = fields
         self.seq = seq
         self.strings = strings

@@ -5,7 +5,7 @@
 /// The tables are raw allocations rather than arrays: a lookup is on every string of every line, and arrays
 /// cost a bounds check and (on a store) a uniqueness check each time. Copies share the tables; the owner calls
 /// ``deallocate()`` once.
-struct StringCache {
+struct RecentStrings {
     /// One slot: a hash and its string side by side, so that a lookup touches one cache line of the table
     /// (as two tables, a lookup missed in both).
     private struct Entry {
@@ -21,13 +21,13 @@ struct StringCache {
 
     init() {
         let raw = UnsafeMutableRawPointer.allocate(
-            byteCount: StringCache.size * MemoryLayout<Entry>.stride, alignment: 64)
-        entries = raw.initializeMemory(as: Entry.self, repeating: Entry(hash: 0, string: ""), count: StringCache.size)
+            byteCount: RecentStrings.size * MemoryLayout<Entry>.stride, alignment: 64)
+        entries = raw.initializeMemory(as: Entry.self, repeating: Entry(hash: 0, string: ""), count: RecentStrings.size)
     }
 
     /// Frees the tables; the cache must not be used afterwards.
     func deallocate() {
-        entries.deinitialize(count: StringCache.size)
+        entries.deinitialize(count: RecentStrings.size)
         UnsafeMutableRawPointer(entries).deallocate()
     }
 
@@ -56,7 +56,7 @@ struct StringCache {
         var h = (first &* 0x9E37_79B9_7F4A_7C15) ^ (last &* 0xC2B2_AE3D_27D4_EB4F) ^ (mid &* 0x1656_67B1_9E37_79F9) ^ UInt64(n)
         h ^= h >> 29
         h = h | 1  // 0 marks an empty entry
-        let index = Int(truncatingIfNeeded: h >> 7) & (StringCache.size - 1)
+        let index = Int(truncatingIfNeeded: h >> 7) & (RecentStrings.size - 1)
         let entry = entries + index
         if entry.pointee.hash == h {
             let cached = entry.pointee.string
