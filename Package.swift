@@ -52,10 +52,9 @@ let package = Package(
             name: "Boardwalk",
             dependencies: [
                 "BoardwalkModel", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore", "BoardwalkQuery",
-                "BoardwalkGenerator",
             ]
         ),
-        .target(name: "BoardwalkCLI", dependencies: ["Boardwalk", "CEditLine"]),
+        .target(name: "BoardwalkCLI", dependencies: ["Boardwalk", "BoardwalkGenerator", "CEditLine"]),
         .executableTarget(name: "boardwalk", dependencies: ["BoardwalkCLI"]),
 
         // MARK: Benchmarks (`swift run -c release boardwalk-bench`; see Benchmarks/README.md)

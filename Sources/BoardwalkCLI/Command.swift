@@ -1,5 +1,5 @@
 /// One `boardwalk` subcommand: its help and its work.
-public protocol Command {
+package protocol Command {
     /// The subcommand's name (`generate`).
     static var name: String { get }
     /// One line for the tool's command list.

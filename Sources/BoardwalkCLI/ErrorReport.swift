@@ -2,18 +2,18 @@ import BoardwalkStore
 
 /// What the tool prints for an error, where, and how it exits: a pure function of the error, so it is
 /// tested without spawning a process.
-public struct ErrorReport: Hashable, Sendable {
+package struct ErrorReport: Hashable, Sendable {
     /// The text to print, with its trailing newline.
-    public var text: String
+    package var text: String
     /// Where to print it (errors always go to stderr).
-    public var stream: OutputStream
+    package var stream: OutputStream
     /// The process's exit status: 64 for usage errors, 1 otherwise.
-    public var exitCode: Int32
+    package var exitCode: Int32
 
     /// - Parameters:
     ///   - error: what went wrong.
     ///   - command: the command being run, if any (its usage line is shown for usage errors).
-    public init(_ error: any Error, command: (any Command.Type)?) {
+    package init(_ error: any Error, command: (any Command.Type)?) {
         switch error {
         case let usage as UsageError:
             let usageLine = command?.usage ?? BoardwalkCLI.usage

@@ -2,13 +2,13 @@ extension SplitMix64 {
     /// A generator for one sub-stream of a seed (a session, the catalog, the line shapes), so each
     /// stream is reproducible on its own: session 7 is the same whether 10 or 10 000 sessions are made.
     @inlinable
-    public init(seed: UInt64, stream: UInt64) {
+    package init(seed: UInt64, stream: UInt64) {
         var mixer = SplitMix64(seed: seed ^ (stream &* 0xD6E8_FEB8_6659_FD93))
         self.init(seed: mixer.next())
     }
 
     /// A random version-4 UUID in lowercase text form (`8-4-4-4-12` hex digits).
-    public mutating func uuid() -> String {
+    package mutating func uuid() -> String {
         let hi = next()
         let lo = next()
         // Version 4 in the time_hi nibble, RFC 4122 variant in clock_seq_hi.
@@ -29,16 +29,16 @@ extension SplitMix64 {
 
     /// `true` with the given probability.
     @inlinable
-    public mutating func chance(_ probability: Double) -> Bool {
+    package mutating func chance(_ probability: Double) -> Bool {
         Double(next() >> 11) * 0x1.0p-53 < probability
     }
 
     /// A uniform double in `0..<1`.
     @inlinable
-    public mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
+    package mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
 
     /// An index drawn from `weights` (non-negative, not all zero) in proportion to each weight.
-    public mutating func weighted(_ weights: [Double]) -> Int {
+    package mutating func weighted(_ weights: [Double]) -> Int {
         let total = weights.reduce(0, +)
         var x = unit() * total
         for (i, w) in weights.enumerated() {

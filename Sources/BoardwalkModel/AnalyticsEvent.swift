@@ -17,7 +17,7 @@ public enum AnalyticsEvent: Hashable, Sendable {
     case unknown(name: String)
 
     /// The names Boardwalk knows, in wire spelling, in the order of ``AnalyticsName``.
-    public static let knownNames: [String] = AnalyticsName.allCases.map(\.rawValue)
+    package static let knownNames: [String] = AnalyticsName.allCases.map(\.rawValue)
 
     /// Makes the event for a wire name; names not in ``AnalyticsName`` become ``unknown(name:)``.
     /// `elementID` and `reply` are kept for `screen_completed` only.

@@ -1,4 +1,5 @@
 import Boardwalk
+import BoardwalkGenerator
 
 /// `boardwalk demo`: synthetic sessions into the store, then a few answers drawn from it with the query
 /// language, each shown with the query that produced it.

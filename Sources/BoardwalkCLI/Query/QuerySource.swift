@@ -1,4 +1,5 @@
 import Boardwalk
+import BoardwalkGenerator
 
 /// The options that choose what queries read: the store (`--db`), or generated sessions in memory.
 let generatedOption = OptionSpec(

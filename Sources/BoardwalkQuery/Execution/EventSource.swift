@@ -8,13 +8,17 @@ import BoardwalkModel
 public struct ScanRange: Hashable, Sendable, CustomStringConvertible {
     /// One onboarding, or nil for all of them.
     public var onboarding: String?
+    /// Screen indexes, inclusive.
     public var screens: ClosedRange<Int>
     /// Microseconds since the epoch, inclusive.
     public var time: ClosedRange<Int64>
 
+    /// Every screen index an event can have.
     public static let allScreens = 0...Meta.maxScreenIndex
+    /// Every time.
     public static let allTime = Int64.min...Int64.max
 
+    /// A range of one onboarding (or all of them), some screens and some times; by default the whole store.
     public init(onboarding: String? = nil, screens: ClosedRange<Int> = ScanRange.allScreens,
                 time: ClosedRange<Int64> = ScanRange.allTime) {
         self.onboarding = onboarding
@@ -94,6 +98,7 @@ extension EventRow {
 }
 
 extension EventSource {
+    /// Delivers through ``scanSessions(_:_:)`` without checking `cancellation`; the executor checks it per row.
     public func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
                              _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
         try scanSessions(ranges, body)
@@ -132,5 +137,6 @@ public protocol EventSource {
 }
 
 extension EventSource {
+    /// `nil`: a source that cannot tell its onboardings cheaply gets no onboarding notes.
     public func onboardingNames() throws(QueryError) -> [String]? { nil }
 }

@@ -9,10 +9,15 @@ public struct StoreEventRow: EventRow {
     public let view: EventView
     let strings: SnapshotStrings
 
+    /// The event's arrival sequence number.
     public var seq: UInt64 { view.seq }
+    /// The event's time.
     public var time: Timestamp { view.time }
+    /// The event's kind.
     public var kind: EventKind { view.kind }
+    /// The screen index of the event's `meta`; `nil` without one.
     public var screenIndex: Int? { view.screenIndex }
+    /// The analytics event's name; `nil` for other kinds.
     public var analyticsName: String? {
         switch view.record.analyticsName {
         case .known(let name)?: name.rawValue
@@ -21,6 +26,7 @@ public struct StoreEventRow: EventRow {
         }
     }
 
+    /// The value of `field` on this event, as queries see it, read from the record view.
     public func value(_ field: EventField) -> Value {
         let r = view.record
         func text(_ id: StringID?) -> Value {

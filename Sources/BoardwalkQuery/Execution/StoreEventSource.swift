@@ -10,6 +10,7 @@ import BoardwalkStore
 /// blocks or modifies writers. Scans hand out ``StoreEventRow``s, which read fields from the borrowed record
 /// views on demand (strings resolved once per scan); no owned ``Event`` is built.
 public struct StoreEventSource: EventSource, Sendable {
+    /// The store the source reads.
     public let store: Store
 
     /// How many events the onboardings in scope must hold per (onboarding, session) pair of the store before a
@@ -17,13 +18,15 @@ public struct StoreEventSource: EventSource, Sendable {
     /// session index (see `foldOnboardings`). 0, the default, always scans: the scan reads only the scope's
     /// sessions and events plus the store's spanning sessions, about 400 instructions per event for a screen
     /// funnel (1 200-1 500 when each event was read through a full `RecordView`), against about 1 650 per event
-    /// for the batched session-index read (`Snapshot.forEachSession`), record decoding included. Tests bind infinity to force the session index path
-    /// and compare. Task-local rather than a stored property: clients compiled against
-    /// the struct's layout stay valid.
+    /// for the batched session-index read (`Snapshot.forEachSession`), record decoding included. Tests bind
+    /// infinity to force the session index path and compare. Task-local rather than a stored property: clients
+    /// compiled against the struct's layout stay valid.
     @TaskLocal static var onboardingScanRatio = 0.0
 
+    /// A source that reads `store`; cheap to make, and `Sendable`: one may serve every task that queries.
     public init(_ store: Store) { self.store = store }
 
+    /// How the store reads sessions, for `explain`.
     public var sessionAccess: String {
         "store's session index (session, time, seq); sessions of a whole onboarding from its onboarding_sessions index"
     }
@@ -72,6 +75,9 @@ public struct StoreEventSource: EventSource, Sendable {
         }
     }
 
+    /// Calls `body` for every stored event in `range`, in key order, inside one read transaction.
+    /// - Throws: ``QueryError`` of kind `.source` when the store fails, or what `body` throws.
+    /// - Complexity: O(events in the range), seeking per screen inside it.
     public func scanEvents(_ range: ScanRange, _ body: (StoreEventRow) throws(QueryError) -> Bool) throws(QueryError) {
         try reading { snapshot in
             let strings = SnapshotStrings(snapshot)

@@ -7,7 +7,7 @@ import BoardwalkStore
 /// that received it. The executor hands it only to queries that read no other field (``Plan/leanEvents``).
 struct StoreFieldsRow: EventRow {
     let fields: RecordFields
-    public let seq: UInt64
+    let seq: UInt64
     // Not retained: a row lives inside the scan that owns the cache (its maker keeps the cache alive: the scans
     // here, `readSessions`, `CodedCountScan`) and is never stored past it; a session's rows are copied
     // several times each (into the session's array, by the dwell computation, by the executor): a retain and a
@@ -20,10 +20,10 @@ struct StoreFieldsRow: EventRow {
         self.strings = strings
     }
 
-    public var time: Timestamp { fields.time }
-    public var kind: EventKind { fields.kind }
-    public var screenIndex: Int? { fields.screenIndex }
-    public var analyticsName: String? {
+    var time: Timestamp { fields.time }
+    var kind: EventKind { fields.kind }
+    var screenIndex: Int? { fields.screenIndex }
+    var analyticsName: String? {
         switch fields.analyticsName {
         case .known(let name)?: name.rawValue
         case .unknown(let id)?: strings.string(id)
@@ -33,7 +33,7 @@ struct StoreFieldsRow: EventRow {
 
     /// The value of a lean field, as ``StoreEventRow/value(_:)`` gives it; absent for the fields `RecordFields`
     /// does not read (a query reading them never gets this row).
-    public func value(_ field: EventField) -> Value {
+    func value(_ field: EventField) -> Value {
         // One mapping from record to value for this row and for counts by field codes.
         if FieldCode.has(field) { return FieldCode.value(field, FieldCode.code(field, fields), strings: strings) }
         switch field {
