@@ -88,8 +88,10 @@ extension StoreEventSource {
                 $0.contains(onboarding: onboarding, screen: view.screenIndex, time: view.time.microseconds)
             }) else { return nil }
             self.range = range
-            self.onboarding = view.onboarding ?? RecordFormat.noOnboarding
-            screen = view.screenIndex.map { UInt16(clamping: $0) } ?? RecordFormat.noScreen
+            // The store key's own fields, as the record's header gives them.
+            let header = view.record.header
+            self.onboarding = header.keyOnboarding
+            screen = header.keyScreenIndex
             time = view.time.microseconds
             seq = view.seq
         }
