@@ -101,7 +101,8 @@ package struct UsageError: Error, Hashable, Sendable, CustomStringConvertible {
 /// - An option given twice keeps both values; ``ParsedArguments/value(_:)`` returns the last.
 ///
 /// - Complexity: O(n) in the number of arguments.
-package func parseArguments(_ arguments: some Sequence<String>, options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
+package func parseArguments(_ arguments: some Sequence<String>,
+                            options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
     var result = ParsedArguments()
     var byLong: [String: OptionSpec] = [:]
     var byShort: [Character: OptionSpec] = [:]

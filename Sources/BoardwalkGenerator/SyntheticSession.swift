@@ -69,7 +69,8 @@ package struct SyntheticSession: Hashable, Sendable {
 
     /// The chance that a user on screen `index` of `total` leaves before completing it: it grows with the
     /// index (from 1.5 % on the first screen to 10.5 % on the last but one), scaled by the user's motivation.
-    package static func dropProbability(screenIndex index: Int, totalScreens total: Int, motivation: Double = 1) -> Double {
+    package static func dropProbability(screenIndex index: Int, totalScreens total: Int,
+                                        motivation: Double = 1) -> Double {
         (0.015 + 0.09 * Double(index) / Double(max(1, total - 1))) * motivation
     }
 }

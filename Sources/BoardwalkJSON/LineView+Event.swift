@@ -12,7 +12,8 @@ extension LineView {
     ///
     /// With a ``layout`` the event is stored property by property (see ``EventLayout`` for why).
     @inline(__always)
-    func event(arrival: Timestamp, strings: RecentStrings, into out: UnsafeMutablePointer<Event>) throws(JSONReadError) {
+    func event(arrival: Timestamp, strings: RecentStrings,
+               into out: UnsafeMutablePointer<Event>) throws(JSONReadError) {
         // Where the message is (level 0, or 1 when wrapped as "event": {…}), and where a bridge analytics
         // object `event {name, …}` is, if any.
         var m = 0

@@ -192,8 +192,9 @@ struct DemoOrderTests {
 
     @Test("alignedColumns pads each column to its widest and right-aligns the numbers")
     func aligned() {
-        let rows = DemoAnswers.alignedColumns([["p50 ", "4.0 s", ", p90 ", "11.2 s", ""], ["p50 ", "15.0 s", ", p90 ", "1.0 s", ", 1 ended here"]],
-                                          rightAligned: [1, 3])
+        let rows = DemoAnswers.alignedColumns(
+            [["p50 ", "4.0 s", ", p90 ", "11.2 s", ""], ["p50 ", "15.0 s", ", p90 ", "1.0 s", ", 1 ended here"]],
+            rightAligned: [1, 3])
         #expect(rows == ["p50  4.0 s, p90 11.2 s              ", "p50 15.0 s, p90  1.0 s, 1 ended here"])
     }
 }

@@ -50,7 +50,8 @@ struct CheckpointConsumedBytesTests {
         let sink = MemorySink()
         // One read holds the whole file; the rewrite comes while its lines are parsed, before the batch commits.
         let rewriting = RewritingParser(path: path, replacement: rewritten, atLine: 900)
-        let first = ingester(sink, parser: rewriting, worker: pipelined ? rewriting : nil, options: .init(batchSize: 5_000, pipelined: pipelined))
+        let first = ingester(sink, parser: rewriting, worker: pipelined ? rewriting : nil,
+                             options: .init(batchSize: 5_000, pipelined: pipelined))
         try first.ingest(try InputFile(path: path))
         #expect(first.summary.ingested == 1_000, "the lines as read, before the rewrite")
         #expect(sink.events.compactMap(\.eventID).allSatisfy { $0.hasPrefix("a") })

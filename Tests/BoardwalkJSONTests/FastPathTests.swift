@@ -115,8 +115,9 @@ import Glibc
     /// reads past the padding.
     ///
     /// The fast path must not read the token after the last one (`idx[n]`, the line's length, so the padding's first
-    /// byte), take the quote there for a string and scan for its closing quote past the padding. Without the `k < n` checks in `record` and `skip` this test crashes the test
-    /// process (SIGSEGV on the guard page); either check alone prevents it.
+    /// byte), take the quote there for a string and scan for its closing quote past the padding. Without the
+    /// `k < n` checks in `record` and `skip` this test crashes the test process (SIGSEGV on the guard page); either
+    /// check alone prevents it.
     @Test(arguments: [UInt8(ascii: "\""), UInt8(ascii: "["), UInt8(ascii: "{")])
     func linesEndingInsideAContainerNeverReadPastThePadding(padding first: UInt8) throws {
         let (fast, slow) = try Self.readers()

@@ -50,7 +50,8 @@ struct DemoAnswers {
             invocation.out(Bars.chart(funnel.rows.map { row in
                 let i = row[step].intValue ?? 0
                 let value = row[n].doubleValue ?? 0
-                return (DemoAnswers.screenLabel(i, screenNames[i], upTo: funnel.rows.count - 1), value, Units.count(Int(value)))
+                let label = DemoAnswers.screenLabel(i, screenNames[i], upTo: funnel.rows.count - 1)
+                return (label, value, Units.count(Int(value)))
             }, share: first, columns: invocation.columns, paint: paint))
         }
 

@@ -314,7 +314,8 @@ final class Ingester {
             // line order, as if it had parsed each line itself.
             var parsedAhead = 0
             if let worker, lines.count >= Ingester.minimumLinesToSplit {
-                worker.parseAll(lines, base: base, readable: readable, firstLine: lineNumber + 1, arrival: arrival, with: &parser)
+                worker.parseAll(lines, base: base, readable: readable, firstLine: lineNumber + 1, arrival: arrival,
+                                with: &parser)
                 parsedAhead = lines.count
             }
             for k in lines.indices {

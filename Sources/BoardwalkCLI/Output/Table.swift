@@ -79,8 +79,8 @@ package enum Bars {
     ///   - items: labels and values.
     ///   - share: the denominator for the percentage column (`nil`: no percentage).
     ///   - columns: the terminal width the chart should fit.
-    package static func chart(_ items: [(label: String, value: Double, text: String)], share: Double?, columns: Int, paint: Paint)
-        -> String
+    package static func chart(_ items: [(label: String, value: Double, text: String)], share: Double?, columns: Int,
+                              paint: Paint) -> String
     {
         guard let maxValue = items.map(\.value).max(), maxValue > 0 else { return "" }
         // 36 columns fit a UUID (onboarding ids are UUIDs in practice); longer labels end in an ellipsis.

@@ -191,8 +191,9 @@ struct Executor {
     /// passed as a closure, made every access to them a dynamic exclusivity check (callgrind: +2.5 % on a
     /// full-path `top 10 value`).
     @inline(__always)
-    private static func visit<R: EventRow>(_ row: R, _ sink: inout Sink, _ ticker: inout CancellationTicker, _ statistics: inout RunStatistics,
-                                           filters: [Bound], now: Timestamp, listing: Bool) throws(QueryError) -> Bool {
+    private static func visit<R: EventRow>(_ row: R, _ sink: inout Sink, _ ticker: inout CancellationTicker,
+                                           _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp,
+                                           listing: Bool) throws(QueryError) -> Bool {
         try ticker.tick()
         statistics.eventsRead += 1
         // A local function, not a closure value: a closure stored in a `let` escapes, and would allocate a

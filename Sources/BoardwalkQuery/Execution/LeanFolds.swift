@@ -356,7 +356,8 @@ final class LeanFolds {
     /// The summary of the session at `slot`: the fields a lean fold reads are those
     /// ``SessionFold/summary(name:strings:needs:reachBuffer:)`` gives for the same events; the others keep their
     /// initial values (nothing reads them, see ``FoldNeeds/lean``).
-    func summary(slot: Int, name: String, strings: SnapshotStrings, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
+    func summary(slot: Int, name: String, strings: SnapshotStrings, needs: FoldNeeds,
+                 reachBuffer: inout [Int64]) -> SessionSummary {
         let f = base + slot  // read in place: a copy of the fold is a 128-byte memcpy call
         let s = SessionSummary(id: name)
         guard f.pointee.events > 0 else { return s }

@@ -188,7 +188,8 @@ struct SessionFold {
     /// ``summary(name:strings:needs:)`` with the reach times built in `reachBuffer`, which the summary then shares:
     /// a caller that drops each summary before the next keeps reusing one allocation (each new array costs a
     /// generic metadata lookup in the standard library, about 500 instructions).
-    func summary(name: String, strings: SnapshotStrings, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
+    func summary(name: String, strings: SnapshotStrings, needs: FoldNeeds,
+                 reachBuffer: inout [Int64]) -> SessionSummary {
         let s = SessionSummary(id: name)
         guard events > 0 else { return s }
         if needs.profile, profileAt != .highest { s.profile = strings.string(profile) }

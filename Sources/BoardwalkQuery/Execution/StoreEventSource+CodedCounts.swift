@@ -75,7 +75,8 @@ private struct CodedCountScan {
         var distinct: [CodeSet]
     }
 
-    init(plan: CodedCountPlan, now: Timestamp, strings: SnapshotStrings, cancellation: CancellationFlag?, text: String) {
+    init(plan: CodedCountPlan, now: Timestamp, strings: SnapshotStrings, cancellation: CancellationFlag?,
+         text: String) {
         keys = plan.keys
         distinctFields = plan.distinct.compactMap { $0 }
         filter = CodedFilter(plan.filters, fields: plan.filterFields, now: now)

@@ -248,8 +248,10 @@ private struct ScopeScan {
     }
 
     /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.
-    private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?,
-                                                         _ lean: LeanFolds, _: Outcomes.Type, strings: SnapshotStrings) throws {
+    private mutating func scanLean<Outcomes: LeanExtent>(
+        _ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, _ lean: LeanFolds, _: Outcomes.Type,
+        strings: SnapshotStrings
+    ) throws {
         let settings = lean.settings
         // A lean fold does not depend on the order of a group's events (each first and last is kept with its
         // (time, seq) position; a run's events, one block's, are in that order): without `met`, which records the
