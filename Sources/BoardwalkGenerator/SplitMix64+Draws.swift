@@ -1,6 +1,6 @@
 extension SplitMix64 {
     /// A generator for one sub-stream of a seed (a session, the catalog, the line shapes), so each
-    /// stream is reproducible on its own: session 7 is the same whether 10 or 10 000 sessions are made.
+    /// stream is reproducible on its own: the seventh session is the same whether 10 or 10 000 are made.
     @inlinable
     package init(seed: UInt64, stream: UInt64) {
         var mixer = SplitMix64(seed: seed ^ (stream &* 0xD6E8_FEB8_6659_FD93))
