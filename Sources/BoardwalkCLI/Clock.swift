@@ -9,10 +9,3 @@ func monotonicMicroseconds() -> Int64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
 }
-
-/// The current time, for lines that carry none.
-func now() -> Timestamp {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
-}

@@ -85,7 +85,8 @@ enum DemoCommand: Command {
             bytes += text.utf8.count
             let t0 = monotonicMicroseconds()
             let event = try text.withUTF8 { utf8 in
-                try parser.reader.read(line: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8).dropLast()), lineNumber: lines, arrival: now())
+                let body = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8).dropLast())
+                return try parser.reader.read(line: body, lineNumber: lines, arrival: Query.wallClock())
             }
             parsing += monotonicMicroseconds() - t0
             batch.append(event)

@@ -308,7 +308,7 @@ final class Ingester {
                 lines.removeFirst()
                 continuingLine = false
             }
-            let arrival = now()  // lines without a time get the time of the read that brought them
+            let arrival = Query.wallClock()  // lines without a time get the time of the read that brought them
             let readable = storage.count  // the parser may read past a line up to the buffer's end
             // With a worker, both threads parse this read's lines first; this thread then takes the results in
             // line order, as if it had parsed each line itself.
