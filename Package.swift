@@ -34,7 +34,6 @@ let package = Package(
         ),
         .target(
             name: "CSimdjson",
-            cxxSettings: [.unsafeFlags(["-O3"])],
             linkerSettings: [.linkedLibrary("simdjson")]
         ),
 

@@ -2,14 +2,16 @@ import Boardwalk
 import Foundation
 import Testing
 
-// QA, session 9: a newcomer embedding the library with only README.md and docs/storage.md ("The Swift API",
-// "Recording what an onboarding delegate receives") at hand, through the `Boardwalk` umbrella the documents
-// import. Each test does what a passage of the documents shows and checks that the library behaves as the
-// passage says; the guide's own tests (EmbeddingGuideTests, EmbeddingQueryGuideTests) check that its blocks
-// compile, these check the claims around them.
+// A newcomer embedding the library with only README.md and docs/storage.md at hand, through the `Boardwalk` umbrella
+// the documents import. The two complete programs (README's "Embed it", docs/storage.md's "A complete program") are
+// compiled here as written, between `// doc block <name>` and `// end doc block`, and `examplesMatchTheDocuments`
+// fails when a copy differs from its document; each program's printed output must equal the block the document
+// shows after it (`<!-- embed-output: <name> -->`), which CI also checks in a package that depends on Boardwalk by
+// version. The other tests do what a passage of the documents shows and check that the library behaves as the
+// passage says; EmbeddingGuideTests and EmbeddingQueryGuideTests compile the guide's other blocks.
 
-@Suite("QA9: embedding the library as the documents show")
-struct EmbeddingAsDocumentedQA9Tests {
+@Suite("Embedding the library as the documents show: the complete programs and the claims around them")
+struct EmbeddingAsDocumentedTests {
     private static let t0 = Timestamp(iso8601: "2026-11-10T10:00:00Z")!
 
     private static func event(_ session: String?, screen: Int, second: Int64, _ payload: Payload, id: String?,
@@ -19,22 +21,115 @@ struct EmbeddingAsDocumentedQA9Tests {
               payload: payload)
     }
 
-    @Test("README's embed block: append, query, typed cell")
+    @Test("the complete programs here are the ones README.md and docs/storage.md show")
+    func examplesMatchTheDocuments() throws {
+        for (document, name) in [("README.md", "readme"), ("docs/storage.md", "storage")] {
+            let shown = EmbedExample.normalized(try EmbedExample.block(in: document, marker: "embed-example: \(name)"))
+            let copy = try EmbedExample.region(name, in: #filePath)
+            #expect(shown == copy, "\(document)'s embed-example \(name) differs from its copy in this file")
+        }
+    }
+
+    @Test("README's embed block: append, query, typed cell, and the output README shows")
     func readmeBlock() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let store = try Store.open(at: dir.appendingPathComponent("events.db").path)
-        defer { store.close() }
-        let presentation = UUID().uuidString
-        try store.append([
-            Event(time: Timestamp(milliseconds: 1_793_527_200_000), session: presentation, eventID: UUID().uuidString,
-                  meta: Meta(onboardingID: "onb_1", screenClientID: "welcome", screenIndex: 0, totalScreens: 8),
-                  payload: .analytics(.screenPresented)),
-        ])
+        var output = ""
+        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            output += items.map { String(describing: $0) }.joined(separator: separator) + terminator
+        }
+        // doc block readme
+        // A new store in a directory of its own (Store.open creates the directory, not its parents).
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("boardwalk-\(UUID().uuidString)")
+        let store = try Store.open(at: directory.path)
+
+        // Three presentations (sessions) of a four-screen onboarding: s1 sees every screen, s2 two, s3 one.
+        let start = Timestamp(iso8601: "2026-11-10T10:00:00Z")!
+        let shown: [(session: String, screen: Int, second: Int64)] = [
+            ("s1", 0, 0), ("s1", 1, 8), ("s1", 2, 20), ("s1", 3, 31),
+            ("s2", 0, 60), ("s2", 1, 75),
+            ("s3", 0, 120),
+        ]
+        let events = shown.map { s in
+            Event(time: Timestamp(microseconds: start.microseconds + s.second * 1_000_000), session: s.session,
+                  eventID: "\(s.session)-\(s.screen)",  // makes a retried append harmless
+                  meta: Meta(onboardingID: "onb_1", screenClientID: "screen-\(s.screen)", screenIndex: s.screen, totalScreens: 4),
+                  payload: .analytics(.screenPresented))
+        }
+        let result = try store.append(events)  // one transaction, durable when it returns
+        print("stored \(result.appended) events")
+
         let table = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel"#).run(on: StoreEventSource(store))
-        #expect(table[0, "sessions"]?.intValue == 1)
-        #expect(table.rows.count == 8, "the screen funnel runs to total_screens - 1")
+        print(table.render(.table))
+        print(table[1, "sessions"]?.intValue ?? 0)  // a cell as a Swift value: row 1, column "sessions"
+
+        store.close()
+        try FileManager.default.removeItem(at: directory)
+        // end doc block
+        #expect(table[0, "sessions"]?.intValue == 3)
+        #expect(table.rows.count == 4, "the screen funnel runs to total_screens - 1")
         #expect(table.render(.table).contains("sessions"))
+        #expect(!FileManager.default.fileExists(atPath: directory.path), "the program removes its store")
+        #expect(output == (try EmbedExample.block(in: "README.md", marker: "embed-output: readme")) + "\n")
+    }
+
+    @Test("docs/storage.md's complete program prints what the document shows")
+    func storageProgram() throws {
+        var output = ""
+        func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+            output += items.map { String(describing: $0) }.joined(separator: separator) + terminator
+        }
+        // doc block storage
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("boardwalk-\(UUID().uuidString)")
+        let store = try Store.open(at: directory.path)  // creates the store; Store.Options() has the defaults
+
+        /// An event of onboarding `onb_quiz` (three screens), `second`s after 10:00 on 10 November 2026.
+        func event(_ id: String, session: String?, screen: Int, second: Int64, _ payload: Payload) -> Event {
+            Event(time: Timestamp(microseconds: 1_794_304_800_000_000 + second * 1_000_000), session: session,
+                  profile: "profile-7", eventID: id,
+                  meta: Meta(onboardingID: "onb_quiz", screenClientID: "screen-\(screen)", screenIndex: screen, totalScreens: 3),
+                  payload: payload)
+        }
+        let level = StateUpdate(elementID: "level", value: .select(Choice(id: "o2", value: "pro", label: "Pro")))
+        let batch = [
+            event("e1", session: "c-1", screen: 0, second: 0, .analytics(.onboardingStarted)),
+            event("e2", session: "c-1", screen: 0, second: 0, .analytics(.screenPresented)),
+            event("e3", session: "c-1", screen: 1, second: 9, .analytics(.screenPresented)),
+            event("e4", session: "c-1", screen: 1, second: 14, .stateUpdated(level)),
+            event("e5", session: "c-1", screen: 2, second: 21, .analytics(.onboardingCompleted)),
+            event("e6", session: nil, screen: 0, second: 300, .analytics(.screenPresented)),  // no session id: inferred
+        ]
+
+        // The checkpoint commits in the batch's transaction: an importer keeps how far it got there.
+        let first = try store.append(batch, checkpoint: Checkpoint(key: "import", value: [6]))
+        print("appended \(first.appended) events, seqs \(first.seqs)")
+        let retry = try store.append(batch)  // the same upload again: same ids, times and screens
+        print("retried: appended \(retry.appended), duplicates \(retry.duplicates)")
+
+        try store.read { snapshot in  // one consistent snapshot, valid only inside the closure
+            let stats = try snapshot.stats()
+            print("events \(stats.events), sessions \(stats.sessions) (\(stats.inferredSessions) inferred)")
+            print("sessions of onb_quiz:", try snapshot.sessions(ofOnboarding: "onb_quiz").map(\.session))
+            for stored in try snapshot.events(inSession: "c-1") {  // owned events, in (time, seq) order
+                let what = switch stored.event.payload {
+                case .analytics(let analytics): analytics.name
+                default: stored.event.kind.rawValue
+                }
+                print("  seq \(stored.seq) at \(stored.event.time): \(what) on screen \(stored.event.meta?.screenIndex ?? -1)")
+            }
+            var presented = 0
+            try snapshot.forEachEvent(onboarding: "onb_quiz", screens: 0...1) { view in  // borrowed views, key order
+                if view.record.knownAnalyticsName == .screenPresented { presented += 1 }
+                return true  // false stops the scan
+            }
+            print("screen_presented on screens 0-1: \(presented)")
+            print("resume the import at: \(try snapshot.checkpoint("import") ?? [])")
+        }
+        print("check: \(try store.check().isOK ? "no problems" : "damaged")")
+        store.close()
+        try FileManager.default.removeItem(at: directory)
+        // end doc block
+        #expect(first.appended == 6 && retry.duplicates == 6)
+        #expect(!FileManager.default.fileExists(atPath: directory.path), "the program removes its store")
+        #expect(output == (try EmbedExample.block(in: "docs/storage.md", marker: "embed-output: storage")) + "\n")
     }
 
     @Test("append counts duplicates (same id, time, group), across batches and inside one")
@@ -242,5 +337,50 @@ struct EmbeddingAsDocumentedQA9Tests {
             #expect(error.location?.line == 1 && error.location?.column == 21)
             #expect(error.description.contains("^"))
         }
+    }
+}
+
+/// The fenced blocks of the documents marked `<!-- embed-example: NAME -->` and `<!-- embed-output: NAME -->`, and the
+/// copies of the programs in this file.
+enum EmbedExample {
+    struct Missing: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The body of the fenced block on the line after `<!-- marker -->` in `document` (a path from the repository's
+    /// root), without its fences.
+    static func block(in document: String, marker: String) throws -> String {
+        let path = root.appendingPathComponent(document).path
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        guard let at = lines.firstIndex(of: "<!-- \(marker) -->"), at + 1 < lines.count, lines[at + 1].hasPrefix("```"),
+              let end = lines[(at + 2)...].firstIndex(of: "```")
+        else { throw Missing(description: "\(path): no fenced block after <!-- \(marker) -->") }
+        return lines[(at + 2)..<end].joined(separator: "\n")
+    }
+
+    /// The lines between `// doc block <name>` and the next `// end doc block` of the file at `path`, normalized.
+    static func region(_ name: String, in path: String) throws -> String {
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        guard let begin = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "// doc block \(name)" }),
+              let end = lines[begin...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "// end doc block" })
+        else { throw Missing(description: "\(path): no region \"// doc block \(name)\" … \"// end doc block\"") }
+        return normalized(lines[(begin + 1)..<end].joined(separator: "\n"))
+    }
+
+    /// The code without `import` lines, trailing spaces, surrounding blank lines and common indentation.
+    static func normalized(_ code: String) -> String {
+        var lines = code.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            var line = line
+            while line.last == " " { line.removeLast() }
+            return line
+        }
+        lines.removeAll { $0.hasPrefix("import ") }
+        while lines.first?.isEmpty == true { lines.removeFirst() }
+        while lines.last?.isEmpty == true { lines.removeLast() }
+        let indent = lines.filter { !$0.isEmpty }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
+        return lines.map { $0.isEmpty ? "" : String($0.dropFirst(indent)) }.joined(separator: "\n")
     }
 }

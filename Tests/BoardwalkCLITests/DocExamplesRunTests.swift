@@ -2,12 +2,12 @@ import Boardwalk
 import Foundation
 import Testing
 
-// QA, session 9: every query the documents show an analyst, run the way the analyst would, on the data the README's
-// `demo` stores (the generator's default catalog). Before this test, three examples of docs/query-language.md asked
-// about an element "experience" that no generated onboarding has, so on the demo store they answered nothing at all.
+// Every query the documents show an analyst, run the way the analyst would, on the data the README's `demo` stores
+// (the generator's default catalog): an example that fails to parse, or asks about an element no generated onboarding
+// has (and so answers nothing on the demo store), fails here.
 
-@Suite("QA9: the example queries of docs/query-language.md and docs/cli.md")
-struct DocExamplesQA9Tests {
+@Suite("The example queries of docs/query-language.md and docs/cli.md run on the demo's kind of data")
+struct DocExamplesRunTests {
     /// The repository's root, from this file's path (Tests/BoardwalkCLITests/…).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -39,10 +39,10 @@ struct DocExamplesQA9Tests {
     /// The examples that show an error on purpose (docs/query-language.md, "Errors"; docs/cli.md, the caret).
     static let meantToFail: Set<String> = ["events | where screen_idx == 2", "events | bogus"]
 
-    /// The issue's own examples, quoted verbatim in docs/query-language.md ("The examples the language was specified
-    /// with"): they ask about an element `experience` the generator does not make, which the document says, and
+    /// The language's twelve reference examples, quoted verbatim in docs/query-language.md ("Twelve reference
+    /// examples"): two ask about an element `experience` the generator does not make, which the document says, and
     /// `IssueExampleTests` checks their answers on events that have it.
-    static let issueExamples: Set<String> = [
+    static let experienceExamples: Set<String> = [
         #"sessions | where completed | count by answer("experience")"#,
         #"sessions | where answer("experience") == "pro" and did(open_paywall) | count"#,
     ]
@@ -65,10 +65,10 @@ struct DocExamplesQA9Tests {
         }
     }
 
-    @Test("docs/query-language.md quotes each of the issue's twelve examples as written")
-    func issueExamplesAreQuoted() throws {
+    @Test("docs/query-language.md quotes each of the twelve reference examples as written")
+    func referenceExamplesAreQuoted() throws {
         let quoted = try Self.examples(in: "query-language.md")
-        let issue = [
+        let reference = [
             "events | count",
             #"events | where kind == "analytics" | count by name"#,
             #"events | where onboarding == "onb_1" and screen >= 2 and time >= @2026-11-01 | count by screen, name"#,
@@ -82,7 +82,7 @@ struct DocExamplesQA9Tests {
             "sessions | count by exit",
             #"sessions | where answer("experience") == "pro" and did(open_paywall) | count"#,
         ]
-        for query in issue { #expect(quoted.contains(query), "not quoted: \(query)") }
+        for query in reference { #expect(quoted.contains(query), "not quoted: \(query)") }
     }
 
     @Test("every element an example asks about is one the demo's onboardings have", arguments: ["query-language.md", "cli.md"])
@@ -91,7 +91,7 @@ struct DocExamplesQA9Tests {
         for event in SyntheticData(sessions: 300, seed: 1).events() {
             if case .stateUpdated(let update) = event.payload { elements.insert(update.elementID) }
         }
-        for query in try Self.examples(in: document) where !Self.issueExamples.contains(query) {
+        for query in try Self.examples(in: document) where !Self.experienceExamples.contains(query) {
             for match in query.matches(of: /(?:answer\(|element == )"([^"]*)"/) {
                 #expect(elements.contains(String(match.1)), "\(document): `\(query)` asks about `\(match.1)`, which no generated onboarding has")
             }
