@@ -18,7 +18,7 @@ package struct RandomEvents: Sequence, IteratorProtocol, Sendable {
         let payload: Payload
         switch kind {
         case .analytics:
-            let names = AnalyticsEvent.knownNames + ["navigation_failed", "unknown", "x"]
+            let names = AnalyticsName.allCases.map(\.rawValue) + ["navigation_failed", "unknown", "x"]
             let name = names.randomElement(using: &rng)!
             payload = .analytics(AnalyticsEvent(name: name, elementID: optionalString(), reply: optionalString()))
         case .stateUpdated:
