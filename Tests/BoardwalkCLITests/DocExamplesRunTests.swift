@@ -1,4 +1,5 @@
 import Boardwalk
+import BoardwalkGenerator
 import Foundation
 import Testing
 
@@ -41,7 +42,7 @@ struct DocExamplesRunTests {
 
     /// The language's twelve reference examples, quoted verbatim in docs/query-language.md ("Twelve reference
     /// examples"): two ask about an element `experience` the generator does not make, which the document says, and
-    /// `IssueExampleTests` checks their answers on events that have it.
+    /// `ReferenceExampleTests` checks their answers on events that have it.
     static let experienceExamples: Set<String> = [
         #"sessions | where completed | count by answer("experience")"#,
         #"sessions | where answer("experience") == "pro" and did(open_paywall) | count"#,
