@@ -35,7 +35,6 @@ let package = Package(
         ),
         .target(
             name: "CSimdjson",
-            cxxSettings: [.unsafeFlags(["-O3"])],
             linkerSettings: [.linkedLibrary("simdjson")]
         ),
 
@@ -58,10 +57,9 @@ let package = Package(
             name: "Boardwalk",
             dependencies: [
                 "BoardwalkModel", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore", "BoardwalkQuery",
-                "BoardwalkGenerator",
             ]
         ),
-        .target(name: "BoardwalkCLI", dependencies: ["Boardwalk", "CEditLine"]),
+        .target(name: "BoardwalkCLI", dependencies: ["Boardwalk", "BoardwalkGenerator", "CEditLine"]),
         .executableTarget(name: "boardwalk", dependencies: ["BoardwalkCLI"]),
 
         // MARK: Benchmarks (`swift run -c release boardwalk-bench`; see Benchmarks/README.md)

@@ -221,10 +221,10 @@ final class RawLMDBScanBench: Benchmark {
 /// the batch, split at an hour's span or 32 KiB; one value per bucket of 64 session ids and batch, split past 768
 /// bytes; 256 block keys per `batches` entry). The timed loop only puts them.
 ///
-/// This is store format 4's layout, kept as a bound rather than a copy of what the store writes now: every batch
-/// puts new values and rewrites none. Since format 3 the store grows each group's newest block instead (fewer,
-/// larger blocks for reads, paid for by rewriting them), and since format 8 it appends the session index to a log
-/// folded every 16 batches; with 100 000 sessions in flight those rewrites are most of its bytes per commit. It
+/// A simpler layout than the store's, kept as a bound rather than a copy of what the store writes: every batch
+/// puts new values and rewrites none. The store grows each group's newest block instead (fewer, larger blocks for
+/// reads, paid for by rewriting them), and appends the session index to a log folded every 16 batches; with
+/// 100 000 sessions in flight those rewrites are most of its bytes per commit. It
 /// also leaves out what the store writes that has no per-event equivalent in the other peers: new strings,
 /// `onboarding_sessions` pairs, counters.
 struct BlockRows {
@@ -241,9 +241,8 @@ struct BlockRows {
     var batchEnds: [Int] = []
     var events = 0
 
-    // Store format 2's constants and blocks (one block per group and batch, never grown; format 3 grows
-    // a group's newest block across batches, which a prebuilt put loop cannot model): the peer measures
-    // LMDB's cost for per-batch blocks, as in the last session's figures.
+    // Blocks of one group and batch, never grown (the store grows a group's newest block across batches, which a
+    // prebuilt put loop cannot model): the peer measures LMDB's cost for per-batch blocks.
     static let blockSpan: Int64 = 3_600_000_000
     static let maxBlockBytes = 32 << 10
     static let batchChunk = 256
@@ -292,7 +291,7 @@ struct BlockRows {
             }
             if open { flushBlock() }
             order.sort { a, b in (rows.session[a], rows.time[a], rows.seq[a]) < (rows.session[b], rows.time[b], rows.seq[b]) }
-            // Format 4's session index: per bucket of 64 session ids, one value of the batch's references (the
+            // The session index: per bucket of 64 session ids, one value of the batch's references (the
             // store also grows a bucket's newest value across batches, which a prebuilt put loop cannot model).
             var bucket: UInt32 = 0
             open = false

@@ -168,7 +168,7 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
     }
 
     // The same append as `append-<many>` over five times the events: with many sessions in flight the store's first
-    // 200 000 events are not its steady state (docs/storage.md, "Format 8: the session log": format 7 fell from
+    // 200 000 events are not its steady state (a layout that rewrote the session index in every commit fell from
     // 757 k/s there to 325-372 k/s over 1 M events).
     do {
         let sessions = s.manySessions, count = s.longAppendEvents

@@ -1,15 +1,17 @@
-/// One option a command accepts.
-public struct OptionSpec: Hashable, Sendable {
-    /// The long name without dashes (`sessions` for `--sessions`).
-    public var long: String
-    /// The one-letter short name without its dash, if any (`s` for `-s`).
-    public var short: Character?
-    /// The value's placeholder in help (`N`, `DIR`), or `nil` for a flag that takes no value.
-    public var valueName: String?
-    /// One line of help.
-    public var help: String
+import BoardwalkQuery
 
-    public init(_ long: String, short: Character? = nil, value: String? = nil, help: String) {
+/// One option a command accepts.
+package struct OptionSpec: Hashable, Sendable {
+    /// The long name without dashes (`sessions` for `--sessions`).
+    package var long: String
+    /// The one-letter short name without its dash, if any (`s` for `-s`).
+    package var short: Character?
+    /// The value's placeholder in help (`N`, `DIR`), or `nil` for a flag that takes no value.
+    package var valueName: String?
+    /// One line of help.
+    package var help: String
+
+    package init(_ long: String, short: Character? = nil, value: String? = nil, help: String) {
         self.long = long
         self.short = short
         self.valueName = value
@@ -17,10 +19,10 @@ public struct OptionSpec: Hashable, Sendable {
     }
 
     /// Whether the option takes a value.
-    public var takesValue: Bool { valueName != nil }
+    package var takesValue: Bool { valueName != nil }
 
     /// `-s, --sessions N` as shown in help.
-    public var synopsis: String {
+    package var synopsis: String {
         var s = short.map { "-\($0), " } ?? "    "
         s += "--\(long)"
         if let valueName { s += " \(valueName)" }
@@ -29,29 +31,29 @@ public struct OptionSpec: Hashable, Sendable {
 }
 
 /// What a command line said, once parsed against a command's options.
-public struct ParsedArguments: Hashable, Sendable {
+package struct ParsedArguments: Hashable, Sendable {
     /// Values of options that take one, by long name, in command-line order (an option may repeat).
-    public var values: [String: [String]] = [:]
+    package var values: [String: [String]] = [:]
     /// Flags that were given, by long name.
-    public var flags: Set<String> = []
+    package var flags: Set<String> = []
     /// Everything else, in order (`-` included; everything after `--`).
-    public var positionals: [String] = []
+    package var positionals: [String] = []
 
-    public init(values: [String: [String]] = [:], flags: Set<String> = [], positionals: [String] = []) {
+    package init(values: [String: [String]] = [:], flags: Set<String> = [], positionals: [String] = []) {
         self.values = values
         self.flags = flags
         self.positionals = positionals
     }
 
     /// The last value given for `--name`, if any.
-    public func value(_ name: String) -> String? { values[name]?.last }
+    package func value(_ name: String) -> String? { values[name]?.last }
 
     /// Whether the flag `--name` was given.
-    public func flag(_ name: String) -> Bool { flags.contains(name) }
+    package func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// The value of `--name` as an integer in `range`, or `nil` when absent.
     /// - Throws: ``UsageError`` when the value is not an integer or is out of range.
-    public func integer(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(UsageError) -> Int? {
+    package func integer(_ name: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(UsageError) -> Int? {
         guard let text = value(name) else { return nil }
         guard let v = Int(text) else {
             throw UsageError("option '--\(name)' expects an integer, got '\(text)'")
@@ -63,7 +65,7 @@ public struct ParsedArguments: Hashable, Sendable {
     }
 
     /// The value of `--name` as an unsigned 64-bit integer (decimal or `0x` hexadecimal), or `nil` when absent.
-    public func unsigned(_ name: String) throws(UsageError) -> UInt64? {
+    package func unsigned(_ name: String) throws(UsageError) -> UInt64? {
         guard let text = value(name) else { return nil }
         let parsed = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
         guard let parsed else {
@@ -73,7 +75,7 @@ public struct ParsedArguments: Hashable, Sendable {
     }
 
     /// The value of `--name`, which must be one of `choices`, or `nil` when absent.
-    public func choice(_ name: String, among choices: [String]) throws(UsageError) -> String? {
+    package func choice(_ name: String, among choices: [String]) throws(UsageError) -> String? {
         guard let text = value(name) else { return nil }
         guard choices.contains(text) else {
             throw UsageError("option '--\(name)' must be one of \(choices.joined(separator: ", ")), got '\(text)'")
@@ -83,11 +85,11 @@ public struct ParsedArguments: Hashable, Sendable {
 }
 
 /// A mistake in how the tool was invoked: rendered with the command's usage, exit status 64.
-public struct UsageError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct UsageError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What is wrong, without the `Error: ` prefix.
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+    package var message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// Parses a command's arguments against its options.
@@ -99,7 +101,8 @@ public struct UsageError: Error, Hashable, Sendable, CustomStringConvertible {
 /// - An option given twice keeps both values; ``ParsedArguments/value(_:)`` returns the last.
 ///
 /// - Complexity: O(n) in the number of arguments.
-public func parseArguments(_ arguments: some Sequence<String>, options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
+package func parseArguments(_ arguments: some Sequence<String>,
+                            options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
     var result = ParsedArguments()
     var byLong: [String: OptionSpec] = [:]
     var byShort: [Character: OptionSpec] = [:]

@@ -3,25 +3,26 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BoardwalkQuery
 
 /// The `boardwalk` tool: dispatch to a subcommand, print errors, return an exit status.
 ///
 /// `main.swift` calls ``main()``; tests call ``run(_:_:)`` with a captured ``Invocation``.
-public enum BoardwalkCLI {
+package enum BoardwalkCLI {
     /// The tool's version, printed by `--version`.
-    public static let version = "0.1.0"
+    package static let version = "0.1.0"
 
     /// The tool's usage line.
-    public static let usage = "boardwalk [--db DIR] <command> [options]"
+    package static let usage = "boardwalk [--db DIR] <command> [options]"
 
     /// Every subcommand, in the order help lists them.
-    public static var commands: [any Command.Type] {[
+    package static var commands: [any Command.Type] {[
         IngestCommand.self, QueryCommand.self, ReplCommand.self, StatsCommand.self, ExportCommand.self,
         CheckCommand.self, BackupCommand.self, GenerateCommand.self, DemoCommand.self,
     ]}
 
     /// Runs the tool for the process and exits with its status.
-    public static func main() -> Never {
+    package static func main() -> Never {
         let invocation = Invocation.process()
         let status = run(Array(CommandLine.arguments.dropFirst()), invocation)
         invocation.stdout.flush()
@@ -32,7 +33,7 @@ public enum BoardwalkCLI {
     /// Runs the tool for `arguments` (without the program name).
     /// - Returns: the exit status; 1 when writing to standard output failed (a full disk, a closed pipe with SIGPIPE
     ///   ignored), whatever the command made of it: its output is incomplete.
-    public static func run(_ arguments: [String], _ invocation: Invocation) -> Int32 {
+    package static func run(_ arguments: [String], _ invocation: Invocation) -> Int32 {
         let status = dispatch(arguments, invocation)
         invocation.stdout.flush()
         if invocation.stdout.writeError != nil, status == ExitCode.success || status == ExitCode.partial {
@@ -156,20 +157,4 @@ public enum BoardwalkCLI {
             """
         return text
     }
-}
-
-/// Levenshtein distance, for "did you mean" on small words.
-func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a), b = Array(b)
-    var row = Array(0...b.count)
-    for i in 1...max(1, a.count) where !a.isEmpty {
-        var previous = row[0]
-        row[0] = i
-        for j in 1...max(1, b.count) where !b.isEmpty {
-            let current = row[j]
-            row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-            previous = current
-        }
-    }
-    return row[b.count]
 }

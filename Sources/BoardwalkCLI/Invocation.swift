@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// Somewhere text goes: the process's stdout or stderr, or a buffer in tests.
-public protocol OutputSink: AnyObject {
+package protocol OutputSink: AnyObject {
     func write(_ text: String)
     /// Writes raw bytes (binary output, such as a batch file).
     func write(bytes: [UInt8])
@@ -18,22 +18,22 @@ public protocol OutputSink: AnyObject {
 
 extension OutputSink {
     /// Sinks that cannot fail (a buffer in memory) never have an error.
-    public var writeError: Int32? { nil }
+    package var writeError: Int32? { nil }
 }
 
 /// A file descriptor (1, 2), written with `write(2)` through a buffer of its own.
-public final class FileSink: OutputSink {
+package final class FileSink: OutputSink {
     private let descriptor: Int32
     private let buffered: Bool
     private var buffer: [UInt8] = []
-    public private(set) var writeError: Int32?
+    package private(set) var writeError: Int32?
     /// Called once, with the `errno`, when a write first fails (the process's stdout says so on stderr).
     private let onFailure: ((Int32) -> Void)?
 
     /// - Parameters:
     ///   - buffered: keep up to 64 KiB before writing (stdout); otherwise write at once (stderr).
     ///   - onFailure: called once when a write first fails, with its `errno`.
-    public init(descriptor: Int32, buffered: Bool, onFailure: ((Int32) -> Void)? = nil) {
+    package init(descriptor: Int32, buffered: Bool, onFailure: ((Int32) -> Void)? = nil) {
         self.descriptor = descriptor
         self.buffered = buffered
         self.onFailure = onFailure
@@ -42,12 +42,12 @@ public final class FileSink: OutputSink {
 
     deinit { flush() }
 
-    public func write(_ text: String) {
+    package func write(_ text: String) {
         var text = text
         text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
 
-    public func write(bytes: [UInt8]) {
+    package func write(bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }
 
@@ -61,7 +61,7 @@ public final class FileSink: OutputSink {
         }
     }
 
-    public func flush() {
+    package func flush() {
         guard !buffer.isEmpty, writeError == nil else { return }
         buffer.withUnsafeBytes { writeAll($0) }
         buffer.removeAll(keepingCapacity: true)
@@ -86,40 +86,40 @@ public final class FileSink: OutputSink {
 }
 
 /// Collects text, for in-process tests.
-public final class BufferSink: OutputSink {
+package final class BufferSink: OutputSink {
     /// Everything written so far.
-    public private(set) var text = ""
-    public init() {}
-    public func write(_ text: String) { self.text += text }
+    package private(set) var text = ""
+    package init() {}
+    package func write(_ text: String) { self.text += text }
     /// Kept as text with invalid UTF-8 repaired: tests of binary output should use a file.
-    public func write(bytes: [UInt8]) { self.text += String(decoding: bytes, as: UTF8.self) }
-    public func flush() {}
+    package func write(bytes: [UInt8]) { self.text += String(decoding: bytes, as: UTF8.self) }
+    package func flush() {}
 }
 
 /// Which of the two output streams.
-public enum OutputStream: String, Hashable, Sendable {
+package enum OutputStream: String, Hashable, Sendable {
     case stdout, stderr
 }
 
 /// Everything a command may know about the process it runs in: environment, streams, terminals. Commands
 /// take it as a parameter (no globals), so they run the same in-process under tests.
-public struct Invocation {
+package struct Invocation {
     /// The environment variables.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// Where results go.
-    public var stdout: OutputSink
+    package var stdout: OutputSink
     /// Where diagnostics, progress and errors go.
-    public var stderr: OutputSink
+    package var stderr: OutputSink
     /// Whether standard input is a terminal (the REPL then edits lines; otherwise it reads a pipe).
-    public var stdinIsTerminal: Bool
+    package var stdinIsTerminal: Bool
     /// Whether standard output is a terminal (colour, binary-output refusal).
-    public var stdoutIsTerminal: Bool
+    package var stdoutIsTerminal: Bool
     /// Whether standard error is a terminal (progress line, colour).
-    public var stderrIsTerminal: Bool
+    package var stderrIsTerminal: Bool
     /// Terminal width in columns (80 when unknown).
-    public var columns: Int
+    package var columns: Int
 
-    public init(
+    package init(
         environment: [String: String], stdout: OutputSink, stderr: OutputSink, stdinIsTerminal: Bool = false,
         stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false, columns: Int = 80
     ) {
@@ -133,7 +133,7 @@ public struct Invocation {
     }
 
     /// The real process: its environment, `stdout`/`stderr`, and `isatty` on each descriptor.
-    public static func process() -> Invocation {
+    package static func process() -> Invocation {
         var env: [String: String] = [:]
         var p = environ
         while let entry = p.pointee {
@@ -155,13 +155,13 @@ public struct Invocation {
 
     /// Colour is used on a terminal only, and never when `NO_COLOR` is set to anything non-empty
     /// (https://no-color.org).
-    public func colour(for stream: OutputStream) -> Bool {
+    package func colour(for stream: OutputStream) -> Bool {
         if let v = environment["NO_COLOR"], !v.isEmpty { return false }
         return stream == .stdout ? stdoutIsTerminal : stderrIsTerminal
     }
 
     /// The store directory: `--db DIR`, else `$BOARDWALK_DB`, else `./boardwalk.db`.
-    public func database(_ arguments: ParsedArguments) -> String {
+    package func database(_ arguments: ParsedArguments) -> String {
         if let db = arguments.value("db") { return db }
         if let env = environment["BOARDWALK_DB"], !env.isEmpty { return env }
         return "./boardwalk.db"

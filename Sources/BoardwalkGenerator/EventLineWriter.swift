@@ -8,9 +8,9 @@ import BoardwalkModel
 /// Every line carries an envelope with the event's record fields: a time (`timestamp`, `ts`, `created_at` or
 /// `received_at`; epoch milliseconds or ISO-8601), `session_id` (or the bridge's `view.id`), `profile_id`,
 /// `event_id`, `placement_id`, `variation_id`, and `kind` where the message's shape does not say its kind.
-public struct EventLineWriter: Sendable {
+package struct EventLineWriter: Sendable {
     /// The message shapes of `docs/events.md`.
-    public enum Shape: String, CaseIterable, Hashable, Sendable {
+    package enum Shape: String, CaseIterable, Hashable, Sendable {
         /// The web-view message: `type`, snake_case fields, `meta` with snake_case keys.
         case wire
         /// The docs' camelCase examples: `actionId`, `elementId`, `meta {onboardingId, screenClientId,
@@ -25,7 +25,7 @@ public struct EventLineWriter: Sendable {
     }
 
     /// Where the envelope's fields go.
-    public enum Layout: String, CaseIterable, Hashable, Sendable {
+    package enum Layout: String, CaseIterable, Hashable, Sendable {
         /// Envelope fields beside the message's own, in one object.
         case flat
         /// `{…envelope…, "event": {…message…}}`. Not used with ``Shape/bridge``, whose `event` key is taken.
@@ -33,7 +33,7 @@ public struct EventLineWriter: Sendable {
     }
 
     /// How the event's time is written.
-    public enum TimeStyle: Hashable, Sendable {
+    package enum TimeStyle: Hashable, Sendable {
         /// An integer of epoch milliseconds (exact only for times on a whole millisecond).
         case milliseconds
         /// An ISO-8601 string in UTC.
@@ -41,19 +41,19 @@ public struct EventLineWriter: Sendable {
     }
 
     /// The choices for one line.
-    public struct Style: Hashable, Sendable {
+    package struct Style: Hashable, Sendable {
         /// The message shape (errors are always written in the wire layout; see ``effectiveShape(of:requested:)``).
-        public var shape: Shape
+        package var shape: Shape
         /// Envelope beside the message or around it (always flat for the bridge).
-        public var layout: Layout
+        package var layout: Layout
         /// The key of the time: one of ``timeKeys``.
-        public var timeKey: String
+        package var timeKey: String
         /// Milliseconds or ISO-8601.
-        public var timeStyle: TimeStyle
+        package var timeStyle: TimeStyle
         /// Spell the count `totalScreens` (Android/JS) instead of the shape's own spelling.
-        public var totalScreensAsAndroid: Bool
+        package var totalScreensAsAndroid: Bool
 
-        public init(
+        package init(
             shape: Shape, layout: Layout = .flat, timeKey: String = "timestamp", timeStyle: TimeStyle = .milliseconds,
             totalScreensAsAndroid: Bool = false
         ) {
@@ -65,10 +65,10 @@ public struct EventLineWriter: Sendable {
         }
 
         /// The keys a reader accepts for the time.
-        public static let timeKeys = ["timestamp", "ts", "created_at", "received_at"]
+        package static let timeKeys = ["timestamp", "ts", "created_at", "received_at"]
 
         /// A style drawn at random: every shape, layout, time key and time format.
-        public static func random(using rng: inout SplitMix64) -> Style {
+        package static func random(using rng: inout SplitMix64) -> Style {
             Style(
                 shape: Shape.allCases.randomElement(using: &rng)!,
                 layout: rng.chance(0.25) ? .wrapped : .flat,
@@ -78,17 +78,17 @@ public struct EventLineWriter: Sendable {
         }
     }
 
-    public init() {}
+    package init() {}
 
     /// The shape an event is actually written in: errors have no message shape in the docs or on the wire,
     /// so they are always written as `{"kind": "error", "error": {domain, code, message}, "meta"?: …}` in
     /// the wire layout.
-    public static func effectiveShape(of event: Event, requested: Shape) -> Shape {
+    package static func effectiveShape(of event: Event, requested: Shape) -> Shape {
         event.kind == .error ? .wire : requested
     }
 
     /// Appends one line (with its trailing newline) for `event` in `style` to `out`.
-    public func write(_ event: Event, style: Style, into out: inout String) {
+    package func write(_ event: Event, style: Style, into out: inout String) {
         var o = JSONObjectWriter(out: out)
         out = ""
         let shape = EventLineWriter.effectiveShape(of: event, requested: style.shape)
@@ -108,7 +108,7 @@ public struct EventLineWriter: Sendable {
     }
 
     /// One line for `event` in `style`, with its trailing newline.
-    public func line(_ event: Event, style: Style) -> String {
+    package func line(_ event: Event, style: Style) -> String {
         var s = ""
         write(event, style: style, into: &s)
         return s
@@ -274,58 +274,5 @@ public struct EventLineWriter: Sendable {
         o.key("value"); o.string(c.value)
         o.key("label"); o.string(c.label)
         o.end()
-    }
-}
-
-/// A minimal JSON text builder: objects, arrays, and properly escaped strings.
-struct JSONObjectWriter {
-    var out: String
-    /// Whether the container being written still has no member (so no comma is due).
-    private var first: [Bool] = []
-
-    init(out: String) { self.out = out }
-
-    mutating func begin() {
-        out.append("{")
-        first.append(true)
-    }
-
-    mutating func end() {
-        out.append("}")
-        first.removeLast()
-    }
-
-    mutating func beginArray() {
-        out.append("[")
-        first.append(true)
-    }
-
-    mutating func endArray() { end_() }
-
-    private mutating func end_() {
-        out.append("]")
-        first.removeLast()
-    }
-
-    /// Starts an array element.
-    mutating func element() { separator() }
-
-    mutating func key(_ k: String) {
-        separator()
-        JSONString.append(k, to: &out)
-        out.append(":")
-    }
-
-    private mutating func separator() {
-        if first.last == true { first[first.count - 1] = false } else { out.append(",") }
-    }
-
-    mutating func string(_ s: String) { JSONString.append(s, to: &out) }
-    mutating func int(_ v: Int64) { out.append(String(v)) }
-
-    /// Finite doubles in Swift's shortest round-trip form (`25.0`, `72.5`), which is valid JSON.
-    mutating func double(_ d: Double) {
-        precondition(d.isFinite, "JSON has no non-finite numbers")
-        out.append(d.description)
     }
 }

@@ -5,20 +5,20 @@ import BoardwalkModel
 /// Unlike the realistic session generator, these events do not tell a story: every field is drawn on its
 /// own, every optional is sometimes absent, and strings include the awkward cases (empty, non-ASCII,
 /// quotes, backslashes, control characters, astral-plane scalars, 15/16-byte boundaries).
-public struct RandomEvents: Sequence, IteratorProtocol, Sendable {
+package struct RandomEvents: Sequence, IteratorProtocol, Sendable {
     private var rng: SplitMix64
 
-    public init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+    package init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
-    public mutating func next() -> Event? { event() }
+    package mutating func next() -> Event? { event() }
 
     /// One arbitrary event.
-    public mutating func event() -> Event {
+    package mutating func event() -> Event {
         let kind = EventKind.allCases.randomElement(using: &rng)!
         let payload: Payload
         switch kind {
         case .analytics:
-            let names = AnalyticsEvent.knownNames + ["navigation_failed", "unknown", "x"]
+            let names = AnalyticsName.allCases.map(\.rawValue) + ["navigation_failed", "unknown", "x"]
             let name = names.randomElement(using: &rng)!
             payload = .analytics(AnalyticsEvent(name: name, elementID: optionalString(), reply: optionalString()))
         case .stateUpdated:
@@ -73,7 +73,7 @@ public struct RandomEvents: Sequence, IteratorProtocol, Sendable {
     private mutating func optionalString() -> String? { Int.random(in: 0..<4, using: &rng) == 0 ? nil : string() }
 
     /// Strings biased towards the cases codecs get wrong.
-    public mutating func string() -> String {
+    package mutating func string() -> String {
         switch Int.random(in: 0..<10, using: &rng) {
         case 0: return ""
         case 1: return ["onb_1", "welcome", "final", "é", "日本語", "a\"b\\c", "tab\tnew\nline", "\u{1F600}x", "\u{0}\u{1F}", "\u{7F}\u{FEFF}"].randomElement(using: &rng)!

@@ -1,25 +1,25 @@
 import BoardwalkModel
 
 /// One onboarding of a synthetic corpus: its id, where it is shown, and its screens.
-public struct SyntheticOnboarding: Hashable, Sendable {
+package struct SyntheticOnboarding: Hashable, Sendable {
     /// The onboarding id (a UUID, as in production).
-    public var id: String
+    package var id: String
     /// A human name, for reports.
-    public var name: String
+    package var name: String
     /// The placement that shows it. Onboardings sharing a placement are the variants of an A/B test.
-    public var placement: String
+    package var placement: String
     /// The variation id (a UUID) of this onboarding in its placement's test.
-    public var variation: String
+    package var variation: String
     /// The screens, in order; the last one's client id is `final`.
-    public var screens: [SyntheticScreen]
+    package var screens: [SyntheticScreen]
     /// Relative popularity: how often sessions pick this onboarding.
-    public var weight: Double
+    package var weight: Double
 }
 
 /// One screen of a synthetic onboarding.
-public struct SyntheticScreen: Hashable, Sendable {
+package struct SyntheticScreen: Hashable, Sendable {
     /// What the screen asks or shows.
-    public enum Role: Hashable, Sendable {
+    package enum Role: Hashable, Sendable {
         /// Text and a button: no element.
         case info
         /// A single-choice question.
@@ -43,14 +43,14 @@ public struct SyntheticScreen: Hashable, Sendable {
     }
 
     /// The screen's client id.
-    public var clientID: String
+    package var clientID: String
     /// What the screen asks or shows.
-    public var role: Role
+    package var role: Role
     /// Mean time a user spends on the screen, in milliseconds.
-    public var meanDwellMilliseconds: Int64
+    package var meanDwellMilliseconds: Int64
 
     /// The element the screen's answer belongs to, if it has one.
-    public var elementID: String? {
+    package var elementID: String? {
         switch role {
         case .select(let id, _), .multiSelect(let id, _), .textInput(let id), .emailInput(let id),
             .numberInput(let id, _, _), .datePicker(let id):

@@ -18,27 +18,27 @@ import BoardwalkModel
 ///
 /// Session `i` depends only on the seed and `i`: the first 100 sessions of a 1 000-session corpus are the
 /// 100 sessions of a 100-session corpus.
-public struct SyntheticData: Sendable {
+package struct SyntheticData: Sendable {
     /// How many sessions the corpus has.
-    public var sessionCount: Int
+    package var sessionCount: Int
     /// The seed every choice derives from.
-    public var seed: UInt64
+    package var seed: UInt64
     /// The onboardings sessions are drawn from.
-    public var onboardings: [SyntheticOnboarding]
+    package var onboardings: [SyntheticOnboarding]
     /// When the first session starts.
-    public var start: Timestamp
+    package var start: Timestamp
     /// Mean gap between session starts, in milliseconds.
-    public var meanGapMilliseconds: Int64
+    package var meanGapMilliseconds: Int64
     /// The share of sessions that carry a session id (the rest must be inferred).
-    public var sessionIDRate: Double
+    package var sessionIDRate: Double
     /// The share of events that carry an event id.
-    public var eventIDRate: Double
+    package var eventIDRate: Double
 
     /// The default start: 2026-11-01T00:00:00Z.
-    public static let defaultStart = Timestamp(microseconds: 1_793_491_200_000_000)
+    package static let defaultStart = Timestamp(microseconds: 1_793_491_200_000_000)
 
     /// A corpus of `sessions` sessions over `onboardings` onboardings.
-    public init(
+    package init(
         sessions: Int, seed: UInt64 = 1, onboardings: Int = 6, start: Timestamp = SyntheticData.defaultStart,
         meanGapMilliseconds: Int64 = 3_000, sessionIDRate: Double = 0.85, eventIDRate: Double = 0.97
     ) {
@@ -52,15 +52,15 @@ public struct SyntheticData: Sendable {
     }
 
     /// The sessions, in order of start time.
-    public func sessions() -> Sessions { Sessions(data: self) }
+    package func sessions() -> Sessions { Sessions(data: self) }
 
     /// Every event of every session, interleaved in time order as an app's log would receive them; events of
     /// one millisecond keep the order their session produced them in.
     /// - Complexity: memory proportional to the sessions in flight at once, not to the corpus.
-    public func events() -> Events { Events(sessions: sessions()) }
+    package func events() -> Events { Events(sessions: sessions()) }
 
     /// The sessions of a corpus, one at a time.
-    public struct Sessions: Sequence, IteratorProtocol, Sendable {
+    package struct Sessions: Sequence, IteratorProtocol, Sendable {
         let data: SyntheticData
         var index = 0
         var clock: Int64
@@ -72,7 +72,7 @@ public struct SyntheticData: Sendable {
             self.gaps = SplitMix64(seed: data.seed, stream: 0x6A95)
         }
 
-        public mutating func next() -> SyntheticSession? {
+        package mutating func next() -> SyntheticSession? {
             guard index < data.sessionCount else { return nil }
             var rng = SplitMix64(seed: data.seed, stream: UInt64(index) &+ 1)
             var session = SyntheticSession.make(index: index, in: data, rng: &rng, startMilliseconds: clock)
@@ -85,7 +85,7 @@ public struct SyntheticData: Sendable {
     }
 
     /// Every event of a corpus, in time order.
-    public struct Events: Sequence, IteratorProtocol, Sendable {
+    package struct Events: Sequence, IteratorProtocol, Sendable {
         var sessions: Sessions
         var pending: MinHeap = MinHeap()
         var nextSession: SyntheticSession?
@@ -96,7 +96,7 @@ public struct SyntheticData: Sendable {
             self.nextSession = self.sessions.next()
         }
 
-        public mutating func next() -> Event? {
+        package mutating func next() -> Event? {
             // Admit every session that starts no later than the earliest pending event, then pop.
             while let session = nextSession,
                 pending.isEmpty || session.startMilliseconds * 1000 <= pending.min!.event.time.microseconds
@@ -112,63 +112,19 @@ public struct SyntheticData: Sendable {
     }
 }
 
-struct Pending: Sendable {
-    var event: Event
-    var order: Int
-    static func < (a: Pending, b: Pending) -> Bool {
-        a.event.time.microseconds != b.event.time.microseconds
-            ? a.event.time.microseconds < b.event.time.microseconds : a.order < b.order
-    }
-}
-
-/// A binary min-heap of pending events, ordered by time then insertion order.
-struct MinHeap: Sendable {
-    private var items: [Pending] = []
-    var isEmpty: Bool { items.isEmpty }
-    var min: Pending? { items.first }
-
-    mutating func insert(_ item: Pending) {
-        items.append(item)
-        var i = items.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard items[i] < items[parent] else { break }
-            items.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    mutating func popMin() -> Pending? {
-        guard !items.isEmpty else { return nil }
-        items.swapAt(0, items.count - 1)
-        let top = items.removeLast()
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < items.count, items[l] < items[m] { m = l }
-            if r < items.count, items[r] < items[m] { m = r }
-            if m == i { break }
-            items.swapAt(i, m)
-            i = m
-        }
-        return top
-    }
-}
-
 extension SyntheticData {
     /// Every event of ``events()`` with an NDJSON line for it, in a shape, layout, time key and time format
     /// drawn per line from the seed (see ``EventLineWriter``): the corpus `boardwalk generate` prints.
-    public func lines() -> Lines { Lines(events: events(), styles: SplitMix64(seed: seed, stream: 0x5_7E1E)) }
+    package func lines() -> Lines { Lines(events: events(), styles: SplitMix64(seed: seed, stream: 0x5_7E1E)) }
 
     /// Events with their NDJSON lines, in time order.
-    public struct Lines: Sequence, IteratorProtocol, Sendable {
+    package struct Lines: Sequence, IteratorProtocol, Sendable {
         var events: Events
         var styles: SplitMix64
         let writer = EventLineWriter()
 
         /// The event, the style it was written in, and the line (with its trailing newline).
-        public mutating func next() -> (event: Event, style: EventLineWriter.Style, line: String)? {
+        package mutating func next() -> (event: Event, style: EventLineWriter.Style, line: String)? {
             guard let event = events.next() else { return nil }
             let style = EventLineWriter.Style.random(using: &styles)
             return (event, style, writer.line(event, style: style))

@@ -1,9 +1,9 @@
 import BoardwalkModel
 
 /// One synthetic session: one user's pass through one onboarding, and the events it produced.
-public struct SyntheticSession: Hashable, Sendable {
+package struct SyntheticSession: Hashable, Sendable {
     /// How a session ended.
-    public enum Outcome: Hashable, Sendable {
+    package enum Outcome: Hashable, Sendable {
         /// The user reached the `final` screen (`onboarding_completed` was sent).
         case completed
         /// The user pressed a close button on this screen.
@@ -15,30 +15,30 @@ public struct SyntheticSession: Hashable, Sendable {
     }
 
     /// The session's position in its corpus (0-based).
-    public var index: Int
+    package var index: Int
     /// The index of the onboarding in ``SyntheticData/onboardings``.
-    public var onboardingIndex: Int
+    package var onboardingIndex: Int
     /// The onboarding id.
-    public var onboardingID: String
+    package var onboardingID: String
     /// The session id carried by every event, or `nil` when the source gives none.
-    public var sessionID: String?
+    package var sessionID: String?
     /// The profile.
-    public var profile: String
+    package var profile: String
     /// The placement that showed the onboarding (every event carries it).
-    public var placement: String
+    package var placement: String
     /// The onboarding's variation id (every event carries it).
-    public var variation: String
+    package var variation: String
     /// When the session starts, in milliseconds since the epoch.
-    public var startMilliseconds: Int64
+    package var startMilliseconds: Int64
     /// The session's events in the order they happened (times never decrease).
-    public var events: [Event]
+    package var events: [Event]
     /// How the session ended.
-    public var outcome: Outcome
+    package var outcome: Outcome
     /// The highest screen index presented.
-    public var furthestScreen: Int
+    package var furthestScreen: Int
     /// The value of the session's first `select` answer (its final choice), if any: answers affect drop-off,
     /// so conversion by answer is not flat.
-    public var firstSelectValue: String?
+    package var firstSelectValue: String?
 
     static func make(index: Int, in data: SyntheticData, rng: inout SplitMix64, startMilliseconds: Int64 = 0)
         -> SyntheticSession
@@ -69,7 +69,8 @@ public struct SyntheticSession: Hashable, Sendable {
 
     /// The chance that a user on screen `index` of `total` leaves before completing it: it grows with the
     /// index (from 1.5 % on the first screen to 10.5 % on the last but one), scaled by the user's motivation.
-    public static func dropProbability(screenIndex index: Int, totalScreens total: Int, motivation: Double = 1) -> Double {
+    package static func dropProbability(screenIndex index: Int, totalScreens total: Int,
+                                        motivation: Double = 1) -> Double {
         (0.015 + 0.09 * Double(index) / Double(max(1, total - 1))) * motivation
     }
 }

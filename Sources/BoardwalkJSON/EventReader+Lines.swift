@@ -69,6 +69,7 @@ public final class NDJSONStream {
     public private(set) var linesRead = 0
     private var carry: [UInt8] = []
 
+    /// A stream that parses its lines with `reader`.
     public init(reader: EventReader) { self.reader = reader }
 
     /// Reads the complete lines of `chunk` (with any partial line left from the previous chunk).

@@ -17,7 +17,7 @@ public final class EventReader {
     let parser: OpaquePointer
     /// A padded copy of a line, for lines whose bytes are not followed by `BW_PADDING` readable bytes.
     var scratch: UnsafeMutableRawBufferPointer
-    let strings = StringCache()
+    let strings = RecentStrings()
     /// Where an event is built before it is moved out.
     let slot = UnsafeMutablePointer<Event>.allocate(capacity: 1)
     let layout = EventLayout()

@@ -38,6 +38,7 @@ public struct JSONReadError: Error, Hashable, Sendable, CustomStringConvertible 
     /// What is wrong, in English.
     public var reason: String
 
+    /// An error of `code` at `line` (and `column` and `path`, when known), saying `reason`.
     public init(code: Code, line: Int, column: Int? = nil, path: String? = nil, reason: String) {
         self.code = code
         self.line = line
@@ -46,6 +47,7 @@ public struct JSONReadError: Error, Hashable, Sendable, CustomStringConvertible 
         self.reason = reason
     }
 
+    /// `line 3, column 7, meta.screen_index: reason`.
     public var description: String {
         var out = "line \(line)"
         if let column { out += ", column \(column)" }
@@ -69,6 +71,7 @@ public struct JSONReaderLimits: Hashable, Sendable {
     /// The most elements of one line's multi-select arrays. Default 1,000.
     public var maxChoices: Int
 
+    /// Limits with the defaults, any of which can be changed.
     public init(maxLineBytes: Int = 1 << 20, maxStringBytes: Int = 64 << 10, maxDepth: Int = 32, maxChoices: Int = 1000) {
         self.maxLineBytes = maxLineBytes
         self.maxStringBytes = maxStringBytes

@@ -10,7 +10,7 @@ extension LineView {
             JSONReadError(code: code, line: line, column: column, path: path, reason: reason)
         }
         // A UTF-16 file reads as bytes with a zero beside every ASCII character; simdjson then names whichever
-        // byte it stopped at ("a control character in a string", QA session 8). Say what the file is instead.
+        // byte it stopped at ("a control character in a string"). Say what the file is instead.
         if looksLikeUTF16(bytes) {
             column = nil
             return make(.syntax, "the line looks like UTF-16 (a zero byte beside each character); ingest reads UTF-8: "

@@ -12,7 +12,8 @@ extension LineView {
     ///
     /// With a ``layout`` the event is stored property by property (see ``EventLayout`` for why).
     @inline(__always)
-    func event(arrival: Timestamp, strings: StringCache, into out: UnsafeMutablePointer<Event>) throws(JSONReadError) {
+    func event(arrival: Timestamp, strings: RecentStrings,
+               into out: UnsafeMutablePointer<Event>) throws(JSONReadError) {
         // Where the message is (level 0, or 1 when wrapped as "event": {…}), and where a bridge analytics
         // object `event {name, …}` is, if any.
         var m = 0
@@ -89,7 +90,7 @@ extension LineView {
     }
 
     /// An envelope id given directly or in the bridge's `view` object (equal if both).
-    func envelopeID(_ direct: Int, view viewID: Int, _ m: Int, _ viewLevel: Int?, _ strings: StringCache)
+    func envelopeID(_ direct: Int, view viewID: Int, _ m: Int, _ viewLevel: Int?, _ strings: RecentStrings)
         throws(JSONReadError) -> String?
     {
         let d = try envLevel(direct, m)
@@ -196,7 +197,7 @@ extension LineView {
         }
     }
 
-    func meta(_ m: Int, required: Bool, _ strings: StringCache) throws(JSONReadError) -> Meta? {
+    func meta(_ m: Int, required: Bool, _ strings: RecentStrings) throws(JSONReadError) -> Meta? {
         guard given(m, S.meta) else {
             if required { throw missing(m, S.meta) }
             return nil
@@ -227,7 +228,7 @@ extension LineView {
 
     // MARK: Payloads
 
-    func analytics(_ m: Int, bridge: Int?, _ strings: StringCache) throws(JSONReadError) -> AnalyticsEvent {
+    func analytics(_ m: Int, bridge: Int?, _ strings: RecentStrings) throws(JSONReadError) -> AnalyticsEvent {
         let nameLevel: Int
         if let b = bridge, has(b, S.name) {
             if has(m, S.name) { throw error(.duplicate, b, S.name, "the name is given both here and in \(path(m, S.name))") }
@@ -265,7 +266,7 @@ extension LineView {
         }
     }
 
-    func actionID(_ m: Int, _ strings: StringCache) throws(JSONReadError) -> String {
+    func actionID(_ m: Int, _ strings: RecentStrings) throws(JSONReadError) -> String {
         if has(m, S.actionID) { return try requiredString(m, S.actionID, strings) }
         if given(m, S.action) {
             try requireObject(m, S.action)
@@ -274,7 +275,7 @@ extension LineView {
         throw missing(m, S.actionID)
     }
 
-    func onboardingError(_ m: Int, _ strings: StringCache) throws(JSONReadError) -> OnboardingError {
+    func onboardingError(_ m: Int, _ strings: RecentStrings) throws(JSONReadError) -> OnboardingError {
         guard given(m, S.error) else { throw missing(m, S.error) }
         try requireObject(m, S.error)
         // The bridge's AdaptyError {adapty_code, message, detail?} has no domain.
@@ -294,7 +295,7 @@ extension LineView {
         return OnboardingError(domain: domain, code: code, message: message)
     }
 
-    func stateUpdate(_ m: Int, _ strings: StringCache) throws(JSONReadError) -> StateUpdate {
+    func stateUpdate(_ m: Int, _ strings: RecentStrings) throws(JSONReadError) -> StateUpdate {
         // Bridge: action {element_id, element_type, value}; docs: elementId + params {type, value};
         // wire: element_id, element_type, value at the top.
         let idSlot: Int, typeSlot: Int, valueSlot: Int, fields: Int
@@ -377,7 +378,7 @@ extension LineView {
     }
 
     /// One multi-select element; the path (`params.value[2]`) is only built for an error.
-    func choice(_ c: bw_choice, _ level: Int, _ valueSlot: Int, _ index: Int, _ strings: StringCache)
+    func choice(_ c: bw_choice, _ level: Int, _ valueSlot: Int, _ index: Int, _ strings: RecentStrings)
         throws(JSONReadError) -> Choice
     {
         func path(_ field: String) -> String {
@@ -388,7 +389,7 @@ extension LineView {
                                 reason: "expected an object, found \(describe(c.`self`))")
         }
         @inline(__always)
-        func field(_ s: bw_slot, _ name: String, _ strings: StringCache) throws(JSONReadError) -> String {
+        func field(_ s: bw_slot, _ name: String, _ strings: RecentStrings) throws(JSONReadError) -> String {
             if s.type == tString { return strings.string(bytes(s)) }
             if s.type == tAbsent {
                 throw JSONReadError(code: .missing, line: line, column: column(c.`self`.offset), path: path(name),

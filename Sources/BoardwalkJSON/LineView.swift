@@ -185,7 +185,7 @@ struct LineView {
     // MARK: Typed reads
 
     /// An optional string: absent and null give nil.
-    func optionalString(_ level: Int, _ id: Int, _ strings: StringCache) throws(JSONReadError) -> String? {
+    func optionalString(_ level: Int, _ id: Int, _ strings: RecentStrings) throws(JSONReadError) -> String? {
         guard has(level, id) else { return nil }
         let s = slot(level, id)
         if s.type == tNull { return nil }
@@ -203,7 +203,7 @@ struct LineView {
         return String(decoding: bytes(s), as: UTF8.self)
     }
 
-    func requiredString(_ level: Int, _ id: Int, parent: Int? = nil, spelling: Int = 0, _ strings: StringCache)
+    func requiredString(_ level: Int, _ id: Int, parent: Int? = nil, spelling: Int = 0, _ strings: RecentStrings)
         throws(JSONReadError) -> String
     {
         guard has(level, id) else { throw missing(level, id, parent: parent, spelling: spelling) }

@@ -16,9 +16,6 @@ public enum AnalyticsEvent: Hashable, Sendable {
     /// A name the SDKs do not know (seen in the wild: `navigation_failed`), kept verbatim.
     case unknown(name: String)
 
-    /// The names Boardwalk knows, in wire spelling, in the order of ``AnalyticsName``.
-    public static let knownNames: [String] = AnalyticsName.allCases.map(\.rawValue)
-
     /// Makes the event for a wire name; names not in ``AnalyticsName`` become ``unknown(name:)``.
     /// `elementID` and `reply` are kept for `screen_completed` only.
     @inlinable

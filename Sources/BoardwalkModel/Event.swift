@@ -31,6 +31,7 @@ public struct Event: Hashable, Sendable {
     /// What happened.
     public var payload: Payload
 
+    /// An event from its parts; every id is optional.
     @inlinable
     public init(
         time: Timestamp,
@@ -71,6 +72,7 @@ public struct Meta: Hashable, Sendable {
     /// The largest screen index Boardwalk accepts; the store keeps screen indexes in 16 bits.
     public static let maxScreenIndex = 65_534
 
+    /// The position of a screen in an onboarding.
     @inlinable
     public init(onboardingID: String, screenClientID: String, screenIndex: Int, totalScreens: Int) {
         self.onboardingID = onboardingID
@@ -145,6 +147,7 @@ public struct OnboardingError: Hashable, Sendable {
     /// The underlying error's text.
     public var message: String
 
+    /// An error from its domain, code and text.
     @inlinable
     public init(domain: String, code: Int, message: String) {
         self.domain = domain

@@ -7,6 +7,7 @@ public struct StateUpdate: Hashable, Sendable {
     /// The element's value.
     public var value: StateValue
 
+    /// The state of element `elementID`.
     @inlinable
     public init(elementID: String, value: StateValue) {
         self.elementID = elementID
@@ -54,6 +55,7 @@ public struct Choice: Hashable, Sendable {
     /// The text the user saw.
     public var label: String
 
+    /// An option from its id, value and label.
     @inlinable
     public init(id: String, value: String, label: String) {
         self.id = id
@@ -88,10 +90,14 @@ public enum InputType: String, CaseIterable, Hashable, Sendable {
 /// The value of a date picker. Each part is optional on its own (`{year: 1995}` is valid);
 /// `month` is 1-based.
 public struct DateParts: Hashable, Sendable {
+    /// The year, if picked.
     public var year: Int?
+    /// The month, 1-based, if picked.
     public var month: Int?
+    /// The day of the month, if picked.
     public var day: Int?
 
+    /// A date from the parts the user picked.
     @inlinable
     public init(year: Int? = nil, month: Int? = nil, day: Int? = nil) {
         self.year = year

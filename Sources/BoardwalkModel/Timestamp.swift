@@ -10,6 +10,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     public static let range: ClosedRange<Timestamp> =
         Timestamp(microseconds: 0)...Timestamp(microseconds: 253_402_300_799_999_999)
 
+    /// A timestamp from epoch microseconds.
     @inlinable
     public init(microseconds: Int64) { self.microseconds = microseconds }
 
@@ -17,6 +18,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     @inlinable
     public init(milliseconds: Int64) { self.microseconds = milliseconds &* 1000 }
 
+    /// Whether `a` is earlier than `b`.
     @inlinable
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.microseconds < b.microseconds }
 

@@ -26,13 +26,13 @@ public struct Query: Sendable {
     }
 
     /// The syntax tree, every node with its byte range in ``text``.
-    public var syntax: QueryAST { checked.ast }
+    package var syntax: QueryAST { checked.ast }
 
     /// Whether the query reads `events` or `sessions`.
-    public var source: SourceKind { checked.source }
+    package var source: SourceKind { checked.source }
 
     /// Whether the query ends with `| explain`: ``run(on:options:)`` then returns the plan instead of results.
-    public var isExplain: Bool { checked.explain }
+    package var isExplain: Bool { checked.explain }
     /// What the checker noticed that is not an error, each a ``QueryError`` of kind ``QueryError/Kind/note`` with
     /// its place in the query: an event name close to a known one (`name == "screen_presnted"`), which would
     /// match nothing. The query runs as written.
@@ -72,7 +72,7 @@ public struct Query: Sendable {
     }
 
     /// How many onboarding ids without events ``notes(on:)`` points at one by one.
-    public static let maxOnboardingNotes = 5
+    package static let maxOnboardingNotes = 5
 
     /// Options of a run.
     public struct RunOptions: Sendable {
@@ -81,6 +81,7 @@ public struct Query: Sendable {
         /// Checked every few thousand events; when set, the run throws a `.cancelled` error.
         public var cancellation: CancellationFlag?
 
+        /// Options for a run: the time `now()` means, and a flag that cancels it.
         public init(now: Timestamp = Query.wallClock(), cancellation: CancellationFlag? = nil) {
             self.now = now
             self.cancellation = cancellation

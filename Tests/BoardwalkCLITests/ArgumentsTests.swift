@@ -118,7 +118,7 @@ struct ArgumentsTests {
     }
 }
 
-@Suite("Output helpers")
+@Suite("Output units and tables")
 struct OutputTests {
     @Test("Units", arguments: [
         (Units.count(999), "999"), (Units.count(1_234), "1.2 k"), (Units.count(34_500), "34.5 k"),
@@ -190,7 +190,7 @@ struct OutputTests {
     }
 }
 
-@Suite("Progress and REPL helpers")
+@Suite("Progress line and REPL continuation")
 struct ProgressAndReplTests {
     @Test("The progress line: events, rate, bytes, bar, percent, ETA; erased at the end")
     func progress() {
@@ -210,7 +210,7 @@ struct ProgressAndReplTests {
     }
 
     @Test("Continuation and completion")
-    func replHelpers() {
+    func replContinuation() {
         #expect(Repl.continues("events |"))
         #expect(Repl.continues("events |  "))
         #expect(!Repl.continues("events | count"))

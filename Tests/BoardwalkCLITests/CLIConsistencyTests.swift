@@ -31,7 +31,7 @@ private func boardwalk(_ arguments: [String], stdinFile stdinPath: String) throw
         status: process.terminationStatus)
 }
 
-/// QA session 8: what `ingest` says about checkpoints and inputs matches docs/cli.md.
+/// What `ingest` says about checkpoints and inputs matches docs/cli.md.
 @Suite("ingest: inputs, checkpoints and duplicates as documented")
 struct IngestInputTests {
     let directory: URL
@@ -127,8 +127,8 @@ struct IngestInputTests {
     }
 }
 
-/// The demo draws the same charts from the same store on every run (QA session 8: ties came out in a dictionary's
-/// order, which changes from one process to the next), and its dwell rows line up.
+/// The demo draws the same charts from the same store on every run (ties are not left in a dictionary's order,
+/// which changes from one process to the next), and its dwell rows line up.
 @Suite("demo: ties and alignment")
 struct DemoOrderTests {
     /// Two onboardings with five sessions each; `onbA`'s end in every way, two of them abandoned.
@@ -187,18 +187,19 @@ struct DemoOrderTests {
     @Test("ranked: by value, largest first, ties by key")
     func ranked() {
         let counts = ["error": 1.0, "abandoned": 2, "closed": 1, "completed": 1]
-        #expect(Answers.ranked(counts).map(\.key) == ["abandoned", "closed", "completed", "error"])
+        #expect(DemoAnswers.ranked(counts).map(\.key) == ["abandoned", "closed", "completed", "error"])
     }
 
     @Test("alignedColumns pads each column to its widest and right-aligns the numbers")
     func aligned() {
-        let rows = Answers.alignedColumns([["p50 ", "4.0 s", ", p90 ", "11.2 s", ""], ["p50 ", "15.0 s", ", p90 ", "1.0 s", ", 1 ended here"]],
-                                          rightAligned: [1, 3])
+        let rows = DemoAnswers.alignedColumns(
+            [["p50 ", "4.0 s", ", p90 ", "11.2 s", ""], ["p50 ", "15.0 s", ", p90 ", "1.0 s", ", 1 ended here"]],
+            rightAligned: [1, 3])
         #expect(rows == ["p50  4.0 s, p90 11.2 s              ", "p50 15.0 s, p90  1.0 s, 1 ended here"])
     }
 }
 
-/// REPL details from QA session 8.
+/// REPL details: `.explain` locations, completion, the history file.
 @Suite("REPL: .explain locations, completion, history file")
 struct ReplPolishTests {
     static let source = InMemoryEventSource(Array(SyntheticData(sessions: 5, seed: 2).events()))

@@ -4,8 +4,8 @@ import Foundation
 import Testing
 
 /// A checkpoint fingerprints the bytes whose lines its batch stored, as they were read, never the file as it is
-/// when the batch commits (review, session 8: a file rewritten in place between the read and the commit got a
-/// checkpoint of its new bytes, and the next run resumed past lines it never stored).
+/// when the batch commits (a file rewritten in place between the read and the commit would get a checkpoint of its
+/// new bytes, and the next run would resume past lines it never stored).
 @Suite("Ingest checkpoints: fingerprints of the bytes read")
 struct CheckpointConsumedBytesTests {
     let directory: URL
@@ -32,9 +32,9 @@ struct CheckpointConsumedBytesTests {
         }
     }
 
-    func ingester(_ sink: IngestSink, parser: LineParser, helper: LineParser?, options: Ingester.Options) -> Ingester {
+    func ingester(_ sink: IngestSink, parser: LineParser, worker: LineParser?, options: Ingester.Options) -> Ingester {
         Ingester(
-            sink: sink, parser: parser, helperParser: helper, options: options,
+            sink: sink, parser: parser, workerParser: worker, options: options,
             rejects: RejectsWriter(path: directory.appendingPathComponent("rejects.txt").path), progress: nil)
     }
 
@@ -50,12 +50,13 @@ struct CheckpointConsumedBytesTests {
         let sink = MemorySink()
         // One read holds the whole file; the rewrite comes while its lines are parsed, before the batch commits.
         let rewriting = RewritingParser(path: path, replacement: rewritten, atLine: 900)
-        let first = ingester(sink, parser: rewriting, helper: pipelined ? rewriting : nil, options: .init(batchSize: 5_000, pipelined: pipelined))
+        let first = ingester(sink, parser: rewriting, worker: pipelined ? rewriting : nil,
+                             options: .init(batchSize: 5_000, pipelined: pipelined))
         try first.ingest(try InputFile(path: path))
         #expect(first.summary.ingested == 1_000, "the lines as read, before the rewrite")
         #expect(sink.events.compactMap(\.eventID).allSatisfy { $0.hasPrefix("a") })
 
-        let second = ingester(sink, parser: TinyParser(), helper: nil, options: .init(pipelined: false))
+        let second = ingester(sink, parser: TinyParser(), worker: nil, options: .init(pipelined: false))
         try second.ingest(try InputFile(path: path))
         #expect(second.summary.resumedLines == 0, "resumed from a checkpoint of bytes no run stored")
         #expect(second.summary.restarted == [IngestSummary.Restart(input: path, line: 1_000, isBatchFile: false)])
@@ -92,7 +93,7 @@ struct CheckpointConsumedBytesTests {
         try firstPart.write(toFile: path, atomically: false, encoding: .utf8)
         let sink = CheckpointRecordingSink()
         let options = Ingester.Options(batchSize: 7, pipelined: false, readBufferBytes: readBuffer)
-        try ingester(sink, parser: TinyParser(), helper: nil, options: options).ingest(try InputFile(path: path))
+        try ingester(sink, parser: TinyParser(), worker: nil, options: options).ingest(try InputFile(path: path))
         let afterFirst = sink.committed.count
         #expect(afterFirst > 20)
         // The file grows (its unterminated last line finished first): the second run resumes at the checkpoint,
@@ -101,7 +102,7 @@ struct CheckpointConsumedBytesTests {
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(("\n" + mixedText(400, seed: 2)).utf8))
         try handle.close()
-        let second = ingester(sink, parser: TinyParser(), helper: TinyParser(), options: options)
+        let second = ingester(sink, parser: TinyParser(), worker: TinyParser(), options: options)
         try second.ingest(try InputFile(path: path))
         #expect(second.summary.resumedLines > 0 && second.summary.restarted.isEmpty)
         #expect(sink.committed.count > afterFirst + 20)

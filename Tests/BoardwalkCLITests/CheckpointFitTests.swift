@@ -3,9 +3,9 @@ import BoardwalkModel
 import Foundation
 import Testing
 
-/// A checkpoint applies to a file only when the bytes it counted are still there (QA, session 8: a file rewritten
-/// in place, same inode and same first 4 KiB, was resumed from the old checkpoint and its changed lines before
-/// that point were never stored).
+/// A checkpoint applies to a file only when the bytes it counted are still there (a file rewritten in place, same
+/// inode and same first 4 KiB, must not resume from the old checkpoint, or its changed lines before that point are
+/// never stored).
 @Suite("Ingest checkpoints: which file they fit")
 struct CheckpointFitTests {
     let directory: URL
@@ -13,7 +13,7 @@ struct CheckpointFitTests {
 
     func run(_ path: String, sink: MemorySink, batch: Int = 50) throws -> IngestSummary {
         let ingester = Ingester(
-            sink: sink, parser: TinyParser(), helperParser: TinyParser(), options: .init(batchSize: batch),
+            sink: sink, parser: TinyParser(), workerParser: TinyParser(), options: .init(batchSize: batch),
             rejects: RejectsWriter(path: directory.appendingPathComponent("rejects.txt").path), progress: nil)
         try ingester.ingest(try InputFile(path: path))
         ingester.rejects.flush()

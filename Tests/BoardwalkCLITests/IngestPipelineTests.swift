@@ -41,7 +41,7 @@ struct IngestPipelineTests {
         defer { opened.close() }
         let rejectsPath = directory.appendingPathComponent("rejects-\(UUID().uuidString).txt").path
         let ingester = Ingester(
-            sink: StoreSink(store: opened), parser: try JSONLineParser(), helperParser: try JSONLineParser(),
+            sink: StoreSink(store: opened), parser: try JSONLineParser(), workerParser: try JSONLineParser(),
             options: .init(strict: strict, batchSize: batch, pipelined: pipelined),
             rejects: RejectsWriter(path: rejectsPath), progress: nil)
         if let stopAfterChecks {
@@ -127,7 +127,7 @@ struct IngestPipelineTests {
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         let sink = FailingSink(failAtAppend: 3)
         let ingester = Ingester(
-            sink: sink, parser: TinyParser(), helperParser: TinyParser(),
+            sink: sink, parser: TinyParser(), workerParser: TinyParser(),
             options: .init(batchSize: 100, pipelined: true, batchesInFlight: 2),
             rejects: RejectsWriter(path: directory.appendingPathComponent("rejects.txt").path), progress: nil)
         var caught: (any Error)? = nil
@@ -159,7 +159,7 @@ struct IngestPipelineTests {
         defer { store.close() }
         func ingester(_ sink: any IngestSink, pipelined: Bool) -> Ingester {
             Ingester(
-                sink: sink, parser: TinyParser(), helperParser: TinyParser(),
+                sink: sink, parser: TinyParser(), workerParser: TinyParser(),
                 options: .init(batchSize: 100, pipelined: pipelined),
                 rejects: RejectsWriter(path: directory.appendingPathComponent("rejects-\(UUID().uuidString).txt").path),
                 progress: nil)

@@ -83,7 +83,7 @@ struct IngesterTests {
              maxLineBytes: Int = JSONReaderLimits().maxLineBytes) throws -> (IngestSummary, String) {
         let rejectsPath = directory.appendingPathComponent("rejects.txt").path
         let ingester = Ingester(
-            sink: sink, parser: TinyParser(), helperParser: TinyParser(),
+            sink: sink, parser: TinyParser(), workerParser: TinyParser(),
             options: .init(strict: strict, batchSize: batch, pipelined: pipelined, maxLineBytes: maxLineBytes),
             rejects: RejectsWriter(path: rejectsPath), progress: nil)
         defer { ingester.rejects.flush() }
@@ -94,8 +94,8 @@ struct IngesterTests {
     }
 
     /// Resuming a file right after a last line that had no newline (stored as a line): the next run must not count
-    /// the rest of that line as a new one (review, session 6: every later line number, the rejects file and the
-    /// line count were one too high).
+    /// the rest of that line as a new one (every later line number, the rejects file and the line count would be one
+    /// too high).
     /// A valid last line without a newline is stored and the checkpoint put after it, before the newline the writer
     /// adds later.
     @Test func lineNumbersAfterResumingAtAParsedUnterminatedLine() throws {

@@ -129,7 +129,7 @@ struct MessagesTests {
     }
 }
 
-/// Damage liblmdb reports itself (QA, session 16: a damaged page of `event_log` printed only LMDB's own text).
+/// Damage liblmdb reports itself says more than LMDB's own text: what the damage means and what to run.
 @Suite("LMDB's damage codes say the file is damaged")
 struct LMDBDamageMessageTests {
     @Test func pageNotFoundAndCorruptedNameCheck() {

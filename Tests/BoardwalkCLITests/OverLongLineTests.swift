@@ -26,7 +26,7 @@ struct OverLongLineTests {
 
     func ingester(_ sink: IngestSink, pipelined: Bool, strict: Bool = false) -> Ingester {
         Ingester(
-            sink: sink, parser: LimitedParser(), helperParser: pipelined ? LimitedParser() : nil,
+            sink: sink, parser: LimitedParser(), workerParser: pipelined ? LimitedParser() : nil,
             options: .init(strict: strict, batchSize: 4, pipelined: pipelined, readBufferBytes: 64, maxLineBytes: 100),
             rejects: RejectsWriter(path: directory.appendingPathComponent("rejects.txt").path), progress: nil)
     }

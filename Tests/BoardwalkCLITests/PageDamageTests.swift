@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `boardwalk check` on stores whose LMDB pages (not Boardwalk's values) are damaged: liblmdb trusts its branch and
-/// leaf pages and asserted or crashed on some bit flips (QA, sessions 6 and 7), so `check` reads the trees from the
+/// leaf pages and asserts or crashes on some bit flips, so `check` reads the trees from the
 /// file first. It runs in a child process here: a crash is an exit by signal, not a failed test runner.
 @Suite("check on damaged LMDB pages")
 struct PageDamageTests {

@@ -55,7 +55,7 @@ struct ReplContinuationTests {
         #expect(err.contains("--> stdin:3:9\n3 |   where bogus == 1 | count"), "\(err)")
     }
 
-    @Test("query - and repl, end to end: the QA inputs run")
+    @Test("query - and repl, end to end: comments inside a continued query")
     func endToEnd() throws {
         for input in ["sessions | # only closed ones\n  where closed | count\n", "sessions |\n# only closed ones\n  where closed | count\n"] {
             for command in [["query"], ["repl"]] {

@@ -175,7 +175,7 @@ extension SalvageExportTests {
         #expect(count == r.stdout.split(separator: "\n").count && count > 1000, "\(r.stderr)")
     }
 
-    /// Damaged LMDB pages of `event_log` cost the log alone (QA, session 16: the salvage refused the whole store):
+    /// Damaged LMDB pages of `event_log` cost the log alone, not the whole store:
     /// every event of `events` is written, the log is listed as skipped, and the exit is 2.
     @Test("damaged pages of event_log cost the salvage only the batches not yet folded")
     func logPageDamage() throws {
@@ -214,8 +214,8 @@ extension SalvageExportTests {
         #expect(r.stderr.contains("skipped the event log (the batches not yet folded)"), "\(r.stderr)")
     }
 
-    /// A backup checks LMDB's pages first: liblmdb's compacting copy crashed on a damaged page of `event_log` (QA,
-    /// session 16). Any damaged page refuses the backup with a message and leaves no copy behind.
+    /// A backup checks LMDB's pages first: liblmdb's compacting copy crashes on a damaged page of `event_log`. Any
+    /// damaged page refuses the backup with a message and leaves no copy behind.
     @Test("backup refuses a store with damaged LMDB pages instead of copying them")
     func backupOfDamagedPages() throws {
         defer { try? FileManager.default.removeItem(at: directory) }

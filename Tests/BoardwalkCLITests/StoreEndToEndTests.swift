@@ -497,7 +497,7 @@ struct StoreQueryEndToEndTests {
         }
         #expect(r.stdout.contains("sessions | where onboarding == \""))
         #expect(r.stdout.contains("█"))
-        // Rule 7: the time on a screen says how many presentations ended there, untimed (QA, session 7).
+        // Rule 7: the time on a screen says how many presentations ended there, untimed.
         #expect(r.stdout.contains(" ended here, untimed"))
         #expect(!r.stdout.contains("\u{1B}["))  // not a terminal: no colour
         let stats = try boardwalk(["stats", "--db", db, "-f", "json"])

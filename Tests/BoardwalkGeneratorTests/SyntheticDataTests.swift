@@ -96,7 +96,7 @@ struct SyntheticDataTests {
             default: break
             }
         }
-        #expect(names.isSuperset(of: AnalyticsEvent.knownNames))
+        #expect(names.isSuperset(of: AnalyticsName.allCases.map(\.rawValue)))
         #expect(names.contains("navigation_failed"))
         #expect(elementTypes == Set(ElementType.allCases))
         #expect(inputTypes == Set(InputType.allCases))

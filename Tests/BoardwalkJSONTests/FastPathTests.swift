@@ -114,10 +114,10 @@ import Glibc
     /// a token past the line's last one, so it leaves the line to On-Demand, which reports the error, and nothing
     /// reads past the padding.
     ///
-    /// Regression test for session 5's review: the fast path read the token after the last one (`idx[n]`, the
-    /// line's length, so the padding's first byte), took the quote there for a string and scanned for its closing
-    /// quote past the padding. Without the `k < n` checks in `record` and `skip` this test crashes the test
-    /// process (SIGSEGV on the guard page); either check alone prevents it.
+    /// The fast path must not read the token after the last one (`idx[n]`, the line's length, so the padding's first
+    /// byte), take the quote there for a string and scan for its closing quote past the padding. Without the
+    /// `k < n` checks in `record` and `skip` this test crashes the test process (SIGSEGV on the guard page); either
+    /// check alone prevents it.
     @Test(arguments: [UInt8(ascii: "\""), UInt8(ascii: "["), UInt8(ascii: "{")])
     func linesEndingInsideAContainerNeverReadPastThePadding(padding first: UInt8) throws {
         let (fast, slow) = try Self.readers()
@@ -143,7 +143,7 @@ import Glibc
         }
     }
 
-    /// The review's other reproducer, through the String API, whose lines are copied into the reader's scratch
+    /// The same through the String API, whose lines are copied into the reader's scratch
     /// buffer: after a long line with a quote right where the short line ends and a string that never closes
     /// after it (`{"a":1"` then 200 000 `x`s), the short line's padding in the scratch buffer is that stale quote
     /// and string, and the fast path must leave the line to On-Demand. Without the `k < n` checks the fast path
@@ -184,8 +184,8 @@ import Glibc
 }
 
 /// A malformed line's error does not depend on what an earlier, longer line left in the reader's scratch buffer
-/// after it (session 6: a clean CI run saw `mutatedLinesAgree` fail once: simdjson's On-Demand reads the byte at
-/// the line's end on some malformed lines, and the two readers' scratch buffers held different bytes there).
+/// after it (simdjson's On-Demand reads the byte at the line's end on some malformed lines, where two readers'
+/// scratch buffers can hold different bytes).
 @Suite struct ScratchPaddingTests {
     @Test func theErrorOfAMalformedLineDoesNotDependOnAnEarlierLine() throws {
         // A key followed by a colon where a comma belongs: On-Demand looks past the last token.

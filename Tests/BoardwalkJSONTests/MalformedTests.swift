@@ -5,7 +5,7 @@ import Testing
 /// Malformed input, each with the exact message it must produce.
 @Suite struct MalformedTests {
     /// A UTF-16 file (little- or big-endian, with or without a byte-order mark) is named as such, not as a control
-    /// character in a string (QA, session 8).
+    /// character in a string.
     @Test(arguments: [false, true], [false, true])
     func utf16IsNamed(bigEndian: Bool, mark: Bool) throws {
         let text = #"{"type":"onboarding_loaded","meta":{"onboarding_id":"o1","screen_cid":"s1","screen_index":1,"total_screens":3}}"#
@@ -30,7 +30,7 @@ import Testing
         ("bad literal", "{\"type\":\"close\",\"action_id\":\"x\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":1,\"total_screens\":3},\"z\":tru}", "line 1, column 120: invalid JSON"),
         ("single quotes", "{'type':'close'}", "line 1, column 2: invalid JSON"),
         ("trailing content", "{\"type\":\"onboarding_loaded\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":1,\"total_screens\":3}} {}", "line 1, column 113: unexpected content after the object"),
-        // simdjson calls these unclosed too; the message says what is wrong and where (QA, session 6).
+        // simdjson calls these unclosed too; the message says what is wrong and where.
         ("a word after the object", "{\"type\":\"onboarding_loaded\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":1,\"total_screens\":3}} x", "line 1, column 113: unexpected content after the object"),
         ("a comma after the object", "{\"type\":\"onboarding_loaded\",\"meta\":{\"onboarding_id\":\"o1\",\"screen_cid\":\"s1\",\"screen_index\":1,\"total_screens\":3}}, ", "line 1, column 112: unexpected content after the object"),
         ("a brace inside a string does not close", "{\"type\":\"x}\"", "line 1, column 12: an object or array is not closed before the line ends"),

@@ -2,7 +2,7 @@ import BoardwalkModel
 @testable import BoardwalkQuery
 import Testing
 
-/// Integer arithmetic on result columns in the ClickHouse translation (rev8, session 8): `+ - *` of integers past
+/// Integer arithmetic on result columns in the ClickHouse translation: `+ - *` of integers past
 /// 64 bits is absent in Boardwalk (docs/query-language.md), so stages after a reduction must compute it in 128
 /// bits and cast back with `accurateCastOrNull`, as they do on event and session fields; ClickHouse's own
 /// `Int64`/`UInt64` arithmetic on `count()` and the like wraps. These tests pin the SQL's shape and check the

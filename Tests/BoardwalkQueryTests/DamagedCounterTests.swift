@@ -4,8 +4,8 @@ import Testing
 @testable import BoardwalkStore
 
 /// The whole-store fold sizes its per-session storage from the store's session counter; a damaged counter (here
-/// far too low) must only cost reallocations, never a fold written to storage that moved (QA, session 6: a
-/// segfault, or a session missing an event, when the storage grew under the write).
+/// far too low) must only cost reallocations, never a fold written to storage that moved (which would be a
+/// segfault, or a session missing an event, when the storage grows under the write).
 @Suite struct DamagedCounterTests {
     @Test func aSessionCounterBelowTheTruthStillFoldsEveryEvent() throws {
         try withTemporaryStore { store in
@@ -33,8 +33,7 @@ import Testing
         }
     }
 
-    /// A damaged `onboardings` entry (min time after max time) is an error, not a trap building a range (review,
-    /// session 6).
+    /// A damaged `onboardings` entry (min time after max time) is an error, not a trap building a range.
     @Test func aReversedOnboardingTimeRangeIsAnError() throws {
         try withTemporaryStore { store in
             _ = try store.append([ev(0, "s1", screen: 0, started), ev(10, "s1", screen: 1, presented)])
@@ -61,7 +60,7 @@ import Testing
     }
 
     /// A damaged `meta` time range makes `stats()` throw; a whole-store query, which only sizes its tables from
-    /// the counters, still answers (review, session 6: both trapped).
+    /// the counters, still answers; neither traps.
     @Test func aReversedStoreTimeRangeIsAnError() throws {
         try withTemporaryStore { store in
             let events = [ev(0, "s1", screen: 0, started), ev(10, "s1", screen: 1, presented)]
@@ -78,8 +77,8 @@ import Testing
     }
 
     /// Times outside `Timestamp.range` reach an in-memory source through the Swift API (the JSON reader refuses them,
-    /// and since session 8 so does the store's `append`): durations and funnel times between them are computed
-    /// without overflowing (review, session 6: each query below trapped on a store that had taken them).
+    /// and so does the store's `append`): durations and funnel times between them are computed without
+    /// overflowing, where each query below could trap.
     @Test(arguments: ["sessions | stats avg(duration), max(duration)", "sessions | funnel",
                       "sessions | funnel screen_presented, screen_presented"])
     func extremeTimesDoNotOverflow(_ text: String) throws {

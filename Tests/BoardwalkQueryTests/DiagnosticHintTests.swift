@@ -1,8 +1,8 @@
 import Testing
 @testable import BoardwalkQuery
 
-// Diagnostics found wanting by QA, session 8: characters printed raw, habits from SQL without a hint, typos in
-// quoted event names that silently matched nothing. Rendered verbatim, as in DiagnosticSnapshotTests.
+// Diagnostics of characters that would print raw, habits from SQL, and typos in quoted event names that would
+// silently match nothing. Rendered verbatim, as in DiagnosticSnapshotTests.
 
 @Test func aControlCharacterIsNamedByItsCodePoint() {
     #expect(diagnostic("events | \u{0} count") == """
@@ -99,7 +99,7 @@ import Testing
 }
 
 /// A quoted funnel step, `did("…")` or ignored name close to a known event gets the note `name == "…"` gets:
-/// the query runs as written, but the likely typo is pointed at (QA, session 8: they matched nothing, silently).
+/// the query runs as written, but the likely typo is pointed at rather than matching nothing, silently.
 @Test func quotedEventNamesCloseToKnownOnesGetNotes() throws {
     let funnel = try Query.parse(#"sessions | funnel "screen_presnted", close mode strict ignoring ("state_updatd")"#)
     #expect(funnel.notes.map(\.description) == [

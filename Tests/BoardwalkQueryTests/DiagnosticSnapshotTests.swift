@@ -70,9 +70,9 @@ import Testing
         1 | events | coutn
           |          ^^^^^
         """)
-    #expect(Suggestions.editDistance("cuont", "count") == 1)
-    #expect(Suggestions.editDistance("ab", "ba") == 1)
-    #expect(Suggestions.editDistance("abc", "ca") == 3)
+    #expect(editDistance("cuont", "count") == 1)
+    #expect(editDistance("ab", "ba") == 1)
+    #expect(editDistance("abc", "ca") == 3)
 }
 
 @Test func sessionFieldsInAFunnelStepSayWhyNotHow() {
@@ -264,7 +264,7 @@ import Testing
         """)
 }
 
-/// From the user's pass of session 4: `now` without its parentheses, and a timestamp with a space for its `T`.
+/// `now` without its parentheses, and a timestamp with a space for its `T`.
 @Test func nowWithoutParenthesesAndATimestampWithASpace() {
     #expect(diagnostic("events | where time > now - 7d | count") == """
         error: unknown field `now`; did you mean `now()`?
@@ -368,7 +368,7 @@ import Testing
     #expect(diagnostic("events | stats avg(dwell) as censored").hasPrefix("error: two columns are named `censored`"))
 }
 
-// Habits from other tools and places where the message said the wrong thing (QA, session 7).
+// Habits from other tools, and places where a plain message would say the wrong thing.
 
 @Test func aSessionFunctionInSortSaysSortTakesColumns() {
     #expect(diagnostic(#"sessions | sort answer("goal") | select session"#) == """

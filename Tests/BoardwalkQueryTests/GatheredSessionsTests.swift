@@ -7,7 +7,6 @@ import Testing
 /// hand-built spanning shapes (a session in two onboardings, one with events without a position, one with only
 /// such events, inferred sessions), events appended in two batches out of time order, every shape of range list
 /// the planner makes, windows from one session up, and through the executor against the in-memory source.
-/// (Written by session 5's reviewer.)
 @Suite struct GatheredSessionsTests {
     let error = Payload.error(OnboardingError(domain: "webkit", code: 1, message: "m"))
 

@@ -3,7 +3,7 @@ import Testing
 @testable import BoardwalkQuery
 
 // docs/query-language.md: integers stay exact; `+ - *` of integers past 64 bits is absent, and so is a `sum` of
-// integers whose total is. QA, session 8: `+` gave absent while `sum` of the same integers gave 5.03e21.
+// integers whose total is (not 5.03e21 while `+` of the same integers is absent).
 
 /// Screens 1, 2 and 3, one event each, in one session.
 private let threeScreens = [ev(0, "a", screen: 1, presented), ev(1, "a", screen: 2, presented), ev(2, "a", screen: 3, presented)]

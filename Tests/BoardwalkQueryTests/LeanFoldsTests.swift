@@ -40,7 +40,7 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
     needs.onboarding = false
     try withTemporaryStore { store in
         try store.read { snapshot in
-            let strings = StringCache(snapshot)
+            let strings = SnapshotStrings(snapshot)
             for round in 0..<200 {
                 let sessions = Int.random(in: 1...6, using: &rng)
                 // `events: 1`: the pool starts at its minimum and grows.
@@ -119,7 +119,7 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
     needs.reachTimes = true
     try withTemporaryStore { store in
         try store.read { snapshot in
-            let strings = StringCache(snapshot)
+            let strings = SnapshotStrings(snapshot)
             let lean = LeanFolds(capacity: 1, events: 1, reachTimes: true, rowScreens: 3)
             var buffer: [Int64] = []
             for slot in 0..<300 {
@@ -194,7 +194,7 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
     needs.reachTimes = true
     try withTemporaryStore { store in
         try store.read { snapshot in
-            let strings = StringCache(snapshot)
+            let strings = SnapshotStrings(snapshot)
             let lean = LeanFolds(capacity: 2, events: 1, reachTimes: true)
             _ = lean.append()
             _ = lean.append()

@@ -4,39 +4,51 @@ import BoardwalkStore
 import Foundation
 import Testing
 
-/// The README's "Embed it" block compiles and runs as written (only the store's path differs), so that the first
-/// Swift a newcomer reads cannot rot (it once used an undefined `controllerID`).
+/// The README's "Embed it" block compiles and runs as written, so that the first Swift a newcomer reads cannot rot
+/// (it once used an undefined `controllerID`). `EmbeddingAsDocumentedTests` (CLI tests) also compares what it prints
+/// with the output the README shows.
 @Suite struct ReadmeExampleTests {
     @Test func embedBlockMatchesAndRuns() throws {
         let blocks = try DocBlocks.swiftBlocks(in: "README.md", after: "## Embed it")
         let document = DocBlocks.normalized(try #require(blocks.first))
-            .replacingOccurrences(of: #""/path/to/events.db""#, with: "path")
         #expect(document == (try DocBlocks.region(0, in: #filePath)), "README.md's Embed it block differs from its copy")
 
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bw-readme-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let sessions = try embed(path: path)
-        #expect(sessions == 1)
+        let sessions = try embed()
+        #expect(sessions == 2, "the cell the block prints last: sessions that reached screen 1")
     }
 
-    /// The block, with `print` of the cell returned instead.
-    private func embed(path: String) throws -> Int {
+    /// The block, with `print` collected instead; returns the last line printed as an integer.
+    private func embed() throws -> Int {
         var printed: [String] = []
         func print(_ item: Any) { printed.append("\(item)") }
         // doc block 0
-        let store = try Store.open(at: path)
-        let presentation = UUID().uuidString  // one id per presentation of an onboarding: the session
-        try store.append([
-            Event(time: Timestamp(milliseconds: 1_793_527_200_000), session: presentation, eventID: UUID().uuidString,
-                  meta: Meta(onboardingID: "onb_1", screenClientID: "welcome", screenIndex: 0, totalScreens: 8),
-                  payload: .analytics(.screenPresented)),
-        ])
-        let table = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel"#)
-            .run(on: StoreEventSource(store))
+        // A new store in a directory of its own (Store.open creates the directory, not its parents).
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("boardwalk-\(UUID().uuidString)")
+        let store = try Store.open(at: directory.path)
+
+        // Three presentations (sessions) of a four-screen onboarding: s1 sees every screen, s2 two, s3 one.
+        let start = Timestamp(iso8601: "2026-11-10T10:00:00Z")!
+        let shown: [(session: String, screen: Int, second: Int64)] = [
+            ("s1", 0, 0), ("s1", 1, 8), ("s1", 2, 20), ("s1", 3, 31),
+            ("s2", 0, 60), ("s2", 1, 75),
+            ("s3", 0, 120),
+        ]
+        let events = shown.map { s in
+            Event(time: Timestamp(microseconds: start.microseconds + s.second * 1_000_000), session: s.session,
+                  eventID: "\(s.session)-\(s.screen)",  // makes a retried append harmless
+                  meta: Meta(onboardingID: "onb_1", screenClientID: "screen-\(s.screen)", screenIndex: s.screen, totalScreens: 4),
+                  payload: .analytics(.screenPresented))
+        }
+        let result = try store.append(events)  // one transaction, durable when it returns
+        print("stored \(result.appended) events")
+
+        let table = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel"#).run(on: StoreEventSource(store))
         print(table.render(.table))
-        print(table[0, "sessions"]?.intValue ?? 0)  // typed reading of a cell
-        // end doc block
+        print(table[1, "sessions"]?.intValue ?? 0)  // a cell as a Swift value: row 1, column "sessions"
+
         store.close()
+        try FileManager.default.removeItem(at: directory)
+        // end doc block
         return Int(printed.last ?? "") ?? -1
     }
 }

@@ -2,7 +2,7 @@ import Testing
 @testable import BoardwalkQuery
 
 // What results print: CSV that any RFC 4180 reader reads back, and tables whose columns line up and whose
-// cells cannot act on the terminal (QA, session 8).
+// cells cannot act on the terminal.
 
 /// A strict RFC 4180 reader over UTF-8 bytes: fields split at `,`, records at LF (or CRLF); a quoted field ends at
 /// a `"` not followed by another, and `""` inside it is one quote. A `"` inside an unquoted field, or anything
@@ -61,8 +61,8 @@ private func readCSV(_ text: String) -> [[String]]? {
 }
 
 /// A quote or comma followed by a combining mark is one `Character` that equals neither, so a check on
-/// Characters left such a field unquoted, or its quote undoubled: every CSV reader then split or ended the field
-/// there (QA, session 8).
+/// Characters would leave such a field unquoted, or its quote undoubled: every CSV reader would then split or end
+/// the field there.
 @Test(arguments: [
     "\"\u{301}", "a,\u{301}b", "x,\"\u{301}y", "\u{301}", ",\u{301}", "\"\u{301}\"\u{301}", "line\n\u{301}", "cr\r\u{301}",
     "e\u{301}", "plain", "", "👨‍👩‍👧,\"",
@@ -85,7 +85,7 @@ func csvFieldsWithCombiningMarksReadBack(_ field: String) throws {
 }
 
 /// A grapheme cluster takes the columns of its widest scalar: a family joined with U+200D is drawn as one
-/// emoji, two columns, not six (QA, session 8).
+/// emoji, two columns, not six.
 @Test func clustersCountTheirWidestScalarOnce() {
     #expect(displayWidth("👨‍👩‍👧") == 2)
     #expect(displayWidth("a👨‍👩‍👧b") == 4)

@@ -195,7 +195,7 @@ private func bothSources(_ text: String, _ events: [Event]) throws -> ResultTabl
 
 @Test func rule7_histogramOfDwellCountsCensoredBesideTheBuckets() throws {
     // Three presentations: 7 s (to the next screen), 1 s (to the close), and one censored (its session ends on it).
-    // QA, session 7: the histogram left the censored one out without a word.
+    // The censored one is counted beside the buckets, not left out without a word.
     let events = [ev(0, "a", screen: 0, presented), ev(7, "a", screen: 1, presented), ev(8, "a", screen: 1, .close(actionID: "")),
                   ev(0, "b", screen: 0, presented)]
     let table = try bothSources(#"events | where name == "screen_presented" | histogram dwell step 5s"#, events)
@@ -214,7 +214,7 @@ private func bothSources(_ text: String, _ events: [Event]) throws -> ResultTabl
     #expect(HistogramBucket.start(of: 0.29999999999, step: 0.1) == 0.2)
     #expect(HistogramBucket.start(of: 7.999999, step: 2) == 6)
     // Near a bucket's edge by less than the tolerance only when the value has more digits than a Double holds
-    // (review, session 7: a relative 4·10⁻¹⁵ put these in the bucket above).
+    // (a tolerance of a relative 4·10⁻¹⁵ would put these in the bucket above).
     #expect(HistogramBucket.start(of: 300_000_000_000_000.7, step: 1) == 300_000_000_000_000)
     #expect(HistogramBucket.start(of: 0.999999999999997, step: 0.1) == 0.9)
     // A step of more than 15 decimals: the start is k · step, at or below the value.
@@ -226,8 +226,8 @@ private func bothSources(_ text: String, _ events: [Event]) throws -> ResultTabl
 }
 
 @Test func rule11_nothingChosenAndNumbersThatAreNotFiniteAreAbsent() throws {
-    // A multi-select answered last with nothing chosen: absent everywhere, as in `count by` (QA, session 7: counted by
-    // `count(answer)` and matched by `!=`).
+    // A multi-select answered last with nothing chosen: absent everywhere, as in `count by` (neither counted by
+    // `count(answer)` nor matched by `!=`).
     let empty = [ev(0, "s", multi("interests", ["a"])), ev(1, "s", multi("interests", []))]
     let counts = try bothSources(#"sessions | stats count(answer("interests")), count_distinct(answer("interests"))"#, empty)
     #expect(counts.rows == [[.integer(0), .integer(0)]])

@@ -38,7 +38,7 @@ import Testing
 
     @Test func packedIdsWithoutDisplacementFallBackToHashing() {
         // A dense block of ids whose places in the table are consecutive entries: no id is displaced, but the
-        // block is one long run that every absent id landing in it would walk (review, session 8).
+        // block is one long run that every absent id landing in it would walk.
         let block = (0..<1_100).map { UInt32(1_000 + $0) }
         let spread = (1..<200).map { UInt32(1_000_000 + $0 * 9_000) }
         let ids = block + spread

@@ -3,8 +3,8 @@ import BoardwalkStore
 import Testing
 @testable import BoardwalkQuery
 
-/// `sort … | limit N` on a listing keeps about N rows while reading, not every row (QA, session 7: `events | sort time
-/// desc | limit 3` kept 3.6 M rows, 1.46 GB): the result must be exactly the stable sort's first N, ties included,
+/// `sort … | limit N` on a listing keeps about N rows while reading, not every row (`events | sort time desc | limit 3`
+/// would keep 3.6 M rows, 1.46 GB): the result must be exactly the stable sort's first N, ties included,
 /// once the listing has been cut many times over.
 @Suite struct SortLimitTests {
     @Test func sortThenLimitKeepsTheStableSortsFirstRows() throws {

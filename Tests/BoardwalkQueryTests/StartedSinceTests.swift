@@ -97,8 +97,8 @@ import Testing
     }
 
     /// A custom funnel whose step events pass their budget while the sessions read through the index are folded
-    /// is read again as rows: nothing may have been delivered before (review, session 6: a session counted twice,
-    /// in a scan from a time on and in a whole onboarding's scan alike).
+    /// is read again as rows: nothing may have been delivered before (else a session is counted twice, in a scan
+    /// from a time on and in a whole onboarding's scan alike).
     @Test(arguments: [
         #"sessions | where started >= @2026-11-01T10:00:00Z and onboarding == "onb_1" | funnel screen_presented"#,
         #"sessions | where onboarding == "onb_1" | funnel screen_presented"#,
@@ -125,7 +125,7 @@ import Testing
     }
 
     /// A session whose first event has a clock far ahead, stored before everything else, would start the pass
-    /// over late arrivals at seq 0 (review, session 6: every block of the scope read); the sessions met by the
+    /// over late arrivals at seq 0 (reading every block of the scope); the sessions met by the
     /// lowest seqs are read through the index instead. Bound to move them always, the answers stay the same.
     @Test func sessionsMetByFarLowerSeqsAreReadThroughTheIndex() throws {
         let h = StartedSinceTests.hour

@@ -4,7 +4,7 @@ import Testing
 @testable import BoardwalkQuery
 
 /// `events | stats count() [by …]` is a count: the store answers it from block headers or by field codes, as
-/// it answers `count` (QA, session 6: `stats count()` read every record, 30 times slower than `count`). The
+/// it answers `count` (reading every record is 30 times slower). The
 /// answers must be the in-memory source's, and `explain` must say which path is taken.
 @Suite struct StatsCountTests {
     @Test func statsOfCountAloneIsAnsweredLikeACount() throws {

@@ -47,7 +47,7 @@ import Testing
     #expect(nonEmpty > ran / 2)
 }
 
-/// The plan says how a funnel of custom steps is read: folded from a scan (strict ones too, since session 7, with a
+/// The plan says how a funnel of custom steps is read: folded from a scan (strict ones too, with a
 /// breaker for each event they do not ignore), unless it has more steps than a fold's mask holds.
 @Test func explainSaysWhichFunnelsAreFolded() throws {
     try withTemporaryStore { store in
@@ -112,7 +112,7 @@ func disagreements(_ events: [Event], _ texts: [String], requireRows: Bool = fal
 }
 
 /// An analytics name outside the known list whose text is a known name (possible through `Store.append`) is
-/// that step, as `EventRow.isEvent` compares text (found in review).
+/// that step, as `EventRow.isEvent` compares text.
 @Test func foldedFunnelsMatchAnUnknownNameSpelledLikeAKnownOne() throws {
     let found = try disagreements([ev(0, "s1", started), ev(5, "s1", screen: 1, .analytics(.unknown(name: "screen_presented")))],
                                   ["sessions | funnel onboarding_started, screen_presented"])

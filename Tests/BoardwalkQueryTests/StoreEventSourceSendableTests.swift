@@ -4,8 +4,8 @@ import BoardwalkStore
 import Foundation
 import Testing
 
-/// One `StoreEventSource` shared by concurrent tasks (an embedding review, session 7: it was not `Sendable`, so the
-/// task group below did not compile in Swift 6 mode, though the source holds only the `Sendable` store).
+/// One `StoreEventSource` shared by concurrent tasks: it is `Sendable` (it holds only the `Sendable` store), so the
+/// task group below compiles in Swift 6 mode.
 @Suite struct StoreEventSourceSendableTests {
     @Test func oneSourceServesConcurrentTasks() async throws {
         // Not `withTemporaryStore`: its closure cannot await the task group.

@@ -244,7 +244,7 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
 /// Filters compare strings as Swift does (canonical equivalence: `"caf\u{E9}" == "cafe\u{301}"`), the store finds a
 /// name by its bytes: a name with another spelling (non-ASCII, or `K`, `;`, `` ` ``, each equal to a non-ASCII
 /// character) is checked on every row instead of naming the sessions to read, and the answers stay the scan's
-/// (review of session 13: the index path found none of them).
+/// (the index path, by bytes, would find none of them).
 @Test func namedSessionsWithAnotherSpellingAreScannedLikeAnyFilter() throws {
     let cases = [("caf\u{E9}", "cafe\u{301}"), ("\u{212A}ey", "Key"), ("a\u{37E}b", "a;b"), ("x\u{1FEF}", "x`")]
     for (stored, typed) in cases { #expect(stored == typed) }

@@ -245,7 +245,7 @@ enum GuideBlocks {
         let resumeAt = try store.read { try $0.checkpoint("import") }  // [UInt8]?: the last committed value, nil if none
         let report = try store.check()                             // CheckReport: isOK, problems
         try store.backup(to: backupDirectory)                      // a new or empty directory
-        try store.foldLogs()                                       // fold the last batches' logs in now (format 9)
+        try store.foldLogs()                                       // fold the logs into events and sessions now
         // end doc block
 
         let copy = try Store.open(at: backupDirectory, options: Store.Options(readOnly: true))

@@ -1,4 +1,5 @@
 import Boardwalk
+import BoardwalkGenerator
 
 /// `boardwalk generate`: realistic synthetic NDJSON on stdout.
 enum GenerateCommand: Command {

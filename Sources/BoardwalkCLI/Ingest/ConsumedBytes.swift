@@ -3,7 +3,7 @@
 ///
 /// A checkpoint must describe the bytes whose lines were stored, not the file as it is when the batch commits: a
 /// writer that rewrites the file in place between the read and the commit would otherwise get its new bytes
-/// fingerprinted, and the next run would resume past lines it never stored (review, session 8). So nothing here
+/// fingerprinted, and the next run would resume past lines it never stored. So nothing here
 /// re-reads the file: the first bytes are kept as they are read, and the read buffer's bytes, once dropped from
 /// its front, leave their last 4 KiB behind in ``dropped``, for a checkpoint whose window starts before the buffer.
 ///

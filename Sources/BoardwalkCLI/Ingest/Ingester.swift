@@ -3,97 +3,9 @@ import Glibc
 #endif
 import Boardwalk
 
-/// Where ingested events go: the store, or a stand-in in tests.
-///
-/// `Sendable`: the commit stage calls ``append(_:checkpoint:)`` on its own thread, one call at a time, while
-/// ``checkpoint(for:)`` is asked on the parsing thread only when no append is in flight.
-protocol IngestSink: AnyObject, Sendable {
-    /// Appends `events` and, in the same transaction, records `checkpoint` (if any), so that either both are
-    /// durable or neither is. Before anything is written, the transaction reads the checkpoint stored under its
-    /// key: when it is not ``BatchCheckpoint/expected``, another ingest of the same input moved it since this
-    /// run read or wrote it, and the append throws ``CheckpointMoved`` with nothing stored.
-    /// - Returns: how many were stored, and how many were skipped as duplicates of a stored event id.
-    func append(_ events: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int)
-    /// The checkpoint stored under `key`, if any.
-    func checkpoint(for key: String) throws -> [UInt8]?
-}
-
-/// The checkpoint a batch of a regular file is committed with.
-struct BatchCheckpoint: Sendable {
-    /// The input's key (``Ingester``: its device and inode).
-    var key: String
-    /// Where the input got to after the batch (``FileCheckpoint/bytes``).
-    var value: [UInt8]
-    /// What this run last read or committed under `key` (`nil`: nothing), which the batch replaces.
-    var expected: [UInt8]?
-}
-
-/// Another ingest of the same input committed under its checkpoint key after this run read or wrote it: the
-/// batch that found out was not stored (storing it would store its lines twice, as events without an event id
-/// have nothing else to tell them apart).
-struct CheckpointMoved: Error, CustomStringConvertible {
-    /// The input's name (filled in by ``Ingester``).
-    var input = ""
-    /// Whether the input is a batch file (its checkpoint counts events, not lines).
-    var isBatchFile = false
-    var expected: [UInt8]?
-    var found: [UInt8]?
-
-    var description: String {
-        "another ingest of \(input) moved its checkpoint from \(place(expected)) to \(place(found)); "
-            + "nothing of this batch was stored"
-    }
-
-    private func place(_ value: [UInt8]?) -> String {
-        guard let value else { return "the start of the file" }
-        guard let cp = FileCheckpoint(value) else { return "an unreadable checkpoint" }
-        return isBatchFile ? "event \(cp.line)" : "line \(cp.line) (byte \(cp.offset))"
-    }
-}
-
-/// Turns one NDJSON line into an event.
-protocol LineParser {
-    /// - Parameters:
-    ///   - line: the line's bytes, without its newline.
-    ///   - readableAfter: how many bytes after the line may be read (the rest of the read buffer), so a parser
-    ///     that needs padding can parse in place.
-    ///   - lineNumber: 1-based, for the error.
-    ///   - arrival: the time for a line that carries none.
-    /// - Throws: an error whose description says where and why (it starts with `line N`).
-    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event
-}
-
-/// What an ingest run did, per run (all inputs together).
-struct IngestSummary: Hashable, Sendable {
-    var lines = 0
-    var ingested = 0
-    var duplicates = 0
-    var rejected = 0
-    /// Lines skipped because a checkpoint says an earlier run already committed them.
-    var resumedLines = 0
-    /// Events of batch files skipped for the same reason.
-    var resumedEvents = 0
-    var bytes = 0
-    var inputs = 0
-    /// Files whose last line had no newline and did not parse: rejected (and counted in ``rejected``), with the
-    /// checkpoint left before it, so a later run reads it again (a writer may still be finishing it).
-    var unfinishedLines = 0
-    /// Files that had a checkpoint which does not fit them as they are now (the bytes before it changed, or the
-    /// file is shorter): read from their start instead, each with the line the checkpoint was at.
-    var restarted: [Restart] = []
-
-    /// A file read from its start although a checkpoint was stored for it.
-    struct Restart: Hashable, Sendable {
-        var input: String
-        /// Where the checkpoint said an earlier run stopped: lines (NDJSON) or events (batch files).
-        var line: Int
-        var isBatchFile: Bool
-    }
-}
-
 /// The ingest loop: reads inputs, parses lines, commits batches with their checkpoints, writes rejects.
 ///
-/// Three threads per input when pipelined: the caller's thread reads and finds lines; it and a ``ParseHelper``
+/// Three threads per input when pipelined: the caller's thread reads and finds lines; it and a ``ParseWorker``
 /// thread parse each read's lines together; then the caller's thread does everything with an effect, in line
 /// order (pending events, rejects, `--strict`, checkpoints, progress); a ``CommitStage`` thread appends each
 /// finished batch (with its checkpoint) while the next one is parsed.
@@ -129,8 +41,8 @@ final class Ingester {
 
     let sink: IngestSink
     var parser: LineParser
-    /// A second parser for a ``ParseHelper`` thread (pipelined runs only); `nil` parses on one thread.
-    private var helperParser: LineParser?
+    /// A second parser for a ``ParseWorker`` thread (pipelined runs only); `nil` parses on one thread.
+    private var workerParser: LineParser?
     let options: Options
     let rejects: RejectsWriter
     var progress: Progress?
@@ -146,15 +58,15 @@ final class Ingester {
     /// Set by a SIGINT handler: stop after the current batch is committed.
     var shouldStop: () -> Bool = { false }
 
-    /// - Parameter helperParser: a second parser, so that two threads parse each read's lines (with
+    /// - Parameter workerParser: a second parser, so that two threads parse each read's lines (with
     ///   `options.pipelined`); without one, lines are parsed on the caller's thread only.
     init(
-        sink: IngestSink, parser: LineParser, helperParser: LineParser? = nil, options: Options, rejects: RejectsWriter,
+        sink: IngestSink, parser: LineParser, workerParser: LineParser? = nil, options: Options, rejects: RejectsWriter,
         progress: Progress?
     ) {
         self.sink = sink
         self.parser = parser
-        self.helperParser = options.pipelined ? helperParser : nil
+        self.workerParser = options.pipelined ? workerParser : nil
         self.options = options
         self.rejects = rejects
         self.progress = progress
@@ -228,8 +140,7 @@ final class Ingester {
         // file as it is now).
         var committed = try key.flatMap { try sink.checkpoint(for: $0) }
         // Resumed right after a last line that had no newline (stored as a line): the bytes up to the next newline
-        // belong to that line, already counted, not to a new one (review, session 6: every later line number was
-        // one too high).
+        // belong to that line, already counted, not to a new one (else every later line number is one too high).
         var continuingLine = false
         // The bytes the checkpoints of this run fingerprint, as read (never read again at commit time: the file
         // may have been rewritten since).
@@ -256,14 +167,14 @@ final class Ingester {
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         defer { storage.deallocate() }  // reads `storage` at exit, after any growth
         largestReadBuffer = max(largestReadBuffer, storage.count)
-        let helper = helperParser.flatMap { ParseHelper(parser: $0) }
+        let worker = workerParser.flatMap { ParseWorker(parser: $0) }
         // A local copy: called through the stored property, every line paid a dynamic exclusivity check.
         var parser = self.parser
         defer { self.parser = parser }
-        // Ends the helper's thread (dropping results an early exit left untaken) and keeps its parser for the
+        // Ends the worker's thread (dropping results an early exit left untaken) and keeps its parser for the
         // next input.
         defer {
-            if let helper { helperParser = helper.finish() }
+            if let worker { workerParser = worker.finish() }
         }
         var lines: [Range<Int>] = []
         var carried = 0  // bytes of an unfinished line kept at the start of the buffer
@@ -397,13 +308,14 @@ final class Ingester {
                 lines.removeFirst()
                 continuingLine = false
             }
-            let arrival = now()  // lines without a time get the time of the read that brought them
+            let arrival = Query.wallClock()  // lines without a time get the time of the read that brought them
             let readable = storage.count  // the parser may read past a line up to the buffer's end
-            // With a helper, both threads parse this read's lines first; this thread then takes the results in
+            // With a worker, both threads parse this read's lines first; this thread then takes the results in
             // line order, as if it had parsed each line itself.
             var parsedAhead = 0
-            if let helper, lines.count >= Ingester.minimumLinesToSplit {
-                helper.parseAll(lines, base: base, readable: readable, firstLine: lineNumber + 1, arrival: arrival, with: &parser)
+            if let worker, lines.count >= Ingester.minimumLinesToSplit {
+                worker.parseAll(lines, base: base, readable: readable, firstLine: lineNumber + 1, arrival: arrival,
+                                with: &parser)
                 parsedAhead = lines.count
             }
             for k in lines.indices {
@@ -423,7 +335,7 @@ final class Ingester {
                     try reject(error, text: line, unfinished: unfinished)
                 }
                 if k < parsedAhead {
-                    switch helper!.take(k) {  // moved out of the table, without a copy
+                    switch worker!.take(k) {  // moved out of the table, without a copy
                     case .blank: break
                     case .event(let event): pending.append(event)
                     case .failure(let error): try failed(error)
@@ -495,8 +407,8 @@ final class Ingester {
         let key = checkpointKey(input)
         var skip = 0
         var committed = try key.flatMap { try sink.checkpoint(for: $0) }
-        // For batch files, `line` counts events, and `offset` is the file's size (0 in checkpoints written before
-        // session 8, which have no tail fingerprint): the file is whole, so its last bytes are checked too.
+        // For batch files, `line` counts events, and `offset` is the file's size (0 in the older 24-byte checkpoints,
+        // which have no tail fingerprint): the file is whole, so its last bytes are checked too.
         if let saved = committed, let cp = FileCheckpoint(saved) {
             if cp.fits(input, batchFile: true) {
                 skip = cp.line
@@ -538,98 +450,4 @@ final class Ingester {
             if shouldStop() { return }
         }
     }
-}
-
-/// Where an input got to: stored with the batch that got it there.
-///
-/// Two fingerprints tie it to the bytes it counted: the file's first bytes, and the bytes just before
-/// ``offset``. A log that grows keeps both (the bytes before the offset stay as they were); a different file that
-/// reuses the inode changes the first, and a file rewritten in place (`generate … > same.ndjson`) whose start is
-/// unchanged but whose lines before the offset differ changes the second. Either way the file is read from its
-/// start.
-struct FileCheckpoint: Hashable {
-    /// Byte offset after the last committed line; for a batch file, the file's size (0 in checkpoints written
-    /// before the tail fingerprint existed).
-    var offset: Int
-    /// Lines (or, for batch files, events) committed so far.
-    var line: Int
-    /// FNV-1a of the file's first `min(offset, 4096)` bytes (of a batch file: its first 4 KiB).
-    var fingerprint: UInt64
-    /// FNV-1a of the up to 4 KiB that end at ``offset`` (of a batch file: its last 4 KiB). `nil` in checkpoints
-    /// written before session 8 (24 bytes): those are trusted on ``fingerprint`` alone, as they were when written,
-    /// and the next batch committed replaces them with one that has it.
-    var tail: UInt64?
-
-    static let fingerprintBytes = 4096
-
-    init(offset: Int, line: Int, fingerprint: UInt64, tail: UInt64? = nil) {
-        self.offset = offset
-        self.line = line
-        self.fingerprint = fingerprint
-        self.tail = tail
-    }
-
-    /// Whether this checkpoint was written for `input` as it is now: the file reaches ``offset``, and the
-    /// fingerprinted bytes are the same.
-    /// - Parameter batchFile: whether the checkpoint is a batch file's (whose ``offset`` is the file's size).
-    func fits(_ input: InputFile, batchFile: Bool = false) -> Bool {
-        let size = input.size ?? 0
-        if batchFile {
-            guard fingerprint == FileCheckpoint.fingerprint(input.prefix(FileCheckpoint.fingerprintBytes)) else { return false }
-            guard let tail else { return true }
-            return offset == size
-                && tail == FileCheckpoint.fingerprint(input.bytes(in: max(0, size - FileCheckpoint.fingerprintBytes)..<size))
-        }
-        let window = min(offset, FileCheckpoint.fingerprintBytes)
-        return fits(
-            size: size, head: input.prefix(window), before: input.bytes(in: (offset - window)..<offset))
-    }
-
-    /// Whether this checkpoint of an NDJSON file fits a file of `size` bytes whose first `min(offset, 4 KiB)`
-    /// bytes are `head` and whose up to 4 KiB before ``offset`` are `before` (fewer bytes than that: it does not).
-    func fits(size: Int, head: [UInt8], before: [UInt8]) -> Bool {
-        let window = min(offset, FileCheckpoint.fingerprintBytes)
-        guard offset <= size, head.count == window, before.count == window,
-            fingerprint == FileCheckpoint.fingerprint(head)
-        else { return false }
-        guard let tail else { return true }
-        return tail == FileCheckpoint.fingerprint(before)
-    }
-
-    /// Decodes ``bytes`` (32 bytes; the 24 of a checkpoint without ``tail`` too); `nil` for anything else.
-    init?(_ bytes: [UInt8]) {
-        guard bytes.count == 24 || bytes.count == 32 else { return nil }
-        func word(_ i: Int) -> UInt64 { (0..<8).reduce(0) { $0 << 8 | UInt64(bytes[i * 8 + $1]) } }
-        offset = Int(truncatingIfNeeded: word(0))
-        line = Int(truncatingIfNeeded: word(1))
-        fingerprint = word(2)
-        tail = bytes.count == 32 ? word(3) : nil
-        guard offset >= 0, line >= 0 else { return nil }
-    }
-
-    /// Big-endian 64-bit words: offset, line, fingerprint, and the tail fingerprint when there is one.
-    var bytes: [UInt8] {
-        ([UInt64(offset), UInt64(line), fingerprint] + (tail.map { [$0] } ?? []))
-            .flatMap { w in (0..<8).map { UInt8(truncatingIfNeeded: w >> (56 - 8 * $0)) } }
-    }
-
-    /// FNV-1a's offset basis: the fingerprint of no bytes.
-    static let fingerprintBasis: UInt64 = 0xCBF2_9CE4_8422_2325
-
-    /// FNV-1a of `bytes`; with `continuing`, of the bytes that gave that fingerprint followed by `bytes`.
-    static func fingerprint(_ bytes: some Collection<UInt8>, continuing basis: UInt64 = fingerprintBasis) -> UInt64 {
-        var h = basis
-        for b in bytes {
-            h ^= UInt64(b)
-            h &*= 0x100_0000_01B3
-        }
-        return h
-    }
-}
-
-/// The current time, for lines that carry none.
-func now() -> Timestamp {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
 }

@@ -1,45 +1,45 @@
 import BoardwalkQuery
 
 /// ANSI styling that is a no-op when colour is off.
-public struct Paint: Sendable {
+package struct Paint: Sendable {
     /// Whether escapes are written at all (see ``Invocation/colour(for:)``).
-    public var enabled: Bool
-    public init(enabled: Bool) { self.enabled = enabled }
+    package var enabled: Bool
+    package init(enabled: Bool) { self.enabled = enabled }
 
-    public func bold(_ s: String) -> String { wrap(s, "1") }
-    public func dim(_ s: String) -> String { wrap(s, "2") }
-    public func red(_ s: String) -> String { wrap(s, "31") }
-    public func green(_ s: String) -> String { wrap(s, "32") }
-    public func yellow(_ s: String) -> String { wrap(s, "33") }
-    public func cyan(_ s: String) -> String { wrap(s, "36") }
+    package func bold(_ s: String) -> String { wrap(s, "1") }
+    package func dim(_ s: String) -> String { wrap(s, "2") }
+    package func red(_ s: String) -> String { wrap(s, "31") }
+    package func green(_ s: String) -> String { wrap(s, "32") }
+    package func yellow(_ s: String) -> String { wrap(s, "33") }
+    package func cyan(_ s: String) -> String { wrap(s, "36") }
 
     private func wrap(_ s: String, _ code: String) -> String { enabled ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s }
 }
 
 /// A table for a terminal: a header, rows, columns aligned (numbers to the right).
-public struct TextTable: Sendable {
+package struct TextTable: Sendable {
     /// Where a column's cells sit: text to the left, numbers to the right.
-    public enum Alignment: Sendable { case left, right }
+    package enum Alignment: Sendable { case left, right }
 
     /// Column titles (their count is the column count).
-    public var headers: [String]
+    package var headers: [String]
     /// One alignment per column.
-    public var alignments: [Alignment]
+    package var alignments: [Alignment]
     /// Rows of cells; missing cells are blank, extra cells are ignored.
-    public var rows: [[String]] = []
+    package var rows: [[String]] = []
 
     /// - Parameter alignments: one per column; defaults to left for all.
-    public init(headers: [String], alignments: [Alignment]? = nil) {
+    package init(headers: [String], alignments: [Alignment]? = nil) {
         self.headers = headers
         self.alignments = alignments ?? Array(repeating: .left, count: headers.count)
     }
 
     /// Adds a row. Cells are shown as written: what a terminal would act on (control and bidirectional
     /// characters, from stored data) is escaped.
-    public mutating func append(_ row: [String]) { rows.append(row.map(escapingTerminalControls)) }
+    package mutating func append(_ row: [String]) { rows.append(row.map(escapingTerminalControls)) }
 
     /// The table as lines: header, a rule, rows; two spaces between columns; no trailing spaces.
-    public func render(paint: Paint = Paint(enabled: false)) -> String {
+    package func render(paint: Paint = Paint(enabled: false)) -> String {
         let columns = headers.count
         var widths = headers.map(displayWidth)
         for row in rows {
@@ -64,11 +64,11 @@ public struct TextTable: Sendable {
 }
 
 /// Horizontal bars for funnels and histograms.
-public enum Bars {
+package enum Bars {
     private static let eighths = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
 
     /// A bar `fraction` (clamped to 0…1) of `width` columns long, in eighths of a column.
-    public static func bar(_ fraction: Double, width: Int) -> String {
+    package static func bar(_ fraction: Double, width: Int) -> String {
         let f = fraction.isFinite ? min(1, max(0, fraction)) : 0
         let total = Int((f * Double(width * 8)).rounded())
         return String(repeating: "█", count: total / 8) + eighths[total % 8]
@@ -79,8 +79,8 @@ public enum Bars {
     ///   - items: labels and values.
     ///   - share: the denominator for the percentage column (`nil`: no percentage).
     ///   - columns: the terminal width the chart should fit.
-    public static func chart(_ items: [(label: String, value: Double, text: String)], share: Double?, columns: Int, paint: Paint)
-        -> String
+    package static func chart(_ items: [(label: String, value: Double, text: String)], share: Double?, columns: Int,
+                              paint: Paint) -> String
     {
         guard let maxValue = items.map(\.value).max(), maxValue > 0 else { return "" }
         // 36 columns fit a UUID (onboarding ids are UUIDs in practice); longer labels end in an ellipsis.

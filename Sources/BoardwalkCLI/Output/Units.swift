@@ -1,7 +1,7 @@
 /// Numbers for people: counts, durations, shares, sizes, with sensible units.
-public enum Units {
+package enum Units {
     /// `999`, `1.2 k`, `34.5 k`, `1.2 M`, `3.0 G`: three significant digits at most above 1 000.
-    public static func count(_ n: Int) -> String {
+    package static func count(_ n: Int) -> String {
         let a = Double(n.magnitude)
         let sign = n < 0 ? "-" : ""
         if a < 1_000 { return String(n) }
@@ -11,7 +11,7 @@ public enum Units {
     }
 
     /// `850 µs`, `34 ms`, `1.2 s`, `2.5 min`, `3.1 h`, from microseconds.
-    public static func duration(microseconds us: Int64) -> String {
+    package static func duration(microseconds us: Int64) -> String {
         let a = Double(us.magnitude)
         let sign = us < 0 ? "-" : ""
         let text: String
@@ -32,19 +32,19 @@ public enum Units {
     }
 
     /// `1 line`, `3 lines`: an exact count with its noun, plural unless the count is one (nouns that take an `s`).
-    public static func counted(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+    package static func counted(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
 
     /// `1 event`, `850 events`, `1.2 k events`: ``count(_:)`` with its noun, plural unless the count is one.
-    public static func count(_ n: Int, _ noun: String) -> String { count(n) + " " + noun + (n == 1 ? "" : "s") }
+    package static func count(_ n: Int, _ noun: String) -> String { count(n) + " " + noun + (n == 1 ? "" : "s") }
 
     /// `12.5 %` for 0.125.
-    public static func percent(_ fraction: Double) -> String {
+    package static func percent(_ fraction: Double) -> String {
         guard fraction.isFinite else { return "–" }
         return decimal(fraction * 100, digits: 1) + " %"
     }
 
     /// `512 B`, `1.2 KiB`, `34.0 MiB`, `1.1 GiB`.
-    public static func bytes(_ n: Int) -> String {
+    package static func bytes(_ n: Int) -> String {
         let a = Double(n)
         if a < 1024 { return "\(n) B" }
         if a < 1024 * 1024 { return decimal(a / 1024, digits: 1) + " KiB" }
@@ -53,13 +53,13 @@ public enum Units {
     }
 
     /// A rate such as `1.2 M/s`.
-    public static func rate(_ perSecond: Double) -> String {
+    package static func rate(_ perSecond: Double) -> String {
         guard perSecond.isFinite, perSecond >= 0 else { return "–" }
         return count(Int(perSecond.rounded())) + "/s"
     }
 
     /// Fixed-point text with `digits` decimals, rounded half away from zero, without Foundation.
-    public static func decimal(_ value: Double, digits: Int) -> String {
+    package static func decimal(_ value: Double, digits: Int) -> String {
         guard value.isFinite else { return value.isNaN ? "nan" : value < 0 ? "-inf" : "inf" }
         var scale = 1.0
         for _ in 0..<digits { scale *= 10 }

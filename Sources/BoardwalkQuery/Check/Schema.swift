@@ -47,7 +47,7 @@ public enum EventField: String, CaseIterable, Hashable, Sendable {
 }
 
 /// The fields of `sessions` rows.
-public enum SessionField: String, CaseIterable, Hashable, Sendable {
+package enum SessionField: String, CaseIterable, Hashable, Sendable {
     case session, profile, onboarding, placement, variation, started, ended, duration, events
     case furthestScreen = "furthest_screen"
     case lastScreen = "last_screen"

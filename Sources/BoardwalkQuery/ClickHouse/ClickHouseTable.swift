@@ -7,16 +7,18 @@ import BoardwalkStore
 /// One row per stored event, with every field the query language reads, already in the form queries see it:
 /// the store's session id (inferred ones included, `inferred:<seq>`), empty ids and element ids as `NULL`
 /// (semantics rule 11), the answer split by its shape, and the arrival `seq`.
-public enum ClickHouseTable {
+@usableFromInline
+package enum ClickHouseTable {
     /// The default table name.
-    public static let defaultName = "boardwalk_events"
+    @usableFromInline
+    package static let defaultName = "boardwalk_events"
 
     /// `CREATE TABLE` for the exported rows: a MergeTree ordered like the store's key,
     /// `(onboarding, screen, time, seq)`.
     ///
     /// `onboarding` and `screen` are `Nullable` (an event without `meta` has neither), so the table allows
     /// nullable sorting keys; `NULL` sorts last in the key.
-    public static func createStatement(table: String = defaultName) -> String {
+    package static func createStatement(table: String = defaultName) -> String {
         """
         CREATE TABLE IF NOT EXISTS \(quotedIdentifier(table))
         (
@@ -57,7 +59,7 @@ public enum ClickHouseTable {
 
     /// The instants a `DateTime64(6)` column holds (1900-01-01 to 2299-12-31, UTC). ClickHouse stores a
     /// time outside them as the nearest bound without a word, so the export refuses such an event instead.
-    public static let timeRange: ClosedRange<Timestamp> =
+    package static let timeRange: ClosedRange<Timestamp> =
         Timestamp(microseconds: -2_208_988_800_000_000)...Timestamp(microseconds: 10_413_791_999_999_999)
 
     /// One event as a `JSONEachRow` line (with its newline), in the columns of ``createStatement(table:)``.
@@ -66,7 +68,7 @@ public enum ClickHouseTable {
     /// sorted and unique), and says which of `value_string`, `value_number`, `value_set` holds the answer
     /// (rule 9: dates as `YYYY-MM-DD` with `?` for missing parts). `label_kind` is `""`, `"string"` or `"set"`.
     /// - Complexity: O(size of the event).
-    public static func row(seq: UInt64, event stored: Event) -> String {
+    package static func row(seq: UInt64, event stored: Event) -> String {
         let e = Store.normalized(stored)
         var out = "{\"seq\":\(seq),\"time\":\""
         // ClickHouse's basic DateTime64 parser reads `YYYY-MM-DD hh:mm:ss.ffffff`; the column's zone is UTC.

@@ -24,6 +24,7 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
         case note
     }
 
+    /// What went wrong, by phase: syntax, type, source, cancelled, or a note.
     public var kind: Kind
     /// One line saying what is wrong, including any suggestion.
     public var message: String
@@ -39,6 +40,14 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The line of that input on which the query text starts (1 for a query given as such).
     public var firstLine = 1
 
+    /// An error of `kind` about `range` of `query`; an ``EventSource`` of an embedding app throws these with kind
+    /// `.source` when its storage fails.
+    /// - Parameters:
+    ///   - kind: what went wrong.
+    ///   - message: one line saying what is wrong.
+    ///   - range: the UTF-8 byte offsets of the query the error is about, if any.
+    ///   - query: the query text, to render the source line.
+    ///   - label: a short note printed after the caret.
     public init(_ kind: Kind, _ message: String, at range: Range<Int>? = nil, in query: String = "", label: String? = nil) {
         self.kind = kind
         self.message = message

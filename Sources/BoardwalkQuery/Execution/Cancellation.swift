@@ -6,6 +6,7 @@ import Synchronization
 public final class CancellationFlag: Sendable {
     private let flag = Atomic<Bool>(false)
 
+    /// A flag that is not set.
     public init() {}
 
     /// Asks running queries that hold this flag to stop.
@@ -14,5 +15,6 @@ public final class CancellationFlag: Sendable {
     /// Clears the flag, so it can be used for the next query.
     public func reset() { flag.store(false, ordering: .relaxed) }
 
+    /// Whether ``cancel()`` was called since the flag was made or last reset.
     public var isCancelled: Bool { flag.load(ordering: .relaxed) }
 }

@@ -1,17 +1,5 @@
 import BoardwalkModel
 
-/// An event as a source delivers it: the store's arrival sequence number and the event.
-public struct ScannedEvent: Sendable {
-    /// The store's arrival sequence; breaks ties between equal timestamps (rule 1).
-    public var seq: UInt64
-    public var event: Event
-
-    public init(seq: UInt64, event: Event) {
-        self.seq = seq
-        self.event = event
-    }
-}
-
 /// A range of the store's event key `(onboarding, screen, time, seq)`.
 ///
 /// A range with no onboarding and every screen also covers events without a position (errors that reached
@@ -20,13 +8,17 @@ public struct ScannedEvent: Sendable {
 public struct ScanRange: Hashable, Sendable, CustomStringConvertible {
     /// One onboarding, or nil for all of them.
     public var onboarding: String?
+    /// Screen indexes, inclusive.
     public var screens: ClosedRange<Int>
     /// Microseconds since the epoch, inclusive.
     public var time: ClosedRange<Int64>
 
+    /// Every screen index an event can have.
     public static let allScreens = 0...Meta.maxScreenIndex
+    /// Every time.
     public static let allTime = Int64.min...Int64.max
 
+    /// A range of one onboarding (or all of them), some screens and some times; by default the whole store.
     public init(onboarding: String? = nil, screens: ClosedRange<Int> = ScanRange.allScreens,
                 time: ClosedRange<Int64> = ScanRange.allTime) {
         self.onboarding = onboarding
@@ -67,15 +59,8 @@ public struct ScanRange: Hashable, Sendable, CustomStringConvertible {
 /// Quotes a string for plans and messages, escaping `"` and `\`.
 func quoted(_ s: String) -> String {
     // Spelled as the query language writes strings (`\\`, `\"`, `\n`, `\t`); other controls escaped for the terminal.
-    let spelled = s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    let spelled = s.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
     return "\"" + escapingTerminalControls(spelled) + "\""
-}
-
-extension String {
-    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
-        guard contains(target) else { return self }
-        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
-    }
 }
 
 /// One event as a source delivers it: a field reader, which may borrow the storage it reads from (a store's
@@ -112,15 +97,8 @@ extension EventRow {
     }
 }
 
-extension ScannedEvent: EventRow {
-    public var time: Timestamp { event.time }
-    public var kind: EventKind { event.kind }
-    public var analyticsName: String? { if case .analytics(let a) = event.payload { a.name } else { nil } }
-    public var screenIndex: Int? { event.meta?.screenIndex }
-    public func value(_ field: EventField) -> Value { event.value(field, seq: seq, dwell: .none) }
-}
-
 extension EventSource {
+    /// Delivers through ``scanSessions(_:_:)`` without checking `cancellation`; the executor checks it per row.
     public func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
                              _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
         try scanSessions(ranges, body)
@@ -159,5 +137,6 @@ public protocol EventSource {
 }
 
 extension EventSource {
+    /// `nil`: a source that cannot tell its onboardings cheaply gets no onboarding notes.
     public func onboardingNames() throws(QueryError) -> [String]? { nil }
 }

@@ -68,7 +68,7 @@ enum FieldCode {
 
     /// The value of `field` whose code is `code`, strings resolved through `strings` (an id that does not
     /// resolve is absent; `element` and `reply` that resolve to the empty string are absent, rule 11).
-    static func value(_ field: EventField, _ code: UInt64, strings: StringCache) -> Value {
+    static func value(_ field: EventField, _ code: UInt64, strings: SnapshotStrings) -> Value {
         func text(_ code: UInt64) -> Value {
             guard code != absent, let s = strings.string(StringID(truncatingIfNeeded: code)) else { return .null }
             return .string(s)

@@ -30,7 +30,7 @@ extension StoreEventSource {
     /// the windows would scan at most this many times the events expected of the sessions in scope. 0 never
     /// gathers; tests bind infinity to gather whenever the scope allows. Task-local, as ``onboardingScanRatio``.
     ///
-    /// Measured by wall clock (release, dwell by screen and a strict funnel, session 5): gathering the whole
+    /// Measured by wall clock (release, dwell by screen and a strict funnel): gathering the whole
     /// 3.3 M-event store took 1.14 s against 1.34-1.48 s through the index; on the 33 M-event store 14.5 s against
     /// 14.2 s (its busiest onboarding scanned 4 times); a strict funnel of that onboarding alone (scanned 4 times for
     /// its own events) 6.1 s against 5.4 s; scopes of 13 % and 31 % of the store's events 3.3-3.5 s against

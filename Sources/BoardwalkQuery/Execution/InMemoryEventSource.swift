@@ -22,7 +22,7 @@ public struct InMemoryEventSource: EventSource, Sendable {
     private let sessions: [String: [Int]]
 
     /// The gap that starts a new inferred session (rule 10).
-    public static let inactivityGap: Int64 = 30 * 60 * 1_000_000
+    package static let inactivityGap: Int64 = 30 * 60 * 1_000_000
 
     /// - Complexity: O(n log n).
     public init(_ events: [Event]) {
@@ -65,6 +65,7 @@ public struct InMemoryEventSource: EventSource, Sendable {
         self.sessions = sessions
     }
 
+    /// `in-memory session index`, for `explain`.
     public var sessionAccess: String { "in-memory session index" }
 
     /// The onboarding ids with events here, in order.
@@ -74,15 +75,23 @@ public struct InMemoryEventSource: EventSource, Sendable {
     /// so scanning copies no event.
     public struct Row: EventRow {
         let event: UnsafePointer<Event>
+        /// The event's position in the source's array, its arrival order.
         public let seq: UInt64
 
+        /// The event's time.
         public var time: Timestamp { event.pointee.time }
+        /// The event's kind.
         public var kind: EventKind { event.pointee.kind }
+        /// The analytics event's name; `nil` for other kinds.
         public var analyticsName: String? { if case .analytics(let a) = event.pointee.payload { a.name } else { nil } }
+        /// The screen index of the event's `meta`; `nil` without one.
         public var screenIndex: Int? { event.pointee.meta?.screenIndex }
+        /// The value of `field` on this event, as queries see it.
         public func value(_ field: EventField) -> Value { event.pointee.value(field, seq: seq, dwell: .none) }
     }
 
+    /// Calls `body` for every event in `range`, by onboarding, then the events without a position.
+    /// - Complexity: O(events of the onboardings in range).
     public func scanEvents(_ range: ScanRange, _ body: (Row) throws(QueryError) -> Bool) throws(QueryError) {
         var failure: QueryError?
         // A non-throwing closure: typed throws through `withUnsafeBufferPointer` crash swiftc 6.3.1.
@@ -108,6 +117,9 @@ public struct InMemoryEventSource: EventSource, Sendable {
         if let failure { throw failure }
     }
 
+    /// Calls `body` with each session that has an event in `ranges`, in first-seen order, and its events in
+    /// `(time, seq)` order.
+    /// - Complexity: O(events in the ranges + events of those sessions).
     public func scanSessions(_ ranges: [ScanRange], _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
         var ids: [String] = []
         var seen: Set<String> = []

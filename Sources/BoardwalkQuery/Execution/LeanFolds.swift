@@ -19,8 +19,8 @@ import BoardwalkModel
 /// onboarding's first event when a session may span onboardings, the last screen's position, the chain's head,
 /// the outcome's position) in the second. Such a scan of 8.5 k sessions then reads one line per event from 531 KiB
 /// of folds instead of two or three of 136-byte folds that straddled lines (cachegrind's simulation of this
-/// machine's 1 MiB L2, the median onboarding's funnel: 142 k misses in the folds before; docs/query-language.md,
-/// "Session 12"). `LeanFoldsTests` checks the layout.
+/// machine's 1 MiB L2, the median onboarding's funnel: 142 k misses in the folds with straddling lines).
+/// `LeanFoldsTests` checks the layout.
 struct LeanFold {
     // The first cache line (64 bytes).
     var first = OrderKey.highest
@@ -81,7 +81,7 @@ struct LeanFold {
 /// **Rows of screen times.** When the scope's screens are few (``init(capacity:events:reachTimes:outcomes:rowScreens:)``),
 /// each session's earliest times at screens `0..<rowScreens` are kept in rows instead, and only screens past them
 /// go to the chains: a session's summary reads its times in place instead of walking a chain scattered over the
-/// pool (perf, a median onboarding's screen funnel: the chains' walk was 3 % of the query, and missed the cache at
+/// pool (`perf`, a median onboarding's screen funnel: the chains' walk was 3 % of the query, and missed the cache at
 /// every entry). The rows are laid out by screen (one row per screen, its sessions in slot order): a scan reads a
 /// group (onboarding, screen) at a time and meets its sessions in time order, which is about slot order, so it
 /// sweeps one screen's row, 8 bytes per session (68 KiB for 8.5 k sessions, within the cache), where rows by session
@@ -326,7 +326,7 @@ final class LeanFolds {
     /// session at `slot`, as ``SessionFold/add(_:seq:full:strings:needs:)`` does (an analytics name outside the
     /// known list counts by its text when that spells a known one).
     @inline(__always)
-    func addOutcome(slot: Int, kind: EventKind, name: AnalyticsNameRef?, at: OrderKey, strings: StringCache) {
+    func addOutcome(slot: Int, kind: EventKind, name: AnalyticsNameRef?, at: OrderKey, strings: SnapshotStrings) {
         let f = base + slot
         f.pointee.kindsSeen |= UInt8(truncatingIfNeeded: SessionSummary.bit(kind))
         var terminal: Exit?
@@ -356,7 +356,8 @@ final class LeanFolds {
     /// The summary of the session at `slot`: the fields a lean fold reads are those
     /// ``SessionFold/summary(name:strings:needs:reachBuffer:)`` gives for the same events; the others keep their
     /// initial values (nothing reads them, see ``FoldNeeds/lean``).
-    func summary(slot: Int, name: String, strings: StringCache, needs: FoldNeeds, reachBuffer: inout [Int64]) -> SessionSummary {
+    func summary(slot: Int, name: String, strings: SnapshotStrings, needs: FoldNeeds,
+                 reachBuffer: inout [Int64]) -> SessionSummary {
         let f = base + slot  // read in place: a copy of the fold is a 128-byte memcpy call
         let s = SessionSummary(id: name)
         guard f.pointee.events > 0 else { return s }

@@ -267,7 +267,7 @@ extension CheckedQuery {
     /// Whether the reduction needs every event of each session as a row, in order: a funnel of more steps than a
     /// fold's step mask holds (``StepEvent/maxSteps``). Other funnels of custom steps need only their step events,
     /// which a session fold keeps (``FoldNeeds/stepTests``; in `strict` mode with a breaker for every event not
-    /// ignored, since session 7: before, strict funnels read each session's events as rows).
+    /// ignored).
     var needsSessionRows: Bool {
         guard case .funnel(let f) = reduction, !f.steps.isEmpty else { return false }
         return f.steps.count > StepEvent.maxSteps

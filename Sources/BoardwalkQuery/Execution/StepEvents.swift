@@ -67,7 +67,7 @@ final class StepTests {
 
     /// Whether a strict funnel ignores the event of `kind` and analytics `name` (`EventRow.isEvent`).
     @inline(__always)
-    func ignores(kind: EventKind, name: AnalyticsNameRef?, strings: StringCache) -> Bool {
+    func ignores(kind: EventKind, name: AnalyticsNameRef?, strings: SnapshotStrings) -> Bool {
         if ignoring.isEmpty { return false }
         if ignoring.contains(kind.rawValue) { return true }
         guard kind == .analytics, let name else { return false }
@@ -98,7 +98,7 @@ final class StepTests {
     /// The steps whose event the event of `kind` and analytics `name` is (`EventRow.isEvent`), before their
     /// predicates.
     @inline(__always)
-    func candidates(kind: EventKind, name: AnalyticsNameRef?, strings: StringCache) -> UInt64 {
+    func candidates(kind: EventKind, name: AnalyticsNameRef?, strings: SnapshotStrings) -> UInt64 {
         var mask: UInt64 = 0
         for k in 0..<kinds.count where kinds[k] == kind { mask |= 1 << UInt64(k) }
         guard kind == .analytics, let name else { return mask }
@@ -119,7 +119,7 @@ extension SessionFold {
     /// with a predicate and the funnel's breakdown need.
     @inline(__always)
     mutating func noteSteps<Fields: FoldFields, E: Error>(_ r: Fields, at: OrderKey, tests: StepTests, full: () throws(E) -> EventView,
-                                                         strings: StringCache) throws(E) {
+                                                         strings: SnapshotStrings) throws(E) {
         let candidates = tests.candidates(kind: r.kind, name: r.analyticsName, strings: strings)
         let ignored = tests.strict && tests.ignores(kind: r.kind, name: r.analyticsName, strings: strings)
         guard candidates != 0 else {

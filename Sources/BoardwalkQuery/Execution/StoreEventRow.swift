@@ -2,77 +2,22 @@ import BoardwalkCodec
 import BoardwalkModel
 import BoardwalkStore
 
-/// Strings of one scan's snapshot by id, resolved once each: a field read on many events costs one
-/// dictionary lookup, not one LMDB lookup and one `String` allocation per event.
-/// Memory grows with the distinct strings the query reads.
-final class StringCache {
-    let snapshot: Snapshot
-    /// Open addressing over a power-of-two table: id → index in `values`, with a multiplicative hash (a
-    /// `Dictionary` would run SipHash on every field read).
-    // Unchecked: the cache is used from one scan on one thread, and the runtime's exclusivity checks on these
-    // class properties cost more than the lookup itself.
-    @exclusivity(unchecked) private var keys: [UInt32]
-    @exclusivity(unchecked) private var slots: [Int32]
-    @exclusivity(unchecked) private var values: [String?] = []
-    @exclusivity(unchecked) private var mask: Int
-    private static let empty = UInt32.max
-
-    init(_ snapshot: Snapshot) {
-        self.snapshot = snapshot
-        keys = [UInt32](repeating: StringCache.empty, count: 256)
-        slots = [Int32](repeating: -1, count: 256)
-        mask = 255
-    }
-
-    @inline(__always)
-    private static func hash(_ id: UInt32, _ mask: Int) -> Int {
-        Int(truncatingIfNeeded: (UInt64(id) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
-    }
-
-    func string(_ id: StringID) -> String? {
-        // The empty marker is not a valid id (ids are below the store's string count): never cached.
-        if id == StringCache.empty { return snapshot.string(for: id) }
-        var i = StringCache.hash(id, mask)
-        while true {
-            let k = keys[i]
-            if k == id { return values[Int(slots[i])] }
-            if k == StringCache.empty { break }
-            i = (i + 1) & mask
-        }
-        // A miss: resolve once (an unknown id is remembered as absent too).
-        let s = snapshot.string(for: id)
-        keys[i] = id
-        slots[i] = Int32(truncatingIfNeeded: values.count)
-        values.append(s)
-        if values.count * 2 > keys.count { grow() }
-        return s
-    }
-
-    private func grow() {
-        let oldKeys = keys, oldSlots = slots
-        keys = [UInt32](repeating: StringCache.empty, count: oldKeys.count * 2)
-        slots = [Int32](repeating: -1, count: oldKeys.count * 2)
-        mask = keys.count - 1
-        for (j, k) in oldKeys.enumerated() where k != StringCache.empty {
-            var i = StringCache.hash(k, mask)
-            while keys[i] != StringCache.empty { i = (i + 1) & mask }
-            keys[i] = k
-            slots[i] = oldSlots[j]
-        }
-    }
-}
-
 /// A stored event as an ``EventRow``: fields are read from the store's borrowed record view on demand, strings
-/// through the scan's ``StringCache``. Valid only inside the scan callback that received it.
+/// through the scan's ``SnapshotStrings``. Valid only inside the scan callback that received it.
 public struct StoreEventRow: EventRow {
     /// The borrowed view.
     public let view: EventView
-    let strings: StringCache
+    let strings: SnapshotStrings
 
+    /// The event's arrival sequence number.
     public var seq: UInt64 { view.seq }
+    /// The event's time.
     public var time: Timestamp { view.time }
+    /// The event's kind.
     public var kind: EventKind { view.kind }
+    /// The screen index of the event's `meta`; `nil` without one.
     public var screenIndex: Int? { view.screenIndex }
+    /// The analytics event's name; `nil` for other kinds.
     public var analyticsName: String? {
         switch view.record.analyticsName {
         case .known(let name)?: name.rawValue
@@ -81,6 +26,7 @@ public struct StoreEventRow: EventRow {
         }
     }
 
+    /// The value of `field` on this event, as queries see it, read from the record view.
     public func value(_ field: EventField) -> Value {
         let r = view.record
         func text(_ id: StringID?) -> Value {

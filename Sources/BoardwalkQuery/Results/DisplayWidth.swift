@@ -6,7 +6,7 @@
 /// Asian wide characters and emoji shown as emoji take two columns, combining marks and joiners none, so `é`
 /// written with U+0301 takes one and a family joined with U+200D (👨‍👩‍👧) two, not six.
 /// - Complexity: O(n) in the length of `s`.
-public func displayWidth(_ s: String) -> Int {
+package func displayWidth(_ s: String) -> Int {
     // Printable ASCII, the common case: one column a byte.
     if s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return s.utf8.count }
     var width = 0
@@ -58,7 +58,7 @@ func actsOnTerminal(_ scalar: Unicode.Scalar) -> Bool {
 /// `\u{1b}`, so that a table row or a diagnostic stays one line of text shown as written. Public for the CLI's
 /// own tables and charts, whose labels come from stored data too.
 /// - Complexity: O(n) in the length of `s`.
-public func escapingTerminalControls(_ s: String) -> String {
+package func escapingTerminalControls(_ s: String) -> String {
     guard s.unicodeScalars.contains(where: actsOnTerminal) else { return s }
     var out = ""
     for scalar in s.unicodeScalars {

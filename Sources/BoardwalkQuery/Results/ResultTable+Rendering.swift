@@ -15,7 +15,7 @@ extension ResultTable {
     /// widths, once for the lines, each a chunk at a time); once it returns `false`, rendering stops.
     /// - Returns: `false` when it stopped early; what `write` received ends after a whole row.
     /// - Complexity: O(cells), with memory for one chunk's text.
-    public func render(_ format: Format, rowsPerChunk: Int, continuing: () -> Bool, write: (String) -> Void) -> Bool {
+    package func render(_ format: Format, rowsPerChunk: Int, continuing: () -> Bool, write: (String) -> Void) -> Bool {
         let size = Swift.max(1, rowsPerChunk)
         let chunks = stride(from: 0, to: rows.count, by: size).map { $0..<Swift.min(rows.count, $0 + size) }
         switch format {

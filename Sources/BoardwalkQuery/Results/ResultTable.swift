@@ -53,5 +53,6 @@ public struct RunStatistics: Hashable, Sendable {
     /// without a place: a screen funnel over sessions of onboardings of different lengths (rule 3 then counts a
     /// session that completed a shorter one as not reaching the later steps).
     public var notes: [QueryError] = []
+    /// Nothing read yet.
     public init() {}
 }

@@ -1,8 +1,8 @@
 /// Histogram buckets in decimal terms: bucket *k* of a step *w* holds the values *f* with *k·w ≤ f < (k+1)·w*, with
 /// *f* and *w* taken as the decimals they are written as (docs/query-language.md, `histogram`).
 ///
-/// Binary floating point cannot hold most decimal steps: 0.3 / 0.1 is 2.9999999999999996, so `floor(f / w)` put 0.3 in
-/// the bucket of 0.2 (QA, session 7). A quotient within a relative 4.5·10⁻¹⁶ of an integer (about two units in its
+/// Binary floating point cannot hold most decimal steps: 0.3 / 0.1 is 2.9999999999999996, so `floor(f / w)` would put
+/// 0.3 in the bucket of 0.2. A quotient within a relative 4.5·10⁻¹⁶ of an integer (about two units in its
 /// last place: the rounding of the value, the step and the division) is that integer, which is what exact decimal
 /// arithmetic gives for values written with fewer significant digits than a `Double` holds; a value with more
 /// digits, closer to a bucket's edge than that, is not decided by this. The bucket's start is then rounded to the

@@ -161,7 +161,7 @@ final class SessionSummary {
 }
 
 /// `end - start` in microseconds as a `Double`: exact when the difference fits an `Int64`, else computed in
-/// `Double` (times the store took outside `Timestamp.range` could overflow it: review, session 6).
+/// `Double` (times the store takes outside `Timestamp.range` can overflow it).
 @inline(__always)
 func elapsed(from start: Int64, to end: Int64) -> Double {
     let (difference, overflow) = end.subtractingReportingOverflow(start)

@@ -14,6 +14,7 @@ public enum Value: Hashable, Sendable {
     /// A multi-select answer: option values, sorted and unique (rule 9).
     case set([String])
 
+    /// Whether the value is absent.
     public var isNull: Bool { if case .null = self { true } else { false } }
 
     /// Whether the value is a multi-select set (which explodes into one group per option).

@@ -1,7 +1,7 @@
 import BoardwalkModel
 
 /// A literal as written in the query.
-public enum Literal: Hashable, Sendable {
+package enum Literal: Hashable, Sendable {
     case string(String)
     case integer(Int64)
     case decimal(Double)
@@ -13,7 +13,7 @@ public enum Literal: Hashable, Sendable {
 }
 
 /// Binary operators, loosest first: `or`, `and`, comparisons, `+ -`, `* /`.
-public enum BinaryOperator: String, Hashable, Sendable {
+package enum BinaryOperator: String, Hashable, Sendable {
     case or, and
     case equal = "==", notEqual = "!=", less = "<", lessEqual = "<=", greater = ">", greaterEqual = ">="
     case add = "+", subtract = "-", multiply = "*", divide = "/"
@@ -27,8 +27,8 @@ public enum BinaryOperator: String, Hashable, Sendable {
 }
 
 /// An expression node; every node carries the bytes of the query it was parsed from.
-public struct Expr: Hashable, Sendable {
-    public indirect enum Kind: Hashable, Sendable {
+package struct Expr: Hashable, Sendable {
+    package indirect enum Kind: Hashable, Sendable {
         /// A bare name: a field, or (inside `did(…)` and funnel steps) an event kind or name.
         case name(String)
         case literal(Literal)
@@ -42,89 +42,89 @@ public struct Expr: Hashable, Sendable {
         case list([Expr])
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// UTF-8 byte offsets into the query text.
-    public var range: Range<Int>
+    package var range: Range<Int>
 
-    public init(_ kind: Kind, _ range: Range<Int>) {
+    package init(_ kind: Kind, _ range: Range<Int>) {
         self.kind = kind
         self.range = range
     }
 }
 
 /// The source a query reads.
-public enum SourceKind: String, Hashable, Sendable {
+package enum SourceKind: String, Hashable, Sendable {
     case events, sessions
 }
 
 /// An aggregate in `stats`: `p50(duration)`, `count()`, `rate(completed) as conversion`.
-public struct AggregateCall: Hashable, Sendable {
+package struct AggregateCall: Hashable, Sendable {
     /// The aggregate's name as written (`p50`).
-    public var function: String
+    package var function: String
     /// The bytes of the name.
-    public var functionRange: Range<Int>
-    public var arguments: [Expr]
+    package var functionRange: Range<Int>
+    package var arguments: [Expr]
     /// The output column name (the alias, or the call's text as written, as ``columnText(_:)`` spaces it).
-    public var column: String
+    package var column: String
     /// The call's bytes, without any `as` alias.
-    public var range: Range<Int>
+    package var range: Range<Int>
     /// The call's bytes with its `as` alias, if any: what names the column.
-    public var namedRange: Range<Int>
+    package var namedRange: Range<Int>
 }
 
 /// An expression with an optional `as` name: group keys and `select` columns.
-public struct NamedExpr: Hashable, Sendable {
-    public var expr: Expr
+package struct NamedExpr: Hashable, Sendable {
+    package var expr: Expr
     /// The output column name: the alias, or the expression's text as ``columnText(_:)`` spaces it.
-    public var column: String
+    package var column: String
     /// The bytes of the expression and its alias.
-    public var range: Range<Int>
+    package var range: Range<Int>
 }
 
 /// One step of a custom funnel: `screen_presented(screen == 0)`, `open_paywall`, `"navigation_failed"`.
-public struct FunnelStep: Hashable, Sendable {
+package struct FunnelStep: Hashable, Sendable {
     /// An event kind or analytics name.
-    public var event: String
+    package var event: String
     /// The bytes of the event name.
-    public var eventRange: Range<Int>
+    package var eventRange: Range<Int>
     /// The condition in parentheses, on event fields.
-    public var predicate: Expr?
+    package var predicate: Expr?
     /// The step as written, used as its name in results.
-    public var text: String
-    public var range: Range<Int>
+    package var text: String
+    package var range: Range<Int>
 }
 
 /// How a custom funnel chains its steps (semantics rule 4).
-public enum FunnelMode: String, Hashable, Sendable {
+package enum FunnelMode: String, Hashable, Sendable {
     case ordered, strict, any
 }
 
 /// `funnel [steps] [within D] [mode M] [ignoring (kinds)] [by keys]`.
-public struct FunnelSpec: Hashable, Sendable {
+package struct FunnelSpec: Hashable, Sendable {
     /// Empty for the screen funnel.
-    public var steps: [FunnelStep]
+    package var steps: [FunnelStep]
     /// The window in microseconds, inclusive.
-    public var within: Int64?
-    public var withinRange: Range<Int>?
-    public var mode: FunnelMode
-    public var modeRange: Range<Int>?
+    package var within: Int64?
+    package var withinRange: Range<Int>?
+    package var mode: FunnelMode
+    package var modeRange: Range<Int>?
     /// Event kinds or names that never break a strict chain, and their bytes.
-    public var ignoring: [String]
-    public var ignoringRanges: [Range<Int>]
+    package var ignoring: [String]
+    package var ignoringRanges: [Range<Int>]
     /// Breakdown keys (rule 12).
-    public var by: [NamedExpr]
+    package var by: [NamedExpr]
 }
 
 /// A sort key of `sort`.
-public struct SortKey: Hashable, Sendable {
+package struct SortKey: Hashable, Sendable {
     /// A column of the result.
-    public var expr: Expr
+    package var expr: Expr
     /// `desc`; ascending otherwise.
-    public var descending: Bool
+    package var descending: Bool
 }
 
 /// A stage after `|`.
-public enum StageKind: Hashable, Sendable {
+package enum StageKind: Hashable, Sendable {
     case `where`(Expr)
     case count(by: [NamedExpr])
     case stats([AggregateCall], by: [NamedExpr])
@@ -138,20 +138,20 @@ public enum StageKind: Hashable, Sendable {
 }
 
 /// A stage with its bytes.
-public struct Stage: Hashable, Sendable {
-    public var kind: StageKind
+package struct Stage: Hashable, Sendable {
+    package var kind: StageKind
     /// The whole stage.
-    public var range: Range<Int>
+    package var range: Range<Int>
     /// The stage's keyword.
-    public var keywordRange: Range<Int>
+    package var keywordRange: Range<Int>
 }
 
 /// A parsed query: a source and its stages.
-public struct QueryAST: Hashable, Sendable {
-    public var source: SourceKind
+package struct QueryAST: Hashable, Sendable {
+    package var source: SourceKind
     /// The bytes of the source keyword.
-    public var sourceRange: Range<Int>
-    public var stages: [Stage]
+    package var sourceRange: Range<Int>
+    package var stages: [Stage]
     /// The query text the ranges point into.
-    public var text: String
+    package var text: String
 }

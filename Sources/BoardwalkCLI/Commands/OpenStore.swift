@@ -1,0 +1,25 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Boardwalk
+
+/// Opens the store at `path` for a command, turning store errors into runtime errors that say which store.
+func openStore(_ path: String, readOnly: Bool = false, create: Bool = true, notes: Invocation? = nil) throws -> Store {
+    if !create || readOnly {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            throw RuntimeError("no store at '\(path)' (use --db DIR or $BOARDWALK_DB, or ingest something first)")
+        }
+    }
+    let store: Store
+    do {
+        store = try Store.open(at: path, options: Store.Options(readOnly: readOnly, create: create))
+    } catch {
+        throw RuntimeError("cannot open the store '\(path)': \(error)")
+    }
+    if store.isWithoutLockFile {
+        notes?.err("note: '\(path)/lock.mdb' is not writable here, so the store is read without it: a process that "
+                   + "starts appending to it meanwhile can make this fail or give wrong results\n")
+    }
+    return store
+}

@@ -1,0 +1,84 @@
+import BoardwalkModel
+
+/// What the executor needs from a session fold beyond the session fields every query may read.
+struct FoldNeeds {
+    /// The session's id string (listing orders by it; `session` reads it).
+    var name = false
+    /// String fields resolved for the summary; the others stay absent (nothing reads them).
+    var profile = false
+    var placement = false
+    var variation = false
+    var onboarding = false
+    /// Last-write-wins answers (`answer(…)`).
+    var answers = false
+    /// When each screen index was first reached (the screen funnel).
+    var reachTimes = false
+    /// The session's last event and last screen (`ended`, `duration`, `last_screen`, or a listing): a lean fold
+    /// that need not keep them skips two comparisons per event, and its summaries leave them at their initial values.
+    var lasts = true
+    /// Breakdown columns of a screen funnel, evaluated on the session's first event with a screen index.
+    var funnelBy: [BoundColumn] = []
+    /// A funnel of custom steps read by a fold (not ``CheckedQuery/needsSessionRows``): each session keeps its
+    /// events that match a step (``StepEvent``).
+    var stepTests: StepTests?
+    var now = Timestamp(microseconds: 0)
+    /// Whether the query reads only the session fields a fold of each event's time, screen, total screens and
+    /// session gives (``SessionFold/isLean(_:)``): then the store reads only those of each record, and the
+    /// fold skips the rest (the summary's other fields keep their initial values, and nothing reads them).
+    var lean = false
+    /// A lean fold that also keeps which kinds and known analytics names each session saw and its outcome
+    /// (rule 8): what `completed`, `paywall`, `closed`, `email_collected`, `exit` and `did(…)` of a kind or a
+    /// known name read (``SessionFold/isLeanWithOutcomes(_:)``). Records are then read to their kind-specific
+    /// field (`RecordFields.Extent.all`) instead of to their session.
+    var leanOutcomes = false
+
+    init() {}
+
+    init(_ query: CheckedQuery, now: Timestamp) {
+        self.now = now
+        var bounds = query.filters + query.rowColumns.map(\.bound)
+        switch query.reduction {
+        case .count(let by): bounds += by.map(\.bound)
+        case .stats(let aggregates, let by, _): bounds += aggregates.compactMap(\.argument) + by.map(\.bound)
+        case .top(_, let key): bounds.append(key.bound)
+        case .histogram(let value, _): bounds.append(value.bound)
+        case .funnel(let f):
+            reachTimes = f.steps.isEmpty
+            if f.steps.isEmpty {
+                funnelBy = f.by
+            } else if !query.needsSessionRows {
+                // The breakdown of a custom funnel is read on its step events, not on the first screen event.
+                stepTests = StepTests(FunnelMatcher(funnel: f, now: now))
+            }
+        case nil: name = true  // listed rows are ordered by (started, session)
+        }
+        // Lean: a reduction (a listing shows every field) that is not a custom funnel (it matches each session's
+        // events) nor a screen funnel broken down by event fields, over bounds that read no other session field.
+        let isCustomFunnel = if case .funnel(let f) = query.reduction { !f.steps.isEmpty } else { false }
+        func readsMore(_ outcomes: Bool) -> Bool {
+            bounds.contains { bound in
+                bound.contains { leaf in
+                    switch leaf {
+                    case .session(let field): !(SessionFold.isLean(field) || outcomes && SessionFold.isLeanWithOutcomes(field))
+                    // Names outside the known list are kept as strings, by full folds only.
+                    case .did(let x): !(outcomes && (EventKind(rawValue: x) != nil || AnalyticsName(rawValue: x) != nil))
+                    case .event, .answer: true
+                    default: false
+                    }
+                }
+            }
+        }
+        lean = query.reduction != nil && !isCustomFunnel && funnelBy.isEmpty && !readsMore(true)
+        leanOutcomes = lean && readsMore(false)
+        let lastFields: [Bound] = [.session(.ended), .session(.duration), .session(.lastScreen)]
+        lasts = query.reduction == nil || bounds.contains { $0.contains(where: lastFields.contains) }
+        for b in bounds {
+            if b.contains(where: { $0 == .session(.session) }) { name = true }
+            if b.contains(where: { $0 == .session(.profile) }) { profile = true }
+            if b.contains(where: { $0 == .session(.placement) }) { placement = true }
+            if b.contains(where: { $0 == .session(.variation) }) { variation = true }
+            if b.contains(where: { $0 == .session(.onboarding) }) { onboarding = true }
+            if b.contains(where: { if case .answer = $0 { true } else { false } }) { answers = true }
+        }
+    }
+}

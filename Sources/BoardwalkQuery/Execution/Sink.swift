@@ -1,0 +1,405 @@
+import BoardwalkModel
+
+/// Where rows that passed the filters go: the reduction's state.
+struct Sink {
+    let query: CheckedQuery
+    let now: Timestamp
+    var counts: [[Value]: Int] = [:]
+    private var keyBuffer: [Value] = []
+    private var argumentBuffer: [Value] = []
+    var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
+    /// Rows of a histogram of `dwell` whose dwell is censored.
+    var histogramCensored = 0
+    var listed: [(order: (Int64, UInt64, String), row: [Value])] = []
+    /// For a listing whose first row-changing table stage is `limit N`: N. Only the first N rows in order can
+    /// reach the result, so the listing keeps about that many, not every row that passes the filters.
+    let listLimit: Int?
+    /// With ``listLimit``, once the listing was cut to its first N rows: the last one's order. A row that does
+    /// not come before it cannot be among the first N.
+    private var listThreshold: (Int64, UInt64, String)?
+    /// Per breakdown key: the steps its sessions reach up to (rule 3, per group), and per step the sessions
+    /// that reached it and their times.
+    var screenFunnel: [[Value]: (steps: Int, reached: [Int], times: [[Double]])] = [:]
+    /// The one group of a screen funnel without `by` (whose steps are `screenCount`), outside the dictionary: a
+    /// session's steps are added without a hash and a dictionary access per step.
+    var plainScreenFunnel: ScreenStepTimes?
+    let screenFunnelHasBy: Bool
+    var screenCount = 0
+    /// What a group of a screen funnel's sessions say of their onboardings: the fewest and the most screens
+    /// (`total_screens`), the first session's onboarding, and whether another onboarding came too. A group of one
+    /// onboarding whose sessions disagree on its length is left out of the note.
+    struct LengthMix {
+        var lengths: ClosedRange<Int>
+        var onboarding: String?
+        var several = false
+
+        init(_ total: Int, _ onboarding: String?) {
+            lengths = total...total
+            self.onboarding = onboarding
+        }
+
+        mutating func add(_ total: Int, _ onboarding: String?) {
+            if total < lengths.lowerBound { lengths = total...lengths.upperBound }
+            if total > lengths.upperBound { lengths = lengths.lowerBound...total }
+            if !several && onboarding != self.onboarding { several = true }
+        }
+
+        /// The lengths, when the group mixes onboardings of different lengths.
+        var mixedLengths: ClosedRange<Int>? { several && lengths.lowerBound < lengths.upperBound ? lengths : nil }
+    }
+    /// ``LengthMix`` of a screen funnel without `by` (a stored value: no dictionary access per session), and per group
+    /// with `by`.
+    var plainLengthMix: LengthMix?
+    var lengthMix: [[Value]: LengthMix] = [:]
+
+    /// The span of the lengths of the groups that mix onboardings of different lengths: what makes rule 3 count
+    /// completions of the shorter onboardings as losses.
+    var screenFunnelLengths: ClosedRange<Int>? {
+        var span = plainLengthMix?.mixedLengths
+        for mix in lengthMix.values {
+            guard let lengths = mix.mixedLengths else { continue }
+            span = span.map { min($0.lowerBound, lengths.lowerBound)...max($0.upperBound, lengths.upperBound) } ?? lengths
+        }
+        return span
+    }
+    var customFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
+    let matcher: FunnelMatcher?
+
+    /// For a listing whose first row-changing table stages are `sort` then `limit N`: the sort's keys (as columns of
+    /// the listed rows) and N.
+    let listTop: (keys: [(column: Int, descending: Bool)], limit: Int)?
+    /// With ``listTop``, once the listing was cut to N rows: the last one's sort keys and order.
+    private var topThreshold: (keys: [Value], order: (Int64, UInt64, String))?
+
+    /// Whether row `a` sorts before row `b` by `keys` as the `sort` stage orders them (absent last either way);
+    /// nil when they are equal on the keys.
+    static func sortsBefore(_ a: [Value], _ b: [Value], _ keys: [(column: Int, descending: Bool)]) -> Bool? {
+        for key in keys {
+            let x = a[key.column], y = b[key.column]
+            if x.isNull != y.isNull { return y.isNull }
+            if Value.sortsBefore(x, y) { return !key.descending }
+            if Value.sortsBefore(y, x) { return key.descending }
+        }
+        return nil
+    }
+
+    init(query: CheckedQuery, now: Timestamp) {
+        self.query = query
+        self.now = now
+        listTop = query.listTop
+        if case .funnel(let f) = query.reduction, !f.steps.isEmpty { matcher = FunnelMatcher(funnel: f, now: now) } else { matcher = nil }
+        screenFunnelHasBy = if case .funnel(let f) = query.reduction { !f.by.isEmpty } else { false }
+        listLimit = query.listLimit
+    }
+
+    /// Adds a row, or `weight` rows with the same values (counts from block headers or by field codes, which
+    /// reduce by `count`, `top`, `histogram`, or `stats` of `count()` alone: ``BoundAggregate/countsRows``).
+    mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String), weight: Int = 1) {
+        switch query.reduction {
+        case .count(let by):
+            // The key is built in a reused buffer: looking up an existing group allocates nothing.
+            keyBuffer.removeAll(keepingCapacity: true)
+            for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
+            if !keyBuffer.contains(where: \.isSet) {
+                counts[keyBuffer, default: 0] += weight
+            } else {
+                for key in keyCombinations(keyBuffer) { counts[key, default: 0] += weight }
+            }
+        case .top(_, let key):
+            // The most frequent values: absent is not a value (rule 11), here or from an empty multi-select.
+            keyBuffer.removeAll(keepingCapacity: true)
+            keyBuffer.append(key.bound.evaluate(now: now, leaf))
+            if !keyBuffer[0].isSet {
+                if !keyBuffer[0].isNull { counts[keyBuffer, default: 0] += weight }
+            } else {
+                for k in keyCombinations(keyBuffer) where !k[0].isNull { counts[k, default: 0] += weight }
+            }
+        case .histogram(let value, let step):
+            // A censored dwell has no value and no bucket: it is counted beside them (rule 7).
+            if censored { histogramCensored += weight }
+            guard let x = value.bound.evaluate(now: now, leaf).numeric, let bucket = HistogramBucket.start(of: x, step: step)
+            else { return }
+            let key: Value = value.type == .duration ? .duration(bucket) : .number(bucket)
+            counts[[key], default: 0] += weight
+        case .stats(let aggregates, let by, _):
+            precondition(weight == 1 || aggregates.allSatisfy(\.countsRows), "a weighted row of stats other than count()")
+            // Keys and arguments in reused buffers, and one hash lookup per group the row falls in: an array per
+            // row and a lookup per aggregate cost a quarter of a dwell query.
+            keyBuffer.removeAll(keepingCapacity: true)
+            for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
+            argumentBuffer.removeAll(keepingCapacity: true)
+            for aggregate in aggregates { argumentBuffer.append(aggregate.argument?.evaluate(now: now, leaf) ?? .null) }
+            if !keyBuffer.contains(where: \.isSet) {
+                addStats(keyBuffer, aggregates, censored: censored, weight: weight)
+            } else {
+                for key in keyCombinations(keyBuffer) { addStats(key, aggregates, censored: censored, weight: weight) }
+            }
+        case .funnel:
+            break
+        case nil:
+            if let threshold = listThreshold, !(order < threshold) { return }
+            if listLimit == 0 || listTop?.limit == 0 { return }
+            if let top = listTop {
+                // `sort … | limit N`: only the first N rows in the sort's order can reach the result. Cut back to them
+                // now and then, ties broken by the listing's order as the stable sort breaks them: amortized
+                // O(log N) per row, memory O(N) instead of every row (`events | sort time desc | limit 3` would
+                // keep 3.6 M rows, 1.46 GB). After a cut, a row whose keys do not come before the last
+                // row kept is dropped before its other columns are read.
+                if let last = topThreshold {
+                    let keys = top.keys.map { query.rowColumns[$0.column].bound.evaluate(now: now, leaf) }
+                    let before = Sink.sortsBefore(keys, last.keys, top.keys.indices.map { ($0, top.keys[$0].descending) })
+                    if !(before ?? (order < last.order)) { return }
+                }
+                listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+                if listed.count >= listingCutPoint(top.limit) {
+                    listed.sort { a, b in
+                        if let before = Sink.sortsBefore(a.row, b.row, top.keys) { return before }
+                        return a.order < b.order
+                    }
+                    listed.removeLast(listed.count - top.limit)
+                    if let last = listed.last { topThreshold = (top.keys.map { last.row[$0.column] }, last.order) }
+                }
+                return
+            }
+            listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+            // With a limit, cut back to the first `limit` rows now and then: amortized O(log limit) per row kept.
+            if let limit = listLimit, listed.count >= listingCutPoint(limit) {
+                listed.sort { $0.order < $1.order }
+                listed.removeLast(listed.count - limit)
+                listThreshold = listed.last!.order
+            }
+        }
+    }
+
+    mutating func addSession<R: EventRow>(_ summary: SessionSummary, _ events: [R]) {
+        guard case .funnel(let funnel) = query.reduction else { return }
+        func values(_ e: R) -> [Value] { FunnelMatcher.values(of: funnel.by, on: e, now: now) }
+        if let matcher {
+            let progress = matcher.progress(events)
+            addChain(progress, firstStepKeys: funnel.by.isEmpty ? [] : progress.firstStep.map { values(events[$0]) })
+        } else {
+            let first = funnel.by.isEmpty ? nil : events.firstIndex { $0.screenIndex != nil }
+            addScreenFunnel(summary, firstScreenKeys: first.map { values(events[$0]) } ?? [])
+        }
+    }
+
+    /// Adds the arguments in `argumentBuffer` to the aggregates of group `key`, mutating them in place through the
+    /// dictionary's storage (a copy taken out would copy every value a percentile keeps).
+    /// `weight` rows at once only for `count()` aggregates (``BoundAggregate/countsRows``).
+    private mutating func addStats(_ key: [Value], _ aggregates: [BoundAggregate], censored: Bool, weight: Int = 1) {
+        let index: Dictionary<[Value], (states: [AggregateState], censored: Int)>.Index
+        if let found = stats.index(forKey: key) {
+            index = found
+        } else {
+            stats[key] = (aggregates.map { AggregateState($0.function) }, 0)
+            index = stats.index(forKey: key)!
+        }
+        if weight == 1 {
+            for i in aggregates.indices { stats.values[index].states[i].add(aggregates[i].function, argumentBuffer[i]) }
+        } else {
+            for i in aggregates.indices {
+                if case .count(let n) = stats.values[index].states[i] { stats.values[index].states[i] = .count(n + weight) }
+            }
+        }
+        if censored { stats.values[index].censored += weight }
+    }
+
+    /// Adds a group of `rows` rows of a `stats` whose aggregates are `count()` (which adds `rows`) and
+    /// `count_distinct` (whose entry in `distinct`, parallel to the aggregates, holds the group's distinct values);
+    /// `leaf` gives the group's key fields, none of which is a set.
+    mutating func addGroup(_ leaf: (Bound) -> Value, rows: Int, distinct: [Set<Value>?]) {
+        guard case .stats(let aggregates, let by, _) = query.reduction else { return }
+        keyBuffer.removeAll(keepingCapacity: true)
+        for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
+        precondition(!keyBuffer.contains(where: \.isSet) && distinct.count == aggregates.count, "not a coded stats group")
+        if stats[keyBuffer] == nil { stats[keyBuffer] = (aggregates.map { AggregateState($0.function) }, 0) }
+        let index = stats.index(forKey: keyBuffer)!
+        for i in aggregates.indices {
+            switch (stats.values[index].states[i], distinct[i]) {
+            case (.count(let n), nil):
+                stats.values[index].states[i] = .count(n + rows)
+            case (.distinct(let set), let values?):
+                stats.values[index].states[i] = .distinct(set.union(values))
+            default:
+                preconditionFailure("aggregate \(aggregates[i].name) is neither count() nor count_distinct")
+            }
+        }
+    }
+
+    /// Adds `n` to the count of a `count` without `by`.
+    mutating func addCount(_ n: Int) { counts[[], default: 0] += n }
+
+    /// Adds a session to the funnel of custom steps from its events that match a step, in `(time, seq)` order
+    /// (``StepEvent``; `ordered` and `any` modes).
+    mutating func addStepEvents(_ events: [StepEvent]) {
+        guard let matcher, !events.isEmpty else { return }
+        let progress = matcher.progress(events)
+        addChain(progress, firstStepKeys: progress.firstStep.map { events[$0].keys })
+    }
+
+    /// Counts a session's best chain (rule 4) under the breakdown values of its step-1 event (rule 12);
+    /// `firstStepKeys` is nil when a breakdown has no step-1 event to read.
+    private mutating func addChain(_ progress: FunnelProgress, firstStepKeys: [Value]?) {
+        guard case .funnel(let funnel) = query.reduction, progress.level > 0 else { return }
+        let n = funnel.steps.count
+        let keys: [[Value]] = funnel.by.isEmpty ? [[]] : firstStepKeys.map { keyCombinations($0) } ?? []
+        for key in keys {
+            if customFunnel[key] == nil { customFunnel[key] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
+            for k in 0..<progress.level {
+                customFunnel[key]!.reached[k] += 1
+                customFunnel[key]!.times[k].append(elapsed(from: progress.times[0].microseconds, to: progress.times[k].microseconds))
+            }
+        }
+    }
+
+    /// Sizes the screen funnel's buffers for `sessions` sessions (a hint: they grow past it).
+    mutating func expectSessions(_ sessions: Int) {
+        guard !screenFunnelHasBy, case .funnel(let funnel) = query.reduction, funnel.steps.isEmpty else { return }
+        if plainScreenFunnel == nil { plainScreenFunnel = ScreenStepTimes(expectedSessions: sessions) }
+    }
+
+    /// Adds a session to the screen funnel (rule 3); `firstScreenKeys` are the breakdown columns' values on the
+    /// session's first event with a screen index (rule 12).
+    mutating func addScreenFunnel(_ summary: SessionSummary, firstScreenKeys: [Value]) {
+        let sessionSteps = max(summary.totalScreens ?? 0, (summary.furthestScreen ?? -1) + 1)
+        screenCount = max(screenCount, sessionSteps)
+        guard let furthest = summary.furthestScreen else { return }
+        let started = summary.started.microseconds
+        let reachTimes = summary.reachTimes  // one access to the class's property, not one per step
+        if !screenFunnelHasBy {
+            if let total = summary.totalScreens {
+                if plainLengthMix == nil { plainLengthMix = LengthMix(total, summary.onboarding) } else { plainLengthMix!.add(total, summary.onboarding) }
+            }
+            let group = plainScreenFunnel ?? ScreenStepTimes()
+            plainScreenFunnel = group
+            group.add(started: started, reachTimes: reachTimes, furthest: furthest)
+            return
+        }
+        let keys = keyCombinations(firstScreenKeys)
+        for key in keys {
+            if let total = summary.totalScreens {
+                if lengthMix[key] == nil { lengthMix[key] = LengthMix(total, summary.onboarding) } else { lengthMix[key]!.add(total, summary.onboarding) }
+            }
+            // One lookup per session, then the entry is mutated in place through its index.
+            var index = screenFunnel.index(forKey: key)
+            if index == nil {
+                screenFunnel[key] = (0, [], [])
+                index = screenFunnel.index(forKey: key)
+            }
+            let entry = index!
+            screenFunnel.values[entry].steps = max(screenFunnel.values[entry].steps, sessionSteps)
+            while screenFunnel.values[entry].reached.count <= furthest {
+                screenFunnel.values[entry].reached.append(0)
+                screenFunnel.values[entry].times.append([])
+            }
+            for i in 0...furthest {
+                screenFunnel.values[entry].reached[i] += 1
+                screenFunnel.values[entry].times[i].append(elapsed(from: started, to: reachTimes[i]))
+            }
+        }
+    }
+
+    func finish() -> ResultTable {
+        let columns = query.columns
+        switch query.reduction {
+        case .count(let by):
+            if by.isEmpty { return ResultTable(columns: columns, rows: [[.integer(Int64(counts[[]] ?? 0))]]) }
+            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { keyOrder($0, $1, columns: by.count) }
+            return ResultTable(columns: columns, rows: rows)
+        case .top(let n, _):
+            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { a, b in
+                if a[1] != b[1] { return Value.sortsBefore(b[1], a[1]) }
+                return keyOrder(a, b, columns: 1)
+            }
+            return ResultTable(columns: columns, rows: Array(rows.prefix(n)))
+        case .histogram(let value, _):
+            var rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { keyOrder($0, $1, columns: 1) }
+            if value.bound.readsDwell {
+                // Dwell (rule 7): a `censored` column, false on the buckets, and one row of the censored
+                // presentations, which have no bucket.
+                rows = rows.map { $0 + [.bool(false)] } + [[.null, .integer(Int64(histogramCensored)), .bool(true)]]
+            }
+            return ResultTable(columns: columns, rows: rows)
+        case .stats(let aggregates, let by, let censored):
+            func row(_ key: [Value], _ entry: (states: [AggregateState], censored: Int)) -> [Value] {
+                var row = key
+                for (i, aggregate) in aggregates.enumerated() { row.append(entry.states[i].result(aggregate)) }
+                if censored { row.append(.integer(Int64(entry.censored))) }
+                return row
+            }
+            if by.isEmpty {
+                let entry = stats[[]] ?? (aggregates.map { AggregateState($0.function) }, 0)
+                return ResultTable(columns: columns, rows: [row([], entry)])
+            }
+            let rows = stats.map { row($0.key, $0.value) }.sorted { keyOrder($0, $1, columns: by.count) }
+            return ResultTable(columns: columns, rows: rows)
+        case .funnel(let funnel):
+            var rows: [[Value]] = []
+            let byCount = funnel.by.count
+            if funnel.steps.isEmpty {
+                // Without `by`, the one group is kept outside the dictionary (none when no session was added).
+                let groups: [(key: [Value], entry: (steps: Int, reached: [Int], times: [[Double]]))] = if byCount == 0 {
+                    plainScreenFunnel.map { group in
+                        let reached = group.reached
+                        return [([], (screenCount, reached, group.takeTimes()))]
+                    }
+                        ?? (screenCount > 0 ? [([], (screenCount, [], []))] : [])
+                } else {
+                    screenFunnel.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }).map { ($0, screenFunnel[$0]!) }
+                }
+                for (key, entry) in groups {
+                    // Without `by`, the steps of every session in scope; with it, each group's own (rule 3: up to
+                    // the screens of its onboarding), so a group is not shown dropping off at screens it lacks.
+                    let steps = byCount == 0 ? screenCount : entry.steps
+                    let reached = (0..<steps).map { $0 < entry.reached.count ? entry.reached[$0] : 0 }
+                    for i in 0..<steps {
+                        let times = i < entry.times.count ? entry.times[i] : []
+                        var row = key
+                        if byCount > 0 { row.append(.integer(0)) }
+                        row.append(.integer(Int64(i)))
+                        row += funnelCounts(reached, i)
+                        row.append(Percentile.of(times, 0.5).map(Value.duration) ?? .null)
+                        rows.append(row)
+                    }
+                }
+            } else {
+                let n = funnel.steps.count
+                var groups = customFunnel
+                if byCount == 0, groups.isEmpty { groups[[]] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
+                for key in groups.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }) {
+                    let entry = groups[key]!
+                    for k in 0..<n {
+                        var row = key
+                        if byCount > 0 { row.append(.integer(1)) }
+                        row.append(.integer(Int64(k + 1)))
+                        row.append(.string(funnel.steps[k].name))
+                        row += funnelCounts(entry.reached, k)
+                        let times = entry.times[k]
+                        row.append(times.isEmpty ? .null : .duration(times.reduce(0, +) / Double(times.count)))
+                        row.append(Percentile.of(times, 0.5).map(Value.duration) ?? .null)
+                        row.append(Percentile.of(times, 0.9).map(Value.duration) ?? .null)
+                        rows.append(row)
+                    }
+                }
+            }
+            return ResultTable(columns: columns, rows: rows)
+        case nil:
+            let rows = listed.sorted { $0.order < $1.order }.map(\.row)
+            return ResultTable(columns: columns, rows: rows)
+        }
+    }
+}
+
+/// `sessions, pct_of_first, pct_of_previous, dropoff` of step `i` (rule 3): percentages are absent when
+/// their base is 0; the first step's drop-off is 0.
+func funnelCounts(_ reached: [Int], _ i: Int) -> [Value] {
+    let s = reached[i]
+    let first = reached[0]
+    let previous = i == 0 ? first : reached[i - 1]
+    return [
+        .integer(Int64(s)),
+        first == 0 ? .null : .number(Double(s) * 100 / Double(first)),
+        previous == 0 ? .null : .number(Double(s) * 100 / Double(previous)),
+        .integer(Int64(previous - s)),
+    ]
+}

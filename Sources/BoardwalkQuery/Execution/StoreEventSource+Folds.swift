@@ -1,0 +1,177 @@
+import BoardwalkCodec
+import BoardwalkModel
+import BoardwalkStore
+
+extension StoreEventSource {
+    /// Calls `body` with the summary of each session that has an event in `ranges`, in the order
+    /// ``scanSessions(_:_:)`` would deliver them, with the breakdown values of a screen funnel (see
+    /// ``FoldNeeds/funnelBy``) and the number of events folded; stops when `body` returns false.
+    ///
+    /// When the ranges are the whole store, one sequential scan in key order folds every event into its
+    /// session's ``SessionFold`` (no session index read); memory grows with sessions, not events, except for
+    /// the step events a custom funnel's folds keep, which are bounded (``StepTests/limit(sessions:events:)``): over
+    /// that bound the scan stops and nothing is delivered, and the caller reads sessions as rows instead
+    /// (``StepTests/overBudget``). Otherwise each session's events are folded through the session index, as
+    /// ``scanSessions(_:_:)`` reads them.
+    ///
+    /// `expecting` is told, before the first delivery when it is known, how many sessions at most will be delivered
+    /// (a hint: buffers sized to it grow no more, and copying a growing buffer touches fresh pages, each a page fault
+    /// in a new process).
+    func foldSessions(_ ranges: [ScanRange], needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
+                      expecting: (Int) -> Void = { _ in },
+                      _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool) throws(QueryError) {
+        try reading { snapshot in
+            let strings = SnapshotStrings(snapshot)
+            func name(_ id: StringID) throws(QueryError) -> String {
+                guard needs.name else { return "" }
+                return try StoreEventSource.sessionName(snapshot, id)
+            }
+            func checkCancellation() throws(QueryError) {
+                try cancellation?.throwIfCancelled(query: text)
+            }
+            var ticker = CancellationTicker(cancellation: cancellation, text: text)
+            func tick() throws(QueryError) { try ticker.tick() }
+            if ranges.count == 1, ranges[0].isEverything {
+                // Sessions in first-seen order of the key-order scan, as scanSessions lists them.
+                let stats = try? snapshot.stats()
+                let expected = stats?.sessions ?? 0
+                // All the scan's mutable state in one struct, mutated through one access per event (state spread
+                // over captured variables cost a dynamic exclusivity check per event).
+                // Reach times in rows need the onboardings' screen counts (one short read per onboarding).
+                let screens = needs.reachTimes ? (try snapshot.onboardings()).reduce(0) { max($0, $1.maxTotalScreens) } : 0
+                var scan = WholeStoreScan(capacity: expected, events: stats?.events ?? 0, screens: screens, needs: needs,
+                                          cancellation: cancellation, text: text)
+                needs.stepTests?.limit(sessions: expected, events: stats?.events ?? 0)
+                if needs.stepTests?.overBudget == true { return }  // a strict funnel of more events than the budget
+                try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs)
+                // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
+                if needs.stepTests?.overBudget == true { return }
+                let folds = scan.folds, ids = scan.ids
+                expecting(ids.count)
+                var reachBuffer: [Int64] = []
+                if let lean = scan.lean {
+                    for i in 0..<lean.count {
+                        let summary = lean.summary(slot: i, name: try name(ids[i]), strings: strings, needs: needs,
+                                                   reachBuffer: &reachBuffer)
+                        guard try body(summary, [], lean.events(slot: i)) else { return }
+                    }
+                    return
+                }
+                for i in 0..<folds.count {
+                    // Read in place: a copy of the fold would retain and release each of its arrays.
+                    let summary = folds.base[i].summary(name: try name(ids[i]), strings: strings, needs: needs,
+                                                        reachBuffer: &reachBuffer)
+                    guard try body(summary, folds.base[i].funnelKeys, folds.base[i].events) else { return }
+                }
+                return
+            }
+            if try foldOnboardings(snapshot, ranges, strings: strings, needs: needs, cancellation: cancellation, text: text,
+                                   name: name, tick: tick, expecting: expecting, body) { return }
+            // Read in batches (each bucket of the session index walked once, blocks visited in key order).
+            let listed = try StoreEventSource.sessions(snapshot, ranges)
+            func fold(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
+                var fold = SessionFold()
+                for record in records {
+                    try tick()
+                    // The record's leading fields, and the whole record only for what needs it (answers), as the
+                    // whole-store scan reads them.
+                    try fold.add(try record.fields(.all), seq: record.seq, full: { () throws in try record.view() },
+                                 strings: strings, needs: needs)
+                }
+                let summary = fold.summary(name: try name(id), strings: strings, needs: needs)
+                return try body(summary, fold.funnelKeys, fold.events)
+            }
+            if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, fold) { return }
+            try snapshot.forEachSession(listed.ids, batchReferences: StoreEventSource.sessionBatchReferences, fold)
+        }
+    }
+}
+
+/// The state of a whole-store session fold: sessions by id, their folds in first-seen order.
+private struct WholeStoreScan {
+    var table: SessionSlots
+    /// The folds of a full fold; empty for a lean one.
+    let folds: FoldStorage
+    /// The folds of a lean fold (``FoldNeeds/lean``).
+    let lean: LeanFolds?
+    var ids: [StringID] = []
+    var ticker: CancellationTicker
+
+    init(capacity: Int, events: Int, screens: Int, needs: FoldNeeds, cancellation: CancellationFlag?, text: String) {
+        table = SessionSlots(capacity: capacity)
+        folds = FoldStorage(capacity: needs.lean ? 0 : capacity)
+        lean = needs.lean
+            ? LeanFolds(capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes, lasts: needs.lasts,
+                        rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
+            : nil
+        ids.reserveCapacity(capacity)
+        ticker = CancellationTicker(cancellation: cancellation, text: text)
+    }
+
+    /// Folds the events of one onboarding (`nil`: the whole store). The loop is chosen once: a lean fold reads
+    /// only up to each record's session. Records come a block at a time, so the loop over them is inlined here.
+    mutating func scan(_ snapshot: Snapshot, onboarding: StringID?, strings: SnapshotStrings, needs: FoldNeeds) throws {
+        if let lean {
+            if lean.outcomes {
+                try scanLean(snapshot, onboarding: onboarding, lean, WithOutcomes.self, strings: strings)
+            } else {
+                try scanLean(snapshot, onboarding: onboarding, lean, WithoutOutcomes.self, strings: strings)
+            }
+        } else {
+            try snapshot.forEachRun(onboarding: onboarding) { run in
+                while let record = try run.next() {
+                    let fields = try record.fields(.all)
+                    guard let session = fields.session else { continue }
+                    try ticker.tick()
+                    // The slot first: a new session can grow the storage, which moves `folds.base`.
+                    let slot = slot(session)
+                    try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
+                                             strings: strings, needs: needs)
+                }
+                return needs.stepTests?.overBudget != true
+            }
+        }
+    }
+
+    /// The lean loop of ``scan(_:onboarding:strings:needs:)``, specialized for `Outcomes`.
+    private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID?, _ lean: LeanFolds,
+                                                         _: Outcomes.Type, strings: SnapshotStrings) throws {
+        let settings = lean.settings
+        try snapshot.forEachRun(onboarding: onboarding) { run in
+            // Consecutive events of a group are often the same session's (a session's events at one screen come
+            // close together in time): its slot is reused without a lookup, and its later events in the run change
+            // only what `LeanFolds.addFollowing` updates.
+            var lastSession = RecordFormat.absent, lastSlot = 0, events = 0
+            while let record = try run.next() {
+                let fields = try record.fields(Outcomes.extent)
+                guard let session = fields.session else { continue }
+                events &+= 1
+                if session == lastSession {
+                    lean.addFollowing(slot: lastSlot, fields, seq: record.seq, settings)
+                } else {
+                    lastSession = session
+                    lastSlot = slot(session)
+                    try lean.add(slot: lastSlot, fields, seq: record.seq, settings)
+                }
+                let slot = lastSlot
+                if Outcomes.outcomes {
+                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName,
+                                    at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
+                }
+            }
+            try ticker.tick(events)
+            return true
+        }
+    }
+
+    /// The slot of `session`, a new fold when it is new.
+    @inline(__always)
+    private mutating func slot(_ session: StringID) -> Int {
+        let (slot, inserted) = table.slot(session)
+        if inserted {
+            if let lean { _ = lean.append() } else { _ = folds.append(SessionFold()) }
+            ids.append(session)
+        }
+        return slot
+    }
+}

@@ -1,0 +1,172 @@
+import BoardwalkCodec
+import BoardwalkModel
+import BoardwalkStore
+
+extension StoreEventSource {
+    /// The distinct sessions with an event in `ranges`, in first-seen order, each with the onboarding key it was
+    /// first seen at; memory grows with sessions (two id lists, and a bit per string id of the store to tell which
+    /// were seen).
+    ///
+    /// A whole onboarding's sessions come from its `onboarding_sessions` entries; any other range is scanned in
+    /// key order reading each record only up to its session reference (`RecordFields` extent `.session`): what
+    /// that skips is decoded, and checked, when the sessions' events are read.
+    static func sessions(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws -> ListedSessions {
+        var listed = ListedSessions()
+        var seen = SessionBitmap()
+        for range in ranges {
+            if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
+                // The `onboarding_sessions` index holds exactly the (onboarding, session) pairs of the events:
+                // no need to read the onboarding's events to find its sessions.
+                guard let id = try onboardingID(snapshot, onboarding) else { continue }
+                for session in try snapshot.sessionIDs(ofOnboarding: id) where seen.insert(session) {
+                    listed.ids.append(session)
+                    listed.onboardings.append(id)
+                }
+                continue
+            }
+            try forEachRun(snapshot, range) { run in
+                while let record = try run.next() {
+                    if let session = try record.fields(.session).session, seen.insert(session) {
+                        listed.ids.append(session)
+                        listed.onboardings.append(record.keyOnboarding)
+                    }
+                }
+                return true
+            }
+        }
+        return listed
+    }
+
+    /// Calls `body` once, inside one read transaction, with the sessions among `names` that have an event in
+    /// `ranges`, each with all of its events as rows in `(time, seq)` order, in the order a key-order scan of the
+    /// ranges first meets them. Each name is looked up in the store's dictionary and its events read through the
+    /// session index: the cost is that of the sessions, not of the ranges (a query for one session of a 33 M-event
+    /// store scanned every event before).
+    ///
+    /// The rows are valid only inside `body`.
+    /// - Complexity: up to four names, one pass over the store's strings (`Snapshot.findIDs(of:)`); more, one load
+    ///   of the dictionary and a hash look-up each; then O(log N) per bucket and per block holding the
+    ///   sessions' events (`Snapshot.forEachSession`).
+    func forNamedSessions(_ names: [String], ranges: [ScanRange],
+                          _ body: ([(id: String, rows: [StoreEventRow])]) throws(QueryError) -> Void) throws(QueryError) {
+        try reading { snapshot in
+            let strings = SnapshotStrings(snapshot)
+            // A few names are compared with the stored strings in place, in one pass; more load the dictionary once.
+            let ids = names.count <= 4 ? try snapshot.findIDs(of: names).compactMap { $0 }
+                : try names.compactMap { try snapshot.id(of: $0) }
+            var found: [(id: String, rows: [StoreEventRow], first: KeyPosition)] = []
+            try snapshot.forEachSession(ids) { id, records in
+                let rows = try records.map { StoreEventRow(view: try $0.view(), strings: strings) }
+                guard let first = rows.compactMap({ KeyPosition($0, in: ranges) }).min() else { return true }
+                found.append((try StoreEventSource.sessionName(snapshot, id), rows, first))
+                return true
+            }
+            found.sort { $0.first < $1.first }
+            try body(found.map { ($0.id, $0.rows) })
+        }
+    }
+
+    /// The rows that fall in one of `ranges`, in the order a scan of the ranges, one after the other, hands them
+    /// out: by range, then by key (onboarding id, screen, time, seq).
+    static func keyOrdered(_ rows: [StoreEventRow], in ranges: [ScanRange]) -> [StoreEventRow] {
+        rows.compactMap { row in KeyPosition(row, in: ranges).map { (row, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
+    }
+
+    /// Where a scan of ranges meets an event: the first range holding it, then its key.
+    struct KeyPosition: Comparable {
+        var range: Int
+        var onboarding: StringID
+        var screen: UInt16
+        var time: Int64
+        var seq: UInt64
+
+        /// `nil` when no range holds the row.
+        init?(_ row: StoreEventRow, in ranges: [ScanRange]) {
+            let view = row.view
+            let onboarding = view.onboarding.flatMap { row.strings.string($0) }
+            guard let range = ranges.firstIndex(where: {
+                $0.contains(onboarding: onboarding, screen: view.screenIndex, time: view.time.microseconds)
+            }) else { return nil }
+            self.range = range
+            // The store key's own fields, as the record's header gives them.
+            let header = view.record.header
+            self.onboarding = header.keyOnboarding
+            screen = header.keyScreenIndex
+            time = view.time.microseconds
+            seq = view.seq
+        }
+
+        static func < (a: KeyPosition, b: KeyPosition) -> Bool {
+            (a.range, a.onboarding, a.screen, a.time, a.seq) < (b.range, b.onboarding, b.screen, b.time, b.seq)
+        }
+    }
+
+    /// Calls `body` with each session that has an event in `ranges`, in first-seen order, and all of its events in
+    /// (time, seq) order: gathered from scans of the sessions' onboardings when they hold enough of those
+    /// onboardings' events (`gatherSessions`), else read through the session index in batches
+    /// (`Snapshot.forEachSession(_:time:batchReferences:_:)`), each block holding their events walked about once
+    /// per batch.
+    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
+        try scanSessions(ranges, cancellation: nil, text: "", body)
+    }
+
+    /// ``scanSessions(_:_:)`` that also checks `cancellation` while it scans records no session is delivered for
+    /// (the executor checks it per row delivered).
+    public func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+                      _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
+        try readSessions(ranges, cancellation: cancellation, text: text,
+                         row: { record, strings in StoreEventRow(view: try record.view(), strings: strings) }, body)
+    }
+
+    /// ``scanSessions(_:cancellation:text:_:)`` with each event read through `RecordFields` (its leading fields,
+    /// without decoding or validating the rest), for queries that read no other field (``Plan/leanEvents``).
+    func scanSessionFields(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+                           _ body: (String, [StoreFieldsRow]) throws(QueryError) -> Bool) throws(QueryError) {
+        try readSessions(ranges, cancellation: cancellation, text: text,
+                         row: { record, strings in StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings) },
+                         body)
+    }
+
+    /// Each session with an event in `ranges`, in first-seen order, with all of its events as rows in (time, seq)
+    /// order: gathered from scans of their onboardings (``gatherSessions(_:_:checkCancellation:_:)``)
+    /// when that is cheaper, else read through the session index in batches.
+    private func readSessions<Row>(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+                                   row: (EventRecord, SnapshotStrings) throws -> Row,
+                                   _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
+        let batchReferences = StoreEventSource.sessionBatchReferences
+        try reading { snapshot in
+            let strings = SnapshotStrings(snapshot)
+            let listed = try StoreEventSource.sessions(snapshot, ranges)
+            // Reused from session to session. Records stay valid for the whole read transaction, so a session's
+            // rows can be kept together.
+            var rows: [Row] = []
+            func deliver(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
+                rows.removeAll(keepingCapacity: true)
+                for record in records { rows.append(try row(record, strings)) }
+                return try body(try StoreEventSource.sessionName(snapshot, id), rows)
+            }
+            func checkCancellation() throws(QueryError) {
+                try cancellation?.throwIfCancelled(query: text)
+            }
+            if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, deliver) { return }
+            try snapshot.forEachSession(listed.ids, batchReferences: batchReferences, deliver)
+        }
+    }
+
+}
+
+/// A set of string ids as one bit each, grown to the largest id inserted (ids are dense from 0).
+private struct SessionBitmap {
+    var words: [UInt64] = []
+
+    /// Adds `id`; `false` when it was there already.
+    @inline(__always)
+    mutating func insert(_ id: StringID) -> Bool {
+        let w = Int(id >> 6)
+        if w >= words.count { words.append(contentsOf: repeatElement(0, count: max(w + 1 - words.count, words.count))) }
+        let bit = UInt64(1) << UInt64(id & 63)
+        if words[w] & bit != 0 { return false }
+        words[w] |= bit
+        return true
+    }
+}
