@@ -3,11 +3,11 @@
 ///
 /// `"` and `\` are escaped, control characters become `\n`, `\r`, `\t`, `\b`, `\f` or `\u00XX`, and everything
 /// else is copied as raw UTF-8 (JSON allows it; `/` and U+007F are not escaped).
-public enum JSONString {
+package enum JSONString {
     /// Appends `s` as a quoted JSON string to UTF-8 bytes.
     ///
     /// - Complexity: O(*n*) in the UTF-8 length of `s`; runs without escapes are copied in one piece.
-    public static func append(_ s: String, to out: inout [UInt8]) {
+    package static func append(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in
@@ -26,7 +26,7 @@ public enum JSONString {
     }
 
     /// Appends `s` as a quoted JSON string to a `String`.
-    public static func append(_ s: String, to out: inout String) {
+    package static func append(_ s: String, to out: inout String) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(s.utf8.count + 2)
         append(s, to: &bytes)
@@ -34,7 +34,7 @@ public enum JSONString {
     }
 
     /// `s` as a quoted JSON string.
-    public static func quoted(_ s: String) -> String {
+    package static func quoted(_ s: String) -> String {
         var out = ""
         append(s, to: &out)
         return out

@@ -212,7 +212,7 @@ func firstInvalidUTF8(_ b: UnsafeRawBufferPointer) -> Int? {
 /// zero byte in at least a third of the first 16 bytes' even or odd positions and none in the others (JSON's `{"`
 /// and spaces). UTF-8 JSON never holds a zero byte, and a run of zeros (a preallocated file) is not taken for it.
 /// - Complexity: O(1): at most 16 bytes are looked at.
-public func looksLikeUTF16(_ b: UnsafeRawBufferPointer) -> Bool {
+package func looksLikeUTF16(_ b: UnsafeRawBufferPointer) -> Bool {
     if b.count >= 2, (b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF) { return true }
     let n = min(b.count, 16) & ~1
     guard n >= 4 else { return false }

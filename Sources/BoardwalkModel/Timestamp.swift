@@ -58,7 +58,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// Parses ISO-8601 from raw bytes; see ``init(iso8601:)``.
-    public static func parseISO8601(_ bytes: UnsafeRawBufferPointer) -> Timestamp? {
+    package static func parseISO8601(_ bytes: UnsafeRawBufferPointer) -> Timestamp? {
         var i = 0
         let n = bytes.count
         func digits(_ count: Int) -> Int64? {
@@ -141,7 +141,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    public static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+    package static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -151,7 +151,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// The proleptic Gregorian date of a day number (Howard Hinnant's `civil_from_days`).
-    public static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
