@@ -63,7 +63,9 @@ final class ThreadFrames: Sendable {
     init() {
         var key = pthread_key_t()
         // Without a key nothing can be detected; this fails only when the process has used up its keys (1024+).
-        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        // The call stays outside `precondition`, whose condition -Ounchecked does not evaluate.
+        let created = pthread_key_create(&key, nil)
+        precondition(created == 0, "pthread_key_create failed")
         self.key = key
     }
 

@@ -5,7 +5,7 @@ import Testing
 
 @testable import BoardwalkStore
 
-/// The append path's building blocks that its speed work changed (docs/storage.md, "Many sessions in flight"):
+/// The append path's building blocks that its speed work changed (docs/storage.md, "How an append writes"):
 /// the writer's radix sort (digit widths, skipped bits) and the codec's string table as the writer uses it
 /// (hash bits in the slots, the identity cache without a retain for the table's own strings).
 @Suite struct AppendInternalsTests {

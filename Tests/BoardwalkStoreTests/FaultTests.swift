@@ -124,8 +124,7 @@ func fixturePath() throws -> String {
             #expect(try store.append(batch).appended == batchSize)
         }
         #expect(try store.read { try $0.stats().events } == 1_000_000)
-        // The map doubled at least seven times from 64 KiB (format 2 keeps these events in about 10 MB;
-        // format 1 needed over 32 MiB).
+        // The map doubled at least seven times from 64 KiB (these events take about 10 MB).
         #expect(store.mapSize >= 8 << 20)
         #expect(store.usedBytes > 1 << 22)
         try store.read { s throws in

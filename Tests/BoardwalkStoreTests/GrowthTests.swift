@@ -5,7 +5,7 @@ import Testing
 
 @testable import BoardwalkStore
 
-/// Format 3: a group's newest block grows over several batches until it fills an overflow page.
+/// A group's newest block grows over several batches until it fills an overflow page.
 @Suite struct BlockGrowthTests {
     /// The (key, value) pairs of `events`, in key order.
     func blocks(_ store: Store) throws -> [(key: EventKey, value: [UInt8])] {
@@ -158,10 +158,7 @@ import Testing
         #expect(try store.read { try $0.events(since: 8) }.map(\.seq) == [8, 9, 10, 11, 12])
     }
 
-    /// Format-2 to 6 stores are refused with a clear error: a format-2 reader would reject format 3's
-    /// grown blocks, format 4 keys the session index by buckets of sessions, format 5 keeps strings in
-    /// chunks, format 6 `onboarding_sessions` in chunks, and format 7 seals blocks at two pages and twelve
-    /// hours (a format-6 time-range scan seeks only four hours back), so the version was bumped each time.
+    /// Stores of older formats are refused with a clear error that says what set their layout apart.
     @Test(arguments: [UInt32(2), 3, 4, 5, 6])
     func refusesAnOlderStore(format: UInt32) throws {
         let dir = temporaryDirectory()

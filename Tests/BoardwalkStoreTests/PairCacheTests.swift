@@ -6,7 +6,7 @@ import Testing
 
 @testable import BoardwalkStore
 
-/// The writer's bounded caches of the append path (docs/storage.md, "Many sessions in flight"): the
+/// The writer's bounded caches of the append path (docs/storage.md, "How an append writes"): the
 /// session-indexed filter of known (onboarding, session) pairs and the bucket-tail cache of the session index.
 /// Shrunk to a few slots, so that sessions and buckets leave them within a small test, they must store exactly
 /// what the full-size caches store.

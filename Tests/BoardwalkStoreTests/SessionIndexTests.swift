@@ -7,7 +7,7 @@ import Testing
 
 @testable import BoardwalkStore
 
-/// The session index of format 4: values per bucket of 64 session ids (docs/storage.md, "Format 4: session buckets").
+/// The session index: values per bucket of 64 session ids (docs/storage.md, "Session-bucket value").
 @Suite struct SessionIndexTests {
     /// The (time, seq) order a session read promises, from the appended events and their seqs.
     private func expected(_ model: [(seq: UInt64, event: Event)], session: String, window: Range<Int64>? = nil) -> [UInt64] {

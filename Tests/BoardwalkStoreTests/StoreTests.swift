@@ -132,7 +132,7 @@ import Testing
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir)
         var rng = SplitMix64(seed: seed)
-        // "hour" is one block span (12 hours in format 7): what matters is how times relate to the span.
+        // "hour" is one block span (12 hours): what matters is how times relate to the span.
         let hour = Layout.blockSpan
         var events: [Event] = []
         var model: [StoredEvent] = []
@@ -230,7 +230,7 @@ import Testing
         #expect(try store.check().isOK)
     }
 
-    /// A duplicate has the same event id, time, onboarding and screen as a stored event (format 2 finds it
+    /// A duplicate has the same event id, time, onboarding and screen as a stored event (found
     /// among the stored blocks of its group). Covers events without `meta`, UUID ids in both cases, a resend
     /// that arrives after later events, a reopened store, and two appends in one transaction.
     @Test func duplicatesAreFoundInStoredBlocks() throws {

@@ -362,9 +362,8 @@ import Testing
     }
 
     /// One malformed key after the last chunk (5 bytes, not 4) is damage `check()` reports; it should not also
-    /// make every event unreadable. Format 4 counted entries, so events still read; format 5's `Snapshot.init`
-    /// falls back to `fallbackStringCount`, which steps back over such keys to the last well-formed chunk (it answered 0,
-    /// a string count of 0, and every string reference of every event was out of range).
+    /// make every event unreadable: `Snapshot.init` falls back to `fallbackStringCount`, which steps back over such
+    /// keys to the last well-formed chunk (a string count of 0 would put every string reference out of range).
     @Test func aMalformedLastKeyLeavesEventsReadable() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }

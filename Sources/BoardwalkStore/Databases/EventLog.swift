@@ -1,6 +1,6 @@
 import BoardwalkCodec
 
-// Format 9's event log (docs/storage.md, "Format 9: the event log"): each batch's blocks are appended to
+// The event log (docs/storage.md, "How an append writes"): each batch's blocks are appended to
 // `event_log` under (first seq of the batch ‖ the block's `events` key), and folded into `events` every few
 // batches. Readers see `events` and the log as one ordered set of blocks through a `BlockCursor`.
 

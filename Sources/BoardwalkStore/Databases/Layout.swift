@@ -8,23 +8,9 @@ import BoardwalkStoreFormat
 /// microseconds since the epoch with the sign bit flipped (`UInt64(bitPattern: t) ^ 1 << 63`), so that
 /// times before 1970 (which the model does not produce, but a caller could) still sort first.
 enum Layout {
-    /// The format this code writes. A store whose `meta/format` is larger is refused at open, one whose
-    /// format is smaller too (no migration: re-import it).
-    /// Format 9 appends each batch's blocks to a log (``eventLog``) and folds the log into `events` every few batches;
-    /// format 8 grew each group's newest block in every batch, and its readers do not look in the log.
-    /// Format 8 writes each batch's session-index references to a log (``sessionLog``) and folds the log into the
-    /// bucket values of `sessions` every few batches; format 7 grew every touched bucket's newest value in every
-    /// batch, and its readers do not look in the log.
-    /// Format 7 seals a block at two overflow pages and a span of twelve hours (``blockTarget(pageSize:)``,
-    /// ``blockSpan``); format 6 sealed it at one page and four hours, and its readers would miss events of a longer
-    /// block in a time-range scan (they seek four hours back), so the version was bumped.
-    /// Format 6 keeps `onboarding_sessions` in chunks of an onboarding's sessions (``OnboardingSessions``); format 5
-    /// had one entry per (onboarding, session) pair.
-    /// Format 5 keeps `strings` in chunks of consecutive ids (``StringChunks``) with UUIDs in 16 bytes; format 4
-    /// had one entry per string. Format 4 keys the session index by buckets of consecutive session ids (one
-    /// value per bucket and batch, grown across batches); format 3 had one list per session and batch, and grew a group's newest block
-    /// over several batches (so a `batches` entry lists blocks that also hold other batches' seqs); format 2
-    /// wrote one block per group and batch; format 1 had one entry per event.
+    /// The format this code writes (docs/storage.md, "The format on disk"). A store whose `meta/format` is larger is
+    /// refused at open, one whose format is smaller too, with what set its layout apart (``formerLayout(of:)``): there
+    /// is no migration, a store of an older format is re-imported.
     static let formatVersion: UInt32 = 9
 
     /// What set an older format apart, for the message refusing it.
@@ -67,7 +53,7 @@ enum Layout {
     /// the value's first entry; value: a session-bucket value (codec `SessionBucketBuilder`), whose runs carry
     /// the sessions' low bits.
     static let sessionKeySize = 12
-    /// Session ids per bucket: 2^``sessionBucketShift`` = 64 (docs/storage.md, "Format 4: session buckets").
+    /// Session ids per bucket: 2^``sessionBucketShift`` = 64 (docs/storage.md, "Session-bucket value").
     static let sessionBucketShift: UInt32 = 6
     static let sessionBucketWidth: UInt32 = 1 << sessionBucketShift
     /// A fold of the session log grows a bucket's newest value by later batches' segments while old and new bytes
@@ -100,7 +86,7 @@ enum Layout {
     /// after the block's first event start a new block. A scan from time `t` seeks to `t - blockSpan + 1`:
     /// no block that starts earlier holds an event at `t` or later. Twelve hours rather than four lets a
     /// group that gets a few dozen events per hour fill two pages before its block is sealed, which halves the
-    /// blocks a scan of such an onboarding reads (docs/storage.md, "Format 7"); the price is a time-range scan
+    /// blocks a scan of such an onboarding reads (docs/storage.md, "Why it is built this way"); the price is a time-range scan
     /// that looks at the block headers of the twelve hours before its start instead of four.
     static let blockSpan: Int64 = 12 * 3_600_000_000
     /// The size at which a block is sealed: what two LMDB overflow pages hold (two pages less the first one's
@@ -109,7 +95,7 @@ enum Layout {
     /// leaf then holds only its key and page number. A single event larger than this gets a block of its own.
     /// Two pages rather than one (format 6) halve the reads of a scan whose blocks lie apart in the file (one
     /// `pread` or page fault each, about 1 µs plus 0.1 µs per KiB here), at the cost of rewriting up to two pages
-    /// when a fold of the event log grows a group's newest block (docs/storage.md, "Format 7", "Format 9").
+    /// when a fold of the event log grows a group's newest block (docs/storage.md, "Why it is built this way").
     static func blockTarget(pageSize: Int) -> Int { 2 * pageSize - 16 }
     /// The most events a block can hold: a block is sealed before passing ``blockTarget(pageSize:)``
     /// (two pages of at most 64 KiB) unless it holds one event, and each event takes at least three bytes.

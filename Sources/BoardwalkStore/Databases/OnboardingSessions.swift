@@ -128,8 +128,8 @@ extension WriterState {
     /// back as chunks of at most ``Layout/sessionPairChunkTarget`` bytes (filled, or cut evenly when a session was
     /// inserted between stored ones), the first under the old key and any further ones under their first sessions
     /// (which lie between the old key and the next). A full chunk that only gains sessions after its last is left
-    /// untouched. Format 5 put one entry per pair, in the middle of
-    /// the tree (~1 800 instructions each with 100 000 sessions in flight, docs/storage.md).
+    /// untouched. One entry per pair would be a put in the middle of the tree (~1 800 instructions each with
+    /// 100 000 sessions in flight, docs/storage.md, "Why it is built this way").
     /// - Returns: how many sessions are new to the store.
     /// - Complexity: O(p + c) for p pairs and c stored entries of the chunks they fall in, plus a seek per chunk.
     func writeOnboardingSessions(_ txn: Transaction, _ pairs: [(pair: UInt64, timeBits: UInt64)]) throws -> Int {

@@ -2,9 +2,9 @@ import BoardwalkCodec
 import BoardwalkModel
 import BoardwalkStoreFormat
 
-// Reading the session index (format 4): `sessions` keys are (bucket, seq), bucket = session id >> 6; a value holds
-// segments of runs, one run per session of the bucket and batch (docs/storage.md, "Format 4: session buckets").
-// Since format 8 the references of the latest batches are in the session log instead, as segments of the same
+// Reading the session index: `sessions` keys are (bucket, seq), bucket = session id >> 6; a value holds
+// segments of runs, one run per session of the bucket and batch (docs/storage.md, "Session-bucket value").
+// The references of the latest batches are in the session log instead, as segments of the same
 // form (SessionLog.swift): a bucket's references are those of its values and then those of its log segments.
 // Damage becomes `StoreError(.corrupt)` naming the bucket and key seq and carrying the codec's error.
 

@@ -1,7 +1,7 @@
 import BoardwalkCodec
 import BoardwalkStoreFormat
 
-// The session log (format 8; docs/storage.md, "Format 8: the session log"). A batch's session-index references go
+// The session log (docs/storage.md, "How an append writes"). A batch's session-index references go
 // to `session_log` as one run of chunks appended at the end of the database, instead of into the newest value of
 // every bucket the batch touches. Every few batches the writer folds the log into `sessions` (each touched bucket's
 // value written once for all of those batches) and empties it. Readers look in both.

@@ -1,7 +1,7 @@
 import BoardwalkCodec
 import BoardwalkModel
 
-// Reading many sessions through the session index a batch at a time (docs/storage.md, "Reading many sessions").
+// Reading many sessions through the session index a batch at a time (docs/storage.md, "How reads find events").
 //
 // One session read (`forEachIndexedEvent`) walks the values of the session's bucket and then finds each event on
 // its own: a B-tree seek per event and a walk of its block from the block's first event, since a session's

@@ -4,7 +4,7 @@ import BoardwalkModel
 extension Store {
     /// Folds the logs of the batches appended since the last fold into the ordered databases now, in one durable
     /// write transaction: the event log's blocks into `events` (growing each group's newest block) and the session
-    /// log into `sessions` (docs/storage.md, "Format 8: the session log" and "Format 9: the event log").
+    /// log into `sessions` (docs/storage.md, "How an append writes").
     ///
     /// Appends fold the logs by themselves every few batches (``EventLogLimits``, ``SessionLogLimits``); until then
     /// reads merge them in, which costs a seek per logged batch (at most 16) where a read of `events` costs one.

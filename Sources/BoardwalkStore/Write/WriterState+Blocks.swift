@@ -4,7 +4,7 @@ import BoardwalkStoreFormat
 
 extension WriterState {
     /// `event_log`: the batch's events in blocks, in (group, time, seq) order, appended under (first seq of the
-    /// batch ‖ block key) (docs/storage.md, "Format 9: the event log"). Blocks are cut where a group's run spans
+    /// batch ‖ block key) (docs/storage.md, "How an append writes"). Blocks are cut where a group's run spans
     /// ``Layout/blockSpan`` or would pass the target size; nothing stored is read or rewritten. Every block written
     /// is listed for `batches`. The fold (``foldEventLog(_:batches:)``) later moves them into `events`.
     func writeEvents(_ txn: Transaction, firstSeq: UInt64) throws {

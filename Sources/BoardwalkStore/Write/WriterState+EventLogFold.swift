@@ -9,10 +9,10 @@ extension WriterState {
         return try txn.pages(dbs.eventLog) * txn.pageSize >= eventLogLimits.bytes
     }
 
-    /// Moves every block of the event log into `events` (docs/storage.md, "Format 9: the event log"), a group at a time:
+    /// Moves every block of the event log into `events` (docs/storage.md, "How an append writes"), a group at a time:
     /// the log's batches are read through one merged cursor in block-key order, so each group's blocks come together;
     /// their records are copied out (never decoded: body bytes behind their time and seq), put in (time, seq) order,
-    /// and grow the group's newest block or start new ones as a batch did before format 9
+    /// and grow the group's newest block or start new ones
     /// (``writeBlocks(_:bodies:logBatch:batchOfEntry:)``). Then each logged batch's `batches` entries are written
     /// again to list the `events` blocks that took its events, and the log is emptied. Memory: one group's events.
     /// - Throws: ``StoreError/Kind/corrupt`` when a log block does not decode or holds a seq outside its batch (nothing

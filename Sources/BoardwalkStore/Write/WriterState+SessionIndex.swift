@@ -3,7 +3,7 @@ import BoardwalkModel
 import BoardwalkStoreFormat
 
 extension WriterState {
-    /// The session index's references of the batch (docs/storage.md, "Format 8: the session log"): per bucket of
+    /// The session index's references of the batch (docs/storage.md, "How an append writes"): per bucket of
     /// ``Layout/sessionBucketWidth`` consecutive session ids touched by the batch, segments listing its sessions'
     /// events of the batch (per session in (time, seq) order, a segment cut past ``Layout/sessionValueTarget``
     /// bytes), in bucket order, cut into chunks of at most ``Layout/sessionLogChunkTarget`` bytes. The chunks are
