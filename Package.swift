@@ -51,7 +51,9 @@ let package = Package(
             name: "BoardwalkStore",
             dependencies: ["BoardwalkModel", "BoardwalkCodec", "BoardwalkStoreFormat", "CLMDB", "CPrefetch"]
         ),
-        .target(name: "BoardwalkQuery", dependencies: ["BoardwalkModel", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore"]),
+        .target(
+            name: "BoardwalkQuery",
+            dependencies: ["BoardwalkModel", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore"]),
         .target(name: "BoardwalkGenerator", dependencies: ["BoardwalkModel", "BoardwalkJSON"]),
         .target(
             name: "Boardwalk",
@@ -94,9 +96,13 @@ let package = Package(
             dependencies: ["BoardwalkStore", "BoardwalkStoreFormat", "BoardwalkGenerator", "boardwalk-store-fixture"]
         ),
         // A child process for the store's kill and multi-process tests; built with the tests, never shipped.
-        .executableTarget(name: "boardwalk-store-fixture", dependencies: ["BoardwalkStore", "BoardwalkModel"], path: "Tests/StoreFixture"),
+        .executableTarget(
+            name: "boardwalk-store-fixture", dependencies: ["BoardwalkStore", "BoardwalkModel"],
+            path: "Tests/StoreFixture"),
         .testTarget(name: "BoardwalkQueryTests", dependencies: ["BoardwalkQuery", "BoardwalkGenerator"]),
-        .testTarget(name: "BoardwalkCLITests", dependencies: ["BoardwalkCLI", "BoardwalkGenerator", "BoardwalkJSON", "BoardwalkStore"]),
+        .testTarget(
+            name: "BoardwalkCLITests",
+            dependencies: ["BoardwalkCLI", "BoardwalkGenerator", "BoardwalkJSON", "BoardwalkStore"]),
         .testTarget(name: "BoardwalkGeneratorTests", dependencies: ["BoardwalkGenerator", "BoardwalkJSON"]),
     ]
 )

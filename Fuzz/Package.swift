@@ -16,21 +16,26 @@ let package = Package(
     targets: [
         .target(name: "BoardwalkModel", swiftSettings: swift),
         .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel"], swiftSettings: swift),
-        .target(name: "BoardwalkStoreFormat", dependencies: ["BoardwalkModel", "BoardwalkCodec"], swiftSettings: swift),
+        .target(
+            name: "BoardwalkStoreFormat", dependencies: ["BoardwalkModel", "BoardwalkCodec"], swiftSettings: swift),
         .target(name: "CSimdjson", cxxSettings: [.unsafeFlags(["-O3"])], linkerSettings: [.linkedLibrary("simdjson")]),
         // -enable-testing: FuzzJSON turns the fast path off on one reader (an internal switch) through
         // `@testable import`, as the tests do.
-        .target(name: "BoardwalkJSON", dependencies: ["BoardwalkModel", "CSimdjson"],
-                swiftSettings: [.unsafeFlags(packageName + ["-enable-testing"])]),
+        .target(
+            name: "BoardwalkJSON", dependencies: ["BoardwalkModel", "CSimdjson"],
+            swiftSettings: [.unsafeFlags(packageName + ["-enable-testing"])]),
         .target(name: "FuzzSupport", dependencies: ["BoardwalkCodec", "BoardwalkModel"], swiftSettings: swift),
         // Each has a main.swift holding only LLVMFuzzerTestOneInput; libFuzzer supplies main().
-        .target(name: "FuzzRecord", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"],
-                swiftSettings: swift),
-        .target(name: "FuzzBatch", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"],
-                swiftSettings: swift),
-        .target(name: "FuzzBlock",
-                dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkStoreFormat", "BoardwalkModel"],
-                swiftSettings: swift),
+        .target(
+            name: "FuzzRecord", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"],
+            swiftSettings: swift),
+        .target(
+            name: "FuzzBatch", dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkModel"],
+            swiftSettings: swift),
+        .target(
+            name: "FuzzBlock",
+            dependencies: ["FuzzSupport", "BoardwalkCodec", "BoardwalkStoreFormat", "BoardwalkModel"],
+            swiftSettings: swift),
         .target(name: "FuzzJSON", dependencies: ["BoardwalkJSON", "BoardwalkModel"], swiftSettings: swift),
     ]
 )

@@ -140,8 +140,11 @@ final class CodecDecodeBorrowedBench: Benchmark {
 
     func extraFigures() -> [Figure] {
         guard let encoded, encoded.count > 0 else { return [] }
-        return [Figure(name: "record bytes per event (full record, length prefix included)",
-                       value: Double(encoded.bytes.count) / Double(encoded.count), unit: "B")]
+        return [
+            Figure(
+                name: "record bytes per event (full record, length prefix included)",
+                value: Double(encoded.bytes.count) / Double(encoded.count), unit: "B")
+        ]
     }
 
     func tearDown() throws { encoded = nil }

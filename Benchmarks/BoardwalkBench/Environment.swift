@@ -31,7 +31,8 @@ enum ProcessInfoReader {
             model = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         let memory = Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824
-        return "\(ProcessInfo.processInfo.activeProcessorCount) CPUs, \(model), \(String(format: "%.0f", memory)) GiB RAM"
+        return
+            "\(ProcessInfo.processInfo.activeProcessorCount) CPUs, \(model), \(String(format: "%.0f", memory)) GiB RAM"
     }
 }
 

@@ -24,7 +24,8 @@ final class FoundationJSONSerializationBench: Benchmark {
             let wrapped = object["event"] as? [String: Any]
             let meta = (object["meta"] ?? wrapped?["meta"]) as? [String: Any]
             let screen = (meta?["screen_index"] ?? meta?["screenIndex"]) as? Int ?? 0
-            let kind = (object["type"] ?? object["kind"] ?? object["name"]) as? String
+            let kind =
+                (object["type"] ?? object["kind"] ?? object["name"]) as? String
                 ?? (wrapped?["type"] ?? wrapped?["name"]) as? String ?? ""
             let session = object["session_id"] as? String ?? (object["view"] as? [String: Any])?["id"] as? String ?? ""
             sum &+= UInt64(screen) &+ UInt64(kind.utf8.count) &+ UInt64(session.utf8.count)

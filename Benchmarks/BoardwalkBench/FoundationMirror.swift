@@ -58,7 +58,9 @@ struct FoundationLine: Codable {
         case .analytics(let a):
             type = "analytics"
             name = a.name
-            if case .screenCompleted(let element, let reply) = a { params = ParamsMirror(element_id: element, reply: reply) }
+            if case .screenCompleted(let element, let reply) = a {
+                params = ParamsMirror(element_id: element, reply: reply)
+            }
         case .stateUpdated(let s):
             type = "state_updated"
             element_id = s.elementID
@@ -81,7 +83,11 @@ enum TimestampMirror: Codable {
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if let n = try? c.decode(Double.self) { self = .milliseconds(n) } else { self = .iso8601(try c.decode(String.self)) }
+        if let n = try? c.decode(Double.self) {
+            self = .milliseconds(n)
+        } else {
+            self = .iso8601(try c.decode(String.self))
+        }
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -180,12 +186,14 @@ enum ValueMirror: Codable {
                 self = .text(type: type, value: try c.decode(String.self, forKey: .value))
             }
         } else if c.contains(.id) {
-            self = .choice(ChoiceMirror(
-                id: try c.decode(String.self, forKey: .id), value: try c.decode(String.self, forKey: .value),
-                label: try c.decode(String.self, forKey: .label)))
+            self = .choice(
+                ChoiceMirror(
+                    id: try c.decode(String.self, forKey: .id), value: try c.decode(String.self, forKey: .value),
+                    label: try c.decode(String.self, forKey: .label)))
         } else {
             self = .date(
-                day: try c.decodeIfPresent(Int.self, forKey: .day), month: try c.decodeIfPresent(Int.self, forKey: .month),
+                day: try c.decodeIfPresent(Int.self, forKey: .day),
+                month: try c.decodeIfPresent(Int.self, forKey: .month),
                 year: try c.decodeIfPresent(Int.self, forKey: .year))
         }
     }

@@ -126,7 +126,8 @@ func monotonicNanoseconds() -> UInt64 {
 /// Runs one registered benchmark and measures it.
 func measure(_ c: BenchmarkCase, options: RunOptions) -> BenchmarkResult {
     var result = BenchmarkResult(
-        name: c.name, group: c.group, isSubject: c.isSubject, isVariant: c.isVariant, items: c.items, bytes: nil, runs: 0,
+        name: c.name, group: c.group, isSubject: c.isSubject, isVariant: c.isVariant, items: c.items, bytes: nil,
+        runs: 0,
         seconds: [], bestSeconds: 0, medianSeconds: 0, itemsPerSecond: 0, megabytesPerSecond: nil,
         allocationsPerItem: 0, figures: [], checksum: 0, error: nil)
     do {
@@ -194,9 +195,10 @@ func compare(_ results: [BenchmarkResult], groups: [BenchmarkGroup]) -> [Compari
         let peers = members.filter { !$0.isSubject && !$0.isVariant } + ok.filter { group.references.contains($0.name) }
         for subject in members where subject.isSubject {
             for peer in peers {
-                out.append(Comparison(
-                    group: group.name, subject: subject.name, peer: peer.name,
-                    ratio: subject.itemsPerSecond / peer.itemsPerSecond))
+                out.append(
+                    Comparison(
+                        group: group.name, subject: subject.name, peer: peer.name,
+                        ratio: subject.itemsPerSecond / peer.itemsPerSecond))
             }
         }
     }

@@ -15,10 +15,13 @@ func writeCorpus(events count: Int, seed: UInt64, to path: String) throws -> (ev
     let data = SyntheticData(sessions: count / 4 + 10, seed: seed, onboardings: 50)
     var rng = SplitMix64(seed: seed ^ 0x5EED)
     let writer = EventLineWriter()
-    guard let out = FileHandle(forWritingAtPath: path) ?? {
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        return FileHandle(forWritingAtPath: path)
-    }() else { throw BenchError("cannot write \(path)") }
+    guard
+        let out = FileHandle(forWritingAtPath: path)
+            ?? {
+                _ = FileManager.default.createFile(atPath: path, contents: nil)
+                return FileHandle(forWritingAtPath: path)
+            }()
+    else { throw BenchError("cannot write \(path)") }
     defer { try? out.close() }
     var line = ""
     var chunk: [UInt8] = []
@@ -179,7 +182,9 @@ final class IngestBench: Benchmark {
         return [
             Figure(name: "bytes on disk per event", value: Double(last.storeBytes) / n, unit: "B"),
             Figure(name: "NDJSON input bytes per event", value: Double(ndjsonBytes) / Double(events), unit: "B"),
-            Figure(name: "NDJSON bytes ÷ bytes on disk", value: Double(ndjsonBytes) / Double(max(1, last.storeBytes)), unit: "x"),
+            Figure(
+                name: "NDJSON bytes ÷ bytes on disk", value: Double(ndjsonBytes) / Double(max(1, last.storeBytes)),
+                unit: "x"),
             Figure(name: "bytes on disk per event, compacted copy", value: Double(compactedBytes) / n, unit: "B"),
             Figure(name: "events stored (duplicates skipped)", value: Double(last.appended), unit: ""),
             Figure(name: "duplicates skipped", value: Double(last.duplicates), unit: ""),
@@ -248,12 +253,18 @@ final class IngestMemoryBench: Benchmark {
         let mib = 1_048_576.0
         return [
             Figure(name: "small input: events", value: Double(s.appended), unit: ""),
-            Figure(name: "small input: peak RSS (VmHWM, store pages included)", value: Double(s.peakRSS) / mib, unit: "MiB"),
+            Figure(
+                name: "small input: peak RSS (VmHWM, store pages included)", value: Double(s.peakRSS) / mib, unit: "MiB"
+            ),
             Figure(name: "small input: peak anonymous RSS", value: Double(s.peakAnonymousRSS) / mib, unit: "MiB"),
             Figure(name: "large input: events", value: Double(l.appended), unit: ""),
-            Figure(name: "large input: peak RSS (VmHWM, store pages included)", value: Double(l.peakRSS) / mib, unit: "MiB"),
+            Figure(
+                name: "large input: peak RSS (VmHWM, store pages included)", value: Double(l.peakRSS) / mib, unit: "MiB"
+            ),
             Figure(name: "large input: peak anonymous RSS", value: Double(l.peakAnonymousRSS) / mib, unit: "MiB"),
-            Figure(name: "peak RSS growth, large ÷ small input", value: Double(l.peakRSS) / Double(max(1, s.peakRSS)), unit: "x"),
+            Figure(
+                name: "peak RSS growth, large ÷ small input", value: Double(l.peakRSS) / Double(max(1, s.peakRSS)),
+                unit: "x"),
             Figure(
                 name: "peak anonymous RSS growth, large ÷ small input",
                 value: Double(l.peakAnonymousRSS) / Double(max(1, s.peakAnonymousRSS)), unit: "x"),

@@ -72,7 +72,8 @@ final class QueryBench: Benchmark {
         let out = BufferSink()
         let err = BufferSink()
         let status = BoardwalkCLI.run(
-            ["--db", store.path, "query", "--format", "json", text], Invocation(environment: [:], stdout: out, stderr: err))
+            ["--db", store.path, "query", "--format", "json", text],
+            Invocation(environment: [:], stdout: out, stderr: err))
         if status != 0 { throw BenchError("boardwalk query exited \(status): \(err.text)") }
         rows = out.text.split(separator: "\n").count
         return UInt64(out.text.utf8.count)

@@ -62,21 +62,29 @@ final class RawLMDB {
                             }
                             try put(txn, events, order, sorted: sorted) { i in
                                 (
-                                    MDB_val(mv_size: Rows.eventKeySize, mv_data: mutable(eventKeys, i * Rows.eventKeySize)),
-                                    MDB_val(mv_size: rows.valueOffsets[i + 1] - rows.valueOffsets[i],
-                                            mv_data: mutable(values, rows.valueOffsets[i]))
+                                    MDB_val(
+                                        mv_size: Rows.eventKeySize, mv_data: mutable(eventKeys, i * Rows.eventKeySize)),
+                                    MDB_val(
+                                        mv_size: rows.valueOffsets[i + 1] - rows.valueOffsets[i],
+                                        mv_data: mutable(values, rows.valueOffsets[i]))
                                 )
                             }
                             if sorted {
                                 order.sort { a, b in
-                                    (rows.session[a], rows.time[a], rows.seq[a]) < (rows.session[b], rows.time[b], rows.seq[b])
+                                    (rows.session[a], rows.time[a], rows.seq[a]) < (
+                                        rows.session[b], rows.time[b], rows.seq[b]
+                                    )
                                 }
                             }
                             try put(txn, sessions, order, sorted: sorted) { i in
                                 (
-                                    MDB_val(mv_size: Rows.sessionKeySize, mv_data: mutable(sessionKeys, i * Rows.sessionKeySize)),
+                                    MDB_val(
+                                        mv_size: Rows.sessionKeySize,
+                                        mv_data: mutable(sessionKeys, i * Rows.sessionKeySize)),
                                     // The session index's value is (onboarding, screen): the event key's first 6 bytes.
-                                    MDB_val(mv_size: Rows.sessionValueSize, mv_data: mutable(eventKeys, i * Rows.eventKeySize))
+                                    MDB_val(
+                                        mv_size: Rows.sessionValueSize,
+                                        mv_data: mutable(eventKeys, i * Rows.eventKeySize))
                                 )
                             }
                         } catch {
@@ -182,7 +190,11 @@ final class RawLMDBAppendBench: Benchmark {
     }
 
     func extraFigures() -> [Figure] {
-        [Figure(name: "bytes on disk per event", value: Double(bytesOnDisk) / Double(max(1, loaded?.count ?? 1)), unit: "B")]
+        [
+            Figure(
+                name: "bytes on disk per event", value: Double(bytesOnDisk) / Double(max(1, loaded?.count ?? 1)),
+                unit: "B")
+        ]
     }
 
     func tearDown() throws { loaded = nil }
@@ -257,7 +269,9 @@ struct BlockRows {
             let end = min(start + batch, rows.count)
             var order = Array(start..<end)
             order.sort { a, b in
-                (rows.onboarding[a], rows.screen[a], rows.time[a], rows.seq[a]) < (rows.onboarding[b], rows.screen[b], rows.time[b], rows.seq[b])
+                (rows.onboarding[a], rows.screen[a], rows.time[a], rows.seq[a]) < (
+                    rows.onboarding[b], rows.screen[b], rows.time[b], rows.seq[b]
+                )
             }
             var blockKeys: [UInt8] = []
             var open = false
@@ -276,8 +290,11 @@ struct BlockRows {
             }
             rows.values.withUnsafeBytes { values in
                 for i in order {
-                    if open && (rows.onboarding[i] != rows.onboarding[head] || rows.screen[i] != rows.screen[head]
-                                || rows.time[i] - rows.time[head] >= BlockRows.blockSpan || blocks.byteCount >= BlockRows.maxBlockBytes) {
+                    if open
+                        && (rows.onboarding[i] != rows.onboarding[head] || rows.screen[i] != rows.screen[head]
+                            || rows.time[i] - rows.time[head] >= BlockRows.blockSpan
+                            || blocks.byteCount >= BlockRows.maxBlockBytes)
+                    {
                         flushBlock()
                     }
                     if !open {
@@ -285,12 +302,15 @@ struct BlockRows {
                         blocks.start(time: rows.time[i], seq: rows.seq[i])
                         open = true
                     }
-                    blocks.append(time: rows.time[i], seq: rows.seq[i],
-                                  body: UnsafeRawBufferPointer(rebasing: values[rows.valueOffsets[i]..<rows.valueOffsets[i + 1]]))
+                    blocks.append(
+                        time: rows.time[i], seq: rows.seq[i],
+                        body: UnsafeRawBufferPointer(rebasing: values[rows.valueOffsets[i]..<rows.valueOffsets[i + 1]]))
                 }
             }
             if open { flushBlock() }
-            order.sort { a, b in (rows.session[a], rows.time[a], rows.seq[a]) < (rows.session[b], rows.time[b], rows.seq[b]) }
+            order.sort { a, b in
+                (rows.session[a], rows.time[a], rows.seq[a]) < (rows.session[b], rows.time[b], rows.seq[b])
+            }
             // The session index: per bucket of 64 session ids, one value of the batch's references (the
             // store also grows a bucket's newest value across batches, which a prebuilt put loop cannot model).
             var bucket: UInt32 = 0
@@ -305,14 +325,17 @@ struct BlockRows {
                 open = false
             }
             for i in order {
-                if open && (rows.session[i] >> 6 != bucket || buckets.byteCount >= BlockRows.sessionValueTarget) { flushBucket() }
+                if open && (rows.session[i] >> 6 != bucket || buckets.byteCount >= BlockRows.sessionValueTarget) {
+                    flushBucket()
+                }
                 if !open {
                     bucket = rows.session[i] >> 6
                     buckets.reset()
                     open = true
                 }
-                buckets.append(low: rows.session[i] & 63, onboarding: rows.onboarding[i], screen: rows.screen[i],
-                               time: rows.time[i], seq: rows.seq[i])
+                buckets.append(
+                    low: rows.session[i] & 63, onboarding: rows.onboarding[i], screen: rows.screen[i],
+                    time: rows.time[i], seq: rows.seq[i])
             }
             if open { flushBucket() }
             var chunk: UInt16 = 0
@@ -386,7 +409,8 @@ final class RawBlocksAppendBench: Benchmark {
                         var key = MDB_val(mv_size: p.key.count, mv_data: mutable(bytes, p.key.lowerBound))
                         var value = MDB_val(mv_size: p.value.count, mv_data: mutable(bytes, p.value.lowerBound))
                         let flags = p.target == .batches ? UInt32(MDB_APPEND) : 0
-                        try check(mdb_cursor_put(cursors[Int(p.target.rawValue)], &key, &value, flags), "mdb_cursor_put")
+                        try check(
+                            mdb_cursor_put(cursors[Int(p.target.rawValue)], &key, &value, flags), "mdb_cursor_put")
                         written &+= UInt64(p.value.count)
                     }
                 } catch {
@@ -409,7 +433,11 @@ final class RawBlocksAppendBench: Benchmark {
     }
 
     func extraFigures() -> [Figure] {
-        [Figure(name: "bytes on disk per event", value: Double(bytesOnDisk) / Double(max(1, loaded?.events ?? 1)), unit: "B")]
+        [
+            Figure(
+                name: "bytes on disk per event", value: Double(bytesOnDisk) / Double(max(1, loaded?.events ?? 1)),
+                unit: "B")
+        ]
     }
 
     func tearDown() throws { loaded = nil }

@@ -75,7 +75,8 @@ func printTable(_ report: Report, groups: [BenchmarkGroup]) {
                 continue
             }
             let line = [
-                pad(r.name + (r.isSubject ? " *" : r.isVariant ? " (variant)" : ""), 44), pad(formatSeconds(r.bestSeconds), 9, right: true),
+                pad(r.name + (r.isSubject ? " *" : r.isVariant ? " (variant)" : ""), 44),
+                pad(formatSeconds(r.bestSeconds), 9, right: true),
                 pad(formatSeconds(r.medianSeconds), 9, right: true), pad(formatRate(r.itemsPerSecond), 10, right: true),
                 pad(r.megabytesPerSecond.map { String(format: "%.1f", $0) } ?? "", 8, right: true),
                 pad(String(format: "%.2f", r.allocationsPerItem), 12, right: true),
@@ -90,7 +91,9 @@ func printTable(_ report: Report, groups: [BenchmarkGroup]) {
     }
     if !report.targets.isEmpty {
         print("")
-        print("== targets (docs/performance.md)" + (report.quick || !report.optimized ? ": not judged in a smoke run or a debug build" : ""))
+        print(
+            "== targets (docs/performance.md)"
+                + (report.quick || !report.optimized ? ": not judged in a smoke run or a debug build" : ""))
         for t in report.targets {
             let verdict = t.met.map { $0 ? "met" : "MISSED" } ?? "-"
             print(pad(verdict, 7) + pad(t.measure, 52) + pad("target " + t.target, 34) + "measured " + t.measured)

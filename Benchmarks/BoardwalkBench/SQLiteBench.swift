@@ -18,7 +18,8 @@ final class SQLiteDB {
         try check(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil), "sqlite3_open_v2")
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=NORMAL")
-        try exec("""
+        try exec(
+            """
             CREATE TABLE IF NOT EXISTS events (
                 onboarding INTEGER NOT NULL, screen INTEGER NOT NULL, time INTEGER NOT NULL, seq INTEGER NOT NULL,
                 session INTEGER NOT NULL, value BLOB NOT NULL,
@@ -149,7 +150,11 @@ final class SQLiteAppendBench: Benchmark {
     }
 
     func extraFigures() -> [Figure] {
-        [Figure(name: "bytes on disk per event", value: Double(bytesOnDisk) / Double(max(1, loaded?.count ?? 1)), unit: "B")]
+        [
+            Figure(
+                name: "bytes on disk per event", value: Double(bytesOnDisk) / Double(max(1, loaded?.count ?? 1)),
+                unit: "B")
+        ]
     }
 
     func tearDown() throws { loaded = nil }

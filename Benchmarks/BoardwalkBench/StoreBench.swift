@@ -43,7 +43,9 @@ final class StoreAppendBench: Benchmark {
             appended &+= UInt64(result.appended)
             start = end
         }
-        if appended != UInt64(events.count) { throw BenchError("the store appended \(appended) of \(events.count) events") }
+        if appended != UInt64(events.count) {
+            throw BenchError("the store appended \(appended) of \(events.count) events")
+        }
         return appended
     }
 

@@ -10,7 +10,9 @@ func checkTargets(_ results: [BenchmarkResult]) -> [TargetCheck] {
         results.first { $0.name == name && $0.error == nil }?.figures.first { $0.name == figureName }?.value
     }
     var checks: [TargetCheck] = []
-    func atLeast(_ measure: String, _ value: Double?, _ target: Double, _ shown: (Double) -> String, _ targetText: String) {
+    func atLeast(
+        _ measure: String, _ value: Double?, _ target: Double, _ shown: (Double) -> String, _ targetText: String
+    ) {
         guard let value else { return }
         checks.append(TargetCheck(measure: measure, target: targetText, measured: shown(value), met: value >= target))
     }
@@ -23,14 +25,19 @@ func checkTargets(_ results: [BenchmarkResult]) -> [TargetCheck] {
 
     let json = rate("json-read.boardwalk")
     atLeast("JSON line → event", json, 3e6, perSecond, "≥ 3 M/s")
-    atLeast("JSON line → event vs JSONDecoder", ratio(json, rate("json-read.foundation-jsondecoder")), 50, times, "≥ 50x")
+    atLeast(
+        "JSON line → event vs JSONDecoder", ratio(json, rate("json-read.foundation-jsondecoder")), 50, times, "≥ 50x")
 
     let decode = rate("decode.boardwalk-owned")
     atLeast("record → event (owned)", decode, 20e6, perSecond, "≥ 20 M/s")
-    atLeast("record → event (owned) vs JSONDecoder", ratio(decode, rate("json-read.foundation-jsondecoder")), 200, times, "≥ 200x")
+    atLeast(
+        "record → event (owned) vs JSONDecoder", ratio(decode, rate("json-read.foundation-jsondecoder")), 200, times,
+        "≥ 200x")
     let borrowed = rate("decode.boardwalk-borrowed")
     atLeast("record → event (borrowed view)", borrowed, 20e6, perSecond, "≥ 20 M/s")
-    atLeast("record → event (borrowed) vs JSONDecoder", ratio(borrowed, rate("json-read.foundation-jsondecoder")), 200, times, "≥ 200x")
+    atLeast(
+        "record → event (borrowed) vs JSONDecoder", ratio(borrowed, rate("json-read.foundation-jsondecoder")), 200,
+        times, "≥ 200x")
 
     atLeast("event → record", rate("encode.boardwalk"), 10e6, perSecond, "≥ 10 M/s")
 
@@ -42,8 +49,10 @@ func checkTargets(_ results: [BenchmarkResult]) -> [TargetCheck] {
     }
     atLeast("NDJSON file → store, end to end", rate("ingest.boardwalk"), 700e3, perSecond, "≥ 700 k/s")
     if let bytes = figure("ingest.boardwalk", "bytes on disk per event") {
-        checks.append(TargetCheck(
-            measure: "bytes on disk per event", target: "≤ 40 B", measured: String(format: "%.1f B", bytes), met: bytes <= 40))
+        checks.append(
+            TargetCheck(
+                measure: "bytes on disk per event", target: "≤ 40 B", measured: String(format: "%.1f B", bytes),
+                met: bytes <= 40))
     }
     // "Flat" is judged as at most 1.25x for an input 4x larger; both memory figures are checked, since
     // VmHWM also counts the store's mapped file pages, which grow with the store by design.
@@ -52,8 +61,10 @@ func checkTargets(_ results: [BenchmarkResult]) -> [TargetCheck] {
         ("peak RSS growth, large ÷ small input", "peak RSS (VmHWM) while ingesting, large ÷ small"),
     ] {
         if let growth = figure("rss.boardwalk-ingest", figureName) {
-            checks.append(TargetCheck(
-                measure: measure, target: "flat (≤ 1.25x)", measured: String(format: "%.2fx", growth), met: growth <= 1.25))
+            checks.append(
+                TargetCheck(
+                    measure: measure, target: "flat (≤ 1.25x)", measured: String(format: "%.2fx", growth),
+                    met: growth <= 1.25))
         }
     }
     return checks

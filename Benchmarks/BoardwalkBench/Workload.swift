@@ -64,11 +64,14 @@ struct SessionWorkload {
             live[slot].position += 1
             if rng.next() % 30 != 0 { time.microseconds += Int64(1 + rng.next() % 4) * 1000 }
             let meta: Meta? = step.screen.map {
-                Meta(onboardingID: plan.id, screenClientID: plan.screenIDs[$0], screenIndex: $0, totalScreens: plan.screens.count)
+                Meta(
+                    onboardingID: plan.id, screenClientID: plan.screenIDs[$0], screenIndex: $0,
+                    totalScreens: plan.screens.count)
             }
-            out.append(Event(
-                time: time, session: s.session, profile: s.profile, placement: s.placement, variation: s.variation,
-                meta: step.payload.kind == .error ? nil : meta, payload: step.payload))
+            out.append(
+                Event(
+                    time: time, session: s.session, profile: s.profile, placement: s.placement, variation: s.variation,
+                    meta: step.payload.kind == .error ? nil : meta, payload: step.payload))
         }
         return out
     }
@@ -92,8 +95,12 @@ struct SessionWorkload {
     private static func script(_ plan: OnboardingPlan, rng: inout SplitMix64) -> [Step] {
         var steps: [Step] = [Step(screen: 0, payload: .onboardingLoaded)]
         if rng.next() % 200 == 0 {
-            steps.append(Step(screen: nil, payload: .error(OnboardingError(
-                domain: "AdaptyUIError", code: 4200, message: "The network connection was lost."))))
+            steps.append(
+                Step(
+                    screen: nil,
+                    payload: .error(
+                        OnboardingError(
+                            domain: "AdaptyUIError", code: 4200, message: "The network connection was lost."))))
             return steps
         }
         steps.append(Step(screen: 0, payload: .analytics(.onboardingStarted)))
@@ -111,36 +118,62 @@ struct SessionWorkload {
             case .info: break
             case .select(let element, let choices):
                 let c = choices[Int(rng.next() % UInt64(choices.count))]
-                steps.append(Step(screen: index, payload: .stateUpdated(StateUpdate(elementID: element, value: .select(c)))))
+                steps.append(
+                    Step(screen: index, payload: .stateUpdated(StateUpdate(elementID: element, value: .select(c)))))
                 reply = c.value
             case .multiSelect(let element, let choices):
                 var picked: [Choice] = []
                 for c in choices where rng.next() % 3 == 0 {
                     picked.append(c)
-                    steps.append(Step(screen: index, payload: .stateUpdated(StateUpdate(elementID: element, value: .multiSelect(picked)))))
+                    steps.append(
+                        Step(
+                            screen: index,
+                            payload: .stateUpdated(StateUpdate(elementID: element, value: .multiSelect(picked)))))
                 }
             case .text(let element):
-                steps.append(Step(screen: index, payload: .stateUpdated(StateUpdate(
-                    elementID: element, value: .input(.text(["Alex", "Sam", "Maria", "Jo"][Int(rng.next() % 4)]))))))
+                steps.append(
+                    Step(
+                        screen: index,
+                        payload: .stateUpdated(
+                            StateUpdate(
+                                elementID: element,
+                                value: .input(.text(["Alex", "Sam", "Maria", "Jo"][Int(rng.next() % 4)]))))))
             case .email(let element):
-                steps.append(Step(screen: index, payload: .stateUpdated(StateUpdate(
-                    elementID: element, value: .input(.email("user\(rng.next() % 100_000)@example.com"))))))
+                steps.append(
+                    Step(
+                        screen: index,
+                        payload: .stateUpdated(
+                            StateUpdate(
+                                elementID: element, value: .input(.email("user\(rng.next() % 100_000)@example.com"))))))
                 steps.append(Step(screen: index, payload: .analytics(.userEmailCollected)))
             case .number(let element):
-                steps.append(Step(screen: index, payload: .stateUpdated(StateUpdate(
-                    elementID: element, value: .input(.number(Double(18 + rng.next() % 60)))))))
+                steps.append(
+                    Step(
+                        screen: index,
+                        payload: .stateUpdated(
+                            StateUpdate(
+                                elementID: element, value: .input(.number(Double(18 + rng.next() % 60)))))))
             case .date(let element):
-                steps.append(Step(screen: index, payload: .stateUpdated(StateUpdate(
-                    elementID: element, value: .datePicker(DateParts(
-                        year: 1950 + Int(rng.next() % 60), month: 1 + Int(rng.next() % 12),
-                        day: rng.next() % 4 == 0 ? nil : 1 + Int(rng.next() % 28)))))))
+                steps.append(
+                    Step(
+                        screen: index,
+                        payload: .stateUpdated(
+                            StateUpdate(
+                                elementID: element,
+                                value: .datePicker(
+                                    DateParts(
+                                        year: 1950 + Int(rng.next() % 60), month: 1 + Int(rng.next() % 12),
+                                        day: rng.next() % 4 == 0 ? nil : 1 + Int(rng.next() % 28)))))))
             }
             if index == count - 2 { steps.append(Step(screen: index, payload: .analytics(.productsScreenPresented))) }
-            steps.append(Step(screen: index, payload: .analytics(.screenCompleted(elementID: "next_button", reply: reply))))
+            steps.append(
+                Step(screen: index, payload: .analytics(.screenCompleted(elementID: "next_button", reply: reply))))
             if rng.next() % 50 == 0 { steps.append(Step(screen: index, payload: .custom(actionID: "contact_support"))) }
         }
         steps.append(Step(screen: count - 1, payload: .analytics(.onboardingCompleted)))
-        if rng.next() % 3 != 0 { steps.append(Step(screen: count - 1, payload: .openPaywall(actionID: "paywall_main"))) }
+        if rng.next() % 3 != 0 {
+            steps.append(Step(screen: count - 1, payload: .openPaywall(actionID: "paywall_main")))
+        }
         steps.append(Step(screen: count - 1, payload: .close(actionID: "")))
         return steps
     }
@@ -153,7 +186,9 @@ struct SessionWorkload {
         for i in 0..<count {
             let element = "q\(i)_answer"
             let choices = (0..<(2 + Int(rng.next() % 5))).map { j in
-                Choice(id: "opt_\(j)", value: answers[(j + i) % answers.count], label: answers[(j + i) % answers.count].capitalized)
+                Choice(
+                    id: "opt_\(j)", value: answers[(j + i) % answers.count],
+                    label: answers[(j + i) % answers.count].capitalized)
             }
             let screen: OnboardingPlan.Screen
             switch i == 0 || i == count - 1 ? 0 : rng.next() % 8 {

@@ -15,12 +15,14 @@ let usage = """
 
 /// Reports a usage error the way the `boardwalk` tool does, and exits with EX_USAGE.
 func usageError(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("""
-        Error: \(message)
-        Usage: boardwalk-bench [--quick] [--json] [--runs N] [--warmup N] [--list] [FILTER...]
-          See 'boardwalk-bench --help' for more information.
+    FileHandle.standardError.write(
+        Data(
+            """
+            Error: \(message)
+            Usage: boardwalk-bench [--quick] [--json] [--runs N] [--warmup N] [--list] [FILTER...]
+              See 'boardwalk-bench --help' for more information.
 
-        """.utf8))
+            """.utf8))
     exit(64)
 }
 
@@ -81,7 +83,8 @@ for c in selected {
 }
 
 let selectedGroups = Set(selected.map(\.group))
-let notYetMeasured = groups.filter { selectedGroups.contains($0.name) || options.filters.isEmpty }.flatMap(\.notYetMeasured)
+let notYetMeasured = groups.filter { selectedGroups.contains($0.name) || options.filters.isEmpty }.flatMap(
+    \.notYetMeasured)
 var targets = checkTargets(results)
 if options.quick || !isOptimizedBuild {
     // A smoke run or a debug build measures nothing a target can be judged on.
@@ -89,7 +92,8 @@ if options.quick || !isOptimizedBuild {
 }
 let report = Report(
     optimized: isOptimizedBuild, quick: options.quick, machine: ProcessInfoReader.machine(), warmup: options.warmup,
-    runs: options.runs, results: results, comparisons: compare(results, groups: groups), notYetMeasured: notYetMeasured, targets: targets,
+    runs: options.runs, results: results, comparisons: compare(results, groups: groups), notYetMeasured: notYetMeasured,
+    targets: targets,
     peakRSS: ProcessInfoReader.peakRSS())
 if options.json {
     try printJSON(report)

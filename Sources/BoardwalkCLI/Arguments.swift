@@ -101,8 +101,10 @@ package struct UsageError: Error, Hashable, Sendable, CustomStringConvertible {
 /// - An option given twice keeps both values; ``ParsedArguments/value(_:)`` returns the last.
 ///
 /// - Complexity: O(n) in the number of arguments.
-package func parseArguments(_ arguments: some Sequence<String>,
-                            options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
+package func parseArguments(
+    _ arguments: some Sequence<String>,
+    options: [OptionSpec]
+) throws(UsageError) -> ParsedArguments {
     var result = ParsedArguments()
     var byLong: [String: OptionSpec] = [:]
     var byShort: [Character: OptionSpec] = [:]
@@ -167,7 +169,8 @@ package func parseArguments(_ arguments: some Sequence<String>,
                     }
                     // `-f` for `--format`, which has no short form: the one long option starting with the letter.
                     let longs = byLong.keys.filter { $0.first == letter }
-                    throw UsageError("unknown option '-\(letter)'" + (longs.count == 1 ? " (did you mean '--\(longs[0])'?)" : ""))
+                    throw UsageError(
+                        "unknown option '-\(letter)'" + (longs.count == 1 ? " (did you mean '--\(longs[0])'?)" : ""))
                 }
                 if option.takesValue {
                     if rest.first == "=" { rest = rest.dropFirst() }

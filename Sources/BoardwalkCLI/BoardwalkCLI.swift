@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import BoardwalkQuery
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The `boardwalk` tool: dispatch to a subcommand, print errors, return an exit status.
 ///
@@ -16,10 +17,12 @@ package enum BoardwalkCLI {
     package static let usage = "boardwalk [--db DIR] <command> [options]"
 
     /// Every subcommand, in the order help lists them.
-    package static var commands: [any Command.Type] {[
-        IngestCommand.self, QueryCommand.self, ReplCommand.self, StatsCommand.self, ExportCommand.self,
-        CheckCommand.self, BackupCommand.self, GenerateCommand.self, DemoCommand.self,
-    ]}
+    package static var commands: [any Command.Type] {
+        [
+            IngestCommand.self, QueryCommand.self, ReplCommand.self, StatsCommand.self, ExportCommand.self,
+            CheckCommand.self, BackupCommand.self, GenerateCommand.self, DemoCommand.self,
+        ]
+    }
 
     /// Runs the tool for the process and exits with its status.
     package static func main() -> Never {

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Boardwalk
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The monotonic clock in microseconds, for durations.
 func monotonicMicroseconds() -> Int64 {

@@ -26,7 +26,8 @@ package struct ErrorReport: Hashable, Sendable {
             stream = .stderr
             exitCode = ExitCode.failure
         case let lmdb as StoreError where lmdb.meansDamage:
-            text = "Error: \(lmdb)\n  The store's file is damaged: 'boardwalk check' lists the damage, "
+            text =
+                "Error: \(lmdb)\n  The store's file is damaged: 'boardwalk check' lists the damage, "
                 + "'boardwalk export --salvage' reads what is left.\n"
             stream = .stderr
             exitCode = ExitCode.failure

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Boardwalk
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Set by SIGINT while the REPL runs: cancels the running query (the executor checks it), or abandons the
 /// line being edited. A global so the C signal handler can reach it; touched before the handler is installed,

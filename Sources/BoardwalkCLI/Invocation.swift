@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Somewhere text goes: the process's stdout or stderr, or a buffer in tests.
@@ -145,10 +145,12 @@ package struct Invocation {
         let columns = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
         return Invocation(
             environment: env,
-            stdout: FileSink(descriptor: 1, buffered: true, onFailure: { code in
-                let message = "Error: cannot write to standard output: \(String(cString: strerror(code)))\n"
-                _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
-            }),
+            stdout: FileSink(
+                descriptor: 1, buffered: true,
+                onFailure: { code in
+                    let message = "Error: cannot write to standard output: \(String(cString: strerror(code)))\n"
+                    _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
+                }),
             stderr: FileSink(descriptor: 2, buffered: false), stdinIsTerminal: isatty(0) == 1,
             stdoutIsTerminal: isatty(1) == 1, stderrIsTerminal: isatty(2) == 1, columns: columns)
     }

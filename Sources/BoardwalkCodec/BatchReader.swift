@@ -47,7 +47,9 @@ public struct BatchReader {
             guard bytes[i] == magic[i] else { throw CodecError(offset: i, reason: .badMagic) }
         }
         guard bytes.count >= BatchFormat.headerSize else { throw CodecError(offset: bytes.count, reason: .truncated) }
-        guard bytes[8] == BatchFormat.version else { throw CodecError(offset: 8, reason: .unsupportedVersion(Int(bytes[8]))) }
+        guard bytes[8] == BatchFormat.version else {
+            throw CodecError(offset: 8, reason: .unsupportedVersion(Int(bytes[8])))
+        }
         for i in 9..<12 where bytes[i] != 0 {
             throw CodecError(offset: i, reason: .reservedBits(field: "file header", value: UInt64(bytes[i])))
         }
@@ -68,14 +70,16 @@ public struct BatchReader {
         }
         let view = try RecordView(record: bytes, at: _offset, stringLimit: StringID(truncatingIfNeeded: _strings.count))
         guard view.offset + view.byteCount <= blockEnd else {
-            throw CodecError(offset: view.offset, reason: .lengthMismatch(declared: blockEnd - view.offset, used: view.byteCount))
+            throw CodecError(
+                offset: view.offset, reason: .lengthMismatch(declared: blockEnd - view.offset, used: view.byteCount))
         }
         _offset += view.byteCount
         recordsLeft -= 1
         recordsRead += 1
         if recordsLeft == 0 && _offset != blockEnd {
             // The block's records end before its payload does.
-            throw CodecError(offset: _offset, reason: .lengthMismatch(declared: blockEnd - blockStart, used: _offset - blockStart))
+            throw CodecError(
+                offset: _offset, reason: .lengthMismatch(declared: blockEnd - blockStart, used: _offset - blockStart))
         }
         return view
     }
@@ -117,7 +121,9 @@ public struct BatchReader {
                 throw CodecError(offset: start + 5, reason: .oversizedCount(count: UInt64(count), limit: length))
             }
             guard _strings.count + count < Int(UInt32.max) else {
-                throw CodecError(offset: start + 5, reason: .oversizedCount(count: UInt64(count), limit: Int(UInt32.max) - 1 - _strings.count))
+                throw CodecError(
+                    offset: start + 5,
+                    reason: .oversizedCount(count: UInt64(count), limit: Int(UInt32.max) - 1 - _strings.count))
             }
             r.end = end
             _strings.reserveCapacity(_strings.count + count)
@@ -131,12 +137,15 @@ public struct BatchReader {
                 r.position += Int(n)
             }
             guard r.position == end else {
-                throw CodecError(offset: r.position, reason: .lengthMismatch(declared: length, used: r.position - payloadStart))
+                throw CodecError(
+                    offset: r.position, reason: .lengthMismatch(declared: length, used: r.position - payloadStart))
             }
             _offset = end
         case BatchFormat.blockRecords:
             guard count <= length / BatchFormat.minRecordSize else {
-                throw CodecError(offset: start + 5, reason: .oversizedCount(count: UInt64(count), limit: length / BatchFormat.minRecordSize))
+                throw CodecError(
+                    offset: start + 5,
+                    reason: .oversizedCount(count: UInt64(count), limit: length / BatchFormat.minRecordSize))
             }
             guard count > 0 || length == 0 else {
                 throw CodecError(offset: payloadStart, reason: .lengthMismatch(declared: length, used: 0))
@@ -147,19 +156,25 @@ public struct BatchReader {
             recordsLeft = count
         case BatchFormat.blockEnd:
             r.end = end
-            guard count == 0 else { throw CodecError(offset: start + 5, reason: .countMismatch(declared: UInt64(count), actual: 0)) }
+            guard count == 0 else {
+                throw CodecError(offset: start + 5, reason: .countMismatch(declared: UInt64(count), actual: 0))
+            }
             let stringsOffset = r.position
             let totalStrings = try r.varint()
             guard totalStrings == UInt64(_strings.count) else {
-                throw CodecError(offset: stringsOffset, reason: .countMismatch(declared: totalStrings, actual: UInt64(_strings.count)))
+                throw CodecError(
+                    offset: stringsOffset,
+                    reason: .countMismatch(declared: totalStrings, actual: UInt64(_strings.count)))
             }
             let recordsOffset = r.position
             let totalRecords = try r.varint()
             guard totalRecords == recordsRead else {
-                throw CodecError(offset: recordsOffset, reason: .countMismatch(declared: totalRecords, actual: recordsRead))
+                throw CodecError(
+                    offset: recordsOffset, reason: .countMismatch(declared: totalRecords, actual: recordsRead))
             }
             guard r.position == end else {
-                throw CodecError(offset: r.position, reason: .lengthMismatch(declared: length, used: r.position - payloadStart))
+                throw CodecError(
+                    offset: r.position, reason: .lengthMismatch(declared: length, used: r.position - payloadStart))
             }
             guard end == bytes.count else { throw CodecError(offset: end, reason: .trailingBytes) }
             _offset = end

@@ -41,9 +41,11 @@ public struct EncodingError: Error, Hashable, Sendable, CustomStringConvertible 
         case .recordTooLong(let n): "record of \(n) bytes exceeds the limit of \(RecordFormat.maxRecordLength)"
         case .timeOutOfRange(let t): "time \(t) µs since the epoch is outside years 1970 through 9999"
         case .totalScreensOutOfRange(let n): "total screens \(n) is outside 0...\(Meta.maxScreenIndex + 1)"
-        case .stringTooLong(let field, let n): "\(field) is \(n) bytes long; the limit is \(RecordFormat.maxStringBytes)"
+        case .stringTooLong(let field, let n):
+            "\(field) is \(n) bytes long; the limit is \(RecordFormat.maxStringBytes)"
         case .tooManyChoices(let n): "a multi-select of \(n) choices; the limit is \(RecordFormat.maxChoices)"
-        case .lineTooLong(let n, let limit): "its strings take \(n) bytes as JSON, too long for an NDJSON line of at most \(limit)"
+        case .lineTooLong(let n, let limit):
+            "its strings take \(n) bytes as JSON, too long for an NDJSON line of at most \(limit)"
         }
     }
 }

@@ -77,8 +77,12 @@ public struct RecordEncoder: Sendable {
     ///   interner throws, unchanged. On a throw the buffer is left as it was.
     /// - Complexity: O(number of string fields) interner calls; no allocation once the buffer is warm.
     @inlinable @discardableResult
-    public mutating func appendRecord<I: StringInterner>(_ event: borrowing Event, strings: inout I) throws -> EncodedRecord {
-        try withUnsafePointer(to: event) { try append(at: $0, strings: &strings, full: true, eventID: nil, emptyIsAbsent: false) }
+    public mutating func appendRecord<I: StringInterner>(_ event: borrowing Event, strings: inout I) throws
+        -> EncodedRecord
+    {
+        try withUnsafePointer(to: event) {
+            try append(at: $0, strings: &strings, full: true, eventID: nil, emptyIsAbsent: false)
+        }
     }
 
     /// Appends a record body: the record without its length prefix and without the fields a store key
@@ -87,8 +91,12 @@ public struct RecordEncoder: Sendable {
     /// Decode it with ``RecordView/init(body:header:stringLimit:)`` and the same header.
     /// - Throws: as ``appendRecord(_:strings:)``.
     @inlinable @discardableResult
-    public mutating func appendBody<I: StringInterner>(_ event: borrowing Event, strings: inout I) throws -> EncodedRecord {
-        try withUnsafePointer(to: event) { try append(at: $0, strings: &strings, full: false, eventID: nil, emptyIsAbsent: false) }
+    public mutating func appendBody<I: StringInterner>(_ event: borrowing Event, strings: inout I) throws
+        -> EncodedRecord
+    {
+        try withUnsafePointer(to: event) {
+            try append(at: $0, strings: &strings, full: false, eventID: nil, emptyIsAbsent: false)
+        }
     }
 
     /// ``appendRecord(_:strings:)`` for the event stored at `event`, read in place.
@@ -136,8 +144,9 @@ public struct RecordEncoder: Sendable {
         var header = RecordHeader(time: event.pointee.time, onboarding: nil, screenIndex: nil)
         var session: StringID? = nil
         var w = ByteWriter(base: base, position: full ? start + 1 : start)
-        try RecordEncoder.write(event, into: &w, strings: &strings, full: full, eventID: eventID, emptyIsAbsent: emptyIsAbsent,
-                                header: &header, session: &session)
+        try RecordEncoder.write(
+            event, into: &w, strings: &strings, full: full, eventID: eventID, emptyIsAbsent: emptyIsAbsent,
+            header: &header, session: &session)
         let end = w.position
         if full {
             let length = end - start - 1
@@ -187,7 +196,8 @@ public struct RecordEncoder: Sendable {
     /// extra inhabitant, a bit pattern no `String` has), so the memory is rebound to `String` only for the
     /// call, as layout-compatible types may be.
     @inlinable @inline(__always)
-    static func intern<I: StringInterner>(present string: UnsafePointer<String?>, _ strings: inout I) throws -> StringID {
+    static func intern<I: StringInterner>(present string: UnsafePointer<String?>, _ strings: inout I) throws -> StringID
+    {
         try string.withMemoryRebound(to: String.self, capacity: 1) { try intern(at: $0, &strings) }
     }
 
@@ -243,7 +253,9 @@ public struct RecordEncoder: Sendable {
             session = id
             w.varint32(id)
         }
-        if flags & RecordFormat.flagProfile != 0 { w.varint32(try intern(present: event.pointer(to: \.profile)!, &strings)) }
+        if flags & RecordFormat.flagProfile != 0 {
+            w.varint32(try intern(present: event.pointer(to: \.profile)!, &strings))
+        }
         switch idRef {
         case .uuid(let hi, let lo, _):
             w.base.storeBytes(of: hi.bigEndian, toByteOffset: w.position, as: UInt64.self)
@@ -255,8 +267,12 @@ public struct RecordEncoder: Sendable {
             // Not a UUID: interned here, in field order, so that ids are assigned as always.
             if shape.hasEventID { w.varint32(try intern(present: event.pointer(to: \.eventID)!, &strings)) }
         }
-        if flags & RecordFormat.flagPlacement != 0 { w.varint32(try intern(present: event.pointer(to: \.placement)!, &strings)) }
-        if flags & RecordFormat.flagVariation != 0 { w.varint32(try intern(present: event.pointer(to: \.variation)!, &strings)) }
+        if flags & RecordFormat.flagPlacement != 0 {
+            w.varint32(try intern(present: event.pointer(to: \.placement)!, &strings))
+        }
+        if flags & RecordFormat.flagVariation != 0 {
+            w.varint32(try intern(present: event.pointer(to: \.variation)!, &strings))
+        }
 
         if let byte = shape.payloadByte {
             // A payload without strings (most analytics events, `onboarding_loaded`): nothing to load.
@@ -370,8 +386,10 @@ struct EventShape {
             hasEventID = true
             // In place: loading the `String` would retain it, an atomic write to its storage that waits for the
             // cache line the digits are on anyway (the retain took 15 % of an encode, beside the load: `perf record`).
-            if parseEventID, let (hi, lo, upper) = event.pointer(to: \.eventID)!.withMemoryRebound(
-                to: String.self, capacity: 1, parseUUID(at:)) {
+            if parseEventID,
+                let (hi, lo, upper) = event.pointer(to: \.eventID)!.withMemoryRebound(
+                    to: String.self, capacity: 1, parseUUID(at:))
+            {
                 uuid = .uuid(high: hi, low: lo, uppercase: upper)
             }
         }

@@ -64,9 +64,10 @@ package struct RecordFields {
     ///   type's discussion for what it skips); ``CodecError/Reason/contextMismatch`` when the body's `meta`
     ///   flag disagrees with `header`.
     @inlinable @inline(__always)
-    package init(body bytes: UnsafeRawBufferPointer, header: RecordHeader,
-                 stringLimit limit: StringID = RecordFormat.absent, extent: Extent = .all) throws(CodecError)
-    {
+    package init(
+        body bytes: UnsafeRawBufferPointer, header: RecordHeader,
+        stringLimit limit: StringID = RecordFormat.absent, extent: Extent = .all
+    ) throws(CodecError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         var r = ByteReader(base: base, position: 0, end: bytes.count)
         let tag = try r.byte()
@@ -118,17 +119,21 @@ package struct RecordFields {
                 let code = sub & 0x0F
                 if code == RecordFormat.analyticsUnknown {
                     guard sub & 0xF0 == 0 else {
-                        throw CodecError(offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(sub)))
+                        throw CodecError(
+                            offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(sub)))
                     }
                     r0 = try r.ref(limit: limit)
                 } else {
                     guard code <= 7 else {
-                        throw CodecError(offset: subOffset, reason: .invalidValue(field: "analytics name code", value: Int64(code)))
+                        throw CodecError(
+                            offset: subOffset, reason: .invalidValue(field: "analytics name code", value: Int64(code)))
                     }
-                    let allowed: UInt8 = code == AnalyticsName.screenCompleted.code
+                    let allowed: UInt8 =
+                        code == AnalyticsName.screenCompleted.code
                         ? RecordFormat.analyticsHasElement | RecordFormat.analyticsHasReply : 0
                     guard sub & 0xF0 & ~allowed == 0 else {
-                        throw CodecError(offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(sub)))
+                        throw CodecError(
+                            offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(sub)))
                     }
                     if sub & RecordFormat.analyticsHasElement != 0 { r1 = try r.ref(limit: limit) }
                     if sub & RecordFormat.analyticsHasReply != 0 { r2 = try r.ref(limit: limit) }
@@ -143,7 +148,8 @@ package struct RecordFields {
                     throw CodecError(offset: subOffset, reason: .reservedBits(field: "state value", value: UInt64(sub)))
                 }
                 guard type <= RecordFormat.valueDate else {
-                    throw CodecError(offset: subOffset, reason: .invalidValue(field: "state value type", value: Int64(type)))
+                    throw CodecError(
+                        offset: subOffset, reason: .invalidValue(field: "state value type", value: Int64(type)))
                 }
             case .openPaywall, .custom, .close:
                 r0 = try r.ref(limit: limit)

@@ -49,8 +49,9 @@ extension RecordView {
                 case .onboardingStarted: payload = .analytics(.onboardingStarted)
                 case .screenPresented: payload = .analytics(.screenPresented)
                 case .screenCompleted:
-                    payload = .analytics(.screenCompleted(
-                        elementID: try resolveOptional(r2, "element_id"), reply: try resolveOptional(r3, "reply")))
+                    payload = .analytics(
+                        .screenCompleted(
+                            elementID: try resolveOptional(r2, "element_id"), reply: try resolveOptional(r3, "reply")))
                 case .secondScreenPresented: payload = .analytics(.secondScreenPresented)
                 case .registrationScreenPresented: payload = .analytics(.registrationScreenPresented)
                 case .productsScreenPresented: payload = .analytics(.productsScreenPresented)
@@ -63,16 +64,18 @@ extension RecordView {
             let value: StateValue
             switch sub & 0x0F {
             case RecordFormat.valueSelect:
-                value = .select(Choice(
-                    id: try resolve(r1, "value.id"), value: try resolve(r2, "value.value"),
-                    label: try resolve(r3, "value.label")))
+                value = .select(
+                    Choice(
+                        id: try resolve(r1, "value.id"), value: try resolve(r2, "value.value"),
+                        label: try resolve(r3, "value.label")))
             case RecordFormat.valueMultiSelect:
                 var choices: [Choice] = []
                 choices.reserveCapacity(choicesCount)
                 for c in self.choices {
-                    choices.append(Choice(
-                        id: try resolve(c.id, "value[].id"), value: try resolve(c.value, "value[].value"),
-                        label: try resolve(c.label, "value[].label")))
+                    choices.append(
+                        Choice(
+                            id: try resolve(c.id, "value[].id"), value: try resolve(c.value, "value[].value"),
+                            label: try resolve(c.label, "value[].label")))
                 }
                 value = .multiSelect(choices)
             case RecordFormat.valueText: value = .input(.text(try resolve(r1, "value.value")))
@@ -86,9 +89,10 @@ extension RecordView {
         case .close: payload = .close(actionID: try resolve(r1, "action_id"))
         case .onboardingLoaded: payload = .onboardingLoaded
         case .error:
-            payload = .error(OnboardingError(
-                domain: try resolve(r1, "error.domain"), code: Int(truncatingIfNeeded: Int64(bitPattern: n0)),
-                message: try resolve(r2, "error.message")))
+            payload = .error(
+                OnboardingError(
+                    domain: try resolve(r1, "error.domain"), code: Int(truncatingIfNeeded: Int64(bitPattern: n0)),
+                    message: try resolve(r2, "error.message")))
         }
         let session = try resolveOptional(sessionRef, "session")
         let profile = try resolveOptional(profileRef, "profile")

@@ -83,7 +83,8 @@ public struct RecordView {
         var r = ByteReader(base: base, position: offset, end: bytes.count)
         let length = try r.varint()
         guard length <= UInt64(RecordFormat.maxRecordLength) else {
-            throw CodecError(offset: offset, reason: .oversizedCount(count: length, limit: RecordFormat.maxRecordLength))
+            throw CodecError(
+                offset: offset, reason: .oversizedCount(count: length, limit: RecordFormat.maxRecordLength))
         }
         let contentStart = r.position
         guard Int(length) <= r.remaining else { throw CodecError(offset: bytes.count, reason: .truncated) }
@@ -91,7 +92,8 @@ public struct RecordView {
         _offset = offset
         try parse(&r, header: nil, limit: stringLimit)
         guard r.position == r.end else {
-            throw CodecError(offset: r.position, reason: .lengthMismatch(declared: Int(length), used: r.position - contentStart))
+            throw CodecError(
+                offset: r.position, reason: .lengthMismatch(declared: Int(length), used: r.position - contentStart))
         }
         _byteCount = r.end - offset
     }
@@ -120,14 +122,16 @@ public struct RecordView {
     /// reader can skip a record whose kind or version it does not know.
     /// - Throws: ``CodecError`` when the prefix is malformed or the record runs past the end of `bytes`.
     @inlinable
-    public static func extent(ofRecordIn bytes: UnsafeRawBufferPointer, at offset: Int) throws(CodecError) -> Range<Int> {
+    public static func extent(ofRecordIn bytes: UnsafeRawBufferPointer, at offset: Int) throws(CodecError) -> Range<Int>
+    {
         guard let base = bytes.baseAddress, offset >= 0, offset < bytes.count else {
             throw CodecError(offset: offset, reason: .truncated)
         }
         var r = ByteReader(base: base, position: offset, end: bytes.count)
         let length = try r.varint()
         guard length <= UInt64(RecordFormat.maxRecordLength) else {
-            throw CodecError(offset: offset, reason: .oversizedCount(count: length, limit: RecordFormat.maxRecordLength))
+            throw CodecError(
+                offset: offset, reason: .oversizedCount(count: length, limit: RecordFormat.maxRecordLength))
         }
         guard Int(length) <= r.remaining else { throw CodecError(offset: bytes.count, reason: .truncated) }
         return offset..<(r.position + Int(length))
@@ -171,7 +175,9 @@ public struct RecordView {
                 let screenOffset = r.position
                 let s = try r.varint()
                 guard s <= UInt64(Meta.maxScreenIndex) else {
-                    throw CodecError(offset: screenOffset, reason: .invalidValue(field: "screen index", value: Int64(truncatingIfNeeded: s)))
+                    throw CodecError(
+                        offset: screenOffset,
+                        reason: .invalidValue(field: "screen index", value: Int64(truncatingIfNeeded: s)))
                 }
                 screen = UInt16(truncatingIfNeeded: s)
             }
@@ -205,13 +211,17 @@ public struct RecordView {
             sub = b
             let code = b & 0x0F
             if code == RecordFormat.analyticsUnknown {
-                guard b & 0xF0 == 0 else { throw CodecError(offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(b))) }
+                guard b & 0xF0 == 0 else {
+                    throw CodecError(offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(b)))
+                }
                 r1 = try r.ref(limit: limit)
             } else {
                 guard code <= 7 else {
-                    throw CodecError(offset: subOffset, reason: .invalidValue(field: "analytics name code", value: Int64(code)))
+                    throw CodecError(
+                        offset: subOffset, reason: .invalidValue(field: "analytics name code", value: Int64(code)))
                 }
-                let allowed: UInt8 = code == AnalyticsName.screenCompleted.code
+                let allowed: UInt8 =
+                    code == AnalyticsName.screenCompleted.code
                     ? RecordFormat.analyticsHasElement | RecordFormat.analyticsHasReply : 0
                 guard b & 0xF0 & ~allowed == 0 else {
                     throw CodecError(offset: subOffset, reason: .reservedBits(field: "analytics", value: UInt64(b)))
@@ -253,7 +263,8 @@ public struct RecordView {
                 if b & RecordFormat.dateHasMonth != 0 { n1 = try r.signed() }
                 if b & RecordFormat.dateHasDay != 0 { n2 = try r.signed() }
             default:
-                throw CodecError(offset: subOffset, reason: .invalidValue(field: "state value type", value: Int64(type)))
+                throw CodecError(
+                    offset: subOffset, reason: .invalidValue(field: "state value type", value: Int64(type)))
             }
         case .openPaywall, .custom, .close:
             r1 = try r.ref(limit: limit)

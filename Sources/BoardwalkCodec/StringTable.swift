@@ -172,7 +172,9 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
 
     @inlinable @inline(__always)
     static func cacheSlot(_ a: UInt64, _ b: UInt64) -> Int {
-        Int(truncatingIfNeeded: ((a &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F)) >> (64 - UInt64(StringTable.cacheBits)))
+        Int(
+            truncatingIfNeeded: ((a &* 0x9E37_79B9_7F4A_7C15) ^ (b &* 0xC2B2_AE3D_27D4_EB4F))
+                >> (64 - UInt64(StringTable.cacheBits)))
     }
 
     // MARK: What a lookup will read
@@ -216,7 +218,9 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
     /// The address of the hash table's slot where a lookup of hash `h` starts. Reads nothing.
     @inlinable @inline(__always)
     package func slotAddress(hash h: UInt64) -> UnsafeRawPointer {
-        slots.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress! + (Int(truncatingIfNeeded: h) & ($0.count - 1))) }
+        slots.withUnsafeBufferPointer {
+            UnsafeRawPointer($0.baseAddress! + (Int(truncatingIfNeeded: h) & ($0.count - 1)))
+        }
     }
 
     /// The address of the table's `String` named by the slot of hash `h`, when the slot's hash bits match `h`
@@ -275,7 +279,8 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
         let b = UnsafeRawPointer(string).load(fromByteOffset: 8, as: UInt64.self)
         let slot = StringTable.cacheSlot(a, b)
         if cacheKeys.isEmpty {
-            cacheKeys = Array(repeating: CacheKey(a: 0, b: 0, id: RecordFormat.absent), count: 1 << StringTable.cacheBits)
+            cacheKeys = Array(
+                repeating: CacheKey(a: 0, b: 0, id: RecordFormat.absent), count: 1 << StringTable.cacheBits)
             cacheStrings = Array(repeating: "", count: 1 << StringTable.cacheBits)
         }
         // The cache must keep alive the storage its key points to. When `string` is the very value the table

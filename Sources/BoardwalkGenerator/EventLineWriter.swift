@@ -204,12 +204,13 @@ package struct EventLineWriter: Sendable {
                 o.key(camel ? "elementId" : "element_id"); o.string(update.elementID)
                 o.key("params")
                 o.begin()
-                let docsType = switch update.value.elementType {
-                case .select: "select"
-                case .multiSelect: "multiSelect"
-                case .input: "input"
-                case .datePicker: "datePicker"
-                }
+                let docsType =
+                    switch update.value.elementType {
+                    case .select: "select"
+                    case .multiSelect: "multiSelect"
+                    case .input: "input"
+                    case .datePicker: "datePicker"
+                    }
                 o.key("type"); o.string(docsType)
                 o.key("value"); writeValue(update.value, into: &o)
                 o.end()

@@ -28,21 +28,26 @@ package struct RandomEvents: Sequence, IteratorProtocol, Sendable {
         case .close: payload = .close(actionID: string())
         case .onboardingLoaded: payload = .onboardingLoaded
         case .error:
-            payload = .error(OnboardingError(
-                domain: string(), code: Int(Int32.random(in: -100_000...100_000, using: &rng)), message: string()))
+            payload = .error(
+                OnboardingError(
+                    domain: string(), code: Int(Int32.random(in: -100_000...100_000, using: &rng)), message: string()))
         }
         let hasMeta = kind != .error || Bool.random(using: &rng)
         let total = Int.random(in: 0...40, using: &rng)
-        let meta = hasMeta
+        let meta =
+            hasMeta
             ? Meta(
                 onboardingID: string(), screenClientID: string(),
                 screenIndex: Int.random(in: 0...Swift.max(0, total), using: &rng) % (Meta.maxScreenIndex + 1),
-                totalScreens: Bool.random(using: &rng) ? total : Int.random(in: 0...Meta.maxScreenIndex + 1, using: &rng))
+                totalScreens: Bool.random(using: &rng)
+                    ? total : Int.random(in: 0...Meta.maxScreenIndex + 1, using: &rng))
             : nil
-        let time = Timestamp(microseconds: Int64.random(
-            in: Timestamp.range.lowerBound.microseconds...Timestamp.range.upperBound.microseconds, using: &rng))
+        let time = Timestamp(
+            microseconds: Int64.random(
+                in: Timestamp.range.lowerBound.microseconds...Timestamp.range.upperBound.microseconds, using: &rng))
         return Event(
-            time: Bool.random(using: &rng) ? time : Timestamp(microseconds: 1_793_527_200_000_000 + Int64.random(in: 0...1 << 36, using: &rng)),
+            time: Bool.random(using: &rng)
+                ? time : Timestamp(microseconds: 1_793_527_200_000_000 + Int64.random(in: 0...1 << 36, using: &rng)),
             session: optionalString(), profile: optionalString(), eventID: optionalString(),
             placement: optionalString(), variation: optionalString(), meta: meta, payload: payload)
     }
@@ -56,15 +61,20 @@ package struct RandomEvents: Sequence, IteratorProtocol, Sendable {
             case 0: return .input(.text(string()))
             case 1: return .input(.email(string()))
             default:
-                let numbers: [Double] = [0, -0.0, 25, -1.5, 1e300, .leastNonzeroMagnitude, 0.1, 123_456_789.125, Double(Int64.max)]
-                return .input(.number(
-                    Bool.random(using: &rng) ? numbers.randomElement(using: &rng)! : Double.random(in: -1e9...1e9, using: &rng)))
+                let numbers: [Double] = [
+                    0, -0.0, 25, -1.5, 1e300, .leastNonzeroMagnitude, 0.1, 123_456_789.125, Double(Int64.max),
+                ]
+                return .input(
+                    .number(
+                        Bool.random(using: &rng)
+                            ? numbers.randomElement(using: &rng)! : Double.random(in: -1e9...1e9, using: &rng)))
             }
         default:
-            return .datePicker(DateParts(
-                year: Bool.random(using: &rng) ? Int.random(in: 1900...2100, using: &rng) : nil,
-                month: Bool.random(using: &rng) ? Int.random(in: 1...12, using: &rng) : nil,
-                day: Bool.random(using: &rng) ? Int.random(in: 1...31, using: &rng) : nil))
+            return .datePicker(
+                DateParts(
+                    year: Bool.random(using: &rng) ? Int.random(in: 1900...2100, using: &rng) : nil,
+                    month: Bool.random(using: &rng) ? Int.random(in: 1...12, using: &rng) : nil,
+                    day: Bool.random(using: &rng) ? Int.random(in: 1...31, using: &rng) : nil))
         }
     }
 
@@ -76,20 +86,29 @@ package struct RandomEvents: Sequence, IteratorProtocol, Sendable {
     package mutating func string() -> String {
         switch Int.random(in: 0..<10, using: &rng) {
         case 0: return ""
-        case 1: return ["onb_1", "welcome", "final", "é", "日本語", "a\"b\\c", "tab\tnew\nline", "\u{1F600}x", "\u{0}\u{1F}", "\u{7F}\u{FEFF}"].randomElement(using: &rng)!
+        case 1:
+            return [
+                "onb_1", "welcome", "final", "é", "日本語", "a\"b\\c", "tab\tnew\nline", "\u{1F600}x", "\u{0}\u{1F}",
+                "\u{7F}\u{FEFF}",
+            ].randomElement(using: &rng)!
         case 2:
             // 15, 16 and 36 bytes: the small-string boundary and a UUID.
             let length = [15, 16, 36].randomElement(using: &rng)!
             return String((0..<length).map { _ in "0123456789abcdef-".randomElement(using: &rng)! })
         case 3:
             let scalars = (0..<Int.random(in: 1...12, using: &rng)).map { _ -> Character in
-                let ranges: [ClosedRange<UInt32>] = [0x20...0x7E, 0xA0...0x2FF, 0x400...0x4FF, 0x3040...0x30FF, 0x1F300...0x1F64F]
+                let ranges: [ClosedRange<UInt32>] = [
+                    0x20...0x7E, 0xA0...0x2FF, 0x400...0x4FF, 0x3040...0x30FF, 0x1F300...0x1F64F,
+                ]
                 let range = ranges.randomElement(using: &rng)!
                 return Character(Unicode.Scalar(UInt32.random(in: range, using: &rng))!)
             }
             return String(scalars)
         default:
-            let words = ["screen", "onboarding", "pro", "beginner", "amateur", "interest", "music", "sports", "email", "name", "id"]
+            let words = [
+                "screen", "onboarding", "pro", "beginner", "amateur", "interest", "music", "sports", "email", "name",
+                "id",
+            ]
             return words.randomElement(using: &rng)! + "_" + String(Int.random(in: 0..<1000, using: &rng))
         }
     }

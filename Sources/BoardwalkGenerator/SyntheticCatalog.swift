@@ -67,34 +67,71 @@ extension SyntheticOnboarding {
         var rng = SplitMix64(seed: seed, stream: 0xCA7A_106)
         let placements = ["onboarding_main", "onboarding_reactivation", "onboarding_web2app"]
         let themes: [(name: String, questions: [SyntheticScreen.Role])] = [
-            ("Fitness", [
-                .select(elementID: "goal", options: options([("lose_weight", "Lose weight"), ("build_muscle", "Build muscle"), ("stay_fit", "Stay fit"), ("flexibility", "Flexibility")])),
-                .select(elementID: "level", options: options([("beginner", "Beginner"), ("amateur", "Amateur"), ("pro", "Pro")])),
-                .multiSelect(elementID: "workout_types", options: options([("yoga", "Yoga"), ("hiit", "HIIT"), ("running", "Running"), ("weights", "Free weights"), ("swim", "Swimming")])),
-                .numberInput(elementID: "age", range: 16...75, step: 1),
-                .numberInput(elementID: "weight_kg", range: 45...140, step: 0.5),
-                .datePicker(elementID: "birthday"),
-            ]),
-            ("Language", [
-                .select(elementID: "language", options: options([("es", "Español"), ("de", "Deutsch"), ("ja", "日本語"), ("fr", "Français")])),
-                .select(elementID: "daily_minutes", options: options([("5", "5 min"), ("15", "15 min"), ("30", "30 min")])),
-                .multiSelect(elementID: "interests", options: options([("travel", "Travel"), ("work", "Work"), ("music", "Music"), ("movies", "Movies & \"TV\"")])),
-                .textInput(elementID: "name"),
-                .datePicker(elementID: "exam_date"),
-            ]),
-            ("Meditation", [
-                .select(elementID: "reason", options: options([("sleep", "Sleep better"), ("stress", "Less stress"), ("focus", "Focus")])),
-                .multiSelect(elementID: "feelings", options: options([("anxious", "Anxious"), ("tired", "Tired"), ("calm", "Calm"), ("sad", "Грустно")])),
-                .numberInput(elementID: "sleep_hours", range: 3...11, step: 0.5),
-                .textInput(elementID: "nickname"),
-                .datePicker(elementID: "start_date"),
-            ]),
+            (
+                "Fitness",
+                [
+                    .select(
+                        elementID: "goal",
+                        options: options([
+                            ("lose_weight", "Lose weight"), ("build_muscle", "Build muscle"), ("stay_fit", "Stay fit"),
+                            ("flexibility", "Flexibility"),
+                        ])),
+                    .select(
+                        elementID: "level",
+                        options: options([("beginner", "Beginner"), ("amateur", "Amateur"), ("pro", "Pro")])),
+                    .multiSelect(
+                        elementID: "workout_types",
+                        options: options([
+                            ("yoga", "Yoga"), ("hiit", "HIIT"), ("running", "Running"), ("weights", "Free weights"),
+                            ("swim", "Swimming"),
+                        ])),
+                    .numberInput(elementID: "age", range: 16...75, step: 1),
+                    .numberInput(elementID: "weight_kg", range: 45...140, step: 0.5),
+                    .datePicker(elementID: "birthday"),
+                ]
+            ),
+            (
+                "Language",
+                [
+                    .select(
+                        elementID: "language",
+                        options: options([("es", "Español"), ("de", "Deutsch"), ("ja", "日本語"), ("fr", "Français")])),
+                    .select(
+                        elementID: "daily_minutes",
+                        options: options([("5", "5 min"), ("15", "15 min"), ("30", "30 min")])),
+                    .multiSelect(
+                        elementID: "interests",
+                        options: options([
+                            ("travel", "Travel"), ("work", "Work"), ("music", "Music"), ("movies", "Movies & \"TV\""),
+                        ])),
+                    .textInput(elementID: "name"),
+                    .datePicker(elementID: "exam_date"),
+                ]
+            ),
+            (
+                "Meditation",
+                [
+                    .select(
+                        elementID: "reason",
+                        options: options([("sleep", "Sleep better"), ("stress", "Less stress"), ("focus", "Focus")])),
+                    .multiSelect(
+                        elementID: "feelings",
+                        options: options([
+                            ("anxious", "Anxious"), ("tired", "Tired"), ("calm", "Calm"), ("sad", "Грустно"),
+                        ])),
+                    .numberInput(elementID: "sleep_hours", range: 3...11, step: 0.5),
+                    .textInput(elementID: "nickname"),
+                    .datePicker(elementID: "start_date"),
+                ]
+            ),
         ]
         var result: [SyntheticOnboarding] = []
         for index in 0..<count {
             let theme = themes[index % themes.count]
             let total = Int.random(in: 5...20, using: &rng)
-            var screens: [SyntheticScreen] = [SyntheticScreen(clientID: "welcome", role: .info, meanDwellMilliseconds: 4_000)]
+            var screens: [SyntheticScreen] = [
+                SyntheticScreen(clientID: "welcome", role: .info, meanDwellMilliseconds: 4_000)
+            ]
             // Middle screens: every question of the theme (so every element type appears), an email screen,
             // a permission screen, a products screen, and info screens to fill up. Shuffled, then cut.
             var middle: [SyntheticScreen.Role] = theme.questions
@@ -116,25 +153,28 @@ extension SyntheticOnboarding {
                 case .emailInput: clientID = "registration_screen"
                 default: clientID = "\(role.elementIDForName ?? "q")_screen"
                 }
-                let dwell: Int64 = switch role {
-                case .info: 3_000
-                case .textInput, .emailInput: 11_000
-                case .multiSelect: 8_000
-                case .products: 15_000
-                default: 5_000
-                }
-                screens.append(SyntheticScreen(
-                    clientID: clientID, role: role,
-                    meanDwellMilliseconds: dwell + Int64.random(in: 0...2_000, using: &rng)))
+                let dwell: Int64 =
+                    switch role {
+                    case .info: 3_000
+                    case .textInput, .emailInput: 11_000
+                    case .multiSelect: 8_000
+                    case .products: 15_000
+                    default: 5_000
+                    }
+                screens.append(
+                    SyntheticScreen(
+                        clientID: clientID, role: role,
+                        meanDwellMilliseconds: dwell + Int64.random(in: 0...2_000, using: &rng)))
             }
             screens.append(SyntheticScreen(clientID: "final", role: .final, meanDwellMilliseconds: 2_000))
-            result.append(SyntheticOnboarding(
-                id: rng.uuid(),
-                name: "\(theme.name) v\(index / themes.count + 1)",
-                placement: placements[index % placements.count],
-                variation: rng.uuid(),
-                screens: screens,
-                weight: 1.0 / Double(index + 1)))
+            result.append(
+                SyntheticOnboarding(
+                    id: rng.uuid(),
+                    name: "\(theme.name) v\(index / themes.count + 1)",
+                    placement: placements[index % placements.count],
+                    variation: rng.uuid(),
+                    screens: screens,
+                    weight: 1.0 / Double(index + 1)))
         }
         return result
     }

@@ -69,8 +69,10 @@ package struct SyntheticSession: Hashable, Sendable {
 
     /// The chance that a user on screen `index` of `total` leaves before completing it: it grows with the
     /// index (from 1.5 % on the first screen to 10.5 % on the last but one), scaled by the user's motivation.
-    package static func dropProbability(screenIndex index: Int, totalScreens total: Int,
-                                        motivation: Double = 1) -> Double {
+    package static func dropProbability(
+        screenIndex index: Int, totalScreens total: Int,
+        motivation: Double = 1
+    ) -> Double {
         (0.015 + 0.09 * Double(index) / Double(max(1, total - 1))) * motivation
     }
 }
@@ -105,11 +107,12 @@ private struct Builder {
     }
 
     mutating func emit(_ payload: Payload, screen: Int?, rng: inout SplitMix64) {
-        events.append(Event(
-            time: Timestamp(milliseconds: clock), session: sessionID, profile: profile,
-            eventID: rng.chance(eventIDRate) ? rng.uuid() : nil,
-            placement: onboarding.placement, variation: onboarding.variation,
-            meta: screen.map(meta), payload: payload))
+        events.append(
+            Event(
+                time: Timestamp(milliseconds: clock), session: sessionID, profile: profile,
+                eventID: rng.chance(eventIDRate) ? rng.uuid() : nil,
+                placement: onboarding.placement, variation: onboarding.variation,
+                meta: screen.map(meta), payload: payload))
     }
 
     /// Moves the clock forward by up to `max` milliseconds; a zero step (a same-millisecond tie) is common.
@@ -139,14 +142,17 @@ private struct Builder {
                 sawSecond = true
                 emit(.analytics(.secondScreenPresented), screen: index, rng: &rng)
             }
-            if case .emailInput = screen.role { emit(.analytics(.registrationScreenPresented), screen: index, rng: &rng) }
+            if case .emailInput = screen.role {
+                emit(.analytics(.registrationScreenPresented), screen: index, rng: &rng)
+            }
             if case .products = screen.role { emit(.analytics(.productsScreenPresented), screen: index, rng: &rng) }
             if case .final = screen.role {
                 finish(index, rng: &rng)
                 return
             }
             let dwell = Int64(Double(screen.meanDwellMilliseconds) * (0.3 + 1.4 * rng.unit()))
-            let dropP = SyntheticSession.dropProbability(screenIndex: index, totalScreens: total, motivation: motivation)
+            let dropP = SyntheticSession.dropProbability(
+                screenIndex: index, totalScreens: total, motivation: motivation)
             if rng.chance(dropP) {
                 clock += dwell / 2
                 leave(index, rng: &rng)
@@ -179,7 +185,9 @@ private struct Builder {
         case .select(let id, let options):
             if rng.chance(0.15) {
                 // Changed their mind: last write wins.
-                emit(.stateUpdated(StateUpdate(elementID: id, value: .select(options.randomElement(using: &rng)!))), screen: index, rng: &rng)
+                emit(
+                    .stateUpdated(StateUpdate(elementID: id, value: .select(options.randomElement(using: &rng)!))),
+                    screen: index, rng: &rng)
                 tick(&rng)
             }
             // Skewed towards the first options.
@@ -208,8 +216,13 @@ private struct Builder {
             }
             elementID = id
         case .textInput(let id):
-            let names = ["John Doe", "José", "Anna \"Ann\" Lee", "李雷", "O'Brien", "Zoë", "Back\\slash", "Мария", "A", "tab\there"]
-            emit(.stateUpdated(StateUpdate(elementID: id, value: .input(.text(names.randomElement(using: &rng)!)))), screen: index, rng: &rng)
+            let names = [
+                "John Doe", "José", "Anna \"Ann\" Lee", "李雷", "O'Brien", "Zoë", "Back\\slash", "Мария", "A",
+                "tab\there",
+            ]
+            emit(
+                .stateUpdated(StateUpdate(elementID: id, value: .input(.text(names.randomElement(using: &rng)!)))),
+                screen: index, rng: &rng)
             elementID = id
             reply = "success"
         case .emailInput(let id):
@@ -218,7 +231,8 @@ private struct Builder {
             } else {
                 let domains = ["example.com", "mail.test", "posteo.example"]
                 let address = "user\(Int.random(in: 1...99_999, using: &rng))@\(domains.randomElement(using: &rng)!)"
-                emit(.stateUpdated(StateUpdate(elementID: id, value: .input(.email(address)))), screen: index, rng: &rng)
+                emit(
+                    .stateUpdated(StateUpdate(elementID: id, value: .input(.email(address)))), screen: index, rng: &rng)
                 tick(&rng, max: 20)
                 emit(.analytics(.userEmailCollected), screen: index, rng: &rng)
                 elementID = id
@@ -233,12 +247,13 @@ private struct Builder {
             let year = Int.random(in: 1950...2010, using: &rng)
             let month = Int.random(in: 1...12, using: &rng)
             let day = Int.random(in: 1...28, using: &rng)
-            let parts: DateParts = switch rng.weighted([0.6, 0.15, 0.15, 0.1]) {
-            case 0: DateParts(year: year, month: month, day: day)
-            case 1: DateParts(year: year)
-            case 2: DateParts(year: year, month: month)
-            default: DateParts(month: month, day: day)
-            }
+            let parts: DateParts =
+                switch rng.weighted([0.6, 0.15, 0.15, 0.1]) {
+                case 0: DateParts(year: year, month: month, day: day)
+                case 1: DateParts(year: year)
+                case 2: DateParts(year: year, month: month)
+                default: DateParts(month: month, day: day)
+                }
             emit(.stateUpdated(StateUpdate(elementID: id, value: .datePicker(parts))), screen: index, rng: &rng)
             elementID = id
         case .permission(let actionID):
@@ -290,7 +305,9 @@ private struct Builder {
 
     static let errors: [OnboardingError] = [
         OnboardingError(domain: "AdaptyUIError", code: 4200, message: "WebKit: The network connection was lost."),
-        OnboardingError(domain: "AdaptyUIError", code: 4200, message: "WebKit: A server with the specified hostname could not be found."),
+        OnboardingError(
+            domain: "AdaptyUIError", code: 4200,
+            message: "WebKit: A server with the specified hostname could not be found."),
         OnboardingError(domain: "http", code: 503, message: "Service Unavailable"),
         OnboardingError(domain: "ssl", code: -1202, message: "The certificate for this server is invalid."),
         OnboardingError(domain: "unknown", code: 0, message: "Unknown message: {\"type\":\"bogus\"}"),

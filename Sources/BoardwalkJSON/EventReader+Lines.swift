@@ -1,8 +1,9 @@
 import BoardwalkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension EventReader {
@@ -40,9 +41,10 @@ extension EventReader {
             }
             let result: Result<Event, JSONReadError>
             do throws(JSONReadError) {
-                result = .success(try readLine(
-                    UnsafeRawBufferPointer(start: base + start, count: end - start), readableAfter: n - end,
-                    lineNumber: line, arrival: arrival))
+                result = .success(
+                    try readLine(
+                        UnsafeRawBufferPointer(start: base + start, count: end - start), readableAfter: n - end,
+                        lineNumber: line, arrival: arrival))
             } catch {
                 result = .failure(error)
             }
@@ -89,17 +91,22 @@ public final class NDJSONStream {
             try readCarry(arrival: arrival, body)
             rest = UnsafeRawBufferPointer(rebasing: chunk[(end + 1)...])
         }
-        let (consumed, lines) = try reader.readLines(in: rest, firstLine: linesRead + 1, arrival: arrival, isFinal: false, body)
+        let (consumed, lines) = try reader.readLines(
+            in: rest, firstLine: linesRead + 1, arrival: arrival, isFinal: false, body)
         linesRead += lines
         if consumed < rest.count { carry.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[consumed...])) }
     }
 
     /// Reads the last line if the input did not end with a newline.
-    public func finish(arrival: Timestamp, _ body: (_ line: Int, _ result: Result<Event, JSONReadError>) throws -> Void) rethrows {
+    public func finish(arrival: Timestamp, _ body: (_ line: Int, _ result: Result<Event, JSONReadError>) throws -> Void)
+        rethrows
+    {
         if !carry.isEmpty { try readCarry(arrival: arrival, body) }
     }
 
-    private func readCarry(arrival: Timestamp, _ body: (_ line: Int, _ result: Result<Event, JSONReadError>) throws -> Void) rethrows {
+    private func readCarry(
+        arrival: Timestamp, _ body: (_ line: Int, _ result: Result<Event, JSONReadError>) throws -> Void
+    ) rethrows {
         let bytes = carry
         carry.removeAll(keepingCapacity: true)
         let lines = try bytes.withUnsafeBytes { buffer in

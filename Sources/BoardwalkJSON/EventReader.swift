@@ -28,10 +28,13 @@ public final class EventReader {
     ///   without AVX2, which the simdjson kernel compiled into Boardwalk needs.
     public init(limits: JSONReaderLimits = JSONReaderLimits()) throws(JSONReadError) {
         self.limits = limits
-        guard let p = bw_parser_create(
-            max(1, limits.maxLineBytes), max(1, limits.maxDepth), max(0, limits.maxStringBytes), max(0, limits.maxChoices))
+        guard
+            let p = bw_parser_create(
+                max(1, limits.maxLineBytes), max(1, limits.maxDepth), max(0, limits.maxStringBytes),
+                max(0, limits.maxChoices))
         else {
-            throw JSONReadError(code: .limit, line: 0, reason: "cannot create the JSON parser (out of memory, or a CPU without AVX2)")
+            throw JSONReadError(
+                code: .limit, line: 0, reason: "cannot create the JSON parser (out of memory, or a CPU without AVX2)")
         }
         parser = p
         scratch = .allocate(byteCount: 4096, alignment: 64)
@@ -76,7 +79,9 @@ public final class EventReader {
     /// - Throws: ``JSONReadError`` saying where and why the line was rejected.
     /// - Complexity: O(line length). Copies the line once into a padded buffer; ``readLines(in:firstLine:arrival:isFinal:_:)``
     ///   avoids that copy for lines inside a larger buffer.
-    public func read(line: UnsafeRawBufferPointer, lineNumber: Int = 1, arrival: Timestamp) throws(JSONReadError) -> Event {
+    public func read(line: UnsafeRawBufferPointer, lineNumber: Int = 1, arrival: Timestamp) throws(JSONReadError)
+        -> Event
+    {
         try readLine(line, readableAfter: 0, lineNumber: lineNumber, arrival: arrival)
     }
 
@@ -105,7 +110,9 @@ public final class EventReader {
         var line = line
         let result: Result<Event, JSONReadError> = line.withUTF8 { bytes in
             do throws(JSONReadError) {
-                return .success(try readLine(UnsafeRawBufferPointer(bytes), readableAfter: 0, lineNumber: lineNumber, arrival: arrival))
+                return .success(
+                    try readLine(
+                        UnsafeRawBufferPointer(bytes), readableAfter: 0, lineNumber: lineNumber, arrival: arrival))
             } catch {
                 return .failure(error)
             }
@@ -114,7 +121,9 @@ public final class EventReader {
     }
 
     /// Reads a line whose bytes are followed by `readableAfter` more readable bytes (of any content).
-    func readLine(_ raw: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws(JSONReadError) -> Event {
+    func readLine(_ raw: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp)
+        throws(JSONReadError) -> Event
+    {
         guard var base = raw.baseAddress else {
             throw JSONReadError(code: .emptyLine, line: lineNumber, reason: "empty line")
         }
@@ -129,16 +138,18 @@ public final class EventReader {
             base.load(fromByteOffset: 2, as: UInt8.self) == 0xBF
         {
             guard lineNumber == 1 else {
-                throw JSONReadError(code: .syntax, line: lineNumber, column: 1,
-                                    reason: "a byte-order mark is allowed only at the start of line 1")
+                throw JSONReadError(
+                    code: .syntax, line: lineNumber, column: 1,
+                    reason: "a byte-order mark is allowed only at the start of line 1")
             }
             base += 3
             count -= 3
             shift = 3
         }
         if count > limits.maxLineBytes {
-            throw JSONReadError(code: .limit, line: lineNumber,
-                                reason: "line is \(count) bytes long; the limit is \(limits.maxLineBytes)")
+            throw JSONReadError(
+                code: .limit, line: lineNumber,
+                reason: "line is \(count) bytes long; the limit is \(limits.maxLineBytes)")
         }
         var blank = true
         for i in 0..<count {

@@ -72,7 +72,8 @@ public struct JSONReaderLimits: Hashable, Sendable {
     public var maxChoices: Int
 
     /// Limits with the defaults, any of which can be changed.
-    public init(maxLineBytes: Int = 1 << 20, maxStringBytes: Int = 64 << 10, maxDepth: Int = 32, maxChoices: Int = 1000) {
+    public init(maxLineBytes: Int = 1 << 20, maxStringBytes: Int = 64 << 10, maxDepth: Int = 32, maxChoices: Int = 1000)
+    {
         self.maxLineBytes = maxLineBytes
         self.maxStringBytes = maxStringBytes
         self.maxDepth = maxDepth

@@ -13,8 +13,10 @@ extension LineView {
         // byte it stopped at ("a control character in a string"). Say what the file is instead.
         if looksLikeUTF16(bytes) {
             column = nil
-            return make(.syntax, "the line looks like UTF-16 (a zero byte beside each character); ingest reads UTF-8: "
-                         + "convert the file first (iconv -f UTF-16 -t UTF-8)")
+            return make(
+                .syntax,
+                "the line looks like UTF-16 (a zero byte beside each character); ingest reads UTF-8: "
+                    + "convert the file first (iconv -f UTF-16 -t UTF-8)")
         }
         switch Int(status.error) {
         case Int(BW_E_NOT_OBJECT.rawValue):
@@ -37,14 +39,16 @@ extension LineView {
             let first = keys[min(Int(slot(level, id).alias), keys.count - 1)]
             let second = keys[min(Int(status.error_alias), keys.count - 1)]
             let p = levelPrefix(level) + parentPath(id) + second
-            return make(.duplicate, first == second ? "duplicate key" : "duplicate key (also given as \(first))", path: p)
+            return make(
+                .duplicate, first == second ? "duplicate key" : "duplicate key (also given as \(first))", path: p)
         case Int(BW_E_CHOICE_DUPLICATE.rawValue):
             let name = ["id", "value", "label"][min(Int(status.error_alias), 2)]
             return make(.duplicate, "duplicate key \"\(name)\" in a multi-select element")
         case Int(BW_E_STRING_TOO_LONG.rawValue):
             // The walker stops at the string; a scan up to it says which key holds it (or that it is a key).
             if offset >= 0, let (path, isKey) = stringPlace(Int(offset), in: bytes) {
-                return make(.limit, "\(isKey ? "a key" : "a string") is longer than \(limits.maxStringBytes) bytes", path: path)
+                return make(
+                    .limit, "\(isKey ? "a key" : "a string") is longer than \(limits.maxStringBytes) bytes", path: path)
             }
             return make(.limit, "a string is longer than \(limits.maxStringBytes) bytes")
         case Int(BW_E_TOO_MANY_CHOICES.rawValue):
@@ -146,7 +150,8 @@ func stringPlace(_ offset: Int, in b: UnsafeRawBufferPointer) -> (path: String?,
             if case .object(_, let expectingKey)? = levels.last { isKey = expectingKey }
             if start == offset { return (isKey ? path(levels.dropLast()) : path(levels[...]), isKey) }
             if isKey, case .object? = levels.last, i <= b.count {
-                let key = String(decoding: UnsafeRawBufferPointer(rebasing: b[(start + 1)..<min(i, b.count)]), as: UTF8.self)
+                let key = String(
+                    decoding: UnsafeRawBufferPointer(rebasing: b[(start + 1)..<min(i, b.count)]), as: UTF8.self)
                 levels[levels.count - 1] = .object(key: key, expectingKey: false)
             }
         case UInt8(ascii: "{"): levels.append(.object(key: nil, expectingKey: true))
@@ -194,10 +199,15 @@ func firstInvalidUTF8(_ b: UnsafeRawBufferPointer) -> Int? {
         var need = 0
         var min: UInt32 = 0
         var v: UInt32
-        if c & 0xE0 == 0xC0 { need = 1; v = UInt32(c & 0x1F); min = 0x80 }
-        else if c & 0xF0 == 0xE0 { need = 2; v = UInt32(c & 0x0F); min = 0x800 }
-        else if c & 0xF8 == 0xF0 { need = 3; v = UInt32(c & 0x07); min = 0x10000 }
-        else { return i }
+        if c & 0xE0 == 0xC0 {
+            need = 1; v = UInt32(c & 0x1F); min = 0x80
+        } else if c & 0xF0 == 0xE0 {
+            need = 2; v = UInt32(c & 0x0F); min = 0x800
+        } else if c & 0xF8 == 0xF0 {
+            need = 3; v = UInt32(c & 0x07); min = 0x10000
+        } else {
+            return i
+        }
         for k in 1...need {
             guard i + k < n, b[i + k] & 0xC0 == 0x80 else { return i }
             v = v << 6 | UInt32(b[i + k] & 0x3F)

@@ -2,8 +2,10 @@ import BoardwalkModel
 internal import CSimdjson
 
 /// Slots that make a message (as opposed to its envelope) at one level.
-private let messageMask: UInt64 = [S.type, S.id, S.name, S.actionID, S.elementID, S.elementType, S.value, S.reply,
-    S.meta, S.params, S.action, S.error].reduce(0) { $0 | 1 << UInt64($1) }
+private let messageMask: UInt64 = [
+    S.type, S.id, S.name, S.actionID, S.elementID, S.elementType, S.value, S.reply,
+    S.meta, S.params, S.action, S.error,
+].reduce(0) { $0 | 1 << UInt64($1) }
 /// The fields of the bridge's analytics object `event {name, element_id?, reply?}`.
 private let bridgeEventMask: UInt64 = (1 << UInt64(S.name)) | (1 << UInt64(S.elementID)) | (1 << UInt64(S.reply))
 
@@ -12,8 +14,10 @@ extension LineView {
     ///
     /// With a ``layout`` the event is stored property by property (see ``EventLayout`` for why).
     @inline(__always)
-    func event(arrival: Timestamp, strings: RecentStrings,
-               into out: UnsafeMutablePointer<Event>) throws(JSONReadError) {
+    func event(
+        arrival: Timestamp, strings: RecentStrings,
+        into out: UnsafeMutablePointer<Event>
+    ) throws(JSONReadError) {
         // Where the message is (level 0, or 1 when wrapped as "event": {…}), and where a bridge analytics
         // object `event {name, …}` is, if any.
         var m = 0
@@ -23,8 +27,9 @@ extension LineView {
             if mask(1) & ~bridgeEventMask != 0 {
                 let clash = mask(0) & messageMask
                 if clash != 0 {
-                    throw error(.shape, 0, clash.trailingZeroBitCount,
-                                "a line that wraps its message in \"event\" cannot also have message fields at the top level")
+                    throw error(
+                        .shape, 0, clash.trailingZeroBitCount,
+                        "a line that wraps its message in \"event\" cannot also have message fields at the top level")
                 }
                 m = 1
                 if has(1, S.event) {
@@ -69,9 +74,10 @@ extension LineView {
                 out, time: time, session: session, profile: profile, eventID: eventID, placement: placement,
                 variation: variation, meta: meta, payload: payload)
         } else {
-            out.initialize(to: Event(
-                time: time, session: session, profile: profile, eventID: eventID, placement: placement,
-                variation: variation, meta: meta, payload: payload))
+            out.initialize(
+                to: Event(
+                    time: time, session: session, profile: profile, eventID: eventID, placement: placement,
+                    variation: variation, meta: meta, payload: payload))
         }
     }
 
@@ -85,7 +91,9 @@ extension LineView {
     /// ``envLevel(_:_:)`` for a wrapped message, apart so that the common unwrapped case inlines.
     @inline(never)
     func wrappedEnvLevel(_ id: Int) throws(JSONReadError) -> Int? {
-        if has(0, id) && has(1, id) { throw error(.duplicate, 1, id, "given both at the top level and inside \"event\"") }
+        if has(0, id) && has(1, id) {
+            throw error(.duplicate, 1, id, "given both at the top level and inside \"event\"")
+        }
         return has(1, id) ? 1 : has(0, id) ? 0 : nil
     }
 
@@ -99,8 +107,9 @@ extension LineView {
         if let a, let b {
             let x = slot(a, direct), y = slot(b, viewID)
             guard x.type == tString else { throw typeError(a, direct, expected: "a string") }
-            guard y.type == tString, x.len == y.len, memcmpEqual(
-                UnsafeRawPointer(x.s!).assumingMemoryBound(to: UInt8.self), UnsafeRawPointer(y.s!), Int(x.len))
+            guard y.type == tString, x.len == y.len,
+                memcmpEqual(
+                    UnsafeRawPointer(x.s!).assumingMemoryBound(to: UInt8.self), UnsafeRawPointer(y.s!), Int(x.len))
             else {
                 throw error(.shape, b, viewID, "disagrees with \(path(a, direct))")
             }
@@ -118,7 +127,10 @@ extension LineView {
         var source = 0
         func take(_ k: EventKind, _ level: Int, _ id: Int) throws(JSONReadError) {
             if let kind, kind != k {
-                throw error(.shape, level, id, "\"\(k.rawValue)\" contradicts \(path(source == S.kind ? kindLevel! : m, source)) \"\(kind.rawValue)\"")
+                throw error(
+                    .shape, level, id,
+                    "\"\(k.rawValue)\" contradicts \(path(source == S.kind ? kindLevel! : m, source)) \"\(kind.rawValue)\""
+                )
             }
             kind = k
             source = id
@@ -127,8 +139,10 @@ extension LineView {
             let s = slot(m, S.type)
             guard s.type == tString else { throw typeError(m, S.type, expected: "a string") }
             guard let k = Codes.kind(s.i) else {
-                throw error(.unknownValue, m, S.type, "unknown type \(quoted(bytes(s))); expected one of "
-                    + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
+                throw error(
+                    .unknownValue, m, S.type,
+                    "unknown type \(quoted(bytes(s))); expected one of "
+                        + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
             }
             try take(k, m, S.type)
         }
@@ -144,8 +158,10 @@ extension LineView {
             let s = slot(l, S.kind)
             guard s.type == tString else { throw typeError(l, S.kind, expected: "a string") }
             guard let k = Codes.kind(s.i) else {
-                throw error(.unknownValue, l, S.kind, "unknown kind \(quoted(bytes(s))); expected one of "
-                    + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
+                throw error(
+                    .unknownValue, l, S.kind,
+                    "unknown kind \(quoted(bytes(s))); expected one of "
+                        + EventKind.allCases.map(\.rawValue).joined(separator: ", "))
             }
             if let kind, kind != k {
                 throw error(.shape, l, S.kind, "\"\(k.rawValue)\" contradicts \(path(m, source)) \"\(kind.rawValue)\"")
@@ -159,7 +175,9 @@ extension LineView {
             if has(m, S.actionActionID) { throw ambiguousAction(m, S.actionActionID) }
             return .stateUpdated
         }
-        if has(m, S.elementID) && (has(m, S.params) || has(m, S.elementType) || has(m, S.value)) { return .stateUpdated }
+        if has(m, S.elementID) && (has(m, S.params) || has(m, S.elementType) || has(m, S.value)) {
+            return .stateUpdated
+        }
         if has(m, S.name) || bridge != nil { return .analytics }
         if has(m, S.error) { return .error }
         if has(m, S.actionID) { throw ambiguousAction(m, S.actionID) }
@@ -170,7 +188,10 @@ extension LineView {
     }
 
     func ambiguousAction(_ level: Int, _ id: Int) -> JSONReadError {
-        error(.shape, level, id, "an action without \"type\" or \"kind\": custom, close and open_paywall actions look alike, so the envelope must say \"kind\"")
+        error(
+            .shape, level, id,
+            "an action without \"type\" or \"kind\": custom, close and open_paywall actions look alike, so the envelope must say \"kind\""
+        )
     }
 
     // MARK: Envelope
@@ -181,7 +202,9 @@ extension LineView {
         case tNull: return nil
         case tString:
             guard let t = Timestamp.parseISO8601(bytes(s)) else {
-                throw error(.range, l, S.timestamp, "expected an ISO-8601 time in the years 1970 through 9999, found the string \(quoted(bytes(s)))")
+                throw error(
+                    .range, l, S.timestamp,
+                    "expected an ISO-8601 time in the years 1970 through 9999, found the string \(quoted(bytes(s)))")
             }
             return t
         case tInt:
@@ -191,7 +214,9 @@ extension LineView {
             }
             return Timestamp(milliseconds: ms)
         case tUInt:
-            throw error(.range, l, S.timestamp, "epoch milliseconds \(UInt64(bitPattern: s.i)) are outside the years 1970 through 9999")
+            throw error(
+                .range, l, S.timestamp,
+                "epoch milliseconds \(UInt64(bitPattern: s.i)) are outside the years 1970 through 9999")
         default:
             throw typeError(l, S.timestamp, expected: "an ISO-8601 string or integer epoch milliseconds")
         }
@@ -209,7 +234,9 @@ extension LineView {
             for id in S.metaOnboardingID...S.metaTotalScreens where has(m, id) && slot(m, id).alias != 0 { return 1 }
             return 0
         }
-        guard has(m, S.metaOnboardingID) else { throw missing(m, S.metaOnboardingID, parent: S.meta, spelling: camel()) }
+        guard has(m, S.metaOnboardingID) else {
+            throw missing(m, S.metaOnboardingID, parent: S.meta, spelling: camel())
+        }
         let onboarding = try requiredString(m, S.metaOnboardingID, parent: S.meta, strings)
         guard has(m, S.metaScreenCID) else { throw missing(m, S.metaScreenCID, parent: S.meta, spelling: camel()) }
         let screen = try requiredString(m, S.metaScreenCID, parent: S.meta, strings)
@@ -218,10 +245,13 @@ extension LineView {
         guard index >= 0, index <= Meta.maxScreenIndex else {
             throw error(.range, m, S.metaScreenIndex, "screen index \(index) is outside 0...\(Meta.maxScreenIndex)")
         }
-        guard has(m, S.metaTotalScreens) else { throw missing(m, S.metaTotalScreens, parent: S.meta, spelling: camel()) }
+        guard has(m, S.metaTotalScreens) else {
+            throw missing(m, S.metaTotalScreens, parent: S.meta, spelling: camel())
+        }
         let total = try integer(m, S.metaTotalScreens)
         guard total >= 0, total <= Meta.maxScreenIndex + 1 else {
-            throw error(.range, m, S.metaTotalScreens, "screen count \(total) is outside 0...\(Meta.maxScreenIndex + 1)")
+            throw error(
+                .range, m, S.metaTotalScreens, "screen count \(total) is outside 0...\(Meta.maxScreenIndex + 1)")
         }
         return Meta(onboardingID: onboarding, screenClientID: screen, screenIndex: index, totalScreens: total)
     }
@@ -231,7 +261,9 @@ extension LineView {
     func analytics(_ m: Int, bridge: Int?, _ strings: RecentStrings) throws(JSONReadError) -> AnalyticsEvent {
         let nameLevel: Int
         if let b = bridge, has(b, S.name) {
-            if has(m, S.name) { throw error(.duplicate, b, S.name, "the name is given both here and in \(path(m, S.name))") }
+            if has(m, S.name) {
+                throw error(.duplicate, b, S.name, "the name is given both here and in \(path(m, S.name))")
+            }
             nameLevel = b
         } else {
             guard has(m, S.name) else { throw missing(bridge ?? m, S.name, parent: nil) }
@@ -301,7 +333,9 @@ extension LineView {
         let idSlot: Int, typeSlot: Int, valueSlot: Int, fields: Int
         if given(m, S.action) {
             try requireObject(m, S.action)
-            (idSlot, typeSlot, valueSlot, fields) = (S.actionElementID, S.actionElementType, S.actionValue, S.actionValueFields)
+            (idSlot, typeSlot, valueSlot, fields) = (
+                S.actionElementID, S.actionElementType, S.actionValue, S.actionValueFields
+            )
         } else if given(m, S.params) {
             try requireObject(m, S.params)
             (idSlot, typeSlot, valueSlot, fields) = (S.elementID, S.paramsType, S.paramsValue, S.paramsValueFields)
@@ -313,7 +347,9 @@ extension LineView {
         let t = slot(m, typeSlot)
         guard t.type == tString else { throw typeError(m, typeSlot, expected: "a string") }
         guard let elementType = Codes.elementType(t.i) else {
-            throw error(.unknownValue, m, typeSlot, "unknown element type \(quoted(bytes(t))); expected one of select, multi_select, input, date_picker")
+            throw error(
+                .unknownValue, m, typeSlot,
+                "unknown element type \(quoted(bytes(t))); expected one of select, multi_select, input, date_picker")
         }
         guard has(m, valueSlot) else { throw missing(m, valueSlot) }
         let v = slot(m, valueSlot)
@@ -321,10 +357,11 @@ extension LineView {
         switch elementType {
         case .select:
             guard v.type == tObject else { throw typeError(m, valueSlot, expected: "an object") }
-            value = .select(Choice(
-                id: try requiredString(m, fields + S.vfID, parent: valueSlot, strings),
-                value: try requiredString(m, fields + S.vfValue, parent: valueSlot, strings),
-                label: try requiredString(m, fields + S.vfLabel, parent: valueSlot, strings)))
+            value = .select(
+                Choice(
+                    id: try requiredString(m, fields + S.vfID, parent: valueSlot, strings),
+                    value: try requiredString(m, fields + S.vfValue, parent: valueSlot, strings),
+                    label: try requiredString(m, fields + S.vfLabel, parent: valueSlot, strings)))
         case .multiSelect:
             guard v.type == tArray else { throw typeError(m, valueSlot, expected: "an array") }
             var list: [Choice] = []
@@ -339,7 +376,9 @@ extension LineView {
             let ts = slot(m, fields + S.vfType)
             guard ts.type == tString else { throw typeError(m, fields + S.vfType, expected: "a string") }
             guard let inputType = Codes.inputType(ts.i) else {
-                throw error(.unknownValue, m, fields + S.vfType, "unknown input type \(quoted(bytes(ts))); expected one of text, email, number")
+                throw error(
+                    .unknownValue, m, fields + S.vfType,
+                    "unknown input type \(quoted(bytes(ts))); expected one of text, email, number")
             }
             switch inputType {
             case .text: value = .input(.text(try requiredString(m, fields + S.vfValue, parent: valueSlot, strings)))
@@ -348,10 +387,11 @@ extension LineView {
             }
         case .datePicker:
             guard v.type == tObject else { throw typeError(m, valueSlot, expected: "an object") }
-            value = .datePicker(DateParts(
-                year: try optionalInteger(m, fields + S.vfYear),
-                month: try optionalInteger(m, fields + S.vfMonth),
-                day: try optionalInteger(m, fields + S.vfDay)))
+            value = .datePicker(
+                DateParts(
+                    year: try optionalInteger(m, fields + S.vfYear),
+                    month: try optionalInteger(m, fields + S.vfMonth),
+                    day: try optionalInteger(m, fields + S.vfDay)))
         }
         return StateUpdate(elementID: elementID, value: value)
     }
@@ -385,21 +425,25 @@ extension LineView {
             self.path(level, valueSlot) + "[\(index)]" + (field.isEmpty ? "" : "." + field)
         }
         guard c.`self`.type == tObject else {
-            throw JSONReadError(code: .type, line: line, column: column(c.`self`.offset), path: path(""),
-                                reason: "expected an object, found \(describe(c.`self`))")
+            throw JSONReadError(
+                code: .type, line: line, column: column(c.`self`.offset), path: path(""),
+                reason: "expected an object, found \(describe(c.`self`))")
         }
         @inline(__always)
         func field(_ s: bw_slot, _ name: String, _ strings: RecentStrings) throws(JSONReadError) -> String {
             if s.type == tString { return strings.string(bytes(s)) }
             if s.type == tAbsent {
-                throw JSONReadError(code: .missing, line: line, column: column(c.`self`.offset), path: path(name),
-                                    reason: "required, but missing")
+                throw JSONReadError(
+                    code: .missing, line: line, column: column(c.`self`.offset), path: path(name),
+                    reason: "required, but missing")
             }
-            throw JSONReadError(code: .type, line: line, column: column(s.offset), path: path(name),
-                                reason: "expected a string, found \(describe(s))")
+            throw JSONReadError(
+                code: .type, line: line, column: column(s.offset), path: path(name),
+                reason: "expected a string, found \(describe(s))")
         }
-        return Choice(id: try field(c.id, "id", strings), value: try field(c.value, "value", strings),
-                      label: try field(c.label, "label", strings))
+        return Choice(
+            id: try field(c.id, "id", strings), value: try field(c.value, "value", strings),
+            label: try field(c.label, "label", strings))
     }
 }
 

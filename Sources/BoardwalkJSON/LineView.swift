@@ -137,7 +137,6 @@ struct LineView {
         UnsafeRawBufferPointer(start: s.s, count: Int(s.len))
     }
 
-
     // MARK: Errors
 
     func path(_ level: Int, _ id: Int) -> String {
@@ -164,7 +163,8 @@ struct LineView {
         let keys = slotKeys[id]
         return JSONReadError(
             code: .missing, line: line, column: column,
-            path: levelPrefix(level) + parentPath(id) + keys[min(spelling, keys.count - 1)], reason: "required, but missing")
+            path: levelPrefix(level) + parentPath(id) + keys[min(spelling, keys.count - 1)],
+            reason: "required, but missing")
     }
 
     func describe(_ s: bw_slot) -> String {

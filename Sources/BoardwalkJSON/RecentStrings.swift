@@ -53,7 +53,9 @@ struct RecentStrings {
             last = 0
         }
         let mid: UInt64 = n >= 16 ? bytes.loadUnaligned(fromByteOffset: n / 2 - 4, as: UInt64.self) : 0
-        var h = (first &* 0x9E37_79B9_7F4A_7C15) ^ (last &* 0xC2B2_AE3D_27D4_EB4F) ^ (mid &* 0x1656_67B1_9E37_79F9) ^ UInt64(n)
+        var h =
+            (first &* 0x9E37_79B9_7F4A_7C15) ^ (last &* 0xC2B2_AE3D_27D4_EB4F) ^ (mid &* 0x1656_67B1_9E37_79F9)
+            ^ UInt64(n)
         h ^= h >> 29
         h = h | 1  // 0 marks an empty entry
         let index = Int(truncatingIfNeeded: h >> 7) & (RecentStrings.size - 1)
@@ -76,7 +78,9 @@ struct RecentStrings {
 func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
     var i = 0
     while i + 8 <= n {
-        if UnsafeRawPointer(a).loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+        if UnsafeRawPointer(a).loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            != b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        {
             return false
         }
         i += 8

@@ -1,8 +1,9 @@
 import BoardwalkModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A parsed and type-checked query of the Boardwalk query language (see `docs/query-language.md`).
@@ -52,21 +53,29 @@ public struct Query: Sendable {
         let known = Set(names)
         var notes = checked.notes
         var noted = Set<String>(), unnoted = 0
-        let label = names.isEmpty ? "no events here have an onboarding"
+        let label =
+            names.isEmpty
+            ? "no events here have an onboarding"
             : "\(names.count) onboarding\(names.count == 1 ? " has" : "s have") events"
-        for literal in checked.onboardingLiterals where !known.contains(literal.value) && noted.insert(literal.value).inserted {
+        for literal in checked.onboardingLiterals
+        where !known.contains(literal.value) && noted.insert(literal.value).inserted {
             guard noted.count <= Query.maxOnboardingNotes else {
                 unnoted += 1
                 continue
             }
             let hint = literal.value.isEmpty ? "" : Suggestions.didYouMean(literal.value, in: names)
-            notes.append(QueryError(.note, "no events have onboarding `\(literal.value)`\(hint)", at: literal.range, in: text, label: label))
+            notes.append(
+                QueryError(
+                    .note, "no events have onboarding `\(literal.value)`\(hint)", at: literal.range, in: text,
+                    label: label))
         }
         notes = notes.enumerated().sorted { a, b in
             (a.element.range?.lowerBound ?? 0, a.offset) < (b.element.range?.lowerBound ?? 0, b.offset)
         }.map(\.element)
         if unnoted > 0 {
-            notes.append(QueryError(.note, "and \(unnoted) more onboarding id\(unnoted == 1 ? "" : "s") of the query with no events"))
+            notes.append(
+                QueryError(
+                    .note, "and \(unnoted) more onboarding id\(unnoted == 1 ? "" : "s") of the query with no events"))
         }
         return notes
     }
@@ -102,7 +111,9 @@ public struct Query: Sendable {
     {
         var executor = Executor(query: checked, now: options.now, cancellation: options.cancellation)
         if checked.explain {
-            let lines = executor.plan.describe(checked, source: source).split(separator: "\n").map { [Value.string(String($0))] }
+            let lines = executor.plan.describe(checked, source: source).split(separator: "\n").map {
+                [Value.string(String($0))]
+            }
             return (ResultTable(columns: ["plan"], rows: lines), RunStatistics())
         }
         var table = try executor.run(on: source)

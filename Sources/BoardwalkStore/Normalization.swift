@@ -1,5 +1,5 @@
-import BoardwalkModel
 import BoardwalkCodec
+import BoardwalkModel
 
 extension Store {
     /// The event as the store keeps it: empty strings where the semantics mean "absent" become `nil`.
@@ -53,7 +53,9 @@ extension Store {
     /// whole `Meta?` (a retain and release of both its strings) to read one integer.
     @inline(never)
     static func keyScreenIndex(at event: UnsafePointer<Event>) -> Int? {
-        guard let screen = event.pointee.meta?.screenIndex, screen >= 0 && screen <= Meta.maxScreenIndex else { return nil }
+        guard let screen = event.pointee.meta?.screenIndex, screen >= 0 && screen <= Meta.maxScreenIndex else {
+            return nil
+        }
         return screen
     }
 
@@ -90,10 +92,12 @@ extension Store {
         if event.placement?.isEmpty == true { event.placement = nil }
         if event.variation?.isEmpty == true { event.variation = nil }
         if case .analytics(.screenCompleted(let element, let reply)) = event.payload,
-           element?.isEmpty == true || reply?.isEmpty == true
+            element?.isEmpty == true || reply?.isEmpty == true
         {
-            event.payload = .analytics(.screenCompleted(elementID: element?.isEmpty == true ? nil : element,
-                                                        reply: reply?.isEmpty == true ? nil : reply))
+            event.payload = .analytics(
+                .screenCompleted(
+                    elementID: element?.isEmpty == true ? nil : element,
+                    reply: reply?.isEmpty == true ? nil : reply))
         }
     }
 }
@@ -114,8 +118,10 @@ extension Store {
     /// escapes), plus 512 bytes for the line's keys and numbers and 64 per choice. An event within 1 MiB by less than
     /// that slack is refused too.
     static func interchangeLimitError(_ event: Event) -> EncodingError? {
-        var fields: [(String, String?)] = [("session", event.session), ("profile", event.profile), ("event_id", event.eventID),
-                                           ("placement", event.placement), ("variation", event.variation)]
+        var fields: [(String, String?)] = [
+            ("session", event.session), ("profile", event.profile), ("event_id", event.eventID),
+            ("placement", event.placement), ("variation", event.variation),
+        ]
         if let meta = event.meta { fields += [("onboarding", meta.onboardingID), ("screen_cid", meta.screenClientID)] }
         switch event.payload {
         case .analytics(.screenCompleted(let element, let reply)): fields += [("element", element), ("reply", reply)]
@@ -129,14 +135,18 @@ extension Store {
                 fields += [("value", choice.value), ("label", choice.label), ("choice id", choice.id)]
             case .multiSelect(let choices):
                 if choices.count > RecordFormat.maxChoices { return EncodingError(.tooManyChoices(choices.count)) }
-                for choice in choices { fields += [("value", choice.value), ("label", choice.label), ("choice id", choice.id)] }
+                for choice in choices {
+                    fields += [("value", choice.value), ("label", choice.label), ("choice id", choice.id)]
+                }
             case .input(.text(let text)), .input(.email(let text)): fields.append(("value", text))
             default: break
             }
         default: break
         }
         var line = 512
-        if case .stateUpdated(let update) = event.payload, case .multiSelect(let choices) = update.value { line += 64 * choices.count }
+        if case .stateUpdated(let update) = event.payload, case .multiSelect(let choices) = update.value {
+            line += 64 * choices.count
+        }
         for case let (field, value?) in fields {
             if value.utf8.count > RecordFormat.maxStringBytes {
                 return EncodingError(.stringTooLong(field: field, bytes: value.utf8.count))

@@ -1,12 +1,12 @@
-internal import CLMDB
 import BoardwalkCodec
 import BoardwalkModel
+internal import CLMDB
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension Store {
@@ -23,28 +23,38 @@ extension Store {
         // liblmdb's compacting copy follows damaged pages unchecked and crashes on them (one of `event_log` did).
         // Pages are never damaged by a commit, so a check in an earlier snapshot covers the copy's.
         guard let problems = try readRetryingPagesMoved({ try $0.txn.checkPages() }) else {
-            throw StoreError(.corrupt, "LMDB's pages could not be checked before the backup: another process committed faster "
-                             + "than the check could read them, 100 times; try again when appends pause")
+            throw StoreError(
+                .corrupt,
+                "LMDB's pages could not be checked before the backup: another process committed faster "
+                    + "than the check could read them, 100 times; try again when appends pause")
         }
         if !problems.isEmpty {
-            throw StoreError(.corrupt, "LMDB's own pages of the store are damaged, and copying them could crash the process: "
-                             + problems.prefix(3).joined(separator: "; ")
-                             + (problems.count > 3 ? "; …" : "") + ". `boardwalk check` lists them; `boardwalk export --salvage` "
-                             + "reads what can still be read")
+            throw StoreError(
+                .corrupt,
+                "LMDB's own pages of the store are damaged, and copying them could crash the process: "
+                    + problems.prefix(3).joined(separator: "; ")
+                    + (problems.count > 3 ? "; …" : "")
+                    + ". `boardwalk check` lists them; `boardwalk export --salvage` "
+                    + "reads what can still be read")
         }
         // LMDB would refuse a data.mdb with a bare "File exists", and copy beside anything else.
         if access(directory + "/data.mdb", F_OK) == 0 {
-            throw StoreError(.invalidArgument, "\(directory) already holds a store (data.mdb): back up into a new or empty directory")
+            throw StoreError(
+                .invalidArgument, "\(directory) already holds a store (data.mdb): back up into a new or empty directory"
+            )
         }
         var st = stat()
         if stat(directory, &st) == 0 {
             guard st.st_mode & S_IFMT == S_IFDIR else {
-                throw StoreError(.invalidArgument, "\(directory) is not a directory: back up into a new or empty directory")
+                throw StoreError(
+                    .invalidArgument, "\(directory) is not a directory: back up into a new or empty directory")
             }
             let names = try Store.entries(of: directory)
             if !names.isEmpty {
                 let shown = names.sorted().prefix(3).joined(separator: ", ") + (names.count > 3 ? ", …" : "")
-                throw StoreError(.invalidArgument, "\(directory) is not empty (it holds \(shown)): back up into a new or empty directory")
+                throw StoreError(
+                    .invalidArgument,
+                    "\(directory) is not empty (it holds \(shown)): back up into a new or empty directory")
             }
         }
         try Store.makeDirectory(directory)

@@ -1,12 +1,12 @@
-internal import CLMDB
 import BoardwalkCodec
 import BoardwalkModel
+internal import CLMDB
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension Store {
@@ -39,9 +39,11 @@ extension Store {
         // In pages, unsigned: a damaged last page number near 2⁶⁴ overflowed (last + 1) · page size (a trap at open).
         let lastPage = UInt64(UInt(bitPattern: info.me_last_pgno)), pages = UInt64(st.st_size) / UInt64(env.pageSize)
         if lastPage >= pages {
-            throw StoreError(.corrupt, "\(path)/data.mdb is \(st.st_size) bytes, but its last committed page is page "
-                             + "\(lastPage) of \(env.pageSize) bytes: the file was cut short (a partial copy?) or its meta "
-                             + "page is damaged; restore it from a backup")
+            throw StoreError(
+                .corrupt,
+                "\(path)/data.mdb is \(st.st_size) bytes, but its last committed page is page "
+                    + "\(lastPage) of \(env.pageSize) bytes: the file was cut short (a partial copy?) or its meta "
+                    + "page is damaged; restore it from a backup")
         }
     }
 
@@ -62,9 +64,16 @@ extension Store {
     static func makeDirectory(_ path: String) throws {
         if mkdir(path, 0o755) != 0 && errno != EEXIST {
             let code = errno
-            let why = code == ENOENT ? "its parent directory does not exist"
-                : code == EACCES ? "permission denied" : String(decoding: Array(UnsafeRawBufferPointer(start: strerror(code),
-                    count: strlen(strerror(code)))), as: UTF8.self)
+            let why =
+                code == ENOENT
+                ? "its parent directory does not exist"
+                : code == EACCES
+                    ? "permission denied"
+                    : String(
+                        decoding: Array(
+                            UnsafeRawBufferPointer(
+                                start: strerror(code),
+                                count: strlen(strerror(code)))), as: UTF8.self)
             throw StoreError(.invalidArgument, "cannot create the directory \(path): \(why)")
         }
     }
@@ -82,12 +91,15 @@ extension Store {
                     throw StoreError(.notAStore, "\(path) has no format version in its meta database")
                 }
                 guard format <= Layout.formatVersion else {
-                    throw StoreError(.newerFormat(found: format, supported: Layout.formatVersion),
-                                     "\(path) has store format \(format); this Boardwalk reads format \(Layout.formatVersion)")
+                    throw StoreError(
+                        .newerFormat(found: format, supported: Layout.formatVersion),
+                        "\(path) has store format \(format); this Boardwalk reads format \(Layout.formatVersion)")
                 }
                 guard format == Layout.formatVersion else {
-                    throw StoreError(.olderFormat(found: format, supported: Layout.formatVersion),
-                                     "\(path) has store format \(format) (\(Layout.formerLayout(of: format))), which this Boardwalk no longer reads; there is no migration: export it with the Boardwalk that wrote it and re-import, or re-import the original input")
+                    throw StoreError(
+                        .olderFormat(found: format, supported: Layout.formatVersion),
+                        "\(path) has store format \(format) (\(Layout.formerLayout(of: format))), which this Boardwalk no longer reads; there is no migration: export it with the Boardwalk that wrote it and re-import, or re-import the original input"
+                    )
                 }
                 var handles: [String: Database] = [:]
                 for name in Layout.all {

@@ -1,12 +1,12 @@
-internal import CLMDB
 import BoardwalkCodec
 import BoardwalkModel
+internal import CLMDB
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension Store {
@@ -31,8 +31,10 @@ extension Store {
         var readsLMDBPages = true
 
         /// Options with the defaults above; any may be changed.
-        public init(durability: Durability = .full, initialMapSize: Int = 64 << 20, readOnly: Bool = false,
-                    create: Bool = true) {
+        public init(
+            durability: Durability = .full, initialMapSize: Int = 64 << 20, readOnly: Bool = false,
+            create: Bool = true
+        ) {
             self.durability = durability
             self.initialMapSize = initialMapSize
             self.readOnly = readOnly

@@ -1,19 +1,20 @@
-internal import CLMDB
 import BoardwalkCodec
 import BoardwalkModel
+internal import CLMDB
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension Store {
     /// Runs `body` as a `read { }` or `write { }` of this store on this thread (``TransactionFrame``), and does a
     /// `close()` made inside it once the outermost one returns.
     func inFrame<R>(write: Bool, _ body: () throws -> R) throws -> R {
-        var frame = TransactionFrame(store: ObjectIdentifier(self), isWrite: write, previous: transactionFrames.innermost)
+        var frame = TransactionFrame(
+            store: ObjectIdentifier(self), isWrite: write, previous: transactionFrames.innermost)
         var closeAfter = false
         defer { if closeAfter { finishClose() } }
         return try withUnsafeMutablePointer(to: &frame) { pointer in
@@ -31,12 +32,16 @@ extension Store {
     func checkNotInsideTransaction(_ call: String) throws {
         guard let outermost = transactionFrames.outermost(of: self) else { return }
         if outermost.pointee.isWrite {
-            throw StoreError(.insideTransaction, "\(call) inside store.write { } of the same store would wait for itself: "
-                             + "append with the StoreWriter passed to write { }")
+            throw StoreError(
+                .insideTransaction,
+                "\(call) inside store.write { } of the same store would wait for itself: "
+                    + "append with the StoreWriter passed to write { }")
         }
-        throw StoreError(.insideTransaction, "\(call) inside store.read { } of the same store could wait for itself "
-                         + "(growing the map waits for every read): append after read { } returns, or read with "
-                         + "write { w in try w.snapshot … } and append with w")
+        throw StoreError(
+            .insideTransaction,
+            "\(call) inside store.read { } of the same store could wait for itself "
+                + "(growing the map waits for every read): append after read { } returns, or read with "
+                + "write { w in try w.snapshot … } and append with w")
     }
 }
 

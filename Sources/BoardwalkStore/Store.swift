@@ -1,12 +1,12 @@
-internal import CLMDB
 import BoardwalkCodec
 import BoardwalkModel
+internal import CLMDB
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An append-only event store in one directory, built on LMDB.
@@ -87,25 +87,31 @@ public final class Store: @unchecked Sendable {
         case .noSync: flags |= EnvFlags.noSync
         }
         do {
-            env = try Environment(path: path, mapSize: max(options.initialMapSize, 1 << 16),
-                                  maxDatabases: UInt32(Layout.all.count + 2), flags: flags, readOnly: options.readOnly,
-                                  readsPages: options.readsLMDBPages)
+            env = try Environment(
+                path: path, mapSize: max(options.initialMapSize, 1 << 16),
+                maxDatabases: UInt32(Layout.all.count + 2), flags: flags, readOnly: options.readOnly,
+                readsPages: options.readsLMDBPages)
         } catch let error as StoreError
-                    where error.lmdbCode == MDB_INVALID || error.lmdbCode == MDB_VERSION_MISMATCH
-                    || error.errno == StoreError.Errno(rawValue: EBADF) {
+            where error.lmdbCode == MDB_INVALID || error.lmdbCode == MDB_VERSION_MISMATCH
+            || error.errno == StoreError.Errno(rawValue: EBADF)
+        {
             // A data.mdb shorter than LMDB's two meta pages: MDB_INVALID, or EBADF when empty and opened read-only
             // (opened for writing, an empty file becomes a new store: nothing was in it).
             var st = stat()
             if stat(path + "/data.mdb", &st) == 0, st.st_size < 2 * 4096 {
-                throw StoreError(.corrupt, "\(path)/data.mdb is \(st.st_size) bytes, too short to hold a store "
-                                 + "(a partial copy?); restore it from a backup", underlying: error)
+                throw StoreError(
+                    .corrupt,
+                    "\(path)/data.mdb is \(st.st_size) bytes, too short to hold a store "
+                        + "(a partial copy?); restore it from a backup", underlying: error)
             }
             if error.errno == StoreError.Errno(rawValue: EBADF) { throw error }
             // Long enough, but LMDB does not recognise its meta pages: a file that is no LMDB environment, or a store
             // whose meta pages are damaged; from outside the two look alike, so the message names both.
-            throw StoreError(.notAStore, "\(path)/data.mdb is not an LMDB environment this Boardwalk reads: it is another "
-                             + "kind of file, or a store whose first pages (LMDB's meta pages) are damaged, which a backup "
-                             + "restores", underlying: error)
+            throw StoreError(
+                .notAStore,
+                "\(path)/data.mdb is not an LMDB environment this Boardwalk reads: it is another "
+                    + "kind of file, or a store whose first pages (LMDB's meta pages) are damaged, which a backup "
+                    + "restores", underlying: error)
         }
         try Store.checkFileSize(env, path: path)
         // `mdb_dbi_open` trusts the main database's pages; a damaged one made it read past the file (a bus error).
@@ -121,8 +127,10 @@ public final class Store: @unchecked Sendable {
             }
         }
         if !damage.isEmpty {
-            throw StoreError(.corrupt, "\(path)/data.mdb is damaged in LMDB's own pages: " + damage.joined(separator: "; ")
-                             + "; restore it from a backup")
+            throw StoreError(
+                .corrupt,
+                "\(path)/data.mdb is damaged in LMDB's own pages: " + damage.joined(separator: "; ")
+                    + "; restore it from a backup")
         }
         dbs = try Store.openDatabases(env, path: path)
     }
@@ -220,8 +228,9 @@ public final class Store: @unchecked Sendable {
         var result: Result<R, any Error>? = nil
         writer.withLock { slot in
             if slot.state == nil {
-                slot.state = WriterState(dbs: dbs, cache: sharedStrings, pageSize: env.pageSize,
-                                         logLimits: options.sessionLogLimits, eventLogLimits: options.eventLogLimits)
+                slot.state = WriterState(
+                    dbs: dbs, cache: sharedStrings, pageSize: env.pageSize,
+                    logLimits: options.sessionLogLimits, eventLogLimits: options.eventLogLimits)
             }
             result = Result { try body(slot.state!) }
         }

@@ -1,9 +1,9 @@
 internal import CLMDB
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The one error the store throws: what went wrong, where, and the underlying error when there is one.

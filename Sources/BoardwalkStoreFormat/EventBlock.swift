@@ -78,8 +78,10 @@ package struct EventBlockBuilder {
     /// the builder holds an empty block started at (`firstTime`, `firstSeq`).
     /// - Throws: ``CodecError`` when `bytes` is not a well-formed block.
     /// - Complexity: O(events of the block) and one copy of its bytes.
-    package mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64,
-                                 firstSeq: UInt64) throws(CodecError) {
+    package mutating func resume(
+        _ bytes: UnsafeRawBufferPointer, firstTime: Int64,
+        firstSeq: UInt64
+    ) throws(CodecError) {
         start(time: firstTime, seq: firstSeq)
         var reader = try EventBlockReader(bytes, firstTime: firstTime, firstSeq: firstSeq)
         let eventsStart = reader.reader.position
@@ -103,12 +105,15 @@ package struct EventBlockBuilder {
     /// at (`firstTime`, `firstSeq`).
     /// - Throws: ``CodecError`` when the header is malformed or `lastSeq` is outside its seq range.
     /// - Complexity: O(1) reading, and one copy of the block's bytes.
-    package mutating func resume(_ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64,
-                                lastSeq: UInt64) throws(CodecError) {
+    package mutating func resume(
+        _ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64,
+        lastSeq: UInt64
+    ) throws(CodecError) {
         start(time: firstTime, seq: firstSeq)
         let reader = try EventBlockReader(bytes, firstTime: firstTime, firstSeq: firstSeq)
         guard lastSeq >= reader.minSeq && lastSeq <= reader.maxSeq else {
-            throw CodecError(offset: 0, reason: .invalidValue(field: "block last seq", value: Int64(bitPattern: lastSeq)))
+            throw CodecError(
+                offset: 0, reason: .invalidValue(field: "block last seq", value: Int64(bitPattern: lastSeq)))
         }
         let eventsStart = reader.reader.position
         storage = storage.copying(UnsafeRawBufferPointer(rebasing: bytes[eventsStart...]), to: used)
@@ -138,10 +143,13 @@ package struct EventBlockBuilder {
         if count == 0 {
             return 4 + 2 + varintSize(UInt64(bodyCount)) + bodyCount
         }
-        let event = varintSize(UInt64(bitPattern: time &- lastTime)) + varintSize(zigzag(Int64(bitPattern: seq &- lastSeq)))
+        let event =
+            varintSize(UInt64(bitPattern: time &- lastTime)) + varintSize(zigzag(Int64(bitPattern: seq &- lastSeq)))
             + varintSize(UInt64(bodyCount)) + bodyCount
-        let header = varintSize(UInt64(count + 1)) + varintSize(UInt64(bitPattern: time &- firstTime))
-            + varintSize(firstSeq &- Swift.min(minSeq, seq)) + varintSize(Swift.max(maxSeq, seq) &- Swift.min(minSeq, seq))
+        let header =
+            varintSize(UInt64(count + 1)) + varintSize(UInt64(bitPattern: time &- firstTime))
+            + varintSize(firstSeq &- Swift.min(minSeq, seq))
+            + varintSize(Swift.max(maxSeq, seq) &- Swift.min(minSeq, seq))
         return used - EventBlockBuilder.headerRoom + event + header
     }
 
@@ -161,8 +169,10 @@ package struct EventBlockBuilder {
     /// every later one a larger (time, seq) than the one before.
     @inlinable
     package mutating func append(time: Int64, seq: UInt64, body: UnsafeRawBufferPointer) {
-        precondition(count == 0 ? (time == firstTime && seq == firstSeq)
-                     : (time > lastTime || (time == lastTime && seq > lastSeq)), "events out of (time, seq) order")
+        precondition(
+            count == 0
+                ? (time == firstTime && seq == firstSeq)
+                : (time > lastTime || (time == lastTime && seq > lastSeq)), "events out of (time, seq) order")
         if _slowPath(used + 30 + body.count > storage.capacity) { storage = storage.grown(to: used + 30 + body.count) }
         var w = ByteWriter(base: storage.pointer, position: used)
         w.varint(UInt64(bitPattern: time &- lastTime))
@@ -242,7 +252,8 @@ package struct EventBlockReader {
         var at = r.position
         let span = try r.varint()
         guard span <= UInt64(Int64.max), firstTime <= Int64.max - Int64(span) else {
-            throw CodecError(offset: at, reason: .invalidValue(field: "block time span", value: Int64(bitPattern: span)))
+            throw CodecError(
+                offset: at, reason: .invalidValue(field: "block time span", value: Int64(bitPattern: span)))
         }
         at = r.position
         let below = try r.varint()
@@ -254,7 +265,8 @@ package struct EventBlockReader {
         let seqSpan = try r.varint()
         let (maxSeq, o2) = minSeq.addingReportingOverflow(seqSpan)
         guard !o2, maxSeq >= firstSeq else {
-            throw CodecError(offset: at, reason: .invalidValue(field: "block seq span", value: Int64(bitPattern: seqSpan)))
+            throw CodecError(
+                offset: at, reason: .invalidValue(field: "block seq span", value: Int64(bitPattern: seqSpan)))
         }
         reader = r
         self.count = Int(count)
@@ -286,17 +298,19 @@ package struct EventBlockReader {
         guard _fastPath(i > 0 && i < count && reader.end &- p >= 17) else { return try nextChecked() }
         let base = reader.base
         guard let (dt, afterTime) = EventBlockReader.shortVarint(base, p),
-              let (zs, afterSeq) = EventBlockReader.shortVarint(base, afterTime, twoBytes: true)
+            let (zs, afterSeq) = EventBlockReader.shortVarint(base, afterTime, twoBytes: true)
         else { return try nextChecked() }
         let length = base.load(fromByteOffset: afterSeq, as: UInt8.self)
         let bodyStart = afterSeq &+ 1
         let ds = unzigzag(zs)
         let time = _time, seq = _seq
         let newSeq = seq &+ UInt64(bitPattern: ds)
-        guard _fastPath(length < 0x80 && Int(length) <= reader.end &- bodyStart
-                        && dt <= UInt64(bitPattern: lastTime &- time)
-                        && newSeq >= minSeq && newSeq <= maxSeq && (ds < 0) == (newSeq < seq)
-                        && (dt > 0 || newSeq > seq))
+        guard
+            _fastPath(
+                length < 0x80 && Int(length) <= reader.end &- bodyStart
+                    && dt <= UInt64(bitPattern: lastTime &- time)
+                    && newSeq >= minSeq && newSeq <= maxSeq && (ds < 0) == (newSeq < seq)
+                    && (dt > 0 || newSeq > seq))
         else { return try nextChecked() }
         _time = time &+ Int64(bitPattern: dt)
         _seq = newSeq
@@ -343,13 +357,18 @@ package struct EventBlockReader {
     package mutating func nextChecked() throws(CodecError) -> Bool {
         if index == count {
             guard reader.position == reader.end else {
-                throw CodecError(offset: reader.position, reason: .lengthMismatch(declared: reader.position, used: reader.end))
+                throw CodecError(
+                    offset: reader.position, reason: .lengthMismatch(declared: reader.position, used: reader.end))
             }
             guard time == lastTime else {
-                throw CodecError(offset: 0, reason: .invalidValue(field: "block time span (last event)", value: time &- firstTime))
+                throw CodecError(
+                    offset: 0, reason: .invalidValue(field: "block time span (last event)", value: time &- firstTime))
             }
             guard seenMinSeq == minSeq, seenMaxSeq == maxSeq else {
-                throw CodecError(offset: 0, reason: .invalidValue(field: "block seq range (events)", value: Int64(bitPattern: seenMaxSeq &- seenMinSeq)))
+                throw CodecError(
+                    offset: 0,
+                    reason: .invalidValue(
+                        field: "block seq range (events)", value: Int64(bitPattern: seenMaxSeq &- seenMinSeq)))
             }
             return false
         }
@@ -362,13 +381,17 @@ package struct EventBlockReader {
         }
         let newSeq = seq &+ UInt64(bitPattern: ds)
         if index == 0 {
-            guard dt == 0, ds == 0 else { throw CodecError(offset: at, reason: .invalidValue(field: "first event delta", value: ds)) }
+            guard dt == 0, ds == 0 else {
+                throw CodecError(offset: at, reason: .invalidValue(field: "first event delta", value: ds))
+            }
         } else {
             guard newSeq >= minSeq, newSeq <= maxSeq, (ds < 0) == (newSeq < seq) else {
-                throw CodecError(offset: at, reason: .invalidValue(field: "event seq", value: Int64(bitPattern: newSeq)))
+                throw CodecError(
+                    offset: at, reason: .invalidValue(field: "event seq", value: Int64(bitPattern: newSeq)))
             }
             guard dt > 0 || newSeq > seq else {
-                throw CodecError(offset: at, reason: .invalidValue(field: "event order (same time, seq not increasing)", value: ds))
+                throw CodecError(
+                    offset: at, reason: .invalidValue(field: "event order (same time, seq not increasing)", value: ds))
             }
         }
         guard length <= UInt64(reader.remaining) else { throw CodecError(offset: reader.position, reason: .truncated) }

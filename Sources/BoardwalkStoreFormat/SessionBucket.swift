@@ -140,9 +140,11 @@ package struct SessionBucketBuilder {
     ///   bytes (programmer errors: they trap).
     /// - Complexity: O(prefix) for the copy of `prefix`.
     @inlinable
-    package mutating func withValue<R>(keySeq: UInt64,
-                                       prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
-                                       _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package mutating func withValue<R>(
+        keySeq: UInt64,
+        prefix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) rethrows -> R {
         precondition(!isEmpty && keySeq <= _baseSeq && prefix.count <= prefixRoom, "session bucket value misused")
         if inRun { used = closeRun(at: used) }
         var header = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
@@ -155,8 +157,12 @@ package struct SessionBucketBuilder {
         }
         let start = front - headerBytes - prefix.count
         let p = storage.pointer
-        withUnsafeBytes(of: &header) { h in (p + front - headerBytes).copyMemory(from: h.baseAddress!, byteCount: headerBytes) }
-        if let base = prefix.baseAddress, prefix.count > 0 { (p + start).copyMemory(from: base, byteCount: prefix.count) }
+        withUnsafeBytes(of: &header) { h in
+            (p + front - headerBytes).copyMemory(from: h.baseAddress!, byteCount: headerBytes)
+        }
+        if let base = prefix.baseAddress, prefix.count > 0 {
+            (p + start).copyMemory(from: base, byteCount: prefix.count)
+        }
         return try withExtendedLifetime(storage) {
             try body(UnsafeRawBufferPointer(start: p + start, count: used - start))
         }
@@ -243,7 +249,10 @@ package struct SessionBucketReader {
         let baseTime = unzigzag(try reader.varint())
         let delta = try reader.varint()
         let (seq, overflow) = keySeq.addingReportingOverflow(delta)
-        guard !overflow else { throw CodecError(offset: at, reason: .invalidValue(field: "segment base seq", value: Int64(bitPattern: delta))) }
+        guard !overflow else {
+            throw CodecError(
+                offset: at, reason: .invalidValue(field: "segment base seq", value: Int64(bitPattern: delta)))
+        }
         let count = try reader.varint()
         // A run takes at least 6 bytes: low bits, length, and a 4-byte entry.
         guard count >= 1, count <= UInt64(reader.remaining / 6) else {
@@ -261,7 +270,8 @@ package struct SessionBucketReader {
         let at = reader.position
         let low = try reader.varint()
         guard low < UInt64(lowLimit), Int64(low) > lastLow else {
-            throw CodecError(offset: at, reason: .invalidValue(field: "session bucket low bits", value: Int64(bitPattern: low)))
+            throw CodecError(
+                offset: at, reason: .invalidValue(field: "session bucket low bits", value: Int64(bitPattern: low)))
         }
         let length = try reader.varint()
         guard length >= 4, length <= UInt64(reader.remaining) else {
@@ -281,10 +291,12 @@ package struct SessionBucketReader {
         let dt = try r.varint()
         let ds = try r.varint()
         guard code <= UInt64(UInt32.max) + 1, code != 0 || _index > 0 else {
-            throw CodecError(offset: at, reason: .invalidValue(field: "session bucket onboarding", value: Int64(bitPattern: code)))
+            throw CodecError(
+                offset: at, reason: .invalidValue(field: "session bucket onboarding", value: Int64(bitPattern: code)))
         }
         guard screen <= UInt64(UInt16.max) else {
-            throw CodecError(offset: at, reason: .invalidValue(field: "session bucket screen", value: Int64(bitPattern: screen)))
+            throw CodecError(
+                offset: at, reason: .invalidValue(field: "session bucket screen", value: Int64(bitPattern: screen)))
         }
         if _index == 0 {
             // Wrapping, as the builder wrote them: any base and delta give a time and a seq.
@@ -293,8 +305,10 @@ package struct SessionBucketReader {
         } else {
             let d = unzigzag(ds)
             let newSeq = _seq &+ UInt64(bitPattern: d)
-            guard dt <= UInt64(bitPattern: Int64.max &- _time), (d < 0) == (newSeq < _seq), dt > 0 || newSeq > _seq else {
-                throw CodecError(offset: at, reason: .invalidValue(field: "session bucket order", value: Int64(bitPattern: dt)))
+            guard dt <= UInt64(bitPattern: Int64.max &- _time), (d < 0) == (newSeq < _seq), dt > 0 || newSeq > _seq
+            else {
+                throw CodecError(
+                    offset: at, reason: .invalidValue(field: "session bucket order", value: Int64(bitPattern: dt)))
             }
             _time &+= Int64(bitPattern: dt)
             _seq = newSeq
@@ -336,8 +350,10 @@ package struct SessionBucketSegment {
     /// segment header and run header as ``SessionBucketReader`` does (not the entries).
     /// - Throws: ``CodecError`` at the first header that does not read back.
     /// - Complexity: O(runs of the value).
-    package static func forEach(in bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32,
-                               _ body: (SessionBucketSegment) throws -> Void) throws {
+    package static func forEach(
+        in bytes: UnsafeRawBufferPointer, keySeq: UInt64, lowLimit: UInt32,
+        _ body: (SessionBucketSegment) throws -> Void
+    ) throws {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         var r = ByteReader(base: base, position: 0, end: bytes.count)
         while r.position < r.end {
@@ -349,8 +365,10 @@ package struct SessionBucketSegment {
                 r.position += length
                 lastLow = Int64(low)
             }
-            try body(SessionBucketSegment(baseTime: baseTime, baseSeq: baseSeq, runCount: count,
-                                          runs: UnsafeRawBufferPointer(start: base + start, count: r.position - start)))
+            try body(
+                SessionBucketSegment(
+                    baseTime: baseTime, baseSeq: baseSeq, runCount: count,
+                    runs: UnsafeRawBufferPointer(start: base + start, count: r.position - start)))
         }
     }
 }

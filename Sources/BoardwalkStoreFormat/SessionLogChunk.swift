@@ -77,7 +77,8 @@ package struct SessionLogChunkReader {
         let delta = try reader.varint()
         // The first entry is the key's bucket.
         guard delta <= UInt64(UInt32.max - bucket), at > 0 || delta == 0 else {
-            throw CodecError(offset: at, reason: .invalidValue(field: "session-log bucket", value: Int64(bitPattern: delta)))
+            throw CodecError(
+                offset: at, reason: .invalidValue(field: "session-log bucket", value: Int64(bitPattern: delta)))
         }
         let length = try reader.varint()
         guard length >= 3, length <= UInt64(reader.remaining) else {

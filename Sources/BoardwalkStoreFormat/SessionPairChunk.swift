@@ -117,7 +117,9 @@ package struct SessionPairChunkReader {
         guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
         var r = ByteReader(base: base, position: 0, end: bytes.count)
         let count = try r.varint()
-        guard count >= 1 else { throw CodecError(offset: 0, reason: .invalidValue(field: "session chunk count", value: 0)) }
+        guard count >= 1 else {
+            throw CodecError(offset: 0, reason: .invalidValue(field: "session chunk count", value: 0))
+        }
         time = try r.fixed64()
         guard count - 1 <= UInt64(r.remaining / 2) else {
             throw CodecError(offset: 0, reason: .oversizedCount(count: count, limit: 1 + r.remaining / 2))
@@ -130,14 +132,17 @@ package struct SessionPairChunkReader {
     /// The next entry; `nil` after the last one (when the value has been checked to end there).
     package mutating func next() throws(CodecError) -> (session: UInt32, time: UInt64)? {
         guard index < count else {
-            guard reader.position == reader.end else { throw CodecError(offset: reader.position, reason: .trailingBytes) }
+            guard reader.position == reader.end else {
+                throw CodecError(offset: reader.position, reason: .trailingBytes)
+            }
             return nil
         }
         if index > 0 {
             let at = reader.position
             let delta = try reader.varint()
             guard delta >= 1, delta <= UInt64(UInt32.max - session) else {
-                throw CodecError(offset: at, reason: .invalidValue(field: "session delta", value: Int64(bitPattern: delta)))
+                throw CodecError(
+                    offset: at, reason: .invalidValue(field: "session delta", value: Int64(bitPattern: delta)))
             }
             session += UInt32(delta)
             time = time &+ UInt64(bitPattern: try reader.signed())

@@ -131,7 +131,9 @@ package struct StringChunkReader {
         var r = ByteReader(base: base, position: 0, end: bytes.count)
         let count = try r.varint()
         // A count of 0 is no chunk (the writer never makes one); said as such, not as a count over a limit.
-        guard count >= 1 else { throw CodecError(offset: 0, reason: .invalidValue(field: "string chunk count", value: 0)) }
+        guard count >= 1 else {
+            throw CodecError(offset: 0, reason: .invalidValue(field: "string chunk count", value: 0))
+        }
         guard count <= UInt64(r.remaining) else {
             throw CodecError(offset: 0, reason: .oversizedCount(count: count, limit: r.remaining))
         }
@@ -142,7 +144,9 @@ package struct StringChunkReader {
     /// The next string; `nil` after the last one (when the value has been checked to end there).
     package mutating func next() throws(CodecError) -> StringChunkEntry? {
         guard index < count else {
-            guard reader.position == reader.end else { throw CodecError(offset: reader.position, reason: .trailingBytes) }
+            guard reader.position == reader.end else {
+                throw CodecError(offset: reader.position, reason: .trailingBytes)
+            }
             return nil
         }
         let at = reader.position
@@ -150,7 +154,9 @@ package struct StringChunkReader {
         let entry: StringChunkEntry
         if header & 1 == 0 {
             let length = header >> 1
-            guard length <= UInt64(reader.remaining) else { throw CodecError(offset: reader.position, reason: .truncated) }
+            guard length <= UInt64(reader.remaining) else {
+                throw CodecError(offset: reader.position, reason: .truncated)
+            }
             entry = .utf8(UnsafeRawBufferPointer(start: reader.base + reader.position, count: Int(length)))
             reader.position += Int(length)
         } else {

@@ -1,5 +1,6 @@
-@testable import BoardwalkCLI
 import Testing
+
+@testable import BoardwalkCLI
 
 private let options = [
     OptionSpec("sessions", short: "n", value: "N", help: ""),
@@ -11,42 +12,46 @@ private let options = [
 
 @Suite("Argument parsing")
 struct ArgumentsTests {
-    @Test("Accepted forms", arguments: [
-        (["--sessions", "5"], ParsedArguments(values: ["sessions": ["5"]])),
-        (["--sessions=5"], ParsedArguments(values: ["sessions": ["5"]])),
-        (["--sessions="], ParsedArguments(values: ["sessions": [""]])),
-        (["-n", "5"], ParsedArguments(values: ["sessions": ["5"]])),
-        (["-n5"], ParsedArguments(values: ["sessions": ["5"]])),
-        (["-n=5"], ParsedArguments(values: ["sessions": ["5"]])),
-        (["-sv"], ParsedArguments(flags: ["strict", "verbose"])),
-        (["-svn", "3"], ParsedArguments(values: ["sessions": ["3"]], flags: ["strict", "verbose"])),
-        (["-", "a.ndjson"], ParsedArguments(positionals: ["-", "a.ndjson"])),
-        (["--", "--strict", "-n"], ParsedArguments(positionals: ["--strict", "-n"])),
-        (["a", "--strict", "b"], ParsedArguments(flags: ["strict"], positionals: ["a", "b"])),
-        (["--seed", "1", "--seed", "2"], ParsedArguments(values: ["seed": ["1", "2"]])),
-        (["--seed", "--strict"], ParsedArguments(values: ["seed": ["--strict"]])),
-        (["--db", "/tmp/x y"], ParsedArguments(values: ["db": ["/tmp/x y"]])),
-        (["-5"], ParsedArguments(positionals: ["-5"])),
-    ])
+    @Test(
+        "Accepted forms",
+        arguments: [
+            (["--sessions", "5"], ParsedArguments(values: ["sessions": ["5"]])),
+            (["--sessions=5"], ParsedArguments(values: ["sessions": ["5"]])),
+            (["--sessions="], ParsedArguments(values: ["sessions": [""]])),
+            (["-n", "5"], ParsedArguments(values: ["sessions": ["5"]])),
+            (["-n5"], ParsedArguments(values: ["sessions": ["5"]])),
+            (["-n=5"], ParsedArguments(values: ["sessions": ["5"]])),
+            (["-sv"], ParsedArguments(flags: ["strict", "verbose"])),
+            (["-svn", "3"], ParsedArguments(values: ["sessions": ["3"]], flags: ["strict", "verbose"])),
+            (["-", "a.ndjson"], ParsedArguments(positionals: ["-", "a.ndjson"])),
+            (["--", "--strict", "-n"], ParsedArguments(positionals: ["--strict", "-n"])),
+            (["a", "--strict", "b"], ParsedArguments(flags: ["strict"], positionals: ["a", "b"])),
+            (["--seed", "1", "--seed", "2"], ParsedArguments(values: ["seed": ["1", "2"]])),
+            (["--seed", "--strict"], ParsedArguments(values: ["seed": ["--strict"]])),
+            (["--db", "/tmp/x y"], ParsedArguments(values: ["db": ["/tmp/x y"]])),
+            (["-5"], ParsedArguments(positionals: ["-5"])),
+        ])
     func accepted(arguments: [String], expected: ParsedArguments) throws {
         #expect(try parseArguments(arguments, options: options) == expected)
     }
 
-    @Test("Rejected forms, with their messages", arguments: [
-        (["--nope"], "unknown option '--nope'"),
-        (["--sesions", "3"], "unknown option '--sesions' (did you mean '--sessions'?)"),
-        (["--strcit"], "unknown option '--strcit' (did you mean '--strict'?)"),
-        (["--h"], "unknown option '--h'"),
-        (["--sed", "1"], "unknown option '--sed' (did you mean '--seed'?)"),
-        (["-x"], "unknown option '-x'"),
-        (["-sx"], "unknown option '-x'"),
-        (["-d", "dir"], "unknown option '-d' (did you mean '--db'?)"),
-        (["-S"], "unknown option '-S'"),
-        (["--=x"], "'--=x' has no option name before '='"),
-        (["--sessions"], "option '--sessions' needs a value (N)"),
-        (["-n"], "option '-n' needs a value (N)"),
-        (["--strict=yes"], "option '--strict' takes no value"),
-    ])
+    @Test(
+        "Rejected forms, with their messages",
+        arguments: [
+            (["--nope"], "unknown option '--nope'"),
+            (["--sesions", "3"], "unknown option '--sesions' (did you mean '--sessions'?)"),
+            (["--strcit"], "unknown option '--strcit' (did you mean '--strict'?)"),
+            (["--h"], "unknown option '--h'"),
+            (["--sed", "1"], "unknown option '--sed' (did you mean '--seed'?)"),
+            (["-x"], "unknown option '-x'"),
+            (["-sx"], "unknown option '-x'"),
+            (["-d", "dir"], "unknown option '-d' (did you mean '--db'?)"),
+            (["-S"], "unknown option '-S'"),
+            (["--=x"], "'--=x' has no option name before '='"),
+            (["--sessions"], "option '--sessions' needs a value (N)"),
+            (["-n"], "option '-n' needs a value (N)"),
+            (["--strict=yes"], "option '--strict' takes no value"),
+        ])
     func rejected(arguments: [String], message: String) {
         #expect(throws: UsageError(message)) { try parseArguments(arguments, options: options) }
     }
@@ -58,7 +63,9 @@ struct ArgumentsTests {
         #expect(try parsed.unsigned("seed") == 31)
         #expect(try parsed.integer("absent") == nil)
         let bad = try parseArguments(["--sessions", "twelve"], options: options)
-        #expect(throws: UsageError("option '--sessions' expects an integer, got 'twelve'")) { try bad.integer("sessions") }
+        #expect(throws: UsageError("option '--sessions' expects an integer, got 'twelve'")) {
+            try bad.integer("sessions")
+        }
         #expect(throws: UsageError("option '--sessions' must be between 0 and 10, got 12")) {
             try parsed.integer("sessions", in: 0...10)
         }
@@ -72,12 +79,13 @@ struct ArgumentsTests {
         let usage = ErrorReport(UsageError("unknown option '--x'"), command: GenerateCommand.self)
         #expect(usage.exitCode == 64)
         #expect(usage.stream == .stderr)
-        #expect(usage.text == """
-            Error: unknown option '--x'
-            Usage: \(GenerateCommand.usage)
-              See 'boardwalk generate --help' for more information.
+        #expect(
+            usage.text == """
+                Error: unknown option '--x'
+                Usage: \(GenerateCommand.usage)
+                  See 'boardwalk generate --help' for more information.
 
-            """)
+                """)
         let tool = ErrorReport(UsageError("missing command"), command: nil)
         #expect(tool.text.hasSuffix("  See 'boardwalk --help' for more information.\n"))
         let runtime = ErrorReport(RuntimeError("the store is locked"), command: GenerateCommand.self)
@@ -120,15 +128,17 @@ struct ArgumentsTests {
 
 @Suite("Output units and tables")
 struct OutputTests {
-    @Test("Units", arguments: [
-        (Units.count(999), "999"), (Units.count(1_234), "1.2 k"), (Units.count(34_500), "34.5 k"),
-        (Units.count(1_234_567), "1.2 M"), (Units.count(250_000), "250 k"), (Units.count(-1_500), "-1.5 k"),
-        (Units.duration(microseconds: 850), "850 µs"), (Units.duration(microseconds: 34_000), "34 ms"),
-        (Units.duration(microseconds: 1_500), "1.5 ms"), (Units.duration(microseconds: 1_200_000), "1.2 s"),
-        (Units.duration(microseconds: 150_000_000), "2.5 min"), (Units.percent(0.125), "12.5 %"),
-        (Units.percent(1), "100.0 %"), (Units.bytes(512), "512 B"), (Units.bytes(1_258_291), "1.2 MiB"),
-        (Units.decimal(-0.04, digits: 1), "0.0"), (Units.decimal(2.25, digits: 1), "2.3"),
-    ])
+    @Test(
+        "Units",
+        arguments: [
+            (Units.count(999), "999"), (Units.count(1_234), "1.2 k"), (Units.count(34_500), "34.5 k"),
+            (Units.count(1_234_567), "1.2 M"), (Units.count(250_000), "250 k"), (Units.count(-1_500), "-1.5 k"),
+            (Units.duration(microseconds: 850), "850 µs"), (Units.duration(microseconds: 34_000), "34 ms"),
+            (Units.duration(microseconds: 1_500), "1.5 ms"), (Units.duration(microseconds: 1_200_000), "1.2 s"),
+            (Units.duration(microseconds: 150_000_000), "2.5 min"), (Units.percent(0.125), "12.5 %"),
+            (Units.percent(1), "100.0 %"), (Units.bytes(512), "512 B"), (Units.bytes(1_258_291), "1.2 MiB"),
+            (Units.decimal(-0.04, digits: 1), "0.0"), (Units.decimal(2.25, digits: 1), "2.3"),
+        ])
     func units(actual: String, expected: String) {
         #expect(actual == expected)
     }
@@ -138,13 +148,14 @@ struct OutputTests {
         var t = TextTable(headers: ["screen", "users"], alignments: [.left, .right])
         t.append(["welcome", "1.2 k"])
         t.append(["日本", "7"])
-        #expect(t.render() == """
-            screen   users
-            ───────  ─────
-            welcome  1.2 k
-            日本         7
+        #expect(
+            t.render() == """
+                screen   users
+                ───────  ─────
+                welcome  1.2 k
+                日本         7
 
-            """)
+                """)
     }
 
     @Test("Cells and chart labels from stored data are shown as written: controls and bidi overrides escaped")

@@ -10,8 +10,12 @@ struct BackupRemovesPartialCopyTests {
     /// `boardwalk --db DB backup DEST` with writes limited to `blocks` 512-byte blocks (SIGXFSZ ignored, so the write
     /// past the limit fails with EFBIG instead of killing the process).
     func limitedBackup(db: String, to destination: String, blocks: Int) throws -> Execution {
-        try run(tool: "/bin/bash", ["-c", "trap '' XFSZ; ulimit -f \(blocks); exec \"$0\" --db \"$1\" backup \"$2\"",
-                                    boardwalkExecutable.path, db, destination])
+        try run(
+            tool: "/bin/bash",
+            [
+                "-c", "trap '' XFSZ; ulimit -f \(blocks); exec \"$0\" --db \"$1\" backup \"$2\"",
+                boardwalkExecutable.path, db, destination,
+            ])
     }
 
     @Test("the partial copy is removed, DEST too when the backup made it, and a later backup to DEST works")
@@ -19,7 +23,8 @@ struct BackupRemovesPartialCopyTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = dir.appendingPathComponent("db").path
-        let fill = try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: try boardwalk(["generate", "-n", "200"]).stdout)
+        let fill = try boardwalk(
+            ["ingest", "--db", db, "-q", "-"], stdin: try boardwalk(["generate", "-n", "200"]).stdout)
         #expect(fill.status == 0)
         let made = dir.appendingPathComponent("new-copy").path
         let failed = try limitedBackup(db: db, to: made, blocks: 100)
@@ -50,6 +55,7 @@ struct BackupRemovesPartialCopyTests {
         let run = try boardwalk(["backup", "--db", db, other.path])
         #expect(run.status == 1)
         #expect(!run.stderr.contains("removed"))
-        #expect(try String(contentsOf: other.appendingPathComponent("data.mdb"), encoding: .utf8) == "not mine to delete")
+        #expect(
+            try String(contentsOf: other.appendingPathComponent("data.mdb"), encoding: .utf8) == "not mine to delete")
     }
 }

@@ -1,8 +1,9 @@
-@testable import BoardwalkCLI
 import BoardwalkGenerator
 import BoardwalkQuery
 import Foundation
 import Testing
+
+@testable import BoardwalkCLI
 
 /// Runs `boardwalk arguments` in this process, with captured output.
 private func inProcess(_ arguments: [String]) -> (status: Int32, out: String, err: String) {
@@ -46,12 +47,14 @@ struct IngestInputTests {
 
     static let meta = #""meta":{"onboarding_id":"o","screen_cid":"c","screen_index":0,"total_screens":2}"#
 
-    @Test("`ingest - < FILE` has no checkpoint: a second run resumes nothing, and lines without a time are stored again")
+    @Test(
+        "`ingest - < FILE` has no checkpoint: a second run resumes nothing, and lines without a time are stored again")
     func standardInputFromAFile() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         // One line with a time and an event id, one with neither.
         let path = try write(
-            #"{"timestamp":1793527200000,"event_id":"E-1","session_id":"s","type":"analytics","name":"screen_presented",\#(IngestInputTests.meta)}"# + "\n"
+            #"{"timestamp":1793527200000,"event_id":"E-1","session_id":"s","type":"analytics","name":"screen_presented",\#(IngestInputTests.meta)}"#
+                + "\n"
                 + #"{"session_id":"s","type":"custom","action_id":"a",\#(IngestInputTests.meta)}"# + "\n",
             "in.ndjson")
         let first = try boardwalk(["ingest", "--db", db, "-"], stdinFile: path)
@@ -64,25 +67,37 @@ struct IngestInputTests {
         #expect(count.out == "count\n3\n", "\(count.err)")
     }
 
-    @Test("A line with an event id and no time, piped twice, is stored twice (the duplicate rule includes the time), as documented")
+    @Test(
+        "A line with an event id and no time, piped twice, is stored twice (the duplicate rule includes the time), as documented"
+    )
     func eventIDWithoutTime() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let line = #"{"event_id":"E-1","session_id":"s","type":"analytics","name":"screen_presented",\#(IngestInputTests.meta)}"# + "\n"
+        let line =
+            #"{"event_id":"E-1","session_id":"s","type":"analytics","name":"screen_presented",\#(IngestInputTests.meta)}"#
+            + "\n"
         #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: line).status == 0)
         let again = try boardwalk(["ingest", "--db", db, "-"], stdin: line)
         #expect(again.stdout.contains("ingested: 1\nduplicates: 0\n"), "\(again.stdout)")
         // Said where duplicates are explained: the command's help and docs/cli.md.
-        let help = inProcess(["ingest", "--help"]).out.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
-        #expect(help.contains("a line without a time gets the time it is read, so the same line sent twice is stored twice, event id or not"))
+        let help = inProcess(["ingest", "--help"]).out.split(separator: "\n").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }.joined(separator: " ")
+        #expect(
+            help.contains(
+                "a line without a time gets the time it is read, so the same line sent twice is stored twice, event id or not"
+            ))
     }
 
     @Test("A file named twice in one run is refused before anything is stored, by the same name or another")
     func sameFileTwice() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = try write(#"{"timestamp":1793527200000,"session_id":"s","type":"custom","action_id":"a",\#(IngestInputTests.meta)}"# + "\n", "a.ndjson")
+        let path = try write(
+            #"{"timestamp":1793527200000,"session_id":"s","type":"custom","action_id":"a",\#(IngestInputTests.meta)}"#
+                + "\n", "a.ndjson")
         let twice = inProcess(["ingest", "--db", db, path, path])
         #expect(twice.status == ExitCode.usage)
-        #expect(twice.err.hasPrefix("Error: '\(path)' is named twice; a file is ingested once per run\n"), "\(twice.err)")
+        #expect(
+            twice.err.hasPrefix("Error: '\(path)' is named twice; a file is ingested once per run\n"), "\(twice.err)")
         #expect(twice.out.isEmpty)
         let link = directory.appendingPathComponent("b.ndjson").path
         try FileManager.default.linkItem(atPath: path, toPath: link)
@@ -116,13 +131,22 @@ struct IngestInputTests {
         // Same first 150 lines (over 4 KiB), other lines after them: written in place.
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.truncate(atOffset: 0)
-        try handle.write(contentsOf: Data((lines.prefix(150) + lines.suffix(50).map { $0.replacingOccurrences(of: #""event_id":"a"#, with: #""event_id":"b"#) } + lines.suffix(50))
-            .joined(separator: "\n").utf8 + [0x0A]))
+        try handle.write(
+            contentsOf: Data(
+                (lines.prefix(150)
+                    + lines.suffix(50).map { $0.replacingOccurrences(of: #""event_id":"a"#, with: #""event_id":"b"#) }
+                    + lines.suffix(50))
+                    .joined(separator: "\n").utf8 + [0x0A]))
         try handle.close()
-        let r = inProcess(["ingest", "--db", db, "--rejects", directory.appendingPathComponent("rejects.txt").path, path])
+        let r = inProcess([
+            "ingest", "--db", db, "--rejects", directory.appendingPathComponent("rejects.txt").path, path,
+        ])
         #expect(r.status == 0, "\(r.err)")
         #expect(!r.out.contains("resumed"))
-        #expect(r.out.contains("restarted: \(path) changed before where an earlier run stopped (after 200 lines): read from its start"), "\(r.out)")
+        #expect(
+            r.out.contains(
+                "restarted: \(path) changed before where an earlier run stopped (after 200 lines): read from its start"),
+            "\(r.out)")
         #expect(r.out.contains("ingested: 50\nduplicates: 200\n"), "\(r.out)")
     }
 }
@@ -137,12 +161,15 @@ struct DemoOrderTests {
         var t: Int64 = 1_793_527_200_000
         func line(_ session: String, _ onboarding: String, _ screen: Int, _ body: String, after ms: Int64) {
             t += ms
-            lines.append(#"{"timestamp":\#(t),"session_id":"\#(session)",\#(body),"meta":{"onboarding_id":"\#(onboarding)","screen_cid":"c\#(screen)","screen_index":\#(screen),"total_screens":3}}"#)
+            lines.append(
+                #"{"timestamp":\#(t),"session_id":"\#(session)",\#(body),"meta":{"onboarding_id":"\#(onboarding)","screen_cid":"c\#(screen)","screen_index":\#(screen),"total_screens":3}}"#
+            )
         }
         let presented = #""type":"analytics","name":"screen_presented""#
-        for (i, ending) in ["", "", #""type":"close","action_id":"x""#, #""type":"analytics","name":"onboarding_completed""#,
-                            #""type":"error","error":{"domain":"WebKit","code":4200,"message":"boom"}"#].enumerated()
-        {
+        for (i, ending) in [
+            "", "", #""type":"close","action_id":"x""#, #""type":"analytics","name":"onboarding_completed""#,
+            #""type":"error","error":{"domain":"WebKit","code":4200,"message":"boom"}"#,
+        ].enumerated() {
             line("a\(i)", "onbA", 0, presented, after: 1_000)
             line("a\(i)", "onbA", 1, presented, after: Int64(2_000 + 9_000 * i))
             if !ending.isEmpty { line("a\(i)", "onbA", 2, ending, after: 500) }
@@ -169,16 +196,21 @@ struct DemoOrderTests {
             let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             // Sessions per onboarding: onbA then onbB (5 each); the funnel is onbA's.
             let bars = lines.drop { !$0.hasPrefix("Sessions per onboarding") }.dropFirst(3).prefix(2)
-            #expect(bars.map { $0.split(separator: " ").first.map(String.init) ?? "" } == ["onbA", "onbB"], "\(r.stdout)")
+            #expect(
+                bars.map { $0.split(separator: " ").first.map(String.init) ?? "" } == ["onbA", "onbB"], "\(r.stdout)")
             #expect(r.stdout.contains(#"sessions | where onboarding == "onbA" | funnel"#))
             // How sessions end: abandoned (2), then the ties by name.
             let exits = lines.drop { !$0.hasPrefix("How sessions end") }.dropFirst(3).prefix(4)
-            #expect(exits.map { $0.split(separator: " ").first.map(String.init) ?? "" } == ["abandoned", "closed", "completed", "error"],
-                    "\(r.stdout)")
+            #expect(
+                exits.map { $0.split(separator: " ").first.map(String.init) ?? "" } == [
+                    "abandoned", "closed", "completed", "error",
+                ],
+                "\(r.stdout)")
             // Time on each screen: `p90` and the note start in the same column on every row.
             let dwell = Array(lines.drop { !$0.hasPrefix("Time on each screen") }.dropFirst(3).prefix { !$0.isEmpty })
             #expect(dwell.count == 2, "\(r.stdout)")
-            let columns = Set(dwell.map { row in row.range(of: "p90").map { row.distance(from: row.startIndex, to: $0.lowerBound) } })
+            let columns = Set(
+                dwell.map { row in row.range(of: "p90").map { row.distance(from: row.startIndex, to: $0.lowerBound) } })
             #expect(columns.count == 1, "ragged rows:\n\(dwell.joined(separator: "\n"))")
         }
         #expect(outputs.count == 1, "the runs drew different charts")
@@ -212,7 +244,9 @@ struct ReplPolishTests {
         let status = Repl(console: console, invocation: invocation, completionWords: [], stats: nil)
             .runPiped(["events | count", ".explain events | bogus"])
         #expect(status == ExitCode.partial)
-        #expect(err.text.contains("--> stdin:2:19\n2 | .explain events | bogus\n  |                   ^^^^^"), "\(err.text)")
+        #expect(
+            err.text.contains("--> stdin:2:19\n2 | .explain events | bogus\n  |                   ^^^^^"), "\(err.text)"
+        )
     }
 
     @Test("A unique completion is the rest of the word, then a space, but no space after a function's `(`")
@@ -220,7 +254,9 @@ struct ReplPolishTests {
         #expect(Completion.matches("p5", in: Repl.completionVocabulary([])) == ["p50("])
         #expect(Completion.insertion(completing: "p5", with: "p50(") == "0(")
         #expect(Completion.insertion(completing: "sess", with: "sessions") == "ions ")
-        #expect(Completion.insertion(completing: "1b", with: "\"1b2c\"") == nil, "an id typed without its quote is left to libedit")
+        #expect(
+            Completion.insertion(completing: "1b", with: "\"1b2c\"") == nil,
+            "an id typed without its quote is left to libedit")
     }
 
     @Test("A history file that cannot be kept is named in one warning; a usable one is not")
@@ -229,7 +265,9 @@ struct ReplPolishTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let folder = Repl.historyProblem(directory.path)
         #expect(folder?.warning.contains("is a directory") == true && folder?.readable == false)
-        #expect(Repl.historyProblem(directory.appendingPathComponent("missing/h").path)?.warning.contains("cannot be created") == true)
+        #expect(
+            Repl.historyProblem(directory.appendingPathComponent("missing/h").path)?.warning.contains(
+                "cannot be created") == true)
         #expect(Repl.historyProblem(directory.appendingPathComponent("h").path) == nil)
         let file = directory.appendingPathComponent("h2").path
         #expect(FileManager.default.createFile(atPath: file, contents: Data()))
@@ -238,7 +276,9 @@ struct ReplPolishTests {
 
     // Tests run as root here and in CI, and root may write a 0444 file: root gets an immutable file instead, and
     // where even that is not allowed (no CAP_LINUX_IMMUTABLE) the test is reported as skipped, not passed.
-    @Test("A history file that is not writable is named in one warning, and still read", .enabled(if: canMakeUnwritableFiles()))
+    @Test(
+        "A history file that is not writable is named in one warning, and still read",
+        .enabled(if: canMakeUnwritableFiles()))
     func historyNotWritable() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

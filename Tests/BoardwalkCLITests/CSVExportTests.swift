@@ -1,8 +1,9 @@
-@testable import BoardwalkCLI
 import BoardwalkGenerator
 import BoardwalkModel
 import BoardwalkStore
 import Testing
+
+@testable import BoardwalkCLI
 
 /// An RFC 4180 reader over UTF-8 bytes (not Characters: a quote followed by a combining mark is still a quote).
 private func parseCSVBytes(_ bytes: [UInt8]) -> [[String]] {
@@ -39,7 +40,8 @@ private func parseCSVBytes(_ bytes: [UInt8]) -> [[String]] {
 /// The export's columns of an event, unquoted: the reference the byte-level writer is checked against.
 private func expectedFields(_ stored: StoredEvent) -> [String] {
     let e = stored.event
-    var name = e.kind.name, elementID = "", elementType = "", value = "", reply = "", domain = "", code = "", message = ""
+    var name = e.kind.name, elementID = "", elementType = "", value = "", reply = "", domain = "", code = "",
+        message = ""
     switch e.payload {
     case .analytics(let a):
         name = a.name
@@ -64,14 +66,15 @@ private func expectedFields(_ stored: StoredEvent) -> [String] {
 
 @Suite("CSV export: quoting on UTF-8 bytes")
 struct CSVExportTests {
-    @Test("A field is quoted when it holds a comma, a quote, CR or LF, with quotes doubled; nothing else is",
-          arguments: [
-              ("plain", "plain"), ("", ""), ("日本語 é", "日本語 é"), ("tab\there", "tab\there"),
-              ("a,b", "\"a,b\""), ("say \"hi\"", "\"say \"\"hi\"\"\""), ("two\nlines", "\"two\nlines\""),
-              ("cr\rlf", "\"cr\rlf\""), ("crlf\r\n", "\"crlf\r\n\""),
-              // A combining mark after a quote or comma makes one Character with it: still quoted, quote doubled.
-              ("\"\u{301}", "\"\"\"\u{301}\""), ("x,\u{301}y", "\"x,\u{301}y\""),
-          ])
+    @Test(
+        "A field is quoted when it holds a comma, a quote, CR or LF, with quotes doubled; nothing else is",
+        arguments: [
+            ("plain", "plain"), ("", ""), ("日本語 é", "日本語 é"), ("tab\there", "tab\there"),
+            ("a,b", "\"a,b\""), ("say \"hi\"", "\"say \"\"hi\"\"\""), ("two\nlines", "\"two\nlines\""),
+            ("cr\rlf", "\"cr\rlf\""), ("crlf\r\n", "\"crlf\r\n\""),
+            // A combining mark after a quote or comma makes one Character with it: still quoted, quote doubled.
+            ("\"\u{301}", "\"\"\"\u{301}\""), ("x,\u{301}y", "\"x,\u{301}y\""),
+        ])
     func quoting(field: String, expected: String) {
         #expect(Array(CSVExport.quote(field).utf8) == Array(expected.utf8))
     }
@@ -82,10 +85,13 @@ struct CSVExportTests {
         var bytes: [UInt8] = Array(CSVExport.header.utf8)
         var expected: [[String]] = [CSVExport.columns]
         for seq in 0..<2_000 {
-            let stored = StoredEvent(seq: UInt64(seq) * 7_919 + (seq == 1 ? UInt64.max - 7_919 : 0), event: events.event())
+            let stored = StoredEvent(
+                seq: UInt64(seq) * 7_919 + (seq == 1 ? UInt64.max - 7_919 : 0), event: events.event())
             CSVExport.appendRow(stored, to: &bytes)
             expected.append(expectedFields(stored))
-            #expect(CSVExport.row(stored) == String(decoding: bytes.suffix(CSVExport.row(stored).utf8.count), as: UTF8.self))
+            #expect(
+                CSVExport.row(stored) == String(decoding: bytes.suffix(CSVExport.row(stored).utf8.count), as: UTF8.self)
+            )
         }
         let rows = parseCSVBytes(bytes)
         #expect(rows.count == expected.count)

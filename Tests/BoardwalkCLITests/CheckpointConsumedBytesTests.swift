@@ -1,7 +1,8 @@
-@testable import BoardwalkCLI
 import BoardwalkModel
 import Foundation
 import Testing
+
+@testable import BoardwalkCLI
 
 /// A checkpoint fingerprints the bytes whose lines its batch stored, as they were read, never the file as it is
 /// when the batch commits (a file rewritten in place between the read and the commit would get a checkpoint of its
@@ -21,7 +22,9 @@ struct CheckpointConsumedBytesTests {
         let replacement: String
         let atLine: Int
         var inner = TinyParser()
-        mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event {
+        mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp)
+            throws -> Event
+        {
             if lineNumber == atLine {
                 let handle = FileHandle(forWritingAtPath: path)!
                 try handle.truncate(atOffset: 0)
@@ -38,7 +41,9 @@ struct CheckpointConsumedBytesTests {
             rejects: RejectsWriter(path: directory.appendingPathComponent("rejects.txt").path), progress: nil)
     }
 
-    @Test("A file rewritten in place while its batch is parsed is read again from its start by the next run", arguments: [false, true])
+    @Test(
+        "A file rewritten in place while its batch is parsed is read again from its start by the next run",
+        arguments: [false, true])
     func rewrittenWhileParsed(pipelined: Bool) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("ev.txt").path
@@ -50,8 +55,9 @@ struct CheckpointConsumedBytesTests {
         let sink = MemorySink()
         // One read holds the whole file; the rewrite comes while its lines are parsed, before the batch commits.
         let rewriting = RewritingParser(path: path, replacement: rewritten, atLine: 900)
-        let first = ingester(sink, parser: rewriting, worker: pipelined ? rewriting : nil,
-                             options: .init(batchSize: 5_000, pipelined: pipelined))
+        let first = ingester(
+            sink, parser: rewriting, worker: pipelined ? rewriting : nil,
+            options: .init(batchSize: 5_000, pipelined: pipelined))
         try first.ingest(try InputFile(path: path))
         #expect(first.summary.ingested == 1_000, "the lines as read, before the rewrite")
         #expect(sink.events.compactMap(\.eventID).allSatisfy { $0.hasPrefix("a") })
@@ -85,7 +91,9 @@ struct CheckpointConsumedBytesTests {
         return out + "E last\(seed) 1"
     }
 
-    @Test("Fingerprints kept from small reads, across buffer moves and a resume, equal those of the file's bytes", arguments: [64, 200, 5_000])
+    @Test(
+        "Fingerprints kept from small reads, across buffer moves and a resume, equal those of the file's bytes",
+        arguments: [64, 200, 5_000])
     func fingerprintsAcrossReads(readBuffer: Int) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("mixed.txt").path
@@ -109,9 +117,12 @@ struct CheckpointConsumedBytesTests {
 
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let wrong = sink.committed.filter { $0 != fileCheckpoint(of: bytes, endingAt: $0.offset) }
-        #expect(wrong.isEmpty, "\(wrong.count) of \(sink.committed.count) checkpoints differ, first at byte \(wrong.first?.offset ?? -1)")
+        #expect(
+            wrong.isEmpty,
+            "\(wrong.count) of \(sink.committed.count) checkpoints differ, first at byte \(wrong.first?.offset ?? -1)")
         #expect(sink.committed.last?.offset == bytes.count)
-        #expect(sink.committed.contains { $0.offset > 2 * FileCheckpoint.fingerprintBytes }, "windows away from the head")
+        #expect(
+            sink.committed.contains { $0.offset > 2 * FileCheckpoint.fingerprintBytes }, "windows away from the head")
     }
 
     @Test("ConsumedBytes keeps the right 4 KiB for any chunking of reads and drops", arguments: 1...6)
@@ -131,7 +142,9 @@ struct CheckpointConsumedBytesTests {
             let n = min(file.count - read, 1 + next(6_000))
             buffer += file[read..<(read + n)]
             read += n
-            buffer.withUnsafeBytes { consumed.didRead(UnsafeRawBufferPointer(rebasing: $0[($0.count - n)...]), endingAt: read) }
+            buffer.withUnsafeBytes {
+                consumed.didRead(UnsafeRawBufferPointer(rebasing: $0[($0.count - n)...]), endingAt: read)
+            }
             for _ in 0..<3 {
                 let offset = consumed.bufferStart + next(buffer.count + 1)
                 let got = buffer.withUnsafeBytes { consumed.checkpoint(offset: offset, line: 0, buffer: $0) }
@@ -149,8 +162,12 @@ struct CheckpointConsumedBytesTests {
     func helpSaysWhatIsChecked() {
         let out = BufferSink(), err = BufferSink()
         #expect(BoardwalkCLI.run(["ingest", "--help"], Invocation(environment: [:], stdout: out, stderr: err)) == 0)
-        let help = out.text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
-        #expect(help.contains("A file rewritten in place so that its first 4 KiB or the 4 KiB before its checkpoint changed is read from its start"), "\(help)")
+        let help = out.text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(
+            separator: " ")
+        #expect(
+            help.contains(
+                "A file rewritten in place so that its first 4 KiB or the 4 KiB before its checkpoint changed is read from its start"
+            ), "\(help)")
         #expect(help.contains("a change elsewhere before the checkpoint is not seen"))
         #expect(!help.contains("whose bytes before its checkpoint changed"), "the old claim: every byte before it")
     }

@@ -1,7 +1,8 @@
-@testable import BoardwalkCLI
 import BoardwalkModel
 import Foundation
 import Testing
+
+@testable import BoardwalkCLI
 
 /// A checkpoint applies to a file only when the bytes it counted are still there (a file rewritten in place, same
 /// inode and same first 4 KiB, must not resume from the old checkpoint, or its changed lines before that point are
@@ -37,7 +38,9 @@ struct CheckpointFitTests {
         try handle.close()
     }
 
-    @Test("A file rewritten in place with the same first 4 KiB but other lines before the checkpoint starts from its beginning")
+    @Test(
+        "A file rewritten in place with the same first 4 KiB but other lines before the checkpoint starts from its beginning"
+    )
     func rewrittenInPlace() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("ev.txt").path
@@ -77,7 +80,9 @@ struct CheckpointFitTests {
         #expect(second.ingested == 200 && second.duplicates == 0 && second.restarted.isEmpty)
     }
 
-    @Test("A checkpoint written before the tail fingerprint (24 bytes) is trusted on its first fingerprint, then replaced")
+    @Test(
+        "A checkpoint written before the tail fingerprint (24 bytes) is trusted on its first fingerprint, then replaced"
+    )
     func oldCheckpoint() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("old.txt").path
@@ -139,7 +144,8 @@ struct CheckpointFitTests {
     @Test("The progress line counts bytes across inputs, as it counts events, against the inputs' total")
     func progressAcrossInputs() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first = directory.appendingPathComponent("1.txt").path, second = directory.appendingPathComponent("2.txt").path
+        let first = directory.appendingPathComponent("1.txt").path,
+            second = directory.appendingPathComponent("2.txt").path
         try text(1...3_000).write(toFile: first, atomically: false, encoding: .utf8)
         try text(3_001...6_000).write(toFile: second, atomically: false, encoding: .utf8)
         let sizes = try [first, second].map { try #require(try InputFile(path: $0).size) }
@@ -160,7 +166,8 @@ struct CheckpointFitTests {
 
     @Test("Checkpoint bytes: 32 with the tail fingerprint, 24 without; other lengths are not checkpoints")
     func bytes() {
-        let new = FileCheckpoint(offset: 123_456_789, line: 42, fingerprint: 0xDEAD_BEEF_0123_4567, tail: 0x0102_0304_0506_0708)
+        let new = FileCheckpoint(
+            offset: 123_456_789, line: 42, fingerprint: 0xDEAD_BEEF_0123_4567, tail: 0x0102_0304_0506_0708)
         #expect(new.bytes.count == 32)
         #expect(FileCheckpoint(new.bytes) == new)
         let old = FileCheckpoint(offset: 7, line: 1, fingerprint: 9)

@@ -13,7 +13,9 @@ struct ClickHouseCLITests {
         let corpus = Corpus(sessions: sessions, seed: 1)  // a seed whose sessions include inferred ones
         let path = directory.appendingPathComponent("events.ndjson").path
         try corpus.text.write(toFile: path, atomically: true, encoding: .utf8)
-        let r = try boardwalk(["ingest", "--db", db, "-q", "--rejects", directory.appendingPathComponent("rejects").path, path])
+        let r = try boardwalk([
+            "ingest", "--db", db, "-q", "--rejects", directory.appendingPathComponent("rejects").path, path,
+        ])
         #expect(r.status == 0, "\(r.stderr)")
     }
 
@@ -50,7 +52,10 @@ struct ClickHouseCLITests {
         #expect(rest.status == 0)
         let tail = try rows(rest.stdout)
         #expect(tail.compactMap { $0["seq"] as? Int } == Array(seqs[(seqs.count / 2)...]))
-        #expect(rest.stdout == all.stdout.split(separator: "\n", omittingEmptySubsequences: false)[(seqs.count / 2)...].joined(separator: "\n"))
+        #expect(
+            rest.stdout
+                == all.stdout.split(separator: "\n", omittingEmptySubsequences: false)[(seqs.count / 2)...].joined(
+                    separator: "\n"))
     }
 
     @Test("An event outside DateTime64's years stops the export with its seq, not a silently moved time")
@@ -97,8 +102,10 @@ struct ClickHouseCLITests {
     @Test("--sql clickhouse prints SQL without opening a store; untranslatable queries fail like query errors")
     func sql() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let r = try boardwalk(["query", "--db", directory.appendingPathComponent("absent.db").path, "--sql", "clickhouse",
-                               "--table", "t", "sessions | count by exit"])
+        let r = try boardwalk([
+            "query", "--db", directory.appendingPathComponent("absent.db").path, "--sql", "clickhouse",
+            "--table", "t", "sessions | count by exit",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == (try Query.parse("sessions | count by exit").clickHouseSQL(table: "t")) + "\n")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("absent.db").path))
@@ -113,16 +120,30 @@ struct ClickHouseCLITests {
         #expect(bad.stderr.hasPrefix("error: unknown stage"))
     }
 
-    @Test("Usage errors", arguments: [
-        (["query", "--sql", "postgres", "events | count"], "Error: option '--sql' must be one of clickhouse, got 'postgres'"),
-        (["query", "--sql", "clickhouse", "-"], "Error: --sql translates one query given as an argument"),
-        (["query", "--table", "t", "events | count"], "Error: --table goes with --sql"),
-        (["query", "--sql", "clickhouse", "--format", "json", "events | count"], "Error: --format does not apply to --sql, which runs nothing"),
-        (["query", "--sql", "clickhouse", "--timing", "events | count"], "Error: --timing does not apply to --sql, which runs nothing"),
-        (["export", "--schema"], "Error: --schema goes with --format clickhouse"),
-        (["export", "--format", "clickhouse", "--table", "t"], "Error: --table goes with --schema"),
-        (["export", "--format", "clickhouse", "--schema", "--since-seq", "5"], "Error: --since-seq goes with rows, not with --schema"),
-    ])
+    @Test(
+        "Usage errors",
+        arguments: [
+            (
+                ["query", "--sql", "postgres", "events | count"],
+                "Error: option '--sql' must be one of clickhouse, got 'postgres'"
+            ),
+            (["query", "--sql", "clickhouse", "-"], "Error: --sql translates one query given as an argument"),
+            (["query", "--table", "t", "events | count"], "Error: --table goes with --sql"),
+            (
+                ["query", "--sql", "clickhouse", "--format", "json", "events | count"],
+                "Error: --format does not apply to --sql, which runs nothing"
+            ),
+            (
+                ["query", "--sql", "clickhouse", "--timing", "events | count"],
+                "Error: --timing does not apply to --sql, which runs nothing"
+            ),
+            (["export", "--schema"], "Error: --schema goes with --format clickhouse"),
+            (["export", "--format", "clickhouse", "--table", "t"], "Error: --table goes with --schema"),
+            (
+                ["export", "--format", "clickhouse", "--schema", "--since-seq", "5"],
+                "Error: --since-seq goes with rows, not with --schema"
+            ),
+        ])
     func usage(arguments: [String], message: String) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let r = try boardwalk(arguments + ["--db", db])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import BoardwalkCLI
 
 // The demo's screen charts right-align indexes to the widest one shown, so `0 welcome` above `10 story_1` keeps the
@@ -26,10 +27,13 @@ struct DemoScreenLabelsTests {
             let after = try #require(run.stdout.components(separatedBy: title + "\n").last)
             let lines = after.components(separatedBy: "\n\n")[1].split(separator: "\n")
             #expect(lines.count > 10, "the busiest onboarding of seed 1 has more than 10 screens")
-            let nameColumns = Set(lines.map { line in
-                line.firstIndex { $0.isLetter }.map { line.distance(from: line.startIndex, to: $0) } ?? -1
-            })
-            #expect(nameColumns.count == 1, "\(title): names start in columns \(nameColumns.sorted())\n\(lines.joined(separator: "\n"))")
+            let nameColumns = Set(
+                lines.map { line in
+                    line.firstIndex { $0.isLetter }.map { line.distance(from: line.startIndex, to: $0) } ?? -1
+                })
+            #expect(
+                nameColumns.count == 1,
+                "\(title): names start in columns \(nameColumns.sorted())\n\(lines.joined(separator: "\n"))")
         }
     }
 }
@@ -53,7 +57,8 @@ struct DemoOnboardingsTests {
     }
 
     static let meta = #""meta":{"onboarding_id":"ONB","screen_cid":"welcome","screen_index":0,"total_screens":3}"#
-    static let errorWithoutMeta = #"{"timestamp":1793491202000,"session_id":"s3","kind":"error","error":{"domain":"net","code":1,"message":"x"}}"#
+    static let errorWithoutMeta =
+        #"{"timestamp":1793491202000,"session_id":"s3","kind":"error","error":{"domain":"net","code":1,"message":"x"}}"#
 
     @Test("an empty onboarding id is its own bar, apart from the sessions without an onboarding")
     func emptyAndAbsent() throws {
@@ -65,29 +70,37 @@ struct DemoOnboardingsTests {
             Self.errorWithoutMeta,
         ])
         #expect(run.status == 0, "\(run.stderr)")
-        let chart = try #require(run.stdout.components(separatedBy: "Sessions per onboarding\n").last?
-            .components(separatedBy: "\n\n")[1].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        let chart = try #require(
+            run.stdout.components(separatedBy: "Sessions per onboarding\n").last?
+                .components(separatedBy: "\n\n")[1].split(separator: "\n").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                })
         #expect(chart.count == 3, "\(chart)")
-        #expect(chart.contains { $0.hasPrefix("\"\" ") } && chart.contains { $0.hasPrefix("onb-a ") }
+        #expect(
+            chart.contains { $0.hasPrefix("\"\" ") } && chart.contains { $0.hasPrefix("onb-a ") }
                 && chart.contains { $0.hasPrefix("(no onboarding) ") }, "\(chart)")
         // The busiest (of equals, the first by id: "") presented no screen: said, not an empty chart.
-        #expect(run.stdout.contains("stats p50(dwell), p90(dwell) by screen\n\n  (no screen presented)\n"), "\(run.stdout)")
+        #expect(
+            run.stdout.contains("stats p50(dwell), p90(dwell) by screen\n\n  (no screen presented)\n"), "\(run.stdout)")
     }
 
     @Test("a dwell chart whose every presentation ended its session says so")
     func allCensored() throws {
         let run = try Self.demo(of: [
             #"{"timestamp":1793491200000,"session_id":"s1","kind":"analytics","event":{"name":"screen_presented"},"#
-                + Self.meta.replacingOccurrences(of: "ONB", with: "onb-a") + "}",
+                + Self.meta.replacingOccurrences(of: "ONB", with: "onb-a") + "}"
         ])
-        #expect(run.stdout.contains("  (no time measured: the one screen presentation ended its session)\n"), "\(run.stdout)")
+        #expect(
+            run.stdout.contains("  (no time measured: the one screen presentation ended its session)\n"),
+            "\(run.stdout)")
     }
 
     @Test("sessions of which none has an onboarding are drawn and said so, not called no sessions")
     func onlyAbsent() throws {
         let run = try Self.demo(of: [Self.errorWithoutMeta])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("(no onboarding) ") && run.stdout.contains("  (no session has an onboarding)\n")
+        #expect(
+            run.stdout.contains("(no onboarding) ") && run.stdout.contains("  (no session has an onboarding)\n")
                 && !run.stdout.contains("(no sessions)"), "\(run.stdout)")
     }
 }

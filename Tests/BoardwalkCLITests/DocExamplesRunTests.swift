@@ -30,7 +30,9 @@ struct DocExamplesRunTests {
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("```") { inFence.toggle(); continue }
             if inFence, line.hasPrefix("events ") || line.hasPrefix("sessions ") { add(String(line)) }
-            if inFence, line.contains("boardwalk query"), let quoted = line.firstMatch(of: /'((?:events|sessions)[^']*)'/) {
+            if inFence, line.contains("boardwalk query"),
+                let quoted = line.firstMatch(of: /'((?:events|sessions)[^']*)'/)
+            {
                 add(String(quoted.1))
             }
         }
@@ -86,7 +88,9 @@ struct DocExamplesRunTests {
         for query in reference { #expect(quoted.contains(query), "not quoted: \(query)") }
     }
 
-    @Test("every element an example asks about is one the demo's onboardings have", arguments: ["query-language.md", "cli.md"])
+    @Test(
+        "every element an example asks about is one the demo's onboardings have",
+        arguments: ["query-language.md", "cli.md"])
     func examplesNameRealElements(document: String) throws {
         var elements: Set<String> = []
         for event in SyntheticData(sessions: 300, seed: 1).events() {
@@ -94,7 +98,9 @@ struct DocExamplesRunTests {
         }
         for query in try Self.examples(in: document) where !Self.experienceExamples.contains(query) {
             for match in query.matches(of: /(?:answer\(|element == )"([^"]*)"/) {
-                #expect(elements.contains(String(match.1)), "\(document): `\(query)` asks about `\(match.1)`, which no generated onboarding has")
+                #expect(
+                    elements.contains(String(match.1)),
+                    "\(document): `\(query)` asks about `\(match.1)`, which no generated onboarding has")
             }
         }
     }

@@ -32,17 +32,46 @@ struct EndToEndTests {
         }
     }
 
-    @Test("Usage errors exit 64 with Error/Usage/See on stderr", arguments: [
-        (["frobnicate"], "Error: unknown command 'frobnicate'\nUsage: boardwalk [--db DIR] <command> [options]\n  See 'boardwalk --help' for more information.\n"),
-        (["--bogus"], "Error: unknown option '--bogus'\nUsage: boardwalk [--db DIR] <command> [options]\n  See 'boardwalk --help' for more information.\n"),
-        ([], "Error: missing command\nUsage: boardwalk [--db DIR] <command> [options]\n  See 'boardwalk --help' for more information.\n"),
-        (["generate"], "Error: missing option '--sessions N'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"),
-        (["generate", "-n", "-3"], "Error: option '--sessions' must be between 0 and 100000000, got -3\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"),
-        (["generate", "-n", "3", "--shape", "round"], "Error: option '--shape' must be one of mixed, wire, docs-camel, docs-snake, bridge, got 'round'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"),
-        (["generate", "-n", "3", "extra"], "Error: unexpected argument 'extra'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"),
-        (["--db", "x", "generate", "-n", "1"], "Error: 'generate' does not use a store (--db)\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"),
-        (["stats", "--format"], "Error: option '--format' needs a value (FORMAT)\nUsage: boardwalk stats [--db DIR] [--format table|json]\n  See 'boardwalk stats --help' for more information.\n"),
-    ])
+    @Test(
+        "Usage errors exit 64 with Error/Usage/See on stderr",
+        arguments: [
+            (
+                ["frobnicate"],
+                "Error: unknown command 'frobnicate'\nUsage: boardwalk [--db DIR] <command> [options]\n  See 'boardwalk --help' for more information.\n"
+            ),
+            (
+                ["--bogus"],
+                "Error: unknown option '--bogus'\nUsage: boardwalk [--db DIR] <command> [options]\n  See 'boardwalk --help' for more information.\n"
+            ),
+            (
+                [],
+                "Error: missing command\nUsage: boardwalk [--db DIR] <command> [options]\n  See 'boardwalk --help' for more information.\n"
+            ),
+            (
+                ["generate"],
+                "Error: missing option '--sessions N'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
+            ),
+            (
+                ["generate", "-n", "-3"],
+                "Error: option '--sessions' must be between 0 and 100000000, got -3\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
+            ),
+            (
+                ["generate", "-n", "3", "--shape", "round"],
+                "Error: option '--shape' must be one of mixed, wire, docs-camel, docs-snake, bridge, got 'round'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
+            ),
+            (
+                ["generate", "-n", "3", "extra"],
+                "Error: unexpected argument 'extra'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
+            ),
+            (
+                ["--db", "x", "generate", "-n", "1"],
+                "Error: 'generate' does not use a store (--db)\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
+            ),
+            (
+                ["stats", "--format"],
+                "Error: option '--format' needs a value (FORMAT)\nUsage: boardwalk stats [--db DIR] [--format table|json]\n  See 'boardwalk stats --help' for more information.\n"
+            ),
+        ])
     func usageErrors(arguments: [String], stderr: String) throws {
         let r = try boardwalk(arguments)
         #expect(r.status == 64)

@@ -10,7 +10,9 @@ struct Execution {
 
 /// The `boardwalk` executable in the build products directory next to the test bundle.
 let boardwalkExecutable: URL = {
-    let me = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+    let me = URL(
+        fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0])
     var directory = me.deletingLastPathComponent()
     // On Linux the test runner is `<products>/BoardwalkPackageTests.xctest`; elsewhere it may be inside a bundle.
     while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("boardwalk").path),
@@ -29,9 +31,10 @@ func boardwalk(_ arguments: [String], stdin: String? = nil, environment: [String
 }
 
 /// Runs the executable at `tool` with `arguments`, feeding `stdin`, in `environment` (plus PATH), and waits for it.
-func run(tool: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
-         directory: URL? = nil) throws -> Execution
-{
+func run(
+    tool: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+    directory: URL? = nil
+) throws -> Execution {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: tool)
     process.arguments = arguments

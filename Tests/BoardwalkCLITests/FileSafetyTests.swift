@@ -35,7 +35,10 @@ struct FileSafetyTests {
         #expect(try boardwalk(["ingest", "--db", db, "--rejects", link, input]).status == 64)
         #expect(contents(input) == text)
 
-        #expect(try boardwalk(["ingest", "--db", db, "-q", "--rejects", directory.appendingPathComponent("r.txt").path, input]).status == 2)
+        #expect(
+            try boardwalk([
+                "ingest", "--db", db, "-q", "--rejects", directory.appendingPathComponent("r.txt").path, input,
+            ]).status == 2)
         let events = try boardwalk(["stats", "--db", db, "-f", "json"]).stdout
         let intoStore = try boardwalk(["ingest", "--db", db, "--rejects", db + "/data.mdb", input])
         #expect(intoStore.status == 64)
@@ -62,13 +65,16 @@ struct FileSafetyTests {
         #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: corpus.text).status == 0)
         // An export that fails part-way (an event ClickHouse's DateTime64 cannot hold, after the others): the file is
         // as it was, no partial file is left beside it, and the message says so.
-        let far = #"{"timestamp": 13569465600000, "kind": "onboarding_loaded", "session_id": "far", "meta": {"onboarding_id": "o", "screen_cid": "c", "screen_index": 0, "total_screens": 1}}"#
+        let far =
+            #"{"timestamp": 13569465600000, "kind": "onboarding_loaded", "session_id": "far", "meta": {"onboarding_id": "o", "screen_cid": "c", "screen_index": 0, "total_screens": 1}}"#
         #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: far + "\n").status == 0)
         let failed = try boardwalk(["export", "--db", db, "--format", "clickhouse", "-o", kept])
         #expect(failed.status == 1)
         #expect(failed.stderr.contains("the export is incomplete ('\(kept)' was left as it was)"), "\(failed.stderr)")
         #expect(contents(kept) == "yesterday's export\n")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { !$0.contains(".partial-") })
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { !$0.contains(".partial-") }
+        )
 
         // A whole export replaces it, with every event.
         let done = try boardwalk(["export", "--db", db, "-o", kept])
@@ -91,8 +97,9 @@ struct RejectsSummaryTests {
         let db = directory.appendingPathComponent("s.db").path
         // The default `./boardwalk-rejects.txt` is a link into a directory that does not exist: it cannot be created,
         // whoever runs the test (root included).
-        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent("boardwalk-rejects.txt").path,
-                                                   withDestinationPath: directory.appendingPathComponent("gone/x").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.appendingPathComponent("boardwalk-rejects.txt").path,
+            withDestinationPath: directory.appendingPathComponent("gone/x").path)
         let r = try boardwalk(["ingest", "--db", db, "-"], stdin: "{bad\n", directory: directory)
         #expect(r.status == 1)
         #expect(r.stderr.contains("cannot write the rejects file"), "\(r.stderr)")
@@ -103,9 +110,11 @@ struct RejectsSummaryTests {
 
 @Suite("A file holding only a byte-order mark is an empty file")
 struct ByteOrderMarkOnlyTests {
-    @Test("a byte-order mark alone, with or without a newline, is a blank line: nothing rejected, exit 0", arguments: [
-        "\u{FEFF}", "\u{FEFF}\n", "\u{FEFF}\r\n", "\u{FEFF}  \n\n",
-    ])
+    @Test(
+        "a byte-order mark alone, with or without a newline, is a blank line: nothing rejected, exit 0",
+        arguments: [
+            "\u{FEFF}", "\u{FEFF}\n", "\u{FEFF}\r\n", "\u{FEFF}  \n\n",
+        ])
     func onlyAMark(text: String) throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -117,6 +126,8 @@ struct ByteOrderMarkOnlyTests {
         #expect(r.stdout.contains("ingested: 0\n") && r.stdout.contains("rejected: 0\n"), "\(r.stdout)")
         // A mark on a later line is still an error.
         try "\n\u{FEFF}\n".write(toFile: file, atomically: true, encoding: .utf8)
-        #expect(try boardwalk(["ingest", "--db", db, "--rejects", directory.appendingPathComponent("r.txt").path, file]).status == 2)
+        #expect(
+            try boardwalk(["ingest", "--db", db, "--rejects", directory.appendingPathComponent("r.txt").path, file])
+                .status == 2)
     }
 }

@@ -1,10 +1,11 @@
-@testable import BoardwalkCLI
 import BoardwalkGenerator
 import BoardwalkModel
 import BoardwalkStore
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BoardwalkCLI
 
 /// The two-stage ingest (parse here, commit on the commit stage's thread) against the sequential path, on a
 /// real store, and its failure paths.
@@ -61,7 +62,8 @@ struct IngestPipelineTests {
     /// Every stored event as canonical NDJSON, in seq order, through the CLI's `export`.
     func export(_ store: String) -> String {
         let out = BufferSink(), err = BufferSink()
-        let status = BoardwalkCLI.run(["--db", store, "export"], Invocation(environment: [:], stdout: out, stderr: err))
+        let status = BoardwalkCLI.run(
+            ["--db", store, "export"], Invocation(environment: [:], stdout: out, stderr: err))
         #expect(status == 0, "\(err.text)")
         return out.text
     }
@@ -104,16 +106,21 @@ struct IngestPipelineTests {
 
     /// The first bad line follows event `badEvery`: in the first or the second half of the read (with two threads
     /// parsing it, either may have parsed the bad line).
-    @Test("--strict with the pipeline: earlier batches committed, nothing of the bad line's batch", arguments: [450, 700])
+    @Test(
+        "--strict with the pipeline: earlier batches committed, nothing of the bad line's batch", arguments: [450, 700])
     func strictPipelined(badEvery: Int) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = try corpus(events: 1_000, badEvery: badEvery)
         let store = directory.appendingPathComponent("strict").path
-        #expect(throws: Ingester.StrictStop.self) { try ingest(path, into: store, pipelined: true, batch: 100, strict: true) }
+        #expect(throws: Ingester.StrictStop.self) {
+            try ingest(path, into: store, pipelined: true, batch: 100, strict: true)
+        }
         // What must be stored: the whole batches before the bad line's batch, no more.
-        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false)
         let prefix = directory.appendingPathComponent("prefix.ndjson").path
-        try (lines[0..<(badEvery / 100 * 100)].joined(separator: "\n") + "\n").write(toFile: prefix, atomically: true, encoding: .utf8)
+        try (lines[0..<(badEvery / 100 * 100)].joined(separator: "\n") + "\n").write(
+            toFile: prefix, atomically: true, encoding: .utf8)
         let expected = directory.appendingPathComponent("expected").path
         try ingest(prefix, into: expected, pipelined: false, batch: 100)
         #expect(export(store) == export(expected))
@@ -149,12 +156,14 @@ struct IngestPipelineTests {
     }
     /// Two ingests of one file into one store at once: the second one starts (reads the file's checkpoint) before the
     /// first commits anything, and commits after it. Events without ids must not be stored twice.
-    @Test("The same file ingested twice at once: the run that finds its checkpoint moved stops, nothing is stored twice",
-          arguments: [true, false])
+    @Test(
+        "The same file ingested twice at once: the run that finds its checkpoint moved stops, nothing is stored twice",
+        arguments: [true, false])
     func sameFileConcurrently(pipelined: Bool) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("ids-less.txt").path
-        try ((1...1_000).map { "E - \($0)" }.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try ((1...1_000).map { "E - \($0)" }.joined(separator: "\n") + "\n").write(
+            toFile: path, atomically: true, encoding: .utf8)
         let store = try Store.open(at: directory.appendingPathComponent("same").path)
         defer { store.close() }
         func ingester(_ sink: any IngestSink, pipelined: Bool) -> Ingester {
@@ -165,9 +174,10 @@ struct IngestPipelineTests {
                 progress: nil)
         }
         let other = ingester(StoreSink(store: store), pipelined: false)
-        let late = ingester(InterleavedSink(inner: StoreSink(store: store)) {
-            try other.ingest(try InputFile(path: path))
-        }, pipelined: pipelined)
+        let late = ingester(
+            InterleavedSink(inner: StoreSink(store: store)) {
+                try other.ingest(try InputFile(path: path))
+            }, pipelined: pipelined)
         var caught: (any Error)? = nil
         do {
             try late.ingest(try InputFile(path: path))
@@ -179,7 +189,9 @@ struct IngestPipelineTests {
         #expect(try store.read { try $0.stats() }.events == 1_000)
         let failure = try #require(caught)
         let message = IngestCommand.failureError(failure).description
-        #expect(message.hasPrefix("another ingest of \(path) moved its checkpoint from the start of the file to line 1000"), "\(message)")
+        #expect(
+            message.hasPrefix("another ingest of \(path) moved its checkpoint from the start of the file to line 1000"),
+            "\(message)")
         #expect(message.contains("nothing of this batch was stored"), "\(message)")
     }
 }

@@ -7,11 +7,14 @@ import Testing
 
 @Suite("Ingest refuses a file in UTF-16 and names the conversion")
 struct IngestRefusesUTF16Tests {
-    static let line = #"{"type":"analytics","name":"screen_presented","timestamp":1793491200000,"event_id":"e1","meta":{"onboarding_id":"o","screen_cid":"s","screen_index":0,"total_screens":2}}"#
+    static let line =
+        #"{"type":"analytics","name":"screen_presented","timestamp":1793491200000,"event_id":"e1","meta":{"onboarding_id":"o","screen_cid":"s","screen_index":0,"total_screens":2}}"#
 
-    @Test("refused before anything is stored, naming the encoding iconv needs", arguments: [
-        ("UTF-16", String.Encoding.utf16), ("UTF-16LE", .utf16LittleEndian), ("UTF-16BE", .utf16BigEndian),
-    ])
+    @Test(
+        "refused before anything is stored, naming the encoding iconv needs",
+        arguments: [
+            ("UTF-16", String.Encoding.utf16), ("UTF-16LE", .utf16LittleEndian), ("UTF-16BE", .utf16BigEndian),
+        ])
     func refused(name: String, encoding: String.Encoding) throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -22,8 +25,10 @@ struct IngestRefusesUTF16Tests {
         let db = dir.appendingPathComponent("db").path
         let run = try boardwalk(["ingest", "--db", db, good.path, wide.path], directory: dir)
         #expect(run.status == 1)
-        #expect(run.stderr == "Error: cannot read '\(wide.path)': it is \(name) text; ingest reads UTF-8 NDJSON: convert it first "
-            + "(iconv -f \(name) -t UTF-8 '\(wide.path)' > '\(wide.path).utf8')\n")
+        #expect(
+            run.stderr
+                == "Error: cannot read '\(wide.path)': it is \(name) text; ingest reads UTF-8 NDJSON: convert it first "
+                + "(iconv -f \(name) -t UTF-8 '\(wide.path)' > '\(wide.path).utf8')\n")
         #expect(run.stdout.isEmpty, "no summary: nothing was read")
         #expect(!FileManager.default.fileExists(atPath: db), "the store is not even created")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("boardwalk-rejects.txt").path))

@@ -1,8 +1,9 @@
-@testable import BoardwalkCLI
 import BoardwalkJSON
 import BoardwalkModel
 import Foundation
 import Testing
+
+@testable import BoardwalkCLI
 
 /// A store stand-in: de-duplicates by event id, keeps checkpoints, and can fail ("crash") at a given append.
 // `@unchecked Sendable`: the commit stage appends on its thread, one call at a time, and the tests read the
@@ -60,11 +61,17 @@ func fileCheckpoint(of bytes: [UInt8], endingAt offset: Int) -> FileCheckpoint {
 
 /// Lines `E <id|-> <milliseconds>`; anything else is rejected.
 struct TinyParser: LineParser {
-    struct Bad: Error, CustomStringConvertible { var line: Int; var description: String { "line \(line): not an E line" } }
-    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event {
+    struct Bad: Error, CustomStringConvertible {
+        var line: Int; var description: String { "line \(line): not an E line" }
+    }
+    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws
+        -> Event
+    {
         let parts = String(decoding: line, as: UTF8.self).split(separator: " ")
         guard parts.count == 3, parts[0] == "E", let ms = Int64(parts[2]) else { throw Bad(line: lineNumber) }
-        return Event(time: Timestamp(milliseconds: ms), eventID: parts[1] == "-" ? nil : String(parts[1]), meta: nil, payload: .onboardingLoaded)
+        return Event(
+            time: Timestamp(milliseconds: ms), eventID: parts[1] == "-" ? nil : String(parts[1]), meta: nil,
+            payload: .onboardingLoaded)
     }
 }
 
@@ -75,12 +82,15 @@ struct IngesterTests {
 
     func write(_ lines: [String], name: String = "in.txt", trailingNewline: Bool = true) throws -> String {
         let path = directory.appendingPathComponent(name).path
-        try (lines.joined(separator: "\n") + (trailingNewline ? "\n" : "")).write(toFile: path, atomically: true, encoding: .utf8)
+        try (lines.joined(separator: "\n") + (trailingNewline ? "\n" : "")).write(
+            toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 
-    func run(_ path: String, sink: MemorySink, strict: Bool = false, batch: Int = 3, pipelined: Bool = true,
-             maxLineBytes: Int = JSONReaderLimits().maxLineBytes) throws -> (IngestSummary, String) {
+    func run(
+        _ path: String, sink: MemorySink, strict: Bool = false, batch: Int = 3, pipelined: Bool = true,
+        maxLineBytes: Int = JSONReaderLimits().maxLineBytes
+    ) throws -> (IngestSummary, String) {
         let rejectsPath = directory.appendingPathComponent("rejects.txt").path
         let ingester = Ingester(
             sink: sink, parser: TinyParser(), workerParser: TinyParser(),
@@ -135,11 +145,14 @@ struct IngesterTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = try write(["E a 1", "E b 2", "E c 3", "E d 4", "bad", "E e 5"])
         let sink = MemorySink()
-        #expect(throws: Ingester.StrictStop.self) { try run(path, sink: sink, strict: true, batch: 3, pipelined: pipelined) }
+        #expect(throws: Ingester.StrictStop.self) {
+            try run(path, sink: sink, strict: true, batch: 3, pipelined: pipelined)
+        }
         #expect(sink.events.map(\.eventID) == ["a", "b", "c"])  // the first batch; not `d`
     }
 
-    @Test("Exactly once: a re-run after a failed batch resumes at the checkpoint, ids or not", arguments: [true, false])
+    @Test(
+        "Exactly once: a re-run after a failed batch resumes at the checkpoint, ids or not", arguments: [true, false])
     func resume(pipelined: Bool) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let lines = (1...20).map { "E \($0 % 2 == 0 ? "id\($0)" : "-") \($0)" }
@@ -198,8 +211,9 @@ struct IngesterTests {
         #expect(rejects == "\(path):3: line 3: not an E line\n\tbad\n")
     }
 
-    @Test("A file's last line without a newline is a line: rejected when it does not parse, and read again by the next run",
-          arguments: [true, false])
+    @Test(
+        "A file's last line without a newline is a line: rejected when it does not parse, and read again by the next run",
+        arguments: [true, false])
     func unterminatedLastLine(pipelined: Bool) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = try write(["E a 1", "E - 2", "E c"], trailingNewline: false)
@@ -212,7 +226,9 @@ struct IngesterTests {
         #expect(rejects.hasSuffix("\n\tE c\n"), "\(rejects)")
         // With --strict it stops the run, as the same line read from a pipe would.
         let strictSink = MemorySink()
-        #expect(throws: Ingester.StrictStop.self) { try run(path, sink: strictSink, strict: true, pipelined: pipelined) }
+        #expect(throws: Ingester.StrictStop.self) {
+            try run(path, sink: strictSink, strict: true, pipelined: pipelined)
+        }
         // The checkpoint stays before it: once the writer finishes the line, the next run stores it, once.
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.seekToEnd()

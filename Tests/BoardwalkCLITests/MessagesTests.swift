@@ -1,12 +1,13 @@
-@testable import BoardwalkCLI
 import BoardwalkGenerator
 import BoardwalkQuery
 import BoardwalkStore
 import Foundation
 import Testing
 
+@testable import BoardwalkCLI
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the tool says when things go wrong or partly right: each message names the cause and the next step.
@@ -16,9 +17,12 @@ struct MessagesTests {
     init() throws { directory = try temporaryDirectory() }
     var db: String { directory.appendingPathComponent("store.db").path }
 
-    @Test("--db given twice is a usage error, before or after the command", arguments: [
-        ["--db", "a.db", "--db", "b.db", "stats"], ["--db", "a.db", "stats", "--db", "b.db"], ["stats", "--db", "a.db", "--db=b.db"],
-    ])
+    @Test(
+        "--db given twice is a usage error, before or after the command",
+        arguments: [
+            ["--db", "a.db", "--db", "b.db", "stats"], ["--db", "a.db", "stats", "--db", "b.db"],
+            ["stats", "--db", "a.db", "--db=b.db"],
+        ])
     func databaseTwice(arguments: [String]) throws {
         let out = BufferSink(), err = BufferSink()
         let status = BoardwalkCLI.run(arguments, Invocation(environment: [:], stdout: out, stderr: err))
@@ -35,11 +39,15 @@ struct MessagesTests {
         let destination = directory.appendingPathComponent("missing/deeper/copy").path
         let r = try boardwalk(["backup", "--db", db, destination])
         #expect(r.status == 1)
-        #expect(r.stderr == "Error: backup to '\(destination)' failed: the directory '\(directory.appendingPathComponent("missing/deeper").path)' does not exist\n")
+        #expect(
+            r.stderr
+                == "Error: backup to '\(destination)' failed: the directory '\(directory.appendingPathComponent("missing/deeper").path)' does not exist\n"
+        )
     }
 
-    @Test("A full disk (ENOSPC, or EIO from a write) says the disk may be full, that nothing of the batch was stored, and to run again",
-          arguments: [ENOSPC, EIO])
+    @Test(
+        "A full disk (ENOSPC, or EIO from a write) says the disk may be full, that nothing of the batch was stored, and to run again",
+        arguments: [ENOSPC, EIO])
     func fullDisk(code: Int32) {
         let message = IngestCommand.failureError(StoreError(lmdbCode: code)).description
         #expect(message.contains("the disk may be full"), "\(message)")
@@ -51,7 +59,8 @@ struct MessagesTests {
     func resumeLine() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("one.ndjson").path
-        try (Corpus(sessions: 1, seed: 4).text.split(separator: "\n").first! + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try (Corpus(sessions: 1, seed: 4).text.split(separator: "\n").first! + "\n").write(
+            toFile: path, atomically: true, encoding: .utf8)
         #expect(try boardwalk(["ingest", "--db", db, path]).status == 0)
         let again = try boardwalk(["ingest", "--db", db, path])
         #expect(again.status == 0)
@@ -72,8 +81,9 @@ struct MessagesTests {
 
     /// The default rejects file is created at the first rejected line only: a clean ingest run from a directory the
     /// user cannot write works. Needs a directory the process cannot write: as root, the child drops to `nobody`.
-    @Test("A clean ingest from a directory the user cannot write succeeds (the default rejects file is made lazily)",
-          .enabled(if: getuid() != 0 || access("/usr/bin/setpriv", X_OK) == 0))
+    @Test(
+        "A clean ingest from a directory the user cannot write succeeds (the default rejects file is made lazily)",
+        .enabled(if: getuid() != 0 || access("/usr/bin/setpriv", X_OK) == 0))
     func cleanIngestFromReadOnlyDirectory() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let readOnly = directory.appendingPathComponent("ro")
@@ -89,8 +99,12 @@ struct MessagesTests {
         let store = writable.appendingPathComponent("store.db").path
         let run: Execution
         if getuid() == 0 {
-            run = try command("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
-                                                   boardwalkExecutable.path, "ingest", "--db", store, input], in: readOnly)
+            run = try command(
+                "/usr/bin/setpriv",
+                [
+                    "--reuid=65534", "--regid=65534", "--clear-groups",
+                    boardwalkExecutable.path, "ingest", "--db", store, input,
+                ], in: readOnly)
         } else {
             run = try boardwalk(["ingest", "--db", store, input], directory: readOnly)
         }
@@ -102,7 +116,8 @@ struct MessagesTests {
     func timingLine() throws {
         let event = try #require(SyntheticData(sessions: 1, seed: 3).events().first { $0.session != nil })
         let out = BufferSink(), err = BufferSink()
-        let console = QueryConsole(source: InMemoryEventSource([event]), invocation: Invocation(environment: [:], stdout: out, stderr: err))
+        let console = QueryConsole(
+            source: InMemoryEventSource([event]), invocation: Invocation(environment: [:], stdout: out, stderr: err))
         console.timing = true
         #expect(console.run("sessions | count"))
         #expect(err.text.hasPrefix("(1 row, "), "\(err.text)")
@@ -137,7 +152,8 @@ struct LMDBDamageMessageTests {
             let error = StoreError(lmdbCode: code, context: "mdb_cursor_get(event_log)")
             #expect(error.meansDamage)
             let report = ErrorReport(error, command: nil)
-            #expect(report.text.contains("mdb_cursor_get(event_log)") && report.text.contains("The store's file is damaged")
+            #expect(
+                report.text.contains("mdb_cursor_get(event_log)") && report.text.contains("The store's file is damaged")
                     && report.text.contains("'boardwalk check'"), "\(report.text)")
         }
         // Not damage: a full map.

@@ -1,6 +1,7 @@
-@testable import BoardwalkCLI
 import Foundation
 import Testing
+
+@testable import BoardwalkCLI
 
 // The first failed write to a command's output is said on stderr, the command stops, and it exits 1; `export` says to
 // run it again with the same `--since-seq`. An export to a full disk that printed `exported N events; next: …` would
@@ -10,7 +11,9 @@ import Testing
 @Suite("Output that cannot be written fails the command")
 struct OutputWriteErrorsTests {
     /// Runs `boardwalk` with its standard output on `/dev/full` (every write fails with ENOSPC).
-    func runOnFullDisk(_ arguments: [String], environment: [String: String] = [:]) throws -> (stderr: String, status: Int32) {
+    func runOnFullDisk(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+        stderr: String, status: Int32
+    ) {
         let process = Process()
         process.executableURL = boardwalkExecutable
         process.arguments = arguments
@@ -53,25 +56,30 @@ struct OutputWriteErrorsTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = dir.appendingPathComponent("db").path
-        let fill = try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: try boardwalk(["generate", "-n", "30"]).stdout)
+        let fill = try boardwalk(
+            ["ingest", "--db", db, "-q", "-"], stdin: try boardwalk(["generate", "-n", "30"]).stdout)
         #expect(fill.status == 0)
         let toStdout = try runOnFullDisk(["export", "--db", db, "--since-seq", "5"])
         #expect(toStdout.status == 1)
-        #expect(toStdout.stderr == "Error: cannot write to standard output: \(String(cString: strerror(ENOSPC)))\n"
-            + "the export is incomplete: run it again with the same --since-seq 5\n")
+        #expect(
+            toStdout.stderr == "Error: cannot write to standard output: \(String(cString: strerror(ENOSPC)))\n"
+                + "the export is incomplete: run it again with the same --since-seq 5\n")
         let toFile = try runOnFullDisk(["export", "--db", db, "--format", "csv", "-o", "/dev/full"])
         #expect(toFile.status == 1)
-        #expect(toFile.stderr == "Error: cannot write to '/dev/full': \(String(cString: strerror(ENOSPC))); "
-            + "the export is incomplete: run it again with the same --since-seq 0\n")
+        #expect(
+            toFile.stderr == "Error: cannot write to '/dev/full': \(String(cString: strerror(ENOSPC))); "
+                + "the export is incomplete: run it again with the same --since-seq 0\n")
         // The same export to a file that can be written still works and says what it did.
         let fine = try boardwalk(["export", "--db", db, "-o", dir.appendingPathComponent("all.ndjson").path])
         #expect(fine.status == 0 && fine.stderr.hasPrefix("exported "))
     }
 
-    @Test("query, stats, generate and a piped query exit 1 when their output is lost", arguments: [
-        ["query", "--generated", "20", "sessions | count by exit"], ["generate", "-n", "200"],
-        ["query", "--generated", "20", "events"],
-    ])
+    @Test(
+        "query, stats, generate and a piped query exit 1 when their output is lost",
+        arguments: [
+            ["query", "--generated", "20", "sessions | count by exit"], ["generate", "-n", "200"],
+            ["query", "--generated", "20", "events"],
+        ])
     func others(arguments: [String]) throws {
         let run = try runOnFullDisk(arguments)
         #expect(run.status == 1)
@@ -95,7 +103,9 @@ struct OutputWriteErrorsTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("in.ndjson")
         try Data("not json\n{\"type\":\"nope\"}\n".utf8).write(to: input)
-        let run = try boardwalk(["ingest", "--db", dir.appendingPathComponent("db").path, "--rejects", "/dev/full", input.path])
+        let run = try boardwalk([
+            "ingest", "--db", dir.appendingPathComponent("db").path, "--rejects", "/dev/full", input.path,
+        ])
         #expect(run.status == 1)
         #expect(run.stdout.contains("rejected: 2 (not all listed: the rejects file could not be written)\n"))
         #expect(run.stderr.hasPrefix("Error: cannot write the rejects file '/dev/full'"))

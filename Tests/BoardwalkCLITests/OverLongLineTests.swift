@@ -1,8 +1,9 @@
-@testable import BoardwalkCLI
 import BoardwalkJSON
 import BoardwalkModel
 import Foundation
 import Testing
+
+@testable import BoardwalkCLI
 
 /// A line longer than the parser's limit is rejected without being held in memory: its bytes are dropped as they
 /// are read (a 300 MB line once grew the read buffer to 512 MB and took 800 MB), the lines around it are stored,
@@ -16,9 +17,12 @@ struct OverLongLineTests {
     /// ``TinyParser`` with the JSON reader's line limit (100 bytes here), worded as the JSON reader words it.
     struct LimitedParser: LineParser {
         var inner = TinyParser()
-        mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event {
+        mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp)
+            throws -> Event
+        {
             if line.count > 100 {
-                throw JSONReadError(code: .limit, line: lineNumber, reason: "line is \(line.count) bytes long; the limit is 100")
+                throw JSONReadError(
+                    code: .limit, line: lineNumber, reason: "line is \(line.count) bytes long; the limit is 100")
             }
             return try inner.parse(line, readableAfter: readableAfter, lineNumber: lineNumber, arrival: arrival)
         }
@@ -34,7 +38,9 @@ struct OverLongLineTests {
     /// `E <id> <ms>` with `padding` bytes of id.
     func line(_ id: String, padding: Int = 0) -> String { "E \(id)\(String(repeating: "x", count: padding)) 1" }
 
-    @Test("Over-long lines are rejected with their length, the others stored, the buffer bounded", arguments: [false, true])
+    @Test(
+        "Over-long lines are rejected with their length, the others stored, the buffer bounded",
+        arguments: [false, true])
     func rejectedAndBounded(pipelined: Bool) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("in.txt").path
@@ -66,18 +72,25 @@ struct OverLongLineTests {
         #expect(rejects.contains("\(path):31: line 31: line is 20010 bytes long; the limit is 100\n\tE long1-xxx"))
         #expect(rejects.contains("\(path):62: line 62: line is 5010 bytes long; the limit is 100"))
         #expect(rejects.contains("\(path):63: line 63: line is 105 bytes long; the limit is 100"))
-        #expect(rejects.contains("\(path):75: line 75: line is 3009 bytes long; the limit is 100 (the file's last line, without a newline: the next run reads it again)"))
+        #expect(
+            rejects.contains(
+                "\(path):75: line 75: line is 3009 bytes long; the limit is 100 (the file's last line, without a newline: the next run reads it again)"
+            ))
         // A rejected line shows its first 1 000 bytes, then an ellipsis.
         let shown = try #require(rejects.split(separator: "\n").first { $0.hasPrefix("\tE long1-") })
         #expect(shown.utf8.count == 1 + 1_000 + "…".utf8.count)
         let ids = Set(sink.inner.events.compactMap(\.eventID))
-        #expect(ids.contains("a0") && ids.contains("b29") && ids.contains("c9") && ids.contains("limit-" + String(repeating: "x", count: 90)))
+        #expect(
+            ids.contains("a0") && ids.contains("b29") && ids.contains("c9")
+                && ids.contains("limit-" + String(repeating: "x", count: 90)))
 
         // Every checkpoint fingerprints the file's bytes before it, across the dropped lines.
         let bytes = Array(text.utf8)
         #expect(!sink.committed.isEmpty)
         #expect(sink.committed.allSatisfy { $0 == fileCheckpoint(of: bytes, endingAt: $0.offset) })
-        #expect(sink.committed.last?.offset == text.utf8.count - 3_009, "the last checkpoint is before the unterminated last line")
+        #expect(
+            sink.committed.last?.offset == text.utf8.count - 3_009,
+            "the last checkpoint is before the unterminated last line")
 
         // The last line finished and one more line appended: the next run resumes before it and rejects it again.
         let handle = try #require(FileHandle(forWritingAtPath: path))
@@ -96,11 +109,13 @@ struct OverLongLineTests {
     func strictStops() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("in.txt").path
-        try ([line("a"), line("long", padding: 1_000), line("b")].joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+        try ([line("a"), line("long", padding: 1_000), line("b")].joined(separator: "\n") + "\n").write(
+            toFile: path, atomically: false, encoding: .utf8)
         let sink = CheckpointRecordingSink()
         let ingester = ingester(sink, pipelined: false, strict: true)
         let error = #expect(throws: Ingester.StrictStop.self) { try ingester.ingest(try InputFile(path: path)) }
-        #expect(error.map { "\($0)".contains("line 2: line is 1008 bytes long") } == true, "\(String(describing: error))")
+        #expect(
+            error.map { "\($0)".contains("line 2: line is 1008 bytes long") } == true, "\(String(describing: error))")
         #expect(!sink.inner.events.contains { $0.eventID == "b" })
     }
 }

@@ -33,7 +33,9 @@ struct PageDamageTests {
     }
 
     /// Copies the pristine store, lets `damage` change its data file, runs `command` (`check` by default).
-    func check(_ pristine: String, _ name: String, _ damage: (inout Data) -> Void, command: [String] = ["check"]) throws -> Execution {
+    func check(_ pristine: String, _ name: String, _ damage: (inout Data) -> Void, command: [String] = ["check"]) throws
+        -> Execution
+    {
         let copy = directory.appendingPathComponent(name).path
         try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
         var data = try Data(contentsOf: URL(fileURLWithPath: pristine + "/data.mdb"))
@@ -54,16 +56,29 @@ struct PageDamageTests {
         let leaf = try #require(pages(data, flags: 0x02).last)
         let namedLeaf = try #require(pages(data, flags: 0x02).first)
         let overflow = try #require(pages(data, flags: 0x04).first)
-        func node0(_ d: Data, _ page: Int) -> Int { page * 4096 + Int(d[page * 4096 + 16]) | Int(d[page * 4096 + 17]) << 8 }
+        func node0(_ d: Data, _ page: Int) -> Int {
+            page * 4096 + Int(d[page * 4096 + 16]) | Int(d[page * 4096 + 17]) << 8
+        }
         let cases: [(String, String, (inout Data) -> Void)] = [
-            ("branch child outside the file", "outside pages", { d in
-                let at = node0(d, branch)
-                d[at] = 0xFF; d[at + 1] = 0xFF; d[at + 2] = 0xFF; d[at + 3] = 0x7F
-            }),
+            (
+                "branch child outside the file", "outside pages",
+                { d in
+                    let at = node0(d, branch)
+                    d[at] = 0xFF; d[at + 1] = 0xFF; d[at + 2] = 0xFF; d[at + 3] = 0x7F
+                }
+            ),
             ("leaf page marked as a branch", "not a leaf", { d in d[leaf * 4096 + 10] = 0x01 }),
             ("a named database's leaf marked as a branch", "not a leaf", { d in d[namedLeaf * 4096 + 10] = 0x01 }),
-            ("a named database's leaf node beyond its page", "outside the page's nodes", { d in d[namedLeaf * 4096 + 17] = 0xFF }),
-            ("leaf page with impossible bounds", "free space", { d in d[leaf * 4096 + 14] = 0x01; d[leaf * 4096 + 15] = 0 }),
+            (
+                "a named database's leaf node beyond its page", "outside the page's nodes",
+                { d in d[namedLeaf * 4096 + 17] = 0xFF }
+            ),
+            (
+                "leaf page with impossible bounds", "free space",
+                { d in
+                    d[leaf * 4096 + 14] = 0x01; d[leaf * 4096 + 15] = 0
+                }
+            ),
             ("leaf node beyond its page", "outside the page's nodes", { d in d[leaf * 4096 + 17] = 0xFF }),
             ("overflow page with another number", "says it is page", { d in d[overflow * 4096 + 4] ^= 0x01 }),
             ("overflow run longer than the file", "run of", { d in d[overflow * 4096 + 15] = 0x7F }),
@@ -88,7 +103,8 @@ struct PageDamageTests {
             let r = try check(pristine, "flip\(i).db") { d in
                 for _ in 0..<Int.random(in: 1...6, using: &rng) {
                     let page = tree[Int.random(in: 0..<tree.count, using: &rng)]
-                    d[page * 4096 + Int.random(in: 8..<4096, using: &rng)] ^= UInt8(1) << UInt8.random(in: 0..<8, using: &rng)
+                    d[page * 4096 + Int.random(in: 8..<4096, using: &rng)] ^=
+                        UInt8(1) << UInt8.random(in: 0..<8, using: &rng)
                 }
             }
             #expect(r.status == 0 || r.status == 1, "flip \(i): exit \(r.status)\n\(r.stderr.prefix(600))")
@@ -110,13 +126,20 @@ struct PageDamageTests {
         let page = data[(last * 4096)..<((last + 1) * 4096)]
         let name = try #require(page.firstRange(of: Data("events".utf8)))
         // The meta page LMDB uses is the one with the larger transaction id (byte 144 of each).
-        func txn(_ meta: Int) -> UInt64 { data[(meta * 4096 + 144)..<(meta * 4096 + 152)].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * $1.offset) } }
+        func txn(_ meta: Int) -> UInt64 {
+            data[(meta * 4096 + 144)..<(meta * 4096 + 152)].enumerated().reduce(0) {
+                $0 | UInt64($1.element) << (8 * $1.offset)
+            }
+        }
         let meta = txn(0) > txn(1) ? 0 : 1
         let cases: [(String, String, (inout Data) -> Void)] = [
             ("MDB_INTEGERKEY set on events", "flags 0x8", { d in d[name.upperBound + 4] ^= 0x08 }),
             ("MDB_REVERSEKEY set on events", "flags 0x2", { d in d[name.upperBound + 4] ^= 0x02 }),
             ("a last page near 2^64", "cut short", { d in for i in 0..<8 { d[meta * 4096 + 136 + i] = 0xFF } }),
-            ("a last page of 2^52", "cut short", { d in for i in 0..<8 { d[meta * 4096 + 136 + i] = i < 6 ? 0xFF : (i == 6 ? 0x0F : 0) } }),
+            (
+                "a last page of 2^52", "cut short",
+                { d in for i in 0..<8 { d[meta * 4096 + 136 + i] = i < 6 ? 0xFF : (i == 6 ? 0x0F : 0) } }
+            ),
         ]
         for (i, (what, expected, damage)) in cases.enumerated() {
             for command in [["check"], ["query", "events | count by kind"]] {
@@ -128,4 +151,3 @@ struct PageDamageTests {
         }
     }
 }
-

@@ -1,6 +1,6 @@
 import BoardwalkGenerator
-import BoardwalkQuery
 import BoardwalkModel
+import BoardwalkQuery
 import Foundation
 import Testing
 
@@ -47,25 +47,34 @@ struct QueryEndToEndTests {
 
     @Test("An onboarding id with no events gets a note on stderr; the result and the exit status are as written")
     func unknownOnboardingNote() throws {
-        let r = try boardwalk(["query", "--generated", "20", #"sessions | where onboarding == "no-such-onboarding" | count"#])
+        let r = try boardwalk([
+            "query", "--generated", "20", #"sessions | where onboarding == "no-such-onboarding" | count"#,
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasSuffix("    0\n"), "\(r.stdout)")
-        #expect(r.stderr.hasPrefix("note: no events have onboarding `no-such-onboarding`\n --> query:1:32\n"), "\(r.stderr)")
-        #expect(r.stderr.contains(#"  |                                ^^^^^^^^^^^^^^^^^^^^ 6 onboardings have events"#), "\(r.stderr)")
+        #expect(
+            r.stderr.hasPrefix("note: no events have onboarding `no-such-onboarding`\n --> query:1:32\n"), "\(r.stderr)"
+        )
+        #expect(
+            r.stderr.contains(#"  |                                ^^^^^^^^^^^^^^^^^^^^ 6 onboardings have events"#),
+            "\(r.stderr)")
         let known = try boardwalk(["query", "--generated", "20", "sessions | count by onboarding | limit 1"])
         let id = try #require(known.stdout.split(separator: "\n").dropFirst(2).first?.split(separator: " ").first)
         let clean = try boardwalk(["query", "--generated", "20", "sessions | where onboarding == \"\(id)\" | count"])
         #expect(clean.status == 0 && clean.stderr.isEmpty, "\(clean.stderr)")
         // Read from stdin, a note points at its line of the input, as an error does.
-        let piped = try boardwalk(["query", "--generated", "20", "-"],
-                                  stdin: "\n# a comment\nsessions | where onboarding == \"no-such-onboarding\" | count\n")
+        let piped = try boardwalk(
+            ["query", "--generated", "20", "-"],
+            stdin: "\n# a comment\nsessions | where onboarding == \"no-such-onboarding\" | count\n")
         #expect(piped.status == 0, "\(piped.stderr)")
         #expect(piped.stderr.contains(" --> stdin:3:32\n"), "\(piped.stderr)")
         // The REPL's `.explain` prints the note too, its caret under the literal after the command's prefix.
-        let explained = try boardwalk(["repl", "--generated", "20"],
-                                      stdin: ".explain sessions | where onboarding == \"no-such-onboarding\" | count\n")
-        #expect(explained.stderr.contains("note: no events have onboarding `no-such-onboarding`\n --> stdin:1:41\n"),
-                "\(explained.stderr)")
+        let explained = try boardwalk(
+            ["repl", "--generated", "20"],
+            stdin: ".explain sessions | where onboarding == \"no-such-onboarding\" | count\n")
+        #expect(
+            explained.stderr.contains("note: no events have onboarding `no-such-onboarding`\n --> stdin:1:41\n"),
+            "\(explained.stderr)")
         #expect(explained.stdout.contains("range onboarding=\"no-such-onboarding\""), "\(explained.stdout)")
     }
 
@@ -123,10 +132,14 @@ struct QueryEndToEndTests {
 
     @Test("--generated takes --onboardings, as generate does; without --generated it is a usage error")
     func generatedOnboardings() throws {
-        let r = try boardwalk(["query", "--generated", "60", "--onboardings", "2", "--format", "csv", "sessions | count by onboarding"])
+        let r = try boardwalk([
+            "query", "--generated", "60", "--onboardings", "2", "--format", "csv", "sessions | count by onboarding",
+        ])
         #expect(r.status == 0)
         let ids = Set(SyntheticData(sessions: 60, seed: 1, onboardings: 2).onboardings.map(\.id))
-        let listed = Set(r.stdout.split(separator: "\n").dropFirst().compactMap { $0.split(separator: ",").first.map(String.init) }.filter { !$0.isEmpty })
+        let listed = Set(
+            r.stdout.split(separator: "\n").dropFirst().compactMap { $0.split(separator: ",").first.map(String.init) }
+                .filter { !$0.isEmpty })
         #expect(listed == ids, "\(r.stdout)")
         let wrong = try boardwalk(["query", "--onboardings", "2", "events | count"])
         #expect(wrong.status == 64)
@@ -135,7 +148,9 @@ struct QueryEndToEndTests {
 
     @Test("Dot-commands through a pipe")
     func dotCommands() throws {
-        let r = try boardwalk(["repl", "--generated", "50"], stdin: ".help\n.fields\n.onboardings\n.timing on\n.explain sessions | funnel\n.format xml\n")
+        let r = try boardwalk(
+            ["repl", "--generated", "50"],
+            stdin: ".help\n.fields\n.onboardings\n.timing on\n.explain sessions | funnel\n.format xml\n")
         #expect(r.status == 2)  // .format xml failed
         #expect(r.stdout.contains(".explain QUERY"))
         #expect(r.stdout.contains("events:   time, seq, kind"))

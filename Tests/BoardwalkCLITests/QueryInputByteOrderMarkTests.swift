@@ -8,7 +8,8 @@ import Testing
 struct QueryInputByteOrderMarkTests {
     @Test("skipped at the start of `query -` and a piped `repl`", arguments: [["query", "-"], ["repl"]])
     func skippedAtStart(command: [String]) throws {
-        let run = try boardwalk(command + ["--generated", "20", "--format", "csv"], stdin: "\u{FEFF}sessions | count\n")
+        let run = try boardwalk(
+            command + ["--generated", "20", "--format", "csv"], stdin: "\u{FEFF}sessions | count\n")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "count\n20\n")
         #expect(run.stderr.isEmpty)
@@ -16,8 +17,9 @@ struct QueryInputByteOrderMarkTests {
 
     @Test("still an error on a later line, where it is no file's mark")
     func reportedElsewhere() throws {
-        let run = try boardwalk(["query", "--generated", "20", "--format", "csv", "-"],
-                                stdin: "sessions | count\n\u{FEFF}sessions | count\n")
+        let run = try boardwalk(
+            ["query", "--generated", "20", "--format", "csv", "-"],
+            stdin: "sessions | count\n\u{FEFF}sessions | count\n")
         #expect(run.status == 2)
         #expect(run.stdout == "count\n20\n")
         #expect(run.stderr.hasPrefix("error: unexpected character U+FEFF\n --> stdin:2:1\n"))

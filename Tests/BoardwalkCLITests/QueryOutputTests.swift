@@ -1,9 +1,10 @@
-@testable import BoardwalkCLI
 import BoardwalkGenerator
 import BoardwalkModel
 import BoardwalkQuery
 import Foundation
 import Testing
+
+@testable import BoardwalkCLI
 
 /// Records each write separately; can raise a cancellation flag at a given write (Ctrl-C while the result is
 /// being printed, after the query's read has finished).
@@ -28,7 +29,9 @@ final class RecordingSink: OutputSink {
 struct QueryOutputTests {
     static let source = InMemoryEventSource(Array(SyntheticData(sessions: 300, seed: 3).events()))
 
-    @Test("Ctrl-C while a long result is printed stops the output and reports cancelled", arguments: ResultTable.Format.allCases)
+    @Test(
+        "Ctrl-C while a long result is printed stops the output and reports cancelled",
+        arguments: ResultTable.Format.allCases)
     func cancelWhilePrinting(format: ResultTable.Format) throws {
         let flag = CancellationFlag()
         let out = RecordingSink(cancelAtWrite: 1, flag: flag), err = BufferSink()
@@ -59,10 +62,13 @@ struct QueryOutputTests {
         #expect(!out.text.contains("count\n-----"), "the query after the cancelled one ran")
     }
 
-    @Test("The streamed output is the table's rendering, byte for byte, in several writes", arguments: ResultTable.Format.allCases)
+    @Test(
+        "The streamed output is the table's rendering, byte for byte, in several writes",
+        arguments: ResultTable.Format.allCases)
     func streamedEqualsRendered(format: ResultTable.Format) throws {
         let out = RecordingSink(), err = BufferSink()
-        let console = QueryConsole(source: QueryOutputTests.source, invocation: Invocation(environment: [:], stdout: out, stderr: err))
+        let console = QueryConsole(
+            source: QueryOutputTests.source, invocation: Invocation(environment: [:], stdout: out, stderr: err))
         console.format = format
         for query in ["events", "sessions", "events | count by kind", "events | where name == \"nothing\""] {
             let table = try console.execute(try Query.parse(query)).table
@@ -70,7 +76,9 @@ struct QueryOutputTests {
             #expect(console.run(query), "\(err.text)")
             let written = out.writes[before...].joined()
             #expect(written == table.render(format), "\(query)")
-            if table.rows.count > 2 * ResultPrinter.rowsPerChunk { #expect(out.writes.count - before > 2, "\(query): one giant write") }
+            if table.rows.count > 2 * ResultPrinter.rowsPerChunk {
+                #expect(out.writes.count - before > 2, "\(query): one giant write")
+            }
         }
     }
 }
@@ -97,13 +105,21 @@ struct ResultPrinterTests {
         for _ in 0..<200 {
             let columns = Int.random(in: 1...4, using: &rng)
             // Some columns hold only numbers (aligned right), others anything.
-            let kinds = (0..<columns).map { _ in Bool.random(using: &rng) ? ResultPrinterTests.numbers : ResultPrinterTests.pool }
-            let names = (0..<columns).map { ["count", "p50(dwell)", "名前", "", "answer(\"goal\")"][Int.random(in: 0..<5, using: &rng)] + "\($0)" }
-            let rows = (0..<Int.random(in: 0...12, using: &rng)).map { _ in kinds.map { $0.randomElement(using: &rng)! } }
+            let kinds = (0..<columns).map { _ in
+                Bool.random(using: &rng) ? ResultPrinterTests.numbers : ResultPrinterTests.pool
+            }
+            let names = (0..<columns).map {
+                ["count", "p50(dwell)", "名前", "", "answer(\"goal\")"][Int.random(in: 0..<5, using: &rng)] + "\($0)"
+            }
+            let rows = (0..<Int.random(in: 0...12, using: &rng)).map { _ in kinds.map { $0.randomElement(using: &rng)! }
+            }
             let table = ResultTable(columns: names, rows: rows)
             for format in ResultTable.Format.allCases {
                 let out = RecordingSink()
-                #expect(ResultPrinter.print(table, format, to: out, rowsPerChunk: Int.random(in: 1...5, using: &rng)) { false })
+                #expect(
+                    ResultPrinter.print(table, format, to: out, rowsPerChunk: Int.random(in: 1...5, using: &rng)) {
+                        false
+                    })
                 #expect(out.text == table.render(format), "\(format) \(rows)")
             }
         }

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Dot-commands that take no argument refuse one")
 struct ReplDotCommandArgumentsTests {
-    @Test("an argument is reported and the next line still runs", arguments: [".stats all", ".quit now", ".help me", ".fields x"])
+    @Test(
+        "an argument is reported and the next line still runs",
+        arguments: [".stats all", ".quit now", ".help me", ".fields x"])
     func refused(line: String) throws {
         let run = try boardwalk(["repl", "--generated", "10", "--format", "csv"], stdin: line + "\nsessions | count\n")
         let command = String(line.split(separator: " ")[0])
@@ -17,7 +19,8 @@ struct ReplDotCommandArgumentsTests {
 
     @Test("a comment after one is no argument")
     func comment() throws {
-        let run = try boardwalk(["repl", "--generated", "10", "--format", "csv"], stdin: ".quit   # done\nsessions | count\n")
+        let run = try boardwalk(
+            ["repl", "--generated", "10", "--format", "csv"], stdin: ".quit   # done\nsessions | count\n")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.isEmpty, "it left before the query")
     }

@@ -1,8 +1,9 @@
-@testable import BoardwalkCLI
 import BoardwalkGenerator
 import BoardwalkQuery
 import Foundation
 import Testing
+
+@testable import BoardwalkCLI
 
 /// How `query -` and the piped REPL cut their input into queries: `#` comments and blank lines inside a
 /// continued query.
@@ -36,7 +37,8 @@ struct ReplContinuationTests {
 
     @Test("A comment after the `|`, or comment and blank lines between the lines of a query, do not end it")
     func commentsInsideAQuery() throws {
-        let expected = try Query.parse("sessions | where closed | count").run(on: ReplContinuationTests.source).render(.table)
+        let expected = try Query.parse("sessions | where closed | count").run(on: ReplContinuationTests.source).render(
+            .table)
         for lines in [
             ["sessions | # only closed ones", "  where closed | count"],
             ["sessions |", "# only closed ones", "", "  where closed | count"],
@@ -57,9 +59,14 @@ struct ReplContinuationTests {
 
     @Test("query - and repl, end to end: comments inside a continued query")
     func endToEnd() throws {
-        for input in ["sessions | # only closed ones\n  where closed | count\n", "sessions |\n# only closed ones\n  where closed | count\n"] {
+        for input in [
+            "sessions | # only closed ones\n  where closed | count\n",
+            "sessions |\n# only closed ones\n  where closed | count\n",
+        ] {
             for command in [["query"], ["repl"]] {
-                let arguments = command + ["--generated", "40", "--seed", "6", "--format", "csv"] + (command == ["query"] ? ["-"] : [])
+                let arguments =
+                    command + ["--generated", "40", "--seed", "6", "--format", "csv"]
+                    + (command == ["query"] ? ["-"] : [])
                 let r = try boardwalk(arguments, stdin: input)
                 #expect(r.status == 0, "\(command) \(r.stderr)")
                 #expect(r.stderr.isEmpty)
@@ -74,13 +81,17 @@ struct ReplContinuationTests {
 struct ReplDotCommandTests {
     @Test(".format and .timing alone print the current setting; with an argument they set it")
     func settingsWithoutArgument() throws {
-        let r = try boardwalk(["repl", "--generated", "10", "--format", "csv"], stdin: ".format\n.timing\n.format json\n.timing on\n.format\n.timing\n")
+        let r = try boardwalk(
+            ["repl", "--generated", "10", "--format", "csv"],
+            stdin: ".format\n.timing\n.format json\n.timing on\n.format\n.timing\n")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == "format: csv\ntiming: off\nformat: json\ntiming: on\n")
         #expect(r.stderr.isEmpty)
         let wrong = try boardwalk(["repl", "--generated", "10"], stdin: ".format xml\n.timing maybe\n")
         #expect(wrong.status == 2)
-        #expect(wrong.stderr == "Error: stdin:1: .format takes one of table, json, csv\nError: stdin:2: .timing takes on or off\n")
+        #expect(
+            wrong.stderr
+                == "Error: stdin:1: .format takes one of table, json, csv\nError: stdin:2: .timing takes on or off\n")
     }
 
     @Test(".stats over generated sessions labels its figures: events, sessions, onboardings")
@@ -90,11 +101,12 @@ struct ReplDotCommandTests {
         let onboardings = Set(data.sessions().map(\.onboardingID)).count
         let r = try boardwalk(["repl", "--generated", "50", "--seed", "2"], stdin: ".stats\n")
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout == """
-            events              \(Units.count(events))\(events >= 1000 ? " (\(events))" : "")
-            sessions            50
-            onboardings         \(onboardings)
+        #expect(
+            r.stdout == """
+                events              \(Units.count(events))\(events >= 1000 ? " (\(events))" : "")
+                sessions            50
+                onboardings         \(onboardings)
 
-            """)
+                """)
     }
 }

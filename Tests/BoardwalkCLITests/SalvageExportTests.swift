@@ -18,7 +18,8 @@ struct SalvageExportTests {
     /// that do not decode. Returns the store's path, its events, the seqs of the damaged block and its key's seq.
     func damagedStore() throws -> (db: String, events: [StoredEvent], lost: Set<UInt64>, blockSeq: UInt64) {
         let db = directory.appendingPathComponent("damaged.db").path
-        let r = try boardwalk(["ingest", "--db", db, "-q", "--batch", "200", "-"], stdin: Corpus(sessions: 60, seed: 23).text)
+        let r = try boardwalk(
+            ["ingest", "--db", db, "-q", "--batch", "200", "-"], stdin: Corpus(sessions: 60, seed: 23).text)
         #expect(r.status == 0, "\(r.stderr)")
         let store = try Store.open(at: db)
         defer { store.close() }
@@ -41,7 +42,9 @@ struct SalvageExportTests {
                 var block = try blockReader(key, value)
                 while try advance(&block, key) { lost.insert(block.seq) }
                 try latest.withUnsafeBytes { k in
-                    try [UInt8]([0xFF, 0xFE, 0xFD, 0xFC, 0xFB]).withUnsafeBytes { v in _ = try txn.put(store.dbs.events, k, v) }
+                    try [UInt8]([0xFF, 0xFE, 0xFD, 0xFC, 0xFB]).withUnsafeBytes { v in
+                        _ = try txn.put(store.dbs.events, k, v)
+                    }
                 }
             }
         }
@@ -56,26 +59,39 @@ struct SalvageExportTests {
 
         let plain = try boardwalk(["export", "--db", db])
         #expect(plain.status == 1, "\(plain.stderr)")
-        #expect(plain.stderr.contains("does not decode") && plain.stderr.contains("the export is incomplete"), "\(plain.stderr)")
+        #expect(
+            plain.stderr.contains("does not decode") && plain.stderr.contains("the export is incomplete"),
+            "\(plain.stderr)")
         #expect(plain.stderr.contains("'boardwalk export --salvage' goes on past damaged blocks"), "\(plain.stderr)")
         // What it says was written is what stdout holds: every event before that seq (seqs are dense from 0), no
         // more and no fewer (the buffer it had not yet written is written before the error).
-        let said = try #require(plain.stderr.firstRange(of: "the events before seq ").map { plain.stderr[$0.upperBound...] }, "\(plain.stderr)")
+        let said = try #require(
+            plain.stderr.firstRange(of: "the events before seq ").map { plain.stderr[$0.upperBound...] },
+            "\(plain.stderr)")
         let written = try #require(Int(said.prefix { $0.isNumber }))
         #expect(written > 0)
         #expect(try readNDJSON(plain.stdout).count == written)
         for format in ["csv", "clickhouse"] {
             let f = try boardwalk(["export", "--db", db, "--format", format, "-o", "/dev/stdout"])
-            #expect(f.status == 1 && f.stderr.contains("the events before seq \(written) were written"), "\(format): \(f.stderr)")
+            #expect(
+                f.status == 1 && f.stderr.contains("the events before seq \(written) were written"),
+                "\(format): \(f.stderr)")
             #expect(f.stdout.split(separator: "\n").count == written + (format == "csv" ? 1 : 0), "\(format)")
         }
         // A batch file cut by the failure holds those events and no end block: ingest reports it as cut short instead
         // of taking it for a whole export (the end block is what tells the two apart).
         let part = directory.appendingPathComponent("part.bwk").path
-        let b = try run(tool: "/bin/sh", ["-c", "\"$0\" export --db \"$1\" --format batch > \"$2\"", boardwalkExecutable.path, db, part])
-        #expect(b.status == 1 && b.stderr.contains("the events before seq \(written) were written (the batch file has no end block"), "\(b.stderr)")
-        let back = try boardwalk(["ingest", "--db", directory.appendingPathComponent("part.db").path,
-                                  "--rejects", directory.appendingPathComponent("part-rejects.txt").path, part])
+        let b = try run(
+            tool: "/bin/sh",
+            ["-c", "\"$0\" export --db \"$1\" --format batch > \"$2\"", boardwalkExecutable.path, db, part])
+        #expect(
+            b.status == 1
+                && b.stderr.contains("the events before seq \(written) were written (the batch file has no end block"),
+            "\(b.stderr)")
+        let back = try boardwalk([
+            "ingest", "--db", directory.appendingPathComponent("part.db").path,
+            "--rejects", directory.appendingPathComponent("part-rejects.txt").path, part,
+        ])
         #expect(back.status == 1 && back.stderr.contains("ends without its end block"), "\(back.stdout)\(back.stderr)")
         // From a --since-seq, the message names where the written events begin.
         let later = try boardwalk(["export", "--db", db, "--since-seq", "100"])
@@ -86,8 +102,11 @@ struct SalvageExportTests {
         let r = try boardwalk(["export", "--db", db, "--salvage", "-o", out])
         #expect(r.status == 2, "\(r.stderr)")
         // Named by its key's seq (a grown block can hold lower seqs than its key's).
-        #expect(r.stderr.contains("skipped: the rest of a block, after its first 0 events: the block at seq \(blockSeq) "), "\(r.stderr)")
-        #expect(r.stderr.contains("exported \(events.count - lost.count) events (salvage, in block order)"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("skipped: the rest of a block, after its first 0 events: the block at seq \(blockSeq) "),
+            "\(r.stderr)")
+        #expect(
+            r.stderr.contains("exported \(events.count - lost.count) events (salvage, in block order)"), "\(r.stderr)")
         #expect(r.stderr.contains("skipped the rest of 1 damaged block"), "\(r.stderr)")
         let salvaged = try readNDJSON(try String(contentsOfFile: out, encoding: .utf8))
         let expected = events.filter { !lost.contains($0.seq) }.map(\.event)
@@ -98,7 +117,8 @@ struct SalvageExportTests {
     func soundStoreAndUsage() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let db = directory.appendingPathComponent("sound.db").path
-        #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: Corpus(sessions: 30, seed: 5).text).status == 0)
+        #expect(
+            try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: Corpus(sessions: 30, seed: 5).text).status == 0)
         let whole = try boardwalk(["export", "--db", db])
         let r = try boardwalk(["export", "--db", db, "--salvage"])
         #expect(r.status == 0, "\(r.stderr)")
@@ -122,11 +142,15 @@ extension SalvageExportTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let db = directory.appendingPathComponent("far.db").path
         // Two events, the second in the year 2401 (a store holds it; ClickHouse's DateTime64 does not).
-        let events = [Timestamp(microseconds: 1_780_000_000_000_000), Timestamp(microseconds: 13_600_000_000_000_000)].map {
-            Event(time: $0, session: "s1", meta: Meta(onboardingID: "o", screenClientID: "welcome", screenIndex: 0, totalScreens: 3),
-                  payload: .analytics(.onboardingStarted))
-        }
-        let ingest = try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: events.map { CanonicalJSON.line($0) + "\n" }.joined())
+        let events = [Timestamp(microseconds: 1_780_000_000_000_000), Timestamp(microseconds: 13_600_000_000_000_000)]
+            .map {
+                Event(
+                    time: $0, session: "s1",
+                    meta: Meta(onboardingID: "o", screenClientID: "welcome", screenIndex: 0, totalScreens: 3),
+                    payload: .analytics(.onboardingStarted))
+            }
+        let ingest = try boardwalk(
+            ["ingest", "--db", db, "-q", "-"], stdin: events.map { CanonicalJSON.line($0) + "\n" }.joined())
         #expect(ingest.status == 0, "\(ingest.stderr)")
         let plain = try boardwalk(["export", "--db", db, "--format", "clickhouse"])
         #expect(plain.status == 1, "\(plain.stderr)")
@@ -141,7 +165,8 @@ extension SalvageExportTests {
     /// the named database `name` marked as the other kind (a branch as a leaf, a leaf as a branch).
     func storeWithDamagedRoot(of name: String) throws -> String {
         let db = directory.appendingPathComponent("pages.db").path
-        #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: Corpus(sessions: 200, seed: 3).text).status == 0)
+        #expect(
+            try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: Corpus(sessions: 200, seed: 3).text).status == 0)
         let copy = directory.appendingPathComponent("damaged-\(name).db").path
         #expect(try boardwalk(["backup", "--db", db, copy]).status == 0)
         let path = copy + "/data.mdb"
@@ -164,7 +189,9 @@ extension SalvageExportTests {
         let events = try storeWithDamagedRoot(of: "events")
         let refused = try boardwalk(["export", "--db", events, "--salvage"])
         #expect(refused.status == 1, "\(refused.stderr)")
-        #expect(refused.stderr.contains("LMDB's own pages of the databases a salvage reads are damaged"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("LMDB's own pages of the databases a salvage reads are damaged"),
+            "\(refused.stderr)")
         #expect(refused.stdout.isEmpty)
 
         let batches = try storeWithDamagedRoot(of: "batches")
@@ -209,8 +236,11 @@ extension SalvageExportTests {
         let r = try boardwalk(["export", "--db", copy, "--salvage"])
         #expect(r.status == 2, "\(r.stderr)")
         #expect(r.stdout.split(separator: "\n").count == folded, "\(r.stderr)")
-        #expect(r.stderr.contains("skipped: the event log, the batches not yet folded into events: LMDB's own pages of event_log are damaged"),
-                "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "skipped: the event log, the batches not yet folded into events: LMDB's own pages of event_log are damaged"
+            ),
+            "\(r.stderr)")
         #expect(r.stderr.contains("skipped the event log (the batches not yet folded)"), "\(r.stderr)")
     }
 
@@ -224,8 +254,9 @@ extension SalvageExportTests {
             let copy = directory.appendingPathComponent("copy-of-\(name)").path
             let r = try boardwalk(["backup", "--db", damaged, copy])
             #expect(r.status == 1, "\(name): \(r.stderr)")
-            #expect(r.stderr.contains("LMDB's own pages of the store are damaged") && r.stderr.contains("boardwalk check"),
-                    "\(name): \(r.stderr)")
+            #expect(
+                r.stderr.contains("LMDB's own pages of the store are damaged") && r.stderr.contains("boardwalk check"),
+                "\(name): \(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: copy + "/data.mdb"), "\(name)")
         }
     }

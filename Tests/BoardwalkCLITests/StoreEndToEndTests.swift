@@ -1,9 +1,10 @@
 import BoardwalkGenerator
 import BoardwalkJSON
-@testable import BoardwalkCLI
 import BoardwalkModel
 import Foundation
 import Testing
+
+@testable import BoardwalkCLI
 
 /// A generated corpus as NDJSON text, with what it holds.
 struct Corpus {
@@ -79,8 +80,10 @@ struct StoreEndToEndTests {
         #expect(corpus.events.contains { $0.payload.actionID == "" })  // empty strings are part of the test
         var lines = corpus.text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
         let bad = [
-            "{\"type\":\"close\"}", "not json at all", "{\"type\":\"state_updated\",\"element_id\":\"x\",\"element_type\":\"slider\",\"value\":1,\"meta\":{\"onboarding_id\":\"o\",\"screen_cid\":\"s\",\"screen_index\":0,\"total_screens\":1}}",
-            "[1,2,3]", "{\"type\":\"analytics\",\"name\":\"screen_presented\",\"meta\":{\"onboarding_id\":\"o\",\"screen_cid\":\"s\",\"screen_index\":\"2\",\"total_screens\":3}}",
+            "{\"type\":\"close\"}", "not json at all",
+            "{\"type\":\"state_updated\",\"element_id\":\"x\",\"element_type\":\"slider\",\"value\":1,\"meta\":{\"onboarding_id\":\"o\",\"screen_cid\":\"s\",\"screen_index\":0,\"total_screens\":1}}",
+            "[1,2,3]",
+            "{\"type\":\"analytics\",\"name\":\"screen_presented\",\"meta\":{\"onboarding_id\":\"o\",\"screen_cid\":\"s\",\"screen_index\":\"2\",\"total_screens\":3}}",
         ]
         var badLineNumbers: [Int] = []
         for (i, b) in bad.enumerated() {
@@ -113,8 +116,9 @@ struct StoreEndToEndTests {
 
         let export = try boardwalk(["export", "--db", db])
         #expect(export.status == 0)
-        #expect(export.stderr == "exported \(corpus.events.count) events; next: --since-seq \(corpus.events.count)\n"
-            || export.stderr.hasPrefix("exported \(corpus.events.count) events; next: --since-seq "))
+        #expect(
+            export.stderr == "exported \(corpus.events.count) events; next: --since-seq \(corpus.events.count)\n"
+                || export.stderr.hasPrefix("exported \(corpus.events.count) events; next: --since-seq "))
         let exported = try readNDJSON(export.stdout).map(\.withoutInferredSession)
         #expect(sortedLines(exported) == sortedLines(corpus.events))
 
@@ -167,7 +171,8 @@ struct StoreEndToEndTests {
         #expect(try boardwalk(["check", "--db", db]).status == 0)
     }
 
-    @Test("A file whose last line is still being written: rejected, not skipped past, then stored once (the user's pass)")
+    @Test(
+        "A file whose last line is still being written: rejected, not skipped past, then stored once (the user's pass)")
     func unfinishedLastLineIsReadAgainByTheNextRun() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let corpus = Corpus(sessions: 20, seed: 5)
@@ -182,7 +187,9 @@ struct StoreEndToEndTests {
         #expect(first.status == 2, "\(first.stderr)")
         #expect(summary(first.stdout)["rejected"] == 1)
         #expect(summary(first.stdout)["ingested"] == corpus.events.count - 1)
-        #expect(first.stdout.contains("unfinished: the last line of a file has no newline and does not parse"), "\(first.stdout)")
+        #expect(
+            first.stdout.contains("unfinished: the last line of a file has no newline and does not parse"),
+            "\(first.stdout)")
         let listed = try String(contentsOfFile: rejects, encoding: .utf8)
         #expect(listed.hasPrefix("\(path):\(corpus.events.count):"), "\(listed)")
         #expect(listed.contains("(the file's last line, without a newline: the next run reads it again)"), "\(listed)")
@@ -215,13 +222,16 @@ struct StoreEndToEndTests {
         let total = corpus.events.count + corpus.events.count - withIDs
 
         // --strict: stops at the bad line, exit 1, and the batch with it is not committed.
-        let strictInput = try write(corpus.text.split(separator: "\n").prefix(10).joined(separator: "\n") + "\nnope\n", "strict.ndjson")
+        let strictInput = try write(
+            corpus.text.split(separator: "\n").prefix(10).joined(separator: "\n") + "\nnope\n", "strict.ndjson")
         let strictDB = directory.appendingPathComponent("strict.db").path
         let strictRejects = directory.appendingPathComponent("strict-rejects.txt").path
         let strict = try boardwalk(["ingest", "--db", strictDB, "--strict", "--rejects", strictRejects, strictInput])
         #expect(strict.status == 1)
         // The line it stopped at is listed, as the summary says.
-        #expect(try String(contentsOfFile: strictRejects, encoding: .utf8) == "\(strictInput):11: line 11, column 1: invalid JSON\n\tnope\n")
+        #expect(
+            try String(contentsOfFile: strictRejects, encoding: .utf8)
+                == "\(strictInput):11: line 11, column 1: invalid JSON\n\tnope\n")
         #expect(strict.stderr.hasPrefix("Error: \(strictInput): line 11"))
         #expect(try boardwalk(["stats", "--db", strictDB, "-f", "json"]).stdout.hasPrefix("{\"events\":0,"))
 
@@ -270,7 +280,8 @@ struct StoreEndToEndTests {
         try pipe.fileHandleForWriting.close()
         piped.waitUntilExit()
         #expect(piped.terminationStatus == 0)
-        #expect(try boardwalk(["export", "--db", stdinDB]).stdout == (try boardwalk(["export", "--db", copyDB]).stdout))
+        #expect(
+            try boardwalk(["export", "--db", stdinDB]).stdout == (try boardwalk(["export", "--db", copyDB]).stdout))
 
         // Backup: a store with the same events; a second backup to the same place fails.
         let backupDir = directory.appendingPathComponent("backup").path
@@ -294,7 +305,9 @@ struct StoreEndToEndTests {
         #expect(missing.status == 1)
         #expect(missing.stderr.hasPrefix("Error: no store at "))
         // A query that cannot run is reported as such before the store is looked for.
-        let mistaken = try boardwalk(["query", "--db", directory.appendingPathComponent("nope").path, #"sessions | where duration == "x""#])
+        let mistaken = try boardwalk([
+            "query", "--db", directory.appendingPathComponent("nope").path, #"sessions | where duration == "x""#,
+        ])
         #expect(mistaken.status == 1)
         #expect(mistaken.stderr.hasPrefix("error: cannot compare a duration with a string"), "\(mistaken.stderr)")
         let valid = try boardwalk(["query", "--db", directory.appendingPathComponent("nope").path, "sessions | count"])
@@ -304,7 +317,9 @@ struct StoreEndToEndTests {
         #expect(noFile.stderr.contains("cannot open"))
     }
 
-    @Test("A store the user may not write is still queried and checked (read without its lock file), with a note; ingest into it fails")
+    @Test(
+        "A store the user may not write is still queried and checked (read without its lock file), with a note; ingest into it fails"
+    )
     func storeOfAnotherUser() throws {
         defer {
             _ = chmod(directory.path, 0o755)
@@ -339,8 +354,9 @@ struct StoreEndToEndTests {
         #expect(check.stdout.contains("ok: \(corpus.events.count) events checked"), "\(check.stdout)")
         let ingest = try asUser(["ingest", "--db", db, "-q", "-"])
         #expect(ingest.status == 1)
-        #expect(ingest.stderr.contains("cannot open the store '\(db)'") && ingest.stderr.contains("Permission denied"),
-                "\(ingest.stderr)")
+        #expect(
+            ingest.stderr.contains("cannot open the store '\(db)'") && ingest.stderr.contains("Permission denied"),
+            "\(ingest.stderr)")
         // While another process has the store open (here a REPL of its owner, started while the owner could write
         // the lock file), reading without the lock file could crash: refused, with the holder named.
         _ = chmod(db, 0o755)
@@ -372,7 +388,9 @@ struct StoreEndToEndTests {
         try input.fileHandleForWriting.close()
         holder.waitUntilExit()
         #expect(refused.status == 1, "\(refused.stderr)")
-        #expect(refused.stderr.contains("is open in another process (pid \(holder.processIdentifier))"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("is open in another process (pid \(holder.processIdentifier))"), "\(refused.stderr)"
+        )
         // Where this user may write, no note.
         _ = chmod(db, 0o755)
         for name in ["data.mdb", "lock.mdb"] { _ = chmod(db + "/" + name, 0o666) }
@@ -466,7 +484,9 @@ struct StoreQueryEndToEndTests {
             #expect(store.stdout == memory.stdout, "\(query)")
         }
         let completed = try boardwalk(["query", "--db", db, "-f", "csv", "sessions | where completed | count"])
-        let generatedCompleted = Array(SyntheticData(sessions: 120, seed: 4).sessions()).filter { $0.outcome == .completed }.count
+        let generatedCompleted = Array(SyntheticData(sessions: 120, seed: 4).sessions()).filter {
+            $0.outcome == .completed
+        }.count
         #expect(completed.stdout == "count\n\(generatedCompleted)\n")
     }
 
@@ -475,9 +495,13 @@ struct StoreQueryEndToEndTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let corpus = Corpus(sessions: 30, seed: 6)
         #expect(try boardwalk(["ingest", "--db", db, "-"], stdin: corpus.text).status == 0)
-        let r = try boardwalk(["repl", "--db", db], stdin: ".stats\n.onboardings\nevents | where screen_idx > 1 | count\n.format json\nevents | count\n")
+        let r = try boardwalk(
+            ["repl", "--db", db],
+            stdin: ".stats\n.onboardings\nevents | where screen_idx > 1 | count\n.format json\nevents | count\n")
         #expect(r.status == 2)
-        #expect(r.stdout.contains("events              \(corpus.events.count)") || r.stdout.contains("(\(corpus.events.count))"))
+        #expect(
+            r.stdout.contains("events              \(corpus.events.count)")
+                || r.stdout.contains("(\(corpus.events.count))"))
         for id in Set(corpus.events.compactMap { $0.meta?.onboardingID }) { #expect(r.stdout.contains(id)) }
         #expect(r.stdout.hasSuffix("[\n  {\"count\": \(corpus.events.count)}\n]\n"))
         #expect(r.stderr.contains("error: unknown field `screen_idx`"))
@@ -490,9 +514,12 @@ struct StoreQueryEndToEndTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("Generating 150 onboarding sessions"))
         let events = Array(SyntheticData(sessions: 150, seed: 1).events()).count
-        #expect(r.stdout.contains("Stored \(events) events") || r.stdout.contains("Stored \(Units.count(events)) events"))
-        for title in ["Sessions per onboarding", "Screen funnel of the busiest onboarding", "Completion by answer to",
-                      "Time on each screen", "How sessions end", "boardwalk repl --db \(db)"] {
+        #expect(
+            r.stdout.contains("Stored \(events) events") || r.stdout.contains("Stored \(Units.count(events)) events"))
+        for title in [
+            "Sessions per onboarding", "Screen funnel of the busiest onboarding", "Completion by answer to",
+            "Time on each screen", "How sessions end", "boardwalk repl --db \(db)",
+        ] {
             #expect(r.stdout.contains(title))
         }
         #expect(r.stdout.contains("sessions | where onboarding == \""))
@@ -534,7 +561,9 @@ struct QueryInterruptTests {
         #expect(process.terminationStatus == 130)
         #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "cancelled\n")
         let lines = String(decoding: printed, as: UTF8.self).split(separator: "\n")
-        #expect(lines.count > 2 && lines.count < corpus.events.count + 2, "\(lines.count) lines of \(corpus.events.count) events")
+        #expect(
+            lines.count > 2 && lines.count < corpus.events.count + 2,
+            "\(lines.count) lines of \(corpus.events.count) events")
         #expect(try boardwalk(["check", "--db", db]).status == 0)
         #expect(try boardwalk(["stats", "--db", db, "-f", "json"]).stdout == before)
     }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The REPL on a pseudo-terminal: prompts, tab completion, continuation lines, errors, history.
@@ -114,12 +114,15 @@ struct TerminalTests {
         let ids = SyntheticData(sessions: 40, seed: 1).onboardings.map(\.id)
         let id = ids[0]
         // The shortest prefix that only this id has.
-        let prefix = try #require((1...id.count).map { String(id.prefix($0)) }.first { p in ids.filter { $0.hasPrefix(p) }.count == 1 })
+        let prefix = try #require(
+            (1...id.count).map { String(id.prefix($0)) }.first { p in ids.filter { $0.hasPrefix(p) }.count == 1 })
         let pty = try PTY()
         let process = Process()
         process.executableURL = boardwalkExecutable
         process.arguments = ["repl", "--generated", "40"]
-        process.environment = ["BOARDWALK_HISTORY": directory.appendingPathComponent("history").path, "TERM": "xterm", "NO_COLOR": "1"]
+        process.environment = [
+            "BOARDWALK_HISTORY": directory.appendingPathComponent("history").path, "TERM": "xterm", "NO_COLOR": "1",
+        ]
         let handle = FileHandle(fileDescriptor: pty.slave, closeOnDealloc: false)
         process.standardInput = handle
         process.standardOutput = handle

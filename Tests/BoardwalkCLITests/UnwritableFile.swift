@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Makes the existing file at `path` unwritable for this process, so that `access(path, W_OK)` fails; `nil` when
 /// this process cannot.
@@ -11,7 +12,9 @@ import Foundation
 /// - Returns: what undoes it (an immutable file cannot be removed with its temporary directory), or `nil`.
 func makeUnwritable(_ path: String) -> (() -> Void)? {
     if geteuid() != 0 {
-        guard (try? FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)) != nil else { return nil }
+        guard (try? FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)) != nil else {
+            return nil
+        }
         return {}
     }
     // <linux/fs.h>: FS_IOC_GETFLAGS is _IOR('f', 1, long), FS_IOC_SETFLAGS _IOW('f', 2, long) (the kernel reads an
@@ -39,7 +42,9 @@ func canMakeUnwritableFiles() -> Bool {
     guard let directory = try? temporaryDirectory() else { return false }
     defer { try? FileManager.default.removeItem(at: directory) }
     let file = directory.appendingPathComponent("probe").path
-    guard FileManager.default.createFile(atPath: file, contents: Data()), let undo = makeUnwritable(file) else { return false }
+    guard FileManager.default.createFile(atPath: file, contents: Data()), let undo = makeUnwritable(file) else {
+        return false
+    }
     undo()
     return true
 }

@@ -104,7 +104,10 @@ import Testing
     }
 
     @Test func utf8AddressIsWhereTheBytesAre() {
-        var strings = Self.uuids(20, seed: 3) + [String(repeating: "é", count: 40), Self.copy("a string of more than fifteen bytes")]
+        var strings =
+            Self.uuids(20, seed: 3) + [
+                String(repeating: "é", count: 40), Self.copy("a string of more than fifteen bytes"),
+            ]
         // A literal longer than 15 bytes: immortal storage in the binary, stored with the same bias.
         strings.append("a literal of more than fifteen bytes")
         for i in strings.indices {
@@ -181,7 +184,9 @@ import Testing
         var failing = FailingInterner(budget: 3)
         #expect(throws: FailingInterner.Failure()) { try encoder.appendRecord(Golden.all[0].event, strings: &failing) }
         var reserved = ReservedInterner()
-        #expect(throws: EncodingError(.reservedStringID)) { try encoder.appendBody(Golden.all[1].event, strings: &reserved) }
+        #expect(throws: EncodingError(.reservedStringID)) {
+            try encoder.appendBody(Golden.all[1].event, strings: &reserved)
+        }
         #expect(encoder.bytes == before)
     }
 
@@ -189,8 +194,12 @@ import Testing
         var encoder = RecordEncoder()
         var strings = StringTable()
         for bad in [-1, Meta.maxScreenIndex + 1] {
-            let event = Event(time: Golden.t, meta: Meta(onboardingID: "o", screenClientID: "s", screenIndex: bad, totalScreens: 1), payload: .onboardingLoaded)
-            #expect(throws: EncodingError(.screenIndexOutOfRange(bad))) { try encoder.appendRecord(event, strings: &strings) }
+            let event = Event(
+                time: Golden.t, meta: Meta(onboardingID: "o", screenClientID: "s", screenIndex: bad, totalScreens: 1),
+                payload: .onboardingLoaded)
+            #expect(throws: EncodingError(.screenIndexOutOfRange(bad))) {
+                try encoder.appendRecord(event, strings: &strings)
+            }
         }
         #expect(encoder.isEmpty)
     }
@@ -198,7 +207,9 @@ import Testing
     /// Records of 128 bytes and more take a two-byte length prefix (the encoder shifts them).
     @Test func longRecordsRoundTrip() throws {
         let choices = (0..<100).map { Choice(id: "id\($0)", value: "v\($0)", label: "l\($0)") }
-        let event = Event(time: Golden.t, meta: Golden.meta(), payload: .stateUpdated(StateUpdate(elementID: "e", value: .multiSelect(choices))))
+        let event = Event(
+            time: Golden.t, meta: Golden.meta(),
+            payload: .stateUpdated(StateUpdate(elementID: "e", value: .multiSelect(choices))))
         var encoder = RecordEncoder(capacity: 16)
         var strings = StringTable()
         for _ in 0..<3 { try encoder.appendRecord(event, strings: &strings) }
@@ -224,7 +235,8 @@ import Testing
         a.removeAll()
         try a.appendRecord(Golden.all[3].event, strings: &strings)
         #expect(b.count > a.count)
-        #expect(try b.bytes.withUnsafeBytes { try RecordView(record: $0).event(strings: strings) } == Golden.all[1].event)
+        #expect(
+            try b.bytes.withUnsafeBytes { try RecordView(record: $0).event(strings: strings) } == Golden.all[1].event)
     }
 }
 
@@ -247,7 +259,8 @@ import Testing
         let ndjson = events.reduce(0) { $0 + NDJSON.line($1).utf8.count }
         let perEvent = Double(file.count) / Double(events.count)
         #expect(perEvent <= 40, "batch file: \(perEvent) bytes/event")
-        #expect(Double(encoder.count) / Double(events.count) <= 30, "records: \(encoder.count / events.count) bytes/event")
+        #expect(
+            Double(encoder.count) / Double(events.count) <= 30, "records: \(encoder.count / events.count) bytes/event")
         #expect(Double(bodies.count) / Double(events.count) <= 20, "bodies: \(bodies.count / events.count) bytes/event")
         #expect(Double(ndjson) / Double(file.count) >= 4, "NDJSON \(ndjson) bytes vs batch \(file.count)")
         #expect(try BatchReader.events(in: file) == events)

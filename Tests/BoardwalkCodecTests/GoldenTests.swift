@@ -34,62 +34,90 @@ struct Golden: CustomTestStringConvertible, Sendable {
                 placement: "main", variation: "b", meta: meta(0, "welcome"), payload: .analytics(.onboardingStarted)),
             record: "23207b408aa817345f06000000011002030f8e7d6c5b4a49388271605f4e3d2c1b040500",
             body: "207b011002030f8e7d6c5b4a49388271605f4e3d2c1b040500"),
-        Golden(name: "analytics screen_presented", event: event(.analytics(.screenPresented)), record: "102041408aa817345f0600000201100201", body: "204101100201"),
+        Golden(
+            name: "analytics screen_presented", event: event(.analytics(.screenPresented)),
+            record: "102041408aa817345f0600000201100201", body: "204101100201"),
         Golden(
             name: "analytics screen_completed with element and reply",
-            event: event(.analytics(.screenCompleted(elementID: "continue", reply: "yes"))), record: "122041408aa817345f06000002011002320304", body: "2041011002320304"),
+            event: event(.analytics(.screenCompleted(elementID: "continue", reply: "yes"))),
+            record: "122041408aa817345f06000002011002320304", body: "2041011002320304"),
         Golden(
-            name: "analytics screen_completed bare", event: event(.analytics(.screenCompleted(elementID: nil, reply: nil))),
+            name: "analytics screen_completed bare",
+            event: event(.analytics(.screenCompleted(elementID: nil, reply: nil))),
             record: "102041408aa817345f0600000201100202", body: "204101100202"),
         Golden(
-            name: "analytics unknown name", event: event(.analytics(.unknown(name: "navigation_failed"))), record: "112041408aa817345f060000020110020f03",
+            name: "analytics unknown name", event: event(.analytics(.unknown(name: "navigation_failed"))),
+            record: "112041408aa817345f060000020110020f03",
             body: "20410110020f03"),
         Golden(
-            name: "analytics onboarding_completed", event: event(.analytics(.onboardingCompleted), meta: meta(7, "final")),
+            name: "analytics onboarding_completed",
+            event: event(.analytics(.onboardingCompleted), meta: meta(7, "final")),
             record: "102041408aa817345f0600000701100207", body: "204101100207"),
         Golden(
             name: "state select",
-            event: event(.stateUpdated(StateUpdate(elementID: "goal", value: .select(Choice(id: "fit", value: "stay_fit", label: "Stay fit"))))),
+            event: event(
+                .stateUpdated(
+                    StateUpdate(
+                        elementID: "goal", value: .select(Choice(id: "fit", value: "stay_fit", label: "Stay fit"))))),
             record: "142141408aa817345f060000020110020100030405", body: "21410110020100030405"),
         Golden(
             name: "state multi_select",
-            event: event(.stateUpdated(StateUpdate(elementID: "interests", value: .multiSelect([
-                Choice(id: "m", value: "music", label: "Music"), Choice(id: "s", value: "sports", label: "Sports"),
-            ])))),
+            event: event(
+                .stateUpdated(
+                    StateUpdate(
+                        elementID: "interests",
+                        value: .multiSelect([
+                            Choice(id: "m", value: "music", label: "Music"),
+                            Choice(id: "s", value: "sports", label: "Sports"),
+                        ])))),
             record: "182141408aa817345f06000002011002030102040506070809", body: "2141011002030102040506070809"),
         Golden(
             name: "state multi_select empty",
-            event: event(.stateUpdated(StateUpdate(elementID: "interests", value: .multiSelect([])))), record: "122141408aa817345f06000002011002030100", body: "2141011002030100"),
+            event: event(.stateUpdated(StateUpdate(elementID: "interests", value: .multiSelect([])))),
+            record: "122141408aa817345f06000002011002030100", body: "2141011002030100"),
         Golden(
             name: "state input text",
-            event: event(.stateUpdated(StateUpdate(elementID: "name", value: .input(.text("Ann"))))), record: "122141408aa817345f06000002011002030204", body: "2141011002030204"),
+            event: event(.stateUpdated(StateUpdate(elementID: "name", value: .input(.text("Ann"))))),
+            record: "122141408aa817345f06000002011002030204", body: "2141011002030204"),
         Golden(
             name: "state input email",
-            event: event(.stateUpdated(StateUpdate(elementID: "email", value: .input(.email("a@b.co"))))), record: "122141408aa817345f06000002011002030304",
+            event: event(.stateUpdated(StateUpdate(elementID: "email", value: .input(.email("a@b.co"))))),
+            record: "122141408aa817345f06000002011002030304",
             body: "2141011002030304"),
         Golden(
             name: "state input number",
-            event: event(.stateUpdated(StateUpdate(elementID: "age", value: .input(.number(25))))), record: "192141408aa817345f0600000201100203040000000000003940", body: "214101100203040000000000003940"),
+            event: event(.stateUpdated(StateUpdate(elementID: "age", value: .input(.number(25))))),
+            record: "192141408aa817345f0600000201100203040000000000003940", body: "214101100203040000000000003940"),
         Golden(
             name: "state date_picker year only",
             event: event(.stateUpdated(StateUpdate(elementID: "born", value: .datePicker(DateParts(year: 1995))))),
             record: "132141408aa817345f060000020110020315961f", body: "21410110020315961f"),
         Golden(
             name: "state date_picker full",
-            event: event(.stateUpdated(StateUpdate(elementID: "born", value: .datePicker(DateParts(year: 1995, month: 7, day: 31))))),
+            event: event(
+                .stateUpdated(
+                    StateUpdate(elementID: "born", value: .datePicker(DateParts(year: 1995, month: 7, day: 31))))),
             record: "152141408aa817345f060000020110020375961f0e3e", body: "21410110020375961f0e3e"),
-        Golden(name: "open_paywall empty action", event: event(.openPaywall(actionID: "")), record: "102241408aa817345f0600000201100203", body: "224101100203"),
-        Golden(name: "custom", event: event(.custom(actionID: "contact_support")), record: "102341408aa817345f0600000201100203", body: "234101100203"),
-        Golden(name: "close", event: event(.close(actionID: "close")), record: "102441408aa817345f0600000201100203", body: "244101100203"),
+        Golden(
+            name: "open_paywall empty action", event: event(.openPaywall(actionID: "")),
+            record: "102241408aa817345f0600000201100203", body: "224101100203"),
+        Golden(
+            name: "custom", event: event(.custom(actionID: "contact_support")),
+            record: "102341408aa817345f0600000201100203", body: "234101100203"),
+        Golden(
+            name: "close", event: event(.close(actionID: "close")), record: "102441408aa817345f0600000201100203",
+            body: "244101100203"),
         Golden(
             name: "onboarding_loaded, nothing optional",
-            event: Event(time: t, meta: meta(0, "welcome"), payload: .onboardingLoaded), record: "0e2540408aa817345f060000000110", body: "25400110"),
+            event: Event(time: t, meta: meta(0, "welcome"), payload: .onboardingLoaded),
+            record: "0e2540408aa817345f060000000110", body: "25400110"),
         Golden(
             name: "error without meta, upper-case UUID event id",
             event: Event(
                 time: t, eventID: "0F8E7D6C-5B4A-4938-8271-605F4E3D2C1B", meta: nil,
                 payload: .error(OnboardingError(domain: "AdaptyUIError", code: 4200, message: "webKit"))),
-            record: "1e260c408aa817345f06000f8e7d6c5b4a49388271605f4e3d2c1b00d04101", body: "260c0f8e7d6c5b4a49388271605f4e3d2c1b00d04101"),
+            record: "1e260c408aa817345f06000f8e7d6c5b4a49388271605f4e3d2c1b00d04101",
+            body: "260c0f8e7d6c5b4a49388271605f4e3d2c1b00d04101"),
         Golden(
             name: "error with meta, negative code, non-UUID event id",
             event: Event(
@@ -100,10 +128,12 @@ struct Golden: CustomTestStringConvertible, Sendable {
 }
 
 @Suite struct GoldenTests {
-    static func encode(_ event: Event, body: Bool) throws -> (bytes: [UInt8], strings: [String], record: EncodedRecord) {
+    static func encode(_ event: Event, body: Bool) throws -> (bytes: [UInt8], strings: [String], record: EncodedRecord)
+    {
         var strings = StringTable()
         var encoder = RecordEncoder()
-        let record = body ? try encoder.appendBody(event, strings: &strings) : try encoder.appendRecord(event, strings: &strings)
+        let record =
+            body ? try encoder.appendBody(event, strings: &strings) : try encoder.appendRecord(event, strings: &strings)
         return (encoder.bytes, strings.strings, record)
     }
 
@@ -129,7 +159,8 @@ struct Golden: CustomTestStringConvertible, Sendable {
 @Suite struct GoldenBatchTests {
     static let events = [
         Event(
-            time: Golden.t, session: Golden.session, meta: Golden.meta(0, "welcome"), payload: .analytics(.screenPresented)),
+            time: Golden.t, session: Golden.session, meta: Golden.meta(0, "welcome"),
+            payload: .analytics(.screenPresented)),
         Event(time: Golden.t, session: Golden.session, meta: Golden.meta(0, "welcome"), payload: .close(actionID: "x")),
     ]
 
@@ -161,7 +192,8 @@ struct Golden: CustomTestStringConvertible, Sendable {
         let event = Event(
             time: Golden.t, session: "s", profile: "p", eventID: "e", placement: "pl", variation: "v",
             meta: Golden.meta(),
-            payload: .stateUpdated(StateUpdate(elementID: "el", value: .multiSelect([Choice(id: "i", value: "va", label: "l")]))))
+            payload: .stateUpdated(
+                StateUpdate(elementID: "el", value: .multiSelect([Choice(id: "i", value: "va", label: "l")]))))
         try encoder.appendRecord(event, strings: &strings)
         #expect(Hex.encode(encoder.bytes) == Self.twoByteRecord)
         let decoded = try encoder.bytes.withUnsafeBytes { try Event(record: $0, strings: strings) }

@@ -66,8 +66,10 @@ import Testing
     /// A precomputed event id reference gives the bytes the encoder makes itself, for UUID ids (either
     /// case) and other ids.
     @Test func precomputedEventIDMatches() throws {
-        let ids = ["6f1c2d3e-4a5b-4c6d-8e7f-0123456789ab", "6F1C2D3E-4A5B-4C6D-8E7F-0123456789AB", "retry-17",
-                   "6f1c2d3e-4a5b-4c6d-8e7f-0123456789aB"]
+        let ids = [
+            "6f1c2d3e-4a5b-4c6d-8e7f-0123456789ab", "6F1C2D3E-4A5B-4C6D-8E7F-0123456789AB", "retry-17",
+            "6f1c2d3e-4a5b-4c6d-8e7f-0123456789aB",
+        ]
         for id in ids {
             let event = Event(
                 time: Timestamp(microseconds: 1_700_000_000_000_000), session: "s", profile: "p", eventID: id,
@@ -81,7 +83,9 @@ import Testing
             // The same dictionary state as the caller that made `ref` (a non-UUID id is interned first).
             _ = try EventIDRef(interning: id, strings: &ownStrings)
             let a = try withUnsafePointer(to: event) { try own.appendBody(at: $0, strings: &ownStrings) }
-            let b = try withUnsafePointer(to: event) { try given.appendBody(at: $0, strings: &givenStrings, eventID: ref) }
+            let b = try withUnsafePointer(to: event) {
+                try given.appendBody(at: $0, strings: &givenStrings, eventID: ref)
+            }
             #expect(a == b, "\(id)")
             #expect(own.bytes == given.bytes, "\(id)")
             try given.withUnsafeBytes { raw in

@@ -167,7 +167,8 @@ private func batchError(_ bytes: [UInt8]) -> CodecError? {
         // A length prefix of eleven continuation bytes overflows 64 bits.
         #expect(recordError([UInt8](repeating: 0xFF, count: 11)) == CodecError(offset: 0, reason: .varintOverflow))
         // A 10-byte varint whose last byte is above 1 does too.
-        #expect(recordError([UInt8](repeating: 0xFF, count: 9) + [0x02]) == CodecError(offset: 0, reason: .varintOverflow))
+        #expect(
+            recordError([UInt8](repeating: 0xFF, count: 9) + [0x02]) == CodecError(offset: 0, reason: .varintOverflow))
         // A string reference of 2^32 does not fit 32 bits.
         var big = Self.valid
         big.replaceSubrange(11...11, with: [0x80, 0x80, 0x80, 0x80, 0x10])
@@ -179,14 +180,18 @@ private func batchError(_ bytes: [UInt8]) -> CodecError? {
 
     @Test func stringReferencesOutOfRange() {
         // Onboarding ref 0 is fine with a limit of 3, but the session ref 2... is not with a limit of 2.
-        #expect(recordError(Self.valid, stringLimit: 2) == CodecError(
-            offset: 15, reason: .stringReferenceOutOfRange(id: 2, count: 2)))
+        #expect(
+            recordError(Self.valid, stringLimit: 2)
+                == CodecError(
+                    offset: 15, reason: .stringReferenceOutOfRange(id: 2, count: 2)))
         // The reserved id is never valid.
         var reserved = Self.valid
         reserved.replaceSubrange(15...15, with: [0xFF, 0xFF, 0xFF, 0xFF, 0x0F])
         reserved[0] = UInt8(reserved.count - 1)
-        #expect(recordError(reserved) == CodecError(
-            offset: 15, reason: .stringReferenceOutOfRange(id: .max, count: Int(UInt32.max))))
+        #expect(
+            recordError(reserved)
+                == CodecError(
+                    offset: 15, reason: .stringReferenceOutOfRange(id: .max, count: Int(UInt32.max))))
     }
 
     @Test func unresolvedStringNamesTheField() throws {
@@ -198,8 +203,10 @@ private func batchError(_ bytes: [UInt8]) -> CodecError? {
 
     @Test func oversizedCounts() {
         // A record length above the format's limit.
-        #expect(recordError([0x80, 0x80, 0x80, 0x10]) == CodecError(
-            offset: 0, reason: .oversizedCount(count: 1 << 25, limit: RecordFormat.maxRecordLength)))
+        #expect(
+            recordError([0x80, 0x80, 0x80, 0x10])
+                == CodecError(
+                    offset: 0, reason: .oversizedCount(count: 1 << 25, limit: RecordFormat.maxRecordLength)))
         // A multi-select claiming 100 choices in 2 bytes.
         let multi = Hex.decode("122141408aa817345f06000002011002030164")
         #expect(recordError(multi) == CodecError(offset: 18, reason: .oversizedCount(count: 100, limit: 0)))
@@ -222,8 +229,10 @@ private func batchError(_ bytes: [UInt8]) -> CodecError? {
         flags[0] += 1
         #expect(recordError(flags) == CodecError(offset: 2, reason: .reservedBits(field: "flags", value: 0xC1)))
         // Element/reply presence bits on screen_presented.
-        #expect(recordError(Self.patched(16, 0x11)) == CodecError(
-            offset: 16, reason: .reservedBits(field: "analytics", value: 0x11)))
+        #expect(
+            recordError(Self.patched(16, 0x11))
+                == CodecError(
+                    offset: 16, reason: .reservedBits(field: "analytics", value: 0x11)))
     }
 
     @Test func invalidValues() {
@@ -231,18 +240,23 @@ private func batchError(_ bytes: [UInt8]) -> CodecError? {
         var screen = Self.valid
         screen.replaceSubrange(12...12, with: [0xFF, 0xFF, 0x03])
         screen[0] += 2
-        #expect(recordError(screen) == CodecError(offset: 12, reason: .invalidValue(field: "screen index", value: 65_535)))
+        #expect(
+            recordError(screen) == CodecError(offset: 12, reason: .invalidValue(field: "screen index", value: 65_535)))
         // Analytics name code 9.
-        #expect(recordError(Self.patched(16, 0x09)) == CodecError(
-            offset: 16, reason: .invalidValue(field: "analytics name code", value: 9)))
+        #expect(
+            recordError(Self.patched(16, 0x09))
+                == CodecError(
+                    offset: 16, reason: .invalidValue(field: "analytics name code", value: 9)))
         // State value type 7 ("state input text" with its value byte changed).
         var value = Hex.decode("122141408aa817345f06000002011002030204")
         value[17] = 0x07
-        #expect(recordError(value) == CodecError(offset: 17, reason: .invalidValue(field: "state value type", value: 7)))
+        #expect(
+            recordError(value) == CodecError(offset: 17, reason: .invalidValue(field: "state value type", value: 7)))
         // An upper-case UUID without letters must be written lower-case.
         var uuid = Hex.decode(Golden.all.first { $0.name.hasPrefix("error without meta") }!.record)
         for i in 11..<27 { uuid[i] = 0x11 }
-        #expect(recordError(uuid) == CodecError(offset: 11, reason: .invalidValue(field: "event id letter case", value: 3)))
+        #expect(
+            recordError(uuid) == CodecError(offset: 11, reason: .invalidValue(field: "event id letter case", value: 3)))
     }
 
     @Test func bodyContextMismatch() throws {
@@ -264,8 +278,9 @@ private func batchError(_ bytes: [UInt8]) -> CodecError? {
     @Test func descriptionsSayWhereAndWhy() {
         let error = CodecError(offset: 17, reason: .checksumMismatch(stored: 0xDEAD, computed: 0xBEEF))
         #expect(error.description == "codec error at byte 17: checksum mismatch: stored CRC32C 0xdead, computed 0xbeef")
-        #expect(CodecError(offset: 3, reason: .unsupportedVersion(2)).description
-            == "codec error at byte 3: unsupported format version 2 (this reader knows version 1)")
+        #expect(
+            CodecError(offset: 3, reason: .unsupportedVersion(2)).description
+                == "codec error at byte 3: unsupported format version 2 (this reader knows version 1)")
     }
 }
 
@@ -305,13 +320,16 @@ private func batchError(_ bytes: [UInt8]) -> CodecError? {
         }
         // Valid multi-byte text passes.
         let ok = Array("é日本\u{1F600}".utf8)
-        let file = Batch.header + Batch.block(type: 1, count: 1, payload: [UInt8(ok.count)] + ok) + Batch.end(strings: 1, records: 0)
+        let file =
+            Batch.header + Batch.block(type: 1, count: 1, payload: [UInt8(ok.count)] + ok)
+            + Batch.end(strings: 1, records: 0)
         #expect(batchError(file) == nil)
     }
 
     @Test func referencesMustBeDefinedFirst() {
         let file = Batch.header + Self.records + Self.strings + Batch.end(strings: 3, records: 1)
-        #expect(batchError(file) == CodecError(offset: 12 + 13 + 11, reason: .stringReferenceOutOfRange(id: 0, count: 0)))
+        #expect(
+            batchError(file) == CodecError(offset: 12 + 13 + 11, reason: .stringReferenceOutOfRange(id: 0, count: 0)))
     }
 
     @Test func oversizedAndMismatchedCounts() {

@@ -1,7 +1,8 @@
-@testable import BoardwalkCodec
 import BoardwalkGenerator
 import BoardwalkModel
 import Testing
+
+@testable import BoardwalkCodec
 
 /// `RecordFields`, the cheap path beside `RecordView`: equal values on whatever the full view accepts, and
 /// errors (never a trap) on truncated or damaged bytes in the fields it reads.
@@ -27,7 +28,9 @@ import Testing
         return out
     }
 
-    static func fields(_ b: Body, _ bytes: [UInt8]? = nil, extent: RecordFields.Extent = .all) -> Result<RecordFields, CodecError> {
+    static func fields(_ b: Body, _ bytes: [UInt8]? = nil, extent: RecordFields.Extent = .all) -> Result<
+        RecordFields, CodecError
+    > {
         (bytes ?? b.bytes).withUnsafeBytes { raw in
             do throws(CodecError) {
                 return .success(try RecordFields(body: raw, header: b.header, stringLimit: b.limit, extent: extent))
@@ -103,8 +106,11 @@ import Testing
         let t = Timestamp(microseconds: 1_793_527_200_123_456)
         let meta = Meta(onboardingID: "onb", screenClientID: "goal", screenIndex: 2, totalScreens: 8)
         let cases: [(Event, RecordFields.Extent)] = [
-            (Event(time: t, session: "s", profile: "p", placement: "main", variation: "b", meta: meta,
-                   payload: .analytics(.screenPresented)), .all),
+            (
+                Event(
+                    time: t, session: "s", profile: "p", placement: "main", variation: "b", meta: meta,
+                    payload: .analytics(.screenPresented)), .all
+            ),
             (Event(time: t, session: "s", meta: meta, payload: .openPaywall(actionID: "buy")), .all),
             (Event(time: t, session: "s", meta: meta, payload: .onboardingLoaded), .session),
         ]
@@ -135,7 +141,8 @@ import Testing
                 switch Self.fields(b, flipped) {
                 case .failure(let error):
                     #expect(error.offset <= flipped.count)
-                    #expect(expected == nil, "bit \(bit) of \(b.event): the full view accepts what RecordFields rejects")
+                    #expect(
+                        expected == nil, "bit \(bit) of \(b.event): the full view accepts what RecordFields rejects")
                 case .success(let f):
                     if let expected { #expect(Self.values(f) == expected, "bit \(bit) of \(b.event)") }
                 }
@@ -180,7 +187,8 @@ import Testing
         cases.insert((Array(flags[0..<2]) + [0x01] + Array(flags[2...]), header, b.limit), at: 0)
         cases.append((b.bytes, RecordHeader(time: t, onboarding: nil, screenIndex: nil), b.limit))  // meta disagrees
         cases.append((b.bytes, header, 2))  // references out of range
-        cases.append((b.bytes, RecordHeader(time: t, onboarding: 0, screenIndex: UInt16.max), b.limit))  // screen 65 535
+        // screen 65 535
+        cases.append((b.bytes, RecordHeader(time: t, onboarding: 0, screenIndex: UInt16.max), b.limit))
         var name = b.bytes
         name[name.count - 1] = 0x09  // analytics name code 9
         cases.append((name, header, b.limit))

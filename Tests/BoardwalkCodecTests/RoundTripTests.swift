@@ -131,6 +131,7 @@ enum ViewChecks {
         }
         let choices = Array(view.choices)
         #expect(choices.count == view.choices.count)
-        #expect(choices == expectedChoices.map { ChoiceRef(id: id($0.id)!, value: id($0.value)!, label: id($0.label)!) })
+        #expect(
+            choices == expectedChoices.map { ChoiceRef(id: id($0.id)!, value: id($0.value)!, label: id($0.label)!) })
     }
 }

@@ -63,12 +63,14 @@ struct Sessions {
         time += Int64.random(in: 1_000_000...60_000_000, using: &rng)
         func add(_ screen: Int, _ payload: Payload) {
             time += Int64.random(in: 200_000...8_000_000, using: &rng)
-            events.append(Event(
-                time: Timestamp(microseconds: time), session: session, profile: profile, placement: placement,
-                variation: variation,
-                meta: Meta(onboardingID: onboarding, screenClientID: screens[screen], screenIndex: screen,
-                           totalScreens: screens.count),
-                payload: payload))
+            events.append(
+                Event(
+                    time: Timestamp(microseconds: time), session: session, profile: profile, placement: placement,
+                    variation: variation,
+                    meta: Meta(
+                        onboardingID: onboarding, screenClientID: screens[screen], screenIndex: screen,
+                        totalScreens: screens.count),
+                    payload: payload))
         }
         add(0, .onboardingLoaded)
         add(0, .analytics(.onboardingStarted))
@@ -77,14 +79,26 @@ struct Sessions {
         add(1, .analytics(.screenPresented))
         let goals = ["lose_weight", "build_muscle", "stay_fit", "sleep_better"]
         let goal = goals.randomElement(using: &rng)!
-        add(1, .stateUpdated(StateUpdate(elementID: "goal", value: .select(Choice(id: goal, value: goal, label: goal.uppercased())))))
+        add(
+            1,
+            .stateUpdated(
+                StateUpdate(elementID: "goal", value: .select(Choice(id: goal, value: goal, label: goal.uppercased()))))
+        )
         add(1, .analytics(.screenCompleted(elementID: "goal", reply: goal)))
         add(2, .analytics(.screenPresented))
         let interests = ["music", "sports", "reading", "travel", "cooking"].filter { _ in Bool.random(using: &rng) }
-        add(3, .stateUpdated(StateUpdate(
-            elementID: "interests", value: .multiSelect(interests.map { Choice(id: $0, value: $0, label: $0.uppercased()) }))))
+        add(
+            3,
+            .stateUpdated(
+                StateUpdate(
+                    elementID: "interests",
+                    value: .multiSelect(interests.map { Choice(id: $0, value: $0, label: $0.uppercased()) }))))
         if Int.random(in: 0..<3, using: &rng) == 0 {
-            add(5, .stateUpdated(StateUpdate(elementID: "age", value: .input(.number(Double(Int.random(in: 16...70, using: &rng)))))))
+            add(
+                5,
+                .stateUpdated(
+                    StateUpdate(elementID: "age", value: .input(.number(Double(Int.random(in: 16...70, using: &rng))))))
+            )
         }
         add(7, .analytics(.screenPresented))
         add(7, Bool.random(using: &rng) ? .openPaywall(actionID: "show_paywall") : .close(actionID: "close"))
@@ -114,7 +128,9 @@ enum Batch {
 
     static func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
 
-    static func end(strings: UInt8, records: UInt8) -> [UInt8] { block(type: 3, count: 0, payload: [strings, records]) }
+    static func end(strings: UInt8, records: UInt8) -> [UInt8] {
+        block(type: 3, count: 0, payload: [strings, records])
+    }
 }
 
 /// NDJSON for size comparisons: the wire shape of `docs/events.md` plus the envelope fields, as an
@@ -142,7 +158,9 @@ enum NDJSON {
             return r + "\""
         }
         func field(_ k: String, _ v: String) { fields.append(str(k) + ":" + v) }
-        func choice(_ c: Choice) -> String { "{\"id\":\(str(c.id)),\"value\":\(str(c.value)),\"label\":\(str(c.label))}" }
+        func choice(_ c: Choice) -> String {
+            "{\"id\":\(str(c.id)),\"value\":\(str(c.value)),\"label\":\(str(c.label))}"
+        }
         field("type", str(e.kind.name))
         field("time", str(e.time.iso8601))
         if let s = e.session { field("session_id", str(s)) }
@@ -151,8 +169,10 @@ enum NDJSON {
         if let s = e.placement { field("placement_id", str(s)) }
         if let s = e.variation { field("variation_id", str(s)) }
         if let m = e.meta {
-            field("meta", "{\"onboarding_id\":\(str(m.onboardingID)),\"screen_cid\":\(str(m.screenClientID)),"
-                + "\"screen_index\":\(m.screenIndex),\"total_screens\":\(m.totalScreens)}")
+            field(
+                "meta",
+                "{\"onboarding_id\":\(str(m.onboardingID)),\"screen_cid\":\(str(m.screenClientID)),"
+                    + "\"screen_index\":\(m.screenIndex),\"total_screens\":\(m.totalScreens)}")
         }
         switch e.payload {
         case .analytics(let a):

@@ -1,5 +1,6 @@
-@testable import BoardwalkCodec
 import Testing
+
+@testable import BoardwalkCodec
 
 /// `ByteReader.varint()` has separate paths for one, two and three bytes, a word-at-a-time path for up to eight
 /// and a byte loop for the rest and for short buffers: each length, at each distance from the buffer's end, must
@@ -73,18 +74,25 @@ import Testing
             var a = ByteReader(base: raw.baseAddress!, position: 0, end: bytes.count)
             var b = a
             let ra: Result<UInt32, CodecError>, rb: Result<UInt32, CodecError>
-            do throws(CodecError) { ra = .success(try a.refLikelyThreeBytes(limit: limit)) } catch { ra = .failure(error) }
+            do throws(CodecError) { ra = .success(try a.refLikelyThreeBytes(limit: limit)) } catch {
+                ra = .failure(error)
+            }
             do throws(CodecError) { rb = .success(try b.ref(limit: limit)) } catch { rb = .failure(error) }
             return (ra, rb, a.position, b.position)
         }
     }
-    var values: [UInt64] = [0, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 0x4001, 0x12345, 0x1F_FFFF, 0x20_0000, 0xFFFF_FFFF, 0x1_0000_0000]
+    var values: [UInt64] = [
+        0, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 0x4001, 0x12345, 0x1F_FFFF, 0x20_0000, 0xFFFF_FFFF, 0x1_0000_0000,
+    ]
     values += (0..<40).map { UInt64($0) * 52_183 + 16_384 }
     var compared = 0
     for value in values {
         let bytes = VarintTests.encoded(value)
         for padding in 0...5 {
-            for limit: UInt32 in [0, 1, 0x4000, UInt32(truncatingIfNeeded: min(value, 0xFFFF_FFFF)), UInt32(truncatingIfNeeded: min(value + 1, 0xFFFF_FFFF)), .max] {
+            for limit: UInt32 in [
+                0, 1, 0x4000, UInt32(truncatingIfNeeded: min(value, 0xFFFF_FFFF)),
+                UInt32(truncatingIfNeeded: min(value + 1, 0xFFFF_FFFF)), .max,
+            ] {
                 let (a, b, pa, pb) = both(bytes + [UInt8](repeating: 0x9C, count: padding), limit: limit)
                 #expect(a == b && pa == pb, "value \(value), padding \(padding), limit \(limit)")
                 compared += 1
@@ -92,8 +100,10 @@ import Testing
         }
     }
     // Longer spellings (a last byte of 0), continuation bits into the end, and a third byte with its high bit set.
-    for bytes: [UInt8] in [[0x80, 0x80, 0x00, 0x01], [0xFF, 0xFF, 0x00, 0x05], [0x81, 0x81], [0x81, 0x81, 0x81], [0x81, 0x81, 0x81, 0x01],
-                           [0x81, 0x81, 0x81, 0x81, 0x01], [0x80, 0x80, 0x80, 0x00]] {
+    for bytes: [UInt8] in [
+        [0x80, 0x80, 0x00, 0x01], [0xFF, 0xFF, 0x00, 0x05], [0x81, 0x81], [0x81, 0x81, 0x81], [0x81, 0x81, 0x81, 0x01],
+        [0x81, 0x81, 0x81, 0x81, 0x01], [0x80, 0x80, 0x80, 0x00],
+    ] {
         let (a, b, pa, pb) = both(bytes, limit: .max)
         #expect(a == b && pa == pb, "\(bytes)")
         compared += 1

@@ -22,8 +22,11 @@ struct EventLineWriterTests {
         for shape in EventLineWriter.Shape.allCases {
             let line = EventLineWriter().line(event, style: .init(shape: shape))
             let o = try object(line)
-            #expect(line.contains(#"\u0000"#) && line.contains(#"\u001f"#) && line.contains(#"\b"#) && line.contains(#"\f"#))
-            let session = shape == .bridge ? (o["view"] as? [String: Any])?["id"] as? String : o["session_id"] as? String
+            #expect(
+                line.contains(#"\u0000"#) && line.contains(#"\u001f"#) && line.contains(#"\b"#) && line.contains(#"\f"#)
+            )
+            let session =
+                shape == .bridge ? (o["view"] as? [String: Any])?["id"] as? String : o["session_id"] as? String
             #expect(session == awkward)
         }
     }
@@ -57,7 +60,8 @@ struct EventLineWriterTests {
             }
             // `kind` is in the envelope exactly when the message's shape does not say the kind.
             let shape = EventLineWriter.effectiveShape(of: event, requested: style.shape)
-            let saysKind = (shape == .wire && event.kind != .error)
+            let saysKind =
+                (shape == .wire && event.kind != .error)
                 || event.kind == .analytics || event.kind == .stateUpdated
             #expect((o["kind"] as? String) == (saysKind ? nil : event.kind.name))
             if shape == .wire, event.kind != .error { #expect(message["type"] as? String == event.kind.name) }
@@ -86,7 +90,9 @@ struct EventLineWriterTests {
             (.datePicker(DateParts(year: 1995)), "date_picker", "datePicker"),
         ]
         for (value, wireType, docsType) in cases {
-            let event = Event(time: Timestamp(milliseconds: 5), meta: meta, payload: .stateUpdated(StateUpdate(elementID: "e", value: value)))
+            let event = Event(
+                time: Timestamp(milliseconds: 5), meta: meta,
+                payload: .stateUpdated(StateUpdate(elementID: "e", value: value)))
             let wire = try object(EventLineWriter().line(event, style: .init(shape: .wire)))
             #expect(wire["element_type"] as? String == wireType)
             let camel = try object(EventLineWriter().line(event, style: .init(shape: .docsCamel)))
@@ -95,9 +101,15 @@ struct EventLineWriterTests {
             let bridge = try object(EventLineWriter().line(event, style: .init(shape: .bridge)))
             #expect((bridge["action"] as? [String: Any])?["element_type"] as? String == wireType)
         }
-        let number = Event(time: Timestamp(milliseconds: 5), meta: meta, payload: .stateUpdated(StateUpdate(elementID: "age", value: .input(.number(25)))))
-        #expect(EventLineWriter().line(number, style: .init(shape: .wire)).contains(#""value":{"type":"number","value":25.0}"#))
-        let year = Event(time: Timestamp(milliseconds: 5), meta: meta, payload: .stateUpdated(StateUpdate(elementID: "d", value: .datePicker(DateParts(year: 1995)))))
+        let number = Event(
+            time: Timestamp(milliseconds: 5), meta: meta,
+            payload: .stateUpdated(StateUpdate(elementID: "age", value: .input(.number(25)))))
+        #expect(
+            EventLineWriter().line(number, style: .init(shape: .wire)).contains(
+                #""value":{"type":"number","value":25.0}"#))
+        let year = Event(
+            time: Timestamp(milliseconds: 5), meta: meta,
+            payload: .stateUpdated(StateUpdate(elementID: "d", value: .datePicker(DateParts(year: 1995)))))
         #expect(EventLineWriter().line(year, style: .init(shape: .wire)).contains(#""value":{"year":1995}"#))
     }
 }

@@ -17,22 +17,29 @@ struct ReaderCrossCheckTests {
             let text = String(line.dropLast())
             do {
                 let read = try reader.read(text, lineNumber: count, arrival: Timestamp(microseconds: 0))
-                if read != event { failures.append("\(style.shape)/\(style.layout): read \(read)\n  meant \(event)\n  line \(text)") }
+                if read != event {
+                    failures.append("\(style.shape)/\(style.layout): read \(read)\n  meant \(event)\n  line \(text)")
+                }
             } catch {
                 failures.append("\(style.shape)/\(style.layout): \(error)\n  line \(text)")
             }
         }
         #expect(count > 2_500)
-        #expect(failures.isEmpty, "\(failures.count) of \(count) lines disagree; first:\n\(failures.prefix(5).joined(separator: "\n"))")
+        #expect(
+            failures.isEmpty,
+            "\(failures.count) of \(count) lines disagree; first:\n\(failures.prefix(5).joined(separator: "\n"))")
     }
 
-    @Test("Each shape and layout on its own", arguments: EventLineWriter.Shape.allCases, EventLineWriter.Layout.allCases)
+    @Test(
+        "Each shape and layout on its own", arguments: EventLineWriter.Shape.allCases, EventLineWriter.Layout.allCases)
     func shape(shape: EventLineWriter.Shape, layout: EventLineWriter.Layout) throws {
         let reader = try EventReader()
         var failures: [String] = []
         for (i, event) in SyntheticData(sessions: 25, seed: 5).events().enumerated() {
             for timeStyle in [EventLineWriter.TimeStyle.milliseconds, .iso8601] {
-                let style = EventLineWriter.Style(shape: shape, layout: layout, timeKey: EventLineWriter.Style.timeKeys[i % 4], timeStyle: timeStyle, totalScreensAsAndroid: i % 5 == 0)
+                let style = EventLineWriter.Style(
+                    shape: shape, layout: layout, timeKey: EventLineWriter.Style.timeKeys[i % 4], timeStyle: timeStyle,
+                    totalScreensAsAndroid: i % 5 == 0)
                 let text = String(EventLineWriter().line(event, style: style).dropLast())
                 do {
                     let read = try reader.read(text, lineNumber: i + 1, arrival: Timestamp(microseconds: 0))
@@ -42,7 +49,8 @@ struct ReaderCrossCheckTests {
                 }
             }
         }
-        #expect(failures.isEmpty, "\(failures.count) disagreements; first:\n\(failures.prefix(3).joined(separator: "\n"))")
+        #expect(
+            failures.isEmpty, "\(failures.count) disagreements; first:\n\(failures.prefix(3).joined(separator: "\n"))")
     }
 
     @Test("The canonical writer's lines read back too (generated events)")
@@ -50,7 +58,9 @@ struct ReaderCrossCheckTests {
         let reader = try EventReader()
         for (i, event) in SyntheticData(sessions: 100, seed: 3).events().enumerated() {
             let line = CanonicalJSON.line(event)
-            let read = try reader.read(line.hasSuffix("\n") ? String(line.dropLast()) : line, lineNumber: i + 1, arrival: Timestamp(microseconds: 0))
+            let read = try reader.read(
+                line.hasSuffix("\n") ? String(line.dropLast()) : line, lineNumber: i + 1,
+                arrival: Timestamp(microseconds: 0))
             #expect(read == event)
         }
     }

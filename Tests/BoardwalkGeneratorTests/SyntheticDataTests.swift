@@ -91,7 +91,9 @@ struct SyntheticDataTests {
                 elementTypes.insert(u.value.elementType)
                 if case .input(let i) = u.value { inputTypes.insert(i.inputType) }
                 if case .multiSelect(let c) = u.value, c.isEmpty { emptyMultiSelect = true }
-                if case .datePicker(let d) = u.value { partialDates.insert([d.year != nil, d.month != nil, d.day != nil]) }
+                if case .datePicker(let d) = u.value {
+                    partialDates.insert([d.year != nil, d.month != nil, d.day != nil])
+                }
             case .openPaywall(let id), .close(let id): if id.isEmpty { emptyActionID = true }
             default: break
             }
@@ -136,11 +138,12 @@ struct SyntheticDataTests {
         var reached = [0, 0, 0], left = [0, 0, 0]
         for s in corpusSessions {
             let total = corpus.onboardings[s.onboardingIndex].screens.count
-            let leftAt: Int? = switch s.outcome {
-            case .closed(let i), .abandoned(let i): i
-            case .failed(let i): i
-            case .completed: nil
-            }
+            let leftAt: Int? =
+                switch s.outcome {
+                case .closed(let i), .abandoned(let i): i
+                case .failed(let i): i
+                case .completed: nil
+                }
             for i in 0...min(s.furthestScreen, total - 2) {
                 let third = min(2, 3 * i / (total - 1))
                 reached[third] += 1
@@ -150,8 +153,9 @@ struct SyntheticDataTests {
         let rates = (0..<3).map { Double(left[$0]) / Double(max(1, reached[$0])) }
         #expect(rates[0] < rates[1])
         #expect(rates[1] < rates[2])
-        #expect(SyntheticSession.dropProbability(screenIndex: 1, totalScreens: 10)
-            < SyntheticSession.dropProbability(screenIndex: 8, totalScreens: 10))
+        #expect(
+            SyntheticSession.dropProbability(screenIndex: 1, totalScreens: 10)
+                < SyntheticSession.dropProbability(screenIndex: 8, totalScreens: 10))
     }
 
     @Test("Story details: email then user_email_collected, back-navigation, ties, ids")
@@ -173,7 +177,9 @@ struct SyntheticDataTests {
                 if i > 0, s.events[i - 1].time == e.time { ties += 1 }
                 if case .stateUpdated(let u) = e.payload, case .input(.email) = u.value {
                     emails += 1
-                    if i + 1 < s.events.count, s.events[i + 1].payload == .analytics(.userEmailCollected) { emailFollowed += 1 }
+                    if i + 1 < s.events.count, s.events[i + 1].payload == .analytics(.userEmailCollected) {
+                        emailFollowed += 1
+                    }
                 }
                 if e.payload == .analytics(.screenPresented), let index = e.meta?.screenIndex {
                     if index < lastPresented { backNavigations += 1 }

@@ -11,7 +11,9 @@ import Testing
     static func seeds() -> [String] {
         var events = RandomEvents(seed: 99)
         return (0..<300).map { _ in CanonicalJSON.line(events.event()) }
-            + ShapeTests.cases.map(\.1).filter { !$0.contains("\"event\"") && !$0.contains("\"view\"") && !$0.contains("Id\"") }
+            + ShapeTests.cases.map(\.1).filter {
+                !$0.contains("\"event\"") && !$0.contains("\"view\"") && !$0.contains("Id\"")
+            }
     }
 
     /// Deterministic mutations: bit flips, truncations, insertions, deletions and type swaps.
@@ -36,14 +38,21 @@ import Testing
                 let c = b[end]
                 if inString {
                     if c == UInt8(ascii: "\\") { end += 1 } else if c == UInt8(ascii: "\"") { inString = false }
-                } else if c == UInt8(ascii: "\"") { inString = true }
-                else if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") { depth += 1 }
-                else if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") { if depth == 0 { break }; depth -= 1 }
-                else if c == UInt8(ascii: ","), depth == 0 { break }
+                } else if c == UInt8(ascii: "\"") {
+                    inString = true
+                } else if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") {
+                    depth += 1
+                } else if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") {
+                    if depth == 0 { break }; depth -= 1
+                } else if c == UInt8(ascii: ","), depth == 0 {
+                    break
+                }
                 end += 1
             }
-            let replacement = [#"1"#, #""1""#, "null", "[]", "{}", "-0.5", "true", #""""#, "1e400", "99999999999999999999"]
-                .randomElement(using: &rng)!
+            let replacement = [
+                #"1"#, #""1""#, "null", "[]", "{}", "-0.5", "true", #""""#, "1e400", "99999999999999999999",
+            ]
+            .randomElement(using: &rng)!
             // A backslash as the last byte steps `end` past the end.
             b.replaceSubrange((colon + 1)..<min(end, b.count), with: Array(replacement.utf8))
         default:
@@ -104,7 +113,9 @@ import Testing
     }
 
     static func int(_ v: Any?) -> Int? {
-        guard let n = number(v), n.doubleValue == n.doubleValue.rounded(), abs(n.doubleValue) < 9.2e18 else { return nil }
+        guard let n = number(v), n.doubleValue == n.doubleValue.rounded(), abs(n.doubleValue) < 9.2e18 else {
+            return nil
+        }
         return n.intValue
     }
 
@@ -150,7 +161,9 @@ import Testing
             case .select(let c): if !choice(c, d["value"]) { p.append("select value") }
             case .multiSelect(let list):
                 let arr = d["value"] as? [Any] ?? []
-                if arr.count != list.count || !zip(list, arr).allSatisfy({ choice($0, $1) }) { p.append("multi_select value") }
+                if arr.count != list.count || !zip(list, arr).allSatisfy({ choice($0, $1) }) {
+                    p.append("multi_select value")
+                }
             case .input(let input):
                 let o = d["value"] as? [String: Any] ?? [:]
                 if o["type"] as? String != input.inputType.rawValue { p.append("input type") }
@@ -161,11 +174,15 @@ import Testing
                         if n.doubleValue != x { p.append("number \(n) read as \(x)") }
                     } else if let s = o["value"] as? String {
                         if !(Double(s) == x || (s == "NaN" && x.isNaN)) { p.append("numeric string \(s) read as \(x)") }
-                    } else { p.append("number value") }
+                    } else {
+                        p.append("number value")
+                    }
                 }
             case .datePicker(let date):
                 let o = d["value"] as? [String: Any] ?? [:]
-                if int(o["year"]) != date.year || int(o["month"]) != date.month || int(o["day"]) != date.day { p.append("date") }
+                if int(o["year"]) != date.year || int(o["month"]) != date.month || int(o["day"]) != date.day {
+                    p.append("date")
+                }
             }
         case .openPaywall(let id), .custom(let id), .close(let id):
             if !same(id, d["action_id"]) { p.append("action_id") }
@@ -173,7 +190,9 @@ import Testing
             break
         case .error(let err):
             let o = d["error"] as? [String: Any] ?? [:]
-            if !same(err.domain, o["domain"]) || int(o["code"]) != err.code || !same(err.message, o["message"]) { p.append("error") }
+            if !same(err.domain, o["domain"]) || int(o["code"]) != err.code || !same(err.message, o["message"]) {
+                p.append("error")
+            }
         }
         return p
     }

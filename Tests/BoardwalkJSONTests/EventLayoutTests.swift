@@ -1,6 +1,7 @@
-@testable import BoardwalkJSON
 import BoardwalkModel
 import Testing
+
+@testable import BoardwalkJSON
 
 /// The reader builds events property by property (``EventLayout``) to avoid a copy `Event.init` costs; the
 /// result must be the very event the initializer makes, and the fast path must actually be taken.
@@ -14,9 +15,13 @@ import Testing
     @Test(arguments: [false, true])
     func layoutBuildsTheSameEvent(full: Bool) throws {
         let layout = try #require(EventLayout())
-        let meta = full ? Meta(onboardingID: "onboarding-" + String(repeating: "x", count: 30), screenClientID: "s",
-                               screenIndex: 3, totalScreens: 9) : nil
-        let payload: Payload = full
+        let meta =
+            full
+            ? Meta(
+                onboardingID: "onboarding-" + String(repeating: "x", count: 30), screenClientID: "s",
+                screenIndex: 3, totalScreens: 9) : nil
+        let payload: Payload =
+            full
             ? .stateUpdated(StateUpdate(elementID: "e", value: .multiSelect([Choice(id: "a", value: "b", label: "c")])))
             : .onboardingLoaded
         let long = String(repeating: "y", count: 40)
@@ -28,7 +33,8 @@ import Testing
         defer { out.deallocate() }
         layout.initialize(
             out, time: expected.time, session: expected.session, profile: expected.profile, eventID: expected.eventID,
-            placement: expected.placement, variation: expected.variation, meta: expected.meta, payload: expected.payload)
+            placement: expected.placement, variation: expected.variation, meta: expected.meta, payload: expected.payload
+        )
         let built = out.move()
         #expect(built == expected)
         #expect(built.session == expected.session && built.eventID == expected.eventID && built.meta == expected.meta)

@@ -1,9 +1,11 @@
-@testable import BoardwalkJSON
 import BoardwalkGenerator
 import BoardwalkModel
 import Testing
+
+@testable import BoardwalkJSON
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The reader's fast path (a walk over simdjson's stage-1 index, `bw_fast.h`) must give exactly what the
@@ -59,7 +61,9 @@ import Glibc
             if f != s { disagreements.append(line) }
             // The fast path leaves only escapes and numbers other than plain integers to On-Demand.
             var plainNumbers = true
-            if case .stateUpdated(let update) = event.payload, case .input(.number) = update.value { plainNumbers = false }
+            if case .stateUpdated(let update) = event.payload, case .input(.number) = update.value {
+                plainNumbers = false
+            }
             if !took, plainNumbers, !line.contains("\\") { missedFastPath.append(line) }
         }
         #expect(disagreements.isEmpty, "\(disagreements.prefix(3))")
@@ -93,7 +97,8 @@ import Glibc
             #"{"type":"state_updated","element_id":"e","element_type":"multi_select","value":[],"meta":\#(metaJSON)}"#,
             #"{"type":"state_updated","element_id":"e","element_type":"input","value":{"type":"number","value":2.5},"meta":\#(metaJSON)}"#,
             #"{"type":"state_updated","element_id":"e","element_type":"date_picker","value":{"year":2000,"month":-1},"meta":\#(metaJSON)}"#,
-            #"{"event":{"event":{"event":{"event":{}}}}}"#, #"{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
+            #"{"event":{"event":{"event":{"event":{}}}}}"#,
+            #"{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
             "{}", "[]", "1", #""x""#, "{", "}", #"{"a"}"#, #"{"a":}"#, #"{,}"#, #"{"a":1,,"b":2}"#, #"{"a":1 "b":2}"#,
             // Literals with a suffix, in a read field, a skipped field and inside skipped containers.
             close + "truex}", close + "falsey}",
@@ -122,20 +127,27 @@ import Glibc
     func linesEndingInsideAContainerNeverReadPastThePadding(padding first: UInt8) throws {
         let (fast, slow) = try Self.readers()
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        guard let memory = mmap(nil, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), memory != MAP_FAILED
+        guard let memory = mmap(nil, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+            memory != MAP_FAILED
         else { Issue.record("mmap failed"); return }
         defer { munmap(memory, 2 * page) }
         #expect(mprotect(memory + page, page, PROT_NONE) == 0)
-        for text in [#"{"a":["#, #"{"":["#, #"{"a":{"b":["#, #"{"xy":1,"x":["#, #"{"a":[1,"#, #"{"a":{"#, #"{"a":[[["#] {
+        for text in [#"{"a":["#, #"{"":["#, #"{"a":{"b":["#, #"{"xy":1,"x":["#, #"{"a":[1,"#, #"{"a":{"#, #"{"a":[[["#]
+        {
             let line = Array(text.utf8)
             let start = memory + page - 64 - line.count
             start.copyMemory(from: line, byteCount: line.count)
-            (start + line.count).initializeMemory(as: UInt8.self, repeating: first == UInt8(ascii: "\"") ? UInt8(ascii: "x") : first, count: 64)
+            (start + line.count).initializeMemory(
+                as: UInt8.self, repeating: first == UInt8(ascii: "\"") ? UInt8(ascii: "x") : first, count: 64)
             (start + line.count).storeBytes(of: first, as: UInt8.self)
             let bytes = UnsafeRawBufferPointer(start: start, count: line.count)
             let before = fast.pathCounts.fast
-            let f = Result { () throws(JSONReadError) -> Event in try fast.read(line: bytes, readableAfter: 64, arrival: arrival) }
-            let s = Result { () throws(JSONReadError) -> Event in try slow.read(line: bytes, readableAfter: 64, arrival: arrival) }
+            let f = Result { () throws(JSONReadError) -> Event in
+                try fast.read(line: bytes, readableAfter: 64, arrival: arrival)
+            }
+            let s = Result { () throws(JSONReadError) -> Event in
+                try slow.read(line: bytes, readableAfter: 64, arrival: arrival)
+            }
             #expect(fast.pathCounts.fast == before, "the fast path accepted \(text)")
             #expect(f == s, "\(text)")
             guard case .failure(let error) = f else { Issue.record("\(text) was accepted"); continue }
@@ -152,7 +164,9 @@ import Glibc
     @Test(arguments: [#"{"a":["#, #"{"a":{"b":["#, #"{"a":[1,["#])
     func aShortLineAfterALongOneIgnoresTheStaleScratchBuffer(line: String) throws {
         let (fast, slow) = try Self.readers()
-        let long = #"{"a":"# + String(repeating: "1", count: line.utf8.count - 5) + #"""# + String(repeating: "x", count: 200_000)
+        let long =
+            #"{"a":"# + String(repeating: "1", count: line.utf8.count - 5) + #"""#
+            + String(repeating: "x", count: 200_000)
         for reader in [fast, slow] {
             #expect(throws: JSONReadError.self) { try reader.read(long, arrival: arrival) }
         }
@@ -189,7 +203,8 @@ import Glibc
 @Suite struct ScratchPaddingTests {
     @Test func theErrorOfAMalformedLineDoesNotDependOnAnEarlierLine() throws {
         // A key followed by a colon where a comma belongs: On-Demand looks past the last token.
-        let bad = #"{"type":"custom","action_id":"a":"b","meta":{"onboarding_id":"o","screen_cid":"s","screen_index":0,"total_screens":2}}"#
+        let bad =
+            #"{"type":"custom","action_id":"a":"b","meta":{"onboarding_id":"o","screen_cid":"s","screen_index":0,"total_screens":2}}"#
         let arrival = Timestamp(microseconds: 1_793_527_200_000_000)
         let fresh = try EventReader()
         let expected = Result { () throws(JSONReadError) -> Event in try fresh.read(bad, arrival: arrival) }

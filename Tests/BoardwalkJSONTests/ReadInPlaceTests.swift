@@ -20,7 +20,9 @@ struct ReadInPlaceTests {
             lines.append(String(line.dropLast()))  // without its newline
         }
         // Bad lines: a truncated object, a wrong type, trailing bytes, a quote left open at the line's end.
-        lines += [#"{"type":"close","action_id":"#, #"{"type":"close","action_id":7,"meta":{}}"#, #"{} {}"#, #"{"a":""#]
+        lines += [
+            #"{"type":"close","action_id":"#, #"{"type":"close","action_id":7,"meta":{}}"#, #"{} {}"#, #"{"a":""#,
+        ]
         let arrival = Timestamp(microseconds: 1_000_000)
         var checked = 0, failures = 0
         for (i, line) in lines.enumerated() {
@@ -35,9 +37,11 @@ struct ReadInPlaceTests {
             } catch { copied = .failure(error) }
             inPlace = buffer.withUnsafeBytes { raw in
                 do throws(JSONReadError) {
-                    return .success(try reader.read(
-                        line: UnsafeRawBufferPointer(rebasing: raw[0..<lineBytes]), readableAfter: raw.count - lineBytes,
-                        lineNumber: i + 1, arrival: arrival))
+                    return .success(
+                        try reader.read(
+                            line: UnsafeRawBufferPointer(rebasing: raw[0..<lineBytes]),
+                            readableAfter: raw.count - lineBytes,
+                            lineNumber: i + 1, arrival: arrival))
                 } catch { return .failure(error) }
             }
             switch (copied, inPlace) {

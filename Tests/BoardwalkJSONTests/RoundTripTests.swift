@@ -15,8 +15,9 @@ import Testing
             buffer.removeAll(keepingCapacity: true)
             CanonicalJSON.write(event, into: &buffer)
             let back = try buffer.withUnsafeBytes { bytes in
-                try #require(try? reader.read(line: bytes, lineNumber: n + 1, arrival: arrival),
-                             "line \(n + 1) rejected: \(String(decoding: buffer, as: UTF8.self))")
+                try #require(
+                    try? reader.read(line: bytes, lineNumber: n + 1, arrival: arrival),
+                    "line \(n + 1) rejected: \(String(decoding: buffer, as: UTF8.self))")
             }
             #expect(back == event, "line \(n + 1): \(String(decoding: buffer, as: UTF8.self))")
             if back != event { break }

@@ -14,23 +14,39 @@ import Testing
         ("03-meta_only", m("welcome_screen", 0, 4), .onboardingLoaded),
         ("04-onboarding_started", m("welcome_screen", 0, 4), .analytics(.onboardingStarted)),
         ("05-screen_presented", m("interests_screen", 2, 4), .analytics(.screenPresented)),
-        ("06-screen_completed", m("profile_screen", 1, 4),
-         .analytics(.screenCompleted(elementID: "profile_form", reply: "success"))),
+        (
+            "06-screen_completed", m("profile_screen", 1, 4),
+            .analytics(.screenCompleted(elementID: "profile_form", reply: "success"))
+        ),
         ("07-second_screen_presented", m("profile_screen", 1, 4), .analytics(.secondScreenPresented)),
         ("08-user_email_collected", m("profile_screen", 1, 4), .analytics(.userEmailCollected)),
         ("09-onboarding_completed", m("final_screen", 3, 4), .analytics(.onboardingCompleted)),
     ]
 
     static let stateExamples: [(String, Meta, StateUpdate)] = [
-        ("002-00-state_select.json", m("preferences_screen", 1, 3),
-         StateUpdate(elementID: "preference_selector", value: .select(Choice(id: "option_1", value: "premium", label: "Premium Plan")))),
-        ("002-01-state_multiSelect.json", m("interests_screen", 2, 3),
-         StateUpdate(elementID: "interests_selector", value: .multiSelect([
-            Choice(id: "interest_1", value: "sports", label: "Sports"), Choice(id: "interest_2", value: "music", label: "Music"),
-         ]))),
-        ("002-02-state_input.json", m("profile_screen", 0, 3), StateUpdate(elementID: "name_input", value: .input(.text("John Doe")))),
-        ("002-03-state_datePicker.json", m("profile_screen", 0, 3),
-         StateUpdate(elementID: "birthday_picker", value: .datePicker(DateParts(year: 1990, month: 6, day: 15)))),
+        (
+            "002-00-state_select.json", m("preferences_screen", 1, 3),
+            StateUpdate(
+                elementID: "preference_selector",
+                value: .select(Choice(id: "option_1", value: "premium", label: "Premium Plan")))
+        ),
+        (
+            "002-01-state_multiSelect.json", m("interests_screen", 2, 3),
+            StateUpdate(
+                elementID: "interests_selector",
+                value: .multiSelect([
+                    Choice(id: "interest_1", value: "sports", label: "Sports"),
+                    Choice(id: "interest_2", value: "music", label: "Music"),
+                ]))
+        ),
+        (
+            "002-02-state_input.json", m("profile_screen", 0, 3),
+            StateUpdate(elementID: "name_input", value: .input(.text("John Doe")))
+        ),
+        (
+            "002-03-state_datePicker.json", m("profile_screen", 0, 3),
+            StateUpdate(elementID: "birthday_picker", value: .datePicker(DateParts(year: 1990, month: 6, day: 15)))
+        ),
     ]
 
     /// The action examples: the envelope's kind is needed; `column` is where the action id's value starts.
@@ -62,7 +78,10 @@ import Testing
             let line = oneLine(try fixture("seeds/\(doc)-\(suffix).json"))
             #expect(throws: JSONReadError.self) { try readOne(line).get() }
             let message = try #require(readOne(line).failure).description
-            #expect(message == "line 1, column \(column), \(key): an action without \"type\" or \"kind\": custom, close and open_paywall actions look alike, so the envelope must say \"kind\"")
+            #expect(
+                message
+                    == "line 1, column \(column), \(key): an action without \"type\" or \"kind\": custom, close and open_paywall actions look alike, so the envelope must say \"kind\""
+            )
         }
     }
 
@@ -70,11 +89,12 @@ import Testing
     func actionExamplesWithAKind(doc: String) throws {
         for (suffix, kind, meta, id, _, _) in Self.actions {
             let line = oneLine(try fixture("seeds/\(doc)-\(suffix).json"))
-            let payload: Payload = switch kind {
-            case .custom: .custom(actionID: id)
-            case .close: .close(actionID: id)
-            default: .openPaywall(actionID: id)
-            }
+            let payload: Payload =
+                switch kind {
+                case .custom: .custom(actionID: id)
+                case .close: .close(actionID: id)
+                default: .openPaywall(actionID: id)
+                }
             let expected = Event(time: arrival, meta: meta, payload: payload)
             // Flattened envelope, then the message wrapped as "event".
             let flat = #"{"kind":"\#(kind.rawValue)","# + line.dropFirst()

@@ -31,7 +31,9 @@ import Testing
         let (text, lines) = Self.corpus()
         let single = try EventReader()
         let expected = lines.enumerated().map { n, line in
-            Self.describe(Result { () throws(JSONReadError) -> Event in try single.read(line, lineNumber: n + 1, arrival: arrival) })
+            Self.describe(
+                Result { () throws(JSONReadError) -> Event in try single.read(line, lineNumber: n + 1, arrival: arrival)
+                })
         }
         let stream = NDJSONStream(reader: try EventReader())
         var got: [(Int, String)] = []

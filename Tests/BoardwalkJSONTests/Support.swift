@@ -13,7 +13,8 @@ let meta = Meta(onboardingID: "o1", screenClientID: "s1", screenIndex: 1, totalS
 /// Reads one line with a fresh reader, returning the event or the rendered error.
 func readOne(_ line: String, lineNumber: Int = 1) throws -> Result<Event, JSONReadError> {
     let reader = try EventReader()
-    return Result { () throws(JSONReadError) -> Event in try reader.read(line, lineNumber: lineNumber, arrival: arrival) }
+    return Result { () throws(JSONReadError) -> Event in try reader.read(line, lineNumber: lineNumber, arrival: arrival)
+    }
 }
 
 /// The text of a fixture file under `Fixtures/`.

@@ -24,9 +24,10 @@ import Testing
     }
 
     @Test func kindsAreNamedAsOnTheWire() {
-        #expect(EventKind.allCases.map(\.name) == [
-            "analytics", "state_updated", "open_paywall", "custom", "close", "onboarding_loaded", "error",
-        ])
+        #expect(
+            EventKind.allCases.map(\.name) == [
+                "analytics", "state_updated", "open_paywall", "custom", "close", "onboarding_loaded", "error",
+            ])
         let meta = Meta(onboardingID: "onb", screenClientID: "s", screenIndex: 0, totalScreens: 3)
         let event = Event(time: Timestamp(microseconds: 1), session: "x", meta: meta, payload: .close(actionID: "c"))
         #expect(event.kind == .close)

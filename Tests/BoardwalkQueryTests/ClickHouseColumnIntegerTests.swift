@@ -1,6 +1,7 @@
 import BoardwalkModel
-@testable import BoardwalkQuery
 import Testing
+
+@testable import BoardwalkQuery
 
 /// Integer arithmetic on result columns in the ClickHouse translation: `+ - *` of integers past
 /// 64 bits is absent in Boardwalk (docs/query-language.md), so stages after a reduction must compute it in 128
@@ -46,35 +47,57 @@ struct ClickHouseColumnIntegerTests {
 
     /// Queries whose table stage computes on integer columns, and the exact arithmetic each must contain.
     static let exact: [(query: String, fragment: String)] = [
-        ("sessions | stats sum(events) as s by onboarding | where s * 3000000000000000000 > 0",
-         "accurateCastOrNull((toInt128(__c1) * toInt128(3000000000000000000)), 'Int64') > 0"),
+        (
+            "sessions | stats sum(events) as s by onboarding | where s * 3000000000000000000 > 0",
+            "accurateCastOrNull((toInt128(__c1) * toInt128(3000000000000000000)), 'Int64') > 0"
+        ),
         // count(x) and count_distinct, added and subtracted.
-        ("events | stats count(reply) as r, count_distinct(session) as d | where r + d > 0",
-         "accurateCastOrNull((toInt128(__c0) + toInt128(__c1)), 'Int64') > 0"),
-        ("events | stats count_distinct(session) as d | where d - 9223372036854775000 - 1000 < 0",
-         "accurateCastOrNull((toInt128(accurateCastOrNull((toInt128(__c0) - toInt128(9223372036854775000)), 'Int64')) - toInt128(1000)), 'Int64') < 0"),
+        (
+            "events | stats count(reply) as r, count_distinct(session) as d | where r + d > 0",
+            "accurateCastOrNull((toInt128(__c0) + toInt128(__c1)), 'Int64') > 0"
+        ),
+        (
+            "events | stats count_distinct(session) as d | where d - 9223372036854775000 - 1000 < 0",
+            "accurateCastOrNull((toInt128(accurateCastOrNull((toInt128(__c0) - toInt128(9223372036854775000)), 'Int64')) - toInt128(1000)), 'Int64') < 0"
+        ),
         // min and max of an integer field, and negation of a column.
-        ("events | stats max(seq) as m by kind | where -m * 2 < 0",
-         "accurateCastOrNull((toInt128(accurateCastOrNull(-toInt128(__c1), 'Int64')) * toInt128(2)), 'Int64') < 0"),
-        ("sessions | stats min(furthest_screen) as f | where f * f > 1",
-         "accurateCastOrNull((toInt128(__c0) * toInt128(__c0)), 'Int64') > 1"),
+        (
+            "events | stats max(seq) as m by kind | where -m * 2 < 0",
+            "accurateCastOrNull((toInt128(accurateCastOrNull(-toInt128(__c1), 'Int64')) * toInt128(2)), 'Int64') < 0"
+        ),
+        (
+            "sessions | stats min(furthest_screen) as f | where f * f > 1",
+            "accurateCastOrNull((toInt128(__c0) * toInt128(__c0)), 'Int64') > 1"
+        ),
         // An integer key, and the count of `top`.
-        ("sessions | top 3 furthest_screen | where furthest_screen * count > 0",
-         "accurateCastOrNull((toInt128(__c0) * toInt128(__c1)), 'Int64') > 0"),
+        (
+            "sessions | top 3 furthest_screen | where furthest_screen * count > 0",
+            "accurateCastOrNull((toInt128(__c0) * toInt128(__c1)), 'Int64') > 0"
+        ),
         // An integer `by` expression stays one.
-        ("events | count by screen * 2 as s | where s + 1 > 0",
-         "accurateCastOrNull((toInt128(__c0) + toInt128(1)), 'Int64') > 0"),
+        (
+            "events | count by screen * 2 as s | where s + 1 > 0",
+            "accurateCastOrNull((toInt128(__c0) + toInt128(1)), 'Int64') > 0"
+        ),
         // The censored count beside dwell aggregates.
-        ("events | stats p50(dwell) | where censored * 2 > 0",
-         "accurateCastOrNull((toInt128(__c1) * toInt128(2)), 'Int64') > 0"),
+        (
+            "events | stats p50(dwell) | where censored * 2 > 0",
+            "accurateCastOrNull((toInt128(__c1) * toInt128(2)), 'Int64') > 0"
+        ),
         // A funnel's step numbers and counts, renamed by `select … as` (the flag follows the column).
-        ("sessions | funnel screen_presented, screen_completed | select step, sessions as s | where s * step > 0",
-         "accurateCastOrNull((toInt128(sessions) * toInt128(step)), 'Int64') > 0"),
-        ("sessions | funnel | where dropoff - sessions < 0",
-         "accurateCastOrNull((toInt128(dropoff) - toInt128(sessions)), 'Int64') < 0"),
+        (
+            "sessions | funnel screen_presented, screen_completed | select step, sessions as s | where s * step > 0",
+            "accurateCastOrNull((toInt128(sessions) * toInt128(step)), 'Int64') > 0"
+        ),
+        (
+            "sessions | funnel | where dropoff - sessions < 0",
+            "accurateCastOrNull((toInt128(dropoff) - toInt128(sessions)), 'Int64') < 0"
+        ),
         // Listed rows: an integer expression, then arithmetic on its column.
-        ("events | select seq * 1000 as big | where big + big > 0",
-         "accurateCastOrNull((toInt128(__c0) + toInt128(__c0)), 'Int64') > 0"),
+        (
+            "events | select seq * 1000 as big | where big + big > 0",
+            "accurateCastOrNull((toInt128(__c0) + toInt128(__c0)), 'Int64') > 0"
+        ),
     ]
 
     @Test("`+ - *` and negation of integer result columns take the 128-bit path", arguments: exact)
@@ -86,8 +109,10 @@ struct ClickHouseColumnIntegerTests {
     /// Queries whose table stage computes on numbers that are not integers in Boardwalk, and the plain
     /// arithmetic each keeps: `toInt128` would truncate them.
     static let inexact: [(query: String, fragment: String)] = [
-        ("events | stats avg(screen) as a, p50(screen) as p, rate(screen == 1) as r | where a * 2 > 0 and p - 1 > 0 and r + 1 > 0",
-         "((ifNull((__c0 * 2) > 0, false) AND ifNull((__c1 - 1) > 0, false)) AND ifNull((__c2 + 1) > 0, false))"),
+        (
+            "events | stats avg(screen) as a, p50(screen) as p, rate(screen == 1) as r | where a * 2 > 0 and p - 1 > 0 and r + 1 > 0",
+            "((ifNull((__c0 * 2) > 0, false) AND ifNull((__c1 - 1) > 0, false)) AND ifNull((__c2 + 1) > 0, false))"
+        ),
         // A sum of answers is a floating-point sum; so is one of a quotient.
         ("events | stats sum(value) as v, sum(screen / 2) as h | where v * 2 > h", "ifNull((__c0 * 2) > __c1, false)"),
         ("events | histogram screen step 2 | where bucket * 2 > 0", "ifNull((__c0 * 2) > 0, false)"),
@@ -99,27 +124,37 @@ struct ClickHouseColumnIntegerTests {
     func numberColumnsAreNotTruncated(_ example: (query: String, fragment: String)) throws {
         let text = try sql(example.query)
         #expect(text.contains(example.fragment), "\(example.query)\n\(text)")
-        #expect(!text.contains("toInt128(__c0)") && !text.contains("toInt128(pct_of_first)"), "\(example.query)\n\(text)")
+        #expect(
+            !text.contains("toInt128(__c0)") && !text.contains("toInt128(pct_of_first)"), "\(example.query)\n\(text)")
     }
 
     @Test("The integer flags of each reduction's columns")
     func flags() throws {
         #expect(try integerColumns("events | count by screen, kind") == ["screen": true, "kind": false, "count": true])
-        #expect(try integerColumns("events | stats count(), count(reply), count_distinct(value), sum(screen), sum(value), "
-            + "sum(dwell), min(seq), max(value), avg(screen), p50(screen), rate(screen == 1) by value")
-            == ["value": false, "count()": true, "count(reply)": true, "count_distinct(value)": true, "sum(screen)": true,
-                "sum(value)": false, "sum(dwell)": false, "min(seq)": true, "max(value)": false, "avg(screen)": false,
-                "p50(screen)": false, "rate(screen==1)": false, "censored": true])
+        #expect(
+            try integerColumns(
+                "events | stats count(), count(reply), count_distinct(value), sum(screen), sum(value), "
+                    + "sum(dwell), min(seq), max(value), avg(screen), p50(screen), rate(screen == 1) by value")
+                == [
+                    "value": false, "count()": true, "count(reply)": true, "count_distinct(value)": true,
+                    "sum(screen)": true,
+                    "sum(value)": false, "sum(dwell)": false, "min(seq)": true, "max(value)": false,
+                    "avg(screen)": false,
+                    "p50(screen)": false, "rate(screen==1)": false, "censored": true,
+                ])
         #expect(try integerColumns("sessions | top 2 answer(\"age\")") == ["answer(\"age\")": false, "count": true])
         #expect(try integerColumns("sessions | histogram events") == ["bucket": false, "count": true])
-        #expect(try integerColumns("sessions | funnel by screen") == [
-            "screen": true, "breakdown_step": true, "step": true, "sessions": true, "pct_of_first": false,
-            "pct_of_previous": false, "dropoff": true, "median_time": false,
-        ])
-        #expect(try integerColumns("events | select seq + 1 as next, seq / 2 as half, -screen as back, value")
-            == ["next": true, "half": false, "back": true, "value": false])
-        #expect(try integerColumns("sessions | stats sum(events) as s, avg(events) as a | select a, s as total")
-            == ["a": false, "total": true])
+        #expect(
+            try integerColumns("sessions | funnel by screen") == [
+                "screen": true, "breakdown_step": true, "step": true, "sessions": true, "pct_of_first": false,
+                "pct_of_previous": false, "dropoff": true, "median_time": false,
+            ])
+        #expect(
+            try integerColumns("events | select seq + 1 as next, seq / 2 as half, -screen as back, value")
+                == ["next": true, "half": false, "back": true, "value": false])
+        #expect(
+            try integerColumns("sessions | stats sum(events) as s, avg(events) as a | select a, s as total")
+                == ["a": false, "total": true])
     }
 
     /// Generated queries (every family, table stages included) run on generated sessions: a column the
@@ -151,7 +186,9 @@ struct ClickHouseColumnIntegerTests {
                     switch row[i] {
                     case .integer:
                         let emptySum = row[i] == .integer(0) && sums.contains(column.sql)
-                        #expect(column.integer || emptySum, "\(text): `\(column.name)` holds \(row[i]) but is not flagged integer")
+                        #expect(
+                            column.integer || emptySum,
+                            "\(text): `\(column.name)` holds \(row[i]) but is not flagged integer")
                         integersSeen += 1
                     case .null:
                         break

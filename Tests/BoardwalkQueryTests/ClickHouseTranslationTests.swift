@@ -1,7 +1,8 @@
 import BoardwalkModel
-@testable import BoardwalkQuery
 import Foundation
 import Testing
+
+@testable import BoardwalkQuery
 
 /// The ClickHouse translation's shape: snapshots of whole statements, the compensations each semantics rule
 /// needs, errors, and the exported rows. Whether the SQL gives Boardwalk's numbers is the differential test's
@@ -93,7 +94,9 @@ struct ClickHouseTranslationTests {
     func absentValues() throws {
         let text = try sql(#"events | where not (reply == "no") and element not in ["a", "b"] | count"#)
         #expect(text.contains("NOT ifNull(reply = 'no', false)"))
-        #expect(text.contains("(isNotNull(element) AND NOT (ifNull(element = 'a', false) OR ifNull(element = 'b', false)))"))
+        #expect(
+            text.contains("(isNotNull(element) AND NOT (ifNull(element = 'a', false) OR ifNull(element = 'b', false)))")
+        )
         // Division by zero is absent, not inf.
         #expect(try sql("events | stats sum(screen / 0)").contains("if(0 = 0, NULL, toFloat64(screen) / 0)"))
     }
@@ -102,7 +105,10 @@ struct ClickHouseTranslationTests {
     func answers() throws {
         let text = try sql(#"sessions | where answer("interests") == "music" | count by answer("interests")"#)
         #expect(text.hasPrefix("-- answer columns (JSON text): [\"answer(\\\"interests\\\")\"]\n"))
-        #expect(text.contains("argMaxIf((value_kind, value_string, value_number, value_set), (time, seq), kind = 'state_updated' AND element = 'interests') AS a0"))
+        #expect(
+            text.contains(
+                "argMaxIf((value_kind, value_string, value_number, value_set), (time, seq), kind = 'state_updated' AND element = 'interests') AS a0"
+            ))
         #expect(text.contains("(a0.1 = 'set' AND has(a0.4, 'music'))"))
         #expect(text.contains("arrayJoin(multiIf(a0.1 = 'string'"))
         #expect(text.contains("[NULL]))"))
@@ -143,7 +149,8 @@ struct ClickHouseTranslationTests {
         #expect(text.contains(#"'it\'s \\ "q"\n'"#))
         #expect(text.contains("FROM `my-db.events`"))
         #expect(text.contains("__c0 AS `n`"))
-        #expect(try sql("events | count", table: "analytics.boardwalk_events").contains("FROM analytics.boardwalk_events"))
+        #expect(
+            try sql("events | count", table: "analytics.boardwalk_events").contains("FROM analytics.boardwalk_events"))
     }
 
     @Test("`explain` cannot be translated: a type error pointing at the stage")
@@ -169,7 +176,8 @@ struct ClickHouseTranslationTests {
                 let error = error as? QueryError
                 let article = mode == "ordered" ? "an" : "a"
                 // The caret under the funnel stage (from byte 11, after "sessions | ").
-                return error?.message == "cannot translate to ClickHouse: \(article) \(mode) funnel of \(most + 1) steps: its SQL "
+                return error?.message
+                    == "cannot translate to ClickHouse: \(article) \(mode) funnel of \(most + 1) steps: its SQL "
                     + "would pass ClickHouse's query size limit (at most \(most) steps translate)"
                     && error?.range?.lowerBound == 11
                     && error?.description.contains("^^^ run this funnel in Boardwalk, or split it") == true
@@ -217,7 +225,8 @@ struct ClickHouseTranslationTests {
         }
         #expect(declared == Self.columns)
         #expect(ddl.contains("ORDER BY (onboarding, screen, time, seq)"))
-        let line = ClickHouseTable.row(seq: 1, event: Event(time: Timestamp(microseconds: 0), meta: nil, payload: .onboardingLoaded))
+        let line = ClickHouseTable.row(
+            seq: 1, event: Event(time: Timestamp(microseconds: 0), meta: nil, payload: .onboardingLoaded))
         let keys = line.split(separator: ",").compactMap { part -> String? in
             guard let start = part.firstIndex(of: "\""), let colon = part.range(of: "\":") else { return nil }
             return String(part[part.index(after: start)..<colon.lowerBound])
@@ -228,11 +237,15 @@ struct ClickHouseTranslationTests {
     @Test("Rows: times in ClickHouse's input form, empty ids absent, answers split by shape")
     func rows() throws {
         let meta = Meta(onboardingID: "onb", screenClientID: "q1", screenIndex: 2, totalScreens: 5)
-        let choices = [Choice(id: "1", value: "work", label: "Work"), Choice(id: "2", value: "art", label: "Art"),
-                       Choice(id: "3", value: "work", label: "Work")]
-        let multi = try row(Event(time: Timestamp(microseconds: 1_793_491_200_123_456), session: "s", profile: "",
-                                  eventID: "e", meta: meta,
-                                  payload: .stateUpdated(StateUpdate(elementID: "interests", value: .multiSelect(choices)))))
+        let choices = [
+            Choice(id: "1", value: "work", label: "Work"), Choice(id: "2", value: "art", label: "Art"),
+            Choice(id: "3", value: "work", label: "Work"),
+        ]
+        let multi = try row(
+            Event(
+                time: Timestamp(microseconds: 1_793_491_200_123_456), session: "s", profile: "",
+                eventID: "e", meta: meta,
+                payload: .stateUpdated(StateUpdate(elementID: "interests", value: .multiSelect(choices)))))
         #expect(multi["time"] as? String == "2026-11-01 00:00:00.123456")
         #expect(multi["seq"] as? Int == 7)
         #expect(multi["profile"] is NSNull)
@@ -242,32 +255,44 @@ struct ClickHouseTranslationTests {
         #expect(multi["label_set"] as? [String] == ["Art", "Work"])
         #expect(multi["value_string"] is NSNull && multi["value_number"] is NSNull)
 
-        let number = try row(Event(time: Timestamp(microseconds: 0), session: "s", meta: meta,
-                                   payload: .stateUpdated(StateUpdate(elementID: "age", value: .input(.number(25.5))))))
+        let number = try row(
+            Event(
+                time: Timestamp(microseconds: 0), session: "s", meta: meta,
+                payload: .stateUpdated(StateUpdate(elementID: "age", value: .input(.number(25.5))))))
         #expect(number["value_kind"] as? String == "number" && number["value_number"] as? Double == 25.5)
         #expect(number["label_kind"] as? String == "")
 
-        let text = try row(Event(time: Timestamp(microseconds: 0), session: "s", meta: meta,
-                                 payload: .stateUpdated(StateUpdate(elementID: "name", value: .input(.text("a \"b\"\n\t\\"))))))
+        let text = try row(
+            Event(
+                time: Timestamp(microseconds: 0), session: "s", meta: meta,
+                payload: .stateUpdated(StateUpdate(elementID: "name", value: .input(.text("a \"b\"\n\t\\"))))))
         #expect(text["value_string"] as? String == "a \"b\"\n\t\\")
 
-        let date = try row(Event(time: Timestamp(microseconds: 0), session: "s", meta: meta,
-                                 payload: .stateUpdated(StateUpdate(elementID: "born", value: .datePicker(DateParts(year: 1995, month: 3))))))
+        let date = try row(
+            Event(
+                time: Timestamp(microseconds: 0), session: "s", meta: meta,
+                payload: .stateUpdated(
+                    StateUpdate(elementID: "born", value: .datePicker(DateParts(year: 1995, month: 3))))))
         #expect(date["value_string"] as? String == "1995-03-??")
 
-        let completed = try row(Event(time: Timestamp(microseconds: 0), session: "s", meta: meta,
-                                      payload: .analytics(.screenCompleted(elementID: "", reply: ""))))
+        let completed = try row(
+            Event(
+                time: Timestamp(microseconds: 0), session: "s", meta: meta,
+                payload: .analytics(.screenCompleted(elementID: "", reply: ""))))
         #expect(completed["element"] is NSNull && completed["reply"] is NSNull)
         #expect(completed["name"] as? String == "screen_completed")
 
-        let error = try row(Event(time: Timestamp(microseconds: -1), session: "inferred:3", meta: nil,
-                                  payload: .error(OnboardingError(domain: "net", code: -9, message: "down"))))
+        let error = try row(
+            Event(
+                time: Timestamp(microseconds: -1), session: "inferred:3", meta: nil,
+                payload: .error(OnboardingError(domain: "net", code: -9, message: "down"))))
         #expect(error["onboarding"] is NSNull && error["screen"] is NSNull)
         #expect(error["time"] as? String == "1969-12-31 23:59:59.999999")
         #expect(error["session"] as? String == "inferred:3")
         #expect(error["error_code"] as? Int == -9)
 
-        let paywall = try row(Event(time: Timestamp(microseconds: 0), session: "s", meta: meta, payload: .openPaywall(actionID: "")))
+        let paywall = try row(
+            Event(time: Timestamp(microseconds: 0), session: "s", meta: meta, payload: .openPaywall(actionID: "")))
         #expect(paywall["action"] as? String == "")
         #expect(paywall["name"] as? String == "open_paywall")
     }

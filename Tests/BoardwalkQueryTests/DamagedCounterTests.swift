@@ -1,5 +1,6 @@
 import BoardwalkModel
 import Testing
+
 @testable import BoardwalkQuery
 @testable import BoardwalkStore
 
@@ -24,7 +25,9 @@ import Testing
             }
             #expect(try store.read { try $0.stats().sessions } == 1)
             // A full fold (answers), not a lean one.
-            for text in [#"sessions | count by answer("goal")"#, "sessions | stats sum(events), min(events), max(events)"] {
+            for text in [
+                #"sessions | count by answer("goal")"#, "sessions | stats sum(events), min(events), max(events)",
+            ] {
                 let query = try Query.parse(text)
                 let disk = try query.run(on: StoreEventSource(store))
                 let memory = try query.run(on: InMemoryEventSource(events))
@@ -48,7 +51,9 @@ import Testing
                     p.baseAddress!.storeBE(Layout.timeBits(base), at: 16)
                     p.baseAddress!.storeBE(UInt32(4), at: 24)
                 }
-                try k.withUnsafeBytes { kb in try v.withUnsafeBytes { vb in _ = try txn.put(store.dbs.onboardings, kb, vb) } }
+                try k.withUnsafeBytes { kb in
+                    try v.withUnsafeBytes { vb in _ = try txn.put(store.dbs.onboardings, kb, vb) }
+                }
             }
             #expect(throws: StoreError.self) { try store.read { try $0.onboardings() } }
             #expect {
@@ -68,7 +73,9 @@ import Testing
             try store.env.transaction(write: true) { txn in
                 var v = [UInt8](repeating: 0, count: 8)
                 v.withUnsafeMutableBytes { $0.baseAddress!.storeBE(Layout.timeBits(base + 10_000_000_000), at: 0) }
-                try Layout.metaMinTime.withUTF8Bytes { k in try v.withUnsafeBytes { vb in _ = try txn.put(store.dbs.meta, k, vb) } }
+                try Layout.metaMinTime.withUTF8Bytes { k in
+                    try v.withUnsafeBytes { vb in _ = try txn.put(store.dbs.meta, k, vb) }
+                }
             }
             #expect(throws: StoreError.self) { try store.read { try $0.stats() } }
             let query = try Query.parse("sessions | funnel")
@@ -79,15 +86,20 @@ import Testing
     /// Times outside `Timestamp.range` reach an in-memory source through the Swift API (the JSON reader refuses them,
     /// and so does the store's `append`): durations and funnel times between them are computed without
     /// overflowing, where each query below could trap.
-    @Test(arguments: ["sessions | stats avg(duration), max(duration)", "sessions | funnel",
-                      "sessions | funnel screen_presented, screen_presented"])
+    @Test(arguments: [
+        "sessions | stats avg(duration), max(duration)", "sessions | funnel",
+        "sessions | funnel screen_presented, screen_presented",
+    ])
     func extremeTimesDoNotOverflow(_ text: String) throws {
         func event(_ t: Int64, _ s: String, screen: Int = 0) -> Event {
-            Event(time: Timestamp(microseconds: t), session: s, profile: nil, variation: nil,
-                  meta: Meta(onboardingID: "onb_1", screenClientID: "c", screenIndex: screen, totalScreens: 3),
-                  payload: .analytics(.screenPresented))
+            Event(
+                time: Timestamp(microseconds: t), session: s, profile: nil, variation: nil,
+                meta: Meta(onboardingID: "onb_1", screenClientID: "c", screenIndex: screen, totalScreens: 3),
+                payload: .analytics(.screenPresented))
         }
-        let events = [event(-9_000_000_000_000_000_000, "s"), event(9_000_000_000_000_000_000, "s", screen: 1), event(base, "t")]
+        let events = [
+            event(-9_000_000_000_000_000_000, "s"), event(9_000_000_000_000_000_000, "s", screen: 1), event(base, "t"),
+        ]
         let result = try Query.parse(text).run(on: InMemoryEventSource(events))
         #expect(!result.rows.isEmpty)
         try withTemporaryStore { store in

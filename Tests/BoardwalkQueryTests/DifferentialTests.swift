@@ -1,5 +1,6 @@
 import BoardwalkModel
 import Testing
+
 @testable import BoardwalkQuery
 
 /// Results agree when they have the same columns and rows; doubles may differ in the last bits because the
@@ -29,7 +30,8 @@ func agree(_ a: ResultTable, _ b: ResultTable) -> Bool {
     try differential(seed: 11, datasets: 50, queriesPerDataset: 20) { $0.funnelQuery() }
 }
 
-func differential(seed: UInt64, datasets: Int, queriesPerDataset: Int, _ next: (inout QueryGenerator) -> String) throws {
+func differential(seed: UInt64, datasets: Int, queriesPerDataset: Int, _ next: (inout QueryGenerator) -> String) throws
+{
     let now = Timestamp(microseconds: base + 3 * 86_400 * second)
     var queries = QueryGenerator(seed: seed)
     var ran = 0
@@ -51,7 +53,8 @@ func differential(seed: UInt64, datasets: Int, queriesPerDataset: Int, _ next: (
             ran += 1
             if !actual.rows.isEmpty { nonEmpty += 1 }
             if !agree(actual, expected) {
-                Issue.record("""
+                Issue.record(
+                    """
                     dataset \(dataset): \(text)
                     executor:
                     \(actual.render(.table))

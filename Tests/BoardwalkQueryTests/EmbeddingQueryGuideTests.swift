@@ -1,3 +1,6 @@
+// swift-format-ignore-file
+// This file holds copies of documentation code blocks, compared with them line by line, so it keeps the
+// documents' layout (aligned comments) rather than the formatter's.
 import BoardwalkModel
 import BoardwalkQuery
 import BoardwalkStore

@@ -1,6 +1,7 @@
 import BoardwalkModel
 import BoardwalkStore
 import Testing
+
 @testable import BoardwalkQuery
 
 // The store's cheaper `events` paths (counts from block headers, rows through `RecordFields`) against the
@@ -8,7 +9,9 @@ import Testing
 // through a full view), which `StoreEventSource.readsOnlyWhatEventQueriesNeed` forces.
 
 /// Runs `query` on the store with the cheaper paths on or off.
-private func runOnStore(_ query: Query, _ store: Store, fast: Bool, now: Timestamp) throws -> (ResultTable, RunStatistics) {
+private func runOnStore(_ query: Query, _ store: Store, fast: Bool, now: Timestamp) throws -> (
+    ResultTable, RunStatistics
+) {
     try StoreEventSource.$readsOnlyWhatEventQueriesNeed.withValue(fast) {
         try query.execute(on: StoreEventSource(store), options: .init(now: now))
     }
@@ -42,14 +45,18 @@ private func runOnStore(_ query: Query, _ store: Store, fast: Bool, now: Timesta
                 ran += 1
                 if !expected.rows.isEmpty && expected.rows != [[.integer(0)]] { nonEmpty += 1 }
                 guard agree(expected, byReference) else {
-                    Issue.record("dataset \(dataset): \(text)\nmemory:\n\(expected.render(.table))\nreference:\n\(byReference.render(.table))")
+                    Issue.record(
+                        "dataset \(dataset): \(text)\nmemory:\n\(expected.render(.table))\nreference:\n\(byReference.render(.table))"
+                    )
                     return
                 }
                 let plan = Plan.make(query.checked, now: now)
                 for fast in [true, false] {
                     let (table, statistics) = try runOnStore(query, store, fast: fast, now: now)
                     guard agree(table, expected) else {
-                        Issue.record("dataset \(dataset), \(fast ? "cheaper paths" : "full records"): \(text)\nstore:\n\(table.render(.table))\nmemory:\n\(expected.render(.table))")
+                        Issue.record(
+                            "dataset \(dataset), \(fast ? "cheaper paths" : "full records"): \(text)\nstore:\n\(table.render(.table))\nmemory:\n\(expected.render(.table))"
+                        )
                         return
                     }
                     guard fast else { continue }
@@ -74,8 +81,10 @@ private func runOnStore(_ query: Query, _ store: Store, fast: Bool, now: Timesta
     #expect(ran == 800)
     #expect(nonEmpty > ran / 2)
     // Every path is exercised, and counts both from whole blocks and from blocks read for their times.
-    #expect(headerCounts > 200 && lean > 50 && coded > 50 && memo > 20 && full > 20,
-            "header counts \(headerCounts), lean rows \(lean), counts by codes \(coded) (filters by codes \(memo)), full \(full)")
+    #expect(
+        headerCounts > 200 && lean > 50 && coded > 50 && memo > 20 && full > 20,
+        "header counts \(headerCounts), lean rows \(lean), counts by codes \(coded) (filters by codes \(memo)), full \(full)"
+    )
     #expect(blocksCounted > 100 && blocksRead > 100, "blocks counted \(blocksCounted), read \(blocksRead)")
 }
 
@@ -87,7 +96,11 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
     try withTemporaryStore { store in
         _ = try store.append(tenInOneBlock)
         var blocks = 0
-        try store.read { snapshot in try snapshot.forEachBlock(onboarding: nil) { _ in blocks += 1; return true } }
+        try store.read { snapshot in
+            try snapshot.forEachBlock(onboarding: nil) { _ in
+                blocks += 1; return true
+            }
+        }
         #expect(blocks == 1)
         let cases: [(String, Int, counted: Int, read: Int)] = [
             // Inside the range from its first event to its last: counted from the header.
@@ -109,9 +122,11 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
             let query = try Query.parse("events | where \(filter) | count")
             let (table, statistics) = try runOnStore(query, store, fast: true, now: now)
             #expect(table.rows == [[.integer(Int64(count))]], "\(filter)")
-            #expect(statistics.blocksCounted == counted && statistics.blocksRead == read && statistics.eventsRead == 0,
-                    "\(filter): \(statistics)")
-            #expect(try query.run(on: InMemoryEventSource(tenInOneBlock), options: .init(now: now)) == table, "\(filter)")
+            #expect(
+                statistics.blocksCounted == counted && statistics.blocksRead == read && statistics.eventsRead == 0,
+                "\(filter): \(statistics)")
+            #expect(
+                try query.run(on: InMemoryEventSource(tenInOneBlock), options: .init(now: now)) == table, "\(filter)")
         }
     }
 }
@@ -127,15 +142,24 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
     let now = Timestamp(microseconds: base + 86_400 * second)
     let cases: [(String, [[Value]])] = [
         ("count", [[.integer(6)]]),
-        ("count by onboarding, screen", [
-            [.string("onb_1"), .integer(0), .integer(1)], [.string("onb_1"), .integer(1), .integer(2)],
-            [.string("onb_2"), .integer(2), .integer(1)], [.null, .null, .integer(2)],
-        ]),
-        ("count by onboarding", [[.string("onb_1"), .integer(3)], [.string("onb_2"), .integer(1)], [.null, .integer(2)]]),
+        (
+            "count by onboarding, screen",
+            [
+                [.string("onb_1"), .integer(0), .integer(1)], [.string("onb_1"), .integer(1), .integer(2)],
+                [.string("onb_2"), .integer(2), .integer(1)], [.null, .null, .integer(2)],
+            ]
+        ),
+        (
+            "count by onboarding",
+            [[.string("onb_1"), .integer(3)], [.string("onb_2"), .integer(1)], [.null, .integer(2)]]
+        ),
         // A condition on the screen or the onboarding is false for them (rule 11: comparisons with absent).
         ("where screen >= 0 | count", [[.integer(4)]]),
         (#"where onboarding != "onb_1" | count"#, [[.integer(1)]]),
-        ("where time >= @2026-11-01T10:00:03Z | count by screen", [[.integer(2), .integer(1)], [.null, .integer(2)]]),
+        (
+            "where time >= @2026-11-01T10:00:03Z | count by screen",
+            [[.integer(2), .integer(1)], [.null, .integer(2)]]
+        ),
         // `top` leaves absent out.
         ("top 5 onboarding", [[.string("onb_1"), .integer(3)], [.string("onb_2"), .integer(1)]]),
     ]
@@ -199,76 +223,106 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
     try withTemporaryStore { store in
         _ = try store.append(story)
         let source = StoreEventSource(store)
-        let counts = try Query.parse(#"events | where onboarding == "onb_1" and screen != 1 and time >= @2026-11-01 | where seq < 40 | count by screen"#)
-        #expect(counts.explain(on: source) == """
-            read: event blocks' keys and headers (onboarding, screen, first time; count, time span), no record decoded: \
-            blocks inside the time range counted from their headers, blocks it cuts read for their events' times
-              range onboarding="onb_1" screen=* time=[2026-11-01T00:00:00.000000Z, +inf]
-            filter: 2 `where` stages, 2 conditions once per (onboarding, screen) group; time comparisons as the time range; \
-            1 condition on each event's time and seq
-            reduce: count by screen
-            """)
+        let counts = try Query.parse(
+            #"events | where onboarding == "onb_1" and screen != 1 and time >= @2026-11-01 | where seq < 40 | count by screen"#
+        )
+        #expect(
+            counts.explain(on: source) == """
+                read: event blocks' keys and headers (onboarding, screen, first time; count, time span), no record decoded: \
+                blocks inside the time range counted from their headers, blocks it cuts read for their events' times
+                  range onboarding="onb_1" screen=* time=[2026-11-01T00:00:00.000000Z, +inf]
+                filter: 2 `where` stages, 2 conditions once per (onboarding, screen) group; time comparisons as the time range; \
+                1 condition on each event's time and seq
+                reduce: count by screen
+                """)
         let lean = try Query.parse(#"events | where kind == "analytics" | count by name"#)
-        #expect(lean.explain(on: source) == """
-            read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, event_id, \
-            value or label read), counted by field codes
-              range onboarding=* screen=* time=* (the whole store)
-            filter: 1 `where` stage, checked once per combination of the codes of kind (at most 65 536 kept, then on every row)
-            reduce: count by name
-            """)
+        #expect(
+            lean.explain(on: source) == """
+                read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, event_id, \
+                value or label read), counted by field codes
+                  range onboarding=* screen=* time=* (the whole store)
+                filter: 1 `where` stage, checked once per combination of the codes of kind (at most 65 536 kept, then on every row)
+                reduce: count by name
+                """)
         // Dwell reads whole sessions (gathered or through the index), lean fields, filters on codes memoized.
         let dwell = try Query.parse(#"events | where name == "screen_presented" | stats p50(dwell) by screen"#)
         let dwellPlan = dwell.explain(on: source).split(separator: "\n")
         #expect(dwellPlan.first?.hasPrefix("read: sessions with events in the ranges, all their events") == true)
-        #expect(dwellPlan.first?.hasSuffix("; each record's leading fields only (no screen_cid, event_id, value or label read)") == true)
+        #expect(
+            dwellPlan.first?.hasSuffix(
+                "; each record's leading fields only (no screen_cid, event_id, value or label read)") == true)
         #expect(dwellPlan.last == "reduce: stats p50(dwell) by screen")
-        #expect(dwellPlan.contains("filter: 1 `where` stage, checked once per combination of the codes of name (at most 65 536 kept, then on every row)"))
-        let dwellOnValues = try Query.parse(#"events | where dwell > 10s | stats p50(dwell) by value"#).explain(on: source)
-        #expect(!dwellOnValues.contains("leading fields only") && dwellOnValues.contains("filter: 1 `where` stage, checked on every row read"))
+        #expect(
+            dwellPlan.contains(
+                "filter: 1 `where` stage, checked once per combination of the codes of name (at most 65 536 kept, then on every row)"
+            ))
+        let dwellOnValues = try Query.parse(#"events | where dwell > 10s | stats p50(dwell) by value"#).explain(
+            on: source)
+        #expect(
+            !dwellOnValues.contains("leading fields only")
+                && dwellOnValues.contains("filter: 1 `where` stage, checked on every row read"))
         let full = try Query.parse(#"events | where element == "interests" | top 10 value"#)
-        #expect(full.explain(on: source) == """
-            read: event keys (onboarding, screen, time, seq)
-              range onboarding=* screen=* time=* (the whole store)
-            filter: 1 `where` stage, checked on every row read
-            reduce: top 10 value
-            """)
+        #expect(
+            full.explain(on: source) == """
+                read: event keys (onboarding, screen, time, seq)
+                  range onboarding=* screen=* time=* (the whole store)
+                filter: 1 `where` stage, checked on every row read
+                reduce: top 10 value
+                """)
         // With the cheaper paths off (as tests force), the count reads every record.
         let off = StoreEventSource.$readsOnlyWhatEventQueriesNeed.withValue(false) { counts.explain(on: source) }
         #expect(off.hasPrefix("read: event keys (onboarding, screen, time, seq)\n"))
         // The in-memory source has no blocks: its plan text is unchanged.
-        #expect(counts.explain(on: InMemoryEventSource(story)).hasPrefix("read: event keys (onboarding, screen, time, seq)\n"))
+        #expect(
+            counts.explain(on: InMemoryEventSource(story)).hasPrefix(
+                "read: event keys (onboarding, screen, time, seq)\n"))
     }
 }
 
 @Test func theLeanPathIsTakenOnlyForFieldsRecordFieldsReads() throws {
     let now = Timestamp(microseconds: base)
     func plan(_ text: String) throws -> Plan { Plan.make(try Query.parse(text).checked, now: now) }
-    for text in [#"events | where kind == "analytics" | count by name"#, "events | select seq, session, element, reply",
-                 #"events | where action == "p" | stats count_distinct(profile) by variation, placement"#,
-                 "events | top 3 element_type", "events | stats max(total_screens), min(time)",
-                 // Dwell is computed from each session's rows, from lean fields.
-                 #"events | where name == "screen_presented" | stats p50(dwell) by screen"#] {
+    for text in [
+        #"events | where kind == "analytics" | count by name"#, "events | select seq, session, element, reply",
+        #"events | where action == "p" | stats count_distinct(profile) by variation, placement"#,
+        "events | top 3 element_type", "events | stats max(total_screens), min(time)",
+        // Dwell is computed from each session's rows, from lean fields.
+        #"events | where name == "screen_presented" | stats p50(dwell) by screen"#,
+    ] {
         #expect(try plan(text).leanEvents, "\(text)")
         #expect(try plan(text).blockCounts == nil, "\(text)")
     }
     #expect(try plan(#"events | where name == "screen_presented" | stats p50(dwell) by screen"#).codedCount == nil)
-    for text in ["events | top 3 value", "events | count by label", "events | select screen_cid", "events | stats count_distinct(event_id)",
-                 #"events | where value == "pro" | stats p50(dwell) by screen"#, "events | select dwell, label"] {
+    for text in [
+        "events | top 3 value", "events | count by label", "events | select screen_cid",
+        "events | stats count_distinct(event_id)",
+        #"events | where value == "pro" | stats p50(dwell) by screen"#, "events | select dwell, label",
+    ] {
         #expect(try !plan(text).leanEvents, "\(text)")
     }
     // Counts by coded fields: time comparisons become the time range, the rest is kept per combination of codes.
-    let coded = try #require(try plan(#"events | where time >= @2026-11-01 and kind == "analytics" and @2026-11-02 > time | count by name"#).codedCount)
+    let coded = try #require(
+        try plan(#"events | where time >= @2026-11-01 and kind == "analytics" and @2026-11-02 > time | count by name"#)
+            .codedCount)
     #expect(coded.filters.count == 1 && coded.filterFields == [.kind] && coded.keys == [.name])
-    #expect(coded.time == (Timestamp(iso8601: "2026-11-01")!.microseconds, Timestamp(iso8601: "2026-11-02")!.microseconds - 1))
+    #expect(
+        coded.time == (
+            Timestamp(iso8601: "2026-11-01")!.microseconds, Timestamp(iso8601: "2026-11-02")!.microseconds - 1
+        ))
     #expect(try plan(#"events | where total_screens > 3 | top 2 element"#).codedCount?.filterFields == nil)
     #expect(try plan("events | count by name, time").codedCount == nil)
     // Counts by per-group keys with conditions on keys, time and seq only: from block headers.
-    for text in ["events | count", "events | count by onboarding, screen", "events | where time > now() - 1d | top 2 screen",
-                 "events | where screen + 1 > 2 or seq < 5 | histogram screen", "events | stats count() by screen"] {
+    for text in [
+        "events | count", "events | count by onboarding, screen", "events | where time > now() - 1d | top 2 screen",
+        "events | where screen + 1 > 2 or seq < 5 | histogram screen", "events | stats count() by screen",
+    ] {
         #expect(try plan(text).blockCounts != nil, "\(text)")
     }
-    for text in ["events | count by name", #"events | where kind == "analytics" | count"#, "events | stats count(session) by screen",
-                 "events | count by time", "sessions | count"] {
+    for text in [
+        "events | count by name", #"events | where kind == "analytics" | count"#,
+        "events | stats count(session) by screen",
+        "events | count by time", "sessions | count",
+    ] {
         #expect(try plan(text).blockCounts == nil, "\(text)")
     }
 }

@@ -1,4 +1,5 @@
 import BoardwalkModel
+
 @testable import BoardwalkQuery
 
 /// 2026-11-01T10:00:00Z, the base of hand-written sessions.
@@ -7,12 +8,16 @@ let second: Int64 = 1_000_000
 let minute: Int64 = 60 * second
 
 /// A compact event builder for hand-written sessions: `at` is seconds after ``base``.
-func ev(_ at: Double, _ session: String?, screen: Int? = 0, total: Int = 4, onboarding: String = "onb_1",
-        profile: String? = nil, variation: String? = nil, _ payload: Payload) -> Event {
+func ev(
+    _ at: Double, _ session: String?, screen: Int? = 0, total: Int = 4, onboarding: String = "onb_1",
+    profile: String? = nil, variation: String? = nil, _ payload: Payload
+) -> Event {
     Event(
         time: Timestamp(microseconds: base + Int64(at * 1_000_000)), session: session, profile: profile,
         variation: variation,
-        meta: screen.map { Meta(onboardingID: onboarding, screenClientID: "s\($0)", screenIndex: $0, totalScreens: total) },
+        meta: screen.map {
+            Meta(onboardingID: onboarding, screenClientID: "s\($0)", screenIndex: $0, totalScreens: total)
+        },
         payload: payload)
 }
 
@@ -20,10 +25,12 @@ let presented = Payload.analytics(.screenPresented)
 let started = Payload.analytics(.onboardingStarted)
 let completedEvent = Payload.analytics(.onboardingCompleted)
 func select(_ element: String, _ value: String) -> Payload {
-    .stateUpdated(StateUpdate(elementID: element, value: .select(Choice(id: value, value: value, label: value.uppercased()))))
+    .stateUpdated(
+        StateUpdate(elementID: element, value: .select(Choice(id: value, value: value, label: value.uppercased()))))
 }
 func multi(_ element: String, _ values: [String]) -> Payload {
-    .stateUpdated(StateUpdate(elementID: element, value: .multiSelect(values.map { Choice(id: $0, value: $0, label: $0) })))
+    .stateUpdated(
+        StateUpdate(elementID: element, value: .multiSelect(values.map { Choice(id: $0, value: $0, label: $0) })))
 }
 
 /// Runs a query with a fixed `now` and returns the table.

@@ -1,5 +1,6 @@
 import BoardwalkModel
 import Testing
+
 @testable import BoardwalkQuery
 
 @Test(arguments: [
@@ -38,7 +39,8 @@ func timestampLiterals(text: String, iso: String) throws {
     let bytes = Array(text.utf8)
     func source(_ r: Range<Int>) -> String { String(decoding: bytes[r], as: UTF8.self) }
     #expect(source(ast.sourceRange) == "sessions")
-    guard case .where(let predicate) = ast.stages[0].kind, case .binary(.and, let left, let right) = predicate.kind else {
+    guard case .where(let predicate) = ast.stages[0].kind, case .binary(.and, let left, let right) = predicate.kind
+    else {
         Issue.record("unexpected shape"); return
     }
     #expect(source(predicate.range) == #"answer("experience") == "pro" and did(open_paywall)"#)
@@ -51,14 +53,20 @@ func timestampLiterals(text: String, iso: String) throws {
 @Test func relativeTimesAndListsParse() throws {
     let now = Timestamp(microseconds: base + 10 * 86_400 * second)
     let events = [ev(0, "a", presented), ev(9 * 86_400, "b", presented)]
-    let q = try Query.parse(#"events | where time >= now() - 7d and kind in ["analytics", "close"] and name not in ["x"] | count"#)
+    let q = try Query.parse(
+        #"events | where time >= now() - 7d and kind in ["analytics", "close"] and name not in ["x"] | count"#)
     #expect(try q.run(on: InMemoryEventSource(events), options: .init(now: now)).rows == [[.integer(1)]])
 }
 
 @Test func precedenceOfAndOverOr() throws {
-    let events = [ev(0, "a", screen: 0, presented), ev(1, "b", screen: 1, presented), ev(2, "c", screen: 2, .close(actionID: ""))]
+    let events = [
+        ev(0, "a", screen: 0, presented), ev(1, "b", screen: 1, presented), ev(2, "c", screen: 2, .close(actionID: "")),
+    ]
     // `or` binds looser: screen == 0 or (screen == 2 and kind == "close").
-    #expect(try run(#"events | where screen == 0 or screen == 2 and kind == "close" | count"#, events).rows == [[.integer(2)]])
+    #expect(
+        try run(#"events | where screen == 0 or screen == 2 and kind == "close" | count"#, events).rows == [
+            [.integer(2)]
+        ])
     #expect(try run(#"events | where not screen == 0 | count"#, events).rows == [[.integer(2)]])
 }
 
@@ -71,8 +79,9 @@ func timestampLiterals(text: String, iso: String) throws {
     let stats = try run("sessions | stats p50(duration) as median by variation | sort median desc", story)
     #expect(stats.render(.csv) == "variation,median\na,22\nb,12.5\n")
     // An aggregate's column is referred to by its text.
-    #expect(try run("sessions | stats p50(duration) by variation | sort p50(duration)", story).column("variation")
-        == [.string("b"), .string("a")])
+    #expect(
+        try run("sessions | stats p50(duration) by variation | sort p50(duration)", story).column("variation")
+            == [.string("b"), .string("a")])
 }
 
 @Test func selectAfterAReductionRenamesWithAs() throws {
@@ -99,21 +108,29 @@ func timestampLiterals(text: String, iso: String) throws {
     for text in ["events | limit 9223372036854775807", "events | limit 100000000000000000000"] {
         #expect(try run(text, story).rows.count == all, "\(text)")
     }
-    #expect(try run("events | top 100000000000000000000 name", story).rows.count == run("events | count by name", story).rows.count)
+    #expect(
+        try run("events | top 100000000000000000000 name", story).rows.count
+            == run("events | count by name", story).rows.count)
     // A whole number past 64 bits compares as the decimal it is, as `1e20` does.
-    #expect(try run("events | where seq < 100000000000000000000 | count", story).rows == [[.integer(Int64(story.count))]])
-    #expect(try run("events | where seq > -100000000000000000000 | count", story).rows == run("events | where seq > -1e20 | count", story).rows)
+    #expect(
+        try run("events | where seq < 100000000000000000000 | count", story).rows == [[.integer(Int64(story.count))]])
+    #expect(
+        try run("events | where seq > -100000000000000000000 | count", story).rows
+            == run("events | where seq > -1e20 | count", story).rows)
 }
 
 @Test func aFunnelWithoutWithinHasNoWindow() throws {
     // docs/query-language.md rule 4: without `within`, a chain may span the whole session however long.
     let year = 365 * 86_400.0
-    let events = [ev(0, "a", presented), ev(year, "a", .openPaywall(actionID: "")), ev(2 * year, "a", .close(actionID: "")),
-                  ev(0, "b", presented), ev(1, "b", .close(actionID: ""))]
+    let events = [
+        ev(0, "a", presented), ev(year, "a", .openPaywall(actionID: "")), ev(2 * year, "a", .close(actionID: "")),
+        ev(0, "b", presented), ev(1, "b", .close(actionID: "")),
+    ]
     for mode in ["ordered", "strict", "any"] {
         let open = try run("sessions | funnel screen_presented, open_paywall, close mode \(mode)", events)
         #expect(open.column("sessions") == [.integer(2), .integer(1), .integer(1)], "\(mode)")
-        let windowed = try run("sessions | funnel screen_presented, open_paywall, close within 30d mode \(mode)", events)
+        let windowed = try run(
+            "sessions | funnel screen_presented, open_paywall, close within 30d mode \(mode)", events)
         #expect(windowed.column("sessions") == [.integer(2), .integer(0), .integer(0)], "\(mode)")
     }
 }

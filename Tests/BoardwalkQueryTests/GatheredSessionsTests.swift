@@ -1,6 +1,7 @@
 import BoardwalkModel
 import BoardwalkStore
 import Testing
+
 @testable import BoardwalkQuery
 
 /// Sessions gathered from onboarding scans (`StoreEventSource.gatherSessions`) against the session-index path, for
@@ -23,16 +24,25 @@ import Testing
             if i % 4 == 0 { out.append(ev(t + 5, "p\(i)", screen: 3, onboarding: onb, completedEvent)) }
         }
         // x: in onb_1 and onb_2 (several onboardings).
-        out += [ev(2, "x", screen: 0, started), ev(3, "x", screen: 1, onboarding: "onb_2", presented), ev(4, "x", screen: 2, presented)]
+        out += [
+            ev(2, "x", screen: 0, started), ev(3, "x", screen: 1, onboarding: "onb_2", presented),
+            ev(4, "x", screen: 2, presented),
+        ]
         // y: onb_1 and no position.
         out += [ev(5, "y", screen: 0, started), ev(6, "y", screen: nil, error), ev(7, "y", screen: 1, presented)]
         // z: only events without a position (explicit id).
         out += [ev(8, "z", screen: nil, error), ev(9, "z", screen: nil, error)]
         // inferred: errors without meta and session.
-        out += [ev(10, nil, screen: nil, profile: "q", error), ev(11, nil, screen: 0, onboarding: "onb_3", profile: "q", presented)]
+        out += [
+            ev(10, nil, screen: nil, profile: "q", error),
+            ev(11, nil, screen: 0, onboarding: "onb_3", profile: "q", presented),
+        ]
         // w: onb_2, onb_3 and no position.
-        out += [ev(12, "w", screen: 0, onboarding: "onb_2", started), ev(13, "w", screen: 1, onboarding: "onb_3", presented),
-                ev(13, "w", screen: nil, error)]
+        out += [
+            ev(12, "w", screen: 0, onboarding: "onb_2", started),
+            ev(13, "w", screen: 1, onboarding: "onb_3", presented),
+            ev(13, "w", screen: nil, error),
+        ]
         // Arrival order not time order.
         var k = 7
         for i in out.indices { k = (k * 31 + 11) % 101; if k % 3 == 0 { out.swapAt(i, k % out.count) } }
@@ -42,7 +52,8 @@ import Testing
     func read(_ disk: StoreEventSource, _ ranges: [ScanRange], lean: Bool) throws -> [String] {
         var out: [String] = []
         if lean {
-            try disk.scanSessionFields(ranges, cancellation: nil, text: "") { (session, rows) throws(QueryError) -> Bool in
+            try disk.scanSessionFields(ranges, cancellation: nil, text: "") {
+                (session, rows) throws(QueryError) -> Bool in
                 out.append(session + ":" + rows.map { "\($0.seq)@\($0.time.microseconds)" }.joined(separator: ","))
                 return true
             }
@@ -73,7 +84,10 @@ import Testing
                 [ScanRange(onboarding: "onb_1")],
                 [ScanRange(onboarding: "onb_1"), ScanRange(onboarding: "onb_2")],
                 [ScanRange(onboarding: "onb_1"), ScanRange(onboarding: "onb_2"), ScanRange(onboarding: "onb_3")],
-                [ScanRange(onboarding: "onb_1", time: Int64.min...t0), ScanRange(onboarding: "onb_3", time: Int64.min...t0)],
+                [
+                    ScanRange(onboarding: "onb_1", time: Int64.min...t0),
+                    ScanRange(onboarding: "onb_3", time: Int64.min...t0),
+                ],
                 [ScanRange(onboarding: "onb_2", screens: 1...1)],
                 [ScanRange(onboarding: "nope")],
                 [ScanRange(onboarding: "nope"), ScanRange(onboarding: "onb_2")],
@@ -102,14 +116,17 @@ import Testing
             ]
             for text in texts {
                 guard let query = try? Query.parse(text) else { Issue.record("does not parse: \(text)"); continue }
-                let memory = try query.run(on: InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event)))
+                let memory = try query.run(
+                    on: InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event)))
                 let index = try StoreEventSource.$gatherRatio.withValue(0) { try query.run(on: disk) }
                 #expect(index == memory, "index vs memory: \(text)")
                 for budget in [1, 3, 40, 1 << 21] {
                     let gathered = try StoreEventSource.$gatherRatio.withValue(.infinity) {
                         try StoreEventSource.$gatherBudget.withValue(budget) { try query.run(on: disk) }
                     }
-                    #expect(gathered == index, "\(text) budget \(budget)\n\(gathered.render(.table))\n\(index.render(.table))")
+                    #expect(
+                        gathered == index,
+                        "\(text) budget \(budget)\n\(gathered.render(.table))\n\(index.render(.table))")
                 }
             }
         }

@@ -1,5 +1,6 @@
 import BoardwalkGenerator
 import BoardwalkModel
+
 @testable import BoardwalkQuery
 
 /// Seeded event sets shaped like onboarding sessions, with the awkward cases the semantics doc pins: equal
@@ -27,36 +28,71 @@ struct SessionGenerator {
             var t = base + Int64(int(0...2 * 24 * 60)) * minute
             var screen = 0
             func make(_ payload: Payload, placed: Bool = true) -> Event {
-                Event(time: Timestamp(microseconds: t), session: id, profile: profile, variation: variation,
-                      meta: placed ? Meta(onboardingID: onboarding, screenClientID: "c\(screen)", screenIndex: screen, totalScreens: total) : nil,
-                      payload: payload)
+                Event(
+                    time: Timestamp(microseconds: t), session: id, profile: profile, variation: variation,
+                    meta: placed
+                        ? Meta(
+                            onboardingID: onboarding, screenClientID: "c\(screen)", screenIndex: screen,
+                            totalScreens: total) : nil,
+                    payload: payload)
             }
             if chance(0.5) { out.append(make(.onboardingLoaded)) }
             if chance(0.8) { out.append(make(.analytics(.onboardingStarted))) }
             let steps = int(1...9)
             for _ in 0..<steps {
                 // Equal timestamps, small gaps, and now and then exactly 30 minutes of silence.
-                t += chance(0.2) ? 0 : (chance(0.05) ? 30 * minute : Int64(chance(0.5) ? int(1...8) * 15 : int(1...90)) * second)
+                t +=
+                    chance(0.2)
+                    ? 0 : (chance(0.05) ? 30 * minute : Int64(chance(0.5) ? int(1...8) * 15 : int(1...90)) * second)
                 switch int(0...13) {
                 case 0, 1, 2:
                     if chance(0.25) { screen = max(0, screen - 1) } else if screen < total - 1 { screen += 1 }
                     out.append(make(.analytics(.screenPresented)))
                 case 3:
-                    out.append(make(.analytics(.screenCompleted(elementID: pick([nil, "", "experience", "btn"]), reply: pick([nil, "", "yes", "no"])))))
+                    out.append(
+                        make(
+                            .analytics(
+                                .screenCompleted(
+                                    elementID: pick([nil, "", "experience", "btn"]),
+                                    reply: pick([nil, "", "yes", "no"])))))
                 case 4:
-                    out.append(make(.stateUpdated(StateUpdate(elementID: "experience", value: .select(Choice(id: "x", value: pick(["beginner", "amateur", "pro"]), label: pick(["Beginner", "Pro"])))))))
+                    out.append(
+                        make(
+                            .stateUpdated(
+                                StateUpdate(
+                                    elementID: "experience",
+                                    value: .select(
+                                        Choice(
+                                            id: "x", value: pick(["beginner", "amateur", "pro"]),
+                                            label: pick(["Beginner", "Pro"])))))))
                 case 5:
                     let options = ["music", "sports", "art"].filter { _ in chance(0.5) }
-                    out.append(make(.stateUpdated(StateUpdate(elementID: "interests", value: .multiSelect(options.map { Choice(id: $0, value: $0, label: $0.uppercased()) })))))
+                    out.append(
+                        make(
+                            .stateUpdated(
+                                StateUpdate(
+                                    elementID: "interests",
+                                    value: .multiSelect(
+                                        options.map { Choice(id: $0, value: $0, label: $0.uppercased()) })))))
                 case 6:
-                    out.append(make(.stateUpdated(StateUpdate(elementID: "age", value: .input(.number(Double(int(15...60))))))))
+                    out.append(
+                        make(.stateUpdated(StateUpdate(elementID: "age", value: .input(.number(Double(int(15...60)))))))
+                    )
                 case 7:
-                    out.append(make(.stateUpdated(StateUpdate(elementID: "birthday", value: .datePicker(DateParts(year: chance(0.5) ? 1990 : nil, month: 3, day: nil))))))
+                    out.append(
+                        make(
+                            .stateUpdated(
+                                StateUpdate(
+                                    elementID: "birthday",
+                                    value: .datePicker(DateParts(year: chance(0.5) ? 1990 : nil, month: 3, day: nil)))))
+                    )
                 case 8: out.append(make(.openPaywall(actionID: pick(["", "p1"]))))
                 case 9: out.append(make(.custom(actionID: "c")))
                 case 10: out.append(make(.close(actionID: "x")))
                 case 11: out.append(make(.analytics(chance(0.5) ? .onboardingCompleted : .userEmailCollected)))
-                case 12: out.append(make(.error(OnboardingError(domain: "webkit", code: 4200, message: "m")), placed: chance(0.5)))
+                case 12:
+                    out.append(
+                        make(.error(OnboardingError(domain: "webkit", code: 4200, message: "m")), placed: chance(0.5)))
                 default: out.append(make(.analytics(.unknown(name: "navigation_failed"))))
                 }
             }
@@ -147,9 +183,11 @@ struct QueryGenerator {
 
     /// A screen funnel or a custom-step funnel with random steps, window, mode and breakdown.
     mutating func funnel() -> String {
-        let steps = ["screen_presented(screen == 0)", "screen_presented(screen == 1)", "screen_presented(screen >= 2)",
-                     "screen_completed", "state_updated(element == \"experience\")", "open_paywall", "onboarding_completed",
-                     "close", "custom", "\"navigation_failed\"", "analytics", "state_updated"]
+        let steps = [
+            "screen_presented(screen == 0)", "screen_presented(screen == 1)", "screen_presented(screen >= 2)",
+            "screen_completed", "state_updated(element == \"experience\")", "open_paywall", "onboarding_completed",
+            "close", "custom", "\"navigation_failed\"", "analytics", "state_updated",
+        ]
         if chance(0.2) {
             return "funnel" + (chance(0.3) ? " by \(pick(["variation", "onboarding", "screen_cid"]))" : "")
         }
@@ -157,7 +195,9 @@ struct QueryGenerator {
         if chance(0.7) { text += " within \(pick(["0s", "15s", "30s", "45s", "1m", "2m", "10m", "1h"]))" }
         let mode = pick(["", "ordered", "strict", "any"])
         if !mode.isEmpty { text += " mode \(mode)" }
-        if mode == "strict", chance(0.6) { text += " ignoring (\(pick(["state_updated", "state_updated, onboarding_loaded", "analytics"])))" }
+        if mode == "strict", chance(0.6) {
+            text += " ignoring (\(pick(["state_updated", "state_updated, onboarding_loaded", "analytics"])))"
+        }
         if chance(0.3) { text += " by \(pick(["variation", "onboarding", "screen", "value"]))" }
         return text
     }
@@ -174,9 +214,14 @@ struct QueryGenerator {
         let events = chance(0.45)
         var parts = [events ? "events" : "sessions"]
         for _ in 0..<int(0...2) { parts.append("where " + (events ? eventPredicate() : sessionPredicate())) }
-        let eventKeys = ["name", "kind", "screen", "onboarding", "element", "value", "label", "variation", "session", "reply", "element_type"]
-        let sessionKeys = ["exit", "onboarding", "completed", "answer(\"interests\")", "answer(\"experience\")", "variation",
-                           "furthest_screen", "profile", "answer(\"birthday\")"]
+        let eventKeys = [
+            "name", "kind", "screen", "onboarding", "element", "value", "label", "variation", "session", "reply",
+            "element_type",
+        ]
+        let sessionKeys = [
+            "exit", "onboarding", "completed", "answer(\"interests\")", "answer(\"experience\")", "variation",
+            "furthest_screen", "profile", "answer(\"birthday\")",
+        ]
         let keys = events ? eventKeys : sessionKeys
         // Output column names must differ: a name drawn twice is kept once (the draws stay as they were).
         func distinct(_ names: [String]) -> [String] {
@@ -193,24 +238,37 @@ struct QueryGenerator {
         case 0:
             parts.append("count" + by())
         case 1:
-            let aggregates = events
-                ? ["count()", "count(reply)", "count_distinct(session)", "sum(screen)", "avg(screen)", "min(time)", "max(screen)",
-                   "p50(dwell)", "p90(screen)", "percentile(dwell, 0.25)", "rate(kind == \"analytics\")", "avg(value)", "max(name)",
-                   "count_distinct(value)", "p99(value)"]
-                : ["count()", "rate(completed)", "p50(duration)", "p90(duration)", "avg(events)", "sum(furthest_screen)",
-                   "min(started)", "max(duration)", "count_distinct(answer(\"interests\"))", "count(answer(\"experience\"))",
-                   "percentile(duration, 0.75)", "avg(answer(\"age\"))", "p95(answer(\"age\"))", "min(exit)"]
+            let aggregates =
+                events
+                ? [
+                    "count()", "count(reply)", "count_distinct(session)", "sum(screen)", "avg(screen)", "min(time)",
+                    "max(screen)",
+                    "p50(dwell)", "p90(screen)", "percentile(dwell, 0.25)", "rate(kind == \"analytics\")", "avg(value)",
+                    "max(name)",
+                    "count_distinct(value)", "p99(value)",
+                ]
+                : [
+                    "count()", "rate(completed)", "p50(duration)", "p90(duration)", "avg(events)",
+                    "sum(furthest_screen)",
+                    "min(started)", "max(duration)", "count_distinct(answer(\"interests\"))",
+                    "count(answer(\"experience\"))",
+                    "percentile(duration, 0.75)", "avg(answer(\"age\"))", "p95(answer(\"age\"))", "min(exit)",
+                ]
             let chosen = distinct((0..<int(1...3)).map { _ in pick(aggregates) })
             hasColumns = chosen
             parts.append("stats " + chosen.joined(separator: ", ") + by())
         case 2:
             parts.append("top \(int(1...4)) \(pick(keys))")
         case 3:
-            parts.append(events ? pick(["histogram screen", "histogram dwell step 30s", "histogram value step 10"])
-                                : pick(["histogram duration", "histogram events step 2", "histogram answer(\"age\") step 5"]))
+            parts.append(
+                events
+                    ? pick(["histogram screen", "histogram dwell step 30s", "histogram value step 10"])
+                    : pick(["histogram duration", "histogram events step 2", "histogram answer(\"age\") step 5"]))
         case 4:
             hasColumns = []
-            if chance(0.5) { parts.append("select " + distinct((0..<int(1...3)).map { _ in pick(keys) }).joined(separator: ", ")) }
+            if chance(0.5) {
+                parts.append("select " + distinct((0..<int(1...3)).map { _ in pick(keys) }).joined(separator: ", "))
+            }
             if chance(0.5) { parts.append("limit \(int(0...10))") }
         default:
             parts.append(funnel())
@@ -234,7 +292,8 @@ struct QueryGenerator {
             if !events.isEmpty, chance(0.5) {
                 return "@" + Timestamp(microseconds: pick(events).time.microseconds &+ Int64(int(-1...1))).iso8601
             }
-            return "@2026-11-0\(pick(["1", "2", "3"]))T\(pick(["00", "06", "10", "11", "13", "18", "22"])):\(pick(["00", "17", "30", "45"])):00Z"
+            return
+                "@2026-11-0\(pick(["1", "2", "3"]))T\(pick(["00", "06", "10", "11", "13", "18", "22"])):\(pick(["00", "17", "30", "45"])):00Z"
         }
         func keyCondition() -> String {
             pick([
@@ -274,20 +333,24 @@ struct QueryGenerator {
         if lean {
             reduction = pick([
                 "count by name", "count by kind, screen", "stats count(), count_distinct(session) by onboarding",
-                "top 3 element", "select seq, name, session, screen", "stats min(time), max(total_screens) by variation",
+                "top 3 element", "select seq, name, session, screen",
+                "stats min(time), max(total_screens) by variation",
                 "count by reply", "histogram total_screens", "count by action, element_type",
                 // Fields only the full record gives: the full path.
                 "top 3 value", "count by screen_cid", "stats count_distinct(event_id)",
             ])
         } else {
             reduction = pick([
-                "count", "count by onboarding", "count by screen", "count by onboarding, screen", "count by screen, onboarding",
+                "count", "count by onboarding", "count by screen", "count by onboarding, screen",
+                "count by screen, onboarding",
                 "top \(int(1...3)) onboarding", "top 2 screen", "histogram screen", "histogram screen step 2",
                 "count by screen + 1 as next",
             ])
         }
         parts.append(reduction)
-        if !reduction.hasPrefix("select"), !reduction.hasPrefix("stats"), chance(0.2) { parts.append("sort count desc") }
+        if !reduction.hasPrefix("select"), !reduction.hasPrefix("stats"), chance(0.2) {
+            parts.append("sort count desc")
+        }
         return parts.joined(separator: " | ")
     }
 }

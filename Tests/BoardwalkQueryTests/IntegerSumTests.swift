@@ -1,12 +1,15 @@
 import BoardwalkModel
 import Testing
+
 @testable import BoardwalkQuery
 
 // docs/query-language.md: integers stay exact; `+ - *` of integers past 64 bits is absent, and so is a `sum` of
 // integers whose total is (not 5.03e21 while `+` of the same integers is absent).
 
 /// Screens 1, 2 and 3, one event each, in one session.
-private let threeScreens = [ev(0, "a", screen: 1, presented), ev(1, "a", screen: 2, presented), ev(2, "a", screen: 3, presented)]
+private let threeScreens = [
+    ev(0, "a", screen: 1, presented), ev(1, "a", screen: 2, presented), ev(2, "a", screen: 3, presented),
+]
 private let big = "3000000000000000000"  // 3e18: three times it is past 2^63 − 1 (about 9.22e18)
 
 /// The executor on the in-memory source and on a store, and the reference evaluator, must all give `expected`.
@@ -20,7 +23,8 @@ private func everywhere(_ text: String, _ events: [Event]) throws -> ResultTable
         #expect(disk == memory, "\(text)\nstore:\n\(disk.render(.table))\nmemory:\n\(memory.render(.table))")
     }
     let reference = ReferenceEvaluator(now: now).run(query.checked, events)
-    #expect(reference == memory, "\(text)\nreference:\n\(reference.render(.table))\nexecutor:\n\(memory.render(.table))")
+    #expect(
+        reference == memory, "\(text)\nreference:\n\(reference.render(.table))\nexecutor:\n\(memory.render(.table))")
     return memory
 }
 
@@ -29,7 +33,8 @@ private func everywhere(_ text: String, _ events: [Event]) throws -> ResultTable
     let sum = try everywhere("events | stats sum(screen * \(big)), count()", threeScreens)
     #expect(sum.rows == [[.null, .integer(3)]])
     // `+` of two of them: absent too, the same rule.
-    let plus = try everywhere("events | where screen == 3 | select screen * \(big) + screen * \(big) as twice", threeScreens)
+    let plus = try everywhere(
+        "events | where screen == 3 | select screen * \(big) + screen * \(big) as twice", threeScreens)
     #expect(plus.rows == [[.null]])
     // A total that fits is exact, past 2^53 where a double would round it: 1e18+1 + 2e18+2 + 3e18+3.
     let exact = try everywhere("events | stats sum(screen * 1000000000000000001)", threeScreens)
@@ -50,10 +55,12 @@ private func everywhere(_ text: String, _ events: [Event]) throws -> ResultTable
 }
 
 @Test func sumsOfNumbersAndDurationsStayDoubles() throws {
-    #expect(try everywhere("events | stats sum(screen / 2), sum(screen * 1.5)", threeScreens).rows
-        == [[.number(3), .number(9)]])
+    #expect(
+        try everywhere("events | stats sum(screen / 2), sum(screen * 1.5)", threeScreens).rows
+            == [[.number(3), .number(9)]])
     // No rows: an integer sum is 0, as `count` is (rule 11).
-    #expect(try everywhere(#"events | where name == "nothing" | stats sum(screen)"#, threeScreens).rows == [[.integer(0)]])
+    #expect(
+        try everywhere(#"events | where name == "nothing" | stats sum(screen)"#, threeScreens).rows == [[.integer(0)]])
     // A double sum past the largest finite double is absent (each term, 5e307 to 1.5e308, is finite).
     #expect(try everywhere("events | stats sum(screen * 5e307)", threeScreens).rows == [[.null]])
 }
@@ -63,7 +70,10 @@ private func everywhere(_ text: String, _ events: [Event]) throws -> ResultTable
     #expect(sum.contains("accurateCastOrNull(ifNull(sumOrNull(toInt128(s_events)), toInt128(0)), 'Int64')"))
     #expect(sum.contains("ifNull(sumOrNull(toFloat64(s_duration)), 0)"))
     let plus = try Query.parse("events | select screen * 3 + seq as x, -screen as y, screen / 2 as z").clickHouseSQL()
-    #expect(plus.contains("accurateCastOrNull((toInt128(accurateCastOrNull((toInt128(screen) * toInt128(3)), 'Int64')) + toInt128(seq)), 'Int64')"))
+    #expect(
+        plus.contains(
+            "accurateCastOrNull((toInt128(accurateCastOrNull((toInt128(screen) * toInt128(3)), 'Int64')) + toInt128(seq)), 'Int64')"
+        ))
     #expect(plus.contains("accurateCastOrNull(-toInt128(screen), 'Int64')"))
     #expect(plus.contains("if(2 = 0, NULL, toFloat64(screen) / 2)"))
 }

@@ -2,6 +2,7 @@ import BoardwalkGenerator
 import BoardwalkModel
 import BoardwalkStore
 import Testing
+
 @testable import BoardwalkQuery
 
 /// Stores appended in many batches, with late arrivals, against `sessions | where started >= t` (and `>`, `==`):
@@ -31,7 +32,9 @@ import Testing
         func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
         var events: [Event] = []
         if dense {
-            events = Array(SyntheticData(sessions: 360, seed: seed, onboardings: 2, meanGapMilliseconds: 2_000, sessionIDRate: 0.8).events())
+            events = Array(
+                SyntheticData(sessions: 360, seed: seed, onboardings: 2, meanGapMilliseconds: 2_000, sessionIDRate: 0.8)
+                    .events())
         } else if seed % 8 == 7 {
             // Now and then a corpus of the synthetic generator: inferred sessions, event ids, many onboardings.
             events = Array(SyntheticData(sessions: 20, seed: seed, onboardings: 3, sessionIDRate: 0.6).events())
@@ -77,7 +80,8 @@ import Testing
         for s in starts.keys.sorted() where chance(0.35) {
             var e = starts[s]!.event
             e.eventID = nil
-            let back: Int64 = [0, 1, second, 59 * second, 3_600 * second, 5 * 3_600 * second, 13 * 3_600 * second][int(0...6)]
+            let back: Int64 = [0, 1, second, 59 * second, 3_600 * second, 5 * 3_600 * second, 13 * 3_600 * second][
+                int(0...6)]
             e.time = Timestamp(microseconds: max(starts[s]!.time - back, Timestamp.range.lowerBound.microseconds))
             switch int(0...5) {
             case 0, 1, 2: break  // the same onboarding and screen
@@ -94,8 +98,13 @@ import Testing
                 }
             default: e.meta = nil
             }
-            e.payload = [Payload.onboardingLoaded, .analytics(.screenPresented), .analytics(.onboardingStarted),
-                         .stateUpdated(StateUpdate(elementID: "experience", value: .select(Choice(id: "x", value: "pro", label: "Pro"))))][int(0...3)]
+            e.payload =
+                [
+                    Payload.onboardingLoaded, .analytics(.screenPresented), .analytics(.onboardingStarted),
+                    .stateUpdated(
+                        StateUpdate(
+                            elementID: "experience", value: .select(Choice(id: "x", value: "pro", label: "Pro")))),
+                ][int(0...3)]
             late.append(e)
         }
         // A clock far ahead: a session's event dated weeks to years later, stored in the first batch, so that
@@ -104,8 +113,10 @@ import Testing
         for s in starts.keys.sorted() where chance(0.06) {
             var e = starts[s]!.event
             e.eventID = nil
-            e.time = Timestamp(microseconds: min(starts[s]!.time + Int64(int(20...1500)) * 86_400 * second,
-                                                 Timestamp.range.upperBound.microseconds))
+            e.time = Timestamp(
+                microseconds: min(
+                    starts[s]!.time + Int64(int(20...1500)) * 86_400 * second,
+                    Timestamp.range.upperBound.microseconds))
             e.payload = .analytics(.screenPresented)
             ahead.append(e)
         }
@@ -230,7 +241,9 @@ import Testing
     /// A `sessions` query with a `started` lower bound (or, when not `bounded`, with only an onboarding filter or
     /// none: whole onboardings and the whole store, the other fold paths), other filters now and then, and
     /// `forced` or a random reduction.
-    static func query(_ stored: Stored, _ rng: inout SplitMix64, reduction forced: String? = nil, bounded: Bool = true) -> Generated {
+    static func query(_ stored: Stored, _ rng: inout SplitMix64, reduction forced: String? = nil, bounded: Bool = true)
+        -> Generated
+    {
         func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
         func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
         func pick<T>(_ items: [T]) -> T { items[int(0...items.count - 1)] }
@@ -282,27 +295,36 @@ import Testing
         default: text += onboarding() + " and " + bound
         }
         if chance(0.4) {
-            text += (text == "sessions" ? " | where " : " and ") + pick([
-                "completed", "not closed", "events > 2", "started < \(at(instant()))", "ended <= \(at(instant()))",
-                "variation == \"a\"", "furthest_screen >= 1", "did(open_paywall)", "answer(\"experience\") == \"pro\"",
-                "duration > 1m", "exit == \"abandoned\"",
-            ])
+            text +=
+                (text == "sessions" ? " | where " : " and ")
+                + pick([
+                    "completed", "not closed", "events > 2", "started < \(at(instant()))", "ended <= \(at(instant()))",
+                    "variation == \"a\"", "furthest_screen >= 1", "did(open_paywall)",
+                    "answer(\"experience\") == \"pro\"",
+                    "duration > 1m", "exit == \"abandoned\"",
+                ])
         }
-        if chance(0.15) { text += " | where " + pick(["not paywall", "events >= 2", "profile == \"p1\"", "reached(1)"]) }
-        let reductions = [
-            "count", "count by onboarding", "count by exit, variation",
-            "stats count(), avg(duration), p50(duration), count_distinct(profile), rate(completed), sum(events), min(started), max(ended)",
-            "stats avg(events), p90(duration), count_distinct(variation), min(started) by onboarding",
-            "stats min(started), max(started), count() by exit",
-            "funnel", "funnel by variation", "funnel by onboarding",
-            "top 2 onboarding", "histogram events step 2",
-        ] + customFunnels
-        let listings = ["select session, started, ended, events, onboarding, exit", "select started, furthest_screen, profile"]
+        if chance(0.15) {
+            text += " | where " + pick(["not paywall", "events >= 2", "profile == \"p1\"", "reached(1)"])
+        }
+        let reductions =
+            [
+                "count", "count by onboarding", "count by exit, variation",
+                "stats count(), avg(duration), p50(duration), count_distinct(profile), rate(completed), sum(events), min(started), max(ended)",
+                "stats avg(events), p90(duration), count_distinct(variation), min(started) by onboarding",
+                "stats min(started), max(started), count() by exit",
+                "funnel", "funnel by variation", "funnel by onboarding",
+                "top 2 onboarding", "histogram events step 2",
+            ] + customFunnels
+        let listings = [
+            "select session, started, ended, events, onboarding, exit", "select started, furthest_screen, profile",
+        ]
         if forced == nil, chance(0.2) {
             let listing = pick(listings)
             if chance(0.4) {
-                return Generated(text: text + " | \(listing) | limit \(int(0...4))", listing: true,
-                                 unlimited: text + " | " + listing, since: since)
+                return Generated(
+                    text: text + " | \(listing) | limit \(int(0...4))", listing: true,
+                    unlimited: text + " | " + listing, since: since)
             }
             return Generated(text: text + " | " + listing, listing: true, since: since)
         }
@@ -320,8 +342,10 @@ import Testing
     /// Runs `generated` on the store's default path (with one of three thresholds for moving sessions met by low
     /// seqs to the index, by `variant`), on its session-index path (one of three ways to read sessions, by
     /// `variant`) and on the in-memory source; returns the first disagreement, described, or nil.
-    static func compare(_ generated: Generated, _ store: Store, _ memory: InMemoryEventSource, _ stored: Stored,
-                        variant: Int, tally: inout Tally) throws -> String? {
+    static func compare(
+        _ generated: Generated, _ store: Store, _ memory: InMemoryEventSource, _ stored: Stored,
+        variant: Int, tally: inout Tally
+    ) throws -> String? {
         let query = try Query.parse(generated.text)
         let options = Query.RunOptions(now: now)
         let plan = Plan.make(query.checked, now: now)
@@ -344,15 +368,20 @@ import Testing
             switch variant / 3 % 3 {
             case 0: try query.run(on: StoreEventSource(store), options: options)
             case 1:
-                try StoreEventSource.$sessionBatchReferences.withValue(7) { try query.run(on: StoreEventSource(store), options: options) }
+                try StoreEventSource.$sessionBatchReferences.withValue(7) {
+                    try query.run(on: StoreEventSource(store), options: options)
+                }
             default:
                 try StoreEventSource.$gatherRatio.withValue(.infinity) {
-                    try StoreEventSource.$gatherBudget.withValue(50) { try query.run(on: StoreEventSource(store), options: options) }
+                    try StoreEventSource.$gatherBudget.withValue(50) {
+                        try query.run(on: StoreEventSource(store), options: options)
+                    }
                 }
             }
         }
         if scanned != indexed {
-            return "\(generated.text)\nscans from t (late-arrival seqs per index read \(seqsPerIndexRead)):\n\(scanned.render(.table))\nsession index (variant \(variant / 3 % 3)):\n\(indexed.render(.table))"
+            return
+                "\(generated.text)\nscans from t (late-arrival seqs per index read \(seqsPerIndexRead)):\n\(scanned.render(.table))\nsession index (variant \(variant / 3 % 3)):\n\(indexed.render(.table))"
         }
         let inMemory = try Query.parse(generated.unlimited ?? generated.text).run(on: memory, options: options)
         func sorted(_ t: ResultTable) -> [String] { t.rows.map { "\($0)" }.sorted() }
@@ -366,7 +395,8 @@ import Testing
             // `limit k`: k of the listing's rows (which ones depends on the source's order).
             var rest = sorted(inMemory)
             let limit = Int(generated.text.split(separator: " ").last!)!
-            agrees = scanned.columns == inMemory.columns && scanned.rows.count == min(limit, rest.count)
+            agrees =
+                scanned.columns == inMemory.columns && scanned.rows.count == min(limit, rest.count)
                 && scanned.rows.allSatisfy { row in
                     guard let i = rest.firstIndex(of: "\(row)") else { return false }
                     rest.remove(at: i)
@@ -381,8 +411,10 @@ import Testing
 
     /// Builds the store of `seed`, calls `body` with it and what it holds, and checks it (`Store.check()`).
     @discardableResult
-    static func withStore(seed: UInt64, dense: Bool = false, _ body: (Store, Stored, inout Tally) throws -> Void,
-                          tally: inout Tally) throws -> CheckReport {
+    static func withStore(
+        seed: UInt64, dense: Bool = false, _ body: (Store, Stored, inout Tally) throws -> Void,
+        tally: inout Tally
+    ) throws -> CheckReport {
         let batches = batches(seed: seed, dense: dense)
         return try withTemporaryStore { store in
             var batchStarts: [UInt64] = []
@@ -410,18 +442,20 @@ import Testing
         for i in 0..<Self.storesPerShard {
             let seed = UInt64(shard * Self.storesPerShard + i)
             var failed = false
-            try Self.withStore(seed: seed, { store, stored, tally in
-                let memory = InMemoryEventSource(stored.events)
-                var rng = SplitMix64(seed: seed &* 0x51CE + 3)
-                for q in 0..<Self.queriesPerStore {
-                    let generated = Self.query(stored, &rng)
-                    if let failure = try Self.compare(generated, store, memory, stored, variant: q, tally: &tally) {
-                        Issue.record("seed \(seed), query \(q): \(failure)")
-                        failed = true
-                        return
+            try Self.withStore(
+                seed: seed,
+                { store, stored, tally in
+                    let memory = InMemoryEventSource(stored.events)
+                    var rng = SplitMix64(seed: seed &* 0x51CE + 3)
+                    for q in 0..<Self.queriesPerStore {
+                        let generated = Self.query(stored, &rng)
+                        if let failure = try Self.compare(generated, store, memory, stored, variant: q, tally: &tally) {
+                            Issue.record("seed \(seed), query \(q): \(failure)")
+                            failed = true
+                            return
+                        }
                     }
-                }
-            }, tally: &tally)
+                }, tally: &tally)
             if failed { return }
         }
         // The run must exercise what it is for, or agreement means little.
@@ -441,23 +475,26 @@ import Testing
         for i in 0..<4 {
             let seed = UInt64(1000 + shard * 4 + i)
             var failed = false
-            try Self.withStore(seed: seed, { store, stored, tally in
-                let memory = InMemoryEventSource(stored.events)
-                var rng = SplitMix64(seed: seed &* 0xB0D6 + 5)
-                for q in 0..<16 {
-                    // A quarter without a `started` bound: the whole-onboarding and whole-store folds.
-                    let generated = Self.query(stored, &rng, reduction: Self.customFunnels[q % Self.customFunnels.count],
-                                               bounded: q % 4 != 3)
-                    let failure = try StepTests.$budgetOverride.withValue(0) {
-                        try Self.compare(generated, store, memory, stored, variant: q, tally: &tally)
+            try Self.withStore(
+                seed: seed,
+                { store, stored, tally in
+                    let memory = InMemoryEventSource(stored.events)
+                    var rng = SplitMix64(seed: seed &* 0xB0D6 + 5)
+                    for q in 0..<16 {
+                        // A quarter without a `started` bound: the whole-onboarding and whole-store folds.
+                        let generated = Self.query(
+                            stored, &rng, reduction: Self.customFunnels[q % Self.customFunnels.count],
+                            bounded: q % 4 != 3)
+                        let failure = try StepTests.$budgetOverride.withValue(0) {
+                            try Self.compare(generated, store, memory, stored, variant: q, tally: &tally)
+                        }
+                        if let failure {
+                            Issue.record("budget 0, seed \(seed), query \(q): \(failure)")
+                            failed = true
+                            return
+                        }
                     }
-                    if let failure {
-                        Issue.record("budget 0, seed \(seed), query \(q): \(failure)")
-                        failed = true
-                        return
-                    }
-                }
-            }, tally: &tally)
+                }, tally: &tally)
             if failed { return }
         }
         #expect(tally.ran == 64)
@@ -470,29 +507,31 @@ import Testing
         var tally = Tally()
         let seed: UInt64 = 0xDE45E
         var failed = false, largestSealed = 0
-        let report = try Self.withStore(seed: seed, dense: true, { store, stored, tally in
-            let memory = InMemoryEventSource(stored.events)
-            var rng = SplitMix64(seed: seed)
-            for q in 0..<16 {
-                let generated = Self.query(stored, &rng)
-                if let failure = try Self.compare(generated, store, memory, stored, variant: q, tally: &tally) {
-                    Issue.record("dense, query \(q): \(failure)")
-                    failed = true
-                    return
+        let report = try Self.withStore(
+            seed: seed, dense: true,
+            { store, stored, tally in
+                let memory = InMemoryEventSource(stored.events)
+                var rng = SplitMix64(seed: seed)
+                for q in 0..<16 {
+                    let generated = Self.query(stored, &rng)
+                    if let failure = try Self.compare(generated, store, memory, stored, variant: q, tally: &tally) {
+                        Issue.record("dense, query \(q): \(failure)")
+                        failed = true
+                        return
+                    }
                 }
-            }
-            // Blocks sealed by size: the largest block followed by another of its group (not its newest).
-            var sealed = 0, previous: (group: UInt64, count: Int)? = nil
-            try store.read { s in
-                try s.forEachBlock(onboarding: nil) { block in
-                    let group = UInt64(block.keyOnboarding) << 16 | UInt64(block.keyScreen)
-                    if let previous, previous.group == group { sealed = max(sealed, previous.count) }
-                    previous = (group, block.count)
-                    return true
+                // Blocks sealed by size: the largest block followed by another of its group (not its newest).
+                var sealed = 0, previous: (group: UInt64, count: Int)? = nil
+                try store.read { s in
+                    try s.forEachBlock(onboarding: nil) { block in
+                        let group = UInt64(block.keyOnboarding) << 16 | UInt64(block.keyScreen)
+                        if let previous, previous.group == group { sealed = max(sealed, previous.count) }
+                        previous = (group, block.count)
+                        return true
+                    }
                 }
-            }
-            largestSealed = sealed
-        }, tally: &tally)
+                largestSealed = sealed
+            }, tally: &tally)
         // More events than one page holds (the generator's events take 30 bytes or more, 16 of them the event id):
         // the store's two-page blocks fill and split by size here (the data spans minutes, not a block span).
         #expect(largestSealed > 4_080 / 30, "the largest sealed block holds \(largestSealed) events")

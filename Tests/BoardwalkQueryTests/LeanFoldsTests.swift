@@ -3,6 +3,7 @@ import BoardwalkGenerator
 import BoardwalkModel
 import BoardwalkStore
 import Testing
+
 @testable import BoardwalkQuery
 
 /// The fields of one event as a ``SessionFold`` reads them, for folding the same events both ways.
@@ -44,7 +45,8 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
             for round in 0..<200 {
                 let sessions = Int.random(in: 1...6, using: &rng)
                 // `events: 1`: the pool starts at its minimum and grows.
-                let lean = LeanFolds(capacity: sessions, events: 1, reachTimes: true, outcomes: true, rowScreens: rowScreens)
+                let lean = LeanFolds(
+                    capacity: sessions, events: 1, reachTimes: true, outcomes: true, rowScreens: rowScreens)
                 var folds = [SessionFold](repeating: SessionFold(), count: sessions)
                 for _ in 0..<sessions { _ = lean.append() }
                 var events: [(slot: Int, event: LeanEvent)] = []
@@ -52,19 +54,33 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                 for slot in 0..<sessions {
                     for _ in 0..<Int.random(in: 0...40, using: &rng) {
                         seq += 1
-                        let screen: Int? = Int.random(in: 0...9, using: &rng) == 0 ? nil : Int.random(in: 0...11, using: &rng)
-                        let total: Int? = screen == nil || Bool.random(using: &rng) ? nil : Int.random(in: 1...14, using: &rng)
+                        let screen: Int? =
+                            Int.random(in: 0...9, using: &rng) == 0 ? nil : Int.random(in: 0...11, using: &rng)
+                        let total: Int? =
+                            screen == nil || Bool.random(using: &rng) ? nil : Int.random(in: 1...14, using: &rng)
                         let kind = EventKind.allCases.randomElement(using: &rng)!
-                        events.append((slot, LeanEvent(
-                            micros: Int64(Int.random(in: 0...30, using: &rng)) * 1_000_000, seq: seq, screenIndex: screen,
-                            onboarding: screen == nil ? nil : StringID(Int.random(in: 1...2, using: &rng)), totalScreens: total,
-                            kind: kind, knownAnalyticsName: kind == .analytics ? AnalyticsName.allCases.randomElement(using: &rng) : nil)))
+                        events.append(
+                            (
+                                slot,
+                                LeanEvent(
+                                    micros: Int64(Int.random(in: 0...30, using: &rng)) * 1_000_000, seq: seq,
+                                    screenIndex: screen,
+                                    onboarding: screen == nil ? nil : StringID(Int.random(in: 1...2, using: &rng)),
+                                    totalScreens: total,
+                                    kind: kind,
+                                    knownAnalyticsName: kind == .analytics
+                                        ? AnalyticsName.allCases.randomElement(using: &rng) : nil)
+                            ))
                     }
                 }
                 // Key order within a screen (as a scan of one onboarding brings them) in half the rounds, any order
                 // in the others.
                 if round % 2 == 0 {
-                    events.sort { ($0.event.screenIndex ?? .max, $0.event.micros, $0.event.seq) < ($1.event.screenIndex ?? .max, $1.event.micros, $1.event.seq) }
+                    events.sort {
+                        ($0.event.screenIndex ?? .max, $0.event.micros, $0.event.seq) < (
+                            $1.event.screenIndex ?? .max, $1.event.micros, $1.event.seq
+                        )
+                    }
                 } else {
                     events.shuffle(using: &rng)
                 }
@@ -72,24 +88,32 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                 // takes `addFollowing`, as a scan's run folds it.
                 var previous: (slot: Int, screen: Int?, onboarding: StringID?)? = nil
                 for (slot, e) in events {
-                    if round % 2 == 0, let p = previous, p.slot == slot, p.screen == e.screenIndex, p.onboarding == e.onboarding {
-                        lean.addFollowing(slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, totalScreens: e.totalScreens)
+                    if round % 2 == 0, let p = previous, p.slot == slot, p.screen == e.screenIndex,
+                        p.onboarding == e.onboarding
+                    {
+                        lean.addFollowing(
+                            slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, totalScreens: e.totalScreens)
                         following += 1
                     } else {
-                        try lean.add(slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, onboarding: e.onboarding,
-                                     totalScreens: e.totalScreens)
+                        try lean.add(
+                            slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, onboarding: e.onboarding,
+                            totalScreens: e.totalScreens)
                     }
                     previous = (slot, e.screenIndex, e.onboarding)
-                    lean.addOutcome(slot: slot, kind: e.kind, name: e.analyticsName, at: OrderKey(time: e.micros, seq: e.seq),
-                                    strings: strings)
-                    try folds[slot].add(e, seq: e.seq, full: { () throws(QueryError) -> EventView in
-                        Issue.record("a lean fold never needs the full view")
-                        throw QueryError(.source, "unreachable")
-                    }, strings: strings, needs: needs)
+                    lean.addOutcome(
+                        slot: slot, kind: e.kind, name: e.analyticsName, at: OrderKey(time: e.micros, seq: e.seq),
+                        strings: strings)
+                    try folds[slot].add(
+                        e, seq: e.seq,
+                        full: { () throws(QueryError) -> EventView in
+                            Issue.record("a lean fold never needs the full view")
+                            throw QueryError(.source, "unreachable")
+                        }, strings: strings, needs: needs)
                 }
                 var leanBuffer: [Int64] = [], foldBuffer: [Int64] = []
                 for slot in 0..<sessions {
-                    let a = lean.summary(slot: slot, name: "s", strings: strings, needs: needs, reachBuffer: &leanBuffer)
+                    let a = lean.summary(
+                        slot: slot, name: "s", strings: strings, needs: needs, reachBuffer: &leanBuffer)
                     let b = folds[slot].summary(name: "s", strings: strings, needs: needs, reachBuffer: &foldBuffer)
                     let context = "round \(round), session \(slot)"
                     #expect(a.started == b.started, "\(context)")
@@ -103,8 +127,11 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                     #expect(lean.base[slot].onboarding == folds[slot].onboarding, "\(context)")
                     #expect(a.kindsSeen == b.kindsSeen && a.namesSeen == b.namesSeen, "\(context)")
                     #expect(a.outcome == b.outcome, "\(context)")
-                    #expect([a.completed, a.paywall, a.closed, a.emailCollected] == [b.completed, b.paywall, b.closed, b.emailCollected],
-                            "\(context)")
+                    #expect(
+                        [a.completed, a.paywall, a.closed, a.emailCollected] == [
+                            b.completed, b.paywall, b.closed, b.emailCollected,
+                        ],
+                        "\(context)")
                 }
             }
         }
@@ -126,16 +153,18 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                 #expect(lean.append() == slot)
                 // Screen 2 before screen 0 and 1, and a screen past the rows (in the chain).
                 for (screen, second) in [(2, 5), (0, 9), (1, 7), (4, 8)] {
-                    try lean.add(slot: slot, time: Int64(slot * 100 + second) * 1_000_000, seq: UInt64(slot * 10 + screen),
-                                 screen: screen, onboarding: 1, totalScreens: 5)
+                    try lean.add(
+                        slot: slot, time: Int64(slot * 100 + second) * 1_000_000, seq: UInt64(slot * 10 + screen),
+                        screen: screen, onboarding: 1, totalScreens: 5)
                 }
             }
             // Then many at once (one growth that copies the rows' first 300 entries, and populates the new ones).
             lean.append(count: 5_000)
             for slot in [300, 2_000, 5_299] {
                 for (screen, second) in [(2, 5), (0, 9), (1, 7), (4, 8)] {
-                    try lean.add(slot: slot, time: Int64(slot * 100 + second) * 1_000_000, seq: UInt64(slot * 10 + screen),
-                                 screen: screen, onboarding: 1, totalScreens: 5)
+                    try lean.add(
+                        slot: slot, time: Int64(slot * 100 + second) * 1_000_000, seq: UInt64(slot * 10 + screen),
+                        screen: screen, onboarding: 1, totalScreens: 5)
                 }
             }
             for slot in [0, 63, 64, 65, 127, 128, 299, 300, 2_000, 5_299] {
@@ -146,7 +175,9 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
             }
             // A new session with no screen times has none in the rows.
             try lean.add(slot: 301, time: 7, seq: 1, screen: nil, onboarding: nil, totalScreens: nil)
-            #expect(lean.summary(slot: 301, name: "s", strings: strings, needs: needs, reachBuffer: &buffer).furthestScreen == nil)
+            #expect(
+                lean.summary(slot: 301, name: "s", strings: strings, needs: needs, reachBuffer: &buffer).furthestScreen
+                    == nil)
         }
     }
 }
@@ -157,7 +188,8 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
     #expect(MemoryLayout<LeanFold>.stride == 128)
     // Each hot field ends within the first line (an `OrderKey` at 56 would straddle it).
     let hot: [(PartialKeyPath<LeanFold>, Int)] = [
-        (\.first, MemoryLayout<OrderKey>.size), (\.last, MemoryLayout<OrderKey>.size), (\.events, 8), (\.totalScreens, 8),
+        (\.first, MemoryLayout<OrderKey>.size), (\.last, MemoryLayout<OrderKey>.size), (\.events, 8),
+        (\.totalScreens, 8),
         (\.onboarding, 4), (\.furthest, 4), (\.lastScreen, 4), (\.flags, 1), (\.kindsSeen, 1), (\.namesSeen, 1),
         (\.outcome, MemoryLayout<Exit?>.size),
     ]
@@ -166,8 +198,10 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
         #expect(offset != nil && offset! + size <= 64, "\(path) at \(String(describing: offset))")
     }
     #expect(MemoryLayout<LeanFold>.offset(of: \.firstScreenAt) == 64)
-    let cold: [PartialKeyPath<LeanFold>] = [\.firstScreenAt, \.lastScreenAt, \.outcomeAt, \.headTime, \.headScreen,
-                                            \.headPrevious]
+    let cold: [PartialKeyPath<LeanFold>] = [
+        \.firstScreenAt, \.lastScreenAt, \.outcomeAt, \.headTime, \.headScreen,
+        \.headPrevious,
+    ]
     for path in cold {
         let offset = MemoryLayout<LeanFold>.offset(of: path)
         #expect(offset != nil && offset! >= 64, "\(path) at \(String(describing: offset))")
@@ -204,12 +238,16 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                 for screen in stride(from: 449, through: 0, by: -1) {
                     for slot in 0..<2 {
                         seq += 1
-                        let event = LeanEvent(micros: Int64(round * 1_000 + screen + slot) * 1_000_000, seq: seq,
-                                              screenIndex: screen, onboarding: 1, totalScreens: 450)
-                        try lean.add(slot: slot, time: event.micros, seq: seq, screen: screen, onboarding: 1, totalScreens: 450)
-                        try folds[slot].add(event, seq: seq, full: { () throws(QueryError) -> EventView in
-                            throw QueryError(.source, "a lean fold never needs the full view")
-                        }, strings: strings, needs: needs)
+                        let event = LeanEvent(
+                            micros: Int64(round * 1_000 + screen + slot) * 1_000_000, seq: seq,
+                            screenIndex: screen, onboarding: 1, totalScreens: 450)
+                        try lean.add(
+                            slot: slot, time: event.micros, seq: seq, screen: screen, onboarding: 1, totalScreens: 450)
+                        try folds[slot].add(
+                            event, seq: seq,
+                            full: { () throws(QueryError) -> EventView in
+                                throw QueryError(.source, "a lean fold never needs the full view")
+                            }, strings: strings, needs: needs)
                     }
                 }
             }
@@ -230,8 +268,10 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
 @Test func leanFoldsWithOutcomesAgreeWithTheInMemorySource() throws {
     var generator = SessionGenerator(seed: 0x0C7C0)
     var events = generator.events() + generator.events()
-    events += [ev(0, "odd", started), ev(5, "odd", screen: 1, .analytics(.unknown(name: "onboarding_completed"))),
-               ev(6, "odd", screen: 1, .analytics(.unknown(name: "navigation_failed")))]
+    events += [
+        ev(0, "odd", started), ev(5, "odd", screen: 1, .analytics(.unknown(name: "onboarding_completed"))),
+        ev(6, "odd", screen: 1, .analytics(.unknown(name: "navigation_failed"))),
+    ]
     let queries = [
         "sessions | count by exit",
         "sessions | where completed | count",

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import BoardwalkQuery
 
 // A diagnostic's source line is cut around the caret to 160 columns, with `…` where text is left out: a generated
@@ -16,7 +17,8 @@ struct LongLineDiagnosticsTests {
 
     @Test("cut on both sides, the caret under its text")
     func cutOnBothSides() {
-        let query = "sessions | where " + Array(repeating: "completed", count: 30).joined(separator: " and ")
+        let query =
+            "sessions | where " + Array(repeating: "completed", count: 30).joined(separator: " and ")
             + " and bogus and " + Array(repeating: "completed", count: 30).joined(separator: " and ")
         let rendered = diagnostic(query)
         #expect(rendered.hasPrefix("error: unknown field `bogus`\n --> query:1:"))
@@ -29,7 +31,8 @@ struct LongLineDiagnosticsTests {
 
     @Test("the too-long error of a 14 000-character query is two short lines")
     func tooLongQuery() {
-        let query = "sessions | where " + Array(repeating: "completed", count: 1_200).joined(separator: " and ") + " | count"
+        let query =
+            "sessions | where " + Array(repeating: "completed", count: 1_200).joined(separator: " and ") + " | count"
         let rendered = diagnostic(query)
         #expect(rendered.contains("the query is too long"))
         #expect(rendered.count < 500, "\(rendered.count) characters")
@@ -43,7 +46,8 @@ struct LongLineDiagnosticsTests {
         let words = Array(repeating: "completed", count: 30).joined(separator: " and ")
         let (endSource, endCarets) = shown(diagnostic("sessions | where " + words + " and"))
         #expect(endSource.hasPrefix("…") && endSource.hasSuffix("completed and"))
-        #expect(endCarets.hasPrefix(String(repeating: " ", count: displayWidth(endSource)) + "^ a condition after `and`"))
+        #expect(
+            endCarets.hasPrefix(String(repeating: " ", count: displayWidth(endSource)) + "^ a condition after `and`"))
         let (startSource, startCarets) = shown(diagnostic("sessions | where bogus and " + words))
         #expect(startSource.hasPrefix("sessions | where bogus and") && startSource.hasSuffix("…"))
         #expect(startCarets == String(repeating: " ", count: 17) + "^^^^^")
@@ -51,7 +55,8 @@ struct LongLineDiagnosticsTests {
 
     @Test("wide characters: the caret stays under its text", arguments: ["李雷", "👨‍👩‍👧", "e\u{301}"])
     func wideCharacters(text: String) {
-        let query = "sessions | where " + Array(repeating: #"did("\#(text)")"#, count: 40).joined(separator: " and ")
+        let query =
+            "sessions | where " + Array(repeating: #"did("\#(text)")"#, count: 40).joined(separator: " and ")
             + " and bogus | count"
         let (source, carets) = shown(diagnostic(query))
         #expect(displayWidth(source) <= QueryError.sourceColumns)
@@ -68,7 +73,8 @@ struct LongLineDiagnosticsTests {
 
     @Test("a line of at most 160 columns is shown whole")
     func shortLinesUnchanged() {
-        let query = "sessions | where " + Array(repeating: "completed", count: 9).joined(separator: " and ") + " and bogus"
+        let query =
+            "sessions | where " + Array(repeating: "completed", count: 9).joined(separator: " and ") + " and bogus"
         #expect(displayWidth(query) <= QueryError.sourceColumns)
         #expect(shown(diagnostic(query)).source == query)
     }

@@ -1,5 +1,6 @@
 import BoardwalkGenerator
 import Testing
+
 @testable import BoardwalkQuery
 
 /// The selection path of `Percentile.of` must give exactly what sorting gives, ties and extremes included.
@@ -31,8 +32,11 @@ import Testing
     var rng = SplitMix64(seed: 0x5E1EC7)
     let quantiles = [0, 0.3, 0.5, 0.7, 1]
     let pools: [[Double]] = [
-        [-5e300, -1, -Double.leastNonzeroMagnitude, 0, Double.leastNonzeroMagnitude, 1, 5e300, .greatestFiniteMagnitude,
-         -.greatestFiniteMagnitude],
+        [
+            -5e300, -1, -Double.leastNonzeroMagnitude, 0, Double.leastNonzeroMagnitude, 1, 5e300,
+            .greatestFiniteMagnitude,
+            -.greatestFiniteMagnitude,
+        ],
         (0..<8).map { 1.0 + Double($0) * Double.ulpOfOne },  // the same but for the last bits
         [-2.5, -2.5, -2.5, 7, 7],
         [1e6, 1e6 + 1, 1e6 + 2, 3e7, 9e7],  // microseconds, as the funnel's median times are
@@ -42,7 +46,8 @@ import Testing
             let n = Int.random(in: 32...300, using: &rng)
             let values = (0..<n).map { _ in pool[Int.random(in: 0..<pool.count, using: &rng)] }
             for q in quantiles {
-                #expect(Percentile.of(values, q) == Percentile.ofSorted(values.sorted(), q), "pool \(pool), n \(n), q \(q)")
+                #expect(
+                    Percentile.of(values, q) == Percentile.ofSorted(values.sorted(), q), "pool \(pool), n \(n), q \(q)")
             }
         }
     }
@@ -68,8 +73,9 @@ import Testing
             let values = (0..<n).map { _ in pool[Int.random(in: 0..<pool.count, using: &rng)] }
             for q in [0, 0.5, 0.9, 1] {
                 let got = Percentile.of(values, q), expected = Percentile.ofSorted(values.sorted(), q)
-                #expect(got?.bitPattern == expected?.bitPattern || (got?.isNaN == true && expected?.isNaN == true),
-                        "pool \(pool), n \(n), q \(q)")
+                #expect(
+                    got?.bitPattern == expected?.bitPattern || (got?.isNaN == true && expected?.isNaN == true),
+                    "pool \(pool), n \(n), q \(q)")
             }
         }
     }

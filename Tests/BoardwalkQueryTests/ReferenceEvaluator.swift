@@ -1,5 +1,6 @@
-import Foundation
 import BoardwalkModel
+import Foundation
+
 @testable import BoardwalkQuery
 
 /// A deliberately simple evaluator over an array of events, written from `analytics-semantics.md` without the
@@ -47,7 +48,10 @@ struct ReferenceEvaluator {
         let missing = events.indices.filter { events[$0].session == nil }
         var groups: [String: [Int]] = [:]
         for i in missing {
-            groups["\(events[i].profile ?? "")\u{0}\(events[i].meta?.onboardingID ?? "")\u{0}\(events[i].profile == nil)\u{0}\(events[i].meta == nil)", default: []].append(i)
+            groups[
+                "\(events[i].profile ?? "")\u{0}\(events[i].meta?.onboardingID ?? "")\u{0}\(events[i].profile == nil)\u{0}\(events[i].meta == nil)",
+                default: []
+            ].append(i)
         }
         for (_, list) in groups {
             let ordered = list.sorted { (events[$0].time.microseconds, $0) < (events[$1].time.microseconds, $1) }
@@ -76,11 +80,14 @@ struct ReferenceEvaluator {
             var rows = rows.sorted { ($0.event.time.microseconds, $0.seq) < ($1.event.time.microseconds, $1.seq) }
             // Rule 7, by looking forward from each presentation.
             for i in rows.indices {
-                guard rows[i].event.payload == .analytics(.screenPresented), let screen = rows[i].event.meta?.screenIndex else { continue }
+                guard rows[i].event.payload == .analytics(.screenPresented),
+                    let screen = rows[i].event.meta?.screenIndex
+                else { continue }
                 rows[i].censored = true
                 for j in (i + 1)..<max(i + 1, rows.count) {
                     let later = rows[j].event
-                    let terminal = later.payload == .analytics(.onboardingCompleted) || later.kind == .openPaywall
+                    let terminal =
+                        later.payload == .analytics(.onboardingCompleted) || later.kind == .openPaywall
                         || later.kind == .close || later.kind == .error
                     let elsewhere = later.meta != nil && later.meta!.screenIndex != screen
                     if terminal || elsewhere {
@@ -170,15 +177,18 @@ struct ReferenceEvaluator {
         switch b {
         case .answer(let element):
             for e in events.reversed() {
-                if case .stateUpdated(let u) = e.payload, u.elementID == element, element != "" { return answerValue(u.value) }
+                if case .stateUpdated(let u) = e.payload, u.elementID == element, element != "" {
+                    return answerValue(u.value)
+                }
             }
             return .null
         case .did(let x):
-            return .bool(events.contains { e in
-                if e.kind.rawValue == x { return true }
-                if case .analytics(let a) = e.payload { return a.name == x }
-                return false
-            })
+            return .bool(
+                events.contains { e in
+                    if e.kind.rawValue == x { return true }
+                    if case .analytics(let a) = e.payload { return a.name == x }
+                    return false
+                })
         case .reached(let n):
             return .bool(placed.contains { $0.screenIndex >= n })
         case .session(let f):
@@ -224,8 +234,11 @@ struct ReferenceEvaluator {
         if q.source == .events {
             for s in sessions {
                 for r in s.events {
-                    rows.append(({ b in if case .event(let f) = b { return eventField(f, r) } else { return .null } },
-                                 r.censored, (r.event.time.microseconds, r.seq, ""), nil))
+                    rows.append(
+                        (
+                            { b in if case .event(let f) = b { return eventField(f, r) } else { return .null } },
+                            r.censored, (r.event.time.microseconds, r.seq, ""), nil
+                        ))
                 }
             }
         } else {
@@ -238,7 +251,8 @@ struct ReferenceEvaluator {
         switch q.reduction {
         case nil:
             let ordered = rows.sorted { a, b in a.order < b.order }
-            table = ResultTable(columns: q.columns, rows: ordered.map { r in q.rowColumns.map { $0.bound.evaluate(now: now, r.leaf) } })
+            table = ResultTable(
+                columns: q.columns, rows: ordered.map { r in q.rowColumns.map { $0.bound.evaluate(now: now, r.leaf) } })
         case .count(let by):
             let groups = group(rows.map { r in (by.map { $0.bound.evaluate(now: now, r.leaf) }, r) })
             var out = groups.map { $0.key + [.integer(Int64($0.rows.count))] }
@@ -246,19 +260,25 @@ struct ReferenceEvaluator {
             table = ResultTable(columns: q.columns, rows: out)
         case .top(let n, let key):
             // Rule 11: absent is not one of the values.
-            let groups = group(rows.map { r in ([key.bound.evaluate(now: now, r.leaf)], r) }).filter { $0.key[0] != .null }
+            let groups = group(rows.map { r in ([key.bound.evaluate(now: now, r.leaf)], r) }).filter {
+                $0.key[0] != .null
+            }
             let counted = groups.map { $0.key + [.integer(Int64($0.rows.count))] }
             // Stable sort by count descending keeps the key order among ties.
             var sorted = counted
             for i in sorted.indices {
                 for j in stride(from: i, to: 0, by: -1) {
-                    guard case .integer(let a) = sorted[j][1], case .integer(let b) = sorted[j - 1][1], a > b else { break }
+                    guard case .integer(let a) = sorted[j][1], case .integer(let b) = sorted[j - 1][1], a > b else {
+                        break
+                    }
                     sorted.swapAt(j, j - 1)
                 }
             }
             table = ResultTable(columns: q.columns, rows: Array(sorted.prefix(n)))
         case .histogram(let value, let step):
-            var keyed: [([Value], (leaf: (Bound) -> Value, censored: Bool, order: (Int64, Int, String), session: Session?))] = []
+            var keyed:
+                [([Value], (leaf: (Bound) -> Value, censored: Bool, order: (Int64, Int, String), session: Session?))] =
+                    []
             for r in rows {
                 let v = value.bound.evaluate(now: now, r.leaf)
                 let x: Double
@@ -278,18 +298,26 @@ struct ReferenceEvaluator {
             }
             var out = group(keyed).map { $0.key + [.integer(Int64($0.rows.count))] }
             if value.bound.readsDwell {
-                out = out.map { $0 + [.bool(false)] } + [[.null, .integer(Int64(rows.filter(\.censored).count)), .bool(true)]]
+                out =
+                    out.map { $0 + [.bool(false)] } + [
+                        [.null, .integer(Int64(rows.filter(\.censored).count)), .bool(true)]
+                    ]
             }
             table = ResultTable(columns: q.columns, rows: out)
         case .stats(let aggregates, let by, let censored):
             var groups = group(rows.map { r in (by.map { $0.bound.evaluate(now: now, r.leaf) }, r) })
             if by.isEmpty && groups.isEmpty { groups = [([], [])] }
-            table = ResultTable(columns: q.columns, rows: groups.map { g in
-                var out = g.key
-                for a in aggregates { out.append(aggregate(a, g.rows.map { r in a.argument.map { $0.evaluate(now: now, r.leaf) } ?? .null })) }
-                if censored { out.append(.integer(Int64(g.rows.filter(\.censored).count))) }
-                return out
-            })
+            table = ResultTable(
+                columns: q.columns,
+                rows: groups.map { g in
+                    var out = g.key
+                    for a in aggregates {
+                        out.append(
+                            aggregate(a, g.rows.map { r in a.argument.map { $0.evaluate(now: now, r.leaf) } ?? .null }))
+                    }
+                    if censored { out.append(.integer(Int64(g.rows.filter(\.censored).count))) }
+                    return out
+                })
         case .funnel(let f):
             table = ResultTable(columns: q.columns, rows: funnel(f, rows.compactMap(\.session)))
         }
@@ -307,7 +335,11 @@ struct ReferenceEvaluator {
                 combos = combos.flatMap { c in options.map { c + [$0] } }
             }
             for c in combos {
-                if let i = out.firstIndex(where: { $0.key == c }) { out[i].rows.append(row) } else { out.append((c, [row])) }
+                if let i = out.firstIndex(where: { $0.key == c }) {
+                    out[i].rows.append(row)
+                } else {
+                    out.append((c, [row]))
+                }
             }
         }
         return out.sorted { a, b in
@@ -371,15 +403,21 @@ struct ReferenceEvaluator {
     func funnel(_ f: BoundFunnel, _ sessions: [Session]) -> [[Value]] {
         func stepStats(_ reached: [Int], _ i: Int) -> [Value] {
             let first = reached[0], previous = i == 0 ? reached[0] : reached[i - 1]
-            return [.integer(Int64(reached[i])), first == 0 ? .null : .number(Double(reached[i]) * 100 / Double(first)),
-                    previous == 0 ? .null : .number(Double(reached[i]) * 100 / Double(previous)),
-                    .integer(Int64(previous - reached[i]))]
+            return [
+                .integer(Int64(reached[i])), first == 0 ? .null : .number(Double(reached[i]) * 100 / Double(first)),
+                previous == 0 ? .null : .number(Double(reached[i]) * 100 / Double(previous)),
+                .integer(Int64(previous - reached[i])),
+            ]
         }
         func byKeys(_ row: Row?) -> [Value] {
-            f.by.map { c in c.bound.evaluate(now: now) { b in
-                if case .event(let field) = b, let row { return eventField(field, Row(event: row.event, seq: row.seq, dwell: .null, censored: false)) }
-                return .null
-            } }
+            f.by.map { c in
+                c.bound.evaluate(now: now) { b in
+                    if case .event(let field) = b, let row {
+                        return eventField(field, Row(event: row.event, seq: row.seq, dwell: .null, censored: false))
+                    }
+                    return .null
+                }
+            }
         }
         var out: [[Value]] = []
         if f.steps.isEmpty {
@@ -396,7 +434,9 @@ struct ReferenceEvaluator {
                 var own = 0
                 for r in s.events { if let m = r.event.meta { own = max(own, m.totalScreens, m.screenIndex + 1) } }
                 let reach: [Double?] = (0..<own).map { i in
-                    s.events.first { ($0.event.meta?.screenIndex ?? -1) >= i }.map { Double($0.event.time.microseconds - t0) }
+                    s.events.first { ($0.event.meta?.screenIndex ?? -1) >= i }.map {
+                        Double($0.event.time.microseconds - t0)
+                    }
                 }
                 keyed.append((byKeys(first), reach))
             }
@@ -411,7 +451,9 @@ struct ReferenceEvaluator {
                     if !f.by.isEmpty { row.append(.integer(0)) }
                     row.append(.integer(Int64(i)))
                     row += stepStats(reached, i)
-                    row.append(referencePercentile(g.rows.compactMap { i < $0.count ? $0[i] : nil }, 0.5).map { .duration($0) } ?? .null)
+                    row.append(
+                        referencePercentile(g.rows.compactMap { i < $0.count ? $0[i] : nil }, 0.5).map { .duration($0) }
+                            ?? .null)
                     out.append(row)
                 }
             }
@@ -450,10 +492,15 @@ struct ReferenceEvaluator {
         var named = e.kind.rawValue == step.event
         if case .analytics(let a) = e.payload, a.name == step.event { named = true }
         guard named else { return false }
-        return step.predicate?.evaluate(now: now, { b in
-            if case .event(let field) = b { return eventField(field, Row(event: e, seq: r.seq, dwell: .null, censored: false)) }
-            return .null
-        }).isTrue ?? true
+        return step.predicate?.evaluate(
+            now: now,
+            { b in
+                if case .event(let field) = b {
+                    return eventField(field, Row(event: e, seq: r.seq, dwell: .null, censored: false))
+                }
+                return .null
+            }
+        ).isTrue ?? true
     }
 
     /// The best chain's positions (longest, then lexicographically smallest), by enumerating every chain; and
@@ -482,16 +529,21 @@ struct ReferenceEvaluator {
                     best = level
                     bestFirst = inside.first { matches[$0][0] }
                     // Step k is done when steps 1…k have each happened once in the window.
-                    bestDone = (0..<level).map { k in (0...k).map { j in inside.filter { matches[$0][j] }.map(t).min()! }.max()! }
+                    bestDone = (0..<level).map { k in
+                        (0...k).map { j in inside.filter { matches[$0][j] }.map(t).min()! }.max()!
+                    }
                 }
             }
             return (Array(repeating: 0, count: best), bestFirst, bestDone)
         }
         var best: [Int] = []
         func extend(_ chain: [Int]) {
-            if chain.count > best.count || (chain.count == best.count && chain.lexicographicallyPrecedes(best)) { best = chain }
+            if chain.count > best.count || (chain.count == best.count && chain.lexicographicallyPrecedes(best)) {
+                best = chain
+            }
             guard chain.count < n, let last = chain.last else { return }
-            for j in (last + 1)..<max(last + 1, events.count) where matches[j][chain.count] && t(j) - t(chain[0]) <= window {
+            for j in (last + 1)..<max(last + 1, events.count)
+            where matches[j][chain.count] && t(j) - t(chain[0]) <= window {
                 if f.mode == .strict, !((last + 1)..<j).allSatisfy(ignored) { continue }
                 extend(chain + [j])
             }
@@ -507,7 +559,9 @@ struct ReferenceEvaluator {
         for stage in q.tableStages {
             switch stage {
             case .where(let p):
-                t.rows = t.rows.filter { row in p.evaluate(now: now) { b in if case .column(let i) = b { row[i] } else { .null } }.isTrue }
+                t.rows = t.rows.filter { row in
+                    p.evaluate(now: now) { b in if case .column(let i) = b { row[i] } else { .null } }.isTrue
+                }
             case .limit(let n):
                 t.rows = Array(t.rows.prefix(n))
             case .select(let cols):

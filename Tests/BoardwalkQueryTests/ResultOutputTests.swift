@@ -1,4 +1,5 @@
 import Testing
+
 @testable import BoardwalkQuery
 
 // What results print: CSV that any RFC 4180 reader reads back, and tables whose columns line up and whose
@@ -64,11 +65,13 @@ private func readCSV(_ text: String) -> [[String]]? {
 /// Characters would leave such a field unquoted, or its quote undoubled: every CSV reader would then split or end
 /// the field there.
 @Test(arguments: [
-    "\"\u{301}", "a,\u{301}b", "x,\"\u{301}y", "\u{301}", ",\u{301}", "\"\u{301}\"\u{301}", "line\n\u{301}", "cr\r\u{301}",
+    "\"\u{301}", "a,\u{301}b", "x,\"\u{301}y", "\u{301}", ",\u{301}", "\"\u{301}\"\u{301}", "line\n\u{301}",
+    "cr\r\u{301}",
     "e\u{301}", "plain", "", "👨‍👩‍👧,\"",
 ])
 func csvFieldsWithCombiningMarksReadBack(_ field: String) throws {
-    let table = ResultTable(columns: ["field", "n", "h\u{301}\"ead"], rows: [[.string(field), .integer(1), .set([field, "b"])]])
+    let table = ResultTable(
+        columns: ["field", "n", "h\u{301}\"ead"], rows: [[.string(field), .integer(1), .set([field, "b"])]])
     let text = table.render(.csv)
     let records = try #require(readCSV(text), "malformed CSV: \(Array(text.utf8))")
     #expect(records.count == 2)
@@ -95,35 +98,40 @@ func csvFieldsWithCombiningMarksReadBack(_ field: String) throws {
     #expect(displayWidth("中文") == 4)
     #expect(displayWidth("plain") == 5)
     #expect(displayWidth("") == 0)
-    let table = ResultTable(columns: ["who", "count"], rows: [[.string("👨‍👩‍👧"), .integer(3)], [.string("Anna"), .integer(12)]])
-    #expect(table.render(.table) == """
-        who   count
-        ----  -----
-        👨‍👩‍👧        3
-        Anna     12
+    let table = ResultTable(
+        columns: ["who", "count"], rows: [[.string("👨‍👩‍👧"), .integer(3)], [.string("Anna"), .integer(12)]])
+    #expect(
+        table.render(.table) == """
+            who   count
+            ----  -----
+            👨‍👩‍👧        3
+            Anna     12
 
-        """)
+            """)
 }
 
 /// U+202E (right-to-left override) printed raw makes the rest of the row read backwards; the other bidi
 /// embeddings and isolates, C1 controls and line separators act on the terminal too. Escaped like the C0 controls.
 @Test func bidiOverridesAndOtherControlsAreEscapedInTables() {
-    let table = ResultTable(columns: ["value", "n"], rows: [
-        [.string("abc\u{202E}fed"), .integer(1)],
-        [.set(["\u{2066}x\u{2069}", "\u{202A}y\u{202C}"]), .integer(2)],
-        [.string("c1\u{9B}31m,nel\u{85},ls\u{2028}"), .integer(3)],
-        [.string("esc\u{1B}[2J\ttab\nnl"), .integer(4)],
-    ])
+    let table = ResultTable(
+        columns: ["value", "n"],
+        rows: [
+            [.string("abc\u{202E}fed"), .integer(1)],
+            [.set(["\u{2066}x\u{2069}", "\u{202A}y\u{202C}"]), .integer(2)],
+            [.string("c1\u{9B}31m,nel\u{85},ls\u{2028}"), .integer(3)],
+            [.string("esc\u{1B}[2J\ttab\nnl"), .integer(4)],
+        ])
     let text = table.render(.table)
-    #expect(text == #"""
-        value                                   n
-        --------------------------------------  -
-        abc\u{202e}fed                          1
-        [\u{2066}x\u{2069}, \u{202a}y\u{202c}]  2
-        c1\u{9b}31m,nel\u{85},ls\u{2028}        3
-        esc\u{1b}[2J\ttab\nnl                   4
+    #expect(
+        text == #"""
+            value                                   n
+            --------------------------------------  -
+            abc\u{202e}fed                          1
+            [\u{2066}x\u{2069}, \u{202a}y\u{202c}]  2
+            c1\u{9b}31m,nel\u{85},ls\u{2028}        3
+            esc\u{1b}[2J\ttab\nnl                   4
 
-        """#)
+            """#)
     #expect(!text.unicodeScalars.contains { $0.value == 0x202E || $0.value == 0x1B || $0.value == 0x9B })
     // Column names hold query text and are escaped the same way.
     let header = ResultTable(columns: ["name==\"\u{202E}x\""], rows: []).render(.table)

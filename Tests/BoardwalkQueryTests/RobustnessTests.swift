@@ -1,6 +1,7 @@
 import BoardwalkGenerator
 import BoardwalkModel
 import Testing
+
 @testable import BoardwalkQuery
 
 /// Bad input never traps: mutated and random queries either parse or fail with a located error, and those
@@ -8,8 +9,10 @@ import Testing
 @Test func mutatedQueriesNeverTrap() throws {
     var rng = SplitMix64(seed: 99)
     var generator = QueryGenerator(seed: 5)
-    let pieces = ["(", ")", "[", "]", "|", ",", "\"", "@", "==", "not", "and", "by", "-", "1e", "9999999999999999999999",
-                  "@2026-02-30", "é", "\u{0}", "\n", "funnel", "within", "mode", "percentile(", "answer(", "0.5", "7d", "#"]
+    let pieces = [
+        "(", ")", "[", "]", "|", ",", "\"", "@", "==", "not", "and", "by", "-", "1e", "9999999999999999999999",
+        "@2026-02-30", "é", "\u{0}", "\n", "funnel", "within", "mode", "percentile(", "answer(", "0.5", "7d", "#",
+    ]
     let source = InMemoryEventSource(story)
     var parsed = 0
     for _ in 0..<3_000 {
@@ -36,9 +39,15 @@ import Testing
 }
 
 @Test func deepNestingAndLongQueriesAreErrorsNotCrashes() {
-    #expect(diagnostic("events | where " + String(repeating: "(", count: 100) + "screen == 1").contains("nested too deeply"))
-    #expect(diagnostic("events | where " + String(repeating: "not ", count: 100) + "screen == 1").contains("nested too deeply"))
-    #expect(diagnostic("events | where " + String(repeating: "screen == 1 and ", count: 5_000) + "true").contains("too long"))
+    #expect(
+        diagnostic("events | where " + String(repeating: "(", count: 100) + "screen == 1").contains("nested too deeply")
+    )
+    #expect(
+        diagnostic("events | where " + String(repeating: "not ", count: 100) + "screen == 1").contains(
+            "nested too deeply"))
+    #expect(
+        diagnostic("events | where " + String(repeating: "screen == 1 and ", count: 5_000) + "true").contains(
+            "too long"))
     // The longest chain allowed still checks and runs.
     let chain = "events | where " + String(repeating: "screen >= 0 and ", count: 480) + "true | count"
     #expect(throws: Never.self) { _ = try run(chain, story) }

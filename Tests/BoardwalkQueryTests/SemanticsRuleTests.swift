@@ -1,5 +1,6 @@
 import BoardwalkModel
 import Testing
+
 @testable import BoardwalkQuery
 
 // One test per rule of analytics-semantics.md, named after it.
@@ -11,81 +12,114 @@ import Testing
     let completedLast = [ev(0, "s", presented), ev(5, "s", .openPaywall(actionID: "")), ev(5, "s", completedEvent)]
     #expect(try run("sessions | count by exit", completedLast).column("exit") == [.string("completed")])
     // Arrival order, not array position after sorting by time: seq is the index in the input.
-    #expect(try run("events | select seq, name", completedLast).column("name")
-        == [.string("screen_presented"), .string("open_paywall"), .string("onboarding_completed")])
+    #expect(
+        try run("events | select seq, name", completedLast).column("name")
+            == [.string("screen_presented"), .string("open_paywall"), .string("onboarding_completed")])
 }
 
 @Test func rule2_reductionsCountSessionsUnlessTheQuerySaysEvents() throws {
     let events = [ev(0, "a", presented), ev(1, "a", presented), ev(0, "b", presented)]
     #expect(try run("sessions | count", events).column("count") == [.integer(2)])
     #expect(try run("events | count", events).column("count") == [.integer(3)])
-    #expect(try run("sessions | count by profile", [ev(0, "a", profile: "p", presented), ev(0, "b", profile: "p", presented)])
+    #expect(
+        try run(
+            "sessions | count by profile", [ev(0, "a", profile: "p", presented), ev(0, "b", profile: "p", presented)]
+        )
         .column("count") == [.integer(2)])
 }
 
 @Test func rule3_backNavigationDoesNotDoubleCountAndTheFunnelNeverRises() throws {
     // 0 → 1 → 2 → back to 1 → 2 again: reached 0, 1, 2 once each.
-    let events = [ev(0, "s", screen: 0, presented), ev(1, "s", screen: 1, presented), ev(2, "s", screen: 2, presented),
-                  ev(3, "s", screen: 1, presented), ev(4, "s", screen: 2, presented)]
+    let events = [
+        ev(0, "s", screen: 0, presented), ev(1, "s", screen: 1, presented), ev(2, "s", screen: 2, presented),
+        ev(3, "s", screen: 1, presented), ev(4, "s", screen: 2, presented),
+    ]
     let table = try run("sessions | funnel", events)
     #expect(table.column("sessions") == [.integer(1), .integer(1), .integer(1), .integer(0)])
     // Steps run to total_screens − 1 (4 screens) even though nobody saw screen 3; the time is the first reach.
     #expect(table.column("step") == [.integer(0), .integer(1), .integer(2), .integer(3)])
-    #expect(table.column("median_time") == [.duration(0), .duration(Double(second)), .duration(Double(2 * second)), .null])
+    #expect(
+        table.column("median_time") == [.duration(0), .duration(Double(second)), .duration(Double(2 * second)), .null])
 }
 
 @Test func rule3_eachBreakdownGroupRunsToItsOwnScreens() throws {
     // A 2-screen onboarding beside a 4-screen one: `by onboarding` gives the short one 2 steps, not 4 with a
     // drop-off of everyone at screens it does not have; without `by`, the steps are the scope's (4).
-    let events = [ev(0, "a", screen: 0, total: 2, onboarding: "short", presented), ev(1, "a", screen: 1, total: 2, onboarding: "short", presented),
-                  ev(0, "b", screen: 0, total: 4, onboarding: "long", presented), ev(1, "b", screen: 3, total: 4, onboarding: "long", presented)]
+    let events = [
+        ev(0, "a", screen: 0, total: 2, onboarding: "short", presented),
+        ev(1, "a", screen: 1, total: 2, onboarding: "short", presented),
+        ev(0, "b", screen: 0, total: 4, onboarding: "long", presented),
+        ev(1, "b", screen: 3, total: 4, onboarding: "long", presented),
+    ]
     let table = try run("sessions | funnel by onboarding", events)
-    #expect(table.column("onboarding") == [.string("long"), .string("long"), .string("long"), .string("long"),
-                                           .string("short"), .string("short")])
+    #expect(
+        table.column("onboarding") == [
+            .string("long"), .string("long"), .string("long"), .string("long"),
+            .string("short"), .string("short"),
+        ])
     #expect(table.column("sessions") == [.integer(1), .integer(1), .integer(1), .integer(1), .integer(1), .integer(1)])
     #expect(table.column("dropoff") == [.integer(0), .integer(0), .integer(0), .integer(0), .integer(0), .integer(0)])
-    #expect(try run("sessions | funnel", events).column("step") == [.integer(0), .integer(1), .integer(2), .integer(3)])
+    #expect(
+        try run("sessions | funnel", events).column("step") == [.integer(0), .integer(1), .integer(2), .integer(3)])
 }
 
 @Test func rule4_orderedFunnelBestChainAndInclusiveWindow() throws {
     // Two candidate starts: the first A cannot finish within 60 s, the second can.
-    let events = [ev(0, "s", .custom(actionID: "a")), ev(100, "s", .custom(actionID: "a")),
-                  ev(130, "s", .openPaywall(actionID: "")), ev(160, "s", .close(actionID: ""))]
+    let events = [
+        ev(0, "s", .custom(actionID: "a")), ev(100, "s", .custom(actionID: "a")),
+        ev(130, "s", .openPaywall(actionID: "")), ev(160, "s", .close(actionID: "")),
+    ]
     let q = #"sessions | funnel custom, open_paywall, close within 60s"#
     #expect(try run(q, events).column("sessions") == [.integer(1), .integer(1), .integer(1)])
     // The window is inclusive: exactly 60 s from step 1 still counts, 60 s + 1 µs does not.
     let edge = [ev(0, "e", .custom(actionID: "")), ev(60, "e", .close(actionID: ""))]
-    #expect(try run("sessions | funnel custom, close within 60s", edge).column("sessions") == [.integer(1), .integer(1)])
+    #expect(
+        try run("sessions | funnel custom, close within 60s", edge).column("sessions") == [.integer(1), .integer(1)])
     let over = [ev(0, "o", .custom(actionID: "")), ev(60.000001, "o", .close(actionID: ""))]
-    #expect(try run("sessions | funnel custom, close within 60s", over).column("sessions") == [.integer(1), .integer(0)])
+    #expect(
+        try run("sessions | funnel custom, close within 60s", over).column("sessions") == [.integer(1), .integer(0)])
 }
 
 @Test func rule4_strictFunnelBreaksOnOtherEventsUnlessIgnored() throws {
     let events = [ev(0, "s", .custom(actionID: "")), ev(1, "s", select("x", "y")), ev(2, "s", .close(actionID: ""))]
-    #expect(try run("sessions | funnel custom, close mode strict", events).column("sessions") == [.integer(1), .integer(0)])
-    #expect(try run("sessions | funnel custom, close mode strict ignoring (state_updated)", events).column("sessions")
-        == [.integer(1), .integer(1)])
+    #expect(
+        try run("sessions | funnel custom, close mode strict", events).column("sessions") == [.integer(1), .integer(0)])
+    #expect(
+        try run("sessions | funnel custom, close mode strict ignoring (state_updated)", events).column("sessions")
+            == [.integer(1), .integer(1)])
     #expect(try run("sessions | funnel custom, close", events).column("sessions") == [.integer(1), .integer(1)])
 }
 
 @Test func rule4_anyModeAcceptsStepsInAnyOrderWithinTheWindow() throws {
     let events = [ev(0, "s", .close(actionID: "")), ev(10, "s", .custom(actionID: ""))]
-    #expect(try run("sessions | funnel custom, close mode any within 10s", events).column("sessions") == [.integer(1), .integer(1)])
-    #expect(try run("sessions | funnel custom, close mode any within 9s", events).column("sessions") == [.integer(1), .integer(0)])
+    #expect(
+        try run("sessions | funnel custom, close mode any within 10s", events).column("sessions") == [
+            .integer(1), .integer(1),
+        ])
+    #expect(
+        try run("sessions | funnel custom, close mode any within 9s", events).column("sessions") == [
+            .integer(1), .integer(0),
+        ])
     #expect(try run("sessions | funnel custom, close", events).column("sessions") == [.integer(1), .integer(0)])
     // Time to convert in `any` mode: from step 1 until steps 1…k have all happened (0 when step 2 came first).
-    #expect(try run("sessions | funnel custom, close mode any", events).column("median_time") == [.duration(0), .duration(0)])
+    #expect(
+        try run("sessions | funnel custom, close mode any", events).column("median_time") == [
+            .duration(0), .duration(0),
+        ])
     let inOrder = [ev(0, "s", .custom(actionID: "")), ev(10, "s", .close(actionID: ""))]
-    #expect(try run("sessions | funnel custom, close mode any", inOrder).column("median_time")
-        == [.duration(0), .duration(Double(10 * second))])
+    #expect(
+        try run("sessions | funnel custom, close mode any", inOrder).column("median_time")
+            == [.duration(0), .duration(Double(10 * second))])
 }
 
 @Test func rule5_timeToConvertFromRawValuesNotMediansOfGroups() throws {
     // Variation a converts in 10 s and 20 s, b in 100 s: the overall median is 20 s (the median of group
     // medians would be (15 + 100) / 2).
-    let events = [ev(0, "1", variation: "a", .custom(actionID: "")), ev(10, "1", variation: "a", .close(actionID: "")),
-                  ev(0, "2", variation: "a", .custom(actionID: "")), ev(20, "2", variation: "a", .close(actionID: "")),
-                  ev(0, "3", variation: "b", .custom(actionID: "")), ev(100, "3", variation: "b", .close(actionID: ""))]
+    let events = [
+        ev(0, "1", variation: "a", .custom(actionID: "")), ev(10, "1", variation: "a", .close(actionID: "")),
+        ev(0, "2", variation: "a", .custom(actionID: "")), ev(20, "2", variation: "a", .close(actionID: "")),
+        ev(0, "3", variation: "b", .custom(actionID: "")), ev(100, "3", variation: "b", .close(actionID: "")),
+    ]
     let table = try run("sessions | funnel custom, close", events)
     #expect(table.column("median_time")?[1] == .duration(Double(20 * second)))
     #expect(table.column("mean_time")?[1] == .duration(Double(130 * second) / 3))
@@ -110,61 +144,86 @@ import Testing
         // An abandoned last screen is censored: counted beside the distribution, not as zero.
         ev(0, "b", screen: 0, presented), ev(3, "b", screen: 0, select("e", "v")),
     ]
-    let table = try run(#"events | where name == "screen_presented" | stats count(), count(dwell), avg(dwell) by screen"#, events)
+    let table = try run(
+        #"events | where name == "screen_presented" | stats count(), count(dwell), avg(dwell) by screen"#, events)
     #expect(table.render(.csv) == "screen,count(),count(dwell),avg(dwell),censored\n0,2,1,8,1\n1,1,1,12,0\n")
 }
 
 @Test func rule8_lastOutcomeWinsAndFlagsStayAvailable() throws {
-    let events = [ev(0, "s", completedEvent), ev(1, "s", .openPaywall(actionID: "")), ev(2, "s", .close(actionID: "")),
-                  ev(0, "t", presented), ev(0, "u", .error(OnboardingError(domain: "webkit", code: 4200, message: "")))]
+    let events = [
+        ev(0, "s", completedEvent), ev(1, "s", .openPaywall(actionID: "")), ev(2, "s", .close(actionID: "")),
+        ev(0, "t", presented), ev(0, "u", .error(OnboardingError(domain: "webkit", code: 4200, message: ""))),
+    ]
     let table = try run("sessions | select session, exit, completed, paywall, closed", events)
-    #expect(table.rows == [
-        [.string("s"), .string("closed"), .bool(true), .bool(true), .bool(true)],
-        [.string("t"), .string("abandoned"), .bool(false), .bool(false), .bool(false)],
-        [.string("u"), .string("error"), .bool(false), .bool(false), .bool(false)],
-    ])
+    #expect(
+        table.rows == [
+            [.string("s"), .string("closed"), .bool(true), .bool(true), .bool(true)],
+            [.string("t"), .string("abandoned"), .bool(false), .bool(false), .bool(false)],
+            [.string("u"), .string("error"), .bool(false), .bool(false), .bool(false)],
+        ])
 }
 
 @Test func rule9_answersAreLastWriteWinsAndMultiSelectExplodes() throws {
-    let events = [ev(0, "a", select("experience", "beginner")), ev(1, "a", select("experience", "pro")),
-                  ev(2, "a", multi("interests", ["music", "art"])), ev(3, "a", multi("interests", ["music", "sports"])),
-                  ev(0, "b", multi("interests", [])),
-                  ev(0, "c", .stateUpdated(StateUpdate(elementID: "age", value: .input(.number(25))))),
-                  ev(0, "d", .stateUpdated(StateUpdate(elementID: "birthday", value: .datePicker(DateParts(year: 1995, month: 3)))))]
-    #expect(try run(#"sessions | count by answer("experience")"#, events).rows == [[.string("pro"), .integer(1)], [.null, .integer(3)]])
+    let events = [
+        ev(0, "a", select("experience", "beginner")), ev(1, "a", select("experience", "pro")),
+        ev(2, "a", multi("interests", ["music", "art"])), ev(3, "a", multi("interests", ["music", "sports"])),
+        ev(0, "b", multi("interests", [])),
+        ev(0, "c", .stateUpdated(StateUpdate(elementID: "age", value: .input(.number(25))))),
+        ev(
+            0, "d",
+            .stateUpdated(StateUpdate(elementID: "birthday", value: .datePicker(DateParts(year: 1995, month: 3))))),
+    ]
+    #expect(
+        try run(#"sessions | count by answer("experience")"#, events).rows == [
+            [.string("pro"), .integer(1)], [.null, .integer(3)],
+        ])
     // The snapshot replaced the earlier selection (art is gone); b's empty selection is one absent key.
-    #expect(try run(#"sessions | count by answer("interests")"#, events).rows
-        == [[.string("music"), .integer(1)], [.string("sports"), .integer(1)], [.null, .integer(3)]])
+    #expect(
+        try run(#"sessions | count by answer("interests")"#, events).rows
+            == [[.string("music"), .integer(1)], [.string("sports"), .integer(1)], [.null, .integer(3)]])
     #expect(try run(#"sessions | where answer("age") > 24.5 | count"#, events).column("count") == [.integer(1)])
-    #expect(try run(#"sessions | where answer("birthday") == "1995-03-??" | count"#, events).column("count") == [.integer(1)])
+    #expect(
+        try run(#"sessions | where answer("birthday") == "1995-03-??" | count"#, events).column("count") == [
+            .integer(1)
+        ])
 }
 
 @Test func rule10_sessionsWithoutIdsAreInferred() throws {
     // Same profile and onboarding: a start event begins a session (a run of start events stays in one), and so
     // does a gap of exactly 30 minutes; 29:59 does not.
-    let events = [ev(0, nil, profile: "p", .onboardingLoaded), ev(1, nil, profile: "p", started),
-                  ev(60, nil, profile: "p", presented),
-                  ev(60 + 30 * 60, nil, profile: "p", presented),  // exactly 30 min later: new session
-                  ev(60 + 30 * 60 + 1799, nil, profile: "p", presented),  // 29:59 later: same session
-                  ev(5000, nil, profile: "p", started),  // a start event: new session
-                  ev(5001, nil, profile: "q", presented),  // another profile: its own session
-                  ev(5002, nil, profile: "q", presented)]
+    let events = [
+        ev(0, nil, profile: "p", .onboardingLoaded), ev(1, nil, profile: "p", started),
+        ev(60, nil, profile: "p", presented),
+        ev(60 + 30 * 60, nil, profile: "p", presented),  // exactly 30 min later: new session
+        ev(60 + 30 * 60 + 1799, nil, profile: "p", presented),  // 29:59 later: same session
+        ev(5000, nil, profile: "p", started),  // a start event: new session
+        ev(5001, nil, profile: "q", presented),  // another profile: its own session
+        ev(5002, nil, profile: "q", presented),
+    ]
     let table = try run("sessions | select session, events", events)
-    #expect(table.rows == [
-        [.string("inferred:0"), .integer(3)], [.string("inferred:3"), .integer(2)],
-        [.string("inferred:5"), .integer(1)], [.string("inferred:6"), .integer(2)],
-    ])
+    #expect(
+        table.rows == [
+            [.string("inferred:0"), .integer(3)], [.string("inferred:3"), .integer(2)],
+            [.string("inferred:5"), .integer(1)], [.string("inferred:6"), .integer(2)],
+        ])
 }
 
 @Test func rule11_nullsAndEmptyGroups() throws {
     // Android's "" element_id and reply are absent.
-    let events = [ev(0, "a", .analytics(.screenCompleted(elementID: "", reply: ""))),
-                  ev(1, "a", .analytics(.screenCompleted(elementID: "btn", reply: "yes")))]
-    #expect(try run("events | stats count(), count(reply), count_distinct(element)", events).rows
-        == [[.integer(2), .integer(1), .integer(1)]])
+    let events = [
+        ev(0, "a", .analytics(.screenCompleted(elementID: "", reply: ""))),
+        ev(1, "a", .analytics(.screenCompleted(elementID: "btn", reply: "yes"))),
+    ]
+    #expect(
+        try run("events | stats count(), count(reply), count_distinct(element)", events).rows
+            == [[.integer(2), .integer(1), .integer(1)]])
     // No rows and no `by`: one row, zeros for counts, absent for averages and percentiles.
-    #expect(try run(#"events | where name == "nothing" | stats count(), count_distinct(session), sum(screen), avg(screen), p50(screen), rate(screen > 0)"#, events).rows
-        == [[.integer(0), .integer(0), .integer(0), .null, .null, .null]])
+    #expect(
+        try run(
+            #"events | where name == "nothing" | stats count(), count_distinct(session), sum(screen), avg(screen), p50(screen), rate(screen > 0)"#,
+            events
+        ).rows
+            == [[.integer(0), .integer(0), .integer(0), .null, .null, .null]])
     #expect(try run(#"events | where name == "nothing" | count"#, events).rows == [[.integer(0)]])
     // With `by`, empty groups produce no rows.
     #expect(try run(#"events | where name == "nothing" | count by name"#, events).rows.isEmpty)
@@ -187,7 +246,8 @@ private func bothSources(_ text: String, _ events: [Event]) throws -> ResultTabl
     let memory = try run(text, events)
     try withTemporaryStore { store in
         _ = try store.append(events)
-        let disk = try Query.parse(text).run(on: StoreEventSource(store), options: .init(now: Timestamp(microseconds: base + 86_400 * second)))
+        let disk = try Query.parse(text).run(
+            on: StoreEventSource(store), options: .init(now: Timestamp(microseconds: base + 86_400 * second)))
         #expect(disk == memory, "\(text)\nstore:\n\(disk.render(.table))\nmemory:\n\(memory.render(.table))")
     }
     return memory
@@ -196,8 +256,10 @@ private func bothSources(_ text: String, _ events: [Event]) throws -> ResultTabl
 @Test func rule7_histogramOfDwellCountsCensoredBesideTheBuckets() throws {
     // Three presentations: 7 s (to the next screen), 1 s (to the close), and one censored (its session ends on it).
     // The censored one is counted beside the buckets, not left out without a word.
-    let events = [ev(0, "a", screen: 0, presented), ev(7, "a", screen: 1, presented), ev(8, "a", screen: 1, .close(actionID: "")),
-                  ev(0, "b", screen: 0, presented)]
+    let events = [
+        ev(0, "a", screen: 0, presented), ev(7, "a", screen: 1, presented), ev(8, "a", screen: 1, .close(actionID: "")),
+        ev(0, "b", screen: 0, presented),
+    ]
     let table = try bothSources(#"events | where name == "screen_presented" | histogram dwell step 5s"#, events)
     #expect(table.render(.csv) == "bucket,count,censored\n0,1,false\n5,1,false\n,1,true\n")
     // Not dwell: no such column.
@@ -229,16 +291,23 @@ private func bothSources(_ text: String, _ events: [Event]) throws -> ResultTabl
     // A multi-select answered last with nothing chosen: absent everywhere, as in `count by` (neither counted by
     // `count(answer)` nor matched by `!=`).
     let empty = [ev(0, "s", multi("interests", ["a"])), ev(1, "s", multi("interests", []))]
-    let counts = try bothSources(#"sessions | stats count(answer("interests")), count_distinct(answer("interests"))"#, empty)
+    let counts = try bothSources(
+        #"sessions | stats count(answer("interests")), count_distinct(answer("interests"))"#, empty)
     #expect(counts.rows == [[.integer(0), .integer(0)]])
-    #expect(try bothSources(#"sessions | where answer("interests") != "a" | count"#, empty).column("count") == [.integer(0)])
-    #expect(try bothSources(#"events | where element == "interests" | select value"#, empty).column("value") == [.set(["a"]), .null])
+    #expect(
+        try bothSources(#"sessions | where answer("interests") != "a" | count"#, empty).column("count") == [.integer(0)]
+    )
+    #expect(
+        try bothSources(#"events | where element == "interests" | select value"#, empty).column("value") == [
+            .set(["a"]), .null,
+        ])
     // NaN and infinity typed into a number input, and arithmetic that overflows, are absent: min, max and
     // percentiles see only the finite answers.
     let numbers = [Double.nan, .infinity, 3, 1].enumerated().map { i, n in
         ev(Double(i), "n\(i)", .stateUpdated(StateUpdate(elementID: "n", value: .input(.number(n)))))
     }
-    let stats = try bothSources(#"sessions | stats count(answer("n")), min(answer("n")), max(answer("n")), p50(answer("n"))"#, numbers)
+    let stats = try bothSources(
+        #"sessions | stats count(answer("n")), min(answer("n")), max(answer("n")), p50(answer("n"))"#, numbers)
     #expect(stats.rows == [[.integer(2), .number(1), .number(3), .number(2)]])
     let overflow = try bothSources("sessions | select 1e300 * 1e300 as big, 1 / 0 as zero | limit 1", numbers)
     #expect(overflow.render(.csv) == "big,zero\n,\n")

@@ -1,8 +1,9 @@
 import BoardwalkGenerator
-@testable import BoardwalkStore
 import BoardwalkModel
 import Testing
+
 @testable import BoardwalkQuery
+@testable import BoardwalkStore
 
 /// `SessionFilters` checks `onboarding` against string literals directly: it must pass exactly the summaries that
 /// evaluating the filters through `Bound` passes, absent onboardings and mixed conjuncts included.
@@ -39,8 +40,9 @@ import Testing
     }
     #expect(checkedFilters == texts.count * 200)
     // The direct forms were taken where they apply (else the test would only compare the general path with itself).
-    let direct = try SessionFilters(Query.parse(#"sessions | where onboarding in ["a"] and onboarding != "b" | count"#).checked.filters,
-                                    now: now)
+    let direct = try SessionFilters(
+        Query.parse(#"sessions | where onboarding in ["a"] and onboarding != "b" | count"#).checked.filters,
+        now: now)
     #expect(direct.conjuncts.allSatisfy { if case .general = $0 { false } else { true } })
 }
 
@@ -69,8 +71,10 @@ import Testing
                 return true
             }
         }
-        for text in ["sessions | stats p50(duration), max(ended), count() by last_screen",
-                     "sessions | where duration > 10s | funnel", "sessions | select session, ended, last_screen | sort session"] {
+        for text in [
+            "sessions | stats p50(duration), max(ended), count() by last_screen",
+            "sessions | where duration > 10s | funnel", "sessions | select session, ended, last_screen | sort session",
+        ] {
             let query = try Query.parse(text)
             let fromStore = try query.run(on: StoreEventSource(store), options: .init(now: now))
             let inMemory = try query.run(on: InMemoryEventSource(stored), options: .init(now: now))

@@ -1,6 +1,7 @@
 import BoardwalkModel
 import BoardwalkStore
 import Testing
+
 @testable import BoardwalkQuery
 
 /// The store folds sessions from its key order (whole store) or its session index (narrowed ranges) without
@@ -68,13 +69,20 @@ import Testing
         _ = try store.append([ev(0, "s1", started), ev(1, "s1", screen: 1, presented)])
         let source = StoreEventSource(store)
         let whole = try Query.parse("sessions | funnel")
-        #expect(whole.explain(on: source).hasPrefix("read: every event once in key order, folded into per-session summaries"))
+        #expect(
+            whole.explain(on: source).hasPrefix(
+                "read: every event once in key order, folded into per-session summaries"))
         let (_, statistics) = try whole.execute(on: source)
         #expect(statistics.sessionsRead == 1)
         #expect(statistics.eventsRead == 2)
         // More custom steps than a fold's step mask holds: those still read whole sessions (gathered or through the index).
-        let steps = try Query.parse("sessions | funnel " + Array(repeating: "screen_presented", count: StepEvent.maxSteps + 1).joined(separator: ", "))
-        #expect(steps.explain(on: source).contains("gathered by scanning their onboardings' keys, a window of sessions at a time, when that scans at most twice their events, else through the session index"))
+        let steps = try Query.parse(
+            "sessions | funnel "
+                + Array(repeating: "screen_presented", count: StepEvent.maxSteps + 1).joined(separator: ", "))
+        #expect(
+            steps.explain(on: source).contains(
+                "gathered by scanning their onboardings' keys, a window of sessions at a time, when that scans at most twice their events, else through the session index"
+            ))
         let one = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel"#)
         #expect(one.explain(on: source).contains("through the store's session index"))
     }
@@ -86,9 +94,12 @@ import Testing
     var generator = SessionGenerator(seed: 0xC0_0174)
     var events = generator.events() + generator.events()
     // A session in two onboardings and one with an event without a position: each is one session.
-    events += [ev(0, "span", screen: 0, onboarding: "onb_1", started), ev(5, "span", screen: 1, onboarding: "onb_2", presented),
-               ev(7, "lost", screen: nil, .error(OnboardingError(domain: "webkit", code: 1, message: "m"))),
-               ev(8, "lost", screen: 0, onboarding: "onb_1", presented)]
+    events += [
+        ev(0, "span", screen: 0, onboarding: "onb_1", started),
+        ev(5, "span", screen: 1, onboarding: "onb_2", presented),
+        ev(7, "lost", screen: nil, .error(OnboardingError(domain: "webkit", code: 1, message: "m"))),
+        ev(8, "lost", screen: 0, onboarding: "onb_1", presented),
+    ]
     try withTemporaryStore { store in
         _ = try store.append(events)
         let source = StoreEventSource(store)
@@ -100,8 +111,11 @@ import Testing
         #expect(n >= 2)
         let folded = try Query.parse("sessions | where events >= 1 | count").run(on: source)
         #expect(folded.column("count") == table.column("count"))
-        #expect(try Query.parse("sessions | count").run(on: InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event)))
-                .column("count") == table.column("count"))
+        #expect(
+            try Query.parse("sessions | count").run(
+                on: InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event))
+            )
+            .column("count") == table.column("count"))
         // Table stages still apply.
         #expect(try Query.parse("sessions | count | where count > 1000000").run(on: source).rows.isEmpty)
     }

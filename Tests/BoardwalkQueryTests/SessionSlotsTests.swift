@@ -1,6 +1,7 @@
-@testable import BoardwalkQuery
 import BoardwalkGenerator
 import Testing
+
+@testable import BoardwalkQuery
 
 /// `SessionSlots`: every key inserted is found with its slot and no other key is, whichever way keys are placed
 /// (scattered by a hash, or in the order of their values for a scope's known ids).

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import BoardwalkQuery
 
 // A name cut short (`ele`, `co`, `dur`) is suggested the one thing of the right kind it starts, which the
@@ -7,12 +8,14 @@ import Testing
 
 @Suite("Suggestions for names cut short")
 struct ShortNameSuggestionsTests {
-    @Test("a prefix of one candidate, or of several that the shortest starts", arguments: [
-        ("ele", ["element", "element_type", "email_collected", "event_id"], "element"),
-        ("co", ["where", "count", "stats", "top"], "count"),
-        ("dur", ["duration", "started", "ended"], "duration"),
-        ("sc", ["screen", "screen_cid", "seq"], "screen"),
-    ])
+    @Test(
+        "a prefix of one candidate, or of several that the shortest starts",
+        arguments: [
+            ("ele", ["element", "element_type", "email_collected", "event_id"], "element"),
+            ("co", ["where", "count", "stats", "top"], "count"),
+            ("dur", ["duration", "started", "ended"], "duration"),
+            ("sc", ["screen", "screen_cid", "seq"], "screen"),
+        ])
     func prefix(word: String, candidates: [String], expected: String) {
         #expect(Suggestions.closest(to: word, in: candidates) == expected)
     }
@@ -25,9 +28,14 @@ struct ShortNameSuggestionsTests {
 
     @Test("in rendered diagnostics: fields for fields, stages for stages")
     func rendered() {
-        #expect(diagnostic(#"events | where ele == "x""#).hasPrefix("error: unknown field `ele`; did you mean `element`?"))
+        #expect(
+            diagnostic(#"events | where ele == "x""#).hasPrefix("error: unknown field `ele`; did you mean `element`?"))
         #expect(diagnostic("events | co").hasPrefix("error: unknown stage `co`; did you mean `count`?"))
-        #expect(diagnostic("sessions | where dur > 5s | count").hasPrefix("error: unknown field `dur`; did you mean `duration`?"))
-        #expect(diagnostic("sessions | stats perc(duration, 0.5)").hasPrefix("error: unknown aggregate `perc`; did you mean `percentile`?"))
+        #expect(
+            diagnostic("sessions | where dur > 5s | count").hasPrefix(
+                "error: unknown field `dur`; did you mean `duration`?"))
+        #expect(
+            diagnostic("sessions | stats perc(duration, 0.5)").hasPrefix(
+                "error: unknown aggregate `perc`; did you mean `percentile`?"))
     }
 }

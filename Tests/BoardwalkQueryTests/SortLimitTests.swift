@@ -1,6 +1,7 @@
 import BoardwalkModel
 import BoardwalkStore
 import Testing
+
 @testable import BoardwalkQuery
 
 /// `sort … | limit N` on a listing keeps about N rows while reading, not every row (`events | sort time desc | limit 3`
@@ -25,10 +26,18 @@ import Testing
             ("events | sort time desc | limit 3", "events | sort time desc", 3),
             // Many ties on the key: the order within them is the listing's.
             ("events | sort kind | limit 40", "events | sort kind", 40),
-            ("events | select session, name, time | sort name desc, session | limit 5",
-             "events | select session, name, time | sort name desc, session", 5),
-            ("events | sort screen desc | select seq, screen | limit 7", "events | sort screen desc | select seq, screen", 7),
-            ("events | where kind == \"analytics\" | sort session | limit 0", "events | where kind == \"analytics\" | sort session", 0),
+            (
+                "events | select session, name, time | sort name desc, session | limit 5",
+                "events | select session, name, time | sort name desc, session", 5
+            ),
+            (
+                "events | sort screen desc | select seq, screen | limit 7",
+                "events | sort screen desc | select seq, screen", 7
+            ),
+            (
+                "events | where kind == \"analytics\" | sort session | limit 0",
+                "events | where kind == \"analytics\" | sort session", 0
+            ),
             ("sessions | sort events desc, session | limit 4", "sessions | sort events desc, session", 4),
             ("sessions | sort duration | limit 2", "sessions | sort duration", 2),
         ]
@@ -44,7 +53,9 @@ import Testing
                     #expect(all.rows.count > 2 * n + 1024, "\(unlimited): too few rows to cut")
                     let expected = ResultTable(columns: all.columns, rows: Array(all.rows.prefix(n)))
                     let table = try query.run(on: source, options: .init(now: now))
-                    #expect(table == expected, "\(text)\ngot:\n\(table.render(.table))\nexpected:\n\(expected.render(.table))")
+                    #expect(
+                        table == expected,
+                        "\(text)\ngot:\n\(table.render(.table))\nexpected:\n\(expected.render(.table))")
                 }
             }
         }

@@ -1,6 +1,7 @@
 import BoardwalkModel
 import BoardwalkStore
 import Testing
+
 @testable import BoardwalkQuery
 
 /// One-onboarding `sessions` queries scan the onboarding's key range and read only the store's spanning
@@ -35,8 +36,12 @@ import Testing
         let query = try Query.parse(text)
         let memory = try query.run(on: InMemoryEventSource(events))
         for ratio in [0, Double.infinity] {
-            let disk = try StoreEventSource.$onboardingScanRatio.withValue(ratio) { try query.run(on: StoreEventSource(store)) }
-            #expect(disk == memory, "ratio \(ratio): \(text)\nstore:\n\(disk.render(.table))\nmemory:\n\(memory.render(.table))")
+            let disk = try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
+                try query.run(on: StoreEventSource(store))
+            }
+            #expect(
+                disk == memory,
+                "ratio \(ratio): \(text)\nstore:\n\(disk.render(.table))\nmemory:\n\(memory.render(.table))")
         }
         return memory
     }
@@ -46,23 +51,28 @@ import Testing
             _ = try store.append(events)
             let spanning = try store.read { s in Set(try s.spanningSessions().map { s.string(for: $0)! }) }
             #expect(spanning == ["s1", "s4", "s5"])
-            let rows = try run(#"sessions | where onboarding == "onb_1" | select session, events, furthest_screen | sort session"#, store)
+            let rows = try run(
+                #"sessions | where onboarding == "onb_1" | select session, events, furthest_screen | sort session"#,
+                store)
             #expect(rows.column("session") == ["s1", "s2", "s4"].map { .string($0) })
             #expect(rows.column("events") == [.integer(3), .integer(4), .integer(2)])
             #expect(rows.column("furthest_screen") == [.integer(2), .integer(3), .integer(0)])
-            let onb2 = try run(#"sessions | where onboarding == "onb_2" | select session, events | sort session"#, store)
+            let onb2 = try run(
+                #"sessions | where onboarding == "onb_2" | select session, events | sort session"#, store)
             #expect(onb2.column("session") == ["s3", "s5"].map { .string($0) })
             #expect(onb2.column("events") == [.integer(1), .integer(2)])
             _ = try run(#"sessions | where onboarding == "onb_1" | funnel"#, store)
             _ = try run(#"sessions | where onboarding in ["onb_1", "onb_2"] | count by onboarding"#, store)
-            _ = try run(#"sessions | where onboarding == "onb_2" | stats count(), rate(completed), p50(duration)"#, store)
+            _ = try run(
+                #"sessions | where onboarding == "onb_2" | stats count(), rate(completed), p50(duration)"#, store)
         }
     }
 
     @Test func eventsWithoutAPositionStayInTheirSessionsOfAOneOnboardingQuery() throws {
         try withTemporaryStore { store in
             _ = try store.append(events)
-            let rows = try run(#"sessions | where onboarding == "onb_1" and did(error) | select session, events, ended"#, store)
+            let rows = try run(
+                #"sessions | where onboarding == "onb_1" and did(error) | select session, events, ended"#, store)
             #expect(rows.column("session") == [.string("s4")])
             #expect(rows.column("events") == [.integer(2)])
             // An error without meta and without a session: an inferred session with no onboarding, in no
@@ -70,7 +80,9 @@ import Testing
             _ = try store.append([ev(20, nil, screen: nil, profile: "p", error)])
             let count = try Query.parse(#"sessions | where onboarding == "onb_1" | count"#)
             for ratio in [0, Double.infinity] {
-                let table = try StoreEventSource.$onboardingScanRatio.withValue(ratio) { try count.run(on: StoreEventSource(store)) }
+                let table = try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
+                    try count.run(on: StoreEventSource(store))
+                }
                 #expect(table.column("count") == [.integer(3)])
             }
             #expect(try store.check().isOK)

@@ -1,6 +1,7 @@
 import BoardwalkModel
 import BoardwalkStore
 import Testing
+
 @testable import BoardwalkQuery
 
 /// `sessions | where started >= t` folds its sessions from scans from `t` on: sessions whose first stored event
@@ -28,7 +29,8 @@ import Testing
                 ev(11 * h, "late", screen: 1, presented), ev(11.2 * h, "late", screen: 2, presented),
                 ev(12 * h, "late2", screen: 0, started),
                 // In two onboardings, after the cutoff.
-                ev(11.5 * h, "span", screen: 0, started), ev(11.6 * h, "span", screen: 1, onboarding: "onb_2", presented),
+                ev(11.5 * h, "span", screen: 0, started),
+                ev(11.6 * h, "span", screen: 1, onboarding: "onb_2", presented),
                 // After the cutoff, with an event without a position.
                 ev(11.7 * h, "nopos", screen: 0, started), ev(11.8 * h, "nopos", screen: nil, error),
                 // Only events without a position.
@@ -51,7 +53,9 @@ import Testing
     func check(_ text: String, _ store: Store, againstMemory: Bool = true) throws -> ResultTable {
         let query = try Query.parse(text)
         let scanned = try query.run(on: StoreEventSource(store))
-        let indexed = try StoreEventSource.$onboardingScanRatio.withValue(.infinity) { try query.run(on: StoreEventSource(store)) }
+        let indexed = try StoreEventSource.$onboardingScanRatio.withValue(.infinity) {
+            try query.run(on: StoreEventSource(store))
+        }
         #expect(scanned == indexed, "\(text)\nscans:\n\(scanned.render(.table))\nindex:\n\(indexed.render(.table))")
         if againstMemory {
             let memory = try query.run(on: InMemoryEventSource(events))
@@ -63,7 +67,8 @@ import Testing
     @Test func theExplainSaysTheScanStartsAtTheCutoff() throws {
         try withTemporaryStore { store in
             for batch in batches { _ = try store.append(batch) }
-            let plan = try Query.parse("sessions | where started >= \(Self.cutoff) | count | explain").run(on: StoreEventSource(store))
+            let plan = try Query.parse("sessions | where started >= \(Self.cutoff) | count | explain").run(
+                on: StoreEventSource(store))
             let text = plan.render(.table)
             #expect(text.contains("first event stored in the onboarding is at or after the range's start"), "\(text)")
         }
@@ -72,15 +77,22 @@ import Testing
     @Test func sessionsWithALateEarlierEventAreNotCountedAsStartedAfterTheCutoff() throws {
         try withTemporaryStore { store in
             for batch in batches { _ = try store.append(batch) }
-            let rows = try check("sessions | where started >= \(Self.cutoff) | select session, events | sort session", store)
+            let rows = try check(
+                "sessions | where started >= \(Self.cutoff) | select session, events | sort session", store)
             #expect(rows.column("session") == ["bare", "fresh", "nopos", "other", "span"].map { .string($0) })
             #expect(rows.column("events") == [1, 3, 2, 1, 2].map { .integer($0) })
-            let one = try check(#"sessions | where started >= \#(Self.cutoff) and onboarding == "onb_1" | select session | sort session"#, store)
+            let one = try check(
+                #"sessions | where started >= \#(Self.cutoff) and onboarding == "onb_1" | select session | sort session"#,
+                store)
             #expect(one.column("session") == ["fresh", "nopos", "span"].map { .string($0) })
             _ = try check("sessions | where started > \(Self.cutoff) | count", store)
             _ = try check("sessions | where started >= \(Self.cutoff) | funnel", store)
-            _ = try check(#"sessions | where started >= \#(Self.cutoff) and onboarding in ["onb_1", "onb_2"] | count by onboarding"#, store)
-            _ = try check("sessions | where started >= \(Self.cutoff) | stats count(), rate(completed), p50(duration) by onboarding", store)
+            _ = try check(
+                #"sessions | where started >= \#(Self.cutoff) and onboarding in ["onb_1", "onb_2"] | count by onboarding"#,
+                store)
+            _ = try check(
+                "sessions | where started >= \(Self.cutoff) | stats count(), rate(completed), p50(duration) by onboarding",
+                store)
             _ = try check("sessions | where started >= @2026-11-01T10:30:00Z | count", store)
             #expect(try store.check().isOK)
         }
@@ -90,9 +102,12 @@ import Testing
         try withTemporaryStore { store in
             for batch in batches { _ = try store.append(batch) }
             // No sort: the order the sessions are delivered in.
-            _ = try check("sessions | where started >= \(Self.cutoff) | select session, started, furthest_screen", store,
-                          againstMemory: false)
-            _ = try check("sessions | where started >= @2026-11-01T09:00:00Z | select session, events", store, againstMemory: false)
+            _ = try check(
+                "sessions | where started >= \(Self.cutoff) | select session, started, furthest_screen", store,
+                againstMemory: false)
+            _ = try check(
+                "sessions | where started >= @2026-11-01T09:00:00Z | select session, events", store,
+                againstMemory: false)
         }
     }
 
@@ -117,7 +132,9 @@ import Testing
             #expect(memory.column("sessions") == [.integer(2)])
             for ratio in [0, Double.infinity] {
                 let disk = try StepTests.$budgetOverride.withValue(0) {
-                    try StoreEventSource.$onboardingScanRatio.withValue(ratio) { try query.run(on: StoreEventSource(store)) }
+                    try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
+                        try query.run(on: StoreEventSource(store))
+                    }
                 }
                 #expect(disk == memory, "ratio \(ratio): \(text)\n\(disk.render(.table))")
             }
@@ -136,19 +153,28 @@ import Testing
         }
         try withTemporaryStore { store in
             _ = try store.append([events[0]])
-            for chunk in stride(from: 1, to: events.count, by: 40) { _ = try store.append(Array(events[chunk..<min(chunk + 40, events.count)])) }
+            for chunk in stride(from: 1, to: events.count, by: 40) {
+                _ = try store.append(Array(events[chunk..<min(chunk + 40, events.count)]))
+            }
             // Late arrivals: an earlier event of a session that started after the cutoff, and of the skewed one.
             let late = [ev(9 * h, "s120", screen: 2, presented), ev(2 * h, "skewed", screen: 1, presented)]
             _ = try store.append(late)
-            for text in ["sessions | where started >= \(Self.cutoff) | select session, events",
-                         "sessions | where started >= \(Self.cutoff) | funnel"] {
+            for text in [
+                "sessions | where started >= \(Self.cutoff) | select session, events",
+                "sessions | where started >= \(Self.cutoff) | funnel",
+            ] {
                 let query = try Query.parse(text)
-                let moved = try StoreEventSource.$lateArrivalSeqsPerIndexRead.withValue(0) { try query.run(on: StoreEventSource(store)) }
-                let indexed = try StoreEventSource.$onboardingScanRatio.withValue(.infinity) { try query.run(on: StoreEventSource(store)) }
+                let moved = try StoreEventSource.$lateArrivalSeqsPerIndexRead.withValue(0) {
+                    try query.run(on: StoreEventSource(store))
+                }
+                let indexed = try StoreEventSource.$onboardingScanRatio.withValue(.infinity) {
+                    try query.run(on: StoreEventSource(store))
+                }
                 #expect(moved == indexed, "\(text)\nmoved:\n\(moved.render(.table))\nindex:\n\(indexed.render(.table))")
                 #expect(try query.run(on: StoreEventSource(store)) == indexed)
             }
-            let kept = try Query.parse("sessions | where started >= \(Self.cutoff) | count").run(on: StoreEventSource(store))
+            let kept = try Query.parse("sessions | where started >= \(Self.cutoff) | count").run(
+                on: StoreEventSource(store))
             // Sessions s100...s149 start at or after 10 h; s120 has a late event before it, and so does "skewed".
             #expect(kept.column("count") == [.integer(49)])
         }

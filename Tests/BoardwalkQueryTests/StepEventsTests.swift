@@ -1,7 +1,8 @@
 import BoardwalkModel
-import Foundation
 import BoardwalkStore
+import Foundation
 import Testing
+
 @testable import BoardwalkQuery
 
 /// Funnels of custom steps read by the store's session folds (``StepEvent``: each session keeps its events that
@@ -23,8 +24,14 @@ import Testing
             for i in 0..<30 {
                 var text = queries.funnelQuery()
                 // A third over whole onboardings (the scan of their key ranges), a few over a time range.
-                if i % 3 == 1 { text = text.replacingOccurrences(of: "sessions |", with: #"sessions | where onboarding == "onb_1" |"#) }
-                if i % 10 == 2 { text = text.replacingOccurrences(of: "sessions |", with: "sessions | where started >= @2026-11-01T12:00:00Z |") }
+                if i % 3 == 1 {
+                    text = text.replacingOccurrences(
+                        of: "sessions |", with: #"sessions | where onboarding == "onb_1" |"#)
+                }
+                if i % 10 == 2 {
+                    text = text.replacingOccurrences(
+                        of: "sessions |", with: "sessions | where started >= @2026-11-01T12:00:00Z |")
+                }
                 let query = try Query.parse(text)
                 if query.checked.hasCustomFunnel { custom += 1 }
                 let b = try query.run(on: memory, options: .init(now: now))
@@ -35,7 +42,8 @@ import Testing
                         try query.run(on: disk, options: .init(now: now))
                     }
                     if !agree(a, b) {
-                        Issue.record("dataset \(dataset): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
+                        Issue.record(
+                            "dataset \(dataset): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
                         return
                     }
                 }
@@ -54,13 +62,24 @@ import Testing
         _ = try store.append([ev(0, "s1", started), ev(1, "s1", screen: 1, presented)])
         let source = StoreEventSource(store)
         let ordered = try Query.parse("sessions | funnel onboarding_started, screen_presented within 1h")
-        #expect(ordered.explain(on: source).hasPrefix("read: every event once in key order, folded into per-session summaries"))
-        let any = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel onboarding_started, screen_presented mode any"#)
-        #expect(any.explain(on: source).hasPrefix("read: sessions of the onboardings from the onboarding_sessions index"))
+        #expect(
+            ordered.explain(on: source).hasPrefix(
+                "read: every event once in key order, folded into per-session summaries"))
+        let any = try Query.parse(
+            #"sessions | where onboarding == "onb_1" | funnel onboarding_started, screen_presented mode any"#)
+        #expect(
+            any.explain(on: source).hasPrefix("read: sessions of the onboardings from the onboarding_sessions index"))
         let strict = try Query.parse("sessions | funnel onboarding_started, screen_presented mode strict")
-        #expect(strict.explain(on: source).hasPrefix("read: every event once in key order, folded into per-session summaries"))
-        let long = try Query.parse("sessions | funnel " + Array(repeating: "screen_presented", count: StepEvent.maxSteps + 1).joined(separator: ", "))
-        #expect(long.explain(on: source).contains("gathered by scanning their onboardings' keys, a window of sessions at a time, when that scans at most twice their events, else through the session index"))
+        #expect(
+            strict.explain(on: source).hasPrefix(
+                "read: every event once in key order, folded into per-session summaries"))
+        let long = try Query.parse(
+            "sessions | funnel "
+                + Array(repeating: "screen_presented", count: StepEvent.maxSteps + 1).joined(separator: ", "))
+        #expect(
+            long.explain(on: source).contains(
+                "gathered by scanning their onboardings' keys, a window of sessions at a time, when that scans at most twice their events, else through the session index"
+            ))
         let (table, statistics) = try ordered.execute(on: source)
         #expect(table.column("sessions") == [.integer(1), .integer(1)])
         #expect(statistics.sessionsRead == 1)
@@ -81,8 +100,12 @@ func disagreements(_ events: [Event], _ texts: [String], requireRows: Bool = fal
             let b = try query.run(on: memory, options: .init(now: now))
             if requireRows, b.rows.isEmpty { out.append("\(text): no rows, the case proves nothing") }
             for ratio in [0, Double.infinity] {
-                let a = try StoreEventSource.$onboardingScanRatio.withValue(ratio) { try query.run(on: disk, options: .init(now: now)) }
-                if !agree(a, b) { out.append("ratio \(ratio): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))") }
+                let a = try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
+                    try query.run(on: disk, options: .init(now: now))
+                }
+                if !agree(a, b) {
+                    out.append("ratio \(ratio): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
+                }
             }
         }
     }
@@ -101,28 +124,33 @@ func disagreements(_ events: [Event], _ texts: [String], requireRows: Bool = fal
         ev(1, "s2", screen: 0, variation: "b", started),
         ev(1, "s2", screen: 1, variation: "c", presented),
     ]
-    let found = try disagreements(events, [
-        #"sessions | where onboarding == "onb_2" | funnel onboarding_started, screen_presented by variation"#,
-        #"sessions | where onboarding == "onb_1" | funnel onboarding_started, screen_presented by variation"#,
-        "sessions | funnel onboarding_started, screen_presented mode any by variation",
-        "sessions | funnel screen_presented, onboarding_started within 0s mode any by variation",
-        "sessions | funnel onboarding_started, screen_presented within 0s by screen",
-    ])
+    let found = try disagreements(
+        events,
+        [
+            #"sessions | where onboarding == "onb_2" | funnel onboarding_started, screen_presented by variation"#,
+            #"sessions | where onboarding == "onb_1" | funnel onboarding_started, screen_presented by variation"#,
+            "sessions | funnel onboarding_started, screen_presented mode any by variation",
+            "sessions | funnel screen_presented, onboarding_started within 0s mode any by variation",
+            "sessions | funnel onboarding_started, screen_presented within 0s by screen",
+        ])
     #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
 }
 
 /// An analytics name outside the known list whose text is a known name (possible through `Store.append`) is
 /// that step, as `EventRow.isEvent` compares text.
 @Test func foldedFunnelsMatchAnUnknownNameSpelledLikeAKnownOne() throws {
-    let found = try disagreements([ev(0, "s1", started), ev(5, "s1", screen: 1, .analytics(.unknown(name: "screen_presented")))],
-                                  ["sessions | funnel onboarding_started, screen_presented"])
+    let found = try disagreements(
+        [ev(0, "s1", started), ev(5, "s1", screen: 1, .analytics(.unknown(name: "screen_presented")))],
+        ["sessions | funnel onboarding_started, screen_presented"])
     #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
 }
 
 /// 64 steps fill a fold's step mask; 65 read sessions as rows; both agree with memory.
 @Test func foldedFunnelsOfSixtyFourStepsAndMore() throws {
     let events = (0..<70).map { ev(Double($0), "s1", screen: $0 % 4, presented) }
-    func funnel(_ n: Int) -> String { "sessions | funnel " + Array(repeating: "screen_presented", count: n).joined(separator: ", ") }
+    func funnel(_ n: Int) -> String {
+        "sessions | funnel " + Array(repeating: "screen_presented", count: n).joined(separator: ", ")
+    }
     #expect(!(try Query.parse(funnel(64)).checked.needsSessionRows))
     #expect(try Query.parse(funnel(65)).checked.needsSessionRows)
     let found = try disagreements(events, [funnel(64), funnel(65), funnel(64) + " mode any"])
@@ -146,7 +174,8 @@ func disagreements(_ events: [Event], _ texts: [String], requireRows: Bool = fal
             for ratio in [0, Double.infinity] {
                 try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
                     #expect(agree(try query.run(on: disk), expected))
-                    let scoped = try Query.parse(#"sessions | where onboarding == "onb_1" | "# + text.dropFirst("sessions | ".count))
+                    let scoped = try Query.parse(
+                        #"sessions | where onboarding == "onb_1" | "# + text.dropFirst("sessions | ".count))
                     #expect(agree(try scoped.run(on: disk), try scoped.run(on: memory)))
                 }
             }

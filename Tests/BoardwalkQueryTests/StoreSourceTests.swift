@@ -2,6 +2,7 @@ import BoardwalkModel
 import BoardwalkStore
 import Foundation
 import Testing
+
 @testable import BoardwalkQuery
 
 /// A new, empty temporary directory of its own (`mkdtemp`), for one test's store.
@@ -47,17 +48,23 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
                 ran += 1
                 // Sessions read through the index in batches of the default size, and in batches of a few events.
                 // And sessions' events gathered from onboarding scans, in windows of about 50 events.
-                for (ratio, references, gather) in [(0, Snapshot.defaultSessionBatchReferences, 0), (Double.infinity, Snapshot.defaultSessionBatchReferences, 0),
-                                                    (Double.infinity, 7, 0), (Double.infinity, 7, Double.infinity)] {
+                for (ratio, references, gather) in [
+                    (0, Snapshot.defaultSessionBatchReferences, 0),
+                    (Double.infinity, Snapshot.defaultSessionBatchReferences, 0),
+                    (Double.infinity, 7, 0), (Double.infinity, 7, Double.infinity),
+                ] {
                     let a = try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
                         try StoreEventSource.$sessionBatchReferences.withValue(references) {
                             try StoreEventSource.$gatherRatio.withValue(gather) {
-                                try StoreEventSource.$gatherBudget.withValue(50) { try query.run(on: disk, options: .init(now: now)) }
+                                try StoreEventSource.$gatherBudget.withValue(50) {
+                                    try query.run(on: disk, options: .init(now: now))
+                                }
                             }
                         }
                     }
                     if !agree(a, b) {
-                        Issue.record("dataset \(dataset): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
+                        Issue.record(
+                            "dataset \(dataset): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
                         return
                     }
                 }
@@ -68,9 +75,11 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
 }
 
 @Test func storeInfersSessionsLikeTheInMemorySourceForEventsInTimeOrder() throws {
-    let events = [ev(0, nil, profile: "p", .onboardingLoaded), ev(1, nil, profile: "p", started),
-                  ev(60, nil, profile: "p", presented), ev(60 + 30 * 60, nil, profile: "p", presented),
-                  ev(5000, nil, profile: "p", started), ev(5001, nil, profile: "q", presented)]
+    let events = [
+        ev(0, nil, profile: "p", .onboardingLoaded), ev(1, nil, profile: "p", started),
+        ev(60, nil, profile: "p", presented), ev(60 + 30 * 60, nil, profile: "p", presented),
+        ev(5000, nil, profile: "p", started), ev(5001, nil, profile: "q", presented),
+    ]
     let q = try Query.parse("sessions | select session, events")
     let expected = try q.run(on: InMemoryEventSource(events))
     #expect(expected.column("events") == [.integer(3), .integer(1), .integer(1), .integer(1)])
@@ -84,8 +93,11 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
     try withTemporaryStore { store in
         _ = try store.append(story)
         let source = StoreEventSource(store)
-        let q = try Query.parse(#"events | where onboarding == "onb_1" and screen >= 2 and time >= @2026-11-01 | count by screen, name"#)
-        #expect(q.explain(on: source).contains(#"range onboarding="onb_1" screen=[2, 65534] time=[2026-11-01T00:00:00.000000Z, +inf]"#))
+        let q = try Query.parse(
+            #"events | where onboarding == "onb_1" and screen >= 2 and time >= @2026-11-01 | count by screen, name"#)
+        #expect(
+            q.explain(on: source).contains(
+                #"range onboarding="onb_1" screen=[2, 65534] time=[2026-11-01T00:00:00.000000Z, +inf]"#))
         let (table, statistics) = try q.execute(on: source)
         #expect(statistics.eventsRead == 4)
         #expect(table == (try q.run(on: InMemoryEventSource(story))))
@@ -115,9 +127,14 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
         let ofA = stored.filter { $0.session == a }.count, ofB = stored.filter { $0.session == b }.count
         let queries: [(text: String, eventsRead: Int)] = [
             (#"events | where session == "\#(a)" | count by name"#, ofA),
-            (#"events | where session in ["\#(b)", "\#(a)", "nobody"] | select time, seq, session, screen, name"#, ofA + ofB),
-            (#"events | where session == "\#(a)" and screen >= 1 | count"#,
-             stored.filter { $0.session == a && ($0.meta?.screenIndex ?? 0) >= 1 }.count),
+            (
+                #"events | where session in ["\#(b)", "\#(a)", "nobody"] | select time, seq, session, screen, name"#,
+                ofA + ofB
+            ),
+            (
+                #"events | where session == "\#(a)" and screen >= 1 | count"#,
+                stored.filter { $0.session == a && ($0.meta?.screenIndex ?? 0) >= 1 }.count
+            ),
             (#"events | where session == "\#(a)" and session == "\#(b)" | count"#, 0),
             (#"events | where session == "nobody" | count"#, 0),
             (#"sessions | where session in ["\#(a)", "\#(b)"] | select session, events, duration, exit"#, ofA + ofB),
@@ -130,7 +147,9 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
             let (table, statistics) = try query.execute(on: source)
             #expect(agree(table, try query.run(on: memory)), "\(text)\nstore:\n\(table.render(.table))")
             #expect(statistics.eventsRead == eventsRead, "\(text)")
-            #expect(query.explain(on: source).contains("named by the filters, through the store's session index"), "\(text)")
+            #expect(
+                query.explain(on: source).contains("named by the filters, through the store's session index"), "\(text)"
+            )
         }
         // Listed events come out in the store's key order, as a scan gives them.
         let listing = try Query.parse(#"events | where session in ["\#(a)", "\#(b)"] | select seq"#)
@@ -144,8 +163,10 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
     // Rule 11: Android's "" session, element id and reply mean absent. Two profiles sending "" as their
     // session are two inferred sessions, not one, and an empty element id is no element.
     let completedEmpty = Payload.analytics(.screenCompleted(elementID: "", reply: ""))
-    let events = [ev(0, "", profile: "p", started), ev(1, "", profile: "p", completedEmpty),
-                  ev(2, "", profile: "q", started), ev(3, "", profile: "q", completedEmpty)]
+    let events = [
+        ev(0, "", profile: "p", started), ev(1, "", profile: "p", completedEmpty),
+        ev(2, "", profile: "q", started), ev(3, "", profile: "q", completedEmpty),
+    ]
     let sessions = try Query.parse("sessions | count")
     let elements = try Query.parse("events | where name == \"screen_completed\" | count by element")
     let memorySessions = try sessions.run(on: InMemoryEventSource(events))
@@ -191,7 +212,10 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
                 [ScanRange(time: mid...Int64.max)],
                 [ScanRange(screens: 1...2)],
                 [ScanRange(onboarding: onboardings[0], time: early...mid)],
-                [ScanRange(onboarding: onboardings[0], screens: 2...3), ScanRange(time: early...mid), ScanRange(screens: 0...0)],
+                [
+                    ScanRange(onboarding: onboardings[0], screens: 2...3), ScanRange(time: early...mid),
+                    ScanRange(screens: 0...0),
+                ],
             ]
             let wholeOnboardings: [[ScanRange]] = [
                 [ScanRange(onboarding: onboardings[0])],
@@ -203,7 +227,8 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
                 if wholeOnboardings.contains(ranges) {
                     try store.read { s in
                         for range in ranges {
-                            for session in try s.sessions(ofOnboarding: range.onboarding!) where !order.contains(session.session) {
+                            for session in try s.sessions(ofOnboarding: range.onboarding!)
+                            where !order.contains(session.session) {
                                 order.append(session.session)
                             }
                         }
@@ -211,7 +236,9 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
                 } else {
                     for range in ranges {
                         try disk.scanEvents(range) { (row: StoreEventRow) throws(QueryError) -> Bool in
-                            if case .string(let session) = row.value(.session), !order.contains(session) { order.append(session) }
+                            if case .string(let session) = row.value(.session), !order.contains(session) {
+                                order.append(session)
+                            }
                             return true
                         }
                     }
@@ -221,12 +248,15 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
                 sessions += expected.count
                 // Through the session index in batches, and gathered from onboarding scans in windows (with the
                 // spanning sessions through the index) from one session's events to the default.
-                let ways = [1, 5, 64, Snapshot.defaultSessionBatchReferences].map { (0.0, $0, 1) }
+                let ways =
+                    [1, 5, 64, Snapshot.defaultSessionBatchReferences].map { (0.0, $0, 1) }
                     + [1, 7, 200, StoreEventSource.gatherBudget].map { (Double.infinity, 5, $0) }
                 for (ratio, references, budget) in ways {
                     let got = try StoreEventSource.$gatherRatio.withValue(ratio) {
                         try StoreEventSource.$gatherBudget.withValue(budget) {
-                            try StoreEventSource.$sessionBatchReferences.withValue(references) { try read(disk, ranges) }
+                            try StoreEventSource.$sessionBatchReferences.withValue(references) {
+                                try read(disk, ranges)
+                            }
                         }
                     }
                     let way = ratio == 0 ? "batches of \(references)" : "gathered in windows of \(budget)"
@@ -250,15 +280,19 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
     for (stored, typed) in cases { #expect(stored == typed) }
     var events: [Event] = []
     for (i, (stored, _)) in cases.enumerated() {
-        events += [ev(Double(i) * 10, stored, screen: 0, started), ev(Double(i) * 10 + 5, stored, screen: 1, presented)]
+        events += [
+            ev(Double(i) * 10, stored, screen: 0, started), ev(Double(i) * 10 + 5, stored, screen: 1, presented),
+        ]
     }
     events.append(ev(90, "other", screen: 0, started))
     try withTemporaryStore { store in
         _ = try store.append(events)
         let source = StoreEventSource(store), memory = InMemoryEventSource(events)
         for (_, typed) in cases {
-            for text in [#"events | where session == "\#(typed)" | count"#, #"sessions | where session == "\#(typed)" | count"#,
-                         #"events | where session in ["\#(typed)", "other"] | count by session"#] {
+            for text in [
+                #"events | where session == "\#(typed)" | count"#, #"sessions | where session == "\#(typed)" | count"#,
+                #"events | where session in ["\#(typed)", "other"] | count by session"#,
+            ] {
                 let query = try Query.parse(text)
                 #expect(!query.explain(on: source).contains("named by the filters"), "\(text)")
                 let answer = try query.run(on: source)
@@ -267,7 +301,9 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
             }
         }
         // A plain ASCII name narrows.
-        #expect(try Query.parse(#"events | where session == "other" | count"#).explain(on: source).contains("named by the filters"))
+        #expect(
+            try Query.parse(#"events | where session == "other" | count"#).explain(on: source).contains(
+                "named by the filters"))
         #expect(Plan.hasOneSpelling("3f2b9c1e-7d4a-4e5b-9c6d-0a1b2c3d4e5f") && !Plan.hasOneSpelling("Kate"))
     }
 }

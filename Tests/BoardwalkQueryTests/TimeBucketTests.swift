@@ -68,7 +68,8 @@ import Testing
                 let alone = fresh.start(of: t).microseconds
                 let cached = shared.start(of: t).microseconds
                 if alone != expected || cached != expected {
-                    Issue.record("\(unit) of \(t) in \(zoneName): \(alone) alone, \(cached) cached, expected \(expected)")
+                    Issue.record(
+                        "\(unit) of \(t) in \(zoneName): \(alone) alone, \(cached) cached, expected \(expected)")
                     return
                 }
             }
@@ -86,10 +87,13 @@ import Testing
         // 90 minutes and is one bucket, starting when the clock first showed 01:00.
         var lordHowe = TimeBucketer(unit: .hour, zone: try #require(BucketZone("Australia/Lord_Howe")))
         for time in ["2008-04-05T14:10:00Z", "2008-04-05T14:50:00Z", "2008-04-05T15:10:00Z"] {
-            #expect(lordHowe.start(of: try #require(Timestamp(iso8601: time))) == Timestamp(iso8601: "2008-04-05T14:00:00Z"))
+            #expect(
+                lordHowe.start(of: try #require(Timestamp(iso8601: time))) == Timestamp(iso8601: "2008-04-05T14:00:00Z")
+            )
         }
-        #expect(lordHowe.start(of: try #require(Timestamp(iso8601: "2008-04-05T15:30:00Z")))
-            == Timestamp(iso8601: "2008-04-05T15:30:00Z"))
+        #expect(
+            lordHowe.start(of: try #require(Timestamp(iso8601: "2008-04-05T15:30:00Z")))
+                == Timestamp(iso8601: "2008-04-05T15:30:00Z"))
     }
 
     @Test(arguments: [

@@ -26,7 +26,9 @@ private func read(_ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64) throws(C
     bytes.withUnsafeBytes { raw in
         do throws(CodecError) {
             var reader = try EventBlockReader(raw, firstTime: firstTime, firstSeq: firstSeq)
-            while try reader.next() { out.append(BlockEvent(time: reader.time, seq: reader.seq, body: Array(reader.body))) }
+            while try reader.next() {
+                out.append(BlockEvent(time: reader.time, seq: reader.seq, body: Array(reader.body)))
+            }
         } catch {
             failure = error
         }
@@ -43,7 +45,10 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
     var events: [BlockEvent] = []
     for i in 0..<count {
         time += Int64(rng.next() % 4 == 0 ? 0 : rng.next() % 5_000_000)
-        events.append(BlockEvent(time: time, seq: seqs[i], body: (0..<Int(rng.next() % 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }))
+        events.append(
+            BlockEvent(
+                time: time, seq: seqs[i],
+                body: (0..<Int(rng.next() % 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }))
     }
     // Ties in time must be in seq order.
     events.sort { ($0.time, $0.seq) < ($1.time, $1.seq) }
@@ -60,8 +65,10 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
     }
 
     @Test func readerExposesTheHeader() throws {
-        let events = [BlockEvent(time: 10, seq: 5, body: [1]), BlockEvent(time: 10, seq: 9, body: [2, 3]),
-                      BlockEvent(time: 25, seq: 2, body: [])]
+        let events = [
+            BlockEvent(time: 10, seq: 5, body: [1]), BlockEvent(time: 10, seq: 9, body: [2, 3]),
+            BlockEvent(time: 25, seq: 2, body: []),
+        ]
         let bytes = build(events)
         // count 3, span 15, first − min = 3, max − min = 7; then the events' deltas.
         #expect(bytes == [3, 15, 3, 7, 0, 0, 1, 1, 0, 8, 2, 2, 3, 15, 13, 0])
@@ -78,7 +85,9 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
         let events = randomEvents(&rng, count: 20)
         let bytes = build(events)
         for n in 0..<bytes.count {
-            #expect(throws: CodecError.self, "prefix \(n)") { try read(Array(bytes[0..<n]), firstTime: events[0].time, firstSeq: events[0].seq) }
+            #expect(throws: CodecError.self, "prefix \(n)") {
+                try read(Array(bytes[0..<n]), firstTime: events[0].time, firstSeq: events[0].seq)
+            }
         }
         for i in bytes.indices {
             for v: UInt8 in [0x00, 0x01, 0x7F, 0x80, 0xFF] where v != bytes[i] {
@@ -111,7 +120,9 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
 
 /// `builder.resume(bytes…)`, its error as a value (a typed-throws closure passed to `withUnsafeBytes`
 /// crashes swiftc 6.3.1).
-private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64) -> CodecError? {
+private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64)
+    -> CodecError?
+{
     var failure: CodecError? = nil
     bytes.withUnsafeBytes { raw in
         do throws(CodecError) {
@@ -151,7 +162,8 @@ private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstT
         }
         var empty = EventBlockBuilder()
         empty.start(time: events[0].time, seq: events[0].seq)
-        #expect(empty.byteCount(appending: events[0].time, seq: events[0].seq, bodyCount: events[0].body.count)
+        #expect(
+            empty.byteCount(appending: events[0].time, seq: events[0].seq, bodyCount: events[0].body.count)
                 == build([events[0]]).count)
     }
 
@@ -181,7 +193,8 @@ private func variedEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
         var seq: UInt64
         repeat { seq = (1 << 61) &+ (rng.next() & ((1 << (rng.next() % 61)) - 1)) } while !used.insert(seq).inserted
         let length = rng.next() % 8 == 0 ? Int(rng.next() % 200) : Int(rng.next() % 30)
-        events.append(BlockEvent(time: time, seq: seq, body: (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }))
+        events.append(
+            BlockEvent(time: time, seq: seq, body: (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }))
     }
     events.sort { ($0.time, $0.seq) < ($1.time, $1.seq) }
     return events
@@ -201,7 +214,8 @@ private func stepBothWays(_ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64, 
             do throws(CodecError) { b = .success(try checked.nextChecked()) } catch { b = .failure(error) }
             steps += 1
             #expect(a == b, "\(context), step \(steps)")
-            #expect(fast.time == checked.time && fast.seq == checked.seq && fast.index == checked.index
+            #expect(
+                fast.time == checked.time && fast.seq == checked.seq && fast.index == checked.index
                     && fast.body.baseAddress == checked.body.baseAddress && fast.body.count == checked.body.count
                     && fast.reader.position == checked.reader.position, "\(context), step \(steps)")
             guard case .success(true) = a, case .success(true) = b else { return }
@@ -229,7 +243,9 @@ private func stepBothWays(_ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64, 
         let events = variedEvents(&rng, count: 24)
         let bytes = build(events)
         let (time, seq) = (events[0].time, events[0].seq)
-        for n in 0..<bytes.count { _ = stepBothWays(Array(bytes[0..<n]), firstTime: time, firstSeq: seq, "prefix \(n)") }
+        for n in 0..<bytes.count {
+            _ = stepBothWays(Array(bytes[0..<n]), firstTime: time, firstSeq: seq, "prefix \(n)")
+        }
         for i in bytes.indices {
             for v: UInt8 in [0x00, 0x01, 0x02, 0x7F, 0x80, 0x81, 0xFF, bytes[i] ^ 0x80] where v != bytes[i] {
                 var damaged = bytes

@@ -23,7 +23,9 @@ private func build(_ segments: [[Ref]], prefixRoom: Int = 1 << 16) -> (bytes: [U
     for (i, segment) in segments.enumerated() {
         builder.reset()
         #expect(builder.isEmpty)
-        for r in segment { builder.append(low: r.low, onboarding: r.onboarding, screen: r.screen, time: r.time, seq: r.seq) }
+        for r in segment {
+            builder.append(low: r.low, onboarding: r.onboarding, screen: r.screen, time: r.time, seq: r.seq)
+        }
         if i == 0 { keySeq = builder.baseSeq }
         let segmentBytes = builder.byteCount
         let prefixBytes = bytes.count
@@ -37,7 +39,9 @@ private func build(_ segments: [[Ref]], prefixRoom: Int = 1 << 16) -> (bytes: [U
 }
 
 /// Reads every run and entry; `skipping` lows are passed over with `nextRun()` without reading their entries.
-private func read(_ bytes: [UInt8], keySeq: UInt64, lowLimit: UInt32 = 64, skipping: Set<UInt32> = []) throws(CodecError) -> [Ref] {
+private func read(_ bytes: [UInt8], keySeq: UInt64, lowLimit: UInt32 = 64, skipping: Set<UInt32> = [])
+    throws(CodecError) -> [Ref]
+{
     var out: [Ref] = []
     var failure: CodecError? = nil
     bytes.withUnsafeBytes { raw in
@@ -62,10 +66,12 @@ private func randomSegment(_ rng: inout SplitMix64, firstSeq: UInt64, events: In
     var refs: [Ref] = []
     for i in 0..<events {
         let onboarding: UInt32 = rng.next() % 7 == 0 ? .max : UInt32(rng.next() % 300)
-        refs.append(Ref(low: UInt32(rng.next() % 64), onboarding: onboarding,
-                        screen: onboarding == .max ? .max : UInt16(rng.next() % 20),
-                        time: time + Int64(rng.next() % 5_000_000) - (rng.next() % 9 == 0 ? 4_000_000_000 : 0),
-                        seq: firstSeq + UInt64(i)))
+        refs.append(
+            Ref(
+                low: UInt32(rng.next() % 64), onboarding: onboarding,
+                screen: onboarding == .max ? .max : UInt16(rng.next() % 20),
+                time: time + Int64(rng.next() % 5_000_000) - (rng.next() % 9 == 0 ? 4_000_000_000 : 0),
+                seq: firstSeq + UInt64(i)))
     }
     return refs.sorted()
 }
@@ -79,7 +85,9 @@ private func randomSegment(_ rng: inout SplitMix64, firstSeq: UInt64, events: In
         var segments: [[Ref]] = []
         var seq: UInt64 = 1_000
         for s in 0..<4 {
-            segments.append(randomSegment(&rng, firstSeq: seq, events: eventsPerSegment, time: 1_700_000_000_000_000 + Int64(s) * 60_000_000))
+            segments.append(
+                randomSegment(
+                    &rng, firstSeq: seq, events: eventsPerSegment, time: 1_700_000_000_000_000 + Int64(s) * 60_000_000))
             seq += UInt64(eventsPerSegment) + 17
         }
         let (bytes, keySeq) = build(segments)
@@ -92,7 +100,9 @@ private func randomSegment(_ rng: inout SplitMix64, firstSeq: UInt64, events: In
     /// A run of more than 127 bytes takes a two-byte length; one of fewer takes one byte. Both read back.
     @Test func longAndShortRuns() throws {
         var refs: [Ref] = []
-        for i in 0..<100 { refs.append(Ref(low: 3, onboarding: 1, screen: 2, time: 1_000 + Int64(i) * 1_000, seq: UInt64(10 + i))) }
+        for i in 0..<100 {
+            refs.append(Ref(low: 3, onboarding: 1, screen: 2, time: 1_000 + Int64(i) * 1_000, seq: UInt64(10 + i)))
+        }
         refs.append(Ref(low: 4, onboarding: 9, screen: 0, time: 5, seq: 500))
         let (bytes, keySeq) = build([refs])
         #expect(try read(bytes, keySeq: keySeq) == refs)
@@ -102,16 +112,21 @@ private func randomSegment(_ rng: inout SplitMix64, firstSeq: UInt64, events: In
     /// Extreme times and seqs round-trip (deltas wrap as the builder wrote them).
     @Test func extremes() throws {
         // Within a run, seqs less than 2^63 apart (as in a block); runs start from the segment's base, wrapping.
-        let refs = [Ref(low: 0, onboarding: .max, screen: .max, time: .min, seq: 5),
-                    Ref(low: 0, onboarding: .max, screen: .max, time: .max, seq: 1 << 62),
-                    Ref(low: 63, onboarding: 0, screen: 0, time: .max, seq: .max)]
+        let refs = [
+            Ref(low: 0, onboarding: .max, screen: .max, time: .min, seq: 5),
+            Ref(low: 0, onboarding: .max, screen: .max, time: .max, seq: 1 << 62),
+            Ref(low: 63, onboarding: 0, screen: 0, time: .max, seq: .max),
+        ]
         let (bytes, keySeq) = build([refs])
         #expect(try read(bytes, keySeq: keySeq) == refs)
     }
 
     /// Low bits at or past the limit, runs out of order, an empty value, and every proper prefix are errors.
     @Test func rejectsMalformedValues() throws {
-        let refs = [Ref(low: 10, onboarding: 1, screen: 1, time: 50, seq: 7), Ref(low: 20, onboarding: 1, screen: 1, time: 40, seq: 8)]
+        let refs = [
+            Ref(low: 10, onboarding: 1, screen: 1, time: 50, seq: 7),
+            Ref(low: 20, onboarding: 1, screen: 1, time: 40, seq: 8),
+        ]
         let (bytes, keySeq) = build([refs])
         #expect(throws: CodecError.self) { try read(bytes, keySeq: keySeq, lowLimit: 20) }
         #expect(try read(bytes, keySeq: keySeq, lowLimit: 21) == refs)
@@ -139,8 +154,10 @@ private func randomSegment(_ rng: inout SplitMix64, firstSeq: UInt64, events: In
     /// in (time, seq) within a run).
     @Test func damageNeverTraps() throws {
         var rng = SplitMix64(seed: 99)
-        let segments = [randomSegment(&rng, firstSeq: 50, events: 60, time: 1_700_000_000_000_000),
-                        randomSegment(&rng, firstSeq: 200, events: 30, time: 1_700_000_100_000_000)]
+        let segments = [
+            randomSegment(&rng, firstSeq: 50, events: 60, time: 1_700_000_000_000_000),
+            randomSegment(&rng, firstSeq: 200, events: 30, time: 1_700_000_100_000_000),
+        ]
         let (bytes, keySeq) = build(segments)
         for i in bytes.indices {
             for flip: UInt8 in [0x01, 0x80, 0xFF] {

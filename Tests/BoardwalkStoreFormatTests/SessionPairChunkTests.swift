@@ -41,7 +41,8 @@ private func same(_ a: [(session: UInt32, time: UInt64)], _ b: [(session: UInt32
     @Test func roundTrip() throws {
         let t: UInt64 = 0x8006_2C1A_0000_0000
         let entries: [(session: UInt32, time: UInt64)] = [
-            (7, t), (8, t + 1), (9, t - 5_000_000), (1_000, t + 1 << 40), (1_001, 0), (UInt32.max - 1, .max), (UInt32.max, 0),
+            (7, t), (8, t + 1), (9, t - 5_000_000), (1_000, t + 1 << 40), (1_001, 0), (UInt32.max - 1, .max),
+            (UInt32.max, 0),
         ]
         #expect(same(try read(build(entries), first: 7), entries))
         #expect(same(try read(build([(0, 0)]), first: 0), [(0, 0)]))
@@ -100,9 +101,13 @@ private func same(_ a: [(session: UInt32, time: UInt64)], _ b: [(session: UInt32
         var read = 0, refused = 0
         let valid = build([(1, 1), (2, 3), (5, 2), (70_000, 9)])
         for _ in 0..<2_000 {
-            var bytes = rng.next() % 2 == 0 ? valid : (0..<Int(rng.next() % 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            var bytes =
+                rng.next() % 2 == 0
+                ? valid : (0..<Int(rng.next() % 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
             if !bytes.isEmpty {
-                for _ in 0..<Int(rng.next() % 4) { bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next()) }
+                for _ in 0..<Int(rng.next() % 4) {
+                    bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next())
+                }
             }
             do {
                 _ = try SessionPairChunkTests.decode(bytes, first: UInt32(truncatingIfNeeded: rng.next()) >> 1)

@@ -34,8 +34,10 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
     /// Every kind of string comes back exactly: plain, empty, multi-byte, long, and UUIDs in either case, with
     /// digits only (stored as lowercase, the same string), or with mixed case (not a canonical UUID: kept as is).
     @Test func roundTrip() throws {
-        let strings = ["", "onb_1", "été ✓ 🧭", String(repeating: "x", count: 5_000), Self.lowerUUID, Self.upperUUID,
-                       Self.digitsUUID, Self.mixedUUID, "0f8e2c1a-9b3d-4e5f-a6b7-c8d9e0f1a2b", "{\(Self.lowerUUID)}"]
+        let strings = [
+            "", "onb_1", "été ✓ 🧭", String(repeating: "x", count: 5_000), Self.lowerUUID, Self.upperUUID,
+            Self.digitsUUID, Self.mixedUUID, "0f8e2c1a-9b3d-4e5f-a6b7-c8d9e0f1a2b", "{\(Self.lowerUUID)}",
+        ]
         #expect(try read(build(strings)) == strings)
         #expect(try read(build([Self.upperUUID])) == [Self.upperUUID])
     }
@@ -118,7 +120,8 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
         var rng = SplitMix64(seed: 11)
         var entries: [[UInt8]] = []
         func uuidEntry(_ hi: UInt64, _ lo: UInt64, upper: Bool) -> [UInt8] {
-            [upper ? 3 : 1] + withUnsafeBytes(of: hi.bigEndian, Array.init) + withUnsafeBytes(of: lo.bigEndian, Array.init)
+            [upper ? 3 : 1] + withUnsafeBytes(of: hi.bigEndian, Array.init)
+                + withUnsafeBytes(of: lo.bigEndian, Array.init)
         }
         for _ in 0..<200 {
             let hi = rng.next(), lo = rng.next()
@@ -138,8 +141,11 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
                 var reader = try StringChunkReader(raw)
                 let e = try #require(try reader.next())
                 let text = e.string
-                var candidates = [text, text.lowercased(), text.uppercased(), String(text.dropLast()) + "0", String(text.dropLast()) + "a",
-                                  String(text.dropLast()) + "A", "{" + text.dropFirst(), text + " "]
+                var candidates = [
+                    text, text.lowercased(), text.uppercased(), String(text.dropLast()) + "0",
+                    String(text.dropLast()) + "a",
+                    String(text.dropLast()) + "A", "{" + text.dropFirst(), text + " ",
+                ]
                 if let i = text.firstIndex(where: \.isLetter) {
                     var mixed = text
                     let c = mixed[i]

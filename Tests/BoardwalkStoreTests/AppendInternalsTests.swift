@@ -81,7 +81,8 @@ import Testing
         for round in 0..<2_000 {
             // Fresh heap strings, each dropped right after its intern: without the cache's reference, the next one
             // could get the same address and bits.
-            let text = round % 2 == 0 ? String(repeating: "a", count: 40) : String(repeating: "b", count: 40) + "\(round)"
+            let text =
+                round % 2 == 0 ? String(repeating: "a", count: 40) : String(repeating: "b", count: 40) + "\(round)"
             let fresh = String(decoding: Array(text.utf8), as: UTF8.self)
             let id = table.intern(fresh)
             #expect(table.strings[Int(id)] == text)
@@ -111,11 +112,16 @@ import Testing
         for i in 0..<3_000 {
             let time = Timestamp(microseconds: 1_800_000_000_000_000 + Int64(i) * 1000)
             if rng.next() % 20 == 0 {
-                events.append(Event(time: time, session: "s\(rng.next() % 300)", meta: nil,
-                                    payload: .error(OnboardingError(domain: "d", code: 1, message: "m"))))
+                events.append(
+                    Event(
+                        time: time, session: "s\(rng.next() % 300)", meta: nil,
+                        payload: .error(OnboardingError(domain: "d", code: 1, message: "m"))))
             } else {
                 let screen = Int(rng.next() % 8 == 0 ? 256 + rng.next() % 45 : rng.next() % 12)
-                events.append(simpleEvent(onboarding: Int(rng.next() % 37), screen: screen, session: Int(rng.next() % 300), time: time.microseconds))
+                events.append(
+                    simpleEvent(
+                        onboarding: Int(rng.next() % 37), screen: screen, session: Int(rng.next() % 300),
+                        time: time.microseconds))
             }
         }
         _ = try store.append(events)
@@ -124,7 +130,11 @@ import Testing
         let ids: [(UInt32, UInt16)] = try store.read { s in
             var out: [(UInt32, UInt16)] = []
             try s.forEachEvent(onboarding: nil as StringID?) { view in
-                out.append((view.onboarding ?? RecordFormat.noOnboarding, view.screenIndex.map { UInt16($0) } ?? RecordFormat.noScreen))
+                out.append(
+                    (
+                        view.onboarding ?? RecordFormat.noOnboarding,
+                        view.screenIndex.map { UInt16($0) } ?? RecordFormat.noScreen
+                    ))
                 return true
             }
             return out

@@ -15,13 +15,16 @@ import Testing
     func randomKey(_ rng: inout SplitMix64) -> Key {
         let group = rng.next() % 7
         let time = rng.next() % 5
-        let id: EventIDRef = rng.next() % 3 == 0
+        let id: EventIDRef =
+            rng.next() % 3 == 0
             ? .string(UInt32(truncatingIfNeeded: rng.next() % 50))
             : .uuid(high: rng.next() % 40, low: rng.next() % 2, uppercase: rng.next() % 2 == 0)
         return Key(group: group, timeBits: time, id: id)
     }
 
-    @Test(arguments: [(UInt64(0), UInt64(0), UInt32(1)), (0x1234_5678_9ABC_DEF0, 0x0FED_CBA9_8765_4321, UInt32.max - 2)])
+    @Test(arguments: [
+        (UInt64(0), UInt64(0), UInt32(1)), (0x1234_5678_9ABC_DEF0, 0x0FED_CBA9_8765_4321, UInt32.max - 2),
+    ])
     func keySetAgreesWithSet(seed0: UInt64, seed1: UInt64, generation: UInt32) {
         var rng = SplitMix64(seed: 42)
         var set = BatchKeySet(seed: (seed0, seed1), generation: generation)
@@ -74,8 +77,12 @@ import Testing
         func batch(_ n: Int) -> [Event] {
             (0..<n).map { _ in
                 let screen = Int(rng.next() % 5), time = Int64(rng.next() % 10)
-                let id = rng.next() % 2 == 0 ? "id-\(rng.next() % 40)" : String(format: "%08x-0000-4000-8000-%012x", rng.next() % 20, 7)
-                return simpleEvent(onboarding: Int(rng.next() % 3), screen: screen, session: Int(rng.next() % 50), time: time, eventID: id)
+                let id =
+                    rng.next() % 2 == 0
+                    ? "id-\(rng.next() % 40)" : String(format: "%08x-0000-4000-8000-%012x", rng.next() % 20, 7)
+                return simpleEvent(
+                    onboarding: Int(rng.next() % 3), screen: screen, session: Int(rng.next() % 50), time: time,
+                    eventID: id)
             }
         }
         var seen = Set<String>()

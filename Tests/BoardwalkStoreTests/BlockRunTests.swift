@@ -20,15 +20,21 @@ import Testing
             for onboarding in 0..<20 {
                 for i in 0..<perBatch {
                     // Batch 5 goes back in time: its events interleave with batch 0's.
-                    let t = start + Int64(batch == 5 ? 0 : batch) * 1000 * second + Int64(i) * second + (batch == 5 ? second / 2 : 0)
-                    events.append(simpleEvent(onboarding: onboarding, screen: i % 40 == 0 ? 1 : 0,
-                                              session: onboarding * 1000 + (i * 7 + batch) % 37, time: t))
+                    let t =
+                        start + Int64(batch == 5 ? 0 : batch) * 1000 * second + Int64(i) * second
+                        + (batch == 5 ? second / 2 : 0)
+                    events.append(
+                        simpleEvent(
+                            onboarding: onboarding, screen: i % 40 == 0 ? 1 : 0,
+                            session: onboarding * 1000 + (i * 7 + batch) % 37, time: t))
                 }
             }
             if batch == 3 {
                 for i in 0..<5 {
-                    events.append(Event(time: Timestamp(microseconds: start + Int64(i) * 90 * second), session: "s\(i)", meta: nil,
-                                        payload: .error(OnboardingError(domain: "d", code: i, message: "m"))))
+                    events.append(
+                        Event(
+                            time: Timestamp(microseconds: start + Int64(i) * 90 * second), session: "s\(i)", meta: nil,
+                            payload: .error(OnboardingError(domain: "d", code: i, message: "m"))))
                 }
             }
             try store.append(events)
@@ -49,27 +55,34 @@ import Testing
     }
 
     /// The merged scan's events, in its order.
-    static func merged(_ s: Snapshot, _ onboarding: StringID, _ time: Range<Timestamp>?,
-                       screens: ClosedRange<Int>? = nil) throws -> [Seen] {
+    static func merged(
+        _ s: Snapshot, _ onboarding: StringID, _ time: Range<Timestamp>?,
+        screens: ClosedRange<Int>? = nil
+    ) throws -> [Seen] {
         var out: [Seen] = []
         try s.forEachRecord(onboarding: onboarding, screens: screens, time: time) { record in
-            out.append(Seen(screen: record.keyScreen, time: record.timeMicroseconds, seq: record.seq,
-                            session: try record.fields(.session).session))
+            out.append(
+                Seen(
+                    screen: record.keyScreen, time: record.timeMicroseconds, seq: record.seq,
+                    session: try record.fields(.session).session))
             return true
         }
         return out
     }
 
     /// The block runs' events, each run checked to be in (time, seq) order and inside the range.
-    static func blockRuns(_ s: Snapshot, _ onboarding: StringID, _ time: Range<Timestamp>?,
-                          screens: ClosedRange<Int>? = nil) throws -> (events: [Seen], runs: Int) {
+    static func blockRuns(
+        _ s: Snapshot, _ onboarding: StringID, _ time: Range<Timestamp>?,
+        screens: ClosedRange<Int>? = nil
+    ) throws -> (events: [Seen], runs: Int) {
         var out: [Seen] = [], runs = 0
         try s.forEachBlockRun(onboarding: onboarding, screens: screens, time: time) { run in
             runs += 1
             var previous: Seen? = nil
             while let record = try run.next() {
-                let seen = Seen(screen: record.keyScreen, time: record.timeMicroseconds, seq: record.seq,
-                                session: try record.fields(.session).session)
+                let seen = Seen(
+                    screen: record.keyScreen, time: record.timeMicroseconds, seq: record.seq,
+                    session: try record.fields(.session).session)
                 if let previous { #expect(previous < seen, "a run's events in (time, seq) order") }
                 if let time { #expect(time.contains(Timestamp(microseconds: seen.time))) }
                 previous = seen
@@ -121,10 +134,13 @@ import Testing
                         if time == nil { #expect(want.count == 6 * Self.perBatch && runs > 2) }
                         if time == ranges[2] { #expect(got.isEmpty) }
                         // Screen ranges: each screen alone, both, past the last, and out of UInt16's range.
-                        for screens in [0...0, 1...1, 0...1, 1...7, 2...9, -3 ... -1, 70_000...80_000] as [ClosedRange<Int>] {
+                        for screens in [0...0, 1...1, 0...1, 1...7, 2...9, -3 ... -1, 70_000...80_000]
+                            as [ClosedRange<Int>]
+                        {
                             let want = try Self.merged(s, id, time, screens: screens)
                             let got = try Self.blockRuns(s, id, time, screens: screens).events
-                            #expect(got.sorted() == want.sorted(), "onb-\(onboarding), \(time as Any), screens \(screens)")
+                            #expect(
+                                got.sorted() == want.sorted(), "onb-\(onboarding), \(time as Any), screens \(screens)")
                             if screens.lowerBound >= 2 { #expect(got.isEmpty) }
                         }
                     }

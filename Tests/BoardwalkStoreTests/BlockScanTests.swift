@@ -16,14 +16,21 @@ import Testing
         #expect(Layout.blockSpan == 12 * 60 * minute, "the fixture spans three block spans")
         var first: [Event] = [], late: [Event] = []
         for i in 0..<144 {
-            first.append(simpleEvent(onboarding: i % 2, screen: (i / 2) % 3, session: i % 7, time: start + Int64(i) * 15 * minute))
+            first.append(
+                simpleEvent(
+                    onboarding: i % 2, screen: (i / 2) % 3, session: i % 7, time: start + Int64(i) * 15 * minute))
             if i % 3 == 0 {
-                late.append(simpleEvent(onboarding: i % 2, screen: (i / 2) % 3, session: i % 5, time: start + Int64(i) * 15 * minute + minute))
+                late.append(
+                    simpleEvent(
+                        onboarding: i % 2, screen: (i / 2) % 3, session: i % 5,
+                        time: start + Int64(i) * 15 * minute + minute))
             }
         }
         for i in 0..<6 {
-            late.append(Event(time: Timestamp(microseconds: start + Int64(i) * 97 * minute), session: "s\(i)", meta: nil,
-                              payload: .error(OnboardingError(domain: "d", code: i, message: "m"))))
+            late.append(
+                Event(
+                    time: Timestamp(microseconds: start + Int64(i) * 97 * minute), session: "s\(i)", meta: nil,
+                    payload: .error(OnboardingError(domain: "d", code: i, message: "m"))))
         }
         try store.append(first)
         try store.append(late)
@@ -35,8 +42,11 @@ import Testing
         var screen: UInt16
     }
 
-    @Test(arguments: [(nil, nil), (0, 90), (30, 400), (239, 241), (700, nil), (-50, 0), (5, 5), (719, 721), (1000, 1800),
-                      (2000, nil)] as [(Int?, Int?)])
+    @Test(
+        arguments: [
+            (nil, nil), (0, 90), (30, 400), (239, 241), (700, nil), (-50, 0), (5, 5), (719, 721), (1000, 1800),
+            (2000, nil),
+        ] as [(Int?, Int?)])
     func blocksGiveTheEventsOfAScan(fromMinute: Int?, toMinute: Int?) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -44,16 +54,22 @@ import Testing
         defer { store.close() }
         let start: Int64 = 1_793_527_200_000_000, minute: Int64 = 60_000_000
         let time: Range<Timestamp>? = fromMinute.map {
-            Timestamp(microseconds: start + Int64($0) * minute)..<Timestamp(microseconds: start + Int64(toMinute ?? 100_000) * minute)
+            Timestamp(
+                microseconds: start + Int64($0) * minute)..<Timestamp(
+                    microseconds: start + Int64(toMinute ?? 100_000) * minute)
         }
         try store.read { s in
             let onboarding0 = try #require(try s.id(of: "onb-0"))
-            let scopes: [(StringID?, ClosedRange<Int>?)] = [(nil, nil), (onboarding0, nil), (onboarding0, 1...2), (RecordFormat.noOnboarding, nil)]
+            let scopes: [(StringID?, ClosedRange<Int>?)] = [
+                (nil, nil), (onboarding0, nil), (onboarding0, 1...2), (RecordFormat.noOnboarding, nil),
+            ]
             for (onboarding, screens) in scopes {
                 // What a scan gives, per group.
                 var expected: [Group: [UInt64]] = [:]
                 try s.forEachEvent(onboarding: onboarding, screens: screens, time: time) { view in
-                    let group = Group(onboarding: view.onboarding ?? RecordFormat.noOnboarding, screen: UInt16(view.screenIndex ?? 0xFFFF))
+                    let group = Group(
+                        onboarding: view.onboarding ?? RecordFormat.noOnboarding,
+                        screen: UInt16(view.screenIndex ?? 0xFFFF))
                     expected[group, default: []].append(view.seq)
                     return true
                 }
@@ -65,7 +81,9 @@ import Testing
                     if block.isInsideRange { inside += 1 }
                     // Every block visited can hold an event of the range.
                     if let time {
-                        #expect(block.lastTime >= time.lowerBound.microseconds && block.firstTime < time.upperBound.microseconds)
+                        #expect(
+                            block.lastTime >= time.lowerBound.microseconds
+                                && block.firstTime < time.upperBound.microseconds)
                     }
                     let group = Group(onboarding: block.keyOnboarding, screen: block.keyScreen)
                     var copy = block
@@ -77,10 +95,14 @@ import Testing
                     }
                     return true
                 }
-                #expect(counted == expected.mapValues(\.count), "\(String(describing: onboarding)) \(String(describing: screens))")
+                #expect(
+                    counted == expected.mapValues(\.count),
+                    "\(String(describing: onboarding)) \(String(describing: screens))")
                 #expect(walked.mapValues { Set($0) } == expected.mapValues { Set($0) })
                 if time == nil { #expect(inside == visited) }
-                if onboarding == nil && time == nil { #expect(visited > 6 * 3, "several blocks per group, overlapping ones included") }
+                if onboarding == nil && time == nil {
+                    #expect(visited > 6 * 3, "several blocks per group, overlapping ones included")
+                }
             }
         }
     }

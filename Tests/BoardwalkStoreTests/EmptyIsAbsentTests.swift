@@ -20,26 +20,35 @@ import Testing
             // More screen_completed events, with empty element ids and replies among them.
             if event.kind == .analytics && rng.next() % 2 == 0 {
                 let choices: [String?] = ["", "next", nil]
-                event.payload = .analytics(.screenCompleted(elementID: choices[Int(rng.next() % 3)], reply: choices[Int(rng.next() % 3)]))
+                event.payload = .analytics(
+                    .screenCompleted(elementID: choices[Int(rng.next() % 3)], reply: choices[Int(rng.next() % 3)]))
             }
             var fixed = Store.normalized(event)
             if fixed != event { changed += 1 }
             // The reference the store passes: made from the id when it is present and not empty.
             var ref: EventIDRef? = nil
-            if passEventID, let id = event.eventID, !id.isEmpty { ref = try EventIDRef(interning: id, strings: &directStrings) }
+            if passEventID, let id = event.eventID, !id.isEmpty {
+                ref = try EventIDRef(interning: id, strings: &directStrings)
+            }
             var refAgain: EventIDRef? = nil
-            if passEventID, let id = fixed.eventID { refAgain = try EventIDRef(interning: id, strings: &normalizedStrings) }
+            if passEventID, let id = fixed.eventID {
+                refAgain = try EventIDRef(interning: id, strings: &normalizedStrings)
+            }
             direct.removeAll()
             normalized.removeAll()
             let a: EncodedRecord, b: EncodedRecord
             do {
-                a = try withUnsafePointer(to: &event) { try direct.appendBody(at: $0, strings: &directStrings, eventID: ref, emptyIsAbsent: true) }
+                a = try withUnsafePointer(to: &event) {
+                    try direct.appendBody(at: $0, strings: &directStrings, eventID: ref, emptyIsAbsent: true)
+                }
             } catch {
                 // The same refusal either way (a screen index out of range).
                 #expect(throws: EncodingError.self) { try normalized.appendBody(fixed, strings: &normalizedStrings) }
                 continue
             }
-            b = try withUnsafePointer(to: &fixed) { try normalized.appendBody(at: $0, strings: &normalizedStrings, eventID: refAgain) }
+            b = try withUnsafePointer(to: &fixed) {
+                try normalized.appendBody(at: $0, strings: &normalizedStrings, eventID: refAgain)
+            }
             #expect(a.header == b.header)
             #expect(a.session == b.session)
             #expect(direct.bytes == normalized.bytes)

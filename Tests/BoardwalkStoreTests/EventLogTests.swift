@@ -48,8 +48,9 @@ import Testing
                 let session = batch * 5 + Int(rng.next() % 60)
                 var time = base + Int64(batch) * 600_000_000 + Int64(rng.next() % 600_000_000)
                 if rng.next() % 8 == 0 { time -= Int64(rng.next() % 40_000_000_000) }
-                var event = simpleEvent(onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 4), session: session, time: time,
-                                        eventID: "b\(batch)-\(i)")
+                var event = simpleEvent(
+                    onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 4), session: session, time: time,
+                    eventID: "b\(batch)-\(i)")
                 if rng.next() % 25 == 0 { event.meta = nil }
                 events.append(event)
             }
@@ -58,7 +59,9 @@ import Testing
             #expect(result.appended == events.count && result.duplicates == 0)
             for (i, e) in events.enumerated() { model.append((result.seqs.lowerBound + UInt64(i), e)) }
             let now = try state(store)
-            #expect(now.logBatches <= max(limits.batches, 0) || limits.bytes < 1 << 20, "\(name): \(now.logBatches) batches in the log")
+            #expect(
+                now.logBatches <= max(limits.batches, 0) || limits.bytes < 1 << 20,
+                "\(name): \(now.logBatches) batches in the log")
             if now.logBatches < previousBatches + 1 { folds += 1 }
             previousBatches = now.logBatches
             // Resent batches are duplicates, whether their events are in the log or in `events`.
@@ -84,7 +87,8 @@ import Testing
     }
 
     /// Every read of events against the model.
-    private func checkReads(_ store: Store, _ model: [(seq: UInt64, event: Event)], base: Int64, _ name: String) throws {
+    private func checkReads(_ store: Store, _ model: [(seq: UInt64, event: Event)], base: Int64, _ name: String) throws
+    {
         try store.read { s in
             func keyOrder(_ a: (seq: UInt64, event: Event), _ b: (seq: UInt64, event: Event)) throws -> Bool {
                 func key(_ e: (seq: UInt64, event: Event)) throws -> (UInt32, Int, Int64, UInt64) {
@@ -105,7 +109,9 @@ import Testing
                     $0.event.meta?.onboardingID == onboarding && (1...2).contains($0.event.meta!.screenIndex)
                         && window.contains($0.event.time)
                 }.sorted(by: keyOrder).map(\.seq)
-                #expect(try s.events(onboarding: onboarding, screens: 1...2, time: window).map(\.seq) == want, "\(name): \(onboarding)")
+                #expect(
+                    try s.events(onboarding: onboarding, screens: 1...2, time: window).map(\.seq) == want,
+                    "\(name): \(onboarding)")
                 var counted = 0
                 try s.forEachBlock(onboarding: id, screens: 1...2, time: window) { block in
                     counted += try block.countInRange()
@@ -125,13 +131,17 @@ import Testing
                 late.append(record.seq)
                 return true
             }
-            #expect(late.sorted() == model.filter { $0.seq >= since && $0.event.time < window.lowerBound }.map(\.seq), "\(name)")
+            #expect(
+                late.sorted() == model.filter { $0.seq >= since && $0.event.time < window.lowerBound }.map(\.seq),
+                "\(name)")
 
             let bySession = Dictionary(grouping: model) { $0.event.session! }
             let sessions = bySession.keys.sorted()
             var ids: [StringID] = []
             for session in sessions {
-                let want = bySession[session]!.sorted { ($0.event.time.microseconds, $0.seq) < ($1.event.time.microseconds, $1.seq) }
+                let want = bySession[session]!.sorted {
+                    ($0.event.time.microseconds, $0.seq) < ($1.event.time.microseconds, $1.seq)
+                }
                 #expect(try s.events(inSession: session).map(\.seq) == want.map(\.seq), "\(name): \(session)")
                 ids.append(try #require(try s.id(of: session)))
             }
@@ -154,20 +164,25 @@ import Testing
         let store = try Store.open(at: dir, options: options)
         defer { store.close() }
         for batch in 0..<3 {
-            try store.append((0..<10).map { simpleEvent(onboarding: 0, screen: $0 % 2, session: $0, time: Int64(batch * 100 + $0)) })
+            try store.append(
+                (0..<10).map { simpleEvent(onboarding: 0, screen: $0 % 2, session: $0, time: Int64(batch * 100 + $0)) })
             let now = try state(store)
             #expect(now.logBatches == batch + 1 && now.events == 0)
             #expect(try store.read { try $0.unfoldedBatches().eventLog } == batch + 1)
         }
         // The fourth batch fills the log: all four are folded, one block per screen.
-        try store.append((0..<10).map { simpleEvent(onboarding: 0, screen: $0 % 2, session: $0, time: Int64(300 + $0)) })
+        try store.append(
+            (0..<10).map { simpleEvent(onboarding: 0, screen: $0 % 2, session: $0, time: Int64(300 + $0)) })
         #expect(try state(store) == (0, 2))
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 3, time: 500)])
         #expect(try state(store) == (1, 2))
         let times = try store.read { s in try s.events(inSession: "s3").map(\.event.time.microseconds) }
         #expect(times == [3, 103, 203, 303, 500])
-        let screen0 = try store.read { s in try s.events(onboarding: "onb-0", screens: 0...0).map(\.event.time.microseconds) }
-        #expect(screen0 == [0, 2, 4, 6, 8, 100, 102, 104, 106, 108, 200, 202, 204, 206, 208, 300, 302, 304, 306, 308, 500])
+        let screen0 = try store.read { s in
+            try s.events(onboarding: "onb-0", screens: 0...0).map(\.event.time.microseconds)
+        }
+        #expect(
+            screen0 == [0, 2, 4, 6, 8, 100, 102, 104, 106, 108, 200, 202, 204, 206, 208, 300, 302, 304, 306, 308, 500])
         let report = try store.check()
         #expect(report.isOK && report.eventsChecked == 41, "\(report)")
     }
@@ -185,10 +200,18 @@ import Testing
         let span = Layout.blockSpan
         // Batch 1: seqs 0 and 1 twelve hours apart, so two blocks: (0) and (span). Batch 2: seqs 2 and 3 at 1 and
         // span, one block that sorts between them. Key order: (0, seq 0), (1, seq 2), (span, seq 1).
-        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 0), simpleEvent(onboarding: 0, screen: 0, session: 0, time: span)])
-        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1), simpleEvent(onboarding: 0, screen: 0, session: 1, time: span)])
+        try store.append([
+            simpleEvent(onboarding: 0, screen: 0, session: 0, time: 0),
+            simpleEvent(onboarding: 0, screen: 0, session: 0, time: span),
+        ])
+        try store.append([
+            simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1),
+            simpleEvent(onboarding: 0, screen: 0, session: 1, time: span),
+        ])
         #expect(try state(store).logBatches == 0)
-        let stored = try store.read { try $0.events(onboarding: "onb-0").map { [$0.event.time.microseconds, Int64($0.seq)] } }
+        let stored = try store.read {
+            try $0.events(onboarding: "onb-0").map { [$0.event.time.microseconds, Int64($0.seq)] }
+        }
         #expect(stored == [[0, 0], [1, 2], [span, 1], [span, 3]])
         #expect(try store.check().isOK)
     }
@@ -229,9 +252,14 @@ import Testing
                 #expect(found)
                 return (Array(c.key), Array(c.value))
             }
-            lost = try blockReader(EventKey(UnsafeRawBufferPointer(rebasing: key.withUnsafeBytes { $0 }[8...]))!, value.withUnsafeBytes { $0 }).count
+            lost = try blockReader(
+                EventKey(UnsafeRawBufferPointer(rebasing: key.withUnsafeBytes { $0 }[8...]))!,
+                value.withUnsafeBytes { $0 }
+            ).count
             func put(_ k: [UInt8], _ v: [UInt8]) throws {
-                try k.withUnsafeBytes { kb in try v.withUnsafeBytes { vb in _ = try txn.put(store.dbs.eventLog, kb, vb) } }
+                try k.withUnsafeBytes { kb in
+                    try v.withUnsafeBytes { vb in _ = try txn.put(store.dbs.eventLog, kb, vb) }
+                }
             }
             switch damage {
             case "truncated": try put(key, Array(value.dropLast()))
@@ -252,7 +280,13 @@ import Testing
         #expect(refused?.kind == .corrupt)
         #expect(try store.read { try $0.stats().events } == before)
         var salvaged = 0, damages = 0
-        try store.salvageEvents({ _ in salvaged += 1; return true }, damaged: { _ in damages += 1; return true })
+        try store.salvageEvents(
+            { _ in
+                salvaged += 1; return true
+            },
+            damaged: { _ in
+                damages += 1; return true
+            })
         // A cut last byte may leave every event readable (the block's end alone does not check: kept, reported).
         let expected = damage == "truncated" ? (12 - lost)...12 : (12 - lost)...(12 - lost)
         #expect(damages == 1 && expected.contains(salvaged), "\(salvaged) salvaged, \(damages) damages, \(lost) lost")
@@ -272,7 +306,9 @@ import Testing
             for i in 0..<400 {
                 let source = Int(rng.next() % 4)  // 0: events; 1...3: the logged batches
                 let seq = source == 0 ? UInt64(i) : logBatches[source - 1] + UInt64(i)
-                let key = EventKey(onboarding: UInt32(rng.next() % 3), screen: UInt16(rng.next() % 3), timeBits: rng.next() % 50, seq: seq)
+                let key = EventKey(
+                    onboarding: UInt32(rng.next() % 3), screen: UInt16(rng.next() % 3), timeBits: rng.next() % 50,
+                    seq: seq)
                 all.append((key, source))
                 var bytes = [UInt8](repeating: 0, count: source == 0 ? Layout.eventKeySize : Layout.eventLogKeySize)
                 bytes.withUnsafeMutableBytes { p in
@@ -285,7 +321,9 @@ import Testing
                 }
                 let value: [UInt8] = [UInt8(source)]
                 try bytes.withUnsafeBytes { k in
-                    try value.withUnsafeBytes { v in _ = try txn.put(source == 0 ? store.dbs.events : store.dbs.eventLog, k, v) }
+                    try value.withUnsafeBytes { v in
+                        _ = try txn.put(source == 0 ? store.dbs.events : store.dbs.eventLog, k, v)
+                    }
                 }
             }
         }
@@ -313,8 +351,10 @@ import Testing
                 for _ in 0..<2_000 {
                     switch rng.next() % 5 {
                     case 0:
-                        let target = EventKey(onboarding: UInt32(rng.next() % 4), screen: UInt16(rng.next() % 4), timeBits: rng.next() % 55,
-                                              seq: rng.next() % 3_500)
+                        let target = EventKey(
+                            onboarding: UInt32(rng.next() % 4), screen: UInt16(rng.next() % 4),
+                            timeBits: rng.next() % 55,
+                            seq: rng.next() % 3_500)
                         found = try c.seek(target)
                         let i = keys.firstIndex { $0 >= target }
                         #expect(found == (i != nil))

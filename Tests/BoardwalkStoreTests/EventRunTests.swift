@@ -18,7 +18,8 @@ import Testing
             let spacing: Int64 = batch == 0 ? 30 : 300
             for i in 0..<(batch == 0 ? 300 : 30) {
                 let time = 1_000_000 + Int64(i) * spacing + Int64(batch) * 10
-                events.append(simpleEvent(onboarding: i % 2, screen: (i / 2) % 3, session: (i * 7 + batch) % 23, time: time))
+                events.append(
+                    simpleEvent(onboarding: i % 2, screen: (i / 2) % 3, session: (i * 7 + batch) % 23, time: time))
             }
             try store.append(events)
         }
@@ -35,7 +36,10 @@ import Testing
     static func viaEvents(_ s: Snapshot, onboarding: StringID?, time: Range<Timestamp>?) throws -> [Seen] {
         var out: [Seen] = []
         try s.forEachEvent(onboarding: onboarding, time: time) { view in
-            out.append(Seen(seq: view.seq, time: view.time.microseconds, session: view.session, total: view.record.totalScreens))
+            out.append(
+                Seen(
+                    seq: view.seq, time: view.time.microseconds, session: view.session, total: view.record.totalScreens)
+            )
             return true
         }
         return out
@@ -48,7 +52,9 @@ import Testing
         try store.read { s throws in
             let onb0 = try #require(try s.id(of: "onb-0"))
             let window = Timestamp(microseconds: 1_002_000)..<Timestamp(microseconds: 1_005_000)
-            for (onboarding, time) in [(nil, nil), (onb0, nil), (onb0, window), (nil, window)] as [(StringID?, Range<Timestamp>?)] {
+            for (onboarding, time) in [(nil, nil), (onb0, nil), (onb0, window), (nil, window)]
+                as [(StringID?, Range<Timestamp>?)]
+            {
                 let want = try Self.viaEvents(s, onboarding: onboarding, time: time)
                 #expect(!want.isEmpty)
                 var got: [Seen] = []
@@ -57,7 +63,10 @@ import Testing
                     runs += 1
                     while let record = try run.next() {
                         let fields = try record.fields(.session)
-                        got.append(Seen(seq: record.seq, time: record.timeMicroseconds, session: fields.session, total: fields.totalScreens))
+                        got.append(
+                            Seen(
+                                seq: record.seq, time: record.timeMicroseconds, session: fields.session,
+                                total: fields.totalScreens))
                     }
                     return true
                 }
@@ -122,8 +131,12 @@ import Testing
                 var batch: [Event] = []
                 for _ in 0..<Int(rng.next() % 200 + 1) {
                     let t = 1_000_000 + Int64(rng.next() % 20) * (round % 3 == 0 ? 1_000_000_000 : 7)
-                    var e = simpleEvent(onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 3), session: Int(rng.next() % 9), time: t)
-                    if rng.next() % 8 == 0 { e.meta = nil; e.payload = .error(OnboardingError(domain: "d", code: 1, message: "m")) }
+                    var e = simpleEvent(
+                        onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 3), session: Int(rng.next() % 9),
+                        time: t)
+                    if rng.next() % 8 == 0 {
+                        e.meta = nil; e.payload = .error(OnboardingError(domain: "d", code: 1, message: "m"))
+                    }
                     batch.append(e)
                 }
                 try store.append(batch)
@@ -132,21 +145,33 @@ import Testing
                 typealias Key = (onboarding: UInt32, screen: UInt16, time: Int64, seq: UInt64)
                 var keyed: [Key] = []
                 for e in try s.events(since: 0) {
-                    let onboarding = try e.event.meta.map { try #require(try s.id(of: $0.onboardingID)) } ?? RecordFormat.noOnboarding
-                    keyed.append((onboarding, e.event.meta.map { UInt16($0.screenIndex) } ?? RecordFormat.noScreen, e.event.time.microseconds, e.seq))
+                    let onboarding =
+                        try e.event.meta.map { try #require(try s.id(of: $0.onboardingID)) }
+                        ?? RecordFormat.noOnboarding
+                    keyed.append(
+                        (
+                            onboarding, e.event.meta.map { UInt16($0.screenIndex) } ?? RecordFormat.noScreen,
+                            e.event.time.microseconds, e.seq
+                        ))
                 }
                 keyed.sort { ($0.onboarding, $0.screen, $0.time, $0.seq) < ($1.onboarding, $1.screen, $1.time, $1.seq) }
                 for (lo, hi) in [(Int64.min, Int64.max), (1_000_021, 1_000_077), (5_001_000_000, 9_001_000_000)] {
                     let range = lo == .min ? nil : Timestamp(microseconds: lo)..<Timestamp(microseconds: hi)
                     let inWindow = keyed.filter { lo == .min || ($0.time >= lo && $0.time < hi) }
                     var got: [UInt64] = []
-                    try s.forEachEvent(onboarding: nil, time: range) { got.append($0.seq); return true }
+                    try s.forEachEvent(onboarding: nil, time: range) {
+                        got.append($0.seq); return true
+                    }
                     #expect(got == inWindow.map(\.seq), "round \(round), window \(lo)..<\(hi)")
                     for o in 0..<3 {
                         let id = try #require(try s.id(of: "onb-\(o)"))
                         var one: [UInt64] = []
-                        try s.forEachEvent(onboarding: id, time: range) { one.append($0.seq); return true }
-                        #expect(one == inWindow.filter { $0.onboarding == id }.map(\.seq), "round \(round), onboarding \(o)")
+                        try s.forEachEvent(onboarding: id, time: range) {
+                            one.append($0.seq); return true
+                        }
+                        #expect(
+                            one == inWindow.filter { $0.onboarding == id }.map(\.seq), "round \(round), onboarding \(o)"
+                        )
                     }
                 }
             }

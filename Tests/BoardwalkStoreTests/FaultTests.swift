@@ -44,15 +44,19 @@ func fixturePath() throws -> String {
             // loop, not still starting up), then kill it a random moment later.
             let deadline = ContinuousClock.now + .seconds(20)
             while ((try? FileManager.default.attributesOfItem(atPath: ackFile)[.size] as? Int) ?? 0) <= ackedBefore,
-                  ContinuousClock.now < deadline, child.isRunning {
+                ContinuousClock.now < deadline, child.isRunning
+            {
                 usleep(1_000)
             }
             usleep(UInt32.random(in: 0...60_000, using: &rng))
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
-            #expect(child.terminationReason == .uncaughtSignal, "round \(round): the child exited by itself (\(child.terminationStatus))")
+            #expect(
+                child.terminationReason == .uncaughtSignal,
+                "round \(round): the child exited by itself (\(child.terminationStatus))")
 
-            let acked = Set((try String(contentsOfFile: ackFile, encoding: .utf8)).split(separator: "\n").map { Int($0)! })
+            let acked = Set(
+                (try String(contentsOfFile: ackFile, encoding: .utf8)).split(separator: "\n").map { Int($0)! })
             let store = try Store.open(at: dir)
             let report = try store.check()
             #expect(report.isOK, "round \(round): \(report)")
@@ -64,7 +68,10 @@ func fixturePath() throws -> String {
                     perBatch[batch, default: 0] += 1
                 }
             }
-            for b in acked { #expect(perBatch[b] == batchSize, "round \(round): acknowledged batch \(b) has \(perBatch[b] ?? 0) events") }
+            for b in acked {
+                #expect(
+                    perBatch[b] == batchSize, "round \(round): acknowledged batch \(b) has \(perBatch[b] ?? 0) events")
+            }
             for (b, n) in perBatch { #expect(n == batchSize, "round \(round): batch \(b) is partial (\(n) events)") }
             // Batches are numbered consecutively from the checkpoint, so the present ones are 0...max.
             #expect(Set(perBatch.keys) == Set(0..<perBatch.count), "round \(round): batches present are not contiguous")
@@ -94,9 +101,11 @@ func fixturePath() throws -> String {
         child.standardOutput = output
         try child.run()
         for b in 0..<batches {
-            try store.append((0..<batchSize).map { j in
-                simpleEvent(onboarding: j % 4, screen: j % 8, session: b * 10 + j % 10, time: Int64(b * batchSize + j + 1))
-            })
+            try store.append(
+                (0..<batchSize).map { j in
+                    simpleEvent(
+                        onboarding: j % 4, screen: j % 8, session: b * 10 + j % 10, time: Int64(b * batchSize + j + 1))
+                })
             usleep(5_000)
         }
         child.waitUntilExit()
@@ -117,8 +126,9 @@ func fixturePath() throws -> String {
         let store = try Store.open(at: dir, options: .init(durability: .noSync, initialMapSize: 1 << 16))
         let batchSize = 20_000
         // Cheap events: one string each (the session), built once; only the time changes.
-        var batch = [Event](repeating: Event(time: Timestamp(microseconds: 0), session: "s", meta: nil, payload: .onboardingLoaded),
-                            count: batchSize)
+        var batch = [Event](
+            repeating: Event(time: Timestamp(microseconds: 0), session: "s", meta: nil, payload: .onboardingLoaded),
+            count: batchSize)
         for b in 0..<(1_000_000 / batchSize) {
             for j in 0..<batchSize { batch[j].time = Timestamp(microseconds: Int64(b * batchSize + j)) }
             #expect(try store.append(batch).appended == batchSize)
@@ -147,8 +157,9 @@ func fixturePath() throws -> String {
 /// Damaged value bytes are reported by `check()` and by reads as errors, never traps.
 @Suite struct CorruptionTests {
     enum Damage: String, CaseIterable, CustomStringConvertible {
-        case garbageBody, truncatedBody, emptyBody, unknownStringID, versionBits, garbageBlock, truncatedBlock, sessionValue, batchValue,
-             onboardingCounter
+        case garbageBody, truncatedBody, emptyBody, unknownStringID, versionBits, garbageBlock, truncatedBlock,
+            sessionValue, batchValue,
+            onboardingCounter
         var description: String { rawValue }
     }
 
@@ -171,7 +182,10 @@ func fixturePath() throws -> String {
     /// as `damage` says (`nil`: none). The caller closes the store.
     static func damagedStore(_ damage: Damage?, at dir: String) throws -> Store {
         let store = try Store.open(at: dir, options: .foldingEveryBatch())
-        try store.append((0..<50).map { simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: $0 % 7, time: Int64($0), eventID: "e\($0)") })
+        try store.append(
+            (0..<50).map {
+                simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: $0 % 7, time: Int64($0), eventID: "e\($0)")
+            })
         #expect(try store.check().isOK)
 
         let onb = try #require(try store.read { try $0.id(of: "onb-0") })
@@ -187,23 +201,30 @@ func fixturePath() throws -> String {
             keyBytes.withUnsafeMutableBytes { key.write(to: $0.baseAddress!) }
             let block = try #require(try keyBytes.withUnsafeBytes { try txn.get(dbs.events, $0) }.map { Array($0) })
             switch damage {
-            case .garbageBody: try put(dbs.events, keyBytes, try Self.rebuilt(block, key: key) { _ in [0xFF, 0xFE, 0xFD, 0xFC, 0xFB] })
-            case .truncatedBody: try put(dbs.events, keyBytes, try Self.rebuilt(block, key: key) { Array($0.dropLast()) })
+            case .garbageBody:
+                try put(
+                    dbs.events, keyBytes, try Self.rebuilt(block, key: key) { _ in [0xFF, 0xFE, 0xFD, 0xFC, 0xFB] })
+            case .truncatedBody:
+                try put(dbs.events, keyBytes, try Self.rebuilt(block, key: key) { Array($0.dropLast()) })
             case .emptyBody: try put(dbs.events, keyBytes, try Self.rebuilt(block, key: key) { _ in [] })
             case .unknownStringID:
                 // Same shape, but the last string reference points past the dictionary.
-                try put(dbs.events, keyBytes, try Self.rebuilt(block, key: key) { body in
-                    var damaged = body
-                    damaged[damaged.count - 2] = 0x7F
-                    return damaged
-                })
+                try put(
+                    dbs.events, keyBytes,
+                    try Self.rebuilt(block, key: key) { body in
+                        var damaged = body
+                        damaged[damaged.count - 2] = 0x7F
+                        return damaged
+                    })
             case .versionBits:
                 // The record tag's version bits flipped to 3: damage in a store, not a record of a newer format.
-                try put(dbs.events, keyBytes, try Self.rebuilt(block, key: key) { body in
-                    var damaged = body
-                    damaged[0] = damaged[0] & 0x1F | 3 << 5
-                    return damaged
-                })
+                try put(
+                    dbs.events, keyBytes,
+                    try Self.rebuilt(block, key: key) { body in
+                        var damaged = body
+                        damaged[0] = damaged[0] & 0x1F | 3 << 5
+                        return damaged
+                    })
             case .garbageBlock: try put(dbs.events, keyBytes, [0xFF, 0xFE, 0xFD, 0xFC, 0xFB])
             case .truncatedBlock: try put(dbs.events, keyBytes, Array(block.prefix(2)))
             case .sessionValue:
@@ -247,7 +268,8 @@ func fixturePath() throws -> String {
                 #expect(!report.problems.contains { $0.contains("unsupported format version") }, "\(report)")
             }
             // Said once per problem, not once by check() and again by the error it wraps.
-            #expect(report.problems.allSatisfy { $0.components(separatedBy: "does not decode").count <= 2 }, "\(report)")
+            #expect(
+                report.problems.allSatisfy { $0.components(separatedBy: "does not decode").count <= 2 }, "\(report)")
             // Reads that touch the damaged record throw; they do not trap.
             let error = #expect(throws: StoreError.self) { try store.read { try $0.allEvents() } }
             #expect(error?.kind == .corrupt)
@@ -275,7 +297,10 @@ func fixturePath() throws -> String {
     defer { removeDirectory(dir) }
     let store = try Store.open(at: dir, options: Store.Options(durability: .noSync))
     for i in 0..<1_400 {
-        _ = try store.append([simpleEvent(onboarding: i % 3, screen: i % 5, session: i / 20, time: 1_793_527_200_000_000 + Int64(i) * 1_000_000)])
+        _ = try store.append([
+            simpleEvent(
+                onboarding: i % 3, screen: i % 5, session: i / 20, time: 1_793_527_200_000_000 + Int64(i) * 1_000_000)
+        ])
         // Transaction ids pass 256, 512, 768, 1024 and 1280 on the way.
         if i % 37 == 0 || (i >= 1_270 && i <= 1_290) {
             let report = try store.check()
@@ -296,11 +321,15 @@ func fixturePath() throws -> String {
         var seqs: [UInt64] = []
         var ids: [String] = []
         var damages: [SalvageDamage] = []
-        try store.salvageEvents({ stored in
-            seqs.append(stored.seq)
-            ids.append(stored.event.eventID ?? "")
-            return true
-        }, damaged: { damages.append($0); return true })
+        try store.salvageEvents(
+            { stored in
+                seqs.append(stored.seq)
+                ids.append(stored.event.eventID ?? "")
+                return true
+            },
+            damaged: {
+                damages.append($0); return true
+            })
         // Event j has seq j and id "e<j>"; the damaged block holds seqs 0, 10, 20, 30 and 40.
         let lost: Set<UInt64>
         switch damage {
@@ -321,7 +350,9 @@ func fixturePath() throws -> String {
         #expect(zip(seqs, ids).allSatisfy { "e\($0.0)" == $0.1 }, "an event came back with another's fields")
         // The damage is named: the block by its first seq, the event by its seq.
         if let first = damages.first {
-            #expect(first.description.contains(first.extent == .event(seq: 0) ? "event seq 0 " : "the block at seq 0 "), "\(first)")
+            #expect(
+                first.description.contains(first.extent == .event(seq: 0) ? "event seq 0 " : "the block at seq 0 "),
+                "\(first)")
         }
     }
 
@@ -339,12 +370,15 @@ func fixturePath() throws -> String {
         let onb = try #require(try store.read { try $0.id(of: "onb-0") })
         // The first block in key order holds seqs 0, 10, 20, 30 and 40 (CorruptionTests.damagedStore).
         var keyBytes = [UInt8](repeating: 0, count: Layout.eventKeySize)
-        keyBytes.withUnsafeMutableBytes { EventKey(onboarding: onb, screen: 0, timeBits: Layout.timeBits(0), seq: 0).write(to: $0.baseAddress!) }
+        keyBytes.withUnsafeMutableBytes {
+            EventKey(onboarding: onb, screen: 0, timeBits: Layout.timeBits(0), seq: 0).write(to: $0.baseAddress!)
+        }
         try store.env.transaction(write: true) { txn in
             func put(_ db: Database, _ k: [UInt8], _ v: [UInt8]) throws {
                 try k.withUnsafeBytes { kb in try v.withUnsafeBytes { vb in _ = try txn.put(db, kb, vb) } }
             }
-            let block = try #require(try keyBytes.withUnsafeBytes { try txn.get(store.dbs.events, $0) }.map { Array($0) })
+            let block = try #require(
+                try keyBytes.withUnsafeBytes { try txn.get(store.dbs.events, $0) }.map { Array($0) })
             switch damage {
             case .lastByteCut: try put(store.dbs.events, keyBytes, Array(block.dropLast()))
             case .byteAppended: try put(store.dbs.events, keyBytes, block + [0])
@@ -354,7 +388,13 @@ func fixturePath() throws -> String {
         }
         var seqs: [UInt64] = []
         var damages: [SalvageDamage] = []
-        try store.salvageEvents({ seqs.append($0.seq); return true }, damaged: { damages.append($0); return true })
+        try store.salvageEvents(
+            {
+                seqs.append($0.seq); return true
+            },
+            damaged: {
+                damages.append($0); return true
+            })
         switch damage {
         case .lastByteCut:
             // The fifth event's body is cut: the four before it are kept.
@@ -371,7 +411,8 @@ func fixturePath() throws -> String {
             #expect(seqs.sorted() == Array(0..<50))
         case .firstStringChunk:
             // Every event names a string of the first chunk: each is skipped alone, none is lost unsaid.
-            #expect(seqs.count + damages.count == 50 && !damages.isEmpty, "\(seqs.count) events, \(damages.count) damages")
+            #expect(
+                seqs.count + damages.count == 50 && !damages.isEmpty, "\(seqs.count) events, \(damages.count) damages")
             #expect(damages.allSatisfy { if case .event = $0.extent { true } else { false } }, "\(damages)")
         }
     }
@@ -382,11 +423,20 @@ func fixturePath() throws -> String {
         let store = try CorruptionTests.damagedStore(.garbageBody, at: dir)
         defer { store.close() }
         var seen = 0
-        try store.salvageEvents({ _ in seen += 1; return seen < 3 }, damaged: { _ in true })
+        try store.salvageEvents(
+            { _ in
+                seen += 1; return seen < 3
+            }, damaged: { _ in true })
         #expect(seen == 3)
         var damages = 0
         seen = 0
-        try store.salvageEvents({ _ in seen += 1; return true }, damaged: { _ in damages += 1; return false })
+        try store.salvageEvents(
+            { _ in
+                seen += 1; return true
+            },
+            damaged: { _ in
+                damages += 1; return false
+            })
         // The damaged event is the very first in key order: nothing comes after the stop.
         #expect(damages == 1 && seen == 0)
     }

@@ -34,12 +34,15 @@ import Testing
         var batches: [[Event]] = []
         for b in 0..<40 {
             let batch = (0..<60).map { i in
-                simpleEvent(onboarding: 0, screen: i % 2, session: (b * 60 + i) / 10, time: Int64(b * 60 + i) * 1_000_000,
-                            eventID: "id-\(b)-\(i)")
+                simpleEvent(
+                    onboarding: 0, screen: i % 2, session: (b * 60 + i) / 10, time: Int64(b * 60 + i) * 1_000_000,
+                    eventID: "id-\(b)-\(i)")
             }
             let result = try store.append(batch)
             #expect(result.appended == 60)
-            for (i, e) in batch.enumerated() { model.append(StoredEvent(seq: result.seqs.lowerBound + UInt64(i), event: e)) }
+            for (i, e) in batch.enumerated() {
+                model.append(StoredEvent(seq: result.seqs.lowerBound + UInt64(i), event: e))
+            }
             batches.append(batch)
         }
         let stored = try blocks(store)
@@ -47,7 +50,8 @@ import Testing
         // every block is under the target, and sealed blocks (all but each group's last) are nearly full.
         let target = Layout.blockTarget(pageSize: store.env.pageSize)
         let bytes = stored.reduce(0) { $0 + $1.value.count }
-        #expect(stored.count <= 2 + bytes / (target - 100) && stored.count < 40, "\(stored.count) blocks of \(bytes) bytes")
+        #expect(
+            stored.count <= 2 + bytes / (target - 100) && stored.count < 40, "\(stored.count) blocks of \(bytes) bytes")
         #expect(stored.allSatisfy { $0.value.count <= target })
         #expect(stored.count > 2, "no block was sealed, so the loop below checks nothing")
         for (i, b) in stored.enumerated() where i + 1 < stored.count && stored[i + 1].key.screen == b.key.screen {
@@ -63,7 +67,8 @@ import Testing
                 #expect(try s.events(since: UInt64(since)) == Array(model[since...]), "since \(since)")
             }
             let window = Timestamp(microseconds: 500_000_000)..<Timestamp(microseconds: 1_300_000_001)
-            #expect(try s.events(onboarding: "onb-0", screens: 1...1, time: window)
+            #expect(
+                try s.events(onboarding: "onb-0", screens: 1...1, time: window)
                     == model.filter { $0.event.meta!.screenIndex == 1 && window.contains($0.event.time) })
             for session in ["s0", "s117", "s239"] {
                 #expect(try s.events(inSession: session) == model.filter { $0.event.session == session })
@@ -89,7 +94,8 @@ import Testing
         #expect(try blocks(store).count == 1)
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 150)])  // late: new block
         #expect(try blocks(store).count == 2)
-        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 150 + span)])  // a span after the newest block: new
+        // A span after the newest block: new.
+        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 150 + span)])
         #expect(try blocks(store).count == 3)
         let times = try store.read { try $0.allEvents().map(\.event.time.microseconds) }
         #expect(times == [100, 150, 200, 150 + span])
@@ -97,7 +103,10 @@ import Testing
         // session scan sorts its references into time order.
         let values = try store.env.transaction(write: false) { txn in try txn.entries(store.dbs.sessions) }
         #expect(values == 1)
-        #expect(try store.read { try $0.events(inSession: "s0").map(\.event.time.microseconds) } == [100, 150, 200, 150 + span])
+        #expect(
+            try store.read { try $0.events(inSession: "s0").map(\.event.time.microseconds) } == [
+                100, 150, 200, 150 + span,
+            ])
         #expect(try store.check().isOK)
     }
 
@@ -152,7 +161,9 @@ import Testing
             #expect(report.problems.contains { $0.contains("holds none of its events") }, "\(report)")
             #expect(throws: StoreError.self) { try store.read { try $0.events(since: 4) } }
         case .blockOfAnotherBatch:
-            #expect(report.problems == ["batches: batch 4 lists the block at seq 12, which holds none of its events"], "\(report)")
+            #expect(
+                report.problems == ["batches: batch 4 lists the block at seq 12, which holds none of its events"],
+                "\(report)")
         }
         // The batches that were not touched still read.
         #expect(try store.read { try $0.events(since: 8) }.map(\.seq) == [8, 9, 10, 11, 12])
@@ -165,7 +176,8 @@ import Testing
         defer { removeDirectory(dir) }
         do {
             let store = try Store.open(at: dir)
-            try store.env.transaction(write: true) { txn in try txn.putUInt32(store.dbs.meta, Layout.metaFormat, format) }
+            try store.env.transaction(write: true) { txn in try txn.putUInt32(store.dbs.meta, Layout.metaFormat, format)
+            }
             store.close()
         }
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }

@@ -8,9 +8,10 @@ import Testing
 /// sessions would become one, and `check()` would see nothing wrong).
 @Suite struct InferredImportTests {
     func event(_ t: Int64, profile: String, session: String?) -> Event {
-        Event(time: Timestamp(microseconds: 1_793_527_200_000_000 + t * 1_000_000), session: session, profile: profile,
-              meta: Meta(onboardingID: "onb", screenClientID: "c", screenIndex: 0, totalScreens: 2),
-              payload: .analytics(.screenPresented))
+        Event(
+            time: Timestamp(microseconds: 1_793_527_200_000_000 + t * 1_000_000), session: session, profile: profile,
+            meta: Meta(onboardingID: "onb", screenClientID: "c", screenIndex: 0, totalScreens: 2),
+            payload: .analytics(.screenPresented))
     }
 
     @Test func anImportedInferredNameIsInferredAgain() throws {
@@ -22,7 +23,9 @@ import Testing
         let bob = try store.read { s in try s.allEvents().map(\.event.session) }
         #expect(bob == ["inferred:0", "inferred:0"])
         // Alice's events, exported from another store where her session was inferred:0 too.
-        try store.append([event(20, profile: "alice", session: "inferred:0"), event(30, profile: "alice", session: "inferred:0")])
+        try store.append([
+            event(20, profile: "alice", session: "inferred:0"), event(30, profile: "alice", session: "inferred:0"),
+        ])
         let sessions = try store.read { s in try s.allEvents().map { ($0.event.profile!, $0.event.session!) } }
         let alice = Set(sessions.filter { $0.0 == "alice" }.map(\.1))
         #expect(alice.count == 1)
@@ -31,9 +34,11 @@ import Testing
         #expect(try store.check().isOK)
     }
 
-    @Test(arguments: [("inferred:0", true), ("inferred:18446744073709551615", true), ("inferred:", false),
-                      ("inferred:12a", false), ("Inferred:1", false), ("inferred:184467440737095516150", false),
-                      ("3F2504E0-4F89-11D3-9A0C-0305E82C3301", false)])
+    @Test(arguments: [
+        ("inferred:0", true), ("inferred:18446744073709551615", true), ("inferred:", false),
+        ("inferred:12a", false), ("Inferred:1", false), ("inferred:184467440737095516150", false),
+        ("3F2504E0-4F89-11D3-9A0C-0305E82C3301", false),
+    ])
     func inferredNames(_ name: String, _ expected: Bool) {
         #expect(Store.isInferredName(name) == expected)
         // `normalized` describes stored events: a store's own inferred names stay.

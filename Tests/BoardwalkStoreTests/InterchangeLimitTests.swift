@@ -1,6 +1,7 @@
 import BoardwalkCodec
 import BoardwalkModel
 import Testing
+
 @testable import BoardwalkStore
 
 /// `append` refuses what an NDJSON export could not carry back in (total screens of -5 and 70 000, times in 1969
@@ -15,16 +16,30 @@ import Testing
     static func refused() -> [(String, (inout Event) -> Void, EncodingError)] {
         [
             ("total screens -5", { $0.meta!.totalScreens = -5 }, EncodingError(.totalScreensOutOfRange(-5))),
-            ("total screens 70 000", { $0.meta!.totalScreens = 70_000 }, EncodingError(.totalScreensOutOfRange(70_000))),
+            (
+                "total screens 70 000", { $0.meta!.totalScreens = 70_000 },
+                EncodingError(.totalScreensOutOfRange(70_000))
+            ),
             ("a time in 1969", { $0.time = Timestamp(microseconds: -1) }, EncodingError(.timeOutOfRange(-1))),
             ("the largest time", { $0.time = Timestamp(microseconds: .max) }, EncodingError(.timeOutOfRange(.max))),
-            ("a long action id", { $0.payload = .custom(actionID: big) },
-             EncodingError(.stringTooLong(field: "action", bytes: big.utf8.count))),
-            ("a long profile", { $0.profile = big }, EncodingError(.stringTooLong(field: "profile", bytes: big.utf8.count))),
-            ("a long input", { $0.payload = .stateUpdated(StateUpdate(elementID: "name", value: .input(.text(big)))) },
-             EncodingError(.stringTooLong(field: "value", bytes: big.utf8.count))),
-            ("1 001 choices", { $0.payload = .stateUpdated(StateUpdate(elementID: "m", value: .multiSelect(choices(1_001)))) },
-             EncodingError(.tooManyChoices(1_001))),
+            (
+                "a long action id", { $0.payload = .custom(actionID: big) },
+                EncodingError(.stringTooLong(field: "action", bytes: big.utf8.count))
+            ),
+            (
+                "a long profile", { $0.profile = big },
+                EncodingError(.stringTooLong(field: "profile", bytes: big.utf8.count))
+            ),
+            (
+                "a long input",
+                { $0.payload = .stateUpdated(StateUpdate(elementID: "name", value: .input(.text(big)))) },
+                EncodingError(.stringTooLong(field: "value", bytes: big.utf8.count))
+            ),
+            (
+                "1 001 choices",
+                { $0.payload = .stateUpdated(StateUpdate(elementID: "m", value: .multiSelect(choices(1_001)))) },
+                EncodingError(.tooManyChoices(1_001))
+            ),
         ]
     }
 
@@ -59,7 +74,9 @@ import Testing
         var refusals = 0
         try store.write { w in
             for event in [a, b] {
-                do { _ = try w.append([event]) } catch let error as StoreError where error.kind == .invalidArgument { refusals += 1 }
+                do { _ = try w.append([event]) } catch let error as StoreError where error.kind == .invalidArgument {
+                    refusals += 1
+                }
             }
         }
         #expect(refusals == 2)
@@ -71,12 +88,16 @@ import Testing
     @Test func eventsWhoseLineWouldPassOneMiBAreRefused() throws {
         let label = String(repeating: "l", count: 1_200)
         var wide = simpleEvent(onboarding: 0, screen: 0, session: 7, time: 5_000)
-        wide.payload = .stateUpdated(StateUpdate(elementID: "m", value: .multiSelect(
-            (0..<1_000).map { Choice(id: "c\($0)", value: "v\($0)", label: "\($0)" + label) })))
+        wide.payload = .stateUpdated(
+            StateUpdate(
+                elementID: "m",
+                value: .multiSelect(
+                    (0..<1_000).map { Choice(id: "c\($0)", value: "v\($0)", label: "\($0)" + label) })))
         var escaped = simpleEvent(onboarding: 0, screen: 0, session: 8, time: 6_000)
         escaped.profile = String(repeating: "\u{01}", count: RecordFormat.maxStringBytes)
         escaped.placement = String(repeating: "\u{03}", count: RecordFormat.maxStringBytes)
-        escaped.payload = .analytics(.screenCompleted(elementID: String(repeating: "\u{02}", count: RecordFormat.maxStringBytes), reply: nil))
+        escaped.payload = .analytics(
+            .screenCompleted(elementID: String(repeating: "\u{02}", count: RecordFormat.maxStringBytes), reply: nil))
         for event in [wide, escaped] {
             let dir = temporaryDirectory()
             defer { removeDirectory(dir) }
@@ -101,7 +122,8 @@ import Testing
         batch[2].time = Timestamp.range.upperBound
         batch[3].time = Timestamp.range.lowerBound
         batch[4].payload = .custom(actionID: Self.atLimit)
-        batch[5].payload = .stateUpdated(StateUpdate(elementID: "m", value: .multiSelect(Self.choices(RecordFormat.maxChoices))))
+        batch[5].payload = .stateUpdated(
+            StateUpdate(elementID: "m", value: .multiSelect(Self.choices(RecordFormat.maxChoices))))
         #expect(try store.append(batch).appended == 6)
         #expect(try store.check().isOK)
     }

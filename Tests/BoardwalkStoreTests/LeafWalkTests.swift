@@ -18,8 +18,10 @@ import Testing
             for screen in 0..<30 {
                 let n = (onboarding + screen) % 7 == 0 ? 400 : 1 + (onboarding * screen) % 3
                 for i in 0..<n {
-                    events.append(simpleEvent(onboarding: onboarding, screen: screen, session: onboarding * 100 + i % 9,
-                                              time: 1_000_000 + Int64(i) * 1_000))
+                    events.append(
+                        simpleEvent(
+                            onboarding: onboarding, screen: screen, session: onboarding * 100 + i % 9,
+                            time: 1_000_000 + Int64(i) * 1_000))
                 }
             }
         }
@@ -161,7 +163,9 @@ import Testing
         let path = dir + "/data.mdb"
         let pristine = try #require(FileManager.default.contents(atPath: path))
         let branches = Self.branchPages(pristine, root: root, pageSize: pageSize), leafPages = leaves.sorted()
-        #expect(leafPages.count > 20 && !branches.isEmpty, "a tree of two levels or more: \(leaves.count) leaves, \(branches.count) branch pages")
+        #expect(
+            leafPages.count > 20 && !branches.isEmpty,
+            "a tree of two levels or more: \(leaves.count) leaves, \(branches.count) branch pages")
         var rng = SplitMix64(seed: 0x1EAF_DA3A)
         var threw = 0
         for _ in 0..<400 {
@@ -172,7 +176,9 @@ import Testing
             for _ in 0...(rng.next() % 4) {
                 // The header and node offsets (the first 64 bytes) half the time; anywhere in the page otherwise.
                 let offset = page * pageSize + Int(rng.next() % (rng.next() % 2 == 0 ? 64 : UInt64(pageSize)))
-                damaged[offset] = rng.next() % 3 == 0 ? damaged[offset] ^ UInt8(1 << (rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
+                damaged[offset] =
+                    rng.next() % 3 == 0
+                    ? damaged[offset] ^ UInt8(1 << (rng.next() % 8)) : UInt8(truncatingIfNeeded: rng.next())
             }
             try damaged.write(to: URL(fileURLWithPath: path))
             let store = try Store.open(at: dir)

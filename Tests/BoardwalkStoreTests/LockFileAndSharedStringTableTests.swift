@@ -7,7 +7,7 @@ import Testing
 @testable import BoardwalkStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The lock file's reserved blocks (liblmdb writes `lock.mdb` through a memory map after sizing it with `ftruncate`:

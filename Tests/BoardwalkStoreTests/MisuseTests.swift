@@ -10,7 +10,9 @@ import Testing
 
 /// Runs `body` on a thread of its own and returns its result, or `nil` when it has not finished after `seconds`: a
 /// hang (the bug these tests guard against) fails the test instead of stopping the suite. Nothing is timed.
-private func finishes<R>(within seconds: Double = 60, _ body: @escaping @Sendable () throws -> R) -> Result<R, any Error>? {
+private func finishes<R>(within seconds: Double = 60, _ body: @escaping @Sendable () throws -> R) -> Result<
+    R, any Error
+>? {
     let done = DispatchSemaphore(value: 0)
     let box = Box<Result<R, any Error>>()
     Thread.detachNewThread {
@@ -30,9 +32,10 @@ private final class Box<T>: @unchecked Sendable {  // every access holds `lock`
 }
 
 private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Event {
-    Event(time: Timestamp(microseconds: Int64(i)), session: session ?? "s\(i % 7)", eventID: "e\(i)",
-          meta: Meta(onboardingID: "o", screenClientID: "c", screenIndex: screen ?? i % 5, totalScreens: 5),
-          payload: .analytics(.screenPresented))
+    Event(
+        time: Timestamp(microseconds: Int64(i)), session: session ?? "s\(i % 7)", eventID: "e\(i)",
+        meta: Meta(onboardingID: "o", screenClientID: "c", screenIndex: screen ?? i % 5, totalScreens: 5),
+        payload: .analytics(.screenPresented))
 }
 
 @Suite struct NestedCallTests {
@@ -62,7 +65,9 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         returned = true
         for (kind, message) in errors {
             #expect(kind == .insideTransaction)
-            #expect(message.contains("use the StoreWriter passed to write { }") || message.contains("StoreWriter passed to write"), "\(message)")
+            #expect(
+                message.contains("use the StoreWriter passed to write { }")
+                    || message.contains("StoreWriter passed to write"), "\(message)")
         }
         // The outer transaction was not harmed: it committed its own append, and the store takes appends again.
         #expect(try store.read { try $0.stats().events } == 1)
@@ -94,7 +99,8 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         returned = true
         for (kind, message) in errors {
             #expect(kind == .insideTransaction)
-            #expect(message.contains("inside store.read { }") && message.contains("after read { } returns"), "\(message)")
+            #expect(
+                message.contains("inside store.read { }") && message.contains("after read { } returns"), "\(message)")
         }
         #expect(try store.read { try $0.stats().events } == 0)
     }
@@ -115,7 +121,9 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         #expect(seen.0 == 1 && seen.1 == 2)
         // An append inside a read nested in a write is refused as inside the write.
         let outcome = finishes {
-            try store.write { _ in try store.read { _ in #expect(throws: StoreError.self) { try store.append([event(3)]) } } }
+            try store.write { _ in
+                try store.read { _ in #expect(throws: StoreError.self) { try store.append([event(3)]) } }
+            }
         }
         guard case .success(let error)? = outcome else {
             Issue.record("store.append inside read { } inside write { } did not return: \(String(describing: outcome))")
@@ -173,8 +181,8 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         try store.append([event(1), event(2)])
         let outcome = finishes {
             try store.read { s in
-                try store.read { _ in store.close() }       // nested: the outermost read decides
-                let stillValid = try s.stats().events       // the snapshot stays usable until read returns
+                try store.read { _ in store.close() }  // nested: the outermost read decides
+                let stillValid = try s.stats().events  // the snapshot stays usable until read returns
                 let refused = #expect(throws: StoreError.self) { try store.read { _ in } }
                 return (stillValid, refused?.kind)
             }
@@ -200,7 +208,7 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
             try store.write { w in
                 try w.append([event(1)])
                 store.close()
-                try w.append([event(2)])                    // the writer stays usable until write returns
+                try w.append([event(2)])  // the writer stays usable until write returns
                 return try w.snapshot.stats().events
             }
         }
@@ -254,7 +262,8 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         #expect(error?.batchIndex == 613)
         #expect((error?.underlying as? EncodingError) == EncodingError(.screenIndexOutOfRange(70_000)))
         let text = error.map { "\($0)" } ?? ""
-        #expect(text.contains("event 613 of the batch") && text.contains("\"e613\"") && text.contains("\"s4\"")
+        #expect(
+            text.contains("event 613 of the batch") && text.contains("\"e613\"") && text.contains("\"s4\"")
                 && text.contains("screen index 70000"), "\(text)")
         #expect(try store.read { try $0.stats().events } == 0, "nothing of the batch is stored")
     }
@@ -276,7 +285,8 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         let batch = [event(0), event(2), event(1), event(2), noSession, event(3), bad, event(4)]
         let error = #expect(throws: StoreError.self) { try store.append(batch.lazy.map { $0 }) }
         #expect(error?.batchIndex == 6)
-        #expect(error?.message.contains("event id none, session \"the bad one\"") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("event id none, session \"the bad one\"") == true, "\(String(describing: error))")
 
         // Inside write { }: the same error, and the transaction goes on.
         let result = try store.write { w in
@@ -302,7 +312,8 @@ private func event(_ i: Int, session: String? = nil, screen: Int? = nil) -> Even
         let error = #expect(throws: StoreError.self) { try store.backup(to: dir + "/full") }
         #expect(error?.kind == .invalidArgument)
         #expect(error?.message.contains("is not empty (it holds notes.txt)") == true, "\(String(describing: error))")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/full") == ["notes.txt"], "nothing was copied")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: dir + "/full") == ["notes.txt"], "nothing was copied")
 
         let file = #expect(throws: StoreError.self) { try store.backup(to: dir + "/full/notes.txt") }
         #expect(file?.kind == .invalidArgument)

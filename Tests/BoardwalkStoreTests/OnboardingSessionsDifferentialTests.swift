@@ -41,7 +41,8 @@ import Testing
             #expect(chunk.bytes <= Layout.sessionPairChunkTarget, "\(context): chunk \(i) has \(chunk.bytes) bytes")
             #expect(chunk.entries.first?.session == chunk.first, "\(context): chunk \(i)")
             if i > 0, stored[i - 1].onboarding == chunk.onboarding {
-                #expect(stored[i - 1].entries.last!.session < chunk.first, "\(context): chunk \(i) overlaps the one before")
+                #expect(
+                    stored[i - 1].entries.last!.session < chunk.first, "\(context): chunk \(i) overlaps the one before")
             }
             for e in chunk.entries {
                 if listed[chunk.onboarding, default: [:]].updateValue(e.time, forKey: e.session) != nil { repeats += 1 }
@@ -52,8 +53,11 @@ import Testing
     }
 
     /// One batch of pairs through the production merge, in one write transaction; the pairs new to the store.
-    static func merge(_ store: Store, _ pairs: [(pair: UInt64, timeBits: UInt64)], builder: inout SessionPairChunkBuilder) throws
-        -> [UInt64] {
+    static func merge(
+        _ store: Store, _ pairs: [(pair: UInt64, timeBits: UInt64)], builder: inout SessionPairChunkBuilder
+    ) throws
+        -> [UInt64]
+    {
         let key = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
         defer { key.deallocate() }
         var merge = PairChunkMerge(builder: builder, key: key)
@@ -104,7 +108,9 @@ import Testing
                     session = UInt32(truncatingIfNeeded: rng.next() % (1 << 31)) | (1 << 30)
                 }
                 clock &+= 1 + rng.next() % 60_000_000
-                let time = wild && rng.next() % 2 == 0 ? rng.next() : clock &- (rng.next() % 3 == 0 ? rng.next() % 100_000_000 : 0)
+                let time =
+                    wild && rng.next() % 2 == 0
+                    ? rng.next() : clock &- (rng.next() % 3 == 0 ? rng.next() % 100_000_000 : 0)
                 pairs.append((UInt64(onboarding) << 32 | UInt64(session), time))
                 // Now and then the same pair again later in the batch (its filter slot taken in between).
                 if rng.next() % 8 == 0 { pairs.append((pairs.last!.pair, rng.next())) }
@@ -135,8 +141,10 @@ import Testing
                         #expect(try OnboardingSessions.contains(txn, store.dbs, onboarding: onboarding, session: s))
                         for probe in [s &- 1, s &+ 1] where probe != UInt32.max {
                             let listed = model[onboarding]?[probe] != nil
-                            #expect(try OnboardingSessions.contains(txn, store.dbs, onboarding: onboarding, session: probe) == listed,
-                                    "batch \(batch) onboarding \(onboarding) session \(probe)")
+                            #expect(
+                                try OnboardingSessions.contains(txn, store.dbs, onboarding: onboarding, session: probe)
+                                    == listed,
+                                "batch \(batch) onboarding \(onboarding) session \(probe)")
                         }
                     }
                 }
@@ -155,7 +163,9 @@ import Testing
         mutating func add(_ batch: [Event]) {
             for e in batch {
                 let onboarding = e.meta?.onboardingID ?? ""
-                if pairs[onboarding, default: [:]][e.session!] == nil { pairs[onboarding, default: [:]][e.session!] = e.time.microseconds }
+                if pairs[onboarding, default: [:]][e.session!] == nil {
+                    pairs[onboarding, default: [:]][e.session!] = e.time.microseconds
+                }
                 sessions.insert(e.session!)
             }
         }
@@ -165,7 +175,11 @@ import Testing
             var keys: [String: (real: Int, unpositioned: Bool)] = [:]
             for (onboarding, sessions) in pairs {
                 for session in sessions.keys {
-                    if onboarding.isEmpty { keys[session, default: (0, false)].unpositioned = true } else { keys[session, default: (0, false)].real += 1 }
+                    if onboarding.isEmpty {
+                        keys[session, default: (0, false)].unpositioned = true
+                    } else {
+                        keys[session, default: (0, false)].real += 1
+                    }
                 }
             }
             return keys.compactMap { s, k in
@@ -187,10 +201,13 @@ import Testing
                 let id = onboarding.isEmpty ? RecordFormat.noOnboarding : try #require(try s.id(of: onboarding))
                 let listed = try s.sessions(ofOnboarding: id)
                 #expect(listed.map(\.id) == listed.map(\.id).sorted(), "\(context): \(onboarding) out of order")
-                let got = Dictionary(listed.map { ($0.session, $0.firstTime.microseconds) }, uniquingKeysWith: { a, _ in a })
+                let got = Dictionary(
+                    listed.map { ($0.session, $0.firstTime.microseconds) }, uniquingKeysWith: { a, _ in a })
                 #expect(listed.count == got.count && got == sessions, "\(context): sessions of '\(onboarding)'")
                 let spanningHere = try s.spanningSessions(ofOnboarding: id).map { s.string(for: $0)! }
-                #expect(Set(spanningHere) == Set(sessions.keys).intersection(spanningNames), "\(context): spanning sessions of '\(onboarding)'")
+                #expect(
+                    Set(spanningHere) == Set(sessions.keys).intersection(spanningNames),
+                    "\(context): spanning sessions of '\(onboarding)'")
             }
         }
     }
@@ -232,10 +249,14 @@ import Testing
                 }
                 let time = 1_000_000 + Int64(batch) * 1_000_000 + Int64(rng.next() % 2_000_000)
                 if rng.next() % 10 == 0 {
-                    events.append(Event(time: Timestamp(microseconds: time), session: "s\(session)", meta: nil,
-                                        payload: .error(OnboardingError(domain: "d", code: 1, message: "m"))))
+                    events.append(
+                        Event(
+                            time: Timestamp(microseconds: time), session: "s\(session)", meta: nil,
+                            payload: .error(OnboardingError(domain: "d", code: 1, message: "m"))))
                 } else {
-                    events.append(simpleEvent(onboarding: Int(rng.next() % 4), screen: Int(rng.next() % 3), session: session, time: time))
+                    events.append(
+                        simpleEvent(
+                            onboarding: Int(rng.next() % 4), screen: Int(rng.next() % 3), session: session, time: time))
                 }
             }
             if batch == 15 {

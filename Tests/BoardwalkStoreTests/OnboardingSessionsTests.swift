@@ -41,7 +41,9 @@ import Testing
 
     /// Sessions by name and first time, as a reader sees them.
     func listed(_ store: Store, _ onboarding: Int) throws -> [String] {
-        try store.read { s in try s.sessions(ofOnboarding: "onb-\(onboarding)").map { "\($0.session)@\($0.firstTime.microseconds)" } }
+        try store.read { s in
+            try s.sessions(ofOnboarding: "onb-\(onboarding)").map { "\($0.session)@\($0.firstTime.microseconds)" }
+        }
     }
 
     /// 3 000 sessions over 30 batches, two onboardings interleaved: many chunks, each full but the last, every
@@ -69,7 +71,8 @@ import Testing
             expectWellFormed(stored)
             #expect(stored.count > 10, "\(stored.count) chunks")
             // Only each onboarding's last chunk may have room left.
-            for (i, chunk) in stored.enumerated() where i + 1 < stored.count && stored[i + 1].onboarding == chunk.onboarding {
+            for (i, chunk) in stored.enumerated()
+            where i + 1 < stored.count && stored[i + 1].onboarding == chunk.onboarding {
                 #expect(chunk.bytes > Layout.sessionPairChunkTarget - 16, "chunk \(i): \(chunk.bytes) bytes")
             }
             #expect(stored.reduce(0) { $0 + $1.sessions.count } == 3_000)
@@ -77,9 +80,10 @@ import Testing
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
         for o in 0..<2 { #expect(try listed(store, o).sorted() == expected[o]!.sorted()) }
-        try store.append((0..<3_000).filter { $0 % 7 == 0 }.map {
-            simpleEvent(onboarding: $0 % 2, screen: 2, session: $0, time: 10_000_000 + Int64($0))
-        })
+        try store.append(
+            (0..<3_000).filter { $0 % 7 == 0 }.map {
+                simpleEvent(onboarding: $0 % 2, screen: 2, session: $0, time: 10_000_000 + Int64($0))
+            })
         for o in 0..<2 { #expect(try listed(store, o).sorted() == expected[o]!.sorted()) }
         #expect(try store.read { try $0.stats().sessions } == 3_000)
         let report = try store.check()
@@ -149,13 +153,17 @@ import Testing
             builder.reset(firstSession: stored[0].first + 1, time: 5)
             builder.append(session: stored[0].first + 2, time: 6)
             let value = damage == "bytes" ? [3] + [UInt8](repeating: 0, count: 8) : builder.withValue { Array($0) }
-            _ = try key.withUnsafeBytes { k in try value.withUnsafeBytes { try txn.put(store.dbs.onboardingSessions, k, $0) } }
+            _ = try key.withUnsafeBytes { k in
+                try value.withUnsafeBytes { try txn.put(store.dbs.onboardingSessions, k, $0) }
+            }
         }
         let report = try store.check()
         #expect(report.problems.contains { $0.hasPrefix("onboarding_sessions:") }, "\(report)")
         let error = #expect(throws: StoreError.self) { try store.read { try $0.sessions(ofOnboarding: "onb-0") } }
         #expect(error?.kind == .corrupt)
-        #expect(error.map { "\($0)".contains("onboarding_sessions chunk of onboarding") } == true, "\(String(describing: error))")
+        #expect(
+            error.map { "\($0)".contains("onboarding_sessions chunk of onboarding") } == true,
+            "\(String(describing: error))")
     }
 
     /// The raw value stored under (onboarding, first), if any.
@@ -178,7 +186,10 @@ import Testing
         defer { store.close() }
         // s0...s599 interned by onboarding 1; onboarding 0 gets the even ones, so the odd ones fall inside its chunks.
         try store.append((0..<600).map { simpleEvent(onboarding: 1, screen: 0, session: $0, time: Int64($0)) })
-        try store.append(stride(from: 0, to: 600, by: 2).map { simpleEvent(onboarding: 0, screen: 0, session: $0, time: 1_000 + Int64($0)) })
+        try store.append(
+            stride(from: 0, to: 600, by: 2).map {
+                simpleEvent(onboarding: 0, screen: 0, session: $0, time: 1_000 + Int64($0))
+            })
         let onboarding = try #require(try store.read { try $0.id(of: "onb-0") })
         let own = try chunks(store).filter { $0.onboarding == onboarding }
         #expect(own.count >= 2, "\(own.count) chunks")
@@ -196,7 +207,9 @@ import Testing
         }
         var key = (UInt64(onboarding) << 32 | UInt64(target.first)).bigEndian
         try store.env.transaction(write: true) { txn in
-            _ = try withUnsafeBytes(of: &key) { k in try damaged.withUnsafeBytes { try txn.put(store.dbs.onboardingSessions, k, $0) } }
+            _ = try withUnsafeBytes(of: &key) { k in
+                try damaged.withUnsafeBytes { try txn.put(store.dbs.onboardingSessions, k, $0) }
+            }
         }
         let before = try store.read { try $0.stats() }
         // A session between the damaged chunk's stored ones, or new past every stored one for the last chunk.
@@ -205,8 +218,11 @@ import Testing
             try store.append([simpleEvent(onboarding: 0, screen: 1, session: session, time: 5_000)])
         }
         #expect(error?.kind == .corrupt)
-        #expect(error.map { "\($0)".contains("onboarding_sessions chunk of onboarding \(onboarding) at session \(target.first)") } == true,
-                "\(String(describing: error))")
+        #expect(
+            error.map {
+                "\($0)".contains("onboarding_sessions chunk of onboarding \(onboarding) at session \(target.first)")
+            } == true,
+            "\(String(describing: error))")
         #expect(try value(store, onboarding: onboarding, first: target.first) == damaged)
         let after = try store.read { try $0.stats() }
         #expect(after.events == before.events && after.sessions == before.sessions && after.nextSeq == before.nextSeq)
@@ -226,18 +242,24 @@ import Testing
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
         // "onb-0" interned first, so that onboarding 0's pairs sort before onboarding 1's.
-        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 99, time: 0)]
-                         + (0..<10).map { simpleEvent(onboarding: 1, screen: 0, session: $0, time: Int64($0)) })
+        try store.append(
+            [simpleEvent(onboarding: 0, screen: 0, session: 99, time: 0)]
+                + (0..<10).map { simpleEvent(onboarding: 1, screen: 0, session: $0, time: Int64($0)) })
         let onboarding1 = try #require(try store.read { try $0.id(of: "onb-1") })
         let first = try #require(try chunks(store).first { $0.onboarding == onboarding1 })
         var damaged = try #require(try value(store, onboarding: onboarding1, first: first.first))
         damaged.removeLast()
         var key = (UInt64(onboarding1) << 32 | UInt64(first.first)).bigEndian
         try store.env.transaction(write: true) { txn in
-            _ = try withUnsafeBytes(of: &key) { k in try damaged.withUnsafeBytes { try txn.put(store.dbs.onboardingSessions, k, $0) } }
+            _ = try withUnsafeBytes(of: &key) { k in
+                try damaged.withUnsafeBytes { try txn.put(store.dbs.onboardingSessions, k, $0) }
+            }
         }
         let before = try store.read { try $0.stats() }
-        let batch = [simpleEvent(onboarding: 0, screen: 0, session: 20, time: 100), simpleEvent(onboarding: 1, screen: 0, session: 21, time: 101)]
+        let batch = [
+            simpleEvent(onboarding: 0, screen: 0, session: 20, time: 100),
+            simpleEvent(onboarding: 1, screen: 0, session: 21, time: 101),
+        ]
         // Caught, then another append: refused too, and the transaction ends with an error.
         var refused: StoreError? = nil
         let aborted = #expect(throws: StoreError.self) {
@@ -254,13 +276,15 @@ import Testing
         let returned = #expect(throws: StoreError.self) {
             try store.write { w in _ = try? w.append(batch) }
         }
-        #expect(returned.map { "\($0)".contains("onboarding_sessions chunk") } == true, "\(String(describing: returned))")
+        #expect(
+            returned.map { "\($0)".contains("onboarding_sessions chunk") } == true, "\(String(describing: returned))")
         let (after, listed0, seqs) = try store.read { s in
             (try s.stats(), try s.sessions(ofOnboarding: "onb-0").map(\.session), try s.events(since: 0).map(\.seq))
         }
         #expect(listed0 == ["s99"], "the refused batch's pair of onboarding 0 is listed: \(listed0)")
-        #expect(after.nextSeq == before.nextSeq && after.events == before.events && seqs == Array(0..<after.nextSeq),
-                "seqs \(seqs), next_seq \(before.nextSeq) → \(after.nextSeq)")
+        #expect(
+            after.nextSeq == before.nextSeq && after.events == before.events && seqs == Array(0..<after.nextSeq),
+            "seqs \(seqs), next_seq \(before.nextSeq) → \(after.nextSeq)")
         // The store goes on: an append that does not touch the damaged chunk is stored.
         try store.append([simpleEvent(onboarding: 2, screen: 0, session: 22, time: 102)])
         #expect(try store.read { try $0.stats().events } == before.events + 1)

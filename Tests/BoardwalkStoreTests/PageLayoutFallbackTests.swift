@@ -53,8 +53,9 @@ import Testing
                 runs.append(events)
                 sessions.append(try s.sessionIDs(ofOnboarding: id, firstStoredFrom: Timestamp(microseconds: 0)))
             }
-            let answers = Answers(runs: runs, sessions: sessions, problems: report.problems,
-                                  eventsChecked: report.eventsChecked)
+            let answers = Answers(
+                runs: runs, sessions: sessions, problems: report.problems,
+                eventsChecked: report.eventsChecked)
             return (answers, walked)
         }
     }

@@ -56,13 +56,16 @@ import Testing
                 let session = rng.next() % 5 == 0 ? Int(rng.next() % UInt64(newest)) : newest - 1 - Int(rng.next() % 20)
                 switch rng.next() % 40 {
                 case 0:
-                    batch.append(Event(time: Timestamp(microseconds: time), session: "s\(session)", meta: nil,
-                                       payload: .error(OnboardingError(domain: "d", code: 1, message: "m"))))
+                    batch.append(
+                        Event(
+                            time: Timestamp(microseconds: time), session: "s\(session)", meta: nil,
+                            payload: .error(OnboardingError(domain: "d", code: 1, message: "m"))))
                 case 1, 2:
                     batch.append(simpleEvent(onboarding: Int(rng.next() % 4), screen: 0, session: session, time: time))
                 default:
                     // A session's own onboarding: mostly one per session.
-                    batch.append(simpleEvent(onboarding: session % 3, screen: Int(rng.next() % 4), session: session, time: time))
+                    batch.append(
+                        simpleEvent(onboarding: session % 3, screen: Int(rng.next() % 4), session: session, time: time))
                 }
             }
             out.append(batch)
@@ -93,7 +96,9 @@ import Testing
         }
         let expected = try observe(a)
         #expect(try observe(b) == expected)
-        #expect(expected.spanning.contains { $0.hasSuffix(":o") || $0.hasSuffix(":ou") }, "the batches make sessions span onboardings")
+        #expect(
+            expected.spanning.contains { $0.hasSuffix(":o") || $0.hasSuffix(":ou") },
+            "the batches make sessions span onboardings")
         #expect(expected.spanning.contains { $0.hasSuffix("u") }, "and have events without a position")
         for store in [a, b] {
             let report = try store.check()
@@ -114,7 +119,10 @@ import Testing
         try store.append([simpleEvent(onboarding: 1, screen: 1, session: 0, time: 3_000)])
         try store.read { s throws in
             #expect(try s.stats().sessions == 10)
-            #expect(try s.sessions(ofOnboarding: "onb-1").filter { $0.session == "s0" }.map(\.firstTime.microseconds) == [1_000])
+            #expect(
+                try s.sessions(ofOnboarding: "onb-1").filter { $0.session == "s0" }.map(\.firstTime.microseconds) == [
+                    1_000
+                ])
             #expect(try s.spanningSessions().isEmpty)
         }
         try store.append([simpleEvent(onboarding: 2, screen: 0, session: 0, time: 4_000)])
@@ -134,12 +142,14 @@ import Testing
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
         // Arrival order is not time order here: the pair's first event in arrival order is at 5 000.
-        try store.append([5_000, 1_000, 7_000, 2_000, 9_000, 3_000].enumerated().map { i, t in
-            simpleEvent(onboarding: 1 + i % 2, screen: 0, session: 1, time: Int64(t))
-        })
-        try store.append([10_000, 11_000, 12_000].enumerated().map { i, t in
-            simpleEvent(onboarding: 1 + i % 2, screen: 1, session: 1, time: Int64(t))
-        })
+        try store.append(
+            [5_000, 1_000, 7_000, 2_000, 9_000, 3_000].enumerated().map { i, t in
+                simpleEvent(onboarding: 1 + i % 2, screen: 0, session: 1, time: Int64(t))
+            })
+        try store.append(
+            [10_000, 11_000, 12_000].enumerated().map { i, t in
+                simpleEvent(onboarding: 1 + i % 2, screen: 1, session: 1, time: Int64(t))
+            })
         try store.read { s throws in
             #expect(try s.stats().sessions == 1)
             #expect(try s.sessions(ofOnboarding: "onb-1").map(\.firstTime.microseconds) == [5_000])
@@ -232,7 +242,9 @@ import Testing
     var bad = simpleEvent(onboarding: 0, screen: 0, session: 9, time: 300)
     bad.meta!.screenIndex = 70_000  // beyond Meta.maxScreenIndex: the encoder refuses it
     let many = (0..<20_000).map {
-        simpleEvent(onboarding: 1, screen: 0, session: 1_000 + $0, time: 100 + Int64($0), profile: "profile-\($0)-xxxxxxxxxxxxxxxxxxxxxxxx")
+        simpleEvent(
+            onboarding: 1, screen: 0, session: 1_000 + $0, time: 100 + Int64($0),
+            profile: "profile-\($0)-xxxxxxxxxxxxxxxxxxxxxxxx")
     }
     var runs = 0
     var refused = 0

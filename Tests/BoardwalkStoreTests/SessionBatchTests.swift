@@ -12,7 +12,9 @@ import Testing
 @Suite struct SessionBatchTests {
     /// An event without `meta` (no position: stored under the no-onboarding key).
     private func unpositioned(session: Int, time: Int64) -> Event {
-        Event(time: Timestamp(microseconds: time), session: "s\(session)", meta: nil, payload: .custom(actionID: "a\(session % 3)"))
+        Event(
+            time: Timestamp(microseconds: time), session: "s\(session)", meta: nil,
+            payload: .custom(actionID: "a\(session % 3)"))
     }
 
     /// A store of many sessions over many batches: a window of sessions in flight that slides with the batches
@@ -32,7 +34,9 @@ import Testing
                 if rng.next() % 15 == 0 {
                     events.append(unpositioned(session: session, time: time))
                 } else {
-                    events.append(simpleEvent(onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 4), session: session, time: time))
+                    events.append(
+                        simpleEvent(
+                            onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 4), session: session, time: time))
                 }
             }
             let result = try store.append(events)
@@ -140,7 +144,9 @@ import Testing
             try s.forEachSession(ids, batchReferences: 64) { id, records in
                 let name = names[delivered]
                 #expect(s.string(for: id) == name)
-                let expected = bySession[name]!.sorted { ($0.event.time.microseconds, $0.seq) < ($1.event.time.microseconds, $1.seq) }
+                let expected = bySession[name]!.sorted {
+                    ($0.event.time.microseconds, $0.seq) < ($1.event.time.microseconds, $1.seq)
+                }
                 #expect(records.map(\.seq) == expected.map(\.seq))
                 let events = try records.map { try s.owned(try $0.view()).event }
                 #expect(events == expected.map { Store.normalized($0.event) })
@@ -173,8 +179,12 @@ import Testing
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
-        var events = (0..<1_500).map { simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: 3, time: Int64($0) * 1_000) }
-        events += (0..<200).map { simpleEvent(onboarding: 1, screen: $0 % 3, session: 10 + $0, time: Int64($0) * 7_000) }
+        var events = (0..<1_500).map {
+            simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: 3, time: Int64($0) * 1_000)
+        }
+        events += (0..<200).map {
+            simpleEvent(onboarding: 1, screen: $0 % 3, session: 10 + $0, time: Int64($0) * 7_000)
+        }
         try store.append(events)
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 3, time: 1)])
         try store.read { s in
@@ -204,7 +214,10 @@ import Testing
         // s0 and s1 share a bucket (a run each) and a block; s500.. are in later buckets and another block.
         try appendDamageFixture(store)
         let (s0, s1, others) = try store.read { s in
-            (try #require(try s.id(of: "s0")), try #require(try s.id(of: "s1")), try (500..<700).map { try #require(try s.id(of: "s\($0)")) })
+            (
+                try #require(try s.id(of: "s0")), try #require(try s.id(of: "s1")),
+                try (500..<700).map { try #require(try s.id(of: "s\($0)")) }
+            )
         }
         try store.env.transaction(write: true) { txn in
             func put(_ db: Database, _ k: [UInt8], _ v: [UInt8]) throws {
@@ -222,7 +235,8 @@ import Testing
                 } else {
                     // A value that decodes but lists seq 10 000, which no event has, under s1.
                     var builder = SessionBucketBuilder(prefixRoom: 0)
-                    builder.append(low: s1 & (Layout.sessionBucketWidth - 1), onboarding: 0, screen: 0, time: 25, seq: 10_000)
+                    builder.append(
+                        low: s1 & (Layout.sessionBucketWidth - 1), onboarding: 0, screen: 0, time: 25, seq: 10_000)
                     var k = key
                     k.withUnsafeMutableBytes { $0.baseAddress!.storeBE(UInt64(10_000), at: 4) }
                     try builder.withValue(keySeq: 10_000) { try put(store.dbs.sessions, k, Array($0)) }

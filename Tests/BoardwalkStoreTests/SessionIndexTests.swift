@@ -10,7 +10,9 @@ import Testing
 /// The session index: values per bucket of 64 session ids (docs/storage.md, "Session-bucket value").
 @Suite struct SessionIndexTests {
     /// The (time, seq) order a session read promises, from the appended events and their seqs.
-    private func expected(_ model: [(seq: UInt64, event: Event)], session: String, window: Range<Int64>? = nil) -> [UInt64] {
+    private func expected(_ model: [(seq: UInt64, event: Event)], session: String, window: Range<Int64>? = nil)
+        -> [UInt64]
+    {
         model.filter { $0.event.session == session && (window?.contains($0.event.time.microseconds) ?? true) }
             .sorted { ($0.event.time.microseconds, $0.seq) < ($1.event.time.microseconds, $1.seq) }
             .map(\.seq)
@@ -51,7 +53,9 @@ import Testing
                 let session = batch * 8 + Int(rng.next() % 120)
                 var time = base + Int64(batch) * 60_000_000 + Int64(rng.next() % 60_000_000)
                 if rng.next() % 10 == 0 { time -= Int64(rng.next() % 7_200_000_000) }  // late, up to 2 hours
-                events.append(simpleEvent(onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 4), session: session, time: time))
+                events.append(
+                    simpleEvent(
+                        onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 4), session: session, time: time))
                 pairs.insert("\(session)/\(batch)")
             }
             let result = try store.append(events)
@@ -59,7 +63,9 @@ import Testing
             for (i, e) in events.enumerated() { model.append((result.seqs.lowerBound + UInt64(i), e)) }
         }
         let sessions = Set(model.map { $0.event.session! })
-        let ids = try store.read { s in try Dictionary(uniqueKeysWithValues: sessions.map { ($0, try #require(try s.id(of: $0))) }) }
+        let ids = try store.read { s in
+            try Dictionary(uniqueKeysWithValues: sessions.map { ($0, try #require(try s.id(of: $0))) })
+        }
         // Sessions on both sides of bucket edges exist and land in different buckets.
         let edges = ids.filter { $0.value % 64 == 63 || ($0.value % 64 == 0 && $0.value > 0) }
         #expect(edges.count >= 4)
@@ -68,7 +74,10 @@ import Testing
             for session in sessions.sorted() {
                 #expect(try s.events(inSession: session).map(\.seq) == expected(model, session: session))
                 var inWindow: [UInt64] = []
-                try s.forEachEvent(inSession: session, time: Timestamp(microseconds: window.lowerBound)..<Timestamp(microseconds: window.upperBound)) {
+                try s.forEachEvent(
+                    inSession: session,
+                    time: Timestamp(microseconds: window.lowerBound)..<Timestamp(microseconds: window.upperBound)
+                ) {
                     inWindow.append($0.seq)
                     return true
                 }
@@ -90,11 +99,20 @@ import Testing
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir, options: .foldingEveryBatch(.init(durability: .noSync)))
         defer { store.close() }
-        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 100), simpleEvent(onboarding: 0, screen: 1, session: 0, time: 200),
-                          simpleEvent(onboarding: 0, screen: 0, session: 1, time: 150)])
-        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 50), simpleEvent(onboarding: 0, screen: 2, session: 0, time: 300),
-                          simpleEvent(onboarding: 0, screen: 0, session: 1, time: 50)])
-        try store.append([simpleEvent(onboarding: 1, screen: 0, session: 0, time: 150), simpleEvent(onboarding: 0, screen: 0, session: 0, time: 200)])
+        try store.append([
+            simpleEvent(onboarding: 0, screen: 0, session: 0, time: 100),
+            simpleEvent(onboarding: 0, screen: 1, session: 0, time: 200),
+            simpleEvent(onboarding: 0, screen: 0, session: 1, time: 150),
+        ])
+        try store.append([
+            simpleEvent(onboarding: 0, screen: 0, session: 0, time: 50),
+            simpleEvent(onboarding: 0, screen: 2, session: 0, time: 300),
+            simpleEvent(onboarding: 0, screen: 0, session: 1, time: 50),
+        ])
+        try store.append([
+            simpleEvent(onboarding: 1, screen: 0, session: 0, time: 150),
+            simpleEvent(onboarding: 0, screen: 0, session: 0, time: 200),
+        ])
         try store.read { s in
             #expect(try s.events(inSession: "s0").map(\.event.time.microseconds) == [50, 100, 150, 200, 200, 300])
             #expect(try s.events(inSession: "s0").map(\.seq) == [3, 0, 6, 1, 7, 4])
@@ -125,7 +143,9 @@ import Testing
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir, options: .foldingEveryBatch(.init(durability: .noSync)))
         defer { store.close() }
-        let events = (0..<2_000).map { simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: 7, time: Int64($0) * 1_000) }
+        let events = (0..<2_000).map {
+            simpleEvent(onboarding: $0 % 2, screen: $0 % 5, session: 7, time: Int64($0) * 1_000)
+        }
         try store.append(events)
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 7, time: 1)])
         let stored = try values(store)
@@ -176,7 +196,9 @@ import Testing
                 return (Array(c.key), Array(c.value))
             }
             func put(_ k: [UInt8], _ v: [UInt8]) throws {
-                try k.withUnsafeBytes { kb in try v.withUnsafeBytes { vb in _ = try txn.put(store.dbs.sessions, kb, vb) } }
+                try k.withUnsafeBytes { kb in
+                    try v.withUnsafeBytes { vb in _ = try txn.put(store.dbs.sessions, kb, vb) }
+                }
             }
             let low0 = s0 & (Layout.sessionBucketWidth - 1), low1 = s1 & (Layout.sessionBucketWidth - 1)
             var builder = SessionBucketBuilder(prefixRoom: 0)
@@ -202,7 +224,8 @@ import Testing
                 // A segment listing s0's event (seq 0) under s1, appended to the value as a later batch would.
                 var grower = SessionBucketBuilder(prefixRoom: value.count)
                 grower.append(low: low1, onboarding: 0, screen: 0, time: 10, seq: 0)
-                let grown = value.withUnsafeBytes { prefix in grower.withValue(keySeq: 0, prefix: prefix) { Array($0) } }
+                let grown = value.withUnsafeBytes { prefix in grower.withValue(keySeq: 0, prefix: prefix) { Array($0) }
+                }
                 try put(key, grown)
             }
         }
@@ -210,7 +233,8 @@ import Testing
         #expect(!report.isOK)
         switch damage {
         case .truncated, .lowOutOfOrder:
-            #expect(report.problems.contains { $0.hasPrefix("sessions:") && $0.contains("does not decode") }, "\(report)")
+            #expect(
+                report.problems.contains { $0.hasPrefix("sessions:") && $0.contains("does not decode") }, "\(report)")
             let error = #expect(throws: StoreError.self) { try store.read { try $0.events(inSession: "s0") } }
             #expect(error?.kind == .corrupt)
             // The writer does not grow the damaged value: the next batch's references go into a sound value of
@@ -221,7 +245,9 @@ import Testing
                     var sound: [Bool] = []
                     var found = try c.seekBucket(of: s0)
                     while found, c.key.be32(0) == s0 >> Layout.sessionBucketShift {
-                        sound.append(SessionBucketReader.runHeadersAreSound(c.value, keySeq: c.key.be64(4), lowLimit: Layout.sessionBucketWidth))
+                        sound.append(
+                            SessionBucketReader.runHeadersAreSound(
+                                c.value, keySeq: c.key.be64(4), lowLimit: Layout.sessionBucketWidth))
                         found = try c.next()
                     }
                     return sound
@@ -230,11 +256,13 @@ import Testing
             #expect(values == [false, true])
             #expect(try store.check().problems == report.problems)
         case .unknownSeq:
-            #expect(report.problems.contains { $0 == "sessions: seq 10000 (session \(s0)) is not in events" }, "\(report)")
+            #expect(
+                report.problems.contains { $0 == "sessions: seq 10000 (session \(s0)) is not in events" }, "\(report)")
             let error = #expect(throws: StoreError.self) { try store.read { try $0.events(inSession: "s0") } }
             #expect(error?.kind == .corrupt)
         case .wrongSession:
-            #expect(report.problems.contains { $0.hasPrefix("sessions: seq 0 is listed under session \(s1)") }, "\(report)")
+            #expect(
+                report.problems.contains { $0.hasPrefix("sessions: seq 0 is listed under session \(s1)") }, "\(report)")
             #expect(report.problems.contains { $0 == "sessions: seq 0 is listed twice" }, "\(report)")
             // The reader trusts the index: s1 now shows s0's event too (check() is what finds it).
             #expect(try store.read { try $0.events(inSession: "s1").map(\.seq) } == [0, 1, 2])

@@ -51,7 +51,8 @@ import Testing
                 let session = batch * 6 + Int(rng.next() % 140)
                 var time = base + Int64(batch) * 60_000_000 + Int64(rng.next() % 60_000_000)
                 if rng.next() % 10 == 0 { time -= Int64(rng.next() % 7_200_000_000) }
-                var event = simpleEvent(onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 4), session: session, time: time)
+                var event = simpleEvent(
+                    onboarding: Int(rng.next() % 3), screen: Int(rng.next() % 4), session: session, time: time)
                 if rng.next() % 25 == 0 { event.meta = nil }
                 events.append(event)
             }
@@ -81,11 +82,16 @@ import Testing
                     .sorted { ($0.event.time.microseconds, $0.seq) < ($1.event.time.microseconds, $1.seq) }
                 #expect(try s.events(inSession: session).map(\.seq) == want.map(\.seq), "\(name): \(session)")
                 var inWindow: [UInt64] = []
-                try s.forEachEvent(inSession: session, time: Timestamp(microseconds: window.lowerBound)..<Timestamp(microseconds: window.upperBound)) {
+                try s.forEachEvent(
+                    inSession: session,
+                    time: Timestamp(microseconds: window.lowerBound)..<Timestamp(microseconds: window.upperBound)
+                ) {
                     inWindow.append($0.seq)
                     return true
                 }
-                #expect(inWindow == want.filter { window.contains($0.event.time.microseconds) }.map(\.seq), "\(name): \(session)")
+                #expect(
+                    inWindow == want.filter { window.contains($0.event.time.microseconds) }.map(\.seq),
+                    "\(name): \(session)")
                 ids.append(try #require(try s.id(of: session)))
             }
             var batched: [[UInt64]] = []
@@ -115,7 +121,8 @@ import Testing
         let store = try Store.open(at: dir, options: options)
         defer { store.close() }
         for batch in 0..<4 {
-            try store.append((0..<10).map { simpleEvent(onboarding: 0, screen: batch, session: $0, time: Int64(batch * 100 + $0)) })
+            try store.append(
+                (0..<10).map { simpleEvent(onboarding: 0, screen: batch, session: $0, time: Int64(batch * 100 + $0)) })
             let now = try state(store)
             #expect(now.logBatches == batch + 1 && now.values == 0)
         }
@@ -155,7 +162,9 @@ import Testing
             case "bucket past the key's": damaged[0] = 0x7F  // the first entry's delta must be 0 from the key's bucket
             default: for i in 2..<damaged.count { damaged[i] = 0xFF }
             }
-            try key.withUnsafeBytes { k in try damaged.withUnsafeBytes { v in _ = try txn.put(store.dbs.sessionLog, k, v) } }
+            try key.withUnsafeBytes { k in
+                try damaged.withUnsafeBytes { v in _ = try txn.put(store.dbs.sessionLog, k, v) }
+            }
         }
         let report = try store.check()
         #expect(report.problems.contains { $0.hasPrefix("session_log:") }, "\(report)")
@@ -194,7 +203,10 @@ import Testing
                         // Sessions 0..<40 get dozens of events per batch; the rest spread over 5 000 ids.
                         let session = i % 5 == 0 ? Int(rng.next() % 40) : 40 + Int(rng.next() % 5_000)
                         let time = Int64(write * 2 + half) * 1_000_000 + Int64(rng.next() % 1_000_000)
-                        events.append(simpleEvent(onboarding: Int(rng.next() % 2), screen: Int(rng.next() % 3), session: session, time: time))
+                        events.append(
+                            simpleEvent(
+                                onboarding: Int(rng.next() % 2), screen: Int(rng.next() % 3), session: session,
+                                time: time))
                     }
                     let result = try w.append(events)
                     for (i, e) in events.enumerated() { model.append((result.seqs.lowerBound + UInt64(i), e)) }
@@ -204,7 +216,8 @@ import Testing
                 // A snapshot of this transaction, then one more append: the snapshot's session reads see it.
                 let snapshot = try w.snapshot
                 let before = try snapshot.events(inSession: "s7").count
-                let late = simpleEvent(onboarding: 0, screen: 0, session: 7, time: Int64(write * 2 + 1) * 1_000_000 + 999_999)
+                let late = simpleEvent(
+                    onboarding: 0, screen: 0, session: 7, time: Int64(write * 2 + 1) * 1_000_000 + 999_999)
                 model.append((try w.append([late]).seqs.lowerBound, late))
                 #expect(try snapshot.events(inSession: "s7").count == before + 1)
             }

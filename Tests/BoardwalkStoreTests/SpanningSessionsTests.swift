@@ -9,8 +9,9 @@ import Testing
 @Suite struct SpanningSessionsTests {
     /// An event without a position (an error outside any onboarding page), in `session`.
     func loose(session: Int, time: Int64) -> Event {
-        Event(time: Timestamp(microseconds: time), session: "s\(session)", meta: nil,
-              payload: .error(OnboardingError(domain: "webkit", code: 1, message: "m")))
+        Event(
+            time: Timestamp(microseconds: time), session: "s\(session)", meta: nil,
+            payload: .error(OnboardingError(domain: "webkit", code: 1, message: "m")))
     }
 
     func spanning(_ store: Store) throws -> Set<String> {
@@ -22,7 +23,8 @@ import Testing
         try store.read { snapshot in
             var out: [String: String] = [:]
             for entry in try snapshot.spanningSessionEntries() {
-                out[snapshot.string(for: entry.id)!] = (entry.inSeveralOnboardings ? "o" : "") + (entry.hasEventsWithoutPosition ? "u" : "")
+                out[snapshot.string(for: entry.id)!] =
+                    (entry.inSeveralOnboardings ? "o" : "") + (entry.hasEventsWithoutPosition ? "u" : "")
             }
             return out
         }
@@ -45,8 +47,10 @@ import Testing
         // Later batches: s2 continues in onb-1 (still one onboarding); s3 appears in onb-1; s1 in a third.
         _ = try store.append([simpleEvent(onboarding: 1, screen: 2, session: 2, time: 6_000)])
         #expect(try spanning(store) == ["s1"])
-        _ = try store.append([simpleEvent(onboarding: 1, screen: 2, session: 3, time: 7_000),
-                              simpleEvent(onboarding: 3, screen: 0, session: 1, time: 8_000)])
+        _ = try store.append([
+            simpleEvent(onboarding: 1, screen: 2, session: 3, time: 7_000),
+            simpleEvent(onboarding: 3, screen: 0, session: 1, time: 8_000),
+        ])
         #expect(try flags(store) == ["s1": "o", "s3": "o"])
         try store.read { snapshot in
             let onb1 = try #require(try snapshot.id(of: "onb-1"))
@@ -57,7 +61,8 @@ import Testing
             #expect(names(try snapshot.spanningSessions(ofOnboarding: onb2)) == ["s1", "s3"])
             #expect(names(try snapshot.spanningSessions(ofOnboarding: onb3)) == ["s1"])
             #expect(Set(names(try snapshot.sessionIDs(ofOnboarding: onb1))) == ["s1", "s2", "s3"])
-            #expect(try snapshot.sessionIDs(ofOnboarding: onb1) == (try snapshot.sessions(ofOnboarding: onb1)).map(\.id))
+            #expect(
+                try snapshot.sessionIDs(ofOnboarding: onb1) == (try snapshot.sessions(ofOnboarding: onb1)).map(\.id))
         }
         let report = try store.check()
         #expect(report.isOK, "\(report)")
@@ -72,8 +77,9 @@ import Testing
             simpleEvent(onboarding: 1, screen: 0, session: 1, time: 1_000),
             simpleEvent(onboarding: 1, screen: 1, session: 2, time: 2_000),
             // Errors without meta and without a session: inferred per (profile, no onboarding).
-            Event(time: Timestamp(microseconds: 2_500), profile: "p", meta: nil,
-                  payload: .error(OnboardingError(domain: "d", code: 2, message: "m"))),
+            Event(
+                time: Timestamp(microseconds: 2_500), profile: "p", meta: nil,
+                payload: .error(OnboardingError(domain: "d", code: 2, message: "m"))),
             // Inferred sessions in an onboarding (no session id): one onboarding each.
             simpleEvent(onboarding: 1, screen: 0, session: -1, time: 2_600, profile: "p"),
             simpleEvent(onboarding: 2, screen: 0, session: -1, time: 2_700, profile: "p"),
@@ -86,13 +92,17 @@ import Testing
         _ = try store.append([simpleEvent(onboarding: 2, screen: 0, session: 4, time: 4_000)])
         #expect(try flags(store) == ["s1": "u", "s4": "u"])
         // s1 then enters a second onboarding; s5 arrives in one batch in two onboardings and without a position.
-        _ = try store.append([simpleEvent(onboarding: 2, screen: 1, session: 1, time: 5_000),
-                              simpleEvent(onboarding: 1, screen: 0, session: 5, time: 5_000),
-                              simpleEvent(onboarding: 3, screen: 0, session: 5, time: 5_100),
-                              loose(session: 5, time: 5_200)])
+        _ = try store.append([
+            simpleEvent(onboarding: 2, screen: 1, session: 1, time: 5_000),
+            simpleEvent(onboarding: 1, screen: 0, session: 5, time: 5_000),
+            simpleEvent(onboarding: 3, screen: 0, session: 5, time: 5_100),
+            loose(session: 5, time: 5_200),
+        ])
         #expect(try flags(store) == ["s1": "ou", "s4": "u", "s5": "ou"])
         // s4 errs again (a known pair) and enters a third onboarding key.
-        _ = try store.append([loose(session: 4, time: 6_000), simpleEvent(onboarding: 3, screen: 0, session: 4, time: 6_100)])
+        _ = try store.append([
+            loose(session: 4, time: 6_000), simpleEvent(onboarding: 3, screen: 0, session: 4, time: 6_100),
+        ])
         #expect(try flags(store) == ["s1": "ou", "s4": "ou", "s5": "ou"])
         let report = try store.check()
         #expect(report.isOK, "\(report)")
@@ -103,8 +113,10 @@ import Testing
         defer { removeDirectory(dir) }
         do {
             let store = try Store.open(at: dir, options: .init(durability: .noSync))
-            _ = try store.append([simpleEvent(onboarding: 1, screen: 0, session: 1, time: 1_000),
-                                  simpleEvent(onboarding: 1, screen: 0, session: 2, time: 1_500)])
+            _ = try store.append([
+                simpleEvent(onboarding: 1, screen: 0, session: 1, time: 1_000),
+                simpleEvent(onboarding: 1, screen: 0, session: 2, time: 1_500),
+            ])
             store.close()
         }
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
@@ -126,7 +138,13 @@ import Testing
         }
         let report = try store.check()
         #expect(!report.isOK)
-        #expect(report.problems.contains { $0.hasPrefix("spanning_sessions: session") && $0.contains("under one onboarding") })
-        #expect(report.problems.contains { $0.hasPrefix("spanning_sessions: session") && $0.contains("has flags 3, but its events say 2") })
+        #expect(
+            report.problems.contains {
+                $0.hasPrefix("spanning_sessions: session") && $0.contains("under one onboarding")
+            })
+        #expect(
+            report.problems.contains {
+                $0.hasPrefix("spanning_sessions: session") && $0.contains("has flags 3, but its events say 2")
+            })
     }
 }

@@ -73,7 +73,9 @@ import Testing
         var events: [Event] = []
         // 3 onboardings × 5 screens × 40 sessions, times interleaved and sometimes equal.
         for i in 0..<2000 {
-            events.append(simpleEvent(onboarding: i % 3, screen: (i / 3) % 5, session: i % 40, time: 1_000_000 + Int64(i / 2) * 10))
+            events.append(
+                simpleEvent(
+                    onboarding: i % 3, screen: (i / 3) % 5, session: i % 40, time: 1_000_000 + Int64(i / 2) * 10))
         }
         try store.append(events[..<1000])
         try store.append(events[1000...])
@@ -87,7 +89,8 @@ import Testing
             let window = Timestamp(microseconds: 1_002_000)..<Timestamp(microseconds: 1_005_000)
             let got = try s.events(onboarding: "onb-1", screens: 1...3, time: window)
             let want = model.filter {
-                $0.event.meta!.onboardingID == "onb-1" && (1...3).contains($0.event.meta!.screenIndex) && window.contains($0.event.time)
+                $0.event.meta!.onboardingID == "onb-1" && (1...3).contains($0.event.meta!.screenIndex)
+                    && window.contains($0.event.time)
             }.sorted(by: keyOrder)
             #expect(got == want)
             #expect(!got.isEmpty)
@@ -98,14 +101,20 @@ import Testing
             #expect(try s.events(onboarding: "nope").isEmpty)
 
             let session = try s.events(inSession: "s7")
-            #expect(session == model.filter { $0.event.session == "s7" }.sorted { ($0.event.time, $0.seq) < ($1.event.time, $1.seq) })
+            #expect(
+                session
+                    == model.filter { $0.event.session == "s7" }.sorted {
+                        ($0.event.time, $0.seq) < ($1.event.time, $1.seq)
+                    })
 
             #expect(try s.events(since: 1234) == Array(model[1234...]))
             #expect(try s.events(since: 0, limit: 5) == Array(model[..<5]))
             #expect(try s.events(since: 5000).isEmpty)
 
             let sessions = try s.sessions(ofOnboarding: "onb-0")
-            #expect(Set(sessions.map(\.session)) == Set(model.filter { $0.event.meta!.onboardingID == "onb-0" }.map { $0.event.session! }))
+            #expect(
+                Set(sessions.map(\.session))
+                    == Set(model.filter { $0.event.meta!.onboardingID == "onb-0" }.map { $0.event.session! }))
 
             let stats = try s.stats()
             #expect(stats.events == 2000)
@@ -113,7 +122,8 @@ import Testing
             // Session i % 40 meets onboarding i % 3 for every pair: 120 (onboarding, session) pairs, 40 sessions.
             #expect(stats.sessions == 40)
             #expect(stats.eventsByKind[.analytics] == 2000)
-            #expect(stats.timeRange == Timestamp(microseconds: 1_000_000)...Timestamp(microseconds: 1_000_000 + 999 * 10))
+            #expect(
+                stats.timeRange == Timestamp(microseconds: 1_000_000)...Timestamp(microseconds: 1_000_000 + 999 * 10))
             #expect(stats.nextSeq == 2000)
             let onboardings = try s.onboardings()
             #expect(onboardings.map(\.onboardingID) == ["onb-0", "onb-1", "onb-2"])
@@ -141,13 +151,20 @@ import Testing
         for batch in 0..<12 {
             var b: [Event] = []
             for _ in 0..<150 {
-                let time = Int64(rng.next() % UInt64(5 * hour)) / 1000 * 1000 + (batch % 2 == 0 ? 0 : Int64(rng.next() % 3))
-                var e = simpleEvent(onboarding: Int(rng.next() % 2), screen: Int(rng.next() % 3), session: Int(rng.next() % 25), time: time)
-                if rng.next() % 20 == 0 { e.meta = nil; e.payload = .error(OnboardingError(domain: "d", code: 1, message: "m")) }
+                let time =
+                    Int64(rng.next() % UInt64(5 * hour)) / 1000 * 1000 + (batch % 2 == 0 ? 0 : Int64(rng.next() % 3))
+                var e = simpleEvent(
+                    onboarding: Int(rng.next() % 2), screen: Int(rng.next() % 3), session: Int(rng.next() % 25),
+                    time: time)
+                if rng.next() % 20 == 0 {
+                    e.meta = nil; e.payload = .error(OnboardingError(domain: "d", code: 1, message: "m"))
+                }
                 b.append(e)
             }
             let result = try store.append(b)
-            for (i, e) in b.enumerated() { model.append(StoredEvent(seq: result.seqs.lowerBound + UInt64(i), event: e)) }
+            for (i, e) in b.enumerated() {
+                model.append(StoredEvent(seq: result.seqs.lowerBound + UInt64(i), event: e))
+            }
             events += b
         }
         func group(_ e: Event) -> (UInt32, Int) {
@@ -163,22 +180,34 @@ import Testing
         try store.read { s throws in
             #expect(try s.allEvents() == model.sorted(by: keyOrder))
             for onboarding in ["onb-0", "onb-1"] {
-                for window in [Timestamp(microseconds: hour + 17)..<Timestamp(microseconds: 3 * hour), Timestamp(microseconds: 0)..<Timestamp(microseconds: 1)] {
+                for window in [
+                    Timestamp(microseconds: hour + 17)..<Timestamp(microseconds: 3 * hour),
+                    Timestamp(microseconds: 0)..<Timestamp(microseconds: 1),
+                ] {
                     let got = try s.events(onboarding: onboarding, screens: 1...2, time: window)
                     let want = model.filter {
-                        $0.event.meta?.onboardingID == onboarding && (1...2).contains($0.event.meta!.screenIndex) && window.contains($0.event.time)
+                        $0.event.meta?.onboardingID == onboarding && (1...2).contains($0.event.meta!.screenIndex)
+                            && window.contains($0.event.time)
                     }.sorted(by: keyOrder)
                     #expect(got == want)
                 }
             }
             let noMeta = try s.allEvents().filter { $0.event.meta == nil }
-            #expect(noMeta == model.filter { $0.event.meta == nil }.sorted { ($0.event.time, $0.seq) < ($1.event.time, $1.seq) })
+            #expect(
+                noMeta
+                    == model.filter { $0.event.meta == nil }.sorted {
+                        ($0.event.time, $0.seq) < ($1.event.time, $1.seq)
+                    })
             for session in ["s3", "s11"] {
-                let want = model.filter { $0.event.session == session }.sorted { ($0.event.time, $0.seq) < ($1.event.time, $1.seq) }
+                let want = model.filter { $0.event.session == session }.sorted {
+                    ($0.event.time, $0.seq) < ($1.event.time, $1.seq)
+                }
                 #expect(try s.events(inSession: session) == want)
                 let window = Timestamp(microseconds: 2 * hour)..<Timestamp(microseconds: 4 * hour)
                 var got: [StoredEvent] = []
-                try s.forEachEvent(inSession: session, time: window) { got.append(try s.owned($0)); return true }
+                try s.forEachEvent(inSession: session, time: window) {
+                    got.append(try s.owned($0)); return true
+                }
                 #expect(got == want.filter { window.contains($0.event.time) })
             }
             #expect(try s.events(since: 777) == Array(model[777...]))
@@ -214,14 +243,19 @@ import Testing
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir)
-        let batch = (0..<10).map { simpleEvent(onboarding: 0, screen: $0, session: 1, time: Int64($0), eventID: "e\($0)") }
+        let batch = (0..<10).map {
+            simpleEvent(onboarding: 0, screen: $0, session: 1, time: Int64($0), eventID: "e\($0)")
+        }
         #expect(try store.append(batch).appended == 10)
-        let again = try store.append(batch + [simpleEvent(onboarding: 0, screen: 0, session: 1, time: 50, eventID: "new")])
+        let again = try store.append(
+            batch + [simpleEvent(onboarding: 0, screen: 0, session: 1, time: 50, eventID: "new")])
         #expect(again.appended == 1)
         #expect(again.duplicates == 10)
         // The same id at another time is another event; twice in one batch is one event.
-        let withinBatch = [simpleEvent(onboarding: 0, screen: 0, session: 1, time: 51, eventID: "e0"),
-                           simpleEvent(onboarding: 0, screen: 0, session: 1, time: 51, eventID: "e0")]
+        let withinBatch = [
+            simpleEvent(onboarding: 0, screen: 0, session: 1, time: 51, eventID: "e0"),
+            simpleEvent(onboarding: 0, screen: 0, session: 1, time: 51, eventID: "e0"),
+        ]
         let third = try store.append(withinBatch)
         #expect(third.appended == 1 && third.duplicates == 1)
         let stats = try store.read { try $0.stats() }
@@ -238,20 +272,35 @@ import Testing
         defer { removeDirectory(dir) }
         let uuid = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
         func noMeta(_ time: Int64, _ id: String) -> Event {
-            Event(time: Timestamp(microseconds: time), session: "s", eventID: id, meta: nil,
-                  payload: .error(OnboardingError(domain: "d", code: 1, message: "m")))
+            Event(
+                time: Timestamp(microseconds: time), session: "s", eventID: id, meta: nil,
+                payload: .error(OnboardingError(domain: "d", code: 1, message: "m")))
         }
         do {
             let store = try Store.open(at: dir)
-            let first = (0..<20).map { simpleEvent(onboarding: $0 % 3, screen: $0 % 4, session: $0, time: Int64($0) * 1_000_000, eventID: "e\($0)") }
-                + [noMeta(5, "n1"), noMeta(6, uuid), simpleEvent(onboarding: 0, screen: 0, session: 1, time: 7, eventID: uuid)]
+            let first =
+                (0..<20).map {
+                    simpleEvent(
+                        onboarding: $0 % 3, screen: $0 % 4, session: $0, time: Int64($0) * 1_000_000, eventID: "e\($0)")
+                }
+                + [
+                    noMeta(5, "n1"), noMeta(6, uuid),
+                    simpleEvent(onboarding: 0, screen: 0, session: 1, time: 7, eventID: uuid),
+                ]
             #expect(try store.append(first).appended == 23)
             // Later events, then the first batch again: every resent event is found, in blocks of any age.
-            #expect(try store.append((20..<40).map { simpleEvent(onboarding: $0 % 3, screen: $0 % 4, session: $0, time: Int64($0) * 1_000_000) }).appended == 20)
+            #expect(
+                try store.append(
+                    (20..<40).map {
+                        simpleEvent(onboarding: $0 % 3, screen: $0 % 4, session: $0, time: Int64($0) * 1_000_000)
+                    }
+                ).appended == 20)
             let again = try store.append(first)
             #expect(again.appended == 0 && again.duplicates == 23)
             // Same id and time, but another screen, or the UUID in upper case: other events.
-            let other = [simpleEvent(onboarding: 0, screen: 1, session: 0, time: 0, eventID: "e0"), noMeta(6, uuid.uppercased())]
+            let other = [
+                simpleEvent(onboarding: 0, screen: 1, session: 0, time: 0, eventID: "e0"), noMeta(6, uuid.uppercased()),
+            ]
             #expect(try store.append(other).appended == 2)
         }
         let store = try Store.open(at: dir)
@@ -269,8 +318,9 @@ import Testing
         defer { removeDirectory(dir) }
         do {
             let store = try Store.open(at: dir)
-            try store.append((0..<100).map { simpleEvent(onboarding: 1, screen: 0, session: $0, time: Int64($0)) },
-                             checkpoint: Checkpoint(key: "input", value: [1, 2, 3]))
+            try store.append(
+                (0..<100).map { simpleEvent(onboarding: 1, screen: 0, session: $0, time: Int64($0)) },
+                checkpoint: Checkpoint(key: "input", value: [1, 2, 3]))
             store.close()
         }
         let store = try Store.open(at: dir)
@@ -292,11 +342,17 @@ import Testing
         let store = try Store.open(at: dir)
         // s1 in two onboardings and with an error outside any page; s2 in one; s3 only outside.
         let outside = { (session: String, time: Int64) in
-            Event(time: Timestamp(microseconds: time), session: session, meta: nil,
-                  payload: .error(OnboardingError(domain: "d", code: 1, message: "m")))
+            Event(
+                time: Timestamp(microseconds: time), session: session, meta: nil,
+                payload: .error(OnboardingError(domain: "d", code: 1, message: "m")))
         }
-        try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1), simpleEvent(onboarding: 1, screen: 0, session: 1, time: 2)])
-        try store.append([outside("s1", 3), simpleEvent(onboarding: 0, screen: 1, session: 2, time: 4), outside("s3", 5)])
+        try store.append([
+            simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1),
+            simpleEvent(onboarding: 1, screen: 0, session: 1, time: 2),
+        ])
+        try store.append([
+            outside("s1", 3), simpleEvent(onboarding: 0, screen: 1, session: 2, time: 4), outside("s3", 5),
+        ])
         try store.append([simpleEvent(onboarding: 1, screen: 2, session: 1, time: 6)])  // nothing new
         let stats = try store.read { try $0.stats() }
         #expect(stats.sessions == 3)
@@ -309,7 +365,8 @@ import Testing
         let copy = dir + "-backup"
         defer { removeDirectory(dir); removeDirectory(copy) }
         let store = try Store.open(at: dir)
-        try store.append((0..<500).map { simpleEvent(onboarding: $0 % 7, screen: $0 % 4, session: $0 % 50, time: Int64($0)) })
+        try store.append(
+            (0..<500).map { simpleEvent(onboarding: $0 % 7, screen: $0 % 4, session: $0 % 50, time: Int64($0)) })
         try store.backup(to: copy)
         let restored = try Store.open(at: copy)
         #expect(try restored.read { try $0.allEvents() } == (try store.read { try $0.allEvents() }))
@@ -340,7 +397,9 @@ import Testing
         let invalid = #expect(throws: StoreError.self) { try Store.open(at: fake) }
         #expect(invalid?.kind == .notAStore)
 
-        let missing = #expect(throws: StoreError.self) { try Store.open(at: dir + "/missing", options: .init(create: false)) }
+        let missing = #expect(throws: StoreError.self) {
+            try Store.open(at: dir + "/missing", options: .init(create: false))
+        }
         #expect(missing?.kind == .notAStore)
     }
 
@@ -372,7 +431,9 @@ import Testing
         defer { removeDirectory(dir) }
         try Store.open(at: dir).close()
         let store = try Store.open(at: dir, options: .init(readOnly: true))
-        let error = #expect(throws: StoreError.self) { try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 0)]) }
+        let error = #expect(throws: StoreError.self) {
+            try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 0)])
+        }
         #expect(error?.kind == .readOnly)
         #expect(try store.read { try $0.stats().events } == 0)
     }
@@ -392,7 +453,8 @@ import Testing
             #expect(try s.id(of: "onb-5") == nil)  // strings of the failed batch were rolled back too
         }
         // The writer's state was rolled back with the transaction: the next batch is consistent.
-        #expect(try store.append([simpleEvent(onboarding: 5, screen: 1, session: 5, time: 2, eventID: "y")]).seqs == 1..<2)
+        #expect(
+            try store.append([simpleEvent(onboarding: 5, screen: 1, session: 5, time: 2, eventID: "y")]).seqs == 1..<2)
         #expect(try store.check().isOK)
         store.close()
         store.close()
@@ -432,7 +494,9 @@ import Testing
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir)
-        let error = #expect(throws: StoreError.self) { try store.append([], checkpoint: Checkpoint(key: "", value: [])) }
+        let error = #expect(throws: StoreError.self) {
+            try store.append([], checkpoint: Checkpoint(key: "", value: []))
+        }
         #expect(error?.kind == .invalidArgument)
         try store.append([], checkpoint: Checkpoint(key: "k", value: [9]))
         #expect(try store.read { try $0.checkpoint("k") } == [9])
@@ -468,12 +532,12 @@ import Testing
         }
         let events = [
             e(0, .onboardingLoaded, "p1"),
-            e(1, .analytics(.onboardingStarted), "p1"),       // still fresh: same session
+            e(1, .analytics(.onboardingStarted), "p1"),  // still fresh: same session
             e(2, .analytics(.screenPresented), "p1"),
             e(2 + 30 * minute - 1, .analytics(.screenPresented), "p1"),  // just under 30 minutes: same
             e(2 + 60 * minute - 1, .analytics(.screenPresented), "p1"),  // exactly 30 minutes later: new
-            e(2 + 60 * minute, .analytics(.onboardingStarted), "p1"),    // a start after other events: new
-            e(5, .analytics(.screenPresented), "p2"),                    // another profile: its own
+            e(2 + 60 * minute, .analytics(.onboardingStarted), "p1"),  // a start after other events: new
+            e(5, .analytics(.screenPresented), "p2"),  // another profile: its own
         ]
         let names = try sessions(events, batches: batches)
         #expect(names.count == 7)
@@ -516,9 +580,14 @@ import Testing
         let e = { (t: Int64, p: Payload) in
             simpleEvent(onboarding: 0, screen: 0, session: -1, time: t, payload: p, profile: "p1")
         }
-        let later = [e(120 * minute, .onboardingLoaded), e(121 * minute, .analytics(.screenPresented)),
-                     e(130 * minute, .analytics(.screenPresented))]
-        let earlier = [e(0, .onboardingLoaded), e(1 * minute, .analytics(.screenPresented)), e(10 * minute, .analytics(.screenPresented))]
+        let later = [
+            e(120 * minute, .onboardingLoaded), e(121 * minute, .analytics(.screenPresented)),
+            e(130 * minute, .analytics(.screenPresented)),
+        ]
+        let earlier = [
+            e(0, .onboardingLoaded), e(1 * minute, .analytics(.screenPresented)),
+            e(10 * minute, .analytics(.screenPresented)),
+        ]
         let names = try sessions(later + earlier, batches: batches)
         #expect(Set(names[0...2]).count == 1 && Set(names[3...5]).count == 1, "\(names)")
         #expect(names[0] != names[3], "\(names)")
@@ -537,19 +606,23 @@ import Testing
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir)
         try store.append([
-            simpleEvent(onboarding: 1, screen: 0, session: 1, time: 1_000,
-                        payload: .analytics(.screenCompleted(elementID: "", reply: ""))),
-            simpleEvent(onboarding: 1, screen: 1, session: 1, time: 2_000,
-                        payload: .analytics(.screenCompleted(elementID: "next", reply: ""))),
-            simpleEvent(onboarding: 1, screen: 2, session: 1, time: 3_000,
-                        payload: .analytics(.screenCompleted(elementID: "", reply: "yes"))),
+            simpleEvent(
+                onboarding: 1, screen: 0, session: 1, time: 1_000,
+                payload: .analytics(.screenCompleted(elementID: "", reply: ""))),
+            simpleEvent(
+                onboarding: 1, screen: 1, session: 1, time: 2_000,
+                payload: .analytics(.screenCompleted(elementID: "next", reply: ""))),
+            simpleEvent(
+                onboarding: 1, screen: 2, session: 1, time: 3_000,
+                payload: .analytics(.screenCompleted(elementID: "", reply: "yes"))),
         ])
         let payloads = try store.read { try $0.events(onboarding: "onb-1").map(\.event.payload) }
-        #expect(payloads == [
-            .analytics(.screenCompleted(elementID: nil, reply: nil)),
-            .analytics(.screenCompleted(elementID: "next", reply: nil)),
-            .analytics(.screenCompleted(elementID: nil, reply: "yes")),
-        ])
+        #expect(
+            payloads == [
+                .analytics(.screenCompleted(elementID: nil, reply: nil)),
+                .analytics(.screenCompleted(elementID: "next", reply: nil)),
+                .analytics(.screenCompleted(elementID: nil, reply: "yes")),
+            ])
         #expect(try store.check().isOK)
     }
 
@@ -592,8 +665,9 @@ import Testing
     }
 
     @Test func normalizedLeavesOtherEventsAlone() {
-        let e = simpleEvent(onboarding: 1, screen: 0, session: 1, time: 5, eventID: "id", payload: .openPaywall(actionID: ""),
-                            profile: "p")
+        let e = simpleEvent(
+            onboarding: 1, screen: 0, session: 1, time: 5, eventID: "id", payload: .openPaywall(actionID: ""),
+            profile: "p")
         #expect(!Store.needsNormalization(e))
         #expect(Store.normalized(e) == e)
         var f = e

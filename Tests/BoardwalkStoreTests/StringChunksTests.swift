@@ -28,9 +28,12 @@ import Testing
             defer { store.close() }
             for batch in 0..<3 {
                 let range = (batch * 300)..<(batch * 300 + 300)
-                try store.append(range.map { i in
-                    Event(time: Timestamp(microseconds: Int64(i)), session: sessions[i], meta: nil, payload: .analytics(.onboardingStarted))
-                })
+                try store.append(
+                    range.map { i in
+                        Event(
+                            time: Timestamp(microseconds: Int64(i)), session: sessions[i], meta: nil,
+                            payload: .analytics(.onboardingStarted))
+                    })
             }
             let (chunks, strings) = try store.env.transaction(write: false) { txn in
                 (try txn.entries(store.dbs.strings), try StringChunks.count(in: txn, store.dbs))
@@ -63,7 +66,10 @@ import Testing
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1)])
         _ = try store.read { try $0.id(of: "s1") }  // loads the readers' table
         try store.write { w in
-            try w.append([Event(time: Timestamp(microseconds: 2), session: uuid, meta: nil, payload: .analytics(.onboardingStarted))])
+            try w.append([
+                Event(
+                    time: Timestamp(microseconds: 2), session: uuid, meta: nil, payload: .analytics(.onboardingStarted))
+            ])
             let id = try #require(try w.snapshot.id(of: uuid))
             #expect(try w.snapshot.string(for: id) == uuid)
         }
@@ -80,10 +86,13 @@ import Testing
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
         // 300 long session ids: several chunks.
-        try store.append((0..<300).map { i in
-            Event(time: Timestamp(microseconds: Int64(i)), session: String(repeating: "x", count: 60) + "\(i)", meta: nil,
-                  payload: .analytics(.onboardingStarted))
-        })
+        try store.append(
+            (0..<300).map { i in
+                Event(
+                    time: Timestamp(microseconds: Int64(i)), session: String(repeating: "x", count: 60) + "\(i)",
+                    meta: nil,
+                    payload: .analytics(.onboardingStarted))
+            })
         let keys: [[UInt8]] = try store.env.transaction(write: false) { txn in
             try txn.withCursor(store.dbs.strings) { c in
                 var keys: [[UInt8]] = []
@@ -98,18 +107,25 @@ import Testing
         try store.env.transaction(write: true) { txn in
             switch damage {
             case .garbledChunk:
-                _ = try middle.withUnsafeBytes { k in try [UInt8]([3, 200, 1]).withUnsafeBytes { try txn.put(store.dbs.strings, k, $0) } }
+                _ = try middle.withUnsafeBytes { k in
+                    try [UInt8]([3, 200, 1]).withUnsafeBytes { try txn.put(store.dbs.strings, k, $0) }
+                }
             case .gap:
                 id = 300
                 var key = UInt32(305).bigEndian
-                _ = try withUnsafeBytes(of: &key) { k in try [UInt8]([1, 2, 65]).withUnsafeBytes { try txn.put(store.dbs.strings, k, $0) } }
+                _ = try withUnsafeBytes(of: &key) { k in
+                    try [UInt8]([1, 2, 65]).withUnsafeBytes { try txn.put(store.dbs.strings, k, $0) }
+                }
             }
         }
         try store.read { s in
             let report = try s.check()
-            let expected = damage == .garbledChunk ? "the strings chunk at id \(id) does not decode"
-                                                   : "the strings database is not dense at id \(id)"
-            #expect(report.problems.contains { $0.hasPrefix("strings: ") && $0.contains(expected) }, "\(report.problems)")
+            let expected =
+                damage == .garbledChunk
+                ? "the strings chunk at id \(id) does not decode"
+                : "the strings database is not dense at id \(id)"
+            #expect(
+                report.problems.contains { $0.hasPrefix("strings: ") && $0.contains(expected) }, "\(report.problems)")
             let error = #expect(throws: StoreError.self) { try s.id(of: "not there") }
             #expect(error?.kind == .corrupt)
         }
@@ -163,12 +179,18 @@ import Testing
         defer { store.close() }
         var sessions: [String] = []
         for i in 0..<700 {
-            sessions.append(i % 3 == 0 ? UUID().uuidString : i % 3 == 1 ? UUID().uuidString.lowercased() : "s-\(i)-" + String(repeating: "y", count: i % 50))
+            sessions.append(
+                i % 3 == 0
+                    ? UUID().uuidString
+                    : i % 3 == 1 ? UUID().uuidString.lowercased() : "s-\(i)-" + String(repeating: "y", count: i % 50))
         }
         for batch in 0..<2 {
-            try store.append((batch * 350..<batch * 350 + 350).map { i in
-                Event(time: Timestamp(microseconds: Int64(i)), session: sessions[i], meta: nil, payload: .analytics(.onboardingStarted))
-            })
+            try store.append(
+                (batch * 350..<batch * 350 + 350).map { i in
+                    Event(
+                        time: Timestamp(microseconds: Int64(i)), session: sessions[i], meta: nil,
+                        payload: .analytics(.onboardingStarted))
+                })
         }
         let keys: [UInt32] = try store.env.transaction(write: false) { txn in
             try txn.withCursor(store.dbs.strings) { c in
@@ -251,17 +273,28 @@ import Testing
                 // first event's session was interned.
                 #expect(throws: StoreError.self) {
                     try w.append([
-                        Event(time: Timestamp(microseconds: 20), session: refusedSession, meta: nil, payload: .analytics(.onboardingStarted)),
-                        Event(time: Timestamp(microseconds: .max), session: "late", meta: nil, payload: .analytics(.onboardingStarted)),
+                        Event(
+                            time: Timestamp(microseconds: 20), session: refusedSession, meta: nil,
+                            payload: .analytics(.onboardingStarted)),
+                        Event(
+                            time: Timestamp(microseconds: .max), session: "late", meta: nil,
+                            payload: .analytics(.onboardingStarted)),
                     ])
                 }
-                try w.append([Event(time: Timestamp(microseconds: 30), session: "after", meta: nil, payload: .analytics(.onboardingStarted))])
+                try w.append([
+                    Event(
+                        time: Timestamp(microseconds: 30), session: "after", meta: nil,
+                        payload: .analytics(.onboardingStarted))
+                ])
                 let s = try w.snapshot
                 for candidate in [lower, digits, mixed, refusedSession, "after"] {
                     let id = try #require(try s.id(of: candidate), "\(candidate)")
                     #expect(s.string(for: id) == candidate)
                 }
-                for other in [lower.uppercased(), mixed.uppercased(), refusedSession.lowercased(), digits.replacingOccurrences(of: "1", with: "a")] {
+                for other in [
+                    lower.uppercased(), mixed.uppercased(), refusedSession.lowercased(),
+                    digits.replacingOccurrences(of: "1", with: "a"),
+                ] {
                     #expect(try s.id(of: other) == nil, "\(other)")
                 }
             }
@@ -288,9 +321,12 @@ import Testing
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
-        try store.append((0..<590).map { i in
-            Event(time: Timestamp(microseconds: Int64(i)), session: UUID().uuidString.lowercased(), meta: nil, payload: .analytics(.onboardingStarted))
-        })
+        try store.append(
+            (0..<590).map { i in
+                Event(
+                    time: Timestamp(microseconds: Int64(i)), session: UUID().uuidString.lowercased(), meta: nil,
+                    payload: .analytics(.onboardingStarted))
+            })
         let sizes: [(count: Int, bytes: Int)] = try store.env.transaction(write: false) { txn in
             try txn.withCursor(store.dbs.strings) { c in
                 var out: [(Int, Int)] = []
@@ -342,7 +378,11 @@ import Testing
         // What such a write leaves, done here by this process's writer: one more string, the same next seq.
         let (strings0, next0) = try store.read { s in (try s.stats().strings, try s.stats().nextSeq) }
         try store.write { w in
-            _ = try? w.append([Event(time: Timestamp(microseconds: .max), session: "refused here", meta: nil, payload: .analytics(.onboardingStarted))])
+            _ = try? w.append([
+                Event(
+                    time: Timestamp(microseconds: .max), session: "refused here", meta: nil,
+                    payload: .analytics(.onboardingStarted))
+            ])
         }
         let before = try store.read { s in
             #expect(try s.stats().nextSeq == next0)
@@ -352,7 +392,9 @@ import Testing
         try Self.putChunk(store, key: UInt32(before), ["refused elsewhere"])
         // `refresh(_:)` compares the stored string count with its table's as well as `meta/next_seq` (which alone
         // did not move, and this append then put its new string's chunk at a taken id and was refused as corrupt).
-        try store.append([Event(time: Timestamp(microseconds: 2), session: "mine", meta: nil, payload: .analytics(.onboardingStarted))])
+        try store.append([
+            Event(time: Timestamp(microseconds: 2), session: "mine", meta: nil, payload: .analytics(.onboardingStarted))
+        ])
         try store.read { s in
             #expect(try s.id(of: "refused elsewhere") == UInt32(before))
             #expect(try s.id(of: "mine") == UInt32(before) + 1)
@@ -369,7 +411,8 @@ import Testing
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
-        try store.append((0..<50).map { i in simpleEvent(onboarding: i % 3, screen: i % 4, session: i, time: Int64(i)) })
+        try store.append(
+            (0..<50).map { i in simpleEvent(onboarding: i % 3, screen: i % 4, session: i, time: Int64(i)) })
         let strings = try store.read { try $0.stats().strings }
         try store.env.transaction(write: true) { txn in
             _ = try [UInt8]([0xFF, 0xFF, 0xFF, 0xFF, 0]).withUnsafeBytes { k in
@@ -378,7 +421,8 @@ import Testing
         }
         try store.read { s in
             let report = try s.check()
-            #expect(report.problems.contains { $0.hasPrefix("strings: ") && $0.contains("5 bytes") }, "\(report.problems)")
+            #expect(
+                report.problems.contains { $0.hasPrefix("strings: ") && $0.contains("5 bytes") }, "\(report.problems)")
             let count = try s.stats().strings
             #expect(count == strings)
             let events = try s.events(since: 0).count
@@ -471,7 +515,9 @@ import Testing
         try store.read { s in
             // Three rounds over every id: the 64th lookup loads the table, so the first round is mostly walks.
             for round in 0..<3 {
-                for (i, session) in sessions.enumerated() { #expect(s.string(for: StringID(i)) == session, "round \(round), id \(i)") }
+                for (i, session) in sessions.enumerated() {
+                    #expect(s.string(for: StringID(i)) == session, "round \(round), id \(i)")
+                }
             }
             #expect(s.string(for: 300) == nil)
         }

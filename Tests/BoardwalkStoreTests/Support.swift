@@ -29,19 +29,27 @@ func removeDirectory(_ path: String) {
 }
 
 /// A cheap, realistic event: analytics at a screen of one of a few onboardings, in a given session.
-func simpleEvent(onboarding: Int, screen: Int, session: Int, time: Int64, eventID: String? = nil,
-                 payload: Payload = .analytics(.screenPresented), profile: String? = nil) -> Event {
+func simpleEvent(
+    onboarding: Int, screen: Int, session: Int, time: Int64, eventID: String? = nil,
+    payload: Payload = .analytics(.screenPresented), profile: String? = nil
+) -> Event {
     Event(
-        time: Timestamp(microseconds: time), session: session < 0 ? nil : "s\(session)", profile: profile, eventID: eventID,
-        meta: Meta(onboardingID: "onb-\(onboarding)", screenClientID: "screen-\(screen)", screenIndex: screen, totalScreens: 10),
+        time: Timestamp(microseconds: time), session: session < 0 ? nil : "s\(session)", profile: profile,
+        eventID: eventID,
+        meta: Meta(
+            onboardingID: "onb-\(onboarding)", screenClientID: "screen-\(screen)", screenIndex: screen, totalScreens: 10
+        ),
         payload: payload)
 }
 
 /// The store of the damage tests: sessions s0 and s1 in one session-index bucket and one block (onboarding 0,
 /// screen 0; s1 has two events), s500...s699 in later buckets and another block (screen 1).
 func appendDamageFixture(_ store: Store) throws {
-    try store.append([simpleEvent(onboarding: 0, screen: 0, session: 0, time: 10), simpleEvent(onboarding: 0, screen: 0, session: 1, time: 20),
-                      simpleEvent(onboarding: 0, screen: 0, session: 1, time: 30)])
+    try store.append([
+        simpleEvent(onboarding: 0, screen: 0, session: 0, time: 10),
+        simpleEvent(onboarding: 0, screen: 0, session: 1, time: 20),
+        simpleEvent(onboarding: 0, screen: 0, session: 1, time: 30),
+    ])
     try store.append((0..<200).map { simpleEvent(onboarding: 0, screen: 1, session: 500 + $0, time: 40 + Int64($0)) })
 }
 
@@ -49,7 +57,9 @@ func appendDamageFixture(_ store: Store) throws {
 /// dictionary tests store (each session id is a new string).
 func sessionStarts(_ sessions: [String], from: Int = 0) -> [Event] {
     sessions.enumerated().map { i, s in
-        Event(time: Timestamp(microseconds: Int64(from + i)), session: s, meta: nil, payload: .analytics(.onboardingStarted))
+        Event(
+            time: Timestamp(microseconds: Int64(from + i)), session: s, meta: nil,
+            payload: .analytics(.onboardingStarted))
     }
 }
 

@@ -14,7 +14,12 @@ import Testing
         do {
             let store = try Store.open(at: dir, options: .init(durability: .noSync))
             for batch in 0..<20 {
-                try store.append((0..<500).map { simpleEvent(onboarding: $0 % 5, screen: $0 % 7, session: batch * 500 + $0, time: Int64(batch * 1000 + $0)) })
+                try store.append(
+                    (0..<500).map {
+                        simpleEvent(
+                            onboarding: $0 % 5, screen: $0 % 7, session: batch * 500 + $0,
+                            time: Int64(batch * 1000 + $0))
+                    })
             }
             try store.sync()
             #expect(store.usedBytes > 100_000)
@@ -60,7 +65,9 @@ import Testing
     @Test func aReportSaysWhenNoEventCouldBeRead() {
         var report = CheckReport()
         report.add("events: page 7 has a bad header")
-        #expect(report.description == "1 problem(s) (found before any event could be read):\n  events: page 7 has a bad header")
+        #expect(
+            report.description
+                == "1 problem(s) (found before any event could be read):\n  events: page 7 has a bad header")
         report.eventsChecked = 10
         #expect(report.description.hasPrefix("1 problem(s) in 10 events checked:"))
     }
@@ -75,7 +82,11 @@ import Testing
         var inside = 0, outside = 0
         // A tiny map grows several times; the base is found again after each move.
         for batch in 0..<12 {
-            try store.append((0..<300).map { simpleEvent(onboarding: $0 % 3, screen: $0 % 4, session: batch * 300 + $0, time: Int64(batch * 1000 + $0)) })
+            try store.append(
+                (0..<300).map {
+                    simpleEvent(
+                        onboarding: $0 % 3, screen: $0 % 4, session: batch * 300 + $0, time: Int64(batch * 1000 + $0))
+                })
             try store.foldLogs()
             try store.env.transaction(write: false) { txn in
                 let base = store.env.mapBase

@@ -21,7 +21,9 @@ import Testing
         }
         let store = try Store.open(at: dir)
         try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 10_000_000)])
-        let again = try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1_000_000_000, eventID: "a")])
+        let again = try store.append([
+            simpleEvent(onboarding: 0, screen: 0, session: 1, time: 1_000_000_000, eventID: "a")
+        ])
         #expect(again.duplicates == 1)
         #expect(again.appended == 0)
         #expect(try store.read { try $0.stats().events } == 2)
@@ -42,7 +44,9 @@ import Testing
         bad.meta!.screenIndex = 70_000
         try store.write { w in
             // seq 0 would go to s1, seq 1 to an inferred session "inferred:1"; then the batch is refused.
-            #expect(throws: (any Error).self) { try w.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 100), anonymous(500), bad]) }
+            #expect(throws: (any Error).self) {
+                try w.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 100), anonymous(500), bad])
+            }
             // Nothing of it was stored, so this event (seq 0, earlier in time) starts its own session.
             try w.append([anonymous(200)])
         }
@@ -63,8 +67,9 @@ import Testing
         var appended = 0
         for b in 0..<60 {
             let batch = (0..<300).map { i in
-                simpleEvent(onboarding: i % 3, screen: i % 5, session: (b * 300 + i) / 7, time: Int64(b * 300 + i) * 1_000_000,
-                            eventID: "id-\(b)-\(i)")
+                simpleEvent(
+                    onboarding: i % 3, screen: i % 5, session: (b * 300 + i) / 7, time: Int64(b * 300 + i) * 1_000_000,
+                    eventID: "id-\(b)-\(i)")
             }
             appended += try store.append(batch).appended
             batches.append(batch)

@@ -10,7 +10,7 @@ import BoardwalkModel
 import BoardwalkStore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 func fail(_ message: String) -> Never {
@@ -21,9 +21,12 @@ func fail(_ message: String) -> Never {
 
 func batchEvents(_ b: UInt64, size: Int) -> [Event] {
     (0..<size).map { j in
-        Event(time: Timestamp(microseconds: Int64(b) * 1_000_000 + Int64(j)), session: "s\(b % 37)", eventID: "b\(b)-\(j)",
-              meta: Meta(onboardingID: "onb-\(b % 5)", screenClientID: "screen-\(j % 10)", screenIndex: j % 10, totalScreens: 10),
-              payload: j % 3 == 0 ? .analytics(.screenPresented) : .custom(actionID: "a\(j % 7)"))
+        Event(
+            time: Timestamp(microseconds: Int64(b) * 1_000_000 + Int64(j)), session: "s\(b % 37)",
+            eventID: "b\(b)-\(j)",
+            meta: Meta(
+                onboardingID: "onb-\(b % 5)", screenClientID: "screen-\(j % 10)", screenIndex: j % 10, totalScreens: 10),
+            payload: j % 3 == 0 ? .analytics(.screenPresented) : .custom(actionID: "a\(j % 7)"))
     }
 }
 
@@ -37,7 +40,9 @@ let args = CommandLine.arguments
 guard args.count >= 3 else { fail("usage: append|read <dir> …") }
 switch args[1] {
 case "append":
-    guard args.count >= 5, let size = Int(args[4]) else { fail("usage: append <dir> <ack-file> <batch-size> [map-bytes]") }
+    guard args.count >= 5, let size = Int(args[4]) else {
+        fail("usage: append <dir> <ack-file> <batch-size> [map-bytes]")
+    }
     let mapBytes = args.count > 5 ? Int(args[5]) ?? (64 << 20) : 64 << 20
     do {
         let store = try Store.open(at: args[2], options: .init(initialMapSize: mapBytes))
@@ -66,7 +71,9 @@ case "read":
         while now() < deadline {
             let (counted, stated) = try store.read { s -> (Int, Int) in
                 var n = 0
-                try s.forEachEvent(onboarding: nil) { _ in n += 1; return true }
+                try s.forEachEvent(onboarding: nil) { _ in
+                    n += 1; return true
+                }
                 return (n, try s.stats().events)
             }
             if counted != stated { fail("a snapshot scanned \(counted) events but its counters say \(stated)") }

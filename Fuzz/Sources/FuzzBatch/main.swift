@@ -27,7 +27,9 @@ func check(_ bytes: UnsafeRawBufferPointer) {
     }
     var writer = BatchWriter(blockSize: 256)
     for event in events {
-        do throws(EncodingError) { try writer.append(event) } catch { fuzzFailure("decoded event does not encode: \(error)") }
+        do throws(EncodingError) { try writer.append(event) } catch {
+            fuzzFailure("decoded event does not encode: \(error)")
+        }
     }
     let file = writer.finish()
     guard let again = try? BatchReader.events(in: file) else { fuzzFailure("rewritten file does not read") }

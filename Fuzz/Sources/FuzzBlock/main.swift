@@ -34,14 +34,18 @@ func checkBlock(_ bytes: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {
             events.append((reader.time, reader.seq, Array(reader.body)))
         }
     } catch {
-        if error.offset < 0 || error.offset > bytes.count { fuzzFailure("error offset \(error.offset) outside the value") }
+        if error.offset < 0 || error.offset > bytes.count {
+            fuzzFailure("error offset \(error.offset) outside the value")
+        }
         return
     }
     var builder = EventBlockBuilder(capacity: 16)
     builder.start(time: time, seq: seq)
     for (t, s, body) in events { body.withUnsafeBytes { builder.append(time: t, seq: s, body: $0) } }
     // A block that reads is canonical (every varint shortest, the header exact), so it rebuilds identically.
-    guard builder.withBlock({ $0.elementsEqual(bytes) }) else { fuzzFailure("a block that reads does not rebuild identically") }
+    guard builder.withBlock({ $0.elementsEqual(bytes) }) else {
+        fuzzFailure("a block that reads does not rebuild identically")
+    }
 }
 
 func checkBucket(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64) {
@@ -53,14 +57,18 @@ func checkBucket(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64) {
             if reader.low >= 64 { fuzzFailure("a run's low bits pass the limit") }
             while try reader.nextEntry() {
                 if let last = entries.last, last.0 == reader.segments - 1, last.1 == reader.low,
-                   !(last.4 < reader.time || (last.4 == reader.time && last.5 < reader.seq)) {
+                    !(last.4 < reader.time || (last.4 == reader.time && last.5 < reader.seq))
+                {
                     fuzzFailure("run entries out of order")
                 }
-                entries.append((reader.segments - 1, reader.low, reader.onboarding, reader.screen, reader.time, reader.seq))
+                entries.append(
+                    (reader.segments - 1, reader.low, reader.onboarding, reader.screen, reader.time, reader.seq))
             }
         }
     } catch {
-        if error.offset < 0 || error.offset > bytes.count { fuzzFailure("error offset \(error.offset) outside the value") }
+        if error.offset < 0 || error.offset > bytes.count {
+            fuzzFailure("error offset \(error.offset) outside the value")
+        }
         return
     }
     // Rebuild segment by segment, each appended to the bytes before it, and read back. Not byte-identical (a
@@ -90,14 +98,17 @@ func checkBucket(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64) {
             var reader = try SessionBucketReader(raw, keySeq: keySeq, lowLimit: 64)
             while try reader.nextRun() {
                 while try reader.nextEntry() {
-                    again.append((reader.segments - 1, reader.low, reader.onboarding, reader.screen, reader.time, reader.seq))
+                    again.append(
+                        (reader.segments - 1, reader.low, reader.onboarding, reader.screen, reader.time, reader.seq))
                 }
             }
         } catch {
             fuzzFailure("a rebuilt session bucket value does not read: \(error)")
         }
     }
-    guard again.elementsEqual(entries, by: { $0 == $1 }) else { fuzzFailure("a rebuilt session bucket value reads differently") }
+    guard again.elementsEqual(entries, by: { $0 == $1 }) else {
+        fuzzFailure("a rebuilt session bucket value reads differently")
+    }
 }
 
 func checkStringChunk(_ bytes: UnsafeRawBufferPointer) {
@@ -111,12 +122,16 @@ func checkStringChunk(_ bytes: UnsafeRawBufferPointer) {
             case .utf8(let b): utf8 = Array(b)
             case .uuid: utf8 = Array(entry.string.utf8)
             }
-            if !utf8.withUnsafeBytes({ entry.matches($0) }) { fuzzFailure("a chunk entry does not match its own bytes") }
+            if !utf8.withUnsafeBytes({ entry.matches($0) }) {
+                fuzzFailure("a chunk entry does not match its own bytes")
+            }
             strings.append(utf8)
         }
         if strings.count != reader.count { fuzzFailure("a chunk read \(strings.count) strings of \(reader.count)") }
     } catch {
-        if error.offset < 0 || error.offset > bytes.count { fuzzFailure("error offset \(error.offset) outside the value") }
+        if error.offset < 0 || error.offset > bytes.count {
+            fuzzFailure("error offset \(error.offset) outside the value")
+        }
         return
     }
     // The same strings built again read back byte for byte (a string that looks like a UUID may change form).
@@ -144,20 +159,28 @@ func checkSessionPairChunk(_ bytes: UnsafeRawBufferPointer, firstSession: UInt32
     do throws(CodecError) {
         var reader = try SessionPairChunkReader(bytes, firstSession: firstSession)
         while let entry = try reader.next() {
-            if let last = entries.last, entry.session <= last.session { fuzzFailure("session pair chunk entries out of order") }
+            if let last = entries.last, entry.session <= last.session {
+                fuzzFailure("session pair chunk entries out of order")
+            }
             entries.append(entry)
         }
         if entries.first?.session != firstSession { fuzzFailure("a session pair chunk does not start at its key") }
         if entries.count != reader.count { fuzzFailure("a chunk read \(entries.count) entries of \(reader.count)") }
     } catch {
-        if error.offset < 0 || error.offset > bytes.count { fuzzFailure("error offset \(error.offset) outside the value") }
+        if error.offset < 0 || error.offset > bytes.count {
+            fuzzFailure("error offset \(error.offset) outside the value")
+        }
         return
     }
     // Built again, the entries come back the same and the value is the same bytes (the encoding is canonical
     // once every varint is in its shortest form, which the reader requires).
     var builder = SessionPairChunkBuilder(capacity: 16)
     for (i, e) in entries.enumerated() {
-        if i == 0 { builder.reset(firstSession: e.session, time: e.time) } else { builder.append(session: e.session, time: e.time) }
+        if i == 0 {
+            builder.reset(firstSession: e.session, time: e.time)
+        } else {
+            builder.append(session: e.session, time: e.time)
+        }
     }
     builder.withValue { value in
         if !value.elementsEqual(bytes) { fuzzFailure("a rebuilt session pair chunk differs from the bytes read") }

@@ -1,5 +1,6 @@
-@testable import BoardwalkJSON
 import BoardwalkModel
+
+@testable import BoardwalkJSON
 
 /// The JSON reader's fast path against simdjson On-Demand: for every line, a reader with the fast path and one
 /// without must give the same event or the same error, whatever follows the line in memory.
@@ -67,8 +68,10 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for (i, range) in lines.enumerated() {
         let line = UnsafeRawBufferPointer(rebasing: text[range])
         compare(
-            Result { () throws(JSONReadError) -> Event in try fast.read(line: line, lineNumber: i + 1, arrival: arrival) },
-            Result { () throws(JSONReadError) -> Event in try slow.read(line: line, lineNumber: i + 1, arrival: arrival) },
+            Result { () throws(JSONReadError) -> Event in try fast.read(line: line, lineNumber: i + 1, arrival: arrival)
+            },
+            Result { () throws(JSONReadError) -> Event in try slow.read(line: line, lineNumber: i + 1, arrival: arrival)
+            },
             "copied", line)
     }
 
@@ -103,7 +106,8 @@ let readers: [(fast: EventReader, slow: EventReader)] = [
 
 /// Longer than any input line (libFuzzer runs with -max_len=16384), so the scratch buffer has its final size
 /// after it. It starts with `[` because the reader looks for a blank line byte by byte.
-let resetLine = [UInt8(ascii: "[")] + [UInt8](repeating: 0x20, count: 8000)
+let resetLine =
+    [UInt8(ascii: "[")] + [UInt8](repeating: 0x20, count: 8000)
     + [UInt8](repeating: UInt8(ascii: ","), count: 8448)
 
 func compare(

@@ -26,7 +26,8 @@ public func fuzzRecord(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     // The same bytes as a body, under a header with and without meta.
     if size > 0 {
-        let header = data[0] & 1 == 0
+        let header =
+            data[0] & 1 == 0
             ? RecordHeader(time: Timestamp(microseconds: 1_800_000_000_000_000), onboarding: 3, screenIndex: 2)
             : RecordHeader(time: Timestamp(microseconds: -5), onboarding: nil, screenIndex: nil)
         let body = UnsafeRawBufferPointer(rebasing: bytes[1...])

@@ -28,7 +28,8 @@ public func repairingChecksums(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
     var out = [UInt8](bytes)
     var position = BatchFormat.headerSize
     while position + BatchFormat.blockHeaderSize <= out.count {
-        let length = Int(out[position + 1]) | Int(out[position + 2]) << 8 | Int(out[position + 3]) << 16
+        let length =
+            Int(out[position + 1]) | Int(out[position + 2]) << 8 | Int(out[position + 3]) << 16
             | Int(out[position + 4]) << 24
         let payload = position + BatchFormat.blockHeaderSize
         guard length <= out.count - payload else { break }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Boardwalk
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 enum BackupCommand: Command {
     static let name = "backup"
@@ -47,7 +48,9 @@ enum BackupCommand: Command {
             if !destinationExisted { _ = rmdir(destination) }  // only when empty
             throw RuntimeError("backup to '\(destination)' failed: \(error)\(cleaned)")
         }
-        invocation.out("backed up \(store.path) to \(destination) in \(Units.duration(microseconds: monotonicMicroseconds() - start))\n")
+        invocation.out(
+            "backed up \(store.path) to \(destination) in \(Units.duration(microseconds: monotonicMicroseconds() - start))\n"
+        )
         return ExitCode.success
     }
 }

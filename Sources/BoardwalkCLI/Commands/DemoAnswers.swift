@@ -23,10 +23,13 @@ struct DemoAnswers {
         let (present, absent) = rows(byOnboarding, "onboarding", "count")
         let counts = DemoAnswers.ranked(present)
         // The sessions without an onboarding last, whatever their number: they are not one of the onboardings ranked.
-        let bars = counts.map { ($0.key.isEmpty ? "\"\"" : $0.key, $0.value, Units.count(Int($0.value))) }
+        let bars =
+            counts.map { ($0.key.isEmpty ? "\"\"" : $0.key, $0.value, Units.count(Int($0.value))) }
             + (absent > 0 ? [("(no onboarding)", absent, Units.count(Int(absent)))] : [])
         if !bars.isEmpty {
-            invocation.out(Bars.chart(bars, share: counts.reduce(absent) { $0 + $1.value }, columns: invocation.columns, paint: paint))
+            invocation.out(
+                Bars.chart(
+                    bars, share: counts.reduce(absent) { $0 + $1.value }, columns: invocation.columns, paint: paint))
         }
         // The first of the ranking: of onboardings with as many sessions, the first by id, on every run.
         guard let busiest = counts.first else {
@@ -37,79 +40,108 @@ struct DemoAnswers {
         let quoted = "\"\(onboarding)\""
 
         // Screen names for labels.
-        let names = try console.execute(try Query.parse(
-            "events | where onboarding == \(quoted) and name == \"screen_presented\" | count by screen, screen_cid")).table
+        let names = try console.execute(
+            try Query.parse(
+                "events | where onboarding == \(quoted) and name == \"screen_presented\" | count by screen, screen_cid")
+        ).table
         var screenNames: [Int: String] = [:]
         if let s = names.columns.firstIndex(of: "screen"), let c = names.columns.firstIndex(of: "screen_cid") {
             for row in names.rows { if let i = row[s].intValue, let n = row[c].stringValue { screenNames[i] = n } }
         }
 
-        let funnel = try ask("Screen funnel of the busiest onboarding", "sessions | where onboarding == \(quoted) | funnel")
+        let funnel = try ask(
+            "Screen funnel of the busiest onboarding", "sessions | where onboarding == \(quoted) | funnel")
         if let step = funnel.columns.firstIndex(of: "step"), let n = funnel.columns.firstIndex(of: "sessions") {
             let first = funnel.rows.first.flatMap { $0[n].doubleValue } ?? 0
-            invocation.out(Bars.chart(funnel.rows.map { row in
-                let i = row[step].intValue ?? 0
-                let value = row[n].doubleValue ?? 0
-                let label = DemoAnswers.screenLabel(i, screenNames[i], upTo: funnel.rows.count - 1)
-                return (label, value, Units.count(Int(value)))
-            }, share: first, columns: invocation.columns, paint: paint))
+            invocation.out(
+                Bars.chart(
+                    funnel.rows.map { row in
+                        let i = row[step].intValue ?? 0
+                        let value = row[n].doubleValue ?? 0
+                        let label = DemoAnswers.screenLabel(i, screenNames[i], upTo: funnel.rows.count - 1)
+                        return (label, value, Units.count(Int(value)))
+                    }, share: first, columns: invocation.columns, paint: paint))
         }
 
-        let elements = try console.execute(try Query.parse(
-            "events | where onboarding == \(quoted) and element_type == \"select\" | count by element")).table
+        let elements = try console.execute(
+            try Query.parse(
+                "events | where onboarding == \(quoted) and element_type == \"select\" | count by element")
+        ).table
         if let element = elements.column("element")?.compactMap(\.stringValue).first {
             let conversion = try ask(
                 "Completion by answer to \"\(element)\"",
                 "sessions | where onboarding == \(quoted) | stats count(), rate(completed) by answer(\"\(element)\")")
             if conversion.columns.count == 3 {
-                invocation.out(Bars.chart(conversion.rows.map { row in
-                    let answer = row[0].stringValue ?? "(no answer)"
-                    let rate = row[2].doubleValue ?? 0
-                    return (answer, rate, Units.percent(rate) + " of " + Units.count(Int(row[1].doubleValue ?? 0)))
-                }, share: nil, columns: invocation.columns, paint: paint))
+                invocation.out(
+                    Bars.chart(
+                        conversion.rows.map { row in
+                            let answer = row[0].stringValue ?? "(no answer)"
+                            let rate = row[2].doubleValue ?? 0
+                            return (
+                                answer, rate, Units.percent(rate) + " of " + Units.count(Int(row[1].doubleValue ?? 0))
+                            )
+                        }, share: nil, columns: invocation.columns, paint: paint))
             }
         }
 
         let dwell = try ask(
             "Time on each screen",
-            "events | where onboarding == \(quoted) and name == \"screen_presented\" | stats p50(dwell), p90(dwell) by screen")
+            "events | where onboarding == \(quoted) and name == \"screen_presented\" | stats p50(dwell), p90(dwell) by screen"
+        )
         if let s = dwell.columns.firstIndex(of: "screen"), let p50 = dwell.columns.firstIndex(of: "p50(dwell)"),
-            let p90 = dwell.columns.firstIndex(of: "p90(dwell)"), let censored = dwell.columns.firstIndex(of: "censored")
+            let p90 = dwell.columns.firstIndex(of: "p90(dwell)"),
+            let censored = dwell.columns.firstIndex(of: "censored")
         {
             // Rule 7: the presentations whose session ended on them have no dwell; say how many beside the times.
             // Screens where every presentation is untimed (or none at all) say so instead of an empty chart.
             if !dwell.rows.contains(where: { $0[p50] != .null }) {
                 let open = dwell.rows.reduce(0) { $0 + ($1[censored].intValue ?? 0) }
-                invocation.out(open == 0 ? "  (no screen presented)\n"
-                    : open == 1 ? "  (no time measured: the one screen presentation ended its session)\n"
-                    : "  (no time measured: all \(Units.count(open)) screen presentations ended their sessions)\n")
+                invocation.out(
+                    open == 0
+                        ? "  (no screen presented)\n"
+                        : open == 1
+                            ? "  (no time measured: the one screen presentation ended its session)\n"
+                            : "  (no time measured: all \(Units.count(open)) screen presentations ended their sessions)\n"
+                )
             } else {
                 let items = dwell.rows.map { row in
                     let i = row[s].intValue ?? 0
                     let open = row[censored].intValue ?? 0
-                    return (label: DemoAnswers.screenLabel(i, screenNames[i], upTo: screenNames.keys.max() ?? 0),
-                            median: row[p50].doubleValue ?? 0, slow: row[p90].doubleValue ?? 0,
-                            note: open > 0 ? "\(Units.count(open)) ended here, untimed" : "")
+                    return (
+                        label: DemoAnswers.screenLabel(i, screenNames[i], upTo: screenNames.keys.max() ?? 0),
+                        median: row[p50].doubleValue ?? 0, slow: row[p90].doubleValue ?? 0,
+                        note: open > 0 ? "\(Units.count(open)) ended here, untimed" : ""
+                    )
                 }
-                let columns = DemoAnswers.alignedColumns(items.map {
-                    ["p50 ", Units.duration(microseconds: Int64($0.median)), ", p90 ", Units.duration(microseconds: Int64($0.slow)),
-                     $0.note.isEmpty ? "" : ", " + $0.note]
-                }, rightAligned: [1, 3])
-                invocation.out(Bars.chart(zip(items, columns).map { ($0.label, $0.median, $1) },
-                                          share: nil, columns: invocation.columns, paint: paint))
+                let columns = DemoAnswers.alignedColumns(
+                    items.map {
+                        [
+                            "p50 ", Units.duration(microseconds: Int64($0.median)), ", p90 ",
+                            Units.duration(microseconds: Int64($0.slow)),
+                            $0.note.isEmpty ? "" : ", " + $0.note,
+                        ]
+                    }, rightAligned: [1, 3])
+                invocation.out(
+                    Bars.chart(
+                        zip(items, columns).map { ($0.label, $0.median, $1) },
+                        share: nil, columns: invocation.columns, paint: paint))
             }
         }
 
         // Rule 8: a session's exit is its last ending, so one closed after completing counts as closed. The line after
         // the chart gives the completions whatever came after them (on generated data, what the funnel's last step shows).
-        let exits = try ask("How sessions end (by their last ending: a close after completing counts as closed)",
-                            "sessions | where onboarding == \(quoted) | count by exit")
+        let exits = try ask(
+            "How sessions end (by their last ending: a close after completing counts as closed)",
+            "sessions | where onboarding == \(quoted) | count by exit")
         let exitCounts = DemoAnswers.ranked(rows(exits, "exit", "count").present)
         let total = exitCounts.reduce(0) { $0 + $1.value }
-        invocation.out(Bars.chart(
-            exitCounts.map { ($0.key, $0.value, Units.count(Int($0.value))) },
-            share: total, columns: invocation.columns, paint: paint))
-        let completed = try ask("Sessions that completed, however they ended", "sessions | where onboarding == \(quoted) | where completed | count")
+        invocation.out(
+            Bars.chart(
+                exitCounts.map { ($0.key, $0.value, Units.count(Int($0.value))) },
+                share: total, columns: invocation.columns, paint: paint))
+        let completed = try ask(
+            "Sessions that completed, however they ended",
+            "sessions | where onboarding == \(quoted) | where completed | count")
         if let n = completed.rows.first?.first?.doubleValue, total > 0 {
             invocation.out("  \(Units.count(Int(n), "session")), \(Units.percent(n / total)) of the onboarding's\n")
         }
@@ -151,7 +183,9 @@ struct DemoAnswers {
 
     /// The `value` column's numbers by the `key` column's text, and their sum over the rows whose key is absent.
     func rows(_ table: ResultTable, _ key: String, _ value: String) -> (present: [String: Double], absent: Double) {
-        guard let k = table.columns.firstIndex(of: key), let v = table.columns.firstIndex(of: value) else { return ([:], 0) }
+        guard let k = table.columns.firstIndex(of: key), let v = table.columns.firstIndex(of: value) else {
+            return ([:], 0)
+        }
         var present: [String: Double] = [:], absent = 0.0
         for row in table.rows {
             let n = row[v].doubleValue ?? 0

@@ -36,12 +36,18 @@ enum DemoCommand: Command {
             let store = try openStore(path)
             let existing = try store.read { try $0.stats() }.events
             if existing == 0 {
-                try load(SyntheticData(sessions: sessions, seed: seed), into: store, invocation: invocation, paint: paint)
+                try load(
+                    SyntheticData(sessions: sessions, seed: seed), into: store, invocation: invocation, paint: paint)
             } else {
                 // Nothing is generated, so --sessions and --seed would be silently ignored.
                 let ignored = ["sessions", "seed"].filter { arguments.value($0) != nil }.map { "--" + $0 }
-                let note = ignored.isEmpty ? "" : " (\(ignored.joined(separator: " and ")) \(ignored.count == 1 ? "applies" : "apply") only to an empty store: give a new --db to generate)"
-                invocation.out("The store at \(path) already holds \(Units.count(existing, "event")): the answers below come from them\(note).\n")
+                let note =
+                    ignored.isEmpty
+                    ? ""
+                    : " (\(ignored.joined(separator: " and ")) \(ignored.count == 1 ? "applies" : "apply") only to an empty store: give a new --db to generate)"
+                invocation.out(
+                    "The store at \(path) already holds \(Units.count(existing, "event")): the answers below come from them\(note).\n"
+                )
             }
             store.close()
         }
@@ -49,7 +55,8 @@ enum DemoCommand: Command {
         installInterruptHandler()
         let console = QueryConsole(source: opened.source, invocation: invocation, cancellation: interruptFlag)
         try DemoAnswers(console: console, invocation: invocation, paint: paint).show()
-        invocation.out("""
+        invocation.out(
+            """
 
             Ask your own questions:  boardwalk repl --db \(path)
               sessions | where completed | count by variation
@@ -62,10 +69,14 @@ enum DemoCommand: Command {
 
     /// Generates the corpus as NDJSON, parses it back and stores it in batches.
     static func load(_ data: SyntheticData, into store: Store, invocation: Invocation, paint: Paint) throws {
-        invocation.out(paint.bold("Generating \(Units.count(data.sessionCount)) onboarding sessions") + " (\(data.onboardings.count) onboardings, 5–20 screens each)…\n")
+        invocation.out(
+            paint.bold("Generating \(Units.count(data.sessionCount)) onboarding sessions")
+                + " (\(data.onboardings.count) onboardings, 5–20 screens each)…\n")
         invocation.stdout.flush()
         let parser = try JSONLineParser()
-        let progress = invocation.stderrIsTerminal ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
+        let progress =
+            invocation.stderrIsTerminal
+            ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
         var batch: [Event] = []
         batch.reserveCapacity(10_000)
         var lines = 0, bytes = 0, stored = 0, duplicates = 0
@@ -104,10 +115,11 @@ enum DemoCommand: Command {
         storing += monotonicMicroseconds() - t0
         progress?.finish()
         let elapsed = monotonicMicroseconds() - start
-        invocation.out("Stored \(Units.count(stored, "event")) in \(Units.duration(microseconds: storing)) "
-            + "(\(Units.rate(Double(stored) * 1e6 / Double(max(1, storing)))) events), after generating "
-            + "\(Units.bytes(bytes)) of NDJSON and parsing it back in \(Units.duration(microseconds: elapsed - storing)) "
-            + "(parsing alone: \(Units.duration(microseconds: parsing))).\n")
+        invocation.out(
+            "Stored \(Units.count(stored, "event")) in \(Units.duration(microseconds: storing)) "
+                + "(\(Units.rate(Double(stored) * 1e6 / Double(max(1, storing)))) events), after generating "
+                + "\(Units.bytes(bytes)) of NDJSON and parsing it back in \(Units.duration(microseconds: elapsed - storing)) "
+                + "(parsing alone: \(Units.duration(microseconds: parsing))).\n")
         if duplicates > 0 { invocation.out("(\(duplicates) duplicates skipped)\n") }
     }
 }

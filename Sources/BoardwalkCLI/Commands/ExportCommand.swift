@@ -1,12 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Boardwalk
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 enum ExportCommand: Command {
     static let name = "export"
     static let summary = "Write the store's events as canonical NDJSON, CSV, ClickHouse rows or a batch file"
-    static let usage = "boardwalk export [--db DIR] [--format ndjson|csv|clickhouse|batch] [--since-seq N | --salvage] [--output FILE] [--schema [--table NAME]]"
+    static let usage =
+        "boardwalk export [--db DIR] [--format ndjson|csv|clickhouse|batch] [--since-seq N | --salvage] [--output FILE] [--schema [--table NAME]]"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "ndjson (default), csv, clickhouse or batch"),
@@ -81,7 +83,8 @@ enum ExportCommand: Command {
         }
         if schema {
             // To stdout or to --output, like rows.
-            output.write(ClickHouseTable.createStatement(table: arguments.value("table") ?? ClickHouseTable.defaultName))
+            output.write(
+                ClickHouseTable.createStatement(table: arguments.value("table") ?? ClickHouseTable.defaultName))
             output.flush()
             if let code = output.writeError, let file {
                 throw RuntimeError("cannot write to '\(file.path)': \(String(cString: strerror(code)))")
@@ -120,14 +123,16 @@ enum ExportCommand: Command {
                     }
                 case "clickhouse":
                     guard ClickHouseTable.timeRange.contains(stored.event.time) else {
-                        throw RuntimeError("event seq \(stored.seq): its time \(stored.event.time.iso8601) is outside what ClickHouse's DateTime64 holds (1900-01-01 to 2299-12-31); exported, it would silently become another time")
+                        throw RuntimeError(
+                            "event seq \(stored.seq): its time \(stored.event.time.iso8601) is outside what ClickHouse's DateTime64 holds (1900-01-01 to 2299-12-31); exported, it would silently become another time"
+                        )
                     }
                     buffer += ClickHouseTable.row(seq: stored.seq, event: stored.event)
                 default:
                     buffer += CanonicalJSON.line(stored.event)
                     if !buffer.hasSuffix("\n") { buffer += "\n" }
                 }
-            } catch where salvage {
+            } catch  where salvage {
                 skipped.refuse(seq: stored.seq, error, to: invocation)
                 return true
             }
@@ -171,13 +176,18 @@ enum ExportCommand: Command {
             let replaced = file?.isReplaced == true
             let kept = replaced ? " ('\(file!.path)' was left as it was)" : ""
             let from = since > 0 ? "from seq \(since) " : ""
-            let next = replaced ? ""
+            let next =
+                replaced
+                ? ""
                 : output.writeError.map { "; and then writing failed: \(String(cString: strerror($0)))" }
-                ?? (salvage ? "; \(count) event\(count == 1 ? " was" : "s were") written before it"
-                    : lastSeq.map { "; the events \(from)before seq \($0 + 1) were written" }
-                    ?? "; no event was written")
-                + (format == "batch" && !replaced && count > 0 ? " (the batch file has no end block, so ingest reports it as cut short)" : "")
-            let damaged = (error as? StoreError)?.kind == .corrupt && !salvage
+                    ?? (salvage
+                        ? "; \(count) event\(count == 1 ? " was" : "s were") written before it"
+                        : lastSeq.map { "; the events \(from)before seq \($0 + 1) were written" }
+                            ?? "; no event was written")
+                    + (format == "batch" && !replaced && count > 0
+                        ? " (the batch file has no end block, so ingest reports it as cut short)" : "")
+            let damaged =
+                (error as? StoreError)?.kind == .corrupt && !salvage
                 ? "; 'boardwalk export --salvage' goes on past damaged blocks"
                 : (error as? StoreError)?.meansDamage == true
                     ? "; the store's file is damaged: 'boardwalk check' lists the damage" : ""
@@ -192,11 +202,14 @@ enum ExportCommand: Command {
         // went on from a `next` whose events were lost (ENOSPC) would never export them.
         output.flush()
         if let code = output.writeError {
-            let again = salvage ? "the export is incomplete: run 'export --salvage' again"
+            let again =
+                salvage
+                ? "the export is incomplete: run 'export --salvage' again"
                 : "the export is incomplete: run it again with the same --since-seq \(since)"
             if let file {
-                throw RuntimeError("cannot write to '\(file.path)': \(String(cString: strerror(code))); \(again)"
-                    + (file.isReplaced ? " ('\(file.path)' was left as it was)" : ""))
+                throw RuntimeError(
+                    "cannot write to '\(file.path)': \(String(cString: strerror(code))); \(again)"
+                        + (file.isReplaced ? " ('\(file.path)' was left as it was)" : ""))
             }
             // Standard output: its sink has said why already.
             invocation.err(again + "\n")

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Boardwalk
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 enum IngestCommand: Command {
     static let name = "ingest"
@@ -9,7 +10,8 @@ enum IngestCommand: Command {
     static let usage = "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [--quiet] [--batch N] [FILE...|-]"
     static let options = [
         databaseOption,
-        OptionSpec("rejects", value: "FILE", help: "Where rejected lines are listed (default: ./boardwalk-rejects.txt)"),
+        OptionSpec(
+            "rejects", value: "FILE", help: "Where rejected lines are listed (default: ./boardwalk-rejects.txt)"),
         OptionSpec("strict", help: "Stop at the first bad line; nothing of its batch is committed"),
         OptionSpec("quiet", short: "q", help: "No progress bar and no summary"),
         OptionSpec("batch", value: "N", help: "Events per transaction (default: 10000)"),
@@ -67,9 +69,10 @@ enum IngestCommand: Command {
             guard let id = input.identity else { continue }
             let key = "\(id.device):\(id.inode)"
             if let first = named[key] {
-                throw UsageError(first == input.name
-                    ? "'\(first)' is named twice; a file is ingested once per run"
-                    : "'\(first)' and '\(input.name)' are the same file; a file is ingested once per run")
+                throw UsageError(
+                    first == input.name
+                        ? "'\(first)' is named twice; a file is ingested once per run"
+                        : "'\(first)' and '\(input.name)' are the same file; a file is ingested once per run")
             }
             named[key] = input.name
         }
@@ -81,11 +84,14 @@ enum IngestCommand: Command {
                 throw UsageError("the rejects file '\(rejectsPath)' is a directory; name a file with --rejects FILE")
             }
             if let input = inputs.first(where: { $0.identity.map { $0 == id } ?? false }) {
-                throw UsageError("'\(input.name)' is both an input and the rejects file, which rejected lines would overwrite; "
-                    + "name another with --rejects FILE")
+                throw UsageError(
+                    "'\(input.name)' is both an input and the rejects file, which rejected lines would overwrite; "
+                        + "name another with --rejects FILE")
             }
             if FileSafety.isStoreFile(rejectsPath, store: invocation.database(arguments)) {
-                throw UsageError("the rejects file '\(rejectsPath)' is one of the store's own files; name another with --rejects FILE")
+                throw UsageError(
+                    "the rejects file '\(rejectsPath)' is one of the store's own files; name another with --rejects FILE"
+                )
             }
         }
         let rejects = RejectsWriter(path: rejectsPath)
@@ -94,7 +100,8 @@ enum IngestCommand: Command {
         if arguments.value("rejects") != nil { try rejects.checkWritable() }
         let store = try openStore(invocation.database(arguments))
         let quiet = arguments.flag("quiet")
-        let progress = !quiet && invocation.stderrIsTerminal
+        let progress =
+            !quiet && invocation.stderrIsTerminal
             ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
         let ingester = Ingester(
             sink: StoreSink(store: store), parser: try JSONLineParser(),
@@ -137,10 +144,12 @@ enum IngestCommand: Command {
             text += "duplicates: \(summary.duplicates)\n"
             // Listed only when each rejected line reached the file (the default one is made at the first, and may not be).
             let listedAll = ingester.rejects.writeError == nil && ingester.rejects.count == summary.rejected
-            let listed = listedAll ? " (listed in \(rejectsPath))" : " (not all listed: the rejects file could not be written)"
+            let listed =
+                listedAll ? " (listed in \(rejectsPath))" : " (not all listed: the rejects file could not be written)"
             text += "rejected: \(summary.rejected)" + (summary.rejected > 0 ? listed : "") + "\n"
             if summary.unfinishedLines > 0 {
-                text += "unfinished: the last line of \(summary.unfinishedLines == 1 ? "a file" : "\(summary.unfinishedLines) files") "
+                text +=
+                    "unfinished: the last line of \(summary.unfinishedLines == 1 ? "a file" : "\(summary.unfinishedLines) files") "
                     + "has no newline and does not parse: rejected, and read again by the next run (a writer may still be finishing it)\n"
             }
             if let resumed = resumedLine(lines: summary.resumedLines, events: summary.resumedEvents) { text += resumed }
@@ -153,8 +162,10 @@ enum IngestCommand: Command {
             // On stderr, with or without --quiet: --strict as a validation would otherwise pass a file whose bad lines
             // an earlier run rejected. A scratch store, not this one: read again here, events without an event id
             // would be stored twice.
-            invocation.err("strict: only what this run read was checked; what an earlier run committed was not read "
-                + "again (to check a whole file, ingest it into a scratch store: boardwalk ingest --db \"$(mktemp -d)\" --strict FILE)\n")
+            invocation.err(
+                "strict: only what this run read was checked; what an earlier run committed was not read "
+                    + "again (to check a whole file, ingest it into a scratch store: boardwalk ingest --db \"$(mktemp -d)\" --strict FILE)\n"
+            )
         }
         if let failure { throw failureError(failure) }
         if interrupted {
@@ -188,7 +199,9 @@ enum IngestCommand: Command {
     static func failureError(_ failure: any Error) -> RuntimeError {
         if let strict = failure as? Ingester.StrictStop { return RuntimeError(strict.description) }
         if let moved = failure as? CheckpointMoved {
-            return RuntimeError("\(moved) (what was committed before stays; once the other ingest is done, the same command continues after what it stored)")
+            return RuntimeError(
+                "\(moved) (what was committed before stays; once the other ingest is done, the same command continues after what it stored)"
+            )
         }
         // A write that fails for want of space: LMDB reports ENOSPC, or EIO when the kernel fails a write-back of
         // its memory map (a full tmpfs, a full disk under the page cache).
@@ -199,7 +212,8 @@ enum IngestCommand: Command {
         }
         // Running again helps only when the store, not the input, failed (a full disk, a lock): bad bytes
         // in a batch file or an unreadable input fail the same way every time.
-        let hint = failure is StoreError
+        let hint =
+            failure is StoreError
             ? "what was committed before stays; once the cause is fixed, the same command continues after it"
             : "what was committed before stays"
         return RuntimeError("\(failure) (\(hint))")

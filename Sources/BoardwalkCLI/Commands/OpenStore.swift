@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Boardwalk
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Opens the store at `path` for a command, turning store errors into runtime errors that say which store.
 func openStore(_ path: String, readOnly: Bool = false, create: Bool = true, notes: Invocation? = nil) throws -> Store {
@@ -18,8 +19,9 @@ func openStore(_ path: String, readOnly: Bool = false, create: Bool = true, note
         throw RuntimeError("cannot open the store '\(path)': \(error)")
     }
     if store.isWithoutLockFile {
-        notes?.err("note: '\(path)/lock.mdb' is not writable here, so the store is read without it: a process that "
-                   + "starts appending to it meanwhile can make this fail or give wrong results\n")
+        notes?.err(
+            "note: '\(path)/lock.mdb' is not writable here, so the store is read without it: a process that "
+                + "starts appending to it meanwhile can make this fail or give wrong results\n")
     }
     return store
 }

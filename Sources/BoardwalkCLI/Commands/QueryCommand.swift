@@ -4,11 +4,15 @@ import Boardwalk
 enum QueryCommand: Command {
     static let name = "query"
     static let summary = "Run one query (or each query read from stdin with '-')"
-    static let usage = "boardwalk query [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv] [--timing] [--sql clickhouse [--table NAME]] 'QUERY' | -"
+    static let usage =
+        "boardwalk query [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv] [--timing] [--sql clickhouse [--table NAME]] 'QUERY' | -"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
-        OptionSpec("timing", short: "t", help: "Print the query's own time (ms) and rows read after each query, and the store's open time, on stderr"),
+        OptionSpec(
+            "timing", short: "t",
+            help: "Print the query's own time (ms) and rows read after each query, and the store's open time, on stderr"
+        ),
         OptionSpec("sql", value: "DIALECT", help: "Print the query as SQL instead of running it; DIALECT: clickhouse"),
         OptionSpec("table", value: "NAME", help: "With --sql: the table the SQL reads (default: boardwalk_events)"),
         generatedOption, seedOption, generatedOnboardingsOption,
@@ -39,7 +43,8 @@ enum QueryCommand: Command {
         """
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
-        let format = try arguments.choice("format", among: ResultTable.Format.names).flatMap(ResultTable.Format.init) ?? .table
+        let format =
+            try arguments.choice("format", among: ResultTable.Format.names).flatMap(ResultTable.Format.init) ?? .table
         guard arguments.positionals.count == 1, let text = arguments.positionals.first else {
             throw UsageError(arguments.positionals.isEmpty ? "missing the query" : "give one query (quote it), or '-'")
         }
@@ -50,7 +55,8 @@ enum QueryCommand: Command {
             }
             if arguments.flag("timing") { throw UsageError("--timing does not apply to --sql, which runs nothing") }
             do {
-                let sql = try Query.parse(text).clickHouseSQL(table: arguments.value("table") ?? ClickHouseTable.defaultName)
+                let sql = try Query.parse(text).clickHouseSQL(
+                    table: arguments.value("table") ?? ClickHouseTable.defaultName)
                 invocation.out(sql + "\n")
                 return ExitCode.success
             } catch {

@@ -4,7 +4,8 @@ import Boardwalk
 enum ReplCommand: Command {
     static let name = "repl"
     static let summary = "Interactive queries with line editing, history and completion"
-    static let usage = "boardwalk repl [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv]"
+    static let usage =
+        "boardwalk repl [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv]"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
@@ -26,15 +27,18 @@ enum ReplCommand: Command {
         """
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
-        let format = try arguments.choice("format", among: ResultTable.Format.names).flatMap(ResultTable.Format.init) ?? .table
+        let format =
+            try arguments.choice("format", among: ResultTable.Format.names).flatMap(ResultTable.Format.init) ?? .table
         if let extra = arguments.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
         let opened = try openQuerySource(arguments, invocation)
         installInterruptHandler()
         let console = QueryConsole(source: opened.source, invocation: invocation, cancellation: interruptFlag)
         console.format = format
-        let repl = Repl(console: console, invocation: invocation, completionWords: opened.completionWords, stats: opened.stats)
+        let repl = Repl(
+            console: console, invocation: invocation, completionWords: opened.completionWords, stats: opened.stats)
         if invocation.stdinIsTerminal {
-            let history = invocation.environment["BOARDWALK_HISTORY"]
+            let history =
+                invocation.environment["BOARDWALK_HISTORY"]
                 ?? invocation.environment["HOME"].map { $0 + "/.boardwalk_history" }
             return repl.runInteractive(historyPath: history)
         }

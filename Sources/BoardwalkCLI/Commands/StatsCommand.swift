@@ -26,18 +26,27 @@ enum StatsCommand: Command {
         let stats = try store.read { try $0.stats() }
         // In a snapshot of its own: a damaged log page fails the snapshot that meets it (shown as unknown here).
         let unfolded = try? store.read { try $0.unfoldedBatches() }
-        invocation.out(format == "json" ? statsJSON(stats, unfolded: unfolded, fileBytes: store.usedBytes)
-                       : statsTable(stats, unfolded: unfolded, fileBytes: store.usedBytes, paint: Paint(enabled: invocation.colour(for: .stdout))))
+        invocation.out(
+            format == "json"
+                ? statsJSON(stats, unfolded: unfolded, fileBytes: store.usedBytes)
+                : statsTable(
+                    stats, unfolded: unfolded, fileBytes: store.usedBytes,
+                    paint: Paint(enabled: invocation.colour(for: .stdout))))
         return ExitCode.success
     }
 
-    static func statsTable(_ s: StoreStats, unfolded: (eventLog: Int, sessionLog: Int)?, fileBytes: Int, paint: Paint) -> String {
+    static func statsTable(_ s: StoreStats, unfolded: (eventLog: Int, sessionLog: Int)?, fileBytes: Int, paint: Paint)
+        -> String
+    {
         var t = TextTable(headers: ["", ""], alignments: [.left, .right])
         t.rows = [
             // Counts for people, with the exact number beside them once they are rounded.
             ["events", Units.count(s.events) + (s.events >= 1000 ? " (\(s.events))" : "")],
-            ["sessions", Units.count(s.sessions) + " (" + (s.sessions >= 1000 ? "\(s.sessions); " : "")
-                + "\(Units.count(s.inferredSessions)) inferred)"],
+            [
+                "sessions",
+                Units.count(s.sessions) + " (" + (s.sessions >= 1000 ? "\(s.sessions); " : "")
+                    + "\(Units.count(s.inferredSessions)) inferred)",
+            ],
             ["onboardings", "\(s.onboardings)"],
             ["duplicates skipped", "\(s.duplicatesSkipped)"],
             ["bytes on disk", Units.bytes(fileBytes)],
@@ -45,8 +54,11 @@ enum StatsCommand: Command {
             ["first event", s.timeRange.map { $0.lowerBound.iso8601 } ?? "–"],
             ["last event", s.timeRange.map { $0.upperBound.iso8601 } ?? "–"],
             // What reads merge in until the next fold (docs/storage.md, the event log).
-            ["batches not folded", unfolded.map { "\($0.eventLog) in the event log, \($0.sessionLog) in the session log" }
-                ?? "? (the logs do not read: see boardwalk check)"],
+            [
+                "batches not folded",
+                unfolded.map { "\($0.eventLog) in the event log, \($0.sessionLog) in the session log" }
+                    ?? "? (the logs do not read: see boardwalk check)",
+            ],
         ]
         var out = ""
         for row in t.rows { out += row[0].padding(to: 20) + row[1] + "\n" }

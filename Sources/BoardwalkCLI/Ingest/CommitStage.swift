@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Boardwalk
 import Dispatch
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One batch handed from the parsing stage to the commit stage: events and the checkpoint of its last line.
 struct PendingBatch: Sendable {

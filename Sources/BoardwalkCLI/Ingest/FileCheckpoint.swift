@@ -33,10 +33,14 @@ struct FileCheckpoint: Hashable {
     func fits(_ input: InputFile, batchFile: Bool = false) -> Bool {
         let size = input.size ?? 0
         if batchFile {
-            guard fingerprint == FileCheckpoint.fingerprint(input.prefix(FileCheckpoint.fingerprintBytes)) else { return false }
+            guard fingerprint == FileCheckpoint.fingerprint(input.prefix(FileCheckpoint.fingerprintBytes)) else {
+                return false
+            }
             guard let tail else { return true }
             return offset == size
-                && tail == FileCheckpoint.fingerprint(input.bytes(in: max(0, size - FileCheckpoint.fingerprintBytes)..<size))
+                && tail
+                    == FileCheckpoint.fingerprint(
+                        input.bytes(in: max(0, size - FileCheckpoint.fingerprintBytes)..<size))
         }
         let window = min(offset, FileCheckpoint.fingerprintBytes)
         return fits(

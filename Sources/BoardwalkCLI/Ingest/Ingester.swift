@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Boardwalk
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The ingest loop: reads inputs, parses lines, commits batches with their checkpoints, writes rejects.
 ///
@@ -242,7 +243,9 @@ final class Ingester {
             }
             summary.bytes += n
             let end = carried + n
-            if key != nil { consumed.didRead(UnsafeRawBufferPointer(rebasing: storage[carried..<end]), endingAt: input.offset) }
+            if key != nil {
+                consumed.didRead(UnsafeRawBufferPointer(rebasing: storage[carried..<end]), endingAt: input.offset)
+            }
             let atEOF = n == 0
             let base = storage.baseAddress!
             var start = 0
@@ -253,7 +256,8 @@ final class Ingester {
                 long.bytes += read
                 let shown = RejectsWriter.shownBytes + 1
                 if long.prefix.count < shown {
-                    long.prefix.append(contentsOf: UnsafeRawBufferPointer(rebasing: storage[0..<min(read, shown - long.prefix.count)]))
+                    long.prefix.append(
+                        contentsOf: UnsafeRawBufferPointer(rebasing: storage[0..<min(read, shown - long.prefix.count)]))
                 }
                 if newline == nil && !atEOF {
                     if key != nil { consumed.drop(UnsafeRawBufferPointer(rebasing: storage[0..<end])) }
@@ -273,8 +277,9 @@ final class Ingester {
                     // As the parser says it of a line it holds (a file's unterminated last line is read again by
                     // the next run, as any rejected one).
                     let unfinished = newline == nil && input.isRegularFile
-                    let error = JSONReadError(code: .limit, line: lineNumber,
-                                              reason: "line is \(long.bytes) bytes long; the limit is \(options.maxLineBytes)")
+                    let error = JSONReadError(
+                        code: .limit, line: lineNumber,
+                        reason: "line is \(long.bytes) bytes long; the limit is \(options.maxLineBytes)")
                     try long.prefix.withUnsafeBytes { try reject(error, text: $0, unfinished: unfinished) }
                     if unfinished {
                         lineNumber -= 1
@@ -314,8 +319,9 @@ final class Ingester {
             // line order, as if it had parsed each line itself.
             var parsedAhead = 0
             if let worker, lines.count >= Ingester.minimumLinesToSplit {
-                worker.parseAll(lines, base: base, readable: readable, firstLine: lineNumber + 1, arrival: arrival,
-                                with: &parser)
+                worker.parseAll(
+                    lines, base: base, readable: readable, firstLine: lineNumber + 1, arrival: arrival,
+                    with: &parser)
                 parsedAhead = lines.count
             }
             for k in lines.indices {
@@ -343,8 +349,10 @@ final class Ingester {
                 } else if !ParsedLine.isBlank(line, lineNumber: lineNumber) {
                     // Parsed here and appended directly: no `ParsedLine` between, no copy of the event.
                     do {
-                        pending.append(try parser.parse(
-                            line, readableAfter: readable - range.upperBound, lineNumber: lineNumber, arrival: arrival))
+                        pending.append(
+                            try parser.parse(
+                                line, readableAfter: readable - range.upperBound, lineNumber: lineNumber,
+                                arrival: arrival))
                     } catch {
                         try failed(error)
                     }
@@ -359,7 +367,9 @@ final class Ingester {
                     try commit()
                     if shouldStop() { return }
                 }
-                progress?.update(events: summary.ingested + handedOver + pending.count, bytes: bytesBefore + input.offset, total: totalBytes)
+                progress?.update(
+                    events: summary.ingested + handedOver + pending.count, bytes: bytesBefore + input.offset,
+                    total: totalBytes)
             }
             if atEOF { break }
             // Keep the unfinished line for the next read.
@@ -373,7 +383,9 @@ final class Ingester {
                 // checkpoint fingerprints are still in the buffer; then drop the line's bytes as they come.
                 try commit()
                 overLong = OverLongLine(
-                    bytes: carried, prefix: Array(UnsafeRawBufferPointer(rebasing: storage[0..<min(carried, RejectsWriter.shownBytes + 1)])),
+                    bytes: carried,
+                    prefix: Array(
+                        UnsafeRawBufferPointer(rebasing: storage[0..<min(carried, RejectsWriter.shownBytes + 1)])),
                     isContinuation: continuingLine)
                 if key != nil { consumed.drop(UnsafeRawBufferPointer(rebasing: storage[0..<carried])) }
                 carried = 0
@@ -440,13 +452,15 @@ final class Ingester {
             let end = min(events.count, index + options.batchSize)
             let checkpoint = key.map {
                 BatchCheckpoint(
-                    key: $0, value: FileCheckpoint(offset: bytes.count, line: end, fingerprint: fingerprint, tail: tail).bytes,
+                    key: $0,
+                    value: FileCheckpoint(offset: bytes.count, line: end, fingerprint: fingerprint, tail: tail).bytes,
                     expected: committed)
             }
             if let checkpoint { committed = checkpoint.value }
             try handOver(Array(events[index..<end]), checkpoint: checkpoint, to: stage)
             index = end
-            progress?.update(events: summary.ingested + handedOver, bytes: bytesBefore + input.offset, total: totalBytes)
+            progress?.update(
+                events: summary.ingested + handedOver, bytes: bytesBefore + input.offset, total: totalBytes)
             if shouldStop() { return }
         }
     }

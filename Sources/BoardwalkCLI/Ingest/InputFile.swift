@@ -1,6 +1,7 @@
 import BoardwalkJSON
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An input being ingested: a file, or standard input (`-`), read in large blocks.
@@ -63,8 +64,9 @@ final class InputFile {
             // iconv reads a file without a byte-order mark as big-endian: name the order the zero bytes show.
             let hasMark = (head[0] == 0xFF && head[1] == 0xFE) || (head[0] == 0xFE && head[1] == 0xFF)
             let encoding = hasMark ? "UTF-16" : head[1] == 0 ? "UTF-16LE" : "UTF-16BE"
-            throw RuntimeError("cannot read '\(path)': it is \(encoding) text; ingest reads UTF-8 NDJSON: convert it first "
-                + "(iconv -f \(encoding) -t UTF-8 '\(path)' > '\(path).utf8')")
+            throw RuntimeError(
+                "cannot read '\(path)': it is \(encoding) text; ingest reads UTF-8 NDJSON: convert it first "
+                    + "(iconv -f \(encoding) -t UTF-8 '\(path)' > '\(path).utf8')")
         }
     }
 

@@ -10,7 +10,9 @@ struct JSONLineParser: LineParser {
             throw RuntimeError("\(error)")
         }
     }
-    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event {
+    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws
+        -> Event
+    {
         try reader.read(line: line, readableAfter: readableAfter, lineNumber: lineNumber, arrival: arrival)
     }
 }

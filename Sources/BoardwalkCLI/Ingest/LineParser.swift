@@ -9,5 +9,6 @@ protocol LineParser {
     ///   - lineNumber: 1-based, for the error.
     ///   - arrival: the time for a line that carries none.
     /// - Throws: an error whose description says where and why (it starts with `line N`).
-    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws -> Event
+    mutating func parse(_ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp) throws
+        -> Event
 }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Boardwalk
 import Dispatch
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What parsing one line gave.
 enum ParsedLine {
@@ -23,11 +24,13 @@ enum ParsedLine {
 
     /// Parses `line` with `parser`, catching its error.
     static func parse(
-        _ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp, with parser: inout any LineParser
+        _ line: UnsafeRawBufferPointer, readableAfter: Int, lineNumber: Int, arrival: Timestamp,
+        with parser: inout any LineParser
     ) -> ParsedLine {
         if isBlank(line, lineNumber: lineNumber) { return .blank }
         do {
-            return .event(try parser.parse(line, readableAfter: readableAfter, lineNumber: lineNumber, arrival: arrival))
+            return .event(
+                try parser.parse(line, readableAfter: readableAfter, lineNumber: lineNumber, arrival: arrival))
         } catch {
             return .failure(error)
         }
@@ -145,9 +148,10 @@ final class ParseWorker: @unchecked Sendable {
             for k in first..<min(n, first + ParseWorker.chunk) {
                 let range = job.lines[k]
                 let line = UnsafeRawBufferPointer(start: job.base + range.lowerBound, count: range.count)
-                (slots + k).initialize(to: ParsedLine.parse(
-                    line, readableAfter: job.readable - range.upperBound, lineNumber: job.firstLine + k,
-                    arrival: job.arrival, with: &parser))
+                (slots + k).initialize(
+                    to: ParsedLine.parse(
+                        line, readableAfter: job.readable - range.upperBound, lineNumber: job.firstLine + k,
+                        arrival: job.arrival, with: &parser))
             }
         }
     }
@@ -178,10 +182,12 @@ func spawnThread(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
     sigfillset(&all)
     pthread_sigmask(SIG_BLOCK, &all, &previous)
     defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-    let status = pthread_create(&thread, nil, { context in
-        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-        return nil
-    }, context)
+    let status = pthread_create(
+        &thread, nil,
+        { context in
+            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, context)
     guard status == 0 else {
         Unmanaged<Box>.fromOpaque(context).release()
         return nil

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A one-line progress display on a terminal (stderr), redrawn at most ten times a second:
@@ -28,10 +28,13 @@ final class Progress {
         guard t - lastDraw >= minimumInterval else { return }
         lastDraw = t
         let elapsed = max(1, t - start)
-        var line = "  \(Units.count(events, "event"))  \(Units.rate(Double(events) * 1e6 / Double(elapsed)))  \(Units.bytes(bytes))"
+        var line =
+            "  \(Units.count(events, "event"))  \(Units.rate(Double(events) * 1e6 / Double(elapsed)))  \(Units.bytes(bytes))"
         if let total, total > 0 {
             let fraction = min(1, Double(bytes) / Double(total))
-            line += "  " + paint.cyan(Bars.bar(fraction, width: 20)) + String(repeating: " ", count: 20 - Bars.bar(fraction, width: 20).count)
+            line +=
+                "  " + paint.cyan(Bars.bar(fraction, width: 20))
+                + String(repeating: " ", count: 20 - Bars.bar(fraction, width: 20).count)
             line += "  " + Units.percent(fraction)
             if fraction > 0.01 {
                 let remaining = Double(elapsed) * (1 - fraction) / fraction

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The rejects file: one entry per rejected line, `INPUT:LINE: REASON`, then the line itself after a tab
@@ -48,12 +48,15 @@ final class RejectsWriter {
             sink = FileSink(descriptor: descriptor, buffered: true)
         }
         count += 1
-        sink!.write("\(input):\(line): \(reason)\n\t\(RejectsWriter.shown(text))\(text.count > RejectsWriter.shownBytes ? "…" : "")\n")
+        sink!.write(
+            "\(input):\(line): \(reason)\n\t\(RejectsWriter.shown(text))\(text.count > RejectsWriter.shownBytes ? "…" : "")\n"
+        )
         // A full disk: the lines rejected from here on could not be listed, so the run stops, as when the file
         // cannot be made.
         if let code = sink!.writeError {
-            throw RuntimeError("cannot write the rejects file '\(path)' for line \(line) of \(input), which was rejected: "
-                + String(cString: strerror(code)))
+            throw RuntimeError(
+                "cannot write the rejects file '\(path)' for line \(line) of \(input), which was rejected: "
+                    + String(cString: strerror(code)))
         }
     }
 

@@ -14,7 +14,9 @@ final class StoreSink: IngestSink {
         // can move it between this read and the commit.
         let result = try store.write { w in
             let found = try w.snapshot.checkpoint(checkpoint.key)
-            guard found == checkpoint.expected else { throw CheckpointMoved(expected: checkpoint.expected, found: found) }
+            guard found == checkpoint.expected else {
+                throw CheckpointMoved(expected: checkpoint.expected, found: found)
+            }
             let result = try w.append(events)
             try w.setCheckpoint(Checkpoint(key: checkpoint.key, value: checkpoint.value))
             return result

@@ -85,7 +85,8 @@ enum CSVExport {
     }
 
     private static func appendField(bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        guard bytes.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) else {
+        guard bytes.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D })
+        else {
             out.append(contentsOf: bytes)
             return
         }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Checks that keep a command's own output from overwriting its inputs or the store it reads.
@@ -64,7 +64,9 @@ final class ReplacedFile {
     /// - Throws: ``RuntimeError`` when the move fails (the destination is then as it was).
     func commit() throws(RuntimeError) {
         sink.flush()
-        if let code = sink.writeError { throw RuntimeError("cannot write to '\(path)': \(String(cString: strerror(code)))") }
+        if let code = sink.writeError {
+            throw RuntimeError("cannot write to '\(path)': \(String(cString: strerror(code)))")
+        }
         done = true
         close(descriptor)
         guard let temporary else { return }

@@ -48,7 +48,10 @@ struct SalvageReport {
         if blocks > 0 { parts.append("the rest of " + Units.counted(blocks, "damaged block")) }
         if eventLog { parts.append("the event log (the batches not yet folded)") }
         var text = parts.isEmpty ? "" : "; skipped " + parts.joined(separator: " and ")
-        if unverified > 0 { text += "; kept, unverified, the events of " + Units.counted(unverified, "block") + " whose end does not check" }
+        if unverified > 0 {
+            text +=
+                "; kept, unverified, the events of " + Units.counted(unverified, "block") + " whose end does not check"
+        }
         return text
     }
 }

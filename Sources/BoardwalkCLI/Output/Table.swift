@@ -79,9 +79,10 @@ package enum Bars {
     ///   - items: labels and values.
     ///   - share: the denominator for the percentage column (`nil`: no percentage).
     ///   - columns: the terminal width the chart should fit.
-    package static func chart(_ items: [(label: String, value: Double, text: String)], share: Double?, columns: Int,
-                              paint: Paint) -> String
-    {
+    package static func chart(
+        _ items: [(label: String, value: Double, text: String)], share: Double?, columns: Int,
+        paint: Paint
+    ) -> String {
         guard let maxValue = items.map(\.value).max(), maxValue > 0 else { return "" }
         // 36 columns fit a UUID (onboarding ids are UUIDs in practice); longer labels end in an ellipsis.
         let labelWidth = min(36, items.map { displayWidth(escapingTerminalControls($0.label)) }.max() ?? 0)
@@ -99,7 +100,9 @@ package enum Bars {
             let b = bar(item.value / maxValue, width: barWidth)
             let barPad = String(repeating: " ", count: barWidth - b.count)
             var line = "  " + label + pad + "  " + paint.cyan(b) + barPad + "  " + item.text.leftPadding(to: textWidth)
-            if let share, share > 0 { line += "  " + ("(" + Units.percent(item.value / share) + ")").leftPadding(to: 9) }
+            if let share, share > 0 {
+                line += "  " + ("(" + Units.percent(item.value / share) + ")").leftPadding(to: 9)
+            }
             while line.hasSuffix(" ") { line.removeLast() }
             out += line + "\n"
         }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Tab-completion state for libedit's C callbacks (which cannot capture context). Used only from the REPL's
@@ -45,14 +45,17 @@ enum Completion {
     ///   - atLineStart: whether only spaces come before the word: dot-commands are offered there only.
     ///   - afterQuote: whether the word follows an opening quote that is not part of it: then only quoted words
     ///     match, and complete without their opening quote.
-    static func matches(_ prefix: String, in words: [String], atLineStart: Bool = true, afterQuote: Bool = false) -> [String] {
+    static func matches(_ prefix: String, in words: [String], atLineStart: Bool = true, afterQuote: Bool = false)
+        -> [String]
+    {
         if afterQuote {
             return words.filter { $0.hasPrefix("\"" + prefix) }.map { String($0.dropFirst()) }
         }
         // An id typed without its opening quote (`1b`) still finds the quoted id.
         let quoted = prefix.isEmpty || prefix.hasPrefix("\"") ? nil : "\"" + prefix
         return words.filter { word in
-            (word.hasPrefix(prefix) || quoted.map { word.hasPrefix($0) } == true) && (atLineStart || !word.hasPrefix("."))
+            (word.hasPrefix(prefix) || quoted.map { word.hasPrefix($0) } == true)
+                && (atLineStart || !word.hasPrefix("."))
         }
     }
 }

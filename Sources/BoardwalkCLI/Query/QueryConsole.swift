@@ -36,10 +36,12 @@ final class QueryConsole {
             if query.isExplain && format == .table {
                 // A plan reads as lines of text, as `.explain` prints it, not as a one-column table under a rule as
                 // wide as its longest line.
-                invocation.out(table.rows.compactMap { if case .string(let line)? = $0.first { line } else { nil } }
-                    .joined(separator: "\n") + "\n")
-            } else if !ResultPrinter.print(table, format, to: invocation.stdout,
-                                           cancelled: { cancellation.isCancelled || invocation.stdout.writeError != nil })
+                invocation.out(
+                    table.rows.compactMap { if case .string(let line)? = $0.first { line } else { nil } }
+                        .joined(separator: "\n") + "\n")
+            } else if !ResultPrinter.print(
+                table, format, to: invocation.stdout,
+                cancelled: { cancellation.isCancelled || invocation.stdout.writeError != nil })
             {
                 // A failed write (said by the sink) stops the listing too, but it is no Ctrl-C.
                 return invocation.stdout.writeError != nil ? false : cancelled()
@@ -58,13 +60,15 @@ final class QueryConsole {
                 // "… read", which scripts/duckdb_compare.py looks for at the end).
                 var counted = ""
                 if statistics.blocksCounted + statistics.blocksRead > 0 {
-                    counted = "\(Units.count(statistics.eventsCounted, "event")) counted from "
+                    counted =
+                        "\(Units.count(statistics.eventsCounted, "event")) counted from "
                         + "\(Units.count(statistics.blocksCounted, "block header")) and \(Units.count(statistics.blocksRead)) "
                         + "block\(statistics.blocksRead == 1 ? "'s time" : "s' times"), "
                 }
                 invocation.err(
                     "(\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"), \(Units.decimal(Double(elapsed) / 1e3, digits: 3)) ms, "
-                        + "\(counted)\(Units.count(statistics.eventsRead, "event")) and \(Units.count(statistics.sessionsRead, "session")) read\(opened))\n")
+                        + "\(counted)\(Units.count(statistics.eventsRead, "event")) and \(Units.count(statistics.sessionsRead, "session")) read\(opened))\n"
+                )
             }
             return true
         } catch {
@@ -107,7 +111,9 @@ final class QueryConsole {
 
     /// `diagnostic` located where its query was read: the input and its line (`--> stdin:12:10`), with
     /// `linePrefix` (`.explain `) before the query on its first line.
-    private func placed(_ diagnostic: QueryError, origin: (name: String, line: Int)?, linePrefix: String = "") -> QueryError {
+    private func placed(_ diagnostic: QueryError, origin: (name: String, line: Int)?, linePrefix: String = "")
+        -> QueryError
+    {
         var diagnostic = diagnostic
         if let range = diagnostic.range, !linePrefix.isEmpty {
             let shift = linePrefix.utf8.count

@@ -10,6 +10,7 @@ func openStoreQuerySource(_ path: String, notes: Invocation? = nil) throws -> Qu
         stats: {
             let stats = try store.read { try $0.stats() }
             let unfolded = try? store.read { try $0.unfoldedBatches() }
-            return StatsCommand.statsTable(stats, unfolded: unfolded, fileBytes: store.usedBytes, paint: Paint(enabled: false))
+            return StatsCommand.statsTable(
+                stats, unfolded: unfolded, fileBytes: store.usedBytes, paint: Paint(enabled: false))
         })
 }

@@ -7,12 +7,15 @@ let generatedOption = OptionSpec(
     help: "Query N freshly generated sessions in memory instead of a store (to try the language)")
 let seedOption = OptionSpec("seed", value: "S", help: "The seed for --generated (default: 1)")
 let generatedOnboardingsOption = OptionSpec(
-    "onboardings", value: "K", help: "With --generated: how many onboardings sessions are drawn from (default: 6, as generate)")
+    "onboardings", value: "K",
+    help: "With --generated: how many onboardings sessions are drawn from (default: 6, as generate)")
 
 /// Opens what queries read.
 func openQuerySource(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> QuerySource {
     if let n = try arguments.integer("generated", in: 0...1_000_000) {
-        if arguments.value("db") != nil { throw UsageError("--generated queries sessions made in memory; --db does not apply") }
+        if arguments.value("db") != nil {
+            throw UsageError("--generated queries sessions made in memory; --db does not apply")
+        }
         let seed = try arguments.unsigned("seed") ?? 1
         // The same sessions as `boardwalk generate --sessions N --seed S --onboardings K` writes.
         let onboardings = try arguments.integer("onboardings", in: 1...10_000) ?? 6

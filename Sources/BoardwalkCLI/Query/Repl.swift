@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Boardwalk
 @preconcurrency import CEditLine
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The read–eval–print loop over a ``QueryConsole``.
 ///
@@ -38,7 +39,8 @@ final class Repl {
     /// order they are listed: stages and functions, fields, dot-commands, then `extra` (quoted onboarding ids).
     static func completionVocabulary(_ extra: [String]) -> [String] {
         var seen = Set<String>()
-        return (stages + EventField.allCases.map(\.rawValue) + SessionField.allCases.map(\.rawValue) + dotCommands + extra)
+        return
+            (stages + EventField.allCases.map(\.rawValue) + SessionField.allCases.map(\.rawValue) + dotCommands + extra)
             .filter { seen.insert($0).inserted }
     }
 
@@ -73,7 +75,9 @@ final class Repl {
         // Leading blank lines move the query's first line down.
         var origin = origin
         var text = Substring(input)
-        while let newline = text.firstIndex(of: "\n"), text[..<newline].allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) {
+        while let newline = text.firstIndex(of: "\n"),
+            text[..<newline].allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" })
+        {
             text = text[text.index(after: newline)...]
             origin?.line += 1
         }
@@ -210,20 +214,26 @@ final class Repl {
         var st = stat()
         if stat(path, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR {
-                return ("the history file '\(path)' is a directory: history is neither read nor saved "
-                        + "(point $BOARDWALK_HISTORY at a file)", false)
+                return (
+                    "the history file '\(path)' is a directory: history is neither read nor saved "
+                        + "(point $BOARDWALK_HISTORY at a file)", false
+                )
             }
             if access(path, W_OK) != 0 {
-                return ("the history file '\(path)' is not writable (\(String(cString: strerror(errno)))): this "
-                        + "session's history is not saved", true)
+                return (
+                    "the history file '\(path)' is not writable (\(String(cString: strerror(errno)))): this "
+                        + "session's history is not saved", true
+                )
             }
             return nil
         }
         let slash = path.lastIndex(of: "/")
         let parent = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         if access(parent, W_OK) != 0 {
-            return ("the history file '\(path)' cannot be created (\(parent): \(String(cString: strerror(errno)))): "
-                    + "history is not saved", false)
+            return (
+                "the history file '\(path)' cannot be created (\(parent): \(String(cString: strerror(errno)))): "
+                    + "history is not saved", false
+            )
         }
         return nil
     }
@@ -255,8 +265,9 @@ final class Repl {
                     .replacing("%TIMING%", with: console.timing ? "on" : "off"))
         case ".fields":
             invocation.out("events:   " + EventField.allCases.map(\.rawValue).joined(separator: ", ") + "\n")
-            invocation.out("sessions: " + SessionField.allCases.map(\.rawValue).joined(separator: ", ")
-                + ", answer(\"element\"), did(kind or name), reached(n)\n")
+            invocation.out(
+                "sessions: " + SessionField.allCases.map(\.rawValue).joined(separator: ", ")
+                    + ", answer(\"element\"), did(kind or name), reached(n)\n")
         case ".onboardings":
             return console.run("sessions | count by onboarding")
         case ".stats":
@@ -301,14 +312,18 @@ final class Repl {
     /// `.stats` for a source that is not a store (`--generated`): its events, sessions and onboardings, one
     /// labelled line each, as `boardwalk stats` begins.
     private func summary() -> Bool {
-        let queries = [("events", "events | count"), ("sessions", "sessions | count"),
-                       ("onboardings", "sessions | count by onboarding")]
+        let queries = [
+            ("events", "events | count"), ("sessions", "sessions | count"),
+            ("onboardings", "sessions | count by onboarding"),
+        ]
         var out = ""
         for (label, text) in queries {
             do {
                 let table = try console.execute(try Query.parse(text)).table
                 // Sessions without an onboarding are grouped under an absent key, which is no onboarding.
-                let n = label == "onboardings" ? table.rows.filter { $0.first?.isNull == false }.count
+                let n =
+                    label == "onboardings"
+                    ? table.rows.filter { $0.first?.isNull == false }.count
                     : (table.rows.first?.first?.intValue ?? 0)
                 out += label.padding(to: 20) + Units.count(n) + (n >= 1000 ? " (\(n))" : "") + "\n"
             } catch {
@@ -340,7 +355,9 @@ final class Repl {
             // bell after every completion it inserts itself, a unique one too, and appends a space even after
             // `p50(`, where the argument follows.
             let word = String(cString: text)
-            if Completion.candidates.count == 1, let rest = Completion.insertion(completing: word, with: Completion.candidates[0]) {
+            if Completion.candidates.count == 1,
+                let rest = Completion.insertion(completing: word, with: Completion.candidates[0])
+            {
                 if !rest.isEmpty {
                     _ = rl_insert_text(rest)
                     // Shown by a redisplay, as if a key bound to it had been typed next: called from here, libedit

@@ -128,7 +128,8 @@ enum TableStage: Hashable, Sendable {
     static func == (a: TableStage, b: TableStage) -> Bool {
         switch (a, b) {
         case (.where(let x), .where(let y)): x == y
-        case (.sort(let x), .sort(let y)): x.map(\.column) == y.map(\.column) && x.map(\.descending) == y.map(\.descending)
+        case (.sort(let x), .sort(let y)):
+            x.map(\.column) == y.map(\.column) && x.map(\.descending) == y.map(\.descending)
         case (.limit(let x), .limit(let y)): x == y
         case (.select(let x), .select(let y)): x == y
         default: false
@@ -138,7 +139,8 @@ enum TableStage: Hashable, Sendable {
     func hash(into hasher: inout Hasher) {
         switch self {
         case .where(let b): hasher.combine(0); hasher.combine(b)
-        case .sort(let keys): hasher.combine(1); for k in keys { hasher.combine(k.column); hasher.combine(k.descending) }
+        case .sort(let keys):
+            hasher.combine(1); for k in keys { hasher.combine(k.column); hasher.combine(k.descending) }
         case .limit(let n): hasher.combine(2); hasher.combine(n)
         case .select(let c): hasher.combine(3); hasher.combine(c)
         }

@@ -85,8 +85,10 @@ enum AggregateFunction: Hashable, Sendable {
     /// `rate(predicate)`: the fraction of rows where the predicate holds.
     case rate
 
-    static let names = ["count", "count_distinct", "sum", "avg", "min", "max", "p50", "p90", "p95", "p99",
-                        "percentile", "rate"]
+    static let names = [
+        "count", "count_distinct", "sum", "avg", "min", "max", "p50", "p90", "p95", "p99",
+        "percentile", "rate",
+    ]
 
     /// Count-like aggregates report 0, not absent, over no rows (rule 11).
     var isCountLike: Bool {

@@ -13,7 +13,9 @@ extension TypeChecker {
         // After a reduction, a column named after an aggregate (`p50(duration)`) is referred to by that text.
         if case .table(let columns) = scope, case .call = expr.kind {
             let written = compactText(expr.range)
-            if let index = columns.firstIndex(where: { $0.name == written }) { return (.column(index), columns[index].type) }
+            if let index = columns.firstIndex(where: { $0.name == written }) {
+                return (.column(index), columns[index].type)
+            }
         }
         switch expr.kind {
         case .literal(let literal):
@@ -63,10 +65,12 @@ extension TypeChecker {
                 let ordering = op != .equal && op != .notEqual
                 guard comparable(lt, rt, ordering: ordering) else {
                     if ordering, lt == rt {
-                        throw fail("cannot order \(lt == .bool ? "booleans" : "values of this type") with `\(op.rawValue)`",
-                                   expr.range)
+                        throw fail(
+                            "cannot order \(lt == .bool ? "booleans" : "values of this type") with `\(op.rawValue)`",
+                            expr.range)
                     }
-                    var label = "`\(compact(left.range))` is \(lt.withArticle), `\(compact(right.range))` is \(rt.withArticle)"
+                    var label =
+                        "`\(compact(left.range))` is \(lt.withArticle), `\(compact(right.range))` is \(rt.withArticle)"
                     // `time >= "2026-11-01"`: a timestamp written as a string.
                     if (lt == .time && rt == .string) || (lt == .string && rt == .time) {
                         label += "; write a timestamp as `@2026-11-01` or `@2026-11-01T10:00:00Z`"
@@ -84,8 +88,9 @@ extension TypeChecker {
                 let (l, lt) = try expression(left, scope)
                 let (r, rt) = try expression(right, scope)
                 guard let type = arithmeticType(op, lt, rt) else {
-                    throw fail("cannot apply `\(op.rawValue)` to \(lt.withArticle) and \(rt.withArticle)", expr.range,
-                               label: unitHint(lt, left, rt, right).map { String($0.dropFirst(2)) })
+                    throw fail(
+                        "cannot apply `\(op.rawValue)` to \(lt.withArticle) and \(rt.withArticle)", expr.range,
+                        label: unitHint(lt, left, rt, right).map { String($0.dropFirst(2)) })
                 }
                 return (.arithmetic(op, l, r), type)
             }
@@ -123,7 +128,8 @@ extension TypeChecker {
         case (.add, .time, .duration), (.add, .duration, .time), (.subtract, .time, .duration): return .time
         case (.subtract, .time, .time): return .duration
         case (.add, .duration, .duration), (.subtract, .duration, .duration): return .duration
-        case (.multiply, .duration, .number), (.multiply, .number, .duration), (.divide, .duration, .number): return .duration
+        case (.multiply, .duration, .number), (.multiply, .number, .duration), (.divide, .duration, .number):
+            return .duration
         case (_, .number, .number): return .number
         default: return nil
         }
@@ -135,11 +141,15 @@ extension TypeChecker {
     /// Any name may arrive (unknown analytics names verbatim), so an unknown one is not an error; one close to a
     /// known name is most likely a typo, which would otherwise silently match nothing.
     func noteUnknownEventName(_ value: String, at range: Range<Int>) {
-        guard !TypeChecker.eventNames.contains(value), let known = Suggestions.closest(to: value, in: TypeChecker.eventNames) else {
+        guard !TypeChecker.eventNames.contains(value),
+            let known = Suggestions.closest(to: value, in: TypeChecker.eventNames)
+        else {
             return
         }
-        notes.items.append(QueryError(.note, "no known event is named `\(value)`; did you mean `\(known)`?", at: range,
-                                      in: text, label: "other names are matched as written"))
+        notes.items.append(
+            QueryError(
+                .note, "no known event is named `\(value)`; did you mean `\(known)`?", at: range,
+                in: text, label: "other names are matched as written"))
     }
 
     /// Literals compared with `kind`, `exit` or `element_type` must be values those fields take. An event name or
@@ -154,7 +164,9 @@ extension TypeChecker {
         if name == "onboarding" {
             // Only the field itself: after a reduction, a column of that name may hold anything (`select session as
             // onboarding`).
-            if equality, !scope.isTable { notes.onboardingLiterals.append(PlacedString(value: value, range: literal.range)) }
+            if equality, !scope.isTable {
+                notes.onboardingLiterals.append(PlacedString(value: value, range: literal.range))
+            }
             return
         }
         let (what, allowed): (String, [String])
@@ -166,7 +178,8 @@ extension TypeChecker {
         }
         guard !allowed.contains(value) else { return }
         let hint = Suggestions.didYouMean(value, in: allowed)
-        throw fail("unknown \(what) `\(value)`\(hint)", literal.range, label: "one of: \(allowed.joined(separator: ", "))")
+        throw fail(
+            "unknown \(what) `\(value)`\(hint)", literal.range, label: "one of: \(allowed.joined(separator: ", "))")
     }
 
     private func field(_ name: String, _ range: Range<Int>, _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
@@ -181,44 +194,59 @@ extension TypeChecker {
             if SessionField(rawValue: name) != nil {
                 if case .step = scope {
                     // The query already reads sessions: the funnel's steps and breakdown are about its events.
-                    throw fail("`\(name)` is a field of `sessions`; funnel steps and breakdowns read event fields", range,
-                               label: "filter sessions with a `where` before the funnel instead")
+                    throw fail(
+                        "`\(name)` is a field of `sessions`; funnel steps and breakdowns read event fields", range,
+                        label: "filter sessions with a `where` before the funnel instead")
                 }
-                throw fail("`\(name)` is a field of `sessions`, not of events", range,
-                           label: "start the query with `sessions` to use it")
+                throw fail(
+                    "`\(name)` is a field of `sessions`, not of events", range,
+                    label: "start the query with `sessions` to use it")
             }
-            let hint = name == "now" ? "; did you mean `now()`?" : Suggestions.didYouMean(name, in: EventField.allCases.map(\.rawValue))
+            let hint =
+                name == "now"
+                ? "; did you mean `now()`?" : Suggestions.didYouMean(name, in: EventField.allCases.map(\.rawValue))
             throw fail("unknown field `\(name)`\(hint)", range)
         case .sessions:
             if let field = SessionField(rawValue: name) { return (.session(field), field.type) }
             if EventField(rawValue: name) != nil {
                 // A session spans screens: it has the furthest and the last, not one.
-                let label = name == "screen" ? "sessions have `furthest_screen`, `last_screen` and `reached(n)`"
+                let label =
+                    name == "screen"
+                    ? "sessions have `furthest_screen`, `last_screen` and `reached(n)`"
                     : "start the query with `events` to use it"
                 throw fail("`\(name)` is a field of `events`, not of sessions", range, label: label)
             }
-            let hint = name == "now" ? "; did you mean `now()`?" : Suggestions.didYouMean(name, in: SessionField.allCases.map(\.rawValue))
+            let hint =
+                name == "now"
+                ? "; did you mean `now()`?" : Suggestions.didYouMean(name, in: SessionField.allCases.map(\.rawValue))
             throw fail("unknown field `\(name)`\(hint)", range)
         case .table(let columns):
-            if let index = columns.firstIndex(where: { $0.name == name }) { return (.column(index), columns[index].type) }
+            if let index = columns.firstIndex(where: { $0.name == name }) {
+                return (.column(index), columns[index].type)
+            }
             let hint = Suggestions.didYouMean(name, in: columns.map(\.name))
-            throw fail("unknown column `\(name)`\(hint)", range,
-                       label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+            throw fail(
+                "unknown column `\(name)`\(hint)", range,
+                label: "columns: \(columns.map(\.name).joined(separator: ", "))")
         }
     }
 
-    private func call(_ name: String, _ nameRange: Range<Int>, _ args: [Expr], _ range: Range<Int>,
-                      _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
+    private func call(
+        _ name: String, _ nameRange: Range<Int>, _ args: [Expr], _ range: Range<Int>,
+        _ scope: Scope
+    ) throws(QueryError) -> (Bound, QueryType) {
         let isSessions = if case .sessions = scope { true } else { false }
         if ["answer", "did", "reached"].contains(name), !isSessions {
             if case .table(let columns) = scope {
                 // After a reduction (or once listed rows have their columns), stages read the result's columns.
-                throw fail("`\(name)(…)` describes a session; this stage reads the result's columns", nameRange,
-                           label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+                throw fail(
+                    "`\(name)(…)` describes a session; this stage reads the result's columns", nameRange,
+                    label: "columns: \(columns.map(\.name).joined(separator: ", "))")
             }
             if case .step = scope {
-                throw fail("`\(name)(…)` describes a session; funnel steps and breakdowns read event fields", nameRange,
-                           label: "filter sessions with a `where` before the funnel instead")
+                throw fail(
+                    "`\(name)(…)` describes a session; funnel steps and breakdowns read event fields", nameRange,
+                    label: "filter sessions with a `where` before the funnel instead")
             }
             throw fail("`\(name)(…)` describes a session; use it after `sessions`", nameRange)
         }
@@ -247,8 +275,9 @@ extension TypeChecker {
             case .name(let event):
                 guard TypeChecker.eventNames.contains(event) else {
                     let hint = Suggestions.didYouMean(event, in: TypeChecker.eventNames)
-                    throw fail("unknown event `\(event)`\(hint)", arg.range,
-                               label: "an event kind or analytics name; quote other names")
+                    throw fail(
+                        "unknown event `\(event)`\(hint)", arg.range,
+                        label: "an event kind or analytics name; quote other names")
                 }
                 return (.did(event), .bool)
             default:

@@ -46,8 +46,9 @@ struct TypeChecker {
 
     func query(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
         let rowScope: Scope = ast.source == .events ? .events : .sessions
-        var checked = CheckedQuery(ast: ast, source: ast.source, filters: [], reduction: nil, rowColumns: [],
-                                   tableStages: [], columns: [], explain: false)
+        var checked = CheckedQuery(
+            ast: ast, source: ast.source, filters: [], reduction: nil, rowColumns: [],
+            tableStages: [], columns: [], explain: false)
         var stages = ast.stages[...]
         if let last = stages.last, case .explain = last.kind {
             checked.explain = true
@@ -86,9 +87,12 @@ struct TypeChecker {
             // names no column (`answer("goal")` while listing sessions) too, rather than saying what the function
             // would need elsewhere.
             func columnIndex(_ expr: Expr, _ what: String) throws(QueryError) -> Int {
-                let notAColumn = fail("\(what) takes column names", expr.range,
-                                      label: "columns: \(columns.map(\.name).joined(separator: ", "))")
-                if case .call = expr.kind, !columns.contains(where: { $0.name == compactText(expr.range) }) { throw notAColumn }
+                let notAColumn = fail(
+                    "\(what) takes column names", expr.range,
+                    label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+                if case .call = expr.kind, !columns.contains(where: { $0.name == compactText(expr.range) }) {
+                    throw notAColumn
+                }
                 guard case .column(let index) = try expression(expr, scope).0 else { throw notAColumn }
                 return index
             }
@@ -120,12 +124,14 @@ struct TypeChecker {
                     // After listed rows (`select`, `sort`, `limit`): the stage before it is named. A reduction
                     // first in the pipeline would have been taken as the query's one, so one stage precedes it.
                     let before = compact(ast.stages[index - 1].keywordRange)
-                    throw fail("a query has one reduction, right after its `where` stages", stage.keywordRange,
-                               label: "`\(this)` cannot follow `\(before)`")
+                    throw fail(
+                        "a query has one reduction, right after its `where` stages", stage.keywordRange,
+                        label: "`\(this)` cannot follow `\(before)`")
                 }
                 // A second reduction: both are named, so it is plain which to fold into the other.
                 let counting = ["count", "stats"]
-                let label = counting.contains(this) && counting.contains(first)
+                let label =
+                    counting.contains(this) && counting.contains(first)
                     ? "compute several aggregates in one `stats`: `stats count(), …`"
                     : "`count`, `stats`, `top`, `funnel` or `histogram` comes once, right after the `where` stages"
                 throw fail("a query has one reduction; `\(this)` follows `\(first)`", stage.keywordRange, label: label)
@@ -147,29 +153,37 @@ struct TypeChecker {
             }
             switch (earlier, range) {
             case (let a?, let b?):
-                throw fail("two columns are named `\(name)`", a.lowerBound > b.lowerBound ? a : b,
-                           label: "rename this one with `as`")
+                throw fail(
+                    "two columns are named `\(name)`", a.lowerBound > b.lowerBound ? a : b,
+                    label: "rename this one with `as`")
             case (let a?, nil), (nil, let a?):
-                throw fail("two columns are named `\(name)`", a,
-                           label: "the stage adds a column `\(name)` itself; rename this one with `as`")
+                throw fail(
+                    "two columns are named `\(name)`", a,
+                    label: "the stage adds a column `\(name)` itself; rename this one with `as`")
             case (nil, nil):
                 continue
             }
         }
     }
 
-    static let defaultEventColumns: [BoundColumn] = [EventField.time, .seq, .session, .onboarding, .screen, .kind, .name,
-                                                     .element, .value].map { BoundColumn(bound: .event($0), name: $0.rawValue, type: $0.type) }
-    static let defaultSessionColumns: [BoundColumn] = [SessionField.session, .onboarding, .started, .duration, .events,
-                                                       .furthestScreen, .exit].map { BoundColumn(bound: .session($0), name: $0.rawValue, type: $0.type) }
+    static let defaultEventColumns: [BoundColumn] = [
+        EventField.time, .seq, .session, .onboarding, .screen, .kind, .name,
+        .element, .value,
+    ].map { BoundColumn(bound: .event($0), name: $0.rawValue, type: $0.type) }
+    static let defaultSessionColumns: [BoundColumn] = [
+        SessionField.session, .onboarding, .started, .duration, .events,
+        .furthestScreen, .exit,
+    ].map { BoundColumn(bound: .session($0), name: $0.rawValue, type: $0.type) }
 
     private func column(_ item: NamedExpr, _ scope: Scope) throws(QueryError) -> BoundColumn {
         let (bound, type) = try expression(item.expr, scope)
         return BoundColumn(bound: bound, name: item.column, type: type)
     }
 
-    private func reduction(_ stage: Stage, _ source: SourceKind, _ scope: Scope,
-                           columns: inout [(name: String, type: QueryType)]) throws(QueryError) -> Reduction? {
+    private func reduction(
+        _ stage: Stage, _ source: SourceKind, _ scope: Scope,
+        columns: inout [(name: String, type: QueryType)]
+    ) throws(QueryError) -> Reduction? {
         switch stage.kind {
         case .count(let by):
             let keys = try by.map { (k) throws(QueryError) in try column(k, scope) }
@@ -182,8 +196,9 @@ struct TypeChecker {
             let censored = aggregates.contains { $0.argument?.readsDwell ?? false }
             columns = keys.map { ($0.name, $0.type) } + aggregates.map { ($0.name, $0.resultType) }
             if censored { columns.append(("censored", .number)) }
-            try distinctNames(by.map { ($0.column, $0.range) } + calls.map { ($0.column, $0.namedRange) }
-                + (censored ? [("censored", nil)] : []))
+            try distinctNames(
+                by.map { ($0.column, $0.range) } + calls.map { ($0.column, $0.namedRange) }
+                    + (censored ? [("censored", nil)] : []))
             return .stats(aggregates, by: keys, censored: censored)
         case .top(let n, let key):
             let bound = try column(key, scope)
@@ -194,8 +209,11 @@ struct TypeChecker {
             let (bound, type) = try expression(value, scope)
             guard type == .number || type == .duration || type == .answer else {
                 // A time becomes a duration from a fixed instant: buckets of hours or days since then.
-                let label = type == .time ? "for buckets in time, histogram a duration: `\(compact(value.range)) - @2026-11-01 step 1h`" : nil
-                throw fail("`histogram` needs a number or a duration; this is \(type.withArticle)", value.range, label: label)
+                let label =
+                    type == .time
+                    ? "for buckets in time, histogram a duration: `\(compact(value.range)) - @2026-11-01 step 1h`" : nil
+                throw fail(
+                    "`histogram` needs a number or a duration; this is \(type.withArticle)", value.range, label: label)
             }
             var width: Double = type == .duration ? 60_000_000 : 1
             if let step {
@@ -203,16 +221,19 @@ struct TypeChecker {
                 case .literal(.duration(let d)) where type == .duration && d > 0: width = Double(d)
                 case .literal(.integer(let n)) where type != .duration && n > 0: width = Double(n)
                 // At least the smallest normal Double and finite: a subnormal step overflowed bucket numbers.
-                case .literal(.decimal(let n)) where type != .duration && n >= .leastNormalMagnitude && n.isFinite: width = n
+                case .literal(.decimal(let n)) where type != .duration && n >= .leastNormalMagnitude && n.isFinite:
+                    width = n
                 default:
-                    throw fail("`step` must be a positive \(type == .duration ? "duration" : "number") literal", step.range)
+                    throw fail(
+                        "`step` must be a positive \(type == .duration ? "duration" : "number") literal", step.range)
                 }
             }
             columns = [("bucket", type == .answer ? .number : type), ("count", .number)]
             // Censored dwell is reported beside the buckets (rule 7).
             if bound.readsDwell { columns.append(("censored", .bool)) }
             // The column is named `bucket` in results; the name here (the expression as written) is for `explain`.
-            let written = String(decoding: text.utf8.dropFirst(value.range.lowerBound).prefix(value.range.count), as: UTF8.self)
+            let written = String(
+                decoding: text.utf8.dropFirst(value.range.lowerBound).prefix(value.range.count), as: UTF8.self)
             return .histogram(BoundColumn(bound: bound, name: columnText(written.utf8), type: type), step: width)
         case .funnel(let spec):
             guard source == .sessions else {
@@ -222,14 +243,19 @@ struct TypeChecker {
             columns = funnel.by.map { ($0.name, $0.type) }
             if !funnel.by.isEmpty { columns.append(("breakdown_step", .number)) }
             if funnel.steps.isEmpty {
-                columns += [("step", .number), ("sessions", .number), ("pct_of_first", .number),
-                            ("pct_of_previous", .number), ("dropoff", .number), ("median_time", .duration)]
+                columns += [
+                    ("step", .number), ("sessions", .number), ("pct_of_first", .number),
+                    ("pct_of_previous", .number), ("dropoff", .number), ("median_time", .duration),
+                ]
             } else {
-                columns += [("step", .number), ("name", .string), ("sessions", .number), ("pct_of_first", .number),
-                            ("pct_of_previous", .number), ("dropoff", .number), ("mean_time", .duration),
-                            ("median_time", .duration), ("p90_time", .duration)]
+                columns += [
+                    ("step", .number), ("name", .string), ("sessions", .number), ("pct_of_first", .number),
+                    ("pct_of_previous", .number), ("dropoff", .number), ("mean_time", .duration),
+                    ("median_time", .duration), ("p90_time", .duration),
+                ]
             }
-            try distinctNames(spec.by.map { ($0.column, $0.range) } + columns.dropFirst(spec.by.count).map { ($0.name, nil) })
+            try distinctNames(
+                spec.by.map { ($0.column, $0.range) } + columns.dropFirst(spec.by.count).map { ($0.name, nil) })
             return .funnel(funnel)
         default:
             return nil
@@ -243,8 +269,9 @@ struct TypeChecker {
                 noteUnknownEventName(step.event, at: step.eventRange)
             } else if !TypeChecker.eventNames.contains(step.event) {
                 let hint = Suggestions.didYouMean(step.event, in: TypeChecker.eventNames)
-                throw fail("unknown event `\(step.event)`\(hint)", step.eventRange,
-                           label: "a step is an event kind or analytics name; quote other names")
+                throw fail(
+                    "unknown event `\(step.event)`\(hint)", step.eventRange,
+                    label: "a step is an event kind or analytics name; quote other names")
             }
             var condition: Bound?
             if let p = step.predicate { condition = try self.predicate(p, .step, what: "a funnel step") }
@@ -261,7 +288,9 @@ struct TypeChecker {
         for (name, range) in zip(spec.ignoring, spec.ignoringRanges) where !TypeChecker.eventNames.contains(name) {
             guard isQuoted(range) else {
                 let hint = Suggestions.didYouMean(name, in: TypeChecker.eventNames)
-                throw fail("unknown event kind `\(name)`\(hint)", range, label: "an event kind or analytics name; quote other names")
+                throw fail(
+                    "unknown event kind `\(name)`\(hint)", range,
+                    label: "an event kind or analytics name; quote other names")
             }
             noteUnknownEventName(name, at: range)
         }
@@ -287,75 +316,93 @@ struct TypeChecker {
         func numericArgument() throws(QueryError) -> (Bound, QueryType) {
             let (bound, type) = try expression(args[0], scope)
             guard type == .number || type == .duration || type == .answer else {
-                throw fail("`\(name)` needs a number or a duration; `\(compact(args[0].range))` is \(type.withArticle)",
-                           args[0].range)
+                throw fail(
+                    "`\(name)` needs a number or a duration; `\(compact(args[0].range))` is \(type.withArticle)",
+                    args[0].range)
             }
             return (bound, type)
         }
         func numericResult(_ type: QueryType) -> QueryType { type == .duration ? .duration : .number }
         switch name {
         case "count":
-            if args.isEmpty { return BoundAggregate(function: .count, argument: nil, name: call.column, resultType: .number) }
+            if args.isEmpty {
+                return BoundAggregate(function: .count, argument: nil, name: call.column, resultType: .number)
+            }
             try arity(1)
             let (bound, type) = try expression(args[0], scope)
-            return BoundAggregate(function: .countPresent, argument: bound, name: call.column, argumentType: type,
-                                  resultType: .number)
+            return BoundAggregate(
+                function: .countPresent, argument: bound, name: call.column, argumentType: type,
+                resultType: .number)
         case "count_distinct":
             try arity(1)
             let (bound, type) = try expression(args[0], scope)
-            return BoundAggregate(function: .countDistinct, argument: bound, name: call.column, argumentType: type,
-                                  resultType: .number)
+            return BoundAggregate(
+                function: .countDistinct, argument: bound, name: call.column, argumentType: type,
+                resultType: .number)
         case "sum", "avg", "p50", "p90", "p95", "p99":
             try arity(1)
             let (bound, type) = try numericArgument()
-            let function: AggregateFunction = switch name {
-            case "sum": .sum
-            case "avg": .avg
-            case "p50": .percentile(0.5)
-            case "p90": .percentile(0.9)
-            case "p95": .percentile(0.95)
-            default: .percentile(0.99)
-            }
-            return BoundAggregate(function: function, argument: bound, name: call.column, argumentType: type,
-                                  resultType: numericResult(type))
+            let function: AggregateFunction =
+                switch name {
+                case "sum": .sum
+                case "avg": .avg
+                case "p50": .percentile(0.5)
+                case "p90": .percentile(0.9)
+                case "p95": .percentile(0.95)
+                default: .percentile(0.99)
+                }
+            return BoundAggregate(
+                function: function, argument: bound, name: call.column, argumentType: type,
+                resultType: numericResult(type))
         case "percentile":
             try arity(2)
             let (bound, type) = try numericArgument()
-            let q: Double? = switch args[1].kind {
-            case .literal(.decimal(let d)): d
-            case .literal(.integer(let i)): Double(i)
-            default: nil
-            }
+            let q: Double? =
+                switch args[1].kind {
+                case .literal(.decimal(let d)): d
+                case .literal(.integer(let i)): Double(i)
+                default: nil
+                }
             guard let q, q >= 0, q <= 1 else {
-                throw fail("the quantile of `percentile` must be a number literal from 0 to 1", args[1].range,
-                           label: "e.g. percentile(duration, 0.75)")
+                throw fail(
+                    "the quantile of `percentile` must be a number literal from 0 to 1", args[1].range,
+                    label: "e.g. percentile(duration, 0.75)")
             }
-            return BoundAggregate(function: .percentile(q), argument: bound, name: call.column, argumentType: type,
-                                  resultType: numericResult(type))
+            return BoundAggregate(
+                function: .percentile(q), argument: bound, name: call.column, argumentType: type,
+                resultType: numericResult(type))
         case "min", "max":
             try arity(1)
             let (bound, type) = try expression(args[0], scope)
             guard type != .bool else {
-                throw fail("`\(name)` needs a number, duration, timestamp or string; `\(compact(args[0].range))` is a boolean",
-                           args[0].range)
+                throw fail(
+                    "`\(name)` needs a number, duration, timestamp or string; `\(compact(args[0].range))` is a boolean",
+                    args[0].range)
             }
-            return BoundAggregate(function: name == "min" ? .min : .max, argument: bound, name: call.column,
-                                  argumentType: type, resultType: type)
+            return BoundAggregate(
+                function: name == "min" ? .min : .max, argument: bound, name: call.column,
+                argumentType: type, resultType: type)
         case "rate":
             try arity(1)
             let bound = try predicate(args[0], scope, what: "`rate`")
-            return BoundAggregate(function: .rate, argument: bound, name: call.column, argumentType: .bool,
-                                  resultType: .number)
+            return BoundAggregate(
+                function: .rate, argument: bound, name: call.column, argumentType: .bool,
+                resultType: .number)
         default:
             // Names other tools use for aggregates Boardwalk has under another name.
-            let synonyms = ["median": ("p50", "the median"), "mean": ("avg", "the mean"), "average": ("avg", "the mean")]
+            let synonyms = [
+                "median": ("p50", "the median"), "mean": ("avg", "the mean"), "average": ("avg", "the mean"),
+            ]
             let hint = Suggestions.didYouMean(name, in: AggregateFunction.names)
             // Such a name, or one close to it when no aggregate's name is (`medain` → `p50`).
-            let synonym = synonyms[name.lowercased()] != nil ? name.lowercased()
+            let synonym =
+                synonyms[name.lowercased()] != nil
+                ? name.lowercased()
                 : hint.isEmpty ? Suggestions.closest(to: name, in: synonyms.keys.sorted()) : nil
             if let synonym, let (known, meaning) = synonyms[synonym] {
-                throw fail("unknown aggregate `\(name)`; did you mean `\(known)`?", call.functionRange,
-                           label: "`\(known)(…)` is \(meaning)")
+                throw fail(
+                    "unknown aggregate `\(name)`; did you mean `\(known)`?", call.functionRange,
+                    label: "`\(known)(…)` is \(meaning)")
             }
             throw fail("unknown aggregate `\(name)`\(hint)", call.functionRange)
         }

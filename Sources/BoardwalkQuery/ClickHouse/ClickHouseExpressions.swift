@@ -46,8 +46,9 @@ struct SQLAnswer {
     var set: String
 
     static func columns(_ prefix: String, number: Bool = true) -> SQLAnswer {
-        SQLAnswer(kind: "\(prefix)_kind", string: "\(prefix)_string",
-                  number: number ? "\(prefix)_number" : "CAST(NULL, 'Nullable(Float64)')", set: "\(prefix)_set")
+        SQLAnswer(
+            kind: "\(prefix)_kind", string: "\(prefix)_string",
+            number: number ? "\(prefix)_number" : "CAST(NULL, 'Nullable(Float64)')", set: "\(prefix)_set")
     }
 
     /// From a tuple `(kind, string, number, set)`.
@@ -59,10 +60,11 @@ struct SQLAnswer {
     static func json(_ c: String) -> SQLAnswer {
         // Arrays cannot be Nullable in ClickHouse, so the text is read through `ifNull(c, '')`.
         let t = "ifNull(\(c), '')"
-        return SQLAnswer(kind: "multiIf(isNull(\(c)), '', startsWith(\(t), '['), 'set', startsWith(\(t), '\"'), 'string', 'number')",
-                         string: "if(startsWith(\(t), '\"'), JSONExtractString(\(t)), NULL)",
-                         number: "toFloat64OrNull(\(c))",
-                         set: "if(startsWith(\(t), '['), JSONExtract(\(t), 'Array(String)'), [])")
+        return SQLAnswer(
+            kind: "multiIf(isNull(\(c)), '', startsWith(\(t), '['), 'set', startsWith(\(t), '\"'), 'string', 'number')",
+            string: "if(startsWith(\(t), '\"'), JSONExtractString(\(t)), NULL)",
+            number: "toFloat64OrNull(\(c))",
+            set: "if(startsWith(\(t), '['), JSONExtract(\(t), 'Array(String)'), [])")
     }
 
     var tuple: String { "(\(kind), \(string), \(number), \(set))" }
@@ -150,8 +152,11 @@ struct ClickHouseExpressions {
         case .string(let s): .scalar(string(s), .string)
         case .duration(let d): .scalar("toFloat64(\(number(d)))", .duration)
         case .time(let t): .scalar("toInt64(\(t.microseconds))", .time)
-        case .set(let items): .answer(SQLAnswer(kind: "'set'", string: "NULL", number: "NULL",
-                                                set: "[" + items.map(string).joined(separator: ", ") + "]"))
+        case .set(let items):
+            .answer(
+                SQLAnswer(
+                    kind: "'set'", string: "NULL", number: "NULL",
+                    set: "[" + items.map(string).joined(separator: ", ") + "]"))
         }
     }
 
@@ -281,22 +286,24 @@ struct ClickHouseExpressions {
     static func compare(_ op: BinaryOperator, _ a: SQLValue, _ b: SQLValue) -> String {
         switch (a, b) {
         case (.scalar(let x, _), .scalar(let y, _)), (.condition(let x), .scalar(let y, _)),
-             (.scalar(let x, _), .condition(let y)), (.condition(let x), .condition(let y)):
+            (.scalar(let x, _), .condition(let y)), (.condition(let x), .condition(let y)):
             let sqlOp = op == .equal ? "=" : op.rawValue
             return "ifNull(\(x) \(sqlOp) \(y), false)"
         case (.answer(let x), .scalar), (.answer(let x), .condition):
             return answerCompare(op, x, b)
         case (.scalar, .answer(let y)), (.condition, .answer(let y)):
-            let flipped: BinaryOperator = switch op {
-            case .less: .greater
-            case .greater: .less
-            case .lessEqual: .greaterEqual
-            case .greaterEqual: .lessEqual
-            default: op
-            }
+            let flipped: BinaryOperator =
+                switch op {
+                case .less: .greater
+                case .greater: .less
+                case .lessEqual: .greaterEqual
+                case .greaterEqual: .lessEqual
+                default: op
+                }
             return answerCompare(flipped, y, a)
         case (.answer(let x), .answer(let y)):
-            let eq = "((\(x.kind) = 'string' AND \(y.kind) = 'string' AND \(x.string) = \(y.string))"
+            let eq =
+                "((\(x.kind) = 'string' AND \(y.kind) = 'string' AND \(x.string) = \(y.string))"
                 + " OR (\(x.kind) = 'number' AND \(y.kind) = 'number' AND \(x.number) = \(y.number))"
                 + " OR (\(x.kind) = 'set' AND \(y.kind) = 'set' AND \(x.set) = \(y.set))"
                 + " OR (\(x.kind) = 'set' AND \(y.kind) = 'string' AND has(\(x.set), \(y.string)))"
@@ -319,11 +326,13 @@ struct ClickHouseExpressions {
         switch b.type {
         case .string:
             eq = "((\(a.kind) = 'string' AND \(a.string) = \(y)) OR (\(a.kind) = 'set' AND has(\(a.set), \(y))))"
-            ordered = op.isComparison && op != .equal && op != .notEqual
+            ordered =
+                op.isComparison && op != .equal && op != .notEqual
                 ? "(\(a.kind) = 'string' AND \(a.string) \(op.rawValue) \(y))" : nil
         case .number:
             eq = "(\(a.kind) = 'number' AND \(a.number) = \(y))"
-            ordered = op.isComparison && op != .equal && op != .notEqual
+            ordered =
+                op.isComparison && op != .equal && op != .notEqual
                 ? "(\(a.kind) = 'number' AND \(a.number) \(op.rawValue) \(y))" : nil
         default:
             // Answers are never booleans: `==` is false, `!=` true when both are present.

@@ -147,8 +147,12 @@ package enum ClickHouseTable {
 
     /// An identifier in backquotes, as ClickHouse reads it.
     static func quotedIdentifier(_ name: String) -> String {
-        if name.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2E }),
-           let first = name.utf8.first, !(first >= 0x30 && first <= 0x39) {
+        if name.utf8.allSatisfy({
+            ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F
+                || $0 == 0x2E
+        }),
+            let first = name.utf8.first, !(first >= 0x30 && first <= 0x39)
+        {
             return name
         }
         return "`" + name.replacing("\\", with: "\\\\").replacing("`", with: "\\`") + "`"

@@ -3,7 +3,9 @@ import BoardwalkModel
 
 extension ClickHouseTranslator {
     /// Funnel breakdown keys as tuple elements of the per-event array, and how to read them at a position.
-    private func funnelKeys(_ by: [BoundColumn]) throws(QueryError) -> (elements: [String], types: [QueryType], columns: [Column]) {
+    private func funnelKeys(_ by: [BoundColumn]) throws(QueryError) -> (
+        elements: [String], types: [QueryType], columns: [Column]
+    ) {
         var e = ClickHouseExpressions(.events, text: query.ast.text)
         var elements: [String] = []
         for k in by {
@@ -21,17 +23,23 @@ extension ClickHouseTranslator {
     private func funnelWindow(_ keyNames: [String]) -> String {
         let partition = keyNames.isEmpty ? "" : "PARTITION BY \(keyNames.joined(separator: ", ")) "
         let window = "(\(partition)ORDER BY step ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
-        return "first_value(sessions) OVER \(window) AS __first, lagInFrame(sessions, 1, sessions) OVER \(window) AS __previous"
+        return
+            "first_value(sessions) OVER \(window) AS __first, lagInFrame(sessions, 1, sessions) OVER \(window) AS __previous"
     }
 
     mutating func screenFunnel(_ f: BoundFunnel, _ inScope: String?) throws(QueryError) -> Core {
         let (elements, types, keyColumns) = try funnelKeys(f.by)
-        let tuple = (["toUnixTimestamp64Micro(time)", "seq", "screen", "total_screens"] + elements).joined(separator: ", ")
-        ctes.append(("fe", """
-            SELECT session, arraySort(z -> (z.1, z.2), groupArray((\(tuple)))) AS a, arrayFirstIndex(z -> isNotNull(z.3), a) AS fp
-            FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
-            GROUP BY session
-            """))
+        let tuple = (["toUnixTimestamp64Micro(time)", "seq", "screen", "total_screens"] + elements).joined(
+            separator: ", ")
+        ctes.append(
+            (
+                "fe",
+                """
+                SELECT session, arraySort(z -> (z.1, z.2), groupArray((\(tuple)))) AS a, arrayFirstIndex(z -> isNotNull(z.3), a) AS fp
+                FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
+                GROUP BY session
+                """
+            ))
         let keyNames = f.by.indices.map { "__k\($0)" }
         let keySelects = elements.indices.map { i in
             types[i] == .answer ? "arrayJoin(a[fp].\(5 + i)) AS __k\(i)" : "a[fp].\(5 + i) AS __k\(i)"
@@ -39,17 +47,25 @@ extension ClickHouseTranslator {
         // Steps (rule 3): the largest total_screens (or furthest index + 1) among the sessions in scope, or with
         // `by`, among the sessions of each group. `ss` is the session's own; `gs` the group's (or the scope's).
         let sessionSteps = "arrayMax(z -> if(isNull(z.3), 0, greatest(ifNull(z.4, 0), z.3 + 1)), a) AS ss"
-        ctes.append(("fk", """
-            SELECT \((keySelects + ["a", sessionSteps]).joined(separator: ", "))
-            FROM fe
-            WHERE fp > 0
-            """))
+        ctes.append(
+            (
+                "fk",
+                """
+                SELECT \((keySelects + ["a", sessionSteps]).joined(separator: ", "))
+                FROM fe
+                WHERE fp > 0
+                """
+            ))
         let partition = keyNames.isEmpty ? "" : "PARTITION BY \(keyNames.joined(separator: ", "))"
-        ctes.append(("fs", """
-            SELECT \((keyNames + ["i AS step", "arrayFirstIndex(z -> ifNull(z.3 >= i, false), a) AS r", "if(r > 0, a[r].1 - a[1].1, NULL) AS rt"]).joined(separator: ", "))
-            FROM (SELECT *, max(ss) OVER (\(partition)) AS gs FROM fk)
-            ARRAY JOIN range(toUInt64(gs)) AS i
-            """))
+        ctes.append(
+            (
+                "fs",
+                """
+                SELECT \((keyNames + ["i AS step", "arrayFirstIndex(z -> ifNull(z.3 >= i, false), a) AS r", "if(r > 0, a[r].1 - a[1].1, NULL) AS rt"]).joined(separator: ", "))
+                FROM (SELECT *, max(ss) OVER (\(partition)) AS gs FROM fk)
+                ARRAY JOIN range(toUInt64(gs)) AS i
+                """
+            ))
         let groupKeys = (keyNames + ["step"]).joined(separator: ", ")
         let windowColumns = funnelWindow(keyNames)
         let inner = """
@@ -66,12 +82,16 @@ extension ClickHouseTranslator {
             selects.append("0 AS __breakdown")
             columns.append(("breakdown_step", "__breakdown", .number, true))
         }
-        selects += ["step", "sessions", "if(__first = 0, NULL, sessions * 100 / __first) AS pct_of_first",
-                    "if(__previous = 0, NULL, sessions * 100 / __previous) AS pct_of_previous",
-                    "__previous - sessions AS dropoff", "median_time"]
-        columns += [("step", "step", .number, true), ("sessions", "sessions", .number, true),
-                    ("pct_of_first", "pct_of_first", .number, false), ("pct_of_previous", "pct_of_previous", .number, false),
-                    ("dropoff", "dropoff", .number, true), ("median_time", "median_time", .duration, false)]
+        selects += [
+            "step", "sessions", "if(__first = 0, NULL, sessions * 100 / __first) AS pct_of_first",
+            "if(__previous = 0, NULL, sessions * 100 / __previous) AS pct_of_previous",
+            "__previous - sessions AS dropoff", "median_time",
+        ]
+        columns += [
+            ("step", "step", .number, true), ("sessions", "sessions", .number, true),
+            ("pct_of_first", "pct_of_first", .number, false), ("pct_of_previous", "pct_of_previous", .number, false),
+            ("dropoff", "dropoff", .number, true), ("median_time", "median_time", .duration, false),
+        ]
         let sql = "SELECT \(selects.joined(separator: ", "))\nFROM (\n\(indent(inner))\n)"
         let order = zip(keyNames, f.by).map { Self.sortTerm($0, $1.type, descending: false) } + ["step ASC"]
         return Core(columns: columns, select: sql, order: order)
@@ -88,8 +108,10 @@ extension ClickHouseTranslator {
         let most = f.mode == .strict ? Self.mostStrictSteps : Self.mostOrderedSteps
         if f.mode != .any, n > most {
             let stage = query.ast.stages.first { if case .funnel = $0.kind { true } else { false } }
-            throw QueryError(.type, "cannot translate to ClickHouse: \(f.mode == .ordered ? "an" : "a") \(f.mode.rawValue) funnel of "
-                + "\(n) steps: its SQL would pass ClickHouse's query size limit (at most \(most) steps translate)",
+            throw QueryError(
+                .type,
+                "cannot translate to ClickHouse: \(f.mode == .ordered ? "an" : "a") \(f.mode.rawValue) funnel of "
+                    + "\(n) steps: its SQL would pass ClickHouse's query size limit (at most \(most) steps translate)",
                 at: stage?.range, in: query.ast.text, label: "run this funnel in Boardwalk, or split it")
         }
         var e = ClickHouseExpressions(.events, text: query.ast.text)
@@ -99,18 +121,25 @@ extension ClickHouseTranslator {
             if let p = step.predicate { m = "(\(m) AND \(e.truth(try e.translate(p))))" }
             matches.append(m)
         }
-        let ignored = f.ignoring.isEmpty ? "false" : "(" + f.ignoring.sorted().map(Self.isEvent).joined(separator: " OR ") + ")"
+        let ignored =
+            f.ignoring.isEmpty ? "false" : "(" + f.ignoring.sorted().map(Self.isEvent).joined(separator: " OR ") + ")"
         let (elements, types, keyColumns) = try funnelKeys(f.by)
         // Tuple: 1 time, 2 seq, 3…n+2 step matches, n+3 ignored, then the breakdown keys.
-        let tuple = (["toUnixTimestamp64Micro(time)", "seq"] + matches + [ignored] + elements).joined(separator: ",\n        ")
-        ctes.append(("fe", """
-            SELECT session, arraySort(z -> (z.1, z.2), groupArray((
-                    \(tuple)))) AS a
-            FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
-            GROUP BY session
-            """))
+        let tuple = (["toUnixTimestamp64Micro(time)", "seq"] + matches + [ignored] + elements).joined(
+            separator: ",\n        ")
+        ctes.append(
+            (
+                "fe",
+                """
+                SELECT session, arraySort(z -> (z.1, z.2), groupArray((
+                        \(tuple)))) AS a
+                FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
+                GROUP BY session
+                """
+            ))
         func m(_ k: Int, _ i: String) -> String { "a[\(i)].\(k + 2)" }  // step k (1-based) matches at i
-        let within: (String, String) -> String = { j, s in f.within.map { " AND a[\(j)].1 - a[\(s)].1 <= \($0)" } ?? "" }
+        let within: (String, String) -> String = { j, s in f.within.map { " AND a[\(j)].1 - a[\(s)].1 <= \($0)" } ?? ""
+        }
         var selects: [String] = ["session", "a", "s", "arrayEnumerate(a) AS idx"]
         let keyAt: (String) -> [String] = { p in elements.indices.map { "a[\(p)].\(n + 4 + $0)" } }
         let best: String
@@ -129,12 +158,16 @@ extension ClickHouseTranslator {
             }
             selects.append("[s] AS r1")
             for k in stride(from: 2, through: n, by: 1) {
-                selects.append("arrayFilter(j -> \(m(k, "j"))\(within("j", "s")) AND arrayExists(i -> \(follows("i", "j")), r\(k - 1)), idx) AS r\(k)")
+                selects.append(
+                    "arrayFilter(j -> \(m(k, "j"))\(within("j", "s")) AND arrayExists(i -> \(follows("i", "j")), r\(k - 1)), idx) AS r\(k)"
+                )
             }
             selects.append("(" + (1...n).map { "notEmpty(r\($0))" }.joined(separator: " + ") + ") AS lv")
             selects.append("r\(n) AS b\(n)")
             for k in stride(from: n - 1, through: 1, by: -1) {
-                selects.append("if(lv = \(k), r\(k), arrayFilter(i -> arrayExists(j -> \(follows("i", "j")), b\(k + 1)), r\(k))) AS b\(k)")
+                selects.append(
+                    "if(lv = \(k), r\(k), arrayFilter(i -> arrayExists(j -> \(follows("i", "j")), b\(k + 1)), r\(k))) AS b\(k)"
+                )
             }
             selects.append("s AS p1")
             for k in stride(from: 2, through: n, by: 1) {
@@ -142,12 +175,16 @@ extension ClickHouseTranslator {
             }
             let times = (1...n).map { k in k == 1 ? "toInt64(0)" : "if(p\(k) > 0, a[p\(k)].1 - a[s].1, toInt64(0))" }
             selects.append("[\(times.joined(separator: ", "))] AS times")
-            ctes.append(("fc", """
-                SELECT
-                    \(selects.joined(separator: ",\n    "))
-                FROM fe
-                ARRAY JOIN arrayFilter(i -> \(m(1, "i")), arrayEnumerate(a)) AS s
-                """))
+            ctes.append(
+                (
+                    "fc",
+                    """
+                    SELECT
+                        \(selects.joined(separator: ",\n    "))
+                    FROM fe
+                    ARRAY JOIN arrayFilter(i -> \(m(1, "i")), arrayEnumerate(a)) AS s
+                    """
+                ))
             best = "argMin((lv, times, (\((keyAt("s") + ["0"]).joined(separator: ", ")))), (-lv, s))"
         case .any:
             // Every event matching any step anchors a window [t, t + D]; level k when steps 1…k each match in it.
@@ -158,17 +195,26 @@ extension ClickHouseTranslator {
                 selects.append("arrayFilter(i -> \(m(k, "i")), w) AS w\(k)")
                 selects.append("if(notEmpty(w\(k)), a[w\(k)[1]].1, toInt64(0)) AS f\(k)")
             }
-            selects.append("(" + (1...n).map { k in "(" + (1...k).map { "notEmpty(w\($0))" }.joined(separator: " AND ") + ")" }.joined(separator: " + ") + ") AS lv")
+            selects.append(
+                "("
+                    + (1...n).map { k in "(" + (1...k).map { "notEmpty(w\($0))" }.joined(separator: " AND ") + ")" }
+                    .joined(separator: " + ") + ") AS lv")
             selects.append("if(notEmpty(w1), w1[1], 0) AS fp")
-            let times = (1...n).map { k in k == 1 ? "toInt64(0)" : "greatest(\((1...k).map { "f\($0)" }.joined(separator: ", "))) - f1" }
+            let times = (1...n).map { k in
+                k == 1 ? "toInt64(0)" : "greatest(\((1...k).map { "f\($0)" }.joined(separator: ", "))) - f1"
+            }
             selects.append("[\(times.joined(separator: ", "))] AS times")
             let anyStep = (1...n).map { m($0, "i") }.joined(separator: " OR ")
-            ctes.append(("fc", """
-                SELECT
-                    \(selects.joined(separator: ",\n    "))
-                FROM fe
-                ARRAY JOIN arrayFilter(i -> \(anyStep), arrayEnumerate(a)) AS s
-                """))
+            ctes.append(
+                (
+                    "fc",
+                    """
+                    SELECT
+                        \(selects.joined(separator: ",\n    "))
+                    FROM fe
+                    ARRAY JOIN arrayFilter(i -> \(anyStep), arrayEnumerate(a)) AS s
+                    """
+                ))
             best = "argMin((lv, times, (\((keyAt("if(fp > 0, fp, 1)") + ["0"]).joined(separator: ", ")))), (-lv, s))"
         }
         let keyNames = f.by.indices.map { "__k\($0)" }
@@ -177,12 +223,17 @@ extension ClickHouseTranslator {
         }
         // Without `by`, the steps are listed even when no session is in scope (rule 11): one empty row keeps
         // every step's group alive without counting.
-        let phantom = f.by.isEmpty ? "\n    UNION ALL\n    SELECT toUInt32(0) AS lv, CAST([], 'Array(Int64)') AS times" : ""
-        ctes.append(("fb", """
-            SELECT \((keySelects + ["toUInt32(b.1) AS lv", "b.2 AS times"]).joined(separator: ", "))
-            FROM (SELECT \(best) AS b FROM fc GROUP BY session)
-            WHERE b.1 > 0\(phantom)
-            """))
+        let phantom =
+            f.by.isEmpty ? "\n    UNION ALL\n    SELECT toUInt32(0) AS lv, CAST([], 'Array(Int64)') AS times" : ""
+        ctes.append(
+            (
+                "fb",
+                """
+                SELECT \((keySelects + ["toUInt32(b.1) AS lv", "b.2 AS times"]).joined(separator: ", "))
+                FROM (SELECT \(best) AS b FROM fc GROUP BY session)
+                WHERE b.1 > 0\(phantom)
+                """
+            ))
         let names = "[" + f.steps.map { ClickHouseExpressions.string($0.name) }.joined(separator: ", ") + "]"
         let groupKeys = (keyNames + ["step"]).joined(separator: ", ")
         let windowColumns = funnelWindow(keyNames)
@@ -207,14 +258,19 @@ extension ClickHouseTranslator {
             outSelects.append("1 AS __breakdown")
             columns.append(("breakdown_step", "__breakdown", .number, true))
         }
-        outSelects += ["step", "\(names)[step] AS __name", "sessions",
-                       "if(__first = 0, NULL, sessions * 100 / __first) AS pct_of_first",
-                       "if(__previous = 0, NULL, sessions * 100 / __previous) AS pct_of_previous",
-                       "__previous - sessions AS dropoff", "mean_time", "median_time", "p90_time"]
-        columns += [("step", "step", .number, true), ("name", "__name", .string, false), ("sessions", "sessions", .number, true),
-                    ("pct_of_first", "pct_of_first", .number, false), ("pct_of_previous", "pct_of_previous", .number, false),
-                    ("dropoff", "dropoff", .number, true), ("mean_time", "mean_time", .duration, false),
-                    ("median_time", "median_time", .duration, false), ("p90_time", "p90_time", .duration, false)]
+        outSelects += [
+            "step", "\(names)[step] AS __name", "sessions",
+            "if(__first = 0, NULL, sessions * 100 / __first) AS pct_of_first",
+            "if(__previous = 0, NULL, sessions * 100 / __previous) AS pct_of_previous",
+            "__previous - sessions AS dropoff", "mean_time", "median_time", "p90_time",
+        ]
+        columns += [
+            ("step", "step", .number, true), ("name", "__name", .string, false),
+            ("sessions", "sessions", .number, true),
+            ("pct_of_first", "pct_of_first", .number, false), ("pct_of_previous", "pct_of_previous", .number, false),
+            ("dropoff", "dropoff", .number, true), ("mean_time", "mean_time", .duration, false),
+            ("median_time", "median_time", .duration, false), ("p90_time", "p90_time", .duration, false),
+        ]
         let sql = "SELECT \(outSelects.joined(separator: ", "))\nFROM (\n\(indent(inner))\n)"
         let order = zip(keyNames, f.by).map { Self.sortTerm($0, $1.type, descending: false) } + ["step ASC"]
         return Core(columns: columns, select: sql, order: order)

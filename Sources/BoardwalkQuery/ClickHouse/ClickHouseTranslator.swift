@@ -45,7 +45,10 @@ struct ClickHouseTranslator {
     mutating func translate() throws(QueryError) -> String {
         if query.explain {
             let range = query.ast.stages.last?.keywordRange
-            throw QueryError(.type, "cannot translate to ClickHouse: `explain` shows Boardwalk's own plan (key ranges of its store); it has no SQL", at: range, in: query.ast.text, label: "drop `| explain`")
+            throw QueryError(
+                .type,
+                "cannot translate to ClickHouse: `explain` shows Boardwalk's own plan (key ranges of its store); it has no SQL",
+                at: range, in: query.ast.text, label: "drop `| explain`")
         }
         var core = try reduction()
         var rn = ""
@@ -71,7 +74,9 @@ struct ClickHouseTranslator {
                         terms.append(Self.sortTerm(c.sql, c.type, descending: key.descending))
                     }
                     let next = "__rn\(n + 1)"
-                    from = wrap("SELECT *, row_number() OVER (ORDER BY \(terms.joined(separator: ", ")), \(rn)) AS \(next)\nFROM \(from)")
+                    from = wrap(
+                        "SELECT *, row_number() OVER (ORDER BY \(terms.joined(separator: ", ")), \(rn)) AS \(next)\nFROM \(from)"
+                    )
                     rn = next
                 case .limit(let n):
                     from = wrap("SELECT *\nFROM \(from)\nORDER BY \(rn)\nLIMIT \(n)")
@@ -139,26 +144,31 @@ struct ClickHouseTranslator {
         return "(kind = \(s) OR name = \(s))"
     }
 
-    static let terminal = "(kind IN ('open_paywall', 'close', 'error') OR (kind = 'analytics' AND name = 'onboarding_completed'))"
+    static let terminal =
+        "(kind IN ('open_paywall', 'close', 'error') OR (kind = 'analytics' AND name = 'onboarding_completed'))"
 
     /// Dwell of every event (rule 7): from a presentation to the session's next event at another screen index
     /// or its next terminal event; censored when there is neither.
     mutating func addDwell() {
         guard !ctes.contains(where: { $0.name == "dw" }) else { return }
-        ctes.append(("dw", """
-            SELECT
-                a[i].2 AS dw_seq,
-                arrayFirstIndex((z, k) -> k > i AND (z.5 OR ifNull(z.3 != a[i].3, false)), a, arrayEnumerate(a)) AS dw_end,
-                if(a[i].4 AND dw_end > 0, toFloat64(a[dw_end].1 - a[i].1), NULL) AS dwell,
-                a[i].4 AND dw_end = 0 AS censored
-            FROM (
-                SELECT arraySort(z -> (z.1, z.2), groupArray((toUnixTimestamp64Micro(time), seq, screen,
-                    kind = 'analytics' AND name = 'screen_presented' AND isNotNull(screen), \(Self.terminal)))) AS a
-                FROM \(table)
-                GROUP BY session
-            )
-            ARRAY JOIN arrayEnumerate(a) AS i
-            """))
+        ctes.append(
+            (
+                "dw",
+                """
+                SELECT
+                    a[i].2 AS dw_seq,
+                    arrayFirstIndex((z, k) -> k > i AND (z.5 OR ifNull(z.3 != a[i].3, false)), a, arrayEnumerate(a)) AS dw_end,
+                    if(a[i].4 AND dw_end > 0, toFloat64(a[dw_end].1 - a[i].1), NULL) AS dwell,
+                    a[i].4 AND dw_end = 0 AS censored
+                FROM (
+                    SELECT arraySort(z -> (z.1, z.2), groupArray((toUnixTimestamp64Micro(time), seq, screen,
+                        kind = 'analytics' AND name = 'screen_presented' AND isNotNull(screen), \(Self.terminal)))) AS a
+                    FROM \(table)
+                    GROUP BY session
+                )
+                ARRAY JOIN arrayEnumerate(a) AS i
+                """
+            ))
     }
 
     /// One row per session with every `sessions` field, plus the answers and `did` flags the query reads.
@@ -183,12 +193,15 @@ struct ClickHouseTranslator {
             "if(countIf(\(Self.terminal)) = 0, 'abandoned', argMaxIf(multiIf(kind = 'analytics', 'completed', kind = 'open_paywall', 'paywall', kind = 'close', 'closed', 'error'), (time, seq), \(Self.terminal))) AS s_exit",
         ]
         for (i, element) in answers.enumerated() {
-            fields.append("argMaxIf((value_kind, value_string, value_number, value_set), (time, seq), kind = 'state_updated' AND element = \(ClickHouseExpressions.string(element))) AS a\(i)")
+            fields.append(
+                "argMaxIf((value_kind, value_string, value_number, value_set), (time, seq), kind = 'state_updated' AND element = \(ClickHouseExpressions.string(element))) AS a\(i)"
+            )
         }
         for (i, event) in dids.enumerated() {
             fields.append("countIf\(Self.isEvent(event)) > 0 AS d\(i)")
         }
-        ctes.append(("bw_sessions", "SELECT\n    " + fields.joined(separator: ",\n    ") + "\nFROM \(table)\nGROUP BY session"))
+        ctes.append(
+            ("bw_sessions", "SELECT\n    " + fields.joined(separator: ",\n    ") + "\nFROM \(table)\nGROUP BY session"))
     }
 
     // MARK: Reductions
@@ -213,7 +226,9 @@ struct ClickHouseTranslator {
             let all = conditions + extra
             return all.isEmpty ? "" : "\nWHERE " + all.joined(separator: "\n  AND ")
         }
-        func keys(_ by: [BoundColumn], _ e: inout ClickHouseExpressions) throws(QueryError) -> [(column: Column, select: String)] {
+        func keys(_ by: [BoundColumn], _ e: inout ClickHouseExpressions) throws(QueryError) -> [(
+            column: Column, select: String
+        )] {
             var out: [(column: Column, select: String)] = []
             for (i, k) in by.enumerated() {
                 let v = try e.translate(k.bound)
@@ -236,9 +251,13 @@ struct ClickHouseTranslator {
                 columns.append((c.name, "__c\(i)", c.type, expressions.isInteger(c.bound)))
             }
             let source = finishSource(expressions)
-            let hidden = isEvents ? ["toUnixTimestamp64Micro(time) AS __t", "seq AS __seq"] : ["s_started AS __t", "s_session AS __seq"]
-            return Core(columns: columns, select: "SELECT \((selects + hidden).joined(separator: ", "))\nFROM \(source)\(whereClause())",
-                        order: ["__t", "__seq"])
+            let hidden =
+                isEvents
+                ? ["toUnixTimestamp64Micro(time) AS __t", "seq AS __seq"] : ["s_started AS __t", "s_session AS __seq"]
+            return Core(
+                columns: columns,
+                select: "SELECT \((selects + hidden).joined(separator: ", "))\nFROM \(source)\(whereClause())",
+                order: ["__t", "__seq"])
 
         case .count(let by):
             let ks = try keys(by, &expressions)
@@ -246,25 +265,32 @@ struct ClickHouseTranslator {
             let selects = ks.map { "\($0.select) AS \($0.column.sql)" } + ["count() AS __c\(ks.count)"]
             var sql = "SELECT \(selects.joined(separator: ", "))\nFROM \(source)\(whereClause())"
             if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.column.sql).joined(separator: ", "))" }
-            return Core(columns: ks.map(\.column) + [("count", "__c\(ks.count)", .number, true)],
-                        select: sql, order: keyOrder(ks))
+            return Core(
+                columns: ks.map(\.column) + [("count", "__c\(ks.count)", .number, true)],
+                select: sql, order: keyOrder(ks))
 
         case .top(let n, let key):
             let ks = try keys([key], &expressions)
             let source = finishSource(expressions)
             let order = ["__c1 DESC"] + keyOrder(ks)
             // Absent is not one of the most frequent values (rule 11).
-            let sql = "SELECT \(ks[0].select) AS __c0, count() AS __c1\nFROM \(source)\(whereClause())\nGROUP BY __c0\nHAVING isNotNull(__c0)\nORDER BY \(order.joined(separator: ", "))\nLIMIT \(n)"
-            return Core(columns: [(ks[0].column.name, "__c0", ks[0].column.type, ks[0].column.integer), ("count", "__c1", .number, true)],
-                        select: sql, order: order)
+            let sql =
+                "SELECT \(ks[0].select) AS __c0, count() AS __c1\nFROM \(source)\(whereClause())\nGROUP BY __c0\nHAVING isNotNull(__c0)\nORDER BY \(order.joined(separator: ", "))\nLIMIT \(n)"
+            return Core(
+                columns: [
+                    (ks[0].column.name, "__c0", ks[0].column.type, ks[0].column.integer),
+                    ("count", "__c1", .number, true),
+                ],
+                select: sql, order: order)
 
         case .histogram(let value, let step):
             let v = try expressions.translate(value.bound)
             let w = ClickHouseExpressions.number(step)
-            let (x, present): (String, String) = switch v {
-            case .answer(let a): (a.number, "\(a.kind) = 'number'")
-            case .scalar(let s, _), .condition(let s): ("toFloat64(\(s))", "isNotNull(\(s))")
-            }
+            let (x, present): (String, String) =
+                switch v {
+                case .answer(let a): (a.number, "\(a.kind) = 'number'")
+                case .scalar(let s, _), .condition(let s): ("toFloat64(\(s))", "isNotNull(\(s))")
+                }
             // Decimal buckets as `HistogramBucket` computes them: a quotient this close to an integer is that
             // integer, and the start is rounded to the step's decimal digits.
             let q = "(\(x) / \(w))"
@@ -273,16 +299,20 @@ struct ClickHouseTranslator {
             let bucket = digits == 0 ? "\(k) * \(w)" : "round(\(k) * \(w), \(digits))"
             let source = finishSource(expressions)
             let type: QueryType = value.type == .duration ? .duration : .number
-            var sql = "SELECT \(bucket) AS __c0, count() AS __c1\nFROM \(source)\(whereClause([present, "isFinite(\(x))"]))\nGROUP BY __c0"
+            var sql =
+                "SELECT \(bucket) AS __c0, count() AS __c1\nFROM \(source)\(whereClause([present, "isFinite(\(x))"]))\nGROUP BY __c0"
             // A bucket's start is a `Double` in Boardwalk, even for integer values.
             var columns: [Column] = [("bucket", "__c0", type, false), ("count", "__c1", .number, true)]
             if value.bound.readsDwell {
                 // Censored dwell is counted beside the buckets, in a last row without one (rule 7).
-                sql = "SELECT __c0, __c1, false AS __c2 FROM (\(sql))\nUNION ALL\n"
+                sql =
+                    "SELECT __c0, __c1, false AS __c2 FROM (\(sql))\nUNION ALL\n"
                     + "SELECT NULL, countIf(censored), true\nFROM \(source)\(whereClause())"
                 columns.append(("censored", "__c2", .bool, false))
             }
-            return Core(columns: columns, select: sql, order: ["__c2 ASC", "__c0 ASC"].filter { value.bound.readsDwell || $0 != "__c2 ASC" })
+            return Core(
+                columns: columns, select: sql,
+                order: ["__c2 ASC", "__c0 ASC"].filter { value.bound.readsDwell || $0 != "__c2 ASC" })
 
         case .stats(let aggregates, let by, let censored):
             let ks = try keys(by, &expressions)
@@ -307,7 +337,9 @@ struct ClickHouseTranslator {
         case .funnel(let f):
             if !conditions.isEmpty { _ = finishSource(expressions) }
             // Without filters every session is in scope, and the sessions subquery need not run.
-            let inScope = conditions.isEmpty ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
+            let inScope =
+                conditions.isEmpty
+                ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
             return f.steps.isEmpty ? try screenFunnel(f, inScope) : try customFunnel(f, inScope)
         }
     }
@@ -326,7 +358,9 @@ struct ClickHouseTranslator {
     /// One aggregate over the group's rows, with Boardwalk's results on no rows (rule 11: 0 for count-like
     /// aggregates, absent for the others) and its percentile (rule 6: `quantileExactInclusive`, which is the
     /// same linear interpolation between closest ranks).
-    func aggregate(_ a: BoundAggregate, _ argument: SQLValue?, _ e: inout ClickHouseExpressions) throws(QueryError) -> String {
+    func aggregate(_ a: BoundAggregate, _ argument: SQLValue?, _ e: inout ClickHouseExpressions) throws(QueryError)
+        -> String
+    {
         // Numbers of an answer: only numeric answers count (non-numeric ones are skipped).
         func numeric(_ v: SQLValue) -> (value: String, condition: String?) {
             switch v {

@@ -48,7 +48,9 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
     ///   - range: the UTF-8 byte offsets of the query the error is about, if any.
     ///   - query: the query text, to render the source line.
     ///   - label: a short note printed after the caret.
-    public init(_ kind: Kind, _ message: String, at range: Range<Int>? = nil, in query: String = "", label: String? = nil) {
+    public init(
+        _ kind: Kind, _ message: String, at range: Range<Int>? = nil, in query: String = "", label: String? = nil
+    ) {
         self.kind = kind
         self.message = message
         self.range = range
@@ -136,7 +138,8 @@ public struct QueryError: Error, Hashable, Sendable, CustomStringConvertible {
                     shown.append(contentsOf: "    ".unicodeScalars)
                 } else if actsOnTerminal(scalar) {
                     // C0 controls and DEL have pictures (U+2400–U+2421); the rest are shown as U+FFFD.
-                    let picture: UInt32 = scalar.value < 0x20 ? 0x2400 + scalar.value : scalar.value == 0x7F ? 0x2421 : 0xFFFD
+                    let picture: UInt32 =
+                        scalar.value < 0x20 ? 0x2400 + scalar.value : scalar.value == 0x7F ? 0x2421 : 0xFFFD
                     shown.append(Unicode.Scalar(picture)!)
                 } else {
                     shown.append(scalar)

@@ -33,7 +33,11 @@ enum AggregateState {
         case (.distinct(var set), _):
             guard !value.isNull else { return }
             self = .count(0)  // release the set's buffer before mutating it
-            if case .set(let items) = value { for item in items { set.insert(.string(item)) } } else { set.insert(value) }
+            if case .set(let items) = value {
+                for item in items { set.insert(.string(item)) }
+            } else {
+                set.insert(value)
+            }
             self = .distinct(set)
         case (.sum(let i, let d, let sawDouble), _):
             if case .integer(let x) = value {
@@ -87,7 +91,8 @@ func keyCombinations(_ values: [Value]) -> [[Value]] {
     if !values.contains(where: { if case .set = $0 { true } else { false } }) { return [values] }
     var combinations: [[Value]] = [[]]
     for value in values {
-        let options: [Value] = if case .set(let items) = value { items.isEmpty ? [.null] : items.map(Value.string) } else { [value] }
+        let options: [Value] =
+            if case .set(let items) = value { items.isEmpty ? [.null] : items.map(Value.string) } else { [value] }
         if options.count == 1 {
             for i in combinations.indices { combinations[i].append(options[0]) }
         } else {

@@ -12,7 +12,7 @@ extension EventField {
     var isLean: Bool {
         switch self {
         case .time, .seq, .kind, .name, .onboarding, .screen, .totalScreens, .session, .profile, .placement,
-             .variation, .element, .reply, .action, .elementType:
+            .variation, .element, .reply, .action, .elementType:
             true
         case .screenCID, .eventID, .value, .label, .dwell:
             false
@@ -61,7 +61,8 @@ extension CheckedQuery {
         guard filters.allSatisfy({ ok($0) }), rowColumns.allSatisfy({ ok($0.bound) }) else { return false }
         switch reduction {
         case .count(let by): return by.allSatisfy { ok($0.bound) }
-        case .stats(let aggregates, let by, _): return aggregates.allSatisfy { ok($0.argument) } && by.allSatisfy { ok($0.bound) }
+        case .stats(let aggregates, let by, _):
+            return aggregates.allSatisfy { ok($0.argument) } && by.allSatisfy { ok($0.bound) }
         case .top(_, let key): return ok(key.bound)
         case .histogram(let value, _): return ok(value.bound)
         case .funnel(let f):
@@ -122,7 +123,9 @@ struct BlockCountPlan: Sendable {
     var filterDescription: String {
         func conditions(_ n: Int) -> String { n == 1 ? "1 condition" : "\(n) conditions" }
         var parts: [String] = []
-        if !groupFilters.isEmpty { parts.append("\(conditions(groupFilters.count)) once per (onboarding, screen) group") }
+        if !groupFilters.isEmpty {
+            parts.append("\(conditions(groupFilters.count)) once per (onboarding, screen) group")
+        }
         if time != (Int64.min, Int64.max) { parts.append("time comparisons as the time range") }
         if !eventFilters.isEmpty { parts.append("\(conditions(eventFilters.count)) on each event's time and seq") }
         return parts.joined(separator: "; ")
@@ -186,7 +189,9 @@ struct CodedCountPlan: Sendable {
             for aggregate in aggregates {
                 if aggregate.countsRows {
                     distinct.append(nil)
-                } else if aggregate.function == .countDistinct, case .event(let field)? = aggregate.argument, FieldCode.has(field) {
+                } else if aggregate.function == .countDistinct, case .event(let field)? = aggregate.argument,
+                    FieldCode.has(field)
+                {
                     distinct.append(field)
                 } else {
                     return nil
@@ -204,7 +209,8 @@ struct CodedCountPlan: Sendable {
         guard keys.count <= CodeKey.width else { return nil }
         var conjuncts: [Bound] = []
         for filter in query.filters { filter.conjuncts(into: &conjuncts) }
-        var plan = CodedCountPlan(keys: keys, distinct: distinct, filters: [], time: (Int64.min, Int64.max), filterFields: nil)
+        var plan = CodedCountPlan(
+            keys: keys, distinct: distinct, filters: [], time: (Int64.min, Int64.max), filterFields: nil)
         for conjunct in conjuncts {
             if let range = BlockCountPlan.timeRange(conjunct, now: now) {
                 plan.time = (max(plan.time.low, range.low), min(plan.time.high, range.high))

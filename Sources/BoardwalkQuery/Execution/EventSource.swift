@@ -19,8 +19,10 @@ public struct ScanRange: Hashable, Sendable, CustomStringConvertible {
     public static let allTime = Int64.min...Int64.max
 
     /// A range of one onboarding (or all of them), some screens and some times; by default the whole store.
-    public init(onboarding: String? = nil, screens: ClosedRange<Int> = ScanRange.allScreens,
-                time: ClosedRange<Int64> = ScanRange.allTime) {
+    public init(
+        onboarding: String? = nil, screens: ClosedRange<Int> = ScanRange.allScreens,
+        time: ClosedRange<Int64> = ScanRange.allTime
+    ) {
         self.onboarding = onboarding
         self.screens = screens
         self.time = time
@@ -50,7 +52,9 @@ public struct ScanRange: Hashable, Sendable, CustomStringConvertible {
         }
         let o = onboarding.map { "onboarding=\(quoted($0))" } ?? "onboarding=*"
         let s = screens == ScanRange.allScreens ? "screen=*" : "screen=[\(screens.lowerBound), \(screens.upperBound)]"
-        let t = self.time == ScanRange.allTime ? "time=*"
+        let t =
+            self.time == ScanRange.allTime
+            ? "time=*"
             : "time=[\(time(self.time.lowerBound, "-inf")), \(time(self.time.upperBound, "+inf"))]"
         return "\(o) \(s) \(t)"
     }
@@ -99,8 +103,10 @@ extension EventRow {
 
 extension EventSource {
     /// Delivers through ``scanSessions(_:_:)`` without checking `cancellation`; the executor checks it per row.
-    public func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
-                             _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
+    public func scanSessions(
+        _ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+        _ body: (String, [Row]) throws(QueryError) -> Bool
+    ) throws(QueryError) {
         try scanSessions(ranges, body)
     }
 }
@@ -125,8 +131,9 @@ public protocol EventSource {
     /// ``scanSessions(_:_:)`` in a run that can be cancelled: a source that works between deliveries (the store
     /// scans records of sessions it has not delivered yet) checks `cancellation` there and throws a `.cancelled`
     /// error about `text`. The default delivers through ``scanSessions(_:_:)``; the executor checks per row.
-    func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
-                      _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError)
+    func scanSessions(
+        _ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+        _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError)
 
     /// How the source reads sessions, for `explain` ("session index", "in memory").
     var sessionAccess: String { get }

@@ -78,12 +78,14 @@ struct Executor {
                 case .sessionEvents:
                     var none: CodedFilter? = nil
                     for (_, rows) in sessions {
-                        _ = try Executor.visit(session: rows, &sink, &ticker, &statistics, filters: filters, now: now, coded: &none)
+                        _ = try Executor.visit(
+                            session: rows, &sink, &ticker, &statistics, filters: filters, now: now, coded: &none)
                     }
                 case .events:
                     // The events in the ranges, in the order a scan of the ranges would give them.
                     for row in StoreEventSource.keyOrdered(sessions.flatMap(\.rows), in: plan.ranges) {
-                        _ = try Executor.visit(row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                        _ = try Executor.visit(
+                            row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
                     }
                 }
             }
@@ -94,8 +96,10 @@ struct Executor {
             if let store = source as? StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed {
                 if let counts = plan.blockCounts {
                     // Counts from block headers: the filters were split by the plan and are checked there.
-                    let reads = try store.countEvents(plan.ranges, counts, now: now, cancellation: cancellation,
-                                                      text: query.ast.text) { (leaf, n) throws(QueryError) in
+                    let reads = try store.countEvents(
+                        plan.ranges, counts, now: now, cancellation: cancellation,
+                        text: query.ast.text
+                    ) { (leaf, n) throws(QueryError) in
                         sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: n)
                     }
                     statistics.blocksCounted += reads.counted
@@ -105,8 +109,10 @@ struct Executor {
                 }
                 if plan.leanEvents, let coded = plan.codedCount {
                     // Counts by field codes: no row per event.
-                    statistics.eventsRead += try store.countByCodes(plan.ranges, coded, now: now,
-                                                                    cancellation: cancellation, text: query.ast.text) {
+                    statistics.eventsRead += try store.countByCodes(
+                        plan.ranges, coded, now: now,
+                        cancellation: cancellation, text: query.ast.text
+                    ) {
                         (leaf, n, distinct) throws(QueryError) in
                         if distinct.allSatisfy({ $0 == nil }) {
                             sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: n)
@@ -119,7 +125,8 @@ struct Executor {
                 if plan.leanEvents {
                     for range in plan.ranges {
                         try store.scanEventFields(range) { row throws(QueryError) in
-                            try Executor.visit(row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                            try Executor.visit(
+                                row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
                         }
                     }
                     break
@@ -131,16 +138,21 @@ struct Executor {
                 }
             }
         case .sessionEvents:
-            if plan.leanEvents, let store = source as? StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed {
+            if plan.leanEvents, let store = source as? StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed
+            {
                 // Filters on coded fields alone (not `dwell`) are evaluated once per combination of their codes.
                 var coded = CodedCountPlan.codedFields(of: filters).map { CodedFilter(filters, fields: $0, now: now) }
-                try store.scanSessionFields(plan.ranges, cancellation: cancellation, text: query.ast.text) { (_, scanned) throws(QueryError) -> Bool in
-                    try Executor.visit(session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &coded)
+                try store.scanSessionFields(plan.ranges, cancellation: cancellation, text: query.ast.text) {
+                    (_, scanned) throws(QueryError) -> Bool in
+                    try Executor.visit(
+                        session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &coded)
                 }
             } else {
                 var none: CodedFilter? = nil
-                try source.scanSessions(plan.ranges, cancellation: cancellation, text: query.ast.text) { (_, scanned) throws(QueryError) -> Bool in
-                    try Executor.visit(session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &none)
+                try source.scanSessions(plan.ranges, cancellation: cancellation, text: query.ast.text) {
+                    (_, scanned) throws(QueryError) -> Bool in
+                    try Executor.visit(
+                        session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &none)
                 }
             }
         case .sessions where query.countsEverySession && source is StoreEventSource:
@@ -153,8 +165,10 @@ struct Executor {
             let needs = FoldNeeds(query, now: now)
             let sessionFilters = SessionFilters(filters, now: now)
             var expected = 0
-            try store.foldSessions(plan.ranges, needs: needs, cancellation: cancellation, text: query.ast.text,
-                                   expecting: { expected = $0 }) { (summary, funnelKeys, events) throws(QueryError) -> Bool in
+            try store.foldSessions(
+                plan.ranges, needs: needs, cancellation: cancellation, text: query.ast.text,
+                expecting: { expected = $0 }
+            ) { (summary, funnelKeys, events) throws(QueryError) -> Bool in
                 if expected > 0 {
                     sink.expectSessions(expected)
                     expected = 0
@@ -179,9 +193,12 @@ struct Executor {
         }
         if let lengths = sink.screenFunnelLengths, lengths.lowerBound < lengths.upperBound {
             let whose = sink.screenFunnelHasBy ? "the sessions of a group of the funnel" : "the funnel's sessions"
-            statistics.notes.append(QueryError(.note, "\(whose) come from onboardings of \(lengths.lowerBound) to "
-                + "\(lengths.upperBound) screens: a session that completed a shorter one counts as not reaching the later "
-                + "steps (rule 3); `funnel by onboarding`, or `where onboarding == \"…\"`, gives each its own"))
+            statistics.notes.append(
+                QueryError(
+                    .note,
+                    "\(whose) come from onboardings of \(lengths.lowerBound) to "
+                        + "\(lengths.upperBound) screens: a session that completed a shorter one counts as not reaching the later "
+                        + "steps (rule 3); `funnel by onboarding`, or `where onboarding == \"…\"`, gives each its own"))
         }
         return applyTableStages(sink.finish())
     }
@@ -191,9 +208,11 @@ struct Executor {
     /// passed as a closure, made every access to them a dynamic exclusivity check (callgrind: +2.5 % on a
     /// full-path `top 10 value`).
     @inline(__always)
-    private static func visit<R: EventRow>(_ row: R, _ sink: inout Sink, _ ticker: inout CancellationTicker,
-                                           _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp,
-                                           listing: Bool) throws(QueryError) -> Bool {
+    private static func visit<R: EventRow>(
+        _ row: R, _ sink: inout Sink, _ ticker: inout CancellationTicker,
+        _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp,
+        listing: Bool
+    ) throws(QueryError) -> Bool {
         try ticker.tick()
         statistics.eventsRead += 1
         // A local function, not a closure value: a closure stored in a `let` escapes, and would allocate a
@@ -213,9 +232,11 @@ struct Executor {
     /// A session's event rows, in (time, seq) order, through the filters into the reduction, each with its dwell
     /// (rule 7), whatever the row type (see ``visit(_:_:_:_:filters:now:listing:)``).
     /// With `coded` (rows are then `StoreFieldsRow`s), the filters are checked through it.
-    private static func visit<R: EventRow>(session rows: [R], _ sink: inout Sink, _ ticker: inout CancellationTicker,
-                                           _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp,
-                                           coded: inout CodedFilter?) throws(QueryError) -> Bool {
+    private static func visit<R: EventRow>(
+        session rows: [R], _ sink: inout Sink, _ ticker: inout CancellationTicker,
+        _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp,
+        coded: inout CodedFilter?
+    ) throws(QueryError) -> Bool {
         try ticker.tick(rows.count)
         statistics.sessionsRead += 1
         statistics.eventsRead += rows.count
@@ -223,10 +244,15 @@ struct Executor {
         for (i, row) in rows.enumerated() {
             func leaf(_ b: Bound) -> Value {
                 guard case .event(let f) = b else { return .null }
-                if f == .dwell { if case .value(let d) = dwell[i] { return .duration(Double(d)) } else { return .null } }
+                if f == .dwell {
+                    if case .value(let d) = dwell[i] { return .duration(Double(d)) } else { return .null }
+                }
                 return row.value(f)
             }
-            let pass = if coded != nil, let lean = row as? StoreFieldsRow { coded!.passes(lean) } else { passes(filters, now, leaf) }
+            let pass =
+                if coded != nil, let lean = row as? StoreFieldsRow { coded!.passes(lean) } else {
+                    passes(filters, now, leaf)
+                }
             if pass {
                 sink.addRow(leaf, censored: dwell[i] == .censored, order: (row.time.microseconds, row.seq, ""))
             }

@@ -59,9 +59,11 @@ struct FoldNeeds {
             bounds.contains { bound in
                 bound.contains { leaf in
                     switch leaf {
-                    case .session(let field): !(SessionFold.isLean(field) || outcomes && SessionFold.isLeanWithOutcomes(field))
+                    case .session(let field):
+                        !(SessionFold.isLean(field) || outcomes && SessionFold.isLeanWithOutcomes(field))
                     // Names outside the known list are kept as strings, by full folds only.
-                    case .did(let x): !(outcomes && (EventKind(rawValue: x) != nil || AnalyticsName(rawValue: x) != nil))
+                    case .did(let x):
+                        !(outcomes && (EventKind(rawValue: x) != nil || AnalyticsName(rawValue: x) != nil))
                     case .event, .answer: true
                     default: false
                     }

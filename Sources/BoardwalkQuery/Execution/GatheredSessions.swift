@@ -22,7 +22,8 @@ struct ListedSessions {
 
 extension StoreEventSource {
     /// How ``gatherSessions(_:_:checkCancellation:_:)`` reads, for `explain`.
-    static let sessionReading = "gathered by scanning their onboardings' keys, a window of sessions at a time, when that "
+    static let sessionReading =
+        "gathered by scanning their onboardings' keys, a window of sessions at a time, when that "
         + "scans at most twice their events, else through the session index; sessions in spanning_sessions through the "
         + "index either way"
 
@@ -58,8 +59,10 @@ extension StoreEventSource {
     /// - Complexity: O(sessions listed + spanning sessions of the store) to plan; O(events of the homes × their
     ///   windows) to scan, O(events gathered × log(events per session)) to sort; memory O(sessions) and about
     ///   ``gatherBudget`` records per window (an estimate from average session lengths, not a hard bound).
-    static func gatherSessions(_ snapshot: Snapshot, _ listed: ListedSessions, checkCancellation: () throws -> Void,
-                               _ body: (StringID, UnsafeBufferPointer<EventRecord>) throws -> Bool) throws -> Bool {
+    static func gatherSessions(
+        _ snapshot: Snapshot, _ listed: ListedSessions, checkCancellation: () throws -> Void,
+        _ body: (StringID, UnsafeBufferPointer<EventRecord>) throws -> Bool
+    ) throws -> Bool {
         let ratio = gatherRatio
         let ids = listed.ids
         guard ratio > 0, !ids.isEmpty else { return false }
@@ -120,7 +123,11 @@ extension StoreEventSource {
             while high < n, events + perSession <= budget {
                 let home = homeOf[high]
                 if home >= 0, home != lastHome {
-                    if lastHome >= 0, events + Double(homes[Int(home)].inScope) * perSession > budget, events >= budget / 4 { break }
+                    if lastHome >= 0, events + Double(homes[Int(home)].inScope) * perSession > budget,
+                        events >= budget / 4
+                    {
+                        break
+                    }
                     lastHome = home
                 }
                 events += perSession
@@ -155,7 +162,8 @@ extension StoreEventSource {
                     while let record = try run.next() {
                         sinceCheck += 1
                         if sinceCheck == 1 << 16 { try checkCancellation(); sinceCheck = 0 }
-                        guard let session = try record.fields(.session).session, let i = inWindow.existingSlot(session) else { continue }
+                        guard let session = try record.fields(.session).session, let i = inWindow.existingSlot(session)
+                        else { continue }
                         records.append(record)
                         slotOf.append(windowSlots[i])
                     }
@@ -164,7 +172,8 @@ extension StoreEventSource {
             }
             let throughIndex = (low..<high).filter { indexed[$0] }.map { ids[$0] }
             if !throughIndex.isEmpty {
-                try snapshot.forEachSession(throughIndex, batchReferences: sessionBatchReferences) { id, sessionRecords in
+                try snapshot.forEachSession(throughIndex, batchReferences: sessionBatchReferences) {
+                    id, sessionRecords in
                     let slot = Int32(truncatingIfNeeded: table.existingSlot(id)! - low)
                     records.append(contentsOf: sessionRecords)
                     slotOf.append(contentsOf: repeatElement(slot, count: sessionRecords.count))
@@ -187,7 +196,9 @@ extension StoreEventSource {
             }
             for slot in low..<high {
                 session.removeAll(keepingCapacity: true)
-                for position in order[starts[slot - low]..<starts[slot - low + 1]] { session.append(records[Int(position)]) }
+                for position in order[starts[slot - low]..<starts[slot - low + 1]] {
+                    session.append(records[Int(position)])
+                }
                 // A scan delivers a session's events in key order (screen, then time); the index in (time, seq).
                 if !indexed[slot] { session.sort { ($0.timeMicroseconds, $0.seq) < ($1.timeMicroseconds, $1.seq) } }
                 guard try session.withUnsafeBufferPointer({ try body(ids[slot], $0) }) else { return true }

@@ -36,8 +36,9 @@ public struct InMemoryEventSource: EventSource, Sendable {
             let e = events[i]
             let key = Key(profile: e.profile, onboarding: e.meta?.onboardingID)
             let starts = e.payload == .analytics(.onboardingStarted) || e.payload == .onboardingLoaded
-            if let current = open[key], elapsed(from: current.last, to: e.time.microseconds) < Double(InMemoryEventSource.inactivityGap),
-               !(starts && !current.fresh)
+            if let current = open[key],
+                elapsed(from: current.last, to: e.time.microseconds) < Double(InMemoryEventSource.inactivityGap),
+                !(starts && !current.fresh)
             {
                 open[key] = (current.id, e.time.microseconds, current.fresh && starts)
             } else {
@@ -49,7 +50,11 @@ public struct InMemoryEventSource: EventSource, Sendable {
         var unplaced: [Int] = []
         var sessions: [String: [Int]] = [:]
         for i in byTime {
-            if let meta = events[i].meta { byOnboarding[meta.onboardingID, default: []].append(i) } else { unplaced.append(i) }
+            if let meta = events[i].meta {
+                byOnboarding[meta.onboardingID, default: []].append(i)
+            } else {
+                unplaced.append(i)
+            }
             sessions[events[i].session!, default: []].append(i)
         }
         for (key, list) in byOnboarding {
@@ -120,7 +125,9 @@ public struct InMemoryEventSource: EventSource, Sendable {
     /// Calls `body` with each session that has an event in `ranges`, in first-seen order, and its events in
     /// `(time, seq)` order.
     /// - Complexity: O(events in the ranges + events of those sessions).
-    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
+    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [Row]) throws(QueryError) -> Bool)
+        throws(QueryError)
+    {
         var ids: [String] = []
         var seen: Set<String> = []
         for range in ranges {

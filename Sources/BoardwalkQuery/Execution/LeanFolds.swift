@@ -132,8 +132,11 @@ final class LeanFolds {
     ///   - oneOnboarding: whether each session's events with a screen are all in one onboarding (``oneOnboarding``).
     ///   - rowScreens: with `reachTimes`, the screens whose times are kept in rows (see the type's discussion); 0
     ///     for none. Rows take 8 bytes per screen and session, whatever the session reached.
-    init(capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false, lasts: Bool = true, oneOnboarding: Bool = false,
-         rowScreens: Int = 0) {
+    init(
+        capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false, lasts: Bool = true,
+        oneOnboarding: Bool = false,
+        rowScreens: Int = 0
+    ) {
         folds = SlotStorage(capacity: capacity)
         self.reachTimes = reachTimes
         self.outcomes = outcomes
@@ -203,8 +206,9 @@ final class LeanFolds {
     /// again after every store to a fold (the compiler cannot tell the folds' memory from the instance's).
     @inline(__always)
     func add(slot: Int, _ fields: RecordFields, seq: UInt64, _ settings: Settings) throws(QueryError) {
-        try add(slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
-                onboarding: fields.onboarding, totalScreens: fields.totalScreens, settings)
+        try add(
+            slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
+            onboarding: fields.onboarding, totalScreens: fields.totalScreens, settings)
     }
 
     /// What ``add(slot:_:seq:_:)`` and ``addFollowing(slot:_:seq:_:)`` do differently by the instance's settings.
@@ -216,12 +220,16 @@ final class LeanFolds {
     }
 
     /// This instance's settings, for a scan loop to read once.
-    var settings: Settings { Settings(lasts: lasts, oneOnboarding: oneOnboarding, reachTimes: reachTimes, rowScreens: rowScreens) }
+    var settings: Settings {
+        Settings(lasts: lasts, oneOnboarding: oneOnboarding, reachTimes: reachTimes, rowScreens: rowScreens)
+    }
 
     /// ``add(slot:_:seq:_:)`` from the fields themselves.
     @inline(__always)
-    func add(slot: Int, time: Int64, seq: UInt64, screen: Int?, onboarding: StringID?, totalScreens: Int?,
-             _ settings: Settings? = nil) throws(QueryError) {
+    func add(
+        slot: Int, time: Int64, seq: UInt64, screen: Int?, onboarding: StringID?, totalScreens: Int?,
+        _ settings: Settings? = nil
+    ) throws(QueryError) {
         let settings = settings ?? self.settings
         let lasts = settings.lasts, oneOnboarding = settings.oneOnboarding, reachTimes = settings.reachTimes
         let rowScreens = settings.rowScreens, rowCapacity = self.rowCapacity
@@ -257,13 +265,16 @@ final class LeanFolds {
     /// time at this screen against this one, so only the count, the lasts and the total screens can change.
     @inline(__always)
     func addFollowing(slot: Int, _ fields: RecordFields, seq: UInt64, _ settings: Settings) {
-        addFollowing(slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
-                     totalScreens: fields.totalScreens, settings)
+        addFollowing(
+            slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
+            totalScreens: fields.totalScreens, settings)
     }
 
     /// ``addFollowing(slot:_:seq:_:)`` from the fields themselves.
     @inline(__always)
-    func addFollowing(slot: Int, time: Int64, seq: UInt64, screen: Int?, totalScreens: Int?, _ settings: Settings? = nil) {
+    func addFollowing(
+        slot: Int, time: Int64, seq: UInt64, screen: Int?, totalScreens: Int?, _ settings: Settings? = nil
+    ) {
         let f = base + slot
         f.pointee.events &+= 1
         if (settings ?? self.settings).lasts {
@@ -274,7 +285,9 @@ final class LeanFolds {
                 f.pointee.lastScreen = Int32(truncatingIfNeeded: screen)
             }
         }
-        if screen != nil, let totalScreens, totalScreens > f.pointee.totalScreens { f.pointee.totalScreens = totalScreens }
+        if screen != nil, let totalScreens, totalScreens > f.pointee.totalScreens {
+            f.pointee.totalScreens = totalScreens
+        }
     }
 
     /// Keeps the earliest time of each screen of the session at `f` (in its chain). Not inlined: with rows, a
@@ -312,7 +325,9 @@ final class LeanFolds {
 
     private func growPool() throws(QueryError) {
         guard poolCapacity < Int(Int32.max) else {
-            throw QueryError(.source, "the query's sessions reached more than \(Int32.max) (session, screen) pairs, more than one fold holds")
+            throw QueryError(
+                .source,
+                "the query's sessions reached more than \(Int32.max) (session, screen) pairs, more than one fold holds")
         }
         let bigger = min(poolCapacity * 2, Int(Int32.max))
         let grown = UnsafeMutablePointer<ScreenTime>.allocate(capacity: bigger)
@@ -356,8 +371,10 @@ final class LeanFolds {
     /// The summary of the session at `slot`: the fields a lean fold reads are those
     /// ``SessionFold/summary(name:strings:needs:reachBuffer:)`` gives for the same events; the others keep their
     /// initial values (nothing reads them, see ``FoldNeeds/lean``).
-    func summary(slot: Int, name: String, strings: SnapshotStrings, needs: FoldNeeds,
-                 reachBuffer: inout [Int64]) -> SessionSummary {
+    func summary(
+        slot: Int, name: String, strings: SnapshotStrings, needs: FoldNeeds,
+        reachBuffer: inout [Int64]
+    ) -> SessionSummary {
         let f = base + slot  // read in place: a copy of the fold is a 128-byte memcpy call
         let s = SessionSummary(id: name)
         guard f.pointee.events > 0 else { return s }
@@ -385,7 +402,9 @@ final class LeanFolds {
             s.reachTimes = SessionFold.reachTimes(furthest: Int(f.pointee.furthest), buffer: &reachBuffer) { earliest in
                 // The row's screens, then the chain's. Every screen of the chain is at most `furthest` (checked all
                 // the same: `earliest` is raw memory); each appears once.
-                for screen in 0..<min(rowScreens, Int(f.pointee.furthest) + 1) { earliest[screen] = rows[screen * rowCapacity] }
+                for screen in 0..<min(rowScreens, Int(f.pointee.furthest) + 1) {
+                    earliest[screen] = rows[screen * rowCapacity]
+                }
                 let furthest = f.pointee.furthest
                 if f.pointee.headScreen >= 0 && f.pointee.headScreen <= furthest {
                     earliest[Int(f.pointee.headScreen)] = min(earliest[Int(f.pointee.headScreen)], f.pointee.headTime)

@@ -135,10 +135,13 @@ struct Plan: Sendable {
             // Dwell is computed from the session's rows (kind, name, screen and time: lean fields).
             plan.leanEvents = query.readsOnly { $0.isLean || $0 == .dwell }
         }
-        guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true, sessions?.isEmpty != true
+        guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true,
+            sessions?.isEmpty != true
         else { return plan }
         let keys: [String?] = onboardings.map { $0.sorted().map(Optional.some) } ?? [nil]
-        plan.ranges = keys.map { ScanRange(onboarding: $0, screens: screens.low...screens.high, time: time.low...time.high) }
+        plan.ranges = keys.map {
+            ScanRange(onboarding: $0, screens: screens.low...screens.high, time: time.low...time.high)
+        }
         return plan
     }
 
@@ -147,7 +150,9 @@ struct Plan: Sendable {
     /// (Kelvin sign), U+037E (Greek question mark) and U+1FEF (Greek varia) decompose to. Session ids (UUIDs and
     /// the like) are.
     static func hasOneSpelling(_ name: String) -> Bool {
-        name.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "K") && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "`") }
+        name.utf8.allSatisfy {
+            $0 < 0x80 && $0 != UInt8(ascii: "K") && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "`")
+        }
     }
 
     /// Integer bounds `low...high` of the integers `x` with `x op v`.
@@ -157,8 +162,12 @@ struct Plan: Sendable {
     }
 
     private static func bounds64(_ op: BinaryOperator, _ v: Double, exact: Int64?) -> (Int64, Int64) {
-        func floorI(_ d: Double) -> Int64 { exact ?? (d.magnitude < 9e18 ? Int64(d.rounded(.down)) : (d < 0 ? .min : .max)) }
-        func ceilI(_ d: Double) -> Int64 { exact ?? (d.magnitude < 9e18 ? Int64(d.rounded(.up)) : (d < 0 ? .min : .max)) }
+        func floorI(_ d: Double) -> Int64 {
+            exact ?? (d.magnitude < 9e18 ? Int64(d.rounded(.down)) : (d < 0 ? .min : .max))
+        }
+        func ceilI(_ d: Double) -> Int64 {
+            exact ?? (d.magnitude < 9e18 ? Int64(d.rounded(.up)) : (d < 0 ? .min : .max))
+        }
         switch op {
         case .equal: return ceilI(v) == floorI(v) ? (floorI(v), floorI(v)) : (1, 0)
         case .greaterEqual: return (ceilI(v), .max)
@@ -174,43 +183,62 @@ struct Plan: Sendable {
         var lines: [String] = []
         if let names = sessions, source is StoreEventSource {
             let named = names.count == 1 ? "session `\(names[0])`" : "\(names.count) sessions"
-            lines.append("read: the \(named) named by the filters, through the store's session index (the names looked up "
-                + "in the dictionary, then each session's events, whole)"
-                + (access == .events ? "; the events in the ranges, in key order" : ""))
+            lines.append(
+                "read: the \(named) named by the filters, through the store's session index (the names looked up "
+                    + "in the dictionary, then each session's events, whole)"
+                    + (access == .events ? "; the events in the ranges, in key order" : ""))
         } else {
             switch access {
-            case .events where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && blockCounts != nil:
-                lines.append("read: event blocks' keys and headers (onboarding, screen, first time; count, time span), no record "
-                    + "decoded: blocks inside the time range counted from their headers, blocks it cuts read for their events' times")
-            case .events where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents:
-                lines.append("read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, "
-                    + "event_id, value or label read)" + (codedCount == nil ? "" : ", counted by field codes"))
+            case .events
+            where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && blockCounts != nil:
+                lines.append(
+                    "read: event blocks' keys and headers (onboarding, screen, first time; count, time span), no record "
+                        + "decoded: blocks inside the time range counted from their headers, blocks it cuts read for their events' times"
+                )
+            case .events
+            where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents:
+                lines.append(
+                    "read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, "
+                        + "event_id, value or label read)" + (codedCount == nil ? "" : ", counted by field codes"))
             case .events: lines.append("read: event keys (onboarding, screen, time, seq)")
             case .sessions where source is StoreEventSource && query.countsEverySession:
                 lines.append("read: the store's count of distinct sessions (meta), no event")
-            case .sessions where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
+            case .sessions
+            where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
                 && !query.needsSessionRows:
                 lines.append("read: every event once in key order, folded into per-session summaries in memory")
-            case .sessions where source is StoreEventSource && !ranges.isEmpty && !query.needsSessionRows
-                && ranges.allSatisfy({ $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime }):
-                lines.append("read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
-                    + "onboarding's keys, folded per session in memory (the sessions listed in spanning_sessions, with events "
-                    + "in another onboarding or without a position, through the store's session index)")
-            case .sessions where source is StoreEventSource && !query.needsSessionRows && StoreEventSource.sinceStart(ranges) != nil:
-                lines.append("read: the sessions whose first event stored in the onboarding is at or after the range's start "
-                    + "(onboarding_sessions); their events from that time on by a scan of the keys, folded per session in "
-                    + "memory; the batches stored since the earliest event met, for events before that time that came in later "
-                    + "(their sessions started before it and are dropped); sessions in spanning_sessions through the store's "
-                    + "session index")
+            case .sessions
+            where source is StoreEventSource && !ranges.isEmpty && !query.needsSessionRows
+                && ranges.allSatisfy({
+                    $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime
+                }):
+                lines.append(
+                    "read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
+                        + "onboarding's keys, folded per session in memory (the sessions listed in spanning_sessions, with events "
+                        + "in another onboarding or without a position, through the store's session index)")
+            case .sessions
+            where source is StoreEventSource && !query.needsSessionRows && StoreEventSource.sinceStart(ranges) != nil:
+                lines.append(
+                    "read: the sessions whose first event stored in the onboarding is at or after the range's start "
+                        + "(onboarding_sessions); their events from that time on by a scan of the keys, folded per session in "
+                        + "memory; the batches stored since the earliest event met, for events before that time that came in later "
+                        + "(their sessions started before it and are dropped); sessions in spanning_sessions through the store's "
+                        + "session index")
             case .sessions where source is StoreEventSource:
                 lines.append("read: sessions with events in the ranges, " + StoreEventSource.sessionReading)
-            case .sessions: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
+            case .sessions:
+                lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
             case .sessionEvents where source is StoreEventSource:
-                lines.append("read: sessions with events in the ranges, all their events (dwell needs each event's session), "
-                    + StoreEventSource.sessionReading
-                    + (leanEvents && StoreEventSource.readsOnlyWhatEventQueriesNeed
-                       ? "; each record's leading fields only (no screen_cid, event_id, value or label read)" : ""))
-            case .sessionEvents: lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess) (dwell needs each event's session)")
+                lines.append(
+                    "read: sessions with events in the ranges, all their events (dwell needs each event's session), "
+                        + StoreEventSource.sessionReading
+                        + (leanEvents && StoreEventSource.readsOnlyWhatEventQueriesNeed
+                            ? "; each record's leading fields only (no screen_cid, event_id, value or label read)" : "")
+                )
+            case .sessionEvents:
+                lines.append(
+                    "read: sessions with events in the ranges, through the \(source.sessionAccess) (dwell needs each event's session)"
+                )
             }
         }
         if ranges.isEmpty { lines.append("  no ranges: the filters match nothing") }
@@ -219,37 +247,50 @@ struct Plan: Sendable {
         let stages = "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s")"
         if sessions != nil, source is StoreEventSource {
             lines.append("filter: \(stages), checked on every row read")
-        } else if let counts = blockCounts, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed, filterCount > 0 {
+        } else if let counts = blockCounts, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed,
+            filterCount > 0
+        {
             lines.append("filter: \(stages), \(counts.filterDescription)")
-        } else if let coded = codedCount, leanEvents, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed,
-                  filterCount > 0 {
+        } else if let coded = codedCount, leanEvents, source is StoreEventSource,
+            StoreEventSource.readsOnlyWhatEventQueriesNeed,
+            filterCount > 0
+        {
             let timed = coded.time != (Int64.min, Int64.max)
             var parts: [String] = timed ? ["time comparisons as the scan's time range"] : []
             let what = timed ? "the rest" : "checked"
             if let fields = coded.filterFields, !coded.filters.isEmpty {
-                parts.append("\(timed ? "the rest checked" : "checked") once per combination of the codes of "
-                    + fields.map(\.rawValue).joined(separator: ", ") + " (at most 65 536 kept, then on every row)")
+                parts.append(
+                    "\(timed ? "the rest checked" : "checked") once per combination of the codes of "
+                        + fields.map(\.rawValue).joined(separator: ", ") + " (at most 65 536 kept, then on every row)")
             } else if !coded.filters.isEmpty {
                 parts.append("\(what == "checked" ? "checked" : "the rest checked") on every row read")
             }
             lines.append("filter: \(stages), " + parts.joined(separator: "; "))
-        } else if access == .sessionEvents, leanEvents, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed,
-                  filterCount > 0, let fields = CodedCountPlan.codedFields(of: query.filters) {
-            lines.append("filter: \(stages), checked once per combination of the codes of "
-                + fields.map(\.rawValue).joined(separator: ", ") + " (at most 65 536 kept, then on every row)")
+        } else if access == .sessionEvents, leanEvents, source is StoreEventSource,
+            StoreEventSource.readsOnlyWhatEventQueriesNeed,
+            filterCount > 0, let fields = CodedCountPlan.codedFields(of: query.filters)
+        {
+            lines.append(
+                "filter: \(stages), checked once per combination of the codes of "
+                    + fields.map(\.rawValue).joined(separator: ", ") + " (at most 65 536 kept, then on every row)")
         } else {
-            lines.append("filter: \(filterCount == 0 ? "none" : "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s"), checked on every row read")")
+            lines.append(
+                "filter: \(filterCount == 0 ? "none" : "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s"), checked on every row read")"
+            )
         }
-        let reduction: String = switch query.reduction {
-        case .count(let by): by.isEmpty ? "count" : "count by \(by.map(\.name).joined(separator: ", "))"
-        case .stats(let aggregates, let by, _):
-            "stats \(aggregates.map(\.name).joined(separator: ", "))" + (by.isEmpty ? "" : " by \(by.map(\.name).joined(separator: ", "))")
-        case .top(let n, let key): "top \(n) \(key.name)"
-        case .histogram(let value, let step):
-            "histogram of \(value.name), step \(Value.tableText(value.type == .duration ? .duration(step) : .number(step)))"
-        case .funnel(let f): f.steps.isEmpty ? "screen funnel" : "funnel of \(f.steps.count) steps, mode \(f.mode.rawValue)"
-        case nil: "list rows"
-        }
+        let reduction: String =
+            switch query.reduction {
+            case .count(let by): by.isEmpty ? "count" : "count by \(by.map(\.name).joined(separator: ", "))"
+            case .stats(let aggregates, let by, _):
+                "stats \(aggregates.map(\.name).joined(separator: ", "))"
+                    + (by.isEmpty ? "" : " by \(by.map(\.name).joined(separator: ", "))")
+            case .top(let n, let key): "top \(n) \(key.name)"
+            case .histogram(let value, let step):
+                "histogram of \(value.name), step \(Value.tableText(value.type == .duration ? .duration(step) : .number(step)))"
+            case .funnel(let f):
+                f.steps.isEmpty ? "screen funnel" : "funnel of \(f.steps.count) steps, mode \(f.mode.rawValue)"
+            case nil: "list rows"
+            }
         lines.append("reduce: \(reduction)")
         if !query.tableStages.isEmpty { lines.append("then: \(query.tableStages.count) table stage(s)") }
         return lines.joined(separator: "\n")

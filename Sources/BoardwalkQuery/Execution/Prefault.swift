@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Maps the pages of a fresh allocation that is about to be written whole, in one `madvise(MADV_POPULATE_WRITE)`
@@ -16,12 +16,12 @@ import Glibc
 @inline(__always)
 func prefault(_ start: UnsafeMutableRawPointer, byteCount: Int) {
     #if os(Linux)
-    guard byteCount >= 64 << 10 else { return }
-    let page = 4096
-    let first = (UInt(bitPattern: start) + UInt(page - 1)) & ~UInt(page - 1)
-    let end = (UInt(bitPattern: start) + UInt(byteCount)) & ~UInt(page - 1)
-    guard end > first, let pointer = UnsafeMutableRawPointer(bitPattern: first) else { return }
-    // MADV_POPULATE_WRITE (23, Linux 5.14): not in every Glibc module map.
-    _ = madvise(pointer, Int(end - first), 23)
+        guard byteCount >= 64 << 10 else { return }
+        let page = 4096
+        let first = (UInt(bitPattern: start) + UInt(page - 1)) & ~UInt(page - 1)
+        let end = (UInt(bitPattern: start) + UInt(byteCount)) & ~UInt(page - 1)
+        guard end > first, let pointer = UnsafeMutableRawPointer(bitPattern: first) else { return }
+        // MADV_POPULATE_WRITE (23, Linux 5.14): not in every Glibc module map.
+        _ = madvise(pointer, Int(end - first), 23)
     #endif
 }

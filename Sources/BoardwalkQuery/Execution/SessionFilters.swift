@@ -34,7 +34,7 @@ struct SessionFilters {
     private static func conjunct(_ filter: Bound) -> Conjunct {
         switch filter {
         case .compare(let op, .session(.onboarding), .literal(.string(let s))),
-             .compare(let op, .literal(.string(let s)), .session(.onboarding)):
+            .compare(let op, .literal(.string(let s)), .session(.onboarding)):
             if op == .equal { return .onboardingIs(s, negated: false) }
             if op == .notEqual { return .onboardingIs(s, negated: true) }
         case .member(.session(.onboarding), let items, let negated):

@@ -51,7 +51,8 @@ struct SessionFold {
     /// instantiate than a query on one onboarding spends per thousand events.
     static func isLean(_ field: SessionField) -> Bool {
         switch field {
-        case .session, .onboarding, .started, .ended, .duration, .events, .furthestScreen, .lastScreen, .totalScreens: true
+        case .session, .onboarding, .started, .ended, .duration, .events, .furthestScreen, .lastScreen, .totalScreens:
+            true
         case .profile, .placement, .variation, .completed, .paywall, .closed, .emailCollected, .exit: false
         }
     }
@@ -76,8 +77,10 @@ struct SessionFold {
     /// screen funnel's breakdown columns need (for state updates, and for a session's first event with a
     /// screen index).
     @inline(__always)
-    mutating func add<Fields: FoldFields, E: Error>(_ r: Fields, seq: UInt64, full: () throws(E) -> EventView,
-                                                   strings: SnapshotStrings, needs: FoldNeeds) throws(E) {
+    mutating func add<Fields: FoldFields, E: Error>(
+        _ r: Fields, seq: UInt64, full: () throws(E) -> EventView,
+        strings: SnapshotStrings, needs: FoldNeeds
+    ) throws(E) {
         let at = OrderKey(time: r.time.microseconds, seq: seq)
         if at < first { first = at }
         if last < at { last = at }
@@ -90,8 +93,9 @@ struct SessionFold {
                 firstScreenAt = at
                 onboarding = r.onboarding ?? 0
                 if !needs.funnelBy.isEmpty {
-                    funnelKeys = FunnelMatcher.values(of: needs.funnelBy, on: StoreEventRow(view: try full(), strings: strings),
-                                                      now: needs.now)
+                    funnelKeys = FunnelMatcher.values(
+                        of: needs.funnelBy, on: StoreEventRow(view: try full(), strings: strings),
+                        now: needs.now)
                 }
             }
             if lastScreenAt < at { lastScreenAt = at; lastScreen = screen }
@@ -158,7 +162,9 @@ struct SessionFold {
     /// each screen's to its earliest event there; the result shares `buffer`'s storage.
     /// `earliest` works on the buffer's memory (an array's `append` and subscript checked capacity and uniqueness per
     /// element: callgrind, a median onboarding's screen funnel spent 3 % of its instructions here).
-    static func reachTimes(furthest: Int, buffer: inout [Int64], earliest: (UnsafeMutableBufferPointer<Int64>) -> Void) -> [Int64] {
+    static func reachTimes(furthest: Int, buffer: inout [Int64], earliest: (UnsafeMutableBufferPointer<Int64>) -> Void)
+        -> [Int64]
+    {
         // Resized only when the count changes (consecutive sessions often reach the same screen): emptying and
         // refilling the array cost about 190 instructions per session.
         let count = furthest + 1
@@ -188,8 +194,10 @@ struct SessionFold {
     /// ``summary(name:strings:needs:)`` with the reach times built in `reachBuffer`, which the summary then shares:
     /// a caller that drops each summary before the next keeps reusing one allocation (each new array costs a
     /// generic metadata lookup in the standard library, about 500 instructions).
-    func summary(name: String, strings: SnapshotStrings, needs: FoldNeeds,
-                 reachBuffer: inout [Int64]) -> SessionSummary {
+    func summary(
+        name: String, strings: SnapshotStrings, needs: FoldNeeds,
+        reachBuffer: inout [Int64]
+    ) -> SessionSummary {
         let s = SessionSummary(id: name)
         guard events > 0 else { return s }
         if needs.profile, profileAt != .highest { s.profile = strings.string(profile) }
@@ -206,7 +214,8 @@ struct SessionFold {
         }
         if needs.reachTimes, furthest >= 0 {
             s.reachTimes = SessionFold.reachTimes(furthest: furthest, buffer: &reachBuffer) { earliest in
-                for (screen, time) in screenTimes where screen >= 0 && screen <= furthest && time < earliest[Int(screen)] {
+                for (screen, time) in screenTimes
+                where screen >= 0 && screen <= furthest && time < earliest[Int(screen)] {
                     earliest[Int(screen)] = time
                 }
             }

@@ -58,7 +58,8 @@ struct Sink {
         var span = plainLengthMix?.mixedLengths
         for mix in lengthMix.values {
             guard let lengths = mix.mixedLengths else { continue }
-            span = span.map { min($0.lowerBound, lengths.lowerBound)...max($0.upperBound, lengths.upperBound) } ?? lengths
+            span =
+                span.map { min($0.lowerBound, lengths.lowerBound)...max($0.upperBound, lengths.upperBound) } ?? lengths
         }
         return span
     }
@@ -87,7 +88,11 @@ struct Sink {
         self.query = query
         self.now = now
         listTop = query.listTop
-        if case .funnel(let f) = query.reduction, !f.steps.isEmpty { matcher = FunnelMatcher(funnel: f, now: now) } else { matcher = nil }
+        if case .funnel(let f) = query.reduction, !f.steps.isEmpty {
+            matcher = FunnelMatcher(funnel: f, now: now)
+        } else {
+            matcher = nil
+        }
         screenFunnelHasBy = if case .funnel(let f) = query.reduction { !f.by.isEmpty } else { false }
         listLimit = query.listLimit
     }
@@ -117,12 +122,14 @@ struct Sink {
         case .histogram(let value, let step):
             // A censored dwell has no value and no bucket: it is counted beside them (rule 7).
             if censored { histogramCensored += weight }
-            guard let x = value.bound.evaluate(now: now, leaf).numeric, let bucket = HistogramBucket.start(of: x, step: step)
+            guard let x = value.bound.evaluate(now: now, leaf).numeric,
+                let bucket = HistogramBucket.start(of: x, step: step)
             else { return }
             let key: Value = value.type == .duration ? .duration(bucket) : .number(bucket)
             counts[[key], default: 0] += weight
         case .stats(let aggregates, let by, _):
-            precondition(weight == 1 || aggregates.allSatisfy(\.countsRows), "a weighted row of stats other than count()")
+            precondition(
+                weight == 1 || aggregates.allSatisfy(\.countsRows), "a weighted row of stats other than count()")
             // Keys and arguments in reused buffers, and one hash lookup per group the row falls in: an array per
             // row and a lookup per aggregate cost a quarter of a dwell query.
             keyBuffer.removeAll(keepingCapacity: true)
@@ -147,7 +154,8 @@ struct Sink {
                 // row kept is dropped before its other columns are read.
                 if let last = topThreshold {
                     let keys = top.keys.map { query.rowColumns[$0.column].bound.evaluate(now: now, leaf) }
-                    let before = Sink.sortsBefore(keys, last.keys, top.keys.indices.map { ($0, top.keys[$0].descending) })
+                    let before = Sink.sortsBefore(
+                        keys, last.keys, top.keys.indices.map { ($0, top.keys[$0].descending) })
                     if !(before ?? (order < last.order)) { return }
                 }
                 listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
@@ -198,7 +206,9 @@ struct Sink {
             for i in aggregates.indices { stats.values[index].states[i].add(aggregates[i].function, argumentBuffer[i]) }
         } else {
             for i in aggregates.indices {
-                if case .count(let n) = stats.values[index].states[i] { stats.values[index].states[i] = .count(n + weight) }
+                if case .count(let n) = stats.values[index].states[i] {
+                    stats.values[index].states[i] = .count(n + weight)
+                }
             }
         }
         if censored { stats.values[index].censored += weight }
@@ -211,7 +221,8 @@ struct Sink {
         guard case .stats(let aggregates, let by, _) = query.reduction else { return }
         keyBuffer.removeAll(keepingCapacity: true)
         for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
-        precondition(!keyBuffer.contains(where: \.isSet) && distinct.count == aggregates.count, "not a coded stats group")
+        precondition(
+            !keyBuffer.contains(where: \.isSet) && distinct.count == aggregates.count, "not a coded stats group")
         if stats[keyBuffer] == nil { stats[keyBuffer] = (aggregates.map { AggregateState($0.function) }, 0) }
         let index = stats.index(forKey: keyBuffer)!
         for i in aggregates.indices {
@@ -244,10 +255,13 @@ struct Sink {
         let n = funnel.steps.count
         let keys: [[Value]] = funnel.by.isEmpty ? [[]] : firstStepKeys.map { keyCombinations($0) } ?? []
         for key in keys {
-            if customFunnel[key] == nil { customFunnel[key] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
+            if customFunnel[key] == nil {
+                customFunnel[key] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n))
+            }
             for k in 0..<progress.level {
                 customFunnel[key]!.reached[k] += 1
-                customFunnel[key]!.times[k].append(elapsed(from: progress.times[0].microseconds, to: progress.times[k].microseconds))
+                customFunnel[key]!.times[k].append(
+                    elapsed(from: progress.times[0].microseconds, to: progress.times[k].microseconds))
             }
         }
     }
@@ -268,7 +282,11 @@ struct Sink {
         let reachTimes = summary.reachTimes  // one access to the class's property, not one per step
         if !screenFunnelHasBy {
             if let total = summary.totalScreens {
-                if plainLengthMix == nil { plainLengthMix = LengthMix(total, summary.onboarding) } else { plainLengthMix!.add(total, summary.onboarding) }
+                if plainLengthMix == nil {
+                    plainLengthMix = LengthMix(total, summary.onboarding)
+                } else {
+                    plainLengthMix!.add(total, summary.onboarding)
+                }
             }
             let group = plainScreenFunnel ?? ScreenStepTimes()
             plainScreenFunnel = group
@@ -278,7 +296,11 @@ struct Sink {
         let keys = keyCombinations(firstScreenKeys)
         for key in keys {
             if let total = summary.totalScreens {
-                if lengthMix[key] == nil { lengthMix[key] = LengthMix(total, summary.onboarding) } else { lengthMix[key]!.add(total, summary.onboarding) }
+                if lengthMix[key] == nil {
+                    lengthMix[key] = LengthMix(total, summary.onboarding)
+                } else {
+                    lengthMix[key]!.add(total, summary.onboarding)
+                }
             }
             // One lookup per session, then the entry is mutated in place through its index.
             var index = screenFunnel.index(forKey: key)
@@ -304,7 +326,9 @@ struct Sink {
         switch query.reduction {
         case .count(let by):
             if by.isEmpty { return ResultTable(columns: columns, rows: [[.integer(Int64(counts[[]] ?? 0))]]) }
-            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { keyOrder($0, $1, columns: by.count) }
+            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted {
+                keyOrder($0, $1, columns: by.count)
+            }
             return ResultTable(columns: columns, rows: rows)
         case .top(let n, _):
             let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { a, b in
@@ -338,15 +362,18 @@ struct Sink {
             let byCount = funnel.by.count
             if funnel.steps.isEmpty {
                 // Without `by`, the one group is kept outside the dictionary (none when no session was added).
-                let groups: [(key: [Value], entry: (steps: Int, reached: [Int], times: [[Double]]))] = if byCount == 0 {
-                    plainScreenFunnel.map { group in
-                        let reached = group.reached
-                        return [([], (screenCount, reached, group.takeTimes()))]
+                let groups: [(key: [Value], entry: (steps: Int, reached: [Int], times: [[Double]]))] =
+                    if byCount == 0 {
+                        plainScreenFunnel.map { group in
+                            let reached = group.reached
+                            return [([], (screenCount, reached, group.takeTimes()))]
+                        }
+                            ?? (screenCount > 0 ? [([], (screenCount, [], []))] : [])
+                    } else {
+                        screenFunnel.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }).map {
+                            ($0, screenFunnel[$0]!)
+                        }
                     }
-                        ?? (screenCount > 0 ? [([], (screenCount, [], []))] : [])
-                } else {
-                    screenFunnel.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }).map { ($0, screenFunnel[$0]!) }
-                }
                 for (key, entry) in groups {
                     // Without `by`, the steps of every session in scope; with it, each group's own (rule 3: up to
                     // the screens of its onboarding), so a group is not shown dropping off at screens it lacks.
@@ -365,7 +392,9 @@ struct Sink {
             } else {
                 let n = funnel.steps.count
                 var groups = customFunnel
-                if byCount == 0, groups.isEmpty { groups[[]] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n)) }
+                if byCount == 0, groups.isEmpty {
+                    groups[[]] = ([Int](repeating: 0, count: n), [[Double]](repeating: [], count: n))
+                }
                 for key in groups.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }) {
                     let entry = groups[key]!
                     for k in 0..<n {

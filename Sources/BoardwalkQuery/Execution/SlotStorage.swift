@@ -14,9 +14,11 @@ final class SlotStorage<Element> {
     }
 
     private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<Element> {
-        UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<Element>.stride,
-                                         alignment: max(64, MemoryLayout<Element>.alignment))
-            .bindMemory(to: Element.self, capacity: capacity)
+        UnsafeMutableRawPointer.allocate(
+            byteCount: capacity * MemoryLayout<Element>.stride,
+            alignment: max(64, MemoryLayout<Element>.alignment)
+        )
+        .bindMemory(to: Element.self, capacity: capacity)
     }
 
     deinit {

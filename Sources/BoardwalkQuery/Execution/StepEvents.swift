@@ -118,8 +118,10 @@ extension SessionFold {
     /// Keeps the event at `at` if it matches a step of `tests`; `full` decodes the whole event, which only steps
     /// with a predicate and the funnel's breakdown need.
     @inline(__always)
-    mutating func noteSteps<Fields: FoldFields, E: Error>(_ r: Fields, at: OrderKey, tests: StepTests, full: () throws(E) -> EventView,
-                                                         strings: SnapshotStrings) throws(E) {
+    mutating func noteSteps<Fields: FoldFields, E: Error>(
+        _ r: Fields, at: OrderKey, tests: StepTests, full: () throws(E) -> EventView,
+        strings: SnapshotStrings
+    ) throws(E) {
         let candidates = tests.candidates(kind: r.kind, name: r.analyticsName, strings: strings)
         let ignored = tests.strict && tests.ignores(kind: r.kind, name: r.analyticsName, strings: strings)
         guard candidates != 0 else {
@@ -137,7 +139,8 @@ extension SessionFold {
         }
         let event = StoreEventRow(view: try full(), strings: strings)
         var mask = candidates & ~tests.predicated
-        for k in 0..<tests.count where candidates & tests.predicated & (1 << UInt64(k)) != 0 && tests.matcher.matches(event, step: k) {
+        for k in 0..<tests.count
+        where candidates & tests.predicated & (1 << UInt64(k)) != 0 && tests.matcher.matches(event, step: k) {
             mask |= 1 << UInt64(k)
         }
         guard mask != 0 else {

@@ -17,9 +17,11 @@ extension StoreEventSource {
     /// distinct values of its field (absent left out, rule 11); nil for `count()`. Values, not codes, are what is
     /// distinct: two codes can name one value (an unknown analytics name that spells a known one, an element id of
     /// the empty string and no element).
-    func countByCodes(_ ranges: [ScanRange], _ plan: CodedCountPlan, now: Timestamp,
-                      cancellation: CancellationFlag?, text: String,
-                      _ body: ((Bound) -> Value, Int, [Set<Value>?]) throws(QueryError) -> Void) throws(QueryError) -> Int {
+    func countByCodes(
+        _ ranges: [ScanRange], _ plan: CodedCountPlan, now: Timestamp,
+        cancellation: CancellationFlag?, text: String,
+        _ body: ((Bound) -> Value, Int, [Set<Value>?]) throws(QueryError) -> Void
+    ) throws(QueryError) -> Int {
         var read = 0
         try reading { snapshot in
             let strings = SnapshotStrings(snapshot)
@@ -75,8 +77,10 @@ private struct CodedCountScan {
         var distinct: [CodeSet]
     }
 
-    init(plan: CodedCountPlan, now: Timestamp, strings: SnapshotStrings, cancellation: CancellationFlag?,
-         text: String) {
+    init(
+        plan: CodedCountPlan, now: Timestamp, strings: SnapshotStrings, cancellation: CancellationFlag?,
+        text: String
+    ) {
         keys = plan.keys
         distinctFields = plan.distinct.compactMap { $0 }
         filter = CodedFilter(plan.filters, fields: plan.filterFields, now: now)

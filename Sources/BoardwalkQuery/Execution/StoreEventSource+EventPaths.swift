@@ -26,8 +26,10 @@ extension StoreEventSource {
     /// included) when neither onboarding nor screens narrow it, or else every onboarding in turn with the screen
     /// range (a screen range excludes events without a position). Stops when `body` returns false; returns false
     /// then.
-    static func forEachOnboarding(_ snapshot: Snapshot, _ range: ScanRange,
-                                  _ body: (StringID?, ClosedRange<Int>?) throws -> Bool) throws -> Bool {
+    static func forEachOnboarding(
+        _ snapshot: Snapshot, _ range: ScanRange,
+        _ body: (StringID?, ClosedRange<Int>?) throws -> Bool
+    ) throws -> Bool {
         let screens: ClosedRange<Int>? = range.screens == ScanRange.allScreens ? nil : range.screens
         if let onboarding = range.onboarding {
             guard let id = try onboardingID(snapshot, onboarding) else { return true }
@@ -51,8 +53,10 @@ extension StoreEventSource {
     /// reads a block alone in its part of the file with `pread` rather than a page fault. The whole store is read
     /// merged either way: its blocks fill the windows of the map, which faults then read sixteen pages at a time.
     @discardableResult
-    static func forEachRun(_ snapshot: Snapshot, _ range: ScanRange, unordered: Bool = false,
-                           _ body: (inout EventRun) throws -> Bool) throws -> Bool {
+    static func forEachRun(
+        _ snapshot: Snapshot, _ range: ScanRange, unordered: Bool = false,
+        _ body: (inout EventRun) throws -> Bool
+    ) throws -> Bool {
         let time = storeTimeRange(range.time)
         return try forEachOnboarding(snapshot, range) { onboarding, screens in
             var going = true
@@ -69,7 +73,6 @@ extension StoreEventSource {
         }
     }
 
-
     /// ``scanEvents(_:_:)`` for queries that read only ``EventField/isLean`` fields: each record is read through
     /// `RecordFields` (its leading fields, without decoding or validating the rest) instead of a full view.
     ///
@@ -80,7 +83,8 @@ extension StoreEventSource {
             let strings = SnapshotStrings(snapshot)
             try StoreEventSource.forEachRun(snapshot, range) { run in
                 while let record = try run.next() {
-                    guard try body(StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings)) else {
+                    guard try body(StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings))
+                    else {
                         return false
                     }
                 }
@@ -108,8 +112,10 @@ extension StoreEventSource {
     /// all, a block read for its times is checked as far as its deltas (as ``Snapshot/forEachBlock`` says).
     /// - Complexity: O(log N) per group in the ranges plus O(1) per block inside the time range, plus O(events)
     ///   of the blocks the range cuts (or of every block when per-event conditions remain).
-    func countEvents(_ ranges: [ScanRange], _ plan: BlockCountPlan, now: Timestamp, cancellation: CancellationFlag?,
-                     text: String, _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void) throws(QueryError) -> BlockReads {
+    func countEvents(
+        _ ranges: [ScanRange], _ plan: BlockCountPlan, now: Timestamp, cancellation: CancellationFlag?,
+        text: String, _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void
+    ) throws(QueryError) -> BlockReads {
         var reads = BlockReads()
         guard plan.time.low <= plan.time.high else { return reads }
         try reading { snapshot in

@@ -17,9 +17,11 @@ extension StoreEventSource {
     /// `expecting` is told, before the first delivery when it is known, how many sessions at most will be delivered
     /// (a hint: buffers sized to it grow no more, and copying a growing buffer touches fresh pages, each a page fault
     /// in a new process).
-    func foldSessions(_ ranges: [ScanRange], needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
-                      expecting: (Int) -> Void = { _ in },
-                      _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool) throws(QueryError) {
+    func foldSessions(
+        _ ranges: [ScanRange], needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
+        expecting: (Int) -> Void = { _ in },
+        _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
+    ) throws(QueryError) {
         try reading { snapshot in
             let strings = SnapshotStrings(snapshot)
             func name(_ id: StringID) throws(QueryError) -> String {
@@ -38,9 +40,11 @@ extension StoreEventSource {
                 // All the scan's mutable state in one struct, mutated through one access per event (state spread
                 // over captured variables cost a dynamic exclusivity check per event).
                 // Reach times in rows need the onboardings' screen counts (one short read per onboarding).
-                let screens = needs.reachTimes ? (try snapshot.onboardings()).reduce(0) { max($0, $1.maxTotalScreens) } : 0
-                var scan = WholeStoreScan(capacity: expected, events: stats?.events ?? 0, screens: screens, needs: needs,
-                                          cancellation: cancellation, text: text)
+                let screens =
+                    needs.reachTimes ? (try snapshot.onboardings()).reduce(0) { max($0, $1.maxTotalScreens) } : 0
+                var scan = WholeStoreScan(
+                    capacity: expected, events: stats?.events ?? 0, screens: screens, needs: needs,
+                    cancellation: cancellation, text: text)
                 needs.stepTests?.limit(sessions: expected, events: stats?.events ?? 0)
                 if needs.stepTests?.overBudget == true { return }  // a strict funnel of more events than the budget
                 try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs)
@@ -51,22 +55,28 @@ extension StoreEventSource {
                 var reachBuffer: [Int64] = []
                 if let lean = scan.lean {
                     for i in 0..<lean.count {
-                        let summary = lean.summary(slot: i, name: try name(ids[i]), strings: strings, needs: needs,
-                                                   reachBuffer: &reachBuffer)
+                        let summary = lean.summary(
+                            slot: i, name: try name(ids[i]), strings: strings, needs: needs,
+                            reachBuffer: &reachBuffer)
                         guard try body(summary, [], lean.events(slot: i)) else { return }
                     }
                     return
                 }
                 for i in 0..<folds.count {
                     // Read in place: a copy of the fold would retain and release each of its arrays.
-                    let summary = folds.base[i].summary(name: try name(ids[i]), strings: strings, needs: needs,
-                                                        reachBuffer: &reachBuffer)
+                    let summary = folds.base[i].summary(
+                        name: try name(ids[i]), strings: strings, needs: needs,
+                        reachBuffer: &reachBuffer)
                     guard try body(summary, folds.base[i].funnelKeys, folds.base[i].events) else { return }
                 }
                 return
             }
-            if try foldOnboardings(snapshot, ranges, strings: strings, needs: needs, cancellation: cancellation, text: text,
-                                   name: name, tick: tick, expecting: expecting, body) { return }
+            if try foldOnboardings(
+                snapshot, ranges, strings: strings, needs: needs, cancellation: cancellation, text: text,
+                name: name, tick: tick, expecting: expecting, body)
+            {
+                return
+            }
             // Read in batches (each bucket of the session index walked once, blocks visited in key order).
             let listed = try StoreEventSource.sessions(snapshot, ranges)
             func fold(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
@@ -75,13 +85,16 @@ extension StoreEventSource {
                     try tick()
                     // The record's leading fields, and the whole record only for what needs it (answers), as the
                     // whole-store scan reads them.
-                    try fold.add(try record.fields(.all), seq: record.seq, full: { () throws in try record.view() },
-                                 strings: strings, needs: needs)
+                    try fold.add(
+                        try record.fields(.all), seq: record.seq, full: { () throws in try record.view() },
+                        strings: strings, needs: needs)
                 }
                 let summary = fold.summary(name: try name(id), strings: strings, needs: needs)
                 return try body(summary, fold.funnelKeys, fold.events)
             }
-            if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, fold) { return }
+            if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, fold) {
+                return
+            }
             try snapshot.forEachSession(listed.ids, batchReferences: StoreEventSource.sessionBatchReferences, fold)
         }
     }
@@ -100,9 +113,12 @@ private struct WholeStoreScan {
     init(capacity: Int, events: Int, screens: Int, needs: FoldNeeds, cancellation: CancellationFlag?, text: String) {
         table = SessionSlots(capacity: capacity)
         folds = FoldStorage(capacity: needs.lean ? 0 : capacity)
-        lean = needs.lean
-            ? LeanFolds(capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes, lasts: needs.lasts,
-                        rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
+        lean =
+            needs.lean
+            ? LeanFolds(
+                capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
+                lasts: needs.lasts,
+                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
             : nil
         ids.reserveCapacity(capacity)
         ticker = CancellationTicker(cancellation: cancellation, text: text)
@@ -125,8 +141,9 @@ private struct WholeStoreScan {
                     try ticker.tick()
                     // The slot first: a new session can grow the storage, which moves `folds.base`.
                     let slot = slot(session)
-                    try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
-                                             strings: strings, needs: needs)
+                    try folds.base[slot].add(
+                        fields, seq: record.seq, full: { () throws in try record.view() },
+                        strings: strings, needs: needs)
                 }
                 return needs.stepTests?.overBudget != true
             }
@@ -134,8 +151,10 @@ private struct WholeStoreScan {
     }
 
     /// The lean loop of ``scan(_:onboarding:strings:needs:)``, specialized for `Outcomes`.
-    private mutating func scanLean<Outcomes: LeanExtent>(_ snapshot: Snapshot, onboarding: StringID?, _ lean: LeanFolds,
-                                                         _: Outcomes.Type, strings: SnapshotStrings) throws {
+    private mutating func scanLean<Outcomes: LeanExtent>(
+        _ snapshot: Snapshot, onboarding: StringID?, _ lean: LeanFolds,
+        _: Outcomes.Type, strings: SnapshotStrings
+    ) throws {
         let settings = lean.settings
         try snapshot.forEachRun(onboarding: onboarding) { run in
             // Consecutive events of a group are often the same session's (a session's events at one screen come
@@ -155,8 +174,9 @@ private struct WholeStoreScan {
                 }
                 let slot = lastSlot
                 if Outcomes.outcomes {
-                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName,
-                                    at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
+                    lean.addOutcome(
+                        slot: slot, kind: fields.kind, name: fields.analyticsName,
+                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
                 }
             }
             try ticker.tick(events)

@@ -7,8 +7,8 @@ extension StoreEventSource {
     /// has no end nor screen bound, and either each names an onboarding or there is one, the whole store.
     static func sinceStart(_ ranges: [ScanRange]) -> Int64? {
         guard let first = ranges.first, first.time.lowerBound != Int64.min, first.time.upperBound == Int64.max,
-              ranges.allSatisfy({ $0.time == first.time && $0.screens == ScanRange.allScreens }),
-              ranges.count == 1 || ranges.allSatisfy({ $0.onboarding != nil })
+            ranges.allSatisfy({ $0.time == first.time && $0.screens == ScanRange.allScreens }),
+            ranges.count == 1 || ranges.allSatisfy({ $0.onboarding != nil })
         else { return nil }
         return first.time.lowerBound
     }
@@ -41,8 +41,11 @@ extension StoreEventSource {
         _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
     ) throws -> Bool {
         let since = StoreEventSource.sinceStart(ranges)
-        guard !ranges.isEmpty, since != nil
-                || ranges.allSatisfy({ $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime })
+        guard !ranges.isEmpty,
+            since != nil
+                || ranges.allSatisfy({
+                    $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime
+                })
         else { return false }
         let all = try snapshot.onboardings()
         var scope: [StringID] = []
@@ -51,19 +54,24 @@ extension StoreEventSource {
             scope = all.map { $0.id ?? RecordFormat.noOnboarding }.sorted()
         }
         for range in ranges where range.onboarding != nil {
-            if let id = all.first(where: { $0.onboardingID == range.onboarding! })?.id, !scope.contains(id) { scope.append(id) }
+            if let id = all.first(where: { $0.onboardingID == range.onboarding! })?.id, !scope.contains(id) {
+                scope.append(id)
+            }
         }
         let eventsInScope = all.reduce(0) { $0 + (scope.contains($1.id ?? RecordFormat.noOnboarding) ? $1.events : 0) }
         // The default ratio, 0, needs no count of the store's sessions (`stats()` reads a dozen keys).
         let ratio = StoreEventSource.onboardingScanRatio
-        guard ratio == 0 ? eventsInScope > 0 : Double(try snapshot.stats().sessions) * ratio < Double(eventsInScope) else {
+        guard ratio == 0 ? eventsInScope > 0 : Double(try snapshot.stats().sessions) * ratio < Double(eventsInScope)
+        else {
             return false
         }
 
         // The sessions in scope, in the order the index path delivers them (from `since` on: those whose first
         // event stored in the onboarding is not before it, delivered in the order the scan meets them).
         let lists = try scope.map { onboarding in
-            try since.map { try snapshot.sessionIDs(ofOnboarding: onboarding, firstStoredFrom: Timestamp(microseconds: $0)) }
+            try since.map {
+                try snapshot.sessionIDs(ofOnboarding: onboarding, firstStoredFrom: Timestamp(microseconds: $0))
+            }
                 ?? snapshot.sessionIDs(ofOnboarding: onboarding)
         }
         var ids: [StringID] = []
@@ -106,12 +114,18 @@ extension StoreEventSource {
             if !scanUnpositioned { for slot in unpositioned { spanning[slot] = true } }
         }
         let folds = FoldStorage(capacity: needs.lean ? 0 : slotsInScope)
-        let screensInScope = all.reduce(0) { scope.contains($1.id ?? RecordFormat.noOnboarding) ? max($0, $1.maxTotalScreens) : $0 }
-        let lean = needs.lean
-            ? LeanFolds(capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes, lasts: needs.lasts,
-                        // Sessions in several onboardings are read through the index (`spanning` below), not folded here.
-                        oneOnboarding: true,
-                        rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope))
+        let screensInScope = all.reduce(0) {
+            scope.contains($1.id ?? RecordFormat.noOnboarding) ? max($0, $1.maxTotalScreens) : $0
+        }
+        let lean =
+            needs.lean
+            ? LeanFolds(
+                capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes,
+                outcomes: needs.leanOutcomes, lasts: needs.lasts,
+                // Sessions in several onboardings are read through the index (`spanning` below), not folded here.
+                oneOnboarding: true,
+                rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope)
+            )
             : nil
         if let lean {
             lean.append(count: slotsInScope)
@@ -122,8 +136,9 @@ extension StoreEventSource {
         // All the scan's state in one struct, mutated through one access per event: a local function capturing
         // variables pays a dynamic exclusivity check per event.
         let met = since.map { _ in FirstMet(slots: slotsInScope) }
-        var scan = ScopeScan(table: table, elsewhere: spanning, folds: folds, lean: lean, met: met, cancellation: cancellation,
-                             text: text)
+        var scan = ScopeScan(
+            table: table, elsewhere: spanning, folds: folds, lean: lean, met: met, cancellation: cancellation,
+            text: text)
         needs.stepTests?.limit(sessions: slotsInScope, events: eventsInScope)
         if needs.stepTests?.overBudget == true { return true }  // a strict funnel of more events than the budget
         let time = since.map { StoreEventSource.storeTimeRange($0...Int64.max) } ?? nil
@@ -139,10 +154,14 @@ extension StoreEventSource {
             late = [Bool](repeating: false, count: slotsInScope)
             if let from = met.lateArrivalsStart(excluding: &spanning) {
                 var sinceTick = 0
-                try snapshot.forEachRecord(arrivedSince: from, before: Timestamp(microseconds: since), onboardings: Set(scope)) { record in
+                try snapshot.forEachRecord(
+                    arrivedSince: from, before: Timestamp(microseconds: since), onboardings: Set(scope)
+                ) { record in
                     sinceTick += 1
                     if sinceTick & 4095 == 0 { try tick() }
-                    if let session = try record.fields(.session).session, let slot = table.existingSlot(session) { late[slot] = true }
+                    if let session = try record.fields(.session).session, let slot = table.existingSlot(session) {
+                        late[slot] = true
+                    }
                     return true
                 }
             }
@@ -176,11 +195,13 @@ extension StoreEventSource {
                 let summary = sessionFold.summary(name: try name(id), strings: strings, needs: needs)
                 guard try body(summary, sessionFold.funnelKeys, sessionFold.events) else { return true }
             } else if let lean {
-                let summary = lean.summary(slot: slot, name: try name(id), strings: strings, needs: needs, reachBuffer: &reachBuffer)
+                let summary = lean.summary(
+                    slot: slot, name: try name(id), strings: strings, needs: needs, reachBuffer: &reachBuffer)
                 guard try body(summary, [], lean.events(slot: slot)) else { return true }
             } else {
                 // Read in place: a copy of the fold would retain and release each of its arrays.
-                let summary = folds.base[slot].summary(name: try name(id), strings: strings, needs: needs, reachBuffer: &reachBuffer)
+                let summary = folds.base[slot].summary(
+                    name: try name(id), strings: strings, needs: needs, reachBuffer: &reachBuffer)
                 guard try body(summary, folds.base[slot].funnelKeys, folds.base[slot].events) else { return true }
             }
         }
@@ -237,8 +258,10 @@ private struct ScopeScan {
     let met: FirstMet?
     var ticker: CancellationTicker
 
-    init(table: SessionSlots, elsewhere: [Bool], folds: FoldStorage, lean: LeanFolds?, met: FirstMet?,
-         cancellation: CancellationFlag?, text: String) {
+    init(
+        table: SessionSlots, elsewhere: [Bool], folds: FoldStorage, lean: LeanFolds?, met: FirstMet?,
+        cancellation: CancellationFlag?, text: String
+    ) {
         self.table = table
         self.elsewhere = elsewhere
         self.folds = folds
@@ -285,8 +308,9 @@ private struct ScopeScan {
                 }
                 events &+= 1
                 if Outcomes.outcomes {
-                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName,
-                                    at: OrderKey(time: fields.timeMicroseconds, seq: seq), strings: strings)
+                    lean.addOutcome(
+                        slot: slot, kind: fields.kind, name: fields.analyticsName,
+                        at: OrderKey(time: fields.timeMicroseconds, seq: seq), strings: strings)
                 }
             }
             try ticker.tick(events)
@@ -302,8 +326,10 @@ private struct ScopeScan {
     /// Folds the events of one onboarding (``RecordFormat/noOnboarding``: the events without a position) into
     /// the scope's sessions. The loop is chosen once: a lean fold reads only up to each record's session.
     /// Records come a block at a time, so the loop over them is inlined here.
-    mutating func scan(_ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, strings: SnapshotStrings,
-                       needs: FoldNeeds) throws {
+    mutating func scan(
+        _ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, strings: SnapshotStrings,
+        needs: FoldNeeds
+    ) throws {
         if let lean {
             if lean.outcomes {
                 try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, strings: strings)
@@ -318,8 +344,9 @@ private struct ScopeScan {
                     met?.meet(slot, seq: record.seq)
                     guard !elsewhere[slot] else { continue }
                     try ticker.tick()
-                    try folds.base[slot].add(fields, seq: record.seq, full: { () throws in try record.view() },
-                                             strings: strings, needs: needs)
+                    try folds.base[slot].add(
+                        fields, seq: record.seq, full: { () throws in try record.view() },
+                        strings: strings, needs: needs)
                 }
                 return needs.stepTests?.overBudget != true
             }

@@ -14,7 +14,8 @@ extension StoreEventSource {
         var listed = ListedSessions()
         var seen = SessionBitmap()
         for range in ranges {
-            if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime {
+            if let onboarding = range.onboarding, range.screens == ScanRange.allScreens, range.time == ScanRange.allTime
+            {
                 // The `onboarding_sessions` index holds exactly the (onboarding, session) pairs of the events:
                 // no need to read the onboarding's events to find its sessions.
                 guard let id = try onboardingID(snapshot, onboarding) else { continue }
@@ -47,12 +48,16 @@ extension StoreEventSource {
     /// - Complexity: up to four names, one pass over the store's strings (`Snapshot.findIDs(of:)`); more, one load
     ///   of the dictionary and a hash look-up each; then O(log N) per bucket and per block holding the
     ///   sessions' events (`Snapshot.forEachSession`).
-    func forNamedSessions(_ names: [String], ranges: [ScanRange],
-                          _ body: ([(id: String, rows: [StoreEventRow])]) throws(QueryError) -> Void) throws(QueryError) {
+    func forNamedSessions(
+        _ names: [String], ranges: [ScanRange],
+        _ body: ([(id: String, rows: [StoreEventRow])]) throws(QueryError) -> Void
+    ) throws(QueryError) {
         try reading { snapshot in
             let strings = SnapshotStrings(snapshot)
             // A few names are compared with the stored strings in place, in one pass; more load the dictionary once.
-            let ids = names.count <= 4 ? try snapshot.findIDs(of: names).compactMap { $0 }
+            let ids =
+                names.count <= 4
+                ? try snapshot.findIDs(of: names).compactMap { $0 }
                 : try names.compactMap { try snapshot.id(of: $0) }
             var found: [(id: String, rows: [StoreEventRow], first: KeyPosition)] = []
             try snapshot.forEachSession(ids) { id, records in
@@ -84,9 +89,11 @@ extension StoreEventSource {
         init?(_ row: StoreEventRow, in ranges: [ScanRange]) {
             let view = row.view
             let onboarding = view.onboarding.flatMap { row.strings.string($0) }
-            guard let range = ranges.firstIndex(where: {
-                $0.contains(onboarding: onboarding, screen: view.screenIndex, time: view.time.microseconds)
-            }) else { return nil }
+            guard
+                let range = ranges.firstIndex(where: {
+                    $0.contains(onboarding: onboarding, screen: view.screenIndex, time: view.time.microseconds)
+                })
+            else { return nil }
             self.range = range
             // The store key's own fields, as the record's header gives them.
             let header = view.record.header
@@ -106,33 +113,44 @@ extension StoreEventSource {
     /// onboardings' events (`gatherSessions`), else read through the session index in batches
     /// (`Snapshot.forEachSession(_:time:batchReferences:_:)`), each block holding their events walked about once
     /// per batch.
-    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
+    public func scanSessions(_ ranges: [ScanRange], _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool)
+        throws(QueryError)
+    {
         try scanSessions(ranges, cancellation: nil, text: "", body)
     }
 
     /// ``scanSessions(_:_:)`` that also checks `cancellation` while it scans records no session is delivered for
     /// (the executor checks it per row delivered).
-    public func scanSessions(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
-                      _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool) throws(QueryError) {
-        try readSessions(ranges, cancellation: cancellation, text: text,
-                         row: { record, strings in StoreEventRow(view: try record.view(), strings: strings) }, body)
+    public func scanSessions(
+        _ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+        _ body: (String, [StoreEventRow]) throws(QueryError) -> Bool
+    ) throws(QueryError) {
+        try readSessions(
+            ranges, cancellation: cancellation, text: text,
+            row: { record, strings in StoreEventRow(view: try record.view(), strings: strings) }, body)
     }
 
     /// ``scanSessions(_:cancellation:text:_:)`` with each event read through `RecordFields` (its leading fields,
     /// without decoding or validating the rest), for queries that read no other field (``Plan/leanEvents``).
-    func scanSessionFields(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
-                           _ body: (String, [StoreFieldsRow]) throws(QueryError) -> Bool) throws(QueryError) {
-        try readSessions(ranges, cancellation: cancellation, text: text,
-                         row: { record, strings in StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings) },
-                         body)
+    func scanSessionFields(
+        _ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+        _ body: (String, [StoreFieldsRow]) throws(QueryError) -> Bool
+    ) throws(QueryError) {
+        try readSessions(
+            ranges, cancellation: cancellation, text: text,
+            row: { record, strings in StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings)
+            },
+            body)
     }
 
     /// Each session with an event in `ranges`, in first-seen order, with all of its events as rows in (time, seq)
     /// order: gathered from scans of their onboardings (``gatherSessions(_:_:checkCancellation:_:)``)
     /// when that is cheaper, else read through the session index in batches.
-    private func readSessions<Row>(_ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
-                                   row: (EventRecord, SnapshotStrings) throws -> Row,
-                                   _ body: (String, [Row]) throws(QueryError) -> Bool) throws(QueryError) {
+    private func readSessions<Row>(
+        _ ranges: [ScanRange], cancellation: CancellationFlag?, text: String,
+        row: (EventRecord, SnapshotStrings) throws -> Row,
+        _ body: (String, [Row]) throws(QueryError) -> Bool
+    ) throws(QueryError) {
         let batchReferences = StoreEventSource.sessionBatchReferences
         try reading { snapshot in
             let strings = SnapshotStrings(snapshot)
@@ -148,7 +166,9 @@ extension StoreEventSource {
             func checkCancellation() throws(QueryError) {
                 try cancellation?.throwIfCancelled(query: text)
             }
-            if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, deliver) { return }
+            if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, deliver) {
+                return
+            }
             try snapshot.forEachSession(listed.ids, batchReferences: batchReferences, deliver)
         }
     }

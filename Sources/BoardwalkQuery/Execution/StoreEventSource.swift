@@ -39,7 +39,8 @@ public struct StoreEventSource: EventSource, Sendable {
             throw error
         } catch {
             // Damage LMDB met on its own pages: LMDB's text alone says nothing of what to do.
-            let damage = (error as? StoreError)?.meansDamage == true
+            let damage =
+                (error as? StoreError)?.meansDamage == true
                 ? "; the store's file is damaged: `boardwalk check` lists the damage, `boardwalk export --salvage` reads what is left"
                 : ""
             throw QueryError(.source, "the store failed while the query ran: \(error)" + damage)
@@ -66,7 +67,9 @@ public struct StoreEventSource: EventSource, Sendable {
 
     /// Calls `body` for the views in `range`; returns false when `body` asked to stop.
     @discardableResult
-    private static func scan(_ snapshot: Snapshot, _ range: ScanRange, _ body: (EventView) throws -> Bool) throws -> Bool {
+    private static func scan(_ snapshot: Snapshot, _ range: ScanRange, _ body: (EventView) throws -> Bool) throws
+        -> Bool
+    {
         try forEachRun(snapshot, range) { run in
             while let record = try run.next() {
                 guard try body(try record.view()) else { return false }

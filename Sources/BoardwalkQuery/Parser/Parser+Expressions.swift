@@ -34,15 +34,16 @@ extension Parser {
 
     private mutating func comparison() throws(QueryError) -> Expr {
         let left = try additive()
-        let op: BinaryOperator? = switch current.kind {
-        case .equal: .equal
-        case .notEqual: .notEqual
-        case .less: .less
-        case .lessEqual: .lessEqual
-        case .greater: .greater
-        case .greaterEqual: .greaterEqual
-        default: nil
-        }
+        let op: BinaryOperator? =
+            switch current.kind {
+            case .equal: .equal
+            case .notEqual: .notEqual
+            case .less: .less
+            case .lessEqual: .lessEqual
+            case .greater: .greater
+            case .greaterEqual: .greaterEqual
+            default: nil
+            }
         if let op {
             _ = advance()
             let right = try additive()
@@ -64,15 +65,19 @@ extension Parser {
                 let (parsed, close) = try listItems(closedBy: .rightParen, "`)`")
                 // `in (["a", "b"])`: a list in parentheses is still a list.
                 if parsed.count == 1, case .list(let items) = parsed[0].kind {
-                    return Expr(.membership(left, items, negated: negated), left.range.lowerBound..<close.range.upperBound)
+                    return Expr(
+                        .membership(left, items, negated: negated), left.range.lowerBound..<close.range.upperBound)
                 }
                 let items = sourceText(open.range.upperBound..<close.range.lowerBound)
-                throw error("a list after `in` is written in square brackets", at: open.range.lowerBound..<close.range.upperBound,
-                            label: "write `[\(items)]`")
+                throw error(
+                    "a list after `in` is written in square brackets",
+                    at: open.range.lowerBound..<close.range.upperBound,
+                    label: "write `[\(items)]`")
             }
             let list = try primary()
             guard case .list(let items) = list.kind else {
-                throw QueryError(.syntax, "expected a list such as `[\"a\", \"b\"]` after `in`", at: list.range, in: text)
+                throw QueryError(
+                    .syntax, "expected a list such as `[\"a\", \"b\"]` after `in`", at: list.range, in: text)
             }
             return Expr(.membership(left, items, negated: negated), left.range.lowerBound..<list.range.upperBound)
         }
@@ -124,7 +129,9 @@ extension Parser {
     /// SQL's `count(*)` (or `f(*)`), just after the call's `(`: there is no `*` argument; `count()` counts rows.
     func rejectStarArgument(of name: Token) throws(QueryError) {
         guard current.kind == .star, peek().kind == .rightParen else { return }
-        let label = name.text == "count" ? "`count()` counts rows; write `count()`" : "`\(name.text)` takes a field or an expression"
+        let label =
+            name.text == "count"
+            ? "`count()` counts rows; write `count()`" : "`\(name.text)` takes a field or an expression"
         throw error("`\(name.text)(*)`: there is no `*` argument", at: current.range, label: label)
     }
 
@@ -147,8 +154,9 @@ extension Parser {
                     repeat { arguments.append(try expression()) } while accept(.comma) != nil
                 }
                 _ = try expect(.rightParen, "`)`", after: "the arguments of `\(token.text)`")
-                return Expr(.call(token.text, nameRange: token.range, arguments: arguments),
-                            token.range.lowerBound..<previous.range.upperBound)
+                return Expr(
+                    .call(token.text, nameRange: token.range, arguments: arguments),
+                    token.range.lowerBound..<previous.range.upperBound)
             }
             return Expr(.name(token.text), token.range)
         case .leftParen:

@@ -1,5 +1,7 @@
 extension Parser {
-    static let stageKeywords = ["where", "count", "stats", "top", "funnel", "histogram", "sort", "limit", "select", "explain"]
+    static let stageKeywords = [
+        "where", "count", "stats", "top", "funnel", "histogram", "sort", "limit", "select", "explain",
+    ]
 
     /// One stage after `|`.
     mutating func stage() throws(QueryError) -> Stage {
@@ -14,14 +16,16 @@ extension Parser {
         case "count":
             if current.kind == .leftParen {
                 // `count(*)`, `count()`: SQL's aggregate written as the stage.
-                throw error("the `count` stage takes no parentheses", at: current.range,
-                            label: "write `| count` (or `| count by …`); in `stats`, `count()`")
+                throw error(
+                    "the `count` stage takes no parentheses", at: current.range,
+                    label: "write `| count` (or `| count by …`); in `stats`, `count()`")
             }
             kind = .count(by: try optionalBy())
         case "stats":
             if current.isKeyword("by") {
-                throw error("`stats` needs an aggregate before `by`", at: current.range,
-                            label: "e.g. `stats count() by …`, or `count by …`")
+                throw error(
+                    "`stats` needs an aggregate before `by`", at: current.range,
+                    label: "e.g. `stats count() by …`, or `count by …`")
             }
             var aggregates: [AggregateCall] = []
             repeat {
@@ -56,8 +60,9 @@ extension Parser {
             kind = .explain
         default:
             let hint = Suggestions.didYouMean(keyword.text, in: Parser.stageKeywords)
-            throw QueryError(.syntax, "unknown stage `\(keyword.text)`\(hint)", at: keyword.range, in: text,
-                             label: hint.isEmpty ? misplacedStageHint(keyword.text) : nil)
+            throw QueryError(
+                .syntax, "unknown stage `\(keyword.text)`\(hint)", at: keyword.range, in: text,
+                label: hint.isEmpty ? misplacedStageHint(keyword.text) : nil)
         }
         return Stage(kind: kind, range: start..<previous.range.upperBound, keywordRange: keyword.range)
     }
@@ -91,7 +96,9 @@ extension Parser {
     /// A number of rows: a whole number; one past ``maxRowCount`` (or past 64 bits, read as a decimal) means
     /// as many as there are.
     mutating func rowCount(after context: String) throws(QueryError) -> Int {
-        if current.kind == .decimal, current.text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+        if current.kind == .decimal,
+            current.text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        {
             _ = advance()
             return Parser.maxRowCount
         }
@@ -135,14 +142,16 @@ extension Parser {
         if acceptKeyword("as") != nil {
             column = try expect(.identifier, "a column name", after: "`as`").text
         }
-        return AggregateCall(function: name.text, functionRange: name.range, arguments: arguments, column: column,
-                             range: range, namedRange: range.lowerBound..<previous.range.upperBound)
+        return AggregateCall(
+            function: name.text, functionRange: name.range, arguments: arguments, column: column,
+            range: range, namedRange: range.lowerBound..<previous.range.upperBound)
     }
 
     /// `funnel [step, …] [within D] [mode M] [ignoring (k, …)] [by keys]`
     mutating func funnel() throws(QueryError) -> FunnelSpec {
-        var spec = FunnelSpec(steps: [], within: nil, withinRange: nil, mode: .ordered, modeRange: nil, ignoring: [],
-                              ignoringRanges: [], by: [])
+        var spec = FunnelSpec(
+            steps: [], within: nil, withinRange: nil, mode: .ordered, modeRange: nil, ignoring: [],
+            ignoringRanges: [], by: [])
         let clauseWords: Set<String> = ["within", "mode", "ignoring", "by"]
         if (current.kind == .identifier && !clauseWords.contains(current.text)) || current.kind == .string {
             repeat { spec.steps.append(try funnelStep()) } while accept(.comma) != nil
@@ -151,7 +160,8 @@ extension Parser {
         var seen: Set<String> = []
         while true {
             if current.kind == .identifier, clauseWords.contains(current.text), !seen.insert(current.text).inserted {
-                throw error("`\(current.text)` is given twice in this funnel", label: "keep one `\(current.text)` clause")
+                throw error(
+                    "`\(current.text)` is given twice in this funnel", label: "keep one `\(current.text)` clause")
             }
             if acceptKeyword("within") != nil {
                 let d = try expect(.duration, "a duration such as `30m`", after: "`within`")
@@ -161,8 +171,9 @@ extension Parser {
                 let m = try expect(.identifier, "`ordered`, `strict` or `any`", after: "`mode`")
                 guard let mode = FunnelMode(rawValue: m.text) else {
                     let hint = Suggestions.didYouMean(m.text, in: ["ordered", "strict", "any"])
-                    throw QueryError(.syntax, "unknown funnel mode `\(m.text)`\(hint)", at: m.range, in: text,
-                                     label: "modes: ordered, strict, any")
+                    throw QueryError(
+                        .syntax, "unknown funnel mode `\(m.text)`\(hint)", at: m.range, in: text,
+                        label: "modes: ordered, strict, any")
                 }
                 spec.mode = mode
                 spec.modeRange = m.range
@@ -199,7 +210,8 @@ extension Parser {
             _ = try expect(.rightParen, "`)`", after: "the step's condition")
         }
         let range = name.range.lowerBound..<previous.range.upperBound
-        return FunnelStep(event: name.text, eventRange: name.range, predicate: predicate, text: sourceText(range),
-                          range: range)
+        return FunnelStep(
+            event: name.text, eventRange: name.range, predicate: predicate, text: sourceText(range),
+            range: range)
     }
 }

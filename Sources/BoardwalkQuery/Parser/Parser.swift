@@ -17,7 +17,8 @@ struct Parser {
         self.tokens = try Lexer.tokenize(text)
         if tokens.count > Parser.maxTokens {
             let extra = tokens[Parser.maxTokens]
-            throw QueryError(.syntax, "the query is too long (more than \(Parser.maxTokens) tokens)", at: extra.range, in: text)
+            throw QueryError(
+                .syntax, "the query is too long (more than \(Parser.maxTokens) tokens)", at: extra.range, in: text)
         }
     }
 
@@ -56,7 +57,8 @@ struct Parser {
     }
 
     func error(_ message: String, at range: Range<Int>? = nil, label: String? = nil) -> QueryError {
-        QueryError(.syntax, message, at: range ?? (current.range.isEmpty ? caretRange : current.range), in: text, label: label)
+        QueryError(
+            .syntax, message, at: range ?? (current.range.isEmpty ? caretRange : current.range), in: text, label: label)
     }
 
     /// Where a caret goes when the current token is the end: just after the last token.
@@ -70,8 +72,9 @@ struct Parser {
 
     func unexpected(expected: String, after context: String? = nil, hint: String? = nil) -> QueryError {
         let label = spacedDurationHint() ?? isNullHint() ?? hint ?? context.map { "\(expected) after \($0)" }
-        return error("expected \(expected), found \(current.display)", at: current.kind == .end ? caretRange : current.range,
-                     label: label)
+        return error(
+            "expected \(expected), found \(current.display)", at: current.kind == .end ? caretRange : current.range,
+            label: label)
     }
 
     /// What belongs where an expression is missing, said from the token before it (`events | where` → "a condition
@@ -91,10 +94,14 @@ struct Parser {
         switch before.kind {
         case .identifier where beforeThat.kind == .pipe:
             switch before.text {
-            case "where": return "a condition after `where`, e.g. `where \(sessions ? "completed" : #"kind == "close""#)`"
-            case "histogram": return "a field to bucket after `histogram`, e.g. `histogram \(sessions ? "duration" : "screen")`"
-            case "sort": return "a field or column to sort by after `sort`, e.g. `sort \(sessions ? "started" : "time") desc`"
-            case "select": return "a field or column after `select`, e.g. `select \(sessions ? "session, exit" : "time, name")`"
+            case "where":
+                return "a condition after `where`, e.g. `where \(sessions ? "completed" : #"kind == "close""#)`"
+            case "histogram":
+                return "a field to bucket after `histogram`, e.g. `histogram \(sessions ? "duration" : "screen")`"
+            case "sort":
+                return "a field or column to sort by after `sort`, e.g. `sort \(sessions ? "started" : "time") desc`"
+            case "select":
+                return "a field or column after `select`, e.g. `select \(sessions ? "session, exit" : "time, name")`"
             default: return nil
             }
         case .identifier:
@@ -106,7 +113,8 @@ struct Parser {
             default: return nil
             }
         case .integer where beforeThat.isKeyword("top"):
-            return "the field to rank after `top \(before.text)`, e.g. `top \(before.text) \(sessions ? "exit" : "name")`"
+            return
+                "the field to rank after `top \(before.text)`, e.g. `top \(before.text) \(sessions ? "exit" : "name")`"
         case .comma:
             return "another item after `,` (or no `,`)"
         case .leftParen:
@@ -138,11 +146,13 @@ struct Parser {
     /// exactly when `f` is present.
     func isNullHint() -> String? {
         let next = peek()
-        guard current.isKeyword("is"), next.isKeyword("null") || next.isKeyword("not"), previous.kind == .identifier else {
+        guard current.isKeyword("is"), next.isKeyword("null") || next.isKeyword("not"), previous.kind == .identifier
+        else {
             return nil
         }
         let field = previous.text
-        return next.isKeyword("null") ? "no `is null`: `not (\(field) == \(field))` holds when `\(field)` is absent"
+        return next.isKeyword("null")
+            ? "no `is null`: `not (\(field) == \(field))` holds when `\(field)` is absent"
             : "no `is not null`: `\(field) == \(field)` holds when `\(field)` is present"
     }
 
@@ -183,16 +193,19 @@ struct Parser {
         guard sourceToken.kind == .identifier, let source = SourceKind(rawValue: sourceToken.text) else {
             if sourceToken.kind == .identifier, Parser.stageKeywords.contains(sourceToken.text) {
                 // `explain sessions | …` or `count events`: a stage written first.
-                throw QueryError(.syntax, "`\(sourceToken.text)` is a stage, not a source: start with `events |` or `sessions |`",
-                                 at: sourceToken.range, in: text, label: "a query starts with `events` or `sessions`")
+                throw QueryError(
+                    .syntax, "`\(sourceToken.text)` is a stage, not a source: start with `events |` or `sessions |`",
+                    at: sourceToken.range, in: text, label: "a query starts with `events` or `sessions`")
             }
             if sourceToken.kind == .identifier {
                 let hint = Suggestions.didYouMean(sourceToken.text, in: ["events", "sessions"])
-                throw QueryError(.syntax, "unknown source `\(sourceToken.text)`\(hint)", at: sourceToken.range, in: text,
-                                 label: "a query starts with `events` or `sessions`")
+                throw QueryError(
+                    .syntax, "unknown source `\(sourceToken.text)`\(hint)", at: sourceToken.range, in: text,
+                    label: "a query starts with `events` or `sessions`")
             }
-            throw unexpected(expected: "`events` or `sessions`",
-                             hint: "a query starts with its source: `events | …` or `sessions | …`")
+            throw unexpected(
+                expected: "`events` or `sessions`",
+                hint: "a query starts with its source: `events | …` or `sessions | …`")
         }
         _ = advance()
         var stages: [Stage] = []
@@ -201,13 +214,15 @@ struct Parser {
                 var hint: String?
                 if case .stats = stages.last?.kind, [.plus, .minus, .star, .slash].contains(current.kind) {
                     // `stats sum(events) / count()`: SQL's arithmetic on aggregates.
-                    hint = "aggregates are columns of their own and do not combine: `rate(p)` gives a share, `avg(f)` a mean"
+                    hint =
+                        "aggregates are columns of their own and do not combine: `rate(p)` gives a share, `avg(f)` a mean"
                 } else if case .count(by: let keys) = stages.last?.kind, keys.isEmpty, current.kind == .identifier {
                     // `count exit`: the `by` left out.
                     hint = "to count per value, write `count by \(current.text)`"
                 }
-                throw unexpected(expected: "`|` or the end of the query", after: stages.isEmpty ? "the source" : "this stage",
-                                 hint: hint)
+                throw unexpected(
+                    expected: "`|` or the end of the query", after: stages.isEmpty ? "the source" : "this stage",
+                    hint: hint)
             }
             stages.append(try stage())
         }

@@ -1,4 +1,5 @@
 import BoardwalkJSON
+
 extension ResultTable {
     /// Renders the table; the output is exact and stable, for scripts as much as for people.
     /// - Complexity: O(cells).
@@ -172,7 +173,9 @@ extension Value {
     /// - Complexity: O(n) in the field's UTF-8 length.
     static func csvField(_ s: String) -> String {
         let quote = UInt8(ascii: "\"")
-        guard s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == quote || $0 == 0x0A || $0 == 0x0D }) else { return s }
+        guard s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == quote || $0 == 0x0A || $0 == 0x0D }) else {
+            return s
+        }
         var out: [UInt8] = [quote]
         out.reserveCapacity(s.utf8.count + 8)
         for byte in s.utf8 {

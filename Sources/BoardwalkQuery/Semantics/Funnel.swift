@@ -45,19 +45,23 @@ struct FunnelMatcher {
     /// The best chain over a session's events, in `(time, seq)` order.
     /// - Complexity: O(n · s) for n events and s step-1 candidates; the scan from a start stops at the window.
     func progress<R: EventRow>(_ events: [R]) -> FunnelProgress {
-        progress(count: events.count, time: { events[$0].time.microseconds }, matches: { matches(events[$0], step: $1) },
-                 ignored: { i in funnel.ignoring.contains { events[i].isEvent($0) } })
+        progress(
+            count: events.count, time: { events[$0].time.microseconds }, matches: { matches(events[$0], step: $1) },
+            ignored: { i in funnel.ignoring.contains { events[i].isEvent($0) } })
     }
 
     /// The best chain over a session's step events (``StepEvent``), in `(time, seq)` order: the same as
     /// ``progress(_:)-(([R]))`` over all the session's events. In `ordered` and `any` modes they are the events that
     /// match a step; in `strict` mode also every event the funnel does not ignore (a breaker, mask 0).
     func progress(_ events: [StepEvent]) -> FunnelProgress {
-        progress(count: events.count, time: { events[$0].at.time }, matches: { events[$0].mask & (1 << UInt64($1)) != 0 },
-                 ignored: { events[$0].ignored })
+        progress(
+            count: events.count, time: { events[$0].at.time }, matches: { events[$0].mask & (1 << UInt64($1)) != 0 },
+            ignored: { events[$0].ignored })
     }
 
-    private func progress(count: Int, time: (Int) -> Int64, matches: (Int, Int) -> Bool, ignored: (Int) -> Bool) -> FunnelProgress {
+    private func progress(count: Int, time: (Int) -> Int64, matches: (Int, Int) -> Bool, ignored: (Int) -> Bool)
+        -> FunnelProgress
+    {
         let n = funnel.steps.count
         let window = funnel.within ?? Int64.max
         var best = FunnelProgress(level: 0, times: [], firstStep: nil)
@@ -82,11 +86,15 @@ struct FunnelMatcher {
             }
         case .strict:
             for start in 0..<count where matches(start, 0) {
-                let chain = [start] + strictChain(count, time, matches, ignored, after: start, step: 1, start: time(start),
-                                                  window: window)
+                let chain =
+                    [start]
+                    + strictChain(
+                        count, time, matches, ignored, after: start, step: 1, start: time(start),
+                        window: window)
                 if chain.count > best.level {
-                    best = FunnelProgress(level: chain.count, times: chain.map { Timestamp(microseconds: time($0)) },
-                                          firstStep: start)
+                    best = FunnelProgress(
+                        level: chain.count, times: chain.map { Timestamp(microseconds: time($0)) },
+                        firstStep: start)
                     if best.level == n { break }
                 }
             }
@@ -115,7 +123,8 @@ struct FunnelMatcher {
                         done = max(done, first[k]!)
                         times.append(Timestamp(microseconds: done))
                     }
-                    best = FunnelProgress(level: level, times: times, firstStep: firstMatch(count, time, matched, anchor, window))
+                    best = FunnelProgress(
+                        level: level, times: times, firstStep: firstMatch(count, time, matched, anchor, window))
                     if level == n { break }
                 }
             }
@@ -126,8 +135,10 @@ struct FunnelMatcher {
     /// The longest (then earliest) continuation of a strict chain from position `after` at step `k`: only
     /// ignored events may lie between two steps, so the candidates for the next step are the following run of
     /// ignored events and the first event that is not ignored.
-    private func strictChain(_ count: Int, _ time: (Int) -> Int64, _ matches: (Int, Int) -> Bool, _ ignored: (Int) -> Bool,
-                             after: Int, step k: Int, start t1: Int64, window: Int64) -> [Int] {
+    private func strictChain(
+        _ count: Int, _ time: (Int) -> Int64, _ matches: (Int, Int) -> Bool, _ ignored: (Int) -> Bool,
+        after: Int, step k: Int, start t1: Int64, window: Int64
+    ) -> [Int] {
         let n = funnel.steps.count
         guard k < n else { return [] }
         var best: [Int] = []
@@ -135,7 +146,8 @@ struct FunnelMatcher {
         while j < count {
             if time(j) &- t1 > window { break }
             if matches(j, k) {
-                let chain = [j] + strictChain(count, time, matches, ignored, after: j, step: k + 1, start: t1, window: window)
+                let chain =
+                    [j] + strictChain(count, time, matches, ignored, after: j, step: k + 1, start: t1, window: window)
                 if chain.count > best.count {
                     best = chain
                     if best.count == n - k { break }
@@ -148,7 +160,9 @@ struct FunnelMatcher {
     }
 
     /// In `any` mode, the breakdown value comes from the window's first event that matches step 1.
-    private func firstMatch(_ count: Int, _ time: (Int) -> Int64, _ matched: [[Bool]], _ anchor: Int, _ window: Int64) -> Int? {
+    private func firstMatch(_ count: Int, _ time: (Int) -> Int64, _ matched: [[Bool]], _ anchor: Int, _ window: Int64)
+        -> Int?
+    {
         let t = time(anchor)
         for j in 0..<count {
             let d = time(j) &- t

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The statistics behind `ci(…)`, `versus` and the sample-ratio lint: the standard normal distribution, the
@@ -21,22 +21,30 @@ package enum Statistics {
         precondition(p > 0 && p < 1, "a probability strictly between 0 and 1")
         // Above the median, 1 − p is exact (Sterbenz), while Φ(x) − p near 1 would cancel: use the lower tail.
         if p > 0.5 { return -normalQuantile(1 - p) }
-        let a = [-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
-                 -3.066479806614716e+01, 2.506628277459239e+00]
-        let b = [-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
-                 -1.328068155288572e+01]
-        let c = [-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
-                 4.374664141464968e+00, 2.938163982698783e+00]
+        let a = [
+            -3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
+            -3.066479806614716e+01, 2.506628277459239e+00,
+        ]
+        let b = [
+            -5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
+            -1.328068155288572e+01,
+        ]
+        let c = [
+            -7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
+            4.374664141464968e+00, 2.938163982698783e+00,
+        ]
         let d = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00]
         var x: Double
         if p < 0.02425 {
             let q = (-2 * log(p)).squareRoot()
-            x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5])
+            x =
+                (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5])
                 / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
         } else {
             let q = p - 0.5
             let r = q * q
-            x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q
+            x =
+                (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q
                 / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
         }
         // Halley: e = Φ(x) − p, u = e·√(2π)·exp(x²/2), x ← x − u / (1 + x·u/2).
@@ -80,7 +88,9 @@ package enum Statistics {
     /// Pearson's chi-square goodness-of-fit test of `observed` counts against `expected` shares (which need not
     /// sum to 1; they are normalized): the statistic and its p-value with `observed.count − 1` degrees of freedom.
     /// `nil` with fewer than two categories or no observations.
-    package static func chiSquareGoodnessOfFit(observed: [Int], expectedShares: [Double]) -> (statistic: Double, p: Double)? {
+    package static func chiSquareGoodnessOfFit(observed: [Int], expectedShares: [Double]) -> (
+        statistic: Double, p: Double
+    )? {
         precondition(observed.count == expectedShares.count)
         let total = Double(observed.reduce(0, +))
         let shares = expectedShares.reduce(0, +)

@@ -54,7 +54,7 @@ public enum Value: Hashable, Sendable {
     static func queryLess(_ a: Value, _ b: Value) -> Bool? {
         switch (a, b) {
         case (.integer, .integer), (.integer, .number), (.number, .integer), (.number, .number),
-             (.duration, .duration):
+            (.duration, .duration):
             return a.numeric! < b.numeric!
         case (.string(let x), .string(let y)): return x < y
         case (.time(let x), .time(let y)): return x < y
@@ -108,8 +108,10 @@ public enum Value: Hashable, Sendable {
         case (_, .integer(let x), .integer(let y)):
             switch op {
             case .add: let r = x.addingReportingOverflow(y); return r.overflow ? .null : .integer(r.partialValue)
-            case .subtract: let r = x.subtractingReportingOverflow(y); return r.overflow ? .null : .integer(r.partialValue)
-            case .multiply: let r = x.multipliedReportingOverflow(by: y); return r.overflow ? .null : .integer(r.partialValue)
+            case .subtract:
+                let r = x.subtractingReportingOverflow(y); return r.overflow ? .null : .integer(r.partialValue)
+            case .multiply:
+                let r = x.multipliedReportingOverflow(by: y); return r.overflow ? .null : .integer(r.partialValue)
             case .divide: return y == 0 ? .null : .number(Double(x) / Double(y))
             default: return .null
             }

@@ -59,8 +59,9 @@ struct Lexer {
         switch c {
         case UInt8(ascii: "|"):
             if peek(1) == UInt8(ascii: "|") {
-                throw QueryError(.syntax, "unexpected `||`", at: start..<start + 2, in: query,
-                                 label: "use `or` to combine conditions; a single `|` separates stages")
+                throw QueryError(
+                    .syntax, "unexpected `||`", at: start..<start + 2, in: query,
+                    label: "use `or` to combine conditions; a single `|` separates stages")
             }
             return single(.pipe)
         case UInt8(ascii: ","): return single(.comma)
@@ -74,16 +75,19 @@ struct Lexer {
         case UInt8(ascii: "/"): return single(.slash)
         case UInt8(ascii: "="):
             if peek(1) == UInt8(ascii: "=") { return single(.equal, 2) }
-            throw QueryError(.syntax, "expected `==`, found `=`", at: start..<start + 1, in: query,
-                             label: "use `==` to compare")
+            throw QueryError(
+                .syntax, "expected `==`, found `=`", at: start..<start + 1, in: query,
+                label: "use `==` to compare")
         case UInt8(ascii: "!"):
             if peek(1) == UInt8(ascii: "=") { return single(.notEqual, 2) }
-            throw QueryError(.syntax, "unexpected character `!`", at: start..<start + 1, in: query,
-                             label: "use `not` to negate, `!=` to compare")
+            throw QueryError(
+                .syntax, "unexpected character `!`", at: start..<start + 1, in: query,
+                label: "use `not` to negate, `!=` to compare")
         case UInt8(ascii: "<"):
             if peek(1) == UInt8(ascii: ">") {
                 // SQL's not-equal; `<` then `>` is never a query.
-                throw QueryError(.syntax, "unexpected `<>`", at: start..<start + 2, in: query, label: "use `!=` to compare")
+                throw QueryError(
+                    .syntax, "unexpected `<>`", at: start..<start + 2, in: query, label: "use `!=` to compare")
             }
             return peek(1) == UInt8(ascii: "=") ? single(.lessEqual, 2) : single(.less)
         case UInt8(ascii: ">"): return peek(1) == UInt8(ascii: "=") ? single(.greaterEqual, 2) : single(.greater)
@@ -99,17 +103,21 @@ struct Lexer {
             var end = index + 1
             while end < bytes.count, bytes[end] & 0xC0 == 0x80 { end += 1 }
             if c == UInt8(ascii: "&") && peek(1) == UInt8(ascii: "&") {
-                throw QueryError(.syntax, "unexpected `&&`", at: start..<start + 2, in: query, label: "use `and` to combine conditions")
+                throw QueryError(
+                    .syntax, "unexpected `&&`", at: start..<start + 2, in: query,
+                    label: "use `and` to combine conditions")
             }
             let character = text(start..<end)
             if let scalar = character.unicodeScalars.first, let kind = Lexer.invisibleKind(scalar) {
                 // Printed raw, a control character would be invisible or act on the terminal (an escape
                 // sequence, a bidi override); its code point says what it is.
-                throw QueryError(.syntax, "unexpected character \(Lexer.codePoint(scalar))", at: start..<end, in: query,
-                                 label: kind)
+                throw QueryError(
+                    .syntax, "unexpected character \(Lexer.codePoint(scalar))", at: start..<end, in: query,
+                    label: kind)
             }
-            throw QueryError(.syntax, "unexpected character `\(character)`", at: start..<end, in: query,
-                             label: hintForUnexpected(c, at: start))
+            throw QueryError(
+                .syntax, "unexpected character `\(character)`", at: start..<end, in: query,
+                label: hintForUnexpected(c, at: start))
         }
     }
 
@@ -163,7 +171,8 @@ struct Lexer {
         while i >= 0, Lexer.isDigit(bytes[i]) { i -= 1 }
         guard i < position - 1, i >= 11, bytes[i] == UInt8(ascii: " ") else { return false }
         let date = bytes[(i - 11)..<i]
-        return date.first == UInt8(ascii: "@") && date.dropFirst().allSatisfy { Lexer.isDigit($0) || $0 == UInt8(ascii: "-") }
+        return date.first == UInt8(ascii: "@")
+            && date.dropFirst().allSatisfy { Lexer.isDigit($0) || $0 == UInt8(ascii: "-") }
     }
 
     private mutating func string(_ query: String) throws(QueryError) -> Token {
@@ -172,13 +181,15 @@ struct Lexer {
         var value: [UInt8] = []
         while true {
             guard let c = peek() else {
-                throw QueryError(.syntax, "unterminated string", at: start..<index, in: query,
-                                 label: "this string has no closing `\"`")
+                throw QueryError(
+                    .syntax, "unterminated string", at: start..<index, in: query,
+                    label: "this string has no closing `\"`")
             }
             if c == UInt8(ascii: "\"") { index += 1; break }
             if c == 0x0A {
-                throw QueryError(.syntax, "unterminated string", at: start..<index, in: query,
-                                 label: "strings end on the line they start")
+                throw QueryError(
+                    .syntax, "unterminated string", at: start..<index, in: query,
+                    label: "strings end on the line they start")
             }
             if c == UInt8(ascii: "\\") {
                 guard let e = peek(1) else { index += 1; continue }
@@ -188,8 +199,9 @@ struct Lexer {
                 case UInt8(ascii: "n"): value.append(0x0A)
                 case UInt8(ascii: "t"): value.append(0x09)
                 default:
-                    throw QueryError(.syntax, "unknown escape `\\\(text(index + 1..<index + 2))` in a string",
-                                     at: index..<index + 2, in: query, label: "known escapes: \\\" \\\\ \\n \\t")
+                    throw QueryError(
+                        .syntax, "unknown escape `\\\(text(index + 1..<index + 2))` in a string",
+                        at: index..<index + 2, in: query, label: "known escapes: \\\" \\\\ \\n \\t")
                 }
                 index += 2
                 continue
@@ -203,15 +215,17 @@ struct Lexer {
     private mutating func timestamp(_ query: String) throws(QueryError) -> Token {
         let start = index
         index += 1
-        while let c = peek(), Lexer.isIdentifierContinue(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ":")
-            || c == UInt8(ascii: ".") || c == UInt8(ascii: "+")
+        while let c = peek(),
+            Lexer.isIdentifierContinue(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ":")
+                || c == UInt8(ascii: ".") || c == UInt8(ascii: "+")
         {
             index += 1
         }
         let body = text(start + 1..<index)
         guard let time = Timestamp(iso8601: body) else {
-            throw QueryError(.syntax, "invalid timestamp `@\(body)`", at: start..<index, in: query,
-                             label: Lexer.timestampProblem(body) ?? "expected @YYYY-MM-DD or @YYYY-MM-DDTHH:MM:SSZ")
+            throw QueryError(
+                .syntax, "invalid timestamp `@\(body)`", at: start..<index, in: query,
+                label: Lexer.timestampProblem(body) ?? "expected @YYYY-MM-DD or @YYYY-MM-DDTHH:MM:SSZ")
         }
         var token = Token(kind: .timestamp, range: start..<index, text: text(start..<index))
         token.microseconds = time.microseconds
@@ -224,9 +238,12 @@ struct Lexer {
         let parts = body.split(whereSeparator: { $0 == "T" || $0 == "t" || $0 == " " }).map(String.init)
         let date = parts.first?.split(separator: "-", omittingEmptySubsequences: false).map { Int($0) } ?? []
         guard date.count == 3, let year = date[0], let month = date[1], let day = date[2],
-              parts.first?.utf8.count == 10 else { return nil }
+            parts.first?.utf8.count == 10
+        else { return nil }
         guard (1...12).contains(month) else { return "month \(month) does not exist" }
-        let days = [31, year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        let days = [
+            31, year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31,
+        ][month - 1]
         guard (1...days).contains(day) else { return "day \(day): that month has \(days) days" }
         if parts.count == 2 {
             let clock = parts[1].prefix { $0.isNumber || $0 == ":" }.split(separator: ":").map { Int($0) }
@@ -270,16 +287,21 @@ struct Lexer {
             guard let scale = Lexer.units[unit] else {
                 // `1h30m`: several units in one literal; say which single one it is.
                 if let total = Lexer.compoundDuration(text(start..<index)) {
-                    throw QueryError(.syntax, "a duration has one unit", at: start..<index, in: query,
-                                     label: "write `\(Lexer.durationText(total))`")
+                    throw QueryError(
+                        .syntax, "a duration has one unit", at: start..<index, in: query,
+                        label: "write `\(Lexer.durationText(total))`")
                 }
                 // `5min`, `2hours`: a unit spelled out.
-                let label = Lexer.unitSpellings[unit.lowercased()].map { "write `\(digits)\($0)`; units: us, ms, s, m, h, d, w" }
-                throw QueryError(.syntax, "unknown duration unit `\(unit)`", at: numberEnd..<index, in: query,
-                                 label: label ?? "units: us, ms, s, m, h, d, w")
+                let label = Lexer.unitSpellings[unit.lowercased()].map {
+                    "write `\(digits)\($0)`; units: us, ms, s, m, h, d, w"
+                }
+                throw QueryError(
+                    .syntax, "unknown duration unit `\(unit)`", at: numberEnd..<index, in: query,
+                    label: label ?? "units: us, ms, s, m, h, d, w")
             }
             guard let amount = Double(digits), (amount * Double(scale)).magnitude < 9.2e18 else {
-                throw QueryError(.syntax, "duration `\(text(start..<index))` is too large", at: start..<index, in: query)
+                throw QueryError(
+                    .syntax, "duration `\(text(start..<index))` is too large", at: start..<index, in: query)
             }
             var token = Token(kind: .duration, range: start..<index, text: text(start..<index))
             token.microseconds = Int64((amount * Double(scale)).rounded())
@@ -294,8 +316,9 @@ struct Lexer {
             token.decimal = Double(integer)
         } else {
             guard let value = Double(digits), value.isFinite else {
-                throw QueryError(.syntax, "number `\(digits)` is too large", at: start..<index, in: query,
-                                 label: "numbers go up to about 1.8e308")
+                throw QueryError(
+                    .syntax, "number `\(digits)` is too large", at: start..<index, in: query,
+                    label: "numbers go up to about 1.8e308")
             }
             token.decimal = value
         }
@@ -306,7 +329,8 @@ struct Lexer {
     static let unitSpellings: [String: String] = [
         "min": "m", "mins": "m", "minute": "m", "minutes": "m", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
         "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "day": "d", "days": "d", "week": "w", "weeks": "w",
-        "msec": "ms", "millisecond": "ms", "milliseconds": "ms", "usec": "us", "microsecond": "us", "microseconds": "us",
+        "msec": "ms", "millisecond": "ms", "milliseconds": "ms", "usec": "us", "microsecond": "us",
+        "microseconds": "us",
         "s": "s", "m": "m", "h": "h", "d": "d", "w": "w", "ms": "ms", "us": "us",
     ]
 

@@ -36,15 +36,18 @@ extension Snapshot {
             do {
                 var block = try blockReader(key, value)
                 if block.lastTime &- block.firstTime >= Layout.blockSpan {
-                    report.add("\(db): the block at seq \(key.seq) spans \(block.lastTime &- block.firstTime) µs, more than a block may")
+                    report.add(
+                        "\(db): the block at seq \(key.seq) spans \(block.lastTime &- block.firstTime) µs, more than a block may"
+                    )
                 }
                 while try advance(&block, key) {
                     events += 1
                     report.eventsChecked += 1
                     let seq = block.seq
                     if let batch, seq < batch.first || seq >= batch.end {
-                        report.add("event_log: the block at seq \(key.seq) of the batch at seq \(batch.first) holds seq \(seq), "
-                                   + "outside its batch")
+                        report.add(
+                            "event_log: the block at seq \(key.seq) of the batch at seq \(batch.first) holds seq \(seq), "
+                                + "outside its batch")
                     }
                     let record: RecordView
                     do {
@@ -75,7 +78,8 @@ extension Snapshot {
                     }
                     if listed[Int(seq)] & inEvents != 0 { report.add("\(db): seq \(seq) is stored twice") }
                     listed[Int(seq)] |= inEvents
-                    fingerprints[Int(seq)] = fingerprint(session: session, onboarding: key.onboarding, screen: key.screen, time: time)
+                    fingerprints[Int(seq)] = fingerprint(
+                        session: session, onboarding: key.onboarding, screen: key.screen, time: time)
                 }
             } catch {
                 report.add("\(db): \(error)")
@@ -98,7 +102,9 @@ extension Snapshot {
         try txn.withCursor(dbs.eventLog) { c in
             var found = try c.first()
             while found {
-                if c.key.count == Layout.eventLogKeySize, logBatches.last != c.key.be64(0) { logBatches.append(c.key.be64(0)) }
+                if c.key.count == Layout.eventLogKeySize, logBatches.last != c.key.be64(0) {
+                    logBatches.append(c.key.be64(0))
+                }
                 found = try c.next()
             }
         }
@@ -142,8 +148,9 @@ extension Snapshot {
             if (stored ?? 0) != actual { report.add("meta: \(name) is \(stored ?? 0), but \(actual) are stored") }
         }
         expect(Layout.metaEvents, try txn.getUInt64(dbs.meta, Layout.metaEvents), events)
-        expect(Layout.metaSessions, try txn.getUInt64(dbs.meta, Layout.metaSessions),
-               UInt64(Set(pairs.map { UInt32(truncatingIfNeeded: $0) }).count))
+        expect(
+            Layout.metaSessions, try txn.getUInt64(dbs.meta, Layout.metaSessions),
+            UInt64(Set(pairs.map { UInt32(truncatingIfNeeded: $0) }).count))
         for kind in EventKind.allCases {
             expect(Layout.metaKind(kind), try txn.getUInt64(dbs.meta, Layout.metaKind(kind)), kinds[kind] ?? 0)
         }
@@ -151,7 +158,9 @@ extension Snapshot {
             let storedMin = try txn.getUInt64(dbs.meta, Layout.metaMinTime).map { Layout.time(fromBits: $0) }
             let storedMax = try txn.getUInt64(dbs.meta, Layout.metaMaxTime).map { Layout.time(fromBits: $0) }
             if storedMin != minTime || storedMax != maxTime {
-                report.add("meta: time range \(String(describing: storedMin))...\(String(describing: storedMax)) but events span \(minTime)...\(maxTime)")
+                report.add(
+                    "meta: time range \(String(describing: storedMin))...\(String(describing: storedMax)) but events span \(minTime)...\(maxTime)"
+                )
             }
         }
         var onboardingEntries = 0
@@ -166,8 +175,12 @@ extension Snapshot {
                 }
                 let id = c.key.be32(0)
                 if let o = perOnboarding[id] {
-                    if o.events != r.events || o.min != r.minTime || o.max != r.maxTime || o.screens != r.maxTotalScreens {
-                        report.add("onboardings: \(id) says \(r.events) events, \(r.minTime)...\(r.maxTime), \(r.maxTotalScreens) screens; events hold \(o.events), \(o.min)...\(o.max), \(o.screens)")
+                    if o.events != r.events || o.min != r.minTime || o.max != r.maxTime
+                        || o.screens != r.maxTotalScreens
+                    {
+                        report.add(
+                            "onboardings: \(id) says \(r.events) events, \(r.minTime)...\(r.maxTime), \(r.maxTotalScreens) screens; events hold \(o.events), \(o.min)...\(o.max), \(o.screens)"
+                        )
                     }
                 } else {
                     report.add("onboardings: \(id) has counters but no events")

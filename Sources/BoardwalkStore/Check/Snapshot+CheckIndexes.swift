@@ -22,8 +22,10 @@ extension Snapshot {
     /// Every `sessions` value and every `session_log` segment decodes (every run and entry, in order), and lists
     /// events of the sessions of its bucket, each with the onboarding, screen and time `events` has for it, and no
     /// event twice (in either).
-    func checkSessionIndex(_ report: inout CheckReport, fingerprints: [UInt64], listed: inout [UInt8],
-                           mark: UInt8) throws {
+    func checkSessionIndex(
+        _ report: inout CheckReport, fingerprints: [UInt64], listed: inout [UInt8],
+        mark: UInt8
+    ) throws {
         func check(_ place: String, bucket: UInt32, keySeq: UInt64, _ bytes: UnsafeRawBufferPointer) {
             do {
                 var reader = try sessionBucketReader(bucket: bucket, keySeq: keySeq, bytes)
@@ -35,22 +37,33 @@ extension Snapshot {
                             report.add("\(place): seq \(seq) (session \(session)) is not in events")
                             continue
                         }
-                        if fingerprints[Int(seq)] != fingerprint(session: session, onboarding: reader.onboarding, screen: reader.screen, time: reader.time) {
-                            report.add("\(place): seq \(seq) is listed under session \(session), onboarding \(reader.onboarding), screen \(reader.screen), time \(reader.time), but the event with that seq in events has another session, onboarding, screen or time")
+                        if fingerprints[Int(seq)]
+                            != fingerprint(
+                                session: session, onboarding: reader.onboarding, screen: reader.screen,
+                                time: reader.time)
+                        {
+                            report.add(
+                                "\(place): seq \(seq) is listed under session \(session), onboarding \(reader.onboarding), screen \(reader.screen), time \(reader.time), but the event with that seq in events has another session, onboarding, screen or time"
+                            )
                         }
                         if listed[Int(seq)] & mark != 0 { report.add("\(place): seq \(seq) is listed twice") }
                         listed[Int(seq)] |= mark
                     }
                 }
                 // A segment's base is its first entry (the fold keys new values by it, so a wrong one would collide).
-                try? SessionBucketSegment.forEach(in: bytes, keySeq: keySeq, lowLimit: Layout.sessionBucketWidth) { segment in
+                try? SessionBucketSegment.forEach(in: bytes, keySeq: keySeq, lowLimit: Layout.sessionBucketWidth) {
+                    segment in
                     var alone: [UInt8] = []
                     segment.append(keySeq: segment.baseSeq, to: &alone)
                     try alone.withUnsafeBytes { b in
-                        var first = try SessionBucketReader(b, keySeq: segment.baseSeq, lowLimit: Layout.sessionBucketWidth)
-                        if try first.nextRun(), try first.nextEntry(), first.time != segment.baseTime || first.seq != segment.baseSeq {
-                            report.add("\(place): a segment of bucket \(bucket) (key seq \(keySeq)) has base seq \(segment.baseSeq) and time "
-                                       + "\(segment.baseTime), but its first entry is seq \(first.seq) at \(first.time)")
+                        var first = try SessionBucketReader(
+                            b, keySeq: segment.baseSeq, lowLimit: Layout.sessionBucketWidth)
+                        if try first.nextRun(), try first.nextEntry(),
+                            first.time != segment.baseTime || first.seq != segment.baseSeq
+                        {
+                            report.add(
+                                "\(place): a segment of bucket \(bucket) (key seq \(keySeq)) has base seq \(segment.baseSeq) and time "
+                                    + "\(segment.baseTime), but its first entry is seq \(first.seq) at \(first.time)")
                         }
                     }
                 }
@@ -85,10 +98,13 @@ extension Snapshot {
                     continue
                 }
                 let seq = c.key.be64(0), first = c.key.be32(8)
-                if let nextSeq, seq >= nextSeq { report.add("session_log: the chunk of batch \(seq) is at or past next_seq \(nextSeq)") }
+                if let nextSeq, seq >= nextSeq {
+                    report.add("session_log: the chunk of batch \(seq) is at or past next_seq \(nextSeq)")
+                }
                 if let (lastSeq, lastBucket) = lastKey, lastSeq == seq, first <= lastBucket {
-                    report.add("session_log: the chunk of batch \(seq) at bucket \(first) starts at or before the bucket "
-                               + "\(lastBucket) the chunk before ends with")
+                    report.add(
+                        "session_log: the chunk of batch \(seq) at bucket \(first) starts at or before the bucket "
+                            + "\(lastBucket) the chunk before ends with")
                 }
                 lastKey = (seq, first)
                 do {
@@ -115,7 +131,8 @@ extension Snapshot {
             var current: (first: UInt64, count: UInt64, chunk: UInt16)? = nil
             while found {
                 guard c.key.count == Layout.batchKeySize, c.value.count >= 4 + Layout.eventKeySize,
-                      (c.value.count - 4) % Layout.eventKeySize == 0 else {
+                    (c.value.count - 4) % Layout.eventKeySize == 0
+                else {
                     report.add("batches: an entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
                     found = try c.next()
                     continue
@@ -124,19 +141,26 @@ extension Snapshot {
                 let chunk = c.key.be16(8)
                 let count = UInt64(c.value.be32(0))
                 if let cur = current, cur.first == first {
-                    if chunk != cur.chunk &+ 1 || count != cur.count { report.add("batches: batch \(first) chunk \(chunk) disagrees with the one before") }
+                    if chunk != cur.chunk &+ 1 || count != cur.count {
+                        report.add("batches: batch \(first) chunk \(chunk) disagrees with the one before")
+                    }
                 } else {
                     if chunk != 0 { report.add("batches: batch \(first) starts at chunk \(chunk)") }
-                    if first < end { report.add("batches: batch \(first) overlaps the one before (which ends at \(end))") }
+                    if first < end {
+                        report.add("batches: batch \(first) overlaps the one before (which ends at \(end))")
+                    }
                     end = first &+ count
                 }
                 current = (first, count, chunk)
                 var offset = 4
                 while offset < c.value.count {
-                    let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
+                    let key = EventKey(
+                        UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
                     offset += Layout.eventKeySize
                     guard let value = try txn.block(key, ofBatch: first, logBatches: logBatches, dbs) else {
-                        report.add("batches: the block at seq \(key.seq) is not in \(EventLog.database(ofBatch: first, logBatches: logBatches))")
+                        report.add(
+                            "batches: the block at seq \(key.seq) is not in \(EventLog.database(ofBatch: first, logBatches: logBatches))"
+                        )
                         continue
                     }
                     do {
@@ -153,7 +177,11 @@ extension Snapshot {
                                 listed[Int(seq)] |= mark
                             }
                         }
-                        if own == 0 { report.add("batches: batch \(first) lists the block at seq \(key.seq), which holds none of its events") }
+                        if own == 0 {
+                            report.add(
+                                "batches: batch \(first) lists the block at seq \(key.seq), which holds none of its events"
+                            )
+                        }
                     } catch {
                         // Reported with the events database.
                     }
@@ -172,7 +200,8 @@ extension Snapshot {
             var previous: UInt64? = nil
             while found {
                 guard c.key.count == Layout.onboardingSessionKeySize else {
-                    report.add("onboarding_sessions: a key is \(c.key.count) bytes, not \(Layout.onboardingSessionKeySize)")
+                    report.add(
+                        "onboarding_sessions: a key is \(c.key.count) bytes, not \(Layout.onboardingSessionKeySize)")
                     found = try c.next()
                     continue
                 }
@@ -181,15 +210,18 @@ extension Snapshot {
                     try OnboardingSessions.forEachEntry(c, key: (onboarding, first)) { session, _ in
                         let pair = UInt64(onboarding) << 32 | UInt64(session)
                         if let previous, pair <= previous {
-                            report.add("onboarding_sessions: onboarding \(onboarding) lists session \(session) out of order "
-                                       + "(in the chunk at session \(first))")
+                            report.add(
+                                "onboarding_sessions: onboarding \(onboarding) lists session \(session) out of order "
+                                    + "(in the chunk at session \(first))")
                         }
                         previous = pair
                         seen += 1
                         if !pairs.contains(pair) {
                             stray += 1
                             if stray <= 10 {
-                                report.add("onboarding_sessions: onboarding \(onboarding) lists session \(session), which has no events in it")
+                                report.add(
+                                    "onboarding_sessions: onboarding \(onboarding) lists session \(session), which has no events in it"
+                                )
                             }
                         }
                     }
@@ -199,7 +231,11 @@ extension Snapshot {
                 found = try c.next()
             }
         }
-        if stray > 10 { report.add("onboarding_sessions: \(stray) listed sessions in all have no events in their onboarding") }
-        if seen != pairs.count { report.add("onboarding_sessions: \(seen) pairs listed for \(pairs.count) pairs in the events") }
+        if stray > 10 {
+            report.add("onboarding_sessions: \(stray) listed sessions in all have no events in their onboarding")
+        }
+        if seen != pairs.count {
+            report.add("onboarding_sessions: \(seen) pairs listed for \(pairs.count) pairs in the events")
+        }
     }
 }

@@ -77,35 +77,43 @@ extension Store {
         let salvaged: Void? = try readRetryingPagesMoved { snapshot in
             let problems = try snapshot.txn.checkPages(trees: [Layout.events, Layout.strings, Layout.meta])
             if !problems.isEmpty {
-                throw StoreError(.corrupt, "LMDB's own pages of the databases a salvage reads are damaged, and "
-                                 + "a cursor over them could crash the process: " + problems.joined(separator: "; "))
+                throw StoreError(
+                    .corrupt,
+                    "LMDB's own pages of the databases a salvage reads are damaged, and "
+                        + "a cursor over them could crash the process: " + problems.joined(separator: "; "))
             }
             // Damage in the event log's pages costs the log alone: `events` still holds every folded batch, which a
             // salvage refusing the whole store would lose.
             let logProblems = try snapshot.txn.checkPages(trees: [Layout.eventLog])
             if !logProblems.isEmpty {
-                let error = StoreError(.corrupt, "LMDB's own pages of event_log are damaged: " + logProblems.joined(separator: "; "))
+                let error = StoreError(
+                    .corrupt, "LMDB's own pages of event_log are damaged: " + logProblems.joined(separator: "; "))
                 guard try damaged(SalvageDamage(extent: .eventLog, error: error)) else { return }
             }
             try snapshot.salvageEvents(body, damaged: damaged, log: logProblems.isEmpty)
         }
         if salvaged == nil {
-            throw StoreError(.corrupt, "LMDB's pages could not be checked before the salvage: another process committed "
-                             + "faster than the check could read them, 100 times; try again when appends pause")
+            throw StoreError(
+                .corrupt,
+                "LMDB's pages could not be checked before the salvage: another process committed "
+                    + "faster than the check could read them, 100 times; try again when appends pause")
         }
     }
 }
 
 extension Snapshot {
     /// ``Store/salvageEvents(_:damaged:)`` on pages already checked.
-    func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool, log: Bool = true) throws {
+    func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool, log: Bool = true)
+        throws
+    {
         try txn.withCursor(dbs.events) { c in
             var found = try c.first()
             while found {
                 if let key = EventKey(c.key) {
                     guard try salvageBlock(key, c.value, body, damaged) else { return }
                 } else {
-                    let error = StoreError(.corrupt, "an events key is \(c.key.count) bytes, not \(Layout.eventKeySize)")
+                    let error = StoreError(
+                        .corrupt, "an events key is \(c.key.count) bytes, not \(Layout.eventKeySize)")
                     guard try damaged(SalvageDamage(extent: .key, error: error)) else { return }
                 }
                 found = try c.next()
@@ -127,8 +135,10 @@ extension Snapshot {
     }
 
     /// The events of one block for ``salvageEvents(_:damaged:)``; `false` when a callback asked to stop.
-    private func salvageBlock(_ key: EventKey, _ value: UnsafeRawBufferPointer, _ body: (StoredEvent) throws -> Bool,
-                              _ damaged: (SalvageDamage) throws -> Bool) throws -> Bool {
+    private func salvageBlock(
+        _ key: EventKey, _ value: UnsafeRawBufferPointer, _ body: (StoredEvent) throws -> Bool,
+        _ damaged: (SalvageDamage) throws -> Bool
+    ) throws -> Bool {
         var block: EventBlockReader
         do { block = try blockReader(key, value) } catch let error as StoreError {
             return try damaged(SalvageDamage(extent: .block(firstSeq: key.seq, eventsRead: 0), error: error))
@@ -138,7 +148,8 @@ extension Snapshot {
                 guard try advance(&block, key) else { return true }
             } catch let error as StoreError {
                 // The reader checks the block's end after its last event: every event may have been read.
-                let extent: SalvageDamage.Extent = block.index == block.count
+                let extent: SalvageDamage.Extent =
+                    block.index == block.count
                     ? .blockEnd(firstSeq: key.seq, eventsRead: block.count)
                     : .block(firstSeq: key.seq, eventsRead: block.index)
                 return try damaged(SalvageDamage(extent: extent, error: error))

@@ -20,8 +20,9 @@ extension Store {
         // meta page, which another process's commits can overwrite: it tries again with a new snapshot.
         var report = CheckReport()
         guard let problems = try readRetryingPagesMoved({ try $0.txn.checkPages() }) else {
-            report.add("LMDB pages: not checked: another process committed faster than the check could read the meta "
-                       + "pages, 100 times; run check again when appends pause")
+            report.add(
+                "LMDB pages: not checked: another process committed faster than the check could read the meta "
+                    + "pages, 100 times; run check again when appends pause")
             return report
         }
         for problem in problems { report.add("LMDB pages: " + problem) }

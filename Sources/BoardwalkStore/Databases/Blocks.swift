@@ -38,15 +38,17 @@ func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {
 /// The error for the block stored under the key (`seq`, `onboarding`, `screen`) that does not decode.
 @usableFromInline
 func undecodableBlock(seq: UInt64, onboarding: UInt32, screen: UInt16, _ error: CodecError) -> StoreError {
-    StoreError(.corrupt, "the block at seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode",
-               underlying: error)
+    StoreError(
+        .corrupt, "the block at seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode",
+        underlying: error)
 }
 
 /// The error for the record of event `seq` (in the group of `onboarding` and `screen`) that does not decode.
 @usableFromInline
 func undecodableRecord(seq: UInt64, onboarding: UInt32, screen: UInt16, _ error: CodecError) -> StoreError {
-    StoreError(.corrupt, "event seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode",
-               underlying: storedRecordError(error))
+    StoreError(
+        .corrupt, "event seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode",
+        underlying: storedRecordError(error))
 }
 
 /// A codec error met in a record the store holds, in the store's words: a record whose tag names another format
@@ -55,16 +57,21 @@ func undecodableRecord(seq: UInt64, onboarding: UInt32, screen: UInt16, _ error:
 /// invalid tag.
 func storedRecordError(_ error: CodecError) -> CodecError {
     guard case .unsupportedVersion(let version) = error.reason else { return error }
-    return CodecError(offset: error.offset, reason: .invalidValue(
-        field: "record tag: its version bits, which every record of this store has as \(RecordFormat.version), are",
-        value: Int64(version)))
+    return CodecError(
+        offset: error.offset,
+        reason: .invalidValue(
+            field: "record tag: its version bits, which every record of this store has as \(RecordFormat.version), are",
+            value: Int64(version)))
 }
 
 /// The record of `block`'s current event.
 @inline(__always)
-func recordView(_ key: EventKey, _ block: EventBlockReader, stringLimit: StringID = RecordFormat.absent) throws -> RecordView {
+func recordView(_ key: EventKey, _ block: EventBlockReader, stringLimit: StringID = RecordFormat.absent) throws
+    -> RecordView
+{
     do {
-        let header = RecordHeader(time: Timestamp(microseconds: block.time), keyOnboarding: key.onboarding, keyScreenIndex: key.screen)
+        let header = RecordHeader(
+            time: Timestamp(microseconds: block.time), keyOnboarding: key.onboarding, keyScreenIndex: key.screen)
         return try RecordView(body: block.body, header: header, stringLimit: stringLimit)
     } catch {
         throw undecodableRecord(seq: block.seq, onboarding: key.onboarding, screen: key.screen, error)

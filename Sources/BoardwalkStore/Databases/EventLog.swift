@@ -47,13 +47,16 @@ enum EventLog {
 extension Transaction {
     /// The block stored under `key` by the batch starting at seq `batch`: in the event log when the batch is
     /// there (`batches` from ``EventLog/batches(_:_:)``), else in `events`.
-    func block(_ key: EventKey, ofBatch batch: UInt64, logBatches: [UInt64], _ dbs: Databases) throws -> UnsafeRawBufferPointer? {
+    func block(_ key: EventKey, ofBatch batch: UInt64, logBatches: [UInt64], _ dbs: Databases) throws
+        -> UnsafeRawBufferPointer?
+    {
         guard let first = logBatches.first, batch >= first else { return try key.withBytes { try get(dbs.events, $0) } }
         return try key.withLogBytes(batch: batch) { try get(dbs.eventLog, $0) }
     }
 
     /// Runs `body` with a ``BlockCursor`` over `events` and the batches of the event log.
-    func withBlockCursor<R>(_ dbs: Databases, logBatches: [UInt64], _ body: (inout BlockCursor) throws -> R) throws -> R {
+    func withBlockCursor<R>(_ dbs: Databases, logBatches: [UInt64], _ body: (inout BlockCursor) throws -> R) throws -> R
+    {
         try withCursor(dbs.events) { main in
             var c = BlockCursor(main: main)
             defer { c.closeLogCursors() }
@@ -177,7 +180,9 @@ struct BlockCursor: BlockEntries {
     private mutating func pick(forward: Bool) -> Bool {
         var best = -1
         for i in active where sources[i].valid {
-            if best < 0 || (forward ? sources[i].key < sources[best].key : sources[i].key > sources[best].key) { best = i }
+            if best < 0 || (forward ? sources[i].key < sources[best].key : sources[i].key > sources[best].key) {
+                best = i
+            }
         }
         current = best
         guard best >= 0 else {

@@ -40,8 +40,10 @@ enum Layout {
     static let spanningSessions = "spanning_sessions"
     static let sessionLog = "session_log"
     static let eventLog = "event_log"
-    static let all = [meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints,
-                      spanningSessions, sessionLog, eventLog]
+    static let all = [
+        meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints,
+        spanningSessions, sessionLog, eventLog,
+    ]
 
     /// `events` key: onboarding id (4) ‖ screen index (2) ‖ time of the block's first event (8) ‖ its seq (8);
     /// value: an event block (codec `EventBlockBuilder`).
@@ -125,15 +127,27 @@ enum Layout {
 
 /// Big-endian stores and loads on raw memory.
 extension UnsafeMutableRawPointer {
-    @inline(__always) func storeBE(_ v: UInt64, at o: Int) { storeBytes(of: v.bigEndian, toByteOffset: o, as: UInt64.self) }
-    @inline(__always) func storeBE(_ v: UInt32, at o: Int) { storeBytes(of: v.bigEndian, toByteOffset: o, as: UInt32.self) }
-    @inline(__always) func storeBE(_ v: UInt16, at o: Int) { storeBytes(of: v.bigEndian, toByteOffset: o, as: UInt16.self) }
+    @inline(__always) func storeBE(_ v: UInt64, at o: Int) {
+        storeBytes(of: v.bigEndian, toByteOffset: o, as: UInt64.self)
+    }
+    @inline(__always) func storeBE(_ v: UInt32, at o: Int) {
+        storeBytes(of: v.bigEndian, toByteOffset: o, as: UInt32.self)
+    }
+    @inline(__always) func storeBE(_ v: UInt16, at o: Int) {
+        storeBytes(of: v.bigEndian, toByteOffset: o, as: UInt16.self)
+    }
 }
 
 extension UnsafeRawBufferPointer {
-    @inline(__always) func be64(_ o: Int) -> UInt64 { UInt64(bigEndian: loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
-    @inline(__always) func be32(_ o: Int) -> UInt32 { UInt32(bigEndian: loadUnaligned(fromByteOffset: o, as: UInt32.self)) }
-    @inline(__always) func be16(_ o: Int) -> UInt16 { UInt16(bigEndian: loadUnaligned(fromByteOffset: o, as: UInt16.self)) }
+    @inline(__always) func be64(_ o: Int) -> UInt64 {
+        UInt64(bigEndian: loadUnaligned(fromByteOffset: o, as: UInt64.self))
+    }
+    @inline(__always) func be32(_ o: Int) -> UInt32 {
+        UInt32(bigEndian: loadUnaligned(fromByteOffset: o, as: UInt32.self))
+    }
+    @inline(__always) func be16(_ o: Int) -> UInt16 {
+        UInt16(bigEndian: loadUnaligned(fromByteOffset: o, as: UInt16.self))
+    }
 }
 
 /// The decoded fields of an `events` key: a block's group and its first event's time and seq.
@@ -172,7 +186,9 @@ struct EventKey: Hashable, Comparable {
 
     /// Reads a 30-byte `event_log` key: the batch's first seq and the block's key; `nil` when the size is wrong.
     static func logKey(_ b: UnsafeRawBufferPointer) -> (batch: UInt64, key: EventKey)? {
-        guard b.count == Layout.eventLogKeySize, let key = EventKey(UnsafeRawBufferPointer(rebasing: b[8...])) else { return nil }
+        guard b.count == Layout.eventLogKeySize, let key = EventKey(UnsafeRawBufferPointer(rebasing: b[8...])) else {
+            return nil
+        }
         return (b.be64(0), key)
     }
 

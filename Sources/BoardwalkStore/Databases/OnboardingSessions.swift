@@ -13,15 +13,18 @@ enum OnboardingSessions {
     /// - Throws: ``StoreError/Kind/corrupt`` for a key that is not 8 bytes.
     static func key(_ c: some BlockEntries) throws -> (onboarding: UInt32, session: UInt32) {
         guard c.key.count == Layout.onboardingSessionKeySize else {
-            throw StoreError(.corrupt, "an onboarding_sessions key is \(c.key.count) bytes, not \(Layout.onboardingSessionKeySize)")
+            throw StoreError(
+                .corrupt, "an onboarding_sessions key is \(c.key.count) bytes, not \(Layout.onboardingSessionKeySize)")
         }
         return (c.key.be32(0), c.key.be32(4))
     }
 
     /// Calls `body` with each entry of the chunk at the cursor, whose key is `key`, in session order.
     /// - Throws: ``StoreError/Kind/corrupt`` when the chunk does not decode; whatever `body` throws.
-    static func forEachEntry(_ c: some BlockEntries, key: (onboarding: UInt32, session: UInt32),
-                             _ body: (UInt32, UInt64) throws -> Void) throws {
+    static func forEachEntry(
+        _ c: some BlockEntries, key: (onboarding: UInt32, session: UInt32),
+        _ body: (UInt32, UInt64) throws -> Void
+    ) throws {
         var session = key.session
         do {
             var reader = try SessionPairChunkReader(c.value, firstSession: key.session)
@@ -30,8 +33,10 @@ enum OnboardingSessions {
                 try body(entry.session, entry.time)
             }
         } catch let error as CodecError {
-            throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(key.onboarding) at session \(key.session) "
-                             + "does not decode (after session \(session))", underlying: error)
+            throw StoreError(
+                .corrupt,
+                "the onboarding_sessions chunk of onboarding \(key.onboarding) at session \(key.session) "
+                    + "does not decode (after session \(session))", underlying: error)
         }
     }
 
@@ -41,7 +46,8 @@ enum OnboardingSessions {
     /// below it.
     /// - Complexity: O(log N): one seek and a step.
     static func seekChunk(_ c: inout Cursor, onboarding: UInt32, holding session: UInt32) throws
-        -> (key: (onboarding: UInt32, session: UInt32)?, upper: UInt32?) {
+        -> (key: (onboarding: UInt32, session: UInt32)?, upper: UInt32?)
+    {
         var be = (UInt64(onboarding) << 32 | UInt64(session)).bigEndian
         var upper: UInt32? = nil
         var found = try withUnsafeBytes(of: &be) { try c.seek($0) }
@@ -96,8 +102,10 @@ extension Snapshot {
                 let key = try OnboardingSessions.key(c)
                 if key.onboarding != onboarding { break }
                 if let previous, key.session <= previous {
-                    throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(onboarding) at session \(key.session) "
-                                     + "overlaps the one before it (which lists session \(previous))")
+                    throw StoreError(
+                        .corrupt,
+                        "the onboarding_sessions chunk of onboarding \(onboarding) at session \(key.session) "
+                            + "overlaps the one before it (which lists session \(previous))")
                 }
                 try OnboardingSessions.forEachEntry(c, key: key) { session, time in
                     previous = session
@@ -162,7 +170,9 @@ struct PairChunkMerge {
 
     /// Merges every pair of `sorted` (in pair order; of equal pairs the first is kept) into `onboarding_sessions`
     /// and returns those new to the store, in pair order: the loop of ``WriterState/writeOnboardingSessions(_:_:)``.
-    mutating func mergeAll(_ txn: Transaction, _ dbs: Databases, _ sorted: [(pair: UInt64, timeBits: UInt64)]) throws -> [UInt64] {
+    mutating func mergeAll(_ txn: Transaction, _ dbs: Databases, _ sorted: [(pair: UInt64, timeBits: UInt64)]) throws
+        -> [UInt64]
+    {
         var inserted: [UInt64] = []
         try txn.withCursor(dbs.onboardingSessions) { c in
             var i = 0
@@ -174,11 +184,14 @@ struct PairChunkMerge {
     /// Merges `sorted[i...]`'s pairs that fall in one chunk (those of `sorted[i]`'s onboarding below the next
     /// chunk's key) into it and writes it back; advances `i` past them and appends the pairs new to the store
     /// to `inserted`.
-    mutating func merge(_ c: inout Cursor, _ sorted: [(pair: UInt64, timeBits: UInt64)], from i: inout Int,
-                        inserted: inout [UInt64]) throws {
+    mutating func merge(
+        _ c: inout Cursor, _ sorted: [(pair: UInt64, timeBits: UInt64)], from i: inout Int,
+        inserted: inout [UInt64]
+    ) throws {
         let onboarding = UInt32(truncatingIfNeeded: sorted[i].pair >> 32)
-        let (chunkKey, upper) = try OnboardingSessions.seekChunk(&c, onboarding: onboarding,
-                                                                 holding: UInt32(truncatingIfNeeded: sorted[i].pair))
+        let (chunkKey, upper) = try OnboardingSessions.seekChunk(
+            &c, onboarding: onboarding,
+            holding: UInt32(truncatingIfNeeded: sorted[i].pair))
         entries.removeAll(keepingCapacity: true)
         if let chunkKey { try load(c, chunkKey, upper: upper) }
         let stored = entries.count
@@ -209,8 +222,10 @@ struct PairChunkMerge {
     private mutating func load(_ c: Cursor, _ chunkKey: (onboarding: UInt32, session: UInt32), upper: UInt32?) throws {
         try OnboardingSessions.forEachEntry(c, key: chunkKey) { session, time in
             if let upper, session >= upper {
-                throw StoreError(.corrupt, "the onboarding_sessions chunk of onboarding \(chunkKey.onboarding) at session \(chunkKey.session) "
-                                 + "lists session \(session), which belongs to the next chunk (at \(upper))")
+                throw StoreError(
+                    .corrupt,
+                    "the onboarding_sessions chunk of onboarding \(chunkKey.onboarding) at session \(chunkKey.session) "
+                        + "lists session \(session), which belongs to the next chunk (at \(upper))")
             }
             entries.append((session, time))
         }

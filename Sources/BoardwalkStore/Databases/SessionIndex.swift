@@ -33,7 +33,8 @@ func undecodableBucket(_ bucket: UInt32, keySeq: UInt64, _ error: CodecError) ->
 }
 
 /// A reader over a value (or session-log segment) of `bucket` encoded against `keySeq`.
-func sessionBucketReader(bucket: UInt32, keySeq: UInt64, _ value: UnsafeRawBufferPointer) throws -> SessionBucketReader {
+func sessionBucketReader(bucket: UInt32, keySeq: UInt64, _ value: UnsafeRawBufferPointer) throws -> SessionBucketReader
+{
     do {
         return try SessionBucketReader(value, keySeq: keySeq, lowLimit: Layout.sessionBucketWidth)
     } catch {
@@ -68,7 +69,9 @@ extension Cursor {
     mutating func seekBucket(of session: UInt32) throws -> Bool {
         // Bytes 0..<12 of two big-endian words: bucket ‖ 0 (no padding inside, unlike a (UInt32, UInt64) tuple).
         var key = ((UInt64(session >> Layout.sessionBucketShift) << 32).bigEndian, UInt64(0))
-        return try withUnsafeBytes(of: &key) { try seek(UnsafeRawBufferPointer(rebasing: $0[0..<Layout.sessionKeySize])) }
+        return try withUnsafeBytes(of: &key) {
+            try seek(UnsafeRawBufferPointer(rebasing: $0[0..<Layout.sessionKeySize]))
+        }
     }
 }
 
@@ -78,7 +81,9 @@ extension Transaction {
     /// later batches may hold earlier times). Returns early when `body` returns `false`.
     /// - Complexity: O(log N) for the seek, then the bytes of the bucket's values (other sessions' runs are
     ///   skipped by their length), then a look-up per batch in the log (``SessionLog/forEachSegment(of:_:_:_:)``).
-    func forEachSessionRef(_ dbs: Databases, _ log: SessionLog, session: UInt32, _ body: (SessionRef) throws -> Bool) throws {
+    func forEachSessionRef(_ dbs: Databases, _ log: SessionLog, session: UInt32, _ body: (SessionRef) throws -> Bool)
+        throws
+    {
         let bucket = session >> Layout.sessionBucketShift
         let low = session & (Layout.sessionBucketWidth - 1)
         /// The references of `session` in one value or segment; `false` when `body` asked to stop.
@@ -88,7 +93,8 @@ extension Transaction {
                 // Runs of a segment are in increasing low-bits order; a later segment starts over.
                 guard reader.low == low else { continue }
                 while try reader.nextEntry(bucket: bucket, keySeq: keySeq) {
-                    let ref = SessionRef(onboarding: reader.onboarding, screen: reader.screen, time: reader.time, seq: reader.seq)
+                    let ref = SessionRef(
+                        onboarding: reader.onboarding, screen: reader.screen, time: reader.time, seq: reader.seq)
                     guard try body(ref) else { return false }
                 }
             }
@@ -117,7 +123,8 @@ extension Snapshot {
     /// are read in batches instead (`forEachSession`, SessionBatch.swift).
     /// - Complexity: O(log N + bytes of the bucket's values + r log r) for r references, then O(log N + events
     ///   of the block) per event.
-    func forEachIndexedEvent(inSession session: StringID, _ range: TimeRange, _ body: (EventView) throws -> Bool) throws {
+    func forEachIndexedEvent(inSession session: StringID, _ range: TimeRange, _ body: (EventView) throws -> Bool) throws
+    {
         var refs: [SessionRef] = []
         var sorted = true
         try txn.forEachSessionRef(dbs, try sessionLog(), session: session) { ref in
@@ -138,7 +145,8 @@ extension Snapshot {
             for ref in refs {
                 var found: (key: EventKey, block: EventBlockReader)? = nil
                 if let (key, at) = previous, key.onboarding == ref.onboarding, key.screen == ref.screen,
-                   at.lastTime >= ref.time, at.minSeq <= ref.seq, ref.seq <= at.maxSeq {
+                    at.lastTime >= ref.time, at.minSeq <= ref.seq, ref.seq <= at.maxSeq
+                {
                     var block = at
                     while try advance(&block, key) {
                         if block.seq == ref.seq && block.time == ref.time { found = (key, block); break }
@@ -146,10 +154,12 @@ extension Snapshot {
                     }
                 }
                 if found == nil {
-                    found = try locate(&events, onboarding: ref.onboarding, screen: ref.screen, time: ref.time, seq: ref.seq)
+                    found = try locate(
+                        &events, onboarding: ref.onboarding, screen: ref.screen, time: ref.time, seq: ref.seq)
                 }
                 guard let (blockKey, block) = found else {
-                    throw StoreError(.corrupt, "the session index lists seq \(ref.seq), which is not in events or event_log")
+                    throw StoreError(
+                        .corrupt, "the session index lists seq \(ref.seq), which is not in events or event_log")
                 }
                 previous = (blockKey, block)
                 guard try body(try view(blockKey, block)) else { return }

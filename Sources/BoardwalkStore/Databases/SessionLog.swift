@@ -69,8 +69,10 @@ struct SessionLog {
     /// - Complexity: per batch, O(log chunks) to find the chunk, one B-tree look-up and a walk of the chunk's entry
     ///   headers up to the bucket (at most ``Layout/sessionLogChunkTarget`` bytes, or one bucket's entries).
     @discardableResult
-    func forEachSegment(of bucket: UInt32, _ txn: Transaction, _ dbs: Databases,
-                        _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
+    func forEachSegment(
+        of bucket: UInt32, _ txn: Transaction, _ dbs: Databases,
+        _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws -> Bool {
         for batch in batches {
             // The one chunk that can hold the bucket: the last one starting at or below it.
             var lo = 0, hi = batch.buckets.count
@@ -92,7 +94,9 @@ struct SessionLog {
     }
 
     /// The chunk under (seq, bucket).
-    static func chunk(_ txn: Transaction, _ dbs: Databases, seq: UInt64, bucket: UInt32) throws -> UnsafeRawBufferPointer {
+    static func chunk(_ txn: Transaction, _ dbs: Databases, seq: UInt64, bucket: UInt32) throws
+        -> UnsafeRawBufferPointer
+    {
         var key = (seq.bigEndian, bucket.bigEndian)
         let value = try withUnsafeBytes(of: &key) { k in
             try txn.get(dbs.sessionLog, UnsafeRawBufferPointer(rebasing: k[0..<Layout.sessionLogKeySize]))
@@ -105,8 +109,9 @@ struct SessionLog {
 
     /// The error for the chunk of batch `seq` at `bucket` that does not decode.
     static func undecodableChunk(seq: UInt64, bucket: UInt32, _ error: CodecError) -> StoreError {
-        StoreError(.corrupt, "the session_log chunk of batch \(seq) at bucket \(bucket) does not decode",
-                   underlying: error)
+        StoreError(
+            .corrupt, "the session_log chunk of batch \(seq) at bucket \(bucket) does not decode",
+            underlying: error)
     }
 
     /// A reader of a chunk, damage as a ``StoreError``.
@@ -131,23 +136,30 @@ struct SessionLog {
 
     /// Calls `body` with every entry of the log in key order: the batch's first seq, the chunk's first bucket, the
     /// entry's bucket and segment. For `check()` and the fold.
-    static func forEachEntry(_ txn: Transaction, _ dbs: Databases,
-                             _ body: (UInt64, UInt32, UInt32, UnsafeRawBufferPointer) throws -> Void) throws {
+    static func forEachEntry(
+        _ txn: Transaction, _ dbs: Databases,
+        _ body: (UInt64, UInt32, UInt32, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         try forEachChunk(txn, dbs) { seq, first, value in
             var reader = try reader(value, seq: seq, bucket: first)
-            while let entry = try next(&reader, seq: seq, bucket: first) { try body(seq, first, entry.bucket, entry.segment) }
+            while let entry = try next(&reader, seq: seq, bucket: first) {
+                try body(seq, first, entry.bucket, entry.segment)
+            }
         }
     }
 
     /// Calls `body` with every chunk of the log in key order: its batch's first seq, its first bucket and its bytes.
     /// - Throws: ``StoreError`` (`corrupt`) for a key of the wrong size.
-    private static func forEachChunk(_ txn: Transaction, _ dbs: Databases,
-                                     _ body: (UInt64, UInt32, UnsafeRawBufferPointer) throws -> Void) throws {
+    private static func forEachChunk(
+        _ txn: Transaction, _ dbs: Databases,
+        _ body: (UInt64, UInt32, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         try txn.withCursor(dbs.sessionLog) { c in
             var found = try c.first()
             while found {
                 guard c.key.count == Layout.sessionLogKeySize else {
-                    throw StoreError(.corrupt, "a session_log key is \(c.key.count) bytes, not \(Layout.sessionLogKeySize)")
+                    throw StoreError(
+                        .corrupt, "a session_log key is \(c.key.count) bytes, not \(Layout.sessionLogKeySize)")
                 }
                 try body(c.key.be64(0), c.key.be32(8), c.value)
                 found = try c.next()

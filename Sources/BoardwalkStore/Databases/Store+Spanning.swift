@@ -21,7 +21,8 @@ public struct SpanningSession: Hashable, Sendable {
     static let unpositionedBit: UInt8 = 1
 
     var flags: UInt8 {
-        (inSeveralOnboardings ? SpanningSession.severalBit : 0) | (hasEventsWithoutPosition ? SpanningSession.unpositionedBit : 0)
+        (inSeveralOnboardings ? SpanningSession.severalBit : 0)
+            | (hasEventsWithoutPosition ? SpanningSession.unpositionedBit : 0)
     }
 }
 
@@ -86,7 +87,9 @@ extension WriterState {
                     guard mark & 16 == 0 else { continue }
                     marks[i] = mark | 16
                     let real = mark & 3
-                    let flags = (real >= 2 ? SpanningSession.severalBit : 0) | (mark & 4 != 0 && real >= 1 ? SpanningSession.unpositionedBit : 0)
+                    let flags =
+                        (real >= 2 ? SpanningSession.severalBit : 0)
+                        | (mark & 4 != 0 && real >= 1 ? SpanningSession.unpositionedBit : 0)
                     if flags != 0 { updates.append((session, flags)) }
                 }
             }
@@ -108,9 +111,12 @@ extension WriterState {
             var before: UInt8? = nil
             var storedReal = 0, storedUnpositioned = false
             if stored {
-                before = try withUnsafeBytes(of: &be) { key in try txn.get(dbs.spanningSessions, key).map { $0.first ?? 0 } }
+                before = try withUnsafeBytes(of: &be) { key in
+                    try txn.get(dbs.spanningSessions, key).map { $0.first ?? 0 }
+                }
                 if !newUnpositioned {
-                    storedUnpositioned = try OnboardingSessions.contains(txn, dbs, onboarding: noOnboarding, session: session)
+                    storedUnpositioned = try OnboardingSessions.contains(
+                        txn, dbs, onboarding: noOnboarding, session: session)
                 } else {
                     storedUnpositioned = false  // the no-position pair is new: none was stored
                 }
@@ -123,7 +129,9 @@ extension WriterState {
             }
             let real = storedReal + newReal
             let unpositioned = storedUnpositioned || newUnpositioned
-            let flags = (real >= 2 ? SpanningSession.severalBit : 0) | (unpositioned && real >= 1 ? SpanningSession.unpositionedBit : 0)
+            let flags =
+                (real >= 2 ? SpanningSession.severalBit : 0)
+                | (unpositioned && real >= 1 ? SpanningSession.unpositionedBit : 0)
             if flags != 0 && flags != (before ?? 0) { updates.append((session, flags)) }
         }
         // In session order, as LMDB likes its puts (there are few).
@@ -165,10 +173,14 @@ extension Snapshot {
             var found = try c.first()
             while found {
                 guard c.key.count == 4, c.value.count == 1, c.value[0] != 0, c.value[0] & ~3 == 0 else {
-                    throw StoreError(.corrupt, "a spanning_sessions entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
+                    throw StoreError(
+                        .corrupt,
+                        "a spanning_sessions entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
                 }
-                try body(SpanningSession(id: c.key.be32(0), inSeveralOnboardings: c.value[0] & SpanningSession.severalBit != 0,
-                                         hasEventsWithoutPosition: c.value[0] & SpanningSession.unpositionedBit != 0))
+                try body(
+                    SpanningSession(
+                        id: c.key.be32(0), inSeveralOnboardings: c.value[0] & SpanningSession.severalBit != 0,
+                        hasEventsWithoutPosition: c.value[0] & SpanningSession.unpositionedBit != 0))
                 found = try c.next()
             }
         }
@@ -191,7 +203,9 @@ extension Snapshot {
     public func spanningSessions(ofOnboarding onboarding: StringID) throws -> [StringID] {
         var out: [StringID] = []
         for session in try spanningSessions() {
-            if try OnboardingSessions.contains(txn, dbs, onboarding: onboarding, session: session) { out.append(session) }
+            if try OnboardingSessions.contains(txn, dbs, onboarding: onboarding, session: session) {
+                out.append(session)
+            }
         }
         return out
     }
@@ -213,11 +227,17 @@ extension Snapshot {
         var unpositioned = Set<UInt32>()
         for pair in pairs {
             let session = UInt32(truncatingIfNeeded: pair), onboarding = UInt32(truncatingIfNeeded: pair >> 32)
-            if onboarding == RecordFormat.noOnboarding { unpositioned.insert(session) } else { real[session, default: 0] += 1 }
+            if onboarding == RecordFormat.noOnboarding {
+                unpositioned.insert(session)
+            } else {
+                real[session, default: 0] += 1
+            }
         }
         var expected: [UInt32: UInt8] = [:]
         for (session, n) in real {
-            let flags = (n >= 2 ? SpanningSession.severalBit : 0) | (unpositioned.contains(session) ? SpanningSession.unpositionedBit : 0)
+            let flags =
+                (n >= 2 ? SpanningSession.severalBit : 0)
+                | (unpositioned.contains(session) ? SpanningSession.unpositionedBit : 0)
             if flags != 0 { expected[session] = flags }
         }
         var listed = 0
@@ -225,23 +245,29 @@ extension Snapshot {
             var found = try c.first()
             while found {
                 if c.key.count != 4 || c.value.count != 1 {
-                    report.add("spanning_sessions: an entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
+                    report.add(
+                        "spanning_sessions: an entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
                 } else {
                     listed += 1
                     let session = c.key.be32(0)
                     if let flags = expected[session] {
                         if flags != c.value[0] {
-                            report.add("spanning_sessions: session \(session) has flags \(c.value[0]), but its events say \(flags)")
+                            report.add(
+                                "spanning_sessions: session \(session) has flags \(c.value[0]), but its events say \(flags)"
+                            )
                         }
                     } else {
-                        report.add("spanning_sessions: session \(session) is listed but its events are under one onboarding")
+                        report.add(
+                            "spanning_sessions: session \(session) is listed but its events are under one onboarding")
                     }
                 }
                 found = try c.next()
             }
         }
         if listed != expected.count {
-            report.add("spanning_sessions: \(listed) sessions listed, but \(expected.count) have events under more than one onboarding")
+            report.add(
+                "spanning_sessions: \(listed) sessions listed, but \(expected.count) have events under more than one onboarding"
+            )
         }
     }
 }

@@ -14,29 +14,36 @@ enum StringChunks {
     ///   (checked from the chunk holding `start` on, and from id 0 when `start` is 0), or a chunk does not decode;
     ///   LMDB errors; whatever `body` throws.
     /// - Complexity: O(log chunks) to find `start`, then O(bytes read).
-    static func forEach(in txn: Transaction, _ dbs: Databases, from start: StringID,
-                        _ body: (StringID, StringChunkEntry) throws -> Bool) throws {
+    static func forEach(
+        in txn: Transaction, _ dbs: Databases, from start: StringID,
+        _ body: (StringID, StringChunkEntry) throws -> Bool
+    ) throws {
         try txn.withCursor(dbs.strings) { c in
             var found = try seekChunk(&c, holding: start)
             var expected: UInt32? = start == 0 ? 0 : nil
             while found {
                 let first = try chunkKey(c.key)
                 if let expected, first != expected {
-                    throw StoreError(.corrupt, "the strings database is not dense at id \(expected) (the next chunk starts at \(first))")
+                    throw StoreError(
+                        .corrupt,
+                        "the strings database is not dense at id \(expected) (the next chunk starts at \(first))")
                 }
                 var id = first
                 do {
                     var reader = try StringChunkReader(c.value)
                     // Ids are `0..<RecordFormat.absent`: the chunk's last id, first + count - 1, must be below it.
                     guard UInt64(first) + UInt64(reader.count) <= UInt64(RecordFormat.absent) else {
-                        throw StoreError(.corrupt, "the strings chunk at id \(first) holds \(reader.count) strings, past the last id")
+                        throw StoreError(
+                            .corrupt, "the strings chunk at id \(first) holds \(reader.count) strings, past the last id"
+                        )
                     }
                     while let entry = try reader.next() {
                         if id >= start, try !body(id, entry) { return }
                         id += 1
                     }
                 } catch let error as CodecError {
-                    throw StoreError(.corrupt, "the strings chunk at id \(first) does not decode (string \(id))", underlying: error)
+                    throw StoreError(
+                        .corrupt, "the strings chunk at id \(first) does not decode (string \(id))", underlying: error)
                 }
                 expected = id
                 found = try c.next()
@@ -55,7 +62,8 @@ enum StringChunks {
             do {
                 let count = try StringChunkReader(c.value).count
                 guard UInt64(first) + UInt64(count) <= UInt64(RecordFormat.absent) else {
-                    throw StoreError(.corrupt, "the strings chunk at id \(first) holds \(count) strings, past the last id")
+                    throw StoreError(
+                        .corrupt, "the strings chunk at id \(first) holds \(count) strings, past the last id")
                 }
                 return first + UInt32(count)
             } catch let error as CodecError {

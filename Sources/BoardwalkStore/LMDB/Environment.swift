@@ -1,9 +1,9 @@
 internal import CLMDB
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An open LMDB environment (`MDB_env`): one directory holding `data.mdb` and `lock.mdb`.
@@ -45,27 +45,34 @@ final class Environment: @unchecked Sendable {
     /// Wraps `mdb_env_create`, `mdb_env_set_mapsize`, `mdb_env_set_maxdbs`, `mdb_env_open` and
     /// `mdb_reader_check`.
     /// `readsPages` allows the page readers; they run only on a liblmdb whose page layout ``PageLayout`` knows.
-    init(path: String, mapSize: Int, maxDatabases: UInt32, flags: UInt32, readOnly: Bool,
-         readsPages: Bool = true) throws {
+    init(
+        path: String, mapSize: Int, maxDatabases: UInt32, flags: UInt32, readOnly: Bool,
+        readsPages: Bool = true
+    ) throws {
         var env: OpaquePointer
         var lockless = false
         do {
-            env = try Environment.open(path: path, mapSize: mapSize, maxDatabases: maxDatabases, flags: flags,
-                                       readOnly: readOnly)
+            env = try Environment.open(
+                path: path, mapSize: mapSize, maxDatabases: maxDatabases, flags: flags,
+                readOnly: readOnly)
         } catch let error as StoreError
-                    where readOnly && [.permissionDenied, .notPermitted, .readOnlyFileSystem].contains(error.errno) {
+            where readOnly && [.permissionDenied, .notPermitted, .readOnlyFileSystem].contains(error.errno)
+        {
             // LMDB opens lock.mdb for reading and writing even for a read-only environment (a reader takes a
             // slot in it). Without write access to it there is no slot to take: read without one, but only while no
             // other process has the store open. A writer that cannot see this reader reuses pages it is reading, and
             // liblmdb then asserts (23 of 30 queries aborted while the owner appended).
             if let holder = Environment.lockHolder(path) {
-                throw StoreError(.readOnly, "\(path) is open in another process (pid \(holder)), and this user may not "
-                                 + "write its lock file: reading it without one while it is written could crash or "
-                                 + "give wrong results; get write access to \(path)/lock.mdb, or read a copy "
-                                 + "(`boardwalk backup` by its owner)", underlying: error)
+                throw StoreError(
+                    .readOnly,
+                    "\(path) is open in another process (pid \(holder)), and this user may not "
+                        + "write its lock file: reading it without one while it is written could crash or "
+                        + "give wrong results; get write access to \(path)/lock.mdb, or read a copy "
+                        + "(`boardwalk backup` by its owner)", underlying: error)
             }
-            env = try Environment.open(path: path, mapSize: mapSize, maxDatabases: maxDatabases,
-                                       flags: flags | UInt32(MDB_NOLOCK), readOnly: true)
+            env = try Environment.open(
+                path: path, mapSize: mapSize, maxDatabases: maxDatabases,
+                flags: flags | UInt32(MDB_NOLOCK), readOnly: true)
             lockless = true
         }
         // On a read-only file system liblmdb itself opens a read-only environment without the lock file.
@@ -162,11 +169,13 @@ final class Environment: @unchecked Sendable {
         var fd: Int32 = -1
         var st = stat()
         guard mdb_env_get_fd(env, &fd) == 0, fstat(fd, &st) == 0,
-              let maps = fopen("/proc/self/maps", "r") else { return 0 }
+            let maps = fopen("/proc/self/maps", "r")
+        else { return 0 }
         defer { fclose(maps) }
         // glibc's encoding of a device number (gnu_dev_major/gnu_dev_minor, macros Swift does not import).
         let dev = UInt64(st.st_dev)
-        let device = String((dev >> 8) & 0xFFF | (dev >> 32) & ~0xFFF, radix: 16) + ":"
+        let device =
+            String((dev >> 8) & 0xFFF | (dev >> 32) & ~0xFFF, radix: 16) + ":"
             + String((dev & 0xFF) | (dev >> 12) & ~0xFF, radix: 16)
         var line = [CChar](repeating: 0, count: 4096)
         while fgets(&line, Int32(line.count), maps) != nil {
@@ -176,11 +185,14 @@ final class Environment: @unchecked Sendable {
             // start-end perms offset major:minor inode path (major and minor in hex, at least two digits)
             let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let fields = text.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 5, UInt(fields[4]) == UInt(st.st_ino), UInt(fields[2], radix: 16) == 0 else { continue }
+            guard fields.count >= 5, UInt(fields[4]) == UInt(st.st_ino), UInt(fields[2], radix: 16) == 0 else {
+                continue
+            }
             let numbers = fields[3].split(separator: ":").map { UInt64($0, radix: 16) }
             guard numbers.count == 2, let major = numbers[0], let minor = numbers[1],
-                  String(major, radix: 16) + ":" + String(minor, radix: 16) == device,
-                  let range = fields[0].split(separator: "-").first, let start = UInt(range, radix: 16) else { continue }
+                String(major, radix: 16) + ":" + String(minor, radix: 16) == device,
+                let range = fields[0].split(separator: "-").first, let start = UInt(range, radix: 16)
+            else { continue }
             return start
         }
         return 0
@@ -297,8 +309,9 @@ final class Environment: @unchecked Sendable {
         try check(mdb_env_get_fd(handle, &fd), "mdb_env_get_fd")
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw StoreError.system(errno, context: "fstat(data.mdb)") }
-        return MappedFile(mapStart: mapBase, mapEnd: mapBase &+ UInt(mapSize), fileEnd: mapBase &+ UInt(st.st_size), descriptor: fd,
-                          windows: windows, readsPages: readsPages)
+        return MappedFile(
+            mapStart: mapBase, mapEnd: mapBase &+ UInt(mapSize), fileEnd: mapBase &+ UInt(st.st_size), descriptor: fd,
+            windows: windows, readsPages: readsPages)
     }
 
     /// Copies the environment to the existing empty directory `path`, compacted, while writers run.

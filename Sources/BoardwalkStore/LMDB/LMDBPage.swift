@@ -74,8 +74,9 @@ struct LMDBPage {
         guard at + 8 + keySize <= bytes.count else {
             throw PageFault("page \(number), node \(i): a key of \(keySize) bytes runs past the page")
         }
-        return Node(at: at, size: lo | hi << 16, flags: flags,
-                    key: UnsafeRawBufferPointer(rebasing: bytes[(at + 8)..<(at + 8 + keySize)]))
+        return Node(
+            at: at, size: lo | hi << 16, flags: flags,
+            key: UnsafeRawBufferPointer(rebasing: bytes[(at + 8)..<(at + 8 + keySize)]))
     }
 
     /// The data of leaf node `node` (`i` is its index, for messages), stored in the page (its flags 0).

@@ -1,7 +1,7 @@
 internal import CLMDB
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A walk over one database's entries in key order, reading LMDB's branch and leaf pages itself (with `pread`
@@ -71,7 +71,9 @@ struct LeafWalk {
         if root == .max {
             levels = []  // an empty database
         } else {
-            guard depth >= 1, depth <= 32 else { throw StoreError(.corrupt, "\(db.name): its record says depth \(depth)") }
+            guard depth >= 1, depth <= 32 else {
+                throw StoreError(.corrupt, "\(db.name): its record says depth \(depth)")
+            }
             levels = (0..<depth).map { _ in Level(buffer: .allocate(byteCount: txn.pageSize, alignment: 16)) }
         }
     }
@@ -166,7 +168,8 @@ struct LeafWalk {
         previousWindow = window
         if windows.state(window) != .untouched || previous == window || previous == window - 1 {
             windows.raise(window, to: .mapped)
-            bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: file.mapStart + UInt(offset)), count: pageSize)
+            bytes = UnsafeRawBufferPointer(
+                start: UnsafeRawPointer(bitPattern: file.mapStart + UInt(offset)), count: pageSize)
         } else {
             let buffer = levels[depth].buffer
             var done = 0
@@ -220,15 +223,21 @@ struct LeafWalk {
             let (end, overflow) = first.multipliedReportingOverflow(by: UInt64(pageSize))
             let fileBytes = UInt64(file.fileEnd - file.mapStart)
             guard first >= 2, first < pages, !overflow, end + 16 + UInt64(node.size) <= fileBytes else {
-                throw corrupt(depth, PageFault("page \(view.number), node \(i): its value (\(node.size) bytes on page "
-                                               + "\(first)) lies outside the file"))
+                throw corrupt(
+                    depth,
+                    PageFault(
+                        "page \(view.number), node \(i): its value (\(node.size) bytes on page "
+                            + "\(first)) lies outside the file"))
             }
             let start = UnsafeRawPointer(bitPattern: file.mapStart + UInt(end) + 16)
             value = UnsafeRawBufferPointer(start: start, count: node.size)
         default:
             let flags = String(node.flags, radix: 16)
-            throw corrupt(depth, PageFault("page \(view.number), node \(i) has flags 0x\(flags) (a sub-database or "
-                                           + "duplicates)"))
+            throw corrupt(
+                depth,
+                PageFault(
+                    "page \(view.number), node \(i) has flags 0x\(flags) (a sub-database or "
+                        + "duplicates)"))
         }
     }
 

@@ -1,9 +1,9 @@
 internal import CLMDB
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // A check of LMDB's own pages, read from the file rather than through LMDB: liblmdb trusts its branch and leaf
@@ -116,8 +116,9 @@ private struct PageWalk {
     mutating func walk(_ tree: TreeRecord, isMain: Bool, isFree: Bool = false) {
         let expected: (pad: UInt32, flags: UInt16) = isFree ? (UInt32(pageSize), 0x08) : (0, 0)
         guard tree.pad == expected.pad, tree.flags == expected.flags else {
-            report("\(tree.name): its record has flags 0x\(String(tree.flags, radix: 16)) and first field \(tree.pad); "
-                   + "expected 0x\(String(expected.flags, radix: 16)) and \(expected.pad)")
+            report(
+                "\(tree.name): its record has flags 0x\(String(tree.flags, radix: 16)) and first field \(tree.pad); "
+                    + "expected 0x\(String(expected.flags, radix: 16)) and \(expected.pad)")
             return
         }
         integerKeys = isFree
@@ -135,14 +136,17 @@ private struct PageWalk {
         visit(tree.root, level: 1, tree: tree, isMain: isMain, counts: &counts)
         if full { return }
         if counts != (tree.branchPages, tree.leafPages, tree.overflowPages, tree.entries) {
-            report("\(tree.name): its record says \(tree.branchPages) branch, \(tree.leafPages) leaf and "
-                   + "\(tree.overflowPages) overflow pages and \(tree.entries) entries; the tree has \(counts.branch), "
-                   + "\(counts.leaf), \(counts.overflow) and \(counts.entries)")
+            report(
+                "\(tree.name): its record says \(tree.branchPages) branch, \(tree.leafPages) leaf and "
+                    + "\(tree.overflowPages) overflow pages and \(tree.entries) entries; the tree has \(counts.branch), "
+                    + "\(counts.leaf), \(counts.overflow) and \(counts.entries)")
         }
     }
 
-    private mutating func visit(_ page: UInt64, level: Int, tree: TreeRecord, isMain: Bool,
-                                counts: inout (branch: UInt64, leaf: UInt64, overflow: UInt64, entries: UInt64)) {
+    private mutating func visit(
+        _ page: UInt64, level: Int, tree: TreeRecord, isMain: Bool,
+        counts: inout (branch: UInt64, leaf: UInt64, overflow: UInt64, entries: UInt64)
+    ) {
         if full { return }
         let what = "\(tree.name), level \(level)"
         guard read(page, what), mark(page, what) else { return }
@@ -238,8 +242,10 @@ private struct PageWalk {
     }
 
     /// The first page of an overflow run and the run's pages, which must hold `size` bytes.
-    private mutating func overflow(_ page: UInt64, size: Int, what: String,
-                                   counts: inout (branch: UInt64, leaf: UInt64, overflow: UInt64, entries: UInt64)) {
+    private mutating func overflow(
+        _ page: UInt64, size: Int, what: String,
+        counts: inout (branch: UInt64, leaf: UInt64, overflow: UInt64, entries: UInt64)
+    ) {
         let what = what + ", overflow"
         guard read(page, what) else { return }
         let flags = buffer.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
@@ -249,7 +255,8 @@ private struct PageWalk {
             return
         }
         guard pages >= 1, page + pages - 1 <= lastPage, UInt64(size) + 16 <= pages * UInt64(pageSize) else {
-            report("\(what): page \(page) begins a run of \(pages) pages, which cannot hold \(size) bytes inside the file")
+            report(
+                "\(what): page \(page) begins a run of \(pages) pages, which cannot hold \(size) bytes inside the file")
             return
         }
         for p in page..<(page + pages) where !mark(p, what) { return }
@@ -262,7 +269,9 @@ private struct PageWalk {
         var pages = freePages
         for (first, size) in freeListRuns {
             var bytes = [UInt8](repeating: 0, count: size)
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, size, off_t(first) * off_t(pageSize) + 16) }
+            let n = bytes.withUnsafeMutableBytes {
+                pread(fd, $0.baseAddress, size, off_t(first) * off_t(pageSize) + 16)
+            }
             guard n == size else { report("free pages: the list on page \(first) cannot be read"); return }
             pages += bytes.withUnsafeBytes { Self.pageList($0) }
         }
@@ -343,7 +352,9 @@ extension Transaction {
             walk.walk(main, isMain: true)
             // The named databases' records too (their flags decide how LMDB reads them), not their trees.
             for tree in walk.named where tree.pad != 0 || tree.flags != 0 {
-                walk.report("\(tree.name): its record has flags 0x\(String(tree.flags, radix: 16)) and first field \(tree.pad); expected 0 and 0")
+                walk.report(
+                    "\(tree.name): its record has flags 0x\(String(tree.flags, radix: 16)) and first field \(tree.pad); expected 0 and 0"
+                )
             }
             return walk.problems
         }
@@ -351,7 +362,9 @@ extension Transaction {
             walk.walk(main, isMain: true)
             for tree in walk.named where trees.contains(tree.name) && !walk.full {
                 if tree.pad != 0 || tree.flags != 0 {
-                    walk.report("\(tree.name): its record has flags 0x\(String(tree.flags, radix: 16)) and first field \(tree.pad); expected 0 and 0")
+                    walk.report(
+                        "\(tree.name): its record has flags 0x\(String(tree.flags, radix: 16)) and first field \(tree.pad); expected 0 and 0"
+                    )
                 } else {
                     walk.walk(tree, isMain: false)
                 }

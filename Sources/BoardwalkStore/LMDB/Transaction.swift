@@ -1,9 +1,9 @@
 internal import CLMDB
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A database handle (`MDB_dbi`) with the name it was opened under, for error messages.
@@ -48,7 +48,9 @@ struct Transaction {
     /// - Returns: `false` when `flags` holds `MDB_NOOVERWRITE` or `MDB_APPEND` and the put was refused
     ///   with `MDB_KEYEXIST` (the transaction stays usable); `true` when stored.
     @inline(__always) @discardableResult
-    func put(_ db: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+    func put(_ db: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws
+        -> Bool
+    {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_put(handle, db.dbi, &k, &v, flags)
@@ -134,7 +136,9 @@ struct Cursor {
     func close() { mdb_cursor_close(handle) }
 
     /// Positions at the first key `>= key` (`MDB_SET_RANGE`).
-    @inline(__always) mutating func seek(_ key: UnsafeRawBufferPointer) throws -> Bool { try move(MDB_SET_RANGE, key: key) }
+    @inline(__always) mutating func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        try move(MDB_SET_RANGE, key: key)
+    }
     @inline(__always) mutating func first() throws -> Bool { try move(MDB_FIRST) }
     @inline(__always) mutating func last() throws -> Bool { try move(MDB_LAST) }
     @inline(__always) mutating func next() throws -> Bool { try move(MDB_NEXT) }
@@ -196,8 +200,10 @@ struct MappedFile {
         var st = stat()
         let size = fstat(descriptor, &st) == 0 ? UInt(st.st_size) : fileEnd - mapStart
         if end <= mapStart &+ size { return }
-        throw StoreError(.corrupt, "a value of \(db.name) (\(value.mv_size) bytes at offset \(UInt(bitPattern: value.mv_data) - mapStart)) "
-                         + "lies past the end of data.mdb (\(size) bytes): the store is damaged")
+        throw StoreError(
+            .corrupt,
+            "a value of \(db.name) (\(value.mv_size) bytes at offset \(UInt(bitPattern: value.mv_data) - mapStart)) "
+                + "lies past the end of data.mdb (\(size) bytes): the store is damaged")
     }
 }
 

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import BoardwalkCodec
 import BoardwalkModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What ``Snapshot/forEachBlockRun(onboarding:screens:time:_:)`` (and `onboarding_sessions` readers) read entries with: liblmdb's cursor
 /// or a ``LeafWalk``.
@@ -89,8 +90,10 @@ struct BlockFetcher {
             if n > 0 {
                 done += n
             } else if n == 0 {
-                throw StoreError(.corrupt, "a block (\(count) bytes at offset \(offset)) lies past the end of data.mdb: "
-                                 + "the store is damaged")
+                throw StoreError(
+                    .corrupt,
+                    "a block (\(count) bytes at offset \(offset)) lies past the end of data.mdb: "
+                        + "the store is damaged")
             } else if errno != EINTR {
                 throw StoreError.system(errno, context: "pread(data.mdb, \(count) bytes at offset \(offset))")
             }

@@ -34,10 +34,15 @@ struct BlockWalk {
             placed = !(ahead.map { $0 <= target } ?? false)
         }
         if !placed { try seek(target, &c) }
-        if reader != nil, key.onboarding == onboarding, key.screen == screen, let body = try walk(to: ref) { return body }
+        if reader != nil, key.onboarding == onboarding, key.screen == screen, let body = try walk(to: ref) {
+            return body
+        }
         // Not there: blocks of the group overlap in time (a late batch), or the index is wrong. `locate` looks
         // at every earlier block that can hold the event.
-        guard let (found, block) = try snapshot.locate(&c, onboarding: onboarding, screen: screen, time: ref.time, seq: ref.seq) else {
+        guard
+            let (found, block) = try snapshot.locate(
+                &c, onboarding: onboarding, screen: screen, time: ref.time, seq: ref.seq)
+        else {
             reader = nil
             throw StoreError(.corrupt, "the session index lists seq \(ref.seq), which is not in events or event_log")
         }

@@ -24,7 +24,10 @@ package struct EventRecord {
     @usableFromInline let stringLimit: StringID
 
     @inlinable
-    init(seq: UInt64, time: Int64, onboarding: StringID, screen: UInt16, body: UnsafeRawBufferPointer, stringLimit: StringID) {
+    init(
+        seq: UInt64, time: Int64, onboarding: StringID, screen: UInt16, body: UnsafeRawBufferPointer,
+        stringLimit: StringID
+    ) {
         self.seq = seq
         timeMicroseconds = time
         keyOnboarding = onboarding
@@ -36,7 +39,8 @@ package struct EventRecord {
     /// The fields the key carries: time, onboarding and screen index.
     @inlinable
     package var header: RecordHeader {
-        RecordHeader(time: Timestamp(microseconds: timeMicroseconds), keyOnboarding: keyOnboarding, keyScreenIndex: keyScreen)
+        RecordHeader(
+            time: Timestamp(microseconds: timeMicroseconds), keyOnboarding: keyOnboarding, keyScreenIndex: keyScreen)
     }
 
     /// The fields of the record a session fold reads (up to `extent`), without decoding the rest.

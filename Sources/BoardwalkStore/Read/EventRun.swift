@@ -27,8 +27,10 @@ package struct EventRun {
     @usableFromInline var ended = false
 
     @usableFromInline
-    init(reader: EventBlockReader, blockSeq: UInt64, onboarding: StringID, screen: UInt16, lo: Int64, hi: Int64,
-         bounded: Bool, boundTime: Int64, boundSeq: UInt64, stringLimit: StringID) {
+    init(
+        reader: EventBlockReader, blockSeq: UInt64, onboarding: StringID, screen: UInt16, lo: Int64, hi: Int64,
+        bounded: Bool, boundTime: Int64, boundSeq: UInt64, stringLimit: StringID
+    ) {
         self.reader = reader
         self.blockSeq = blockSeq
         self.onboarding = onboarding
@@ -72,8 +74,9 @@ package struct EventRun {
                 return nil
             }
             if t >= lo {
-                return EventRecord(seq: reader.seq, time: t, onboarding: onboarding, screen: screen, body: reader.body,
-                                   stringLimit: stringLimit)
+                return EventRecord(
+                    seq: reader.seq, time: t, onboarding: onboarding, screen: screen, body: reader.body,
+                    stringLimit: stringLimit)
             }
         }
         return nil

@@ -72,8 +72,10 @@ struct SessionBatch {
     /// once for all of the batch's sessions in it, and arranges them by session in (time, seq) order.
     /// - Complexity: O(log N) per bucket (a seek, unless the cursor is on it already), plus the run headers of the
     ///   bucket's values, plus the entries of the batch's sessions; then O(r log r) for r references.
-    mutating func collect(_ ids: ArraySlice<StringID>, _ c: inout Cursor, _ log: SessionLog, _ txn: Transaction, _ dbs: Databases,
-                          _ range: Snapshot.TimeRange) throws {
+    mutating func collect(
+        _ ids: ArraySlice<StringID>, _ c: inout Cursor, _ log: SessionLog, _ txn: Transaction, _ dbs: Databases,
+        _ range: Snapshot.TimeRange
+    ) throws {
         sessions.removeAll(keepingCapacity: true)
         sessions.append(contentsOf: ids)
         canonical.removeAll(keepingCapacity: true)
@@ -124,8 +126,10 @@ struct SessionBatch {
 
     /// Collects the references of the wanted sessions (`wanted`: a bit per low-bits value) in one value or session-log
     /// segment of `bucket`; other sessions' runs are skipped by their length.
-    private mutating func collect(bucket: UInt32, keySeq: UInt64, _ bytes: UnsafeRawBufferPointer, wanted: UInt64,
-                                  _ range: Snapshot.TimeRange) throws {
+    private mutating func collect(
+        bucket: UInt32, keySeq: UInt64, _ bytes: UnsafeRawBufferPointer, wanted: UInt64,
+        _ range: Snapshot.TimeRange
+    ) throws {
         var reader = try sessionBucketReader(bucket: bucket, keySeq: keySeq, bytes)
         while try reader.nextRun(bucket: bucket, keySeq: keySeq) {
             guard wanted & (1 << UInt64(reader.low)) != 0 else { continue }
@@ -133,8 +137,10 @@ struct SessionBatch {
             while try reader.nextEntry(bucket: bucket, keySeq: keySeq) {
                 let time = reader.time
                 guard time >= range.lo, !range.isPastEnd(time) else { continue }
-                collected.append(BatchRef(time: time, seq: reader.seq, onboarding: reader.onboarding, slot: slot,
-                                          screen: reader.screen))
+                collected.append(
+                    BatchRef(
+                        time: time, seq: reader.seq, onboarding: reader.onboarding, slot: slot,
+                        screen: reader.screen))
             }
         }
     }

@@ -23,11 +23,13 @@ extension Snapshot {
             var found = try seekBatch(&c, holding: since)
             while found {
                 guard c.key.count == Layout.batchKeySize, c.value.count >= 4 + Layout.eventKeySize,
-                      (c.value.count - 4) % Layout.eventKeySize == 0, c.key.be16(8) == 0 else { throw corruptBatch(c) }
+                    (c.value.count - 4) % Layout.eventKeySize == 0, c.key.be16(8) == 0
+                else { throw corruptBatch(c) }
                 let first = c.key.be64(0)
                 let count = Int(c.value.be32(0))
                 guard first <= nextSeq, UInt64(count) <= nextSeq - first else {
-                    throw StoreError(.corrupt, "the batch at seq \(first) says \(count) events, past next_seq \(nextSeq)")
+                    throw StoreError(
+                        .corrupt, "the batch at seq \(first) says \(count) events, past next_seq \(nextSeq)")
                 }
                 // The buffer grows with the seqs the blocks really hold, never with the count alone: a damaged
                 // count must not size an allocation (next_seq only bounds it by the store's size).
@@ -35,15 +37,20 @@ extension Snapshot {
                 var filled = 0
                 // Every chunk of this batch.
                 repeat {
-                    guard c.key.count == Layout.batchKeySize, c.value.count >= 4, (c.value.count - 4) % Layout.eventKeySize == 0,
-                          Int(c.value.be32(0)) == count else { throw corruptBatch(c) }
+                    guard c.key.count == Layout.batchKeySize, c.value.count >= 4,
+                        (c.value.count - 4) % Layout.eventKeySize == 0,
+                        Int(c.value.be32(0)) == count
+                    else { throw corruptBatch(c) }
                     var offset = 4
                     while offset < c.value.count {
-                        let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
+                        let key = EventKey(
+                            UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
                         offset += Layout.eventKeySize
                         guard let value = try txn.block(key, ofBatch: first, logBatches: logBatches, dbs) else {
-                            throw StoreError(.corrupt, "the batches database lists the block at seq \(key.seq), which is not in "
-                                         + EventLog.database(ofBatch: first, logBatches: logBatches))
+                            throw StoreError(
+                                .corrupt,
+                                "the batches database lists the block at seq \(key.seq), which is not in "
+                                    + EventLog.database(ofBatch: first, logBatches: logBatches))
                         }
                         var block = try blockReader(key, value)
                         var at = block
@@ -55,11 +62,16 @@ extension Snapshot {
                                 continue
                             }
                             if Int(i) >= slots.count {
-                                slots.append(contentsOf: repeatElement(Slot(key: EventKey(onboarding: 0, screen: 0, timeBits: 0, seq: 0), reader: nil),
-                                                                       count: Int(i) + 1 - slots.count))
+                                slots.append(
+                                    contentsOf: repeatElement(
+                                        Slot(key: EventKey(onboarding: 0, screen: 0, timeBits: 0, seq: 0), reader: nil),
+                                        count: Int(i) + 1 - slots.count))
                             }
                             guard slots[Int(i)].reader == nil else {
-                                throw StoreError(.corrupt, "the batch at seq \(first) lists seq \(block.seq) twice (in the block at seq \(key.seq))")
+                                throw StoreError(
+                                    .corrupt,
+                                    "the batch at seq \(first) lists seq \(block.seq) twice (in the block at seq \(key.seq))"
+                                )
                             }
                             slots[Int(i)] = Slot(key: key, reader: at)
                             at = block
@@ -126,37 +138,46 @@ extension Snapshot {
     ///   missing or does not decode.
     /// - Complexity: O(log N + the batches' chunks from `since` on, + the events of the listed blocks of
     ///   `onboardings` that start before `before`); no record is decoded (``EventRecord`` is handed out as is).
-    package func forEachRecord(arrivedSince since: UInt64, before: Timestamp, onboardings: Set<StringID>?,
-                              _ body: (EventRecord) throws -> Bool) throws {
+    package func forEachRecord(
+        arrivedSince since: UInt64, before: Timestamp, onboardings: Set<StringID>?,
+        _ body: (EventRecord) throws -> Bool
+    ) throws {
         let beforeBits = Layout.timeBits(before.microseconds)
         let nextSeq = try txn.getUInt64(dbs.meta, Layout.metaNextSeq) ?? 0
         let logBatches = try eventLogBatches()
         try txn.withCursor(dbs.batches) { c in
             var found = try seekBatch(&c, holding: since)
             while found {
-                guard c.key.count == Layout.batchKeySize, c.value.count >= 4, (c.value.count - 4) % Layout.eventKeySize == 0
+                guard c.key.count == Layout.batchKeySize, c.value.count >= 4,
+                    (c.value.count - 4) % Layout.eventKeySize == 0
                 else { throw corruptBatch(c) }
                 let first = c.key.be64(0)
                 let count = UInt64(c.value.be32(0))
                 guard first <= nextSeq, count <= nextSeq - first else {
-                    throw StoreError(.corrupt, "the batch at seq \(first) says \(count) events, past next_seq \(nextSeq)")
+                    throw StoreError(
+                        .corrupt, "the batch at seq \(first) says \(count) events, past next_seq \(nextSeq)")
                 }
                 var offset = 4
                 while offset < c.value.count {
-                    let key = EventKey(UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
+                    let key = EventKey(
+                        UnsafeRawBufferPointer(rebasing: c.value[offset..<offset + Layout.eventKeySize]))!
                     offset += Layout.eventKeySize
                     guard key.timeBits < beforeBits, onboardings?.contains(key.onboarding) ?? true else { continue }
                     guard let value = try txn.block(key, ofBatch: first, logBatches: logBatches, dbs) else {
-                        throw StoreError(.corrupt, "the batches database lists the block at seq \(key.seq), which is not in "
-                                         + EventLog.database(ofBatch: first, logBatches: logBatches))
+                        throw StoreError(
+                            .corrupt,
+                            "the batches database lists the block at seq \(key.seq), which is not in "
+                                + EventLog.database(ofBatch: first, logBatches: logBatches))
                     }
                     var block = try blockReader(key, value)
                     while try advance(&block, key) {
                         // A grown block also holds events of other batches: each batch hands out its own.
                         guard block.seq >= first, block.seq - first < count, block.seq >= since,
-                              block.time < before.microseconds else { continue }
-                        let record = EventRecord(seq: block.seq, time: block.time, onboarding: key.onboarding, screen: key.screen,
-                                                 body: block.body, stringLimit: stringCount)
+                            block.time < before.microseconds
+                        else { continue }
+                        let record = EventRecord(
+                            seq: block.seq, time: block.time, onboarding: key.onboarding, screen: key.screen,
+                            body: block.body, stringLimit: stringCount)
                         guard try body(record) else { return }
                     }
                 }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import BoardwalkCodec
 import BoardwalkModel
 import BoardwalkStoreFormat
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 // Reading blocks rather than events: a block's key gives its group and first time, its header the number of
 // events and the time span, so a count over the blocks that lie inside a time range needs no record at all.
@@ -31,21 +32,25 @@ extension Snapshot {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block header that does not decode,
     ///   and whatever `body` throws.
     /// - Complexity: O(log N) per group visited, plus O(1) per block visited (one page touched for its header).
-    package func forEachBlock(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
-                             _ body: (inout StoredBlock) throws -> Bool) throws {
+    package func forEachBlock(
+        onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+        _ body: (inout StoredBlock) throws -> Bool
+    ) throws {
         let range = TimeRange(time)
         if onboarding != nil, let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
         let firstScreen = onboarding == nil ? 0 : UInt16(clamping: screens?.lowerBound ?? 0)
         let lastScreen = onboarding == nil ? UInt16.max : UInt16(clamping: screens?.upperBound ?? Int(UInt16.max))
         try withBlockCursor { c in
             func seek(_ key: EventKey) throws -> Bool { try c.seek(key) }
-            var found = try seek(EventKey(onboarding: onboarding ?? 0, screen: firstScreen, timeBits: range.seekBits, seq: 0))
+            var found = try seek(
+                EventKey(onboarding: onboarding ?? 0, screen: firstScreen, timeBits: range.seekBits, seq: 0))
             while found {
                 let key = try decodeBlockKey(c.key)
                 if let onboarding, key.onboarding != onboarding || key.screen > lastScreen { return }
                 if key.timeBits < range.seekBits {
                     // A group's blocks that start more than a block span before the range hold none of its events.
-                    found = try seek(EventKey(onboarding: key.onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
+                    found = try seek(
+                        EventKey(onboarding: key.onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
                     continue
                 }
                 if range.isPastEnd(Layout.time(fromBits: key.timeBits)) {
@@ -53,8 +58,11 @@ extension Snapshot {
                     let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
                     if group == 0xFFFF_FFFF_FFFF || (onboarding != nil && key.screen == lastScreen) { return }
                     let next = group + 1
-                    found = try seek(EventKey(onboarding: UInt32(truncatingIfNeeded: next >> 16), screen: UInt16(truncatingIfNeeded: next),
-                                              timeBits: range.seekBits, seq: 0))
+                    found = try seek(
+                        EventKey(
+                            onboarding: UInt32(truncatingIfNeeded: next >> 16),
+                            screen: UInt16(truncatingIfNeeded: next),
+                            timeBits: range.seekBits, seq: 0))
                     continue
                 }
                 let reader = try blockReader(key, c.value)
@@ -93,8 +101,10 @@ extension Snapshot {
     ///   that lies past the end of the file; ``StoreError/Kind/system`` with the `errno` of a `pread` that fails;
     ///   whatever `body` throws.
     /// - Complexity: O(log N) per screen, plus O(1) per block and per event read.
-    package func forEachBlockRun(onboarding: StringID, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
-                                _ body: (inout EventRun) throws -> Bool) throws {
+    package func forEachBlockRun(
+        onboarding: StringID, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+        _ body: (inout EventRun) throws -> Bool
+    ) throws {
         if let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
         let firstScreen = UInt16(clamping: screens?.lowerBound ?? 0)
         let lastScreen = UInt16(clamping: screens?.upperBound ?? Int(UInt16.max))
@@ -104,24 +114,28 @@ extension Snapshot {
         defer { fetcher.release() }
         func scan<Entries: BlockEntries>(_ c: inout Entries) throws {
             func seek(_ key: EventKey) throws -> Bool { try key.withBytes { try c.seek($0) } }
-            var found = try seek(EventKey(onboarding: onboarding, screen: firstScreen, timeBits: range.seekBits, seq: 0))
+            var found = try seek(
+                EventKey(onboarding: onboarding, screen: firstScreen, timeBits: range.seekBits, seq: 0))
             while found {
                 let key = try decodeBlockKey(c.key)
                 if key.onboarding != onboarding || key.screen > lastScreen { return }
                 if key.timeBits < range.seekBits {
-                    found = try seek(EventKey(onboarding: onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
+                    found = try seek(
+                        EventKey(onboarding: onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
                     continue
                 }
                 if range.isPastEnd(Layout.time(fromBits: key.timeBits)) {
                     // This block and the group's later ones start past the range: on to the next screen.
                     if key.screen >= lastScreen { return }
-                    found = try seek(EventKey(onboarding: onboarding, screen: key.screen + 1, timeBits: range.seekBits, seq: 0))
+                    found = try seek(
+                        EventKey(onboarding: onboarding, screen: key.screen + 1, timeBits: range.seekBits, seq: 0))
                     continue
                 }
                 var reader = try blockReader(key, try fetcher.bytes(c.value))
                 if reader.lastTime >= range.lo, try advance(&reader, key) {
-                    var run = EventRun(reader: reader, blockSeq: key.seq, onboarding: onboarding, screen: key.screen,
-                                       lo: range.lo, hi: hi, bounded: bounded, boundTime: .max, boundSeq: .max, stringLimit: limit)
+                    var run = EventRun(
+                        reader: reader, blockSeq: key.seq, onboarding: onboarding, screen: key.screen,
+                        lo: range.lo, hi: hi, bounded: bounded, boundTime: .max, boundSeq: .max, stringLimit: limit)
                     guard try body(&run) else { return }
                 }
                 found = try c.next()

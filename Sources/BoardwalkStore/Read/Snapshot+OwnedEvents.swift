@@ -5,8 +5,10 @@ extension Snapshot {
     /// The owned events of a scan (see ``forEachEvent(onboarding:screens:time:_:)``), up to `limit`.
     /// - Complexity: as the scan, plus one allocation per event and per string of 16 bytes or more.
     /// - Throws: as the scan, and ``StoreError`` with ``StoreError/Kind/corrupt`` when a string id does not resolve.
-    public func events(onboarding: String, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
-                       limit: Int = .max) throws -> [StoredEvent] {
+    public func events(
+        onboarding: String, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+        limit: Int = .max
+    ) throws -> [StoredEvent] {
         var out: [StoredEvent] = []
         guard limit > 0 else { return out }
         try forEachEvent(onboarding: onboarding, screens: screens, time: time) { view in
@@ -58,8 +60,9 @@ extension Snapshot {
         do {
             return StoredEvent(seq: view.seq, event: try view.record.event(strings: self))
         } catch {
-            throw StoreError(.corrupt, "event seq \(view.seq) does not decode",
-                             underlying: storedRecordError(error))
+            throw StoreError(
+                .corrupt, "event seq \(view.seq) does not decode",
+                underlying: storedRecordError(error))
         }
     }
 }

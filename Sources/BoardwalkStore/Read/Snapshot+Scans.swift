@@ -19,9 +19,12 @@ extension Snapshot {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key, block or record that does not decode.
     /// - Complexity: O(log N) per screen visited, plus O(1) amortized per event of the blocks read
     ///   (O(k) per event while k blocks overlap in time).
-    public func forEachEvent(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
-                             _ body: (EventView) throws -> Bool) throws {
-        try forEachRecord(onboarding: onboarding, screens: screens, time: time) { record in try body(try record.view()) }
+    public func forEachEvent(
+        onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+        _ body: (EventView) throws -> Bool
+    ) throws {
+        try forEachRecord(onboarding: onboarding, screens: screens, time: time) { record in try body(try record.view())
+        }
     }
 
     /// ``forEachEvent(onboarding:screens:time:_:)``, handing out each event undecoded: its seq, time, key
@@ -32,8 +35,10 @@ extension Snapshot {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode, and
     ///   whatever `body` throws (records are decoded by the caller).
     /// - Complexity: as ``forEachEvent(onboarding:screens:time:_:)``, without the per-event decode.
-    package func forEachRecord(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
-                              _ body: (EventRecord) throws -> Bool) throws {
+    package func forEachRecord(
+        onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+        _ body: (EventRecord) throws -> Bool
+    ) throws {
         try forEachRun(onboarding: onboarding, screens: screens, time: time) { run in
             while let record = try run.next() {
                 guard try body(record) else { return false }
@@ -49,8 +54,10 @@ extension Snapshot {
     /// The run is valid only inside `body`; its records as ``EventRecord`` says.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode (from
     ///   ``EventRun/next()`` too), and whatever `body` throws.
-    package func forEachRun(onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
-                           _ body: (inout EventRun) throws -> Bool) throws {
+    package func forEachRun(
+        onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+        _ body: (inout EventRun) throws -> Bool
+    ) throws {
         let range = TimeRange(time)
         var open: [OpenBlock] = []
         try withBlockCursor { c in
@@ -60,31 +67,42 @@ extension Snapshot {
                     let key = try decodeBlockKey(c.key)
                     let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
                     if key.timeBits < range.seekBits {
-                        found = try seek(&c, EventKey(onboarding: key.onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
+                        found = try seek(
+                            &c,
+                            EventKey(onboarding: key.onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
                     }
-                    guard try scanGroup(&c, found: found, onboarding: key.onboarding, screen: key.screen, range, &open, body)
+                    guard
+                        try scanGroup(
+                            &c, found: found, onboarding: key.onboarding, screen: key.screen, range, &open, body)
                     else { return }
                     if group == 0xFFFF_FFFF_FFFF { return }
                     let next = group + 1
-                    found = try seek(&c, EventKey(onboarding: UInt32(truncatingIfNeeded: next >> 16),
-                                                  screen: UInt16(truncatingIfNeeded: next), timeBits: 0, seq: 0))
+                    found = try seek(
+                        &c,
+                        EventKey(
+                            onboarding: UInt32(truncatingIfNeeded: next >> 16),
+                            screen: UInt16(truncatingIfNeeded: next), timeBits: 0, seq: 0))
                 }
                 return
             }
             if let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
             let firstScreen = UInt16(clamping: screens?.lowerBound ?? 0)
             let lastScreen = UInt16(clamping: screens?.upperBound ?? Int(UInt16.max))
-            var found = try seek(&c, EventKey(onboarding: onboarding, screen: firstScreen, timeBits: range.seekBits, seq: 0))
+            var found = try seek(
+                &c, EventKey(onboarding: onboarding, screen: firstScreen, timeBits: range.seekBits, seq: 0))
             while found {
                 let key = try decodeBlockKey(c.key)
                 if key.onboarding != onboarding || key.screen > lastScreen { return }
                 if key.timeBits < range.seekBits {
-                    found = try seek(&c, EventKey(onboarding: onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
+                    found = try seek(
+                        &c, EventKey(onboarding: onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
                     continue
                 }
-                guard try scanGroup(&c, found: true, onboarding: onboarding, screen: key.screen, range, &open, body) else { return }
+                guard try scanGroup(&c, found: true, onboarding: onboarding, screen: key.screen, range, &open, body)
+                else { return }
                 if key.screen == lastScreen { return }
-                found = try seek(&c, EventKey(onboarding: onboarding, screen: key.screen + 1, timeBits: range.seekBits, seq: 0))
+                found = try seek(
+                    &c, EventKey(onboarding: onboarding, screen: key.screen + 1, timeBits: range.seekBits, seq: 0))
             }
         }
     }
@@ -114,8 +132,10 @@ extension Snapshot {
     /// Merges the blocks of one group from the cursor (on the group's first block that can hold events
     /// of `range`, when `found`) in (time, seq) order and calls `body` for the events in `range`.
     /// Returns `false` when `body` asked to stop. Leaves the cursor anywhere.
-    private func scanGroup(_ c: inout BlockCursor, found: Bool, onboarding: UInt32, screen: UInt16, _ range: TimeRange,
-                           _ open: inout [OpenBlock], _ body: (inout EventRun) throws -> Bool) throws -> Bool {
+    private func scanGroup(
+        _ c: inout BlockCursor, found: Bool, onboarding: UInt32, screen: UInt16, _ range: TimeRange,
+        _ open: inout [OpenBlock], _ body: (inout EventRun) throws -> Bool
+    ) throws -> Bool {
         open.removeAll(keepingCapacity: true)
         var found = found
         let hi = range.hi ?? .max, bounded = range.hi != nil, lo = range.lo, limit = stringCount
@@ -124,17 +144,20 @@ extension Snapshot {
             guard found else { return nil }
             let key = try decodeBlockKey(c.key)
             guard key.onboarding == onboarding, key.screen == screen,
-                  !range.isPastEnd(Layout.time(fromBits: key.timeBits)) else { return nil }
+                !range.isPastEnd(Layout.time(fromBits: key.timeBits))
+            else { return nil }
             return key
         }
         var next = try pending()
         while true {
             var m = -1
-            for i in open.indices where m < 0 || precedes(open[i].reader.time, open[i].reader.seq, open[m].reader.time, open[m].reader.seq) {
+            for i in open.indices
+            where m < 0 || precedes(open[i].reader.time, open[i].reader.seq, open[m].reader.time, open[m].reader.seq) {
                 m = i
             }
             if let key = next,
-               m < 0 || precedes(Layout.time(fromBits: key.timeBits), key.seq, open[m].reader.time, open[m].reader.seq) {
+                m < 0 || precedes(Layout.time(fromBits: key.timeBits), key.seq, open[m].reader.time, open[m].reader.seq)
+            {
                 var reader = try blockReader(key, c.value)
                 _ = try advance(&reader, key)
                 open.append(OpenBlock(key: key, reader: reader))
@@ -148,11 +171,13 @@ extension Snapshot {
             // from a local copy of its reader (no array access per event); usually that is the whole block.
             var boundTime = Int64.max, boundSeq = UInt64.max
             if let key = next { (boundTime, boundSeq) = (Layout.time(fromBits: key.timeBits), key.seq) }
-            for i in open.indices where i != m && precedes(open[i].reader.time, open[i].reader.seq, boundTime, boundSeq) {
+            for i in open.indices where i != m && precedes(open[i].reader.time, open[i].reader.seq, boundTime, boundSeq)
+            {
                 (boundTime, boundSeq) = (open[i].reader.time, open[i].reader.seq)
             }
-            var run = EventRun(reader: open[m].reader, blockSeq: open[m].key.seq, onboarding: onboarding, screen: screen,
-                               lo: lo, hi: hi, bounded: bounded, boundTime: boundTime, boundSeq: boundSeq, stringLimit: limit)
+            var run = EventRun(
+                reader: open[m].reader, blockSeq: open[m].key.seq, onboarding: onboarding, screen: screen,
+                lo: lo, hi: hi, bounded: bounded, boundTime: boundTime, boundSeq: boundSeq, stringLimit: limit)
             guard try body(&run) else { return false }
             // Skip what the body left unread, so that the reader stands on the first event after the run.
             while !run.ended { _ = try run.next() }
@@ -171,8 +196,10 @@ extension Snapshot {
     /// store has never seen it.
     /// - Throws: as ``forEachEvent(onboarding:screens:time:_:)-(StringID?,_,_,_)``, and
     ///   ``StoreError/Kind/corrupt`` when the string dictionary is damaged (``id(of:)``).
-    public func forEachEvent(onboarding: String, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
-                             _ body: (EventView) throws -> Bool) throws {
+    public func forEachEvent(
+        onboarding: String, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
+        _ body: (EventView) throws -> Bool
+    ) throws {
         guard let id = try id(of: onboarding) else { return }
         try forEachEvent(onboarding: id, screens: screens, time: time, body)
     }

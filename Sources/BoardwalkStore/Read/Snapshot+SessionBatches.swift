@@ -35,9 +35,11 @@ extension Snapshot {
     ///   references, and O(log N + events walked) per block read: about one walk of each block that holds an
     ///   event of the batch, up to its last such event. Sessions that are near in the list and in time (as a scan
     ///   in key order lists them) share blocks, so a read of many sessions walks each block about once.
-    package func forEachSession(_ sessions: [StringID], time: Range<Timestamp>? = nil,
-                               batchReferences: Int = Snapshot.defaultSessionBatchReferences,
-                               _ body: (StringID, [EventRecord]) throws -> Bool) throws {
+    package func forEachSession(
+        _ sessions: [StringID], time: Range<Timestamp>? = nil,
+        batchReferences: Int = Snapshot.defaultSessionBatchReferences,
+        _ body: (StringID, [EventRecord]) throws -> Bool
+    ) throws {
         guard !sessions.isEmpty else { return }
         let range = TimeRange(time)
         let target = max(1, batchReferences)
@@ -69,7 +71,8 @@ extension Snapshot {
     private func resolve(_ batch: inout SessionBatch, _ c: inout BlockCursor) throws {
         batch.arrangeByKey()
         batch.bodies.removeAll(keepingCapacity: true)
-        batch.bodies.append(contentsOf: repeatElement(UnsafeRawBufferPointer(start: nil, count: 0), count: batch.ordered.count))
+        batch.bodies.append(
+            contentsOf: repeatElement(UnsafeRawBufferPointer(start: nil, count: 0), count: batch.ordered.count))
         var walk = BlockWalk()
         for ref in batch.keyed {
             batch.bodies[ref.position] = try walk.find(ref, &c, self)
@@ -83,8 +86,10 @@ extension Snapshot {
             batch.records.removeAll(keepingCapacity: true)
             for p in batch.starts[from]..<batch.starts[from + 1] {
                 let ref = batch.ordered[p]
-                batch.records.append(EventRecord(seq: ref.seq, time: ref.time, onboarding: ref.onboarding, screen: ref.screen,
-                                                 body: batch.bodies[p], stringLimit: stringCount))
+                batch.records.append(
+                    EventRecord(
+                        seq: ref.seq, time: ref.time, onboarding: ref.onboarding, screen: ref.screen,
+                        body: batch.bodies[p], stringLimit: stringCount))
             }
             guard try body(batch.sessions[slot], batch.records) else { return false }
         }

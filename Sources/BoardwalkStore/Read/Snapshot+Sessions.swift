@@ -10,8 +10,10 @@ extension Snapshot {
     ///   an event that `events` lacks.
     /// - Complexity: O(log N + bytes of the bucket's values) to collect, then O(log N + events of the block)
     ///   per event.
-    public func forEachEvent(inSession session: StringID, time: Range<Timestamp>? = nil,
-                             _ body: (EventView) throws -> Bool) throws {
+    public func forEachEvent(
+        inSession session: StringID, time: Range<Timestamp>? = nil,
+        _ body: (EventView) throws -> Bool
+    ) throws {
         try forEachIndexedEvent(inSession: session, TimeRange(time), body)
     }
 
@@ -50,8 +52,10 @@ extension Snapshot {
     /// ``forEachEvent(inSession:time:_:)`` by the session's id string.
     /// - Throws: as ``forEachEvent(inSession:time:_:)-(StringID,_,_)``, and ``StoreError/Kind/corrupt`` when the string
     ///   dictionary is damaged (``id(of:)``).
-    public func forEachEvent(inSession session: String, time: Range<Timestamp>? = nil,
-                             _ body: (EventView) throws -> Bool) throws {
+    public func forEachEvent(
+        inSession session: String, time: Range<Timestamp>? = nil,
+        _ body: (EventView) throws -> Bool
+    ) throws {
         guard let id = try id(of: session) else { return }
         try forEachEvent(inSession: id, time: time, body)
     }
@@ -62,8 +66,10 @@ extension Snapshot {
     public func sessions(ofOnboarding onboarding: StringID) throws -> [SessionSummary] {
         var out: [SessionSummary] = []
         try forEachOnboardingSession(onboarding) { session, timeBits in
-            out.append(SessionSummary(id: session, session: string(for: session) ?? "",
-                                      firstTime: Timestamp(microseconds: Layout.time(fromBits: timeBits))))
+            out.append(
+                SessionSummary(
+                    id: session, session: string(for: session) ?? "",
+                    firstTime: Timestamp(microseconds: Layout.time(fromBits: timeBits))))
         }
         return out
     }

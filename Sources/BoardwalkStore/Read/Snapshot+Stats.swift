@@ -13,13 +13,19 @@ extension Snapshot {
         var range: ClosedRange<Timestamp>? = nil
         if let minTime, let maxTime {
             guard minTime <= maxTime else {
-                throw StoreError(.corrupt, "meta: min_time is after max_time (the store's counters are damaged; check() says more)")
+                throw StoreError(
+                    .corrupt, "meta: min_time is after max_time (the store's counters are damaged; check() says more)")
             }
-            range = Timestamp(microseconds: Layout.time(fromBits: minTime))...Timestamp(microseconds: Layout.time(fromBits: maxTime))
+            range =
+                Timestamp(
+                    microseconds: Layout.time(fromBits: minTime))...Timestamp(
+                    microseconds: Layout.time(fromBits: maxTime))
         }
         var pages = 0
-        for db in [dbs.meta, dbs.events, dbs.sessions, dbs.onboardingSessions, dbs.batches, dbs.strings,
-                   dbs.inferred, dbs.onboardings, dbs.checkpoints, dbs.spanningSessions, dbs.sessionLog, dbs.eventLog] {
+        for db in [
+            dbs.meta, dbs.events, dbs.sessions, dbs.onboardingSessions, dbs.batches, dbs.strings,
+            dbs.inferred, dbs.onboardings, dbs.checkpoints, dbs.spanningSessions, dbs.sessionLog, dbs.eventLog,
+        ] {
             pages += try txn.pages(db)
         }
         // Events without a position are summed under the no-onboarding key: not an onboarding.
@@ -58,19 +64,24 @@ extension Snapshot {
         try txn.withCursor(dbs.onboardings) { c in
             var found = try c.first()
             while found {
-                guard c.key.count == 4 else { throw StoreError(.corrupt, "an onboardings key is \(c.key.count) bytes, not 4") }
+                guard c.key.count == 4 else {
+                    throw StoreError(.corrupt, "an onboardings key is \(c.key.count) bytes, not 4")
+                }
                 let id = c.key.be32(0)
                 let r = try OnboardingSummaryRecord(c.value)
                 guard r.minTime <= r.maxTime else {
-                    throw StoreError(.corrupt, "onboardings: the entry of onboarding id \(id) has its min time after its max time "
-                                     + "(damaged; check() says more)")
+                    throw StoreError(
+                        .corrupt,
+                        "onboardings: the entry of onboarding id \(id) has its min time after its max time "
+                            + "(damaged; check() says more)")
                 }
-                out.append(OnboardingSummary(
-                    id: id == RecordFormat.noOnboarding ? nil : id,
-                    onboardingID: id == RecordFormat.noOnboarding ? nil : string(for: id),
-                    events: Int(r.events),
-                    timeRange: Timestamp(microseconds: r.minTime)...Timestamp(microseconds: r.maxTime),
-                    maxTotalScreens: Int(r.maxTotalScreens)))
+                out.append(
+                    OnboardingSummary(
+                        id: id == RecordFormat.noOnboarding ? nil : id,
+                        onboardingID: id == RecordFormat.noOnboarding ? nil : string(for: id),
+                        events: Int(r.events),
+                        timeRange: Timestamp(microseconds: r.minTime)...Timestamp(microseconds: r.maxTime),
+                        maxTotalScreens: Int(r.maxTotalScreens)))
                 found = try c.next()
             }
         }

@@ -27,7 +27,8 @@ extension Snapshot {
             guard found else { return 0 }
             let first = c.key.be32(0)
             guard let count = try? StringChunkReader(c.value).count,
-                  UInt64(first) + UInt64(count) <= UInt64(RecordFormat.absent) else { return first }
+                UInt64(first) + UInt64(count) <= UInt64(RecordFormat.absent)
+            else { return first }
             return first + UInt32(count)
         }
     }

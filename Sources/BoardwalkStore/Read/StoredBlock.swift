@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import BoardwalkCodec
 import BoardwalkModel
 import BoardwalkStoreFormat
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One stored block as ``Snapshot/forEachBlock(onboarding:screens:time:_:)`` hands it out: its group and the
 /// counts of its header, and its events' times and seqs on demand. Valid only inside the callback.

@@ -37,7 +37,8 @@ struct BatchKeySet {
 
     @inline(__always)
     private func hash(_ k: WriterState.DuplicateKey) -> UInt64 {
-        foldedMultiply(k.a ^ seed.0, k.b ^ seed.1) ^ foldedMultiply(k.group ^ seed.1, k.timeBits ^ 0x9E37_79B9_7F4A_7C15)
+        foldedMultiply(k.a ^ seed.0, k.b ^ seed.1)
+            ^ foldedMultiply(k.group ^ seed.1, k.timeBits ^ 0x9E37_79B9_7F4A_7C15)
     }
 
     /// Empties the set, keeping its memory.
@@ -67,7 +68,9 @@ struct BatchKeySet {
                     let slot = s[i]
                     if slot & 0xFFFF_FFFF_0000_0000 != tag { return i }
                     let other = k[Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1]
-                    if other.a == key.a && other.b == key.b && other.group == key.group && other.timeBits == key.timeBits {
+                    if other.a == key.a && other.b == key.b && other.group == key.group
+                        && other.timeBits == key.timeBits
+                    {
                         return nil
                     }
                     i = (i + 1) & mask

@@ -20,7 +20,8 @@ extension Checkpoint {
     func validate() throws {
         let n = key.utf8.count
         guard n >= 1 && n <= Layout.maxInlineKeyString else {
-            throw StoreError(.invalidArgument, "a checkpoint key must have 1 to \(Layout.maxInlineKeyString) UTF-8 bytes, not \(n)")
+            throw StoreError(
+                .invalidArgument, "a checkpoint key must have 1 to \(Layout.maxInlineKeyString) UTF-8 bytes, not \(n)")
         }
     }
 }

@@ -136,8 +136,10 @@ extension Store {
             guard let s else { return "none" }
             return "\"" + (s.count > 80 ? s.prefix(80) + "…" : s) + "\""
         }
-        return StoreError(.invalidArgument, "event \(index) of the batch (event id \(quoted(event.eventID)), session "
-                          + "\(quoted(event.session))) cannot be stored, so nothing of the batch was",
-                          underlying: error, batchIndex: index)
+        return StoreError(
+            .invalidArgument,
+            "event \(index) of the batch (event id \(quoted(event.eventID)), session "
+                + "\(quoted(event.session))) cannot be stored, so nothing of the batch was",
+            underlying: error, batchIndex: index)
     }
 }

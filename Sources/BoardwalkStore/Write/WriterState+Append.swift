@@ -90,7 +90,8 @@ extension WriterState {
                     // (`if let id = …eventID`, `…meta?.screenIndex`) retained and released their strings.
                     var group = UInt64(RecordFormat.noOnboarding) << 16 | UInt64(RecordFormat.noScreen)
                     if let screen = Store.keyScreenIndex(at: original) {
-                        let onboarding = try original.pointer(to: \.meta)!.withMemoryRebound(to: Meta.self, capacity: 1) {
+                        let onboarding = try original.pointer(to: \.meta)!.withMemoryRebound(to: Meta.self, capacity: 1)
+                        {
                             try interner.intern(at: $0.pointer(to: \.onboardingID)!)
                         }
                         group = UInt64(onboarding) << 16 | UInt64(screen)
@@ -130,7 +131,8 @@ extension WriterState {
                         try encoder.appendBody(at: $0, strings: &interner, eventID: idRef, emptyIsAbsent: true)
                     }
                 } else {
-                    record = try encoder.appendBody(at: original, strings: &interner, eventID: idRef, emptyIsAbsent: true)
+                    record = try encoder.appendBody(
+                        at: original, strings: &interner, eventID: idRef, emptyIsAbsent: true)
                 }
                 // What NDJSON cannot carry back in (an export must read back): times outside `Timestamp.range`, total
                 // screens outside the model's range, strings, multi-selects or a whole line past the reader's limits.
@@ -150,8 +152,10 @@ extension WriterState {
                 let screen = record.header.keyScreenIndex
                 let session = record.session!
                 let totalScreens = UInt32(clamping: total)
-                entries.append(Entry(onboarding: onboarding, screen: screen, session: session, totalScreens: totalScreens,
-                                     timeBits: timeBits, seq: seq, body: record.range))
+                entries.append(
+                    Entry(
+                        onboarding: onboarding, screen: screen, session: session, totalScreens: totalScreens,
+                        timeBits: timeBits, seq: seq, body: record.range))
                 next += 1
 
                 let pair = UInt64(onboarding) << 32 | UInt64(session)
@@ -204,8 +208,9 @@ extension WriterState {
         }
         // From here on the batch is half written if a step throws: the transaction must not commit.
         do {
-            return try writeBatch(txn, newPairs: newPairs, firstSeq: firstSeq, kindCounts: kindCounts, duplicates: duplicates,
-                                  inferred: inferredSessions, minTime: minTime, maxTime: maxTime)
+            return try writeBatch(
+                txn, newPairs: newPairs, firstSeq: firstSeq, kindCounts: kindCounts, duplicates: duplicates,
+                inferred: inferredSessions, minTime: minTime, maxTime: maxTime)
         } catch {
             failedPartWay = error
             throw error
@@ -214,16 +219,20 @@ extension WriterState {
 
     /// The databases' part of ``append(_:txn:)`` once every event is encoded: all or nothing only with the
     /// transaction, so an error here marks it failed (``failedPartWay``).
-    private func writeBatch(_ txn: Transaction, newPairs: [(pair: UInt64, timeBits: UInt64)], firstSeq: UInt64, kindCounts: [UInt64],
-                            duplicates: Int, inferred inferredSessions: UInt64, minTime: Int64, maxTime: Int64) throws -> AppendResult {
+    private func writeBatch(
+        _ txn: Transaction, newPairs: [(pair: UInt64, timeBits: UInt64)], firstSeq: UInt64, kindCounts: [UInt64],
+        duplicates: Int, inferred inferredSessions: UInt64, minTime: Int64, maxTime: Int64
+    ) throws -> AppendResult {
         let newSessions = try writeOnboardingSessions(txn, newPairs)
         try writeEvents(txn, firstSeq: firstSeq)
         try writeSessionIndex(txn, firstSeq: firstSeq)
         try writeBatches(txn, firstSeq: firstSeq)
         try writeInference(txn)
         try writeOnboardingStats(txn)
-        try writeCounters(txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), sessions: UInt64(newSessions), inferred: inferredSessions,
-                          minTime: minTime, maxTime: maxTime)
+        try writeCounters(
+            txn, kindCounts: kindCounts, duplicates: UInt64(duplicates), sessions: UInt64(newSessions),
+            inferred: inferredSessions,
+            minTime: minTime, maxTime: maxTime)
         let result = AppendResult(appended: self.entries.count, duplicates: duplicates, seqs: firstSeq..<nextSeq)
         if !self.entries.isEmpty {
             logBatches.append(firstSeq)

@@ -21,9 +21,11 @@ extension WriterState {
             }
             key.storeBE(firstSeq, at: 0)
             key.storeBE(chunkNumber, at: 8)
-            guard try txn.put(dbs.batches, UnsafeRawBufferPointer(start: key, count: Layout.batchKeySize),
-                              UnsafeRawBufferPointer(start: chunk, count: 4 + (end - start) * Layout.eventKeySize),
-                              flags: PutFlags.append)
+            guard
+                try txn.put(
+                    dbs.batches, UnsafeRawBufferPointer(start: key, count: Layout.batchKeySize),
+                    UnsafeRawBufferPointer(start: chunk, count: 4 + (end - start) * Layout.eventKeySize),
+                    flags: PutFlags.append)
             else {
                 throw StoreError(.corrupt, "the batches database already has entries past seq \(firstSeq)")
             }

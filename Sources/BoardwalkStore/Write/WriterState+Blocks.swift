@@ -43,8 +43,10 @@ extension WriterState {
     /// listed in ``blockKeys``, and for a fold with the logged batches (`batchOfEntry`: per entry, the index of
     /// its batch in the log) whose events it took in ``foldMasks``; blocks of a group are written in key order, so
     /// consecutive puts land on the same pages.
-    func writeBlocks(_ c: inout Cursor, bodies: UnsafeRawBufferPointer, logBatch: UInt64?,
-                     batchOfEntry: [UInt8]?) throws {
+    func writeBlocks(
+        _ c: inout Cursor, bodies: UnsafeRawBufferPointer, logBatch: UInt64?,
+        batchOfEntry: [UInt8]?
+    ) throws {
         let entries = self.entries
         let order = self.order
         var builder = EventBlockBuilder(capacity: 0)
@@ -75,15 +77,18 @@ extension WriterState {
             let e = entries[k.i]
             let time = Layout.time(fromBits: e.timeBits)
             let newGroup = !open || e.onboarding != blockKey.onboarding || e.screen != blockKey.screen
-            if open && (newGroup || time &- builder.firstTime >= Layout.blockSpan
-                        || WriterState.exceeds(builder, time: time, seq: e.seq, bodyCount: e.body.count, target: blockTarget)) {
+            if open
+                && (newGroup || time &- builder.firstTime >= Layout.blockSpan
+                    || WriterState.exceeds(
+                        builder, time: time, seq: e.seq, bodyCount: e.body.count, target: blockTarget))
+            {
                 try putBlock(&c, blockKey, builder, logBatch: logBatch, &blockKeys, &tails)
                 if grow { masks.append(mask) }
                 open = false
             }
             if grow, newGroup, let tail = try groupTail(&c, onboarding: e.onboarding, screen: e.screen),
-               time >= tail.lastTime, time &- Layout.time(fromBits: tail.key.timeBits) < Layout.blockSpan,
-               tail.bytes + e.body.count + 24 <= blockTarget
+                time >= tail.lastTime, time &- Layout.time(fromBits: tail.key.timeBits) < Layout.blockSpan,
+                tail.bytes + e.body.count + 24 <= blockTarget
             {
                 // Grow the group's newest block (see the doc comment); a block that does not decode
                 // is left as it is, for check() and readers to report.
@@ -91,13 +96,16 @@ extension WriterState {
                     let firstTime = Layout.time(fromBits: tail.key.timeBits)
                     let group = UInt64(e.onboarding) << 16 | UInt64(e.screen)
                     if let known = tails.pendingBlockTails[group] ?? tails.blockTails[group], known.key == tail.key,
-                       known.bytes == tail.bytes {
-                        try builder.resume(tail.value, firstTime: firstTime, firstSeq: tail.key.seq, lastSeq: known.lastSeq)
+                        known.bytes == tail.bytes
+                    {
+                        try builder.resume(
+                            tail.value, firstTime: firstTime, firstSeq: tail.key.seq, lastSeq: known.lastSeq)
                     } else {
                         try builder.resume(tail.value, firstTime: firstTime, firstSeq: tail.key.seq)
                     }
                     if builder.canAppend(time: time, seq: e.seq),
-                       builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) <= blockTarget {
+                        builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) <= blockTarget
+                    {
                         blockKey = tail.key
                         open = true
                         mask = 0
@@ -156,7 +164,10 @@ extension WriterState {
         let found = try lastBlock(&c, of: UInt64(onboarding) << 16 | UInt64(screen))
         guard found, let key = EventKey(c.key), key.onboarding == onboarding, key.screen == screen else { return nil }
         // The header alone gives the last time; a damaged header means no growing.
-        guard let header = try? EventBlockReader(c.value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq) else {
+        guard
+            let header = try? EventBlockReader(
+                c.value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq)
+        else {
             return nil
         }
         return (key, c.value, c.value.count, header.lastTime)
@@ -164,13 +175,17 @@ extension WriterState {
 
     /// Puts a finished block under `key` (in the event log under `logBatch`, appended, when it is set) and notes
     /// its key and its group's latest time.
-    private func putBlock(_ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, logBatch: UInt64?,
-                          _ blockKeys: inout [EventKey], _ tails: inout GroupCaches) throws {
+    private func putBlock(
+        _ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, logBatch: UInt64?,
+        _ blockKeys: inout [EventKey], _ tails: inout GroupCaches
+    ) throws {
         let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
         if let logBatch {
             key.write(to: scratch, batch: logBatch)
             let appended = try builder.withBlock { block in
-                try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventLogKeySize), block, flags: PutFlags.append)
+                try c.put(
+                    UnsafeRawBufferPointer(start: scratch, count: Layout.eventLogKeySize), block, flags: PutFlags.append
+                )
             }
             guard appended else {
                 throw StoreError(.corrupt, "event_log already has entries past the batch at seq \(logBatch)")
@@ -181,13 +196,16 @@ extension WriterState {
                 try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventKeySize), block)
             }
             // Blocks of a group are put in key order, so the last one put is the group's newest.
-            tails.pendingBlockTails[group] = BlockTail(key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
+            tails.pendingBlockTails[group] = BlockTail(
+                key: key, bytes: builder.byteCount, lastSeq: builder.lastEventSeq)
         }
         blockKeys.append(key)
         let last = Layout.timeBits(builder.lastTime)
         // Only a known latest time is raised. An unknown one stays unknown (`latestTime(of:)` reads the store
         // when a duplicate check needs it): taken as 0 here, a block of old events would become the group's
         // "latest", and newer resent events would skip the lookup and be stored twice.
-        if let known = tails.pendingGroupMax[group] ?? tails.groupMax[group], last > known { tails.pendingGroupMax[group] = last }
+        if let known = tails.pendingGroupMax[group] ?? tails.groupMax[group], last > known {
+            tails.pendingGroupMax[group] = last
+        }
     }
 }

@@ -32,8 +32,10 @@ extension WriterState {
         }
     }
 
-    func writeCounters(_ txn: Transaction, kindCounts: [UInt64], duplicates: UInt64, sessions: UInt64, inferred: UInt64,
-                               minTime: Int64, maxTime: Int64) throws {
+    func writeCounters(
+        _ txn: Transaction, kindCounts: [UInt64], duplicates: UInt64, sessions: UInt64, inferred: UInt64,
+        minTime: Int64, maxTime: Int64
+    ) throws {
         func add(_ key: String, _ n: UInt64) throws {
             if n == 0 { return }
             try txn.putUInt64(dbs.meta, key, (try txn.getUInt64(dbs.meta, key) ?? 0) &+ n)

@@ -47,7 +47,9 @@ extension WriterState {
         let screen = UInt16(truncatingIfNeeded: group)
         let start = lo > UInt64(Layout.blockSpan - 1) ? lo - UInt64(Layout.blockSpan - 1) : 0
         try txn.withBlockCursor(dbs, logBatches: logBatches) { c in
-            var found = try EventKey(onboarding: onboarding, screen: screen, timeBits: start, seq: 0).withBytes { try c.seek($0) }
+            var found = try EventKey(onboarding: onboarding, screen: screen, timeBits: start, seq: 0).withBytes {
+                try c.seek($0)
+            }
             while found {
                 let key = try decodeBlockKey(c.key)
                 guard key.onboarding == onboarding, key.screen == screen, key.timeBits <= hi else { return }
@@ -57,7 +59,9 @@ extension WriterState {
                         let bits = Layout.timeBits(block.time)
                         guard bits >= lo && bits <= hi else { continue }
                         let record = try recordView(key, block)
-                        if let id = record.eventID { storedIDs.insert(DuplicateKey(group: group, timeBits: bits, id: id)) }
+                        if let id = record.eventID {
+                            storedIDs.insert(DuplicateKey(group: group, timeBits: bits, id: id))
+                        }
                     }
                 }
                 found = try c.next()
@@ -71,8 +75,10 @@ extension WriterState {
         // The group of events without meta sorts last of all: its newest block is the last entry.
         if group == 0xFFFF_FFFF_FFFF { return try c.last() }
         let after = group + 1
-        return try EventKey(onboarding: UInt32(truncatingIfNeeded: after >> 16), screen: UInt16(truncatingIfNeeded: after),
-                            timeBits: 0, seq: 0).withBytes { try c.last(below: $0) }
+        return try EventKey(
+            onboarding: UInt32(truncatingIfNeeded: after >> 16), screen: UInt16(truncatingIfNeeded: after),
+            timeBits: 0, seq: 0
+        ).withBytes { try c.last(below: $0) }
     }
 
     /// The latest stored event time (bits) of `group`, 0 when it has none: from this writer's cache, or
@@ -90,7 +96,9 @@ extension WriterState {
             while found {
                 let key = try decodeBlockKey(c.key)
                 guard key.onboarding == onboarding, key.screen == screen else { break }
-                if floor == nil { floor = key.timeBits > UInt64(Layout.blockSpan) ? key.timeBits - UInt64(Layout.blockSpan) : 0 }
+                if floor == nil {
+                    floor = key.timeBits > UInt64(Layout.blockSpan) ? key.timeBits - UInt64(Layout.blockSpan) : 0
+                }
                 if key.timeBits < floor! { break }
                 let block = try blockReader(key, c.value)
                 latest = max(latest, Layout.timeBits(block.lastTime))

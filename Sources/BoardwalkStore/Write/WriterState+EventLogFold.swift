@@ -30,8 +30,10 @@ extension WriterState {
             for batch in batches {
                 var key = [UInt8](repeating: 0, count: Layout.batchKeySize)
                 key.withUnsafeMutableBytes { $0.baseAddress!.storeBE(batch, at: 0) }
-                guard try key.withUnsafeBytes({ try c.seek($0) }), c.key.count == Layout.batchKeySize, c.key.be64(0) == batch,
-                      c.value.count >= 4 else {
+                guard try key.withUnsafeBytes({ try c.seek($0) }), c.key.count == Layout.batchKeySize,
+                    c.key.be64(0) == batch,
+                    c.value.count >= 4
+                else {
                     throw StoreError(.corrupt, "the batch at seq \(batch) is in event_log but has no batches entry")
                 }
                 counts.append(UInt64(c.value.be32(0)))
@@ -73,14 +75,18 @@ extension WriterState {
                     var block = try blockReader(key, c.value)
                     while try advance(&block, key) {
                         guard block.seq >= batch, block.seq - batch < counts[index] else {
-                            throw StoreError(.corrupt, "event_log: the block at seq \(key.seq) of the batch at seq \(batch) holds seq "
-                                             + "\(block.seq), outside its batch; the store is damaged, and nothing can be appended "
-                                             + "until it is repaired (`boardwalk export --salvage`)")
+                            throw StoreError(
+                                .corrupt,
+                                "event_log: the block at seq \(key.seq) of the batch at seq \(batch) holds seq "
+                                    + "\(block.seq), outside its batch; the store is damaged, and nothing can be appended "
+                                    + "until it is repaired (`boardwalk export --salvage`)")
                         }
                         let start = bodies.count
                         bodies.append(contentsOf: block.body)
-                        group.append(Entry(onboarding: key.onboarding, screen: key.screen, session: 0, totalScreens: 0,
-                                           timeBits: Layout.timeBits(block.time), seq: block.seq, body: start..<bodies.count))
+                        group.append(
+                            Entry(
+                                onboarding: key.onboarding, screen: key.screen, session: 0, totalScreens: 0,
+                                timeBits: Layout.timeBits(block.time), seq: block.seq, body: start..<bodies.count))
                         batchOfEntry.append(UInt8(index))
                     }
                     found = try c.next()
@@ -92,7 +98,9 @@ extension WriterState {
                     defer { swap(&group, &entries) }
                     fillOrder { _ in 0 }
                     sortOrder()
-                    try bodies.withUnsafeBytes { b in try writeBlocks(&events, bodies: b, logBatch: nil, batchOfEntry: batchOfEntry) }
+                    try bodies.withUnsafeBytes { b in
+                        try writeBlocks(&events, bodies: b, logBatch: nil, batchOfEntry: batchOfEntry)
+                    }
                 }
                 keys.append(contentsOf: blockKeys)
                 masks.append(contentsOf: foldMasks)
@@ -108,8 +116,10 @@ extension WriterState {
             while try key.withUnsafeBytes({ try c.seek($0) }) {
                 // Every entry from the log's first batch on is a logged batch's (a batch without events writes none).
                 guard c.key.count == Layout.batchKeySize, batches.contains(c.key.be64(0)) else {
-                    throw StoreError(.corrupt, "batches: an entry past the event log's first batch (seq \(batches[0])) "
-                                     + "belongs to no logged batch; the store is damaged (`boardwalk check` says more)")
+                    throw StoreError(
+                        .corrupt,
+                        "batches: an entry past the event log's first batch (seq \(batches[0])) "
+                            + "belongs to no logged batch; the store is damaged (`boardwalk check` says more)")
                 }
                 try c.delete()
             }

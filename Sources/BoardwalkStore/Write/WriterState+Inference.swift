@@ -31,7 +31,9 @@ extension WriterState {
             let k = scratch + 1536
             k.storeBE(key, at: 0)
             if let v = try txn.get(dbs.inferred, UnsafeRawBufferPointer(start: k, count: 8)) {
-                guard v.count == 13 else { throw StoreError(.corrupt, "an inferred-session entry is \(v.count) bytes, not 13") }
+                guard v.count == 13 else {
+                    throw StoreError(.corrupt, "an inferred-session entry is \(v.count) bytes, not 13")
+                }
                 state = InferState(session: v.be32(0), lastTime: Layout.time(fromBits: v.be64(4)), fresh: v[12] != 0)
             }
         }
@@ -39,9 +41,11 @@ extension WriterState {
         // the session's last event, or 30 minutes or more before it (a whole earlier session arriving late); a late
         // start event within 30 minutes before the last event belongs to the session it precedes and joins it (one
         // of its own would take later late events from that session).
-        let startsAnother = isStart && state.map { !$0.fresh && (time >= $0.lastTime || $0.lastTime &- time >= Layout.sessionGap) } ?? true
+        let startsAnother =
+            isStart
+            && state.map { !$0.fresh && (time >= $0.lastTime || $0.lastTime &- time >= Layout.sessionGap) } ?? true
         if var current = state, time &- current.lastTime < Layout.sessionGap, !startsAnother,
-           let name = interner.table.string(for: current.session)
+            let name = interner.table.string(for: current.session)
         {
             current.lastTime = max(current.lastTime, time)
             current.fresh = current.fresh && isStart
@@ -62,7 +66,9 @@ extension WriterState {
             value.storeBE(state.session, at: 0)
             value.storeBE(Layout.timeBits(state.lastTime), at: 4)
             value.storeBytes(of: state.fresh ? 1 : 0, toByteOffset: 12, as: UInt8.self)
-            try txn.put(dbs.inferred, UnsafeRawBufferPointer(start: key, count: 8), UnsafeRawBufferPointer(start: value, count: 13))
+            try txn.put(
+                dbs.inferred, UnsafeRawBufferPointer(start: key, count: 8),
+                UnsafeRawBufferPointer(start: value, count: 13))
         }
     }
 }

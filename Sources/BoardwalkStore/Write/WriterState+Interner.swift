@@ -55,9 +55,13 @@ extension WriterState {
                         repeat {
                             // The strings are the batch's new ones, out of cache by now: each read waited for memory.
                             if next + 4 < strings.count {
-                                strings.withUnsafeBufferPointer { IDPrefetcher.prefetchBytes(at: $0.baseAddress! + next + 4) }
+                                strings.withUnsafeBufferPointer {
+                                    IDPrefetcher.prefetchBytes(at: $0.baseAddress! + next + 4)
+                                }
                             }
-                            if chunk.count > 0 && chunk.byteCount(appending: strings[next].utf8.count) > Layout.stringChunkTarget {
+                            if chunk.count > 0
+                                && chunk.byteCount(appending: strings[next].utf8.count) > Layout.stringChunkTarget
+                            {
                                 break
                             }
                             strings[next].withUTF8Bytes { chunk.append($0) }
@@ -71,7 +75,10 @@ extension WriterState {
                             try chunk.withValue { value in try c.put(key, value, flags: PutFlags.append) }
                         }
                         guard appended else {
-                            throw StoreError(.corrupt, "the strings database already holds id \(first) or a later one; the dictionary in memory is behind it")
+                            throw StoreError(
+                                .corrupt,
+                                "the strings database already holds id \(first) or a later one; the dictionary in memory is behind it"
+                            )
                         }
                         done = next
                     }

@@ -44,8 +44,9 @@ extension WriterState {
                 builder.reset()
                 open = true
             }
-            builder.append(low: e.session & mask, onboarding: e.onboarding, screen: e.screen,
-                           time: Layout.time(fromBits: e.timeBits), seq: e.seq)
+            builder.append(
+                low: e.session & mask, onboarding: e.onboarding, screen: e.screen,
+                time: Layout.time(fromBits: e.timeBits), seq: e.seq)
         }
         if open { builder.withValue(keySeq: firstSeq) { chunks.append(bucket: bucket, segment: $0) } }
         chunks.finish()
@@ -62,8 +63,11 @@ extension WriterState {
                     scratch.storeBE(firstSeq, at: 0)
                     scratch.storeBE(chunk.firstBucket, at: 8)
                     let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionLogKeySize)
-                    guard try c.put(key, UnsafeRawBufferPointer(rebasing: all[chunk.range]), flags: PutFlags.append) else {
-                        throw StoreError(.corrupt, "session_log already holds a chunk at or past batch \(firstSeq) (at or past next_seq)")
+                    guard try c.put(key, UnsafeRawBufferPointer(rebasing: all[chunk.range]), flags: PutFlags.append)
+                    else {
+                        throw StoreError(
+                            .corrupt,
+                            "session_log already holds a chunk at or past batch \(firstSeq) (at or past next_seq)")
                     }
                 }
             }
@@ -105,7 +109,8 @@ struct LogChunks {
     /// Adds an entry, first closing the open chunk when the entry starts a bucket and would take it past the target.
     mutating func append(bucket: UInt32, segment: UnsafeRawBufferPointer) {
         if !builder.isEmpty && bucket != builder.lastBucket
-            && builder.byteCount(appending: segment.count, bucket: bucket) > Layout.sessionLogChunkTarget {
+            && builder.byteCount(appending: segment.count, bucket: bucket) > Layout.sessionLogChunkTarget
+        {
             finish()
         }
         builder.append(bucket: bucket, segment: segment)

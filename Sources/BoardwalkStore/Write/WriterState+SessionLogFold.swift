@@ -14,11 +14,14 @@ extension WriterState {
         swap(&fold, &self.fold)
         defer { swap(&fold, &self.fold) }
         fold.reset()
-        try SessionLog.forEachEntry(txn, dbs) { seq, _, bucket, segment in fold.add(bucket: bucket, keySeq: seq, segment) }
+        try SessionLog.forEachEntry(txn, dbs) { seq, _, bucket, segment in
+            fold.add(bucket: bucket, keySeq: seq, segment)
+        }
         try batch.bytes.withUnsafeBytes { all in
             for chunk in batch.chunks {
-                var reader = try SessionLog.reader(UnsafeRawBufferPointer(rebasing: all[chunk.range]), seq: firstSeq,
-                                                   bucket: chunk.firstBucket)
+                var reader = try SessionLog.reader(
+                    UnsafeRawBufferPointer(rebasing: all[chunk.range]), seq: firstSeq,
+                    bucket: chunk.firstBucket)
                 while let entry = try SessionLog.next(&reader, seq: firstSeq, bucket: chunk.firstBucket) {
                     fold.add(bucket: entry.bucket, keySeq: firstSeq, entry.segment)
                 }
@@ -44,9 +47,10 @@ extension WriterState {
                     scratch.storeBE(bucket &+ 1, at: 0)
                     scratch.storeBE(UInt64(0), at: 4)
                     if bucket < UInt32.max,
-                       try c.last(below: UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)),
-                       c.key.count == Layout.sessionKeySize, c.key.be32(0) == bucket, c.value.count < target,
-                       SessionBucketReader.runHeadersAreSound(c.value, keySeq: c.key.be64(4), lowLimit: width) {
+                        try c.last(below: UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)),
+                        c.key.count == Layout.sessionKeySize, c.key.be32(0) == bucket, c.value.count < target,
+                        SessionBucketReader.runHeadersAreSound(c.value, keySeq: c.key.be64(4), lowLimit: width)
+                    {
                         keySeq = c.key.be64(4)
                         value.append(contentsOf: c.value)
                         stored = true
@@ -57,17 +61,26 @@ extension WriterState {
                         scratch.storeBE(bucket, at: 0)
                         scratch.storeBE(keySeq, at: 4)
                         let key = UnsafeRawBufferPointer(start: scratch, count: Layout.sessionKeySize)
-                        let put = try value.withUnsafeBytes { try c.put(key, $0, flags: stored ? 0 : PutFlags.noOverwrite) }
+                        let put = try value.withUnsafeBytes {
+                            try c.put(key, $0, flags: stored ? 0 : PutFlags.noOverwrite)
+                        }
                         guard put else {
-                            throw StoreError(.corrupt, "the session bucket \(bucket) already has a value at seq \(keySeq), which the session log lists again")
+                            throw StoreError(
+                                .corrupt,
+                                "the session bucket \(bucket) already has a value at seq \(keySeq), which the session log lists again"
+                            )
                         }
                     }
                     while i < fold.items.count, fold.items[i].bucket == bucket {
                         let item = fold.items[i]
                         do {
-                            try SessionBucketSegment.forEach(in: UnsafeRawBufferPointer(rebasing: all[item.range]),
-                                                             keySeq: item.keySeq, lowLimit: width) { segment in
-                                if have && keySeq <= segment.baseSeq && value.count + segment.byteCount(keySeq: keySeq) <= target {
+                            try SessionBucketSegment.forEach(
+                                in: UnsafeRawBufferPointer(rebasing: all[item.range]),
+                                keySeq: item.keySeq, lowLimit: width
+                            ) { segment in
+                                if have && keySeq <= segment.baseSeq
+                                    && value.count + segment.byteCount(keySeq: keySeq) <= target
+                                {
                                     segment.append(keySeq: keySeq, to: &value)
                                     changed = true
                                     return
@@ -81,8 +94,11 @@ extension WriterState {
                                 have = true
                             }
                         } catch let error as CodecError {
-                            throw StoreError(.corrupt, "the session_log segment of bucket \(bucket) from batch \(item.keySeq) does not "
-                                             + "decode: the session index cannot be folded (`boardwalk check` says more)", underlying: error)
+                            throw StoreError(
+                                .corrupt,
+                                "the session_log segment of bucket \(bucket) from batch \(item.keySeq) does not "
+                                    + "decode: the session index cannot be folded (`boardwalk check` says more)",
+                                underlying: error)
                         }
                         i += 1
                     }

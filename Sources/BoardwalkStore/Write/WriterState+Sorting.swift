@@ -78,7 +78,8 @@ extension WriterState {
         let screenBits = UInt64(UInt16.bitWidth - maxScreen.leadingZeroBitCount)
         let unpositioned = (UInt64(maxOnboarding) + 1) << screenBits
         fillOrder { e in
-            e.onboarding == RecordFormat.noOnboarding ? unpositioned : UInt64(e.onboarding) << screenBits | UInt64(e.screen)
+            e.onboarding == RecordFormat.noOnboarding
+                ? unpositioned : UInt64(e.onboarding) << screenBits | UInt64(e.screen)
         }
         sortOrder()
     }

@@ -114,8 +114,10 @@ final class WriterState: @unchecked Sendable {
         var i: Int
     }
 
-    init(dbs: Databases, cache: SharedStringTable, pageSize: Int, logLimits: SessionLogLimits = .standard,
-         eventLogLimits: EventLogLimits = .standard) {
+    init(
+        dbs: Databases, cache: SharedStringTable, pageSize: Int, logLimits: SessionLogLimits = .standard,
+        eventLogLimits: EventLogLimits = .standard
+    ) {
         self.eventLogLimits = eventLogLimits
         self.dbs = dbs
         self.logLimits = logLimits
@@ -176,7 +178,9 @@ final class WriterState: @unchecked Sendable {
         // next_seq alone misses another process's batch that was refused, caught and committed: its strings are
         // stored without an event.
         do {
-            if loaded && storedNext == knownNextSeq, try StringChunks.count(in: txn, dbs) == UInt32(table.count) { return }
+            if loaded && storedNext == knownNextSeq, try StringChunks.count(in: txn, dbs) == UInt32(table.count) {
+                return
+            }
             let have = loaded ? table.count : 0
             if !loaded { table = StringTable() }
             try StringChunks.forEach(in: txn, dbs, from: UInt32(have)) { id, entry in
@@ -188,8 +192,10 @@ final class WriterState: @unchecked Sendable {
             }
         } catch let error as StoreError where error.kind == .corrupt {
             // New strings would get ids that may be taken: nothing is written (reads still work).
-            throw StoreError(.corrupt, "cannot write: the store's string dictionary is damaged (\(error.description)); "
-                             + "`boardwalk check` says where; restore the store from a backup, or export and re-import it")
+            throw StoreError(
+                .corrupt,
+                "cannot write: the store's string dictionary is damaged (\(error.description)); "
+                    + "`boardwalk check` says where; restore the store from a backup, or export and re-import it")
         }
         committedStrings = table.count
         inferCache.removeAll()
@@ -214,8 +220,10 @@ final class WriterState: @unchecked Sendable {
     func checkUsable() throws {
         guard let failedPartWay else { return }
         let kind = (failedPartWay as? StoreError)?.kind ?? .corrupt
-        throw StoreError(kind, "this write transaction is being aborted: an earlier append in it failed after it began "
-                         + "writing, so nothing of the transaction will be stored", underlying: failedPartWay)
+        throw StoreError(
+            kind,
+            "this write transaction is being aborted: an earlier append in it failed after it began "
+                + "writing, so nothing of the transaction will be stored", underlying: failedPartWay)
     }
 
     func putCheckpoint(_ checkpoint: Checkpoint, txn: Transaction) throws {
