@@ -219,11 +219,11 @@ import Testing
               |          ^^^^^^
             """)
     #expect(
-        diagnostic("sessions | count | count") == """
-            error: a query has one reduction; `count` follows `count`
+        diagnostic("sessions | count | funnel") == """
+            error: `funnel` reads sessions; it cannot follow `count`
              --> query:1:20
-            1 | sessions | count | count
-              |                    ^^^^^ compute several aggregates in one `stats`: `stats count(), …`
+            1 | sessions | count | funnel
+              |                    ^^^^^^ a funnel comes right after the `where` stages of `sessions`
             """)
     #expect(
         diagnostic("events |") == """
@@ -440,10 +440,10 @@ import Testing
             """)
     #expect(
         diagnostic(#"sessions | count by exit | select answer("x")"#) == """
-            error: `select` after a reduction takes column names
+            error: `answer(…)` describes a session; this stage reads the result's columns
              --> query:1:35
             1 | sessions | count by exit | select answer("x")
-              |                                   ^^^^^^^^^^^ columns: exit, count
+              |                                   ^^^^^^ columns: exit, count
             """)
 }
 

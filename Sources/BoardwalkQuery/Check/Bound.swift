@@ -118,12 +118,17 @@ enum Reduction: Hashable, Sendable {
     case funnel(BoundFunnel)
 }
 
-/// Stages that work on the result table.
+/// Stages that work on the result table: the rows a reduction gave (or the listed rows), each reading the
+/// columns of the stage before it.
 enum TableStage: Hashable, Sendable {
     case `where`(Bound)
     case sort([(column: Int, descending: Bool)])
     case limit(Int)
-    case select([Int])
+    /// Columns computed from the current ones (a plain column is `.column(i)`), under their names.
+    case select([BoundColumn])
+    /// A further reduction over the current rows (`count by profile | where count > 1 | count`); `columns` are the
+    /// names of the rows it gives.
+    case reduce(Reduction, columns: [String])
 
     static func == (a: TableStage, b: TableStage) -> Bool {
         switch (a, b) {
@@ -132,6 +137,7 @@ enum TableStage: Hashable, Sendable {
             x.map(\.column) == y.map(\.column) && x.map(\.descending) == y.map(\.descending)
         case (.limit(let x), .limit(let y)): x == y
         case (.select(let x), .select(let y)): x == y
+        case (.reduce(let x, let a), .reduce(let y, let b)): x == y && a == b
         default: false
         }
     }
@@ -143,6 +149,7 @@ enum TableStage: Hashable, Sendable {
             hasher.combine(1); for k in keys { hasher.combine(k.column); hasher.combine(k.descending) }
         case .limit(let n): hasher.combine(2); hasher.combine(n)
         case .select(let c): hasher.combine(3); hasher.combine(c)
+        case .reduce(let r, let c): hasher.combine(4); hasher.combine(r); hasher.combine(c)
         }
     }
 }

@@ -59,12 +59,10 @@ struct TypeChecker {
             checked.filters.append(try predicate(expr, rowScope, what: "`where`"))
             stages = stages.dropFirst()
         }
-        // 2. At most one reduction, or listed rows.
+        // 2. The first reduction, which reads the source's rows, or listed rows.
         var columns: [(name: String, type: QueryType)] = []
-        var reductionStage: Stage?
         if let stage = stages.first, let reduction = try reduction(stage, ast.source, rowScope, columns: &columns) {
             checked.reduction = reduction
-            reductionStage = stage
             stages = stages.dropFirst()
         } else {
             var listed: [BoundColumn]
@@ -79,13 +77,12 @@ struct TypeChecker {
             columns = listed.map { ($0.name, $0.type) }
         }
         checked.columns = columns.map(\.name)
-        // 3. Table stages.
+        // 3. Table stages, further reductions among them, each reading the columns of the stage before it.
         for index in stages.indices {
             let stage = stages[index]
             let scope = Scope.table(columns)
-            // The result column an expression of `sort` or `select` names; anything else is refused, a call that
-            // names no column (`answer("goal")` while listing sessions) too, rather than saying what the function
-            // would need elsewhere.
+            // The result column an expression of `sort` names; anything else is refused, a call that names no column
+            // (`answer("goal")` while listing sessions) too, rather than saying what the function would need elsewhere.
             func columnIndex(_ expr: Expr, _ what: String) throws(QueryError) -> Int {
                 let notAColumn = fail(
                     "\(what) takes column names", expr.range,
@@ -106,35 +103,23 @@ struct TypeChecker {
             case .limit(let n):
                 checked.tableStages.append(.limit(n))
             case .select(let items):
-                var indexes: [Int] = []
-                var selected: [(name: String, type: QueryType)] = []
-                for item in items {
-                    let index = try columnIndex(item.expr, "`select` after a reduction")
-                    indexes.append(index)
-                    selected.append((item.column, columns[index].type))
-                }
+                var selected: [BoundColumn] = []
+                for item in items { selected.append(try column(item, scope)) }
                 try distinctNames(items.map { ($0.column, $0.range) })
-                checked.tableStages.append(.select(indexes))
-                columns = selected
+                checked.tableStages.append(.select(selected))
+                columns = selected.map { ($0.name, $0.type) }
             case .explain:
                 throw fail("`explain` must be the last stage", stage.keywordRange)
-            case .count, .stats, .top, .funnel, .histogram:
-                let this = compact(stage.keywordRange)
-                guard let first = reductionStage.map({ compact($0.keywordRange) }) else {
-                    // After listed rows (`select`, `sort`, `limit`): the stage before it is named. A reduction
-                    // first in the pipeline would have been taken as the query's one, so one stage precedes it.
-                    let before = compact(ast.stages[index - 1].keywordRange)
-                    throw fail(
-                        "a query has one reduction, right after its `where` stages", stage.keywordRange,
-                        label: "`\(this)` cannot follow `\(before)`")
-                }
-                // A second reduction: both are named, so it is plain which to fold into the other.
-                let counting = ["count", "stats"]
-                let label =
-                    counting.contains(this) && counting.contains(first)
-                    ? "compute several aggregates in one `stats`: `stats count(), …`"
-                    : "`count`, `stats`, `top`, `funnel` or `histogram` comes once, right after the `where` stages"
-                throw fail("a query has one reduction; `\(this)` follows `\(first)`", stage.keywordRange, label: label)
+            case .funnel:
+                throw fail(
+                    "`funnel` reads sessions; it cannot follow `\(compact(ast.stages[index - 1].keywordRange))`",
+                    stage.keywordRange, label: "a funnel comes right after the `where` stages of `sessions`")
+            case .count, .stats, .top, .histogram:
+                // A further reduction: its fields are the columns of the rows before it.
+                var next = columns
+                guard let reduction = try reduction(stage, ast.source, scope, columns: &next) else { continue }
+                checked.tableStages.append(.reduce(reduction, columns: next.map(\.name)))
+                columns = next
             }
         }
         checked.outputColumns = columns.map(\.name)

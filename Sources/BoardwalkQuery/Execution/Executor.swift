@@ -260,7 +260,8 @@ struct Executor {
         return true
     }
 
-    /// `where`, `sort`, `limit` and `select` after the reduction.
+    /// The stages after the first reduction (or the listing): `where`, `sort`, `limit`, `select` and further
+    /// reductions, each over the rows of the stage before it.
     private func applyTableStages(_ table: ResultTable) -> ResultTable {
         var table = table
         for stage in query.tableStages {
@@ -279,9 +280,30 @@ struct Executor {
                 }.map(\.element)
             case .limit(let n):
                 if table.rows.count > n { table.rows.removeLast(table.rows.count - n) }
-            case .select(let indexes):
-                table.columns = indexes.map { table.columns[$0] }
-                table.rows = table.rows.map { row in indexes.map { row[$0] } }
+            case .select(let selected):
+                table.columns = selected.map(\.name)
+                table.rows = table.rows.map { row in
+                    selected.map { column in
+                        column.bound.evaluate(now: now) { b in
+                            if case .column(let i) = b { return row[i] }
+                            return .null
+                        }
+                    }
+                }
+            case .reduce(let reduction, let columns):
+                // The rows so far are the input of a reduction like the first one: each column a field.
+                let input = CheckedQuery(
+                    ast: query.ast, source: query.source, filters: [], reduction: reduction, rowColumns: [],
+                    tableStages: [], columns: columns, explain: false)
+                var sink = Sink(query: input, now: now)
+                for (index, row) in table.rows.enumerated() {
+                    sink.addRow(
+                        { b in
+                            if case .column(let i) = b { return row[i] }
+                            return .null
+                        }, censored: false, order: (0, UInt64(index), ""))
+                }
+                table = sink.finish()
             }
         }
         return table
