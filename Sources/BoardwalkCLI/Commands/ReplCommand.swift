@@ -5,17 +5,19 @@ enum ReplCommand: Command {
     static let name = "repl"
     static let summary = "Interactive queries with line editing, history and completion"
     static let usage =
-        "boardwalk repl [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv]"
+        "boardwalk repl [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv] [--tz ZONE]"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
+        timeZoneOption,
         generatedOption, seedOption, generatedOnboardingsOption,
     ]
     static let discussion = """
         On a terminal: line editing and history (libedit; history in $BOARDWALK_HISTORY, else
         ~/.boardwalk_history), tab completion of stages, fields and onboarding ids, and a line ending in '|'
         continues on the next. Ctrl-C cancels the running query (or the line being typed), Ctrl-D leaves.
-        Dot-commands: .help .fields .onboardings .stats .format [table|json|csv] .timing [on|off] .explain QUERY .quit
+        Dot-commands: .help .fields .onboardings .stats .format [table|json|csv] .timing [on|off] .tz [ZONE]
+        .explain QUERY .quit
 
         Fed by a pipe, it runs each query it reads without prompts, and exits with status 2 if any failed
         (0 otherwise); errors go to stderr and the remaining queries still run.
@@ -34,6 +36,7 @@ enum ReplCommand: Command {
         installInterruptHandler()
         let console = QueryConsole(source: opened.source, invocation: invocation, cancellation: interruptFlag)
         console.format = format
+        console.timeZone = try arguments.timeZone()
         let repl = Repl(
             console: console, invocation: invocation, completionWords: opened.completionWords, stats: opened.stats)
         if invocation.stdinIsTerminal {

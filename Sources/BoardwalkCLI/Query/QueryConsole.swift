@@ -7,6 +7,8 @@ final class QueryConsole {
     var format: ResultTable.Format = .table
     /// Print how long each query took and how much it read (to stderr).
     var timing = false
+    /// The zone of `day(t)`, `hour(t)`, … where a query names none (`--tz`, `.tz`).
+    var timeZone = "UTC"
     /// How long opening the source took, in microseconds, printed with the first query's timing
     /// (`boardwalk query --timing`); nil when not measured or already printed.
     var openedIn: Int64? = nil
@@ -27,7 +29,7 @@ final class QueryConsole {
         cancellation.reset()
         let start = monotonicMicroseconds()
         do {
-            let query = try Query.parse(text)
+            let query = try Query.parse(text, timeZone: timeZone)
             for note in query.notes(on: source) { report(placed(note, origin: origin)) }
             let (table, statistics) = try execute(query)
             for note in statistics.notes { report(note) }
@@ -97,7 +99,7 @@ final class QueryConsole {
     @discardableResult
     func explain(_ text: String, origin: (name: String, line: Int)? = nil, linePrefix: String = "") -> Bool {
         do {
-            let query = try Query.parse(text)
+            let query = try Query.parse(text, timeZone: timeZone)
             for note in query.notes(on: source) { report(placed(note, origin: origin, linePrefix: linePrefix)) }
             var plan = query.explain(on: source)
             if !plan.hasSuffix("\n") { plan += "\n" }

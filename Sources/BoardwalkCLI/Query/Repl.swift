@@ -44,7 +44,9 @@ final class Repl {
             .filter { seen.insert($0).inserted }
     }
 
-    static let dotCommands = [".help", ".fields", ".onboardings", ".stats", ".format", ".timing", ".explain", ".quit"]
+    static let dotCommands = [
+        ".help", ".fields", ".onboardings", ".stats", ".format", ".timing", ".tz", ".explain", ".quit",
+    ]
 
     static let help = """
         Queries are a source and stages joined by |, for example:
@@ -62,6 +64,7 @@ final class Repl {
           .stats                    what the store (or the generated data) holds
           .format [table|json|csv]  how results are printed (now: %FORMAT%); alone, prints it
           .timing [on|off]          print time and rows read after each query (now: %TIMING%); alone, prints it
+          .tz [ZONE]                the zone of day(t), hour(t), … (now: %ZONE%): UTC, +03:00, Europe/Berlin
           .explain QUERY            how QUERY would read the store
           .quit                     leave (also .exit)
 
@@ -262,7 +265,8 @@ final class Repl {
         case ".help":
             invocation.out(
                 Repl.help.replacing("%FORMAT%", with: console.format.rawValue)
-                    .replacing("%TIMING%", with: console.timing ? "on" : "off"))
+                    .replacing("%TIMING%", with: console.timing ? "on" : "off")
+                    .replacing("%ZONE%", with: console.timeZone))
         case ".fields":
             invocation.out("events:   " + EventField.allCases.map(\.rawValue).joined(separator: ", ") + "\n")
             invocation.out(
@@ -294,6 +298,18 @@ final class Repl {
             default:
                 return fail(".timing takes on or off")
             }
+        case ".tz":
+            let zone = Repl.withoutComment(argument).trimmingSpaces()
+            if zone.isEmpty {
+                invocation.out("time zone: \(console.timeZone)\n")
+                return true
+            }
+            do {
+                _ = try Query.parse("events", timeZone: zone)
+            } catch {
+                return fail("\(error.message)")
+            }
+            console.timeZone = zone
         case ".explain":
             guard !argument.isEmpty else {
                 return fail(".explain takes a query")

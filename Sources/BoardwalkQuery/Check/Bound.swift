@@ -15,6 +15,8 @@ indirect enum Bound: Hashable, Sendable {
     case reached(Int)
     /// `now()`, fixed once per run.
     case now
+    /// `day(t)`, `week(t, "Europe/Berlin")`, …: the start of the unit holding the time `t` in a zone.
+    case bucket(TimeUnit, Bound, BucketZone)
     case compare(BinaryOperator, Bound, Bound)
     case and(Bound, Bound)
     case or(Bound, Bound)
@@ -29,7 +31,7 @@ indirect enum Bound: Hashable, Sendable {
         case .event(.dwell): true
         case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
             a.readsDwell || b.readsDwell
-        case .not(let a), .negate(let a): a.readsDwell
+        case .not(let a), .negate(let a), .bucket(_, let a, _): a.readsDwell
         case .member(let a, let items, _): a.readsDwell || items.contains { $0.readsDwell }
         default: false
         }
@@ -51,6 +53,9 @@ indirect enum Bound: Hashable, Sendable {
             return .bool(!a.evaluate(now: now, leaf).isTrue)
         case .arithmetic(let op, let a, let b):
             return Value.arithmetic(op, a.evaluate(now: now, leaf), b.evaluate(now: now, leaf))
+        case .bucket(let unit, let a, let zone):
+            guard let t = a.evaluate(now: now, leaf).timestampValue else { return .null }
+            return .bucket(zone.bucket(of: t, unit: unit))
         case .negate(let a):
             switch a.evaluate(now: now, leaf) {
             case .integer(let v): return v == .min ? .null : .integer(-v)

@@ -101,6 +101,7 @@ enum AggregateFunction: Hashable, Sendable {
 
 /// Function names callable in expressions, by source.
 enum Functions {
-    static let session = ["answer", "did", "reached", "now"]
-    static let events = ["now"]
+    static let buckets = TimeUnit.allCases.map(\.rawValue)
+    static let session = ["answer", "did", "reached", "now"] + buckets
+    static let events = ["now"] + buckets
 }

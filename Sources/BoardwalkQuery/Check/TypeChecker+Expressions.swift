@@ -97,6 +97,47 @@ extension TypeChecker {
         }
     }
 
+    /// `day(t)`, `week(t, "Europe/Berlin")`, …: a timestamp and an optional zone, a string literal.
+    private func bucket(_ unit: TimeUnit, _ args: [Expr], _ range: Range<Int>, _ scope: Scope) throws(QueryError)
+        -> (Bound, QueryType)
+    {
+        let name = unit.rawValue
+        guard args.count == 1 || args.count == 2 else {
+            throw fail(
+                "`\(name)` takes a timestamp and an optional time zone, found \(args.count) arguments", range,
+                label: "e.g. \(name)(started) or \(name)(started, \"Europe/Berlin\")")
+        }
+        let (value, type) = try expression(args[0], scope)
+        guard type == .time else {
+            let fields = (scope.isTable ? [] : ["time", "started", "ended"]).filter { field in
+                if case .events = scope { field == "time" } else { field != "time" }
+            }
+            let hint = fields.isEmpty ? "" : "; e.g. \(name)(\(fields.joined(separator: ") or \(name)(")))"
+            throw fail(
+                "`\(name)` needs a timestamp; `\(compact(args[0].range))` is \(type.withArticle)", args[0].range,
+                label: "a bucket is the start of the \(name) holding a time\(hint)")
+        }
+        var zone = timeZone
+        if args.count == 2 {
+            guard case .literal(.string(let text)) = args[1].kind else {
+                throw fail(
+                    "the time zone of `\(name)` is a string", args[1].range,
+                    label: "e.g. \"Europe/Berlin\", \"+03:00\" or \"UTC\"")
+            }
+            guard let named = BucketZone(text) else { throw unknownZone(text, args[1].range) }
+            zone = named
+        }
+        return (.bucket(unit, value, zone), .time)
+    }
+
+    /// An unknown time zone, with the closest zone name of the time-zone database when one is close.
+    func unknownZone(_ text: String, _ range: Range<Int>) -> QueryError {
+        let hint = Suggestions.didYouMean(text, in: BucketZone.knownNames)
+        return fail(
+            "unknown time zone `\(text)`\(hint)", range,
+            label: "a zone of the time-zone database (\"Europe/Berlin\"), an offset (\"+03:00\") or \"UTC\"")
+    }
+
     /// `duration > 5`: a number literal beside a duration was most likely meant as one; the hint names it
     /// with units (`; write a duration with its unit: `5s` or `5m``), or nil.
     private func unitHint(_ lt: QueryType, _ left: Expr, _ rt: QueryType, _ right: Expr) -> String? {
@@ -260,6 +301,8 @@ extension TypeChecker {
         case "now":
             guard args.isEmpty else { throw fail("`now` takes no arguments", range) }
             return (.now, .time)
+        case "hour", "day", "week", "month":
+            return try bucket(TimeUnit(rawValue: name)!, args, range, scope)
         case "answer":
             let arg = try one()
             guard case .literal(.string(let element)) = arg.kind else {

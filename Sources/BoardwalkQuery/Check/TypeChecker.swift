@@ -17,6 +17,8 @@ struct TypeChecker {
     }
 
     let text: String
+    /// The zone of `day(t)`, `hour(t)`, … when the call names none.
+    var timeZone: BucketZone = .utc
     /// Notes on a query that checks but probably does not say what was meant (``QueryError/Kind/note``).
     let notes = Notes()
 
@@ -36,8 +38,9 @@ struct TypeChecker {
 
     // MARK: Queries
 
-    static func check(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
-        let checker = TypeChecker(text: ast.text)
+    static func check(_ ast: QueryAST, timeZone: BucketZone = .utc) throws(QueryError) -> CheckedQuery {
+        var checker = TypeChecker(text: ast.text)
+        checker.timeZone = timeZone
         var checked = try checker.query(ast)
         checked.notes = checker.notes.items
         checked.onboardingLiterals = checker.notes.onboardingLiterals

@@ -138,6 +138,39 @@ struct ClickHouseExpressions {
         return out + "'"
     }
 
+    /// The start of the `unit` holding the instant `micros` (microseconds) in `zone`, in microseconds: ClickHouse's
+    /// calendar functions in a zone of the time-zone database; a fixed offset shifts the instant and truncates in
+    /// UTC, as ClickHouse names no zone for an offset like `+05:30`.
+    static func bucket(_ unit: TimeUnit, _ micros: String, _ zone: BucketZone) -> String {
+        let (shift, tz): (Int, String) =
+            switch zone.rule {
+            case .fixed(let seconds): (seconds, "UTC")
+            case .named: (0, zone.description)
+            }
+        let instant = shift == 0 ? "toInt64(\(micros))" : "(toInt64(\(micros)) + \(shift)000000)"
+        let time = "fromUnixTimestamp64Micro(\(instant), \(string(tz)))"
+        let start: String =
+            switch unit {
+            case .hour: "toUnixTimestamp(toStartOfHour(\(time)))"
+            case .day: "toUnixTimestamp(toStartOfDay(\(time)))"
+            case .week: "toUnixTimestamp(toDateTime(toMonday(\(time)), \(string(tz))))"
+            case .month: "toUnixTimestamp(toDateTime(toStartOfMonth(\(time)), \(string(tz))))"
+            }
+        return shift == 0 ? "(toInt64(\(start)) * 1000000)" : "((toInt64(\(start)) - \(shift)) * 1000000)"
+    }
+
+    /// How a bucket of `unit` in `zone` is shown: its wall-clock date, or date and hour (`TimeBucket.description`).
+    static func bucketText(_ unit: TimeUnit, _ micros: String, _ zone: BucketZone) -> String {
+        let (shift, tz): (Int, String) =
+            switch zone.rule {
+            case .fixed(let seconds): (seconds, "UTC")
+            case .named: (0, zone.description)
+            }
+        let instant = shift == 0 ? "toInt64(\(micros))" : "(toInt64(\(micros)) + \(shift)000000)"
+        let format = unit == .hour ? "%Y-%m-%dT%H:%i" : "%F"
+        return "formatDateTime(fromUnixTimestamp64Micro(\(instant), \(string(tz))), '\(format)')"
+    }
+
     static func number(_ d: Double) -> String {
         if d == d.rounded(), d.magnitude < 9e15 { return "\(Int64(d))" }
         return "\(d)"
@@ -152,6 +185,7 @@ struct ClickHouseExpressions {
         case .string(let s): .scalar(string(s), .string)
         case .duration(let d): .scalar("toFloat64(\(number(d)))", .duration)
         case .time(let t): .scalar("toInt64(\(t.microseconds))", .time)
+        case .bucket(let b): .scalar("toInt64(\(b.start.microseconds))", .time)
         case .set(let items):
             .answer(
                 SQLAnswer(
@@ -198,6 +232,8 @@ struct ClickHouseExpressions {
             return .scalar("ifNull(s_furthest_screen >= \(n), false)", .bool)
         case .now:
             return .scalar("toUnixTimestamp64Micro(now64(6))", .time)
+        case .bucket(let unit, let x, let zone):
+            return .scalar(Self.bucket(unit, try translate(x).sql, zone), .time)
         case .and(let x, let y):
             return .condition("(\(truth(try translate(x))) AND \(truth(try translate(y))))")
         case .or(let x, let y):

@@ -29,6 +29,9 @@ struct ClickHouseTranslator {
     }
 
     var ctes: [(name: String, sql: String)] = []
+    /// Columns whose values are time buckets (`day(started)`), by SQL name, with the unit and zone they are shown
+    /// in: the output shows them as Boardwalk does, as wall-clock dates.
+    var buckets: [String: (unit: TimeUnit, zone: BucketZone)] = [:]
     /// The result's columns as the last ``translate()`` output them, after the table stages (tests compare
     /// their `integer` flags with the values Boardwalk computes).
     private(set) var resultColumns: [Column] = []
@@ -87,6 +90,7 @@ struct ClickHouseTranslator {
                         let sql = "__s\(n)_\(i)"
                         selects.append("\(try expressions.translate(column.bound).sql) AS \(sql)")
                         next.append((column.name, sql, column.type, expressions.isInteger(column.bound)))
+                        noteBucket(sql, column.bound, expressions.scope)
                     }
                     from = wrap("SELECT *, \(selects.joined(separator: ", "))\nFROM \(from)")
                     visible = next
@@ -118,13 +122,30 @@ struct ClickHouseTranslator {
         if !ctes.isEmpty {
             out += "WITH\n" + ctes.map { "\($0.name) AS (\n\(indent($0.sql))\n)" }.joined(separator: ",\n") + "\n"
         }
-        let outputs = core.columns.map { c in "\(Self.output(c.sql, c.type)) AS \(Self.name(c.name))" }
+        let outputs = core.columns.map { c in
+            let shown = buckets[c.sql].map { ClickHouseExpressions.bucketText($0.unit, c.sql, $0.zone) }
+            return "\(shown ?? Self.output(c.sql, c.type)) AS \(Self.name(c.name))"
+        }
         out += "SELECT\n    " + outputs.joined(separator: ",\n    ") + "\nFROM \(from)\n"
         out += "ORDER BY " + (rn.isEmpty ? orderList(core.order) : rn)
         return out
     }
 
     // MARK: Names, units, order
+
+    /// Records that the column `sql` holds time buckets when `bound` is a bucket or a bucket column of `scope`.
+    mutating func noteBucket(_ sql: String, _ bound: Bound?, _ scope: ClickHouseExpressions.Scope) {
+        switch bound {
+        case .bucket(let unit, _, let zone)?:
+            buckets[sql] = (unit, zone)
+        case .column(let i)?:
+            if case .table(let columns) = scope, i < columns.count, let shown = buckets[columns[i].sql] {
+                buckets[sql] = shown
+            }
+        default:
+            break
+        }
+    }
 
     /// A result column name as a ClickHouse identifier.
     static func name(_ s: String) -> String {
@@ -245,6 +266,7 @@ struct ClickHouseTranslator {
                 let v = try expressions.translate(c.bound)
                 selects.append("\(v.sql) AS __c\(i)")
                 columns.append((c.name, "__c\(i)", c.type, expressions.isInteger(c.bound)))
+                noteBucket("__c\(i)", c.bound, expressions.scope)
             }
             let source = rowsSQL(.source, expressions)
             let hidden =
@@ -303,6 +325,7 @@ struct ClickHouseTranslator {
                 let v = try e.translate(k.bound)
                 let select: String = if case .answer(let a) = v { "arrayJoin(\(a.exploded))" } else { v.sql }
                 out.append(((k.name, "\(prefix)\(i)", k.type, e.isInteger(k.bound)), select))
+                noteBucket("\(prefix)\(i)", k.bound, e.scope)
             }
             return out
         }
@@ -375,6 +398,8 @@ struct ClickHouseTranslator {
                 let argument = try a.argument.map { (b) throws(QueryError) in try expressions.translate(b) }
                 selects.append("\(try aggregate(a, argument, &expressions)) AS \(name)")
                 columns.append((a.name, name, a.resultType, Self.integerResult(a, expressions)))
+                // The least or greatest bucket is a bucket.
+                if a.function == .min || a.function == .max { noteBucket(name, a.argument, expressions.scope) }
             }
             if censored {
                 let name = "\(prefix)\(columns.count)"
