@@ -180,11 +180,30 @@ WINDOW_FUNNELS = [
 # one event advance several levels, Boardwalk's chain takes one event per step (docs/clickhouse.md).
 
 
-FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any"]
+FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any",
+            "bucket", "nested", "compute"]
+
+REDUCTION = re.compile(r"\|\s*(count|stats|top|histogram|funnel)\b")
+# Zones whose clocks change inside the generated data (Berlin on 2026-10-25, New York on 2026-11-01), a fixed
+# offset, and the default (UTC).
+ZONES = ["", ', "Europe/Berlin"', ', "America/New_York"', ', "+05:30"', ', "-03:00"', ', "UTC"']
 
 
 def family_of(q):
-    """The families a query belongs to (a sessions reduction is also a "session" query)."""
+    """The families a query belongs to (a sessions reduction is also a "session" query; a time bucket, a second
+    reduction and a computed column after a reduction each add a family of their own)."""
+    extra = []
+    if re.search(r"\b(hour|day|week|month)\(", q):
+        extra.append("bucket")
+    if len(REDUCTION.findall(q)) >= 2:
+        extra.append("nested")
+    first = REDUCTION.search(q)
+    if first and re.search(r"\|\s*select\b[^|]*[-+*/]", q[first.end():]):
+        extra.append("compute")
+    return extra + base_family(q)
+
+
+def base_family(q):
     if re.search(r"\| funnel\s*($|\||by\b)", q):
         return ["funnel"]
     if "| funnel" in q:
@@ -277,9 +296,60 @@ def query_generator(rng, onboardings, family):
                             "rate(did(open_paywall))"])
         return f
 
+    def bucket(source):
+        unit = rng.choice(["hour", "day", "week", "month"])
+        field = "time" if source == "events" else rng.choice(["started", "ended"])
+        return f"{unit}({field}{rng.choice(ZONES)})"
+
+    def later(key):
+        """Stages after `count by key`: a filter, a computed column, a second reduction."""
+        return rng.choice([
+            f" | where count > {rng.randint(0, 20)} | count",
+            " | stats p50(count), max(count), sum(count), avg(count)",
+            f" | histogram count step {rng.choice([1, 5, 20])}",
+            " | count by count as times",
+            f" | top 3 count as times | stats sum(count)",
+            f" | where count >= {rng.randint(1, 5)} | stats count() as groups, min(count) as least",
+        ])
+
     wanted = family
     while True:
         family = wanted
+        if family in ("bucket", "nested", "compute"):
+            source = rng.choice(["events", "sessions"])
+            keys = (ev_str + ev_num if source == "events" else se_str + se_num + se_bool)
+            q = source
+            if rng.random() < 0.3:
+                q += " | where " + (ev_pred() if source == "events" else se_pred())
+            if family == "bucket":
+                b = bucket(source)
+                r = rng.random()
+                if r < 0.4:
+                    q += f" | count by {b}" + (f", {rng.choice(keys)}" if rng.random() < 0.3 else "")
+                elif r < 0.7:
+                    other = agg(source)
+                    q += f" | stats count(){'' if other == 'count()' else ', ' + other} by {b}"
+                elif r < 0.85:
+                    q += f" | where {b} >= @2026-10-28 | count by {b}"
+                else:
+                    q += f" | stats min({b}) as first, max({b}) as last | select first, last, last - first as span"
+            elif family == "nested":
+                key = rng.choice(keys + [bucket(source)])
+                q += f" | count by {key}" + later(key)
+            else:
+                if source == "sessions" and rng.random() < 0.5:
+                    by = rng.choice(se_str + se_bool)
+                    q += (f" | stats count() as n, rate(completed) as cr, p50(duration) as med by {by}"
+                          f" | select {by}, n, cr * 100 as pct, med / 2 as half, n - 1 as rest")
+                    filters = ["pct >= 50", "rest > 0", "half > 30s"]
+                else:
+                    key = rng.choice(keys)
+                    q += f" | count by {key} | select {key}, count * 2 + 1 as odd, count / 4 as quarter"
+                    filters = ["odd > 3", "quarter < 10"]
+                if rng.random() < 0.3:
+                    q += " | where " + rng.choice(filters)
+            yield q
+            continue
         source = "sessions" if family in ("funnel", "ordered", "strict", "any", "session") else rng.choice(["events", "sessions"])
         if family == "session":
             family = rng.choice(["count", "stats", "top", "histogram", "list"])
@@ -382,7 +452,9 @@ def main():
     try:
         events = os.path.join(work, "events.ndjson")
         with open(events, "w") as out:
-            subprocess.check_call([bw, "generate", "-n", str(args.sessions), "--seed", str(args.seed)], stdout=out)
+            # Ten days around Berlin's and New York's clock changes, for the time buckets.
+            subprocess.check_call([bw, "generate", "-n", str(args.sessions), "--seed", str(args.seed),
+                                   "--start", "2026-10-23T12:00:00Z", "--days", "10"], stdout=out)
         subprocess.check_call([bw, "--db", db, "ingest", "-q", "--rejects", os.path.join(work, "rejects.txt"), events])
         rows = os.path.join(work, "rows.jsonl")
         # Incremental sync: the first half, then the rest from the seq the first run printed.

@@ -337,7 +337,7 @@ struct ClickHouseTranslator {
         case .count(let by):
             let ks = try keys(by, &expressions)
             let source = rowsSQL(rows, expressions)
-            let selects = ks.map { "\($0.select) AS \($0.column.sql)" } + ["count() AS __c\(ks.count)"]
+            let selects = ks.map { "\($0.select) AS \($0.column.sql)" } + ["count() AS \(prefix)\(ks.count)"]
             var sql = "SELECT \(selects.joined(separator: ", "))\nFROM \(source)\(whereClause())"
             if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.column.sql).joined(separator: ", "))" }
             return Core(
