@@ -181,7 +181,7 @@ WINDOW_FUNNELS = [
 
 
 FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any",
-            "bucket", "nested", "compute"]
+            "bucket", "nested", "compute", "presence"]
 
 REDUCTION = re.compile(r"\|\s*(count|stats|top|histogram|funnel)\b")
 # Zones whose clocks change inside the generated data (Berlin on 2026-10-25, New York on 2026-11-01), a fixed
@@ -195,6 +195,8 @@ def family_of(q):
     extra = []
     if re.search(r"\b(hour|day|week|month)\(", q):
         extra.append("bucket")
+    if re.search(r"\bis (absent|present)\b", q):
+        extra.append("presence")
     if len(REDUCTION.findall(q)) >= 2:
         extra.append("nested")
     first = REDUCTION.search(q)
@@ -249,8 +251,10 @@ def query_generator(rng, onboardings, family):
             return f'value {rng.choice(["==", "!=", "<", ">"])} {rng.choice(VALUES)}'
         if r < 0.8:
             return f'name in ["{rng.choice(names)}", "{rng.choice(names)}"]'
-        if r < 0.9:
+        if r < 0.85:
             return f'reply {rng.choice(["==", "!="])} "{rng.choice(["yes", "no", "skip"])}"'
+        if r < 0.92:
+            return f'{rng.choice(["reply", "value", "element", "action", "label"])} is {rng.choice(["absent", "present"])}'
         return f'time >= @2026-11-01T0{rng.randint(0, 3)}:00:00Z'
 
     def se_pred(depth=0):
@@ -272,8 +276,11 @@ def query_generator(rng, onboardings, family):
             return f'duration {rng.choice(["<", ">"])} {rng.randint(1, 6)}m'
         if r < 0.8:
             return f'exit {rng.choice(["==", "!="])} "{rng.choice(["completed", "paywall", "closed", "error", "abandoned"])}"'
-        if r < 0.9:
+        if r < 0.85:
             return f'onboarding in ["{rng.choice(onboardings)}", "{rng.choice(onboardings)}"]'
+        if r < 0.9:
+            field = rng.choice(["variation", "placement", 'answer("age")', 'answer("interests")'])
+            return f'{field} is {rng.choice(["absent", "present"])}'
         return f'{rng.choice(se_num)} {rng.choice(["<", ">=", "=="])} {rng.randint(0, 20)}'
 
     def step():
@@ -315,6 +322,19 @@ def query_generator(rng, onboardings, family):
     wanted = family
     while True:
         family = wanted
+        if family == "presence":
+            source = rng.choice(["events", "sessions"])
+            if source == "events":
+                field = rng.choice(["reply", "value", "element", "action", "dwell", "label", "screen"])
+                q = f"events | where {field} is {rng.choice(['absent', 'present'])}"
+                q += rng.choice([" | count", " | count by kind", f" | stats count(), count({field})"])
+            else:
+                field = rng.choice(["variation", "placement", 'answer("age")', 'answer("interests")',
+                                    'answer("experience")', "last_screen"])
+                q = f"sessions | where {field} is {rng.choice(['absent', 'present'])}"
+                q += rng.choice([" | count", " | count by exit", " | stats rate(completed)"])
+            yield q
+            continue
         if family in ("bucket", "nested", "compute"):
             source = rng.choice(["events", "sessions"])
             keys = (ev_str + ev_num if source == "events" else se_str + se_num + se_bool)

@@ -573,14 +573,14 @@ import Testing
         diagnostic(#"sessions | where exit not in ("closed") | count"#).hasSuffix(#"^^^^^^^^^^ write `["closed"]`"#))
     #expect(
         diagnostic("sessions | where variation is null | count") == """
-            error: expected `|` or the end of the query, found `is`
+            error: write `is absent`, not `is null`
              --> query:1:28
             1 | sessions | where variation is null | count
-              |                            ^^ no `is null`: `not (variation == variation)` holds when `variation` is absent
+              |                            ^^^^^^^ Boardwalk says absent for a value that is not there
             """)
     #expect(
-        diagnostic("sessions | where variation is not null").hasSuffix(
-            "no `is not null`: `variation == variation` holds when `variation` is present"))
+        diagnostic("sessions | where variation is not null").hasPrefix(
+            "error: write `is present`, not `is not null`"))
 }
 
 @Test func statsWithoutAnAggregateAndScreenOnSessions() {

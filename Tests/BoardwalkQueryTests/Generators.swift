@@ -156,6 +156,7 @@ struct QueryGenerator {
             "seq < \(int(0...40))",
             "label == \"PRO\"",
             "screen + 1 > total_screens - 1",
+            "reply is absent", "value is present", "dwell is absent", "\(pick(["element", "variation"])) is present",
         ])
     }
 
@@ -183,6 +184,8 @@ struct QueryGenerator {
             "last_screen < total_screens - 1",
             "session == \"s\(int(0...6))\"",
             "session in [\"s\(int(0...4))\", \"s\(int(5...9))\"]",
+            "answer(\"\(pick(["experience", "interests", "age"]))\") is \(pick(["absent", "present"]))",
+            "variation is absent",
         ])
     }
 

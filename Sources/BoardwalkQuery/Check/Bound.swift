@@ -24,6 +24,8 @@ indirect enum Bound: Hashable, Sendable {
     case arithmetic(BinaryOperator, Bound, Bound)
     case negate(Bound)
     case member(Bound, [Bound], negated: Bool)
+    /// `x is present` (`x is absent` is its `not`).
+    case present(Bound)
 
     /// Whether the expression reads `dwell` (which needs each event's session around it).
     var readsDwell: Bool {
@@ -31,10 +33,18 @@ indirect enum Bound: Hashable, Sendable {
         case .event(.dwell): true
         case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
             a.readsDwell || b.readsDwell
-        case .not(let a), .negate(let a), .bucket(_, let a, _): a.readsDwell
+        case .not(let a), .negate(let a), .bucket(_, let a, _), .present(let a): a.readsDwell
         case .member(let a, let items, _): a.readsDwell || items.contains { $0.readsDwell }
         default: false
         }
+    }
+
+    /// The bucket of a time (absent for anything else); kept out of ``evaluate(now:_:)``, whose stack frame every
+    /// level of an expression pays.
+    @inline(never)
+    static func bucket(_ value: Value, _ unit: TimeUnit, _ zone: BucketZone) -> Value {
+        guard let t = value.timestampValue else { return .null }
+        return .bucket(zone.bucket(of: t, unit: unit))
     }
 
     /// Evaluates the expression given how to read fields; the combinators are the language's definition,
@@ -46,7 +56,15 @@ indirect enum Bound: Hashable, Sendable {
         case .compare(let op, let a, let b):
             return .bool(Value.compare(op, a.evaluate(now: now, leaf), b.evaluate(now: now, leaf)))
         case .and(let a, let b):
-            return .bool(a.evaluate(now: now, leaf).isTrue && b.evaluate(now: now, leaf).isTrue)
+            // A long `and` chain nests to the left (`(x and y) and z`): walked from its last term in a loop, its
+            // length costs no stack (terms have no side effects, so the order is free).
+            guard b.evaluate(now: now, leaf).isTrue else { return .bool(false) }
+            var rest = a
+            while case .and(let x, let y) = rest {
+                guard y.evaluate(now: now, leaf).isTrue else { return .bool(false) }
+                rest = x
+            }
+            return .bool(rest.evaluate(now: now, leaf).isTrue)
         case .or(let a, let b):
             return .bool(a.evaluate(now: now, leaf).isTrue || b.evaluate(now: now, leaf).isTrue)
         case .not(let a):
@@ -54,8 +72,7 @@ indirect enum Bound: Hashable, Sendable {
         case .arithmetic(let op, let a, let b):
             return Value.arithmetic(op, a.evaluate(now: now, leaf), b.evaluate(now: now, leaf))
         case .bucket(let unit, let a, let zone):
-            guard let t = a.evaluate(now: now, leaf).timestampValue else { return .null }
-            return .bucket(zone.bucket(of: t, unit: unit))
+            return Bound.bucket(a.evaluate(now: now, leaf), unit, zone)
         case .negate(let a):
             switch a.evaluate(now: now, leaf) {
             case .integer(let v): return v == .min ? .null : .integer(-v)
@@ -63,6 +80,8 @@ indirect enum Bound: Hashable, Sendable {
             case .duration(let v): return .duration(-v)
             default: return .null
             }
+        case .present(let a):
+            return .bool(!a.evaluate(now: now, leaf).isNull)
         case .member(let a, let items, let negated):
             let v = a.evaluate(now: now, leaf)
             if v.isNull { return .bool(false) }

@@ -35,6 +35,9 @@ extension TypeChecker {
             throw fail("a list can only follow `in`", expr.range)
         case .not(let operand):
             return (.not(try predicate(operand, scope, what: "`not`")), .bool)
+        case .presence(let operand, let present):
+            let (bound, _) = try expression(operand, scope)
+            return (present ? .present(bound) : .not(.present(bound)), .bool)
         case .negate(let operand):
             let (bound, type) = try expression(operand, scope)
             guard type == .number || type == .duration else {

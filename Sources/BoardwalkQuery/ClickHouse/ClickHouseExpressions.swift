@@ -240,6 +240,8 @@ struct ClickHouseExpressions {
             return .condition("(\(truth(try translate(x))) OR \(truth(try translate(y))))")
         case .not(let x):
             return .condition("NOT \(truth(try translate(x)))")
+        case .present(let x):
+            return .condition(try translate(x).presence)
         case .negate(let x):
             let v = try translate(x)
             if isInteger(x) { return .scalar(Self.exactInteger("-toInt128(\(v.sql))"), .number) }
