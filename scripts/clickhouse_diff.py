@@ -181,7 +181,7 @@ WINDOW_FUNNELS = [
 
 
 FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any",
-            "bucket", "nested", "compute", "presence"]
+            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby"]
 
 REDUCTION = re.compile(r"\|\s*(count|stats|top|histogram|funnel)\b")
 # Zones whose clocks change inside the generated data (Berlin on 2026-10-25, New York on 2026-11-01), a fixed
@@ -197,6 +197,10 @@ def family_of(q):
         extra.append("bucket")
     if re.search(r"\bis (absent|present)\b", q):
         extra.append("presence")
+    if q.startswith("events") and "session." in q:
+        extra.append("sessionprop")
+    if re.search(r"\| funnel\b.*\bby\b.*(session\.|answer\(|\b(completed|exit|paywall|closed)\b)", q):
+        extra.append("funnelby")
     if len(REDUCTION.findall(q)) >= 2:
         extra.append("nested")
     first = REDUCTION.search(q)
@@ -322,6 +326,34 @@ def query_generator(rng, onboardings, family):
     wanted = family
     while True:
         family = wanted
+        if family == "sessionprop":
+            prop = rng.choice(["session.completed", "not session.paywall", f'session.exit == "{rng.choice(["closed", "abandoned", "completed", "paywall"])}"',
+                               f'session.answer("{rng.choice(answers)}") == {rng.choice(ANSWERS)}', "session.did(open_paywall)",
+                               f"session.furthest_screen >= {rng.randint(0, 8)}", f'session.answer("{rng.choice(answers)}") is present',
+                               f"session.duration > {rng.randint(1, 5)}m"])
+            q = f"events | where {prop}"
+            if rng.random() < 0.5:
+                q += " and " + ev_pred()
+            key = rng.choice(["screen", "kind", "name", "session.exit", f'session.answer("{rng.choice(answers)}")',
+                              "session.variation", "session.completed"])
+            q += rng.choice([f" | count by {key}", f" | stats count(), count_distinct(session) by {key}",
+                             " | where name == \"screen_presented\" | stats p50(dwell), p90(dwell) by screen",
+                             f" | count by {key} | where count > 2 | count"])
+            yield q
+            continue
+        if family == "funnelby":
+            key = rng.choice(['answer("experience")', 'answer("interests")', "session.variation", "completed",
+                              "exit", "session.placement", 'session.answer("age")'])
+            q = "sessions"
+            if rng.random() < 0.3:
+                q += " | where " + se_pred()
+            if rng.random() < 0.4:
+                q += f" | funnel by {key}"
+            else:
+                steps = ", ".join(step() for _ in range(rng.randint(2, 3)))
+                q += f" | funnel {steps} within {rng.choice(['2m', '10m', '1h'])} mode {rng.choice(['ordered', 'strict', 'any'])} by {key}"
+            yield q
+            continue
         if family == "presence":
             source = rng.choice(["events", "sessions"])
             if source == "events":

@@ -85,13 +85,18 @@ import Testing
 }
 
 @Test func sessionFieldsInAFunnelStepSayWhyNotHow() {
+    // A breakdown may be what the session is; a step's condition is about one event.
+    #expect(diagnostic("sessions | funnel screen_presented, open_paywall by exit") == "no error")
     #expect(
-        diagnostic("sessions | funnel screen_presented, open_paywall by exit") == """
-            error: `exit` is a field of `sessions`; funnel steps and breakdowns read event fields
-             --> query:1:53
-            1 | sessions | funnel screen_presented, open_paywall by exit
-              |                                                     ^^^^ filter sessions with a `where` before the funnel instead
+        diagnostic(#"sessions | funnel screen_presented(exit == "closed"), open_paywall"#) == """
+            error: `exit` describes the session; a funnel step's condition reads the event's fields
+             --> query:1:36
+            1 | sessions | funnel screen_presented(exit == "closed"), open_paywall
+              |                                    ^^^^ filter sessions with a `where` before the funnel, or break the funnel down `by exit`
             """)
+    #expect(
+        diagnostic("sessions | funnel screen_presented(session.completed), open_paywall").hasPrefix(
+            "error: `session.completed` describes the session; a funnel step's condition reads the event's fields"))
 }
 
 @Test func aDecimalRowCountIsNamedAsSuch() {

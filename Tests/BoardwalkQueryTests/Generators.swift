@@ -157,6 +157,10 @@ struct QueryGenerator {
             "label == \"PRO\"",
             "screen + 1 > total_screens - 1",
             "reply is absent", "value is present", "dwell is absent", "\(pick(["element", "variation"])) is present",
+            "session.completed", "not session.paywall",
+            "session.exit == \"\(pick(["closed", "abandoned", "completed"]))\"",
+            "session.answer(\"experience\") == \"\(pick(["pro", "beginner"]))\"", "session.did(open_paywall)",
+            "session.furthest_screen >= \(int(0...3))", "session.answer(\"interests\") is present",
         ])
     }
 
@@ -197,7 +201,8 @@ struct QueryGenerator {
             "close", "custom", "\"navigation_failed\"", "analytics", "state_updated",
         ]
         if chance(0.2) {
-            return "funnel" + (chance(0.3) ? " by \(pick(["variation", "onboarding", "screen_cid"]))" : "")
+            let keys = ["variation", "onboarding", "screen_cid", "answer(\"experience\")", "session.variation", "exit"]
+            return "funnel" + (chance(0.3) ? " by \(pick(keys))" : "")
         }
         var text = "funnel " + (0..<int(1...4)).map { _ in pick(steps) }.joined(separator: ", ")
         if chance(0.7) { text += " within \(pick(["0s", "15s", "30s", "45s", "1m", "2m", "10m", "1h"]))" }
@@ -206,7 +211,10 @@ struct QueryGenerator {
         if mode == "strict", chance(0.6) {
             text += " ignoring (\(pick(["state_updated", "state_updated, onboarding_loaded", "analytics"])))"
         }
-        if chance(0.3) { text += " by \(pick(["variation", "onboarding", "screen", "value"]))" }
+        if chance(0.3) {
+            text +=
+                " by \(pick(["variation", "onboarding", "screen", "value", "answer(\"experience\")", "session.variation", "completed", "session.exit"]))"
+        }
         return text
     }
 
@@ -224,7 +232,7 @@ struct QueryGenerator {
         for _ in 0..<int(0...2) { parts.append("where " + (events ? eventPredicate() : sessionPredicate())) }
         let eventKeys = [
             "name", "kind", "screen", "onboarding", "element", "value", "label", "variation", "session", "reply",
-            "element_type",
+            "element_type", "session.exit", "session.answer(\"experience\")", "session.completed",
         ]
         let sessionKeys = [
             "exit", "onboarding", "completed", "answer(\"interests\")", "answer(\"experience\")", "variation",

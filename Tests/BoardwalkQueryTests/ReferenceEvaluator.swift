@@ -236,7 +236,13 @@ struct ReferenceEvaluator {
                 for r in s.events {
                     rows.append(
                         (
-                            { b in if case .event(let f) = b { return eventField(f, r) } else { return .null } },
+                            { b in
+                                switch b {
+                                case .event(let f): return eventField(f, r)
+                                case .ofSession(let property): return sessionLeaf(property, s)
+                                default: return .null
+                                }
+                            },
                             r.censored, (r.event.time.microseconds, r.seq, ""), nil
                         ))
                 }
@@ -416,12 +422,13 @@ struct ReferenceEvaluator {
                 .integer(Int64(previous - reached[i])),
             ]
         }
-        func byKeys(_ row: Row?) -> [Value] {
+        func byKeys(_ row: Row?, _ session: Session) -> [Value] {
             f.by.map { c in
                 c.bound.evaluate(now: now) { b in
                     if case .event(let field) = b, let row {
                         return eventField(field, Row(event: row.event, seq: row.seq, dwell: .null, censored: false))
                     }
+                    if case .ofSession(let property) = b { return sessionLeaf(property, session) }
                     return .null
                 }
             }
@@ -445,7 +452,7 @@ struct ReferenceEvaluator {
                         Double($0.event.time.microseconds - t0)
                     }
                 }
-                keyed.append((byKeys(first), reach))
+                keyed.append((byKeys(first, s), reach))
             }
             var groups = group(keyed.map { ($0.0, $0.1) })
             if f.by.isEmpty && groups.isEmpty && steps > 0 { groups = [([], [])] }
@@ -472,7 +479,7 @@ struct ReferenceEvaluator {
             let (chain, first, done) = bestChain(f, s.events)
             guard !chain.isEmpty else { continue }
             let times = done.map { Double($0 - done[0]) }
-            keyed.append((byKeys(first.map { s.events[$0] }), (chain.count, times)))
+            keyed.append((byKeys(first.map { s.events[$0] }, s), (chain.count, times)))
         }
         var groups = group(keyed)
         if f.by.isEmpty && groups.isEmpty { groups = [([], [])] }

@@ -26,6 +26,9 @@ indirect enum Bound: Hashable, Sendable {
     case member(Bound, [Bound], negated: Bool)
     /// `x is present` (`x is absent` is its `not`).
     case present(Bound)
+    /// `session.completed`, `session.answer("goal")`: a property of the event's session (a session-scope bound),
+    /// in `events` rows and funnel breakdowns.
+    case ofSession(Bound)
 
     /// Whether the expression reads `dwell` (which needs each event's session around it).
     var readsDwell: Bool {
@@ -87,7 +90,7 @@ indirect enum Bound: Hashable, Sendable {
             if v.isNull { return .bool(false) }
             let found = items.contains { Value.queryEqual(v, $0.evaluate(now: now, leaf)) }
             return .bool(found != negated)
-        case .event, .session, .column, .answer, .did, .reached:
+        case .event, .session, .column, .answer, .did, .reached, .ofSession:
             return leaf(self)
         }
     }
@@ -197,6 +200,22 @@ struct CheckedQuery: Hashable, Sendable {
     var notes: [QueryError] = []
     /// String literals compared with `onboarding`, with their places (``Query/notes(on:)``).
     var onboardingLiterals: [PlacedString] = []
+
+    /// Whether an `events` query reads a property of each event's session (`session.completed`), so events must
+    /// be read with their sessions and each session summarized; a funnel's `by` reads the session's own values.
+    var readsSessionProperties: Bool {
+        func reads(_ b: Bound?) -> Bool { b?.contains { if case .ofSession = $0 { true } else { false } } ?? false }
+        if filters.contains(where: reads) || rowColumns.contains(where: { reads($0.bound) }) { return true }
+        switch reduction {
+        case .count(let by): return by.contains { reads($0.bound) }
+        case .stats(let aggregates, let by, _):
+            return aggregates.contains { reads($0.argument) } || by.contains { reads($0.bound) }
+        case .top(_, let key): return reads(key.bound)
+        case .histogram(let value, _): return reads(value.bound)
+        case .funnel(let f): return f.by.contains { reads($0.bound) }
+        case nil: return false
+        }
+    }
 
     /// Whether any part reads `dwell`, so events must be read with their sessions.
     var readsDwell: Bool {

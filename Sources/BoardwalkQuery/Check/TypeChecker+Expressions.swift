@@ -227,21 +227,23 @@ extension TypeChecker {
     }
 
     private func field(_ name: String, _ range: Range<Int>, _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
+        if let property = sessionProperty(name, range, scope) {
+            if case .step = scope { throw stepReadsEvents(name, range) }
+            let (bound, type) = try field(property, range.lowerBound + 8..<range.upperBound, .sessions)
+            return (scope.isSessions ? bound : .ofSession(bound), type)
+        }
         switch scope {
-        case .events, .step:
+        case .events, .step, .funnelBy:
             if let field = EventField(rawValue: name) {
-                if field == .dwell, case .step = scope {
+                if field == .dwell, !scope.isEvents {
                     throw fail("`dwell` is not available in funnels", range)
                 }
                 return (.event(field), field.type)
             }
-            if SessionField(rawValue: name) != nil {
-                if case .step = scope {
-                    // The query already reads sessions: the funnel's steps and breakdown are about its events.
-                    throw fail(
-                        "`\(name)` is a field of `sessions`; funnel steps and breakdowns read event fields", range,
-                        label: "filter sessions with a `where` before the funnel instead")
-                }
+            if let field = SessionField(rawValue: name) {
+                // A funnel broken down by what the session is: its own value, not one of an event.
+                if case .funnelBy = scope { return (.ofSession(.session(field)), field.type) }
+                if case .step = scope { throw stepReadsEvents(name, range) }
                 throw fail(
                     "`\(name)` is a field of `sessions`, not of events", range,
                     label: "start the query with `sessions` to use it")
@@ -275,11 +277,44 @@ extension TypeChecker {
         }
     }
 
+    /// A session's field, answer or property in a funnel step's condition, which is about one event.
+    private func stepReadsEvents(_ written: String, _ range: Range<Int>) -> QueryError {
+        fail(
+            "`\(written)` describes the session; a funnel step's condition reads the event's fields", range,
+            label: "filter sessions with a `where` before the funnel, or break the funnel down `by \(written)`")
+    }
+
+    /// `session.completed` or `session.answer("goal")` read where the event's session can be (`events` rows, a
+    /// funnel's `by`): the name after `session.`; nil for any other name. Elsewhere (a result's columns, a funnel
+    /// step's condition), a type error says where it can be used.
+    private func sessionProperty(_ name: String, _ range: Range<Int>, _ scope: Scope) -> String? {
+        guard name.hasPrefix("session.") else { return nil }
+        return String(name.dropFirst(8))
+    }
+
     private func call(
         _ name: String, _ nameRange: Range<Int>, _ args: [Expr], _ range: Range<Int>,
         _ scope: Scope
     ) throws(QueryError) -> (Bound, QueryType) {
+        if let property = sessionProperty(name, nameRange, scope) {
+            switch scope {
+            case .table(let columns):
+                throw fail(
+                    "`\(name)(…)` describes an event's session; this stage reads the result's columns", nameRange,
+                    label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+            case .step:
+                throw stepReadsEvents("\(name)(…)", nameRange)
+            default:
+                let (bound, type) = try call(
+                    property, nameRange.lowerBound + 8..<nameRange.upperBound, args, range, .sessions)
+                return (scope.isSessions ? bound : .ofSession(bound), type)
+            }
+        }
         let isSessions = if case .sessions = scope { true } else { false }
+        if ["answer", "did", "reached"].contains(name), case .funnelBy = scope {
+            let (bound, type) = try call(name, nameRange, args, range, .sessions)
+            return (.ofSession(bound), type)
+        }
         if ["answer", "did", "reached"].contains(name), !isSessions {
             if case .table(let columns) = scope {
                 // After a reduction (or once listed rows have their columns), stages read the result's columns.
@@ -287,11 +322,7 @@ extension TypeChecker {
                     "`\(name)(…)` describes a session; this stage reads the result's columns", nameRange,
                     label: "columns: \(columns.map(\.name).joined(separator: ", "))")
             }
-            if case .step = scope {
-                throw fail(
-                    "`\(name)(…)` describes a session; funnel steps and breakdowns read event fields", nameRange,
-                    label: "filter sessions with a `where` before the funnel instead")
-            }
+            if case .step = scope { throw stepReadsEvents("\(name)(…)", nameRange) }
             throw fail("`\(name)(…)` describes a session; use it after `sessions`", nameRange)
         }
         func one() throws(QueryError) -> Expr {

@@ -6,12 +6,25 @@ struct TypeChecker {
     enum Scope {
         case events
         case sessions
-        /// A funnel step's condition or breakdown: event fields, without `dwell`.
+        /// A funnel step's condition: event fields, without `dwell`.
         case step
+        /// A funnel's breakdown: event fields of the chain's first step (rule 12), and the session's own fields,
+        /// answers and `session.` properties.
+        case funnelBy
         case table([(name: String, type: QueryType)])
 
         var isTable: Bool {
             if case .table = self { return true }
+            return false
+        }
+
+        var isSessions: Bool {
+            if case .sessions = self { return true }
+            return false
+        }
+
+        var isEvents: Bool {
+            if case .events = self { return true }
             return false
         }
     }
@@ -282,7 +295,7 @@ struct TypeChecker {
             }
             noteUnknownEventName(name, at: range)
         }
-        let by = try spec.by.map { (k) throws(QueryError) in try column(k, .step) }
+        let by = try spec.by.map { (k) throws(QueryError) in try column(k, .funnelBy) }
         return BoundFunnel(steps: steps, within: spec.within, mode: spec.mode, ignoring: Set(spec.ignoring), by: by)
     }
 

@@ -111,6 +111,9 @@ struct ClickHouseExpressions {
     /// Elements read by `answer(…)` and events read by `did(…)`, in order of first use (sessions scope).
     var answers: [String] = []
     var dids: [String] = []
+    /// Whether an `events` expression read a property of the event's session (`session.completed`): the events
+    /// are then joined with the sessions subquery.
+    var readsSessions = false
     let text: String
 
     init(_ scope: Scope, text: String) {
@@ -242,6 +245,12 @@ struct ClickHouseExpressions {
             return .condition("NOT \(truth(try translate(x)))")
         case .present(let x):
             return .condition(try translate(x).presence)
+        case .ofSession(let property):
+            guard case .events = scope else { throw unsupported("a property of an event's session here") }
+            readsSessions = true
+            scope = .sessions
+            defer { scope = .events }
+            return try translate(property)
         case .negate(let x):
             let v = try translate(x)
             if isInteger(x) { return .scalar(Self.exactInteger("-toInt128(\(v.sql))"), .number) }

@@ -278,12 +278,12 @@ struct ClickHouseTranslator {
                 select: "SELECT \((selects + hidden).joined(separator: ", "))\nFROM \(source)\(filters)",
                 order: ["__t", "__seq"])
         case .funnel(let f):
-            if !conditions.isEmpty { _ = rowsSQL(.source, expressions) }
-            // Without filters every session is in scope, and the sessions subquery need not run.
+            // Without filters every session is in scope, and the sessions subquery need not run for them.
             let inScope =
                 conditions.isEmpty
                 ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
-            return f.steps.isEmpty ? try screenFunnel(f, inScope) : try customFunnel(f, inScope)
+            return f.steps.isEmpty
+                ? try screenFunnel(f, inScope, &expressions) : try customFunnel(f, inScope, &expressions)
         case let reduction?:
             return try reduce(reduction, &expressions, conditions: conditions, from: .source, prefix: "__c")
         }
@@ -296,11 +296,17 @@ struct ClickHouseTranslator {
         case .table(let sql):
             return sql
         case .source where query.source == .events:
+            var from = table
             if query.readsDwell {
                 addDwell()
-                return "\(table) AS e INNER JOIN dw ON e.seq = dw.dw_seq"
+                from = "\(table) AS e INNER JOIN dw ON e.seq = dw.dw_seq"
             }
-            return table
+            if e.readsSessions {
+                // Each event beside its session's row: `session.completed` reads `s_completed`.
+                addSessions(answers: e.answers, dids: e.dids)
+                from += " LEFT JOIN bw_sessions ON session = bw_sessions.s_session"
+            }
+            return from
         case .source:
             addSessions(answers: e.answers, dids: e.dids)
             return "bw_sessions"

@@ -34,7 +34,7 @@ extension Bound {
         switch self {
         case .literal, .now: true
         case .event(let field): allowed(field)
-        case .session, .column, .answer, .did, .reached: false
+        case .session, .column, .answer, .did, .reached, .ofSession: false
         case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
             a.readsOnly(allowed) && b.readsOnly(allowed)
         case .not(let a), .negate(let a), .bucket(_, let a, _), .present(let a): a.readsOnly(allowed)
@@ -239,7 +239,7 @@ struct CodedCountPlan: Sendable {
                 collect(x)
                 items.forEach(collect)
             case .literal, .now: break
-            case .session, .column, .answer, .did, .reached: coded = false
+            case .session, .column, .answer, .did, .reached, .ofSession: coded = false
             }
         }
         filters.forEach(collect)
