@@ -229,8 +229,8 @@ def base_family(q):
 def query_generator(rng, onboardings, family):
     """Seeded random queries of one family."""
     ev_str = ["kind", "name", "onboarding", "screen_cid", "profile", "action", "element", "element_type", "reply",
-              "placement", "variation"]
-    ev_num = ["screen", "total_screens", "seq"]
+              "placement", "variation", "input_type", "error_domain", "error_message"]
+    ev_num = ["screen", "total_screens", "seq", "error_code"]
     se_str = ["onboarding", "placement", "variation", "exit", "profile"]
     se_num = ["events", "furthest_screen", "last_screen", "total_screens"]
     se_bool = ["completed", "paywall", "closed", "email_collected"]
@@ -408,7 +408,7 @@ def query_generator(rng, onboardings, family):
         q = source
         for _ in range(rng.choice([0, 1, 1, 2])):
             q += " | where " + (ev_pred() if source == "events" else se_pred())
-        keys = ev_str + ev_num + ["value", "label"] if source == "events" else se_str + se_num + se_bool + [
+        keys = ev_str + ev_num + ["value", "label", "option"] if source == "events" else se_str + se_num + se_bool + [
             f'answer("{a}")' for a in answers]
         if family == "count":
             by = rng.sample(keys, rng.choice([0, 1, 1, 2]))

@@ -232,7 +232,8 @@ struct QueryGenerator {
         for _ in 0..<int(0...2) { parts.append("where " + (events ? eventPredicate() : sessionPredicate())) }
         let eventKeys = [
             "name", "kind", "screen", "onboarding", "element", "value", "label", "variation", "session", "reply",
-            "element_type", "session.exit", "session.answer(\"experience\")", "session.completed",
+            "element_type", "session.exit", "session.answer(\"experience\")", "session.completed", "option",
+            "input_type", "error_code", "error_domain",
         ]
         let sessionKeys = [
             "exit", "onboarding", "completed", "answer(\"interests\")", "answer(\"experience\")", "variation",

@@ -149,6 +149,24 @@ struct ReferenceEvaluator {
             case .multiSelect(let cs): return cs.isEmpty ? .null : .set(Set(cs.map(\.label)).sorted())
             default: return .null
             }
+        case .option:
+            guard case .stateUpdated(let u) = e.payload else { return .null }
+            switch u.value {
+            case .select(let c): return .string(c.id)
+            case .multiSelect(let cs): return cs.isEmpty ? .null : .set(Set(cs.map(\.id)).sorted())
+            default: return .null
+            }
+        case .inputType:
+            guard case .stateUpdated(let u) = e.payload, case .input(let input) = u.value else { return .null }
+            switch input {
+            case .text: return .string("text")
+            case .email: return .string("email")
+            case .number: return .string("number")
+            }
+        case .errorDomain, .errorCode, .errorMessage:
+            guard case .error(let error) = e.payload else { return .null }
+            return f == .errorDomain
+                ? .string(error.domain) : f == .errorCode ? .integer(Int64(error.code)) : .string(error.message)
         case .dwell: return row.dwell
         }
     }

@@ -203,6 +203,7 @@ struct ClickHouseExpressions {
         case .time: .scalar("toUnixTimestamp64Micro(time)", .time)
         case .value: .answer(.columns("value"))
         case .label: .answer(.columns("label", number: false))
+        case .option: .answer(.columns("option", number: false))
         case .dwell: .scalar("dwell", .duration)
         default: .scalar(f.rawValue, f.type)
         }

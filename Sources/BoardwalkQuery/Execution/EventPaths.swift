@@ -14,7 +14,7 @@ extension EventField {
         case .time, .seq, .kind, .name, .onboarding, .screen, .totalScreens, .session, .profile, .placement,
             .variation, .element, .reply, .action, .elementType:
             true
-        case .screenCID, .eventID, .value, .label, .dwell:
+        case .screenCID, .eventID, .value, .label, .dwell, .option, .inputType, .errorDomain, .errorCode, .errorMessage:
             false
         }
     }

@@ -201,6 +201,15 @@ public enum Value: Hashable, Sendable {
         }
     }
 
+    /// The option id(s) chosen: a select's id or a multi-select's set of ids; absent for inputs and dates.
+    static func option(_ value: StateValue) -> Value {
+        switch value {
+        case .select(let choice): return .string(choice.id)
+        case .multiSelect(let choices): return choices.isEmpty ? .null : .set(Array(Set(choices.map(\.id))).sorted())
+        default: return .null
+        }
+    }
+
     static func dateText(_ parts: DateParts) -> String {
         func pad(_ v: Int?, _ width: Int) -> String {
             guard let v else { return String(repeating: "?", count: width) }
