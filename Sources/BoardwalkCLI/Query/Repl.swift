@@ -164,6 +164,7 @@ final class Repl {
     /// The interactive loop on a terminal, with libedit.
     func runInteractive(historyPath: String?) -> Int32 {
         Completion.words = Repl.completionVocabulary(completionWords)
+        Completion.context = contextCompletion()
         Repl.useUTF8CharacterType()
         installLineEditing()
         var historyPath = historyPath
@@ -351,6 +352,23 @@ final class Repl {
         return true
     }
 
+    /// What Tab offers by context: this source's onboarding ids, the element ids it has answers for (asked once,
+    /// when first offered), and the dot-commands at the start of a line.
+    private func contextCompletion() -> ContextCompletion {
+        var known: [String]?
+        let console = self.console
+        return ContextCompletion(
+            onboardings: completionWords.filter { $0.hasPrefix("\"") },
+            elements: {
+                if let known { return known }
+                let query = try? Query.parse("events | where element is present | top 1000 element")
+                let rows = (try? query?.run(on: console.source).rows) ?? []
+                known = rows.compactMap { $0.first?.stringValue }.sorted()
+                return known!
+            },
+            lineStarts: Repl.dotCommands)
+    }
+
     // MARK: libedit
 
     private func installLineEditing() {
@@ -362,9 +380,11 @@ final class Repl {
             // The text before the word (libedit counts characters): a word right after an opening quote (`== "` then
             // Tab: the quote is not part of the word) completes to the rest of a quoted id.
             let before = rl_line_buffer.map { String(String(cString: $0).unicodeScalars.prefix(Int(start))) } ?? ""
-            Completion.candidates = Completion.matches(
-                String(cString: text), in: Completion.words, atLineStart: before.allSatisfy { $0 == " " || $0 == "\t" },
-                afterQuote: before.hasSuffix("\""))
+            Completion.candidates =
+                Completion.context.candidates(before: before, word: String(cString: text))
+                ?? Completion.matches(
+                    String(cString: text), in: Completion.words,
+                    atLineStart: before.allSatisfy { $0 == " " || $0 == "\t" }, afterQuote: before.hasSuffix("\""))
             Completion.index = 0
             rl_attempted_completion_over = 1
             // One candidate that extends the word: inserted here, and no matches handed back. libedit rings the
