@@ -128,7 +128,11 @@ public struct Query: Sendable {
         var table = try executor.run(on: source)
         // A `select … as` after the reduction renames columns; the table stages pick columns by position.
         if table.columns.count == checked.outputColumns.count { table.columns = checked.outputColumns }
-        return (table, executor.statistics)
+        var statistics = executor.statistics
+        if !checked.answerLiterals.isEmpty, AnswerNotes.foundNothing(table) {
+            statistics.notes += AnswerNotes.notes(for: checked.answerLiterals, in: text, on: source, now: options.now)
+        }
+        return (table, statistics)
     }
 
     /// The plan: how the source is read, the key ranges, the filters and the reduction.

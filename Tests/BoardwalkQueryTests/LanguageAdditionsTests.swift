@@ -75,3 +75,63 @@ import Testing
         #expect(spread.rows == [[.integer(3), .integer(1)]])
     }
 }
+
+/// A comparison with an answer that can never hold says so when the query finds nothing, as a misspelled onboarding
+/// id does; a query that finds something gets no note and reads nothing more.
+@Suite struct AnswerNotesTests {
+    func notes(_ text: String) throws -> [String] {
+        try Query.parse(text).execute(on: InMemoryEventSource(story)).statistics.notes.map(\.message)
+    }
+
+    @Test func aStringComparedWithNumericAnswersIsNamed() throws {
+        let events =
+            story + [
+                Event(
+                    time: Timestamp(microseconds: base), session: "A", eventID: nil,
+                    meta: Meta(onboardingID: "onb_1", screenClientID: "c0", screenIndex: 0, totalScreens: 4),
+                    payload: .stateUpdated(StateUpdate(elementID: "age", value: .input(.number(31)))))
+            ]
+        let result = try Query.parse(#"sessions | where answer("age") > "30" | count"#).execute(
+            on: InMemoryEventSource(events))
+        #expect(result.table.rows == [[.integer(0)]])
+        #expect(
+            result.statistics.notes.map(\.message) == [
+                #"the answers to `age` are numbers; "30" is a string and matches none of them: write it without quotes"#
+            ])
+    }
+
+    @Test func anOptionNoOneChoseIsNamedWithTheOnesChosen() throws {
+        #expect(
+            try notes(#"sessions | where answer("interests") == "yoga" | count"#) == [
+                #"no answer to `interests` is "yoga"; its answers here: `music`, `sports`"#
+            ])
+        #expect(
+            try notes(#"sessions | where answer("experience") == "prro" | count"#).first?.contains(
+                "did you mean `pro`?") == true)
+        #expect(
+            try notes(#"sessions | where answer("goal") == "x" | count"#).first?.hasPrefix("no one answered `goal`")
+                == true)
+        // Found something, or a comparison that may hold: no note.
+        #expect(try notes(#"sessions | where answer("interests") == "music" | count"#).isEmpty)
+        #expect(try notes(#"sessions | where answer("interests") != "yoga" | count"#).isEmpty)
+    }
+}
+
+/// A duration divided by a duration is a number (minutes as `duration / 1m`); divided by 60 it stays a duration,
+/// with a note that says so.
+@Test func aDurationOverADurationIsANumber() throws {
+    let minutes = try run("sessions | select duration / 1m as mins | limit 1", story)
+    let seconds = try run("sessions | select duration | limit 1", story)
+    guard case .duration(let micros) = seconds.rows[0][0] else {
+        Issue.record("duration is \(seconds.rows[0][0])")
+        return
+    }
+    #expect(minutes.rows[0][0] == .number(micros / 60_000_000))
+    let sixtieth = try Query.parse("sessions | select duration / 60 as mins")
+    #expect(
+        sixtieth.notes.map(\.message) == [
+            "a duration divided by a number is a duration, shown in seconds; for a number of minutes, divide by a "
+                + "duration: `duration / 1m`"
+        ])
+    #expect(try Query.parse("sessions | select duration / 2 as half").notes.isEmpty)
+}

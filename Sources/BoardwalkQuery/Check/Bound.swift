@@ -200,6 +200,8 @@ struct CheckedQuery: Hashable, Sendable {
     var notes: [QueryError] = []
     /// String literals compared with `onboarding`, with their places (``Query/notes(on:)``).
     var onboardingLiterals: [PlacedString] = []
+    /// Literals compared with answers, with their places (``AnswerNotes``).
+    var answerLiterals: [AnswerLiteral] = []
 
     /// Whether an `events` query reads a property of each event's session (`session.completed`), so events must
     /// be read with their sessions and each session summarized; a funnel's `by` reads the session's own values.
@@ -229,6 +231,14 @@ struct CheckedQuery: Hashable, Sendable {
         case .funnel, nil: return false
         }
     }
+}
+
+/// A literal compared with an answer (`answer("age") > "30"`, `answer("interests") == "yoga"`).
+struct AnswerLiteral: Hashable, Sendable {
+    var element: String
+    var op: BinaryOperator
+    var literal: Value
+    var range: Range<Int>
 }
 
 /// A string literal of the query and its bytes in the text.

@@ -53,6 +53,7 @@ extension TypeChecker {
                     throw fail("cannot compare \(type.withArticle) with \(t.withArticle)", item.range)
                 }
                 try checkEnumerated(value, item, equality: true, scope)
+                noteAnswerLiteral(bound, b, .equal, item.range)
                 bounds.append(b)
             }
             return (.member(bound, bounds, negated: negated), .bool)
@@ -86,10 +87,24 @@ extension TypeChecker {
                 }
                 try checkEnumerated(left, right, equality: !ordering, scope)
                 try checkEnumerated(right, left, equality: !ordering, scope)
+                noteAnswerLiteral(l, r, op, right.range)
+                noteAnswerLiteral(r, l, op.flipped, left.range)
                 return (.compare(op, l, r), .bool)
             case .add, .subtract, .multiply, .divide:
                 let (l, lt) = try expression(left, scope)
                 let (r, rt) = try expression(right, scope)
+                if op == .divide, lt == .duration, rt == .number, case .literal(let n) = right.kind,
+                    [Literal.integer(60), .integer(3_600), .integer(86_400), .integer(1_000)].contains(n)
+                {
+                    // `duration / 60` meant as minutes is a sixtieth of the duration, still shown in seconds.
+                    let unit = ["60": "1m", "3600": "1h", "86400": "1d", "1000": "1ms"][compact(right.range)] ?? "1m"
+                    notes.items.append(
+                        QueryError(
+                            .note,
+                            "a duration divided by a number is a duration, shown in seconds; for a number of "
+                                + "\(unit == "1ms" ? "milliseconds" : unit == "1m" ? "minutes" : unit == "1h" ? "hours" : "days"), "
+                                + "divide by a duration: `\(compact(left.range)) / \(unit)`", at: expr.range, in: text))
+                }
                 guard let type = arithmeticType(op, lt, rt) else {
                     throw fail(
                         "cannot apply `\(op.rawValue)` to \(lt.withArticle) and \(rt.withArticle)", expr.range,
@@ -174,8 +189,25 @@ extension TypeChecker {
         case (.add, .duration, .duration), (.subtract, .duration, .duration): return .duration
         case (.multiply, .duration, .number), (.multiply, .number, .duration), (.divide, .duration, .number):
             return .duration
+        case (.divide, .duration, .duration): return .number
         case (_, .number, .number): return .number
         default: return nil
+        }
+    }
+
+    /// Records a literal compared with an answer, for ``AnswerNotes`` to check against the source's answers.
+    private func noteAnswerLiteral(_ answer: Bound, _ literal: Bound, _ op: BinaryOperator, _ range: Range<Int>) {
+        let element: String
+        switch answer {
+        case .answer(let e), .ofSession(.answer(let e)): element = e
+        default: return
+        }
+        guard case .literal(let value) = literal else { return }
+        switch value {
+        case .string, .integer, .number:
+            notes.answerLiterals.append(AnswerLiteral(element: element, op: op, literal: value, range: range))
+        default:
+            return
         }
     }
 

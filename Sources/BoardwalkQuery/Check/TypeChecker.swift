@@ -40,6 +40,8 @@ struct TypeChecker {
         /// String literals compared with `onboarding` (`==`, `!=`, `in`), for ``Query/notes(on:)`` to check against
         /// a source's onboardings.
         var onboardingLiterals: [PlacedString] = []
+        /// Literals compared with an answer, for a note when the query finds nothing (``AnswerNotes``).
+        var answerLiterals: [AnswerLiteral] = []
     }
 
     func fail(_ message: String, _ range: Range<Int>, label: String? = nil) -> QueryError {
@@ -57,6 +59,7 @@ struct TypeChecker {
         var checked = try checker.query(ast)
         checked.notes = checker.notes.items
         checked.onboardingLiterals = checker.notes.onboardingLiterals
+        checked.answerLiterals = checker.notes.answerLiterals
         return checked
     }
 

@@ -318,6 +318,8 @@ struct ClickHouseExpressions {
             return .scalar("(toFloat64(\(x)) * toFloat64(\(y)))", .duration)
         case (.divide, .duration, .number):
             return .scalar("if(\(y) = 0, NULL, toFloat64(\(x)) / \(y))", .duration)
+        case (.divide, .duration, .duration):
+            return .scalar("if(\(y) = 0, NULL, toFloat64(\(x)) / \(y))", .number)
         case (.divide, .number, .number):
             // Division by zero is absent, not ±inf.
             return .scalar("if(\(y) = 0, NULL, toFloat64(\(x)) / \(y))", .number)

@@ -114,6 +114,8 @@ public enum Value: Hashable, Sendable {
         case (.multiply, _, .duration(let d)) where a.numeric != nil && !isDuration(a): return .duration(d * a.numeric!)
         case (.divide, .duration(let d), _) where b.numeric != nil && !isDuration(b):
             return b.numeric! == 0 ? .null : .duration(d / b.numeric!)
+        case (.divide, .duration(let x), .duration(let y)):
+            return y == 0 ? .null : .number(x / y)
         case (_, .integer(let x), .integer(let y)):
             switch op {
             case .add: let r = x.addingReportingOverflow(y); return r.overflow ? .null : .integer(r.partialValue)
