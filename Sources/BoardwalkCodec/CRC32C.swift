@@ -11,6 +11,7 @@
 /// crc.update(payload)
 /// let checksum = crc.value
 /// ```
+@usableFromInline
 package struct CRC32C: Hashable, Sendable {
     @usableFromInline var state: UInt32 = 0xFFFF_FFFF
 
@@ -32,6 +33,7 @@ package struct CRC32C: Hashable, Sendable {
 
     /// Feeds `bytes` into the checksum.
     /// - Complexity: O(`bytes.count`), about 1 ns per byte.
+    @usableFromInline
     package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return }
         let n = bytes.count

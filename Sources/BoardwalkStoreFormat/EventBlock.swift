@@ -23,6 +23,7 @@ import BoardwalkModel
 /// ```
 ///
 /// Copies share one buffer: keep one builder per writer.
+@usableFromInline
 package struct EventBlockBuilder {
     @usableFromInline var storage: BlockStorage
     /// Bytes of events written after the reserved header room.
@@ -214,6 +215,7 @@ package struct EventBlockBuilder {
 /// lengths against the bytes, its order after the previous event, its time and seq against the header.
 /// After the last event the block must end exactly, and the header's time span and seq range must be
 /// the ones the events have. Any violation throws a ``CodecError`` whose offset is from the block's start.
+@usableFromInline
 package struct EventBlockReader {
     @usableFromInline package var reader: ByteReader
     /// Events in the block (from the header).
@@ -292,6 +294,7 @@ package struct EventBlockReader {
     /// Not inlinable, on purpose: inlined into a store scan's loop, it made the loop too large for the compiler to inline
     /// `EventRecord.fields` there as well (an always-inline function over 64 blocks is inlined only into a caller
     /// under 64), and a median onboarding's funnel took 10 % and 27 % more instructions in two versions (callgrind).
+    @usableFromInline
     package mutating func next() throws(CodecError) -> Bool {
         let i = _index, p = reader.position
         // Two 8-byte loads (at most 16 bytes of deltas) and the length byte after them stay inside the block.

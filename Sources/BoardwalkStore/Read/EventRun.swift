@@ -4,6 +4,7 @@ import BoardwalkStoreFormat
 
 /// The events of one block that a scan hands out next, in (time, seq) order (``Snapshot/forEachRun(onboarding:screens:time:_:)``):
 /// read them with ``next()``. Valid only inside the scan callback that received it.
+@usableFromInline
 package struct EventRun {
     @usableFromInline var reader: EventBlockReader
     @usableFromInline let blockSeq: UInt64
