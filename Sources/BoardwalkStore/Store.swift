@@ -182,10 +182,16 @@ public final class Store: @unchecked Sendable {
     ///   ``StoreError/Kind/corrupt`` for damage a read meets, ``StoreError/Kind/system``).
     public func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
         try checkOpen()
-        return try inFrame(write: false) {
-            try env.transaction(write: false) { txn in
-                try body(try Snapshot(txn: txn, dbs: dbs, cache: sharedStrings))
+        do {
+            return try inFrame(write: false) {
+                try env.transaction(write: false) { txn in
+                    try body(try Snapshot(txn: txn, dbs: dbs, cache: sharedStrings))
+                }
             }
+        } catch let error as StoreError where error.kind == .corrupt || error.meansDamage {
+            // Appends refuse the store from now on (Store+Damage.swift).
+            markDamaged(error)
+            throw error
         }
     }
 

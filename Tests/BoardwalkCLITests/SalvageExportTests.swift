@@ -60,7 +60,7 @@ struct SalvageExportTests {
         let plain = try boardwalk(["export", "--db", db])
         #expect(plain.status == 1, "\(plain.stderr)")
         #expect(
-            plain.stderr.contains("does not decode") && plain.stderr.contains("the export is incomplete"),
+            plain.stderr.contains("is damaged") && plain.stderr.contains("the export is incomplete"),
             "\(plain.stderr)")
         #expect(plain.stderr.contains("'boardwalk export --salvage' goes on past damaged blocks"), "\(plain.stderr)")
         // What it says was written is what stdout holds: every event before that seq (seqs are dense from 0), no

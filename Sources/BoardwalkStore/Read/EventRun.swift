@@ -54,7 +54,8 @@ package struct EventRun {
                 do throws(CodecError) {
                     more = try reader.next()
                 } catch {
-                    throw undecodableBlock(seq: blockSeq, onboarding: onboarding, screen: screen, error)
+                    throw undecodableBlock(
+                        seq: blockSeq, onboarding: onboarding, screen: screen, firstTime: reader.firstTime, error)
                 }
                 guard more else {
                     blockDone = true
