@@ -97,6 +97,10 @@ FIXED = [
     'sessions | where onboarding == "nope" | stats count() by exit',
     'sessions | stats avg(answer("age")), p50(answer("age")), min(answer("experience")), max(answer("interests"))',
     'sessions | stats count(), rate(did(close)) by answer("experience"), completed',
+    'sessions | stats count(), rate(completed), ci(completed) by variation',
+    'sessions | stats ci(paywall, 0.8) as pw, ci(completed, 0.999) by onboarding',
+    'sessions | where onboarding == "nope" | stats ci(completed)',
+    'events | stats ci(kind == "close", 0.9) as closing by screen | sort closing_low desc',
     'events | where kind == "analytics" | stats count(), sum(screen * 2 + 1), avg(total_screens - screen), sum(time - @2026-11-01) by name',
     # top
     'events | top 5 name',
@@ -181,7 +185,7 @@ WINDOW_FUNNELS = [
 
 
 FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any",
-            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby"]
+            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby", "ci"]
 
 REDUCTION = re.compile(r"\|\s*(count|stats|top|histogram|funnel)\b")
 # Zones whose clocks change inside the generated data (Berlin on 2026-10-25, New York on 2026-11-01), a fixed
@@ -193,6 +197,8 @@ def family_of(q):
     """The families a query belongs to (a sessions reduction is also a "session" query; a time bucket, a second
     reduction and a computed column after a reduction each add a family of their own)."""
     extra = []
+    if re.search(r"\bci\(", q):
+        extra.append("ci")
     if re.search(r"\b(hour|day|week|month)\(", q):
         extra.append("bucket")
     if re.search(r"\bis (absent|present)\b", q):
@@ -352,6 +358,19 @@ def query_generator(rng, onboardings, family):
             else:
                 steps = ", ".join(step() for _ in range(rng.randint(2, 3)))
                 q += f" | funnel {steps} within {rng.choice(['2m', '10m', '1h'])} mode {rng.choice(['ordered', 'strict', 'any'])} by {key}"
+            yield q
+            continue
+        if family == "ci":
+            source = rng.choice(["events", "sessions"])
+            q = source
+            if rng.random() < 0.4:
+                q += " | where " + (ev_pred() if source == "events" else se_pred())
+            condition = ev_pred() if source == "events" else se_pred()
+            level = rng.choice(["", ", 0.5", ", 0.9", ", 0.99", ", 0.999999"])
+            keys = (ev_str + ev_num if source == "events" else se_str + se_bool + [f'answer("{a}")' for a in answers])
+            by = rng.sample(keys, rng.choice([0, 1, 1, 2]))
+            q += f" | stats count(), rate({condition}) as r, ci({condition}{level}) as r" + (
+                " by " + ", ".join(by) if by else "")
             yield q
             continue
         if family == "presence":

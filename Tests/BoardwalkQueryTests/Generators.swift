@@ -268,7 +268,7 @@ struct QueryGenerator {
                     "max(screen)",
                     "p50(dwell)", "p90(screen)", "percentile(dwell, 0.25)", "rate(kind == \"analytics\")", "avg(value)",
                     "max(name)",
-                    "count_distinct(value)", "p99(value)",
+                    "count_distinct(value)", "p99(value)", "ci(kind == \"close\", 0.99) as closing",
                 ]
                 : [
                     "count()", "rate(completed)", "p50(duration)", "p90(duration)", "avg(events)",
@@ -276,9 +276,14 @@ struct QueryGenerator {
                     "min(started)", "max(duration)", "count_distinct(answer(\"interests\"))",
                     "count(answer(\"experience\"))",
                     "percentile(duration, 0.75)", "avg(answer(\"age\"))", "p95(answer(\"age\"))", "min(exit)",
+                    "ci(completed)", "ci(paywall, 0.8) as pw",
                 ]
             let chosen = distinct((0..<int(1...3)).map { _ in pick(aggregates) })
-            hasColumns = chosen
+            // `ci(…)` gives two columns, named after `as` or `ci`: the low end's sorts.
+            hasColumns = chosen.map { a in
+                guard a.hasPrefix("ci(") else { return a }
+                return (a.firstRange(of: " as ").map { String(a[$0.upperBound...]) } ?? "ci") + "_low"
+            }
             parts.append("stats " + chosen.joined(separator: ", ") + by())
         case 2:
             parts.append("top \(int(1...4)) \(pick(keys))")

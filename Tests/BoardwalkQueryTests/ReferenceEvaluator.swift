@@ -416,7 +416,29 @@ struct ReferenceEvaluator {
             return referencePercentile(numbers, q).map(asResult) ?? .null
         case .rate:
             return values.isEmpty ? .null : .number(Double(values.filter(\.isTrue).count) / Double(values.count))
+        case .ciLow(let level), .ciHigh(let level):
+            guard !values.isEmpty else { return .null }
+            let interval = referenceWilson(values.filter(\.isTrue).count, values.count, level)
+            return .number(a.function == .ciLow(level) ? interval.low : interval.high)
         }
+    }
+
+    /// The Wilson score interval as its textbook writes it: the roots in p of (x/n − p)² = z²·p(1 − p)/n, with z the
+    /// two-sided normal quantile found by bisection on `erfc` (not the executor's rational approximation).
+    func referenceWilson(_ x: Int, _ n: Int, _ level: Double) -> (low: Double, high: Double) {
+        var lo = 0.0
+        var hi = 40.0
+        for _ in 0..<200 {
+            let mid = (lo + hi) / 2
+            if erfc(mid / 2.0.squareRoot()) > 1 - level { lo = mid } else { hi = mid }
+        }
+        let z = (lo + hi) / 2
+        // n·(x/n − p)² − z²·p(1 − p) = 0  ⇔  (n + z²)p² − (2x + z²)p + x²/n = 0.
+        let a = Double(n) + z * z
+        let b = -(2 * Double(x) + z * z)
+        let c = Double(x) * Double(x) / Double(n)
+        let root = (b * b - 4 * a * c).squareRoot()
+        return (max(0, (-b - root) / (2 * a)), min(1, (-b + root) / (2 * a)))
     }
 
     /// numpy "linear": the value at fractional rank q·(n−1) of the sorted values.

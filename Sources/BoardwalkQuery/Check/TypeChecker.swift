@@ -196,13 +196,19 @@ struct TypeChecker {
             return .count(by: keys)
         case .stats(let calls, let by):
             let keys = try by.map { (k) throws(QueryError) in try column(k, scope) }
-            let aggregates = try calls.map { (c) throws(QueryError) in try aggregate(c, scope) }
+            // `ci(p)` gives two aggregates, each named after the call.
+            var aggregates: [BoundAggregate] = []
+            var named: [(name: String, range: Range<Int>?)] = by.map { ($0.column, $0.range) }
+            for call in calls {
+                for a in try aggregate(call, scope) {
+                    aggregates.append(a)
+                    named.append((a.name, call.namedRange))
+                }
+            }
             let censored = aggregates.contains { $0.argument?.readsDwell ?? false }
             columns = keys.map { ($0.name, $0.type) } + aggregates.map { ($0.name, $0.resultType) }
             if censored { columns.append(("censored", .number)) }
-            try distinctNames(
-                by.map { ($0.column, $0.range) } + calls.map { ($0.column, $0.namedRange) }
-                    + (censored ? [("censored", nil)] : []))
+            try distinctNames(named + (censored ? [("censored", nil)] : []))
             return .stats(aggregates, by: keys, censored: censored)
         case .top(let n, let key):
             let bound = try column(key, scope)
@@ -309,7 +315,51 @@ struct TypeChecker {
         return utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)] == UInt8(ascii: "\"")
     }
 
-    private func aggregate(_ call: AggregateCall, _ scope: Scope) throws(QueryError) -> BoundAggregate {
+    /// The aggregates of one call of `stats`: one, but for `ci(p [, level])`, whose two ends are two columns.
+    private func aggregate(_ call: AggregateCall, _ scope: Scope) throws(QueryError) -> [BoundAggregate] {
+        if call.function == "ci" { return try confidenceInterval(call, scope) }
+        return [try singleAggregate(call, scope)]
+    }
+
+    /// `ci(p [, level])`: the two ends of the Wilson score interval of `rate(p)` (default level 0.95), as columns
+    /// `ci_low` and `ci_high`, or `<as>_low` and `<as>_high` when the call is named.
+    private func confidenceInterval(_ call: AggregateCall, _ scope: Scope) throws(QueryError) -> [BoundAggregate] {
+        let args = call.arguments
+        guard args.count == 1 || args.count == 2 else {
+            throw fail(
+                "`ci` takes 1 or 2 arguments, found \(args.count)", call.range,
+                label: "ci(condition) or ci(condition, 0.9)")
+        }
+        let bound = try predicate(args[0], scope, what: "`ci`")
+        var level = 0.95
+        if args.count == 2 {
+            let given: Double? =
+                switch args[1].kind {
+                case .literal(.decimal(let d)): d
+                case .literal(.integer(let i)): Double(i)
+                default: nil
+                }
+            guard let given, given > 0, given < 1 else {
+                // `ci(p, 95)`: a percentage where a fraction belongs.
+                let percent = given.map { $0 > 1 && $0 < 100 } ?? false
+                throw fail(
+                    "the level of `ci` must be a number literal between 0 and 1 (exclusive)", args[1].range,
+                    label: percent ? "a level is a fraction: e.g. 0.95 for 95 %" : "e.g. ci(completed, 0.9)")
+            }
+            level = given
+        }
+        let named = call.namedRange != call.range
+        let stem = named ? call.column + "_" : "ci_"
+        return [
+            BoundAggregate(
+                function: .ciLow(level), argument: bound, name: stem + "low", argumentType: .bool, resultType: .number),
+            BoundAggregate(
+                function: .ciHigh(level), argument: bound, name: stem + "high", argumentType: .bool,
+                resultType: .number),
+        ]
+    }
+
+    private func singleAggregate(_ call: AggregateCall, _ scope: Scope) throws(QueryError) -> BoundAggregate {
         let name = call.function
         let args = call.arguments
         func arity(_ n: Int) throws(QueryError) {
