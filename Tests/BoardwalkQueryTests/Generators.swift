@@ -313,6 +313,44 @@ struct QueryGenerator {
         return parts.joined(separator: " | ")
     }
 
+    /// A reduction by one key and `versus` one of its groups (or one that may be missing).
+    mutating func versusQuery() -> String {
+        var parts = ["sessions"]
+        if chance(0.3) { parts.append("where " + sessionPredicate()) }
+        let rates = ["rate(completed)", "rate(paywall) as pw", "rate(did(close))", "rate(furthest_screen >= 2)"]
+        switch int(0...4) {
+        case 0, 1:
+            let chosen = Array(Set((0..<int(1...3)).map { _ in pick(rates) })).sorted()
+            let key = pick(["variation", "answer(\"experience\")", "exit", "completed"])
+            let baseline =
+                switch key {
+                case "variation": pick(["\"a\"", "\"b\""])
+                case "exit": pick(["\"abandoned\"", "\"completed\""])
+                case "completed": pick(["true", "false"])
+                default: pick(["\"pro\"", "\"beginner\""])
+                }
+            parts.append("stats count(), " + chosen.joined(separator: ", ") + " by \(key)")
+            parts.append("versus \(baseline)")
+        case 2:
+            parts[0] = "events"
+            parts = [
+                "events", "stats rate(kind == \"analytics\"), rate(screen >= 1) as deep by variation", "versus \"b\"",
+            ]
+        case 3:
+            parts += ["count by variation, exit", "stats rate(count > 1) as many by variation", "versus \"a\""]
+        default:
+            let key = pick(["session.variation", "answer(\"experience\")", "variation"])
+            let baseline = key.hasSuffix("variation") ? pick(["\"a\"", "\"b\""]) : "\"pro\""
+            let steps = pick([
+                "", "onboarding_started, screen_presented(screen == 1), onboarding_completed",
+                "screen_presented, state_updated, open_paywall within 1m",
+            ])
+            parts.append("funnel \(steps)\(steps.isEmpty ? "" : " ")by \(key)")
+            parts.append("versus \(baseline)")
+        }
+        return parts.joined(separator: " | ")
+    }
+
     /// Stages after a `count [by …]`: arithmetic on its column, a filter on it, and a second (or third) reduction
     /// over its rows.
     mutating func laterStages() -> [String] {

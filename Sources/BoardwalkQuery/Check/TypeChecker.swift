@@ -80,8 +80,11 @@ struct TypeChecker {
         }
         // 2. The first reduction, which reads the source's rows, or listed rows.
         var columns: [(name: String, type: QueryType)] = []
+        // The reduction right before the current stage, and its `by` as written, for `versus`.
+        var justReduced: (by: [NamedExpr], tableStage: Int?)?
         if let stage = stages.first, let reduction = try reduction(stage, ast.source, rowScope, columns: &columns) {
             checked.reduction = reduction
+            justReduced = (TypeChecker.keys(of: stage), nil)
             stages = stages.dropFirst()
         } else {
             var listed: [BoundColumn]
@@ -112,7 +115,34 @@ struct TypeChecker {
                 guard case .column(let index) = try expression(expr, scope).0 else { throw notAColumn }
                 return index
             }
+            let reduced = justReduced
+            justReduced = nil
             switch stage.kind {
+            case .versus(let value):
+                guard let reduced else {
+                    throw fail(
+                        "`versus` must come right after the reduction whose groups it compares", stage.keywordRange,
+                        label: "e.g. `stats rate(completed) by variation | versus \"control\"`")
+                }
+                // The reduction gets a column of its groups' rows when it is `stats`: its columns change.
+                var reductionColumns = columns
+                let v: Versus
+                if let i = reduced.tableStage, case .reduce(var reduction, _) = checked.tableStages[i] {
+                    v = try versus(
+                        value, keyword: stage.keywordRange, after: &reduction, by: reduced.by,
+                        columns: &reductionColumns)
+                    checked.tableStages[i] = .reduce(reduction, columns: reductionColumns.map(\.name))
+                } else if var reduction = checked.reduction {
+                    v = try versus(
+                        value, keyword: stage.keywordRange, after: &reduction, by: reduced.by,
+                        columns: &reductionColumns)
+                    checked.reduction = reduction
+                    checked.columns = reductionColumns.map(\.name)
+                } else {
+                    fatalError("a reduction was just checked")
+                }
+                checked.tableStages.append(.versus(v))
+                columns = Array(zip(v.columns, v.types(keyType: reductionColumns[v.key].type)))
             case .where(let expr):
                 checked.tableStages.append(.where(try predicate(expr, scope, what: "`where`")))
             case .sort(let keys):
@@ -139,16 +169,26 @@ struct TypeChecker {
                 guard let reduction = try reduction(stage, ast.source, scope, columns: &next) else { continue }
                 checked.tableStages.append(.reduce(reduction, columns: next.map(\.name)))
                 columns = next
+                justReduced = (TypeChecker.keys(of: stage), checked.tableStages.count - 1)
             }
         }
         checked.outputColumns = columns.map(\.name)
         return checked
     }
 
+    /// The `by` keys of a reduction stage as written (none for `top` and `histogram`).
+    static func keys(of stage: Stage) -> [NamedExpr] {
+        switch stage.kind {
+        case .count(let by), .stats(_, let by): by
+        case .funnel(let spec): spec.by
+        default: []
+        }
+    }
+
     /// Output column names must differ: JSON rows are objects keyed by them, and stages after a reduction find
     /// columns by name. Each name comes with the bytes that give it, or nil for a column the stage adds itself
     /// (`count`, `censored`, a funnel's `step`, …). The error points at the later of two named in the query.
-    private func distinctNames(_ names: [(name: String, range: Range<Int>?)]) throws(QueryError) {
+    func distinctNames(_ names: [(name: String, range: Range<Int>?)]) throws(QueryError) {
         var seen: [String: Range<Int>?] = [:]
         for (name, range) in names {
             guard let earlier = seen[name] else {

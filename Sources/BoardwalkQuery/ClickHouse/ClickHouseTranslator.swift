@@ -104,6 +104,10 @@ struct ClickHouseTranslator {
                     )
                     rn = next
                     visible = reduced.columns
+                case .versus(let versus):
+                    let next = "__rn\(n + 1)"
+                    (from, visible) = try self.versus(versus, from: from, rn: rn, next: next, columns: visible)
+                    rn = next
                 }
             }
             core.columns = visible
