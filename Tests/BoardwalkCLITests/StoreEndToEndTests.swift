@@ -518,7 +518,8 @@ struct StoreQueryEndToEndTests {
             r.stdout.contains("Stored \(events) events") || r.stdout.contains("Stored \(Units.count(events)) events"))
         for title in [
             "Sessions per onboarding", "Screen funnel of the busiest onboarding", "Completion by answer to",
-            "Time on each screen", "How sessions end", "boardwalk repl --db \(db)",
+            "Completion by answer against the most common", "p_value", "baseline", "Time on each screen",
+            "How sessions end", "boardwalk repl --db \(db)",
         ] {
             #expect(r.stdout.contains(title))
         }

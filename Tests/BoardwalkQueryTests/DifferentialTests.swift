@@ -41,6 +41,41 @@ func agree(_ a: ResultTable, _ b: ResultTable) -> Bool {
     }
 }
 
+/// `versus` over generated data: the executor's comparison is the reference's, and a baseline that no group has is
+/// an error exactly when the reference finds no such group.
+@Test func versusAgreesWithReference() throws {
+    let now = Timestamp(microseconds: base + 3 * 86_400 * second)
+    var queries = QueryGenerator(seed: 0x7E55)
+    var compared = 0
+    var missing = 0
+    var tested = 0
+    for dataset in 0..<40 {
+        var generator = SessionGenerator(seed: 0x7E55_0000 ^ UInt64(dataset) &* 0x9E37_79B9)
+        let events = generator.events()
+        let source = InMemoryEventSource(events)
+        for _ in 0..<15 {
+            let text = queries.versusQuery()
+            let query = try Query.parse(text)
+            let expected = ReferenceEvaluator(now: now).run(query.checked, events)
+            do {
+                let actual = try query.run(on: source, options: .init(now: now))
+                compared += 1
+                if actual.column("p_value")?.contains(where: { !$0.isNull }) == true { tested += 1 }
+                #expect(
+                    agree(actual, expected),
+                    "\(text)\nexecutor:\n\(actual.render(.table))\nreference:\n\(expected.render(.table))")
+            } catch {
+                missing += 1
+                #expect(error.message.hasPrefix("no group of"), "\(text): \(error)")
+                #expect(expected.columns == [ReferenceEvaluator.noBaseline], "\(text): the reference has the group")
+            }
+        }
+    }
+    #expect(
+        compared > 300 && missing > 0 && tested > 50,
+        "compared \(compared), of which \(tested) with a p-value; missing baseline \(missing)")
+}
+
 func differential(
     seed: UInt64, datasets: Int, queriesPerDataset: Int, start: Int64 = base,
     _ next: (inout QueryGenerator) -> String

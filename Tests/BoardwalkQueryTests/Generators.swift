@@ -268,7 +268,7 @@ struct QueryGenerator {
                     "max(screen)",
                     "p50(dwell)", "p90(screen)", "percentile(dwell, 0.25)", "rate(kind == \"analytics\")", "avg(value)",
                     "max(name)",
-                    "count_distinct(value)", "p99(value)",
+                    "count_distinct(value)", "p99(value)", "ci(kind == \"close\", 0.99) as closing",
                 ]
                 : [
                     "count()", "rate(completed)", "p50(duration)", "p90(duration)", "avg(events)",
@@ -276,9 +276,14 @@ struct QueryGenerator {
                     "min(started)", "max(duration)", "count_distinct(answer(\"interests\"))",
                     "count(answer(\"experience\"))",
                     "percentile(duration, 0.75)", "avg(answer(\"age\"))", "p95(answer(\"age\"))", "min(exit)",
+                    "ci(completed)", "ci(paywall, 0.8) as pw",
                 ]
             let chosen = distinct((0..<int(1...3)).map { _ in pick(aggregates) })
-            hasColumns = chosen
+            // `ci(…)` gives two columns, named after `as` or `ci`: the low end's sorts.
+            hasColumns = chosen.map { a in
+                guard a.hasPrefix("ci(") else { return a }
+                return (a.firstRange(of: " as ").map { String(a[$0.upperBound...]) } ?? "ci") + "_low"
+            }
             parts.append("stats " + chosen.joined(separator: ", ") + by())
         case 2:
             parts.append("top \(int(1...4)) \(pick(keys))")
@@ -304,6 +309,44 @@ struct QueryGenerator {
         }
         if hasColumns == ["count"], parts.last?.hasPrefix("count") == true, chance(0.5) {
             parts += laterStages()
+        }
+        return parts.joined(separator: " | ")
+    }
+
+    /// A reduction by one key and `versus` one of its groups (or one that may be missing).
+    mutating func versusQuery() -> String {
+        var parts = ["sessions"]
+        if chance(0.3) { parts.append("where " + sessionPredicate()) }
+        let rates = ["rate(completed)", "rate(paywall) as pw", "rate(did(close))", "rate(furthest_screen >= 2)"]
+        switch int(0...4) {
+        case 0, 1:
+            let chosen = Array(Set((0..<int(1...3)).map { _ in pick(rates) })).sorted()
+            let key = pick(["variation", "answer(\"experience\")", "exit", "completed"])
+            let baseline =
+                switch key {
+                case "variation": pick(["\"a\"", "\"b\""])
+                case "exit": pick(["\"abandoned\"", "\"completed\""])
+                case "completed": pick(["true", "false"])
+                default: pick(["\"pro\"", "\"beginner\""])
+                }
+            parts.append("stats count(), " + chosen.joined(separator: ", ") + " by \(key)")
+            parts.append("versus \(baseline)")
+        case 2:
+            parts[0] = "events"
+            parts = [
+                "events", "stats rate(kind == \"analytics\"), rate(screen >= 1) as deep by variation", "versus \"b\"",
+            ]
+        case 3:
+            parts += ["count by variation, exit", "stats rate(count > 1) as many by variation", "versus \"a\""]
+        default:
+            let key = pick(["session.variation", "answer(\"experience\")", "variation"])
+            let baseline = key.hasSuffix("variation") ? pick(["\"a\"", "\"b\""]) : "\"pro\""
+            let steps = pick([
+                "", "onboarding_started, screen_presented(screen == 1), onboarding_completed",
+                "screen_presented, state_updated, open_paywall within 1m",
+            ])
+            parts.append("funnel \(steps)\(steps.isEmpty ? "" : " ")by \(key)")
+            parts.append("versus \(baseline)")
         }
         return parts.joined(separator: " | ")
     }

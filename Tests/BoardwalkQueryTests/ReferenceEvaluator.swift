@@ -416,7 +416,29 @@ struct ReferenceEvaluator {
             return referencePercentile(numbers, q).map(asResult) ?? .null
         case .rate:
             return values.isEmpty ? .null : .number(Double(values.filter(\.isTrue).count) / Double(values.count))
+        case .ciLow(let level), .ciHigh(let level):
+            guard !values.isEmpty else { return .null }
+            let interval = referenceWilson(values.filter(\.isTrue).count, values.count, level)
+            return .number(a.function == .ciLow(level) ? interval.low : interval.high)
         }
+    }
+
+    /// The Wilson score interval as its textbook writes it: the roots in p of (x/n − p)² = z²·p(1 − p)/n, with z
+    /// the two-sided normal quantile found by bisection on `erfc` (not the executor's rational approximation).
+    func referenceWilson(_ x: Int, _ n: Int, _ level: Double) -> (low: Double, high: Double) {
+        var lo = 0.0
+        var hi = 40.0
+        for _ in 0..<200 {
+            let mid = (lo + hi) / 2
+            if erfc(mid / 2.0.squareRoot()) > 1 - level { lo = mid } else { hi = mid }
+        }
+        let z = (lo + hi) / 2
+        // n·(x/n − p)² − z²·p(1 − p) = 0  ⇔  (n + z²)p² − (2x + z²)p + x²/n = 0.
+        let a = Double(n) + z * z
+        let b = -(2 * Double(x) + z * z)
+        let c = Double(x) * Double(x) / Double(n)
+        let root = (b * b - 4 * a * c).squareRoot()
+        return (max(0, (-b - root) / (2 * a)), min(1, (-b + root) / (2 * a)))
     }
 
     /// numpy "linear": the value at fractional rank q·(n−1) of the sorted values.
@@ -608,6 +630,8 @@ struct ReferenceEvaluator {
                     ({ b in if case .column(let i) = b { r[i] } else { .null } }, false, (0, index, ""), nil)
                 }
                 t = reduce(reduction, columns: columns, rows)
+            case .versus(let v):
+                t = versus(v, t) ?? ResultTable(columns: [Self.noBaseline], rows: [])
             case .sort(let keys):
                 // Insertion sort: stable by construction.
                 var rows = t.rows
@@ -630,5 +654,80 @@ struct ReferenceEvaluator {
             }
         }
         return t
+    }
+
+    // MARK: Comparisons (rule 13)
+
+    /// The one column of the reference's result when `versus` names a group the result does not have.
+    static let noBaseline = "(no such group)"
+
+    /// `versus`, from the rule's text: nil when no group has the baseline's key. Each measure is `hits` of `n`;
+    /// the p-value is 2·P(Z > |z|) of the pooled statistic, through `erfc`.
+    func versus(_ v: Versus, _ table: ResultTable) -> ResultTable? {
+        func pValue(_ x1: Int, _ n1: Int, _ x2: Int, _ n2: Int) -> Double {
+            let pooled = Double(x1 + x2) / Double(n1 + n2)
+            let z =
+                (Double(x1) / Double(n1) - Double(x2) / Double(n2))
+                / (pooled * (1 - pooled) * (1 / Double(n1) + 1 / Double(n2))).squareRoot()
+            return erfc(abs(z) / 2.0.squareRoot())
+        }
+        func compare(_ x: Int, _ n: Int, _ base: (Int, Int)?, baseline: Bool) -> [Value] {
+            var row: [Value] = [
+                .integer(Int64(n)), .integer(Int64(x)), n == 0 ? .null : .number(Double(x) / Double(n)),
+            ]
+            if baseline { return row + [.null, .null, .null, .string("baseline")] }
+            guard let (bx, bn) = base else {
+                return row + [.null, .null, .null, .string("the baseline has no such step")]
+            }
+            if bn == 0 || n == 0 { return row + [.null, .null, .null, .string("no sessions to compare")] }
+            let r = Double(x) / Double(n)
+            let b = Double(bx) / Double(bn)
+            row += [.number(r - b), bx == 0 ? .null : .number((r - b) / b)]
+            if [x, n - x, bx, bn - bx].contains(where: { $0 < 5 }) { return row + [.null, .string(Versus.tooFew)] }
+            return row + [.number(pValue(x, n, bx, bn)), .null]
+        }
+        let isBase = { (row: [Value]) in Value.queryEqual(row[v.key], v.baseline) }
+        var out: [[Value]] = []
+        switch v.measures {
+        case .rates(let rates, let rowsColumn):
+            guard let base = table.rows.first(where: isBase) else { return nil }
+            func hits(_ row: [Value], _ column: Int) -> Int {
+                Int(((row[column].doubleValue ?? 0) * Double(row[rowsColumn].intValue ?? 0)).rounded())
+            }
+            for row in table.rows {
+                for rate in rates {
+                    let n = row[rowsColumn].intValue ?? 0
+                    let b = (hits(base, rate.column), base[rowsColumn].intValue ?? 0)
+                    out.append(
+                        [row[v.key], .string(rate.name)] + compare(hits(row, rate.column), n, b, baseline: isBase(row)))
+                }
+            }
+        case .funnel(let step, let name, let sessions):
+            guard table.rows.contains(where: isBase) else { return nil }
+            // A row's group is every row with its key; its first and previous steps are the group's rows before it.
+            func measures(_ index: Int) -> (first: (Int, Int), previous: (Int, Int))? {
+                let row = table.rows[index]
+                let before = table.rows[..<index].filter { $0[v.key] == row[v.key] }
+                guard let first = before.first, let previous = before.last else { return nil }
+                let x = row[sessions].intValue ?? 0
+                return ((x, first[sessions].intValue ?? 0), (x, previous[sessions].intValue ?? 0))
+            }
+            let baseIndex = { (s: Value) in
+                table.rows.indices.first { isBase(table.rows[$0]) && table.rows[$0][step] == s }
+            }
+            for i in table.rows.indices {
+                let row = table.rows[i]
+                guard let m = measures(i) else { continue }
+                let b = baseIndex(row[step]).flatMap(measures)
+                let head = [row[v.key], row[step]] + (name.map { [row[$0]] } ?? [])
+                out.append(
+                    head + [.string("from_first")]
+                        + compare(m.first.0, m.first.1, b.map { $0.first }, baseline: isBase(row)))
+                out.append(
+                    head + [.string("from_previous")]
+                        + compare(m.previous.0, m.previous.1, b.map { $0.previous }, baseline: isBase(row)))
+            }
+        }
+        return ResultTable(columns: v.columns, rows: out)
     }
 }

@@ -312,3 +312,38 @@ private func bothSources(_ text: String, _ events: [Event]) throws -> ResultTabl
     let overflow = try bothSources("sessions | select 1e300 * 1e300 as big, 1 / 0 as zero | limit 1", numbers)
     #expect(overflow.render(.csv) == "big,zero\n,\n")
 }
+
+@Test func rule13_confidenceIntervalIsWilsonsAndHoldsTheRate() throws {
+    // 0 and 4 of 4: the textbook interval would be [0, 0] and [1, 1]; Wilson's is wide, with the exact end kept.
+    var events: [Event] = []
+    for i in 0..<8 {
+        events.append(ev(Double(i), "s\(i)", variation: i < 4 ? "a" : "b", started))
+        if i >= 4 { events.append(ev(Double(i), "s\(i)", screen: 3, variation: "b", completedEvent)) }
+    }
+    let table = try run("sessions | stats rate(completed), ci(completed) by variation", events)
+    // SciPy: z = norm.ppf(0.975); centre ± half of Wilson's formula at x = 0 and x = 4 of n = 4.
+    #expect(table.rows[0][2] == .number(0))
+    #expect(abs((table.rows[0][3].doubleValue ?? 0) - 0.4898908364545973) < 1e-12)
+    #expect(abs((table.rows[1][2].doubleValue ?? 0) - 0.5101091635454027) < 1e-12)
+    #expect(table.rows[1][3] == .number(1))
+}
+
+@Test func rule13_versusIsThePooledZTestAndSaysWhenCountsAreTooFew() throws {
+    // 45 of 100 against a baseline's 30 of 100: z = 2.19, p = 0.0285 (SciPy); 4 of 100 has too few successes.
+    var events: [Event] = []
+    for (variation, completed) in [("base", 30), ("up", 45), ("rare", 4)] {
+        for i in 0..<100 {
+            events.append(ev(Double(events.count), "\(variation)\(i)", variation: variation, started))
+            if i < completed {
+                events.append(
+                    ev(Double(events.count), "\(variation)\(i)", screen: 3, variation: variation, completedEvent))
+            }
+        }
+    }
+    let table = try run(#"sessions | stats rate(completed) by variation | versus "base""#, events)
+    let byGroup = Dictionary(uniqueKeysWithValues: table.rows.map { ($0[0].stringValue ?? "", $0) })
+    #expect(abs((byGroup["up"]?[7].doubleValue ?? 0) - 0.02845973691631055) < 1e-12)
+    #expect(abs((byGroup["up"]?[6].doubleValue ?? 0) - 0.5) < 1e-12)
+    #expect(byGroup["rare"]?[7] == .null && byGroup["rare"]?[8] == .string(Versus.tooFew))
+    #expect(byGroup["base"]?[8] == .string("baseline"))
+}

@@ -6,6 +6,25 @@ struct DemoAnswers {
     let invocation: Invocation
     let paint: Paint
 
+    /// Each answer's completion against the most common answer's, with the p-value that says whether the
+    /// difference is more than chance (`versus`).
+    func compareAnswers(_ conversion: ResultTable, onboarding quoted: String, element: String) throws {
+        let answered = conversion.rows.filter { $0[0].stringValue != nil }
+        guard answered.count >= 2,
+            let baseline = answered.max(by: { ($0[1].doubleValue ?? 0) < ($1[1].doubleValue ?? 0) })?[0].stringValue
+        else { return }
+        let literal =
+            "\""
+            + baseline.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        let compared = try ask(
+            "Completion by answer against the most common, \(literal)",
+            "sessions | where onboarding == \(quoted) | stats rate(completed) by answer(\"\(element)\") "
+                + "| versus \(literal)")
+        let lines = compared.render(.table).split(separator: "\n")
+        invocation.out(lines.map { "  " + $0 + "\n" }.joined())
+    }
+
     /// Runs `text`, echoing it; a failure is printed and stops the demo.
     func ask(_ title: String, _ text: String) throws -> ResultTable {
         invocation.out("\n" + paint.bold(title) + "\n" + paint.dim("  " + text) + "\n\n")
@@ -82,6 +101,7 @@ struct DemoAnswers {
                             )
                         }, share: nil, columns: invocation.columns, paint: paint))
             }
+            try compareAnswers(conversion, onboarding: quoted, element: element)
         }
 
         let dwell = try ask(

@@ -16,7 +16,8 @@ enum DemoCommand: Command {
         Generates N sessions (as 'boardwalk generate' would), writes them as NDJSON in mixed shapes, reads
         them back with the ingest parser and stores them, then asks the store, with the query language:
         the screen funnel of the busiest onboarding (drawn as bars), how completion differs by the answer to
-        its first question, how long people spend on each screen, and how sessions end. Each answer is
+        its first question and whether that is more than chance (versus the most common answer), how long
+        people spend on each screen, and how sessions end. Each answer is
         printed with its query. When the store already holds events, nothing is generated and the answers
         come from what is there.
 

@@ -156,6 +156,8 @@ enum TableStage: Hashable, Sendable {
     /// A further reduction over the current rows (`count by profile | where count > 1 | count`); `columns` are the
     /// names of the rows it gives.
     case reduce(Reduction, columns: [String])
+    /// `versus V`: the rows of the reduction before it compared with its group `V` (rule 13).
+    case versus(Versus)
 
     static func == (a: TableStage, b: TableStage) -> Bool {
         switch (a, b) {
@@ -165,6 +167,7 @@ enum TableStage: Hashable, Sendable {
         case (.limit(let x), .limit(let y)): x == y
         case (.select(let x), .select(let y)): x == y
         case (.reduce(let x, let a), .reduce(let y, let b)): x == y && a == b
+        case (.versus(let x), .versus(let y)): x == y
         default: false
         }
     }
@@ -177,6 +180,7 @@ enum TableStage: Hashable, Sendable {
         case .limit(let n): hasher.combine(2); hasher.combine(n)
         case .select(let c): hasher.combine(3); hasher.combine(c)
         case .reduce(let r, let c): hasher.combine(4); hasher.combine(r); hasher.combine(c)
+        case .versus(let v): hasher.combine(5); hasher.combine(v)
         }
     }
 }

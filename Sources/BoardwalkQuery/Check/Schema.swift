@@ -91,10 +91,13 @@ enum AggregateFunction: Hashable, Sendable {
     case percentile(Double)
     /// `rate(predicate)`: the fraction of rows where the predicate holds.
     case rate
+    /// One end of `ci(predicate, level)`: the Wilson score interval of the rate at the confidence level (0…1,
+    /// exclusive); `ci` gives two columns, the low end and the high end.
+    case ciLow(Double), ciHigh(Double)
 
     static let names = [
         "count", "count_distinct", "sum", "avg", "min", "max", "p50", "p90", "p95", "p99",
-        "percentile", "rate",
+        "percentile", "rate", "ci",
     ]
 
     /// Count-like aggregates report 0, not absent, over no rows (rule 11).

@@ -80,8 +80,11 @@ struct TypeChecker {
         }
         // 2. The first reduction, which reads the source's rows, or listed rows.
         var columns: [(name: String, type: QueryType)] = []
+        // The reduction right before the current stage, and its `by` as written, for `versus`.
+        var justReduced: (by: [NamedExpr], tableStage: Int?)?
         if let stage = stages.first, let reduction = try reduction(stage, ast.source, rowScope, columns: &columns) {
             checked.reduction = reduction
+            justReduced = (TypeChecker.keys(of: stage), nil)
             stages = stages.dropFirst()
         } else {
             var listed: [BoundColumn]
@@ -112,7 +115,34 @@ struct TypeChecker {
                 guard case .column(let index) = try expression(expr, scope).0 else { throw notAColumn }
                 return index
             }
+            let reduced = justReduced
+            justReduced = nil
             switch stage.kind {
+            case .versus(let value):
+                guard let reduced else {
+                    throw fail(
+                        "`versus` must come right after the reduction whose groups it compares", stage.keywordRange,
+                        label: "e.g. `stats rate(completed) by variation | versus \"control\"`")
+                }
+                // The reduction gets a column of its groups' rows when it is `stats`: its columns change.
+                var reductionColumns = columns
+                let v: Versus
+                if let i = reduced.tableStage, case .reduce(var reduction, _) = checked.tableStages[i] {
+                    v = try versus(
+                        value, keyword: stage.keywordRange, after: &reduction, by: reduced.by,
+                        columns: &reductionColumns)
+                    checked.tableStages[i] = .reduce(reduction, columns: reductionColumns.map(\.name))
+                } else if var reduction = checked.reduction {
+                    v = try versus(
+                        value, keyword: stage.keywordRange, after: &reduction, by: reduced.by,
+                        columns: &reductionColumns)
+                    checked.reduction = reduction
+                    checked.columns = reductionColumns.map(\.name)
+                } else {
+                    fatalError("a reduction was just checked")
+                }
+                checked.tableStages.append(.versus(v))
+                columns = Array(zip(v.columns, v.types(keyType: reductionColumns[v.key].type)))
             case .where(let expr):
                 checked.tableStages.append(.where(try predicate(expr, scope, what: "`where`")))
             case .sort(let keys):
@@ -139,16 +169,26 @@ struct TypeChecker {
                 guard let reduction = try reduction(stage, ast.source, scope, columns: &next) else { continue }
                 checked.tableStages.append(.reduce(reduction, columns: next.map(\.name)))
                 columns = next
+                justReduced = (TypeChecker.keys(of: stage), checked.tableStages.count - 1)
             }
         }
         checked.outputColumns = columns.map(\.name)
         return checked
     }
 
+    /// The `by` keys of a reduction stage as written (none for `top` and `histogram`).
+    static func keys(of stage: Stage) -> [NamedExpr] {
+        switch stage.kind {
+        case .count(let by), .stats(_, let by): by
+        case .funnel(let spec): spec.by
+        default: []
+        }
+    }
+
     /// Output column names must differ: JSON rows are objects keyed by them, and stages after a reduction find
     /// columns by name. Each name comes with the bytes that give it, or nil for a column the stage adds itself
     /// (`count`, `censored`, a funnel's `step`, …). The error points at the later of two named in the query.
-    private func distinctNames(_ names: [(name: String, range: Range<Int>?)]) throws(QueryError) {
+    func distinctNames(_ names: [(name: String, range: Range<Int>?)]) throws(QueryError) {
         var seen: [String: Range<Int>?] = [:]
         for (name, range) in names {
             guard let earlier = seen[name] else {
@@ -196,13 +236,19 @@ struct TypeChecker {
             return .count(by: keys)
         case .stats(let calls, let by):
             let keys = try by.map { (k) throws(QueryError) in try column(k, scope) }
-            let aggregates = try calls.map { (c) throws(QueryError) in try aggregate(c, scope) }
+            // `ci(p)` gives two aggregates, each named after the call.
+            var aggregates: [BoundAggregate] = []
+            var named: [(name: String, range: Range<Int>?)] = by.map { ($0.column, $0.range) }
+            for call in calls {
+                for a in try aggregate(call, scope) {
+                    aggregates.append(a)
+                    named.append((a.name, call.namedRange))
+                }
+            }
             let censored = aggregates.contains { $0.argument?.readsDwell ?? false }
             columns = keys.map { ($0.name, $0.type) } + aggregates.map { ($0.name, $0.resultType) }
             if censored { columns.append(("censored", .number)) }
-            try distinctNames(
-                by.map { ($0.column, $0.range) } + calls.map { ($0.column, $0.namedRange) }
-                    + (censored ? [("censored", nil)] : []))
+            try distinctNames(named + (censored ? [("censored", nil)] : []))
             return .stats(aggregates, by: keys, censored: censored)
         case .top(let n, let key):
             let bound = try column(key, scope)
@@ -309,7 +355,51 @@ struct TypeChecker {
         return utf8[utf8.index(utf8.startIndex, offsetBy: range.lowerBound)] == UInt8(ascii: "\"")
     }
 
-    private func aggregate(_ call: AggregateCall, _ scope: Scope) throws(QueryError) -> BoundAggregate {
+    /// The aggregates of one call of `stats`: one, but for `ci(p [, level])`, whose two ends are two columns.
+    private func aggregate(_ call: AggregateCall, _ scope: Scope) throws(QueryError) -> [BoundAggregate] {
+        if call.function == "ci" { return try confidenceInterval(call, scope) }
+        return [try singleAggregate(call, scope)]
+    }
+
+    /// `ci(p [, level])`: the two ends of the Wilson score interval of `rate(p)` (default level 0.95), as columns
+    /// `ci_low` and `ci_high`, or `<as>_low` and `<as>_high` when the call is named.
+    private func confidenceInterval(_ call: AggregateCall, _ scope: Scope) throws(QueryError) -> [BoundAggregate] {
+        let args = call.arguments
+        guard args.count == 1 || args.count == 2 else {
+            throw fail(
+                "`ci` takes 1 or 2 arguments, found \(args.count)", call.range,
+                label: "ci(condition) or ci(condition, 0.9)")
+        }
+        let bound = try predicate(args[0], scope, what: "`ci`")
+        var level = 0.95
+        if args.count == 2 {
+            let given: Double? =
+                switch args[1].kind {
+                case .literal(.decimal(let d)): d
+                case .literal(.integer(let i)): Double(i)
+                default: nil
+                }
+            guard let given, given > 0, given < 1 else {
+                // `ci(p, 95)`: a percentage where a fraction belongs.
+                let percent = given.map { $0 > 1 && $0 < 100 } ?? false
+                throw fail(
+                    "the level of `ci` must be a number literal between 0 and 1 (exclusive)", args[1].range,
+                    label: percent ? "a level is a fraction: e.g. 0.95 for 95 %" : "e.g. ci(completed, 0.9)")
+            }
+            level = given
+        }
+        let named = call.namedRange != call.range
+        let stem = named ? call.column + "_" : "ci_"
+        return [
+            BoundAggregate(
+                function: .ciLow(level), argument: bound, name: stem + "low", argumentType: .bool, resultType: .number),
+            BoundAggregate(
+                function: .ciHigh(level), argument: bound, name: stem + "high", argumentType: .bool,
+                resultType: .number),
+        ]
+    }
+
+    private func singleAggregate(_ call: AggregateCall, _ scope: Scope) throws(QueryError) -> BoundAggregate {
         let name = call.function
         let args = call.arguments
         func arity(_ n: Int) throws(QueryError) {

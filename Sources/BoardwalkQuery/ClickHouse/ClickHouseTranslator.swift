@@ -104,6 +104,10 @@ struct ClickHouseTranslator {
                     )
                     rn = next
                     visible = reduced.columns
+                case .versus(let versus):
+                    let next = "__rn\(n + 1)"
+                    (from, visible) = try self.versus(versus, from: from, rn: rn, next: next, columns: visible)
+                    rn = next
                 }
             }
             core.columns = visible
@@ -429,7 +433,7 @@ struct ClickHouseTranslator {
         switch a.function {
         case .count, .countPresent, .countDistinct: true
         case .sum, .min, .max: a.argument.map(e.isInteger) ?? false
-        case .avg, .percentile, .rate: false
+        case .avg, .percentile, .rate, .ciLow, .ciHigh: false
         }
     }
 
@@ -481,6 +485,25 @@ struct ClickHouseTranslator {
             return "multiIf(\(branches.joined(separator: ", ")), NULL)"
         case .rate:
             return "if(count() = 0, NULL, countIf(\(e.truth(argument!))) / count())"
+        case .ciLow(let level), .ciHigh(let level):
+            return Self.wilson(successes: "countIf(\(e.truth(argument!)))", low: a.function == .ciLow(level), level)
         }
+    }
+
+    /// One end of the Wilson score interval of `successes` of the group's rows, as Boardwalk computes it
+    /// (``Statistics/wilsonInterval(successes:trials:level:)``); the normal quantile is a constant of the query.
+    static func wilson(successes: String, low: Bool, _ level: Double) -> String {
+        let z = ClickHouseExpressions.number(Statistics.normalQuantile(1 - (1 - level) / 2))
+        let p = "(\(successes) / count())"
+        let n = "count()"
+        let center = "(\(p) + \(z) * \(z) / (2 * \(n))) / (1 + \(z) * \(z) / \(n))"
+        let half =
+            "\(z) / (1 + \(z) * \(z) / \(n)) * sqrt(\(p) * (1 - \(p)) / \(n) + \(z) * \(z) / (4 * \(n) * \(n)))"
+        // Exactly 0 at no successes and 1 at all, as Boardwalk gives them (computed, they can miss by a rounding).
+        let end =
+            low
+            ? "if(\(successes) = 0, 0, greatest(0, \(center) - \(half)))"
+            : "if(\(successes) = count(), 1, least(1, \(center) + \(half)))"
+        return "if(count() = 0, NULL, \(end))"
     }
 }

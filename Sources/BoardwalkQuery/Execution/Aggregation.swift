@@ -19,7 +19,7 @@ enum AggregateState {
         case .avg: self = .average(sum: 0, count: 0)
         case .min, .max: self = .extreme(nil)
         case .percentile: self = .values([])
-        case .rate: self = .rate(hits: 0, rows: 0)
+        case .rate, .ciLow, .ciHigh: self = .rate(hits: 0, rows: 0)
         }
     }
 
@@ -79,7 +79,16 @@ enum AggregateState {
         case .values(let list):
             guard case .percentile(let q) = aggregate.function else { return .null }
             return Percentile.of(list, q).map(number) ?? .null
-        case .rate(let h, let n): return n == 0 ? .null : .number(Double(h) / Double(n))
+        case .rate(let h, let n):
+            switch aggregate.function {
+            case .ciLow(let level), .ciHigh(let level):
+                guard let interval = Statistics.wilsonInterval(successes: h, trials: n, level: level) else {
+                    return .null
+                }
+                return .number(aggregate.function == .ciLow(level) ? interval.low : interval.high)
+            default:
+                return n == 0 ? .null : .number(Double(h) / Double(n))
+            }
         }
     }
 }

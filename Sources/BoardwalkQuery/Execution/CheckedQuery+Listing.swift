@@ -25,7 +25,7 @@ extension CheckedQuery {
                 columns = chosen
             case .sort(let keys) where sortKeys == nil: sortKeys = keys.map { (columns[$0.column], $0.descending) }
             case .limit(let n): return sortKeys.map { ($0, n) }
-            case .where, .sort, .reduce: return nil
+            case .where, .sort, .reduce, .versus: return nil
             }
         }
         return nil
@@ -39,7 +39,7 @@ extension CheckedQuery {
             switch stage {
             case .select: continue
             case .limit(let n): return n
-            case .where, .sort, .reduce: return nil
+            case .where, .sort, .reduce, .versus: return nil
             }
         }
         return nil

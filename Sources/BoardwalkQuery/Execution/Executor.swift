@@ -91,7 +91,7 @@ struct Executor {
                     }
                 }
             }
-            return applyTableStages(sink.finish())
+            return try applyTableStages(sink.finish())
         }
         switch plan.access {
         case .events:
@@ -204,7 +204,7 @@ struct Executor {
                         + "\(lengths.upperBound) screens: a session that completed a shorter one counts as not reaching the later "
                         + "steps (rule 3); `funnel by onboarding`, or `where onboarding == \"…\"`, gives each its own"))
         }
-        return applyTableStages(sink.finish())
+        return try applyTableStages(sink.finish())
     }
 
     /// One event row's way through the filters into the reduction, whatever the row type. A static function
@@ -278,7 +278,7 @@ struct Executor {
 
     /// The stages after the first reduction (or the listing): `where`, `sort`, `limit`, `select` and further
     /// reductions, each over the rows of the stage before it.
-    private func applyTableStages(_ table: ResultTable) -> ResultTable {
+    private func applyTableStages(_ table: ResultTable) throws(QueryError) -> ResultTable {
         var table = table
         for stage in query.tableStages {
             switch stage {
@@ -320,6 +320,8 @@ struct Executor {
                         }, censored: false, order: (0, UInt64(index), ""))
                 }
                 table = sink.finish()
+            case .versus(let versus):
+                table = try versus.apply(table, query: query.ast.text)
             }
         }
         return table

@@ -1,6 +1,6 @@
 extension Parser {
     static let stageKeywords = [
-        "where", "count", "stats", "top", "funnel", "histogram", "sort", "limit", "select", "explain",
+        "where", "count", "stats", "top", "funnel", "histogram", "sort", "limit", "select", "versus", "explain",
     ]
 
     /// One stage after `|`.
@@ -56,6 +56,16 @@ extension Parser {
             var columns: [NamedExpr] = []
             repeat { columns.append(try namedExpression()) } while accept(.comma) != nil
             kind = .select(columns)
+        case "versus":
+            guard
+                [.string, .integer, .decimal, .timestamp].contains(current.kind) || current.isKeyword("true")
+                    || current.isKeyword("false") || current.kind == .minus
+            else {
+                throw unexpected(
+                    expected: "the group to compare with", after: "`versus`",
+                    hint: "the key of one group, e.g. `versus \"control\"`")
+            }
+            kind = .versus(try expression())
         case "explain":
             kind = .explain
         default:

@@ -64,7 +64,9 @@ package enum Statistics {
         let z2 = z * z
         let center = (p + z2 / (2 * n)) / (1 + z2 / n)
         let half = z / (1 + z2 / n) * (p * (1 - p) / n + z2 / (4 * n * n)).squareRoot()
-        return (max(0, center - half), min(1, center + half))
+        // At 0 or all successes the end is exactly 0 or 1; computed, it can miss by a rounding and leave the rate
+        // outside its own interval.
+        return (successes == 0 ? 0 : max(0, center - half), successes == trials ? 1 : min(1, center + half))
     }
 
     /// The pooled two-proportion z-test of `x1`/`n1` against `x2`/`n2`: the statistic and its two-sided p-value

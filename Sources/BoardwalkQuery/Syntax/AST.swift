@@ -136,6 +136,8 @@ package enum StageKind: Hashable, Sendable {
     case sort([SortKey])
     case limit(Int)
     case select([NamedExpr])
+    /// `versus V`: each group of the reduction before it compared with the group whose key is the literal `V`.
+    case versus(Expr)
     case explain
 }
 
