@@ -208,18 +208,62 @@ extension LineView {
             }
             return t
         case tInt:
-            let ms = s.i
-            guard ms >= 0, ms <= Timestamp.range.upperBound.microseconds / 1000 else {
-                throw error(.range, l, S.timestamp, "epoch milliseconds \(ms) are outside the years 1970 through 9999")
+            let n = s.i
+            if let unit = timeUnit ?? EpochUnit.bySize(n), n >= 0, n <= unit.largest {
+                return Timestamp(microseconds: n &* unit.microseconds)
             }
-            return Timestamp(milliseconds: ms)
+            throw numericTimeError(l, Double(n), text: "\(n)")
+        case tDouble:
+            return try fractionalTime(l, s.d)
         case tUInt:
-            throw error(
-                .range, l, S.timestamp,
-                "epoch milliseconds \(UInt64(bitPattern: s.i)) are outside the years 1970 through 9999")
+            throw numericTimeError(l, Double(UInt64(bitPattern: s.i)), text: "\(UInt64(bitPattern: s.i))")
         default:
-            throw typeError(l, S.timestamp, expected: "an ISO-8601 string or integer epoch milliseconds")
+            throw typeError(
+                l, S.timestamp,
+                expected: "an ISO-8601 string or a number of epoch seconds, milliseconds or microseconds")
         }
+    }
+
+    /// A time given as a number with a fraction or an exponent (`1793491200.25`), rounded to the microsecond.
+    @inline(never)
+    func fractionalTime(_ l: Int, _ d: Double) throws(JSONReadError) -> Timestamp {
+        let unit: EpochUnit?
+        if let fixed = timeUnit {
+            unit = fixed
+        } else if d >= 0, d < 9.3e18 {
+            unit = EpochUnit.bySize(Int64(d))
+        } else {
+            unit = nil
+        }
+        if let unit, d >= 0, d <= Double(unit.largest) {
+            let micros = (d * Double(unit.microseconds)).rounded()
+            if micros <= Double(Timestamp.range.upperBound.microseconds) {
+                return Timestamp(microseconds: Int64(micros))
+            }
+        }
+        throw numericTimeError(l, d, text: "\(d)")
+    }
+
+    /// The rejection of a numeric time: outside the years 1970 through 9999 in the unit given, or of a size that
+    /// could be more than one unit.
+    @inline(never)
+    func numericTimeError(_ l: Int, _ value: Double, text: String) -> JSONReadError {
+        if let unit = timeUnit {
+            return error(.range, l, S.timestamp, "epoch \(unit.name) \(text) are outside the years 1970 through 9999")
+        }
+        if value < 0 {
+            return error(.range, l, S.timestamp, "the epoch time \(text) is before 1970")
+        }
+        if value > Double(EpochUnit.microseconds.largest) {
+            return error(
+                .range, l, S.timestamp,
+                "the epoch time \(text) is after the year 9999 in seconds, milliseconds and microseconds alike")
+        }
+        return error(
+            .range, l, S.timestamp,
+            "the epoch time \(text) could be in more than one unit: seconds, milliseconds and microseconds are told "
+                + "apart by size only for times after 2001-09-09; give the unit (--time-unit s|ms|us, "
+                + "EventReader.timeUnit)")
     }
 
     func meta(_ m: Int, required: Bool, _ strings: RecentStrings) throws(JSONReadError) -> Meta? {

@@ -7,7 +7,8 @@ import Boardwalk
 enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "Read NDJSON (any shape) or batch files into the store"
-    static let usage = "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [--quiet] [--batch N] [FILE...|-]"
+    static let usage =
+        "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [--quiet] [--batch N] [--time-unit s|ms|us] [FILE...|-]"
     static let options = [
         databaseOption,
         OptionSpec(
@@ -15,12 +16,18 @@ enum IngestCommand: Command {
         OptionSpec("strict", help: "Stop at the first bad line; nothing of its batch is committed"),
         OptionSpec("quiet", short: "q", help: "No progress bar and no summary"),
         OptionSpec("batch", value: "N", help: "Events per transaction (default: 10000)"),
+        OptionSpec(
+            "time-unit", value: "s|ms|us",
+            help: "The unit of numeric times (default: told by size, for times after 2001-09-09)"),
     ]
     static let discussion = """
         Reads each FILE in turn (or standard input when there is none, or for '-'). A file is either NDJSON in
         any shape the reader accepts (web-view messages, the docs' shapes, bridge shapes, canonical lines;
         see docs/events.md), or a batch file written by 'boardwalk export --format batch' (told apart by its
-        magic bytes). Lines without a time get the time they were read.
+        magic bytes). Lines without a time get the time they were read. A time given as a number is in epoch
+        seconds, milliseconds or microseconds, told apart by its size (10-12, 13-15 or 16-18 digits: any time
+        after 2001-09-09; a fraction is kept to the microsecond); a number whose size could be more than one unit
+        is rejected unless --time-unit fixes the unit for the run.
 
         Bad lines do not stop the run: each is listed in the rejects file as 'INPUT:LINE: reason', followed
         by the line itself on a tab-indented line, and the lines around it are ingested. The rejects file is
@@ -57,6 +64,9 @@ enum IngestCommand: Command {
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
         let batch = try arguments.integer("batch", in: 1...10_000_000) ?? 10_000
+        let timeUnit = try arguments.choice("time-unit", among: EpochUnit.allCases.map(\.rawValue)).flatMap {
+            EpochUnit(rawValue: $0)
+        }
         var paths = arguments.positionals
         if paths.isEmpty { paths = ["-"] }
         if paths.filter({ $0 == "-" }).count > 1 { throw UsageError("standard input ('-') can be read once only") }
@@ -104,10 +114,10 @@ enum IngestCommand: Command {
             !quiet && invocation.stderrIsTerminal
             ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
         let ingester = Ingester(
-            sink: StoreSink(store: store), parser: try JSONLineParser(),
+            sink: StoreSink(store: store), parser: try JSONLineParser(timeUnit: timeUnit),
             // A second parse thread only with 3 or more cores: on 2, parsing and committing already keep both
             // busy, and a third thread measured no faster while costing 5 % more CPU (docs/cli.md, ingest).
-            workerParser: sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3 ? try JSONLineParser() : nil,
+            workerParser: sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3 ? try JSONLineParser(timeUnit: timeUnit) : nil,
             options: Ingester.Options(strict: arguments.flag("strict"), batchSize: batch),
             rejects: rejects, progress: progress)
         let sizes = inputs.compactMap(\.size)
