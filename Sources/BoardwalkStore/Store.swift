@@ -26,7 +26,7 @@ import Synchronization
 /// threads and processes may read concurrently with it, each seeing a consistent snapshot.
 ///
 /// A call that would wait for the transaction it is made from fails at once instead: ``write(_:)`` and
-/// ``append(_:checkpoint:)`` inside ``read(_:)`` or ``write(_:)`` of the same store on the same thread throw
+/// ``append(_:checkpoint:keepIdentical:)`` inside ``read(_:)`` or ``write(_:)`` of the same store on the same thread throw
 /// ``StoreError/Kind/insideTransaction``, and ``close()`` there closes the store when that thread's outermost
 /// `read { }` or `write { }` returns. Other threads wait for each other as usual.
 ///
@@ -174,7 +174,7 @@ public final class Store: @unchecked Sendable {
     /// before it began, concurrent with writers in this and other processes.
     ///
     /// The ``Snapshot`` and every view it hands out are valid only inside `body`; `body` cannot escape or
-    /// suspend. `read` may be nested in `read { }` and `write { }`. ``append(_:checkpoint:)`` and ``write(_:)`` of
+    /// suspend. `read` may be nested in `read { }` and `write { }`. ``append(_:checkpoint:keepIdentical:)`` and ``write(_:)`` of
     /// this store inside `body` throw ``StoreError/Kind/insideTransaction`` (growing the map waits for every
     /// transaction of the process, this one included); ``close()`` inside it takes effect when `read` returns.
     /// Wraps `mdb_txn_begin(MDB_RDONLY)` and `mdb_txn_commit`.

@@ -44,7 +44,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// The store was closed (``Store/close()``) before this call: open it again with ``Store/open(at:options:)``.
         case closed
         /// A call that would wait forever for the transaction it was made from: ``Store/write(_:)`` or
-        /// ``Store/append(_:checkpoint:)`` inside ``Store/read(_:)`` or ``Store/write(_:)`` of the same store on the
+        /// ``Store/append(_:checkpoint:keepIdentical:)`` inside ``Store/read(_:)`` or ``Store/write(_:)`` of the same store on the
         /// same thread. Append with the ``StoreWriter`` passed to `write { }`, or after `read { }` returns.
         case insideTransaction
         /// A system call failed, one of LMDB's or one the store makes itself (`pread`, `opendir`, `fstat`):
@@ -63,7 +63,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The error that caused this one (a `CodecError` for a corrupt record), if any.
     public var underlying: (any Error & Sendable)?
-    /// For an event ``Store/append(_:checkpoint:)`` or ``StoreWriter/append(_:)`` could not store: its index in the
+    /// For an event ``Store/append(_:checkpoint:keepIdentical:)`` or ``StoreWriter/append(_:keepIdentical:)`` could not store: its index in the
     /// batch (counted from 0 in the order of the sequence passed); `nil` for every other error.
     public var batchIndex: Int?
     /// The operating system's error number, for ``Kind/system``; `nil` for every other kind.

@@ -8,7 +8,7 @@ enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "Read NDJSON (any shape) or batch files into the store"
     static let usage =
-        "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [--quiet] [--batch N] [--time-unit s|ms|us] [FILE...|-]"
+        "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [--quiet] [--batch N] [--time-unit s|ms|us] [--keep-identical] [FILE...|-]"
     static let options = [
         databaseOption,
         OptionSpec(
@@ -16,6 +16,8 @@ enum IngestCommand: Command {
         OptionSpec("strict", help: "Stop at the first bad line; nothing of its batch is committed"),
         OptionSpec("quiet", short: "q", help: "No progress bar and no summary"),
         OptionSpec("batch", value: "N", help: "Events per transaction (default: 10000)"),
+        OptionSpec(
+            "keep-identical", help: "Store every event without an event id, even one identical to a stored event"),
         OptionSpec(
             "time-unit", value: "s|ms|us",
             help: "The unit of numeric times (default: told by size, for times after 2001-09-09)"),
@@ -40,11 +42,13 @@ enum IngestCommand: Command {
         checkpoint (how far into the file it reached, with fingerprints of the bytes before that point), so
         running the same command again after a crash or Ctrl-C continues after the last committed batch. A
         file rewritten in place so that its first 4 KiB or the 4 KiB before its checkpoint changed is read
-        from its start (a change elsewhere before the checkpoint is not seen). Events with an event id are
-        also de-duplicated by the store, whatever their input: an event is a duplicate when its event id,
-        time, onboarding and screen are all stored already. Standard input has no
-        checkpoint, even when it is a file ('ingest - < FILE'): only event ids protect it, and a line without
-        a time gets the time it is read, so the same line sent twice is stored twice, event id or not.
+        from its start (a change elsewhere before the checkpoint is not seen). Events are also de-duplicated
+        by the store, whatever their input: an event is a duplicate when its event id, time, onboarding and
+        screen are all stored already, or, for an event without an event id, when one with the same time,
+        onboarding, screen and content (every other field) is; --keep-identical stores every event without an
+        id, identical or not. Standard input has no checkpoint, even when it is a file ('ingest - < FILE'):
+        only the duplicate rule protects it, and a line without a time gets the time it is read, so the same
+        such line sent twice is stored twice.
         A file may be named once per run. A pipe that goes quiet for 200 ms has what it sent so far
         committed (for 'tail -f … | boardwalk ingest -'). Ctrl-C stops after the batch in progress is
         committed. Two runs of the same file at once: the one that finds the file's checkpoint moved by the
@@ -114,7 +118,8 @@ enum IngestCommand: Command {
             !quiet && invocation.stderrIsTerminal
             ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
         let ingester = Ingester(
-            sink: StoreSink(store: store), parser: try JSONLineParser(timeUnit: timeUnit),
+            sink: StoreSink(store: store, keepIdentical: arguments.flag("keep-identical")),
+            parser: try JSONLineParser(timeUnit: timeUnit),
             // A second parse thread only with 3 or more cores: on 2, parsing and committing already keep both
             // busy, and a third thread measured no faster while costing 5 % more CPU (docs/cli.md, ingest).
             workerParser: sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3 ? try JSONLineParser(timeUnit: timeUnit) : nil,
@@ -179,7 +184,7 @@ enum IngestCommand: Command {
         }
         if let failure { throw failureError(failure) }
         if interrupted {
-            // Files resume from their checkpoints; standard input has none (only event ids protect it).
+            // Files resume from their checkpoints; standard input has none (only the duplicate rules protect it).
             let hint = paths.contains("-") ? "" : "; run the same command again to continue"
             invocation.err("interrupted: everything up to the last committed batch is stored\(hint)\n")
             return ExitCode.interrupted
@@ -201,7 +206,7 @@ enum IngestCommand: Command {
     static func restartedLine(_ restart: IngestSummary.Restart) -> String {
         let place = restart.isBatchFile ? Units.counted(restart.line, "event") : Units.counted(restart.line, "line")
         return "restarted: \(restart.input) changed before where an earlier run stopped (after \(place)): read from "
-            + "its start; events already stored with the same event id count as duplicates\n"
+            + "its start; events already stored count as duplicates\n"
     }
 
     /// The message a failed run ends with, for a failure of either stage (a commit-stage failure arrives as

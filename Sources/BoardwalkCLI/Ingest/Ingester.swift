@@ -13,13 +13,13 @@ import Boardwalk
 /// An input's stage is drained before the next input starts, so its checkpoint is read after everything
 /// before it is committed.
 ///
-/// Exactly-once: events with an event id are de-duplicated by the store. For a regular file, every batch is
+/// Exactly-once: events with a time of their own are de-duplicated by the store. For a regular file, every batch is
 /// committed together with a checkpoint (the file's byte offset after the batch's last line, its line number,
 /// and fingerprints of the file's first bytes and of the bytes just before that offset, as this run read them:
 /// see ``ConsumedBytes``), so a re-run after a crash or Ctrl-C resumes after the last committed batch and never
 /// ingests a line twice, with or without event ids; a file whose fingerprinted bytes changed is read from its
-/// start. Standard input has no checkpoint (it cannot be re-read), even when it is a file; only event ids
-/// protect it.
+/// start. Standard input has no checkpoint (it cannot be re-read), even when it is a file; only the store's
+/// duplicate rules protect it.
 final class Ingester {
     struct Options {
         var strict = false
