@@ -28,7 +28,13 @@ public enum EpochUnit: String, Hashable, Sendable, CaseIterable {
 
     /// The largest number of this unit in ``Timestamp/range`` (the end of the year 9999).
     @inlinable
-    public var largest: Int64 { Timestamp.range.upperBound.microseconds / microseconds }
+    public var largest: Int64 {
+        switch self {
+        case .seconds: 253_402_300_799
+        case .milliseconds: 253_402_300_799_999
+        case .microseconds: 253_402_300_799_999_999
+        }
+    }
 
     /// The smallest number of a unit told by its size: 2001-09-09T01:46:40Z, when seconds reach ten digits.
     @inlinable

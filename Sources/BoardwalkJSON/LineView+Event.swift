@@ -208,11 +208,18 @@ extension LineView {
             }
             return t
         case tInt:
+            // Literal bounds on the hot path: `Timestamp.range` is a global, which costs a lazy-initialization check.
             let n = s.i
-            if let unit = timeUnit ?? EpochUnit.bySize(n), n >= 0, n <= unit.largest {
-                return Timestamp(microseconds: n &* unit.microseconds)
+            if timeUnit == nil {
+                if n >= 1_000_000_000_000 {
+                    if n <= 253_402_300_799_999 { return Timestamp(microseconds: n &* 1000) }
+                    if n >= 1_000_000_000_000_000 && n <= 253_402_300_799_999_999 { return Timestamp(microseconds: n) }
+                } else if n >= 1_000_000_000 && n <= 253_402_300_799 {
+                    return Timestamp(microseconds: n &* 1_000_000)
+                }
+                throw numericTimeError(l, Double(n), text: "\(n)")
             }
-            throw numericTimeError(l, Double(n), text: "\(n)")
+            return try timeInGivenUnit(l, n)
         case tDouble:
             return try fractionalTime(l, s.d)
         case tUInt:
@@ -222,6 +229,13 @@ extension LineView {
                 l, S.timestamp,
                 expected: "an ISO-8601 string or a number of epoch seconds, milliseconds or microseconds")
         }
+    }
+
+    /// An integer time in ``timeUnit``.
+    @inline(never)
+    func timeInGivenUnit(_ l: Int, _ n: Int64) throws(JSONReadError) -> Timestamp {
+        if let unit = timeUnit, n >= 0, n <= unit.largest { return Timestamp(microseconds: n &* unit.microseconds) }
+        throw numericTimeError(l, Double(n), text: "\(n)")
     }
 
     /// A time given as a number with a fraction or an exponent (`1793491200.25`), rounded to the microsecond.

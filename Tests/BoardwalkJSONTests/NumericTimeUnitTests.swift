@@ -111,6 +111,15 @@ struct NumericTimeUnitTests {
                 == 1_793_491_200_123)
     }
 
+    @Test("Each unit's largest number is the end of Timestamp.range in it")
+    func largestAgreesWithTheRange() {
+        for unit in EpochUnit.allCases {
+            #expect(unit.largest == Timestamp.range.upperBound.microseconds / unit.microseconds)
+            #expect(EpochUnit.bySize(unit.largest) == unit && EpochUnit.bySize(unit.largest + 1) == nil)
+            #expect(EpochUnit.bySize(unit.smallestBySize) == unit && EpochUnit.bySize(unit.smallestBySize - 1) != unit)
+        }
+    }
+
     @Test("ISO-8601 strings are read alike whatever the unit")
     func isoUnaffected() throws {
         let reader = try EventReader()
