@@ -181,11 +181,11 @@ public final class EventReader {
         }
         let view = LineView(
             status: status, slots: bw_slots(parser), choices: bw_choices(parser), line: lineNumber, shift: shift,
-            limits: limits, layout: layout, timeUnit: timeUnit)
+            limits: limits, layout: layout)
         if status.error != Int32(BW_OK.rawValue) {
             throw view.parseError(bytes: UnsafeRawBufferPointer(start: base, count: count))
         }
-        try view.event(arrival: arrival, strings: strings, into: slot)
+        try view.event(arrival: arrival, timeUnit: timeUnit, strings: strings, into: slot)
         return slot.move()
     }
 }

@@ -122,8 +122,6 @@ struct LineView {
     let limits: JSONReaderLimits
     /// How to build the event in place; `nil` builds it with `Event.init`.
     let layout: EventLayout?
-    /// The unit of numeric times; `nil` tells it by the number's size (``EpochUnit``).
-    let timeUnit: EpochUnit?
 
     // MARK: Slot access
 
