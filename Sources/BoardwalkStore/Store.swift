@@ -182,11 +182,22 @@ public final class Store: @unchecked Sendable {
     ///   ``StoreError/Kind/corrupt`` for damage a read meets, ``StoreError/Kind/system``).
     public func read<R>(_ body: (Snapshot) throws -> R) throws -> R {
         try checkOpen()
-        return try inFrame(write: false) {
-            try env.transaction(write: false) { txn in
-                try body(try Snapshot(txn: txn, dbs: dbs, cache: sharedStrings))
+        do {
+            return try inFrame(write: false) {
+                try env.transaction(write: false) { txn in
+                    try body(try Snapshot(txn: txn, dbs: dbs, cache: sharedStrings))
+                }
             }
+        } catch let error as StoreError where error.onboardingRef != nil {
+            throw namingOnboarding(error)
         }
+    }
+
+    /// `error` with the onboarding of the block or record it is about named by its id, read in a snapshot of its own
+    /// (the strings are another database than the damaged block's, and usually whole).
+    func namingOnboarding(_ error: StoreError) -> StoreError {
+        let named = try? read { snapshot in error.naming { snapshot.string(for: $0) } }
+        return named ?? error
     }
 
     /// Flushes committed data to disk (`mdb_env_sync` with force): the durability point for

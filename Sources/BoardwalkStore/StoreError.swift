@@ -1,3 +1,4 @@
+import BoardwalkCodec
 internal import CLMDB
 
 #if canImport(Glibc)
@@ -71,6 +72,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// LMDB's own result code (an `MDB_…` value), for ``Kind/lmdb``; the store's decisions read it, callers read
     /// ``kind`` and ``meansDamage``.
     package var lmdbCode: Int32?
+    /// The string id of the onboarding whose block or record did not decode, while the message names it by that id
+    /// (``group(_:_:)``); ``naming(_:)`` puts the onboarding's own id in its place.
+    var onboardingRef: UInt32?
 
     /// An error of `kind` with a message for people and, optionally, the error that caused it.
     public init(_ kind: Kind, _ message: String, underlying: (any Error & Sendable)? = nil, batchIndex: Int? = nil) {
@@ -104,6 +108,27 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     /// Whether this is LMDB's `MDB_MAP_FULL`, which the store answers itself by growing the map.
     var isMapFull: Bool { lmdbCode == MDB_MAP_FULL }
+
+    /// The group of a block or record in a message, before its onboarding is named: `onboarding #3, screen 5`, or
+    /// `no onboarding` for the events without meta.
+    static func group(_ onboarding: UInt32, _ screen: UInt16) -> String {
+        onboarding == RecordFormat.noOnboarding ? "no onboarding" : "onboarding #\(onboarding), screen \(screen)"
+    }
+
+    /// The error with its onboarding named by its id (`onboarding "onb_1", screen 5`) instead of the store's number
+    /// for it, when `resolve` knows it: what a person can look for in the data. Unchanged otherwise.
+    func naming(_ resolve: (UInt32) -> String?) -> StoreError {
+        guard let ref = onboardingRef, ref != RecordFormat.noOnboarding, let id = resolve(ref) else { return self }
+        var named = self
+        named.message = message.replacingFirst("onboarding #\(ref),", with: "onboarding \(StoreError.quoted(id)),")
+        named.onboardingRef = nil
+        return named
+    }
+
+    /// `id` in double quotes, cut after 80 characters.
+    static func quoted(_ id: String) -> String {
+        "\"" + (id.count > 80 ? id.prefix(80) + "…" : id) + "\""
+    }
 
     /// The message, followed by the underlying error when there is one.
     public var description: String {
@@ -151,4 +176,19 @@ extension StoreError {
 @inline(__always)
 func check(_ rc: Int32, _ context: @autoclosure () -> String) throws {
     if rc != 0 { throw StoreError(lmdbCode: rc, context: context()) }
+}
+
+extension String {
+    /// The string with the first occurrence of `target` replaced by `replacement` (unchanged when there is none).
+    fileprivate func replacingFirst(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var i = startIndex
+        while i < endIndex {
+            if self[i...].hasPrefix(target) {
+                return String(self[..<i]) + replacement + String(self[index(i, offsetBy: target.count)...])
+            }
+            i = index(after: i)
+        }
+        return self
+    }
 }

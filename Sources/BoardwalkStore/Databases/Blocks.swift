@@ -38,17 +38,21 @@ func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {
 /// The error for the block stored under the key (`seq`, `onboarding`, `screen`) that does not decode.
 @usableFromInline
 func undecodableBlock(seq: UInt64, onboarding: UInt32, screen: UInt16, _ error: CodecError) -> StoreError {
-    StoreError(
-        .corrupt, "the block at seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode",
-        underlying: error)
+    var e = StoreError(
+        .corrupt, "the block at seq \(seq) (\(StoreError.group(onboarding, screen))) does not decode", underlying: error
+    )
+    e.onboardingRef = onboarding
+    return e
 }
 
 /// The error for the record of event `seq` (in the group of `onboarding` and `screen`) that does not decode.
 @usableFromInline
 func undecodableRecord(seq: UInt64, onboarding: UInt32, screen: UInt16, _ error: CodecError) -> StoreError {
-    StoreError(
-        .corrupt, "event seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode",
+    var e = StoreError(
+        .corrupt, "event seq \(seq) (\(StoreError.group(onboarding, screen))) does not decode",
         underlying: storedRecordError(error))
+    e.onboardingRef = onboarding
+    return e
 }
 
 /// A codec error met in a record the store holds, in the store's words: a record whose tag names another format

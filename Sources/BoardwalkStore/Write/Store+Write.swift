@@ -98,7 +98,11 @@ extension Store {
     public func write<R>(_ body: (StoreWriter) throws -> R) throws -> R {
         try checkOpen()
         try checkNotInsideTransaction("store.write or store.append")
-        return try inFrame(write: true) { try writeInFrame(body) }
+        do {
+            return try inFrame(write: true) { try writeInFrame(body) }
+        } catch let error as StoreError where error.onboardingRef != nil {
+            throw namingOnboarding(error)
+        }
     }
 
     private func writeInFrame<R>(_ body: (StoreWriter) throws -> R) throws -> R {
