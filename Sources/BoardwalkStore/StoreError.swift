@@ -52,6 +52,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// ``StoreError/errno`` says why (``StoreError/Errno/noSpace`` for a full disk,
         /// ``StoreError/Errno/ioError``, ``StoreError/Errno/permissionDenied``, …).
         case system
+        /// The caller asked a long operation to stop (``Store/backup(to:stopWhen:)``) before it was done; what it had
+        /// begun is removed.
+        case stopped
         /// LMDB refused an operation for a reason of its own (every reader slot taken, a page it found damaged, a
         /// file of another LMDB version); the message has LMDB's words for it. ``StoreError/meansDamage`` tells
         /// damage apart.
