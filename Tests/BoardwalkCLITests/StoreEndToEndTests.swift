@@ -246,7 +246,7 @@ struct StoreEndToEndTests {
         let csv = try boardwalk(["export", "--db", db, "--format", "csv"])
         #expect(csv.status == 0)
         let rows = parseCSV(csv.stdout)
-        #expect(rows.first?.first == "seq")
+        #expect(rows.first?.first == "time")
         #expect(rows.count == total + 1)
         let kindColumn = rows[0].firstIndex(of: "kind")!
         var kinds: [String: Int] = [:]

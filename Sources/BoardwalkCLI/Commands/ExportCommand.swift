@@ -21,12 +21,13 @@ enum ExportCommand: Command {
     static let discussion = """
         Events come out in arrival (seq) order. ndjson is the canonical JSON line format (docs/events.md),
         which 'boardwalk ingest' reads back losslessly; batch is the codec's self-contained binary batch file
-        (docs/codec.md), also read by ingest; csv has a header and one row per event with the columns
-        seq, time, kind, name, onboarding, screen_cid, screen, total_screens, session, profile, event_id,
-        placement, variation, action_id, element_id, element_type, value, reply, error_domain, error_code,
-        error_message (value: the answer as JSON text; RFC 4180 quoting). clickhouse writes JSONEachRow rows
-        for the table printed by --schema (docs/clickhouse.md): every field as queries see it, with the seq and
-        the store's session (inferred ones included), for
+        (docs/codec.md), also read by ingest; csv has a header and one row per event whose columns are
+        the fields of an 'events' query row, valued as a query shows them (time, seq, kind, name, onboarding,
+        screen, screen_cid, total_screens, session, profile, action, element, element_type, reply, value,
+        label, placement, variation, event_id), then answer (the answer as JSON), error_domain, error_code and
+        error_message, which 'boardwalk ingest --format csv' needs to read it back (RFC 4180 quoting).
+        clickhouse writes JSONEachRow rows for the table printed by --schema (docs/clickhouse.md): every field
+        as queries see it, with the seq and the store's session (inferred ones included), for
           clickhouse-client --query 'INSERT INTO boardwalk_events FORMAT JSONEachRow' < rows.jsonl
 
         For incremental export, pass the 'next' seq printed on stderr by the previous run as --since-seq.
