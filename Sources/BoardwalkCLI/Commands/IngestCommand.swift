@@ -26,10 +26,12 @@ enum IngestCommand: Command {
         Reads each FILE in turn (or standard input when there is none, or for '-'). A file is either NDJSON in
         any shape the reader accepts (web-view messages, the docs' shapes, bridge shapes, canonical lines;
         see docs/events.md), or a batch file written by 'boardwalk export --format batch' (told apart by its
-        magic bytes). Lines without a time get the time they were read. A time given as a number is in epoch
-        seconds, milliseconds or microseconds, told apart by its size (10-12, 13-15 or 16-18 digits: any time
-        after 2001-09-09; a fraction is kept to the microsecond); a number whose size could be more than one unit
-        is rejected unless --time-unit fixes the unit for the run.
+        magic bytes). Any of them may be compressed with gzip or zstd (.gz, .zst, or such bytes piped in):
+        told by its magic bytes, and read as a stream, without a checkpoint. Lines without a time get the time
+        they were read. A time given as a number is in epoch seconds, milliseconds or microseconds, told apart
+        by its size (10-12, 13-15 or 16-18 digits: any time after 2001-09-09; a fraction is kept to the
+        microsecond); a number whose size could be more than one unit is rejected unless --time-unit fixes the
+        unit for the run.
 
         Bad lines do not stop the run: each is listed in the rejects file as 'INPUT:LINE: reason', followed
         by the line itself on a tab-indented line, and the lines around it are ingested. The rejects file is

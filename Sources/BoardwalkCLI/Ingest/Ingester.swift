@@ -88,7 +88,7 @@ final class Ingester {
     func ingest(_ input: InputFile) throws {
         summary.inputs += 1
         input.interrupted = shouldStop
-        defer { bytesBefore += input.offset }
+        defer { bytesBefore += input.fileOffset }
         let stage = CommitStage(sink: sink, threaded: options.pipelined, capacity: options.batchesInFlight)
         var parseFailure: (any Error)? = nil
         do {
@@ -129,7 +129,7 @@ final class Ingester {
     /// The checkpoint key of a regular file: its device and inode, so a renamed file keeps its checkpoint;
     /// the fingerprint in the value tells a different file that reuses the inode.
     private func checkpointKey(_ input: InputFile) -> String? {
-        guard let id = input.identity else { return nil }
+        guard input.isRegularFile, let id = input.identity else { return nil }
         return "ingest:\(id.device):\(id.inode)"
     }
 
@@ -368,7 +368,7 @@ final class Ingester {
                     if shouldStop() { return }
                 }
                 progress?.update(
-                    events: summary.ingested + handedOver + pending.count, bytes: bytesBefore + input.offset,
+                    events: summary.ingested + handedOver + pending.count, bytes: bytesBefore + input.fileOffset,
                     total: totalBytes)
             }
             if atEOF { break }
@@ -460,7 +460,7 @@ final class Ingester {
             try handOver(Array(events[index..<end]), checkpoint: checkpoint, to: stage)
             index = end
             progress?.update(
-                events: summary.ingested + handedOver, bytes: bytesBefore + input.offset, total: totalBytes)
+                events: summary.ingested + handedOver, bytes: bytesBefore + input.fileOffset, total: totalBytes)
             if shouldStop() { return }
         }
     }
