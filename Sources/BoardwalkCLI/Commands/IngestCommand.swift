@@ -8,9 +8,12 @@ enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "Read NDJSON (any shape) or batch files into the store"
     static let usage =
-        "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [--quiet] [--batch N] [--time-unit s|ms|us] [--keep-identical] [FILE...|-]"
+        "boardwalk ingest [--db DIR] [--format ndjson|csv] [--rejects FILE] [--strict] [--quiet] [--batch N] [--time-unit s|ms|us] [--keep-identical] [FILE...|-]"
     static let options = [
         databaseOption,
+        OptionSpec(
+            "format", short: "f", value: "FORMAT",
+            help: "ndjson (default) or csv (what 'export --format csv' writes); batch files are told by their bytes"),
         OptionSpec(
             "rejects", value: "FILE", help: "Where rejected lines are listed (default: ./boardwalk-rejects.txt)"),
         OptionSpec("strict", help: "Stop at the first bad line; nothing of its batch is committed"),
@@ -25,7 +28,8 @@ enum IngestCommand: Command {
     static let discussion = """
         Reads each FILE in turn (or standard input when there is none, or for '-'). A file is either NDJSON in
         any shape the reader accepts (web-view messages, the docs' shapes, bridge shapes, canonical lines;
-        see docs/events.md), or a batch file written by 'boardwalk export --format batch' (told apart by its
+        see docs/events.md), CSV as 'boardwalk export --format csv' writes it (with --format csv; its first
+        record is the header), or a batch file written by 'boardwalk export --format batch' (told apart by its
         magic bytes). Any of them may be compressed with gzip or zstd (.gz, .zst, or such bytes piped in):
         told by its magic bytes, and read as a stream, without a checkpoint. Lines without a time get the time
         they were read. A time given as a number is in epoch seconds, milliseconds or microseconds, told apart
@@ -70,6 +74,7 @@ enum IngestCommand: Command {
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
         let batch = try arguments.integer("batch", in: 1...10_000_000) ?? 10_000
+        let csv = try arguments.choice("format", among: ["ndjson", "csv"]) == "csv"
         let timeUnit = try arguments.choice("time-unit", among: EpochUnit.allCases.map(\.rawValue)).flatMap {
             EpochUnit(rawValue: $0)
         }
@@ -121,10 +126,12 @@ enum IngestCommand: Command {
             ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
         let ingester = Ingester(
             sink: StoreSink(store: store, keepIdentical: arguments.flag("keep-identical")),
-            parser: try JSONLineParser(timeUnit: timeUnit),
+            parser: csv ? try CSVLineParser(timeUnit: timeUnit) : try JSONLineParser(timeUnit: timeUnit),
             // A second parse thread only with 3 or more cores: on 2, parsing and committing already keep both
-            // busy, and a third thread measured no faster while costing 5 % more CPU (docs/cli.md, ingest).
-            workerParser: sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3 ? try JSONLineParser(timeUnit: timeUnit) : nil,
+            // busy, and a third thread measured no faster while costing 5 % more CPU (docs/cli.md, ingest). Not for
+            // CSV, whose header the one parser keeps.
+            workerParser: !csv && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3
+                ? try JSONLineParser(timeUnit: timeUnit) : nil,
             options: Ingester.Options(strict: arguments.flag("strict"), batchSize: batch),
             rejects: rejects, progress: progress)
         let sizes = inputs.compactMap(\.size)

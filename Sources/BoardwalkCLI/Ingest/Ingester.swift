@@ -143,6 +143,8 @@ final class Ingester {
         // Resumed right after a last line that had no newline (stored as a line): the bytes up to the next newline
         // belong to that line, already counted, not to a new one (else every later line number is one too high).
         var continuingLine = false
+        // CSV: records (a quoted field may hold line breaks), the first of them the header.
+        let records = parser.hasHeader
         // The bytes the checkpoints of this run fingerprint, as read (never read again at commit time: the file
         // may have been rewritten since).
         var consumed = ConsumedBytes()
@@ -152,6 +154,7 @@ final class Ingester {
             let head = input.prefix(window)
             let before = input.bytes(in: (cp.offset - window)..<cp.offset)
             if cp.fits(size: input.size ?? 0, head: head, before: before) {
+                if records && cp.line > 0 { try readHeaderAgain(input) }
                 try input.seek(to: cp.offset)
                 lineNumber = cp.line
                 summary.resumedLines += cp.line
@@ -297,9 +300,17 @@ final class Ingester {
             // The complete lines of this read (and at the end of the input, an unterminated last one).
             lines.removeAll(keepingCapacity: true)
             while start < end {
-                // memchr is vectorized.
+                // memchr is vectorized. A CSV record ends at a line feed outside quotes.
                 let newline: Int
-                if let p = memchr(base + start, 0x0A, end - start) {
+                if records {
+                    if let p = CSVRecord.end(in: base, from: start, to: end) {
+                        newline = p
+                    } else if atEOF {
+                        newline = end
+                    } else {
+                        break
+                    }
+                } else if let p = memchr(base + start, 0x0A, end - start) {
                     newline = base.distance(to: p)
                 } else if atEOF {
                     newline = end
@@ -347,6 +358,15 @@ final class Ingester {
                     case .failure(let error): try failed(error)
                     }
                 } else if !ParsedLine.isBlank(line, lineNumber: lineNumber) {
+                    if lineNumber == 1 {
+                        if records {
+                            try parser.readHeader(line, input: input.name)
+                            pendingOffset = input.offset - (end - min(end, range.upperBound + 1))
+                            continue
+                        }
+                        // A CSV given as NDJSON: one hint, rather than every line rejected as invalid JSON.
+                        if Ingester.looksLikeCSVHeader(line) { throw RuntimeError(csvHint(input, line)) }
+                    }
                     // Parsed here and appended directly: no `ParsedLine` between, no copy of the event.
                     do {
                         pending.append(
@@ -396,6 +416,41 @@ final class Ingester {
             }
         }
         try commit()
+    }
+
+    /// Reads a resumed CSV file's header from its start again: the records after the checkpoint are read by it.
+    private func readHeaderAgain(_ input: InputFile) throws {
+        let head = input.prefix(options.maxLineBytes + 4)
+        try head.withUnsafeBytes { bytes in
+            let end = CSVRecord.end(in: bytes.baseAddress!, from: 0, to: bytes.count) ?? bytes.count
+            try parser.readHeader(UnsafeRawBufferPointer(rebasing: bytes[0..<end]), input: input.name)
+        }
+    }
+
+    /// Whether an NDJSON input's first line is a CSV header instead: not a JSON object, and two or more
+    /// comma-separated names (letters, digits, `_`, spaces, quotes), as `export --format csv` and spreadsheets write.
+    static func looksLikeCSVHeader(_ line: UnsafeRawBufferPointer) -> Bool {
+        var bytes = line[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        while let b = bytes.first, b == 0x20 || b == 0x09 { bytes = bytes.dropFirst() }
+        while let b = bytes.last, b == 0x0D || b == 0x20 || b == 0x09 { bytes = bytes.dropLast() }
+        guard let first = bytes.first, first != UInt8(ascii: "{"), first != UInt8(ascii: "[") else { return false }
+        let names = bytes.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+        guard names.count >= 2 else { return false }
+        return names.allSatisfy { name in
+            !name.isEmpty
+                && name.allSatisfy {
+                    ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == UInt8(ascii: "_")
+                        || $0 == 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "-")
+                }
+        }
+    }
+
+    /// The error for a CSV read as NDJSON: what its first line is, and the option to read it with.
+    private func csvHint(_ input: InputFile, _ line: UnsafeRawBufferPointer) -> String {
+        let text = String(decoding: line.prefix(60), as: UTF8.self)
+        return "'\(input.name)' is CSV, not NDJSON: its first line is a header (\(text)\(line.count > 60 ? "…" : "")); "
+            + "ingest it with --format csv (which reads what 'boardwalk export --format csv' writes)"
     }
 
     /// A line longer than ``Options/maxLineBytes`` whose end has not been read yet.
