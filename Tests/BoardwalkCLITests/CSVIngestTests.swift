@@ -169,6 +169,9 @@ struct CSVIngestTests {
                     "Error: '\(name)' is CSV, not NDJSON: its first line is a header (time,seq,kind,name,onboarding,"
                         + "screen,screen_cid,total_screen…); ingest it with --format csv"), "\(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: rejects))
+            // The store the run made holds nothing: it is not left behind, and nothing is said to stay in it.
+            #expect(!FileManager.default.fileExists(atPath: db))
+            #expect(!r.stderr.contains("committed before stays"), "\(r.stderr)")
         }
         let csv = try boardwalk(["ingest", "--db", db, "--format", "csv", "--rejects", rejects, path])
         #expect(csv.status == 0, "\(csv.stderr)")

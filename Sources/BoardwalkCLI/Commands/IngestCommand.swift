@@ -119,7 +119,11 @@ enum IngestCommand: Command {
         // A rejects file named on the command line must be writable before anything is stored. The default one is
         // made at the first rejected line only, so a clean ingest runs from any directory.
         if arguments.value("rejects") != nil { try rejects.checkWritable() }
-        let store = try openStore(invocation.database(arguments))
+        let database = invocation.database(arguments)
+        // A run that reads nothing (an empty input, Ctrl-D at once) leaves no store behind it made.
+        let directoryExisted = access(database, F_OK) == 0
+        let storeExisted = access(database + "/data.mdb", F_OK) == 0
+        let store = try openStore(database)
         let quiet = arguments.flag("quiet")
         let progress =
             !quiet && invocation.stderrIsTerminal
@@ -136,6 +140,11 @@ enum IngestCommand: Command {
             rejects: rejects, progress: progress)
         let sizes = inputs.compactMap(\.size)
         if sizes.count == inputs.count { ingester.totalBytes = sizes.reduce(0, +) }
+        if paths.contains("-") && invocation.stdinIsTerminal && !quiet {
+            invocation.err(
+                "reading \(csv ? "CSV" : "NDJSON") from standard input (the terminal): type or paste the lines, then "
+                    + "press Ctrl-D on an empty line to finish (Ctrl-C stops)\n")
+        }
         installInterruptHandler()
         interruptFlag.reset()
         ingester.shouldStop = { interruptFlag.isCancelled }
@@ -157,6 +166,17 @@ enum IngestCommand: Command {
         }
         progress?.finish()
         ingester.rejects.flush()
+        // A store this run made and put nothing in (an empty input, Ctrl-D at once, a CSV stopped at its header) would
+        // only be in the way: removed. One that read lines keeps their checkpoint, so that they are not read again.
+        let read = ingester.summary
+        let madeNothing =
+            !storeExisted && read.ingested == 0 && read.duplicates == 0 && read.rejected == 0
+            && (read.bytes == 0 || failure != nil)
+        if madeNothing {
+            store.close()
+            for file in ["data.mdb", "lock.mdb"] { unlink(database + "/" + file) }
+            if !directoryExisted { rmdir(database) }
+        }
         // Its last lines are written only now: a full disk then is the run's failure too (what was stored stays).
         if failure == nil, let code = ingester.rejects.writeError {
             failure = RuntimeError("cannot write the rejects file '\(rejectsPath)': \(String(cString: strerror(code)))")
@@ -191,7 +211,11 @@ enum IngestCommand: Command {
                     + "again (to check a whole file, ingest it into a scratch store: boardwalk ingest --db \"$(mktemp -d)\" --strict FILE)\n"
             )
         }
-        if let failure { throw failureError(failure) }
+        if let failure {
+            // Nothing was committed by anyone: no promise about what stays.
+            if madeNothing, !(failure is StoreError) { throw RuntimeError("\(failure)") }
+            throw failureError(failure)
+        }
         if interrupted {
             // Files resume from their checkpoints; standard input has none (only the duplicate rules protect it).
             let hint = paths.contains("-") ? "" : "; run the same command again to continue"
