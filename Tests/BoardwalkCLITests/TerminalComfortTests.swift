@@ -5,8 +5,9 @@ import Testing
     import Glibc
 #endif
 
-/// What `ingest` does for a person at a terminal, on a pseudo-terminal: the stdin hint, Ctrl-D on nothing.
-@Suite("ingest on a terminal: the stdin hint, and no store left by an empty input")
+/// What `ingest` and the REPL do for a person at a terminal, on a pseudo-terminal: the stdin hint, Ctrl-D on nothing,
+/// the pager.
+@Suite("ingest and the REPL on a terminal: the stdin hint and the pager")
 struct TerminalComfortTests {
     let directory: URL
     var db: String { directory.appendingPathComponent("db").path }
@@ -82,4 +83,39 @@ struct TerminalComfortTests {
         #expect(!FileManager.default.fileExists(atPath: other))
     }
 
+    @Test("A result taller than the terminal goes through $PAGER; a short one, a file and PAGER= do not")
+    func pager() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (pty, process) = try start(
+            ["repl", "--generated", "30"], environment: ["PAGER": "sed 's/^/paged: /'"], rows: 20)
+        #expect(pty.expect("boardwalk> "))
+        pty.send("events | sort seq | limit 40 | select seq\r")
+        #expect(pty.expect("paged: seq"), "\(pty.received)")
+        #expect(pty.expect("paged:  39"), "\(pty.received)")
+        #expect(pty.expect("boardwalk> "))
+        pty.send("events | count\r")
+        #expect(pty.expect("count\r\n-----\r\n"), "\(pty.received)")
+        #expect(!pty.consumed.contains("paged"))
+        #expect(pty.expect("boardwalk> "))
+        let file = directory.appendingPathComponent("out.txt").path
+        pty.send(".output \(file)\r")
+        #expect(pty.expect("boardwalk> "))
+        pty.send("events | sort seq | limit 40 | select seq\r")
+        #expect(pty.expect("boardwalk> "))
+        pty.send(".output\r")
+        #expect(pty.expect("boardwalk> "))
+        pty.send(".quit\r")
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let written = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(written.hasPrefix("seq\n---\n  0\n") && !written.contains("paged"), "\(written)")
+
+        let (plain, run) = try start(["repl", "--generated", "30"], environment: ["PAGER": ""], rows: 20)
+        #expect(plain.expect("boardwalk> "))
+        plain.send("events | sort seq | limit 40 | select seq\r")
+        #expect(plain.expect(" 39\r\n"), "\(plain.received)")
+        #expect(!plain.consumed.contains("paged"))
+        plain.send(".quit\r")
+        run.waitUntilExit()
+    }
 }
