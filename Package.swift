@@ -28,6 +28,12 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // CRC-32C (crc32_iscsi) for the checksums of batch files and stored blocks.
+        .systemLibrary(
+            name: "CISAL",
+            pkgConfig: "libisal",
+            providers: [.apt(["libisal-dev"])]
+        ),
         .systemLibrary(
             name: "CEditLine",
             pkgConfig: "libedit",
@@ -55,7 +61,7 @@ let package = Package(
         // MARK: Layers
         .target(name: "BoardwalkModel"),
         .target(name: "BoardwalkJSON", dependencies: ["BoardwalkModel", "CSimdjson"]),
-        .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel"]),
+        .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel", "CISAL"]),
         // The store's value formats: package access only, not re-exported by `Boardwalk`; fuzzed without LMDB.
         .target(name: "BoardwalkStoreFormat", dependencies: ["BoardwalkModel", "BoardwalkCodec"]),
         .target(

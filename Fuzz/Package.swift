@@ -2,8 +2,8 @@
 // libFuzzer targets for BoardwalkCodec, the store's value formats and the JSON reader. A separate package because
 // SwiftPM fails to link a fuzzer executable on Linux from tools-version 5.5 on (it renames an executable's `main`,
 // which a `-parse-as-library` fuzz target does not define; tried up to 5.10). The codec, store format, JSON,
-// simdjson shim and model sources are the main package's, reached through symlinks in Sources/. Tools-version 5.3
-// passes no package name to the compiler, so every Swift target gets one here: the store formats use `package`
+// simdjson and ISA-L shims and model sources are the main package's, reached through symlinks in Sources/.
+// Tools-version 5.3 passes no package name to the compiler, so every Swift target gets one here: the store formats use `package`
 // access across targets. Build and run with ../scripts/fuzz.sh.
 import PackageDescription
 
@@ -15,7 +15,8 @@ let package = Package(
     name: "BoardwalkFuzz",
     targets: [
         .target(name: "BoardwalkModel", swiftSettings: swift),
-        .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel"], swiftSettings: swift),
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal"),
+        .target(name: "BoardwalkCodec", dependencies: ["BoardwalkModel", "CISAL"], swiftSettings: swift),
         .target(
             name: "BoardwalkStoreFormat", dependencies: ["BoardwalkModel", "BoardwalkCodec"], swiftSettings: swift),
         .target(name: "CSimdjson", cxxSettings: [.unsafeFlags(["-O3"])], linkerSettings: [.linkedLibrary("simdjson")]),

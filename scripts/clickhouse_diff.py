@@ -180,11 +180,36 @@ WINDOW_FUNNELS = [
 # one event advance several levels, Boardwalk's chain takes one event per step (docs/clickhouse.md).
 
 
-FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any"]
+FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any",
+            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby"]
+
+REDUCTION = re.compile(r"\|\s*(count|stats|top|histogram|funnel)\b")
+# Zones whose clocks change inside the generated data (Berlin on 2026-10-25, New York on 2026-11-01), a fixed
+# offset, and the default (UTC).
+ZONES = ["", ', "Europe/Berlin"', ', "America/New_York"', ', "+05:30"', ', "-03:00"', ', "UTC"']
 
 
 def family_of(q):
-    """The families a query belongs to (a sessions reduction is also a "session" query)."""
+    """The families a query belongs to (a sessions reduction is also a "session" query; a time bucket, a second
+    reduction and a computed column after a reduction each add a family of their own)."""
+    extra = []
+    if re.search(r"\b(hour|day|week|month)\(", q):
+        extra.append("bucket")
+    if re.search(r"\bis (absent|present)\b", q):
+        extra.append("presence")
+    if q.startswith("events") and "session." in q:
+        extra.append("sessionprop")
+    if re.search(r"\| funnel\b.*\bby\b.*(session\.|answer\(|\b(completed|exit|paywall|closed)\b)", q):
+        extra.append("funnelby")
+    if len(REDUCTION.findall(q)) >= 2:
+        extra.append("nested")
+    first = REDUCTION.search(q)
+    if first and re.search(r"\|\s*select\b[^|]*[-+*/]", q[first.end():]):
+        extra.append("compute")
+    return extra + base_family(q)
+
+
+def base_family(q):
     if re.search(r"\| funnel\s*($|\||by\b)", q):
         return ["funnel"]
     if "| funnel" in q:
@@ -204,8 +229,8 @@ def family_of(q):
 def query_generator(rng, onboardings, family):
     """Seeded random queries of one family."""
     ev_str = ["kind", "name", "onboarding", "screen_cid", "profile", "action", "element", "element_type", "reply",
-              "placement", "variation"]
-    ev_num = ["screen", "total_screens", "seq"]
+              "placement", "variation", "input_type", "error_domain", "error_message"]
+    ev_num = ["screen", "total_screens", "seq", "error_code"]
     se_str = ["onboarding", "placement", "variation", "exit", "profile"]
     se_num = ["events", "furthest_screen", "last_screen", "total_screens"]
     se_bool = ["completed", "paywall", "closed", "email_collected"]
@@ -230,8 +255,10 @@ def query_generator(rng, onboardings, family):
             return f'value {rng.choice(["==", "!=", "<", ">"])} {rng.choice(VALUES)}'
         if r < 0.8:
             return f'name in ["{rng.choice(names)}", "{rng.choice(names)}"]'
-        if r < 0.9:
+        if r < 0.85:
             return f'reply {rng.choice(["==", "!="])} "{rng.choice(["yes", "no", "skip"])}"'
+        if r < 0.92:
+            return f'{rng.choice(["reply", "value", "element", "action", "label"])} is {rng.choice(["absent", "present"])}'
         return f'time >= @2026-11-01T0{rng.randint(0, 3)}:00:00Z'
 
     def se_pred(depth=0):
@@ -253,8 +280,11 @@ def query_generator(rng, onboardings, family):
             return f'duration {rng.choice(["<", ">"])} {rng.randint(1, 6)}m'
         if r < 0.8:
             return f'exit {rng.choice(["==", "!="])} "{rng.choice(["completed", "paywall", "closed", "error", "abandoned"])}"'
-        if r < 0.9:
+        if r < 0.85:
             return f'onboarding in ["{rng.choice(onboardings)}", "{rng.choice(onboardings)}"]'
+        if r < 0.9:
+            field = rng.choice(["variation", "placement", 'answer("age")', 'answer("interests")'])
+            return f'{field} is {rng.choice(["absent", "present"])}'
         return f'{rng.choice(se_num)} {rng.choice(["<", ">=", "=="])} {rng.randint(0, 20)}'
 
     def step():
@@ -277,16 +307,108 @@ def query_generator(rng, onboardings, family):
                             "rate(did(open_paywall))"])
         return f
 
+    def bucket(source):
+        unit = rng.choice(["hour", "day", "week", "month"])
+        field = "time" if source == "events" else rng.choice(["started", "ended"])
+        return f"{unit}({field}{rng.choice(ZONES)})"
+
+    def later(key):
+        """Stages after `count by key`: a filter, a computed column, a second reduction."""
+        return rng.choice([
+            f" | where count > {rng.randint(0, 20)} | count",
+            " | stats p50(count), max(count), sum(count), avg(count)",
+            f" | histogram count step {rng.choice([1, 5, 20])}",
+            " | count by count as times",
+            f" | top 3 count as times | stats sum(count)",
+            f" | where count >= {rng.randint(1, 5)} | stats count() as groups, min(count) as least",
+        ])
+
     wanted = family
     while True:
         family = wanted
+        if family == "sessionprop":
+            prop = rng.choice(["session.completed", "not session.paywall", f'session.exit == "{rng.choice(["closed", "abandoned", "completed", "paywall"])}"',
+                               f'session.answer("{rng.choice(answers)}") == {rng.choice(ANSWERS)}', "session.did(open_paywall)",
+                               f"session.furthest_screen >= {rng.randint(0, 8)}", f'session.answer("{rng.choice(answers)}") is present',
+                               f"session.duration > {rng.randint(1, 5)}m"])
+            q = f"events | where {prop}"
+            if rng.random() < 0.5:
+                q += " and " + ev_pred()
+            key = rng.choice(["screen", "kind", "name", "session.exit", f'session.answer("{rng.choice(answers)}")',
+                              "session.variation", "session.completed"])
+            q += rng.choice([f" | count by {key}", f" | stats count(), count_distinct(session) by {key}",
+                             " | where name == \"screen_presented\" | stats p50(dwell), p90(dwell) by screen",
+                             f" | count by {key} | where count > 2 | count"])
+            yield q
+            continue
+        if family == "funnelby":
+            key = rng.choice(['answer("experience")', 'answer("interests")', "session.variation", "completed",
+                              "exit", "session.placement", 'session.answer("age")'])
+            q = "sessions"
+            if rng.random() < 0.3:
+                q += " | where " + se_pred()
+            if rng.random() < 0.4:
+                q += f" | funnel by {key}"
+            else:
+                steps = ", ".join(step() for _ in range(rng.randint(2, 3)))
+                q += f" | funnel {steps} within {rng.choice(['2m', '10m', '1h'])} mode {rng.choice(['ordered', 'strict', 'any'])} by {key}"
+            yield q
+            continue
+        if family == "presence":
+            source = rng.choice(["events", "sessions"])
+            if source == "events":
+                field = rng.choice(["reply", "value", "element", "action", "dwell", "label", "screen"])
+                q = f"events | where {field} is {rng.choice(['absent', 'present'])}"
+                q += rng.choice([" | count", " | count by kind", f" | stats count(), count({field})"])
+            else:
+                field = rng.choice(["variation", "placement", 'answer("age")', 'answer("interests")',
+                                    'answer("experience")', "last_screen"])
+                q = f"sessions | where {field} is {rng.choice(['absent', 'present'])}"
+                q += rng.choice([" | count", " | count by exit", " | stats rate(completed)"])
+            yield q
+            continue
+        if family in ("bucket", "nested", "compute"):
+            source = rng.choice(["events", "sessions"])
+            keys = (ev_str + ev_num if source == "events" else se_str + se_num + se_bool)
+            q = source
+            if rng.random() < 0.3:
+                q += " | where " + (ev_pred() if source == "events" else se_pred())
+            if family == "bucket":
+                b = bucket(source)
+                r = rng.random()
+                if r < 0.4:
+                    q += f" | count by {b}" + (f", {rng.choice(keys)}" if rng.random() < 0.3 else "")
+                elif r < 0.7:
+                    other = agg(source)
+                    q += f" | stats count(){'' if other == 'count()' else ', ' + other} by {b}"
+                elif r < 0.85:
+                    q += f" | where {b} >= @2026-10-28 | count by {b}"
+                else:
+                    q += f" | stats min({b}) as first, max({b}) as last | select first, last, last - first as span"
+            elif family == "nested":
+                key = rng.choice(keys + [bucket(source)])
+                q += f" | count by {key}" + later(key)
+            else:
+                if source == "sessions" and rng.random() < 0.5:
+                    by = rng.choice(se_str + se_bool)
+                    q += (f" | stats count() as n, rate(completed) as cr, p50(duration) as med by {by}"
+                          f" | select {by}, n, cr * 100 as pct, med / 2 as half, n - 1 as rest")
+                    filters = ["pct >= 50", "rest > 0", "half > 30s"]
+                else:
+                    key = rng.choice(keys)
+                    q += f" | count by {key} | select {key}, count * 2 + 1 as odd, count / 4 as quarter"
+                    filters = ["odd > 3", "quarter < 10"]
+                if rng.random() < 0.3:
+                    q += " | where " + rng.choice(filters)
+            yield q
+            continue
         source = "sessions" if family in ("funnel", "ordered", "strict", "any", "session") else rng.choice(["events", "sessions"])
         if family == "session":
             family = rng.choice(["count", "stats", "top", "histogram", "list"])
         q = source
         for _ in range(rng.choice([0, 1, 1, 2])):
             q += " | where " + (ev_pred() if source == "events" else se_pred())
-        keys = ev_str + ev_num + ["value", "label"] if source == "events" else se_str + se_num + se_bool + [
+        keys = ev_str + ev_num + ["value", "label", "option"] if source == "events" else se_str + se_num + se_bool + [
             f'answer("{a}")' for a in answers]
         if family == "count":
             by = rng.sample(keys, rng.choice([0, 1, 1, 2]))
@@ -382,7 +504,9 @@ def main():
     try:
         events = os.path.join(work, "events.ndjson")
         with open(events, "w") as out:
-            subprocess.check_call([bw, "generate", "-n", str(args.sessions), "--seed", str(args.seed)], stdout=out)
+            # Ten days around Berlin's and New York's clock changes, for the time buckets.
+            subprocess.check_call([bw, "generate", "-n", str(args.sessions), "--seed", str(args.seed),
+                                   "--start", "2026-10-23T12:00:00Z", "--days", "10"], stdout=out)
         subprocess.check_call([bw, "--db", db, "ingest", "-q", "--rejects", os.path.join(work, "rejects.txt"), events])
         rows = os.path.join(work, "rows.jsonl")
         # Incremental sync: the first half, then the rest from the seq the first run printed.

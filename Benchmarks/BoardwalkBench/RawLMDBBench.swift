@@ -284,7 +284,12 @@ struct BlockRows {
                 appendBigEndian(&bytes, rows.seq[head])
                 blockKeys.append(contentsOf: bytes[key..<bytes.count])
                 let value = bytes.count
-                blocks.withBlock { bytes.append(contentsOf: $0) }
+                let seed = bytes[key..<value].withUnsafeBytes { keyBytes in
+                    var crc = CRC32C()
+                    crc.update(keyBytes)
+                    return crc
+                }
+                blocks.withBlock(checksumSeed: seed) { bytes.append(contentsOf: $0) }
                 puts.append(Put(target: .events, key: key..<value, value: value..<bytes.count))
                 open = false
             }

@@ -333,6 +333,46 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
                             + "screen_completed(screen == 2), open_paywall within 30m mode strict"
                     })
             }))
+    // The event's session (`session.`) and funnels broken down by it, beside the same questions without it: a
+    // `session.` property on one onboarding should stay within 2x of the query without it.
+    cases.append(
+        BenchmarkCase(
+            name: "query.events-one-onboarding", group: "query", isSubject: true, items: s.querySessions,
+            make: {
+                QueryBench(
+                    store: queryStore,
+                    query: {
+                        "events | where onboarding == \"\($0.busiestOnboarding)\" and name == \"screen_presented\" "
+                            + "| count by screen"
+                    })
+            }))
+    cases.append(
+        BenchmarkCase(
+            name: "query.session-property-one-onboarding", group: "query", isSubject: true, items: s.querySessions,
+            make: {
+                QueryBench(
+                    store: queryStore,
+                    query: {
+                        "events | where onboarding == \"\($0.busiestOnboarding)\" and name == \"screen_presented\" "
+                            + "and session.completed | count by screen"
+                    })
+            }))
+    cases.append(
+        BenchmarkCase(
+            name: "query.funnel-by-session-one-onboarding", group: "query", isSubject: true, items: s.querySessions,
+            make: {
+                QueryBench(
+                    store: queryStore,
+                    query: {
+                        "sessions | where onboarding == \"\($0.busiestOnboarding)\" | funnel by session.variation"
+                    })
+            }))
+    cases.append(
+        BenchmarkCase(
+            name: "query.count-by-day", group: "query", isSubject: true, items: s.querySessions,
+            make: {
+                QueryBench(store: queryStore, query: { _ in #"sessions | count by day(started, "Europe/Berlin")"# })
+            }))
 
     return (groups, cases)
 }

@@ -1,6 +1,7 @@
 import BoardwalkModel
 
 /// Constants of the batch-file format (see `docs/codec.md`).
+@usableFromInline
 package enum BatchFormat {
     /// The first eight bytes of every batch file: `\x89BWK\r\n\x1A\n`. Like PNG's signature, the high byte
     /// and the line endings make text-mode transfers and truncated downloads fail loudly.
@@ -149,7 +150,7 @@ public struct BatchWriter: Sendable {
     }
 }
 
-@usableFromInline
+@inlinable
 package func appendVarint(_ out: inout [UInt8], _ value: UInt64) {
     var v = value
     while v >= 0x80 {

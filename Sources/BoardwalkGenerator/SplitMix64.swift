@@ -1,9 +1,10 @@
 /// A small, fast, seedable random number generator (SplitMix64), so generated data is the same on
 /// every machine and every run for a given seed.
+@usableFromInline
 package struct SplitMix64: RandomNumberGenerator, Sendable {
     @usableFromInline var state: UInt64
 
-    package init(seed: UInt64) { state = seed }
+    @inlinable package init(seed: UInt64) { state = seed }
 
     @inlinable
     package mutating func next() -> UInt64 {

@@ -19,11 +19,20 @@ public struct Query: Sendable {
     let checked: CheckedQuery
 
     /// Parses and type-checks a query. Nothing is read.
-    /// - Throws: ``QueryError`` of kind `.syntax` or `.type`, pointing into `text`.
+    /// - Parameters:
+    ///   - text: the query.
+    ///   - timeZone: the zone of `hour(t)`, `day(t)`, `week(t)` and `month(t)` where the call names none: `UTC`, a
+    ///     fixed offset (`+03:00`) or a zone of the time-zone database (`Europe/Berlin`).
+    /// - Throws: ``QueryError`` of kind `.syntax` or `.type`, pointing into `text`; `.type` without a place for
+    ///   an unknown `timeZone`.
     /// - Complexity: O(n) in the length of the text.
-    public static func parse(_ text: String) throws(QueryError) -> Query {
+    public static func parse(_ text: String, timeZone: String = "UTC") throws(QueryError) -> Query {
+        guard let zone = BucketZone(timeZone) else {
+            let hint = Suggestions.didYouMean(timeZone, in: BucketZone.knownNames)
+            throw QueryError(.type, "unknown time zone `\(timeZone)`\(hint)", in: text)
+        }
         let ast = try Parser.parse(text)
-        return Query(text: text, checked: try TypeChecker.check(ast))
+        return Query(text: text, checked: try TypeChecker.check(ast, timeZone: zone))
     }
 
     /// The syntax tree, every node with its byte range in ``text``.
@@ -119,7 +128,11 @@ public struct Query: Sendable {
         var table = try executor.run(on: source)
         // A `select … as` after the reduction renames columns; the table stages pick columns by position.
         if table.columns.count == checked.outputColumns.count { table.columns = checked.outputColumns }
-        return (table, executor.statistics)
+        var statistics = executor.statistics
+        if !checked.answerLiterals.isEmpty, AnswerNotes.foundNothing(table) {
+            statistics.notes += AnswerNotes.notes(for: checked.answerLiterals, in: text, on: source, now: options.now)
+        }
+        return (table, statistics)
     }
 
     /// The plan: how the source is read, the key ranges, the filters and the reduction.

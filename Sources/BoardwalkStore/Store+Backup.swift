@@ -15,9 +15,12 @@ extension Store {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/invalidArgument`` when `directory` is a file, or a directory
     ///   that holds anything (a store, or any other file: nothing in it is overwritten or mixed with the copy), or
     ///   cannot be created; ``StoreError/Kind/corrupt`` when LMDB's own pages are damaged (checked first, as
-    ///   `check()` does: liblmdb's compacting copy follows them unchecked and can crash on them); ``StoreError/Kind/closed``
-    ///   after ``close()``; ``StoreError/Kind/system`` (the disk) or ``StoreError/Kind/lmdb``.
-    /// - Complexity: O(size of the store), twice: the page check, then the copy, which holds one read transaction.
+    ///   `check()` does: liblmdb's compacting copy follows them unchecked and can crash on them), or when a block's
+    ///   checksum does not match (checked next: the copy would carry the change on, unseen);
+    ///   ``StoreError/Kind/closed`` after ``close()``; ``StoreError/Kind/system`` (the disk) or
+    ///   ``StoreError/Kind/lmdb``.
+    /// - Complexity: O(size of the store), three times: the page check, the blocks' checksums, then the copy, which
+    ///   holds one read transaction.
     public func backup(to directory: String) throws {
         try backup(to: directory, stopWhen: nil)
     }
@@ -49,6 +52,9 @@ extension Store {
                     + ". `boardwalk check` lists them; `boardwalk export --salvage` "
                     + "reads what can still be read")
         }
+        // A copy of changed bytes would look whole: the blocks' checksums first. A damaged block marks the store
+        // (the read does) and ends the backup with where it is.
+        _ = try read { snapshot in try snapshot.checkBlockChecksums() }
         // LMDB would refuse a data.mdb with a bare "File exists", and copy beside anything else.
         if access(directory + "/data.mdb", F_OK) == 0 {
             throw StoreError(

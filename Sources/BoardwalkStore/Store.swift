@@ -188,15 +188,26 @@ public final class Store: @unchecked Sendable {
                     try body(try Snapshot(txn: txn, dbs: dbs, cache: sharedStrings))
                 }
             }
-        } catch let error as StoreError where error.onboardingRef != nil {
-            throw namingOnboarding(error)
+        } catch let error as StoreError where error.kind == .corrupt || error.meansDamage {
+            // Named by its onboarding's id, then written down: appends refuse the store from now on
+            // (Store+Damage.swift).
+            let named = namingOnboarding(error)
+            markDamaged(named)
+            throw named
         }
     }
 
     /// `error` with the onboarding of the block or record it is about named by its id, read in a snapshot of its own
-    /// (the strings are another database than the damaged block's, and usually whole).
+    /// (the strings are another database than the damaged block's, and usually whole); unchanged when it names none,
+    /// or the strings cannot be read. Not through ``read(_:)``, which would mark the store with a damage met here.
     func namingOnboarding(_ error: StoreError) -> StoreError {
-        let named = try? read { snapshot in error.naming { snapshot.string(for: $0) } }
+        guard error.onboardingRef != nil else { return error }
+        let named = try? inFrame(write: false) {
+            try env.transaction(write: false) { txn in
+                let snapshot = try Snapshot(txn: txn, dbs: dbs, cache: sharedStrings)
+                return error.naming { snapshot.string(for: $0) }
+            }
+        }
         return named ?? error
     }
 

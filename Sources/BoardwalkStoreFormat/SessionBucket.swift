@@ -22,6 +22,7 @@ import BoardwalkModel
 ///
 /// Entries are appended in (session low bits, time, seq) order; each change of low bits starts a run. The
 /// segment's base time and seq are those of its first entry. Copies share the buffer.
+@usableFromInline
 package struct SessionBucketBuilder {
     @usableFromInline var storage: BlockStorage
     /// Where the segment's runs start: room for a prefix (an existing value) and the segment header.
@@ -40,12 +41,12 @@ package struct SessionBucketBuilder {
     @usableFromInline var lastOnboarding: UInt32 = 0
     /// The largest prefix ``withValue(keySeq:prefix:_:)`` accepts (the buffer keeps that much room in front of
     /// the segment, so that the copy and the segment end up contiguous without moving the segment).
-    package let prefixRoom: Int
+    @usableFromInline package let prefixRoom: Int
 
     /// The longest segment header: base time (10), seq delta (10), run count (5).
     @usableFromInline static var headerRoom: Int { 25 }
     /// A run's entries may take at most this many bytes (its length is a varint of at most two bytes).
-    package static let maxRunBytes = 16_383
+    @usableFromInline package static let maxRunBytes = 16_383
 
     /// An empty builder whose ``withValue(keySeq:prefix:_:)`` takes prefixes of up to `prefixRoom` bytes.
     package init(prefixRoom: Int = 4096, capacity: Int = 8192) {
@@ -175,6 +176,7 @@ package struct SessionBucketBuilder {
 /// segment, entries in strictly increasing (time, seq) order within a run and ending exactly at the run's length,
 /// no overflow, screen within 16 bits. ``nextRun()`` skips what is left of the current run without reading it.
 /// Errors carry the offset from the value's start.
+@usableFromInline
 package struct SessionBucketReader {
     @usableFromInline var reader: ByteReader
     @usableFromInline let keySeq: UInt64

@@ -17,6 +17,7 @@ import BoardwalkCodec
 ///
 /// The builder's buffer is a reference that copies share (as ``EventBlockBuilder``'s): keep one builder per
 /// writer and reuse it with ``reset(firstSession:time:)``.
+@usableFromInline
 package struct SessionPairChunkBuilder {
     // Inlinable: the store appends ~100 000 entries a second through these (a call and a retain of the storage
     // per entry otherwise cost more than the encoding).

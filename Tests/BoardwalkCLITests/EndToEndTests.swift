@@ -49,23 +49,23 @@ struct EndToEndTests {
             ),
             (
                 ["generate"],
-                "Error: missing option '--sessions N'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
+                "Error: missing option '--sessions N'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--start TIME] [--days D] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
             ),
             (
                 ["generate", "-n", "-3"],
-                "Error: option '--sessions' must be between 0 and 100000000, got -3\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
+                "Error: option '--sessions' must be between 0 and 100000000, got -3\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--start TIME] [--days D] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
             ),
             (
                 ["generate", "-n", "3", "--shape", "round"],
-                "Error: option '--shape' must be one of mixed, wire, docs-camel, docs-snake, bridge, got 'round'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
+                "Error: option '--shape' must be one of mixed, wire, docs-camel, docs-snake, bridge, got 'round'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--start TIME] [--days D] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
             ),
             (
                 ["generate", "-n", "3", "extra"],
-                "Error: unexpected argument 'extra'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
+                "Error: unexpected argument 'extra'\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--start TIME] [--days D] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
             ),
             (
                 ["--db", "x", "generate", "-n", "1"],
-                "Error: 'generate' does not use a store (--db)\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
+                "Error: 'generate' does not use a store (--db)\nUsage: boardwalk generate --sessions N [--seed S] [--onboardings K] [--start TIME] [--days D] [--shape SHAPE]\n  See 'boardwalk generate --help' for more information.\n"
             ),
             (
                 ["stats", "--format"],

@@ -146,6 +146,14 @@ struct TerminalTests {
         listing += pty.consumed
         #expect(listing.components(separatedBy: "placement").count == 2, "\(listing)")
         #expect(listing.components(separatedBy: "profile").count == 2, "\(listing)")
+        // By context: the event's session after `events | where`, the values of `exit` after `== "`.
+        pty.send("\u{15}events | where session.comp\t")
+        #expect(pty.expect("leted"), "\(pty.received)")
+        pty.send("and session.exit == \"clo\t")
+        #expect(pty.expect("sed\""), "\(pty.received)")
+        pty.send(" | count\r")
+        #expect(pty.expect("count\r\n-----\r\n"))
+        #expect(pty.expect("boardwalk> "))
         pty.send("\u{15}.quit\r")
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)

@@ -87,7 +87,7 @@ struct ClickHouseColumnIntegerTests {
         // A funnel's step numbers and counts, renamed by `select … as` (the flag follows the column).
         (
             "sessions | funnel screen_presented, screen_completed | select step, sessions as s | where s * step > 0",
-            "accurateCastOrNull((toInt128(sessions) * toInt128(step)), 'Int64') > 0"
+            "accurateCastOrNull((toInt128(__s0_1) * toInt128(__s0_0)), 'Int64') > 0"
         ),
         (
             "sessions | funnel | where dropoff - sessions < 0",

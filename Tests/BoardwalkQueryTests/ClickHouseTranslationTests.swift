@@ -205,7 +205,8 @@ struct ClickHouseTranslationTests {
     static let columns = [
         "seq", "time", "kind", "name", "onboarding", "screen", "screen_cid", "total_screens", "session", "profile",
         "event_id", "placement", "variation", "action", "element", "element_type", "reply", "value_kind",
-        "value_string", "value_number", "value_set", "label_kind", "label_string", "label_set", "error_domain",
+        "value_string", "value_number", "value_set", "label_kind", "label_string", "label_set", "option_kind",
+        "option_string", "option_set", "input_type", "error_domain",
         "error_code", "error_message",
     ]
 

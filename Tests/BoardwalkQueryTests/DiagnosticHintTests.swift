@@ -86,28 +86,25 @@ import Testing
     #expect(diagnostic("events | where screen <= 2 and screen >= 0 | count") == "no error")
 }
 
-@Test func aSecondReductionNamesBothStages() {
+/// A reduction may follow another: it reads the rows of the one before, so its fields are their columns, and a
+/// name that is not one of them is reported with the columns there are.
+@Test func aSecondReductionReadsTheColumnsOfTheFirst() {
+    #expect(diagnostic("events | stats count() | count") == "no error")
+    #expect(diagnostic("events | top 3 name | histogram count") == "no error")
+    #expect(diagnostic("events | sort time | limit 5 | count") == "no error")
     #expect(
-        diagnostic("events | stats count() | count") == """
-            error: a query has one reduction; `count` follows `stats`
-             --> query:1:26
-            1 | events | stats count() | count
-              |                          ^^^^^ compute several aggregates in one `stats`: `stats count(), …`
+        diagnostic("sessions | count by profile | stats p50(cnt)") == """
+            error: unknown column `cnt`; did you mean `count`?
+             --> query:1:41
+            1 | sessions | count by profile | stats p50(cnt)
+              |                                         ^^^ columns: profile, count
             """)
     #expect(
-        diagnostic("events | top 3 name | histogram count") == """
-            error: a query has one reduction; `histogram` follows `top`
-             --> query:1:23
-            1 | events | top 3 name | histogram count
-              |                       ^^^^^^^^^ `count`, `stats`, `top`, `funnel` or `histogram` comes once, right after the `where` stages
-            """)
-    // After listed rows: the stage it follows is named.
-    #expect(
-        diagnostic("events | sort time | limit 5 | count") == """
-            error: a query has one reduction, right after its `where` stages
-             --> query:1:32
-            1 | events | sort time | limit 5 | count
-              |                                ^^^^^ `count` cannot follow `limit`
+        diagnostic("sessions | count by profile | histogram profile") == """
+            error: `histogram` needs a number or a duration; this is a string
+             --> query:1:41
+            1 | sessions | count by profile | histogram profile
+              |                                         ^^^^^^^
             """)
 }
 

@@ -85,13 +85,18 @@ import Testing
 }
 
 @Test func sessionFieldsInAFunnelStepSayWhyNotHow() {
+    // A breakdown may be what the session is; a step's condition is about one event.
+    #expect(diagnostic("sessions | funnel screen_presented, open_paywall by exit") == "no error")
     #expect(
-        diagnostic("sessions | funnel screen_presented, open_paywall by exit") == """
-            error: `exit` is a field of `sessions`; funnel steps and breakdowns read event fields
-             --> query:1:53
-            1 | sessions | funnel screen_presented, open_paywall by exit
-              |                                                     ^^^^ filter sessions with a `where` before the funnel instead
+        diagnostic(#"sessions | funnel screen_presented(exit == "closed"), open_paywall"#) == """
+            error: `exit` describes the session; a funnel step's condition reads the event's fields
+             --> query:1:36
+            1 | sessions | funnel screen_presented(exit == "closed"), open_paywall
+              |                                    ^^^^ filter sessions with a `where` before the funnel, or break the funnel down `by exit`
             """)
+    #expect(
+        diagnostic("sessions | funnel screen_presented(session.completed), open_paywall").hasPrefix(
+            "error: `session.completed` describes the session; a funnel step's condition reads the event's fields"))
 }
 
 @Test func aDecimalRowCountIsNamedAsSuch() {
@@ -219,11 +224,11 @@ import Testing
               |          ^^^^^^
             """)
     #expect(
-        diagnostic("sessions | count | count") == """
-            error: a query has one reduction; `count` follows `count`
+        diagnostic("sessions | count | funnel") == """
+            error: `funnel` reads sessions; it cannot follow `count`
              --> query:1:20
-            1 | sessions | count | count
-              |                    ^^^^^ compute several aggregates in one `stats`: `stats count(), …`
+            1 | sessions | count | funnel
+              |                    ^^^^^^ a funnel comes right after the `where` stages of `sessions`
             """)
     #expect(
         diagnostic("events |") == """
@@ -440,10 +445,10 @@ import Testing
             """)
     #expect(
         diagnostic(#"sessions | count by exit | select answer("x")"#) == """
-            error: `select` after a reduction takes column names
+            error: `answer(…)` describes a session; this stage reads the result's columns
              --> query:1:35
             1 | sessions | count by exit | select answer("x")
-              |                                   ^^^^^^^^^^^ columns: exit, count
+              |                                   ^^^^^^ columns: exit, count
             """)
 }
 
@@ -573,14 +578,14 @@ import Testing
         diagnostic(#"sessions | where exit not in ("closed") | count"#).hasSuffix(#"^^^^^^^^^^ write `["closed"]`"#))
     #expect(
         diagnostic("sessions | where variation is null | count") == """
-            error: expected `|` or the end of the query, found `is`
+            error: write `is absent`, not `is null`
              --> query:1:28
             1 | sessions | where variation is null | count
-              |                            ^^ no `is null`: `not (variation == variation)` holds when `variation` is absent
+              |                            ^^^^^^^ Boardwalk says absent for a value that is not there
             """)
     #expect(
-        diagnostic("sessions | where variation is not null").hasSuffix(
-            "no `is not null`: `variation == variation` holds when `variation` is present"))
+        diagnostic("sessions | where variation is not null").hasPrefix(
+            "error: write `is present`, not `is not null`"))
 }
 
 @Test func statsWithoutAnAggregateAndScreenOnSessions() {

@@ -99,7 +99,7 @@ func timestampLiterals(text: String, iso: String) throws {
     #expect(listed.columns == ["outcome"])
     // ClickHouse names the columns the same way.
     let sql = try Query.parse("sessions | count by exit | select exit as e, count as n").clickHouseSQL(table: "t")
-    #expect(sql.contains("__c0 AS `e`,\n    __c1 AS `n`"), "\(sql)")
+    #expect(sql.contains("__s0_0 AS `e`,\n    __s0_1 AS `n`"), "\(sql)")
 }
 
 @Test func rowCountsPastAnyResultMeanEveryRow() throws {

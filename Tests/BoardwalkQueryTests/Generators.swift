@@ -9,8 +9,13 @@ import BoardwalkModel
 /// one session; plus a few arbitrary events from ``RandomEvents``.
 struct SessionGenerator {
     var rng: SplitMix64
+    /// The earliest instant a session starts at; sessions start within two days after it.
+    var start: Int64
 
-    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+    init(seed: UInt64, start: Int64 = base) {
+        rng = SplitMix64(seed: seed)
+        self.start = start
+    }
 
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
     mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
@@ -25,7 +30,7 @@ struct SessionGenerator {
             let profile: String? = chance(0.8) ? pick(["p1", "p2", "p3"]) : nil
             let id: String? = chance(0.75) ? "s\(s)" : (chance(0.2) ? "" : nil)
             let variation: String? = chance(0.7) ? pick(["a", "b"]) : nil
-            var t = base + Int64(int(0...2 * 24 * 60)) * minute
+            var t = start + Int64(int(0...2 * 24 * 60)) * minute
             var screen = 0
             func make(_ payload: Payload, placed: Bool = true) -> Event {
                 Event(
@@ -151,6 +156,11 @@ struct QueryGenerator {
             "seq < \(int(0...40))",
             "label == \"PRO\"",
             "screen + 1 > total_screens - 1",
+            "reply is absent", "value is present", "dwell is absent", "\(pick(["element", "variation"])) is present",
+            "session.completed", "not session.paywall",
+            "session.exit == \"\(pick(["closed", "abandoned", "completed"]))\"",
+            "session.answer(\"experience\") == \"\(pick(["pro", "beginner"]))\"", "session.did(open_paywall)",
+            "session.furthest_screen >= \(int(0...3))", "session.answer(\"interests\") is present",
         ])
     }
 
@@ -178,6 +188,8 @@ struct QueryGenerator {
             "last_screen < total_screens - 1",
             "session == \"s\(int(0...6))\"",
             "session in [\"s\(int(0...4))\", \"s\(int(5...9))\"]",
+            "answer(\"\(pick(["experience", "interests", "age"]))\") is \(pick(["absent", "present"]))",
+            "variation is absent",
         ])
     }
 
@@ -189,7 +201,8 @@ struct QueryGenerator {
             "close", "custom", "\"navigation_failed\"", "analytics", "state_updated",
         ]
         if chance(0.2) {
-            return "funnel" + (chance(0.3) ? " by \(pick(["variation", "onboarding", "screen_cid"]))" : "")
+            let keys = ["variation", "onboarding", "screen_cid", "answer(\"experience\")", "session.variation", "exit"]
+            return "funnel" + (chance(0.3) ? " by \(pick(keys))" : "")
         }
         var text = "funnel " + (0..<int(1...4)).map { _ in pick(steps) }.joined(separator: ", ")
         if chance(0.7) { text += " within \(pick(["0s", "15s", "30s", "45s", "1m", "2m", "10m", "1h"]))" }
@@ -198,7 +211,10 @@ struct QueryGenerator {
         if mode == "strict", chance(0.6) {
             text += " ignoring (\(pick(["state_updated", "state_updated, onboarding_loaded", "analytics"])))"
         }
-        if chance(0.3) { text += " by \(pick(["variation", "onboarding", "screen", "value"]))" }
+        if chance(0.3) {
+            text +=
+                " by \(pick(["variation", "onboarding", "screen", "value", "answer(\"experience\")", "session.variation", "completed", "session.exit"]))"
+        }
         return text
     }
 
@@ -216,13 +232,20 @@ struct QueryGenerator {
         for _ in 0..<int(0...2) { parts.append("where " + (events ? eventPredicate() : sessionPredicate())) }
         let eventKeys = [
             "name", "kind", "screen", "onboarding", "element", "value", "label", "variation", "session", "reply",
-            "element_type",
+            "element_type", "session.exit", "session.answer(\"experience\")", "session.completed", "option",
+            "input_type", "error_code", "error_domain",
         ]
         let sessionKeys = [
             "exit", "onboarding", "completed", "answer(\"interests\")", "answer(\"experience\")", "variation",
             "furthest_screen", "profile", "answer(\"birthday\")",
         ]
-        let keys = events ? eventKeys : sessionKeys
+        // Time buckets in UTC, a fixed offset and zones whose clocks change (see `bucketedQuery`).
+        let zones = ["", ", \"+05:30\"", ", \"Europe/Berlin\"", ", \"America/New_York\"", ", \"UTC\""]
+        var keys = events ? eventKeys : sessionKeys
+        if chance(0.3) {
+            let unit = pick(["hour", "day", "week", "month"])
+            keys.append("\(unit)(\(events ? "time" : pick(["started", "ended"]))\(pick(zones)))")
+        }
         // Output column names must differ: a name drawn twice is kept once (the draws stay as they were).
         func distinct(_ names: [String]) -> [String] {
             var seen = Set<String>()
@@ -278,6 +301,48 @@ struct QueryGenerator {
             let column = pick(hasColumns)
             parts.append("sort \(column)\(chance(0.5) ? " desc" : "")")
             if chance(0.5) { parts.append("limit \(int(1...5))") }
+        }
+        if hasColumns == ["count"], parts.last?.hasPrefix("count") == true, chance(0.5) {
+            parts += laterStages()
+        }
+        return parts.joined(separator: " | ")
+    }
+
+    /// Stages after a `count [by …]`: arithmetic on its column, a filter on it, and a second (or third) reduction
+    /// over its rows.
+    mutating func laterStages() -> [String] {
+        var parts: [String] = []
+        if chance(0.4) { parts.append("where count \(pick([">", ">=", "<", "=="])) \(int(0...3))") }
+        if chance(0.3) { parts.append("select count, count * 2 + 1 as odd, count / 2 as half") }
+        switch int(0...4) {
+        case 0: parts.append("count")
+        case 1: parts.append("stats p50(count), max(count), sum(count), avg(count)")
+        case 2: parts.append("histogram count step \(pick(["1", "2", "5"]))")
+        case 3: parts += ["count by count as times", "sort count desc", "limit 3"]
+        default: parts += ["top 2 count as times", "where count >= 1", "count"]
+        }
+        return parts
+    }
+
+    /// A query keyed by a time bucket (`count by day(started, "Europe/Berlin")`), for data that straddles clock
+    /// changes, with now and then a filter against a bucket of `now()` and a reduction over its rows.
+    mutating func bucketedQuery() -> String {
+        let events = chance(0.4)
+        let unit = pick(["hour", "day", "week", "month"])
+        let zone = pick(["", ", \"+05:30\"", ", \"-03:00\"", ", \"Europe/Berlin\"", ", \"America/New_York\""])
+        let field = events ? "time" : pick(["started", "ended"])
+        var parts = [events ? "events" : "sessions"]
+        if chance(0.3) {
+            parts.append("where \(field) >= \(pick(["day", "hour"]))(now()\(zone)) - \(pick(["1d", "2d", "36h"]))")
+        }
+        if chance(0.3) { parts.append("where \(unit)(\(field)\(zone)) != \(unit)(now()\(zone))") }
+        let key = "\(unit)(\(field)\(zone))"
+        if chance(0.7) {
+            parts.append("count by \(key)" + (chance(0.3) ? ", " + (events ? "kind" : "exit") : ""))
+            if chance(0.5) { parts += laterStages() }
+        } else {
+            parts.append("stats min(\(key)) as first, max(\(key)) as last, count()")
+            if chance(0.5) { parts.append("select last - first as span, first") }
         }
         return parts.joined(separator: " | ")
     }

@@ -172,6 +172,25 @@ import Testing
                 .hasPrefix("the sessions of a group of the funnel come from onboardings of 3 to 5 screens") == true)
     }
 
+    /// The store's folds read the same: over the whole store (its lean fold), over a time range, broken down.
+    @Test func theStoreNotesMixedLengthsOverTheWholeStoreAndTimeRanges() throws {
+        try withTemporaryStore { store in
+            _ = try store.append(
+                Self.session("a", onboarding: "short", screens: 3, start: 0)
+                    + Self.session("b", onboarding: "long", screens: 5, start: 100_000_000))
+            let source = StoreEventSource(store)
+            for text in [
+                "sessions | funnel", "sessions | where started >= @1970-01-01 | funnel",
+                "sessions | funnel by placement",
+            ] {
+                let notes = try Query.parse(text).execute(on: source).statistics.notes.map(\.message)
+                #expect(notes.first?.contains("onboardings of 3 to 5 screens") == true, "\(text): \(notes)")
+            }
+            let one = #"sessions | where onboarding == "long" | funnel"#
+            #expect(try Query.parse(one).execute(on: source).statistics.notes.isEmpty)
+        }
+    }
+
     /// One onboarding whose sessions disagree on its length is no mix of onboardings: no note, and none that
     /// suggests the filter the query already has.
     @Test func oneOnboardingOfTwoLengthsGetsNoNote() throws {

@@ -149,6 +149,24 @@ struct ReferenceEvaluator {
             case .multiSelect(let cs): return cs.isEmpty ? .null : .set(Set(cs.map(\.label)).sorted())
             default: return .null
             }
+        case .option:
+            guard case .stateUpdated(let u) = e.payload else { return .null }
+            switch u.value {
+            case .select(let c): return .string(c.id)
+            case .multiSelect(let cs): return cs.isEmpty ? .null : .set(Set(cs.map(\.id)).sorted())
+            default: return .null
+            }
+        case .inputType:
+            guard case .stateUpdated(let u) = e.payload, case .input(let input) = u.value else { return .null }
+            switch input {
+            case .text: return .string("text")
+            case .email: return .string("email")
+            case .number: return .string("number")
+            }
+        case .errorDomain, .errorCode, .errorMessage:
+            guard case .error(let error) = e.payload else { return .null }
+            return f == .errorDomain
+                ? .string(error.domain) : f == .errorCode ? .integer(Int64(error.code)) : .string(error.message)
         case .dwell: return row.dwell
         }
     }
@@ -236,7 +254,13 @@ struct ReferenceEvaluator {
                 for r in s.events {
                     rows.append(
                         (
-                            { b in if case .event(let f) = b { return eventField(f, r) } else { return .null } },
+                            { b in
+                                switch b {
+                                case .event(let f): return eventField(f, r)
+                                case .ofSession(let property): return sessionLeaf(property, s)
+                                default: return .null
+                                }
+                            },
                             r.censored, (r.event.time.microseconds, r.seq, ""), nil
                         ))
                 }
@@ -247,17 +271,26 @@ struct ReferenceEvaluator {
             }
         }
         rows = rows.filter { row in q.filters.allSatisfy { $0.evaluate(now: now, row.leaf).isTrue } }
-        var table: ResultTable
-        switch q.reduction {
-        case nil:
+        guard let reduction = q.reduction else {
             let ordered = rows.sorted { a, b in a.order < b.order }
-            table = ResultTable(
+            let table = ResultTable(
                 columns: q.columns, rows: ordered.map { r in q.rowColumns.map { $0.bound.evaluate(now: now, r.leaf) } })
+            return tableStages(q, table)
+        }
+        return tableStages(q, reduce(reduction, columns: q.columns, rows))
+    }
+
+    typealias Input = (leaf: (Bound) -> Value, censored: Bool, order: (Int64, Int, String), session: Session?)
+
+    /// A reduction over rows given as leaf functions (the source's rows, or a result's rows in a later stage).
+    func reduce(_ reduction: Reduction, columns: [String], _ rows: [Input]) -> ResultTable {
+        var table: ResultTable
+        switch reduction {
         case .count(let by):
             let groups = group(rows.map { r in (by.map { $0.bound.evaluate(now: now, r.leaf) }, r) })
             var out = groups.map { $0.key + [.integer(Int64($0.rows.count))] }
             if by.isEmpty && out.isEmpty { out = [[.integer(0)]] }
-            table = ResultTable(columns: q.columns, rows: out)
+            table = ResultTable(columns: columns, rows: out)
         case .top(let n, let key):
             // Rule 11: absent is not one of the values.
             let groups = group(rows.map { r in ([key.bound.evaluate(now: now, r.leaf)], r) }).filter {
@@ -274,11 +307,9 @@ struct ReferenceEvaluator {
                     sorted.swapAt(j, j - 1)
                 }
             }
-            table = ResultTable(columns: q.columns, rows: Array(sorted.prefix(n)))
+            table = ResultTable(columns: columns, rows: Array(sorted.prefix(n)))
         case .histogram(let value, let step):
-            var keyed:
-                [([Value], (leaf: (Bound) -> Value, censored: Bool, order: (Int64, Int, String), session: Session?))] =
-                    []
+            var keyed: [([Value], Input)] = []
             for r in rows {
                 let v = value.bound.evaluate(now: now, r.leaf)
                 let x: Double
@@ -303,12 +334,12 @@ struct ReferenceEvaluator {
                         [.null, .integer(Int64(rows.filter(\.censored).count)), .bool(true)]
                     ]
             }
-            table = ResultTable(columns: q.columns, rows: out)
+            table = ResultTable(columns: columns, rows: out)
         case .stats(let aggregates, let by, let censored):
             var groups = group(rows.map { r in (by.map { $0.bound.evaluate(now: now, r.leaf) }, r) })
             if by.isEmpty && groups.isEmpty { groups = [([], [])] }
             table = ResultTable(
-                columns: q.columns,
+                columns: columns,
                 rows: groups.map { g in
                     var out = g.key
                     for a in aggregates {
@@ -319,9 +350,9 @@ struct ReferenceEvaluator {
                     return out
                 })
         case .funnel(let f):
-            table = ResultTable(columns: q.columns, rows: funnel(f, rows.compactMap(\.session)))
+            table = ResultTable(columns: columns, rows: funnel(f, rows.compactMap(\.session)))
         }
-        return tableStages(q, table)
+        return table
     }
 
     /// Groups rows by key, exploding set-valued keys; groups sorted by key, absent last.
@@ -409,12 +440,13 @@ struct ReferenceEvaluator {
                 .integer(Int64(previous - reached[i])),
             ]
         }
-        func byKeys(_ row: Row?) -> [Value] {
+        func byKeys(_ row: Row?, _ session: Session) -> [Value] {
             f.by.map { c in
                 c.bound.evaluate(now: now) { b in
                     if case .event(let field) = b, let row {
                         return eventField(field, Row(event: row.event, seq: row.seq, dwell: .null, censored: false))
                     }
+                    if case .ofSession(let property) = b { return sessionLeaf(property, session) }
                     return .null
                 }
             }
@@ -438,7 +470,7 @@ struct ReferenceEvaluator {
                         Double($0.event.time.microseconds - t0)
                     }
                 }
-                keyed.append((byKeys(first), reach))
+                keyed.append((byKeys(first, s), reach))
             }
             var groups = group(keyed.map { ($0.0, $0.1) })
             if f.by.isEmpty && groups.isEmpty && steps > 0 { groups = [([], [])] }
@@ -465,7 +497,7 @@ struct ReferenceEvaluator {
             let (chain, first, done) = bestChain(f, s.events)
             guard !chain.isEmpty else { continue }
             let times = done.map { Double($0 - done[0]) }
-            keyed.append((byKeys(first.map { s.events[$0] }), (chain.count, times)))
+            keyed.append((byKeys(first.map { s.events[$0] }, s), (chain.count, times)))
         }
         var groups = group(keyed)
         if f.by.isEmpty && groups.isEmpty { groups = [([], [])] }
@@ -565,8 +597,17 @@ struct ReferenceEvaluator {
             case .limit(let n):
                 t.rows = Array(t.rows.prefix(n))
             case .select(let cols):
-                t.columns = cols.map { t.columns[$0] }
-                t.rows = t.rows.map { r in cols.map { r[$0] } }
+                t.columns = cols.map(\.name)
+                t.rows = t.rows.map { r in
+                    cols.map { c in
+                        c.bound.evaluate(now: now) { b in if case .column(let i) = b { r[i] } else { .null } }
+                    }
+                }
+            case .reduce(let reduction, let columns):
+                let rows: [Input] = t.rows.enumerated().map { (index, r) in
+                    ({ b in if case .column(let i) = b { r[i] } else { .null } }, false, (0, index, ""), nil)
+                }
+                t = reduce(reduction, columns: columns, rows)
             case .sort(let keys):
                 // Insertion sort: stable by construction.
                 var rows = t.rows

@@ -35,7 +35,8 @@ import Testing
             _ = error.description
         }
     }
-    #expect(parsed > 100)
+    // Enough of the mutants parse and run for the run path to be exercised, not only the errors (about 3 %).
+    #expect(parsed > 50)
 }
 
 @Test func deepNestingAndLongQueriesAreErrorsNotCrashes() {

@@ -39,3 +39,14 @@ struct ShortNameSuggestionsTests {
                 "error: unknown aggregate `perc`; did you mean `percentile`?"))
     }
 }
+
+@Suite("No suggestion for words no name could be a typo of")
+struct LongWordSuggestionsTests {
+    @Test("a word up to the limit is compared; a longer one, a 1 MB literal included, is not")
+    func longWords() {
+        let name = String(repeating: "a", count: Suggestions.longestWord - 1)
+        #expect(Suggestions.closest(to: name + "b", in: [name]) == name)
+        #expect(Suggestions.closest(to: name + "bc", in: [name]) == nil)
+        #expect(Suggestions.closest(to: String(repeating: "x", count: 1 << 20), in: ["screen_presented"]) == nil)
+    }
+}

@@ -31,19 +31,18 @@ import Testing
     }
 
     @Test(arguments: zones, TimeUnit.allCases)
-    func agreesWithFoundationAcrossClockChanges(zoneName: String, unit: TimeUnit) throws {
+    func agreeWithFoundationAcrossClockChanges(zoneName: String, unit: TimeUnit) throws {
         let zone = try #require(BucketZone(zoneName))
-        guard case .named(let foundationZone) = zone.rule else {
+        guard case .named(let changes) = zone.rule else {
             Issue.record("\(zoneName) should be a named zone")
             return
         }
+        let foundationZone = changes.zone
         // Lord Howe's clock falls back half an hour: Foundation starts the repeated half hour's hour at an instant
         // outside it; Boardwalk keeps the hour one bucket (pinned in `halfHourFallBackKeepsOneHourBucket`).
         if zoneName == "Australia/Lord_Howe" && unit == .hour { return }
-        var shared = TimeBucketer(unit: unit, zone: zone)
         var rng = SplitMix64(seed: 2026)
-        // Instants around every clock change of 2008–2028, and random ones, in time order (the shared bucketer's
-        // cache is exercised as a scan uses it) and then shuffled.
+        // Instants around every clock change of 2008–2028, and random ones.
         var instants: [Int64] = []
         var date = Date(timeIntervalSince1970: 1_199_145_600)  // 2008-01-01
         while let change = foundationZone.nextDaylightSavingTimeTransition(after: date),
@@ -58,42 +57,39 @@ import Testing
         for _ in 0..<2_000 {
             instants.append(Int64.random(in: 1_199_145_600_000_000..<1_830_297_600_000_000, using: &rng))
         }
-        instants.sort()
-        let orders = [instants, instants.shuffled(using: &rng)]
-        for order in orders {
-            for micros in order {
-                let t = Timestamp(microseconds: micros)
-                var fresh = TimeBucketer(unit: unit, zone: zone)
-                let expected = Self.reference(t, unit, foundationZone)
-                let alone = fresh.start(of: t).microseconds
-                let cached = shared.start(of: t).microseconds
-                if alone != expected || cached != expected {
-                    Issue.record(
-                        "\(unit) of \(t) in \(zoneName): \(alone) alone, \(cached) cached, expected \(expected)")
-                    return
-                }
+        for micros in instants {
+            let t = Timestamp(microseconds: micros)
+            let expected = Self.reference(t, unit, foundationZone)
+            let bucket = zone.bucket(of: t, unit: unit)
+            if bucket.start.microseconds != expected {
+                Issue.record("\(unit) of \(t) in \(zoneName): \(bucket.start.microseconds), expected \(expected)")
+                return
             }
+            // The offset shown is the zone's at the bucket's start.
+            let start = Date(timeIntervalSince1970: Double(bucket.start.microseconds) / 1e6)
+            #expect(bucket.offset == foundationZone.secondsFromGMT(for: start))
         }
     }
 
     @Test func repeatedHourIsTwoBucketsAndHalfHourFallBackKeepsOneHourBucket() throws {
         // Berlin, 2026-10-25: 03:00 CEST becomes 02:00 CET at 01:00Z, so 02:00-03:00 local happens twice.
-        var berlin = TimeBucketer(unit: .hour, zone: try #require(BucketZone("Europe/Berlin")))
-        let firstPass = try #require(Timestamp(iso8601: "2026-10-25T00:30:00Z"))
-        let secondPass = try #require(Timestamp(iso8601: "2026-10-25T01:30:00Z"))
-        #expect(berlin.start(of: firstPass) == Timestamp(iso8601: "2026-10-25T00:00:00Z"))
-        #expect(berlin.start(of: secondPass) == Timestamp(iso8601: "2026-10-25T01:00:00Z"))
+        let berlin = try #require(BucketZone("Europe/Berlin"))
+        let firstPass = berlin.bucket(of: try #require(Timestamp(iso8601: "2026-10-25T00:30:00Z")), unit: .hour)
+        let secondPass = berlin.bucket(of: try #require(Timestamp(iso8601: "2026-10-25T01:30:00Z")), unit: .hour)
+        #expect(firstPass.start == Timestamp(iso8601: "2026-10-25T00:00:00Z"))
+        #expect(secondPass.start == Timestamp(iso8601: "2026-10-25T01:00:00Z"))
+        // Both show the wall-clock hour, 02:00, at their own offsets.
+        #expect(firstPass.description == "2026-10-25T02:00" && firstPass.offset == 7_200)
+        #expect(secondPass.description == "2026-10-25T02:00" && secondPass.offset == 3_600)
         // Lord Howe, 2008-04-06: 02:00 (+11:00) becomes 01:30 (+10:30) at 15:00Z; the hour from 01:00 local lasts
         // 90 minutes and is one bucket, starting when the clock first showed 01:00.
-        var lordHowe = TimeBucketer(unit: .hour, zone: try #require(BucketZone("Australia/Lord_Howe")))
+        let lordHowe = try #require(BucketZone("Australia/Lord_Howe"))
         for time in ["2008-04-05T14:10:00Z", "2008-04-05T14:50:00Z", "2008-04-05T15:10:00Z"] {
-            #expect(
-                lordHowe.start(of: try #require(Timestamp(iso8601: time))) == Timestamp(iso8601: "2008-04-05T14:00:00Z")
-            )
+            let bucket = lordHowe.bucket(of: try #require(Timestamp(iso8601: time)), unit: .hour)
+            #expect(bucket.start == Timestamp(iso8601: "2008-04-05T14:00:00Z"))
         }
-        #expect(
-            lordHowe.start(of: try #require(Timestamp(iso8601: "2008-04-05T15:30:00Z")))
-                == Timestamp(iso8601: "2008-04-05T15:30:00Z"))
+        let next = lordHowe.bucket(of: try #require(Timestamp(iso8601: "2008-04-05T15:30:00Z")), unit: .hour)
+        #expect(next.start == Timestamp(iso8601: "2008-04-05T15:30:00Z"))
     }
 
     @Test(arguments: [
@@ -101,7 +97,11 @@ import Testing
     ])
     func readsFixedOffsets(text: String, seconds: Int) throws {
         let zone = try #require(BucketZone(text))
-        #expect(zone.rule == .fixed(seconds))
+        guard case .fixed(let offset) = zone.rule else {
+            Issue.record("\(text) should be a fixed offset")
+            return
+        }
+        #expect(offset == seconds)
     }
 
     @Test(arguments: ["Mars/Olympus", "+25:00", "+03:60", "3:00", "+3:00", "berlin", "", "+03:00:00"])
@@ -111,14 +111,13 @@ import Testing
 
     @Test func weeksStartOnMondayAndMonthsOnTheFirst() throws {
         let thursday = try #require(Timestamp(iso8601: "2026-11-05T15:30:00Z"))
-        var week = TimeBucketer(unit: .week, zone: .utc)
-        var month = TimeBucketer(unit: .month, zone: .utc)
-        var hour = TimeBucketer(unit: .hour, zone: try #require(BucketZone("+05:30")))
-        #expect(week.start(of: thursday) == Timestamp(iso8601: "2026-11-02T00:00:00Z"))
-        #expect(month.start(of: thursday) == Timestamp(iso8601: "2026-11-01T00:00:00Z"))
-        #expect(hour.start(of: thursday) == Timestamp(iso8601: "2026-11-05T15:30:00Z"))
-        let before1970 = Timestamp(microseconds: -1)
-        var day = TimeBucketer(unit: .day, zone: .utc)
-        #expect(day.start(of: before1970) == Timestamp(microseconds: -86_400_000_000))
+        let week = BucketZone.utc.bucket(of: thursday, unit: .week)
+        let month = BucketZone.utc.bucket(of: thursday, unit: .month)
+        let hour = try #require(BucketZone("+05:30")).bucket(of: thursday, unit: .hour)
+        #expect(week.start == Timestamp(iso8601: "2026-11-02T00:00:00Z") && week.description == "2026-11-02")
+        #expect(month.start == Timestamp(iso8601: "2026-11-01T00:00:00Z") && month.description == "2026-11-01")
+        #expect(hour.start == Timestamp(iso8601: "2026-11-05T15:30:00Z") && hour.description == "2026-11-05T21:00")
+        let before1970 = BucketZone.utc.bucket(of: Timestamp(microseconds: -1), unit: .day)
+        #expect(before1970.start == Timestamp(microseconds: -86_400_000_000) && before1970.description == "1969-12-31")
     }
 }

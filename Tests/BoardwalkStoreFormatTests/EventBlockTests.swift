@@ -11,21 +11,36 @@ private struct BlockEvent: Equatable {
     var body: [UInt8]
 }
 
-private func build(_ events: [BlockEvent]) -> [UInt8] {
+/// The checksum of a block's name, as a store makes it from the key the block is stored under.
+private func seed(_ name: [UInt8]) -> CRC32C {
+    var crc = CRC32C()
+    name.withUnsafeBytes { crc.update($0) }
+    return crc
+}
+
+private func build(_ events: [BlockEvent], name: [UInt8] = []) -> [UInt8] {
     var builder = EventBlockBuilder(capacity: 16)
     builder.start(time: events[0].time, seq: events[0].seq)
     for e in events { e.body.withUnsafeBytes { builder.append(time: e.time, seq: e.seq, body: $0) } }
-    let bytes = builder.withBlock { Array($0) }
+    let bytes = builder.withBlock(checksumSeed: seed(name)) { Array($0) }
     #expect(bytes.count == builder.byteCount)
     return bytes
 }
 
-private func read(_ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64) throws(CodecError) -> [BlockEvent] {
+/// `payload` (a header and events) with the checksum in front that makes it pass, under an empty name.
+private func sealed(_ payload: [UInt8]) -> [UInt8] {
+    let crc = payload.withUnsafeBytes { CRC32C.checksum($0) }
+    return withUnsafeBytes(of: crc.littleEndian) { Array($0) } + payload
+}
+
+private func read(
+    _ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64, name: [UInt8] = []
+) throws(CodecError) -> [BlockEvent] {
     var out: [BlockEvent] = []
     var failure: CodecError? = nil
     bytes.withUnsafeBytes { raw in
         do throws(CodecError) {
-            var reader = try EventBlockReader(raw, firstTime: firstTime, firstSeq: firstSeq)
+            var reader = try EventBlockReader(raw, firstTime: firstTime, firstSeq: firstSeq, checksumSeed: seed(name))
             while try reader.next() {
                 out.append(BlockEvent(time: reader.time, seq: reader.seq, body: Array(reader.body)))
             }
@@ -70,16 +85,16 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
             BlockEvent(time: 25, seq: 2, body: []),
         ]
         let bytes = build(events)
-        // count 3, span 15, first − min = 3, max − min = 7; then the events' deltas.
-        #expect(bytes == [3, 15, 3, 7, 0, 0, 1, 1, 0, 8, 2, 2, 3, 15, 13, 0])
+        // The checksum; count 3, span 15, first − min = 3, max − min = 7; then the events' deltas.
+        #expect(bytes == sealed([3, 15, 3, 7, 0, 0, 1, 1, 0, 8, 2, 2, 3, 15, 13, 0]))
         try bytes.withUnsafeBytes { raw in
-            let reader = try EventBlockReader(raw, firstTime: 10, firstSeq: 5)
+            let reader = try EventBlockReader(raw, firstTime: 10, firstSeq: 5, checksumSeed: CRC32C())
             #expect(reader.count == 3 && reader.lastTime == 25 && reader.minSeq == 2 && reader.maxSeq == 9)
         }
     }
 
-    /// Every proper prefix and every single-byte change of a block either fails with an offset inside the
-    /// bytes or decodes to events that still obey the block's rules; nothing traps.
+    /// Every proper prefix and every single-byte change of a block fails, with an offset inside the bytes: the
+    /// checksum finds every change of up to 32 bits in a row.
     @Test func damagedBlocksFailWithAnOffset() throws {
         var rng = SplitMix64(seed: 99)
         let events = randomEvents(&rng, count: 20)
@@ -93,15 +108,28 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
             for v: UInt8 in [0x00, 0x01, 0x7F, 0x80, 0xFF] where v != bytes[i] {
                 var damaged = bytes
                 damaged[i] = v
-                do {
-                    let decoded = try read(damaged, firstTime: events[0].time, firstSeq: events[0].seq)
-                    // Decoding a changed body byte is fine; the order rules must still hold.
-                    for (a, b) in zip(decoded, decoded.dropFirst()) { #expect((a.time, a.seq) < (b.time, b.seq)) }
-                } catch {
-                    #expect(error.offset >= 0 && error.offset <= damaged.count)
+                let error = #expect(throws: CodecError.self, "byte \(i) = \(v)") {
+                    try read(damaged, firstTime: events[0].time, firstSeq: events[0].seq)
                 }
+                #expect(error.map { $0.offset >= 0 && $0.offset <= damaged.count } ?? false)
             }
         }
+    }
+
+    /// A block read under another name than the one it was written under fails its checksum, as a block whose
+    /// key's onboarding or screen was changed on disk does.
+    @Test func blocksReadUnderAnotherNameFailTheirChecksum() throws {
+        let events = [BlockEvent(time: 100, seq: 7, body: [1]), BlockEvent(time: 200, seq: 9, body: [2])]
+        let bytes = build(events, name: [0, 0, 0, 1, 0, 5])
+        #expect(try read(bytes, firstTime: 100, firstSeq: 7, name: [0, 0, 0, 1, 0, 5]) == events)
+        let error = #expect(throws: CodecError.self) {
+            try read(bytes, firstTime: 100, firstSeq: 7, name: [0, 0, 0, 1, 0, 4])
+        }
+        guard case .checksumMismatch = error?.reason else {
+            Issue.record("expected a checksum mismatch, got \(String(describing: error))")
+            return
+        }
+        #expect(error?.offset == 0)
     }
 
     @Test func wrongKeyFieldsAreRejected() throws {
@@ -113,8 +141,15 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
         #expect(throws: CodecError.self) { try read(bytes, firstTime: 100, firstSeq: 2) }
         #expect(throws: CodecError.self) { try read(bytes, firstTime: Int64.max - 10, firstSeq: 7) }
         #expect(throws: CodecError.self) { try read([], firstTime: 0, firstSeq: 0) }
-        // A count the bytes cannot hold.
-        #expect(throws: CodecError.self) { try read([100, 0, 0, 0, 0, 0, 0], firstTime: 0, firstSeq: 0) }
+        #expect(throws: CodecError.self) { try read(sealed([]), firstTime: 0, firstSeq: 0) }
+        // A count the bytes cannot hold, under a checksum that matches.
+        let oversized = #expect(throws: CodecError.self) {
+            try read(sealed([100, 0, 0, 0, 0, 0, 0]), firstTime: 0, firstSeq: 0)
+        }
+        guard case .oversizedCount = oversized?.reason else {
+            Issue.record("expected an oversized count, got \(String(describing: oversized))")
+            return
+        }
     }
 }
 
@@ -126,7 +161,7 @@ private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstT
     var failure: CodecError? = nil
     bytes.withUnsafeBytes { raw in
         do throws(CodecError) {
-            try builder.resume(raw, firstTime: firstTime, firstSeq: firstSeq)
+            try builder.resume(raw, firstTime: firstTime, firstSeq: firstSeq, checksumSeed: CRC32C())
         } catch {
             failure = error
         }
@@ -154,7 +189,7 @@ private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstT
                 e.body.withUnsafeBytes { builder.append(time: e.time, seq: e.seq, body: $0) }
                 #expect(builder.byteCount == predicted)
             }
-            #expect(builder.withBlock { Array($0) } == whole)
+            #expect(builder.withBlock(checksumSeed: CRC32C()) { Array($0) } == whole)
             // An event at or before the last one cannot be appended.
             let last = events[count - 1]
             #expect(!builder.canAppend(time: last.time, seq: last.seq))
@@ -206,7 +241,8 @@ private func variedEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
 private func stepBothWays(_ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64, _ context: String) -> Int {
     var steps = 0
     bytes.withUnsafeBytes { raw in
-        guard let start = try? EventBlockReader(raw, firstTime: firstTime, firstSeq: firstSeq) else { return }
+        guard let start = try? EventBlockReader(raw, firstTime: firstTime, firstSeq: firstSeq, checksumSeed: CRC32C())
+        else { return }
         var fast = start, checked = start
         while true {
             let a: Result<Bool, CodecError>, b: Result<Bool, CodecError>
@@ -236,22 +272,26 @@ private func stepBothWays(_ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64, 
     }
 
     /// Every prefix and every single-byte change of blocks with deltas of every length gives the same events and the
-    /// same error, at the same step, both ways: the fast path passes only what the checked path passes.
+    /// same error, at the same step, both ways: the fast path passes only what the checked path passes. The damaged
+    /// bytes get a checksum that matches (as a writer's bug would give them), so that the readers see them.
     @Test(arguments: [7, 8, 9])
     func damagedBlocksFailTheSameBothWays(seed: UInt64) {
         var rng = SplitMix64(seed: seed)
         let events = variedEvents(&rng, count: 24)
-        let bytes = build(events)
+        let payload = Array(build(events).dropFirst(EventBlockReader.checksumSize))
         let (time, seq) = (events[0].time, events[0].seq)
-        for n in 0..<bytes.count {
-            _ = stepBothWays(Array(bytes[0..<n]), firstTime: time, firstSeq: seq, "prefix \(n)")
+        var steps = 0
+        for n in 0..<payload.count {
+            steps += stepBothWays(sealed(Array(payload[0..<n])), firstTime: time, firstSeq: seq, "prefix \(n)")
         }
-        for i in bytes.indices {
-            for v: UInt8 in [0x00, 0x01, 0x02, 0x7F, 0x80, 0x81, 0xFF, bytes[i] ^ 0x80] where v != bytes[i] {
-                var damaged = bytes
+        for i in payload.indices {
+            for v: UInt8 in [0x00, 0x01, 0x02, 0x7F, 0x80, 0x81, 0xFF, payload[i] ^ 0x80] where v != payload[i] {
+                var damaged = payload
                 damaged[i] = v
-                _ = stepBothWays(damaged, firstTime: time, firstSeq: seq, "byte \(i) = \(v)")
+                steps += stepBothWays(sealed(damaged), firstTime: time, firstSeq: seq, "byte \(i) = \(v)")
             }
         }
+        // The readers stepped through the damaged blocks, not only past their checksums.
+        #expect(steps > payload.count * 8)
     }
 }

@@ -6,7 +6,7 @@ import Testing
 
 @testable import BoardwalkStore
 
-/// The event log (format 9): a batch's blocks go to `event_log` and are folded into `events` every few batches.
+/// The event log: a batch's blocks go to `event_log` and are folded into `events` every few batches.
 /// Where the blocks are must not change what any read returns.
 @Suite struct EventLogTests {
     static let limits: [(name: String, limits: EventLogLimits)] = [

@@ -226,7 +226,15 @@ import Testing
         #expect(try value(store, onboarding: onboarding, first: target.first) == damaged)
         let after = try store.read { try $0.stats() }
         #expect(after.events == before.events && after.sessions == before.sessions && after.nextSeq == before.nextSeq)
-        // A batch that adds nothing to the damaged chunk's onboarding is stored as usual.
+        // The refusal marked the store: every append is refused now, naming check and the salvage.
+        #expect(store.damageFound != nil)
+        let marked = #expect(throws: StoreError.self) {
+            try store.append([simpleEvent(onboarding: 2, screen: 0, session: 3, time: 6_000)])
+        }
+        #expect(marked.map { "\($0)".contains("boardwalk check") } == true, "\(String(describing: marked))")
+        // Without the mark (damage no read has met), a batch that adds nothing to the damaged chunk's onboarding is
+        // stored as usual.
+        store.clearDamageMark()
         try store.append([simpleEvent(onboarding: 2, screen: 0, session: 3, time: 6_000)])
         #expect(try store.read { try $0.stats().events } == before.events + 1)
     }
@@ -285,7 +293,9 @@ import Testing
         #expect(
             after.nextSeq == before.nextSeq && after.events == before.events && seqs == Array(0..<after.nextSeq),
             "seqs \(seqs), next_seq \(before.nextSeq) → \(after.nextSeq)")
-        // The store goes on: an append that does not touch the damaged chunk is stored.
+        // The refusal marked the store; without the mark, an append that does not touch the damaged chunk is stored.
+        #expect(store.damageFound != nil)
+        store.clearDamageMark()
         try store.append([simpleEvent(onboarding: 2, screen: 0, session: 22, time: 102)])
         #expect(try store.read { try $0.stats().events } == before.events + 1)
     }

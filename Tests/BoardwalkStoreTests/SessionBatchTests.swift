@@ -255,10 +255,12 @@ import Testing
                     try put(store.dbs.events, key, Array(value.prefix(value.count / 2)))
                 } else {
                     // The last byte of the last record: inside s1's record body, which no longer decodes as a
-                    // whole record.
+                    // whole record. Resealed, so that the block passes its checksum and the record is what fails.
                     var damaged = value
                     damaged[damaged.count - 1] = 0xFF
-                    try put(store.dbs.events, key, damaged)
+                    try put(
+                        store.dbs.events, key,
+                        resealed(damaged, key: try #require(key.withUnsafeBytes { EventKey($0) })))
                 }
             }
         }

@@ -237,8 +237,13 @@ import Testing
                 report.problems.contains { $0.hasPrefix("sessions:") && $0.contains("does not decode") }, "\(report)")
             let error = #expect(throws: StoreError.self) { try store.read { try $0.events(inSession: "s0") } }
             #expect(error?.kind == .corrupt)
-            // The writer does not grow the damaged value: the next batch's references go into a sound value of
-            // their own, and check() still reports the old damage only.
+            // The check and the read marked the store, so appends are refused. Without the mark (damage no read
+            // has met), the writer does not grow the damaged value: the next batch's references go into a sound
+            // value of their own, and check() still reports the old damage only.
+            #expect(throws: StoreError.self) {
+                try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 50)])
+            }
+            store.clearDamageMark()
             try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 50)])
             let values = try store.env.transaction(write: false) { txn in
                 try txn.withCursor(store.dbs.sessions) { c in

@@ -1,3 +1,4 @@
+import BoardwalkCodec
 import BoardwalkModel
 import Foundation
 
@@ -72,4 +73,14 @@ func reopenedStore(at dir: String, holding sessions: [String]) throws -> Store {
         try store.append(sessionStarts(sessions))
     }
     return try Store.open(at: dir)
+}
+
+/// `value`, a block stored under `key` whose bytes were changed, with the checksum that makes it pass again: the
+/// block a writer's bug would store, for tests of what the readers check beyond the checksum.
+func resealed(_ value: [UInt8], key: EventKey) -> [UInt8] {
+    var crc = key.checksumSeed
+    value.dropFirst(4).withUnsafeBytes { crc.update($0) }
+    var out = value
+    withUnsafeBytes(of: crc.value.littleEndian) { out.replaceSubrange(0..<4, with: $0) }
+    return out
 }

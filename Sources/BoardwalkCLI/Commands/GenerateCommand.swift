@@ -5,11 +5,17 @@ import BoardwalkGenerator
 enum GenerateCommand: Command {
     static let name = "generate"
     static let summary = "Write realistic synthetic onboarding events as NDJSON to stdout"
-    static let usage = "boardwalk generate --sessions N [--seed S] [--onboardings K] [--shape SHAPE]"
+    static let usage =
+        "boardwalk generate --sessions N [--seed S] [--onboardings K] [--start TIME] [--days D] [--shape SHAPE]"
     static let options = [
         OptionSpec("sessions", short: "n", value: "N", help: "How many sessions to generate (required)"),
         OptionSpec("seed", short: "s", value: "S", help: "The seed; the same seed gives the same bytes (default: 1)"),
         OptionSpec("onboardings", value: "K", help: "How many onboardings sessions are drawn from (default: 6)"),
+        OptionSpec(
+            "start", value: "TIME", help: "When the first session starts, ISO-8601 (default: 2026-11-01T00:00:00Z)"),
+        OptionSpec(
+            "days", value: "D",
+            help: "Spread the sessions' starts over D days (default: one every 3 s on average)"),
         OptionSpec(
             "shape", value: "SHAPE",
             help: "mixed (default), wire, docs-camel, docs-snake or bridge: the message shape of every line"),
@@ -28,6 +34,7 @@ enum GenerateCommand: Command {
         Examples:
           boardwalk generate --sessions 1000 > events.ndjson
           boardwalk generate -n 50000 --seed 7 | boardwalk ingest -
+          boardwalk generate -n 20000 --start 2026-10-20 --days 14 > two-weeks.ndjson
 
         """
 
@@ -44,7 +51,19 @@ enum GenerateCommand: Command {
         let onboardings = try arguments.integer("onboardings", in: 1...10_000) ?? 6
         let shapeName = try arguments.choice("shape", among: ["mixed", "wire", "docs-camel", "docs-snake", "bridge"])
         let shape = shapeName.flatMap { shapes[$0] ?? nil }
-        let data = SyntheticData(sessions: sessions, seed: seed, onboardings: onboardings)
+        var start = SyntheticData.defaultStart
+        if let text = arguments.value("start") {
+            guard let parsed = Timestamp(iso8601: text) else {
+                throw UsageError("option '--start' takes an ISO-8601 time such as 2026-11-01 or 2026-11-01T10:00:00Z")
+            }
+            start = parsed
+        }
+        var gap: Int64 = 3_000
+        if let days = try arguments.integer("days", in: 1...3_650), sessions > 0 {
+            gap = max(1, Int64(days) * 86_400_000 / Int64(sessions))
+        }
+        let data = SyntheticData(
+            sessions: sessions, seed: seed, onboardings: onboardings, start: start, meanGapMilliseconds: gap)
         var buffer = ""
         buffer.reserveCapacity(1 << 17)
         let writer = EventLineWriter()

@@ -5,10 +5,11 @@ enum QueryCommand: Command {
     static let name = "query"
     static let summary = "Run one query (or each query read from stdin with '-')"
     static let usage =
-        "boardwalk query [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv] [--timing] [--sql clickhouse [--table NAME]] 'QUERY' | -"
+        "boardwalk query [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv] [--tz ZONE] [--timing] [--sql clickhouse [--table NAME]] 'QUERY' | -"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
+        timeZoneOption,
         OptionSpec(
             "timing", short: "t",
             help: "Print the query's own time (ms) and rows read after each query, and the store's open time, on stderr"
@@ -51,6 +52,7 @@ enum QueryCommand: Command {
         guard arguments.positionals.count == 1, let text = arguments.positionals.first else {
             throw UsageError(arguments.positionals.isEmpty ? "missing the query" : "give one query (quote it), or '-'")
         }
+        let timeZone = try arguments.timeZone()
         if try arguments.choice("sql", among: ["clickhouse"]) != nil {
             guard text != "-" else { throw UsageError("--sql translates one query given as an argument") }
             for option in ["format", "generated", "seed", "onboardings"] where arguments.value(option) != nil {
@@ -58,7 +60,7 @@ enum QueryCommand: Command {
             }
             if arguments.flag("timing") { throw UsageError("--timing does not apply to --sql, which runs nothing") }
             do {
-                let sql = try Query.parse(text).clickHouseSQL(
+                let sql = try Query.parse(text, timeZone: timeZone).clickHouseSQL(
                     table: arguments.value("table") ?? ClickHouseTable.defaultName)
                 invocation.out(sql + "\n")
                 return ExitCode.success
@@ -71,7 +73,7 @@ enum QueryCommand: Command {
         if text != "-" {
             // A query that cannot run says so before the store is opened: its mistake, not a missing store's.
             do {
-                _ = try Query.parse(text)
+                _ = try Query.parse(text, timeZone: timeZone)
             } catch {
                 var message = error.description
                 if !message.hasSuffix("\n") { message += "\n" }
@@ -86,6 +88,7 @@ enum QueryCommand: Command {
         let console = QueryConsole(source: opened.source, invocation: invocation, cancellation: interruptFlag)
         console.format = format
         console.timing = arguments.flag("timing")
+        console.timeZone = timeZone
         console.openedIn = openedIn
         if text == "-" {
             let repl = Repl(console: console, invocation: invocation, completionWords: [], stats: opened.stats)

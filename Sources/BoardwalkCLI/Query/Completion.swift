@@ -9,6 +9,8 @@
 /// ids; typed without its quote (`1b`), it completes to the quoted id all the same.
 enum Completion {
     nonisolated(unsafe) static var words: [String] = []
+    /// The words that fit where the cursor is (``ContextCompletion``); ``words`` where it cannot tell.
+    nonisolated(unsafe) static var context = ContextCompletion()
     /// The matches of the word being completed, handed out by ``next()``.
     nonisolated(unsafe) static var candidates: [String] = []
     nonisolated(unsafe) static var index = 0

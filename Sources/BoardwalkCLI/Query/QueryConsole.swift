@@ -15,6 +15,8 @@ final class QueryConsole {
     var pager: Pager? = nil
     /// Print how long each query took and how much it read (to stderr).
     var timing = false
+    /// The zone of `day(t)`, `hour(t)`, … where a query names none (`--tz`, `.tz`).
+    var timeZone = "UTC"
     /// How long opening the source took, in microseconds, printed with the first query's timing
     /// (`boardwalk query --timing`); nil when not measured or already printed.
     var openedIn: Int64? = nil
@@ -36,7 +38,7 @@ final class QueryConsole {
         cancellation.reset()
         let start = monotonicMicroseconds()
         do {
-            let query = try Query.parse(text)
+            let query = try Query.parse(text, timeZone: timeZone)
             for note in query.notes(on: source) { report(placed(note, origin: origin)) }
             let (table, statistics) = try execute(query)
             for note in statistics.notes { report(note) }
@@ -134,7 +136,7 @@ final class QueryConsole {
     @discardableResult
     func explain(_ text: String, origin: (name: String, line: Int)? = nil, linePrefix: String = "") -> Bool {
         do {
-            let query = try Query.parse(text)
+            let query = try Query.parse(text, timeZone: timeZone)
             for note in query.notes(on: source) { report(placed(note, origin: origin, linePrefix: linePrefix)) }
             var plan = query.explain(on: source)
             if !plan.hasSuffix("\n") { plan += "\n" }

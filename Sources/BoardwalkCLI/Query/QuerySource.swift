@@ -10,6 +10,25 @@ let generatedOnboardingsOption = OptionSpec(
     "onboardings", value: "K",
     help: "With --generated: how many onboardings sessions are drawn from (default: 6, as generate)")
 
+/// `--tz ZONE`: the zone of time buckets where a query names none.
+let timeZoneOption = OptionSpec(
+    "tz", value: "ZONE",
+    help:
+        "The zone of day(t), hour(t), week(t), month(t) where a query names none: UTC (default), +03:00, Europe/Berlin")
+
+extension ParsedArguments {
+    /// `--tz`, checked: a usage error names an unknown zone (and the closest known one).
+    func timeZone() throws(UsageError) -> String {
+        guard let zone = value("tz") else { return "UTC" }
+        do {
+            _ = try Query.parse("events", timeZone: zone)
+        } catch {
+            throw UsageError("option '--tz': \(error.message)")
+        }
+        return zone
+    }
+}
+
 /// Opens what queries read.
 func openQuerySource(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> QuerySource {
     if let n = try arguments.integer("generated", in: 0...1_000_000) {

@@ -59,8 +59,8 @@ final class Repl {
     }
 
     static let dotCommands = [
-        ".help", ".fields", ".onboardings", ".stats", ".format", ".mode", ".timing", ".timer", ".explain", ".output",
-        ".read", ".quit",
+        ".help", ".fields", ".onboardings", ".stats", ".format", ".mode", ".timing", ".timer", ".tz", ".explain",
+        ".output", ".read", ".quit",
     ]
 
     static let help = """
@@ -83,6 +83,7 @@ final class Repl {
           .mode [table|line|json|csv]  the same, and line: each row as lines of column = value (now: %MODE%)
           .timing [on|off]          print time and rows read after each query (now: %TIMING%); alone, prints it
           .timer [on|off]           the same as .timing
+          .tz [ZONE]                the zone of day(t), hour(t), … (now: %ZONE%): UTC, +03:00, Europe/Berlin
           .explain QUERY            how QUERY would read the store
           .output [FILE]            send results to FILE (emptied first); alone, back to the screen
           .read FILE                run the queries and dot-commands of FILE
@@ -201,6 +202,7 @@ final class Repl {
     /// The interactive loop on a terminal, with libedit.
     func runInteractive(historyPath: String?) -> Int32 {
         Completion.words = Repl.completionVocabulary(completionWords)
+        Completion.context = contextCompletion()
         Repl.useUTF8CharacterType()
         installLineEditing()
         var historyPath = historyPath
@@ -305,7 +307,8 @@ final class Repl {
             invocation.out(
                 Repl.help.replacing("%FORMAT%", with: console.format.rawValue)
                     .replacing("%MODE%", with: console.vertical ? "line" : console.format.rawValue)
-                    .replacing("%TIMING%", with: console.timing ? "on" : "off"))
+                    .replacing("%TIMING%", with: console.timing ? "on" : "off")
+                    .replacing("%ZONE%", with: console.timeZone))
         case ".fields":
             invocation.out("events:   " + EventField.allCases.map(\.rawValue).joined(separator: ", ") + "\n")
             invocation.out(
@@ -351,6 +354,18 @@ final class Repl {
             default:
                 return fail("\(command) takes on or off")
             }
+        case ".tz":
+            let zone = Repl.withoutComment(argument).trimmingSpaces()
+            if zone.isEmpty {
+                invocation.out("time zone: \(console.timeZone)\n")
+                return true
+            }
+            do {
+                _ = try Query.parse("events", timeZone: zone)
+            } catch {
+                return fail("\(error.message)")
+            }
+            console.timeZone = zone
         case ".explain":
             guard !argument.isEmpty else {
                 return fail(".explain takes a query")
@@ -460,6 +475,23 @@ final class Repl {
         return true
     }
 
+    /// What Tab offers by context: this source's onboarding ids, the element ids it has answers for (asked once,
+    /// when first offered), and the dot-commands at the start of a line.
+    private func contextCompletion() -> ContextCompletion {
+        var known: [String]?
+        let console = self.console
+        return ContextCompletion(
+            onboardings: completionWords.filter { $0.hasPrefix("\"") },
+            elements: {
+                if let known { return known }
+                let query = try? Query.parse("events | where element is present | top 1000 element")
+                let rows = (try? query?.run(on: console.source).rows) ?? []
+                known = rows.compactMap { $0.first?.stringValue }.sorted()
+                return known!
+            },
+            lineStarts: Repl.dotCommands)
+    }
+
     // MARK: libedit
 
     private func installLineEditing() {
@@ -471,9 +503,11 @@ final class Repl {
             // The text before the word (libedit counts characters): a word right after an opening quote (`== "` then
             // Tab: the quote is not part of the word) completes to the rest of a quoted id.
             let before = rl_line_buffer.map { String(String(cString: $0).unicodeScalars.prefix(Int(start))) } ?? ""
-            Completion.candidates = Completion.matches(
-                String(cString: text), in: Completion.words, atLineStart: before.allSatisfy { $0 == " " || $0 == "\t" },
-                afterQuote: before.hasSuffix("\""))
+            Completion.candidates =
+                Completion.context.candidates(before: before, word: String(cString: text))
+                ?? Completion.matches(
+                    String(cString: text), in: Completion.words,
+                    atLineStart: before.allSatisfy { $0 == " " || $0 == "\t" }, afterQuote: before.hasSuffix("\""))
             Completion.index = 0
             rl_attempted_completion_over = 1
             // One candidate that extends the word: inserted here, and no matches handed back. libedit rings the

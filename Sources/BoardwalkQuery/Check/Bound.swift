@@ -15,6 +15,8 @@ indirect enum Bound: Hashable, Sendable {
     case reached(Int)
     /// `now()`, fixed once per run.
     case now
+    /// `day(t)`, `week(t, "Europe/Berlin")`, …: the start of the unit holding the time `t` in a zone.
+    case bucket(TimeUnit, Bound, BucketZone)
     case compare(BinaryOperator, Bound, Bound)
     case and(Bound, Bound)
     case or(Bound, Bound)
@@ -22,6 +24,11 @@ indirect enum Bound: Hashable, Sendable {
     case arithmetic(BinaryOperator, Bound, Bound)
     case negate(Bound)
     case member(Bound, [Bound], negated: Bool)
+    /// `x is present` (`x is absent` is its `not`).
+    case present(Bound)
+    /// `session.completed`, `session.answer("goal")`: a property of the event's session (a session-scope bound),
+    /// in `events` rows and funnel breakdowns.
+    case ofSession(Bound)
 
     /// Whether the expression reads `dwell` (which needs each event's session around it).
     var readsDwell: Bool {
@@ -29,10 +36,18 @@ indirect enum Bound: Hashable, Sendable {
         case .event(.dwell): true
         case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
             a.readsDwell || b.readsDwell
-        case .not(let a), .negate(let a): a.readsDwell
+        case .not(let a), .negate(let a), .bucket(_, let a, _), .present(let a): a.readsDwell
         case .member(let a, let items, _): a.readsDwell || items.contains { $0.readsDwell }
         default: false
         }
+    }
+
+    /// The bucket of a time (absent for anything else); kept out of ``evaluate(now:_:)``, whose stack frame every
+    /// level of an expression pays.
+    @inline(never)
+    static func bucket(_ value: Value, _ unit: TimeUnit, _ zone: BucketZone) -> Value {
+        guard let t = value.timestampValue else { return .null }
+        return .bucket(zone.bucket(of: t, unit: unit))
     }
 
     /// Evaluates the expression given how to read fields; the combinators are the language's definition,
@@ -44,13 +59,23 @@ indirect enum Bound: Hashable, Sendable {
         case .compare(let op, let a, let b):
             return .bool(Value.compare(op, a.evaluate(now: now, leaf), b.evaluate(now: now, leaf)))
         case .and(let a, let b):
-            return .bool(a.evaluate(now: now, leaf).isTrue && b.evaluate(now: now, leaf).isTrue)
+            // A long `and` chain nests to the left (`(x and y) and z`): walked from its last term in a loop, its
+            // length costs no stack (terms have no side effects, so the order is free).
+            guard b.evaluate(now: now, leaf).isTrue else { return .bool(false) }
+            var rest = a
+            while case .and(let x, let y) = rest {
+                guard y.evaluate(now: now, leaf).isTrue else { return .bool(false) }
+                rest = x
+            }
+            return .bool(rest.evaluate(now: now, leaf).isTrue)
         case .or(let a, let b):
             return .bool(a.evaluate(now: now, leaf).isTrue || b.evaluate(now: now, leaf).isTrue)
         case .not(let a):
             return .bool(!a.evaluate(now: now, leaf).isTrue)
         case .arithmetic(let op, let a, let b):
             return Value.arithmetic(op, a.evaluate(now: now, leaf), b.evaluate(now: now, leaf))
+        case .bucket(let unit, let a, let zone):
+            return Bound.bucket(a.evaluate(now: now, leaf), unit, zone)
         case .negate(let a):
             switch a.evaluate(now: now, leaf) {
             case .integer(let v): return v == .min ? .null : .integer(-v)
@@ -58,12 +83,14 @@ indirect enum Bound: Hashable, Sendable {
             case .duration(let v): return .duration(-v)
             default: return .null
             }
+        case .present(let a):
+            return .bool(!a.evaluate(now: now, leaf).isNull)
         case .member(let a, let items, let negated):
             let v = a.evaluate(now: now, leaf)
             if v.isNull { return .bool(false) }
             let found = items.contains { Value.queryEqual(v, $0.evaluate(now: now, leaf)) }
             return .bool(found != negated)
-        case .event, .session, .column, .answer, .did, .reached:
+        case .event, .session, .column, .answer, .did, .reached, .ofSession:
             return leaf(self)
         }
     }
@@ -118,12 +145,17 @@ enum Reduction: Hashable, Sendable {
     case funnel(BoundFunnel)
 }
 
-/// Stages that work on the result table.
+/// Stages that work on the result table: the rows a reduction gave (or the listed rows), each reading the
+/// columns of the stage before it.
 enum TableStage: Hashable, Sendable {
     case `where`(Bound)
     case sort([(column: Int, descending: Bool)])
     case limit(Int)
-    case select([Int])
+    /// Columns computed from the current ones (a plain column is `.column(i)`), under their names.
+    case select([BoundColumn])
+    /// A further reduction over the current rows (`count by profile | where count > 1 | count`); `columns` are the
+    /// names of the rows it gives.
+    case reduce(Reduction, columns: [String])
 
     static func == (a: TableStage, b: TableStage) -> Bool {
         switch (a, b) {
@@ -132,6 +164,7 @@ enum TableStage: Hashable, Sendable {
             x.map(\.column) == y.map(\.column) && x.map(\.descending) == y.map(\.descending)
         case (.limit(let x), .limit(let y)): x == y
         case (.select(let x), .select(let y)): x == y
+        case (.reduce(let x, let a), .reduce(let y, let b)): x == y && a == b
         default: false
         }
     }
@@ -143,6 +176,7 @@ enum TableStage: Hashable, Sendable {
             hasher.combine(1); for k in keys { hasher.combine(k.column); hasher.combine(k.descending) }
         case .limit(let n): hasher.combine(2); hasher.combine(n)
         case .select(let c): hasher.combine(3); hasher.combine(c)
+        case .reduce(let r, let c): hasher.combine(4); hasher.combine(r); hasher.combine(c)
         }
     }
 }
@@ -166,6 +200,24 @@ struct CheckedQuery: Hashable, Sendable {
     var notes: [QueryError] = []
     /// String literals compared with `onboarding`, with their places (``Query/notes(on:)``).
     var onboardingLiterals: [PlacedString] = []
+    /// Literals compared with answers, with their places (``AnswerNotes``).
+    var answerLiterals: [AnswerLiteral] = []
+
+    /// Whether an `events` query reads a property of each event's session (`session.completed`), so events must
+    /// be read with their sessions and each session summarized; a funnel's `by` reads the session's own values.
+    var readsSessionProperties: Bool {
+        func reads(_ b: Bound?) -> Bool { b?.contains { if case .ofSession = $0 { true } else { false } } ?? false }
+        if filters.contains(where: reads) || rowColumns.contains(where: { reads($0.bound) }) { return true }
+        switch reduction {
+        case .count(let by): return by.contains { reads($0.bound) }
+        case .stats(let aggregates, let by, _):
+            return aggregates.contains { reads($0.argument) } || by.contains { reads($0.bound) }
+        case .top(_, let key): return reads(key.bound)
+        case .histogram(let value, _): return reads(value.bound)
+        case .funnel(let f): return f.by.contains { reads($0.bound) }
+        case nil: return false
+        }
+    }
 
     /// Whether any part reads `dwell`, so events must be read with their sessions.
     var readsDwell: Bool {
@@ -179,6 +231,14 @@ struct CheckedQuery: Hashable, Sendable {
         case .funnel, nil: return false
         }
     }
+}
+
+/// A literal compared with an answer (`answer("age") > "30"`, `answer("interests") == "yoga"`).
+struct AnswerLiteral: Hashable, Sendable {
+    var element: String
+    var op: BinaryOperator
+    var literal: Value
+    var range: Range<Int>
 }
 
 /// A string literal of the query and its bytes in the text.

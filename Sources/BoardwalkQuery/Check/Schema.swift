@@ -34,12 +34,19 @@ public enum EventField: String, CaseIterable, Hashable, Sendable {
     case reply, value, label, placement, variation
     case eventID = "event_id"
     case dwell
+    /// A select's option id, or a multi-select's set of them.
+    case option
+    /// An input's type: `text`, `email` or `number`.
+    case inputType = "input_type"
+    case errorDomain = "error_domain"
+    case errorCode = "error_code"
+    case errorMessage = "error_message"
 
     var type: QueryType {
         switch self {
         case .time: .time
-        case .seq, .screen, .totalScreens: .number
-        case .value, .label: .answer
+        case .seq, .screen, .totalScreens, .errorCode: .number
+        case .value, .label, .option: .answer
         case .dwell: .duration
         default: .string
         }
@@ -101,6 +108,7 @@ enum AggregateFunction: Hashable, Sendable {
 
 /// Function names callable in expressions, by source.
 enum Functions {
-    static let session = ["answer", "did", "reached", "now"]
-    static let events = ["now"]
+    static let buckets = TimeUnit.allCases.map(\.rawValue)
+    static let session = ["answer", "did", "reached", "now"] + buckets
+    static let events = ["now"] + buckets
 }

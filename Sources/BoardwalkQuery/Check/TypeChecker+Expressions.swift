@@ -35,6 +35,9 @@ extension TypeChecker {
             throw fail("a list can only follow `in`", expr.range)
         case .not(let operand):
             return (.not(try predicate(operand, scope, what: "`not`")), .bool)
+        case .presence(let operand, let present):
+            let (bound, _) = try expression(operand, scope)
+            return (present ? .present(bound) : .not(.present(bound)), .bool)
         case .negate(let operand):
             let (bound, type) = try expression(operand, scope)
             guard type == .number || type == .duration else {
@@ -50,6 +53,7 @@ extension TypeChecker {
                     throw fail("cannot compare \(type.withArticle) with \(t.withArticle)", item.range)
                 }
                 try checkEnumerated(value, item, equality: true, scope)
+                noteAnswerLiteral(bound, b, .equal, item.range)
                 bounds.append(b)
             }
             return (.member(bound, bounds, negated: negated), .bool)
@@ -83,10 +87,24 @@ extension TypeChecker {
                 }
                 try checkEnumerated(left, right, equality: !ordering, scope)
                 try checkEnumerated(right, left, equality: !ordering, scope)
+                noteAnswerLiteral(l, r, op, right.range)
+                noteAnswerLiteral(r, l, op.flipped, left.range)
                 return (.compare(op, l, r), .bool)
             case .add, .subtract, .multiply, .divide:
                 let (l, lt) = try expression(left, scope)
                 let (r, rt) = try expression(right, scope)
+                if op == .divide, lt == .duration, rt == .number, case .literal(let n) = right.kind,
+                    [Literal.integer(60), .integer(3_600), .integer(86_400), .integer(1_000)].contains(n)
+                {
+                    // `duration / 60` meant as minutes is a sixtieth of the duration, still shown in seconds.
+                    let unit = ["60": "1m", "3600": "1h", "86400": "1d", "1000": "1ms"][compact(right.range)] ?? "1m"
+                    notes.items.append(
+                        QueryError(
+                            .note,
+                            "a duration divided by a number is a duration, shown in seconds; for a number of "
+                                + "\(unit == "1ms" ? "milliseconds" : unit == "1m" ? "minutes" : unit == "1h" ? "hours" : "days"), "
+                                + "divide by a duration: `\(compact(left.range)) / \(unit)`", at: expr.range, in: text))
+                }
                 guard let type = arithmeticType(op, lt, rt) else {
                     throw fail(
                         "cannot apply `\(op.rawValue)` to \(lt.withArticle) and \(rt.withArticle)", expr.range,
@@ -95,6 +113,47 @@ extension TypeChecker {
                 return (.arithmetic(op, l, r), type)
             }
         }
+    }
+
+    /// `day(t)`, `week(t, "Europe/Berlin")`, …: a timestamp and an optional zone, a string literal.
+    private func bucket(_ unit: TimeUnit, _ args: [Expr], _ range: Range<Int>, _ scope: Scope) throws(QueryError)
+        -> (Bound, QueryType)
+    {
+        let name = unit.rawValue
+        guard args.count == 1 || args.count == 2 else {
+            throw fail(
+                "`\(name)` takes a timestamp and an optional time zone, found \(args.count) arguments", range,
+                label: "e.g. \(name)(started) or \(name)(started, \"Europe/Berlin\")")
+        }
+        let (value, type) = try expression(args[0], scope)
+        guard type == .time else {
+            let fields = (scope.isTable ? [] : ["time", "started", "ended"]).filter { field in
+                if case .events = scope { field == "time" } else { field != "time" }
+            }
+            let hint = fields.isEmpty ? "" : "; e.g. \(name)(\(fields.joined(separator: ") or \(name)(")))"
+            throw fail(
+                "`\(name)` needs a timestamp; `\(compact(args[0].range))` is \(type.withArticle)", args[0].range,
+                label: "a bucket is the start of the \(name) holding a time\(hint)")
+        }
+        var zone = timeZone
+        if args.count == 2 {
+            guard case .literal(.string(let text)) = args[1].kind else {
+                throw fail(
+                    "the time zone of `\(name)` is a string", args[1].range,
+                    label: "e.g. \"Europe/Berlin\", \"+03:00\" or \"UTC\"")
+            }
+            guard let named = BucketZone(text) else { throw unknownZone(text, args[1].range) }
+            zone = named
+        }
+        return (.bucket(unit, value, zone), .time)
+    }
+
+    /// An unknown time zone, with the closest zone name of the time-zone database when one is close.
+    func unknownZone(_ text: String, _ range: Range<Int>) -> QueryError {
+        let hint = Suggestions.didYouMean(text, in: BucketZone.knownNames)
+        return fail(
+            "unknown time zone `\(text)`\(hint)", range,
+            label: "a zone of the time-zone database (\"Europe/Berlin\"), an offset (\"+03:00\") or \"UTC\"")
     }
 
     /// `duration > 5`: a number literal beside a duration was most likely meant as one; the hint names it
@@ -130,8 +189,25 @@ extension TypeChecker {
         case (.add, .duration, .duration), (.subtract, .duration, .duration): return .duration
         case (.multiply, .duration, .number), (.multiply, .number, .duration), (.divide, .duration, .number):
             return .duration
+        case (.divide, .duration, .duration): return .number
         case (_, .number, .number): return .number
         default: return nil
+        }
+    }
+
+    /// Records a literal compared with an answer, for ``AnswerNotes`` to check against the source's answers.
+    private func noteAnswerLiteral(_ answer: Bound, _ literal: Bound, _ op: BinaryOperator, _ range: Range<Int>) {
+        let element: String
+        switch answer {
+        case .answer(let e), .ofSession(.answer(let e)): element = e
+        default: return
+        }
+        guard case .literal(let value) = literal else { return }
+        switch value {
+        case .string, .integer, .number:
+            notes.answerLiterals.append(AnswerLiteral(element: element, op: op, literal: value, range: range))
+        default:
+            return
         }
     }
 
@@ -183,21 +259,23 @@ extension TypeChecker {
     }
 
     private func field(_ name: String, _ range: Range<Int>, _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
+        if let property = sessionProperty(name, range, scope) {
+            if case .step = scope { throw stepReadsEvents(name, range) }
+            let (bound, type) = try field(property, range.lowerBound + 8..<range.upperBound, .sessions)
+            return (scope.isSessions ? bound : .ofSession(bound), type)
+        }
         switch scope {
-        case .events, .step:
+        case .events, .step, .funnelBy:
             if let field = EventField(rawValue: name) {
-                if field == .dwell, case .step = scope {
+                if field == .dwell, !scope.isEvents {
                     throw fail("`dwell` is not available in funnels", range)
                 }
                 return (.event(field), field.type)
             }
-            if SessionField(rawValue: name) != nil {
-                if case .step = scope {
-                    // The query already reads sessions: the funnel's steps and breakdown are about its events.
-                    throw fail(
-                        "`\(name)` is a field of `sessions`; funnel steps and breakdowns read event fields", range,
-                        label: "filter sessions with a `where` before the funnel instead")
-                }
+            if let field = SessionField(rawValue: name) {
+                // A funnel broken down by what the session is: its own value, not one of an event.
+                if case .funnelBy = scope { return (.ofSession(.session(field)), field.type) }
+                if case .step = scope { throw stepReadsEvents(name, range) }
                 throw fail(
                     "`\(name)` is a field of `sessions`, not of events", range,
                     label: "start the query with `sessions` to use it")
@@ -231,11 +309,44 @@ extension TypeChecker {
         }
     }
 
+    /// A session's field, answer or property in a funnel step's condition, which is about one event.
+    private func stepReadsEvents(_ written: String, _ range: Range<Int>) -> QueryError {
+        fail(
+            "`\(written)` describes the session; a funnel step's condition reads the event's fields", range,
+            label: "filter sessions with a `where` before the funnel, or break the funnel down `by \(written)`")
+    }
+
+    /// `session.completed` or `session.answer("goal")` read where the event's session can be (`events` rows, a
+    /// funnel's `by`): the name after `session.`; nil for any other name. Elsewhere (a result's columns, a funnel
+    /// step's condition), a type error says where it can be used.
+    private func sessionProperty(_ name: String, _ range: Range<Int>, _ scope: Scope) -> String? {
+        guard name.hasPrefix("session.") else { return nil }
+        return String(name.dropFirst(8))
+    }
+
     private func call(
         _ name: String, _ nameRange: Range<Int>, _ args: [Expr], _ range: Range<Int>,
         _ scope: Scope
     ) throws(QueryError) -> (Bound, QueryType) {
+        if let property = sessionProperty(name, nameRange, scope) {
+            switch scope {
+            case .table(let columns):
+                throw fail(
+                    "`\(name)(…)` describes an event's session; this stage reads the result's columns", nameRange,
+                    label: "columns: \(columns.map(\.name).joined(separator: ", "))")
+            case .step:
+                throw stepReadsEvents("\(name)(…)", nameRange)
+            default:
+                let (bound, type) = try call(
+                    property, nameRange.lowerBound + 8..<nameRange.upperBound, args, range, .sessions)
+                return (scope.isSessions ? bound : .ofSession(bound), type)
+            }
+        }
         let isSessions = if case .sessions = scope { true } else { false }
+        if ["answer", "did", "reached"].contains(name), case .funnelBy = scope {
+            let (bound, type) = try call(name, nameRange, args, range, .sessions)
+            return (.ofSession(bound), type)
+        }
         if ["answer", "did", "reached"].contains(name), !isSessions {
             if case .table(let columns) = scope {
                 // After a reduction (or once listed rows have their columns), stages read the result's columns.
@@ -243,11 +354,7 @@ extension TypeChecker {
                     "`\(name)(…)` describes a session; this stage reads the result's columns", nameRange,
                     label: "columns: \(columns.map(\.name).joined(separator: ", "))")
             }
-            if case .step = scope {
-                throw fail(
-                    "`\(name)(…)` describes a session; funnel steps and breakdowns read event fields", nameRange,
-                    label: "filter sessions with a `where` before the funnel instead")
-            }
+            if case .step = scope { throw stepReadsEvents("\(name)(…)", nameRange) }
             throw fail("`\(name)(…)` describes a session; use it after `sessions`", nameRange)
         }
         func one() throws(QueryError) -> Expr {
@@ -260,6 +367,8 @@ extension TypeChecker {
         case "now":
             guard args.isEmpty else { throw fail("`now` takes no arguments", range) }
             return (.now, .time)
+        case "hour", "day", "week", "month":
+            return try bucket(TimeUnit(rawValue: name)!, args, range, scope)
         case "answer":
             let arg = try one()
             guard case .literal(.string(let element)) = arg.kind else {

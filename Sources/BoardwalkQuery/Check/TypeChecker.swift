@@ -6,17 +6,32 @@ struct TypeChecker {
     enum Scope {
         case events
         case sessions
-        /// A funnel step's condition or breakdown: event fields, without `dwell`.
+        /// A funnel step's condition: event fields, without `dwell`.
         case step
+        /// A funnel's breakdown: event fields of the chain's first step (rule 12), and the session's own fields,
+        /// answers and `session.` properties.
+        case funnelBy
         case table([(name: String, type: QueryType)])
 
         var isTable: Bool {
             if case .table = self { return true }
             return false
         }
+
+        var isSessions: Bool {
+            if case .sessions = self { return true }
+            return false
+        }
+
+        var isEvents: Bool {
+            if case .events = self { return true }
+            return false
+        }
     }
 
     let text: String
+    /// The zone of `day(t)`, `hour(t)`, … when the call names none.
+    var timeZone: BucketZone = .utc
     /// Notes on a query that checks but probably does not say what was meant (``QueryError/Kind/note``).
     let notes = Notes()
 
@@ -25,6 +40,8 @@ struct TypeChecker {
         /// String literals compared with `onboarding` (`==`, `!=`, `in`), for ``Query/notes(on:)`` to check against
         /// a source's onboardings.
         var onboardingLiterals: [PlacedString] = []
+        /// Literals compared with an answer, for a note when the query finds nothing (``AnswerNotes``).
+        var answerLiterals: [AnswerLiteral] = []
     }
 
     func fail(_ message: String, _ range: Range<Int>, label: String? = nil) -> QueryError {
@@ -36,11 +53,13 @@ struct TypeChecker {
 
     // MARK: Queries
 
-    static func check(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
-        let checker = TypeChecker(text: ast.text)
+    static func check(_ ast: QueryAST, timeZone: BucketZone = .utc) throws(QueryError) -> CheckedQuery {
+        var checker = TypeChecker(text: ast.text)
+        checker.timeZone = timeZone
         var checked = try checker.query(ast)
         checked.notes = checker.notes.items
         checked.onboardingLiterals = checker.notes.onboardingLiterals
+        checked.answerLiterals = checker.notes.answerLiterals
         return checked
     }
 
@@ -59,12 +78,10 @@ struct TypeChecker {
             checked.filters.append(try predicate(expr, rowScope, what: "`where`"))
             stages = stages.dropFirst()
         }
-        // 2. At most one reduction, or listed rows.
+        // 2. The first reduction, which reads the source's rows, or listed rows.
         var columns: [(name: String, type: QueryType)] = []
-        var reductionStage: Stage?
         if let stage = stages.first, let reduction = try reduction(stage, ast.source, rowScope, columns: &columns) {
             checked.reduction = reduction
-            reductionStage = stage
             stages = stages.dropFirst()
         } else {
             var listed: [BoundColumn]
@@ -79,13 +96,12 @@ struct TypeChecker {
             columns = listed.map { ($0.name, $0.type) }
         }
         checked.columns = columns.map(\.name)
-        // 3. Table stages.
+        // 3. Table stages, further reductions among them, each reading the columns of the stage before it.
         for index in stages.indices {
             let stage = stages[index]
             let scope = Scope.table(columns)
-            // The result column an expression of `sort` or `select` names; anything else is refused, a call that
-            // names no column (`answer("goal")` while listing sessions) too, rather than saying what the function
-            // would need elsewhere.
+            // The result column an expression of `sort` names; anything else is refused, a call that names no column
+            // (`answer("goal")` while listing sessions) too, rather than saying what the function would need elsewhere.
             func columnIndex(_ expr: Expr, _ what: String) throws(QueryError) -> Int {
                 let notAColumn = fail(
                     "\(what) takes column names", expr.range,
@@ -106,35 +122,23 @@ struct TypeChecker {
             case .limit(let n):
                 checked.tableStages.append(.limit(n))
             case .select(let items):
-                var indexes: [Int] = []
-                var selected: [(name: String, type: QueryType)] = []
-                for item in items {
-                    let index = try columnIndex(item.expr, "`select` after a reduction")
-                    indexes.append(index)
-                    selected.append((item.column, columns[index].type))
-                }
+                var selected: [BoundColumn] = []
+                for item in items { selected.append(try column(item, scope)) }
                 try distinctNames(items.map { ($0.column, $0.range) })
-                checked.tableStages.append(.select(indexes))
-                columns = selected
+                checked.tableStages.append(.select(selected))
+                columns = selected.map { ($0.name, $0.type) }
             case .explain:
                 throw fail("`explain` must be the last stage", stage.keywordRange)
-            case .count, .stats, .top, .funnel, .histogram:
-                let this = compact(stage.keywordRange)
-                guard let first = reductionStage.map({ compact($0.keywordRange) }) else {
-                    // After listed rows (`select`, `sort`, `limit`): the stage before it is named. A reduction
-                    // first in the pipeline would have been taken as the query's one, so one stage precedes it.
-                    let before = compact(ast.stages[index - 1].keywordRange)
-                    throw fail(
-                        "a query has one reduction, right after its `where` stages", stage.keywordRange,
-                        label: "`\(this)` cannot follow `\(before)`")
-                }
-                // A second reduction: both are named, so it is plain which to fold into the other.
-                let counting = ["count", "stats"]
-                let label =
-                    counting.contains(this) && counting.contains(first)
-                    ? "compute several aggregates in one `stats`: `stats count(), …`"
-                    : "`count`, `stats`, `top`, `funnel` or `histogram` comes once, right after the `where` stages"
-                throw fail("a query has one reduction; `\(this)` follows `\(first)`", stage.keywordRange, label: label)
+            case .funnel:
+                throw fail(
+                    "`funnel` reads sessions; it cannot follow `\(compact(ast.stages[index - 1].keywordRange))`",
+                    stage.keywordRange, label: "a funnel comes right after the `where` stages of `sessions`")
+            case .count, .stats, .top, .histogram:
+                // A further reduction: its fields are the columns of the rows before it.
+                var next = columns
+                guard let reduction = try reduction(stage, ast.source, scope, columns: &next) else { continue }
+                checked.tableStages.append(.reduce(reduction, columns: next.map(\.name)))
+                columns = next
             }
         }
         checked.outputColumns = columns.map(\.name)
@@ -294,7 +298,7 @@ struct TypeChecker {
             }
             noteUnknownEventName(name, at: range)
         }
-        let by = try spec.by.map { (k) throws(QueryError) in try column(k, .step) }
+        let by = try spec.by.map { (k) throws(QueryError) in try column(k, .funnelBy) }
         return BoundFunnel(steps: steps, within: spec.within, mode: spec.mode, ignoring: Set(spec.ignoring), by: by)
     }
 

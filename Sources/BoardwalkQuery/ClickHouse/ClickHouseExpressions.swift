@@ -111,6 +111,9 @@ struct ClickHouseExpressions {
     /// Elements read by `answer(…)` and events read by `did(…)`, in order of first use (sessions scope).
     var answers: [String] = []
     var dids: [String] = []
+    /// Whether an `events` expression read a property of the event's session (`session.completed`): the events
+    /// are then joined with the sessions subquery.
+    var readsSessions = false
     let text: String
 
     init(_ scope: Scope, text: String) {
@@ -138,6 +141,39 @@ struct ClickHouseExpressions {
         return out + "'"
     }
 
+    /// The start of the `unit` holding the instant `micros` (microseconds) in `zone`, in microseconds: ClickHouse's
+    /// calendar functions in a zone of the time-zone database; a fixed offset shifts the instant and truncates in
+    /// UTC, as ClickHouse names no zone for an offset like `+05:30`.
+    static func bucket(_ unit: TimeUnit, _ micros: String, _ zone: BucketZone) -> String {
+        let (shift, tz): (Int, String) =
+            switch zone.rule {
+            case .fixed(let seconds): (seconds, "UTC")
+            case .named: (0, zone.description)
+            }
+        let instant = shift == 0 ? "toInt64(\(micros))" : "(toInt64(\(micros)) + \(shift)000000)"
+        let time = "fromUnixTimestamp64Micro(\(instant), \(string(tz)))"
+        let start: String =
+            switch unit {
+            case .hour: "toUnixTimestamp(toStartOfHour(\(time)))"
+            case .day: "toUnixTimestamp(toStartOfDay(\(time)))"
+            case .week: "toUnixTimestamp(toDateTime(toMonday(\(time)), \(string(tz))))"
+            case .month: "toUnixTimestamp(toDateTime(toStartOfMonth(\(time)), \(string(tz))))"
+            }
+        return shift == 0 ? "(toInt64(\(start)) * 1000000)" : "((toInt64(\(start)) - \(shift)) * 1000000)"
+    }
+
+    /// How a bucket of `unit` in `zone` is shown: its wall-clock date, or date and hour (`TimeBucket.description`).
+    static func bucketText(_ unit: TimeUnit, _ micros: String, _ zone: BucketZone) -> String {
+        let (shift, tz): (Int, String) =
+            switch zone.rule {
+            case .fixed(let seconds): (seconds, "UTC")
+            case .named: (0, zone.description)
+            }
+        let instant = shift == 0 ? "toInt64(\(micros))" : "(toInt64(\(micros)) + \(shift)000000)"
+        let format = unit == .hour ? "%Y-%m-%dT%H:%i" : "%F"
+        return "formatDateTime(fromUnixTimestamp64Micro(\(instant), \(string(tz))), '\(format)')"
+    }
+
     static func number(_ d: Double) -> String {
         if d == d.rounded(), d.magnitude < 9e15 { return "\(Int64(d))" }
         return "\(d)"
@@ -152,6 +188,7 @@ struct ClickHouseExpressions {
         case .string(let s): .scalar(string(s), .string)
         case .duration(let d): .scalar("toFloat64(\(number(d)))", .duration)
         case .time(let t): .scalar("toInt64(\(t.microseconds))", .time)
+        case .bucket(let b): .scalar("toInt64(\(b.start.microseconds))", .time)
         case .set(let items):
             .answer(
                 SQLAnswer(
@@ -166,6 +203,7 @@ struct ClickHouseExpressions {
         case .time: .scalar("toUnixTimestamp64Micro(time)", .time)
         case .value: .answer(.columns("value"))
         case .label: .answer(.columns("label", number: false))
+        case .option: .answer(.columns("option", number: false))
         case .dwell: .scalar("dwell", .duration)
         default: .scalar(f.rawValue, f.type)
         }
@@ -198,12 +236,22 @@ struct ClickHouseExpressions {
             return .scalar("ifNull(s_furthest_screen >= \(n), false)", .bool)
         case .now:
             return .scalar("toUnixTimestamp64Micro(now64(6))", .time)
+        case .bucket(let unit, let x, let zone):
+            return .scalar(Self.bucket(unit, try translate(x).sql, zone), .time)
         case .and(let x, let y):
             return .condition("(\(truth(try translate(x))) AND \(truth(try translate(y))))")
         case .or(let x, let y):
             return .condition("(\(truth(try translate(x))) OR \(truth(try translate(y))))")
         case .not(let x):
             return .condition("NOT \(truth(try translate(x)))")
+        case .present(let x):
+            return .condition(try translate(x).presence)
+        case .ofSession(let property):
+            guard case .events = scope else { throw unsupported("a property of an event's session here") }
+            readsSessions = true
+            scope = .sessions
+            defer { scope = .events }
+            return try translate(property)
         case .negate(let x):
             let v = try translate(x)
             if isInteger(x) { return .scalar(Self.exactInteger("-toInt128(\(v.sql))"), .number) }
@@ -270,6 +318,8 @@ struct ClickHouseExpressions {
             return .scalar("(toFloat64(\(x)) * toFloat64(\(y)))", .duration)
         case (.divide, .duration, .number):
             return .scalar("if(\(y) = 0, NULL, toFloat64(\(x)) / \(y))", .duration)
+        case (.divide, .duration, .duration):
+            return .scalar("if(\(y) = 0, NULL, toFloat64(\(x)) / \(y))", .number)
         case (.divide, .number, .number):
             // Division by zero is absent, not ±inf.
             return .scalar("if(\(y) = 0, NULL, toFloat64(\(x)) / \(y))", .number)

@@ -46,6 +46,10 @@ package enum ClickHouseTable {
             label_kind     LowCardinality(String),
             label_string   Nullable(String),
             label_set      Array(String),
+            option_kind    LowCardinality(String),
+            option_string  Nullable(String),
+            option_set     Array(String),
+            input_type     LowCardinality(Nullable(String)),
             error_domain   Nullable(String),
             error_code     Nullable(Int64),
             error_message  Nullable(String)
@@ -97,7 +101,8 @@ package enum ClickHouseTable {
         field("variation", e.variation)
         field("action", e.payload.actionID)
         var element: String?, elementType: String?, reply: String?
-        var answer = Value.null, label = Value.null
+        var answer = Value.null, label = Value.null, option = Value.null
+        var inputType: String?
         var error: OnboardingError?
         switch e.payload {
         case .analytics(.screenCompleted(let el, let r)):
@@ -108,6 +113,8 @@ package enum ClickHouseTable {
             elementType = update.value.elementType.rawValue
             answer = Value.answer(update.value)
             label = Value.label(update.value)
+            option = Value.option(update.value)
+            if case .input(let input) = update.value { inputType = input.inputType.rawValue }
         case .error(let err):
             error = err
         default:
@@ -139,6 +146,8 @@ package enum ClickHouseTable {
         }
         answerColumns("value", answer, number: true)
         answerColumns("label", label, number: false)
+        answerColumns("option", option, number: false)
+        field("input_type", inputType)
         field("error_domain", error?.domain)
         number("error_code", error?.code)
         field("error_message", error?.message)

@@ -2,12 +2,16 @@ import BoardwalkJSON
 import BoardwalkModel
 
 extension ClickHouseTranslator {
-    /// Funnel breakdown keys as tuple elements of the per-event array, and how to read them at a position.
-    private func funnelKeys(_ by: [BoundColumn]) throws(QueryError) -> (
-        elements: [String], types: [QueryType], columns: [Column]
-    ) {
-        var e = ClickHouseExpressions(.events, text: query.ast.text)
+    /// Funnel breakdown keys as tuple elements of the per-event array, and how to read them at a position; then the
+    /// `FROM` of the per-session arrays: the events, beside their session's row when the filters (`inScope`) or a
+    /// key read the sessions subquery (`by answer("goal")`, `by session.variation`), which is added here with every
+    /// answer and `did` flag `e` (the filters' translator) and the keys read.
+    private mutating func funnelKeys(
+        _ by: [BoundColumn], _ e: inout ClickHouseExpressions, inScope: String?
+    ) throws(QueryError) -> (elements: [String], types: [QueryType], columns: [Column], from: String) {
         var elements: [String] = []
+        e.scope = .events
+        defer { e.scope = .sessions }
         for k in by {
             switch try e.translate(k.bound) {
             case .answer(let a): elements.append(a.exploded)
@@ -15,7 +19,10 @@ extension ClickHouseTranslator {
             }
         }
         let columns = by.enumerated().map { i, k in (k.name, "__k\(i)", k.type, e.isInteger(k.bound)) }
-        return (elements, by.map(\.type), columns)
+        var from = table
+        if inScope != nil || e.readsSessions { addSessions(answers: e.answers, dids: e.dids) }
+        if e.readsSessions { from += " LEFT JOIN bw_sessions ON session = bw_sessions.s_session" }
+        return (elements, by.map(\.type), columns, from + (inScope.map { "\nWHERE \($0)" } ?? ""))
     }
 
     /// Percentages and drop-off from each group's step counts (`pct_of_first`, `pct_of_previous`: absent when
@@ -27,8 +34,10 @@ extension ClickHouseTranslator {
             "first_value(sessions) OVER \(window) AS __first, lagInFrame(sessions, 1, sessions) OVER \(window) AS __previous"
     }
 
-    mutating func screenFunnel(_ f: BoundFunnel, _ inScope: String?) throws(QueryError) -> Core {
-        let (elements, types, keyColumns) = try funnelKeys(f.by)
+    mutating func screenFunnel(
+        _ f: BoundFunnel, _ inScope: String?, _ e: inout ClickHouseExpressions
+    ) throws(QueryError) -> Core {
+        let (elements, types, keyColumns, from) = try funnelKeys(f.by, &e, inScope: inScope)
         let tuple = (["toUnixTimestamp64Micro(time)", "seq", "screen", "total_screens"] + elements).joined(
             separator: ", ")
         ctes.append(
@@ -36,7 +45,7 @@ extension ClickHouseTranslator {
                 "fe",
                 """
                 SELECT session, arraySort(z -> (z.1, z.2), groupArray((\(tuple)))) AS a, arrayFirstIndex(z -> isNotNull(z.3), a) AS fp
-                FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
+                FROM \(from)
                 GROUP BY session
                 """
             ))
@@ -103,7 +112,9 @@ extension ClickHouseTranslator {
     /// about 5-8 times per step even on an empty table.
     static let mostOrderedSteps = 7, mostStrictSteps = 4
 
-    mutating func customFunnel(_ f: BoundFunnel, _ inScope: String?) throws(QueryError) -> Core {
+    mutating func customFunnel(
+        _ f: BoundFunnel, _ inScope: String?, _ outer: inout ClickHouseExpressions
+    ) throws(QueryError) -> Core {
         let n = f.steps.count
         let most = f.mode == .strict ? Self.mostStrictSteps : Self.mostOrderedSteps
         if f.mode != .any, n > most {
@@ -123,7 +134,7 @@ extension ClickHouseTranslator {
         }
         let ignored =
             f.ignoring.isEmpty ? "false" : "(" + f.ignoring.sorted().map(Self.isEvent).joined(separator: " OR ") + ")"
-        let (elements, types, keyColumns) = try funnelKeys(f.by)
+        let (elements, types, keyColumns, from) = try funnelKeys(f.by, &outer, inScope: inScope)
         // Tuple: 1 time, 2 seq, 3…n+2 step matches, n+3 ignored, then the breakdown keys.
         let tuple = (["toUnixTimestamp64Micro(time)", "seq"] + matches + [ignored] + elements).joined(
             separator: ",\n        ")
@@ -133,7 +144,7 @@ extension ClickHouseTranslator {
                 """
                 SELECT session, arraySort(z -> (z.1, z.2), groupArray((
                         \(tuple)))) AS a
-                FROM \(table)\(inScope.map { "\nWHERE \($0)" } ?? "")
+                FROM \(from)
                 GROUP BY session
                 """
             ))

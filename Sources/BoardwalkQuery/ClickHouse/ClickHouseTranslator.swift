@@ -29,6 +29,9 @@ struct ClickHouseTranslator {
     }
 
     var ctes: [(name: String, sql: String)] = []
+    /// Columns whose values are time buckets (`day(started)`), by SQL name, with the unit and zone they are shown
+    /// in: the output shows them as Boardwalk does, as wall-clock dates.
+    var buckets: [String: (unit: TimeUnit, zone: BucketZone)] = [:]
     /// The result's columns as the last ``translate()`` output them, after the table stages (tests compare
     /// their `integer` flags with the values Boardwalk computes).
     private(set) var resultColumns: [Column] = []
@@ -80,8 +83,27 @@ struct ClickHouseTranslator {
                     rn = next
                 case .limit(let n):
                     from = wrap("SELECT *\nFROM \(from)\nORDER BY \(rn)\nLIMIT \(n)")
-                case .select(let indexes):
-                    visible = indexes.map { visible[$0] }
+                case .select(let selected):
+                    var selects: [String] = []
+                    var next: [Column] = []
+                    for (i, column) in selected.enumerated() {
+                        let sql = "__s\(n)_\(i)"
+                        selects.append("\(try expressions.translate(column.bound).sql) AS \(sql)")
+                        next.append((column.name, sql, column.type, expressions.isInteger(column.bound)))
+                        noteBucket(sql, column.bound, expressions.scope)
+                    }
+                    from = wrap("SELECT *, \(selects.joined(separator: ", "))\nFROM \(from)")
+                    visible = next
+                case .reduce(let reduction, _):
+                    // A reduction over the rows so far; its rows are numbered in its own order for the stages after.
+                    let reduced = try reduce(
+                        reduction, &expressions, conditions: [], from: .table(from), prefix: "__r\(n)_")
+                    let next = "__rn\(n + 1)"
+                    from = wrap(
+                        "SELECT *, row_number() OVER (ORDER BY \(orderList(reduced.order))) AS \(next)\nFROM \(wrap(reduced.select))"
+                    )
+                    rn = next
+                    visible = reduced.columns
                 }
             }
             core.columns = visible
@@ -100,13 +122,30 @@ struct ClickHouseTranslator {
         if !ctes.isEmpty {
             out += "WITH\n" + ctes.map { "\($0.name) AS (\n\(indent($0.sql))\n)" }.joined(separator: ",\n") + "\n"
         }
-        let outputs = core.columns.map { c in "\(Self.output(c.sql, c.type)) AS \(Self.name(c.name))" }
+        let outputs = core.columns.map { c in
+            let shown = buckets[c.sql].map { ClickHouseExpressions.bucketText($0.unit, c.sql, $0.zone) }
+            return "\(shown ?? Self.output(c.sql, c.type)) AS \(Self.name(c.name))"
+        }
         out += "SELECT\n    " + outputs.joined(separator: ",\n    ") + "\nFROM \(from)\n"
         out += "ORDER BY " + (rn.isEmpty ? orderList(core.order) : rn)
         return out
     }
 
     // MARK: Names, units, order
+
+    /// Records that the column `sql` holds time buckets when `bound` is a bucket or a bucket column of `scope`.
+    mutating func noteBucket(_ sql: String, _ bound: Bound?, _ scope: ClickHouseExpressions.Scope) {
+        switch bound {
+        case .bucket(let unit, _, let zone)?:
+            buckets[sql] = (unit, zone)
+        case .column(let i)?:
+            if case .table(let columns) = scope, i < columns.count, let shown = buckets[columns[i].sql] {
+                buckets[sql] = shown
+            }
+        default:
+            break
+        }
+    }
 
     /// A result column name as a ClickHouse identifier.
     static func name(_ s: String) -> String {
@@ -206,22 +245,80 @@ struct ClickHouseTranslator {
 
     // MARK: Reductions
 
+    /// Where the rows of a reduction come from: the query's source (events, or the sessions subquery, with its
+    /// filters) or the result of the stages before it, as a subquery.
+    enum Rows {
+        case source
+        case table(String)
+    }
+
+    /// The query's first reduction over its source, or its listed rows.
     mutating func reduction() throws(QueryError) -> Core {
         let isEvents = query.source == .events
         var expressions = ClickHouseExpressions(isEvents ? .events : .sessions, text: query.ast.text)
         var conditions: [String] = []
         for f in query.filters { conditions.append(expressions.truth(try expressions.translate(f))) }
-        func finishSource(_ e: ClickHouseExpressions) -> String {
-            if isEvents {
-                if query.readsDwell {
-                    addDwell()
-                    return "\(table) AS e INNER JOIN dw ON e.seq = dw.dw_seq"
-                }
-                return table
+        switch query.reduction {
+        case nil:
+            var columns: [Column] = []
+            var selects: [String] = []
+            for (i, c) in query.rowColumns.enumerated() {
+                let v = try expressions.translate(c.bound)
+                selects.append("\(v.sql) AS __c\(i)")
+                columns.append((c.name, "__c\(i)", c.type, expressions.isInteger(c.bound)))
+                noteBucket("__c\(i)", c.bound, expressions.scope)
             }
+            let source = rowsSQL(.source, expressions)
+            let hidden =
+                isEvents
+                ? ["toUnixTimestamp64Micro(time) AS __t", "seq AS __seq"] : ["s_started AS __t", "s_session AS __seq"]
+            let filters = conditions.isEmpty ? "" : "\nWHERE " + conditions.joined(separator: "\n  AND ")
+            return Core(
+                columns: columns,
+                select: "SELECT \((selects + hidden).joined(separator: ", "))\nFROM \(source)\(filters)",
+                order: ["__t", "__seq"])
+        case .funnel(let f):
+            // Without filters every session is in scope, and the sessions subquery need not run for them.
+            let inScope =
+                conditions.isEmpty
+                ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
+            return f.steps.isEmpty
+                ? try screenFunnel(f, inScope, &expressions) : try customFunnel(f, inScope, &expressions)
+        case let reduction?:
+            return try reduce(reduction, &expressions, conditions: conditions, from: .source, prefix: "__c")
+        }
+    }
+
+    /// The `FROM` of a reduction's rows: the events table (joined with dwell when the query reads it), the
+    /// sessions subquery with the answers and `did` flags `e` read, or a previous result.
+    mutating func rowsSQL(_ rows: Rows, _ e: ClickHouseExpressions) -> String {
+        switch rows {
+        case .table(let sql):
+            return sql
+        case .source where query.source == .events:
+            var from = table
+            if query.readsDwell {
+                addDwell()
+                from = "\(table) AS e INNER JOIN dw ON e.seq = dw.dw_seq"
+            }
+            if e.readsSessions {
+                // Each event beside its session's row: `session.completed` reads `s_completed`.
+                addSessions(answers: e.answers, dids: e.dids)
+                from += " LEFT JOIN bw_sessions ON session = bw_sessions.s_session"
+            }
+            return from
+        case .source:
             addSessions(answers: e.answers, dids: e.dids)
             return "bw_sessions"
         }
+    }
+
+    /// `count`, `top`, `histogram` or `stats` over `rows` that pass `conditions`, its columns named
+    /// `<prefix>0`, `<prefix>1`, … (a prefix of its own per reduction: ClickHouse resolves aliases before columns).
+    mutating func reduce(
+        _ reduction: Reduction, _ expressions: inout ClickHouseExpressions, conditions: [String], from rows: Rows,
+        prefix: String
+    ) throws(QueryError) -> Core {
         func whereClause(_ extra: [String] = []) -> String {
             let all = conditions + extra
             return all.isEmpty ? "" : "\nWHERE " + all.joined(separator: "\n  AND ")
@@ -233,7 +330,8 @@ struct ClickHouseTranslator {
             for (i, k) in by.enumerated() {
                 let v = try e.translate(k.bound)
                 let select: String = if case .answer(let a) = v { "arrayJoin(\(a.exploded))" } else { v.sql }
-                out.append(((k.name, "__c\(i)", k.type, e.isInteger(k.bound)), select))
+                out.append(((k.name, "\(prefix)\(i)", k.type, e.isInteger(k.bound)), select))
+                noteBucket("\(prefix)\(i)", k.bound, e.scope)
             }
             return out
         }
@@ -241,45 +339,28 @@ struct ClickHouseTranslator {
             ks.map { Self.sortTerm($0.column.sql, $0.column.type, descending: false) }
         }
 
-        switch query.reduction {
-        case nil:
-            var columns: [Column] = []
-            var selects: [String] = []
-            for (i, c) in query.rowColumns.enumerated() {
-                let v = try expressions.translate(c.bound)
-                selects.append("\(v.sql) AS __c\(i)")
-                columns.append((c.name, "__c\(i)", c.type, expressions.isInteger(c.bound)))
-            }
-            let source = finishSource(expressions)
-            let hidden =
-                isEvents
-                ? ["toUnixTimestamp64Micro(time) AS __t", "seq AS __seq"] : ["s_started AS __t", "s_session AS __seq"]
-            return Core(
-                columns: columns,
-                select: "SELECT \((selects + hidden).joined(separator: ", "))\nFROM \(source)\(whereClause())",
-                order: ["__t", "__seq"])
-
+        switch reduction {
         case .count(let by):
             let ks = try keys(by, &expressions)
-            let source = finishSource(expressions)
-            let selects = ks.map { "\($0.select) AS \($0.column.sql)" } + ["count() AS __c\(ks.count)"]
+            let source = rowsSQL(rows, expressions)
+            let selects = ks.map { "\($0.select) AS \($0.column.sql)" } + ["count() AS \(prefix)\(ks.count)"]
             var sql = "SELECT \(selects.joined(separator: ", "))\nFROM \(source)\(whereClause())"
             if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.column.sql).joined(separator: ", "))" }
             return Core(
-                columns: ks.map(\.column) + [("count", "__c\(ks.count)", .number, true)],
+                columns: ks.map(\.column) + [("count", "\(prefix)\(ks.count)", .number, true)],
                 select: sql, order: keyOrder(ks))
 
         case .top(let n, let key):
             let ks = try keys([key], &expressions)
-            let source = finishSource(expressions)
-            let order = ["__c1 DESC"] + keyOrder(ks)
+            let source = rowsSQL(rows, expressions)
+            let order = ["\(prefix)1 DESC"] + keyOrder(ks)
             // Absent is not one of the most frequent values (rule 11).
             let sql =
-                "SELECT \(ks[0].select) AS __c0, count() AS __c1\nFROM \(source)\(whereClause())\nGROUP BY __c0\nHAVING isNotNull(__c0)\nORDER BY \(order.joined(separator: ", "))\nLIMIT \(n)"
+                "SELECT \(ks[0].select) AS \(prefix)0, count() AS \(prefix)1\nFROM \(source)\(whereClause())\nGROUP BY \(prefix)0\nHAVING isNotNull(\(prefix)0)\nORDER BY \(order.joined(separator: ", "))\nLIMIT \(n)"
             return Core(
                 columns: [
-                    (ks[0].column.name, "__c0", ks[0].column.type, ks[0].column.integer),
-                    ("count", "__c1", .number, true),
+                    (ks[0].column.name, "\(prefix)0", ks[0].column.type, ks[0].column.integer),
+                    ("count", "\(prefix)1", .number, true),
                 ],
                 select: sql, order: order)
 
@@ -297,50 +378,47 @@ struct ClickHouseTranslator {
             let k = "if(abs(\(q) - round(\(q))) <= \(HistogramBucket.tolerance) * abs(\(q)), round(\(q)), floor(\(q)))"
             let digits = HistogramBucket.decimalDigits(of: step) ?? 0
             let bucket = digits == 0 ? "\(k) * \(w)" : "round(\(k) * \(w), \(digits))"
-            let source = finishSource(expressions)
+            let source = rowsSQL(rows, expressions)
             let type: QueryType = value.type == .duration ? .duration : .number
             var sql =
-                "SELECT \(bucket) AS __c0, count() AS __c1\nFROM \(source)\(whereClause([present, "isFinite(\(x))"]))\nGROUP BY __c0"
+                "SELECT \(bucket) AS \(prefix)0, count() AS \(prefix)1\nFROM \(source)\(whereClause([present, "isFinite(\(x))"]))\nGROUP BY \(prefix)0"
             // A bucket's start is a `Double` in Boardwalk, even for integer values.
-            var columns: [Column] = [("bucket", "__c0", type, false), ("count", "__c1", .number, true)]
+            var columns: [Column] = [("bucket", "\(prefix)0", type, false), ("count", "\(prefix)1", .number, true)]
             if value.bound.readsDwell {
                 // Censored dwell is counted beside the buckets, in a last row without one (rule 7).
                 sql =
-                    "SELECT __c0, __c1, false AS __c2 FROM (\(sql))\nUNION ALL\n"
+                    "SELECT \(prefix)0, \(prefix)1, false AS \(prefix)2 FROM (\(sql))\nUNION ALL\n"
                     + "SELECT NULL, countIf(censored), true\nFROM \(source)\(whereClause())"
-                columns.append(("censored", "__c2", .bool, false))
+                columns.append(("censored", "\(prefix)2", .bool, false))
             }
             return Core(
                 columns: columns, select: sql,
-                order: ["__c2 ASC", "__c0 ASC"].filter { value.bound.readsDwell || $0 != "__c2 ASC" })
+                order: ["\(prefix)2 ASC", "\(prefix)0 ASC"].filter { value.bound.readsDwell || $0 != "\(prefix)2 ASC" })
 
         case .stats(let aggregates, let by, let censored):
             let ks = try keys(by, &expressions)
             var selects = ks.map { "\($0.select) AS \($0.column.sql)" }
             var columns = ks.map(\.column)
             for a in aggregates {
-                let name = "__c\(columns.count)"
+                let name = "\(prefix)\(columns.count)"
                 let argument = try a.argument.map { (b) throws(QueryError) in try expressions.translate(b) }
                 selects.append("\(try aggregate(a, argument, &expressions)) AS \(name)")
                 columns.append((a.name, name, a.resultType, Self.integerResult(a, expressions)))
+                // The least or greatest bucket is a bucket.
+                if a.function == .min || a.function == .max { noteBucket(name, a.argument, expressions.scope) }
             }
             if censored {
-                let name = "__c\(columns.count)"
+                let name = "\(prefix)\(columns.count)"
                 selects.append("countIf(censored) AS \(name)")
                 columns.append(("censored", name, .number, true))
             }
-            let source = finishSource(expressions)
+            let source = rowsSQL(rows, expressions)
             var sql = "SELECT \(selects.joined(separator: ", "))\nFROM \(source)\(whereClause())"
             if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.column.sql).joined(separator: ", "))" }
             return Core(columns: columns, select: sql, order: keyOrder(ks))
 
-        case .funnel(let f):
-            if !conditions.isEmpty { _ = finishSource(expressions) }
-            // Without filters every session is in scope, and the sessions subquery need not run.
-            let inScope =
-                conditions.isEmpty
-                ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
-            return f.steps.isEmpty ? try screenFunnel(f, inScope) : try customFunnel(f, inScope)
+        case .funnel:
+            throw fail("a funnel over the rows of a reduction")
         }
     }
 

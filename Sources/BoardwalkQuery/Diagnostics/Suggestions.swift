@@ -1,9 +1,15 @@
 /// "Did you mean" suggestions, drawn only from candidates of the right kind (fields for fields,
 /// aggregates for aggregates).
 enum Suggestions {
+    /// Words longer than this (in UTF-8 bytes) get no suggestion.
+    static let longestWord = 256
+
     /// The candidate closest to `word` by edit distance, when it is close enough to be a plausible typo:
     /// at most a third of the longer word's length (and at least 1), or when one word contains the other.
     static func closest(to word: String, in candidates: [String]) -> String? {
+        // No typo of a name is this long, and the edit distance is quadratic: a 10 MB literal compared with every
+        // event name took 21 s.
+        guard word.utf8.count <= Suggestions.longestWord else { return nil }
         let lowered = word.lowercased()
         // `screen_idx` → `screen`: a known name with a suffix added.
         if let underscore = lowered.lastIndex(of: "_"), candidates.contains(String(lowered[..<underscore])) {

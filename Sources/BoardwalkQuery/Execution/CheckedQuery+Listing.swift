@@ -7,18 +7,25 @@ func listingCutPoint(_ limit: Int) -> Int {
 }
 
 extension CheckedQuery {
-    /// For a listing (no reduction) whose table stages start with `sort` and then `limit N`, after any `select`s:
-    /// the sort's keys as columns of the listed rows (``rowColumns``) and N.
+    /// For a listing (no reduction) whose table stages start with `sort` and then `limit N`, after any `select`s of
+    /// columns: the sort's keys as columns of the listed rows (``rowColumns``) and N.
     var listTop: (keys: [(column: Int, descending: Bool)], limit: Int)? {
         guard reduction == nil else { return nil }
         var columns = Array(rowColumns.indices)  // the listed column behind each current column
         var sortKeys: [(column: Int, descending: Bool)]? = nil
         for stage in tableStages {
             switch stage {
-            case .select(let indexes): columns = indexes.map { columns[$0] }
+            case .select(let selected):
+                // Only a choice of columns keeps the listed rows' values; a computed column is not one of them.
+                var chosen: [Int] = []
+                for column in selected {
+                    guard case .column(let index) = column.bound else { return nil }
+                    chosen.append(columns[index])
+                }
+                columns = chosen
             case .sort(let keys) where sortKeys == nil: sortKeys = keys.map { (columns[$0.column], $0.descending) }
             case .limit(let n): return sortKeys.map { ($0, n) }
-            case .where, .sort: return nil
+            case .where, .sort, .reduce: return nil
             }
         }
         return nil
@@ -32,7 +39,7 @@ extension CheckedQuery {
             switch stage {
             case .select: continue
             case .limit(let n): return n
-            case .where, .sort: return nil
+            case .where, .sort, .reduce: return nil
             }
         }
         return nil

@@ -14,7 +14,7 @@ extension EventField {
         case .time, .seq, .kind, .name, .onboarding, .screen, .totalScreens, .session, .profile, .placement,
             .variation, .element, .reply, .action, .elementType:
             true
-        case .screenCID, .eventID, .value, .label, .dwell:
+        case .screenCID, .eventID, .value, .label, .dwell, .option, .inputType, .errorDomain, .errorCode, .errorMessage:
             false
         }
     }
@@ -34,10 +34,10 @@ extension Bound {
         switch self {
         case .literal, .now: true
         case .event(let field): allowed(field)
-        case .session, .column, .answer, .did, .reached: false
+        case .session, .column, .answer, .did, .reached, .ofSession: false
         case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
             a.readsOnly(allowed) && b.readsOnly(allowed)
-        case .not(let a), .negate(let a): a.readsOnly(allowed)
+        case .not(let a), .negate(let a), .bucket(_, let a, _), .present(let a): a.readsOnly(allowed)
         case .member(let a, let items, _): a.readsOnly(allowed) && items.allSatisfy { $0.readsOnly(allowed) }
         }
     }
@@ -234,12 +234,12 @@ struct CodedCountPlan: Sendable {
             case .compare(_, let x, let y), .and(let x, let y), .or(let x, let y), .arithmetic(_, let x, let y):
                 collect(x)
                 collect(y)
-            case .not(let x), .negate(let x): collect(x)
+            case .not(let x), .negate(let x), .bucket(_, let x, _), .present(let x): collect(x)
             case .member(let x, let items, _):
                 collect(x)
                 items.forEach(collect)
             case .literal, .now: break
-            case .session, .column, .answer, .did, .reached: coded = false
+            case .session, .column, .answer, .did, .reached, .ofSession: coded = false
             }
         }
         filters.forEach(collect)

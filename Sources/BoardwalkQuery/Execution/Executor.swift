@@ -44,6 +44,7 @@ struct Executor {
         let isFunnel = if case .funnel = query.reduction { true } else { false }
         let hasMatcher = query.hasCustomFunnel
         let needsSessionRows = query.needsSessionRows
+        let summarize = query.source == .events && query.readsSessionProperties
         defer { self.statistics = statistics }
         func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
         /// One session with its events as rows in `(time, seq)` order, through the filters into the reduction.
@@ -77,9 +78,10 @@ struct Executor {
                     for (id, rows) in sessions { try take(session: id, rows) }
                 case .sessionEvents:
                     var none: CodedFilter? = nil
-                    for (_, rows) in sessions {
+                    for (id, rows) in sessions {
                         _ = try Executor.visit(
-                            session: rows, &sink, &ticker, &statistics, filters: filters, now: now, coded: &none)
+                            session: rows, id: id, summarize: summarize, &sink, &ticker, &statistics,
+                            filters: filters, now: now, coded: &none)
                     }
                 case .events:
                     // The events in the ranges, in the order a scan of the ranges would give them.
@@ -143,16 +145,18 @@ struct Executor {
                 // Filters on coded fields alone (not `dwell`) are evaluated once per combination of their codes.
                 var coded = CodedCountPlan.codedFields(of: filters).map { CodedFilter(filters, fields: $0, now: now) }
                 try store.scanSessionFields(plan.ranges, cancellation: cancellation, text: query.ast.text) {
-                    (_, scanned) throws(QueryError) -> Bool in
+                    (id, scanned) throws(QueryError) -> Bool in
                     try Executor.visit(
-                        session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &coded)
+                        session: scanned, id: id, summarize: false, &sink, &ticker, &statistics, filters: filters,
+                        now: now, coded: &coded)
                 }
             } else {
                 var none: CodedFilter? = nil
                 try source.scanSessions(plan.ranges, cancellation: cancellation, text: query.ast.text) {
-                    (_, scanned) throws(QueryError) -> Bool in
+                    (id, scanned) throws(QueryError) -> Bool in
                     try Executor.visit(
-                        session: scanned, &sink, &ticker, &statistics, filters: filters, now: now, coded: &none)
+                        session: scanned, id: id, summarize: summarize, &sink, &ticker, &statistics,
+                        filters: filters, now: now, coded: &none)
                 }
             }
         case .sessions where query.countsEverySession && source is StoreEventSource:
@@ -232,8 +236,10 @@ struct Executor {
     /// A session's event rows, in (time, seq) order, through the filters into the reduction, each with its dwell
     /// (rule 7), whatever the row type (see ``visit(_:_:_:_:filters:now:listing:)``).
     /// With `coded` (rows are then `StoreFieldsRow`s), the filters are checked through it.
+    /// With `summarize`, the session is summarized first, for the filters and keys that read its properties
+    /// (`session.completed`).
     private static func visit<R: EventRow>(
-        session rows: [R], _ sink: inout Sink, _ ticker: inout CancellationTicker,
+        session rows: [R], id: String, summarize: Bool, _ sink: inout Sink, _ ticker: inout CancellationTicker,
         _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp,
         coded: inout CodedFilter?
     ) throws(QueryError) -> Bool {
@@ -241,13 +247,23 @@ struct Executor {
         statistics.sessionsRead += 1
         statistics.eventsRead += rows.count
         let dwell = dwellTimes(rows)
+        var summary: SessionSummary?
+        if summarize {
+            summary = SessionSummary(id: id)
+            for row in rows { summary!.add(row) }
+        }
         for (i, row) in rows.enumerated() {
             func leaf(_ b: Bound) -> Value {
-                guard case .event(let f) = b else { return .null }
-                if f == .dwell {
+                switch b {
+                case .event(.dwell):
                     if case .value(let d) = dwell[i] { return .duration(Double(d)) } else { return .null }
+                case .event(let f):
+                    return row.value(f)
+                case .ofSession(let property):
+                    return summary?.leaf(property) ?? .null
+                default:
+                    return .null
                 }
-                return row.value(f)
             }
             let pass =
                 if coded != nil, let lean = row as? StoreFieldsRow { coded!.passes(lean) } else {
@@ -260,7 +276,8 @@ struct Executor {
         return true
     }
 
-    /// `where`, `sort`, `limit` and `select` after the reduction.
+    /// The stages after the first reduction (or the listing): `where`, `sort`, `limit`, `select` and further
+    /// reductions, each over the rows of the stage before it.
     private func applyTableStages(_ table: ResultTable) -> ResultTable {
         var table = table
         for stage in query.tableStages {
@@ -279,9 +296,30 @@ struct Executor {
                 }.map(\.element)
             case .limit(let n):
                 if table.rows.count > n { table.rows.removeLast(table.rows.count - n) }
-            case .select(let indexes):
-                table.columns = indexes.map { table.columns[$0] }
-                table.rows = table.rows.map { row in indexes.map { row[$0] } }
+            case .select(let selected):
+                table.columns = selected.map(\.name)
+                table.rows = table.rows.map { row in
+                    selected.map { column in
+                        column.bound.evaluate(now: now) { b in
+                            if case .column(let i) = b { return row[i] }
+                            return .null
+                        }
+                    }
+                }
+            case .reduce(let reduction, let columns):
+                // The rows so far are the input of a reduction like the first one: each column a field.
+                let input = CheckedQuery(
+                    ast: query.ast, source: query.source, filters: [], reduction: reduction, rowColumns: [],
+                    tableStages: [], columns: columns, explain: false)
+                var sink = Sink(query: input, now: now)
+                for (index, row) in table.rows.enumerated() {
+                    sink.addRow(
+                        { b in
+                            if case .column(let i) = b { return row[i] }
+                            return .null
+                        }, censored: false, order: (0, UInt64(index), ""))
+                }
+                table = sink.finish()
             }
         }
         return table

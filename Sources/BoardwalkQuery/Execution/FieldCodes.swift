@@ -61,7 +61,8 @@ enum FieldCode {
             case .datePicker?: return 3
             case nil: return absent
             }
-        case .time, .seq, .totalScreens, .screenCID, .eventID, .value, .label, .dwell:
+        case .time, .seq, .totalScreens, .screenCID, .eventID, .value, .label, .dwell, .option, .inputType,
+            .errorDomain, .errorCode, .errorMessage:
             preconditionFailure("\(field.rawValue) has no field code")
         }
     }
@@ -89,7 +90,8 @@ enum FieldCode {
         case .elementType:
             let types: [ElementType] = [.select, .multiSelect, .input, .datePicker]
             return code == absent ? .null : .string(types[Int(code)].rawValue)
-        case .time, .seq, .totalScreens, .screenCID, .eventID, .value, .label, .dwell:
+        case .time, .seq, .totalScreens, .screenCID, .eventID, .value, .label, .dwell, .option, .inputType,
+            .errorDomain, .errorCode, .errorMessage:
             preconditionFailure("\(field.rawValue) has no field code")
         }
     }

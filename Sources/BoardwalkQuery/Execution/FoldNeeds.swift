@@ -44,6 +44,9 @@ struct FoldNeeds {
         case .histogram(let value, _): bounds.append(value.bound)
         case .funnel(let f):
             reachTimes = f.steps.isEmpty
+            // Which onboarding each session is of: the note on a screen funnel that mixes onboardings of different
+            // lengths (rule 3) compares them, with or without a filter that reads it.
+            onboarding = f.steps.isEmpty
             if f.steps.isEmpty {
                 funnelBy = f.by
             } else if !query.needsSessionRows {

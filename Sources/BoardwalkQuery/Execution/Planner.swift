@@ -41,7 +41,9 @@ struct Plan: Sendable {
     /// `session ==` and `session in [...]` (the event field or the session field) name the sessions to read
     /// (``sessions``), whatever the source, when each name has one spelling (``hasOneSpelling(_:)``).
     static func make(_ query: CheckedQuery, now: Timestamp) -> Plan {
-        let access: Access = query.source == .sessions ? .sessions : (query.readsDwell ? .sessionEvents : .events)
+        let access: Access =
+            query.source == .sessions
+            ? .sessions : (query.readsDwell || query.readsSessionProperties ? .sessionEvents : .events)
         var onboardings: Set<String>?
         var sessions: Set<String>?
         var screens = (low: 0, high: Meta.maxScreenIndex)
@@ -310,8 +312,10 @@ extension CheckedQuery {
     /// which a session fold keeps (``FoldNeeds/stepTests``; in `strict` mode with a breaker for every event not
     /// ignored).
     var needsSessionRows: Bool {
-        guard case .funnel(let f) = reduction, !f.steps.isEmpty else { return false }
-        return f.steps.count > StepEvent.maxSteps
+        guard case .funnel(let f) = reduction else { return false }
+        // A breakdown by what the session is reads its summary beside its events.
+        if readsSessionProperties { return true }
+        return !f.steps.isEmpty && f.steps.count > StepEvent.maxSteps
     }
 }
 
@@ -334,7 +338,7 @@ extension Bound {
         switch self {
         case .literal, .now: true
         case .arithmetic(_, let a, let b): a.isConstant && b.isConstant
-        case .negate(let a): a.isConstant
+        case .negate(let a), .bucket(_, let a, _), .present(let a): a.isConstant
         default: false
         }
     }

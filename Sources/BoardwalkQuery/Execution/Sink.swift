@@ -181,7 +181,7 @@ struct Sink {
 
     mutating func addSession<R: EventRow>(_ summary: SessionSummary, _ events: [R]) {
         guard case .funnel(let funnel) = query.reduction else { return }
-        func values(_ e: R) -> [Value] { FunnelMatcher.values(of: funnel.by, on: e, now: now) }
+        func values(_ e: R) -> [Value] { FunnelMatcher.values(of: funnel.by, on: e, session: summary, now: now) }
         if let matcher {
             let progress = matcher.progress(events)
             addChain(progress, firstStepKeys: funnel.by.isEmpty ? [] : progress.firstStep.map { values(events[$0]) })

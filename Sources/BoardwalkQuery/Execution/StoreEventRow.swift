@@ -69,26 +69,32 @@ public struct StoreEventRow: EventRow {
             guard r.knownAnalyticsName == .screenCompleted else { return .null }
             return nonEmpty(r.reply)
         case .elementType: return r.elementType.map { .string($0.rawValue) } ?? .null
-        case .value, .label:
+        case .inputType: return r.inputType.map { .string($0.rawValue) } ?? .null
+        case .errorDomain: return text(r.errorDomain)
+        case .errorCode: return r.errorCode.map { .integer(Int64($0)) } ?? .null
+        case .errorMessage: return text(r.errorMessage)
+        case .value, .label, .option:
             guard let type = r.elementType else { return .null }
             let label = field == .label
+            let option = field == .option
+            func part(_ choice: ChoiceRef) -> StringID { option ? choice.id : label ? choice.label : choice.value }
             switch type {
             case .select:
                 guard let choice = r.choices.first(where: { _ in true }) else { return .null }
-                return text(label ? choice.label : choice.value)
+                return text(part(choice))
             case .multiSelect:
                 var items: Set<String> = []
                 for choice in r.choices {
-                    if let s = strings.string(label ? choice.label : choice.value) { items.insert(s) }
+                    if let s = strings.string(part(choice)) { items.insert(s) }
                 }
                 // As `Value.answer`: nothing chosen is absent, a number that is not finite is absent.
                 return items.isEmpty ? .null : .set(items.sorted())
             case .input:
-                if label { return .null }
+                if label || option { return .null }
                 if let n = r.number { return n.isFinite ? .number(n) : .null }
                 return text(r.inputText)
             case .datePicker:
-                if label { return .null }
+                if label || option { return .null }
                 return r.date.map { .string(Value.dateText($0)) } ?? .null
             }
         case .dwell: return .null

@@ -53,6 +53,9 @@ extension Parser {
             }
             return expr
         }
+        if let isKeyword = acceptKeyword("is") {
+            return try presence(of: left, after: isKeyword)
+        }
         var negated = false
         if current.isKeyword("not"), peek().isKeyword("in") {
             _ = advance()
@@ -82,6 +85,25 @@ extension Parser {
             return Expr(.membership(left, items, negated: negated), left.range.lowerBound..<list.range.upperBound)
         }
         return left
+    }
+
+    /// `x is absent`, `x is present`; SQL's `is null` and `is not null` get the spelling to use.
+    private mutating func presence(of value: Expr, after isKeyword: Token) throws(QueryError) -> Expr {
+        let word = current
+        if let present = ["absent": false, "present": true][word.kind == .identifier ? word.text : ""] {
+            _ = advance()
+            return Expr(.presence(value, present: present), value.range.lowerBound..<word.range.upperBound)
+        }
+        if word.isKeyword("null") || (word.isKeyword("not") && peek().isKeyword("null")) {
+            let negated = word.isKeyword("not")
+            let end = negated ? peek().range.upperBound : word.range.upperBound
+            throw error(
+                "write `is \(negated ? "present" : "absent")`, not `is \(negated ? "not " : "")null`",
+                at: isKeyword.range.lowerBound..<end, label: "Boardwalk says absent for a value that is not there")
+        }
+        throw error(
+            "expected `absent` or `present` after `is`", at: word.range,
+            label: "e.g. `reply is absent`, `variation is present`")
     }
 
     /// The comma-separated expressions after an opening bracket or parenthesis (none when `close` follows at once),

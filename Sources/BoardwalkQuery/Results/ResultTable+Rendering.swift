@@ -147,6 +147,7 @@ extension Value {
         case .string(let s): s
         case .duration(let d): Value.exactNumber(d / 1_000_000)
         case .time(let t): t.iso8601
+        case .bucket(let b): b.description
         case .set(let items): "[" + items.map(JSONString.quoted).joined(separator: ",") + "]"
         }
     }
@@ -161,6 +162,7 @@ extension Value {
             return Value.exactNumber(d)
         case .string(let s): return JSONString.quoted(s)
         case .time(let t): return JSONString.quoted(t.iso8601)
+        case .bucket(let b): return JSONString.quoted(b.description)
         default: return exactText
         }
     }

@@ -59,9 +59,14 @@ extension Value {
         if case .bool(let b) = self { b } else { nil }
     }
 
-    /// The instant of a ``time(_:)`` value (`time`, `started`, `ended`), or `nil` for any other case.
+    /// The instant of a ``time(_:)`` value (`time`, `started`, `ended`), or the start of a ``bucket(_:)``
+    /// (`day(started)`); `nil` for any other case.
     public var timestampValue: Timestamp? {
-        if case .time(let t) = self { t } else { nil }
+        switch self {
+        case .time(let t): t
+        case .bucket(let b): b.start
+        default: nil
+        }
     }
 
     /// The option values of a ``set(_:)`` value (a multi-select answer, sorted and unique), or `nil` for any other

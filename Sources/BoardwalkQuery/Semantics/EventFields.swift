@@ -52,6 +52,23 @@ extension Event {
         case .label:
             if case .stateUpdated(let update) = payload { return Value.label(update.value) }
             return .null
+        case .option:
+            if case .stateUpdated(let update) = payload { return Value.option(update.value) }
+            return .null
+        case .inputType:
+            if case .stateUpdated(let update) = payload, case .input(let input) = update.value {
+                return .string(input.inputType.rawValue)
+            }
+            return .null
+        case .errorDomain:
+            if case .error(let error) = payload { return .string(error.domain) }
+            return .null
+        case .errorCode:
+            if case .error(let error) = payload { return .integer(Int64(error.code)) }
+            return .null
+        case .errorMessage:
+            if case .error(let error) = payload { return .string(error.message) }
+            return .null
         case .placement: return text(placement)
         case .variation: return text(variation)
         case .eventID: return text(eventID)

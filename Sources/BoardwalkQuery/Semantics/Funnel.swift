@@ -22,11 +22,18 @@ struct FunnelMatcher {
 
     /// The values of breakdown columns `by` on `row` (rule 12: a funnel's on its chain's step-1 event, a screen
     /// funnel's on the session's first event with a screen index); session fields are absent there.
-    static func values(of by: [BoundColumn], on row: some EventRow, now: Timestamp) -> [Value] {
+    /// The breakdown keys on `row`; a key that is a property of the session (`answer("goal")`, `session.variation`)
+    /// is read from `session`.
+    static func values(
+        of by: [BoundColumn], on row: some EventRow, session: SessionSummary? = nil, now: Timestamp
+    ) -> [Value] {
         by.map { column in
             column.bound.evaluate(now: now) { b in
-                if case .event(let f) = b { return row.value(f) }
-                return .null
+                switch b {
+                case .event(let f): return row.value(f)
+                case .ofSession(let property): return session?.leaf(property) ?? .null
+                default: return .null
+                }
             }
         }
     }

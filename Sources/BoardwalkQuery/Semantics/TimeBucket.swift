@@ -1,22 +1,62 @@
 import BoardwalkModel
 import Foundation
 
-/// The calendar unit a time bucket truncates to: `hour(t)`, `day(t)`, `week(t)` (ISO 8601: Monday), `month(t)`.
-package enum TimeUnit: String, CaseIterable, Hashable, Sendable {
+/// The calendar unit of a time bucket: `hour(t)`, `day(t)`, `week(t)` (ISO 8601: weeks start on Monday),
+/// `month(t)`.
+public enum TimeUnit: String, CaseIterable, Hashable, Sendable {
     case hour, day, week, month
-
-    /// Whether a bucket of this unit is shown as a date (`2026-11-01`) rather than a date and time.
-    package var showsDate: Bool { self != .hour }
 }
 
-/// The zone a time bucket is computed in: UTC, a fixed offset (`+03:00`), or an IANA zone (`Europe/Berlin`)
-/// whose offset changes with daylight saving time.
+/// A value of `hour(t)`, `day(t)`, `week(t)` or `month(t)`: the instant the unit began in its zone, shown as the
+/// zone's wall-clock date (`2026-11-01`), or date and hour (`2026-11-01T10:00`).
+///
+/// It compares, sorts and computes as the instant ``start`` (`day(now()) - 7d` is a timestamp); two buckets are
+/// equal when they start at the same instant and have the same unit.
+public struct TimeBucket: Hashable, Sendable, CustomStringConvertible {
+    /// The instant the unit began.
+    public let start: Timestamp
+    public let unit: TimeUnit
+    /// The zone's offset from UTC at ``start``, in seconds: what ``description`` shows the start in.
+    public let offset: Int
+
+    /// A bucket of `unit` starting at `start`, shown at `offset` seconds east of UTC.
+    public init(start: Timestamp, unit: TimeUnit, offset: Int) {
+        self.start = start
+        self.unit = unit
+        self.offset = offset
+    }
+
+    public static func == (a: TimeBucket, b: TimeBucket) -> Bool { a.start == b.start && a.unit == b.unit }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(start)
+        hasher.combine(unit)
+    }
+
+    /// `2026-11-01` for a day, week or month; `2026-11-01T10:00` for an hour (the wall-clock time in its zone).
+    public var description: String {
+        let wall = start.microseconds / 1_000_000 + Int64(offset)
+        let days = wall >= 0 ? wall / 86_400 : (wall - 86_399) / 86_400
+        let (year, month, day) = Timestamp.civil(fromDays: days)
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let s = String(v)
+            return s.count < width ? String(repeating: "0", count: width - s.count) + s : s
+        }
+        let date = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+        guard unit == .hour else { return date }
+        let secondOfDay = wall - days * 86_400
+        return "\(date)T\(pad(secondOfDay / 3_600, 2)):\(pad(secondOfDay / 60 % 60, 2))"
+    }
+}
+
+/// The zone a time bucket is computed in: UTC, a fixed offset (`+03:00`), or a zone of the time-zone database
+/// (`Europe/Berlin`), whose offset changes with daylight saving time.
 package struct BucketZone: Hashable, Sendable, CustomStringConvertible {
-    package enum Rule: Hashable, Sendable {
+    package enum Rule: Sendable {
         /// Seconds east of UTC, always.
         case fixed(Int)
-        /// A zone of the time-zone database, through Foundation.
-        case named(TimeZone)
+        /// A zone of the time-zone database, with its clock changes read once.
+        case named(ZoneChanges)
     }
 
     package let rule: Rule
@@ -31,7 +71,7 @@ package struct BucketZone: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Reads `UTC` (or `Z`, `GMT`), a fixed offset `±HH:MM`, `±HHMM` or `±HH` (at most ±18:00), or a zone name of
-    /// the time-zone database. Returns `nil` for anything else.
+    /// the time-zone database (`Europe/Berlin`). Returns `nil` for anything else.
     package init?(_ text: String) {
         switch text.uppercased() {
         case "UTC", "Z", "GMT", "ETC/UTC":
@@ -43,11 +83,20 @@ package struct BucketZone: Hashable, Sendable, CustomStringConvertible {
         if let seconds = BucketZone.fixedOffset(text) {
             self.init(rule: .fixed(seconds), description: text)
         } else if text.contains("/"), let zone = TimeZone(identifier: text) {
-            self.init(rule: .named(zone), description: text)
+            self.init(rule: .named(ZoneChanges(zone)), description: text)
         } else {
             return nil
         }
     }
+
+    /// The zone names of the time-zone database, for suggestions.
+    package static var knownNames: [String] { TimeZone.knownTimeZoneIdentifiers }
+
+    package static func == (a: BucketZone, b: BucketZone) -> Bool { a.description == b.description }
+    package func hash(into hasher: inout Hasher) { hasher.combine(description) }
+
+    /// Whether the zone's offset never changes.
+    package var isFixed: Bool { if case .fixed = rule { true } else { false } }
 
     /// `±HH:MM`, `±HHMM` or `±HH` as seconds east of UTC.
     static func fixedOffset(_ text: String) -> Int? {
@@ -67,92 +116,39 @@ package struct BucketZone: Hashable, Sendable, CustomStringConvertible {
         return sign == UInt8(ascii: "-") ? -seconds : seconds
     }
 
-    /// Seconds east of UTC at instant `t` (the whole second `t` falls in).
+    /// Seconds east of UTC at UTC second `t`.
+    /// - Complexity: O(1) for a fixed offset; O(log c) for the c clock changes of a named zone from 1970 to 2100,
+    ///   through Foundation outside those years.
     package func offset(atSecond t: Int64) -> Int {
         switch rule {
         case .fixed(let seconds): seconds
-        case .named(let zone): zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(t)))
+        case .named(let changes): changes.offset(atSecond: t)
         }
     }
-}
 
-/// Truncates instants to the start of their hour, day, ISO week or month in a zone.
-///
-/// A bucket starts at the first instant whose wall-clock time in the zone is the start of the unit: a day at
-/// local midnight (or, where a daylight-saving change skips midnight, at the change), a week at Monday's
-/// midnight. An hour that a clock change repeats is two buckets, one per offset; a day is one bucket however
-/// its hours were changed. The bucket is a ``Timestamp``: the instant the unit began.
-///
-/// - Complexity: O(1). In an IANA zone a truncation asks Foundation for the offset and the next clock change
-///   (about 100 ns each); the stretch of the last bucket without a clock change is cached, so instants that
-///   fall in it cost two comparisons.
-package struct TimeBucketer: Sendable {
-    package let unit: TimeUnit
-    package let zone: BucketZone
-    /// Microseconds known to lie in the bucket that starts at `cachedStart`.
-    private var cached: Range<Int64> = 0..<0
-    private var cachedStart: Int64 = 0
-
-    package init(unit: TimeUnit, zone: BucketZone) {
-        self.unit = unit
-        self.zone = zone
-    }
-
-    /// The start of the bucket that holds `t`.
-    package mutating func start(of t: Timestamp) -> Timestamp {
-        let micros = t.microseconds
-        if cached.contains(micros) { return Timestamp(microseconds: cachedStart) }
-        let second = floorDivide(micros, 1_000_000)
-        let offset = Int64(zone.offset(atSecond: second))
-        let wall = truncate(wall: second + offset)
-        let begin: Int64
-        // From `from` on, the bucket's instants share one offset until the next clock change, so their wall-clock
-        // time grows with them, and the bucket ends where it reaches the next unit's start or at the change.
-        let from: Int64
-        var until = advance(wall) - offset
-        switch zone.rule {
-        case .fixed:
-            begin = wall - offset
-            from = begin
-        case .named:
-            begin = instant(ofWall: wall, near: second, hint: Int(offset))
-            let change = nextChange(after: begin)
-            if change <= second {
-                from = second
-                until = min(until, nextChange(after: second))
-            } else {
-                from = begin
-                until = min(until, change)
-            }
+    /// The start of the hour, day, ISO week or month that holds `t` in this zone.
+    ///
+    /// A bucket starts at the first instant whose wall-clock time in the zone is the start of the unit: a day at
+    /// local midnight (or, where a clock change skips midnight, at the change), a week at Monday's midnight. An
+    /// hour that a clock change repeats is two buckets, one per offset; a day is one bucket however its hours
+    /// were changed.
+    /// - Complexity: O(1) for a fixed offset; a few offset look-ups in a named zone.
+    package func bucket(of t: Timestamp, unit: TimeUnit) -> TimeBucket {
+        let second = floorDivide(t.microseconds, 1_000_000)
+        let offset = self.offset(atSecond: second)
+        let wall = Self.truncate(wall: second + Int64(offset), to: unit)
+        let start: Int64
+        switch rule {
+        case .fixed: start = wall - Int64(offset)
+        case .named: start = instant(ofWall: wall, near: second, hint: offset, unit: unit)
         }
-        cachedStart = begin * 1_000_000
-        cached = from * 1_000_000..<max(until, from + 1) * 1_000_000
-        return Timestamp(microseconds: cachedStart)
-    }
-
-    /// The UTC second of the first clock change after UTC second `t`, or `Int64.max` when there is none.
-    private func nextChange(after t: Int64) -> Int64 {
-        guard case .named(let zone) = zone.rule,
-            let date = zone.nextDaylightSavingTimeTransition(after: Date(timeIntervalSince1970: Double(t)))
-        else { return Int64.max }
-        return Int64(date.timeIntervalSince1970.rounded(.up))
-    }
-
-    /// The wall-clock start of the unit after the one starting at wall-clock second `wall`.
-    private func advance(_ wall: Int64) -> Int64 {
-        switch unit {
-        case .hour: return wall + 3_600
-        case .day: return wall + 86_400
-        case .week: return wall + 7 * 86_400
-        case .month:
-            let (year, month, _) = Timestamp.civil(fromDays: floorDivide(wall, 86_400))
-            let (y, m) = month == 12 ? (year + 1, Int64(1)) : (year, month + 1)
-            return Timestamp.days(fromCivil: y, m, 1) * 86_400
-        }
+        return TimeBucket(
+            start: Timestamp(microseconds: start * 1_000_000), unit: unit,
+            offset: start == second ? offset : self.offset(atSecond: start))
     }
 
     /// A wall-clock second (seconds since 1970-01-01T00:00 local) truncated to the start of its unit.
-    private func truncate(wall: Int64) -> Int64 {
+    private static func truncate(wall: Int64, to unit: TimeUnit) -> Int64 {
         let day = floorDivide(wall, 86_400)
         switch unit {
         case .hour:
@@ -170,15 +166,15 @@ package struct TimeBucketer: Sendable {
     }
 
     /// The UTC second whose wall-clock time is `wall`: for hours the latest such instant at or before `near` (a
-    /// repeated hour is two buckets), for longer units the earliest; where `wall` was skipped by a clock change,
-    /// the change itself (the first instant whose wall-clock time is past `wall`).
-    private func instant(ofWall wall: Int64, near t: Int64, hint: Int) -> Int64 {
+    /// repeated hour is two buckets), for longer units the earliest; where a clock change skipped `wall`, the
+    /// change itself (the first instant whose wall-clock time is past `wall`).
+    private func instant(ofWall wall: Int64, near t: Int64, hint: Int, unit: TimeUnit) -> Int64 {
         var offsets = [hint]
         for _ in 0..<2 {
-            let o = zone.offset(atSecond: wall - Int64(offsets[offsets.count - 1]))
+            let o = offset(atSecond: wall - Int64(offsets[offsets.count - 1]))
             if !offsets.contains(o) { offsets.append(o) }
         }
-        let matches = offsets.map { wall - Int64($0) }.filter { zone.offset(atSecond: $0) == Int(wall - $0) }
+        let matches = offsets.map { wall - Int64($0) }.filter { offset(atSecond: $0) == Int(wall - $0) }
         if unit == .hour, let latest = matches.filter({ $0 <= t }).max() { return latest }
         if let earliest = matches.min() { return earliest }
         // Skipped: search the change between the instants the wall time would have under each offset.
@@ -186,9 +182,56 @@ package struct TimeBucketer: Sendable {
         var high = wall - Int64(offsets.min()!) + 86_400
         while low < high {
             let mid = low + (high - low) / 2
-            if mid + Int64(zone.offset(atSecond: mid)) >= wall { high = mid } else { low = mid + 1 }
+            if mid + Int64(offset(atSecond: mid)) >= wall { high = mid } else { low = mid + 1 }
         }
         return low
+    }
+}
+
+/// A named zone's offsets from 1970 to 2100, read from Foundation once: a query that buckets millions of
+/// instants looks each offset up in this table instead of asking Foundation (about 100 ns a call).
+package final class ZoneChanges: Sendable {
+    let zone: TimeZone
+    /// UTC seconds at which the offset changes, in order.
+    let changes: [Int64]
+    /// `offsets[i]` holds before `changes[i]` (and `offsets[changes.count]` after the last change).
+    let offsets: [Int]
+    /// The table covers UTC seconds in `covered`; outside it Foundation answers.
+    let covered: Range<Int64>
+
+    init(_ zone: TimeZone) {
+        let first: Int64 = 0
+        let last: Int64 = 4_102_444_800  // 2100-01-01
+        var changes: [Int64] = []
+        var offsets = [zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(first)))]
+        var date = Date(timeIntervalSince1970: Double(first))
+        while let change = zone.nextDaylightSavingTimeTransition(after: date),
+            change.timeIntervalSince1970 < Double(last)
+        {
+            let second = Int64(change.timeIntervalSince1970.rounded(.up))
+            let after = zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(second)))
+            if after != offsets[offsets.count - 1] {
+                changes.append(second)
+                offsets.append(after)
+            }
+            date = change
+        }
+        self.zone = zone
+        self.changes = changes
+        self.offsets = offsets
+        self.covered = first..<last
+    }
+
+    func offset(atSecond t: Int64) -> Int {
+        guard covered.contains(t) else { return zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(t))) }
+        // The number of changes at or before t.
+        var low = 0
+        var high = changes.count
+        while low < high {
+            let mid = (low + high) / 2
+            if changes[mid] <= t { low = mid + 1 } else { high = mid }
+        }
+        return offsets[low]
     }
 }
 

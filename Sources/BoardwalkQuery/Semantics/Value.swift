@@ -11,6 +11,8 @@ public enum Value: Hashable, Sendable {
     /// A duration in microseconds (fractional after interpolation).
     case duration(Double)
     case time(Timestamp)
+    /// The start of an hour, day, week or month in a zone (`day(started)`): a timestamp shown as a date.
+    case bucket(TimeBucket)
     /// A multi-select answer: option values, sorted and unique (rule 9).
     case set([String])
 
@@ -41,18 +43,23 @@ public enum Value: Hashable, Sendable {
     /// `SessionFilters` checks `onboarding ==`, `!=`, `in` and `not in` against string literals without building
     /// values: a change to these rules for strings or absent values must change it too (its test compares both).
     static func queryEqual(_ a: Value, _ b: Value) -> Bool {
-        switch (a, b) {
+        switch (a.instant, b.instant) {
         case (.null, _), (_, .null): return false
         case (.set(let s), .string(let x)), (.string(let x), .set(let s)): return s.contains(x)
         case (.integer, .number), (.number, .integer), (.integer, .integer), (.number, .number):
             return a.numeric! == b.numeric!
-        default: return a == b
+        default: return a.instant == b.instant
         }
+    }
+
+    /// A bucket as the instant it starts at, which is how it compares and computes; any other value as it is.
+    var instant: Value {
+        if case .bucket(let b) = self { .time(b.start) } else { self }
     }
 
     /// `<` in queries, or nil when the two values are not ordered against each other (the comparison is false).
     static func queryLess(_ a: Value, _ b: Value) -> Bool? {
-        switch (a, b) {
+        switch (a.instant, b.instant) {
         case (.integer, .integer), (.integer, .number), (.number, .integer), (.number, .number),
             (.duration, .duration):
             return a.numeric! < b.numeric!
@@ -92,6 +99,8 @@ public enum Value: Hashable, Sendable {
     }
 
     private static func exactArithmetic(_ op: BinaryOperator, _ a: Value, _ b: Value) -> Value {
+        let a = a.instant
+        let b = b.instant
         switch (op, a, b) {
         case (.add, .time(let t), .duration(let d)), (.add, .duration(let d), .time(let t)):
             return shifted(t, by: d)
@@ -105,6 +114,8 @@ public enum Value: Hashable, Sendable {
         case (.multiply, _, .duration(let d)) where a.numeric != nil && !isDuration(a): return .duration(d * a.numeric!)
         case (.divide, .duration(let d), _) where b.numeric != nil && !isDuration(b):
             return b.numeric! == 0 ? .null : .duration(d / b.numeric!)
+        case (.divide, .duration(let x), .duration(let y)):
+            return y == 0 ? .null : .number(x / y)
         case (_, .integer(let x), .integer(let y)):
             switch op {
             case .add: let r = x.addingReportingOverflow(y); return r.overflow ? .null : .integer(r.partialValue)
@@ -146,6 +157,9 @@ public enum Value: Hashable, Sendable {
         case (.bool(let x), .bool(let y)): return !x && y
         case (.string(let x), .string(let y)): return x < y
         case (.time(let x), .time(let y)): return x < y
+        case (.bucket(let x), .bucket(let y)): return x.start < y.start
+        case (.time(let x), .bucket(let y)): return x < y.start
+        case (.bucket(let x), .time(let y)): return x.start < y
         case (.set(let x), .set(let y)): return x.lexicographicallyPrecedes(y)
         default:
             if let x = a.numeric, let y = b.numeric { return x < y }
@@ -158,7 +172,7 @@ public enum Value: Hashable, Sendable {
         case .bool: 0
         case .integer, .number, .duration: 1
         case .string: 2
-        case .time: 3
+        case .time, .bucket: 3
         case .set: 4
         case .null: 5
         }
@@ -185,6 +199,15 @@ public enum Value: Hashable, Sendable {
         switch value {
         case .select(let choice): return .string(choice.label)
         case .multiSelect(let choices): return choices.isEmpty ? .null : .set(Array(Set(choices.map(\.label))).sorted())
+        default: return .null
+        }
+    }
+
+    /// The option id(s) chosen: a select's id or a multi-select's set of ids; absent for inputs and dates.
+    static func option(_ value: StateValue) -> Value {
+        switch value {
+        case .select(let choice): return .string(choice.id)
+        case .multiSelect(let choices): return choices.isEmpty ? .null : .set(Array(Set(choices.map(\.id))).sorted())
         default: return .null
         }
     }

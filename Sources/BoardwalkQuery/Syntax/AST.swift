@@ -37,6 +37,8 @@ package struct Expr: Hashable, Sendable {
         case binary(BinaryOperator, Expr, Expr)
         case not(Expr)
         case negate(Expr)
+        /// `x is present` / `x is absent`.
+        case presence(Expr, present: Bool)
         /// `x in [a, b]` / `x not in [a, b]`.
         case membership(Expr, [Expr], negated: Bool)
         case list([Expr])

@@ -97,6 +97,13 @@ struct Lexer {
             if Lexer.isDigit(c) { return try number(query) }
             if Lexer.isIdentifierStart(c) {
                 while let d = peek(), Lexer.isIdentifierContinue(d) { index += 1 }
+                // `session.completed`, `session.answer("goal")`: an event's session, as one name.
+                if text(start..<index) == "session", peek() == UInt8(ascii: "."), let d = peek(1),
+                    Lexer.isIdentifierStart(d)
+                {
+                    index += 1
+                    while let d = peek(), Lexer.isIdentifierContinue(d) { index += 1 }
+                }
                 return Token(kind: .identifier, range: start..<index, text: text(start..<index))
             }
             // One whole character (a multi-byte scalar included) in the message and under the caret.

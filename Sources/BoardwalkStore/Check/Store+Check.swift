@@ -9,6 +9,8 @@ extension Store {
     /// `strings` is dense without repeats; the counters in `meta` and `onboardings` match what is stored.
     /// Runs in one read transaction, concurrently with writers.
     ///
+    /// A report with problems marks the store damaged (``damageFound``), and appends refuse it; a report without
+    /// removes the mark.
     /// - Returns: a report listing what is wrong; damage never traps.
     /// - Throws: ``StoreError`` (``StoreError/Kind/system`` or ``StoreError/Kind/lmdb``) only when LMDB itself cannot
     ///   be read.
@@ -26,8 +28,15 @@ extension Store {
             return report
         }
         for problem in problems { report.add("LMDB pages: " + problem) }
-        if !report.isOK { return report }
-        return try read { snapshot in try snapshot.check() }
+        if report.isOK { report = try read { snapshot in try snapshot.check() } }
+        // Appends refuse a damaged store until a check passes (Store+Damage.swift).
+        if report.isOK {
+            clearDamageMark()
+        } else {
+            let first = report.problems.first ?? "unlisted"
+            markDamaged(StoreError(.corrupt, "check found \(report.problemCount) problem(s), the first: \(first)"))
+        }
+        return report
     }
 
     /// ``read(_:)`` for a body that walks LMDB's pages (``Transaction/checkPages(limit:mainOnly:trees:)``), which

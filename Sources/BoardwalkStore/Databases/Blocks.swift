@@ -19,9 +19,13 @@ func decodeBlockKey(_ bytes: UnsafeRawBufferPointer) throws -> EventKey {
 @inline(__always)
 func blockReader(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws -> EventBlockReader {
     do {
-        return try EventBlockReader(value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq)
+        return try EventBlockReader(
+            value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq, checksumSeed: key.checksumSeed)
     } catch {
-        throw undecodableBlock(seq: key.seq, onboarding: key.onboarding, screen: key.screen, error)
+        throw undecodableBlock(
+            seq: key.seq, onboarding: key.onboarding, screen: key.screen,
+            firstTime: Layout.time(fromBits: key.timeBits),
+            error)
     }
 }
 
@@ -31,16 +35,28 @@ func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {
     do {
         return try block.next()
     } catch {
-        throw undecodableBlock(seq: key.seq, onboarding: key.onboarding, screen: key.screen, error)
+        throw undecodableBlock(
+            seq: key.seq, onboarding: key.onboarding, screen: key.screen, firstTime: block.firstTime, error)
     }
 }
 
-/// The error for the block stored under the key (`seq`, `onboarding`, `screen`) that does not decode.
+/// The error for the block stored under the key (`seq`, `onboarding`, `screen`, `firstTime`) that does not decode,
+/// or whose checksum does not match: where it is, and that its events are not read.
 @usableFromInline
-func undecodableBlock(seq: UInt64, onboarding: UInt32, screen: UInt16, _ error: CodecError) -> StoreError {
-    var e = StoreError(
-        .corrupt, "the block at seq \(seq) (\(StoreError.group(onboarding, screen))) does not decode", underlying: error
-    )
+func undecodableBlock(
+    seq: UInt64, onboarding: UInt32, screen: UInt16, firstTime: Int64, _ error: CodecError
+) -> StoreError {
+    let from = Timestamp(microseconds: firstTime)
+    let place = "the block at seq \(seq) (\(StoreError.group(onboarding, screen)), events from \(from))"
+    var e =
+        if case .checksumMismatch = error.reason {
+            StoreError(
+                .corrupt,
+                "\(place) is damaged: its bytes changed after they were written, and its events are not read",
+                underlying: error)
+        } else {
+            StoreError(.corrupt, "\(place) does not decode", underlying: error)
+        }
     e.onboardingRef = onboarding
     return e
 }

@@ -11,7 +11,7 @@ enum Layout {
     /// The format this code writes (docs/storage.md, "The format on disk"). A store whose `meta/format` is larger is
     /// refused at open, one whose format is smaller too, with what set its layout apart (``formerLayout(of:)``): there
     /// is no migration, a store of an older format is re-imported.
-    static let formatVersion: UInt32 = 9
+    static let formatVersion: UInt32 = 10
 
     /// What set an older format apart, for the message refusing it.
     static func formerLayout(of format: UInt32) -> String {
@@ -23,7 +23,8 @@ enum Layout {
         case 5: "one onboarding_sessions entry per pair"
         case 6: "blocks of at most one page and four hours"
         case 7: "a session index without a log, grown in place by every batch"
-        default: "blocks without a log, grown in place by every batch"
+        case 8: "blocks without a log, grown in place by every batch"
+        default: "event blocks without checksums"
         }
     }
 
@@ -182,6 +183,18 @@ struct EventKey: Hashable, Comparable {
         p.storeBE(screen, at: 4)
         p.storeBE(timeBits, at: 6)
         p.storeBE(seq, at: 14)
+    }
+
+    /// The checksum of the key's 22 bytes, which the checksum of the block stored under it continues (in `events`
+    /// and, after the batch's seq, in `event_log`): a block read under another key fails its check.
+    @inline(__always)
+    var checksumSeed: CRC32C {
+        withUnsafeTemporaryAllocation(byteCount: Layout.eventKeySize, alignment: 8) { bytes in
+            write(to: bytes.baseAddress!)
+            var crc = CRC32C()
+            crc.update(UnsafeRawBufferPointer(bytes))
+            return crc
+        }
     }
 
     /// Reads a 30-byte `event_log` key: the batch's first seq and the block's key; `nil` when the size is wrong.

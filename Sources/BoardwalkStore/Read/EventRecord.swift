@@ -10,16 +10,17 @@ import BoardwalkModel
 ///
 /// Decode what you read: ``fields()`` reads the few fields a session fold needs (see `RecordFields` for what
 /// it checks and skips), ``view()`` the whole record, validated.
+@usableFromInline
 package struct EventRecord {
     /// The event's arrival sequence number.
-    package let seq: UInt64
+    @usableFromInline package let seq: UInt64
     /// When the event happened, in microseconds since the epoch.
-    package let timeMicroseconds: Int64
+    @usableFromInline package let timeMicroseconds: Int64
     /// The key's onboarding (``RecordFormat/noOnboarding`` for an event without `meta`) and screen index.
-    package let keyOnboarding: StringID
-    package let keyScreen: UInt16
+    @usableFromInline package let keyOnboarding: StringID
+    @usableFromInline package let keyScreen: UInt16
     /// The record body (time, onboarding and screen are in the key). Borrowed from the read transaction.
-    package let body: UnsafeRawBufferPointer
+    @usableFromInline package let body: UnsafeRawBufferPointer
     /// Strings in the dictionary when the snapshot began: every id a record holds is below this.
     @usableFromInline let stringLimit: StringID
 

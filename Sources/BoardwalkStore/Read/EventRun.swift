@@ -4,6 +4,7 @@ import BoardwalkStoreFormat
 
 /// The events of one block that a scan hands out next, in (time, seq) order (``Snapshot/forEachRun(onboarding:screens:time:_:)``):
 /// read them with ``next()``. Valid only inside the scan callback that received it.
+@usableFromInline
 package struct EventRun {
     @usableFromInline var reader: EventBlockReader
     @usableFromInline let blockSeq: UInt64
@@ -53,7 +54,8 @@ package struct EventRun {
                 do throws(CodecError) {
                     more = try reader.next()
                 } catch {
-                    throw undecodableBlock(seq: blockSeq, onboarding: onboarding, screen: screen, error)
+                    throw undecodableBlock(
+                        seq: blockSeq, onboarding: onboarding, screen: screen, firstTime: reader.firstTime, error)
                 }
                 guard more else {
                     blockDone = true

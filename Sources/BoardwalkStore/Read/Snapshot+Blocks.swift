@@ -10,6 +10,26 @@ import BoardwalkStoreFormat
 // events and the time span, so a count over the blocks that lie inside a time range needs no record at all.
 
 extension Snapshot {
+    /// Checks the checksum of every block of `events` and of the event log, without decoding their events.
+    ///
+    /// What ``Store/backup(to:)`` runs before it copies, so that a copy is never taken silently of changed bytes.
+    /// - Returns: the number of blocks checked.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for the first block whose key or checksum is wrong
+    ///   (its message says where: seq, onboarding, screen and the time of its first event).
+    /// - Complexity: O(bytes of the blocks), about 0.05 ns a byte, and a cursor step per block.
+    package func checkBlockChecksums() throws -> Int {
+        var blocks = 0
+        try withBlockCursor { c in
+            var found = try c.first()
+            while found {
+                _ = try blockReader(try decodeBlockKey(c.key), c.value)
+                blocks += 1
+                found = try c.next()
+            }
+        }
+        return blocks
+    }
+
     /// Calls `body` for each stored block that can hold an event of a scan's range, in key order
     /// (onboarding, screen index, first time, first seq), without decoding any record.
     ///
@@ -20,9 +40,9 @@ extension Snapshot {
     /// out on its own, so a caller that counts adds their counts (nothing is merged). A block partly inside the
     /// range can be read for its events' times and seqs only (``StoredBlock/next()``).
     ///
-    /// What it checks: each key's size and each block's header (``EventBlockReader``'s checks). Nothing else:
-    /// a count taken from ``StoredBlock/count`` trusts the header, and no record body is read, so damage inside
-    /// a block's events goes unnoticed unless ``StoredBlock/next()`` walks them (`Store.check()` finds it).
+    /// What it checks: each key's size, each block's checksum and header (``EventBlockReader``'s checks): a count
+    /// taken from ``StoredBlock/count`` is that of an unchanged block, but no record body is decoded (a block
+    /// written wrong, checksum and all, is what only `Store.check()` finds).
     /// Return `false` from `body` to stop. The block is valid only inside `body`.
     /// - Parameters:
     ///   - onboarding: an onboarding id; `nil` visits the whole store, events without a position included;

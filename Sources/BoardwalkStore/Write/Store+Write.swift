@@ -93,15 +93,21 @@ extension Store {
     /// commit; ``StoreWriter/snapshot`` sees this transaction's writes); ``close()`` inside it takes effect after
     /// the commit.
     /// Wraps `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
+    /// A store marked damaged (``damageFound``: a read or ``check()`` met damage) is refused before anything is
+    /// written, and damage that the write itself meets marks it.
     /// - Throws: whatever `body` throws; ``StoreError`` with ``StoreError/Kind/readOnly``,
-    ///   ``StoreError/Kind/closed``, ``StoreError/Kind/insideTransaction``, ``StoreError/Kind/system`` (the disk).
+    ///   ``StoreError/Kind/closed``, ``StoreError/Kind/insideTransaction``, ``StoreError/Kind/system`` (the disk),
+    ///   ``StoreError/Kind/corrupt`` for a store marked damaged.
     public func write<R>(_ body: (StoreWriter) throws -> R) throws -> R {
         try checkOpen()
         try checkNotInsideTransaction("store.write or store.append")
+        try checkNotMarkedDamaged()
         do {
             return try inFrame(write: true) { try writeInFrame(body) }
-        } catch let error as StoreError where error.onboardingRef != nil {
-            throw namingOnboarding(error)
+        } catch let error as StoreError where error.kind == .corrupt || error.meansDamage {
+            let named = namingOnboarding(error)
+            markDamaged(named)
+            throw named
         }
     }
 

@@ -99,9 +99,12 @@ extension WriterState {
                         known.bytes == tail.bytes
                     {
                         try builder.resume(
-                            tail.value, firstTime: firstTime, firstSeq: tail.key.seq, lastSeq: known.lastSeq)
+                            tail.value, firstTime: firstTime, firstSeq: tail.key.seq, lastSeq: known.lastSeq,
+                            checksumSeed: tail.key.checksumSeed)
                     } else {
-                        try builder.resume(tail.value, firstTime: firstTime, firstSeq: tail.key.seq)
+                        try builder.resume(
+                            tail.value, firstTime: firstTime, firstSeq: tail.key.seq,
+                            checksumSeed: tail.key.checksumSeed)
                     }
                     if builder.canAppend(time: time, seq: e.seq),
                         builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) <= blockTarget
@@ -166,7 +169,8 @@ extension WriterState {
         // The header alone gives the last time; a damaged header means no growing.
         guard
             let header = try? EventBlockReader(
-                c.value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq)
+                c.value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq,
+                checksumSeed: key.checksumSeed)
         else {
             return nil
         }
@@ -182,7 +186,7 @@ extension WriterState {
         let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
         if let logBatch {
             key.write(to: scratch, batch: logBatch)
-            let appended = try builder.withBlock { block in
+            let appended = try builder.withBlock(checksumSeed: key.checksumSeed) { block in
                 try c.put(
                     UnsafeRawBufferPointer(start: scratch, count: Layout.eventLogKeySize), block, flags: PutFlags.append
                 )
@@ -192,7 +196,7 @@ extension WriterState {
             }
         } else {
             key.write(to: scratch)
-            _ = try builder.withBlock { block in
+            _ = try builder.withBlock(checksumSeed: key.checksumSeed) { block in
                 try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventKeySize), block)
             }
             // Blocks of a group are put in key order, so the last one put is the group's newest.
