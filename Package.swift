@@ -39,6 +39,17 @@ let package = Package(
             pkgConfig: "libedit",
             providers: [.apt(["libedit-dev"])]
         ),
+        // gzip and zstd input for `boardwalk ingest`.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
         .target(
             name: "CSimdjson",
             linkerSettings: [.linkedLibrary("simdjson")]
@@ -67,7 +78,8 @@ let package = Package(
                 "BoardwalkModel", "BoardwalkJSON", "BoardwalkCodec", "BoardwalkStore", "BoardwalkQuery",
             ]
         ),
-        .target(name: "BoardwalkCLI", dependencies: ["Boardwalk", "BoardwalkGenerator", "CEditLine"]),
+        .target(
+            name: "BoardwalkCLI", dependencies: ["Boardwalk", "BoardwalkGenerator", "CEditLine", "CZlib", "CZstd"]),
         .executableTarget(name: "boardwalk", dependencies: ["BoardwalkCLI"]),
 
         // MARK: Benchmarks (`swift run -c release boardwalk-bench`; see Benchmarks/README.md)

@@ -5,7 +5,7 @@
 #   scripts/setup.sh [EXTRA-PACKAGE...]     also install the named packages (CI adds python3-venv)
 set -euo pipefail
 
-boardwalk_packages=(liblmdb-dev libsimdjson-dev libedit-dev libisal-dev libsqlite3-dev tzdata pkg-config)
+boardwalk_packages=(liblmdb-dev libsimdjson-dev libedit-dev libisal-dev libsqlite3-dev zlib1g-dev libzstd-dev tzdata pkg-config)
 
 boardwalk_setup() {
     local wanted=("${boardwalk_packages[@]}" "$@") missing=() pkg

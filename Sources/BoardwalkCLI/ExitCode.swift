@@ -10,4 +10,6 @@ package enum ExitCode {
     package static let usage: Int32 = 64
     /// Stopped by Ctrl-C (SIGINT), as a shell reports a process killed by it: 128 + 2.
     package static let interrupted: Int32 = 130
+    /// Stopped by SIGTERM (`backup`, `export`), as a shell reports a process killed by it: 128 + 15.
+    package static let terminated: Int32 = 143
 }

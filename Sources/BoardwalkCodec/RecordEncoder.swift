@@ -37,6 +37,14 @@ public struct RecordEncoder: Sendable {
     @inlinable
     public mutating func removeAll() { used = 0 }
 
+    /// Forgets the bytes from `count` on (the records appended after the buffer held `count` bytes), keeping the
+    /// memory.
+    @inlinable
+    package mutating func removeLast(from count: Int) {
+        precondition(count >= 0 && count <= used, "removeLast(from:) past the encoded bytes")
+        used = count
+    }
+
     /// A copy of the encoded bytes.
     public var bytes: [UInt8] {
         [UInt8](UnsafeRawBufferPointer(start: storage.pointer, count: used))

@@ -56,6 +56,11 @@ public final class EventReader {
         "stage 1: \(String(cString: bw_stage1_implementation_name(parser))), On-Demand: \(String(cString: bw_implementation_name(parser)))"
     }
 
+    /// The unit of a time given as a number; `nil` (the default) tells it by the number's size and rejects a number
+    /// whose size could be more than one unit (see ``EpochUnit``). With a unit, every number in the years 1970
+    /// through 9999 in that unit is read as it.
+    public var timeUnit: EpochUnit? = nil
+
     /// Whether lines are tried on the fast path first (the default). Off, every line is walked with simdjson
     /// On-Demand, which gives the same results; for tests that compare the two.
     var fastPath = true {
@@ -180,7 +185,7 @@ public final class EventReader {
         if status.error != Int32(BW_OK.rawValue) {
             throw view.parseError(bytes: UnsafeRawBufferPointer(start: base, count: count))
         }
-        try view.event(arrival: arrival, strings: strings, into: slot)
+        try view.event(arrival: arrival, timeUnit: timeUnit, strings: strings, into: slot)
         return slot.move()
     }
 }

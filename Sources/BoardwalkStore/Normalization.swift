@@ -11,7 +11,7 @@ extension Store {
     /// an empty event id would make unrelated events duplicates of each other. An event without a
     /// session after this step gets an inferred one at append (`docs/storage.md`).
     ///
-    /// ``append(_:checkpoint:)`` applies exactly this function to every event, so an in-memory source
+    /// ``append(_:checkpoint:keepIdentical:)`` applies exactly this function to every event, so an in-memory source
     /// that must agree with the store (a test oracle, for example) can call it too.
     /// Other fields (action ids, which may be empty by design, the onboarding and screen ids, state
     /// values) are kept as they are.
@@ -69,7 +69,7 @@ extension Store {
     /// Whether `session` is a name the store gives an inferred session: `inferred:` and the digits of a seq.
     ///
     /// Such a name is the store's own, valid only in the store that gave it (another store numbers its
-    /// inferred sessions from its own seqs). ``append(_:checkpoint:)`` takes an event arriving with one (an
+    /// inferred sessions from its own seqs). ``append(_:checkpoint:keepIdentical:)`` takes an event arriving with one (an
     /// export of a store, ingested into another or into the same one) as an event without a session and infers
     /// its session again (rule 10): kept, it would merge with an unrelated session of the same number (two users'
     /// sessions would become one). ``normalized(_:)`` keeps such names: it describes the events

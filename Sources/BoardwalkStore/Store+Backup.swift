@@ -22,6 +22,18 @@ extension Store {
     /// - Complexity: O(size of the store), three times: the page check, the blocks' checksums, then the copy, which
     ///   holds one read transaction.
     public func backup(to directory: String) throws {
+        try backup(to: directory, stopWhen: nil)
+    }
+
+    /// ``backup(to:)``, asking `shouldStop` every 10 ms while the copy runs: when it returns `true`, the copy stops at
+    /// its next write, the partial `data.mdb` is removed (and `directory`, when this call made it and it is empty),
+    /// and the call throws ``StoreError/Kind/stopped``. For a command that must end cleanly on a signal: the copy runs
+    /// on a thread of its own (which blocks every signal), while the calling thread watches `shouldStop`.
+    ///
+    /// Wraps `mdb_env_copyfd2` with `MDB_CP_COMPACT` on a file this call creates; to stop it, the file's descriptor is
+    /// replaced (`dup2`) by one that cannot be written, so that liblmdb's next write fails and the copy returns.
+    /// - Throws: as ``backup(to:)``, and ``StoreError/Kind/stopped``.
+    public func backup(to directory: String, stopWhen shouldStop: (() -> Bool)?) throws {
         try checkOpen()
         // liblmdb's compacting copy follows damaged pages unchecked and crashes on them (one of `event_log` did).
         // Pages are never damaged by a commit, so a check in an earlier snapshot covers the copy's.
@@ -63,7 +75,91 @@ extension Store {
                     "\(directory) is not empty (it holds \(shown)): back up into a new or empty directory")
             }
         }
+        let made = access(directory, F_OK) != 0
         try Store.makeDirectory(directory)
-        try env.copy(to: directory)
+        guard let shouldStop else {
+            try env.copy(to: directory)
+            return
+        }
+        try copyStopping(to: directory, madeDirectory: made, shouldStop)
+    }
+
+    /// The copy of ``backup(to:stopWhen:)`` on a thread of its own, watched by the calling thread.
+    private func copyStopping(to directory: String, madeDirectory: Bool, _ shouldStop: () -> Bool) throws {
+        let path = directory + "/data.mdb"
+        // As mdb_env_copy2 makes it.
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { throw StoreError.system(errno, context: "cannot create \(path)") }
+        /// The copy's result, set by its thread when it ends.
+        final class Outcome: Sendable {
+            let result = Mutex<Result<Void, StoreError>?>(nil)
+        }
+        let outcome = Outcome()
+        let env = self.env
+        let thread = try BackupThread.start {
+            let result: Result<Void, StoreError>
+            do {
+                try env.copy(toDescriptor: descriptor, path: path)
+                result = .success(())
+            } catch let error as StoreError {
+                result = .failure(error)
+            } catch {
+                result = .failure(StoreError(.system, "\(error)"))
+            }
+            outcome.result.withLock { $0 = result }
+        }
+        var stopped = false
+        while outcome.result.withLock({ $0 == nil }) {
+            if !stopped && shouldStop() {
+                // lmdb.h has no way to cancel a copy; a write to a read-only descriptor fails (EBADF), and liblmdb
+                // ends the copy with that error at its next write.
+                let unwritable = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+                if unwritable >= 0 {
+                    dup2(unwritable, descriptor)
+                    Glibc.close(unwritable)
+                    stopped = true
+                }
+            }
+            usleep(10_000)
+        }
+        pthread_join(thread, nil)
+        Glibc.close(descriptor)
+        let result = outcome.result.withLock { $0 } ?? .success(())
+        if stopped {
+            unlink(path)
+            if madeDirectory { rmdir(directory) }
+            throw StoreError(
+                .stopped, "the backup to \(directory) was stopped before it was done; its partial copy was removed")
+        }
+        try result.get()
+    }
+}
+
+/// The thread of a backup that can be stopped (``Store/backup(to:stopWhen:)``).
+private enum BackupThread {
+    /// Starts `body` on a new thread that blocks every signal (and so does liblmdb's writer thread, which inherits
+    /// its mask), so that a signal reaches the thread that watches.
+    static func start(_ body: @escaping @Sendable () -> Void) throws -> pthread_t {
+        final class Box: Sendable {
+            let body: @Sendable () -> Void
+            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        var all = sigset_t(), previous = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_BLOCK, &all, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        let status = pthread_create(
+            &thread, nil,
+            { context in
+                Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+                return nil
+            }, context)
+        guard status == 0 else {
+            Unmanaged<Box>.fromOpaque(context).release()
+            throw StoreError.system(status, context: "cannot start the backup's thread")
+        }
+        return thread
     }
 }

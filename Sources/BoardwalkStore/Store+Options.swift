@@ -12,7 +12,7 @@ import Synchronization
 extension Store {
     /// How the store was opened.
     public struct Options: Sendable {
-        /// How durable an ``Store/append(_:checkpoint:)`` is when it returns. Default ``Durability/full``.
+        /// How durable an ``Store/append(_:checkpoint:keepIdentical:)`` is when it returns. Default ``Durability/full``.
         public var durability: Durability
         /// The initial map size in bytes; the map grows by itself when full. Default 64 MiB.
         public var initialMapSize: Int
@@ -44,7 +44,7 @@ extension Store {
 
     /// How durable a committed append is.
     public enum Durability: Sendable, Hashable {
-        /// Every commit is flushed to disk (two `fsync`s) before ``Store/append(_:checkpoint:)`` returns.
+        /// Every commit is flushed to disk (two `fsync`s) before ``Store/append(_:checkpoint:keepIdentical:)`` returns.
         case full
         /// `MDB_NOMETASYNC`: data is flushed, the meta page is not; a system crash may undo the last
         /// commit, never corrupt the store. One flush per commit.

@@ -26,7 +26,7 @@ import Synchronization
 /// threads and processes may read concurrently with it, each seeing a consistent snapshot.
 ///
 /// A call that would wait for the transaction it is made from fails at once instead: ``write(_:)`` and
-/// ``append(_:checkpoint:)`` inside ``read(_:)`` or ``write(_:)`` of the same store on the same thread throw
+/// ``append(_:checkpoint:keepIdentical:)`` inside ``read(_:)`` or ``write(_:)`` of the same store on the same thread throw
 /// ``StoreError/Kind/insideTransaction``, and ``close()`` there closes the store when that thread's outermost
 /// `read { }` or `write { }` returns. Other threads wait for each other as usual.
 ///
@@ -174,7 +174,7 @@ public final class Store: @unchecked Sendable {
     /// before it began, concurrent with writers in this and other processes.
     ///
     /// The ``Snapshot`` and every view it hands out are valid only inside `body`; `body` cannot escape or
-    /// suspend. `read` may be nested in `read { }` and `write { }`. ``append(_:checkpoint:)`` and ``write(_:)`` of
+    /// suspend. `read` may be nested in `read { }` and `write { }`. ``append(_:checkpoint:keepIdentical:)`` and ``write(_:)`` of
     /// this store inside `body` throw ``StoreError/Kind/insideTransaction`` (growing the map waits for every
     /// transaction of the process, this one included); ``close()`` inside it takes effect when `read` returns.
     /// Wraps `mdb_txn_begin(MDB_RDONLY)` and `mdb_txn_commit`.
@@ -189,10 +189,26 @@ public final class Store: @unchecked Sendable {
                 }
             }
         } catch let error as StoreError where error.kind == .corrupt || error.meansDamage {
-            // Appends refuse the store from now on (Store+Damage.swift).
-            markDamaged(error)
-            throw error
+            // Named by its onboarding's id, then written down: appends refuse the store from now on
+            // (Store+Damage.swift).
+            let named = namingOnboarding(error)
+            markDamaged(named)
+            throw named
         }
+    }
+
+    /// `error` with the onboarding of the block or record it is about named by its id, read in a snapshot of its own
+    /// (the strings are another database than the damaged block's, and usually whole); unchanged when it names none,
+    /// or the strings cannot be read. Not through ``read(_:)``, which would mark the store with a damage met here.
+    func namingOnboarding(_ error: StoreError) -> StoreError {
+        guard error.onboardingRef != nil else { return error }
+        let named = try? inFrame(write: false) {
+            try env.transaction(write: false) { txn in
+                let snapshot = try Snapshot(txn: txn, dbs: dbs, cache: sharedStrings)
+                return error.naming { snapshot.string(for: $0) }
+            }
+        }
+        return named ?? error
     }
 
     /// Flushes committed data to disk (`mdb_env_sync` with force): the durability point for

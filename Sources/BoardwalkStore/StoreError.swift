@@ -1,3 +1,4 @@
+import BoardwalkCodec
 internal import CLMDB
 
 #if canImport(Glibc)
@@ -44,13 +45,16 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// The store was closed (``Store/close()``) before this call: open it again with ``Store/open(at:options:)``.
         case closed
         /// A call that would wait forever for the transaction it was made from: ``Store/write(_:)`` or
-        /// ``Store/append(_:checkpoint:)`` inside ``Store/read(_:)`` or ``Store/write(_:)`` of the same store on the
+        /// ``Store/append(_:checkpoint:keepIdentical:)`` inside ``Store/read(_:)`` or ``Store/write(_:)`` of the same store on the
         /// same thread. Append with the ``StoreWriter`` passed to `write { }`, or after `read { }` returns.
         case insideTransaction
         /// A system call failed, one of LMDB's or one the store makes itself (`pread`, `opendir`, `fstat`):
         /// ``StoreError/errno`` says why (``StoreError/Errno/noSpace`` for a full disk,
         /// ``StoreError/Errno/ioError``, ``StoreError/Errno/permissionDenied``, …).
         case system
+        /// The caller asked a long operation to stop (``Store/backup(to:stopWhen:)``) before it was done; what it had
+        /// begun is removed.
+        case stopped
         /// LMDB refused an operation for a reason of its own (every reader slot taken, a page it found damaged, a
         /// file of another LMDB version); the message has LMDB's words for it. ``StoreError/meansDamage`` tells
         /// damage apart.
@@ -63,7 +67,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The error that caused this one (a `CodecError` for a corrupt record), if any.
     public var underlying: (any Error & Sendable)?
-    /// For an event ``Store/append(_:checkpoint:)`` or ``StoreWriter/append(_:)`` could not store: its index in the
+    /// For an event ``Store/append(_:checkpoint:keepIdentical:)`` or ``StoreWriter/append(_:keepIdentical:)`` could not store: its index in the
     /// batch (counted from 0 in the order of the sequence passed); `nil` for every other error.
     public var batchIndex: Int?
     /// The operating system's error number, for ``Kind/system``; `nil` for every other kind.
@@ -71,6 +75,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// LMDB's own result code (an `MDB_…` value), for ``Kind/lmdb``; the store's decisions read it, callers read
     /// ``kind`` and ``meansDamage``.
     package var lmdbCode: Int32?
+    /// The string id of the onboarding whose block or record did not decode, while the message names it by that id
+    /// (``group(_:_:)``); ``naming(_:)`` puts the onboarding's own id in its place.
+    var onboardingRef: UInt32?
 
     /// An error of `kind` with a message for people and, optionally, the error that caused it.
     public init(_ kind: Kind, _ message: String, underlying: (any Error & Sendable)? = nil, batchIndex: Int? = nil) {
@@ -104,6 +111,27 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     /// Whether this is LMDB's `MDB_MAP_FULL`, which the store answers itself by growing the map.
     var isMapFull: Bool { lmdbCode == MDB_MAP_FULL }
+
+    /// The group of a block or record in a message, before its onboarding is named: `onboarding #3, screen 5`, or
+    /// `no onboarding` for the events without meta.
+    static func group(_ onboarding: UInt32, _ screen: UInt16) -> String {
+        onboarding == RecordFormat.noOnboarding ? "no onboarding" : "onboarding #\(onboarding), screen \(screen)"
+    }
+
+    /// The error with its onboarding named by its id (`onboarding "onb_1", screen 5`) instead of the store's number
+    /// for it, when `resolve` knows it: what a person can look for in the data. Unchanged otherwise.
+    func naming(_ resolve: (UInt32) -> String?) -> StoreError {
+        guard let ref = onboardingRef, ref != RecordFormat.noOnboarding, let id = resolve(ref) else { return self }
+        var named = self
+        named.message = message.replacingFirst("onboarding #\(ref),", with: "onboarding \(StoreError.quoted(id)),")
+        named.onboardingRef = nil
+        return named
+    }
+
+    /// `id` in double quotes, cut after 80 characters.
+    static func quoted(_ id: String) -> String {
+        "\"" + (id.count > 80 ? id.prefix(80) + "…" : id) + "\""
+    }
 
     /// The message, followed by the underlying error when there is one.
     public var description: String {
@@ -151,4 +179,19 @@ extension StoreError {
 @inline(__always)
 func check(_ rc: Int32, _ context: @autoclosure () -> String) throws {
     if rc != 0 { throw StoreError(lmdbCode: rc, context: context()) }
+}
+
+extension String {
+    /// The string with the first occurrence of `target` replaced by `replacement` (unchanged when there is none).
+    fileprivate func replacingFirst(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var i = startIndex
+        while i < endIndex {
+            if self[i...].hasPrefix(target) {
+                return String(self[..<i]) + replacement + String(self[index(i, offsetBy: target.count)...])
+            }
+            i = index(after: i)
+        }
+        return self
+    }
 }

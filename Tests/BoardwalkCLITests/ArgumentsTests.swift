@@ -143,7 +143,7 @@ struct OutputTests {
         #expect(actual == expected)
     }
 
-    @Test("Tables align columns; numbers to the right; wide characters counted as two")
+    @Test("Tables align columns; numbers to the right; wide characters counted as two; rules of '-' as query tables")
     func table() {
         var t = TextTable(headers: ["screen", "users"], alignments: [.left, .right])
         t.append(["welcome", "1.2 k"])
@@ -151,7 +151,7 @@ struct OutputTests {
         #expect(
             t.render() == """
                 screen   users
-                ───────  ─────
+                -------  -----
                 welcome  1.2 k
                 日本         7
 

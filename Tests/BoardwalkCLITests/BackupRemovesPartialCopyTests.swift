@@ -48,12 +48,13 @@ struct BackupRemovesPartialCopyTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = dir.appendingPathComponent("db").path
-        _ = try boardwalk(["ingest", "--db", db, "-q", "/dev/null"])
+        #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: Corpus(sessions: 1, seed: 1).text).status == 0)
         let other = dir.appendingPathComponent("other")
         try FileManager.default.createDirectory(at: other, withIntermediateDirectories: false)
         try Data("not mine to delete".utf8).write(to: other.appendingPathComponent("data.mdb"))
         let run = try boardwalk(["backup", "--db", db, other.path])
         #expect(run.status == 1)
+        #expect(run.stderr.contains("already holds a store (data.mdb)"), "\(run.stderr)")
         #expect(!run.stderr.contains("removed"))
         #expect(
             try String(contentsOf: other.appendingPathComponent("data.mdb"), encoding: .utf8) == "not mine to delete")

@@ -84,7 +84,7 @@ struct IngestInputTests {
         }.joined(separator: " ")
         #expect(
             help.contains(
-                "a line without a time gets the time it is read, so the same line sent twice is stored twice, event id or not"
+                "a line without a time gets the time it is read, so the same such line sent twice is stored twice"
             ))
     }
 

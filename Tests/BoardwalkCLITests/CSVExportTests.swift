@@ -1,4 +1,5 @@
 import BoardwalkGenerator
+import BoardwalkJSON
 import BoardwalkModel
 import BoardwalkStore
 import Testing
@@ -40,16 +41,33 @@ private func parseCSVBytes(_ bytes: [UInt8]) -> [[String]] {
 /// The export's columns of an event, unquoted: the reference the byte-level writer is checked against.
 private func expectedFields(_ stored: StoredEvent) -> [String] {
     let e = stored.event
-    var name = e.kind.name, elementID = "", elementType = "", value = "", reply = "", domain = "", code = "",
-        message = ""
+    var name = e.kind.name, element = "", elementType = "", reply = "", value = "", label = "", answer = "",
+        domain = "", code = "", message = ""
+    /// A set as a query's CSV cell: distinct, sorted, JSON strings in brackets; nothing when empty.
+    func set(_ items: [String]) -> String {
+        items.isEmpty ? "" : "[" + Set(items).sorted().map { JSONString.quoted($0) }.joined(separator: ",") + "]"
+    }
     switch e.payload {
     case .analytics(let a):
         name = a.name
-        if case .screenCompleted(let element, let r) = a { elementID = element ?? ""; reply = r ?? "" }
+        if case .screenCompleted(let el, let r) = a { element = el ?? ""; reply = r ?? "" }
     case .stateUpdated(let u):
-        elementID = u.elementID
+        element = u.elementID
         elementType = u.value.elementType.rawValue
-        value = CSVExport.valueJSON(u.value)
+        answer = CSVExport.valueJSON(u.value)
+        switch u.value {
+        case .select(let c): (value, label) = (c.value, c.label)
+        case .multiSelect(let cs): (value, label) = (set(cs.map(\.value)), set(cs.map(\.label)))
+        case .input(.text(let t)), .input(.email(let t)): value = t
+        case .input(.number(let n)):
+            value = !n.isFinite ? "" : n == n.rounded() && abs(n) < 9e15 ? String(Int64(n)) : "\(n)"
+        case .datePicker(let p):
+            func part(_ v: Int?, _ w: Int) -> String {
+                v.map { String(repeating: "0", count: max(0, w - String($0).count)) + String($0) }
+                    ?? String(repeating: "?", count: w)
+            }
+            value = "\(part(p.year, 4))-\(part(p.month, 2))-\(part(p.day, 2))"
+        }
     case .error(let err):
         domain = err.domain
         code = String(err.code)
@@ -57,10 +75,11 @@ private func expectedFields(_ stored: StoredEvent) -> [String] {
     default: break
     }
     return [
-        String(stored.seq), e.time.iso8601, e.kind.name, name, e.meta?.onboardingID ?? "", e.meta?.screenClientID ?? "",
-        e.meta.map { String($0.screenIndex) } ?? "", e.meta.map { String($0.totalScreens) } ?? "", e.session ?? "",
-        e.profile ?? "", e.eventID ?? "", e.placement ?? "", e.variation ?? "", e.payload.actionID ?? "", elementID,
-        elementType, value, reply, domain, code, message,
+        e.time.iso8601, String(stored.seq), e.kind.name, name, e.meta?.onboardingID ?? "",
+        e.meta.map { String($0.screenIndex) } ?? "", e.meta?.screenClientID ?? "",
+        e.meta.map { String($0.totalScreens) } ?? "", e.session ?? "", e.profile ?? "", e.payload.actionID ?? "",
+        element, elementType, reply, value, label, e.placement ?? "", e.variation ?? "", e.eventID ?? "", answer,
+        domain, code, message,
     ]
 }
 
@@ -79,7 +98,7 @@ struct CSVExportTests {
         #expect(Array(CSVExport.quote(field).utf8) == Array(expected.utf8))
     }
 
-    @Test("Rows of random events parse back, byte for byte, into the export's 21 columns")
+    @Test("Rows of random events parse back, byte for byte, into the export's 23 columns")
     func rowsParseBack() {
         var events = RandomEvents(seed: 12)
         var bytes: [UInt8] = Array(CSVExport.header.utf8)

@@ -20,6 +20,9 @@ struct DocExamplesRunTests {
         let text = try String(contentsOf: root.appendingPathComponent("docs/" + document), encoding: .utf8)
         var found: [String] = []
         func add(_ query: String) {
+            // The REPL's `\G` at the end asks for the vertical view; the query is what comes before it.
+            var query = query
+            if query.hasSuffix(" \\G") { query = String(query.dropLast(3)) }
             // A query has a stage; `events 1.2 k (1234)` (docs/cli.md, what `stats` prints) is not one.
             if query.contains("|"), !query.contains("…"), !found.contains(query) { found.append(query) }
         }

@@ -135,7 +135,7 @@ struct EmbeddingAsDocumentedTests {
         #expect(output == (try EmbedExample.block(in: "docs/storage.md", marker: "embed-output: storage")) + "\n")
     }
 
-    @Test("append counts duplicates (same id, time, group), across batches and inside one")
+    @Test("append counts duplicates (same id, or same content without one; time, group), across batches and inside one")
     func duplicatesCounted() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -151,11 +151,14 @@ struct EmbeddingAsDocumentedTests {
         var moved = a
         moved.meta = Meta(onboardingID: "onb_1", screenClientID: "s2", screenIndex: 2, totalScreens: 4)
         #expect(try store.append([moved]).appended == 1)
-        // An empty event id is never a duplicate.
+        // An empty event id is no id: two such events are the same event when their content is the same, and are
+        // kept apart with `keepIdentical`.
         let noID = Self.event("S", screen: 3, second: 9, .analytics(.screenPresented), id: "")
-        #expect(try store.append([noID, noID]).appended == 2)
+        let identical = try store.append([noID, noID])
+        #expect(identical.appended == 1 && identical.duplicates == 1)
+        #expect(try store.append([noID, noID], keepIdentical: true).appended == 2)
         let stats = try store.read { try $0.stats() }
-        #expect(stats.events == 5 && stats.duplicatesSkipped == 3)
+        #expect(stats.events == 6 && stats.duplicatesSkipped == 4)
     }
 
     @Test("checkpoints commit with their batch and read back; a failing write stores nothing")

@@ -28,7 +28,9 @@ struct EmptyArgumentsTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         try Data("{\"type\":\"nope\"}\n".utf8).write(to: dir.appendingPathComponent("in.ndjson"))
-        _ = try boardwalk(["ingest", "--db", dir.appendingPathComponent("db").path, "-q", "/dev/null"])
+        _ = try boardwalk(
+            ["ingest", "--db", dir.appendingPathComponent("db").path, "-q", "-"],
+            stdin: Corpus(sessions: 1, seed: 1).text)
         let run = try boardwalk(
             arguments, environment: ["BOARDWALK_DB": dir.appendingPathComponent("db").path], directory: dir)
         #expect(run.status == 64)

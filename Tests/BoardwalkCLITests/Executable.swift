@@ -30,11 +30,17 @@ func boardwalk(_ arguments: [String], stdin: String? = nil, environment: [String
     try run(tool: boardwalkExecutable.path, arguments, stdin: stdin, environment: environment, directory: directory)
 }
 
+/// Runs `boardwalk` with `arguments`, feeding the bytes `stdinData` (binary input), and waits for it.
+func boardwalk(_ arguments: [String], stdinData: Data, environment: [String: String] = [:]) throws -> Execution {
+    try run(tool: boardwalkExecutable.path, arguments, stdinData: stdinData, environment: environment)
+}
+
 /// Runs the executable at `tool` with `arguments`, feeding `stdin`, in `environment` (plus PATH), and waits for it.
 func run(
-    tool: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
-    directory: URL? = nil
+    tool: String, _ arguments: [String], stdin: String? = nil, stdinData: Data? = nil,
+    environment: [String: String] = [:], directory: URL? = nil
 ) throws -> Execution {
+    let stdinData = stdinData ?? stdin.map { Data($0.utf8) }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: tool)
     process.arguments = arguments
@@ -55,9 +61,9 @@ func run(
         errData = err.fileHandleForReading.readDataToEndOfFile()
         group.leave()
     }
-    if let stdin {
+    if let stdinData {
         DispatchQueue.global().async {
-            input.fileHandleForWriting.write(Data(stdin.utf8))
+            input.fileHandleForWriting.write(stdinData)
             try? input.fileHandleForWriting.close()
         }
     } else {

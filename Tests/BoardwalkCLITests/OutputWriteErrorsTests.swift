@@ -91,7 +91,7 @@ struct OutputWriteErrorsTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = dir.appendingPathComponent("db").path
-        _ = try boardwalk(["ingest", "--db", db, "-q", "/dev/null"])
+        #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: Corpus(sessions: 1, seed: 1).text).status == 0)
         let run = try runOnFullDisk(["stats", "--db", db])
         #expect(run.status == 1)
         #expect(run.stderr.hasSuffix("Error: cannot write to standard output: \(String(cString: strerror(ENOSPC)))\n"))

@@ -96,7 +96,9 @@ struct QueryEndToEndTests {
             #expect(r.status == 2)
             let completed = Array(data.sessions()).filter { $0.outcome == .completed }.count
             let events = Array(data.events()).count
-            #expect(r.stdout.hasPrefix("count\n-----\n"))
+            // `query -` echoes each query before its table, as `sqlite3 -echo` does; the REPL does not.
+            let echo = arguments == ["repl"] ? "" : "events | count\n"
+            #expect(r.stdout.hasPrefix(echo + "count\n-----\n"), "\(r.stdout)")
             #expect(r.stdout.contains(" \(events)\n"))
             #expect(r.stdout.contains("count\n\(completed)\n"))
             #expect(r.stdout.contains("kind,count\nanalytics,"))

@@ -16,7 +16,9 @@ struct SalvageExportTests {
     /// Ingests a corpus in batches of 200 events, then replaces the value of the block whose key has the largest seq
     /// (one first written by a late batch, so that an export in seq order writes the batches before it) with bytes
     /// that do not decode. Returns the store's path, its events, the seqs of the damaged block and its key's seq.
-    func damagedStore() throws -> (db: String, events: [StoredEvent], lost: Set<UInt64>, blockSeq: UInt64) {
+    func damagedStore() throws -> (
+        db: String, events: [StoredEvent], lost: Set<UInt64>, blockSeq: UInt64, group: String
+    ) {
         let db = directory.appendingPathComponent("damaged.db").path
         let r = try boardwalk(
             ["ingest", "--db", db, "-q", "--batch", "200", "-"], stdin: Corpus(sessions: 60, seed: 23).text)
@@ -28,6 +30,7 @@ struct SalvageExportTests {
         #expect(try store.env.transaction(write: false) { try $0.entries(store.dbs.eventLog) } == 0)
         var lost: Set<UInt64> = []
         var blockSeq: UInt64 = 0
+        var blockKey: EventKey? = nil
         try store.env.transaction(write: true) { txn in
             try txn.withCursor(store.dbs.events) { c in
                 var latest: [UInt8] = []
@@ -38,6 +41,7 @@ struct SalvageExportTests {
                     found = try c.next()
                 }
                 let key = try #require(latest.withUnsafeBytes { EventKey($0) })
+                blockKey = key
                 let value = try #require(try latest.withUnsafeBytes { try txn.get(store.dbs.events, $0) })
                 var block = try blockReader(key, value)
                 while try advance(&block, key) { lost.insert(block.seq) }
@@ -49,13 +53,17 @@ struct SalvageExportTests {
             }
         }
         #expect(!lost.isEmpty && lost.count < events.count)
-        return (db, events, lost, blockSeq)
+        // How messages name the block's group: its onboarding by its id, not by the store's number for it (then the
+        // time of its first event).
+        let key = try #require(blockKey)
+        let onboarding = try #require(try store.read { $0.string(for: key.onboarding) })
+        return (db, events, lost, blockSeq, "(onboarding \"\(onboarding)\", screen \(key.screen), events from ")
     }
 
     @Test("salvage writes every event outside the damaged block, lists the block, and exits with 2")
     func salvage() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (db, events, lost, blockSeq) = try damagedStore()
+        let (db, events, lost, blockSeq, group) = try damagedStore()
 
         let plain = try boardwalk(["export", "--db", db])
         #expect(plain.status == 1, "\(plain.stderr)")
@@ -63,6 +71,15 @@ struct SalvageExportTests {
             plain.stderr.contains("is damaged") && plain.stderr.contains("the export is incomplete"),
             "\(plain.stderr)")
         #expect(plain.stderr.contains("'boardwalk export --salvage' goes on past damaged blocks"), "\(plain.stderr)")
+        // The damaged block is named by its onboarding's id, in the export's error, a query's and check's.
+        #expect(plain.stderr.contains("the block at seq \(blockSeq) \(group)"), "\(plain.stderr)")
+        let query = try boardwalk(["query", "--db", db, "events | count by session"])
+        #expect(query.status == 1 && query.stderr.contains("the block at seq \(blockSeq) \(group)"), "\(query.stderr)")
+        let check = try boardwalk(["check", "--db", db])
+        #expect(check.status == 1 && check.stderr.contains("the block at seq \(blockSeq) \(group)"), "\(check.stderr)")
+        // The damage mark, which appends show, names it so too.
+        let append = try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: Corpus(sessions: 1, seed: 99).text)
+        #expect(append.status == 1 && append.stderr.contains(group), "\(append.stderr)")
         // What it says was written is what stdout holds: every event before that seq (seqs are dense from 0), no
         // more and no fewer (the buffer it had not yet written is written before the error).
         let said = try #require(
@@ -103,7 +120,8 @@ struct SalvageExportTests {
         #expect(r.status == 2, "\(r.stderr)")
         // Named by its key's seq (a grown block can hold lower seqs than its key's).
         #expect(
-            r.stderr.contains("skipped: the rest of a block, after its first 0 events: the block at seq \(blockSeq) "),
+            r.stderr.contains(
+                "skipped: the rest of a block, after its first 0 events: the block at seq \(blockSeq) \(group)"),
             "\(r.stderr)")
         #expect(
             r.stderr.contains("exported \(events.count - lost.count) events (salvage, in block order)"), "\(r.stderr)")

@@ -123,7 +123,12 @@ import Testing
         var p: [String] = []
         switch d["timestamp"] ?? d["ts"] ?? d["created_at"] ?? d["received_at"] {
         case let s as String: if Timestamp(iso8601: s) != e.time { p.append("timestamp") }
-        case let n as NSNumber: if Timestamp(milliseconds: n.int64Value) != e.time { p.append("timestamp ms") }
+        case let n as NSNumber:
+            // The unit by size: 16 digits or more are microseconds, 13 or more milliseconds, else seconds.
+            let v = n.doubleValue
+            let perUnit: Int64 = v >= 1e15 ? 1 : v >= 1e12 ? 1000 : 1_000_000
+            let micros = v == v.rounded() ? n.int64Value * perUnit : Int64((v * Double(perUnit)).rounded())
+            if Timestamp(microseconds: micros) != e.time { p.append("numeric timestamp") }
         default: if e.time != arrival { p.append("time should be the arrival time") }
         }
         if !same(e.session, d["session_id"]) { p.append("session_id") }

@@ -237,8 +237,9 @@ import Testing
             ev(.onboardingLoaded, time: Timestamp(iso8601: "2026-11-01T10:00:00Z")!)
         ),
         (
-            "received_at", #"{"received_at":0,"type":"onboarding_loaded","meta":\#(metaJSON)}"#,
-            ev(.onboardingLoaded, time: Timestamp(microseconds: 0))
+            "received_at in epoch seconds",
+            #"{"received_at":1793491200,"type":"onboarding_loaded","meta":\#(metaJSON)}"#,
+            ev(.onboardingLoaded, time: Timestamp(microseconds: 1_793_491_200_000_000))
         ),
         (
             "null time is arrival", #"{"timestamp":null,"type":"onboarding_loaded","meta":\#(metaJSON)}"#,
@@ -269,18 +270,18 @@ import Testing
         ),
         (
             "wrapped wire message",
-            #"{"timestamp":0,"session_id":"s","event":{"type":"close","action_id":"x","meta":\#(metaJSON)}}"#,
-            ev(.close(actionID: "x"), session: "s", time: Timestamp(microseconds: 0))
+            #"{"timestamp":1793491200000,"session_id":"s","event":{"type":"close","action_id":"x","meta":\#(metaJSON)}}"#,
+            ev(.close(actionID: "x"), session: "s", time: Timestamp(microseconds: 1_793_491_200_000_000))
         ),
         (
             "wrapped bridge message",
-            #"{"ts":0,"event":{"id":"onboarding_on_analytics_action",\#(view),"meta":\#(metaJSON),"event":{"name":"screen_presented"}}}"#,
-            bridged(.analytics(.screenPresented)).with(time: Timestamp(microseconds: 0))
+            #"{"ts":1793491200000,"event":{"id":"onboarding_on_analytics_action",\#(view),"meta":\#(metaJSON),"event":{"name":"screen_presented"}}}"#,
+            bridged(.analytics(.screenPresented)).with(time: Timestamp(microseconds: 1_793_491_200_000_000))
         ),
         (
             "envelope inside the wrapped message",
-            #"{"event":{"timestamp":0,"session_id":"s","type":"custom","action_id":"x","meta":\#(metaJSON)}}"#,
-            ev(.custom(actionID: "x"), session: "s", time: Timestamp(microseconds: 0))
+            #"{"event":{"timestamp":1793491200000,"session_id":"s","type":"custom","action_id":"x","meta":\#(metaJSON)}}"#,
+            ev(.custom(actionID: "x"), session: "s", time: Timestamp(microseconds: 1_793_491_200_000_000))
         ),
         (
             "unknown fields are skipped",

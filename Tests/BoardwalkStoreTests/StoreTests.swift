@@ -652,7 +652,8 @@ import Testing
         var e = simpleEvent(onboarding: 1, screen: 0, session: 7, time: 1_000, eventID: "", profile: "")
         e.placement = ""
         e.variation = ""
-        let result = try store.append([e, e])
+        // Identical events kept apart (`keepIdentical`): an empty event id does not make them duplicates by id.
+        let result = try store.append([e, e], keepIdentical: true)
         #expect(result.appended == 2)
         #expect(result.duplicates == 0)
         let stored = try store.read { try $0.events(onboarding: "onb-1").map(\.event) }
@@ -661,6 +662,13 @@ import Testing
             #expect(s.eventID == nil && s.profile == nil && s.placement == nil && s.variation == nil)
             #expect(s.session == "s7")
         }
+        // Two events of one time and screen sharing the empty id but not their content are both stored by default.
+        var first = e
+        first.time = Timestamp(microseconds: 5_000)
+        var other = first
+        other.session = "s8"
+        let both = try store.append([first, other])
+        #expect(both.appended == 2 && both.duplicates == 0)
         #expect(try store.check().isOK)
     }
 

@@ -12,7 +12,9 @@ enum BackupCommand: Command {
     static let discussion = """
         DEST must not exist, or be an empty directory. Writers may keep appending while the copy is made;
         the copy is the store as of the moment the backup began. The copy is itself a store: use it with
-        --db DEST.
+        --db DEST. Ctrl-C or SIGTERM stops it and removes the partial copy (and DEST, when the backup made it):
+        run the command again to back up. A SIGINT ignored by the shell that started it (a background job)
+        stays ignored.
 
         Example:
           boardwalk backup /backups/boardwalk-$(date +%F)
@@ -24,6 +26,8 @@ enum BackupCommand: Command {
             throw UsageError(arguments.positionals.isEmpty ? "missing DEST" : "give one DEST")
         }
         if destination.isEmpty { throw UsageError("DEST is an empty string: name the directory to back up into") }
+        // Before the copy is begun, so that no signal finds a partial copy without its handler.
+        installStopHandlers()
         let store = try openStore(invocation.database(arguments), readOnly: true, notes: invocation)
         // The store makes DEST, not its parents: say so rather than pass on mkdir's errno as a store error.
         let parent = parentDirectory(of: destination)
@@ -39,7 +43,12 @@ enum BackupCommand: Command {
         let destinationExisted = access(destination, F_OK) == 0
         let copyExisted = access(copy, F_OK) == 0
         do {
-            try store.backup(to: destination)
+            try store.backup(to: destination, stopWhen: { interruptFlag.isCancelled })
+        } catch let error as StoreError where error.kind == .stopped {
+            invocation.err(
+                "interrupted: the backup to '\(destination)' was stopped and its partial copy removed; run the same "
+                    + "command again to back up\n")
+            return stoppedStatus()
         } catch {
             var cleaned = ""
             if !copyExisted, access(copy, F_OK) == 0 {

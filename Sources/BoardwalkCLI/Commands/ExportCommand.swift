@@ -21,12 +21,13 @@ enum ExportCommand: Command {
     static let discussion = """
         Events come out in arrival (seq) order. ndjson is the canonical JSON line format (docs/events.md),
         which 'boardwalk ingest' reads back losslessly; batch is the codec's self-contained binary batch file
-        (docs/codec.md), also read by ingest; csv has a header and one row per event with the columns
-        seq, time, kind, name, onboarding, screen_cid, screen, total_screens, session, profile, event_id,
-        placement, variation, action_id, element_id, element_type, value, reply, error_domain, error_code,
-        error_message (value: the answer as JSON text; RFC 4180 quoting). clickhouse writes JSONEachRow rows
-        for the table printed by --schema (docs/clickhouse.md): every field as queries see it, with the seq and
-        the store's session (inferred ones included), for
+        (docs/codec.md), also read by ingest; csv has a header and one row per event whose columns are
+        the fields of an 'events' query row, valued as a query shows them (time, seq, kind, name, onboarding,
+        screen, screen_cid, total_screens, session, profile, action, element, element_type, reply, value,
+        label, placement, variation, event_id), then answer (the answer as JSON), error_domain, error_code and
+        error_message, which 'boardwalk ingest --format csv' needs to read it back (RFC 4180 quoting).
+        clickhouse writes JSONEachRow rows for the table printed by --schema (docs/clickhouse.md): every field
+        as queries see it, with the seq and the store's session (inferred ones included), for
           clickhouse-client --query 'INSERT INTO boardwalk_events FORMAT JSONEachRow' < rows.jsonl
 
         For incremental export, pass the 'next' seq printed on stderr by the previous run as --since-seq.
@@ -63,6 +64,9 @@ enum ExportCommand: Command {
         } else if arguments.value("table") != nil {
             throw UsageError("--table goes with --schema")
         }
+        // Ctrl-C or SIGTERM: stop after the event being written (a file given with --output is then removed). Before
+        // anything is made, so that no signal finds a partial file without its handler.
+        installStopHandlers()
         // The store first: a mistyped --db must not cost the file --output names. And the file is written beside its
         // destination and moved over it once the export is whole (``ReplacedFile``).
         let database = invocation.database(arguments)
@@ -108,7 +112,7 @@ enum ExportCommand: Command {
         // Writes one event; `false` when a write failed (a full disk): the rest would be lost too. An event the
         // format cannot hold ends an export, and is skipped (and listed) by a salvage.
         func emit(_ stored: StoredEvent) throws -> Bool {
-            if output.writeError != nil { return false }
+            if output.writeError != nil || interruptFlag.isCancelled { return false }
             do {
                 switch format {
                 case "batch":
@@ -148,14 +152,14 @@ enum ExportCommand: Command {
             if salvage {
                 try store.salvageEvents(emit) { damage in
                     skipped.add(damage, to: invocation)
-                    return true
+                    return !interruptFlag.isCancelled
                 }
             } else {
                 try store.read { snapshot in
                     storeNextSeq = try snapshot.stats().nextSeq
                     try snapshot.forEachEvent(since: since) { view in
                         // Before the decode: after a failed write, the error to report is the write's.
-                        if output.writeError != nil { return false }
+                        if output.writeError != nil || interruptFlag.isCancelled { return false }
                         return try emit(try snapshot.owned(view))
                     }
                 }
@@ -192,6 +196,31 @@ enum ExportCommand: Command {
                 : (error as? StoreError)?.meansDamage == true
                     ? "; the store's file is damaged: 'boardwalk check' lists the damage" : ""
             throw RuntimeError("\(error); the export is incomplete\(kept)\(next)\(damaged)")
+        }
+        if interruptFlag.isCancelled {
+            // A file given with --output is removed with what it held (ReplacedFile's deinit); to standard output, or
+            // to a file written in place, the events before the next seq were written whole.
+            if let file, file.isReplaced {
+                let again = since > 0 ? "the same command (--since-seq \(since))" : "the same command"
+                invocation.err(
+                    "interrupted: the partial export was removed and '\(file.path)' left as it was; run \(again) "
+                        + "to export again\n")
+            } else {
+                switch format {
+                case "csv": output.write(bytes: csv)
+                case "ndjson", "clickhouse": output.write(buffer)
+                default: break  // a batch file without its end block: ingest reports it as cut short
+                }
+                output.flush()
+                let next = lastSeq.map { $0 + 1 } ?? since
+                invocation.err(
+                    salvage
+                        ? "interrupted: \(count) event\(count == 1 ? " was" : "s were") written; run "
+                            + "'export --salvage' again for all of them\n"
+                        : "interrupted: the events \(since > 0 ? "from seq \(since) " : "")before seq \(next) were "
+                            + "written; export the rest with --since-seq \(next)\n")
+            }
+            return stoppedStatus()
         }
         switch format {
         case "batch": output.write(bytes: batch.finish())

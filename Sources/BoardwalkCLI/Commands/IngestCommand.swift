@@ -7,20 +7,35 @@ import Boardwalk
 enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "Read NDJSON (any shape) or batch files into the store"
-    static let usage = "boardwalk ingest [--db DIR] [--rejects FILE] [--strict] [--quiet] [--batch N] [FILE...|-]"
+    static let usage =
+        "boardwalk ingest [--db DIR] [--format ndjson|csv] [--rejects FILE] [--strict] [--quiet] [--batch N] [--time-unit s|ms|us] [--keep-identical] [FILE...|-]"
     static let options = [
         databaseOption,
+        OptionSpec(
+            "format", short: "f", value: "FORMAT",
+            help: "ndjson (default) or csv (what 'export --format csv' writes); batch files are told by their bytes"),
         OptionSpec(
             "rejects", value: "FILE", help: "Where rejected lines are listed (default: ./boardwalk-rejects.txt)"),
         OptionSpec("strict", help: "Stop at the first bad line; nothing of its batch is committed"),
         OptionSpec("quiet", short: "q", help: "No progress bar and no summary"),
         OptionSpec("batch", value: "N", help: "Events per transaction (default: 10000)"),
+        OptionSpec(
+            "keep-identical", help: "Store every event without an event id, even one identical to a stored event"),
+        OptionSpec(
+            "time-unit", value: "s|ms|us",
+            help: "The unit of numeric times (default: told by size, for times after 2001-09-09)"),
     ]
     static let discussion = """
         Reads each FILE in turn (or standard input when there is none, or for '-'). A file is either NDJSON in
         any shape the reader accepts (web-view messages, the docs' shapes, bridge shapes, canonical lines;
-        see docs/events.md), or a batch file written by 'boardwalk export --format batch' (told apart by its
-        magic bytes). Lines without a time get the time they were read.
+        see docs/events.md), CSV as 'boardwalk export --format csv' writes it (with --format csv; its first
+        record is the header), or a batch file written by 'boardwalk export --format batch' (told apart by its
+        magic bytes). Any of them may be compressed with gzip or zstd (.gz, .zst, or such bytes piped in):
+        told by its magic bytes, and read as a stream, without a checkpoint. Lines without a time get the time
+        they were read. A time given as a number is in epoch seconds, milliseconds or microseconds, told apart
+        by its size (10-12, 13-15 or 16-18 digits: any time after 2001-09-09; a fraction is kept to the
+        microsecond); a number whose size could be more than one unit is rejected unless --time-unit fixes the
+        unit for the run.
 
         Bad lines do not stop the run: each is listed in the rejects file as 'INPUT:LINE: reason', followed
         by the line itself on a tab-indented line, and the lines around it are ingested. The rejects file is
@@ -33,11 +48,13 @@ enum IngestCommand: Command {
         checkpoint (how far into the file it reached, with fingerprints of the bytes before that point), so
         running the same command again after a crash or Ctrl-C continues after the last committed batch. A
         file rewritten in place so that its first 4 KiB or the 4 KiB before its checkpoint changed is read
-        from its start (a change elsewhere before the checkpoint is not seen). Events with an event id are
-        also de-duplicated by the store, whatever their input: an event is a duplicate when its event id,
-        time, onboarding and screen are all stored already. Standard input has no
-        checkpoint, even when it is a file ('ingest - < FILE'): only event ids protect it, and a line without
-        a time gets the time it is read, so the same line sent twice is stored twice, event id or not.
+        from its start (a change elsewhere before the checkpoint is not seen). Events are also de-duplicated
+        by the store, whatever their input: an event is a duplicate when its event id, time, onboarding and
+        screen are all stored already, or, for an event without an event id, when one with the same time,
+        onboarding, screen and content (every other field) is; --keep-identical stores every event without an
+        id, identical or not. Standard input has no checkpoint, even when it is a file ('ingest - < FILE'):
+        only the duplicate rule protects it, and a line without a time gets the time it is read, so the same
+        such line sent twice is stored twice.
         A file may be named once per run. A pipe that goes quiet for 200 ms has what it sent so far
         committed (for 'tail -f … | boardwalk ingest -'). Ctrl-C stops after the batch in progress is
         committed. Two runs of the same file at once: the one that finds the file's checkpoint moved by the
@@ -57,6 +74,10 @@ enum IngestCommand: Command {
 
     static func run(_ arguments: ParsedArguments, _ invocation: Invocation) throws -> Int32 {
         let batch = try arguments.integer("batch", in: 1...10_000_000) ?? 10_000
+        let csv = try arguments.choice("format", among: ["ndjson", "csv"]) == "csv"
+        let timeUnit = try arguments.choice("time-unit", among: EpochUnit.allCases.map(\.rawValue)).flatMap {
+            EpochUnit(rawValue: $0)
+        }
         var paths = arguments.positionals
         if paths.isEmpty { paths = ["-"] }
         if paths.filter({ $0 == "-" }).count > 1 { throw UsageError("standard input ('-') can be read once only") }
@@ -98,20 +119,32 @@ enum IngestCommand: Command {
         // A rejects file named on the command line must be writable before anything is stored. The default one is
         // made at the first rejected line only, so a clean ingest runs from any directory.
         if arguments.value("rejects") != nil { try rejects.checkWritable() }
-        let store = try openStore(invocation.database(arguments))
+        let database = invocation.database(arguments)
+        // A run that reads nothing (an empty input, Ctrl-D at once) leaves no store behind it made.
+        let directoryExisted = access(database, F_OK) == 0
+        let storeExisted = access(database + "/data.mdb", F_OK) == 0
+        let store = try openStore(database)
         let quiet = arguments.flag("quiet")
         let progress =
             !quiet && invocation.stderrIsTerminal
             ? Progress(sink: invocation.stderr, paint: Paint(enabled: invocation.colour(for: .stderr))) : nil
         let ingester = Ingester(
-            sink: StoreSink(store: store), parser: try JSONLineParser(),
+            sink: StoreSink(store: store, keepIdentical: arguments.flag("keep-identical")),
+            parser: csv ? try CSVLineParser(timeUnit: timeUnit) : try JSONLineParser(timeUnit: timeUnit),
             // A second parse thread only with 3 or more cores: on 2, parsing and committing already keep both
-            // busy, and a third thread measured no faster while costing 5 % more CPU (docs/cli.md, ingest).
-            workerParser: sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3 ? try JSONLineParser() : nil,
+            // busy, and a third thread measured no faster while costing 5 % more CPU (docs/cli.md, ingest). Not for
+            // CSV, whose header the one parser keeps.
+            workerParser: !csv && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 3
+                ? try JSONLineParser(timeUnit: timeUnit) : nil,
             options: Ingester.Options(strict: arguments.flag("strict"), batchSize: batch),
             rejects: rejects, progress: progress)
         let sizes = inputs.compactMap(\.size)
         if sizes.count == inputs.count { ingester.totalBytes = sizes.reduce(0, +) }
+        if paths.contains("-") && invocation.stdinIsTerminal && !quiet {
+            invocation.err(
+                "reading \(csv ? "CSV" : "NDJSON") from standard input (the terminal): type or paste the lines, then "
+                    + "press Ctrl-D on an empty line to finish (Ctrl-C stops)\n")
+        }
         installInterruptHandler()
         interruptFlag.reset()
         ingester.shouldStop = { interruptFlag.isCancelled }
@@ -133,6 +166,17 @@ enum IngestCommand: Command {
         }
         progress?.finish()
         ingester.rejects.flush()
+        // A store this run made and put nothing in (an empty input, Ctrl-D at once, a CSV stopped at its header) would
+        // only be in the way: removed. One that read lines keeps their checkpoint, so that they are not read again.
+        let read = ingester.summary
+        let madeNothing =
+            !storeExisted && read.ingested == 0 && read.duplicates == 0 && read.rejected == 0
+            && (read.bytes == 0 || failure != nil)
+        if madeNothing {
+            store.close()
+            for file in ["data.mdb", "lock.mdb"] { unlink(database + "/" + file) }
+            if !directoryExisted { rmdir(database) }
+        }
         // Its last lines are written only now: a full disk then is the run's failure too (what was stored stays).
         if failure == nil, let code = ingester.rejects.writeError {
             failure = RuntimeError("cannot write the rejects file '\(rejectsPath)': \(String(cString: strerror(code)))")
@@ -167,9 +211,13 @@ enum IngestCommand: Command {
                     + "again (to check a whole file, ingest it into a scratch store: boardwalk ingest --db \"$(mktemp -d)\" --strict FILE)\n"
             )
         }
-        if let failure { throw failureError(failure) }
+        if let failure {
+            // Nothing was committed by anyone: no promise about what stays.
+            if madeNothing, !(failure is StoreError) { throw RuntimeError("\(failure)") }
+            throw failureError(failure)
+        }
         if interrupted {
-            // Files resume from their checkpoints; standard input has none (only event ids protect it).
+            // Files resume from their checkpoints; standard input has none (only the duplicate rules protect it).
             let hint = paths.contains("-") ? "" : "; run the same command again to continue"
             invocation.err("interrupted: everything up to the last committed batch is stored\(hint)\n")
             return ExitCode.interrupted
@@ -191,7 +239,7 @@ enum IngestCommand: Command {
     static func restartedLine(_ restart: IngestSummary.Restart) -> String {
         let place = restart.isBatchFile ? Units.counted(restart.line, "event") : Units.counted(restart.line, "line")
         return "restarted: \(restart.input) changed before where an earlier run stopped (after \(place)): read from "
-            + "its start; events already stored with the same event id count as duplicates\n"
+            + "its start; events already stored count as duplicates\n"
     }
 
     /// The message a failed run ends with, for a failure of either stage (a commit-stage failure arrives as

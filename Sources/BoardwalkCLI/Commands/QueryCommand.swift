@@ -23,7 +23,10 @@ enum QueryCommand: Command {
         to stderr with a caret under the offending part. With '-', queries are read from stdin, one per line
         (a line ending in '|', a '#' comment after it aside, continues on the next; blank lines and lines
         starting with '#' are skipped, also inside a continued query),
-        and each result is printed in turn; an error's location is its line of stdin.
+        and each result is printed in turn; an error's location is its line of stdin. In table format each
+        query is echoed before its result, with a blank line between results (as 'sqlite3 -echo' prints them);
+        in json format each result is one line (NDJSON: line n answers query n, 'null' when it failed); csv
+        results follow each other.
 
         Notes go to stderr too, before the result, and change neither the result nor the exit status: an event
         name close to a known one, and an onboarding id that has no events in the store (with the closest id
@@ -89,6 +92,10 @@ enum QueryCommand: Command {
         console.openedIn = openedIn
         if text == "-" {
             let repl = Repl(console: console, invocation: invocation, completionWords: [], stats: opened.stats)
+            // Several results in a row: tables each after their query and a blank line, as `sqlite3 -echo` prints
+            // them; JSON one document per line (NDJSON), `null` for a query that failed.
+            repl.echoQueries = true
+            console.jsonLines = format == .json
             return repl.runPiped(StandardInputLines())
         }
         if console.run(text) { return ExitCode.success }

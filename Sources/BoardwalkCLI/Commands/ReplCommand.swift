@@ -16,8 +16,10 @@ enum ReplCommand: Command {
         On a terminal: line editing and history (libedit; history in $BOARDWALK_HISTORY, else
         ~/.boardwalk_history), tab completion of stages, fields and onboarding ids, and a line ending in '|'
         continues on the next. Ctrl-C cancels the running query (or the line being typed), Ctrl-D leaves.
-        Dot-commands: .help .fields .onboardings .stats .format [table|json|csv] .timing [on|off] .tz [ZONE]
-        .explain QUERY .quit
+        Dot-commands: .help .fields .onboardings .stats .format [table|json|csv] .mode [table|line|json|csv]
+        .timing [on|off] (.timer) .tz [ZONE] .explain QUERY .output [FILE] .read FILE .quit. A query ending in
+        \\G prints each row as lines of column = value; on a terminal, a result longer than the screen goes
+        through $PAGER (less by default; PAGER= turns it off).
 
         Fed by a pipe, it runs each query it reads without prompts, and exits with status 2 if any failed
         (0 otherwise); errors go to stderr and the remaining queries still run.

@@ -9,7 +9,7 @@ protocol IngestSink: AnyObject, Sendable {
     /// durable or neither is. Before anything is written, the transaction reads the checkpoint stored under its
     /// key: when it is not ``BatchCheckpoint/expected``, another ingest of the same input moved it since this
     /// run read or wrote it, and the append throws ``CheckpointMoved`` with nothing stored.
-    /// - Returns: how many were stored, and how many were skipped as duplicates of a stored event id.
+    /// - Returns: how many were stored, and how many were skipped as duplicates of stored events.
     func append(_ events: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int)
     /// The checkpoint stored under `key`, if any.
     func checkpoint(for key: String) throws -> [UInt8]?

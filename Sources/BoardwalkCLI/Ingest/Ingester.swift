@@ -13,13 +13,13 @@ import Boardwalk
 /// An input's stage is drained before the next input starts, so its checkpoint is read after everything
 /// before it is committed.
 ///
-/// Exactly-once: events with an event id are de-duplicated by the store. For a regular file, every batch is
+/// Exactly-once: events with a time of their own are de-duplicated by the store. For a regular file, every batch is
 /// committed together with a checkpoint (the file's byte offset after the batch's last line, its line number,
 /// and fingerprints of the file's first bytes and of the bytes just before that offset, as this run read them:
 /// see ``ConsumedBytes``), so a re-run after a crash or Ctrl-C resumes after the last committed batch and never
 /// ingests a line twice, with or without event ids; a file whose fingerprinted bytes changed is read from its
-/// start. Standard input has no checkpoint (it cannot be re-read), even when it is a file; only event ids
-/// protect it.
+/// start. Standard input has no checkpoint (it cannot be re-read), even when it is a file; only the store's
+/// duplicate rules protect it.
 final class Ingester {
     struct Options {
         var strict = false
@@ -88,7 +88,7 @@ final class Ingester {
     func ingest(_ input: InputFile) throws {
         summary.inputs += 1
         input.interrupted = shouldStop
-        defer { bytesBefore += input.offset }
+        defer { bytesBefore += input.fileOffset }
         let stage = CommitStage(sink: sink, threaded: options.pipelined, capacity: options.batchesInFlight)
         var parseFailure: (any Error)? = nil
         do {
@@ -129,7 +129,7 @@ final class Ingester {
     /// The checkpoint key of a regular file: its device and inode, so a renamed file keeps its checkpoint;
     /// the fingerprint in the value tells a different file that reuses the inode.
     private func checkpointKey(_ input: InputFile) -> String? {
-        guard let id = input.identity else { return nil }
+        guard input.isRegularFile, let id = input.identity else { return nil }
         return "ingest:\(id.device):\(id.inode)"
     }
 
@@ -143,6 +143,8 @@ final class Ingester {
         // Resumed right after a last line that had no newline (stored as a line): the bytes up to the next newline
         // belong to that line, already counted, not to a new one (else every later line number is one too high).
         var continuingLine = false
+        // CSV: records (a quoted field may hold line breaks), the first of them the header.
+        let records = parser.hasHeader
         // The bytes the checkpoints of this run fingerprint, as read (never read again at commit time: the file
         // may have been rewritten since).
         var consumed = ConsumedBytes()
@@ -152,6 +154,7 @@ final class Ingester {
             let head = input.prefix(window)
             let before = input.bytes(in: (cp.offset - window)..<cp.offset)
             if cp.fits(size: input.size ?? 0, head: head, before: before) {
+                if records && cp.line > 0 { try readHeaderAgain(input) }
                 try input.seek(to: cp.offset)
                 lineNumber = cp.line
                 summary.resumedLines += cp.line
@@ -297,9 +300,17 @@ final class Ingester {
             // The complete lines of this read (and at the end of the input, an unterminated last one).
             lines.removeAll(keepingCapacity: true)
             while start < end {
-                // memchr is vectorized.
+                // memchr is vectorized. A CSV record ends at a line feed outside quotes.
                 let newline: Int
-                if let p = memchr(base + start, 0x0A, end - start) {
+                if records {
+                    if let p = CSVRecord.end(in: base, from: start, to: end) {
+                        newline = p
+                    } else if atEOF {
+                        newline = end
+                    } else {
+                        break
+                    }
+                } else if let p = memchr(base + start, 0x0A, end - start) {
                     newline = base.distance(to: p)
                 } else if atEOF {
                     newline = end
@@ -347,6 +358,15 @@ final class Ingester {
                     case .failure(let error): try failed(error)
                     }
                 } else if !ParsedLine.isBlank(line, lineNumber: lineNumber) {
+                    if lineNumber == 1 {
+                        if records {
+                            try parser.readHeader(line, input: input.name)
+                            pendingOffset = input.offset - (end - min(end, range.upperBound + 1))
+                            continue
+                        }
+                        // A CSV given as NDJSON: one hint, rather than every line rejected as invalid JSON.
+                        if Ingester.looksLikeCSVHeader(line) { throw RuntimeError(csvHint(input, line)) }
+                    }
                     // Parsed here and appended directly: no `ParsedLine` between, no copy of the event.
                     do {
                         pending.append(
@@ -368,7 +388,7 @@ final class Ingester {
                     if shouldStop() { return }
                 }
                 progress?.update(
-                    events: summary.ingested + handedOver + pending.count, bytes: bytesBefore + input.offset,
+                    events: summary.ingested + handedOver + pending.count, bytes: bytesBefore + input.fileOffset,
                     total: totalBytes)
             }
             if atEOF { break }
@@ -396,6 +416,41 @@ final class Ingester {
             }
         }
         try commit()
+    }
+
+    /// Reads a resumed CSV file's header from its start again: the records after the checkpoint are read by it.
+    private func readHeaderAgain(_ input: InputFile) throws {
+        let head = input.prefix(options.maxLineBytes + 4)
+        try head.withUnsafeBytes { bytes in
+            let end = CSVRecord.end(in: bytes.baseAddress!, from: 0, to: bytes.count) ?? bytes.count
+            try parser.readHeader(UnsafeRawBufferPointer(rebasing: bytes[0..<end]), input: input.name)
+        }
+    }
+
+    /// Whether an NDJSON input's first line is a CSV header instead: not a JSON object, and two or more
+    /// comma-separated names (letters, digits, `_`, spaces, quotes), as `export --format csv` and spreadsheets write.
+    static func looksLikeCSVHeader(_ line: UnsafeRawBufferPointer) -> Bool {
+        var bytes = line[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        while let b = bytes.first, b == 0x20 || b == 0x09 { bytes = bytes.dropFirst() }
+        while let b = bytes.last, b == 0x0D || b == 0x20 || b == 0x09 { bytes = bytes.dropLast() }
+        guard let first = bytes.first, first != UInt8(ascii: "{"), first != UInt8(ascii: "[") else { return false }
+        let names = bytes.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+        guard names.count >= 2 else { return false }
+        return names.allSatisfy { name in
+            !name.isEmpty
+                && name.allSatisfy {
+                    ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == UInt8(ascii: "_")
+                        || $0 == 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "-")
+                }
+        }
+    }
+
+    /// The error for a CSV read as NDJSON: what its first line is, and the option to read it with.
+    private func csvHint(_ input: InputFile, _ line: UnsafeRawBufferPointer) -> String {
+        let text = String(decoding: line.prefix(60), as: UTF8.self)
+        return "'\(input.name)' is CSV, not NDJSON: its first line is a header (\(text)\(line.count > 60 ? "…" : "")); "
+            + "ingest it with --format csv (which reads what 'boardwalk export --format csv' writes)"
     }
 
     /// A line longer than ``Options/maxLineBytes`` whose end has not been read yet.
@@ -460,7 +515,7 @@ final class Ingester {
             try handOver(Array(events[index..<end]), checkpoint: checkpoint, to: stage)
             index = end
             progress?.update(
-                events: summary.ingested + handedOver, bytes: bytesBefore + input.offset, total: totalBytes)
+                events: summary.ingested + handedOver, bytes: bytesBefore + input.fileOffset, total: totalBytes)
             if shouldStop() { return }
         }
     }

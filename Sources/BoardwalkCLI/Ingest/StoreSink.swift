@@ -3,11 +3,16 @@ import Boardwalk
 /// The store as an ingest target.
 final class StoreSink: IngestSink {
     let store: Store
-    init(store: Store) { self.store = store }
+    /// `ingest --keep-identical`: events without an event id are never duplicates.
+    let keepIdentical: Bool
+    init(store: Store, keepIdentical: Bool = false) {
+        self.store = store
+        self.keepIdentical = keepIdentical
+    }
 
     func append(_ events: [Event], checkpoint: BatchCheckpoint?) throws -> (inserted: Int, duplicates: Int) {
         guard let checkpoint else {
-            let result = try store.append(events)
+            let result = try store.append(events, keepIdentical: keepIdentical)
             return (result.appended, result.duplicates)
         }
         // The checkpoint is read again inside the write transaction: writers are serialized, so no other ingest
@@ -17,7 +22,7 @@ final class StoreSink: IngestSink {
             guard found == checkpoint.expected else {
                 throw CheckpointMoved(expected: checkpoint.expected, found: found)
             }
-            let result = try w.append(events)
+            let result = try w.append(events, keepIdentical: keepIdentical)
             try w.setCheckpoint(Checkpoint(key: checkpoint.key, value: checkpoint.value))
             return result
         }

@@ -1,11 +1,16 @@
 import Boardwalk
 
 /// The CSV export's columns and quoting.
+///
+/// The columns are the fields of an `events` query row (docs/query-language.md), named and valued as a query shows
+/// them (`query --format csv 'events | select …'`), in their order, without `dwell` (a query works it out from the
+/// session's next event); then what a query does not show and `ingest --format csv` needs to read the event back
+/// whole: the answer as JSON and the error's fields.
 enum CSVExport {
     static let columns = [
-        "seq", "time", "kind", "name", "onboarding", "screen_cid", "screen", "total_screens", "session", "profile",
-        "event_id", "placement", "variation", "action_id", "element_id", "element_type", "value", "reply",
-        "error_domain", "error_code", "error_message",
+        "time", "seq", "kind", "name", "onboarding", "screen", "screen_cid", "total_screens", "session", "profile",
+        "action", "element", "element_type", "reply", "value", "label", "placement", "variation", "event_id",
+        "answer", "error_domain", "error_code", "error_message",
     ]
     static let header = columns.joined(separator: ",") + "\n"
 
@@ -33,47 +38,99 @@ enum CSVExport {
         func empty(_ n: Int = 1) {
             for _ in 0..<n { out.append(UInt8(ascii: ",")) }
         }
+        func nonEmpty(_ s: String?) { field(s ?? "") }
+        appendField(e.time.iso8601, to: &out)
+        out.append(UInt8(ascii: ","))
         appendDecimal(stored.seq, to: &out)
-        field(e.time.iso8601)
         field(e.kind.name)
         // name: the analytics name, or the kind's for other kinds, as the query language and the ClickHouse rows have it
         if case .analytics(let a) = e.payload { field(a.name) } else { field(e.kind.name) }
         if let meta = e.meta {
             field(meta.onboardingID)
-            field(meta.screenClientID)
             number(meta.screenIndex)
+            field(meta.screenClientID)
             number(meta.totalScreens)
         } else {
             empty(4)
         }
         field(e.session ?? "")
         field(e.profile ?? "")
-        field(e.eventID ?? "")
-        field(e.placement ?? "")
-        field(e.variation ?? "")
         field(e.payload.actionID ?? "")
-        // element_id, element_type, value, reply, error_domain, error_code, error_message
+        // element, element_type, reply, value, label
         switch e.payload {
         case .analytics(.screenCompleted(let element, let reply)):
-            field(element ?? "")
+            nonEmpty(element)
+            empty()
+            nonEmpty(reply)
             empty(2)
-            field(reply ?? "")
-            empty(3)
         case .stateUpdated(let u):
             field(u.elementID)
             field(u.value.elementType.rawValue)
+            empty()
+            field(answerText(u.value))
+            field(labelText(u.value))
+        default:
+            empty(5)
+        }
+        field(e.placement ?? "")
+        field(e.variation ?? "")
+        field(e.eventID ?? "")
+        // answer, error_domain, error_code, error_message
+        switch e.payload {
+        case .stateUpdated(let u):
             field(valueJSON(u.value))
-            empty(4)
+            empty(3)
         case .error(let err):
-            empty(4)
+            empty()
             field(err.domain)
-            out.append(UInt8(ascii: ","))
-            appendDecimal(err.code, to: &out)
+            number(err.code)
             field(err.message)
         default:
-            empty(7)
+            empty(4)
         }
         out.append(0x0A)
+    }
+
+    /// The `value` field as a query's CSV shows it: a select's value, a multi-select's distinct values as a sorted
+    /// JSON array (empty when none were chosen), an input's text or number, a date as `YYYY-MM-DD` with `?` for the
+    /// parts not given.
+    static func answerText(_ value: StateValue) -> String {
+        switch value {
+        case .select(let choice): return choice.value
+        case .multiSelect(let choices): return setText(choices.map(\.value))
+        case .input(.text(let s)), .input(.email(let s)): return s
+        case .input(.number(let n)): return n.isFinite ? exactNumber(n) : ""
+        case .datePicker(let parts):
+            func pad(_ v: Int?, _ width: Int) -> String {
+                guard let v else { return String(repeating: "?", count: width) }
+                let s = String(v)
+                return s.count < width ? String(repeating: "0", count: width - s.count) + s : s
+            }
+            return "\(pad(parts.year, 4))-\(pad(parts.month, 2))-\(pad(parts.day, 2))"
+        }
+    }
+
+    /// The `label` field as a query's CSV shows it: a select's label, a multi-select's distinct labels as a sorted
+    /// JSON array; empty for inputs and dates.
+    static func labelText(_ value: StateValue) -> String {
+        switch value {
+        case .select(let choice): return choice.label
+        case .multiSelect(let choices): return setText(choices.map(\.label))
+        default: return ""
+        }
+    }
+
+    /// A set of strings as a query's CSV shows it: distinct, sorted, a JSON array; empty for none.
+    private static func setText(_ items: [String]) -> String {
+        guard !items.isEmpty else { return "" }
+        return "[" + Set(items).sorted().map(JSONString.quoted).joined(separator: ",") + "]"
+    }
+
+    /// A number as a query's CSV shows it: integral values without a fraction, others in the shortest form that
+    /// reads back the same double.
+    private static func exactNumber(_ d: Double) -> String {
+        if d == d.rounded(), d.magnitude < 9.007_199_254_740_992e15 { return String(Int64(d)) }
+        return "\(d)"
     }
 
     /// Appends `field` as a CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or LF, with its
@@ -121,7 +178,7 @@ enum CSVExport {
         }
     }
 
-    /// The answer as compact JSON text.
+    /// The answer as compact JSON text: the `answer` column, which `ingest --format csv` reads the answer back from.
     static func valueJSON(_ value: StateValue) -> String {
         func s(_ t: String) -> String { JSONString.quoted(t) }
         func choice(_ c: Choice) -> String { "{\"id\":\(s(c.id)),\"value\":\(s(c.value)),\"label\":\(s(c.label))}" }

@@ -38,7 +38,8 @@ package struct TextTable: Sendable {
     /// characters, from stored data) is escaped.
     package mutating func append(_ row: [String]) { rows.append(row.map(escapingTerminalControls)) }
 
-    /// The table as lines: header, a rule, rows; two spaces between columns; no trailing spaces.
+    /// The table as lines: header, a rule of `-` (as the query language's tables draw it), rows; two spaces between
+    /// columns; no trailing spaces.
     package func render(paint: Paint = Paint(enabled: false)) -> String {
         let columns = headers.count
         var widths = headers.map(displayWidth)
@@ -57,7 +58,7 @@ package struct TextTable: Sendable {
             return s
         }
         var out = paint.bold(line(headers)) + "\n"
-        out += paint.dim(widths.map { String(repeating: "─", count: $0) }.joined(separator: "  ")) + "\n"
+        out += paint.dim(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) + "\n"
         for row in rows { out += line(row) + "\n" }
         return out
     }

@@ -3,8 +3,16 @@ import Boardwalk
 /// Runs queries against a source and prints what they return: the core shared by `query`, `repl` and `demo`.
 final class QueryConsole {
     let source: any EventSource
-    let invocation: Invocation
+    /// Where results go: the REPL's `.output FILE` replaces its `stdout` for a while.
+    var invocation: Invocation
     var format: ResultTable.Format = .table
+    /// Each row as lines of `column = value` (the REPL's `.mode line`), whatever ``format`` says.
+    var vertical = false
+    /// Each JSON result on one line (NDJSON: `query -` with `--format json`), and `null` for a query that failed, so
+    /// that line n is the answer to query n.
+    var jsonLines = false
+    /// Results longer than the terminal go through this pager (the REPL on a terminal); `nil`: never.
+    var pager: Pager? = nil
     /// Print how long each query took and how much it read (to stderr).
     var timing = false
     /// The zone of `day(t)`, `hour(t)`, … where a query names none (`--tz`, `.tz`).
@@ -24,8 +32,9 @@ final class QueryConsole {
     /// Parses and runs `text`, printing the result on stdout or the diagnostic (with its caret) on stderr.
     /// - Parameter origin: where the text was read (`stdin` and its first line), for error locations.
     /// - Returns: whether the query succeeded.
+    ///   - forceVertical: this result as rows of `column = value` (a query ended with `\G` in the REPL).
     @discardableResult
-    func run(_ text: String, origin: (name: String, line: Int)? = nil) -> Bool {
+    func run(_ text: String, origin: (name: String, line: Int)? = nil, forceVertical: Bool = false) -> Bool {
         cancellation.reset()
         let start = monotonicMicroseconds()
         do {
@@ -35,16 +44,13 @@ final class QueryConsole {
             for note in statistics.notes { report(note) }
             // Ctrl-C after the read (while rows were sorted or gathered) is seen here, and between chunks of output.
             if cancellation.isCancelled { return cancelled() }
-            if query.isExplain && format == .table {
+            if query.isExplain && format == .table && !vertical && !forceVertical {
                 // A plan reads as lines of text, as `.explain` prints it, not as a one-column table under a rule as
                 // wide as its longest line.
                 invocation.out(
                     table.rows.compactMap { if case .string(let line)? = $0.first { line } else { nil } }
                         .joined(separator: "\n") + "\n")
-            } else if !ResultPrinter.print(
-                table, format, to: invocation.stdout,
-                cancelled: { cancellation.isCancelled || invocation.stdout.writeError != nil })
-            {
+            } else if !printResult(table, vertical: vertical || forceVertical) {
                 // A failed write (said by the sink) stops the listing too, but it is no Ctrl-C.
                 return invocation.stdout.writeError != nil ? false : cancelled()
             }
@@ -75,8 +81,39 @@ final class QueryConsole {
             return true
         } catch {
             report(placed(error, origin: origin))
+            if jsonLines { invocation.out("null\n") }
             return false
         }
+    }
+
+    /// Prints `table` to stdout as the console's mode says, through the pager when it is longer than the terminal.
+    /// - Returns: `false` when it stopped early (Ctrl-C, a failed write): what was written ends after a whole row.
+    private func printResult(_ table: ResultTable, vertical: Bool) -> Bool {
+        let lines = vertical ? table.rows.count * (table.columns.count + 1) : table.rows.count + 2
+        if let pager, invocation.stdoutIsTerminal {
+            invocation.stdout.flush()  // what came before (notes went to stderr) is on the terminal first
+            if let paged = pager.open(forLines: lines) {
+                let printed = print(table, vertical: vertical, to: paged.sink)
+                paged.close()
+                // A pager quit before the end took only what it showed: that is no failure.
+                return printed || (paged.sink.writeError != nil && !cancellation.isCancelled)
+            }
+        }
+        return print(table, vertical: vertical, to: invocation.stdout)
+    }
+
+    private func print(_ table: ResultTable, vertical: Bool, to sink: any OutputSink) -> Bool {
+        let stop = { self.cancellation.isCancelled || sink.writeError != nil }
+        if vertical { return VerticalRows.print(table, to: sink, cancelled: stop) }
+        if format == .json && jsonLines {
+            // The JSON renderer's line breaks and indentation fall between values, never inside one (a string's
+            // line breaks are escaped): without them, the result is one line.
+            let line = JSONLinesSink(sink)
+            guard ResultPrinter.print(table, .json, to: line, cancelled: stop) else { return false }
+            sink.write("\n")
+            return true
+        }
+        return ResultPrinter.print(table, format, to: sink, cancelled: stop)
     }
 
     /// Reports a query stopped by Ctrl-C, after the output it had printed (which ends after a whole row).

@@ -39,8 +39,11 @@ func openQuerySource(_ arguments: ParsedArguments, _ invocation: Invocation) thr
         // The same sessions as `boardwalk generate --sessions N --seed S --onboardings K` writes.
         let onboardings = try arguments.integer("onboardings", in: 1...10_000) ?? 6
         let data = SyntheticData(sessions: n, seed: seed, onboardings: onboardings)
+        // What a store would keep of them: now and then the generator repeats an answer within a millisecond, which
+        // a store takes for the same event sent twice.
         return QuerySource(
-            source: InMemoryEventSource(Array(data.events())), completionWords: data.onboardings.map { "\"\($0.id)\"" },
+            source: InMemoryEventSource(Store.withoutDuplicates(data.events())),
+            completionWords: data.onboardings.map { "\"\($0.id)\"" },
             stats: nil)
     }
     for option in ["seed", "onboardings"] where arguments.value(option) != nil {

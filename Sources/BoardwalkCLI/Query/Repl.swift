@@ -13,7 +13,19 @@ import Boardwalk
 /// query keep it open, and lines starting with `.` are dot-commands.
 final class Repl {
     let console: QueryConsole
-    let invocation: Invocation
+    /// The streams; `.output FILE` sends results (and what dot-commands print) to FILE until `.output` alone.
+    private(set) var invocation: Invocation
+    /// Standard output as the REPL started with it, for `.output` to go back to, and whether it is a terminal.
+    private let standardOutput: any OutputSink
+    private let standardOutputIsTerminal: Bool
+    /// The file `.output` writes, while it does.
+    private var outputFile: (path: String, descriptor: Int32, sink: FileSink)?
+    /// Echo each query before its result, and a blank line between results (`query -` with tables, as
+    /// `sqlite3 -echo` does).
+    var echoQueries = false
+    private var queriesEchoed = 0
+    /// Files `.read` is reading, innermost last (a file that reads itself is refused).
+    private var reading: [String] = []
     /// Extra words for completion (onboarding ids, element ids found in the store).
     let completionWords: [String]
     /// Prints `.stats`; `nil` when the source is not a store.
@@ -24,6 +36,8 @@ final class Repl {
     init(console: QueryConsole, invocation: Invocation, completionWords: [String], stats: (() throws -> String)?) {
         self.console = console
         self.invocation = invocation
+        standardOutput = invocation.stdout
+        standardOutputIsTerminal = invocation.stdoutIsTerminal
         self.completionWords = completionWords
         self.stats = stats
     }
@@ -45,7 +59,8 @@ final class Repl {
     }
 
     static let dotCommands = [
-        ".help", ".fields", ".onboardings", ".stats", ".format", ".timing", ".tz", ".explain", ".quit",
+        ".help", ".fields", ".onboardings", ".stats", ".format", ".mode", ".timing", ".timer", ".tz", ".explain",
+        ".output", ".read", ".quit",
     ]
 
     static let help = """
@@ -54,8 +69,10 @@ final class Repl {
           sessions | where completed | count by answer("goal")
           sessions | funnel
           events | where name == "screen_presented" | stats p50(dwell), p90(dwell) by screen
-        A line ending in | continues on the next line. Tab completes stages, fields and onboarding ids.
-        Ctrl-C cancels a running query; Ctrl-D or .quit leaves.
+        A line ending in | continues on the next line; a query ending in \\G prints each row as lines of
+        column = value. Tab completes stages, fields and onboarding ids. On a terminal, a result longer than
+        the screen goes through $PAGER (less by default; PAGER= turns it off). Ctrl-C cancels a running query;
+        Ctrl-D or .quit leaves.
 
         Dot-commands:
           .help                     this text
@@ -63,9 +80,13 @@ final class Repl {
           .onboardings              the onboardings in the store, with their sessions
           .stats                    what the store (or the generated data) holds
           .format [table|json|csv]  how results are printed (now: %FORMAT%); alone, prints it
+          .mode [table|line|json|csv]  the same, and line: each row as lines of column = value (now: %MODE%)
           .timing [on|off]          print time and rows read after each query (now: %TIMING%); alone, prints it
+          .timer [on|off]           the same as .timing
           .tz [ZONE]                the zone of day(t), hour(t), … (now: %ZONE%): UTC, +03:00, Europe/Berlin
           .explain QUERY            how QUERY would read the store
+          .output [FILE]            send results to FILE (emptied first); alone, back to the screen
+          .read FILE                run the queries and dot-commands of FILE
           .quit                     leave (also .exit)
 
         """
@@ -90,7 +111,17 @@ final class Repl {
             if !dotCommand(trimmed, origin: origin) { failures += 1 }
             return
         }
-        if !console.run(trimmed, origin: origin) { failures += 1 }
+        // `events | … \G`: this result as rows of `column = value` (as MySQL's and clickhouse-client's `\G`).
+        var query = trimmed
+        let bare = Repl.withoutComment(trimmed).trimmingSpaces()
+        let vertical = bare.hasSuffix("\\G")
+        if vertical { query = String(bare.dropLast(2)) }
+        if echoQueries && (console.format == .table || console.vertical || vertical) {
+            if queriesEchoed > 0 { invocation.out("\n") }
+            invocation.out(trimmed + "\n")
+            queriesEchoed += 1
+        }
+        if !console.run(query, origin: origin, forceVertical: vertical) { failures += 1 }
     }
 
     /// Whether `line` asks for another line: it ends in `|`, a `#` comment after it aside.
@@ -129,6 +160,15 @@ final class Repl {
     /// to, the run stops there).
     /// - Returns: the exit status: 0 when every query succeeded, 2 when any failed, 130 when Ctrl-C stopped it.
     func runPiped(_ lines: some Sequence<String>) -> Int32 {
+        runLines(lines, source: "stdin")
+        closeOutput()
+        if console.cancellation.isCancelled { return ExitCode.interrupted }
+        return failures == 0 ? ExitCode.success : ExitCode.partial
+    }
+
+    /// Runs the queries and dot-commands of `lines` (continued lines joined, as typed), errors located by `source`
+    /// and the line; stops after `.quit` or a query Ctrl-C cancelled.
+    private func runLines(_ lines: some Sequence<String>, source: String) {
         var pending = ""
         var number = 0
         var firstLine = 1
@@ -140,15 +180,13 @@ final class Repl {
             let open = !pending.isEmpty
             pending += pending.isEmpty ? line : "\n" + line
             if Repl.keepsOpen(line, pending: open) { continue }
-            handle(pending, origin: ("stdin", firstLine))
+            handle(pending, origin: (source, firstLine))
             pending = ""
             if quit || interrupted { break }
         }
         if !pending.isEmpty, !quit, !interrupted {
-            handle(pending, origin: ("stdin", firstLine))
+            handle(pending, origin: (source, firstLine))
         }
-        if interrupted { return ExitCode.interrupted }
-        return failures == 0 ? ExitCode.success : ExitCode.partial
     }
 
     /// libedit decodes what is typed through the C library's character type, which is plain ASCII in the
@@ -176,6 +214,7 @@ final class Repl {
         }
         if let historyPath { _ = read_history(historyPath) }
         stifle_history(2000)
+        if invocation.stdoutIsTerminal { console.pager = Pager.from(environment: invocation.environment) }
         invocation.out("Boardwalk \(BoardwalkCLI.version). Type .help for help, .quit to leave.\n")
         invocation.stdout.flush()
         var pending = ""
@@ -185,12 +224,12 @@ final class Repl {
             guard let raw = readline(prompt) else {
                 if interruptFlag.isCancelled {
                     // Ctrl-C while editing: drop the input so far, new prompt.
-                    invocation.out("\n")
-                    invocation.stdout.flush()
+                    standardOutput.write("\n")
+                    standardOutput.flush()
                     pending = ""
                     continue
                 }
-                invocation.out("\n")
+                standardOutput.write("\n")
                 break  // Ctrl-D
             }
             let line = String(cString: raw)
@@ -205,6 +244,7 @@ final class Repl {
             invocation.stdout.flush()
             invocation.stderr.flush()
         }
+        closeOutput()
         if let historyPath, write_history(historyPath) != 0, !warnedAboutHistory {
             invocation.err("warning: could not save the history in '\(historyPath)'\n")
         }
@@ -266,6 +306,7 @@ final class Repl {
         case ".help":
             invocation.out(
                 Repl.help.replacing("%FORMAT%", with: console.format.rawValue)
+                    .replacing("%MODE%", with: console.vertical ? "line" : console.format.rawValue)
                     .replacing("%TIMING%", with: console.timing ? "on" : "off")
                     .replacing("%ZONE%", with: console.timeZone))
         case ".fields":
@@ -291,13 +332,27 @@ final class Repl {
                 return fail(".format takes one of \(ResultTable.Format.names.joined(separator: ", "))")
             }
             console.format = format
-        case ".timing":
+            console.vertical = false
+        case ".mode":
+            if argument.isEmpty {
+                invocation.out("mode: \(console.vertical ? "line" : console.format.rawValue)\n")
+                return true
+            }
+            if argument == "line" {
+                console.vertical = true
+            } else if let format = ResultTable.Format(rawValue: argument) {
+                console.format = format
+                console.vertical = false
+            } else {
+                return fail(".mode takes one of table, line, json, csv")
+            }
+        case ".timing", ".timer":
             switch argument {
             case "": invocation.out("timing: \(console.timing ? "on" : "off")\n")
             case "on": console.timing = true
             case "off": console.timing = false
             default:
-                return fail(".timing takes on or off")
+                return fail("\(command) takes on or off")
             }
         case ".tz":
             let zone = Repl.withoutComment(argument).trimmingSpaces()
@@ -318,11 +373,79 @@ final class Repl {
             // The query's diagnostic shows the whole line and counts columns from its start, as other errors of
             // the REPL do (`stdin:3:18`, not `query:1:10`).
             return console.explain(argument, origin: origin, linePrefix: String(text.dropLast(argument.count)))
+        case ".output":
+            return output(to: argument, fail: fail)
+        case ".read":
+            guard !argument.isEmpty else { return fail(".read takes a file") }
+            return read(argument, fail: fail)
         case ".quit", ".exit":
             quit = true
         default:
             return fail("unknown command '\(command)'; .help lists the commands")
         }
+        return true
+    }
+
+    /// `.output FILE`: results to FILE (created, or emptied); `.output` alone (or `-`): back to standard output.
+    private func output(to path: String, fail: (String) -> Bool) -> Bool {
+        closeOutput()
+        guard !path.isEmpty, path != "-" else { return true }
+        if let store = console.source as? StoreEventSource, FileSafety.isStoreFile(path, store: store.store.path) {
+            return fail("'\(path)' is one of the store's own files; .output to another")
+        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return fail("cannot write '\(path)': \(String(cString: strerror(errno)))") }
+        let sink = FileSink(descriptor: descriptor, buffered: true)
+        outputFile = (path, descriptor, sink)
+        setStandardOutput(sink)
+        return true
+    }
+
+    /// Ends `.output`: the file is flushed and closed, and results go to standard output again.
+    private func closeOutput() {
+        guard let file = outputFile else { return }
+        file.sink.flush()
+        if let code = file.sink.writeError {
+            invocation.err("Error: could not write all of '\(file.path)': \(String(cString: strerror(code)))\n")
+        }
+        close(file.descriptor)
+        outputFile = nil
+        setStandardOutput(standardOutput)
+    }
+
+    private func setStandardOutput(_ sink: any OutputSink) {
+        // A file is no terminal: no pager for it.
+        let terminal = sink === standardOutput && standardOutputIsTerminal
+        invocation.stdout = sink
+        invocation.stdoutIsTerminal = terminal
+        console.invocation.stdout = sink
+        console.invocation.stdoutIsTerminal = terminal
+    }
+
+    /// `.read FILE`: its queries and dot-commands, as if typed, errors located by the file's name and line.
+    private func read(_ path: String, fail: (String) -> Bool) -> Bool {
+        guard !reading.contains(path) else { return fail(".read of '\(path)' inside itself") }
+        guard let file = fopen(path, "r") else {
+            return fail("cannot read '\(path)': \(String(cString: strerror(errno)))")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = fread(&chunk, 1, chunk.count, file)
+            if n == 0 { break }
+            bytes += chunk[0..<n]
+        }
+        let failed = ferror(file) != 0 ? errno : 0
+        fclose(file)
+        if failed != 0 { return fail("cannot read '\(path)': \(String(cString: strerror(failed)))") }
+        var lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+        if lines.last == "" { lines.removeLast() }
+        if let first = lines.first, first.unicodeScalars.first == "\u{FEFF}" { lines[0] = String(first.dropFirst()) }
+        reading.append(path)
+        defer { reading.removeLast() }
+        // Each of its queries that fails counts as a failure of its own, located in the file.
+        runLines(lines, source: path)
         return true
     }
 

@@ -54,7 +54,7 @@ extension Snapshot {
                         record = try recordView(key, block, stringLimit: stringCount)
                     } catch {
                         // recordView's error already names the seq, onboarding and screen.
-                        report.add("\(db): \(error)")
+                        report.add("\(db): \(naming(error))")
                         continue
                     }
                     kinds[record.kind, default: 0] += 1
@@ -82,7 +82,7 @@ extension Snapshot {
                         session: session, onboarding: key.onboarding, screen: key.screen, time: time)
                 }
             } catch {
-                report.add("\(db): \(error)")
+                report.add("\(db): \(naming(error))")
             }
         }
         try txn.withCursor(dbs.events) { c in

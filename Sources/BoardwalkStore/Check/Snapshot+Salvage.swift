@@ -141,7 +141,8 @@ extension Snapshot {
     ) throws -> Bool {
         var block: EventBlockReader
         do { block = try blockReader(key, value) } catch let error as StoreError {
-            return try damaged(SalvageDamage(extent: .block(firstSeq: key.seq, eventsRead: 0), error: error))
+            return try damaged(
+                SalvageDamage(extent: .block(firstSeq: key.seq, eventsRead: 0), error: naming(error)))
         }
         while true {
             do {
@@ -152,13 +153,14 @@ extension Snapshot {
                     block.index == block.count
                     ? .blockEnd(firstSeq: key.seq, eventsRead: block.count)
                     : .block(firstSeq: key.seq, eventsRead: block.index)
-                return try damaged(SalvageDamage(extent: extent, error: error))
+                return try damaged(SalvageDamage(extent: extent, error: naming(error)))
             }
             let stored: StoredEvent
             do {
                 stored = try owned(try view(key, block))
             } catch let error as StoreError {
-                guard try damaged(SalvageDamage(extent: .event(seq: block.seq), error: error)) else { return false }
+                guard try damaged(SalvageDamage(extent: .event(seq: block.seq), error: naming(error)))
+                else { return false }
                 continue
             }
             guard try body(stored) else { return false }

@@ -47,21 +47,28 @@ func undecodableBlock(
     seq: UInt64, onboarding: UInt32, screen: UInt16, firstTime: Int64, _ error: CodecError
 ) -> StoreError {
     let from = Timestamp(microseconds: firstTime)
-    let place = "the block at seq \(seq) (onboarding \(onboarding), screen \(screen), events from \(from))"
-    if case .checksumMismatch = error.reason {
-        return StoreError(
-            .corrupt, "\(place) is damaged: its bytes changed after they were written, and its events are not read",
-            underlying: error)
-    }
-    return StoreError(.corrupt, "\(place) does not decode", underlying: error)
+    let place = "the block at seq \(seq) (\(StoreError.group(onboarding, screen)), events from \(from))"
+    var e =
+        if case .checksumMismatch = error.reason {
+            StoreError(
+                .corrupt,
+                "\(place) is damaged: its bytes changed after they were written, and its events are not read",
+                underlying: error)
+        } else {
+            StoreError(.corrupt, "\(place) does not decode", underlying: error)
+        }
+    e.onboardingRef = onboarding
+    return e
 }
 
 /// The error for the record of event `seq` (in the group of `onboarding` and `screen`) that does not decode.
 @usableFromInline
 func undecodableRecord(seq: UInt64, onboarding: UInt32, screen: UInt16, _ error: CodecError) -> StoreError {
-    StoreError(
-        .corrupt, "event seq \(seq) (onboarding \(onboarding), screen \(screen)) does not decode",
+    var e = StoreError(
+        .corrupt, "event seq \(seq) (\(StoreError.group(onboarding, screen))) does not decode",
         underlying: storedRecordError(error))
+    e.onboardingRef = onboarding
+    return e
 }
 
 /// A codec error met in a record the store holds, in the store's words: a record whose tag names another format

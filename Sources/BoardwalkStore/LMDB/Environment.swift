@@ -323,6 +323,16 @@ final class Environment: @unchecked Sendable {
         try check(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2(\(path))")
     }
 
+    /// Copies the environment, compacted, to the open file `descriptor` while writers run. Wraps `mdb_env_copyfd2`
+    /// with `MDB_CP_COMPACT`: it holds a read transaction for the whole copy and writes from a thread of its own; a
+    /// write that fails ends the copy with that write's error.
+    func copy(toDescriptor descriptor: Int32, path: String) throws {
+        pthread_rwlock_rdlock(gate)
+        defer { pthread_rwlock_unlock(gate) }
+        guard !isClosed else { throw closedError() }
+        try check(mdb_env_copyfd2(handle, descriptor, UInt32(MDB_CP_COMPACT)), "mdb_env_copyfd2(\(path))")
+    }
+
     /// Flushes the data to disk (`mdb_env_sync` with force), for the less durable modes.
     func sync() throws {
         pthread_rwlock_rdlock(gate)

@@ -18,6 +18,16 @@ extension Snapshot {
         return result
     }
 
+    /// `error` with the onboarding of the block or record it is about named by its id (``StoreError/naming(_:)``), for
+    /// messages read by people: `onboarding "onb_1", screen 5` rather than the store's number for the onboarding.
+    func naming(_ error: StoreError) -> StoreError { error.naming { string(for: $0) } }
+
+    /// The same for any error: a ``StoreError`` named, any other unchanged.
+    func naming(_ error: any Error) -> any Error {
+        guard let error = error as? StoreError else { return error }
+        return naming(error)
+    }
+
     /// The string count of a store whose last chunk cannot be read: that of the last well-formed chunk (stepping
     /// back over malformed keys), or its first id when its count does not decode, or 0. `check()` reports the damage.
     static func fallbackStringCount(_ txn: Transaction, _ dbs: Databases) throws -> UInt32 {

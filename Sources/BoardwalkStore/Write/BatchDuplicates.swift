@@ -13,7 +13,30 @@ func foldedMultiply(_ x: UInt64, _ y: UInt64) -> UInt64 {
     return p.high ^ p.low
 }
 
-/// The event keys (group, time, event id) seen in the running batch: a set that only grows within a batch.
+/// A 128-bit hash of `bytes`: two multiply-fold chains over its 8-byte words, each with its own half of `seed`.
+/// With a seed random per process, which byte strings collide cannot be chosen from outside.
+/// - Complexity: O(n) in the bytes.
+func contentHash(_ bytes: UnsafeRawBufferPointer, seed: (UInt64, UInt64)) -> (UInt64, UInt64) {
+    let n = bytes.count
+    var a = seed.0 ^ UInt64(n)
+    var b = seed.1 ^ UInt64(n) &* 0x9E37_79B9_7F4A_7C15
+    var i = 0
+    while i + 8 <= n {
+        let w = bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        a = foldedMultiply(a ^ w, 0xA076_1D64_78BD_642F ^ seed.1)
+        b = foldedMultiply(b ^ w, 0xE703_7ED1_A0B4_28DB ^ seed.0)
+        i += 8
+    }
+    if i < n {
+        var w: UInt64 = 0
+        for k in 0..<(n - i) { w |= UInt64(bytes[i + k]) << (8 * UInt64(k)) }
+        a = foldedMultiply(a ^ w, 0xA076_1D64_78BD_642F ^ seed.1)
+        b = foldedMultiply(b ^ w, 0xE703_7ED1_A0B4_28DB ^ seed.0)
+    }
+    return (foldedMultiply(a, 0x8EBC_6AF0_9C88_C6E3), foldedMultiply(b, 0x5899_65CC_7537_4CC3))
+}
+
+/// The event keys (group, time, event id or content) seen in the running batch: a set that only grows within a batch.
 ///
 /// Slots hold a generation number above the key's index + 1, so that emptying the set for the next batch is one
 /// increment (the slot array is only zeroed when the generation wraps). Keys are compared whole: the hash only

@@ -19,9 +19,12 @@ extension Store {
     /// Appends a batch of events in one write transaction and returns after it commits (durably, with
     /// the default ``Durability/full``).
     ///
-    /// Each stored event gets the next arrival sequence number (`seq`). An event whose event id is
-    /// already stored with the same time, onboarding and screen (or came earlier in the batch) is
-    /// skipped and counted in ``AppendResult/duplicates``. An event
+    /// Each stored event gets the next arrival sequence number (`seq`). An event that is already stored, or came
+    /// earlier in the batch, is skipped and counted in ``AppendResult/duplicates``: one with an event id when that
+    /// id is stored with the same time, onboarding and screen; one without an id when an event of the same time,
+    /// onboarding and screen without an id has the same content (every other field; a session the store inferred
+    /// counts as none), so that sending the same data twice stores it once. With `keepIdentical`, events without
+    /// an id are all kept, identical or not (`docs/storage.md`, "Duplicates"). An event
     /// without a session gets an inferred one (`docs/storage.md`, "Sessions without ids"). When the map
     /// is full the transaction is aborted, the map grown (every transaction of the process waits) and
     /// the batch redone, so callers never see `MDB_MAP_FULL`.
@@ -36,6 +39,8 @@ extension Store {
     /// - Parameters:
     ///   - events: the batch; empty is allowed (useful to store only a checkpoint).
     ///   - checkpoint: stored in the same transaction, so it is durable exactly when the batch is.
+    ///   - keepIdentical: store every event without an event id, even one identical to a stored event or to an
+    ///     earlier one of the batch (two taps in the same microsecond that no field tells apart). Default `false`.
     /// - Throws: only ``StoreError`` (``StoreError/Kind/system`` for the disk); on a throw nothing of the batch is
     ///   stored.
     ///   ``StoreError/Kind/invalidArgument`` for a bad checkpoint key, or for an event the record format
@@ -51,15 +56,17 @@ extension Store {
     ///   grown or written. Duplicate detection reads stored blocks only for events not later
     ///   than their group's latest stored event.
     @discardableResult
-    public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil) throws -> AppendResult {
+    public func append(_ events: some Sequence<Event>, checkpoint: Checkpoint? = nil, keepIdentical: Bool = false)
+        throws -> AppendResult
+    {
         if let checkpoint { try checkpoint.validate() }
         if let result = try events.withContiguousStorageIfAvailable({ batch in
-            try write { w in try w.append(buffer: batch, checkpoint: checkpoint) }
+            try write { w in try w.append(buffer: batch, checkpoint: checkpoint, keepIdentical: keepIdentical) }
         }) {
             return result
         }
         return try Array(events).withUnsafeBufferPointer { batch in
-            try write { w in try w.append(buffer: batch, checkpoint: checkpoint) }
+            try write { w in try w.append(buffer: batch, checkpoint: checkpoint, keepIdentical: keepIdentical) }
         }
     }
 
@@ -80,7 +87,7 @@ extension Store {
     /// the map grown, and `body` called again from the start; keep side effects outside it until it
     /// returns. Appends of the process are serialized (another thread's `write` waits for this one).
     ///
-    /// `write` and ``append(_:checkpoint:)`` of this store inside `body`, or inside a `read { }` of it, on the same
+    /// `write` and ``append(_:checkpoint:keepIdentical:)`` of this store inside `body`, or inside a `read { }` of it, on the same
     /// thread throw ``StoreError/Kind/insideTransaction`` at once (they would wait for the transaction they are
     /// called from): use `body`'s ``StoreWriter``. ``read(_:)`` inside `body` is allowed (a snapshot of the last
     /// commit; ``StoreWriter/snapshot`` sees this transaction's writes); ``close()`` inside it takes effect after
@@ -98,8 +105,9 @@ extension Store {
         do {
             return try inFrame(write: true) { try writeInFrame(body) }
         } catch let error as StoreError where error.kind == .corrupt || error.meansDamage {
-            markDamaged(error)
-            throw error
+            let named = namingOnboarding(error)
+            markDamaged(named)
+            throw named
         }
     }
 

@@ -7,7 +7,8 @@ public struct StoreWriter {
     let txn: Transaction
 
     /// Appends a batch in this transaction: seqs, duplicates and inferred sessions exactly as
-    /// ``Store/append(_:checkpoint:)``, durable when the transaction commits.
+    /// ``Store/append(_:checkpoint:keepIdentical:)`` (`keepIdentical` as there), durable when the transaction
+    /// commits.
     ///
     /// An event the record format cannot hold refuses the batch with ``StoreError`` (kind
     /// ``StoreError/Kind/invalidArgument``, ``StoreError/batchIndex`` its index, `underlying` the codec's
@@ -22,13 +23,17 @@ public struct StoreWriter {
     ///   folds it into `events`, with a cursor seek to each touched group's newest block and O(log N) work per block
     ///   grown or written. Duplicate detection reads stored blocks only for events not later
     ///   than their group's latest stored event.
-    /// - Throws: ``StoreError`` (the refusal above, or what ``Store/append(_:checkpoint:)`` throws).
+    /// - Throws: ``StoreError`` (the refusal above, or what ``Store/append(_:checkpoint:keepIdentical:)`` throws).
     @discardableResult
-    public func append(_ events: some Sequence<Event>) throws -> AppendResult {
-        if let result = try events.withContiguousStorageIfAvailable({ try append(buffer: $0, checkpoint: nil) }) {
+    public func append(_ events: some Sequence<Event>, keepIdentical: Bool = false) throws -> AppendResult {
+        if let result = try events.withContiguousStorageIfAvailable({
+            try append(buffer: $0, checkpoint: nil, keepIdentical: keepIdentical)
+        }) {
             return result
         }
-        return try Array(events).withUnsafeBufferPointer { try append(buffer: $0, checkpoint: nil) }
+        return try Array(events).withUnsafeBufferPointer {
+            try append(buffer: $0, checkpoint: nil, keepIdentical: keepIdentical)
+        }
     }
 
     /// Stores `checkpoint` in this transaction, replacing the value under its key.
@@ -51,8 +56,10 @@ public struct StoreWriter {
         get throws { try Snapshot(txn: txn, dbs: writer.dbs, cache: writer.cache) }
     }
 
-    func append(buffer: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?) throws -> AppendResult {
-        let result = try writer.append(buffer, txn: txn)
+    func append(buffer: UnsafeBufferPointer<Event>, checkpoint: Checkpoint?, keepIdentical: Bool = false) throws
+        -> AppendResult
+    {
+        let result = try writer.append(buffer, txn: txn, keepIdentical: keepIdentical)
         if let checkpoint { try writer.putCheckpoint(checkpoint, txn: txn) }
         return result
     }

@@ -2,8 +2,12 @@ import BoardwalkCodec
 import BoardwalkModel
 
 extension WriterState {
-    /// Appends one batch inside the running transaction (after ``begin(_:)``).
-    func append(_ events: UnsafeBufferPointer<Event>, txn: Transaction) throws -> AppendResult {
+    /// Appends one batch inside the running transaction (after ``begin(_:)``). With `keepIdentical`, an event
+    /// without an event id is never a duplicate; otherwise one with the same group, time and content as a stored
+    /// event or an earlier one of the batch is (docs/storage.md, "Duplicates").
+    func append(_ events: UnsafeBufferPointer<Event>, txn: Transaction, keepIdentical: Bool = false) throws
+        -> AppendResult
+    {
         try checkUsable()
         // The table moves into the interner for the batch (leaving an empty one here, so that it stays
         // uniquely referenced and grows in place) and comes back however the batch ends.
@@ -67,6 +71,32 @@ extension WriterState {
         var maxTime = Int64.min
         let base = events.baseAddress
         var ahead = IDPrefetcher()
+        // Whether `key` was seen earlier in the batch, or is stored (looked for only when the event is not later
+        // than its group's latest stored event: live ingestion never reads a block to look).
+        func isDuplicate(_ key: DuplicateKey, group: UInt64) throws -> Bool {
+            if !batchIDs.insert(key) { return true }
+            let latest: UInt64
+            if let known = groupTimes.time(of: group) {
+                latest = known
+            } else {
+                latest = try latestTime(of: group, txn: txn)
+                groupTimes.note(group, time: latest)
+            }
+            guard key.timeBits <= latest else { return false }
+            return try isStoredDuplicate(
+                key, group: group, txn: txn, contents: !keepIdentical,
+                isInferred: { interner.table.string(for: $0).map(Store.isInferredName) ?? false })
+        }
+        // ``isDuplicate(_:group:)`` for an event without an id, by its encoded body.
+        func isContentDuplicate(_ record: EncodedRecord, timeBits: UInt64) throws -> Bool {
+            let group = UInt64(record.header.keyOnboarding) << 16 | UInt64(record.header.keyScreenIndex)
+            let key = encoder.withUnsafeBytes {
+                DuplicateKey(
+                    group: group, timeBits: timeBits, content: UnsafeRawBufferPointer(rebasing: $0[record.range]),
+                    seed: contentSeed)
+            }
+            return try isDuplicate(key, group: group)
+        }
         do {
             for index in 0..<events.count {
                 ahead.advance(events, at: index, interner.table)
@@ -84,7 +114,8 @@ extension WriterState {
                 let noSession = reinfer || Store.isMissing(at: original.pointer(to: \.session)!)
                 // Made once, for the duplicate check and the encoder (which would otherwise parse it again).
                 var idRef: EventIDRef? = nil
-                if !Store.isMissing(at: original.pointer(to: \.eventID)!) {
+                let hasID = !Store.isMissing(at: original.pointer(to: \.eventID)!)
+                if hasID {
                     // A duplicate has the same group, time and event id as a stored event or an earlier one
                     // of this batch (docs/storage.md, "Duplicates"). Id and meta are read in place: loading them
                     // (`if let id = …eventID`, `…meta?.screenIndex`) retained and released their strings.
@@ -101,29 +132,34 @@ extension WriterState {
                     }
                     idRef = ref
                     let key = DuplicateKey(group: group, timeBits: timeBits, id: ref)
-                    if !batchIDs.insert(key) {
-                        duplicates += 1
-                        continue
-                    }
-                    // An event later than every stored event of its group is no duplicate of one (live ingestion).
-                    let latest: UInt64
-                    if let known = groupTimes.time(of: group) {
-                        latest = known
-                    } else {
-                        latest = try latestTime(of: group, txn: txn)
-                        groupTimes.note(group, time: latest)
-                    }
-                    if timeBits <= latest, try isStoredDuplicate(key, group: group, txn: txn) {
+                    if try isDuplicate(key, group: group) {
                         duplicates += 1
                         continue
                     }
                 }
+                // Without an id, the event's content is its identity: its record body as stored (a session the
+                // store infers left out), so that the same data sent again is skipped (docs/storage.md,
+                // "Duplicates"). The body is encoded first and compared; a duplicate's bytes are taken back.
+                let byContent = !hasID && !keepIdentical
                 let seq = next
                 let record: EncodedRecord
                 if noSession {
                     var event = original.pointee
                     Store.normalize(&event)
                     if reinfer { event.session = nil }
+                    if byContent {
+                        // Before inference, which a duplicate must not touch: the body without a session.
+                        let mark = encoder.count
+                        let probe = try withUnsafePointer(to: &event) {
+                            try encoder.appendBody(at: $0, strings: &interner, eventID: nil, emptyIsAbsent: true)
+                        }
+                        let duplicate = try isContentDuplicate(probe, timeBits: timeBits)
+                        encoder.removeLast(from: mark)
+                        if duplicate {
+                            duplicates += 1
+                            continue
+                        }
+                    }
                     let (name, isNew) = try inferSession(for: event, seq: seq, interner: &interner)
                     event.session = name
                     if isNew { inferredSessions += 1 }
@@ -133,6 +169,11 @@ extension WriterState {
                 } else {
                     record = try encoder.appendBody(
                         at: original, strings: &interner, eventID: idRef, emptyIsAbsent: true)
+                    if byContent, try isContentDuplicate(record, timeBits: timeBits) {
+                        encoder.removeLast(from: record.range.lowerBound)
+                        duplicates += 1
+                        continue
+                    }
                 }
                 // What NDJSON cannot carry back in (an export must read back): times outside `Timestamp.range`, total
                 // screens outside the model's range, strings, multi-selects or a whole line past the reader's limits.

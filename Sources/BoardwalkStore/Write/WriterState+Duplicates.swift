@@ -1,14 +1,26 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 
 extension WriterState {
-    /// What makes two events duplicates: group, time and event id (see docs/storage.md).
+    /// What makes two events duplicates: group, time and event id, or for an event without an id, group, time and
+    /// the hash of its record body (see docs/storage.md, "Duplicates").
     struct DuplicateKey: Hashable {
-        /// onboarding << 16 | screen, with the id's kind in the top bits (1 string, 2 UUID, 3 uppercase UUID).
+        /// onboarding << 16 | screen, with the id's kind in the top bits (1 string, 2 UUID, 3 uppercase UUID; 0 for
+        /// the content of an event without an id).
         var group: UInt64
         var timeBits: UInt64
         var a: UInt64
         var b: UInt64
+
+        /// The key of an event without an event id: `body` is its record body as it would be stored, with its
+        /// session only when that was given (``RecordFormat/bodyWithoutSession(_:into:)``). The 128-bit hash is
+        /// seeded per process (``WriterState/contentSeed``): which bodies collide cannot be known from outside.
+        init(group: UInt64, timeBits: UInt64, content body: UnsafeRawBufferPointer, seed: (UInt64, UInt64)) {
+            self.group = group
+            self.timeBits = timeBits
+            (a, b) = contentHash(body, seed: seed)
+        }
 
         init(group: UInt64, timeBits: UInt64, id: EventIDRef) {
             self.timeBits = timeBits
@@ -25,24 +37,32 @@ extension WriterState {
         }
     }
 
-    /// Whether a stored event has `key`'s group, time and event id.
+    /// Whether a stored event has `key`'s group, time and event id (or content).
     ///
     /// Reads nothing when the event is later than every stored event of its group (live ingestion).
-    /// Otherwise it loads, once per batch and group, the ids of the stored events in a time window
-    /// starting at the event's time, from the blocks that can hold them.
-    func isStoredDuplicate(_ key: DuplicateKey, group: UInt64, txn: Transaction) throws -> Bool {
+    /// Otherwise it loads, once per batch and group, the keys of the stored events in a time window
+    /// starting at the event's time, from the blocks that can hold them: ids, and with `contents` the content keys
+    /// of those without an id, for which `isInferred` tells which session ids the store inferred.
+    func isStoredDuplicate(
+        _ key: DuplicateKey, group: UInt64, txn: Transaction, contents: Bool, isInferred: (StringID) -> Bool
+    ) throws -> Bool {
         guard key.timeBits <= (try latestTime(of: group, txn: txn)) else { return false }
         if let range = loadedRanges[group], range.contains(key.timeBits) { return storedIDs.contains(key) }
         // A window of a minute past the event: a resent batch covers seconds to minutes.
         let lo = key.timeBits
         let hi = lo > UInt64.max - 60_000_000 ? UInt64.max : lo + 60_000_000
-        try loadStoredIDs(group: group, from: lo, through: hi, txn: txn)
+        try loadStoredIDs(group: group, from: lo, through: hi, txn: txn, contents: contents, isInferred: isInferred)
         loadedRanges[group] = lo...hi
         return storedIDs.contains(key)
     }
 
-    /// Adds to `storedIDs` the keys of the stored events of `group` with time bits in `lo...hi`.
-    private func loadStoredIDs(group: UInt64, from lo: UInt64, through hi: UInt64, txn: Transaction) throws {
+    /// Adds to `storedIDs` the keys of the stored events of `group` with time bits in `lo...hi` (with `contents`,
+    /// also those of the events without an id).
+    private func loadStoredIDs(
+        group: UInt64, from lo: UInt64, through hi: UInt64, txn: Transaction, contents: Bool,
+        isInferred: (StringID) -> Bool
+    ) throws {
+        var stripped: [UInt8] = []
         let onboarding = UInt32(truncatingIfNeeded: group >> 16)
         let screen = UInt16(truncatingIfNeeded: group)
         let start = lo > UInt64(Layout.blockSpan - 1) ? lo - UInt64(Layout.blockSpan - 1) : 0
@@ -61,11 +81,33 @@ extension WriterState {
                         let record = try recordView(key, block)
                         if let id = record.eventID {
                             storedIDs.insert(DuplicateKey(group: group, timeBits: bits, id: id))
+                        } else if contents {
+                            // The session the store inferred is compared as absent: the event arriving again has none.
+                            let inferred = record.session.map(isInferred) ?? false
+                            if inferred, try bodyWithoutSession(key, block, into: &stripped) {
+                                let content = stripped.withUnsafeBytes {
+                                    DuplicateKey(group: group, timeBits: bits, content: $0, seed: contentSeed)
+                                }
+                                storedIDs.insert(content)
+                            } else {
+                                storedIDs.insert(
+                                    DuplicateKey(group: group, timeBits: bits, content: block.body, seed: contentSeed))
+                            }
                         }
                     }
                 }
                 found = try c.next()
             }
+        }
+    }
+
+    /// ``RecordFormat/bodyWithoutSession(_:into:)`` of `block`'s current event, its error as the store's.
+    private func bodyWithoutSession(_ key: EventKey, _ block: EventBlockReader, into out: inout [UInt8]) throws -> Bool
+    {
+        do {
+            return try RecordFormat.bodyWithoutSession(block.body, into: &out)
+        } catch {
+            throw undecodableRecord(seq: block.seq, onboarding: key.onboarding, screen: key.screen, error)
         }
     }
 

@@ -78,6 +78,8 @@ final class WriterState: @unchecked Sendable {
     var batchIDs: BatchKeySet
     var groupTimes: GroupTimeMemo
     var storedIDs = Set<DuplicateKey>()
+    /// The seed of the content hash of events without an id (``DuplicateKey/init(group:timeBits:content:seed:)``).
+    let contentSeed: (UInt64, UInt64)
     var loadedRanges: [UInt64: ClosedRange<UInt64>] = [:]
     /// Key bytes for the puts (2 KiB).
     let scratch: UnsafeMutableRawPointer
@@ -128,6 +130,7 @@ final class WriterState: @unchecked Sendable {
         // Random per process: event ids come from outside, and a known hash would let them be chosen to collide.
         batchIDs = BatchKeySet(seed: (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max)))
         groupTimes = GroupTimeMemo(seed: UInt64.random(in: .min ... .max))
+        contentSeed = (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))
     }
 
     deinit {
