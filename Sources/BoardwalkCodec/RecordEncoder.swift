@@ -151,10 +151,11 @@ public struct RecordEncoder: Sendable {
         let start = used
         var header = RecordHeader(time: event.pointee.time, onboarding: nil, screenIndex: nil)
         var session: StringID? = nil
+        var profile: StringID? = nil
         var w = ByteWriter(base: base, position: full ? start + 1 : start)
         try RecordEncoder.write(
             event, into: &w, strings: &strings, full: full, eventID: eventID, emptyIsAbsent: emptyIsAbsent,
-            header: &header, session: &session)
+            header: &header, session: &session, profile: &profile)
         let end = w.position
         if full {
             let length = end - start - 1
@@ -171,7 +172,7 @@ public struct RecordEncoder: Sendable {
             if end - start > RecordFormat.maxRecordLength { throw EncodingError(.recordTooLong(end - start)) }
             used = end
         }
-        return EncodedRecord(header: header, session: session, range: start..<used)
+        return EncodedRecord(header: header, session: session, profile: profile, range: start..<used)
     }
 
     /// Bytes the choices of a multi-select may take (15 per choice: three references of up to 5 bytes).
@@ -219,7 +220,7 @@ public struct RecordEncoder: Sendable {
     @inlinable
     static func write<I: StringInterner>(
         _ event: UnsafePointer<Event>, into w: inout ByteWriter, strings: inout I, full: Bool, eventID: EventIDRef?,
-        emptyIsAbsent: Bool, header: inout RecordHeader, session: inout StringID?
+        emptyIsAbsent: Bool, header: inout RecordHeader, session: inout StringID?, profile: inout StringID?
     ) throws {
         let shape = EventShape(event, parseEventID: eventID == nil, emptyIsAbsent: emptyIsAbsent)
         w.byte(UInt8(RecordFormat.version) << RecordFormat.versionShift | shape.kind.code)
@@ -262,7 +263,9 @@ public struct RecordEncoder: Sendable {
             w.varint32(id)
         }
         if flags & RecordFormat.flagProfile != 0 {
-            w.varint32(try intern(present: event.pointer(to: \.profile)!, &strings))
+            let id = try intern(present: event.pointer(to: \.profile)!, &strings)
+            profile = id
+            w.varint32(id)
         }
         switch idRef {
         case .uuid(let hi, let lo, _):

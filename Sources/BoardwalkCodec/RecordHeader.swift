@@ -54,13 +54,16 @@ public struct EncodedRecord: Hashable, Sendable {
     public var header: RecordHeader
     /// The interned session id, if the event has one (what the store's session index carries).
     public var session: StringID?
+    /// The interned profile id, if the event has one (what the store's `session_names` index carries).
+    public var profile: StringID?
     /// The record's bytes in ``RecordEncoder/bytes``.
     public var range: Range<Int>
 
     @inlinable
-    init(header: RecordHeader, session: StringID?, range: Range<Int>) {
+    init(header: RecordHeader, session: StringID?, profile: StringID?, range: Range<Int>) {
         self.header = header
         self.session = session
+        self.profile = profile
         self.range = range
     }
 }

@@ -170,7 +170,7 @@ import Testing
     }
 
     /// Stores of older formats are refused with a clear error that says what set their layout apart.
-    @Test(arguments: [UInt32(2), 3, 4, 5, 6])
+    @Test(arguments: [UInt32(2), 3, 4, 5, 6, 9, 10])
     func refusesAnOlderStore(format: UInt32) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -183,5 +183,6 @@ import Testing
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
         #expect(error?.kind == .olderFormat(found: format, supported: Layout.formatVersion))
         #expect(error.map { "\($0)".contains("format \(format)") && "\($0)".contains("no migration") } == true)
+        #expect(error.map { "\($0)".contains(Layout.formerLayout(of: format)) } == true)
     }
 }

@@ -25,6 +25,7 @@ extension Snapshot {
         var kinds = [EventKind: UInt64]()
         var perOnboarding: [UInt32: (events: UInt64, min: Int64, max: Int64, screens: UInt32)] = [:]
         var pairs = Set<UInt64>()
+        var profilePairs = Set<UInt64>()
         var minTime = Int64.max
         var maxTime = Int64.min
         var events: UInt64 = 0
@@ -72,6 +73,7 @@ extension Snapshot {
                         continue
                     }
                     pairs.insert(UInt64(key.onboarding) << 32 | UInt64(session))
+                    if let profile = record.profile { profilePairs.insert(UInt64(profile) << 32 | UInt64(session)) }
                     guard seq < nextSeq else {
                         report.add("\(db): seq \(seq) is not below meta next_seq \(nextSeq)")
                         continue
@@ -142,6 +144,8 @@ extension Snapshot {
         if missingBatches > 10 { report.add("batches: \(missingBatches) events in all are not listed") }
         try checkOnboardingSessions(&report, pairs: pairs)
         try checkSpanningSessions(&report, pairs: pairs)
+        try checkSessionNames(
+            &report, sessions: Set(pairs.map { UInt32(truncatingIfNeeded: $0) }), profilePairs: profilePairs)
 
         // Counters.
         func expect(_ name: String, _ stored: UInt64?, _ actual: UInt64) {

@@ -18,6 +18,8 @@ struct Databases: Sendable {
     let sessionLog: Database
     /// The blocks of the batches since the last fold of the event log (EventLog.swift).
     let eventLog: Database
+    /// Sessions by the hash of their id's or a profile's name (`Store+SessionNames.swift`).
+    let sessionNames: Database
 
     init(_ h: [String: Database]) {
         meta = h[Layout.meta]!
@@ -32,5 +34,6 @@ struct Databases: Sendable {
         spanningSessions = h[Layout.spanningSessions]!
         sessionLog = h[Layout.sessionLog]!
         eventLog = h[Layout.eventLog]!
+        sessionNames = h[Layout.sessionNames]!
     }
 }

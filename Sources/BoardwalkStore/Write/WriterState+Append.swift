@@ -26,6 +26,9 @@ extension WriterState {
         var batchIDs = BatchKeySet(seed: (0, 0))
         var groupTimes = GroupTimeMemo(seed: 0)
         var pairFilter = SessionPairFilter()
+        var profileFilter = SessionPairFilter()
+        var pendingProfiles: [UInt64] = []
+        var nameRequests: [(role: UInt8, name: UInt32, session: UInt32)] = []
         swap(&encoder, &self.encoder)
         swap(&entries, &self.entries)
         swap(&newPairs, &self.newPairs)
@@ -33,8 +36,11 @@ extension WriterState {
         swap(&batchIDs, &self.batchIDs)
         swap(&groupTimes, &self.groupTimes)
         swap(&pairFilter, &self.pairFilter)
+        swap(&profileFilter, &self.profileFilter)
+        swap(&pendingProfiles, &self.pendingProfiles)
         var next = nextSeq
         let pendingAtStart = pendingPairs.count
+        let pendingProfilesAtStart = pendingProfiles.count
         // Inference state as it was before the batch (copy-on-write: copied only if an event of the batch
         // changes it), put back if the batch is refused part-way.
         let inferAtStart = pendingInfer
@@ -48,6 +54,8 @@ extension WriterState {
                 // transaction): the pairs of this batch were not written, so they are not known.
                 for pair in pendingPairs[pendingAtStart...] { pairFilter.forget(pair) }
                 pendingPairs.removeSubrange(pendingAtStart...)
+                for pair in pendingProfiles[pendingProfilesAtStart...] { profileFilter.forget(pair) }
+                pendingProfiles.removeSubrange(pendingProfilesAtStart...)
             }
             swap(&encoder, &self.encoder)
             swap(&entries, &self.entries)
@@ -56,6 +64,8 @@ extension WriterState {
             swap(&batchIDs, &self.batchIDs)
             swap(&groupTimes, &self.groupTimes)
             swap(&pairFilter, &self.pairFilter)
+            swap(&profileFilter, &self.profileFilter)
+            swap(&pendingProfiles, &self.pendingProfiles)
         }
         entries.removeAll(keepingCapacity: true)
         encoder.removeAll()
@@ -207,6 +217,16 @@ extension WriterState {
                     newPairs.append((pair, timeBits))
                     pendingPairs.append(pair)
                     pairFilter.note(pair)
+                    nameRequests.append((SessionNames.Role.session.rawValue, session, session))
+                }
+                // The same for the (profile, session) pairs of `session_names`.
+                if let profile = record.profile {
+                    let profilePair = UInt64(profile) << 32 | UInt64(session)
+                    if !profileFilter.contains(profilePair) {
+                        nameRequests.append((SessionNames.Role.profile.rawValue, profile, session))
+                        pendingProfiles.append(profilePair)
+                        profileFilter.note(profilePair)
+                    }
                 }
                 kindCounts[Int(original.pointee.payload.kind.code)] += 1  // codes are in `allCases` order
                 minTime = min(minTime, time)
@@ -238,6 +258,13 @@ extension WriterState {
             failedPartWay = error
             throw error
         }
+        let nameEntries: [SessionNames.Entry]
+        do {
+            nameEntries = try WriterState.sessionNameEntries(nameRequests, table: interner.table)
+        } catch {
+            failedPartWay = error
+            throw error
+        }
         loopFinished = true
         nextSeq = next
         // Hand the buffers back for the writers below (the deferred swap then restores them unchanged).
@@ -250,8 +277,8 @@ extension WriterState {
         // From here on the batch is half written if a step throws: the transaction must not commit.
         do {
             return try writeBatch(
-                txn, newPairs: newPairs, firstSeq: firstSeq, kindCounts: kindCounts, duplicates: duplicates,
-                inferred: inferredSessions, minTime: minTime, maxTime: maxTime)
+                txn, newPairs: newPairs, names: nameEntries, firstSeq: firstSeq, kindCounts: kindCounts,
+                duplicates: duplicates, inferred: inferredSessions, minTime: minTime, maxTime: maxTime)
         } catch {
             failedPartWay = error
             throw error
@@ -261,10 +288,12 @@ extension WriterState {
     /// The databases' part of ``append(_:txn:)`` once every event is encoded: all or nothing only with the
     /// transaction, so an error here marks it failed (``failedPartWay``).
     private func writeBatch(
-        _ txn: Transaction, newPairs: [(pair: UInt64, timeBits: UInt64)], firstSeq: UInt64, kindCounts: [UInt64],
-        duplicates: Int, inferred inferredSessions: UInt64, minTime: Int64, maxTime: Int64
+        _ txn: Transaction, newPairs: [(pair: UInt64, timeBits: UInt64)], names: [SessionNames.Entry],
+        firstSeq: UInt64, kindCounts: [UInt64], duplicates: Int, inferred inferredSessions: UInt64, minTime: Int64,
+        maxTime: Int64
     ) throws -> AppendResult {
         let newSessions = try writeOnboardingSessions(txn, newPairs)
+        try writeSessionNames(txn, names)
         try writeEvents(txn, firstSeq: firstSeq)
         try writeSessionIndex(txn, firstSeq: firstSeq)
         try writeBatches(txn, firstSeq: firstSeq)

@@ -33,6 +33,10 @@ final class WriterState: @unchecked Sendable {
     var pairFilter = SessionPairFilter()
     /// The pairs the running transaction put in `pairFilter`, taken out again if it aborts.
     var pendingPairs: [UInt64] = []
+    /// (profile, session) pairs known to be in `session_names`, as ``pairFilter`` for `onboarding_sessions`, and the
+    /// pairs the running transaction put there.
+    var profileFilter = SessionPairFilter()
+    var pendingProfiles: [UInt64] = []
 
     var txn: Transaction?
     var encoder = RecordEncoder(capacity: 1 << 20)
@@ -142,6 +146,7 @@ final class WriterState: @unchecked Sendable {
     /// small window without a million strings.
     func useCaches(pairBits: Int) {
         pairFilter = SessionPairFilter(bits: pairBits)
+        profileFilter = SessionPairFilter(bits: pairBits)
     }
 
     // MARK: Transaction outcome
@@ -156,6 +161,7 @@ final class WriterState: @unchecked Sendable {
         for (k, v) in pendingBlockTails { blockTails[k] = v }
         pendingBlockTails.removeAll(keepingCapacity: true)
         pendingPairs.removeAll(keepingCapacity: true)
+        pendingProfiles.removeAll(keepingCapacity: true)
         txn = nil
     }
 
@@ -171,6 +177,8 @@ final class WriterState: @unchecked Sendable {
         batchLog = nil
         for pair in pendingPairs { pairFilter.forget(pair) }
         pendingPairs.removeAll(keepingCapacity: true)
+        for pair in pendingProfiles { profileFilter.forget(pair) }
+        pendingProfiles.removeAll(keepingCapacity: true)
         txn = nil
     }
 
