@@ -161,6 +161,7 @@ struct QueryGenerator {
             "session.exit == \"\(pick(["closed", "abandoned", "completed"]))\"",
             "session.answer(\"experience\") == \"\(pick(["pro", "beginner"]))\"", "session.did(open_paywall)",
             "session.furthest_screen >= \(int(0...3))", "session.answer(\"interests\") is present",
+            "profile == \"\(pick(["p1", "p2", "nobody"]))\"", "profile in [\"p2\", \"p3\"]",
         ])
     }
 

@@ -151,7 +151,8 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
             #expect(agree(table, try query.run(on: memory)), "\(text)\nstore:\n\(table.render(.table))")
             #expect(statistics.eventsRead == eventsRead, "\(text)")
             #expect(
-                query.explain(on: source).contains("named by the filters, through the store's session index"), "\(text)"
+                query.explain(on: source).contains("named by the filters, through the store's session_names index"),
+                "\(text)"
             )
         }
         // Listed events come out in the store's key order, as a scan gives them.

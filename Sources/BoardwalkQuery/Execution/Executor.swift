@@ -70,9 +70,17 @@ struct Executor {
                 return true
             }
         }
-        if let names = plan.sessions, let store = source as? StoreEventSource {
-            // Sessions named by the filters: read through the session index, not by scanning the ranges.
-            try store.forNamedSessions(names, ranges: plan.ranges) { sessions throws(QueryError) in
+        if plan.sessions != nil || plan.profiles != nil, let store = source as? StoreEventSource {
+            // Sessions named by the filters, or those of the profiles they name: read through the session index,
+            // not by scanning the ranges.
+            func read(_ body: ([(id: String, rows: [StoreEventRow])]) throws(QueryError) -> Void) throws(QueryError) {
+                if let names = plan.sessions {
+                    try store.forNamedSessions(names, ranges: plan.ranges, body)
+                } else {
+                    try store.forProfileSessions(plan.profiles!, ranges: plan.ranges, body)
+                }
+            }
+            try read { sessions throws(QueryError) in
                 switch plan.access {
                 case .sessions:
                     for (id, rows) in sessions { try take(session: id, rows) }

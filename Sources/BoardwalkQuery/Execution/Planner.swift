@@ -27,6 +27,10 @@ struct Plan: Sendable {
     /// when none is named. A store reads them through its session index instead of scanning the ranges
     /// (``StoreEventSource/forNamedSessions(_:ranges:_:)``); the ranges still say which of their events count.
     var sessions: [String]? = nil
+    /// The profiles named by `profile == "…"` or `profile in [...]` among the leading conjuncts, sorted; `nil` when
+    /// none is named. A store reads the sessions whose events carry one of them through its `session_names` index
+    /// (``StoreEventSource/forProfileSessions(_:ranges:_:)``), unless ``sessions`` names fewer.
+    var profiles: [String]? = nil
 
     /// The planner: predicates on onboarding, screen and time (conjuncts of the leading `where` stages, compared
     /// with constants) become key ranges; everything else is checked row by row.
@@ -46,6 +50,7 @@ struct Plan: Sendable {
             ? .sessions : (query.readsDwell || query.readsSessionProperties ? .sessionEvents : .events)
         var onboardings: Set<String>?
         var sessions: Set<String>?
+        var profiles: Set<String>?
         var screens = (low: 0, high: Meta.maxScreenIndex)
         var sessionScreenLow: Int?
         /// The latest `started` allowed by `started <`/`<=`/`==` (a bound on the session's first event only).
@@ -71,18 +76,31 @@ struct Plan: Sendable {
             guard set.allSatisfy(Plan.hasOneSpelling) else { return }
             sessions = sessions.map { $0.intersection(set) } ?? set
         }
+        func narrow(profiles set: Set<String>) {
+            guard set.allSatisfy(Plan.hasOneSpelling) else { return }
+            profiles = profiles.map { $0.intersection(set) } ?? set
+        }
 
         for conjunct in conjuncts {
             switch conjunct {
             case .member(let field, let items, negated: false):
                 let isOnboarding = field == .event(.onboarding) || field == .session(.onboarding)
-                guard isOnboarding || field == .event(.session) || field == .session(.session) else { continue }
+                let isProfile = field == .event(.profile) || field == .session(.profile)
+                guard isOnboarding || isProfile || field == .event(.session) || field == .session(.session) else {
+                    continue
+                }
                 var set: Set<String> = []
                 var all = true
                 for item in items {
                     if case .string(let s)? = constant(item) { set.insert(s) } else { all = false }
                 }
-                if all, isOnboarding { narrow(set) } else if all { narrow(sessions: set) }
+                if all, isOnboarding {
+                    narrow(set)
+                } else if all, isProfile {
+                    narrow(profiles: set)
+                } else if all {
+                    narrow(sessions: set)
+                }
             case .reached(let n) where query.source == .sessions:
                 sessionScreenLow = max(sessionScreenLow ?? 0, n)
             case .compare(let op, let a, let b):
@@ -94,6 +112,8 @@ struct Plan: Sendable {
                     if op == .equal { narrow([s]) }
                 case (.event(.session), .string(let s)), (.session(.session), .string(let s)):
                     if op == .equal { narrow(sessions: [s]) }
+                case (.event(.profile), .string(let s)), (.session(.profile), .string(let s)):
+                    if op == .equal { narrow(profiles: [s]) }
                 case (.event(.screen), _):
                     guard let v = value.numeric, op != .notEqual else { continue }
                     let (low, high) = integerBounds(op, v)
@@ -129,6 +149,7 @@ struct Plan: Sendable {
         }
         var plan = Plan(access: access, ranges: [])
         plan.sessions = sessions?.sorted()
+        plan.profiles = profiles?.sorted()
         if access == .events {
             plan.blockCounts = BlockCountPlan.make(query, now: now)
             plan.leanEvents = query.readsOnly(\.isLean)
@@ -138,7 +159,7 @@ struct Plan: Sendable {
             plan.leanEvents = query.readsOnly { $0.isLean || $0 == .dwell }
         }
         guard screens.low <= screens.high, time.low <= time.high, onboardings?.isEmpty != true,
-            sessions?.isEmpty != true
+            sessions?.isEmpty != true, profiles?.isEmpty != true
         else { return plan }
         let keys: [String?] = onboardings.map { $0.sorted().map(Optional.some) } ?? [nil]
         plan.ranges = keys.map {
@@ -186,8 +207,14 @@ struct Plan: Sendable {
         if let names = sessions, source is StoreEventSource {
             let named = names.count == 1 ? "session `\(names[0])`" : "\(names.count) sessions"
             lines.append(
-                "read: the \(named) named by the filters, through the store's session index (the names looked up "
-                    + "in the dictionary, then each session's events, whole)"
+                "read: the \(named) named by the filters, through the store's session_names index (each name "
+                    + "found by its hash), then each session's events, whole, through the session index"
+                    + (access == .events ? "; the events in the ranges, in key order" : ""))
+        } else if let names = profiles, source is StoreEventSource {
+            let named = names.count == 1 ? "profile `\(names[0])`" : "\(names.count) profiles"
+            lines.append(
+                "read: the sessions of the \(named) named by the filters, through the store's session_names index "
+                    + "(each name found by its hash), then each session's events, whole, through the session index"
                     + (access == .events ? "; the events in the ranges, in key order" : ""))
         } else {
             switch access {
@@ -247,7 +274,7 @@ struct Plan: Sendable {
         for range in ranges { lines.append("  range \(range)\(range.isEverything ? " (the whole store)" : "")") }
         let filterCount = query.filters.count
         let stages = "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s")"
-        if sessions != nil, source is StoreEventSource {
+        if sessions != nil || profiles != nil, source is StoreEventSource {
             lines.append("filter: \(stages), checked on every row read")
         } else if let counts = blockCounts, source is StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed,
             filterCount > 0

@@ -40,27 +40,41 @@ extension StoreEventSource {
 
     /// Calls `body` once, inside one read transaction, with the sessions among `names` that have an event in
     /// `ranges`, each with all of its events as rows in `(time, seq)` order, in the order a key-order scan of the
-    /// ranges first meets them. Each name is looked up in the store's dictionary and its events read through the
-    /// session index: the cost is that of the sessions, not of the ranges (a query for one session of a 33 M-event
-    /// store scanned every event before).
+    /// ranges first meets them. Each name is found through the store's `session_names` index (by its hash, with
+    /// no pass over the dictionary) and its events read through the session index: the cost is that of the
+    /// sessions, not of the ranges or the store.
     ///
     /// The rows are valid only inside `body`.
-    /// - Complexity: up to four names, one pass over the store's strings (`Snapshot.findIDs(of:)`); more, one load
-    ///   of the dictionary and a hash look-up each; then O(log N) per bucket and per block holding the
-    ///   sessions' events (`Snapshot.forEachSession`).
+    /// - Complexity: O(log N) per name, then O(log N) per bucket and per block holding the sessions' events
+    ///   (`Snapshot.forEachSession`).
     func forNamedSessions(
         _ names: [String], ranges: [ScanRange],
         _ body: ([(id: String, rows: [StoreEventRow])]) throws(QueryError) -> Void
     ) throws(QueryError) {
+        try forSessions(ranges: ranges, { snapshot in try names.flatMap { try snapshot.sessionIDs(named: $0) } }, body)
+    }
+
+    /// ``forNamedSessions(_:ranges:_:)`` for the sessions with an event whose profile is one of `profiles`, found
+    /// through the store's `session_names` index: the cost is that of the profiles' sessions.
+    /// - Complexity: O(log N + sessions) per profile, then as ``forNamedSessions(_:ranges:_:)``.
+    func forProfileSessions(
+        _ profiles: [String], ranges: [ScanRange],
+        _ body: ([(id: String, rows: [StoreEventRow])]) throws(QueryError) -> Void
+    ) throws(QueryError) {
+        try forSessions(
+            ranges: ranges,
+            { snapshot in Array(Set(try profiles.flatMap { try snapshot.sessionIDs(ofProfile: $0) })).sorted() },
+            body)
+    }
+
+    private func forSessions(
+        ranges: [ScanRange], _ ids: (Snapshot) throws -> [StringID],
+        _ body: ([(id: String, rows: [StoreEventRow])]) throws(QueryError) -> Void
+    ) throws(QueryError) {
         try reading { snapshot in
             let strings = SnapshotStrings(snapshot)
-            // A few names are compared with the stored strings in place, in one pass; more load the dictionary once.
-            let ids =
-                names.count <= 4
-                ? try snapshot.findIDs(of: names).compactMap { $0 }
-                : try names.compactMap { try snapshot.id(of: $0) }
             var found: [(id: String, rows: [StoreEventRow], first: KeyPosition)] = []
-            try snapshot.forEachSession(ids) { id, records in
+            try snapshot.forEachSession(try ids(snapshot)) { id, records in
                 let rows = try records.map { StoreEventRow(view: try $0.view(), strings: strings) }
                 guard let first = rows.compactMap({ KeyPosition($0, in: ranges) }).min() else { return true }
                 found.append((try StoreEventSource.sessionName(snapshot, id), rows, first))
