@@ -191,7 +191,38 @@ struct QueryGenerator {
             "session in [\"s\(int(0...4))\", \"s\(int(5...9))\"]",
             "answer(\"\(pick(["experience", "interests", "age"]))\") is \(pick(["absent", "present"]))",
             "variation is absent",
+            "profile == \"\(pick(["p1", "p3", "nobody"]))\"", "profile in [\"p1\", \"p2\"]",
         ])
+    }
+
+    /// A listing that keeps its first rows (`limit` with no `sort` before it), filtered or not, often by profile:
+    /// what the store answers by reading from its earliest events on and stopping, or through `session_names`.
+    mutating func limitQuery() -> String {
+        let events = chance(0.5)
+        var parts = [events ? "events" : "sessions"]
+        for _ in 0..<int(0...2) {
+            if chance(0.35) {
+                parts.append(
+                    "where "
+                        + pick([
+                            "profile == \"\(pick(["p1", "p2", "p3", "nobody"]))\"", "profile in [\"p1\", \"p3\"]",
+                            "profile != \"p2\"", "profile is absent",
+                        ]))
+            } else {
+                parts.append("where " + (events ? eventPredicate() : sessionPredicate()))
+            }
+        }
+        if chance(0.5) {
+            let columns =
+                events
+                ? ["time", "seq", "session", "profile", "name", "screen", "onboarding", "value"]
+                : ["session", "profile", "started", "events", "exit", "onboarding"]
+            var seen = Set<String>()
+            let chosen = (0..<int(1...3)).map { _ in pick(columns) }.filter { seen.insert($0).inserted }
+            parts.append("select " + chosen.joined(separator: ", "))
+        }
+        parts.append("limit \(pick([0, 1, 1, 2, 3, 5, 5, 8, 20, 1000]))")
+        return parts.joined(separator: " | ")
     }
 
     /// A screen funnel or a custom-step funnel with random steps, window, mode and breakdown.

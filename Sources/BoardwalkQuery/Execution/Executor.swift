@@ -101,6 +101,41 @@ struct Executor {
             }
             return try applyTableStages(sink.finish())
         }
+        if let limit = query.listLimit, let store = source as? StoreEventSource {
+            // A listing that keeps its first `limit` rows: read the store from its earliest events on and stop once
+            // they passed (StoreEventSource+EarlyStop.swift).
+            if plan.access == .events {
+                if plan.leanEvents && StoreEventSource.readsOnlyWhatEventQueriesNeed {
+                    try store.scanEventsEarliestFirst(
+                        plan.ranges, limit: limit,
+                        row: { record, strings in
+                            StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings)
+                        }, enough: { sink.listedCount >= limit }
+                    ) { row throws(QueryError) in
+                        _ = try Executor.visit(
+                            row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                    }
+                } else {
+                    try store.scanEventsEarliestFirst(
+                        plan.ranges, limit: limit,
+                        row: { record, strings in StoreEventRow(view: try record.view(), strings: strings) },
+                        enough: { sink.listedCount >= limit }
+                    ) { row throws(QueryError) in
+                        _ = try Executor.visit(
+                            row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                    }
+                }
+                return try applyTableStages(sink.finish())
+            }
+            if plan.access == .sessions, plan.ranges.count == 1, plan.ranges[0].isEverything {
+                try store.forEachSessionEarliestFirst(limit: limit, cancellation: cancellation, text: query.ast.text) {
+                    (id, rows) throws(QueryError) -> Bool in
+                    try take(session: id, rows)
+                    return sink.listedCount < limit
+                }
+                return try applyTableStages(sink.finish())
+            }
+        }
         switch plan.access {
         case .events:
             if let store = source as? StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed {

@@ -321,6 +321,14 @@ struct Plan: Sendable {
             case nil: "list rows"
             }
         lines.append("reduce: \(reduction)")
+        if let limit = query.listLimit, source is StoreEventSource, sessions == nil, profiles == nil,
+            access == .events || (access == .sessions && ranges.count == 1 && ranges[0].isEverything)
+        {
+            lines.append(
+                "stop: after the window of time in which \(limit) row\(limit == 1 ? "" : "s") passed (windows from the "
+                    + "earliest event on, each twice as wide as the one before"
+                    + (access == .sessions ? "; each window's new sessions read whole, in order of their start)" : ")"))
+        }
         if !query.tableStages.isEmpty { lines.append("then: \(query.tableStages.count) table stage(s)") }
         return lines.joined(separator: "\n")
     }

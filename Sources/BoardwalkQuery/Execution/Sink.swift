@@ -17,6 +17,9 @@ struct Sink {
     /// With ``listLimit``, once the listing was cut to its first N rows: the last one's order. A row that does
     /// not come before it cannot be among the first N.
     private var listThreshold: (Int64, UInt64, String)?
+    /// How many rows the listing keeps: at least N of ``listLimit`` once N rows passed the filters, fewer only
+    /// before.
+    var listedCount: Int { listed.count }
     /// Per breakdown key: the steps its sessions reach up to (rule 3, per group), and per step the sessions
     /// that reached it and their times.
     var screenFunnel: [[Value]: (steps: Int, reached: [Int], times: [[Double]])] = [:]

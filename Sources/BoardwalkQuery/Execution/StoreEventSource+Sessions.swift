@@ -190,7 +190,7 @@ extension StoreEventSource {
 }
 
 /// A set of string ids as one bit each, grown to the largest id inserted (ids are dense from 0).
-private struct SessionBitmap {
+struct SessionBitmap {
     var words: [UInt64] = []
 
     /// Adds `id`; `false` when it was there already.
@@ -202,5 +202,12 @@ private struct SessionBitmap {
         if words[w] & bit != 0 { return false }
         words[w] |= bit
         return true
+    }
+
+    /// Whether `id` was inserted.
+    @inline(__always)
+    func contains(_ id: StringID) -> Bool {
+        let w = Int(id >> 6)
+        return w < words.count && words[w] & UInt64(1) << UInt64(id & 63) != 0
     }
 }
