@@ -18,6 +18,9 @@ final class QueryStore {
     /// The onboarding of median size: the generator's onboardings are very unequal (the busiest of 50 holds about
     /// a fifth of the sessions), so this is what "one onboarding of 50" usually means.
     private(set) var medianOnboarding = ""
+    /// The session and profile of an event in the middle of the store, for the one-session and one-profile reads.
+    private(set) var sampleSession = ""
+    private(set) var sampleProfile = ""
     private var dir = ""
 
     init(sessions: Int) { self.sessions = sessions }
@@ -28,12 +31,16 @@ final class QueryStore {
         path = dir + "/store"
         let store = try Store.open(at: path, options: Store.Options(initialMapSize: 1 << 30))
         defer { store.close() }
-        let data = SyntheticData(sessions: sessions, seed: 21, onboardings: 50)
         var perOnboarding: [String: Int] = [:]
         var batch: [Event] = []
         batch.reserveCapacity(10_000)
-        for event in data.events() {
+        var seen = 0
+        for event in generatedEvents() {
             if event.kind == .onboardingLoaded, let id = event.meta?.onboardingID { perOnboarding[id, default: 0] += 1 }
+            seen += 1
+            if sampleSession.isEmpty, seen >= sessions * 16, let session = event.session, let profile = event.profile {
+                (sampleSession, sampleProfile) = (session, profile)
+            }
             batch.append(event)
             if batch.count == 10_000 {
                 events += try store.append(batch).appended
@@ -47,6 +54,11 @@ final class QueryStore {
         let bySize = perOnboarding.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
         busiestOnboarding = bySize.first?.key ?? ""
         medianOnboarding = bySize.isEmpty ? "" : bySize[bySize.count / 2].key
+    }
+
+    /// The generated events the store holds (before duplicates are dropped), made again on each call.
+    func generatedEvents() -> some Sequence<Event> {
+        SyntheticData(sessions: sessions, seed: 21, onboardings: 50).events()
     }
 
     // The store is removed with the rest of the scratch space when the benchmark process ends.

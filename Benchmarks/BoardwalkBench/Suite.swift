@@ -374,5 +374,42 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
                 QueryBench(store: queryStore, query: { _ in #"sessions | count by day(started, "Europe/Berlin")"# })
             }))
 
+    // MARK: Peeks and lookups
+    let lookupTable = LookupTable(store: queryStore)
+    let lookups: [(group: String, title: String, query: (QueryStore) -> String, peer: SQLiteLookupBench.Question)] = [
+        (
+            "events-limit", "`events | limit 5`: the 5 earliest events", { _ in "events | limit 5" },
+            .firstEvents
+        ),
+        (
+            "sessions-limit", "`sessions | limit 5`: the 5 sessions that start first, each read whole",
+            { _ in "sessions | limit 5" }, .firstSessions
+        ),
+        (
+            "profile-sessions", "`sessions | where profile == \"…\"`: one profile's sessions, each read whole",
+            { "sessions | where profile == \"\($0.sampleProfile)\"" }, .profileSessions
+        ),
+        (
+            "session-events", "`events | where session == \"…\"`: one session's events",
+            { "events | where session == \"\($0.sampleSession)\"" }, .sessionEvents
+        ),
+    ]
+    for lookup in lookups {
+        groups.append(
+            BenchmarkGroup(
+                name: lookup.group,
+                title: lookup.title
+                    + " (boardwalk query in process, \(s.querySessions) generated sessions; SQLite with "
+                    + "the index the question needs, its ids looked up before timing)"))
+        cases.append(
+            BenchmarkCase(
+                name: "\(lookup.group).boardwalk", group: lookup.group, isSubject: true, items: 1,
+                make: { QueryBench(store: queryStore, query: lookup.query) }))
+        cases.append(
+            BenchmarkCase(
+                name: "\(lookup.group).sqlite", group: lookup.group, isSubject: false, items: 1,
+                make: { SQLiteLookupBench(table: lookupTable, question: lookup.peer) }))
+    }
+
     return (groups, cases)
 }
