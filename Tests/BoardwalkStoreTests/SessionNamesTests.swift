@@ -47,18 +47,47 @@ import Testing
         let byProfile = try expected(store)
         #expect(byProfile.count == 9)
         #expect(byProfile.values.contains { $0.contains { $0.hasPrefix("inferred:") } })
-        for (profile, sessions) in byProfile { #expect(try self.sessions(ofProfile: profile, store) == sessions) }
-        #expect(try sessions(ofProfile: "nobody", store).isEmpty)
-        #expect(try sessions(ofProfile: "s1", store).isEmpty, "a session's name is not a profile")
         let names = Set(try store.read { try $0.events(since: 0) }.map { $0.event.session! })
-        try store.read { s throws in
-            for name in names {
-                let id = try s.id(of: name)
-                #expect(id != nil)
-                #expect(try s.sessionIDs(named: name) == id.map { [$0] })
+        // Read from the log of the six batches, then from the tree once the log is folded.
+        #expect(try store.read { s in try s.txn.entries(s.dbs.sessionNamesLog) } == 6)
+        for folded in [false, true] {
+            if folded {
+                try store.foldLogs()
+                #expect(try store.read { s in try s.txn.entries(s.dbs.sessionNamesLog) } == 0)
             }
-            #expect(try s.sessionIDs(named: "p1").isEmpty, "a profile is not a session's name")
-            #expect(try s.sessionIDs(named: "nobody").isEmpty)
+            for (profile, sessions) in byProfile { #expect(try self.sessions(ofProfile: profile, store) == sessions) }
+            #expect(try sessions(ofProfile: "nobody", store).isEmpty)
+            #expect(try sessions(ofProfile: "s1", store).isEmpty, "a session's name is not a profile")
+            try store.read { s throws in
+                for name in names {
+                    let id = try s.id(of: name)
+                    #expect(id != nil)
+                    #expect(try s.sessionIDs(named: name) == id.map { [$0] })
+                }
+                #expect(try s.sessionIDs(named: "p1").isEmpty, "a profile is not a session's name")
+                #expect(try s.sessionIDs(named: "nobody").isEmpty)
+            }
+            #expect(try store.check().isOK)
+        }
+    }
+
+    /// More batches than the log holds: the log is folded every 16, and every entry is found in one place or the
+    /// other.
+    @Test func theLogIsFoldedEverySixteenBatches() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir, options: .init(durability: .noSync))
+        defer { store.close() }
+        let all = (0..<4).flatMap { _ in batches() }
+        for (i, batch) in all.enumerated() {
+            try store.append(
+                batch.map {
+                    var e = $0; e.eventID = "\(i)-" + ($0.eventID ?? ""); return e
+                })
+        }
+        #expect(try store.read { s in try s.txn.entries(s.dbs.sessionNamesLog) } == all.count % 16)
+        for (profile, sessions) in try expected(store) {
+            #expect(try self.sessions(ofProfile: profile, store) == sessions)
         }
         #expect(try store.check().isOK)
     }
@@ -93,6 +122,7 @@ import Testing
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
         try store.append(batches()[0])
+        try store.foldLogs()
         #expect(try store.check().isOK)
         // The first entry removed: a session or pair of the events is no longer listed.
         let first: [UInt8] = try store.env.transaction(write: true) { txn in

@@ -20,6 +20,8 @@ struct Databases: Sendable {
     let eventLog: Database
     /// Sessions by the hash of their id's or a profile's name (`Store+SessionNames.swift`).
     let sessionNames: Database
+    /// The `session_names` entries of the batches since its last fold (`Store+SessionNames.swift`).
+    let sessionNamesLog: Database
 
     init(_ h: [String: Database]) {
         meta = h[Layout.meta]!
@@ -35,5 +37,6 @@ struct Databases: Sendable {
         sessionLog = h[Layout.sessionLog]!
         eventLog = h[Layout.eventLog]!
         sessionNames = h[Layout.sessionNames]!
+        sessionNamesLog = h[Layout.sessionNamesLog]!
     }
 }

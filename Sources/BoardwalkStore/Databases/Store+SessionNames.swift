@@ -7,11 +7,20 @@ internal import CLMDB
 // session or one profile named by its string would otherwise walk the whole dictionary to find the id (69–108 ms
 // at 2 M strings) and then, for a profile, every event. Here the key starts with a fixed 64-bit hash of the
 // name's bytes: one seek finds the sessions, and the value's string id tells a true match from a collision.
+//
+// Hashes are random, so each new session's entries land on a random leaf: put in every batch, they rewrote most
+// of the tree's leaves at each commit. Each batch's entries go to `session_names_log` instead, as one sorted value,
+// and are folded into `session_names` every 16 batches (and by `foldLogs()`), like the event and session logs.
 
 /// Keys and the hash of `session_names`.
 enum SessionNames {
     /// hash of the name's UTF-8 bytes (8) ‖ role (1) ‖ session id (4).
     static let keySize = 13
+    /// A `session_names_log` value holds entries of this size back to back, in key order: the key's 13 bytes and the
+    /// name's string id (4).
+    static let logEntrySize = 17
+    /// The log is folded when it holds this many batches.
+    static let logBatches = 16
 
     /// What the name is to the session (the key's ninth byte).
     enum Role: UInt8 {
@@ -57,6 +66,19 @@ enum SessionNames {
             key.storeBE(session, at: 9)
         }
 
+        /// Writes the key and then the value into `bytes` (``logEntrySize`` bytes).
+        func storeLogEntry(_ bytes: UnsafeMutableRawPointer) {
+            storeKey(bytes)
+            bytes.storeBE(name, at: SessionNames.keySize)
+        }
+
+        /// The entry at `offset` of a log value.
+        init(log bytes: UnsafeRawBufferPointer, at offset: Int) {
+            self.init(
+                hash: bytes.be64(offset), role: bytes[offset + 8], session: bytes.be32(offset + 9),
+                name: bytes.be32(offset + 13))
+        }
+
         /// The entry of a stored key and value; `nil` when their sizes are wrong.
         init?(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
             guard key.count == SessionNames.keySize, value.count == 4 else { return nil }
@@ -88,14 +110,38 @@ extension WriterState {
         }
     }
 
-    /// Puts the `session_names` entries that are not stored yet. Entries are never changed once written, so an
-    /// entry already stored (requested again for a pair the writer had forgotten) is refused by `MDB_NOOVERWRITE`
-    /// and costs one look-up.
-    /// - Complexity: O(e log e) to sort, then a put each: about two per new session.
-    func writeSessionNames(_ txn: Transaction, _ entries: [SessionNames.Entry]) throws {
+    /// Logs the batch's `session_names` entries (first seq `firstSeq`) as one value of `session_names_log`, sorted,
+    /// and folds the log when it holds ``SessionNames/logBatches`` batches.
+    /// - Complexity: O(e log e) and one put; a fold every 16 batches.
+    func writeSessionNames(_ txn: Transaction, _ entries: [SessionNames.Entry], firstSeq: UInt64) throws {
         guard !entries.isEmpty else { return }
-        // In key order: consecutive puts land on the same leaf pages when they can.
         let entries = entries.sorted()
+        var value = [UInt8](repeating: 0, count: entries.count * SessionNames.logEntrySize)
+        var count = 0
+        value.withUnsafeMutableBytes { v in
+            for (i, entry) in entries.enumerated() where i == 0 || entries[i - 1] != entry {
+                entry.storeLogEntry(v.baseAddress! + count * SessionNames.logEntrySize)
+                count += 1
+            }
+        }
+        scratch.storeBE(firstSeq, at: 0)
+        try value.withUnsafeBytes { v in
+            _ = try txn.put(
+                dbs.sessionNamesLog, UnsafeRawBufferPointer(start: scratch, count: 8),
+                UnsafeRawBufferPointer(rebasing: v[..<(count * SessionNames.logEntrySize)]))
+        }
+        if try txn.entries(dbs.sessionNamesLog) >= SessionNames.logBatches { try foldSessionNames(txn) }
+    }
+
+    /// Moves the entries of `session_names_log` into `session_names`, in key order, and empties the log. Entries are
+    /// never changed once written, so one stored already (logged again for a pair the writer had forgotten) is left
+    /// as it is (`MDB_NOOVERWRITE`).
+    /// - Throws: ``StoreError/Kind/corrupt`` for a log value that is not whole entries.
+    func foldSessionNames(_ txn: Transaction) throws {
+        var entries: [SessionNames.Entry] = []
+        try Snapshot.forEachLoggedName(txn, dbs) { entries.append($0) }
+        guard !entries.isEmpty else { return }
+        entries.sort()
         var value = [UInt8](repeating: 0, count: 4)
         for (i, entry) in entries.enumerated() where i == 0 || entries[i - 1] != entry {
             entry.storeKey(scratch)
@@ -106,6 +152,7 @@ extension WriterState {
                     flags: UInt32(MDB_NOOVERWRITE))
             }
         }
+        try txn.empty(dbs.sessionNamesLog)
     }
 }
 
@@ -137,9 +184,19 @@ extension Snapshot {
             p.baseAddress!.storeBE(hash, at: 0)
             p[8] = role.rawValue
         }
-        var out: [StringID] = []
+        var out = Set<StringID>()
         // Entries of colliding names share the prefix; each name id is compared once.
         var verdicts: [StringID: Bool] = [:]
+        func take(_ entry: SessionNames.Entry) {
+            let matches: Bool
+            if let known = verdicts[entry.name] {
+                matches = known
+            } else {
+                matches = string(for: entry.name).map { $0.utf8.elementsEqual(name.utf8) } ?? false
+                verdicts[entry.name] = matches
+            }
+            if matches { out.insert(entry.session) }
+        }
         try txn.withCursor(dbs.sessionNames) { c in
             var found = try prefix.withUnsafeBytes { try c.seek($0) }
             while found, c.key.count >= 9, c.key.prefix(9).elementsEqual(prefix) {
@@ -148,22 +205,62 @@ extension Snapshot {
                         .corrupt,
                         "a session_names entry has a \(c.key.count)-byte key and a \(c.value.count)-byte value")
                 }
-                let matches: Bool
-                if let known = verdicts[entry.name] {
-                    matches = known
-                } else {
-                    matches = string(for: entry.name).map { $0.utf8.elementsEqual(name.utf8) } ?? false
-                    verdicts[entry.name] = matches
-                }
-                if matches { out.append(entry.session) }
+                take(entry)
                 found = try c.next()
             }
         }
-        return out
+        // The batches not folded yet: a binary search in each one's sorted entries.
+        try txn.withCursor(dbs.sessionNamesLog) { c in
+            var found = try c.first()
+            while found {
+                let value = c.value
+                guard value.count % SessionNames.logEntrySize == 0 else {
+                    throw StoreError(.corrupt, "a session_names_log value of \(value.count) bytes is not whole entries")
+                }
+                let size = SessionNames.logEntrySize
+                var (low, high) = (0, value.count / size)
+                while low < high {
+                    let mid = (low + high) / 2
+                    let entry = SessionNames.Entry(log: value, at: mid * size)
+                    if (entry.hash, entry.role) < (hash, role.rawValue) { low = mid + 1 } else { high = mid }
+                }
+                while low < value.count / size {
+                    let entry = SessionNames.Entry(log: value, at: low * size)
+                    guard entry.hash == hash, entry.role == role.rawValue else { break }
+                    take(entry)
+                    low += 1
+                }
+                found = try c.next()
+            }
+        }
+        return out.sorted()
     }
 
-    /// `check()`: `session_names` holds exactly an entry for each session's own id (`sessions`) and for each
-    /// (profile, session) pair of the events (`profilePairs`: profile << 32 | session), each under its name's hash.
+    /// Calls `body` with every entry of `session_names_log`, batch by batch.
+    /// - Throws: ``StoreError/Kind/corrupt`` for a value that is not whole entries.
+    static func forEachLoggedName(
+        _ txn: Transaction, _ dbs: Databases, _ body: (SessionNames.Entry) throws -> Void
+    ) throws {
+        try txn.withCursor(dbs.sessionNamesLog) { c in
+            var found = try c.first()
+            while found {
+                let value = c.value
+                guard c.key.count == 8, value.count % SessionNames.logEntrySize == 0 else {
+                    throw StoreError(
+                        .corrupt,
+                        "a session_names_log entry has a \(c.key.count)-byte key and a \(value.count)-byte value")
+                }
+                for offset in stride(from: 0, to: value.count, by: SessionNames.logEntrySize) {
+                    try body(SessionNames.Entry(log: value, at: offset))
+                }
+                found = try c.next()
+            }
+        }
+    }
+
+    /// `check()`: `session_names` and `session_names_log` hold exactly an entry for each session's own id (`sessions`)
+    /// and for each (profile, session) pair of the events (`profilePairs`: profile << 32 | session), each under its
+    /// name's hash (the log may repeat an entry the tree or another batch holds).
     func checkSessionNames(_ report: inout CheckReport, sessions: Set<UInt32>, profilePairs: Set<UInt64>) throws {
         var expected: [SessionNames.Entry: Bool] = [:]
         func expect(_ role: SessionNames.Role, name: UInt32, session: UInt32) {
@@ -198,6 +295,19 @@ extension Snapshot {
                 }
                 found = try c.next()
             }
+        }
+        do {
+            try Snapshot.forEachLoggedName(txn, dbs) { entry in
+                if expected[entry] == nil {
+                    add(
+                        "session_names_log: session \(entry.session) is logged under string \(entry.name), which its events do not say"
+                    )
+                } else {
+                    expected[entry] = true
+                }
+            }
+        } catch let error as StoreError where error.kind == .corrupt {
+            add(error.description)
         }
         let missing = expected.values.count { !$0 }
         if missing > 0 { add("\(missing) sessions or (profile, session) pairs of the events have no entry") }
