@@ -118,11 +118,17 @@ func checkBucket(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64) {
     }
 }
 
-func checkStringChunk(_ bytes: UnsafeRawBufferPointer) {
+/// The input is a chunk's count and strings, sealed with the checksum that makes it pass (as ``checkBlock(_:time:seq:)``).
+func checkStringChunk(_ payload: UnsafeRawBufferPointer) {
+    let sealed = withUnsafeBytes(of: CRC32C.checksum(payload).littleEndian) { Array($0) } + Array(payload)
+    sealed.withUnsafeBytes { checkSealedStringChunk($0) }
+}
+
+func checkSealedStringChunk(_ bytes: UnsafeRawBufferPointer) {
     // Each string as the bytes it stands for (a UUID entry formatted back), and whether the entry matches them.
     var strings: [[UInt8]] = []
     do throws(CodecError) {
-        var reader = try StringChunkReader(bytes)
+        var reader = try StringChunkReader(bytes, checksumSeed: CRC32C())
         while let entry = try reader.next() {
             let utf8: [UInt8]
             switch entry {
@@ -145,9 +151,9 @@ func checkStringChunk(_ bytes: UnsafeRawBufferPointer) {
     var builder = StringChunkBuilder(capacity: 16)
     for s in strings { s.withUnsafeBytes { builder.append($0) } }
     var again: [[UInt8]] = []
-    builder.withValue { value in
+    builder.withValue(checksumSeed: CRC32C()) { value in
         do throws(CodecError) {
-            var reader = try StringChunkReader(value)
+            var reader = try StringChunkReader(value, checksumSeed: CRC32C())
             while let entry = try reader.next() {
                 switch entry {
                 case .utf8(let b): again.append(Array(b))
