@@ -13,8 +13,10 @@ struct ContextCompletion {
     var lineStarts: [String] = []
 
     static let sources = ["events", "sessions"]
-    static let stages = ["where", "count", "stats", "top", "funnel", "histogram", "sort", "limit", "select", "explain"]
-    static let reductions: Set<String> = ["count", "stats", "top", "funnel", "histogram"]
+    static let stages = [
+        "where", "count", "stats", "top", "funnel", "paths", "histogram", "sort", "limit", "select", "explain",
+    ]
+    static let reductions: Set<String> = ["count", "stats", "top", "funnel", "paths", "histogram"]
     static let functions = ["now()", "hour(", "day(", "week(", "month("]
     static let sessionFunctions = ["answer(", "did(", "reached("]
     static let keywords = ["and", "or", "not", "in", "is", "by", "as"]

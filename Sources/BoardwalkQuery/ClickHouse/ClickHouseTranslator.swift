@@ -288,6 +288,11 @@ struct ClickHouseTranslator {
                 ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
             return f.steps.isEmpty
                 ? try screenFunnel(f, inScope, &expressions) : try customFunnel(f, inScope, &expressions)
+        case .paths(let p):
+            let inScope =
+                conditions.isEmpty
+                ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
+            return try paths(p, inScope, &expressions)
         case let reduction?:
             return try reduce(reduction, &expressions, conditions: conditions, from: .source, prefix: "__c")
         }
@@ -421,8 +426,8 @@ struct ClickHouseTranslator {
             if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.column.sql).joined(separator: ", "))" }
             return Core(columns: columns, select: sql, order: keyOrder(ks))
 
-        case .funnel:
-            throw fail("a funnel over the rows of a reduction")
+        case .funnel, .paths:
+            throw fail("a funnel or paths over the rows of a reduction")
         }
     }
 

@@ -42,6 +42,7 @@ struct Executor {
         let now = self.now
         let listing = query.reduction == nil
         let isFunnel = if case .funnel = query.reduction { true } else { false }
+        let isPaths = if case .paths = query.reduction { true } else { false }
         let hasMatcher = query.hasCustomFunnel
         let needsSessionRows = query.needsSessionRows
         let summarize = query.source == .events && query.readsSessionProperties
@@ -58,6 +59,8 @@ struct Executor {
             guard passes(leaf) else { return }
             if isFunnel {
                 sink.addSession(summary, scanned)
+            } else if isPaths {
+                sink.addPaths(scanned)
             } else {
                 sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, id))
             }
