@@ -164,6 +164,11 @@ struct LintCommandTests {
                   count: 1 sessions, e.g. session order-0
                   query: events | where session == "order-0" | select seq, time, name
                 """), "\(table.stdout)")
+        // The `lints` source has the same findings, as rows.
+        let rows = try boardwalk(["query", "--db", db, "--format", "csv", "lints | select lint, onboarding"])
+        #expect(rows.status == 0)
+        let listed = rows.stdout.split(separator: "\n").dropFirst().map { String($0).replacing(",", with: " ") }
+        #expect(Set(listed) == found, "\(rows.stdout)")
         // A slack past the 150 s the event came late by forgives it.
         let slack = try boardwalk(["lint", "--db", db, "--format", "json", "--order-slack", "3m"])
         #expect(!slack.stdout.contains("out_of_time_order"))

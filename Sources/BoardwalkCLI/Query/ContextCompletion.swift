@@ -12,7 +12,7 @@ struct ContextCompletion {
     /// What else may start a line (the REPL's dot-commands).
     var lineStarts: [String] = []
 
-    static let sources = ["events", "sessions"]
+    static let sources = ["events", "sessions", "lints"]
     static let stages = [
         "where", "count", "stats", "top", "funnel", "paths", "histogram", "sort", "limit", "select", "explain",
     ]
@@ -38,6 +38,8 @@ struct ContextCompletion {
         if stagesBefore.contains(where: { Self.reductions.contains(String($0)) }) { return nil }
         let source = line.trimmingSpaces().split(separator: " ").first.map(String.init)
         guard let source, Self.sources.contains(source), !earlier.isEmpty else { return nil }
+        // The findings of `lints` are a table: its columns, as after a reduction.
+        if source == "lints" { return filter(OnboardingLint.columnNames + Self.keywords, word) }
         // `answer("` or `session.answer("`: the element ids, quoted and closed.
         if trimmed.hasSuffix("answer("), word.isEmpty || word.hasPrefix("\"") {
             return filter(elements().map { "\"\($0)\")" }, word)

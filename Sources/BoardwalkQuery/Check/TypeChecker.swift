@@ -66,6 +66,7 @@ struct TypeChecker {
     }
 
     func query(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
+        if ast.source == .lints { return try lints(ast) }
         let rowScope: Scope = ast.source == .events ? .events : .sessions
         var checked = CheckedQuery(
             ast: ast, source: ast.source, filters: [], reduction: nil, rowColumns: [],
@@ -101,6 +102,37 @@ struct TypeChecker {
             columns = listed.map { ($0.name, $0.type) }
         }
         checked.columns = columns.map(\.name)
+        try tableStages(ast, stages, &checked, columns: columns, justReduced: justReduced)
+        return checked
+    }
+
+    /// A `lints` query: its rows are the findings, a table whose columns every stage reads as a result's.
+    private func lints(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
+        var checked = CheckedQuery(
+            ast: ast, source: .lints, filters: [], reduction: nil, rowColumns: [], tableStages: [], columns: [],
+            explain: false)
+        var stages = ast.stages[...]
+        if let last = stages.last, case .explain = last.kind {
+            checked.explain = true
+            stages = stages.dropLast()
+        }
+        let columns = OnboardingLint.columns
+        checked.rowColumns = columns.enumerated().map {
+            BoundColumn(bound: .column($0.offset), name: $0.element.name, type: $0.element.type)
+        }
+        checked.columns = columns.map(\.name)
+        try tableStages(ast, stages, &checked, columns: columns, justReduced: nil)
+        return checked
+    }
+
+    /// The stages that read the rows of a result (or a listing, or the findings of `lints`): `where`, `sort`,
+    /// `limit`, `select`, `versus` and further reductions, each over the columns of the stage before it.
+    private func tableStages(
+        _ ast: QueryAST, _ stages: ArraySlice<Stage>, _ checked: inout CheckedQuery,
+        columns: [(name: String, type: QueryType)], justReduced: (by: [NamedExpr], tableStage: Int?)?
+    ) throws(QueryError) {
+        var columns = columns
+        var justReduced = justReduced
         // 3. Table stages, further reductions among them, each reading the columns of the stage before it.
         for index in stages.indices {
             let stage = stages[index]
@@ -163,6 +195,9 @@ struct TypeChecker {
                 throw fail("`explain` must be the last stage", stage.keywordRange)
             case .funnel, .paths:
                 let word = compact(stage.keywordRange)
+                guard index > 0 else {
+                    throw fail("`\(word)` reads sessions; start the query with `sessions`", stage.keywordRange)
+                }
                 let which = word == "funnel" ? "a funnel" : "`paths`"
                 throw fail(
                     "`\(word)` reads sessions; it cannot follow `\(compact(ast.stages[index - 1].keywordRange))`",
@@ -177,7 +212,6 @@ struct TypeChecker {
             }
         }
         checked.outputColumns = columns.map(\.name)
-        return checked
     }
 
     /// The `by` keys of a reduction stage as written (none for `top` and `histogram`).

@@ -53,6 +53,13 @@ struct ClickHouseTranslator {
                 "cannot translate to ClickHouse: `explain` shows Boardwalk's own plan (key ranges of its store); it has no SQL",
                 at: range, in: query.ast.text, label: "drop `| explain`")
         }
+        if query.source == .lints {
+            throw QueryError(
+                .type,
+                "cannot translate to ClickHouse: `lints` are Boardwalk's checks of the onboardings, read from its "
+                    + "store; they have no SQL",
+                at: query.ast.sourceRange, in: query.ast.text, label: "run it in Boardwalk, or use `boardwalk lint`")
+        }
         var core = try reduction()
         var rn = ""
         var from = "(\n\(indent(core.select))\n)"

@@ -33,6 +33,12 @@ struct Executor {
 
     private mutating func execute<S: EventSource>(_ source: S) throws(QueryError) -> ResultTable {
         try cancellation?.throwIfCancelled(query: query.ast.text)
+        if query.source == .lints {
+            let report = try OnboardingLint().run(source)
+            statistics.sessionsRead = report.sessions
+            statistics.eventsRead = report.events
+            return try applyTableStages(report.table)
+        }
         // Closures below capture these locals, never `self`: touching `self` from a closure inside a mutating
         // method copies the whole executor per call.
         var sink = Sink(query: query, now: now)

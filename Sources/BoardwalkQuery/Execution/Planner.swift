@@ -182,6 +182,11 @@ struct Plan: Sendable {
 
     /// The plan as text: how the source is read and the key ranges.
     func describe(_ query: CheckedQuery, source: some EventSource) -> String {
+        if query.source == .lints {
+            return "read: every session once, its events checked by the onboarding lints (as `boardwalk lint` does); "
+                + "one row per finding\n  range \(ScanRange()) (the whole store)"
+                + (query.tableStages.isEmpty ? "" : "\nthen: \(query.tableStages.count) table stage(s)")
+        }
         var lines: [String] = []
         if let names = sessions, source is StoreEventSource {
             let named = names.count == 1 ? "session `\(names[0])`" : "\(names.count) sessions"

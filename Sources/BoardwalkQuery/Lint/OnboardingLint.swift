@@ -79,7 +79,29 @@ package struct OnboardingLint {
         package var findings: [LintFinding]
         package var sessions: Int
         package var events: Int
+
+        /// The findings as the rows of the `lints` source, in ``OnboardingLint/columns``.
+        var table: ResultTable {
+            ResultTable(
+                columns: OnboardingLint.columns.map(\.name),
+                rows: findings.map { f in
+                    [
+                        .string(f.kind.rawValue), .string(f.onboarding), .integer(Int64(f.count)),
+                        .string(f.kind.unit), f.exampleSession.map(Value.string) ?? .null, .string(f.message),
+                        .string(f.query),
+                    ]
+                })
+        }
     }
+
+    /// The column names of the `lints` source, one row per finding (completion offers them).
+    package static var columnNames: [String] { columns.map(\.name) }
+
+    /// The columns of the `lints` source: one row per finding.
+    static let columns: [(name: String, type: QueryType)] = [
+        ("lint", .string), ("onboarding", .string), ("count", .number), ("unit", .string),
+        ("example_session", .string), ("message", .string), ("query", .string),
+    ]
 
     /// Reads every session of `source` once and lists what is wrong with its onboardings.
     /// - Throws: the source's error (`.source`) when a read fails.

@@ -57,6 +57,8 @@ package struct Expr: Hashable, Sendable {
 /// The source a query reads.
 package enum SourceKind: String, Hashable, Sendable {
     case events, sessions
+    /// What is wrong with the onboardings, one row per finding (``OnboardingLint``).
+    case lints
 }
 
 /// An aggregate in `stats`: `p50(duration)`, `count()`, `rate(completed) as conversion`.
