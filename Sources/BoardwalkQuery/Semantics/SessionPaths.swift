@@ -65,7 +65,7 @@ struct BoundPaths: Hashable, Sendable {
     /// The path of a session whose events are `events`, in `(time, seq)` order: its events' labels with
     /// consecutive repeats collapsed to one, the anchor's and up to ``depth`` more on the anchor's side (fewer when
     /// the session ends or starts first); nil when the session has no anchor (no event, or none matching the step).
-    /// - Complexity: O(n) for n events; memory O(n) labels for `before` anchors, O(depth) otherwise.
+    /// - Complexity: O(n) for n events; memory O(depth) labels.
     func path<R: EventRow>(_ events: [R], now: Timestamp) -> [String]? {
         var labels: [String] = []
         switch anchor {
@@ -89,18 +89,25 @@ struct BoundPaths: Hashable, Sendable {
         case .end:
             for row in events {
                 let l = BoundPaths.label(row)
-                if labels.last != l { labels.append(l) }
+                if labels.last != l { keepLast(l, &labels) }
             }
             return labels.isEmpty ? nil : Array(labels.suffix(depth))
         case .before(let step):
             for row in events {
                 let l = BoundPaths.label(row)
-                if labels.last != l { labels.append(l) }
+                if labels.last != l { keepLast(l, &labels) }
                 // The anchor's run is the one it joins: a repeat of the label before it collapses into it.
                 if BoundPaths.matches(row, step, now: now) { return Array(labels.suffix(depth + 1)) }
             }
             return nil
         }
+    }
+
+    /// Appends `label`, keeping only the last `depth + 1` labels (cut in bulk, so each label is moved once): runs are
+    /// told apart by the last label alone, and a path never holds more.
+    private func keepLast(_ label: String, _ labels: inout [String]) {
+        labels.append(label)
+        if labels.count > 2 * (depth + 1) { labels.removeFirst(labels.count - (depth + 1)) }
     }
 
     /// The anchor as `explain` describes it.
