@@ -15,7 +15,7 @@ extension TypeChecker {
         switch reduction {
         case .stats(_, let k, _): keys = k
         case .funnel(let f): keys = f.by
-        case .count, .top, .histogram:
+        case .count, .top, .histogram, .paths:
             throw fail(
                 "`versus` compares rates; it follows `stats … by k` with a `rate(…)`, or `funnel … by k`",
                 keyword)
