@@ -128,7 +128,7 @@ package struct OnboardingLint {
         }
         findings.sort { a, b in
             let (x, y) = (Kind.allCases.firstIndex(of: a.kind)!, Kind.allCases.firstIndex(of: b.kind)!)
-            return x != y ? x < y : (a.onboarding ?? "") < (b.onboarding ?? "")
+            return x != y ? x < y : a.onboarding < b.onboarding
         }
         return Report(findings: findings, sessions: sessions, events: events)
     }
