@@ -83,11 +83,10 @@ package struct StringChunkBuilder {
         let countStart = Self.countRoom - varintSize(UInt64(count))
         var w = ByteWriter(base: storage.pointer, position: countStart)
         w.varint(UInt64(count))
-        var crc = checksumSeed
-        crc.update(UnsafeRawBufferPointer(start: storage.pointer + countStart, count: end - countStart))
-        let start = countStart - StringChunkReader.checksumSize
-        (storage.pointer + start).storeBytes(of: crc.value.littleEndian, as: UInt32.self)
-        return try body(UnsafeRawBufferPointer(start: storage.pointer + start, count: end - start))
+        let start = countStart - StoredChecksum.size
+        let chunk = UnsafeMutableRawBufferPointer(start: storage.pointer + start, count: end - start)
+        StoredChecksum.seal(chunk, seed: checksumSeed)
+        return try body(UnsafeRawBufferPointer(chunk))
     }
 }
 
@@ -134,7 +133,7 @@ package struct StringChunkReader {
     package private(set) var index = 0
 
     /// Bytes of the checksum in front of the count.
-    package static var checksumSize: Int { 4 }
+    package static var checksumSize: Int { StoredChecksum.size }
 
     /// Checks the checksum of the chunk in `bytes`, continuing `checksumSeed` (the checksum of its key), and reads
     /// its count.
@@ -143,17 +142,10 @@ package struct StringChunkReader {
     ///   (each string takes at least one byte).
     /// - Complexity: O(`bytes.count`) for the checksum.
     package init(_ bytes: UnsafeRawBufferPointer, checksumSeed: CRC32C) throws(CodecError) {
-        let checksumSize = StringChunkReader.checksumSize
-        guard let base = bytes.baseAddress, bytes.count > checksumSize else {
-            throw CodecError(offset: 0, reason: .truncated)
-        }
-        let stored = UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self))
-        var crc = checksumSeed
-        crc.update(UnsafeRawBufferPointer(rebasing: bytes[checksumSize...]))
-        guard crc.value == stored else {
-            throw CodecError(offset: 0, reason: .checksumMismatch(stored: stored, computed: crc.value))
-        }
-        var r = ByteReader(base: base, position: checksumSize, end: bytes.count)
+        let checksumSize = StoredChecksum.size
+        try StoredChecksum.verify(bytes, seed: checksumSeed)
+        // `verify` threw for an empty value: there is a base address.
+        var r = ByteReader(base: bytes.baseAddress!, position: checksumSize, end: bytes.count)
         let count = try r.varint()
         // A count of 0 is no chunk (the writer never makes one); said as such, not as a count over a limit.
         guard count >= 1 else {

@@ -23,11 +23,17 @@ public func fuzzBlock(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
+/// `payload` behind the checksum that makes it pass under an empty name (``StoredChecksum``).
+func sealed(_ payload: UnsafeRawBufferPointer) -> [UInt8] {
+    var value = [UInt8](repeating: 0, count: StoredChecksum.size) + Array(payload)
+    value.withUnsafeMutableBytes { StoredChecksum.seal($0, seed: CRC32C()) }
+    return value
+}
+
 /// The input is a block's header and events: the checksum that makes it pass goes in front, so that the fuzzer
 /// explores the parser rather than the checksum (which any change fails).
 func checkBlock(_ payload: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {
-    let sealed = withUnsafeBytes(of: CRC32C.checksum(payload).littleEndian) { Array($0) } + Array(payload)
-    sealed.withUnsafeBytes { checkSealedBlock($0, time: time, seq: seq) }
+    sealed(payload).withUnsafeBytes { checkSealedBlock($0, time: time, seq: seq) }
 }
 
 func checkSealedBlock(_ bytes: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {
@@ -120,8 +126,7 @@ func checkBucket(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64) {
 
 /// The input is a chunk's count and strings, sealed with the checksum that makes it pass (as ``checkBlock(_:time:seq:)``).
 func checkStringChunk(_ payload: UnsafeRawBufferPointer) {
-    let sealed = withUnsafeBytes(of: CRC32C.checksum(payload).littleEndian) { Array($0) } + Array(payload)
-    sealed.withUnsafeBytes { checkSealedStringChunk($0) }
+    sealed(payload).withUnsafeBytes { checkSealedStringChunk($0) }
 }
 
 func checkSealedStringChunk(_ bytes: UnsafeRawBufferPointer) {
