@@ -162,6 +162,14 @@ FIXED = [
     'sessions | where onboarding == "nope" | funnel close, open_paywall',
     'sessions | funnel "navigation_failed", screen_presented mode any',
     'sessions | funnel open_paywall, close mode strict | where sessions > 0',
+    # paths: repeats collapsed, the anchor's first event, sessions without it left out of the shares
+    'sessions | where not completed | paths before end depth 3',
+    'sessions | paths after screen_presented(screen == 4) depth 3',
+    'sessions | paths before close depth 2',
+    'sessions | paths after start depth 1',
+    'sessions | paths before end depth 10 | limit 5',
+    'sessions | paths after state_updated(element == "level") depth 2 | where sessions >= 2',
+    'sessions | where onboarding == "nope" | paths before end',
     # integer arithmetic and sums past 64 bits are absent (NULL), not wrapped nor turned into doubles
     'events | stats sum(screen * 3000000000000000000), count()',
     'events | where screen == 3 | select seq * 3000000000000000000 + seq * 3000000000000000000 as twice | sort twice | limit 5',
@@ -194,7 +202,7 @@ WINDOW_FUNNELS = [
 
 
 FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any",
-            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby", "ci", "versus"]
+            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby", "ci", "versus", "paths"]
 
 REDUCTION = re.compile(r"\|\s*(count|stats|top|histogram|funnel)\b")
 # Zones whose clocks change inside the generated data (Berlin on 2026-10-25, New York on 2026-11-01), a fixed
@@ -210,6 +218,8 @@ def family_of(q):
         extra.append("ci")
     if re.search(r"\|\s*versus\b", q):
         extra.append("versus")
+    if re.search(r"\|\s*paths\b", q):
+        return extra + ["paths"]
     if re.search(r"\b(hour|day|week|month)\(", q):
         extra.append("bucket")
     if re.search(r"\bis (absent|present)\b", q):
@@ -402,6 +412,16 @@ def query_generator(rng, onboardings, family):
                 steps = ", ".join(step() for _ in range(rng.randint(2, 3)))
                 q += f" | funnel {steps} within {rng.choice(['2m', '10m', '1h'])} by {key}"
             q += f" | versus {baseline}"
+            yield q
+            continue
+        if family == "paths":
+            q = "sessions"
+            if rng.random() < 0.3:
+                q += " | where " + se_pred()
+            anchor = rng.choice(["after start", "before end", "after " + step(), "before " + step()])
+            q += f" | paths {anchor}" + (f" depth {rng.randint(1, 6)}" if rng.random() < 0.8 else "")
+            if rng.random() < 0.3:
+                q += rng.choice([" | where sessions >= 3", " | limit 5", " | sort path desc", " | where share < 0.1"])
             yield q
             continue
         if family == "presence":

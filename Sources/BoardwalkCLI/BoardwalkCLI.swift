@@ -20,7 +20,7 @@ package enum BoardwalkCLI {
     package static var commands: [any Command.Type] {
         [
             IngestCommand.self, QueryCommand.self, ReplCommand.self, StatsCommand.self, ExportCommand.self,
-            CheckCommand.self, BackupCommand.self, GenerateCommand.self, DemoCommand.self,
+            CheckCommand.self, LintCommand.self, BackupCommand.self, GenerateCommand.self, DemoCommand.self,
         ]
     }
 

@@ -9,14 +9,15 @@ extension LineView {
         func make(_ code: JSONReadError.Code, _ reason: String, path: String? = nil) -> JSONReadError {
             JSONReadError(code: code, line: line, column: column, path: path, reason: reason)
         }
-        // A UTF-16 file reads as bytes with a zero beside every ASCII character; simdjson then names whichever
+        // A UTF-16 or UTF-32 file reads as bytes with zeros beside every ASCII character; simdjson then names whichever
         // byte it stopped at ("a control character in a string"). Say what the file is instead.
-        if looksLikeUTF16(bytes) {
+        if let encoding = wideTextEncoding(bytes) {
             column = nil
+            let family = encoding.hasPrefix("UTF-32") ? "UTF-32" : "UTF-16"
             return make(
                 .syntax,
-                "the line looks like UTF-16 (a zero byte beside each character); ingest reads UTF-8: "
-                    + "convert the file first (iconv -f UTF-16 -t UTF-8)")
+                "the line looks like \(family) (zero bytes beside each character); ingest reads UTF-8: "
+                    + "convert the file first (iconv -f \(encoding) -t UTF-8)")
         }
         switch Int(status.error) {
         case Int(BW_E_NOT_OBJECT.rawValue):
@@ -218,19 +219,37 @@ func firstInvalidUTF8(_ b: UnsafeRawBufferPointer) -> Int? {
     return nil
 }
 
-/// Whether the line (or a file's first bytes) starts like UTF-16 text: a byte-order mark (FF FE or FE FF), or a
-/// zero byte in at least a third of the first 16 bytes' even or odd positions and none in the others (JSON's `{"`
-/// and spaces). UTF-8 JSON never holds a zero byte, and a run of zeros (a preallocated file) is not taken for it.
+/// The encoding a line (or a file's first bytes) shows when it is UTF-16 or UTF-32 text rather than UTF-8, as iconv
+/// names it: `UTF-32` or `UTF-16` with a byte-order mark (`00 00 FE FF`, `FF FE 00 00`; `FE FF`, `FF FE`), else by
+/// where the zero bytes beside ASCII characters fall in the first 16 bytes (`UTF-32LE`: three of every four, after
+/// the character; `UTF-16BE`: one of every two, before it; …). UTF-8 JSON never holds a zero byte, and a run of zeros
+/// (a preallocated file) is taken for neither.
 /// - Complexity: O(1): at most 16 bytes are looked at.
-package func looksLikeUTF16(_ b: UnsafeRawBufferPointer) -> Bool {
-    if b.count >= 2, (b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF) { return true }
+package func wideTextEncoding(_ b: UnsafeRawBufferPointer) -> String? {
+    if b.count >= 4,
+        (b[0] == 0xFF && b[1] == 0xFE && b[2] == 0 && b[3] == 0)
+            || (b[0] == 0 && b[1] == 0 && b[2] == 0xFE && b[3] == 0xFF)
+    {
+        return "UTF-32"
+    }
+    if b.count >= 2, (b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF) { return "UTF-16" }
+    // Zero bytes by position modulo 4, over whole 4-byte units.
+    let n4 = min(b.count, 16) & ~3
+    if n4 >= 4 {
+        var zeros = [0, 0, 0, 0]
+        for i in 0..<n4 where b[i] == 0 { zeros[i & 3] += 1 }
+        let units = n4 / 4
+        if zeros[1] == units && zeros[2] == units && zeros[3] == units && zeros[0] == 0 { return "UTF-32LE" }
+        if zeros[0] == units && zeros[1] == units && zeros[2] == units && zeros[3] == 0 { return "UTF-32BE" }
+    }
     let n = min(b.count, 16) & ~1
-    guard n >= 4 else { return false }
+    guard n >= 4 else { return nil }
     var zerosEven = 0, zerosOdd = 0
     for i in 0..<n where b[i] == 0 {
         if i & 1 == 0 { zerosEven += 1 } else { zerosOdd += 1 }
     }
-    return max(zerosEven, zerosOdd) * 3 >= n / 2 * 2 && min(zerosEven, zerosOdd) == 0
+    guard max(zerosEven, zerosOdd) * 3 >= n / 2 * 2 && min(zerosEven, zerosOdd) == 0 else { return nil }
+    return zerosOdd > 0 ? "UTF-16LE" : "UTF-16BE"
 }
 
 func firstControlByte(_ b: UnsafeRawBufferPointer) -> Int? {

@@ -217,10 +217,9 @@ package struct EventBlockBuilder {
         w.varint(firstSeq &- minSeq)
         w.varint(maxSeq &- minSeq)
         return try withExtendedLifetime(storage) {
-            var crc = checksumSeed
-            crc.update(UnsafeRawBufferPointer(start: storage.pointer + headerStart, count: used - headerStart))
-            (storage.pointer + start).storeBytes(of: crc.value.littleEndian, as: UInt32.self)
-            return try body(UnsafeRawBufferPointer(start: storage.pointer + start, count: used - start))
+            let block = UnsafeMutableRawBufferPointer(start: storage.pointer + start, count: used - start)
+            StoredChecksum.seal(block, seed: checksumSeed)
+            return try body(UnsafeRawBufferPointer(block))
         }
     }
 }
@@ -258,7 +257,7 @@ package struct EventBlockReader {
     @usableFromInline var seenMaxSeq: UInt64
 
     /// Bytes of the checksum in front of the header.
-    @inlinable package static var checksumSize: Int { 4 }
+    @inlinable package static var checksumSize: Int { StoredChecksum.size }
 
     /// Checks the checksum of the block in `bytes`, whose first event has time `firstTime` and seq `firstSeq`, and
     /// reads its header.
@@ -272,16 +271,10 @@ package struct EventBlockReader {
     package init(
         _ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64, checksumSeed: CRC32C
     ) throws(CodecError) {
-        let checksumSize = EventBlockReader.checksumSize
-        guard let base = bytes.baseAddress, bytes.count > checksumSize else {
-            throw CodecError(offset: 0, reason: .truncated)
-        }
-        let stored = UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self))
-        var crc = checksumSeed
-        crc.update(UnsafeRawBufferPointer(rebasing: bytes[checksumSize...]))
-        guard crc.value == stored else {
-            throw CodecError(offset: 0, reason: .checksumMismatch(stored: stored, computed: crc.value))
-        }
+        let checksumSize = StoredChecksum.size
+        try StoredChecksum.verify(bytes, seed: checksumSeed)
+        // `verify` threw for an empty value: there is a base address.
+        let base = bytes.baseAddress!
         var r = ByteReader(base: base, position: checksumSize, end: bytes.count)
         let count = try r.varint()
         // Each event takes at least three bytes (three one-byte varints and an empty body).

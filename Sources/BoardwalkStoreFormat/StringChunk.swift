@@ -3,7 +3,8 @@ import BoardwalkCodec
 /// Consecutive strings of a dictionary packed into one value: what the store's `strings` database holds
 /// (store format 5; `docs/codec.md`, "String chunks").
 ///
-/// A chunk is a count, then each string in id order; its key (the store's) carries the first string's id.
+/// A chunk is a checksum, a count, then each string in id order; its key (the store's) carries the first string's
+/// id, and the checksum (CRC-32C, little-endian) covers the key and everything after it.
 /// A string that is a canonical UUID (`8-4-4-4-12` hex digits, all lowercase or all uppercase letters: the
 /// session and profile ids of most apps) is kept as its 16 bytes and a case flag instead of 36 characters.
 ///
@@ -13,14 +14,14 @@ import BoardwalkCodec
 ///     var s = s  // `withUTF8` makes the bytes contiguous when they are not (it never skips a string)
 ///     s.withUTF8 { builder.append(UnsafeRawBufferPointer($0)) }
 /// }
-/// builder.withValue { value in store(key: firstID, value) }
+/// builder.withValue(checksumSeed: seed) { value in store(key: firstID, value) }   // seed: CRC32C of the key
 /// ```
 ///
 /// The builder's buffer is a reference that copies share (as ``EventBlockBuilder``'s): keep one builder per
 /// writer and reuse it with ``reset()``; two copies appended to would write over each other.
 package struct StringChunkBuilder {
-    /// Room for the count's varint in front of the strings (a count below 2^35).
-    private static let countRoom = 5
+    /// Room for the checksum and the count's varint in front of the strings (a count below 2^35).
+    private static let countRoom = StringChunkReader.checksumSize + 5
     private var storage: BlockStorage
     /// Where the next string goes (the strings start at ``countRoom``).
     private var end = countRoom
@@ -33,7 +34,7 @@ package struct StringChunkBuilder {
     }
 
     /// The size of the value ``withValue(_:)`` would hand out.
-    package var byteCount: Int { end - Self.countRoom + varintSize(UInt64(count)) }
+    package var byteCount: Int { end - Self.countRoom + StringChunkReader.checksumSize + varintSize(UInt64(count)) }
 
     /// The bytes one more string of `utf8Count` bytes takes in the chunk, at most (its header and its bytes).
     ///
@@ -44,7 +45,8 @@ package struct StringChunkBuilder {
     /// The size of the value after appending one more string of `utf8Count` bytes, at most: ``byteCount``, the
     /// string's ``byteCountBound(utf8Count:)``, and the byte the count's varint gains when it grows.
     package func byteCount(appending utf8Count: Int) -> Int {
-        end - Self.countRoom + varintSize(UInt64(count + 1)) + Self.byteCountBound(utf8Count: utf8Count)
+        end - Self.countRoom + StringChunkReader.checksumSize + varintSize(UInt64(count + 1))
+            + Self.byteCountBound(utf8Count: utf8Count)
     }
 
     /// Starts a new chunk.
@@ -72,12 +74,19 @@ package struct StringChunkBuilder {
         count += 1
     }
 
-    /// Calls `body` with the chunk's bytes: the count, then the strings.
-    package func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        let start = Self.countRoom - varintSize(UInt64(count))
-        var w = ByteWriter(base: storage.pointer, position: start)
+    /// Calls `body` with the chunk's bytes: the checksum, the count, then the strings.
+    ///
+    /// The checksum continues `checksumSeed`, the checksum of the chunk's key where it is stored, so that a chunk
+    /// read under another key fails its check as a changed one does.
+    /// - Complexity: O(bytes of the chunk), for the checksum.
+    package func withValue<R>(checksumSeed: CRC32C, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let countStart = Self.countRoom - varintSize(UInt64(count))
+        var w = ByteWriter(base: storage.pointer, position: countStart)
         w.varint(UInt64(count))
-        return try body(UnsafeRawBufferPointer(start: storage.pointer + start, count: end - start))
+        let start = countStart - StoredChecksum.size
+        let chunk = UnsafeMutableRawBufferPointer(start: storage.pointer + start, count: end - start)
+        StoredChecksum.seal(chunk, seed: checksumSeed)
+        return try body(UnsafeRawBufferPointer(chunk))
     }
 }
 
@@ -113,8 +122,8 @@ package enum StringChunkEntry {
 
 /// Reads a chunk of strings from untrusted bytes, one string at a time, without copying.
 ///
-/// The count is checked at ``init(_:)`` against what the bytes can hold; each ``next()`` checks one
-/// string's header and length; after the last string the value must end exactly. Any violation throws a
+/// The checksum is checked at ``init(_:checksumSeed:)``, then the count against what the bytes can hold; each
+/// ``next()`` checks one string's header and length; after the last string the value must end exactly. Any violation throws a
 /// ``CodecError`` whose offset is from the value's start. Nothing here traps.
 package struct StringChunkReader {
     private var reader: ByteReader
@@ -123,19 +132,27 @@ package struct StringChunkReader {
     /// Strings read so far.
     package private(set) var index = 0
 
-    /// Reads the count of the chunk in `bytes`.
-    /// - Throws: ``CodecError`` for an empty or truncated value, a count of 0, or a count the bytes cannot hold
+    /// Bytes of the checksum in front of the count.
+    package static var checksumSize: Int { StoredChecksum.size }
+
+    /// Checks the checksum of the chunk in `bytes`, continuing `checksumSeed` (the checksum of its key), and reads
+    /// its count.
+    /// - Throws: ``CodecError`` with ``CodecError/Reason/checksumMismatch(stored:computed:)`` at offset 0 when the
+    ///   checksum does not match; for an empty or truncated value, a count of 0, or a count the bytes cannot hold
     ///   (each string takes at least one byte).
-    package init(_ bytes: UnsafeRawBufferPointer) throws(CodecError) {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { throw CodecError(offset: 0, reason: .truncated) }
-        var r = ByteReader(base: base, position: 0, end: bytes.count)
+    /// - Complexity: O(`bytes.count`) for the checksum.
+    package init(_ bytes: UnsafeRawBufferPointer, checksumSeed: CRC32C) throws(CodecError) {
+        let checksumSize = StoredChecksum.size
+        try StoredChecksum.verify(bytes, seed: checksumSeed)
+        // `verify` threw for an empty value: there is a base address.
+        var r = ByteReader(base: bytes.baseAddress!, position: checksumSize, end: bytes.count)
         let count = try r.varint()
         // A count of 0 is no chunk (the writer never makes one); said as such, not as a count over a limit.
         guard count >= 1 else {
-            throw CodecError(offset: 0, reason: .invalidValue(field: "string chunk count", value: 0))
+            throw CodecError(offset: checksumSize, reason: .invalidValue(field: "string chunk count", value: 0))
         }
         guard count <= UInt64(r.remaining) else {
-            throw CodecError(offset: 0, reason: .oversizedCount(count: count, limit: r.remaining))
+            throw CodecError(offset: checksumSize, reason: .oversizedCount(count: count, limit: r.remaining))
         }
         reader = r
         self.count = Int(count)

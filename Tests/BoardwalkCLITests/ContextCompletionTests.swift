@@ -8,8 +8,10 @@ import Testing
         onboardings: ["\"onb_a\"", "\"onb_b\""], elements: { ["goal", "level"] }, lineStarts: [".help", ".tz"])
 
     @Test func aSourceStartsTheLineAndAStageFollowsAPipe() {
-        #expect(context.candidates(before: "", word: "") == ["events", "sessions", ".help", ".tz"])
+        #expect(context.candidates(before: "", word: "") == ["events", "sessions", "lints", ".help", ".tz"])
         #expect(context.candidates(before: "", word: "se") == ["sessions"])
+        // The findings of `lints` are a table: its columns.
+        #expect(context.candidates(before: "lints | where ", word: "ex") == ["example_session"])
         #expect(context.candidates(before: "events | ", word: "") == ContextCompletion.stages)
         #expect(context.candidates(before: "events | where kind == \"x\" | ", word: "co") == ["count"])
     }

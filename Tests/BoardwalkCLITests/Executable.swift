@@ -6,6 +6,8 @@ struct Execution {
     var stdout: String
     var stderr: String
     var status: Int32
+    /// The signal that ended the process, when one did (a crash: SIGSEGV, SIGABRT, SIGBUS, …).
+    var signal: Int32? = nil
 }
 
 /// The `boardwalk` executable in the build products directory next to the test bundle.
@@ -74,7 +76,8 @@ func run(
     process.waitUntilExit()
     return Execution(
         stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
-        status: process.terminationStatus)
+        status: process.terminationStatus,
+        signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
 }
 
 /// A fresh temporary directory for one test, removed by the caller with `defer`.

@@ -5,7 +5,7 @@ import Testing
 // stored, with the iconv command that converts it. Read as UTF-8 it would be one rejected line per line, and its last
 // "line" (a lone zero byte after the final newline) a line a writer is still finishing, read again by every later run.
 
-@Suite("Ingest refuses a file in UTF-16 and names the conversion")
+@Suite("Ingest refuses a file in UTF-16 or UTF-32 and names the conversion")
 struct IngestRefusesUTF16Tests {
     static let line =
         #"{"type":"analytics","name":"screen_presented","timestamp":1793491200000,"event_id":"e1","meta":{"onboarding_id":"o","screen_cid":"s","screen_index":0,"total_screens":2}}"#
@@ -14,6 +14,7 @@ struct IngestRefusesUTF16Tests {
         "refused before anything is stored, naming the encoding iconv needs",
         arguments: [
             ("UTF-16", String.Encoding.utf16), ("UTF-16LE", .utf16LittleEndian), ("UTF-16BE", .utf16BigEndian),
+            ("UTF-32", .utf32), ("UTF-32LE", .utf32LittleEndian), ("UTF-32BE", .utf32BigEndian),
         ])
     func refused(name: String, encoding: String.Encoding) throws {
         let dir = try temporaryDirectory()

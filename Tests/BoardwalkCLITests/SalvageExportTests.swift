@@ -152,6 +152,34 @@ struct SalvageExportTests {
             #expect(u.stderr.contains("--salvage"), "\(extra): \(u.stderr)")
         }
     }
+
+    @Test("a damaged meta page: the salvage reads from the other one, says which, and exits 0 when it is the older")
+    func damagedMetaPage() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = directory.appendingPathComponent("meta.db").path
+        let corpus = Corpus(sessions: 30, seed: 5)
+        #expect(try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: corpus.text).status == 0)
+        let whole = try boardwalk(["export", "--db", db])
+        let data = try Data(contentsOf: URL(fileURLWithPath: db + "/data.mdb"))
+        func transaction(_ slot: Int) -> UInt64 {
+            data.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: slot * 4096 + 144, as: UInt64.self) }
+        }
+        let older = transaction(0) > transaction(1) ? 1 : 0
+        var damaged = data
+        for i in 16..<20 { damaged[older * 4096 + i] ^= 0xFF }
+        try damaged.write(to: URL(fileURLWithPath: db + "/data.mdb"))
+
+        let plain = try boardwalk(["export", "--db", db])
+        #expect(plain.status == 1 && plain.stderr.contains("meta pages"), "\(plain.stderr)")
+        let salvage = try boardwalk(["export", "--db", db, "--salvage"])
+        #expect(salvage.status == 0, "\(salvage.stderr)")
+        #expect(salvage.stderr.contains("meta page \(older)") && salvage.stderr.contains("latest commit"))
+        // The same events (in block order rather than seq order).
+        #expect(
+            Set(salvage.stdout.split(separator: "\n")) == Set(whole.stdout.split(separator: "\n")),
+            "\(salvage.stderr)")
+        #expect(salvage.stdout.split(separator: "\n").count == corpus.events.count)
+    }
 }
 
 extension SalvageExportTests {

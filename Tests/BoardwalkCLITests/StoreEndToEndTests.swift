@@ -567,9 +567,15 @@ struct QueryInterruptTests {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        usleep(500_000)
+        // The signal comes once the listing has begun (a few lines printed), however long a loaded machine takes.
+        var printed = Data()
+        while printed.filter({ $0 == UInt8(ascii: "\n") }).count < 3 {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            printed.append(chunk)
+        }
         kill(process.processIdentifier, SIGINT)
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        printed.append(output.fileHandleForReading.readDataToEndOfFile())
         process.waitUntilExit()
         #expect(process.terminationStatus == 130)
         #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "cancelled\n")

@@ -20,6 +20,27 @@ import Testing
             try bytes.withUnsafeBytes { _ = try reader.read(line: $0, arrival: arrival) }
         }
         #expect(error?.reason.hasPrefix("the line looks like UTF-16") == true, "\(String(describing: error))")
+        let named = mark ? "UTF-16" : bigEndian ? "UTF-16BE" : "UTF-16LE"
+        #expect(error?.reason.contains("iconv -f \(named) -t UTF-8") == true, "\(String(describing: error))")
+    }
+
+    /// A UTF-32 line is named as UTF-32, in the byte order its zeros show, not as UTF-16.
+    @Test(arguments: [false, true])
+    func utf32IsNamed(bigEndian: Bool) throws {
+        let text = #"{"type":"onboarding_loaded"}"#
+        var bytes: [UInt8] = []
+        for scalar in text.unicodeScalars {
+            let v = scalar.value
+            let unit = [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)]
+            bytes += bigEndian ? unit.reversed() : unit
+        }
+        let reader = try EventReader()
+        let error = #expect(throws: JSONReadError.self) {
+            try bytes.withUnsafeBytes { _ = try reader.read(line: $0, arrival: arrival) }
+        }
+        let named = bigEndian ? "UTF-32BE" : "UTF-32LE"
+        #expect(error?.reason.hasPrefix("the line looks like UTF-32") == true, "\(String(describing: error))")
+        #expect(error?.reason.contains("iconv -f \(named) -t UTF-8") == true, "\(String(describing: error))")
     }
 
     static let cases: [(String, String, String)] = [

@@ -30,6 +30,12 @@ func agree(_ a: ResultTable, _ b: ResultTable) -> Bool {
     try differential(seed: 11, datasets: 50, queriesPerDataset: 20) { $0.funnelQuery() }
 }
 
+/// `paths` over generated sessions (repeats, equal times, events out of arrival order, sessions without the anchor):
+/// the executor's paths are the reference's, written from rule 14 (runs of labels, the anchor's run).
+@Test func pathsAgreeWithReference() throws {
+    try differential(seed: 14, datasets: 40, queriesPerDataset: 20) { $0.pathsQuery() }
+}
+
 /// Time buckets over data that straddles clock changes: Berlin's (2026-10-25, 01:00Z) and New York's (2026-11-01,
 /// 06:00Z), both within the two days after each dataset's start.
 @Test func timeBucketsAgreeWithReferenceAcrossClockChanges() throws {

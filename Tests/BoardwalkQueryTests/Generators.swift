@@ -250,6 +250,23 @@ struct QueryGenerator {
         return text
     }
 
+    /// `sessions [| where …] | paths …`, now and then followed by table stages over its rows.
+    mutating func pathsQuery() -> String {
+        var parts = ["sessions"]
+        if chance(0.3) { parts.append("where " + sessionPredicate()) }
+        let anchors = [
+            "after start", "before end", "after screen_presented(screen == 1)", "before screen_presented(screen >= 2)",
+            "after state_updated", "before close", "after open_paywall", "before onboarding_completed",
+            "after analytics", "before \"navigation_failed\"", "after screen_completed(reply == \"yes\")",
+            "before custom(action == \"c\")",
+        ]
+        var text = "paths " + pick(anchors)
+        if chance(0.8) { text += " depth \(int(1...5))" }
+        parts.append(text)
+        if chance(0.3) { parts.append(pick(["where sessions >= 2", "limit 3", "sort path", "where share > 0.2"])) }
+        return parts.joined(separator: " | ")
+    }
+
     /// `sessions [| where …] | funnel …`.
     mutating func funnelQuery() -> String {
         var parts = ["sessions"]

@@ -351,6 +351,8 @@ struct ReferenceEvaluator {
                 })
         case .funnel(let f):
             table = ResultTable(columns: columns, rows: funnel(f, rows.compactMap(\.session)))
+        case .paths(let p):
+            table = ResultTable(columns: columns, rows: paths(p, rows.compactMap(\.session)))
         }
         return table
     }
@@ -538,6 +540,63 @@ struct ReferenceEvaluator {
             }
         }
         return out
+    }
+
+    /// Rule 14, from its text: every event of the session labelled, the labels cut into runs of equal consecutive
+    /// labels, the anchor's run the one holding the first event that matches the step, the path that run and the
+    /// `depth` runs after (or before) it; `start` and `end` the first and last `depth` runs.
+    func paths(_ p: BoundPaths, _ sessions: [Session]) -> [[Value]] {
+        func label(_ e: Event) -> String {
+            switch e.payload {
+            case .analytics(let a):
+                if let meta = e.meta, a == .screenPresented || a.name == "screen_completed" {
+                    return a.name + "#" + String(meta.screenIndex)
+                }
+                return a.name
+            case .openPaywall(let action), .custom(let action), .close(let action):
+                return action == "" ? e.kind.rawValue : e.kind.rawValue + ":" + action
+            default:
+                return e.kind.rawValue
+            }
+        }
+        var counts: [String: Int] = [:]
+        var anchored = 0
+        for s in sessions {
+            let labels = s.events.map { label($0.event) }
+            var runs: [(label: String, events: Range<Int>)] = []
+            for (i, l) in labels.enumerated() {
+                if let last = runs.last, last.label == l {
+                    runs[runs.count - 1].events = last.events.lowerBound..<(i + 1)
+                } else {
+                    runs.append((l, i..<(i + 1)))
+                }
+            }
+            guard !runs.isEmpty else { continue }
+            let slice: [String]
+            func anchorRun(_ step: BoundStep) -> Int? {
+                let f = BoundFunnel(steps: [step], within: nil, mode: .ordered, ignoring: [], by: [])
+                guard let first = s.events.indices.first(where: { isStep(f, 0, s.events[$0]) }) else { return nil }
+                return runs.firstIndex { $0.events.contains(first) }
+            }
+            switch p.anchor {
+            case .start:
+                slice = runs[0..<min(p.depth, runs.count)].map(\.label)
+            case .end:
+                slice = runs[max(0, runs.count - p.depth)...].map(\.label)
+            case .after(let step):
+                guard let r = anchorRun(step) else { continue }
+                slice = runs[r...min(r + p.depth, runs.count - 1)].map(\.label)
+            case .before(let step):
+                guard let r = anchorRun(step) else { continue }
+                slice = runs[max(0, r - p.depth)...r].map(\.label)
+            }
+            anchored += 1
+            counts[slice.joined(separator: " > "), default: 0] += 1
+        }
+        let ordered = counts.sorted { a, b in a.value > b.value || (a.value == b.value && a.key < b.key) }
+        return ordered.map {
+            [.string($0.key), .integer(Int64($0.value)), .number(Double($0.value) / Double(anchored))]
+        }
     }
 
     func isStep(_ f: BoundFunnel, _ k: Int, _ r: Row) -> Bool {

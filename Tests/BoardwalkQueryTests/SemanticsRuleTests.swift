@@ -347,3 +347,32 @@ private func bothSources(_ text: String, _ events: [Event]) throws -> ResultTabl
     #expect(byGroup["rare"]?[7] == .null && byGroup["rare"]?[8] == .string(Versus.tooFew))
     #expect(byGroup["base"]?[8] == .string("baseline"))
 }
+
+@Test func rule14_pathsCollapseRepeatsAndStartAtTheAnchorsFirstEvent() throws {
+    // s1 answers twice on screen 0 (one step), reaches screen 1 twice; s2 never reaches screen 1; s3 closes at once.
+    let events = [
+        ev(0, "s1", started), ev(1, "s1", presented), ev(2, "s1", select("goal", "a")),
+        ev(3, "s1", select("goal", "b")), ev(4, "s1", screen: 1, presented), ev(5, "s1", screen: 1, presented),
+        ev(6, "s1", screen: 1, .close(actionID: "close_button")),
+        ev(0, "s2", started), ev(1, "s2", presented), ev(2, "s2", .openPaywall(actionID: "")),
+        ev(0, "s3", started), ev(1, "s3", screen: 1, presented), ev(2, "s3", screen: 1, .close(actionID: "x")),
+    ]
+    let after = try run("sessions | paths after screen_presented(screen == 1) depth 2", events)
+    #expect(after.columns == ["path", "sessions", "share"])
+    // The anchor's run, then at most 2 more; s2 has no anchor and no row, so shares are of 2 sessions.
+    #expect(
+        after.rows == [
+            [.string("screen_presented#1 > close:close_button"), .integer(1), .number(0.5)],
+            [.string("screen_presented#1 > close:x"), .integer(1), .number(0.5)],
+        ])
+    let end = try run("sessions | paths before end depth 3", events)
+    #expect(
+        end.rows.map { $0[0] } == [
+            .string("onboarding_started > screen_presented#0 > open_paywall"),
+            .string("onboarding_started > screen_presented#1 > close:x"),
+            .string("state_updated > screen_presented#1 > close:close_button"),
+        ])
+    let before = try run("sessions | paths before state_updated depth 5", events)
+    #expect(
+        before.rows == [[.string("onboarding_started > screen_presented#0 > state_updated"), .integer(1), .number(1)]])
+}

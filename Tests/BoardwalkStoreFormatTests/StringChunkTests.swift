@@ -10,14 +10,23 @@ private func build(_ strings: [String]) -> [UInt8] {
         copy.withUTF8 { builder.append(UnsafeRawBufferPointer($0)) }
     }
     #expect(builder.count == strings.count)
-    let bytes = builder.withValue { Array($0) }
+    let bytes = builder.withValue(checksumSeed: CRC32C()) { Array($0) }
     #expect(bytes.count == builder.byteCount)
     return bytes
 }
 
+/// `payload` (a count and strings) with the checksum in front that makes it pass under an empty key.
+private func sealed(_ payload: [UInt8]) -> [UInt8] {
+    let crc = payload.withUnsafeBytes { CRC32C.checksum($0) }
+    return withUnsafeBytes(of: crc.littleEndian) { Array($0) } + payload
+}
+
+/// The chunk `build` makes, without its checksum.
+private func payload(_ strings: [String]) -> [UInt8] { Array(build(strings).dropFirst(StringChunkReader.checksumSize)) }
+
 private func read(_ bytes: [UInt8]) throws -> [String] {
     try bytes.withUnsafeBytes { raw in
-        var reader = try StringChunkReader(raw)
+        var reader = try StringChunkReader(raw, checksumSeed: CRC32C())
         var out: [String] = []
         while let entry = try reader.next() { out.append(entry.string) }
         #expect(out.count == reader.count)
@@ -44,9 +53,9 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
 
     /// A canonical UUID takes a header byte and 16 bytes instead of a length and 36 characters.
     @Test func uuidsAreSixteenBytes() throws {
-        let one = build([Self.lowerUUID])
+        let one = payload([Self.lowerUUID])
         #expect(one.count == 1 + 1 + 16)
-        let mixed = build([Self.mixedUUID])
+        let mixed = payload([Self.mixedUUID])
         #expect(mixed.count == 1 + 1 + 36)
         #expect(StringChunkBuilder.byteCountBound(utf8Count: 36) >= 17)
     }
@@ -56,7 +65,7 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
         let strings = ["abc", Self.lowerUUID, Self.upperUUID, Self.digitsUUID]
         let bytes = build(strings)
         try bytes.withUnsafeBytes { raw in
-            var reader = try StringChunkReader(raw)
+            var reader = try StringChunkReader(raw, checksumSeed: CRC32C())
             var i = 0
             while let entry = try reader.next() {
                 for (j, candidate) in (strings + [Self.mixedUUID, "abd", ""]).enumerated() {
@@ -72,23 +81,25 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
     /// A zero or oversized count, a reserved header, trailing bytes, an empty value and every proper prefix
     /// are errors.
     @Test func rejectsMalformedChunks() throws {
-        let bytes = build(["ab", Self.lowerUUID, "c"])
+        let bytes = payload(["ab", Self.lowerUUID, "c"])
         #expect(throws: CodecError.self) { try read([]) }
-        #expect(throws: CodecError.self) { try read([0]) }
-        #expect(throws: CodecError.self) { try read([200, 1]) }
+        #expect(throws: CodecError.self) { try read(sealed([])) }
+        #expect(throws: CodecError.self) { try read(sealed([0])) }
+        #expect(throws: CodecError.self) { try read(sealed([200, 1])) }
         for n in 0..<bytes.count {
-            #expect(throws: CodecError.self) { try read(Array(bytes[0..<n])) }
+            #expect(throws: CodecError.self) { try read(sealed(Array(bytes[0..<n]))) }
         }
-        #expect(throws: CodecError.self) { try read(bytes + [0]) }
+        #expect(throws: CodecError.self) { try read(sealed(bytes + [0])) }
         // The UUID's header (after the count and "ab": 1 + 1 + 2) set to a reserved odd value.
         var reserved = bytes
         #expect(reserved[4] == 1)
         reserved[4] = 5
-        let error = #expect(throws: CodecError.self) { try read(reserved) }
-        #expect(error?.offset == 4)
+        let error = #expect(throws: CodecError.self) { try read(sealed(reserved)) }
+        #expect(error?.offset == StringChunkReader.checksumSize + 4)
     }
 
-    /// Any single damaged byte gives an error with an offset inside the value, or strings (never a trap).
+    /// Any single damaged byte fails the checksum (at offset 0); damage under a checksum that matches gives an error
+    /// with an offset inside the value, or strings (never a trap).
     @Test func damageNeverTraps() throws {
         var rng = SplitMix64(seed: 7)
         var strings: [String] = []
@@ -100,14 +111,23 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
             }
         }
         let bytes = build(strings)
+        let inner = payload(strings)
         for i in bytes.indices {
             for flip: UInt8 in [0x01, 0x80, 0xFF] {
                 var damaged = bytes
                 damaged[i] ^= flip
+                let error = #expect(throws: CodecError.self) { try read(damaged) }
+                #expect(error?.offset == 0)
+            }
+        }
+        for i in inner.indices {
+            for flip: UInt8 in [0x01, 0x80, 0xFF] {
+                var damaged = inner
+                damaged[i] ^= flip
                 do {
-                    _ = try read(damaged)
+                    _ = try read(sealed(damaged))
                 } catch let error as CodecError {
-                    #expect(error.offset >= 0 && error.offset <= damaged.count)
+                    #expect(error.offset >= 0 && error.offset <= damaged.count + StringChunkReader.checksumSize)
                 }
             }
         }
@@ -136,9 +156,9 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
             entries.append(uuidEntry(dhi | 0xA << shift, dlo, upper: rng.next() % 2 == 0))
         }
         for entry in entries {
-            let chunk: [UInt8] = [1] + entry
+            let chunk = sealed([1] + entry)
             try chunk.withUnsafeBytes { raw in
-                var reader = try StringChunkReader(raw)
+                var reader = try StringChunkReader(raw, checksumSeed: CRC32C())
                 let e = try #require(try reader.next())
                 let text = e.string
                 var candidates = [
@@ -167,7 +187,8 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
     func countVarintGrows(count: Int) throws {
         let strings = (0..<count).map { "\($0)" }
         let bytes = build(strings)
-        #expect(Array(bytes.prefix(3)) != [] && (count < 128 ? bytes[0] < 0x80 : bytes[0] >= 0x80))
+        let count0 = bytes[StringChunkReader.checksumSize]
+        #expect(count < 128 ? count0 < 0x80 : count0 >= 0x80)
         #expect(try read(bytes) == strings)
     }
 
@@ -186,13 +207,13 @@ private func read(_ bytes: [UInt8]) throws -> [String] {
             if builder.byteCount > staticBound { missedByStaticBound += 1 }
         }
         #expect(missedByStaticBound == 2)  // at 128 and at 16 384 strings
-        #expect(builder.withValue { $0.count } == builder.byteCount)
+        #expect(builder.withValue(checksumSeed: CRC32C()) { $0.count } == builder.byteCount)
     }
 
     /// A count of 0 is reported as an invalid count, not as a count over a limit.
     @Test func zeroCountIsInvalid() throws {
-        let error = #expect(throws: CodecError.self) { try read([0, 2, 65]) }
-        #expect(error?.offset == 0)
+        let error = #expect(throws: CodecError.self) { try read(sealed([0, 2, 65])) }
+        #expect(error?.offset == StringChunkReader.checksumSize)
         #expect(error.map { "\($0)".contains("string chunk count") } == true, "\(String(describing: error))")
     }
 }

@@ -23,11 +23,17 @@ public func fuzzBlock(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
+/// `payload` behind the checksum that makes it pass under an empty name (``StoredChecksum``).
+func sealed(_ payload: UnsafeRawBufferPointer) -> [UInt8] {
+    var value = [UInt8](repeating: 0, count: StoredChecksum.size) + Array(payload)
+    value.withUnsafeMutableBytes { StoredChecksum.seal($0, seed: CRC32C()) }
+    return value
+}
+
 /// The input is a block's header and events: the checksum that makes it pass goes in front, so that the fuzzer
 /// explores the parser rather than the checksum (which any change fails).
 func checkBlock(_ payload: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {
-    let sealed = withUnsafeBytes(of: CRC32C.checksum(payload).littleEndian) { Array($0) } + Array(payload)
-    sealed.withUnsafeBytes { checkSealedBlock($0, time: time, seq: seq) }
+    sealed(payload).withUnsafeBytes { checkSealedBlock($0, time: time, seq: seq) }
 }
 
 func checkSealedBlock(_ bytes: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {
@@ -118,11 +124,16 @@ func checkBucket(_ bytes: UnsafeRawBufferPointer, keySeq: UInt64) {
     }
 }
 
-func checkStringChunk(_ bytes: UnsafeRawBufferPointer) {
+/// The input is a chunk's count and strings, sealed with the checksum that makes it pass (as ``checkBlock(_:time:seq:)``).
+func checkStringChunk(_ payload: UnsafeRawBufferPointer) {
+    sealed(payload).withUnsafeBytes { checkSealedStringChunk($0) }
+}
+
+func checkSealedStringChunk(_ bytes: UnsafeRawBufferPointer) {
     // Each string as the bytes it stands for (a UUID entry formatted back), and whether the entry matches them.
     var strings: [[UInt8]] = []
     do throws(CodecError) {
-        var reader = try StringChunkReader(bytes)
+        var reader = try StringChunkReader(bytes, checksumSeed: CRC32C())
         while let entry = try reader.next() {
             let utf8: [UInt8]
             switch entry {
@@ -145,9 +156,9 @@ func checkStringChunk(_ bytes: UnsafeRawBufferPointer) {
     var builder = StringChunkBuilder(capacity: 16)
     for s in strings { s.withUnsafeBytes { builder.append($0) } }
     var again: [[UInt8]] = []
-    builder.withValue { value in
+    builder.withValue(checksumSeed: CRC32C()) { value in
         do throws(CodecError) {
-            var reader = try StringChunkReader(value)
+            var reader = try StringChunkReader(value, checksumSeed: CRC32C())
             while let entry = try reader.next() {
                 switch entry {
                 case .utf8(let b): again.append(Array(b))

@@ -70,7 +70,25 @@ enum ExportCommand: Command {
         // The store first: a mistyped --db must not cost the file --output names. And the file is written beside its
         // destination and moved over it once the export is whole (``ReplacedFile``).
         let database = invocation.database(arguments)
-        let store = schema ? nil : try openStore(database, readOnly: true, notes: invocation)
+        // A salvage reads a store whose meta page is damaged from a copy made from the other one, in a scratch
+        // directory removed when the export ends.
+        var scratch: String? = nil
+        var readsAnOlderCommit = false
+        defer { if let scratch { removeScratchDirectory(scratch) } }
+        let store: Store?
+        if salvage && !schema {
+            scratch = try makeScratchDirectory(invocation.environment["TMPDIR"])
+            do {
+                let (opened, note, older) = try Store.openForSalvage(at: database, scratch: scratch! + "/copy")
+                if let note { invocation.err("note: \(note)\n") }
+                store = opened
+                readsAnOlderCommit = older
+            } catch {
+                throw RuntimeError("cannot open the store '\(database)': \(error)")
+            }
+        } else {
+            store = schema ? nil : try openStore(database, readOnly: true, notes: invocation)
+        }
         let output: OutputSink
         var file: ReplacedFile? = nil
         if let path = arguments.value("output"), path != "-" {
@@ -254,6 +272,24 @@ enum ExportCommand: Command {
             return ExitCode.success
         }
         invocation.err("\(exported) (salvage, in block order)\(skipped.summary)\n")
-        return skipped.isEmpty ? ExitCode.success : ExitCode.partial
+        return skipped.isEmpty && !readsAnOlderCommit ? ExitCode.success : ExitCode.partial
     }
+}
+
+/// A new directory under the temporary directory (`$TMPDIR`, else `/tmp`), for a salvage's copy of a data file.
+private func makeScratchDirectory(_ tmpdir: String?) throws -> String {
+    let base = tmpdir.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    var template = Array((base + "/boardwalk-salvage-XXXXXX").utf8CString)
+    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        throw RuntimeError("cannot make a scratch directory under \(base): \(String(cString: strerror(errno)))")
+    }
+    return String(cString: made)
+}
+
+/// Removes what ``makeScratchDirectory(_:)`` made and the salvage copy put in it.
+private func removeScratchDirectory(_ path: String) {
+    unlink(path + "/copy/data.mdb")
+    unlink(path + "/copy/lock.mdb")
+    rmdir(path + "/copy")
+    rmdir(path)
 }

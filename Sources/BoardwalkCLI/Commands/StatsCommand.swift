@@ -1,4 +1,5 @@
 import Boardwalk
+import BoardwalkJSON
 
 enum StatsCommand: Command {
     static let name = "stats"
@@ -26,18 +27,22 @@ enum StatsCommand: Command {
         let stats = try store.read { try $0.stats() }
         // In a snapshot of its own: a damaged log page fails the snapshot that meets it (shown as unknown here).
         let unfolded = try? store.read { try $0.unfoldedBatches() }
+        // This command's own snapshot has ended: the readers are the others'.
+        let readers = store.readers
+        let damage = store.damageFound
         invocation.out(
             format == "json"
-                ? statsJSON(stats, unfolded: unfolded, fileBytes: store.usedBytes)
+                ? statsJSON(stats, unfolded: unfolded, fileBytes: store.usedBytes, readers: readers, damage: damage)
                 : statsTable(
                     stats, unfolded: unfolded, fileBytes: store.usedBytes,
-                    paint: Paint(enabled: invocation.colour(for: .stdout))))
+                    paint: Paint(enabled: invocation.colour(for: .stdout)), readers: readers, damage: damage))
         return ExitCode.success
     }
 
-    static func statsTable(_ s: StoreStats, unfolded: (eventLog: Int, sessionLog: Int)?, fileBytes: Int, paint: Paint)
-        -> String
-    {
+    static func statsTable(
+        _ s: StoreStats, unfolded: (eventLog: Int, sessionLog: Int)?, fileBytes: Int, paint: Paint,
+        readers: ReaderTable? = nil, damage: String? = nil
+    ) -> String {
         var t = TextTable(headers: ["", ""], alignments: [.left, .right])
         t.rows = [
             // Counts for people, with the exact number beside them once they are rounded.
@@ -60,6 +65,16 @@ enum StatsCommand: Command {
                     ?? "? (the logs do not read: see boardwalk check)",
             ],
         ]
+        if let readers {
+            // A long reader pins its snapshot's pages: the file grows while it lasts (docs/storage.md).
+            t.rows.append([
+                "open readers",
+                readers.oldestCommitsBehind.map {
+                    "\(readers.open) (the oldest \($0) commit\($0 == 1 ? "" : "s") behind)"
+                } ?? "none",
+            ])
+        }
+        if let damage { t.rows.append(["damage found", damage + " (appends refused; see boardwalk check)"]) }
         var out = ""
         for row in t.rows { out += row[0].padding(to: 20) + row[1] + "\n" }
         out += "\n"
@@ -71,7 +86,10 @@ enum StatsCommand: Command {
         return out + kinds.render(paint: paint)
     }
 
-    static func statsJSON(_ s: StoreStats, unfolded: (eventLog: Int, sessionLog: Int)?, fileBytes: Int) -> String {
+    static func statsJSON(
+        _ s: StoreStats, unfolded: (eventLog: Int, sessionLog: Int)?, fileBytes: Int, readers: ReaderTable? = nil,
+        damage: String? = nil
+    ) -> String {
         var o = "{"
         o += "\"events\":\(s.events),\"sessions\":\(s.sessions),\"inferred_sessions\":\(s.inferredSessions),"
         o += "\"onboardings\":\(s.onboardings),\"duplicates_skipped\":\(s.duplicatesSkipped),\"strings\":\(s.strings),"
@@ -81,6 +99,12 @@ enum StatsCommand: Command {
         o += "\"last\":" + (s.timeRange.map { "\"\($0.upperBound.iso8601)\"" } ?? "null") + ","
         o += "\"event_log_batches\":" + (unfolded.map { "\($0.eventLog)" } ?? "null") + ","
         o += "\"session_log_batches\":" + (unfolded.map { "\($0.sessionLog)" } ?? "null") + ","
+        if let readers {
+            o +=
+                "\"open_readers\":\(readers.open),\"oldest_reader_commits_behind\":"
+                + (readers.oldestCommitsBehind.map { "\($0)" } ?? "null") + ","
+        }
+        o += "\"damage_found\":" + (damage.map { JSONString.quoted($0) } ?? "null") + ","
         o += "\"next_seq\":\(s.nextSeq),\"events_by_kind\":{"
         o += EventKind.allCases.map { "\"\($0.name)\":\(s.eventsByKind[$0] ?? 0)" }.joined(separator: ",")
         return o + "}}\n"

@@ -75,7 +75,7 @@ final class InputFile {
             isRegularFile = false
             identity = nil
         }
-        // A UTF-16 file (Windows tools write one with `>` and `Out-File`) is refused whole, before anything is stored,
+        // A UTF-16 or UTF-32 file (Windows tools write UTF-16 with `>` and `Out-File`) is refused whole, before anything is stored,
         // rather than each of its lines rejected (exit 2, a rejects file of garbled lines); its last "line", a lone
         // zero byte after the final newline, would also be taken for a line a writer is still finishing.
         // Standard input cannot be looked at ahead: there the reader rejects each line as UTF-16.
@@ -88,11 +88,9 @@ final class InputFile {
             sniffed = true
             return
         }
-        if head.withUnsafeBytes({ looksLikeUTF16($0) }) {
+        // iconv reads a file without a byte-order mark as big-endian: the name says the order the zero bytes show.
+        if let encoding = head.withUnsafeBytes({ wideTextEncoding($0) }) {
             close(descriptor)
-            // iconv reads a file without a byte-order mark as big-endian: name the order the zero bytes show.
-            let hasMark = (head[0] == 0xFF && head[1] == 0xFE) || (head[0] == 0xFE && head[1] == 0xFF)
-            let encoding = hasMark ? "UTF-16" : head[1] == 0 ? "UTF-16LE" : "UTF-16BE"
             throw RuntimeError(
                 "cannot read '\(path)': it is \(encoding) text; ingest reads UTF-8 NDJSON: convert it first "
                     + "(iconv -f \(encoding) -t UTF-8 '\(path)' > '\(path).utf8')")

@@ -12,9 +12,11 @@ struct ContextCompletion {
     /// What else may start a line (the REPL's dot-commands).
     var lineStarts: [String] = []
 
-    static let sources = ["events", "sessions"]
-    static let stages = ["where", "count", "stats", "top", "funnel", "histogram", "sort", "limit", "select", "explain"]
-    static let reductions: Set<String> = ["count", "stats", "top", "funnel", "histogram"]
+    static let sources = ["events", "sessions", "lints"]
+    static let stages = [
+        "where", "count", "stats", "top", "funnel", "paths", "histogram", "sort", "limit", "select", "explain",
+    ]
+    static let reductions: Set<String> = ["count", "stats", "top", "funnel", "paths", "histogram"]
     static let functions = ["now()", "hour(", "day(", "week(", "month("]
     static let sessionFunctions = ["answer(", "did(", "reached("]
     static let keywords = ["and", "or", "not", "in", "is", "by", "as"]
@@ -36,6 +38,8 @@ struct ContextCompletion {
         if stagesBefore.contains(where: { Self.reductions.contains(String($0)) }) { return nil }
         let source = line.trimmingSpaces().split(separator: " ").first.map(String.init)
         guard let source, Self.sources.contains(source), !earlier.isEmpty else { return nil }
+        // The findings of `lints` are a table: its columns, as after a reduction.
+        if source == "lints" { return filter(OnboardingLint.columnNames + Self.keywords, word) }
         // `answer("` or `session.answer("`: the element ids, quoted and closed.
         if trimmed.hasSuffix("answer("), word.isEmpty || word.hasPrefix("\"") {
             return filter(elements().map { "\"\($0)\")" }, word)

@@ -43,8 +43,9 @@ final class Repl {
     }
 
     static let stages = [
-        "events", "sessions", "where", "count", "by", "stats", "top", "funnel", "histogram", "sort", "limit",
-        "select", "explain", "within", "mode", "ignoring", "and", "or", "not", "in", "asc", "desc",
+        "events", "sessions", "where", "count", "by", "stats", "top", "funnel", "paths", "histogram", "sort", "limit",
+        "select", "explain", "within", "mode", "ignoring", "after", "before", "depth", "and", "or", "not", "in", "asc",
+        "desc",
         "count()", "count_distinct(", "sum(", "avg(", "min(", "max(", "p50(", "p90(", "p95(", "p99(",
         "percentile(", "rate(", "answer(", "did(", "reached(", "now()",
     ]

@@ -143,6 +143,8 @@ enum Reduction: Hashable, Sendable {
     /// Bucket width in the value's unit (microseconds for durations).
     case histogram(BoundColumn, step: Double)
     case funnel(BoundFunnel)
+    /// `paths`: the sessions of each short path of events around an anchor (rule 14).
+    case paths(BoundPaths)
 }
 
 /// Stages that work on the result table: the rows a reduction gave (or the listed rows), each reading the
@@ -219,7 +221,7 @@ struct CheckedQuery: Hashable, Sendable {
         case .top(_, let key): return reads(key.bound)
         case .histogram(let value, _): return reads(value.bound)
         case .funnel(let f): return f.by.contains { reads($0.bound) }
-        case nil: return false
+        case .paths, nil: return false
         }
     }
 
@@ -232,7 +234,7 @@ struct CheckedQuery: Hashable, Sendable {
             return aggregates.contains { $0.argument?.readsDwell ?? false } || by.contains { $0.bound.readsDwell }
         case .top(_, let key): return key.bound.readsDwell
         case .histogram(let value, _): return value.bound.readsDwell
-        case .funnel, nil: return false
+        case .funnel, .paths, nil: return false
         }
     }
 }

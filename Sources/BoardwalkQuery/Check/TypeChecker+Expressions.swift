@@ -268,7 +268,8 @@ extension TypeChecker {
         case .events, .step, .funnelBy:
             if let field = EventField(rawValue: name) {
                 if field == .dwell, !scope.isEvents {
-                    throw fail("`dwell` is not available in funnels", range)
+                    throw fail(
+                        "`dwell` is not available in \(checksAnchor ? "the anchor of `paths`" : "funnels")", range)
                 }
                 return (.event(field), field.type)
             }
@@ -311,7 +312,12 @@ extension TypeChecker {
 
     /// A session's field, answer or property in a funnel step's condition, which is about one event.
     private func stepReadsEvents(_ written: String, _ range: Range<Int>) -> QueryError {
-        fail(
+        if checksAnchor {
+            return fail(
+                "`\(written)` describes the session; the anchor of `paths` is one event, its condition reads the "
+                    + "event's fields", range, label: "filter sessions with a `where` before `paths`")
+        }
+        return fail(
             "`\(written)` describes the session; a funnel step's condition reads the event's fields", range,
             label: "filter sessions with a `where` before the funnel, or break the funnel down `by \(written)`")
     }

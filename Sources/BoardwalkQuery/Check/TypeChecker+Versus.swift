@@ -15,7 +15,7 @@ extension TypeChecker {
         switch reduction {
         case .stats(_, let k, _): keys = k
         case .funnel(let f): keys = f.by
-        case .count, .top, .histogram:
+        case .count, .top, .histogram, .paths:
             throw fail(
                 "`versus` compares rates; it follows `stats … by k` with a `rate(…)`, or `funnel … by k`",
                 keyword)
@@ -71,7 +71,7 @@ extension TypeChecker {
             guard case (.literal(let v), let t) = try expression(value, .events) else { fatalError("a literal") }
             (literal, type) = (v, t)
         case .negate(let inner):
-            guard case .literal(let l) = inner.kind, case (.literal(let v), let t) = try expression(inner, .events)
+            guard case .literal(let l) = inner.kind, case (.literal, let t) = try expression(inner, .events)
             else {
                 throw fail("`versus` takes the key of one group, a literal", value.range)
             }

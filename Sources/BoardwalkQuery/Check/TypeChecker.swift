@@ -32,6 +32,8 @@ struct TypeChecker {
     let text: String
     /// The zone of `day(t)`, `hour(t)`, … when the call names none.
     var timeZone: BucketZone = .utc
+    /// Whether the step being checked is the anchor of `paths` rather than a funnel's (for the errors' words).
+    var checksAnchor = false
     /// Notes on a query that checks but probably does not say what was meant (``QueryError/Kind/note``).
     let notes = Notes()
 
@@ -64,6 +66,7 @@ struct TypeChecker {
     }
 
     func query(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
+        if ast.source == .lints { return try lints(ast) }
         let rowScope: Scope = ast.source == .events ? .events : .sessions
         var checked = CheckedQuery(
             ast: ast, source: ast.source, filters: [], reduction: nil, rowColumns: [],
@@ -99,6 +102,37 @@ struct TypeChecker {
             columns = listed.map { ($0.name, $0.type) }
         }
         checked.columns = columns.map(\.name)
+        try tableStages(ast, stages, &checked, columns: columns, justReduced: justReduced)
+        return checked
+    }
+
+    /// A `lints` query: its rows are the findings, a table whose columns every stage reads as a result's.
+    private func lints(_ ast: QueryAST) throws(QueryError) -> CheckedQuery {
+        var checked = CheckedQuery(
+            ast: ast, source: .lints, filters: [], reduction: nil, rowColumns: [], tableStages: [], columns: [],
+            explain: false)
+        var stages = ast.stages[...]
+        if let last = stages.last, case .explain = last.kind {
+            checked.explain = true
+            stages = stages.dropLast()
+        }
+        let columns = OnboardingLint.columns
+        checked.rowColumns = columns.enumerated().map {
+            BoundColumn(bound: .column($0.offset), name: $0.element.name, type: $0.element.type)
+        }
+        checked.columns = columns.map(\.name)
+        try tableStages(ast, stages, &checked, columns: columns, justReduced: nil)
+        return checked
+    }
+
+    /// The stages that read the rows of a result (or a listing, or the findings of `lints`): `where`, `sort`,
+    /// `limit`, `select`, `versus` and further reductions, each over the columns of the stage before it.
+    private func tableStages(
+        _ ast: QueryAST, _ stages: ArraySlice<Stage>, _ checked: inout CheckedQuery,
+        columns: [(name: String, type: QueryType)], justReduced: (by: [NamedExpr], tableStage: Int?)?
+    ) throws(QueryError) {
+        var columns = columns
+        var justReduced = justReduced
         // 3. Table stages, further reductions among them, each reading the columns of the stage before it.
         for index in stages.indices {
             let stage = stages[index]
@@ -159,10 +193,15 @@ struct TypeChecker {
                 columns = selected.map { ($0.name, $0.type) }
             case .explain:
                 throw fail("`explain` must be the last stage", stage.keywordRange)
-            case .funnel:
+            case .funnel, .paths:
+                let word = compact(stage.keywordRange)
+                guard index > 0 else {
+                    throw fail("`\(word)` reads sessions; start the query with `sessions`", stage.keywordRange)
+                }
+                let which = word == "funnel" ? "a funnel" : "`paths`"
                 throw fail(
-                    "`funnel` reads sessions; it cannot follow `\(compact(ast.stages[index - 1].keywordRange))`",
-                    stage.keywordRange, label: "a funnel comes right after the `where` stages of `sessions`")
+                    "`\(word)` reads sessions; it cannot follow `\(compact(ast.stages[index - 1].keywordRange))`",
+                    stage.keywordRange, label: "\(which) comes right after the `where` stages of `sessions`")
             case .count, .stats, .top, .histogram:
                 // A further reduction: its fields are the columns of the rows before it.
                 var next = columns
@@ -173,7 +212,6 @@ struct TypeChecker {
             }
         }
         checked.outputColumns = columns.map(\.name)
-        return checked
     }
 
     /// The `by` keys of a reduction stage as written (none for `top` and `histogram`).
@@ -307,6 +345,12 @@ struct TypeChecker {
             try distinctNames(
                 spec.by.map { ($0.column, $0.range) } + columns.dropFirst(spec.by.count).map { ($0.name, nil) })
             return .funnel(funnel)
+        case .paths(let spec):
+            guard source == .sessions else {
+                throw fail("`paths` reads sessions; start the query with `sessions`", stage.keywordRange)
+            }
+            columns = BoundPaths.columns
+            return .paths(try paths(spec))
         default:
             return nil
         }
@@ -314,19 +358,7 @@ struct TypeChecker {
 
     private func funnel(_ spec: FunnelSpec) throws(QueryError) -> BoundFunnel {
         var steps: [BoundStep] = []
-        for step in spec.steps {
-            if step.text.hasPrefix("\"") {
-                noteUnknownEventName(step.event, at: step.eventRange)
-            } else if !TypeChecker.eventNames.contains(step.event) {
-                let hint = Suggestions.didYouMean(step.event, in: TypeChecker.eventNames)
-                throw fail(
-                    "unknown event `\(step.event)`\(hint)", step.eventRange,
-                    label: "a step is an event kind or analytics name; quote other names")
-            }
-            var condition: Bound?
-            if let p = step.predicate { condition = try self.predicate(p, .step, what: "a funnel step") }
-            steps.append(BoundStep(event: step.event, predicate: condition, name: step.text))
-        }
+        for step in spec.steps { steps.append(try self.step(step, what: "a funnel step")) }
         if steps.isEmpty {
             if let range = spec.withinRange { throw fail("`within` needs funnel steps", range) }
             if let range = spec.modeRange { throw fail("`mode` needs funnel steps", range) }
@@ -346,6 +378,24 @@ struct TypeChecker {
         }
         let by = try spec.by.map { (k) throws(QueryError) in try column(k, .funnelBy) }
         return BoundFunnel(steps: steps, within: spec.within, mode: spec.mode, ignoring: Set(spec.ignoring), by: by)
+    }
+
+    /// A funnel step or the anchor of `paths`: an event kind or analytics name (a quoted one may be any name), with
+    /// a condition on event fields; `what` names it in errors.
+    func step(_ step: FunnelStep, what: String) throws(QueryError) -> BoundStep {
+        if step.text.hasPrefix("\"") {
+            noteUnknownEventName(step.event, at: step.eventRange)
+        } else if !TypeChecker.eventNames.contains(step.event) {
+            let hint = Suggestions.didYouMean(step.event, in: TypeChecker.eventNames)
+            throw fail(
+                "unknown event `\(step.event)`\(hint)", step.eventRange,
+                label:
+                    "\(what == "a funnel step" ? "a step" : "it") is an event kind or analytics name; quote other names"
+            )
+        }
+        var condition: Bound?
+        if let p = step.predicate { condition = try self.predicate(p, .step, what: what) }
+        return BoundStep(event: step.event, predicate: condition, name: step.text)
     }
 
     /// Whether the query's bytes at `range` are a string literal.

@@ -53,6 +53,13 @@ struct ClickHouseTranslator {
                 "cannot translate to ClickHouse: `explain` shows Boardwalk's own plan (key ranges of its store); it has no SQL",
                 at: range, in: query.ast.text, label: "drop `| explain`")
         }
+        if query.source == .lints {
+            throw QueryError(
+                .type,
+                "cannot translate to ClickHouse: `lints` are Boardwalk's checks of the onboardings, read from its "
+                    + "store; they have no SQL",
+                at: query.ast.sourceRange, in: query.ast.text, label: "run it in Boardwalk, or use `boardwalk lint`")
+        }
         var core = try reduction()
         var rn = ""
         var from = "(\n\(indent(core.select))\n)"
@@ -288,6 +295,11 @@ struct ClickHouseTranslator {
                 ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
             return f.steps.isEmpty
                 ? try screenFunnel(f, inScope, &expressions) : try customFunnel(f, inScope, &expressions)
+        case .paths(let p):
+            let inScope =
+                conditions.isEmpty
+                ? nil : "session IN (SELECT s_session FROM bw_sessions WHERE \(conditions.joined(separator: " AND ")))"
+            return try paths(p, inScope, &expressions)
         case let reduction?:
             return try reduce(reduction, &expressions, conditions: conditions, from: .source, prefix: "__c")
         }
@@ -421,8 +433,8 @@ struct ClickHouseTranslator {
             if !ks.isEmpty { sql += "\nGROUP BY \(ks.map(\.column.sql).joined(separator: ", "))" }
             return Core(columns: columns, select: sql, order: keyOrder(ks))
 
-        case .funnel:
-            throw fail("a funnel over the rows of a reduction")
+        case .funnel, .paths:
+            throw fail("a funnel or paths over the rows of a reduction")
         }
     }
 

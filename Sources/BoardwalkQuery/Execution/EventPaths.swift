@@ -67,6 +67,11 @@ extension CheckedQuery {
         case .histogram(let value, _): return ok(value.bound)
         case .funnel(let f):
             return f.by.allSatisfy { ok($0.bound) } && f.steps.allSatisfy { ok($0.predicate) }
+        case .paths(let p):
+            switch p.anchor {
+            case .after(let step), .before(let step): return ok(step.predicate)
+            case .start, .end: return true
+            }
         case nil: return true
         }
     }
@@ -99,7 +104,7 @@ struct BlockCountPlan: Sendable {
         case .histogram(let value, _): guard perGroup(value.bound) else { return nil }
         case .stats(let aggregates, let by, _) where aggregates.allSatisfy(\.countsRows):
             guard by.allSatisfy({ perGroup($0.bound) }) else { return nil }
-        case .stats, .funnel, nil: return nil
+        case .stats, .funnel, .paths, nil: return nil
         }
         var conjuncts: [Bound] = []
         for filter in query.filters { filter.conjuncts(into: &conjuncts) }

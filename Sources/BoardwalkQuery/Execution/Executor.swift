@@ -33,6 +33,12 @@ struct Executor {
 
     private mutating func execute<S: EventSource>(_ source: S) throws(QueryError) -> ResultTable {
         try cancellation?.throwIfCancelled(query: query.ast.text)
+        if query.source == .lints {
+            let report = try OnboardingLint().run(source)
+            statistics.sessionsRead = report.sessions
+            statistics.eventsRead = report.events
+            return try applyTableStages(report.table)
+        }
         // Closures below capture these locals, never `self`: touching `self` from a closure inside a mutating
         // method copies the whole executor per call.
         var sink = Sink(query: query, now: now)
@@ -42,6 +48,7 @@ struct Executor {
         let now = self.now
         let listing = query.reduction == nil
         let isFunnel = if case .funnel = query.reduction { true } else { false }
+        let isPaths = if case .paths = query.reduction { true } else { false }
         let hasMatcher = query.hasCustomFunnel
         let needsSessionRows = query.needsSessionRows
         let summarize = query.source == .events && query.readsSessionProperties
@@ -58,6 +65,8 @@ struct Executor {
             guard passes(leaf) else { return }
             if isFunnel {
                 sink.addSession(summary, scanned)
+            } else if isPaths {
+                sink.addPaths(scanned)
             } else {
                 sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, id))
             }

@@ -53,6 +53,7 @@ struct FoldNeeds {
                 // The breakdown of a custom funnel is read on its step events, not on the first screen event.
                 stepTests = StepTests(FunnelMatcher(funnel: f, now: now))
             }
+        case .paths: break  // read as session rows (``CheckedQuery/needsSessionRows``)
         case nil: name = true  // listed rows are ordered by (started, session)
         }
         // Lean: a reduction (a listing shows every field) that is not a custom funnel (it matches each session's

@@ -203,6 +203,11 @@ struct Plan: Sendable {
 
     /// The plan as text: how the source is read and the key ranges.
     func describe(_ query: CheckedQuery, source: some EventSource) -> String {
+        if query.source == .lints {
+            return "read: every session once, its events checked by the onboarding lints (as `boardwalk lint` does); "
+                + "one row per finding\n  range \(ScanRange()) (the whole store)"
+                + (query.tableStages.isEmpty ? "" : "\nthen: \(query.tableStages.count) table stage(s)")
+        }
         var lines: [String] = []
         if let names = sessions, source is StoreEventSource {
             let named = names.count == 1 ? "session `\(names[0])`" : "\(names.count) sessions"
@@ -318,6 +323,7 @@ struct Plan: Sendable {
                 "histogram of \(value.name), step \(Value.tableText(value.type == .duration ? .duration(step) : .number(step)))"
             case .funnel(let f):
                 f.steps.isEmpty ? "screen funnel" : "funnel of \(f.steps.count) steps, mode \(f.mode.rawValue)"
+            case .paths(let p): p.description
             case nil: "list rows"
             }
         lines.append("reduce: \(reduction)")
@@ -345,8 +351,9 @@ extension CheckedQuery {
     /// Whether the reduction needs every event of each session as a row, in order: a funnel of more steps than a
     /// fold's step mask holds (``StepEvent/maxSteps``). Other funnels of custom steps need only their step events,
     /// which a session fold keeps (``FoldNeeds/stepTests``; in `strict` mode with a breaker for every event not
-    /// ignored).
+    /// ignored). `paths` reads each session's events in order too.
     var needsSessionRows: Bool {
+        if case .paths = reduction { return true }
         guard case .funnel(let f) = reduction else { return false }
         // A breakdown by what the session is reads its summary beside its events.
         if readsSessionProperties { return true }

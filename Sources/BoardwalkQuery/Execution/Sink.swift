@@ -67,6 +67,9 @@ struct Sink {
         return span
     }
     var customFunnel: [[Value]: (reached: [Int], times: [[Double]])] = [:]
+    /// `paths`: the sessions of each distinct path (its steps joined), and the sessions that have a path.
+    var paths: [String: Int] = [:]
+    var pathSessions = 0
     let matcher: FunnelMatcher?
 
     /// For a listing whose first row-changing table stages are `sort` then `limit N`: the sort's keys (as columns of
@@ -144,7 +147,7 @@ struct Sink {
             } else {
                 for key in keyCombinations(keyBuffer) { addStats(key, aggregates, censored: censored, weight: weight) }
             }
-        case .funnel:
+        case .funnel, .paths:
             break
         case nil:
             if let threshold = listThreshold, !(order < threshold) { return }
@@ -192,6 +195,13 @@ struct Sink {
             let first = funnel.by.isEmpty ? nil : events.firstIndex { $0.screenIndex != nil }
             addScreenFunnel(summary, firstScreenKeys: first.map { values(events[$0]) } ?? [])
         }
+    }
+
+    /// Adds a session's path (rule 14) from its events in `(time, seq)` order.
+    mutating func addPaths<R: EventRow>(_ events: [R]) {
+        guard case .paths(let p) = query.reduction, let path = p.path(events, now: now) else { return }
+        paths[path.joined(separator: BoundPaths.separator), default: 0] += 1
+        pathSessions += 1
     }
 
     /// Adds the arguments in `argumentBuffer` to the aggregates of group `key`, mutating them in place through the
@@ -413,6 +423,12 @@ struct Sink {
                         rows.append(row)
                     }
                 }
+            }
+            return ResultTable(columns: columns, rows: rows)
+        case .paths:
+            // The most common paths first; ties by path.
+            let rows = paths.sorted { a, b in a.value != b.value ? a.value > b.value : a.key < b.key }.map {
+                [Value.string($0.key), .integer(Int64($0.value)), .number(Double($0.value) / Double(pathSessions))]
             }
             return ResultTable(columns: columns, rows: rows)
         case nil:

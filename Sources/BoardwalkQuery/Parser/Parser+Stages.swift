@@ -1,6 +1,7 @@
 extension Parser {
     static let stageKeywords = [
-        "where", "count", "stats", "top", "funnel", "histogram", "sort", "limit", "select", "versus", "explain",
+        "where", "count", "stats", "top", "funnel", "paths", "histogram", "sort", "limit", "select", "versus",
+        "explain",
     ]
 
     /// One stage after `|`.
@@ -36,6 +37,8 @@ extension Parser {
             kind = .top(try rowCount(after: "`top`"), try namedExpression())
         case "funnel":
             kind = .funnel(try funnel())
+        case "paths":
+            kind = .paths(try paths())
         case "histogram":
             let value = try expression()
             var step: Expr?
@@ -223,5 +226,46 @@ extension Parser {
         return FunnelStep(
             event: name.text, eventRange: name.range, predicate: predicate, text: sourceText(range),
             range: range)
+    }
+
+    /// `(after | before) (step | start | end) [depth N]`
+    mutating func paths() throws(QueryError) -> PathsSpec {
+        let example = "e.g. `paths before end depth 3` or `paths after screen_presented(screen == 4)`"
+        let direction = current
+        guard direction.isKeyword("after") || direction.isKeyword("before") else {
+            throw unexpected(expected: "`after` or `before`", after: "`paths`", hint: example)
+        }
+        _ = advance()
+        let after = direction.isKeyword("after")
+        let anchorToken = current
+        let anchor: PathAnchor
+        let anchorRange: Range<Int>
+        if anchorToken.isKeyword("start") || anchorToken.isKeyword("end") {
+            // A session has nothing before its start nor after its end.
+            guard anchorToken.isKeyword(after ? "start" : "end") else {
+                throw error(
+                    "nothing comes \(direction.text) a session's \(anchorToken.text)", at: anchorToken.range,
+                    label: after
+                        ? "`paths after start` or `paths before end`" : "`paths before end` or `paths after start`")
+            }
+            _ = advance()
+            anchor = after ? .start : .end
+            anchorRange = anchorToken.range
+        } else {
+            guard anchorToken.kind == .identifier || anchorToken.kind == .string else {
+                throw unexpected(
+                    expected: "an event, `start` or `end`", after: "`\(direction.text)`", hint: example)
+            }
+            let step = try funnelStep()
+            anchor = after ? .after(step) : .before(step)
+            anchorRange = step.range
+        }
+        var spec = PathsSpec(anchor: anchor, anchorRange: anchorRange, depth: nil, depthRange: nil)
+        if acceptKeyword("depth") != nil {
+            let n = try expect(.integer, "a number of steps", after: "`depth`", hint: "e.g. `depth 3`")
+            spec.depth = n.integer
+            spec.depthRange = n.range
+        }
+        return spec
     }
 }

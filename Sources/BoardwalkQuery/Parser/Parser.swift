@@ -198,7 +198,7 @@ struct Parser {
                     at: sourceToken.range, in: text, label: "a query starts with `events` or `sessions`")
             }
             if sourceToken.kind == .identifier {
-                let hint = Suggestions.didYouMean(sourceToken.text, in: ["events", "sessions"])
+                let hint = Suggestions.didYouMean(sourceToken.text, in: ["events", "sessions", "lints"])
                 throw QueryError(
                     .syntax, "unknown source `\(sourceToken.text)`\(hint)", at: sourceToken.range, in: text,
                     label: "a query starts with `events` or `sessions`")

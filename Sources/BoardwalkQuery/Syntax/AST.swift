@@ -57,6 +57,8 @@ package struct Expr: Hashable, Sendable {
 /// The source a query reads.
 package enum SourceKind: String, Hashable, Sendable {
     case events, sessions
+    /// What is wrong with the onboardings, one row per finding (``OnboardingLint``).
+    case lints
 }
 
 /// An aggregate in `stats`: `p50(duration)`, `count()`, `rate(completed) as conversion`.
@@ -117,6 +119,28 @@ package struct FunnelSpec: Hashable, Sendable {
     package var by: [NamedExpr]
 }
 
+/// Where the paths of `paths` are anchored in each session.
+package enum PathAnchor: Hashable, Sendable {
+    /// `after step`: from the session's first event matching the step on.
+    case after(FunnelStep)
+    /// `before step`: up to the session's first event matching the step.
+    case before(FunnelStep)
+    /// `after start`: from the session's first event on.
+    case start
+    /// `before end`: up to the session's last event.
+    case end
+}
+
+/// `paths (after | before) (step | start | end) [depth N]`.
+package struct PathsSpec: Hashable, Sendable {
+    package var anchor: PathAnchor
+    /// The bytes of the anchor (the step, `start` or `end`).
+    package var anchorRange: Range<Int>
+    /// The number of steps besides the anchor, as written (nil: the default).
+    package var depth: Int64?
+    package var depthRange: Range<Int>?
+}
+
 /// A sort key of `sort`.
 package struct SortKey: Hashable, Sendable {
     /// A column of the result.
@@ -132,6 +156,8 @@ package enum StageKind: Hashable, Sendable {
     case stats([AggregateCall], by: [NamedExpr])
     case top(Int, NamedExpr)
     case funnel(FunnelSpec)
+    /// `paths after|before …`: the most common short sequences of events around an anchor.
+    case paths(PathsSpec)
     case histogram(Expr, step: Expr?)
     case sort([SortKey])
     case limit(Int)

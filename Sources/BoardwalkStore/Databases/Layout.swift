@@ -11,7 +11,7 @@ enum Layout {
     /// The format this code writes (docs/storage.md, "The format on disk"). A store whose `meta/format` is larger is
     /// refused at open, one whose format is smaller too, with what set its layout apart (``formerLayout(of:)``): there
     /// is no migration, a store of an older format is re-imported.
-    static let formatVersion: UInt32 = 11
+    static let formatVersion: UInt32 = 12
 
     /// What set an older format apart, for the message refusing it.
     static func formerLayout(of format: UInt32) -> String {
@@ -25,6 +25,7 @@ enum Layout {
         case 7: "a session index without a log, grown in place by every batch"
         case 8: "blocks without a log, grown in place by every batch"
         case 9: "event blocks without checksums"
+        case 10: "string chunks without checksums"
         default: "no session_names index (sessions by their id's or a profile's name)"
         }
     }

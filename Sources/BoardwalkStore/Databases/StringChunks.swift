@@ -1,13 +1,20 @@
 import BoardwalkCodec
 import BoardwalkStoreFormat
 
-/// The `strings` database (format 5): the dictionary's strings in chunks of consecutive ids.
+/// The `strings` database: the dictionary's strings in chunks of consecutive ids.
 ///
 /// Key: the id of the chunk's first string (4 bytes, big-endian). Value: a string chunk (`docs/codec.md`,
 /// ``StringChunkReader``). Ids are dense from 0: each chunk's key is the previous chunk's key plus its count.
 /// The writer appends one chunk per ``Layout/stringChunkTarget`` bytes of a batch's new strings, never
 /// changes one, and a reader finds string `id` in the chunk with the largest key at or below it.
 enum StringChunks {
+    /// The checksum of a chunk's key (its first id, 4 bytes big-endian), which the chunk's own checksum continues.
+    static func checksumSeed(first: StringID) -> CRC32C {
+        var crc = CRC32C()
+        withUnsafeBytes(of: first.bigEndian) { crc.update($0) }
+        return crc
+    }
+
     /// Calls `body` with each string from id `start` on, in id order, until it returns `false` or the strings
     /// end. Nothing is called when `start` is at or past the last string.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a key is malformed, the ids are not dense
@@ -30,7 +37,7 @@ enum StringChunks {
                 }
                 var id = first
                 do {
-                    var reader = try StringChunkReader(c.value)
+                    var reader = try StringChunkReader(c.value, checksumSeed: checksumSeed(first: first))
                     // Ids are `0..<RecordFormat.absent`: the chunk's last id, first + count - 1, must be below it.
                     guard UInt64(first) + UInt64(reader.count) <= UInt64(RecordFormat.absent) else {
                         throw StoreError(
@@ -60,7 +67,7 @@ enum StringChunks {
             guard try c.last() else { return 0 }
             let first = try chunkKey(c.key)
             do {
-                let count = try StringChunkReader(c.value).count
+                let count = try StringChunkReader(c.value, checksumSeed: checksumSeed(first: first)).count
                 guard UInt64(first) + UInt64(count) <= UInt64(RecordFormat.absent) else {
                     throw StoreError(
                         .corrupt, "the strings chunk at id \(first) holds \(count) strings, past the last id")

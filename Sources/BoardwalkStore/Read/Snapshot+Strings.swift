@@ -36,7 +36,9 @@ extension Snapshot {
             while found && c.key.count != 4 { found = try c.previous() }
             guard found else { return 0 }
             let first = c.key.be32(0)
-            guard let count = try? StringChunkReader(c.value).count,
+            guard
+                let count = try? StringChunkReader(c.value, checksumSeed: StringChunks.checksumSeed(first: first))
+                    .count,
                 UInt64(first) + UInt64(count) <= UInt64(RecordFormat.absent)
             else { return first }
             return first + UInt32(count)
@@ -49,10 +51,13 @@ extension Snapshot {
     /// `strings` database into a table shared by all snapshots of the ``Store``, and later lookups read
     /// only strings added since (ids are dense and never change, so the table never goes stale).
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when `strings` is not dense, repeats a string, or
-    ///   holds a chunk that does not decode.
+    ///   holds a chunk that does not decode (or fails its checksum), also when the damaged chunk is the last one and
+    ///   the string is not found before it.
     /// - Complexity: O(1) expected, after O(new strings) to bring the table up to date.
     public func id(of string: String) throws -> StringID? {
-        try cache.id(of: string, txn: txn, dbs: dbs, limit: stringCount)
+        let id = try cache.id(of: string, txn: txn, dbs: dbs, limit: stringCount)
+        if id == nil, let stringsDamage { throw stringsDamage }
+        return id
     }
 
     /// The ids of `strings` (`nil` for each the store had not seen when the snapshot began), found without loading
@@ -66,6 +71,8 @@ extension Snapshot {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a chunk does not decode.
     /// - Complexity: O(strings the table lacks × `strings.count`) bytes compared, O(`strings.count`) memory.
     package func findIDs(of strings: [String]) throws -> [StringID?] {
-        try cache.ids(of: strings, txn: txn, dbs: dbs, limit: stringCount)
+        let ids = try cache.ids(of: strings, txn: txn, dbs: dbs, limit: stringCount)
+        if ids.contains(nil), let stringsDamage { throw stringsDamage }
+        return ids
     }
 }

@@ -15,6 +15,9 @@ public struct Snapshot: StringResolver {
     let cache: SharedStringTable
     /// Strings in the dictionary when the snapshot began: every id a record holds is below this.
     let stringCount: UInt32
+    /// Why ``stringCount`` is short of the dictionary (its last chunk is damaged), if it is: a lookup that finds
+    /// nothing below it throws this rather than answer that the string is not stored.
+    let stringsDamage: StoreError?
     /// The session log's keys, read on the first session read of a read-only snapshot (``sessionLog()``).
     private let logCache = SessionLogCache()
 
@@ -22,15 +25,18 @@ public struct Snapshot: StringResolver {
         // A damaged last chunk leaves the count at its first id: `check()` reports the damage, and references
         // past that are reported as out of range instead of being resolved against bytes that do not decode.
         let count: UInt32
+        var damage: StoreError? = nil
         do {
             count = try StringChunks.count(in: txn, dbs)
         } catch let error as StoreError where error.kind == .corrupt {
             count = try Self.fallbackStringCount(txn, dbs)
+            damage = error
         }
         self.txn = txn
         self.dbs = dbs
         self.cache = cache
         stringCount = count
+        stringsDamage = damage
     }
 
     /// The session log's keys (the references of the batches since the last fold): read once per read-only

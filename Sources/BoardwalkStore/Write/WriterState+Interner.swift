@@ -72,7 +72,9 @@ extension WriterState {
                         // append means the stored dictionary is ahead of this writer's, and the id would name
                         // another string.
                         let appended = try withUnsafeBytes(of: &be) { key in
-                            try chunk.withValue { value in try c.put(key, value, flags: PutFlags.append) }
+                            try chunk.withValue(checksumSeed: StringChunks.checksumSeed(first: StringID(first))) {
+                                value in try c.put(key, value, flags: PutFlags.append)
+                            }
                         }
                         guard appended else {
                             throw StoreError(

@@ -5,9 +5,9 @@ import Testing
 
 @testable import BoardwalkStore
 
-/// A flipped bit in a stored block is found by every read of the block, by `check()` and by `backup`, and marks the
-/// store so that appends refuse it until a check passes.
-@Suite struct BlockChecksumTests {
+/// A flipped bit in a stored block or string chunk is found by every read of it, by `check()` and (for blocks) by
+/// `backup`, and marks the store so that appends refuse it until a check passes.
+@Suite struct StoredChecksumTests {
     /// A closed store of 400 events over two onboardings and four screens, and the bytes of one of its blocks (that of
     /// onboarding "onb-1", screen 1) as they lie in `data.mdb`.
     static func storeAndBlock(at dir: String) throws -> [UInt8] {
@@ -144,5 +144,34 @@ import Testing
         #expect(try store.check().isOK)
         #expect(store.damageFound == nil)
         #expect(try store.append([simpleEvent(onboarding: 0, screen: 0, session: 1, time: 999_000_000)]).appended == 1)
+    }
+
+    /// A flipped bit in a string (a session id here) no longer reads as another string: the read that meets the
+    /// chunk stops, naming it, and check() reports it.
+    @Test func aFlippedBitInAStringChunkIsFound() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let chunk: [UInt8]
+        do {
+            let store = try Store.open(at: dir)
+            defer { store.close() }
+            try store.append((0..<50).map { simpleEvent(onboarding: 0, screen: 0, session: $0, time: Int64($0)) })
+            chunk = try store.env.transaction(write: false) { txn in
+                try txn.withCursor(store.dbs.strings) { c in
+                    _ = try c.first()
+                    return Array(c.value)
+                }
+            }
+        }
+        // A byte inside the last string of the chunk.
+        try Self.flip(dir, block: chunk, at: chunk.count - 2, bit: 0)
+        let store = try Store.open(at: dir)
+        defer { store.close() }
+        let error = #expect(throws: StoreError.self) { try store.read { try $0.id(of: "s1") } }
+        #expect(error?.kind == .corrupt)
+        #expect(error.map { "\($0)".contains("strings chunk (at id 0)") } == true, "\(String(describing: error))")
+        let report = try store.check()
+        #expect(!report.isOK)
+        #expect(store.damageFound != nil)
     }
 }
