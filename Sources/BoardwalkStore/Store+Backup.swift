@@ -125,6 +125,9 @@ extension Store {
         pthread_join(thread, nil)
         Glibc.close(descriptor)
         let result = outcome.result.withLock { $0 } ?? .success(())
+        // A stop asked for while the copy was finishing (between two looks) stops the backup too: the command was
+        // told to stop before it returned, and its caller expects nothing left behind.
+        if !stopped && shouldStop() { stopped = true }
         if stopped {
             unlink(path)
             if madeDirectory { rmdir(directory) }

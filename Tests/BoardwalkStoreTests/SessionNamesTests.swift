@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 import Foundation
 import Testing
 
@@ -38,6 +39,11 @@ import Testing
         try store.read { s in Set(try s.sessionIDs(ofProfile: profile).map { s.string(for: $0)! }) }
     }
 
+    /// The directory's runs, oldest first.
+    func runs(_ store: Store) throws -> [SessionNames.Run] {
+        try store.read { s in try SessionNames.Directory.read(s.txn, s.dbs).runs }
+    }
+
     @Test func listsEverySessionByNameAndProfile() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
@@ -48,44 +54,45 @@ import Testing
         #expect(byProfile.count == 9)
         #expect(byProfile.values.contains { $0.contains { $0.hasPrefix("inferred:") } })
         let names = Set(try store.read { try $0.events(since: 0) }.map { $0.event.session! })
-        // Read from the log of the six batches, then from the tree once the log is folded.
-        #expect(try store.read { s in try s.txn.entries(s.dbs.sessionNamesLog) } == 6)
-        for folded in [false, true] {
-            if folded {
-                try store.foldLogs()
-                #expect(try store.read { s in try s.txn.entries(s.dbs.sessionNamesLog) } == 0)
+        #expect(try runs(store).count > 1, "six batches leave more than one run to search")
+        for (profile, sessions) in byProfile { #expect(try self.sessions(ofProfile: profile, store) == sessions) }
+        #expect(try sessions(ofProfile: "nobody", store).isEmpty)
+        #expect(try sessions(ofProfile: "s1", store).isEmpty, "a session's name is not a profile")
+        try store.read { s throws in
+            for name in names {
+                let id = try s.id(of: name)
+                #expect(id != nil)
+                #expect(try s.sessionIDs(named: name) == id.map { [$0] })
             }
-            for (profile, sessions) in byProfile { #expect(try self.sessions(ofProfile: profile, store) == sessions) }
-            #expect(try sessions(ofProfile: "nobody", store).isEmpty)
-            #expect(try sessions(ofProfile: "s1", store).isEmpty, "a session's name is not a profile")
-            try store.read { s throws in
-                for name in names {
-                    let id = try s.id(of: name)
-                    #expect(id != nil)
-                    #expect(try s.sessionIDs(named: name) == id.map { [$0] })
-                }
-                #expect(try s.sessionIDs(named: "p1").isEmpty, "a profile is not a session's name")
-                #expect(try s.sessionIDs(named: "nobody").isEmpty)
-            }
-            #expect(try store.check().isOK)
+            #expect(try s.sessionIDs(named: "p1").isEmpty, "a profile is not a session's name")
+            #expect(try s.sessionIDs(named: "nobody").isEmpty)
         }
+        #expect(try store.check().isOK)
     }
 
-    /// More batches than the log holds: the log is folded every 16, and every entry is found in one place or the
-    /// other.
-    @Test func theLogIsFoldedEverySixteenBatches() throws {
+    /// Over many batches the runs merge as a binary counter's carries: each run holds at least twice the entries of
+    /// the next newer one, so there are at most log2(entries) + 1 of them, and every entry is still found.
+    @Test func runsMergeSoThatEachIsTwiceTheNextNewer() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
-        let all = (0..<4).flatMap { _ in batches() }
-        for (i, batch) in all.enumerated() {
+        // New sessions in every batch, so that every batch adds entries.
+        for b in 0..<40 {
             try store.append(
-                batch.map {
-                    var e = $0; e.eventID = "\(i)-" + ($0.eventID ?? ""); return e
+                (0..<25).map { i in
+                    simpleEvent(
+                        onboarding: i % 3, screen: 0, session: b * 25 + i, time: Int64(b * 100 + i) * 1_000_000,
+                        eventID: "e\(b)-\(i)", profile: "p\((b * 25 + i) % 70)")
                 })
+            let runs = try runs(store)
+            for (older, newer) in zip(runs, runs.dropFirst()) {
+                #expect(older.count >= 2 * newer.count, "after batch \(b): \(runs)")
+                #expect(older.id < newer.id)
+            }
+            let entries = runs.reduce(0) { $0 + Int($1.count) }
+            #expect(Double(runs.count) <= log2(Double(entries)) + 1, "after batch \(b): \(runs)")
         }
-        #expect(try store.read { s in try s.txn.entries(s.dbs.sessionNamesLog) } == all.count % 16)
         for (profile, sessions) in try expected(store) {
             #expect(try self.sessions(ofProfile: profile, store) == sessions)
         }
@@ -115,40 +122,63 @@ import Testing
         #expect(try store.check().isOK)
     }
 
-    /// `check()` reports an entry missing, an entry its events do not explain, and a malformed one.
-    @Test func checkFindsWrongEntries() throws {
+    /// `check()` reports a damaged chunk (and a look-up through it fails instead of missing sessions), a chunk
+    /// gone, an entry its events do not explain in a run the directory does not list, and a malformed key.
+    @Test func checkFindsDamagedMissingAndWrongEntries() throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
         let store = try Store.open(at: dir, options: .init(durability: .noSync))
         defer { store.close() }
         try store.append(batches()[0])
-        try store.foldLogs()
         #expect(try store.check().isOK)
-        // The first entry removed: a session or pair of the events is no longer listed.
-        let first: [UInt8] = try store.env.transaction(write: true) { txn in
-            try txn.withCursor(store.dbs.sessionNames) { c in
-                #expect(try c.first())
-                let key = Array(c.key)
-                try c.delete()
-                return key
+        let (key, value): ([UInt8], [UInt8]) = try store.read { s in
+            try s.txn.withCursor(s.dbs.sessionNames) { c throws in
+                let found = try c.last()
+                #expect(found)
+                return (Array(c.key), Array(c.value))
             }
         }
+        #expect(key.count == SessionNames.chunkKeySize)
+        func put(_ key: [UInt8], _ value: [UInt8]) throws {
+            try store.env.transaction(write: true) { txn in
+                try key.withUnsafeBytes { k in
+                    try value.withUnsafeBytes { _ = try txn.put(store.dbs.sessionNames, k, $0) }
+                }
+            }
+        }
+        // One bit of an entry flipped.
+        var flipped = value
+        flipped[StoredChecksum.size + 3] ^= 0x10
+        try put(key, flipped)
         var report = try store.check()
-        #expect(
-            report.problems.contains { $0.hasPrefix("session_names:") && $0.contains("have no entry") }, "\(report)")
-        // Put back under another session: listed without reason.
-        var moved = first
-        moved[12] ^= 1
+        #expect(report.problems.contains { $0.contains("is damaged") }, "\(report)")
+        #expect(throws: StoreError.self) { try self.sessions(ofProfile: "p1", store) }
+        // The chunk gone: its sessions and pairs have no entry, and its run's count is wrong.
         try store.env.transaction(write: true) { txn in
-            try moved.withUnsafeBytes { k in
-                try [UInt8](repeating: 0, count: 4).withUnsafeBytes { _ = try txn.put(store.dbs.sessionNames, k, $0) }
-            }
-            try [UInt8](repeating: 1, count: 5).withUnsafeBytes { k in
-                try [UInt8(1)].withUnsafeBytes { _ = try txn.put(store.dbs.sessionNames, k, $0) }
-            }
+            _ = try key.withUnsafeBytes { try txn.delete(store.dbs.sessionNames, $0) }
         }
         report = try store.check()
+        #expect(report.problems.contains { $0.contains("have no entry") }, "\(report)")
+        #expect(report.problems.contains { $0.contains("the directory says") }, "\(report)")
+        // A whole, sealed chunk of a run the directory does not list, naming a session under another's name.
+        var entry = SessionNames.Entry(
+            UnsafeRawBufferPointer(rebasing: value.withUnsafeBytes { $0 }[StoredChecksum.size...]), at: 0)
+        entry.session ^= 1
+        var chunk = [UInt8](repeating: 0, count: StoredChecksum.size + SessionNames.entrySize)
+        var strayKey = [UInt8](repeating: 0, count: SessionNames.chunkKeySize)
+        strayKey.withUnsafeMutableBytes { k in
+            k.baseAddress!.storeBE(UInt64(999), at: 0)
+            entry.store(k.baseAddress! + 8)
+        }
+        chunk.withUnsafeMutableBytes { c in
+            entry.store(c.baseAddress! + StoredChecksum.size)
+            StoredChecksum.seal(c, seed: SessionNames.seed(strayKey))
+        }
+        try put(strayKey, chunk)
+        try put([1, 1, 1, 1, 1], [1])
+        report = try store.check()
         #expect(report.problems.contains { $0.contains("which its events do not say") }, "\(report)")
-        #expect(report.problems.contains { $0.contains("a 5-byte key and a 1-byte value") }, "\(report)")
+        #expect(report.problems.contains { $0.contains("run 999 is not in the directory") }, "\(report)")
+        #expect(report.problems.contains { $0.contains("a key is 5 bytes long") }, "\(report)")
     }
 }

@@ -18,10 +18,8 @@ struct Databases: Sendable {
     let sessionLog: Database
     /// The blocks of the batches since the last fold of the event log (EventLog.swift).
     let eventLog: Database
-    /// Sessions by the hash of their id's or a profile's name (`Store+SessionNames.swift`).
+    /// Sessions by the hash of their id's or a profile's name, in sorted runs (`SessionNames.swift`).
     let sessionNames: Database
-    /// The `session_names` entries of the batches since its last fold (`Store+SessionNames.swift`).
-    let sessionNamesLog: Database
 
     init(_ h: [String: Database]) {
         meta = h[Layout.meta]!
@@ -37,6 +35,5 @@ struct Databases: Sendable {
         sessionLog = h[Layout.sessionLog]!
         eventLog = h[Layout.eventLog]!
         sessionNames = h[Layout.sessionNames]!
-        sessionNamesLog = h[Layout.sessionNamesLog]!
     }
 }

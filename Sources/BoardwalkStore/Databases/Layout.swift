@@ -44,10 +44,9 @@ enum Layout {
     static let sessionLog = "session_log"
     static let eventLog = "event_log"
     static let sessionNames = "session_names"
-    static let sessionNamesLog = "session_names_log"
     static let all = [
         meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints,
-        spanningSessions, sessionLog, eventLog, sessionNames, sessionNamesLog,
+        spanningSessions, sessionLog, eventLog, sessionNames,
     ]
 
     /// `events` key: onboarding id (4) ‖ screen index (2) ‖ time of the block's first event (8) ‖ its seq (8);

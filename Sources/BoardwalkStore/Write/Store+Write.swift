@@ -3,8 +3,8 @@ import BoardwalkModel
 
 extension Store {
     /// Folds the logs of the batches appended since the last fold into the ordered databases now, in one durable
-    /// write transaction: the event log's blocks into `events` (growing each group's newest block), the session
-    /// log into `sessions` and the session-name log into `session_names` (docs/storage.md, "How an append writes").
+    /// write transaction: the event log's blocks into `events` (growing each group's newest block) and the session
+    /// log into `sessions` (docs/storage.md, "How an append writes").
     ///
     /// Appends fold the logs by themselves every few batches (``EventLogLimits``, ``SessionLogLimits``); until then
     /// reads merge them in, which costs a seek per logged batch (at most 16) where a read of `events` costs one.

@@ -44,8 +44,8 @@ public struct StoreWriter {
         try writer.putCheckpoint(checkpoint, txn: txn)
     }
 
-    /// Folds the event, session and session-name logs into `events`, `sessions` and `session_names` in this
-    /// transaction, as ``Store/foldLogs()`` does.
+    /// Folds the event log and the session log into `events` and `sessions` in this transaction, as
+    /// ``Store/foldLogs()`` does.
     /// - Throws: as ``Store/foldLogs()``.
     public func foldLogs() throws {
         try writer.foldLogs(txn)

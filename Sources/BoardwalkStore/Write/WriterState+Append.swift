@@ -293,7 +293,7 @@ extension WriterState {
         maxTime: Int64
     ) throws -> AppendResult {
         let newSessions = try writeOnboardingSessions(txn, newPairs)
-        try writeSessionNames(txn, names, firstSeq: firstSeq)
+        try writeSessionNames(txn, names)
         try writeEvents(txn, firstSeq: firstSeq)
         try writeSessionIndex(txn, firstSeq: firstSeq)
         try writeBatches(txn, firstSeq: firstSeq)
@@ -314,7 +314,7 @@ extension WriterState {
         return result
     }
 
-    /// ``StoreWriter/foldLogs()``: the event, session and session-name logs folded, whatever their size.
+    /// ``StoreWriter/foldLogs()``: both logs folded, whatever their size.
     func foldLogs(_ txn: Transaction) throws {
         try checkUsable()
         do {
@@ -323,7 +323,6 @@ extension WriterState {
                 batchLog = nil
             }
             try foldEventLog(txn, batches: try EventLog.batches(txn, dbs))
-            try foldSessionNames(txn)
         } catch {
             failedPartWay = error
             throw error
