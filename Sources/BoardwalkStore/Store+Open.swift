@@ -87,9 +87,7 @@ extension Store {
     static func openDatabases(_ env: Environment, path: String) throws -> Databases {
         try env.transaction(write: !env.isReadOnly) { txn in
             if let meta = try txn.open(Layout.meta, create: false) {
-                guard let format = try txn.getUInt32(meta, Layout.metaFormat) else {
-                    throw StoreError(.notAStore, "\(path) has no format version in its meta database")
-                }
+                let format = try Layout.storedFormat(txn, meta, path: path)
                 guard format <= Layout.formatVersion else {
                     throw StoreError(
                         .newerFormat(found: format, supported: Layout.formatVersion),

@@ -176,8 +176,9 @@ import Testing
         defer { removeDirectory(dir) }
         do {
             let store = try Store.open(at: dir)
-            try store.env.transaction(write: true) { txn in try txn.putUInt32(store.dbs.meta, Layout.metaFormat, format)
-            }
+            // As a store of an older format holds it: the 4 bytes bare, without the seal format 12 added.
+            let bare = Database(dbi: store.dbs.meta.dbi, name: store.dbs.meta.name)
+            try store.env.transaction(write: true) { txn in try txn.putUInt32(bare, Layout.metaFormat, format) }
             store.close()
         }
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }

@@ -5,6 +5,8 @@ extension Snapshot {
     func check() throws -> CheckReport {
         var report = CheckReport()
         checkFormat(&report)
+        // Every later step reads these values and would stop at the first damaged one: they are listed first, all.
+        if try !checkSeals(&report) { return report }
         try checkStrings(&report)
 
         // Seqs are dense in 0..<next_seq (duplicates take none), so per-seq facts fit arrays indexed by seq:
@@ -206,6 +208,34 @@ extension Snapshot {
             h ^= h >> 31
         }
         return h | 1  // never 0, which marks "no event"
+    }
+
+    /// Checks the seal of every value of the sealed databases (SealedValues.swift), reporting each damaged one (up
+    /// to 10 per database); `false` when one is.
+    private func checkSeals(_ report: inout CheckReport) throws -> Bool {
+        var whole = true
+        let sealed = [
+            dbs.meta, dbs.sessions, dbs.onboardingSessions, dbs.batches, dbs.inferred, dbs.onboardings, dbs.checkpoints,
+            dbs.spanningSessions, dbs.sessionLog,
+        ]
+        for db in sealed where db.sealed {
+            var damaged = 0
+            try txn.withCursor(Database(dbi: db.dbi, name: db.name)) { c in
+                var found = try c.first()
+                while found {
+                    do {
+                        _ = try SealedValue.open(c.value, key: c.key, db)
+                    } catch let error as StoreError {
+                        damaged += 1
+                        if damaged <= 10 { report.add("\(db.name): \(error.message)") }
+                    }
+                    found = try c.next()
+                }
+            }
+            if damaged > 10 { report.add("\(db.name): \(damaged) damaged entries in all") }
+            whole = whole && damaged == 0
+        }
+        return whole
     }
 
     private func checkFormat(_ report: inout CheckReport) {

@@ -26,7 +26,7 @@ enum Layout {
         case 8: "blocks without a log, grown in place by every batch"
         case 9: "event blocks without checksums"
         case 10: "string chunks without checksums"
-        default: "no session_names index (sessions by their id's or a profile's name)"
+        default: "no session_names index, and no checksums on the values of the session index, batches and meta"
         }
     }
 
@@ -44,6 +44,11 @@ enum Layout {
     static let sessionLog = "session_log"
     static let eventLog = "event_log"
     static let sessionNames = "session_names"
+    /// The databases whose values the store seals (SealedValues.swift): all but those whose values carry a checksum
+    /// in their own format (event blocks, string chunks, `session_names` chunks).
+    static let sealed: Set<String> = [
+        meta, sessions, onboardingSessions, batches, inferred, onboardings, checkpoints, spanningSessions, sessionLog,
+    ]
     static let all = [
         meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints,
         spanningSessions, sessionLog, eventLog, sessionNames,

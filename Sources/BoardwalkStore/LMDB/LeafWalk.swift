@@ -28,6 +28,8 @@ struct LeafWalk {
     }
 
     private let name: String
+    /// The database walked, for its values' seal (SealedValues.swift).
+    private let db: Database
     private let file: MappedFile
     private let windows: MapWindows
     private let pageSize: Int
@@ -63,6 +65,7 @@ struct LeafWalk {
         let root = record.loadUnaligned(fromByteOffset: 40, as: UInt64.self)
         guard flags == 0 else { return nil }
         name = db.name
+        self.db = db
         file = txn.file
         self.windows = windows
         pageSize = txn.pageSize
@@ -239,6 +242,7 @@ struct LeafWalk {
                     "page \(view.number), node \(i) has flags 0x\(flags) (a sub-database or "
                         + "duplicates)"))
         }
+        if db.sealed { value = try SealedValue.open(value, key: key, db) }
     }
 
     /// Byte-wise comparison, then length (LMDB's default key order).

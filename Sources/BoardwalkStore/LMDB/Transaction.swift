@@ -10,6 +10,8 @@ internal import CLMDB
 struct Database: Sendable {
     let dbi: UInt32
     let name: String
+    /// Whether its values are stored sealed (SealedValues.swift): reads check and remove the checksum, puts add it.
+    var sealed: Bool = false
 }
 
 /// A running LMDB transaction (`MDB_txn`), valid only inside the closure that received it.
@@ -29,7 +31,7 @@ struct Transaction {
         let rc = mdb_dbi_open(handle, name, create && isWrite ? UInt32(MDB_CREATE) : 0, &dbi)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_dbi_open(\(name))")
-        return Database(dbi: dbi, name: name)
+        return Database(dbi: dbi, name: name, sealed: Database.seals(name))
     }
 
     /// The value stored under `key`, or `nil`. Wraps `mdb_get`.
@@ -41,7 +43,8 @@ struct Transaction {
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_get(\(db.name))")
         try file.check(v, db)
-        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        let value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        return db.sealed ? try SealedValue.open(value, key: key, db) : value
     }
 
     /// Stores `value` under `key`. Wraps `mdb_put`.
@@ -51,6 +54,11 @@ struct Transaction {
     func put(_ db: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws
         -> Bool
     {
+        if db.sealed {
+            return try SealedValue.withSealed(value, key: key) { sealed in
+                try put(Database(dbi: db.dbi, name: db.name), key, sealed, flags: flags)
+            }
+        }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_put(handle, db.dbi, &k, &v, flags)
@@ -124,6 +132,7 @@ struct Cursor {
         try file.check(v, db)
         key = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
         value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        if db.sealed { value = try SealedValue.open(value, key: key, db) }
         return true
     }
 
@@ -153,6 +162,12 @@ struct Cursor {
     /// Stores a pair through the cursor (`mdb_cursor_put`); `false` on `MDB_KEYEXIST`.
     @inline(__always) @discardableResult
     func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+        if db.sealed {
+            return try SealedValue.withSealed(value, key: key) { sealed in
+                try Cursor(handle: handle, db: Database(dbi: db.dbi, name: db.name), file: file).put(
+                    key, sealed, flags: flags)
+            }
+        }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let rc = mdb_cursor_put(handle, &k, &v, flags)
