@@ -1,4 +1,5 @@
 import BoardwalkModel
+import BoardwalkStore
 
 #if canImport(Glibc)
     import Glibc
@@ -98,11 +99,20 @@ public struct Query: Sendable {
         public var now: Timestamp
         /// Checked every few thousand events; when set, the run throws a `.cancelled` error.
         public var cancellation: CancellationFlag?
+        /// Read around damaged event blocks of a store instead of stopping at the first: the answer leaves out their
+        /// events, and ``RunStatistics/notes`` says how many blocks and events were skipped and where (onboarding,
+        /// screen, time range). Damage that is not a block's (LMDB's pages, the string dictionary) still stops the
+        /// run. Sources other than ``StoreEventSource`` ignore it.
+        public var ignoreDamaged: Bool
 
-        /// Options for a run: the time `now()` means, and a flag that cancels it.
-        public init(now: Timestamp = Query.wallClock(), cancellation: CancellationFlag? = nil) {
+        /// Options for a run: the time `now()` means, a flag that cancels it, and whether damaged blocks are read
+        /// around.
+        public init(
+            now: Timestamp = Query.wallClock(), cancellation: CancellationFlag? = nil, ignoreDamaged: Bool = false
+        ) {
             self.now = now
             self.cancellation = cancellation
+            self.ignoreDamaged = ignoreDamaged
         }
     }
 
@@ -116,6 +126,25 @@ public struct Query: Sendable {
 
     /// Runs the query and reports what it read.
     public func execute(on source: some EventSource, options: RunOptions = RunOptions()) throws(QueryError)
+        -> (table: ResultTable, statistics: RunStatistics)
+    {
+        guard options.ignoreDamaged, source is StoreEventSource else { return try executeReading(on: source, options) }
+        let damaged = DamagedBlocks()
+        var result: Result<(table: ResultTable, statistics: RunStatistics), QueryError>!
+        StoreEventSource.$damagedBlocks.withValue(damaged) {
+            do throws(QueryError) {
+                result = .success(try executeReading(on: source, options))
+            } catch {
+                result = .failure(error)
+            }
+        }
+        var (table, statistics) = try result.get()
+        statistics.notes += DamageNotes.notes(damaged.blocks)
+        return (table, statistics)
+    }
+
+    /// ``execute(on:options:)`` once the reads are set up.
+    private func executeReading(on source: some EventSource, _ options: RunOptions) throws(QueryError)
         -> (table: ResultTable, statistics: RunStatistics)
     {
         var executor = Executor(query: checked, now: options.now, cancellation: options.cancellation)

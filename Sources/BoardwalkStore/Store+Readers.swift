@@ -10,11 +10,16 @@ public struct ReaderTable: Sendable, Equatable {
 }
 
 extension Store {
+    /// How many read transactions the store's reader table holds at once, in all processes together
+    /// (`mdb_env_get_maxreaders`): 1 024, or 126 while a process of an older Boardwalk that made the lock file with
+    /// liblmdb's default has the store open. Past it, a new read and a write throw `.lmdb` naming the limit.
+    public var maxReaders: Int { env.ifOpen { _ in env.maxReaders } ?? 0 }
+
     /// The read transactions open on the store now, in every process, and how far behind the oldest one is.
     ///
     /// Wraps `mdb_reader_list` and `mdb_env_info`. A long reader (an export, a slow query) pins the snapshot it began
     /// from, so the file grows while writers commit (docs/storage.md, "Concurrency").
-    /// - Complexity: O(reader slots), at most 126.
+    /// - Complexity: O(reader slots), at most 1 024.
     public var readers: ReaderTable {
         env.ifOpen { handle in
             var info = MDB_envinfo()

@@ -189,7 +189,7 @@ enum GuideQueryBlock {
         // doc block 1
         let query = try Query.parse(text)                 // throws(QueryError): syntax and type errors, before any read
         let source = StoreEventSource(store)              // or InMemoryEventSource(events)
-        let table = try query.run(on: source)             // RunOptions(now:cancellation:) optional
+        let table = try query.run(on: source)             // RunOptions(now:cancellation:ignoreDamaged:) optional
         print(table.render(.table))                       // .table, .json, .csv
         print(query.explain(on: source))                  // the plan and the key ranges it reads
         // end doc block

@@ -5,7 +5,7 @@ enum QueryCommand: Command {
     static let name = "query"
     static let summary = "Run one query (or each query read from stdin with '-')"
     static let usage =
-        "boardwalk query [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv] [--tz ZONE] [--timing] [--sql clickhouse [--table NAME]] 'QUERY' | -"
+        "boardwalk query [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv] [--tz ZONE] [--timing] [--ignore-damaged] [--sql clickhouse [--table NAME]] 'QUERY' | -"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
@@ -13,6 +13,10 @@ enum QueryCommand: Command {
         OptionSpec(
             "timing", short: "t",
             help: "Print the query's own time (ms) and rows read after each query, and the store's open time, on stderr"
+        ),
+        OptionSpec(
+            "ignore-damaged",
+            help: "Read around damaged blocks of the store instead of stopping; a note on stderr says what was skipped"
         ),
         OptionSpec("sql", value: "DIALECT", help: "Print the query as SQL instead of running it; DIALECT: clickhouse"),
         OptionSpec("table", value: "NAME", help: "With --sql: the table the SQL reads (default: boardwalk_events)"),
@@ -31,6 +35,11 @@ enum QueryCommand: Command {
         Notes go to stderr too, before the result, and change neither the result nor the exit status: an event
         name close to a known one, and an onboarding id that has no events in the store (with the closest id
         that has, when one is close).
+
+        A query stops at a damaged block of the store (a checksum that fails) with a message naming it. With
+        --ignore-damaged it reads around damaged blocks instead, and a note on stderr says how many blocks and
+        events it skipped and where (onboarding, screen, time range); damage to the store's B-tree pages or its
+        strings still stops it.
 
         With --sql clickhouse, nothing is read: the query is printed as one ClickHouse SELECT over the table
         that 'boardwalk export --format clickhouse' fills (docs/clickhouse.md), giving the same results.
@@ -88,6 +97,7 @@ enum QueryCommand: Command {
         let console = QueryConsole(source: opened.source, invocation: invocation, cancellation: interruptFlag)
         console.format = format
         console.timing = arguments.flag("timing")
+        console.ignoreDamaged = arguments.flag("ignore-damaged")
         console.timeZone = timeZone
         console.openedIn = openedIn
         if text == "-" {

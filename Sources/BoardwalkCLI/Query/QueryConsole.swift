@@ -15,6 +15,9 @@ final class QueryConsole {
     var pager: Pager? = nil
     /// Print how long each query took and how much it read (to stderr).
     var timing = false
+    /// Read around damaged blocks of the store, with a note of what was skipped (`--ignore-damaged`,
+    /// `.ignore-damaged`).
+    var ignoreDamaged = false
     /// The zone of `day(t)`, `hour(t)`, … where a query names none (`--tz`, `.tz`).
     var timeZone = "UTC"
     /// How long opening the source took, in microseconds, printed with the first query's timing
@@ -125,7 +128,8 @@ final class QueryConsole {
 
     /// Runs a parsed query (opening the existential source).
     func execute(_ query: Query) throws(QueryError) -> (table: ResultTable, statistics: RunStatistics) {
-        try query.execute(on: source, options: Query.RunOptions(cancellation: cancellation))
+        try query.execute(
+            on: source, options: Query.RunOptions(cancellation: cancellation, ignoreDamaged: ignoreDamaged))
     }
 
     /// The plan of `text`, or its diagnostic.

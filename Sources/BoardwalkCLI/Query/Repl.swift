@@ -60,7 +60,8 @@ final class Repl {
     }
 
     static let dotCommands = [
-        ".help", ".fields", ".onboardings", ".stats", ".format", ".mode", ".timing", ".timer", ".tz", ".explain",
+        ".help", ".fields", ".onboardings", ".stats", ".format", ".mode", ".timing", ".timer", ".ignore-damaged", ".tz",
+        ".explain",
         ".output", ".read", ".quit",
     ]
 
@@ -84,6 +85,8 @@ final class Repl {
           .mode [table|line|json|csv]  the same, and line: each row as lines of column = value (now: %MODE%)
           .timing [on|off]          print time and rows read after each query (now: %TIMING%); alone, prints it
           .timer [on|off]           the same as .timing
+          .ignore-damaged [on|off]  read around damaged blocks of the store, with a note of what was skipped
+                                    (now: %DAMAGED%); alone, prints it
           .tz [ZONE]                the zone of day(t), hour(t), … (now: %ZONE%): UTC, +03:00, Europe/Berlin
           .explain QUERY            how QUERY would read the store
           .output [FILE]            send results to FILE (emptied first); alone, back to the screen
@@ -309,6 +312,7 @@ final class Repl {
                 Repl.help.replacing("%FORMAT%", with: console.format.rawValue)
                     .replacing("%MODE%", with: console.vertical ? "line" : console.format.rawValue)
                     .replacing("%TIMING%", with: console.timing ? "on" : "off")
+                    .replacing("%DAMAGED%", with: console.ignoreDamaged ? "on" : "off")
                     .replacing("%ZONE%", with: console.timeZone))
         case ".fields":
             invocation.out("events:   " + EventField.allCases.map(\.rawValue).joined(separator: ", ") + "\n")
@@ -352,6 +356,14 @@ final class Repl {
             case "": invocation.out("timing: \(console.timing ? "on" : "off")\n")
             case "on": console.timing = true
             case "off": console.timing = false
+            default:
+                return fail("\(command) takes on or off")
+            }
+        case ".ignore-damaged":
+            switch argument {
+            case "": invocation.out("ignore-damaged: \(console.ignoreDamaged ? "on" : "off")\n")
+            case "on": console.ignoreDamaged = true
+            case "off": console.ignoreDamaged = false
             default:
                 return fail("\(command) takes on or off")
             }

@@ -34,7 +34,8 @@ public struct StoreEventSource: EventSource, Sendable {
     /// Runs `body`, turning store errors into ``QueryError``s of kind `.source`.
     func reading(_ body: (Snapshot) throws -> Void) throws(QueryError) {
         do {
-            try store.read(body)
+            guard let damaged = StoreEventSource.damagedBlocks else { return try store.read(body) }
+            try store.read(aroundDamage: damaged, body)
         } catch let error as QueryError {
             throw error
         } catch {
@@ -104,6 +105,11 @@ public struct StoreEventSource: EventSource, Sendable {
         try reading { snapshot in count = try snapshot.stats().sessions }
         return count
     }
+
+    /// Where the reads of a run with ``Query/RunOptions/ignoreDamaged`` record the damaged blocks they step over;
+    /// `nil` (the default): a damaged block stops the run. Task-local, as ``onboardingScanRatio``: the option is
+    /// the run's, not the source's, and a run reads on the thread that runs it.
+    @TaskLocal static var damagedBlocks: DamagedBlocks? = nil
 
     /// How many seqs of the pass over late arrivals a session read through the index is taken to cost, when a
     /// scan from a time on moves the sessions met by the lowest seqs to the index (see `FirstMet`); tests bind 0

@@ -158,6 +158,13 @@ extension Snapshot {
                         &events, onboarding: ref.onboarding, screen: ref.screen, time: ref.time, seq: ref.seq)
                 }
                 guard let (blockKey, block) = found else {
+                    // Reading around damage: an event of a damaged block stepped over is skipped.
+                    if let damaged,
+                        damaged.skipReference(
+                            onboarding: ref.onboarding, screen: ref.screen, time: ref.time, seq: ref.seq)
+                    {
+                        continue
+                    }
                     throw StoreError(
                         .corrupt, "the session index lists seq \(ref.seq), which is not in events or event_log")
                 }

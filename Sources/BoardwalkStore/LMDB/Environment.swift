@@ -95,6 +95,19 @@ final class Environment: @unchecked Sendable {
         windows = mapBase == 0 ? nil : MapWindows(mapSize: self.mapSize)
     }
 
+    /// The reader slots asked of liblmdb for a lock file this process creates or opens alone: what a server with
+    /// many clients needs (each open `read { }` or running query holds one), at 64 bytes a slot (a 64 KiB lock
+    /// file). liblmdb's default, 126, let a busy server lock out its own writer (`MDB_READERS_FULL` on ingest).
+    static let maxReaders: UInt32 = 1024
+
+    /// The slots of the reader table as liblmdb uses it (`mdb_env_get_maxreaders`): ``maxReaders``, or what the lock
+    /// file held when another process had it open (126 for one an older Boardwalk made).
+    var maxReaders: Int {
+        var n: UInt32 = 0
+        mdb_env_get_maxreaders(handle, &n)
+        return Int(n)
+    }
+
     /// The process that has the environment in `path` open, if any: every process with it open holds a shared
     /// `fcntl` lock on byte 0 of `lock.mdb` (liblmdb's `mdb_env_setup_locks`), which `F_GETLK` reports even through
     /// a descriptor opened read-only. Nil when there is no lock file or nobody holds the lock.
@@ -121,12 +134,19 @@ final class Environment: @unchecked Sendable {
         do {
             try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
             try check(mdb_env_set_maxdbs(env, maxDatabases), "mdb_env_set_maxdbs")
+            // lmdb.h: "This defines the number of slots in the lock table", "only ... before mdb_env_open()". liblmdb
+            // sizes a lock file to it only when it opens the file alone (holding its exclusive lock); an opener of a
+            // file another process has open adopts that file's size, so all processes agree on the table.
+            try check(mdb_env_set_maxreaders(env, Environment.maxReaders), "mdb_env_set_maxreaders")
             // MDB_NOTLS: without it a second read transaction on one thread fails with MDB_BAD_RSLOT,
             // and a read transaction could not be ended on another thread than the one that began it.
             var openFlags = flags | UInt32(MDB_NOTLS)
             if readOnly { openFlags |= UInt32(MDB_RDONLY) }
             if openFlags & UInt32(MDB_NOLOCK) == 0 { try reserveLockFile(path) }
             try check(mdb_env_open(env, path, openFlags, 0o644), "mdb_env_open(\(path))")
+            // liblmdb grew a lock file it opened alone to the table asked for with `ftruncate`, leaving holes:
+            // their blocks are reserved now (the size is liblmdb's, so nothing any process maps changes).
+            if openFlags & UInt32(MDB_NOLOCK) == 0 { try reserveOpenLockFile(path) }
             // Clear reader slots left by processes that died inside a read transaction; they would
             // otherwise pin old pages forever and make the file grow. (Nothing to clear without a lock file.)
             var dead: Int32 = 0
@@ -141,10 +161,10 @@ final class Environment: @unchecked Sendable {
     /// Gives `lock.mdb` its disk blocks before liblmdb opens it. liblmdb sizes a new (or short) lock file with
     /// `ftruncate`, which allocates nothing, and then writes it through a memory map: on a full disk that first
     /// write is a SIGBUS (`stats` on a store copied without its lock file to a full file system died so).
-    /// `posix_fallocate` of the file's own length, or of the 8 KiB liblmdb gives a new one (`sizeof(MDB_txninfo)`
-    /// 192 + 125 reader slots of 64), turns that into `ENOSPC` here. The length is never changed: liblmdb reads a
-    /// longer file as more reader slots, and a process that mapped the shorter one would then write its slot past
-    /// its map. Filling the holes of a file in use changes none of its
+    /// `posix_fallocate` of the file's own length, or of 8 KiB for a new one (`sizeof(MDB_txninfo)` 192 + 125 reader
+    /// slots of 64), turns that into `ENOSPC` here. The length is never extended past that: a process that has the
+    /// file open reads its length as its reader table, and one that mapped the shorter file would then write its
+    /// slot past its map (liblmdb itself grows the file only when it opens it alone). Filling the holes of a file in use changes none of its
     /// bytes, and a lock file whose blocks are all there needs no space at all. Nothing is done when the file cannot
     /// be opened for writing (a read-only store: liblmdb then reads without a lock file, or fails by itself).
     ///
@@ -160,6 +180,36 @@ final class Environment: @unchecked Sendable {
         // EOPNOTSUPP/EINVAL: a file system without fallocate; liblmdb's own sizing then applies.
         guard rc == 0 || rc == EOPNOTSUPP || rc == EINVAL else {
             throw StoreError(lmdbCode: rc, context: "posix_fallocate(\(path)/lock.mdb): reserving the lock file")
+        }
+    }
+
+    /// Reserves the blocks of `lock.mdb` as liblmdb sized it in `mdb_env_open`, through liblmdb's own descriptor of
+    /// it (found in `/proc/self/fd`): opening and closing another descriptor of the file would drop the `fcntl`
+    /// locks liblmdb holds on it, and another process could then take the file as its own and reset the reader
+    /// table under this one's readers. Nothing is done when the descriptor is not found.
+    private static func reserveOpenLockFile(_ path: String) throws {
+        guard let target = realpath(path + "/lock.mdb", nil) else { return }
+        defer { free(target) }
+        let wanted = String(cString: target)
+        guard let dir = opendir("/proc/self/fd") else { return }
+        defer { closedir(dir) }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let fd = Int32(name) else { continue }
+            let n = readlink("/proc/self/fd/" + name, &buffer, buffer.count - 1)
+            guard n > 0 else { continue }
+            buffer[n] = 0
+            guard String(cString: buffer) == wanted else { continue }
+            var st = stat()
+            guard fstat(fd, &st) == 0, st.st_size > 0 else { return }
+            let rc = posix_fallocate(fd, 0, st.st_size)
+            guard rc == 0 || rc == EOPNOTSUPP || rc == EINVAL || rc == EBADF else {
+                throw StoreError(lmdbCode: rc, context: "posix_fallocate(\(path)/lock.mdb): reserving the lock file")
+            }
+            return
         }
     }
 
@@ -283,6 +333,14 @@ final class Environment: @unchecked Sendable {
                 continue
             }
             defer { pthread_rwlock_unlock(gate) }
+            if rc == MDB_READERS_FULL {
+                var error = StoreError(
+                    lmdbCode: rc, context: write ? "mdb_txn_begin(write)" : "mdb_txn_begin(read)")
+                error.message +=
+                    ": all \(maxReaders) slots of the reader table (lock.mdb) are held by open read transactions "
+                    + "of this and other processes; one must end first"
+                throw error
+            }
             try check(rc, write ? "mdb_txn_begin(write)" : "mdb_txn_begin(read)")
             let t = Transaction(handle: txn!, isWrite: write, file: try mappedFile())
             let result: R

@@ -27,13 +27,13 @@ struct BlockWalk {
         if reader != nil, key.onboarding == onboarding, key.screen == screen, key <= target {
             var steps = 0
             while let next = ahead, next <= target, steps < BlockWalk.maxSteps {
-                try enter(next, c.value)
+                try enter(next, c.value, snapshot)
                 ahead = try c.next() ? try decodeBlockKey(c.key) : nil
                 steps += 1
             }
             placed = !(ahead.map { $0 <= target } ?? false)
         }
-        if !placed { try seek(target, &c) }
+        if !placed { try seek(target, &c, snapshot) }
         if reader != nil, key.onboarding == onboarding, key.screen == screen, let body = try walk(to: ref) {
             return body
         }
@@ -44,6 +44,12 @@ struct BlockWalk {
                 &c, onboarding: onboarding, screen: screen, time: ref.time, seq: ref.seq)
         else {
             reader = nil
+            // Reading around damage: an event of a damaged block stepped over is skipped (an empty body).
+            if let damaged = snapshot.damaged,
+                damaged.skipReference(onboarding: onboarding, screen: screen, time: ref.time, seq: ref.seq)
+            {
+                return UnsafeRawBufferPointer(start: nil, count: 0)
+            }
             throw StoreError(.corrupt, "the session index lists seq \(ref.seq), which is not in events or event_log")
         }
         key = found
@@ -54,24 +60,25 @@ struct BlockWalk {
         return block.body
     }
 
-    /// Makes the block under `key` with bytes `value` the walk's block, before its first event.
+    /// Makes the block under `key` with bytes `value` the walk's block, before its first event (no block when it is
+    /// damaged and `snapshot` reads around damage).
     @inline(__always)
-    private mutating func enter(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws {
+    private mutating func enter(_ key: EventKey, _ value: UnsafeRawBufferPointer, _ snapshot: Snapshot) throws {
         self.key = key
-        reader = try blockReader(key, value)
+        reader = try snapshot.openBlock(key, value)
         onEvent = false
         exhausted = false
     }
 
     /// Positions the walk on the last block whose key is at or before `target` (if any), the cursor on the one
     /// after it.
-    private mutating func seek(_ target: EventKey, _ c: inout BlockCursor) throws {
+    private mutating func seek(_ target: EventKey, _ c: inout BlockCursor, _ snapshot: Snapshot) throws {
         reader = nil
         var found = try c.seek(target)
         if found {
             let key = try decodeBlockKey(c.key)
             if key == target {
-                try enter(key, c.value)
+                try enter(key, c.value, snapshot)
                 ahead = try c.next() ? try decodeBlockKey(c.key) : nil
                 return
             }
@@ -82,7 +89,7 @@ struct BlockWalk {
         guard found else { return }
         let key = try decodeBlockKey(c.key)
         guard key.onboarding == target.onboarding, key.screen == target.screen else { return }
-        try enter(key, c.value)
+        try enter(key, c.value, snapshot)
         ahead = try c.next() ? try decodeBlockKey(c.key) : nil
     }
 

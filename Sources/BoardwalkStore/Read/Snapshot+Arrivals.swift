@@ -169,7 +169,7 @@ extension Snapshot {
                             "the batches database lists the block at seq \(key.seq), which is not in "
                                 + EventLog.database(ofBatch: first, logBatches: logBatches))
                     }
-                    var block = try blockReader(key, value)
+                    guard var block = try openBlock(key, value) else { continue }
                     while try advance(&block, key) {
                         // A grown block also holds events of other batches: each batch hands out its own.
                         guard block.seq >= first, block.seq - first < count, block.seq >= since,

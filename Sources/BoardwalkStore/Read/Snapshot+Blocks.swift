@@ -85,7 +85,10 @@ extension Snapshot {
                             timeBits: range.seekBits, seq: 0))
                     continue
                 }
-                let reader = try blockReader(key, c.value)
+                guard let reader = try openBlock(key, c.value) else {
+                    found = try c.next()
+                    continue
+                }
                 if reader.lastTime >= range.lo {
                     var block = StoredBlock(key: key, reader: reader, lo: range.lo, hi: range.hi)
                     guard try body(&block) else { return }
@@ -151,7 +154,10 @@ extension Snapshot {
                         EventKey(onboarding: onboarding, screen: key.screen + 1, timeBits: range.seekBits, seq: 0))
                     continue
                 }
-                var reader = try blockReader(key, try fetcher.bytes(c.value))
+                guard var reader = try openBlock(key, try fetcher.bytes(c.value)) else {
+                    found = try c.next()
+                    continue
+                }
                 if reader.lastTime >= range.lo, try advance(&reader, key) {
                     var run = EventRun(
                         reader: reader, blockSeq: key.seq, onboarding: onboarding, screen: key.screen,

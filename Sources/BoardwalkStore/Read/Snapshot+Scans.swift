@@ -158,7 +158,11 @@ extension Snapshot {
             if let key = next,
                 m < 0 || precedes(Layout.time(fromBits: key.timeBits), key.seq, open[m].reader.time, open[m].reader.seq)
             {
-                var reader = try blockReader(key, c.value)
+                guard var reader = try openBlock(key, c.value) else {
+                    found = try c.next()
+                    next = try pending()
+                    continue
+                }
                 _ = try advance(&reader, key)
                 open.append(OpenBlock(key: key, reader: reader))
                 found = try c.next()

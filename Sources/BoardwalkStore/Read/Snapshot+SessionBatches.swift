@@ -86,11 +86,15 @@ extension Snapshot {
             batch.records.removeAll(keepingCapacity: true)
             for p in batch.starts[from]..<batch.starts[from + 1] {
                 let ref = batch.ordered[p]
+                // An event of a damaged block that the read stepped over (``readingAroundDamage(_:)``).
+                if batch.bodies[p].baseAddress == nil { continue }
                 batch.records.append(
                     EventRecord(
                         seq: ref.seq, time: ref.time, onboarding: ref.onboarding, screen: ref.screen,
                         body: batch.bodies[p], stringLimit: stringCount))
             }
+            // A session whose every event lay in damaged blocks is not handed out.
+            if batch.records.isEmpty && batch.starts[from] < batch.starts[from + 1] { continue }
             guard try body(batch.sessions[slot], batch.records) else { return false }
         }
         return true

@@ -37,7 +37,10 @@ extension Snapshot {
         while found {
             let key = try decodeBlockKey(c.key)
             guard key.onboarding == onboarding, key.screen == screen, key.timeBits >= floor else { return nil }
-            var block = try blockReader(key, c.value)
+            guard var block = try openBlock(key, c.value) else {
+                found = try c.previous()
+                continue
+            }
             if block.lastTime >= time && block.minSeq <= seq && seq <= block.maxSeq {
                 while try advance(&block, key) {
                     if block.seq == seq && block.time == time { return (key, block) }

@@ -20,6 +20,9 @@ public struct Snapshot: StringResolver {
     let stringsDamage: StoreError?
     /// The session log's keys, read on the first session read of a read-only snapshot (``sessionLog()``).
     private let logCache = SessionLogCache()
+    /// Where damaged event blocks are recorded and stepped over, when this snapshot reads around damage
+    /// (``readingAroundDamage(_:)``); `nil`: a damaged block throws.
+    var damaged: DamagedBlocks? = nil
 
     init(txn: Transaction, dbs: Databases, cache: SharedStringTable) throws {
         // A damaged last chunk leaves the count at its first id: `check()` reports the damage, and references

@@ -3,17 +3,21 @@ import BoardwalkModel
 
 extension Store {
     /// Folds the logs of the batches appended since the last fold into the ordered databases now, in one durable
-    /// write transaction: the event log's blocks into `events` (growing each group's newest block) and the session
+    /// write transaction (several, each folding the event log's oldest batches, when the process's address-space
+    /// limit leaves too little room for one): the event log's blocks into `events` (growing each group's newest block) and the session
     /// log into `sessions` (docs/storage.md, "How an append writes").
     ///
     /// Appends fold the logs by themselves every few batches (``EventLogLimits``, ``SessionLogLimits``); until then
     /// reads merge them in, which costs a seek per logged batch (at most 16) where a read of `events` costs one.
     /// Call it at the end of an import that will be queried a lot; nothing changes in what reads return.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a log entry does not decode (nothing is
-    ///   folded), ``StoreError/Kind/readOnly``, ``StoreError/Kind/closed``, ``StoreError/Kind/system`` (the disk).
+    ///   folded), ``StoreError/Kind/readOnly``, ``StoreError/Kind/closed``, ``StoreError/Kind/system`` (the disk;
+    ///   `ENOMEM` when the address-space limit leaves no room to fold even one batch).
     /// - Complexity: O(n) for the n logged events and references, plus O(log N) per group and bucket they touch.
     public func foldLogs() throws {
-        try write { w in try w.foldLogs() }
+        // Under an address-space limit (`ulimit -v`) the event log is folded a few batches per transaction: LMDB
+        // keeps every page a transaction writes in memory until it commits.
+        while try !write({ w in try w.foldLogStep() }) {}
     }
 
     /// Appends a batch of events in one write transaction and returns after it commits (durably, with

@@ -51,6 +51,13 @@ public struct StoreWriter {
         try writer.foldLogs(txn)
     }
 
+    /// Folds the session log and as many of the event log's oldest batches as the process's address-space limit
+    /// leaves room for (all of them without a limit); ``Store/foldLogs()`` commits one such step at a time.
+    /// - Returns: whether the event log is empty now.
+    package func foldLogStep() throws -> Bool {
+        try writer.foldLogs(txn, stepped: true)
+    }
+
     /// A snapshot that sees this transaction's own writes, for reads in the middle of a write.
     public var snapshot: Snapshot {
         get throws { try Snapshot(txn: txn, dbs: writer.dbs, cache: writer.cache) }

@@ -307,22 +307,29 @@ extension WriterState {
         if !self.entries.isEmpty {
             logBatches.append(firstSeq)
             if try eventLogIsFull(txn, batches: logBatches.count) {
-                try foldEventLog(txn, batches: logBatches)
-                logBatches.removeAll()
+                let step = try foldStep(txn, batches: logBatches)
+                try foldEventLog(txn, batches: Array(logBatches.prefix(step)))
+                logBatches.removeFirst(step)
             }
         }
         return result
     }
 
-    /// ``StoreWriter/foldLogs()``: both logs folded, whatever their size.
-    func foldLogs(_ txn: Transaction) throws {
+    /// ``StoreWriter/foldLogs()``: both logs folded, whatever their size; with `stepped`, only as many of the event
+    /// log's oldest batches as the address-space limit leaves room for (``foldStep(_:batches:)``).
+    /// - Returns: whether the event log is empty now.
+    @discardableResult
+    func foldLogs(_ txn: Transaction, stepped: Bool = false) throws -> Bool {
         try checkUsable()
         do {
             if try !sessionLog(txn).isEmpty {
                 try foldSessionLog(txn, batch: LogChunks(), firstSeq: nextSeq)
                 batchLog = nil
             }
-            try foldEventLog(txn, batches: try EventLog.batches(txn, dbs))
+            let batches = try EventLog.batches(txn, dbs)
+            let step = stepped ? try foldStep(txn, batches: batches) : batches.count
+            try foldEventLog(txn, batches: Array(batches.prefix(step)))
+            return step == batches.count
         } catch {
             failedPartWay = error
             throw error

@@ -9,7 +9,11 @@ extension WriterState {
         try putBatchEntries(txn, firstSeq: firstSeq, count: UInt32(entries.count), keys: blockKeys)
     }
 
-    func putBatchEntries(_ txn: Transaction, firstSeq: UInt64, count: UInt32, keys blockKeys: [EventKey]) throws {
+    /// Puts the batch's entries; `appending` (the batch's are the last entries) with `MDB_APPEND`, else in place
+    /// (a fold of the log's oldest batches rewrites entries that later batches' follow).
+    func putBatchEntries(
+        _ txn: Transaction, firstSeq: UInt64, count: UInt32, keys blockKeys: [EventKey], appending: Bool = true
+    ) throws {
         let key = scratch
         var start = 0
         var chunkNumber: UInt16 = 0
@@ -25,7 +29,7 @@ extension WriterState {
                 try txn.put(
                     dbs.batches, UnsafeRawBufferPointer(start: key, count: Layout.batchKeySize),
                     UnsafeRawBufferPointer(start: chunk, count: 4 + (end - start) * Layout.eventKeySize),
-                    flags: PutFlags.append)
+                    flags: appending ? PutFlags.append : 0)
             else {
                 throw StoreError(.corrupt, "the batches database already has entries past seq \(firstSeq)")
             }

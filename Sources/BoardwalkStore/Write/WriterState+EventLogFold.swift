@@ -1,6 +1,10 @@
 import BoardwalkCodec
 import BoardwalkModel
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension WriterState {
     /// Whether the event log, with this batch's blocks in it, is due for a fold (``EventLogLimits``).
     func eventLogIsFull(_ txn: Transaction, batches: Int) throws -> Bool {
@@ -15,6 +19,9 @@ extension WriterState {
     /// and grow the group's newest block or start new ones
     /// (``writeBlocks(_:bodies:logBatch:batchOfEntry:)``). Then each logged batch's `batches` entries are written
     /// again to list the `events` blocks that took its events, and the log is emptied. Memory: one group's events.
+    ///
+    /// `batches` may be the log's oldest batches rather than all of them (``foldStep(_:batches:)``): their blocks are
+    /// then deleted from the log one by one and the later batches stay in it.
     /// - Throws: ``StoreError/Kind/corrupt`` when a log block does not decode or holds a seq outside its batch (nothing
     ///   is folded: the append fails, as folding past it would lose events).
     /// - Complexity: O(n log k) for the n logged events of k batches, plus a seek per batch and per group (to its
@@ -108,12 +115,14 @@ extension WriterState {
                 if let next { found = try c.seek(next) }
             }
         }
-        // The logged batches' `batches` entries, written again with the `events` blocks that hold their events
-        // (they are the last entries of `batches`).
+        // The folded batches' `batches` entries, written again with the `events` blocks that hold their events
+        // (they are the last entries of `batches` when the whole log is folded; else later logged batches' follow).
+        let whole = try EventLog.batches(txn, dbs) == batches
         try txn.withCursor(dbs.batches) { c in
             var key = [UInt8](repeating: 0, count: Layout.batchKeySize)
             key.withUnsafeMutableBytes { $0.baseAddress!.storeBE(batches[0], at: 0) }
             while try key.withUnsafeBytes({ try c.seek($0) }) {
+                if !whole, c.key.count == Layout.batchKeySize, c.key.be64(0) > batches[batches.count - 1] { break }
                 // Every entry from the log's first batch on is a logged batch's (a batch without events writes none).
                 guard c.key.count == Layout.batchKeySize, batches.contains(c.key.be64(0)) else {
                     throw StoreError(
@@ -127,8 +136,60 @@ extension WriterState {
         for (index, batch) in batches.enumerated() {
             var own: [EventKey] = []
             for (i, mask) in masks.enumerated() where mask & (1 << UInt64(index)) != 0 { own.append(keys[i]) }
-            try putBatchEntries(txn, firstSeq: batch, count: UInt32(counts[index]), keys: own)
+            try putBatchEntries(txn, firstSeq: batch, count: UInt32(counts[index]), keys: own, appending: whole)
         }
-        try txn.empty(dbs.eventLog)
+        if whole {
+            try txn.empty(dbs.eventLog)
+        } else {
+            // The folded batches' blocks, the first keys of the log (its keys begin with their batch's seq).
+            try txn.withCursor(dbs.eventLog) { c in
+                while try c.first(), c.key.count >= 8, c.key.be64(0) <= batches[batches.count - 1] { try c.delete() }
+            }
+        }
+    }
+
+    /// How many of the log's oldest batches this fold takes: all of them, unless the process's address-space limit
+    /// (`ulimit -v`, `RLIMIT_AS`) leaves less room than folding them would take. A fold copies a group's records out
+    /// and LMDB keeps every page it writes in memory until the commit, so it needs about four times the log's bytes;
+    /// under a tight limit a few batches are folded per append instead (the log then stays near its limit, and each
+    /// append folds a few more).
+    /// - Throws: ``StoreError/Kind/system`` (`ENOMEM`) when there is not room for even one batch: the append is
+    ///   refused whole, before the fold writes anything, with a message that names the limit.
+    func foldStep(_ txn: Transaction, batches: [UInt64]) throws -> Int {
+        guard let room = addressSpaceRoom(), batches.count > 0 else { return batches.count }
+        let logBytes = try txn.pages(dbs.eventLog) * txn.pageSize
+        let perBatch = max(1, 4 * logBytes / batches.count)
+        let step = min(batches.count, room / perBatch)
+        guard step >= 1 else {
+            throw StoreError.system(
+                ENOMEM,
+                context:
+                    "folding the event log needs about \(max(1, perBatch >> 20)) MiB of address space for one batch, "
+                    + "and the limit of this process (ulimit -v) leaves \(room >> 20) MiB beside what the process "
+                    + "holds; raise the limit: nothing of this batch is stored, and what was stored before is intact")
+        }
+        return step
+    }
+
+    /// The bytes of address space left under `RLIMIT_AS`, less a margin for the rest of the process; `nil` when
+    /// there is no limit (or it cannot be read).
+    func addressSpaceRoom() -> Int? {
+        if let override = WriterState.addressSpaceRoomOverride { return override }
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max
+        else { return nil }
+        // /proc/self/statm: the process's size in pages first.
+        let fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var text = [UInt8](repeating: 0, count: 128)
+        let n = text.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0, let pages = Int(String(decoding: text.prefix(n).prefix { $0 != 0x20 }, as: UTF8.self)) else {
+            return nil
+        }
+        let used = pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        // Room for the rest of the batch (its session log, strings and counters): 8 MiB.
+        let margin = 8 << 20
+        return max(0, Int(clamping: limit.rlim_cur) - used - margin)
     }
 }

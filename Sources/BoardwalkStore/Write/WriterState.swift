@@ -65,6 +65,8 @@ final class WriterState: @unchecked Sendable {
     var foldBatchOfEntry: [UInt8] = []
     /// The first seqs of the batches in the event log, read when a batch begins (``EventLog/batches(_:_:)``).
     var logBatches: [UInt64] = []
+    /// Stands in for the address space left under `RLIMIT_AS` (``addressSpaceRoom()``) in tests of the stepped fold.
+    @TaskLocal static var addressSpaceRoomOverride: Int? = nil
     /// Per group (onboarding << 16 | screen): the latest event time stored (time bits), 0 when none.
     /// Committed values, and those of the running transaction. An event later than its group's latest
     /// time cannot be a duplicate, so live ingestion never reads stored blocks to look for duplicates.
