@@ -202,7 +202,7 @@ WINDOW_FUNNELS = [
 
 
 FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any",
-            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby", "ci", "versus", "paths"]
+            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby", "ci", "versus", "paths", "screencid"]
 
 REDUCTION = re.compile(r"\|\s*(count|stats|top|histogram|funnel)\b")
 # Zones whose clocks change inside the generated data (Berlin on 2026-10-25, New York on 2026-11-01), a fixed
@@ -230,6 +230,9 @@ def family_of(q):
         extra.append("funnelby")
     if len(REDUCTION.findall(q)) >= 2:
         extra.append("nested")
+    # A screen funnel's rows carry `screen_cid`, unless a breakdown takes the name.
+    if re.search(r"\| funnel\s*($|\||by\b)", q) and not re.search(r"\bby screen_cid\s*($|\|)", q):
+        extra.append("screencid")
     first = REDUCTION.search(q)
     if first and re.search(r"\|\s*select\b[^|]*[-+*/]", q[first.end():]):
         extra.append("compute")
@@ -379,6 +382,18 @@ def query_generator(rng, onboardings, family):
             else:
                 steps = ", ".join(step() for _ in range(rng.randint(2, 3)))
                 q += f" | funnel {steps} within {rng.choice(['2m', '10m', '1h'])} mode {rng.choice(['ordered', 'strict', 'any'])} by {key}"
+            yield q
+            continue
+        if family == "screencid":
+            q = "sessions"
+            if rng.random() < 0.4:
+                q += " | where " + se_pred()
+            q += " | funnel"
+            if rng.random() < 0.5:
+                q += " by " + rng.choice(["variation", "onboarding", "session.variation", "completed",
+                                          f'answer("{rng.choice(answers)}")', "screen_cid as first_cid"])
+            q += rng.choice(["", " | select step, sessions, screen_cid", " | count by screen_cid",
+                             " | where screen_cid is absent | count", " | where sessions > 0 | top 3 screen_cid"])
             yield q
             continue
         if family == "ci":

@@ -118,7 +118,8 @@ private struct WholeStoreScan {
             ? LeanFolds(
                 capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
                 lasts: needs.lasts,
-                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
+                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events),
+                screenClientIDs: needs.screenClientIDs)
             : nil
         ids.reserveCapacity(capacity)
         ticker = CancellationTicker(cancellation: cancellation, text: text)
