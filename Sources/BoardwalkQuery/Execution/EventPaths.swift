@@ -37,7 +37,7 @@ extension Bound {
         case .session, .column, .answer, .did, .reached, .ofSession: false
         case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
             a.readsOnly(allowed) && b.readsOnly(allowed)
-        case .not(let a), .negate(let a), .bucket(_, let a, _), .present(let a): a.readsOnly(allowed)
+        case .not(let a), .negate(let a), .bucket(_, let a, _), .year(let a, _), .present(let a): a.readsOnly(allowed)
         case .member(let a, let items, _): a.readsOnly(allowed) && items.allSatisfy { $0.readsOnly(allowed) }
         }
     }
@@ -239,7 +239,7 @@ struct CodedCountPlan: Sendable {
             case .compare(_, let x, let y), .and(let x, let y), .or(let x, let y), .arithmetic(_, let x, let y):
                 collect(x)
                 collect(y)
-            case .not(let x), .negate(let x), .bucket(_, let x, _), .present(let x): collect(x)
+            case .not(let x), .negate(let x), .bucket(_, let x, _), .year(let x, _), .present(let x): collect(x)
             case .member(let x, let items, _):
                 collect(x)
                 items.forEach(collect)

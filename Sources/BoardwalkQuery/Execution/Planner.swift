@@ -345,7 +345,7 @@ extension Bound {
         switch self {
         case .literal, .now: true
         case .arithmetic(_, let a, let b): a.isConstant && b.isConstant
-        case .negate(let a), .bucket(_, let a, _), .present(let a): a.isConstant
+        case .negate(let a), .bucket(_, let a, _), .year(let a, _), .present(let a): a.isConstant
         default: false
         }
     }
