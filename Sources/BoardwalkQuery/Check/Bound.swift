@@ -236,6 +236,13 @@ struct CheckedQuery: Hashable, Sendable {
         }
     }
 
+    /// Whether the listed columns or the reduction (not the filters) read a property of the event's session.
+    var readsSessionPropertiesBeyondFilters: Bool {
+        var withoutFilters = self
+        withoutFilters.filters = []
+        return withoutFilters.readsSessionProperties
+    }
+
     /// Whether any part reads `dwell`, so events must be read with their sessions.
     var readsDwell: Bool {
         if filters.contains(where: \.readsDwell) || rowColumns.contains(where: { $0.bound.readsDwell }) { return true }
