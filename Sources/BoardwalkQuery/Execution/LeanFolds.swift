@@ -130,11 +130,7 @@ final class LeanFolds {
     /// The last pair added to ``clientExtras``, so that a run of one session's events there costs no lookup.
     private var lastExtra: (slot: Int, screen: Int32, id: StringID) = (-1, -1, 0)
     /// Client ids resolved so far: a scope has few distinct ones, and each session names several.
-    let clientNames = ScreenClientNames()
-    /// The pair noted last (``noteClientID(slot:screen:_:_:)``).
-    @exclusivity(unchecked) private var lastClient: (slot: Int, screen: Int, id: StringID) = (-1, -1, 0)
-    /// Reused for each summary's ``SessionSummary/screenClientRefs`` (the summary before is dropped by then).
-    private var clientBuffer: [UInt64] = []
+    private var clientNames: [StringID: String] = [:]
 
     /// - Parameters:
     ///   - capacity: the number of sessions expected (the storage grows past it).
@@ -243,11 +239,7 @@ final class LeanFolds {
         try add(
             slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
             onboarding: fields.onboarding, totalScreens: fields.totalScreens, settings)
-        if settings.screenClientIDs, let screen = fields.screenIndex, let id = fields.screenClientID,
-            lastClient.slot != slot || lastClient.screen != screen || lastClient.id != id
-        {
-            // Noting a pair twice changes nothing: a run of one session's events at one screen notes it once.
-            lastClient = (slot, screen, id)
+        if settings.screenClientIDs, let screen = fields.screenIndex, let id = fields.screenClientID {
             noteClientID(slot: slot, screen: screen, id, settings)
         }
     }
@@ -312,19 +304,14 @@ final class LeanFolds {
         addFollowing(
             slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
             totalScreens: fields.totalScreens, settings)
-        if settings.screenClientIDs, let screen = fields.screenIndex, let id = fields.screenClientID,
-            lastClient.slot != slot || lastClient.screen != screen || lastClient.id != id
-        {
-            // Noting a pair twice changes nothing: a run of one session's events at one screen notes it once.
-            lastClient = (slot, screen, id)
+        if settings.screenClientIDs, let screen = fields.screenIndex, let id = fields.screenClientID {
             noteClientID(slot: slot, screen: screen, id, settings)
         }
     }
 
     /// Keeps client id `id` among those of `screen` in the session at `slot`: in its row when the screen has one and
-    /// the row is empty or holds `id`, else among the extras. Not inlined, as ``noteScreen(_:_:_:)`` is not: the scan
-    /// loop stays small enough to have `add` inlined.
-    @inline(never)
+    /// the row is empty or holds `id`, else among the extras.
+    @inline(__always)
     func noteClientID(slot: Int, screen: Int, _ id: StringID, _ settings: Settings) {
         let s = Int32(truncatingIfNeeded: screen)
         if s < settings.rowScreens {
@@ -497,25 +484,11 @@ final class LeanFolds {
             }
         }
         if screenClientIDs, f.pointee.furthest >= 0 {
-            clientBuffer.removeAll(keepingCapacity: true)
-            for screen in 0..<min(rowScreens, Int(f.pointee.furthest) + 1) {
-                let id = clientRows[screen * rowCapacity + slot]
-                if id != RecordFormat.absent { note(Int32(screen), id, strings) }
+            s.screenClientIDs = clientIDs(slot: slot).compactMap { entry in
+                clientName(entry.id, strings).map { ScreenClientID(screen: Int(entry.screen), id: $0) }
             }
-            if let extras = clientExtras[slot] { for entry in extras { note(entry.screen, entry.id, strings) } }
-            s.screenClientRefs = clientBuffer
-            s.screenClientNames = clientNames
         }
         return s
-    }
-
-    /// Appends a pair to ``clientBuffer``, its id named in ``clientNames``.
-    private func note(_ screen: Int32, _ id: StringID, _ strings: SnapshotStrings) {
-        if clientNames.names[id] == nil {
-            guard let name = strings.string(id) else { return }
-            clientNames.names[id] = name
-        }
-        clientBuffer.append(ScreenClientIDs.ref(screen: screen, id: id))
     }
 
     /// The distinct (screen, client id) pairs of the session at `slot` (``screenClientIDs``), rows first.
@@ -526,6 +499,14 @@ final class LeanFolds {
             if id != RecordFormat.absent { ids.append((Int32(screen), id)) }
         }
         return ids + (clientExtras[slot] ?? [])
+    }
+
+    /// The text of client id `id`, resolved once per scope.
+    private func clientName(_ id: StringID, _ strings: SnapshotStrings) -> String? {
+        if let name = clientNames[id] { return name }
+        let name = strings.string(id)
+        if let name { clientNames[id] = name }
+        return name
     }
 
     /// The number of events folded into the session at `slot`.

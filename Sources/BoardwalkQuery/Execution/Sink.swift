@@ -30,9 +30,6 @@ struct Sink {
     /// at the step's screen index (rule 3's `screen_cid`).
     var plainClientIDs: [[String: Int]] = []
     var clientIDs: [[Value]: [[String: Int]]] = [:]
-    /// The same counts of a store's lean fold, by ``ScreenClientIDs/ref(screen:id:)``, named by ``clientNames``.
-    var plainClientRefs: [UInt64: Int] = [:]
-    var clientNames: ScreenClientNames?
     var screenCount = 0
     /// What a group of a screen funnel's sessions say of their onboardings: the fewest and the most screens
     /// (`total_screens`), the first session's onboarding, and whether another onboarding came too. A group of one
@@ -295,21 +292,6 @@ struct Sink {
         if plainScreenFunnel == nil { plainScreenFunnel = ScreenStepTimes(expectedSessions: sessions) }
     }
 
-    /// Counts the client ids of a session of the screen funnel without `by`: by interned id when its fold gave them
-    /// so (one table per run; another's are named at once).
-    private mutating func countClientIDs(_ summary: SessionSummary) {
-        ScreenClientIDs.count(summary.screenClientIDs, into: &plainClientIDs)
-        guard let names = summary.screenClientNames, !summary.screenClientRefs.isEmpty else { return }
-        if clientNames == nil { clientNames = names }
-        if clientNames === names {
-            for ref in summary.screenClientRefs { plainClientRefs[ref, default: 0] += 1 }
-        } else {
-            var refs: [UInt64: Int] = [:]
-            for ref in summary.screenClientRefs { refs[ref, default: 0] += 1 }
-            ScreenClientIDs.count(refs: refs, names: names, into: &plainClientIDs)
-        }
-    }
-
     /// Adds a session to the screen funnel (rule 3); `firstScreenKeys` are the breakdown columns' values on the
     /// session's first event with a screen index (rule 12).
     mutating func addScreenFunnel(_ summary: SessionSummary, firstScreenKeys: [Value]) {
@@ -329,7 +311,7 @@ struct Sink {
             let group = plainScreenFunnel ?? ScreenStepTimes()
             plainScreenFunnel = group
             group.add(started: started, reachTimes: reachTimes, furthest: furthest)
-            if screenClientColumn { countClientIDs(summary) }
+            if screenClientColumn { ScreenClientIDs.count(summary.screenClientIDs, into: &plainClientIDs) }
             return
         }
         let keys = keyCombinations(firstScreenKeys)
@@ -357,20 +339,11 @@ struct Sink {
                 screenFunnel.values[entry].reached[i] += 1
                 screenFunnel.values[entry].times[i].append(elapsed(from: started, to: reachTimes[i]))
             }
-            if screenClientColumn {
-                ScreenClientIDs.count(summary.screenClientIDs, into: &clientIDs[key, default: []])
-                if let names = summary.screenClientNames {
-                    var refs: [UInt64: Int] = [:]
-                    for ref in summary.screenClientRefs { refs[ref, default: 0] += 1 }
-                    ScreenClientIDs.count(refs: refs, names: names, into: &clientIDs[key, default: []])
-                }
-            }
+            if screenClientColumn { ScreenClientIDs.count(summary.screenClientIDs, into: &clientIDs[key, default: []]) }
         }
     }
 
     func finish() -> ResultTable {
-        var plainClientIDs = self.plainClientIDs
-        if let clientNames { ScreenClientIDs.count(refs: plainClientRefs, names: clientNames, into: &plainClientIDs) }
         let columns = query.columns
         switch query.reduction {
         case .count(let by):

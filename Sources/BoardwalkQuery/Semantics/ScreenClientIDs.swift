@@ -1,8 +1,3 @@
-/// The texts of the interned client ids a store's fold handed over, resolved while its read transaction was open.
-final class ScreenClientNames {
-    var names: [UInt32: String] = [:]
-}
-
 /// A screen funnel's `screen_cid` (rule 3): per step, the client id (`meta.screen_cid`) that the most sessions in
 /// scope carry at the step's screen index, ties to the smallest in UTF-8 byte order.
 ///
@@ -12,20 +7,6 @@ final class ScreenClientNames {
 enum ScreenClientIDs {
     /// The name of the column.
     static let column = "screen_cid"
-
-    /// A (screen, interned client id) pair as one integer: what a store's lean fold hands over, counted without
-    /// hashing a string (`ScreenClientNames` resolves the ids).
-    static func ref(screen: Int32, id: UInt32) -> UInt64 { UInt64(UInt32(bitPattern: screen)) << 32 | UInt64(id) }
-
-    /// Adds the counts of ``ref(screen:id:)`` pairs to `counts`, through `names`.
-    static func count(refs: [UInt64: Int], names: ScreenClientNames, into counts: inout [[String: Int]]) {
-        for (ref, sessions) in refs {
-            let screen = Int(Int32(bitPattern: UInt32(ref >> 32)))
-            guard screen >= 0, let name = names.names[UInt32(truncatingIfNeeded: ref)] else { continue }
-            while counts.count <= screen { counts.append([:]) }
-            counts[screen][name, default: 0] += sessions
-        }
-    }
 
     /// Adds one session's distinct (screen, client id) pairs to `counts` (per screen index: sessions per id).
     static func count(_ ids: [ScreenClientID], into counts: inout [[String: Int]]) {

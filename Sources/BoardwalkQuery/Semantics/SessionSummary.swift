@@ -39,10 +39,6 @@ final class SessionSummary {
     /// a screen funnel's `screen_cid` counts (rule 3). Kept only when a fold is asked to (``FoldNeeds``); every
     /// ``add(_:)`` keeps them.
     var screenClientIDs: [ScreenClientID] = []
-    /// The same pairs as interned ids (``ScreenClientIDs/ref(screen:id:)``), from a store's lean fold, with the table
-    /// that names them: 1.5 M string hashes per 100 000 sessions doubled a whole-store funnel.
-    var screenClientRefs: [UInt64] = []
-    var screenClientNames: ScreenClientNames?
     /// The events that match a step of a funnel of custom steps, in `(time, seq)` order, when a session fold
     /// read them for one (``FoldNeeds/stepTests``).
     var stepEvents: [StepEvent] = []
