@@ -24,12 +24,6 @@ struct Sink {
     /// session's steps are added without a hash and a dictionary access per step.
     var plainScreenFunnel: ScreenStepTimes?
     let screenFunnelHasBy: Bool
-    /// Whether the screen funnel's rows have a `screen_cid` column (not when a breakdown takes the name).
-    let screenClientColumn: Bool
-    /// Per step of the screen funnel without `by`, and per group with it: how many sessions carry each client id
-    /// at the step's screen index (rule 3's `screen_cid`).
-    var plainClientIDs: [[String: Int]] = []
-    var clientIDs: [[Value]: [[String: Int]]] = [:]
     var screenCount = 0
     /// What a group of a screen funnel's sessions say of their onboardings: the fewest and the most screens
     /// (`total_screens`), the first session's onboarding, and whether another onboarding came too. A group of one
@@ -103,10 +97,6 @@ struct Sink {
             matcher = nil
         }
         screenFunnelHasBy = if case .funnel(let f) = query.reduction { !f.by.isEmpty } else { false }
-        screenClientColumn =
-            if case .funnel(let f) = query.reduction {
-                f.steps.isEmpty && !f.by.contains { $0.name == ScreenClientIDs.column }
-            } else { false }
         listLimit = query.listLimit
     }
 
@@ -311,7 +301,6 @@ struct Sink {
             let group = plainScreenFunnel ?? ScreenStepTimes()
             plainScreenFunnel = group
             group.add(started: started, reachTimes: reachTimes, furthest: furthest)
-            if screenClientColumn { ScreenClientIDs.count(summary.screenClientIDs, into: &plainClientIDs) }
             return
         }
         let keys = keyCombinations(firstScreenKeys)
@@ -339,7 +328,6 @@ struct Sink {
                 screenFunnel.values[entry].reached[i] += 1
                 screenFunnel.values[entry].times[i].append(elapsed(from: started, to: reachTimes[i]))
             }
-            if screenClientColumn { ScreenClientIDs.count(summary.screenClientIDs, into: &clientIDs[key, default: []]) }
         }
     }
 
@@ -408,12 +396,6 @@ struct Sink {
                         row.append(.integer(Int64(i)))
                         row += funnelCounts(reached, i)
                         row.append(Percentile.of(times, 0.5).map(Value.duration) ?? .null)
-                        if screenClientColumn {
-                            let counts = byCount == 0 ? plainClientIDs : clientIDs[key] ?? []
-                            row.append(
-                                (i < counts.count ? ScreenClientIDs.mostFrequent(counts[i]) : nil).map(Value.string)
-                                    ?? .null)
-                        }
                         rows.append(row)
                     }
                 }

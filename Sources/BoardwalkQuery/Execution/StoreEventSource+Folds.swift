@@ -126,8 +126,7 @@ private struct WholeStoreScan {
             ? LeanFolds(
                 capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
                 lasts: needs.lasts,
-                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events),
-                screenClientIDs: needs.screenClientIDs)
+                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
             : nil
         ids.reserveCapacity(capacity)
         ticker = CancellationTicker(cancellation: cancellation, text: text)

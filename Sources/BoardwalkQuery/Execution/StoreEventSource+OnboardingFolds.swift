@@ -124,9 +124,8 @@ extension StoreEventSource {
                 outcomes: needs.leanOutcomes, lasts: needs.lasts,
                 // Sessions in several onboardings are read through the index (`spanning` below), not folded here.
                 oneOnboarding: true,
-                rowScreens: LeanFolds.rowScreens(
-                    screens: screensInScope, sessions: slotsInScope, events: eventsInScope),
-                screenClientIDs: needs.screenClientIDs)
+                rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope)
+            )
             : nil
         if let lean {
             lean.append(count: slotsInScope)
