@@ -202,7 +202,8 @@ WINDOW_FUNNELS = [
 
 
 FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any",
-            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby", "ci", "versus", "paths"]
+            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby", "ci", "versus", "paths",
+            "datecompare", "dateyear", "datebucket"]
 
 REDUCTION = re.compile(r"\|\s*(count|stats|top|histogram|funnel)\b")
 # Zones whose clocks change inside the generated data (Berlin on 2026-10-25, New York on 2026-11-01), a fixed
@@ -230,6 +231,13 @@ def family_of(q):
         extra.append("funnelby")
     if len(REDUCTION.findall(q)) >= 2:
         extra.append("nested")
+    # A date picker's answer as a date: against a timestamp, its year, or bucketed.
+    if re.search(r'(answer\("[a-z_]+"\)|value)\s*(<|>|<=|>=|==|!=)\s*@', q):
+        extra.append("datecompare")
+    if re.search(r'\byear\((session\.)?(answer\(|value)', q):
+        extra.append("dateyear")
+    if re.search(r'\b(day|week|month)\((session\.)?(answer\(|value)', q):
+        extra.append("datebucket")
     first = REDUCTION.search(q)
     if first and re.search(r"\|\s*select\b[^|]*[-+*/]", q[first.end():]):
         extra.append("compute")
@@ -379,6 +387,36 @@ def query_generator(rng, onboardings, family):
             else:
                 steps = ", ".join(step() for _ in range(rng.randint(2, 3)))
                 q += f" | funnel {steps} within {rng.choice(['2m', '10m', '1h'])} mode {rng.choice(['ordered', 'strict', 'any'])} by {key}"
+            yield q
+            continue
+        if family in ("datecompare", "dateyear", "datebucket"):
+            element = rng.choice(["birthday", "exam_date", "start_date"])
+            answer = f'answer("{element}")'
+            literal = "@" + rng.choice(["1990-01-01", "2000-01-01", "1975-06-15", "2005-12-31", "2026-11-01T12:00:00Z"])
+            zone = rng.choice(["", ', "UTC"', ', "-05:00"', ', "Europe/Berlin"'])
+            compare = rng.choice([f"{answer} {rng.choice(['<', '<=', '>', '>=', '==', '!='])} {literal}",
+                                  f"{answer} is present and {answer} < {literal}"])
+            year = f"year({answer}{zone}) {rng.choice(['<', '==', '>='])} {rng.randint(1950, 2010)}"
+            bucket = f"{rng.choice(['month', 'week', 'day'])}({answer}{zone})"
+            if family == "datecompare":
+                q = rng.choice([f"sessions | where {compare} | count",
+                                f"sessions | where {compare} | stats count(), rate(completed) by variation",
+                                f"events | where session.{answer} {rng.choice(['<', '>=', '!='])} {literal}"
+                                f" | count by {rng.choice(['screen', 'kind'])}",
+                                f'events | where element == "{element}" and value {rng.choice(["<", ">=", "!="])} '
+                                f"{literal} | count by value"])
+            elif family == "dateyear":
+                q = rng.choice([f"sessions | where {year} | count",
+                                f"sessions | count by year({answer}{zone})",
+                                f"sessions | stats count(), rate(completed) by year({answer})",
+                                f'events | where element == "{element}" | count by year(value{zone})',
+                                f"sessions | count by year({answer}) | where count > 1 | stats sum(count)"])
+            else:
+                q = rng.choice([f"sessions | count by {bucket}",
+                                f"sessions | where {answer} is present | stats count() by {bucket}",
+                                f'events | where element == "{element}" | count by {rng.choice(["month", "week", "day"])}'
+                                f"(value{zone})",
+                                f"sessions | where {bucket} >= {literal} | count"])
             yield q
             continue
         if family == "ci":

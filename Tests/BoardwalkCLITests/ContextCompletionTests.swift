@@ -24,6 +24,7 @@ import Testing
         #expect(context.candidates(before: "events | where ", word: "session.an") == ["session.answer("])
         let sessions = try #require(context.candidates(before: "sessions | where ", word: ""))
         #expect(sessions.contains("completed") && sessions.contains("answer(") && !sessions.contains("screen"))
+        #expect(context.candidates(before: "sessions | count by ", word: "ye") == ["year("])
     }
 
     @Test func quotesOfferTheValuesTheComparedFieldTakes() {

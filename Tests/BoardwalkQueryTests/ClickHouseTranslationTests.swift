@@ -105,10 +105,15 @@ struct ClickHouseTranslationTests {
     func answers() throws {
         let text = try sql(#"sessions | where answer("interests") == "music" | count by answer("interests")"#)
         #expect(text.hasPrefix("-- answer columns (JSON text): [\"answer(\\\"interests\\\")\"]\n"))
+        // The fifth element is the instant of a whole date (rule 9), read from a date picker's text.
         #expect(
             text.contains(
-                "argMaxIf((value_kind, value_string, value_number, value_set), (time, seq), kind = 'state_updated' AND element = 'interests') AS a0"
-            ))
+                "argMaxIf((value_kind, value_string, value_number, value_set, if(ifNull(value_kind = 'string' AND "
+                    + "element_type = 'date_picker' AND match(value_string, '^[0-9]{4}-[0-9]{2}-[0-9]{2}$')"))
+        #expect(text.contains("(time, seq), kind = 'state_updated' AND element = 'interests') AS a0"))
+        let dates = try sql(#"sessions | where answer("birthday") < @2000-01-01 | count by year(answer("birthday"))"#)
+        #expect(dates.contains("ifNull((a0.5 < toInt64(946684800000000)), false)"))
+        #expect(dates.contains("toYear(fromUnixTimestamp64Micro(toInt64(a0.5), 'UTC'))"))
         #expect(text.contains("(a0.1 = 'set' AND has(a0.4, 'music'))"))
         #expect(text.contains("arrayJoin(multiIf(a0.1 = 'string'"))
         #expect(text.contains("[NULL]))"))

@@ -89,7 +89,14 @@ struct SessionGenerator {
                             .stateUpdated(
                                 StateUpdate(
                                     elementID: "birthday",
-                                    value: .datePicker(DateParts(year: chance(0.5) ? 1990 : nil, month: 3, day: nil)))))
+                                    // Whole dates (two years apart around 2000), a day off the calendar, and
+                                    // partial dates; drawn without the generator beyond the year's chance.
+                                    value: .datePicker(
+                                        DateParts(
+                                            year: chance(0.5) ? (s % 2 == 0 ? 1990 : 2001) : nil, month: 3,
+                                            day: out.count % 4 == 0 ? nil : out.count % 4 == 3 ? 32 : 10 + out.count % 4
+                                        )
+                                    ))))
                     )
                 case 8: out.append(make(.openPaywall(actionID: pick(["", "p1"]))))
                 case 9: out.append(make(.custom(actionID: "c")))
@@ -162,6 +169,9 @@ struct QueryGenerator {
             "session.answer(\"experience\") == \"\(pick(["pro", "beginner"]))\"", "session.did(open_paywall)",
             "session.furthest_screen >= \(int(0...3))", "session.answer(\"interests\") is present",
             "profile == \"\(pick(["p1", "p2", "nobody"]))\"", "profile in [\"p2\", \"p3\"]",
+            // Date answers against timestamps, and their year.
+            "value \(pick(["<", ">=", "=="])) @\(pick(["2000-01-01", "1990-03-11", "2001-03-12"]))",
+            "session.answer(\"birthday\") < @2000-01-01", "year(value) == \(pick(["1990", "2001"]))",
         ])
     }
 
@@ -192,6 +202,9 @@ struct QueryGenerator {
             "answer(\"\(pick(["experience", "interests", "age"]))\") is \(pick(["absent", "present"]))",
             "variation is absent",
             "profile == \"\(pick(["p1", "p3", "nobody"]))\"", "profile in [\"p1\", \"p2\"]",
+            "answer(\"birthday\") \(pick(["<", ">", "<=", "!="])) @\(pick(["2000-01-01", "1990-03-11", "2001-03-12"]))",
+            "year(answer(\"birthday\")\(pick(["", ", \"-05:00\""]))) \(pick(["==", ">"])) 1990",
+            "answer(\"birthday\") == \"\(pick(["1990-03-11", "1990-03-32", "????-03-12"]))\"",
         ])
     }
 
@@ -286,7 +299,8 @@ struct QueryGenerator {
         ]
         let sessionKeys = [
             "exit", "onboarding", "completed", "answer(\"interests\")", "answer(\"experience\")", "variation",
-            "furthest_screen", "profile", "answer(\"birthday\")",
+            "furthest_screen", "profile", "answer(\"birthday\")", "year(answer(\"birthday\"))",
+            "month(answer(\"birthday\"))",
         ]
         // Time buckets in UTC, a fixed offset and zones whose clocks change (see `bucketedQuery`).
         let zones = ["", ", \"+05:30\"", ", \"Europe/Berlin\"", ", \"America/New_York\"", ", \"UTC\""]

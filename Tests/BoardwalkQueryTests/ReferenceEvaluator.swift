@@ -179,6 +179,19 @@ struct ReferenceEvaluator {
         case .input(.text(let t)), .input(.email(let t)): return .string(t)
         case .input(.number(let n)): return n.isFinite ? .number(n) : .null
         case .datePicker(let d):
+            // A whole date (rule 9) is its day, from UTC midnight, shown as the date: checked with Foundation's
+            // calendar, which refuses nothing but moves a day off the calendar (March 32 is April 1).
+            if let y = d.year, let m = d.month, let day = d.day, (1...9999).contains(y) {
+                var calendar = Calendar(identifier: .gregorian)
+                calendar.timeZone = TimeZone(identifier: "UTC")!
+                if let date = calendar.date(from: DateComponents(year: y, month: m, day: day)) {
+                    let back = calendar.dateComponents([.year, .month, .day], from: date)
+                    if back.year == y, back.month == m, back.day == day {
+                        let micros = Int64(date.timeIntervalSince1970) * 1_000_000
+                        return .bucket(TimeBucket(start: Timestamp(microseconds: micros), unit: .day, offset: 0))
+                    }
+                }
+            }
             func part(_ x: Int?, _ w: Int) -> String {
                 guard let x else { return String(repeating: "?", count: w) }
                 var t = String(x)

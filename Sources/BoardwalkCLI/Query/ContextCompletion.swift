@@ -17,7 +17,7 @@ struct ContextCompletion {
         "where", "count", "stats", "top", "funnel", "paths", "histogram", "sort", "limit", "select", "explain",
     ]
     static let reductions: Set<String> = ["count", "stats", "top", "funnel", "paths", "histogram"]
-    static let functions = ["now()", "hour(", "day(", "week(", "month("]
+    static let functions = ["now()", "hour(", "day(", "week(", "month(", "year("]
     static let sessionFunctions = ["answer(", "did(", "reached("]
     static let keywords = ["and", "or", "not", "in", "is", "by", "as"]
     static let aggregates = [

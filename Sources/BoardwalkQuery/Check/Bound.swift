@@ -17,6 +17,8 @@ indirect enum Bound: Hashable, Sendable {
     case now
     /// `day(t)`, `week(t, "Europe/Berlin")`, …: the start of the unit holding the time `t` in a zone.
     case bucket(TimeUnit, Bound, BucketZone)
+    /// `year(t [, zone])`: the calendar year as a number.
+    case year(Bound, BucketZone)
     case compare(BinaryOperator, Bound, Bound)
     case and(Bound, Bound)
     case or(Bound, Bound)
@@ -36,7 +38,7 @@ indirect enum Bound: Hashable, Sendable {
         case .event(.dwell): true
         case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
             a.readsDwell || b.readsDwell
-        case .not(let a), .negate(let a), .bucket(_, let a, _), .present(let a): a.readsDwell
+        case .not(let a), .negate(let a), .bucket(_, let a, _), .year(let a, _), .present(let a): a.readsDwell
         case .member(let a, let items, _): a.readsDwell || items.contains { $0.readsDwell }
         default: false
         }
@@ -48,6 +50,13 @@ indirect enum Bound: Hashable, Sendable {
     static func bucket(_ value: Value, _ unit: TimeUnit, _ zone: BucketZone) -> Value {
         guard let t = value.timestampValue else { return .null }
         return .bucket(zone.bucket(of: t, unit: unit))
+    }
+
+    /// The calendar year of a time in `zone` (absent for anything else: an answer that is not a whole date).
+    @inline(never)
+    static func year(_ value: Value, _ zone: BucketZone) -> Value {
+        guard let t = value.timestampValue else { return .null }
+        return .integer(zone.bucket(of: t, unit: .day).year)
     }
 
     /// Evaluates the expression given how to read fields; the combinators are the language's definition,
@@ -76,6 +85,8 @@ indirect enum Bound: Hashable, Sendable {
             return Value.arithmetic(op, a.evaluate(now: now, leaf), b.evaluate(now: now, leaf))
         case .bucket(let unit, let a, let zone):
             return Bound.bucket(a.evaluate(now: now, leaf), unit, zone)
+        case .year(let a, let zone):
+            return Bound.year(a.evaluate(now: now, leaf), zone)
         case .negate(let a):
             switch a.evaluate(now: now, leaf) {
             case .integer(let v): return v == .min ? .null : .integer(-v)
@@ -223,6 +234,13 @@ struct CheckedQuery: Hashable, Sendable {
         case .funnel(let f): return f.by.contains { reads($0.bound) }
         case .paths, nil: return false
         }
+    }
+
+    /// Whether the listed columns or the reduction (not the filters) read a property of the event's session.
+    var readsSessionPropertiesBeyondFilters: Bool {
+        var withoutFilters = self
+        withoutFilters.filters = []
+        return withoutFilters.readsSessionProperties
     }
 
     /// Whether any part reads `dwell`, so events must be read with their sessions.

@@ -112,6 +112,8 @@ enum AggregateFunction: Hashable, Sendable {
 /// Function names callable in expressions, by source.
 enum Functions {
     static let buckets = TimeUnit.allCases.map(\.rawValue)
-    static let session = ["answer", "did", "reached", "now"] + buckets
-    static let events = ["now"] + buckets
+    /// Functions of a time that are not buckets.
+    static let times = ["year"]
+    static let session = ["answer", "did", "reached", "now"] + buckets + times
+    static let events = ["now"] + buckets + times
 }

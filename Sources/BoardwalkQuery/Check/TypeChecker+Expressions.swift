@@ -126,7 +126,8 @@ extension TypeChecker {
                 label: "e.g. \(name)(started) or \(name)(started, \"Europe/Berlin\")")
         }
         let (value, type) = try expression(args[0], scope)
-        guard type == .time else {
+        // An answer is bucketed when it is a whole date, and absent otherwise.
+        guard type == .time || type == .answer else {
             let fields = (scope.isTable ? [] : ["time", "started", "ended"]).filter { field in
                 if case .events = scope { field == "time" } else { field != "time" }
             }
@@ -134,6 +135,11 @@ extension TypeChecker {
             throw fail(
                 "`\(name)` needs a timestamp; `\(compact(args[0].range))` is \(type.withArticle)", args[0].range,
                 label: "a bucket is the start of the \(name) holding a time\(hint)")
+        }
+        if type == .answer, unit == .hour {
+            throw fail(
+                "`hour` needs a timestamp; `\(compact(args[0].range))` is an answer, and a date answer has no hours",
+                args[0].range, label: "day, week and month take a date answer")
         }
         var zone = timeZone
         if args.count == 2 {
@@ -146,6 +152,33 @@ extension TypeChecker {
             zone = named
         }
         return (.bucket(unit, value, zone), .time)
+    }
+
+    /// `year(t)`, `year(t, "Europe/Berlin")`: the calendar year of a timestamp in a zone (the query's by default),
+    /// or of a date answer (absent for other answers), as a number.
+    private func year(_ args: [Expr], _ range: Range<Int>, _ scope: Scope) throws(QueryError) -> (Bound, QueryType) {
+        guard args.count == 1 || args.count == 2 else {
+            throw fail(
+                "`year` takes a timestamp or a date answer and an optional time zone, found \(args.count) arguments",
+                range, label: "e.g. year(started) or year(answer(\"birthday\"))")
+        }
+        let (value, type) = try expression(args[0], scope)
+        guard type == .time || type == .answer else {
+            throw fail(
+                "`year` needs a timestamp or a date answer; `\(compact(args[0].range))` is \(type.withArticle)",
+                args[0].range, label: "the year of a time, e.g. year(started) or year(answer(\"birthday\"))")
+        }
+        var zone = timeZone
+        if args.count == 2 {
+            guard case .literal(.string(let text)) = args[1].kind else {
+                throw fail(
+                    "the time zone of `year` is a string", args[1].range,
+                    label: "e.g. \"Europe/Berlin\", \"+03:00\" or \"UTC\"")
+            }
+            guard let named = BucketZone(text) else { throw unknownZone(text, args[1].range) }
+            zone = named
+        }
+        return (.year(value, zone), .number)
     }
 
     /// An unknown time zone, with the closest zone name of the time-zone database when one is close.
@@ -177,8 +210,9 @@ extension TypeChecker {
     private func comparable(_ a: QueryType, _ b: QueryType, ordering: Bool) -> Bool {
         if ordering, a == .bool || b == .bool { return false }
         if a == b { return true }
-        if a == .answer { return b == .string || b == .number || b == .bool }
-        if b == .answer { return a == .string || a == .number || a == .bool }
+        // An answer may be a date (a date picker's whole answer), so it also compares with timestamps.
+        if a == .answer { return b == .string || b == .number || b == .bool || b == .time }
+        if b == .answer { return a == .string || a == .number || a == .bool || a == .time }
         return false
     }
 
@@ -375,6 +409,8 @@ extension TypeChecker {
             return (.now, .time)
         case "hour", "day", "week", "month":
             return try bucket(TimeUnit(rawValue: name)!, args, range, scope)
+        case "year":
+            return try year(args, range, scope)
         case "answer":
             let arg = try one()
             guard case .literal(.string(let element)) = arg.kind else {

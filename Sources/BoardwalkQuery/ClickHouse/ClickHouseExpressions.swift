@@ -5,7 +5,8 @@ import BoardwalkModel
 /// Scalars keep Boardwalk's units inside the SQL: timestamps as `Int64` microseconds since the epoch, durations
 /// as microseconds; only the final `SELECT` converts them (seconds for durations, `DateTime64` for timestamps),
 /// so comparisons and arithmetic between stages stay exact. An answer (rule 9) is four expressions: its shape
-/// (`''` absent, `'string'`, `'number'`, `'set'`) and one per shape.
+/// (`''` absent, `'string'`, `'number'`, `'set'`) and one per shape, and a fifth, the instant of a whole date (a
+/// date picker's string answer that names a calendar day), `NULL` for any other answer.
 enum SQLValue {
     case scalar(String, QueryType)
     /// A boolean that is never `NULL` (comparisons, `and`, `or`, `not`, `in`).
@@ -28,6 +29,11 @@ enum SQLValue {
         }
     }
 
+    /// The value as an instant in microseconds: a timestamp's, or an answer's date (`NULL` for other answers).
+    var instant: String {
+        if case .answer(let a) = self { a.date } else { sql }
+    }
+
     /// SQL that is true exactly when the value is present.
     var presence: String {
         switch self {
@@ -44,16 +50,40 @@ struct SQLAnswer {
     var string: String
     var number: String
     var set: String
+    /// Microseconds since the epoch of a whole date (Boardwalk's `Value.dateAnswer`), else `NULL`.
+    var date = SQLAnswer.noDate
 
-    static func columns(_ prefix: String, number: Bool = true) -> SQLAnswer {
+    static let noDate = "CAST(NULL, 'Nullable(Int64)')"
+
+    /// The answer columns of the events table; `dates` when they may hold a date picker's answer (`value`).
+    static func columns(_ prefix: String, number: Bool = true, dates: Bool = false) -> SQLAnswer {
         SQLAnswer(
             kind: "\(prefix)_kind", string: "\(prefix)_string",
-            number: number ? "\(prefix)_number" : "CAST(NULL, 'Nullable(Float64)')", set: "\(prefix)_set")
+            number: number ? "\(prefix)_number" : "CAST(NULL, 'Nullable(Float64)')", set: "\(prefix)_set",
+            date: dates ? date(kind: "\(prefix)_kind", text: "\(prefix)_string", elementType: "element_type") : noDate)
     }
 
-    /// From a tuple `(kind, string, number, set)`.
+    /// From a tuple `(kind, string, number, set, date)` (``tuple``).
     static func tuple(_ t: String) -> SQLAnswer {
-        SQLAnswer(kind: "\(t).1", string: "\(t).2", number: "\(t).3", set: "\(t).4")
+        SQLAnswer(kind: "\(t).1", string: "\(t).2", number: "\(t).3", set: "\(t).4", date: "\(t).5")
+    }
+
+    /// The instant, in microseconds, of the date a date picker's answer `text` names when it is whole (year 1 to
+    /// 9999, month and day on the calendar, as `YYYY-MM-DD`), else `NULL`: days from the civil date as
+    /// `Timestamp.days(fromCivil:)` counts them (ClickHouse's own dates stop at 1900 and 2299).
+    static func date(kind: String, text: String, elementType: String) -> String {
+        let y = "toInt64OrZero(substring(\(text), 1, 4))", m = "toInt64OrZero(substring(\(text), 6, 2))"
+        let d = "toInt64OrZero(substring(\(text), 9, 2))"
+        let leap = "((\(y) % 4 = 0 AND \(y) % 100 != 0) OR \(y) % 400 = 0)"
+        let monthDays = "multiIf(\(m) = 2, if(\(leap), 29, 28), \(m) IN (4, 6, 9, 11), 30, 31)"
+        let whole =
+            "\(kind) = 'string' AND \(elementType) = 'date_picker' AND match(\(text), '^[0-9]{4}-[0-9]{2}-[0-9]{2}$') "
+            + "AND \(y) >= 1 AND \(m) BETWEEN 1 AND 12 AND \(d) BETWEEN 1 AND \(monthDays)"
+        let shifted = "(\(y) - if(\(m) <= 2, 1, 0))"
+        let era = "intDiv(\(shifted), 400)", yoe = "(\(shifted) - intDiv(\(shifted), 400) * 400)"
+        let doy = "(intDiv(153 * (\(m) + if(\(m) > 2, -3, 9)) + 2, 5) + \(d) - 1)"
+        let doe = "(\(yoe) * 365 + intDiv(\(yoe), 4) - intDiv(\(yoe), 100) + \(doy))"
+        return "if(ifNull(\(whole), false), toInt64((\(era) * 146097 + \(doe) - 719468) * 86400000000), NULL)"
     }
 
     /// From its JSON text (a result column): `"x"` a string, `[…]` a set, anything else a number.
@@ -64,10 +94,14 @@ struct SQLAnswer {
             kind: "multiIf(isNull(\(c)), '', startsWith(\(t), '['), 'set', startsWith(\(t), '\"'), 'string', 'number')",
             string: "if(startsWith(\(t), '\"'), JSONExtractString(\(t)), NULL)",
             number: "toFloat64OrNull(\(c))",
-            set: "if(startsWith(\(t), '['), JSONExtract(\(t), 'Array(String)'), [])")
+            set: "if(startsWith(\(t), '['), JSONExtract(\(t), 'Array(String)'), [])",
+            // A result column keeps only the text: a string shaped like a whole date is read as one.
+            date: date(
+                kind: "if(startsWith(\(t), '\"'), 'string', '')", text: "JSONExtractString(\(t))",
+                elementType: "'date_picker'"))
     }
 
-    var tuple: String { "(\(kind), \(string), \(number), \(set))" }
+    var tuple: String { "(\(kind), \(string), \(number), \(set), \(date))" }
 
     /// The whole answer as JSON text: `"pro"`, `3.5`, `["a","b"]`; `NULL` when absent.
     var jsonText: String {
@@ -162,6 +196,37 @@ struct ClickHouseExpressions {
         return shift == 0 ? "(toInt64(\(start)) * 1000000)" : "((toInt64(\(start)) - \(shift)) * 1000000)"
     }
 
+    /// ``bucket(_:_:_:)`` of a date answer's instant (`NULL` when it is not a date), through `Date32`: dates reach back
+    /// before 1970, where the calendar functions of `DateTime` stop. A date has no hours (the checker refuses `hour`).
+    static func dateBucket(_ unit: TimeUnit, _ micros: String, _ zone: BucketZone) -> String {
+        let (shift, tz): (Int, String) =
+            switch zone.rule {
+            case .fixed(let seconds): (seconds, "UTC")
+            case .named: (0, zone.description)
+            }
+        let instant = shift == 0 ? "toInt64(\(micros))" : "(toInt64(\(micros)) + \(shift)000000)"
+        let day = "toDate32(fromUnixTimestamp64Micro(\(instant), \(string(tz))))"
+        let start =
+            switch unit {
+            case .week: "(\(day) - (toDayOfWeek(\(day)) - 1))"
+            case .month: "(\(day) - (toDayOfMonth(\(day)) - 1))"
+            case .day, .hour: day
+            }
+        let midnight = "toUnixTimestamp64Micro(toDateTime64(\(start), 6, \(string(tz))))"
+        return "if(isNull(\(micros)), NULL, \(shift == 0 ? midnight : "(\(midnight) - \(shift)000000)"))"
+    }
+
+    /// The calendar year of the instant `micros` in `zone`, as `Int64`; `NULL` when `micros` is.
+    static func year(_ micros: String, _ zone: BucketZone) -> String {
+        let (shift, tz): (Int, String) =
+            switch zone.rule {
+            case .fixed(let seconds): (seconds, "UTC")
+            case .named: (0, zone.description)
+            }
+        let instant = shift == 0 ? "toInt64(\(micros))" : "(toInt64(\(micros)) + \(shift)000000)"
+        return "if(isNull(\(micros)), NULL, toInt64(toYear(fromUnixTimestamp64Micro(\(instant), \(string(tz))))))"
+    }
+
     /// How a bucket of `unit` in `zone` is shown: its wall-clock date, or date and hour (`TimeBucket.description`).
     static func bucketText(_ unit: TimeUnit, _ micros: String, _ zone: BucketZone) -> String {
         let (shift, tz): (Int, String) =
@@ -201,7 +266,7 @@ struct ClickHouseExpressions {
     static func eventField(_ f: EventField) -> SQLValue {
         switch f {
         case .time: .scalar("toUnixTimestamp64Micro(time)", .time)
-        case .value: .answer(.columns("value"))
+        case .value: .answer(.columns("value", dates: true))
         case .label: .answer(.columns("label", number: false))
         case .option: .answer(.columns("option", number: false))
         case .dwell: .scalar("dwell", .duration)
@@ -237,7 +302,10 @@ struct ClickHouseExpressions {
         case .now:
             return .scalar("toUnixTimestamp64Micro(now64(6))", .time)
         case .bucket(let unit, let x, let zone):
+            if case .answer(let a) = try translate(x) { return .scalar(Self.dateBucket(unit, a.date, zone), .time) }
             return .scalar(Self.bucket(unit, try translate(x).sql, zone), .time)
+        case .year(let x, let zone):
+            return .scalar(Self.year(try translate(x).instant, zone), .number)
         case .and(let x, let y):
             return .condition("(\(truth(try translate(x))) AND \(truth(try translate(y))))")
         case .or(let x, let y):
@@ -363,7 +431,9 @@ struct ClickHouseExpressions {
             case .notEqual: return "ifNull(\(x.kind) != '' AND \(y.kind) != '' AND NOT \(eq), false)"
             default:
                 let o = op.rawValue
-                return "ifNull((\(x.kind) = 'string' AND \(y.kind) = 'string' AND \(x.string) \(o) \(y.string))"
+                return
+                    "ifNull((\(x.kind) = 'string' AND \(y.kind) = 'string' AND isNull(\(x.date)) = isNull(\(y.date)) "
+                    + "AND \(x.string) \(o) \(y.string))"
                     + " OR (\(x.kind) = 'number' AND \(y.kind) = 'number' AND \(x.number) \(o) \(y.number)), false)"
             }
         }
@@ -376,14 +446,19 @@ struct ClickHouseExpressions {
         switch b.type {
         case .string:
             eq = "((\(a.kind) = 'string' AND \(a.string) = \(y)) OR (\(a.kind) = 'set' AND has(\(a.set), \(y))))"
+            // A date orders against timestamps, not against text.
             ordered =
                 op.isComparison && op != .equal && op != .notEqual
-                ? "(\(a.kind) = 'string' AND \(a.string) \(op.rawValue) \(y))" : nil
+                ? "(\(a.kind) = 'string' AND isNull(\(a.date)) AND \(a.string) \(op.rawValue) \(y))" : nil
         case .number:
             eq = "(\(a.kind) = 'number' AND \(a.number) = \(y))"
             ordered =
                 op.isComparison && op != .equal && op != .notEqual
                 ? "(\(a.kind) = 'number' AND \(a.number) \(op.rawValue) \(y))" : nil
+        case .time:
+            eq = "ifNull(\(a.date) = \(y), false)"
+            ordered =
+                op.isComparison && op != .equal && op != .notEqual ? "(\(a.date) \(op.rawValue) \(y))" : nil
         default:
             // Answers are never booleans: `==` is false, `!=` true when both are present.
             eq = "false"

@@ -127,6 +127,8 @@ package enum ClickHouseTable {
             var kind = "", text: String?, numeric: Double?, set: [String] = []
             switch v {
             case .string(let s): kind = "string"; text = s
+            // A whole date as its text, as every date is written (the date is read back from it in SQL).
+            case .bucket(let date): kind = "string"; text = date.description
             case .number(let d): kind = "number"; numeric = d
             case .set(let items): kind = "set"; set = items
             default: break

@@ -244,7 +244,7 @@ struct ClickHouseTranslator {
         ]
         for (i, element) in answers.enumerated() {
             fields.append(
-                "argMaxIf((value_kind, value_string, value_number, value_set), (time, seq), kind = 'state_updated' AND element = \(ClickHouseExpressions.string(element))) AS a\(i)"
+                "argMaxIf(\(SQLAnswer.columns("value", dates: true).tuple), (time, seq), kind = 'state_updated' AND element = \(ClickHouseExpressions.string(element))) AS a\(i)"
             )
         }
         for (i, event) in dids.enumerated() {

@@ -29,16 +29,18 @@ extension EventField {
 
 extension Bound {
     /// Whether the expression reads no field but event fields for which `allowed` holds (constants and `now()`
-    /// read none).
-    func readsOnly(_ allowed: (EventField) -> Bool) -> Bool {
+    /// read none), and, with `orSessions`, properties of the event's session (read apart, ``SessionProperties``).
+    func readsOnly(_ allowed: (EventField) -> Bool, orSessions: Bool = false) -> Bool {
+        func ok(_ b: Bound) -> Bool { b.readsOnly(allowed, orSessions: orSessions) }
         switch self {
-        case .literal, .now: true
-        case .event(let field): allowed(field)
-        case .session, .column, .answer, .did, .reached, .ofSession: false
+        case .literal, .now: return true
+        case .event(let field): return allowed(field)
+        case .ofSession: return orSessions
+        case .session, .column, .answer, .did, .reached: return false
         case .compare(_, let a, let b), .and(let a, let b), .or(let a, let b), .arithmetic(_, let a, let b):
-            a.readsOnly(allowed) && b.readsOnly(allowed)
-        case .not(let a), .negate(let a), .bucket(_, let a, _), .present(let a): a.readsOnly(allowed)
-        case .member(let a, let items, _): a.readsOnly(allowed) && items.allSatisfy { $0.readsOnly(allowed) }
+            return ok(a) && ok(b)
+        case .not(let a), .negate(let a), .bucket(_, let a, _), .year(let a, _), .present(let a): return ok(a)
+        case .member(let a, let items, _): return ok(a) && items.allSatisfy(ok)
         }
     }
 
@@ -56,8 +58,13 @@ extension Bound {
 extension CheckedQuery {
     /// Whether every expression of the query (filters, listed columns, keys, aggregates) reads only event fields
     /// for which `allowed` holds.
-    func readsOnly(_ allowed: (EventField) -> Bool) -> Bool {
-        func ok(_ b: Bound?) -> Bool { b?.readsOnly(allowed) ?? true }
+    func readsOnly(_ allowed: (EventField) -> Bool) -> Bool { readsOnly(allowed, orSessions: false) }
+
+    /// ``readsOnly(_:)``, but properties of the event's session (`session.completed`) are allowed too.
+    func readsOnlyOrSessions(_ allowed: (EventField) -> Bool) -> Bool { readsOnly(allowed, orSessions: true) }
+
+    private func readsOnly(_ allowed: (EventField) -> Bool, orSessions: Bool) -> Bool {
+        func ok(_ b: Bound?) -> Bool { b?.readsOnly(allowed, orSessions: orSessions) ?? true }
         guard filters.allSatisfy({ ok($0) }), rowColumns.allSatisfy({ ok($0.bound) }) else { return false }
         switch reduction {
         case .count(let by): return by.allSatisfy { ok($0.bound) }
@@ -239,7 +246,7 @@ struct CodedCountPlan: Sendable {
             case .compare(_, let x, let y), .and(let x, let y), .or(let x, let y), .arithmetic(_, let x, let y):
                 collect(x)
                 collect(y)
-            case .not(let x), .negate(let x), .bucket(_, let x, _), .present(let x): collect(x)
+            case .not(let x), .negate(let x), .bucket(_, let x, _), .year(let x, _), .present(let x): collect(x)
             case .member(let x, let items, _):
                 collect(x)
                 items.forEach(collect)

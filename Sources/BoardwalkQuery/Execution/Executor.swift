@@ -191,6 +191,71 @@ struct Executor {
                     try Executor.visit(row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
                 }
             }
+        case .sessionEvents where SessionProperties.readApart(query, plan.ranges, source):
+            // Properties of each event's session, without dwell: the sessions the ranges meet are folded first, for
+            // the properties the query names only; then the events in the ranges are read as an `events` query reads
+            // them, each looking its session up.
+            let store = source as! StoreEventSource
+            let properties = SessionProperties(query, now: now)
+            let lean = StoreEventSource.readsOnlyWhatEventQueriesNeed && query.readsOnlyOrSessions(\.isLean)
+            // On lean rows, the conjuncts on coded event fields are checked once per combination of codes (as an
+            // `events` query checks them), those on the session's properties alone once per session, in the fold,
+            // and the rest on each row that passes both.
+            var conjuncts: [Bound] = []
+            for filter in filters { filter.conjuncts(into: &conjuncts) }
+            let eventPart = conjuncts.filter { !$0.contains { if case .ofSession = $0 { true } else { false } } }
+            let sessionPart = conjuncts.filter { $0.readsOnly({ _ in false }, orSessions: true) }
+            var coded: CodedFilter?
+            var rest = filters
+            var sessionFilters: [Bound] = []
+            if lean, let fields = CodedCountPlan.codedFields(of: eventPart) {
+                coded = CodedFilter(eventPart, fields: fields, now: now)
+                sessionFilters = sessionPart
+                rest = conjuncts.filter { c in !eventPart.contains(c) && !sessionPart.contains(c) }
+            }
+            // The summaries themselves only when something past the fold reads a property.
+            let keep = !lean || coded == nil || !rest.isEmpty || query.readsSessionPropertiesBeyondFilters
+            try properties.fold(
+                store, plan.ranges, sessionFilters: sessionFilters, keep: keep, now: now, cancellation: cancellation,
+                text: query.ast.text)
+            statistics.sessionsRead += properties.count
+            var eventQuery = query
+            eventQuery.filters = eventPart
+            if coded != nil, rest.isEmpty, !query.readsSessionPropertiesBeyondFilters,
+                let codedCount = CodedCountPlan.make(eventQuery, now: now)
+            {
+                // Keys and aggregates of coded event fields: counted by field codes, as an `events` query counts them,
+                // of the records whose session passes.
+                statistics.eventsRead += try store.countByCodes(
+                    plan.ranges, codedCount, now: now, cancellation: cancellation, text: query.ast.text,
+                    keep: { properties.passes($0) }
+                ) { (leaf, n, distinct) throws(QueryError) in
+                    if distinct.allSatisfy({ $0 == nil }) {
+                        sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: n)
+                    } else {
+                        sink.addGroup(leaf, rows: n, distinct: distinct)
+                    }
+                }
+                break
+            }
+            for range in plan.ranges {
+                if lean {
+                    try store.scanEventFields(range) { row throws(QueryError) in
+                        if coded != nil, !coded!.passes(row) || !properties.passes(row) {
+                            try ticker.tick()
+                            statistics.eventsRead += 1
+                            return true
+                        }
+                        return try Executor.visit(
+                            row, properties, &sink, &ticker, &statistics, filters: rest, now: now, listing: listing)
+                    }
+                } else {
+                    try store.scanEvents(range) { row throws(QueryError) in
+                        try Executor.visit(
+                            row, properties, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                    }
+                }
+            }
         case .sessionEvents:
             if plan.leanEvents, let store = source as? StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed
             {
@@ -276,6 +341,33 @@ struct Executor {
         func leaf(_ b: Bound) -> Value {
             if case .event(let f) = b { return row.value(f) }
             return .null
+        }
+        if passes(filters, now, leaf) {
+            var time: Int64 = 0
+            if listing, case .time(let t) = row.value(.time) { time = t.microseconds }
+            sink.addRow(leaf, censored: false, order: (time, row.seq, ""))
+        }
+        return true
+    }
+
+    /// ``visit(_:_:_:_:filters:now:listing:)`` for a query that reads properties of each event's session, from
+    /// `properties`.
+    @inline(__always)
+    private static func visit<R: EventRow>(
+        _ row: R, _ properties: SessionProperties, _ sink: inout Sink, _ ticker: inout CancellationTicker,
+        _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp, listing: Bool
+    ) throws(QueryError) -> Bool {
+        try ticker.tick()
+        statistics.eventsRead += 1
+        // Looked up once per row, before the filters: a lazily set variable captured by `leaf` was a heap box
+        // per row.
+        let summary = properties.summary(of: row)
+        func leaf(_ b: Bound) -> Value {
+            switch b {
+            case .event(let f): return row.value(f)
+            case .ofSession(let property): return summary?.leaf(property) ?? .null
+            default: return .null
+            }
         }
         if passes(filters, now, leaf) {
             var time: Int64 = 0

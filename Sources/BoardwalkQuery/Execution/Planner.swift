@@ -262,6 +262,14 @@ struct Plan: Sendable {
                 lines.append("read: sessions with events in the ranges, " + StoreEventSource.sessionReading)
             case .sessions:
                 lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
+            case .sessionEvents where SessionProperties.readApart(query, ranges, source):
+                lines.append(
+                    "read: sessions with events in the ranges, folded for the `session.` properties the query reads, "
+                        + StoreEventSource.sessionReading + "; then the events in the ranges in key order, each with "
+                        + "its session's properties"
+                        + (StoreEventSource.readsOnlyWhatEventQueriesNeed && query.readsOnlyOrSessions(\.isLean)
+                            ? "; each record's leading fields only (no screen_cid, event_id, value or label read)" : "")
+                )
             case .sessionEvents where source is StoreEventSource:
                 lines.append(
                     "read: sessions with events in the ranges, all their events (dwell needs each event's session), "
@@ -380,7 +388,7 @@ extension Bound {
         switch self {
         case .literal, .now: true
         case .arithmetic(_, let a, let b): a.isConstant && b.isConstant
-        case .negate(let a), .bucket(_, let a, _), .present(let a): a.isConstant
+        case .negate(let a), .bucket(_, let a, _), .year(let a, _), .present(let a): a.isConstant
         default: false
         }
     }

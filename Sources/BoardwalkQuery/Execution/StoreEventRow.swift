@@ -95,7 +95,7 @@ public struct StoreEventRow: EventRow {
                 return text(r.inputText)
             case .datePicker:
                 if label || option { return .null }
-                return r.date.map { .string(Value.dateText($0)) } ?? .null
+                return r.date.map { Value.dateAnswer($0) } ?? .null
             }
         case .dwell: return .null
         }

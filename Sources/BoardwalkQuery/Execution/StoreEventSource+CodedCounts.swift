@@ -19,13 +19,14 @@ extension StoreEventSource {
     /// the empty string and no element).
     func countByCodes(
         _ ranges: [ScanRange], _ plan: CodedCountPlan, now: Timestamp,
-        cancellation: CancellationFlag?, text: String,
+        cancellation: CancellationFlag?, text: String, keep: ((RecordFields) -> Bool)? = nil,
         _ body: ((Bound) -> Value, Int, [Set<Value>?]) throws(QueryError) -> Void
     ) throws(QueryError) -> Int {
         var read = 0
         try reading { snapshot in
             let strings = SnapshotStrings(snapshot)
             var scan = CodedCountScan(plan: plan, now: now, strings: strings, cancellation: cancellation, text: text)
+            scan.keep = keep
             for var range in ranges {
                 // The time comparisons are the scan's time range (intersected with the planner's, the same).
                 let low = max(range.time.lowerBound, plan.time.low), high = min(range.time.upperBound, plan.time.high)
@@ -68,6 +69,8 @@ private struct CodedCountScan {
     /// The fields whose distinct codes each group keeps (the `count_distinct` aggregates', in order).
     let distinctFields: [EventField]
     var groups = CodeTable<CodedGroup>()
+    /// A further test of each record that passes the filters (the session's properties: `SessionProperties`).
+    var keep: ((RecordFields) -> Bool)?
     var read = 0
     var ticker: CancellationTicker
 
@@ -96,6 +99,7 @@ private struct CodedCountScan {
                 read += 1
                 try ticker.tick()
                 if !filter.passes(StoreFieldsRow(fields: fields, seq: record.seq, strings: strings)) { continue }
+                if let keep, !keep(fields) { continue }
                 let e = groups.entry(CodeKey(keys, fields)) {
                     CodedGroup(distinct: [CodeSet](repeating: CodeSet(), count: distinctFields.count))
                 }

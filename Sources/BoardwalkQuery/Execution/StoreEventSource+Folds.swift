@@ -22,9 +22,17 @@ extension StoreEventSource {
         expecting: (Int) -> Void = { _ in },
         _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
     ) throws(QueryError) {
+        // Every summary is made right after its session's name is asked for: the id named last is the summary's
+        // (``SessionSummary/storeID``), whichever way the sessions are read.
+        var named = RecordFormat.absent
+        func deliver(_ summary: SessionSummary, _ keys: [Value], _ events: Int) throws(QueryError) -> Bool {
+            summary.storeID = named
+            return try body(summary, keys, events)
+        }
         try reading { snapshot in
             let strings = SnapshotStrings(snapshot)
             func name(_ id: StringID) throws(QueryError) -> String {
+                named = id
                 guard needs.name else { return "" }
                 return try StoreEventSource.sessionName(snapshot, id)
             }
@@ -58,7 +66,7 @@ extension StoreEventSource {
                         let summary = lean.summary(
                             slot: i, name: try name(ids[i]), strings: strings, needs: needs,
                             reachBuffer: &reachBuffer)
-                        guard try body(summary, [], lean.events(slot: i)) else { return }
+                        guard try deliver(summary, [], lean.events(slot: i)) else { return }
                     }
                     return
                 }
@@ -67,13 +75,13 @@ extension StoreEventSource {
                     let summary = folds.base[i].summary(
                         name: try name(ids[i]), strings: strings, needs: needs,
                         reachBuffer: &reachBuffer)
-                    guard try body(summary, folds.base[i].funnelKeys, folds.base[i].events) else { return }
+                    guard try deliver(summary, folds.base[i].funnelKeys, folds.base[i].events) else { return }
                 }
                 return
             }
             if try foldOnboardings(
                 snapshot, ranges, strings: strings, needs: needs, cancellation: cancellation, text: text,
-                name: name, tick: tick, expecting: expecting, body)
+                name: name, tick: tick, expecting: expecting, deliver)
             {
                 return
             }
@@ -90,7 +98,7 @@ extension StoreEventSource {
                         strings: strings, needs: needs)
                 }
                 let summary = fold.summary(name: try name(id), strings: strings, needs: needs)
-                return try body(summary, fold.funnelKeys, fold.events)
+                return try deliver(summary, fold.funnelKeys, fold.events)
             }
             if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, fold) {
                 return

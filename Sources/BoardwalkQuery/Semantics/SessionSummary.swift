@@ -39,6 +39,9 @@ final class SessionSummary {
     /// read them for one (``FoldNeeds/stepTests``).
     var stepEvents: [StepEvent] = []
 
+    /// The session's interned id in the store it was folded from (`StoreEventSource.foldSessions`), else nil.
+    var storeID: UInt32?
+
     init(id: String) { self.id = id }
 
     /// Folds the next event (in `(time, seq)` order) into the summary.

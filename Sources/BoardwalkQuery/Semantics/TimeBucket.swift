@@ -33,6 +33,12 @@ public struct TimeBucket: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(unit)
     }
 
+    /// The calendar year of the date it is shown as.
+    var year: Int64 {
+        let wall = start.microseconds / 1_000_000 + Int64(offset)
+        return Timestamp.civil(fromDays: wall >= 0 ? wall / 86_400 : (wall - 86_399) / 86_400).year
+    }
+
     /// `2026-11-01` for a day, week or month; `2026-11-01T10:00` for an hour (the wall-clock time in its zone).
     public var description: String {
         let wall = start.microseconds / 1_000_000 + Int64(offset)

@@ -46,6 +46,9 @@ public enum Value: Hashable, Sendable {
         switch (a.instant, b.instant) {
         case (.null, _), (_, .null): return false
         case (.set(let s), .string(let x)), (.string(let x), .set(let s)): return s.contains(x)
+        // A date answer equals the text of its date, as it did when it was text (`answer("birthday") == "1995-03-04"`).
+        case (.time, .string(let x)): if case .bucket(let d) = a { return d.description == x } else { return false }
+        case (.string(let x), .time): if case .bucket(let d) = b { return d.description == x } else { return false }
         case (.integer, .number), (.number, .integer), (.integer, .integer), (.number, .number):
             return a.numeric! == b.numeric!
         default: return a.instant == b.instant
@@ -151,6 +154,13 @@ public enum Value: Hashable, Sendable {
     /// A total order for sorting result rows: absent values last; booleans, then numbers (integers, numbers and
     /// durations together), strings, times, sets.
     static func sortsBefore(_ a: Value, _ b: Value) -> Bool {
+        // A date answer among text answers of the same element (a partial date) sorts by its text, as it did as
+        // text; no other column mixes times and strings.
+        switch (a, b) {
+        case (.bucket(let x), .string(let y)): return x.description < y
+        case (.string(let x), .bucket(let y)): return x < y.description
+        default: break
+        }
         let ra = a.sortRank, rb = b.sortRank
         if ra != rb { return ra < rb }
         switch (a, b) {
@@ -190,8 +200,20 @@ public enum Value: Hashable, Sendable {
         case .multiSelect(let choices): return choices.isEmpty ? .null : .set(Array(Set(choices.map(\.value))).sorted())
         case .input(.text(let s)), .input(.email(let s)): return .string(s)
         case .input(.number(let n)): return n.isFinite ? .number(n) : .null
-        case .datePicker(let parts): return .string(dateText(parts))
+        case .datePicker(let parts): return dateAnswer(parts)
         }
+    }
+
+    /// A date picker's answer (rule 9): a whole date (year 1 to 9999, month and day present and on the calendar) is
+    /// the day it names, the instant it begins in UTC, shown as `YYYY-MM-DD`; any other the text of its parts
+    /// (`"1995-??-??"`).
+    static func dateAnswer(_ parts: DateParts) -> Value {
+        guard let year = parts.year, let month = parts.month, let day = parts.day, (1...9999).contains(year),
+            (1...12).contains(month), day >= 1,
+            Int64(day) <= Timestamp.daysInMonth(year: Int64(year), month: Int64(month))
+        else { return .string(dateText(parts)) }
+        let days = Timestamp.days(fromCivil: Int64(year), Int64(month), Int64(day))
+        return .bucket(TimeBucket(start: Timestamp(microseconds: days * 86_400_000_000), unit: .day, offset: 0))
     }
 
     /// The label(s) the user saw: a select's label or a multi-select's set of labels; absent for inputs and dates.

@@ -1,0 +1,58 @@
+import BoardwalkModel
+import BoardwalkStore
+import Testing
+
+@testable import BoardwalkQuery
+
+/// An `events` query that reads its events' session properties on the store folds the sessions its ranges meet,
+/// for the named properties only, then reads the events as an `events` query does: the answers are those of the
+/// in-memory source (which summarizes each session from its rows), whatever narrows the read.
+@Suite struct SessionPropertiesReadApartTests {
+    /// Session A completes in onb_1; B spans onb_1 and onb_2 and completes in onb_2, after the time bound; C never
+    /// completes and answers `level`; D has events before and after the time bound.
+    var events: [Event] {
+        [
+            ev(0, "A", screen: 0, started), ev(5, "A", screen: 1, presented), ev(9, "A", screen: 1, completedEvent),
+            ev(1, "B", screen: 0, presented), ev(7200, "B", screen: 2, onboarding: "onb_2", completedEvent),
+            ev(2, "C", screen: 0, presented), ev(3, "C", screen: 1, select("level", "pro")),
+            ev(4, "D", screen: 0, presented), ev(4000, "D", screen: 2, presented),
+            ev(4100, "D", screen: 3, completedEvent),
+        ]
+    }
+
+    static let queries = [
+        #"events | where onboarding == "onb_1" and name == "screen_presented" and session.completed | count by screen"#,
+        #"events | where onboarding == "onb_1" and session.answer("level") == "pro" | count"#,
+        #"events | where screen >= 1 and session.exit == "completed" | count by session, screen"#,
+        // From a time on: the sessions of such events are still whole (D completed after the bound, A before it).
+        #"events | where time >= @2026-11-01T10:30:00Z and session.completed | count by session"#,
+        #"events | where time >= @2026-11-01T10:30:00Z and time < @2026-11-01T12:00:00Z | count by session.completed"#,
+        #"events | where session.variation is absent | stats count(), count_distinct(session) by session.completed"#,
+        #"events | where onboarding == "onb_2" | select session, session.furthest_screen, name"#,
+    ]
+
+    @Test(arguments: queries) func theStoreGivesWhatMemoryGives(text: String) throws {
+        try withTemporaryStore { store in
+            _ = try store.append(events)
+            let query = try Query.parse(text)
+            let now = Timestamp(microseconds: base + 86_400 * second)
+            #expect(
+                try query.run(on: StoreEventSource(store), options: .init(now: now))
+                    == query.run(on: InMemoryEventSource(events), options: .init(now: now)))
+        }
+    }
+
+    @Test func explainSaysTheSessionsAreFoldedApart() throws {
+        try withTemporaryStore { store in
+            _ = try store.append(events)
+            let plan = try Query.parse(
+                #"events | where onboarding == "onb_1" and name == "screen_presented" and session.completed | count"#
+            ).explain(on: StoreEventSource(store))
+            #expect(plan.contains("folded for the `session.` properties the query reads"), "\(plan)")
+            // From a time on, the sessions are read whole as rows instead.
+            let since = try Query.parse(#"events | where time >= @2026-11-01T10:30:00Z and session.completed | count"#)
+                .explain(on: StoreEventSource(store))
+            #expect(!since.contains("folded for the `session.` properties"), "\(since)")
+        }
+    }
+}
