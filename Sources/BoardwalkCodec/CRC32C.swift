@@ -21,6 +21,12 @@ package struct CRC32C: Hashable, Sendable {
     @inlinable
     package init() {}
 
+    /// The checksum of `bytes` so far, to be continued (a stored value's checksum starts with its key's bytes).
+    @inlinable
+    package init(_ bytes: UnsafeRawBufferPointer) {
+        update(bytes)
+    }
+
     /// The checksum of the bytes given so far.
     @inlinable
     package var value: UInt32 { ~state }

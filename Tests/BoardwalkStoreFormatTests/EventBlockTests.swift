@@ -13,9 +13,7 @@ private struct BlockEvent: Equatable {
 
 /// The checksum of a block's name, as a store makes it from the key the block is stored under.
 private func seed(_ name: [UInt8]) -> CRC32C {
-    var crc = CRC32C()
-    name.withUnsafeBytes { crc.update($0) }
-    return crc
+    name.withUnsafeBytes { CRC32C($0) }
 }
 
 private func build(_ events: [BlockEvent], name: [UInt8] = []) -> [UInt8] {

@@ -172,7 +172,7 @@ import Testing
         }
         chunk.withUnsafeMutableBytes { c in
             entry.store(c.baseAddress! + StoredChecksum.size)
-            StoredChecksum.seal(c, seed: SessionNames.seed(strayKey))
+            StoredChecksum.seal(c, seed: strayKey.withUnsafeBytes { CRC32C($0) })
         }
         try put(strayKey, chunk)
         try put([1, 1, 1, 1, 1], [1])

@@ -199,9 +199,7 @@ struct EventKey: Hashable, Comparable {
     var checksumSeed: CRC32C {
         withUnsafeTemporaryAllocation(byteCount: Layout.eventKeySize, alignment: 8) { bytes in
             write(to: bytes.baseAddress!)
-            var crc = CRC32C()
-            crc.update(UnsafeRawBufferPointer(bytes))
-            return crc
+            return CRC32C(UnsafeRawBufferPointer(bytes))
         }
     }
 

@@ -135,7 +135,7 @@ enum SessionNames {
                 throw StoreError(.corrupt, "session_names: the directory of runs is \(value.count) bytes long")
             }
             do {
-                try StoredChecksum.verify(value, seed: SessionNames.seed(directoryKey))
+                try StoredChecksum.verify(value, seed: directoryKey.withUnsafeBytes { CRC32C($0) })
             } catch {
                 throw StoreError(
                     .corrupt,
@@ -158,23 +158,12 @@ enum SessionNames {
                     v.baseAddress!.storeBE(run.id, at: at)
                     v.baseAddress!.storeBE(run.count, at: at + 8)
                 }
-                StoredChecksum.seal(v, seed: SessionNames.seed(directoryKey))
+                StoredChecksum.seal(v, seed: directoryKey.withUnsafeBytes { CRC32C($0) })
             }
             try directoryKey.withUnsafeBytes { k in
                 try value.withUnsafeBytes { _ = try txn.put(dbs.sessionNames, k, $0) }
             }
         }
-    }
-
-    /// The checksum of a key, which the checksum of the value stored under it continues.
-    static func seed(_ key: [UInt8]) -> CRC32C {
-        key.withUnsafeBytes { seed($0) }
-    }
-
-    static func seed(_ key: UnsafeRawBufferPointer) -> CRC32C {
-        var crc = CRC32C()
-        crc.update(key)
-        return crc
     }
 
     /// The entries of the chunk stored under `key` (a chunk key), after checking its checksum and shape.
@@ -190,7 +179,7 @@ enum SessionNames {
             throw StoreError(.corrupt, "session_names: a chunk of run \(run) is \(value.count) bytes long")
         }
         do {
-            try StoredChecksum.verify(value, seed: seed(key))
+            try StoredChecksum.verify(value, seed: CRC32C(key))
         } catch {
             throw StoreError(
                 .corrupt,

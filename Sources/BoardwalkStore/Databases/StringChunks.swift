@@ -10,9 +10,7 @@ import BoardwalkStoreFormat
 enum StringChunks {
     /// The checksum of a chunk's key (its first id, 4 bytes big-endian), which the chunk's own checksum continues.
     static func checksumSeed(first: StringID) -> CRC32C {
-        var crc = CRC32C()
-        withUnsafeBytes(of: first.bigEndian) { crc.update($0) }
-        return crc
+        withUnsafeBytes(of: first.bigEndian) { CRC32C($0) }
     }
 
     /// Calls `body` with each string from id `start` on, in id order, until it returns `false` or the strings

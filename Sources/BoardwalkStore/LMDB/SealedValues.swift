@@ -29,7 +29,7 @@ enum SealedValue {
                 underlying: CodecError(offset: stored.count, reason: .truncated))
         }
         let value = UnsafeRawBufferPointer(rebasing: stored[StoredChecksum.size...])
-        var crc = seed(key)
+        var crc = CRC32C(key)
         crc.update(value)
         let kept = UInt32(littleEndian: stored.loadUnaligned(as: UInt32.self))
         guard crc.value == kept else {
@@ -51,16 +51,9 @@ enum SealedValue {
             if value.count > 0 {
                 (buffer.baseAddress! + StoredChecksum.size).copyMemory(from: value.baseAddress!, byteCount: value.count)
             }
-            StoredChecksum.seal(buffer, seed: seed(key))
+            StoredChecksum.seal(buffer, seed: CRC32C(key))
             return try body(UnsafeRawBufferPointer(buffer))
         }
-    }
-
-    @inline(__always)
-    private static func seed(_ key: UnsafeRawBufferPointer) -> CRC32C {
-        var crc = CRC32C()
-        crc.update(key)
-        return crc
     }
 
     /// A key for a message: its text when it is printable ASCII (the `meta` names), its bytes in hex otherwise.

@@ -125,7 +125,7 @@ private struct RunWriter {
                 from: buffer.baseAddress! + size - SessionNames.entrySize, byteCount: SessionNames.entrySize)
         }
         let value = UnsafeMutableRawBufferPointer(rebasing: buffer[..<size])
-        StoredChecksum.seal(value, seed: SessionNames.seed(key))
+        StoredChecksum.seal(value, seed: key.withUnsafeBytes { CRC32C($0) })
         let appended = try key.withUnsafeBytes { k in
             try txn.put(db, k, UnsafeRawBufferPointer(value), flags: UInt32(MDB_APPEND))
         }
