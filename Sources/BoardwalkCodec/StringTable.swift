@@ -206,6 +206,18 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
         return UnsafeRawPointer(bitPattern: UInt(truncatingIfNeeded: object & 0x00FF_FFFF_FFFF_FFFF) &+ 32)
     }
 
+    /// The hash (``hashBytes(_:)``) of the string with id `id`, kept since it was interned; `nil` for an id the
+    /// table does not hold.
+    /// - Complexity: O(1): no byte of the string is read.
+    package func storedHash(of id: StringID) -> UInt64? {
+        Int(id) < hashes.count ? hashes[Int(id)] : nil
+    }
+
+    /// ``hashBytes(_:)`` of `string`'s UTF-8 bytes.
+    package static func hashOfBytes(_ string: String) -> UInt64 {
+        hash(string)
+    }
+
     /// `nil` when the identity cache answers for the string stored at `string` (then ``intern(at:)`` reads nothing
     /// else); otherwise the string's hash, the key to the next stages. Reads the string's bytes.
     /// - Parameter string: a valid, initialized `String`.
@@ -357,8 +369,9 @@ public struct StringTable: StringInterner, StringResolver, Sendable {
         return copy.withUTF8 { hashBytes(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Two independent lanes take 16 bytes per step (a 36-byte UUID is two steps and a tail), then mix. Only
-    /// in-memory tables use it: it may change between versions. Inlined into the lookups (a call cost ~15 of its
+    /// Two independent lanes take 16 bytes per step (a 36-byte UUID is two steps and a tail), then mix. The store
+    /// keys its `session_names` entries by it (docs/storage.md, "Name entries"), so it is part of the store's
+    /// format: a change to it changes the format version. Inlined into the lookups (a call cost ~15 of its
     /// ~80 instructions on a 36-byte id, twice per event with 100 000 sessions in flight).
     @usableFromInline @inline(__always)
     static func hashBytes(_ bytes: UnsafeRawBufferPointer) -> UInt64 {

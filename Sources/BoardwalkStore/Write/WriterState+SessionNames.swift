@@ -3,18 +3,17 @@ import BoardwalkStoreFormat
 internal import CLMDB
 
 extension WriterState {
-    /// The `session_names` entries of `requests` (role, name id, session id), their names hashed as `table` spells
-    /// them: the session's own name when the batch met a (onboarding, session) pair the writer did not know, and
-    /// each (profile, session) pair it did not know.
+    /// The `session_names` entries of `requests` (role, name id, session id), with the hashes `table` keeps of
+    /// their names: the session's own name when the batch met a (onboarding, session) pair the writer did not
+    /// know, and each (profile, session) pair it did not know.
     static func sessionNameEntries(
         _ requests: [(role: UInt8, name: UInt32, session: UInt32)], table: StringTable
     ) throws -> [SessionNames.Entry] {
         try requests.map { request in
-            guard let name = table.string(for: request.name) else {
+            guard let hash = table.storedHash(of: request.name) else {
                 throw StoreError(.corrupt, "string id \(request.name) is not in the writer's dictionary")
             }
-            return SessionNames.Entry(
-                hash: SessionNames.hash(name), role: request.role, session: request.session, name: request.name)
+            return SessionNames.Entry(hash: hash, role: request.role, session: request.session, name: request.name)
         }
     }
 
