@@ -97,6 +97,7 @@ import Testing
         let memory = InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event))
         for (text, most) in [
             ("events | limit 5", 200), ("events | select seq, session | limit 1", 200),
+            ("events | limit 1 | select seq, profile", 200),
             ("sessions | limit 5", 1_000), ("sessions | where events > 3 | select session, started | limit 3", 1_000),
             (#"events | where onboarding == "onb_2" and screen == 3 | limit 2"#, 200),
         ] {

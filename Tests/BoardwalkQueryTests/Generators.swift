@@ -234,7 +234,13 @@ struct QueryGenerator {
             let chosen = (0..<int(1...3)).map { _ in pick(columns) }.filter { seen.insert($0).inserted }
             parts.append("select " + chosen.joined(separator: ", "))
         }
-        parts.append("limit \(pick([0, 1, 1, 2, 3, 5, 5, 8, 20, 1000]))")
+        let limit = "limit \(pick([0, 1, 1, 2, 3, 5, 5, 8, 20, 1000]))"
+        // `select` after `limit` reads the source's fields as before it.
+        if parts.last?.hasPrefix("select") == true, chance(0.4) {
+            parts.insert(limit, at: parts.count - 1)
+        } else {
+            parts.append(limit)
+        }
         return parts.joined(separator: " | ")
     }
 

@@ -91,10 +91,13 @@ struct TypeChecker {
             stages = stages.dropFirst()
         } else {
             var listed: [BoundColumn]
-            if let stage = stages.first, case .select(let items) = stage.kind {
+            // A `select` reads the source's fields, after `limit` too: it keeps every row, so `limit 5 | select
+            // profile` is `select profile | limit 5`.
+            let limits = stages.prefix { if case .limit = $0.kind { true } else { false } }.count
+            if stages.count > limits, case .select(let items) = stages[stages.startIndex + limits].kind {
                 listed = try items.map { (item) throws(QueryError) in try column(item, rowScope) }
                 try distinctNames(items.map { ($0.column, $0.range) })
-                stages = stages.dropFirst()
+                stages = stages.prefix(limits) + stages.dropFirst(limits + 1)
             } else {
                 listed = ast.source == .events ? TypeChecker.defaultEventColumns : TypeChecker.defaultSessionColumns
             }
