@@ -55,12 +55,13 @@ final class SessionProperties {
             && StoreEventSource.sinceStart(ranges) == nil
     }
 
-    /// Whether each folded session passes the conjuncts that read only its properties (``fold(_:_:sessionFilters:cancellation:text:)``),
-    /// by interned id: checked once per session rather than on each of its events.
-    private var passing: [StringID: Bool] = [:]
+    /// Which folded sessions pass the conjuncts that read only their properties
+    /// (``fold(_:_:sessionFilters:keep:now:cancellation:text:)``), one bit per interned id: checked once per session
+    /// rather than on each of its events, and looked up on each event by a shift and a load, not a hash.
+    private var passing: [UInt64] = []
 
     /// The number of sessions folded.
-    var count: Int { passing.count }
+    private(set) var count = 0
 
     /// Folds the sessions with an event in `ranges`, each over all its events.
     /// - Complexity: as a `sessions` query over `ranges` that reads these properties; memory, one summary per
@@ -77,7 +78,12 @@ final class SessionProperties {
                 if case .ofSession(let property) = b { return summary.leaf(property) }
                 return .null
             }
-            passing[id] = sessionFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
+            count += 1
+            if sessionFilters.allSatisfy({ $0.evaluate(now: now, leaf).isTrue }) {
+                let word = Int(id >> 6)
+                if word >= passing.count { passing += repeatElement(0, count: word + 1 - passing.count) }
+                passing[word] |= 1 << UInt64(id & 63)
+            }
             if keep { sessions[id] = summary }
             return true
         }
@@ -88,9 +94,11 @@ final class SessionProperties {
     func passes(_ row: StoreFieldsRow) -> Bool { passes(row.fields) }
 
     /// ``passes(_:)`` of a record's fields.
+    @inline(__always)
     func passes(_ fields: RecordFields) -> Bool {
         guard let id = fields.session else { return false }
-        return passing[id] ?? false
+        let word = Int(id >> 6)
+        return word < passing.count && passing[word] & (1 << UInt64(id & 63)) != 0
     }
 
     /// The summary of `row`'s session (a row of the store), by its interned id; nil when the event has none or
