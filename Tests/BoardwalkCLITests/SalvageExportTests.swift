@@ -183,6 +183,29 @@ struct SalvageExportTests {
 }
 
 extension SalvageExportTests {
+    @Test("a damaged newer meta page: the salvage reads the older commit's trees and the latest commit's pages")
+    func damagedNewerMetaPage() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = directory.appendingPathComponent("newer.db").path
+        let corpus = Corpus(sessions: 30, seed: 5)
+        #expect(try boardwalk(["ingest", "--db", db, "-q", "--batch", "100", "-"], stdin: corpus.text).status == 0)
+        let whole = try boardwalk(["export", "--db", db])
+        var data = try Data(contentsOf: URL(fileURLWithPath: db + "/data.mdb"))
+        func transaction(_ slot: Int) -> UInt64 {
+            data.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: slot * 4096 + 144, as: UInt64.self) }
+        }
+        let newer = transaction(0) > transaction(1) ? 0 : 1
+        for i in 16..<20 { data[newer * 4096 + i] ^= 0xFF }
+        try data.write(to: URL(fileURLWithPath: db + "/data.mdb"))
+
+        let salvage = try boardwalk(["export", "--db", db, "--salvage"])
+        #expect(salvage.status == 2, "\(salvage.stderr)")
+        #expect(salvage.stderr.contains("meta page \(newer), which says it describes transaction"), "\(salvage.stderr)")
+        #expect(
+            salvage.stdout.split(separator: "\n").sorted() == whole.stdout.split(separator: "\n").sorted(),
+            "\(salvage.stderr)")
+    }
+
     @Test("an event the format cannot hold is skipped and listed by a salvage, where it ends a plain export")
     func formatRefusals() throws {
         defer { try? FileManager.default.removeItem(at: directory) }

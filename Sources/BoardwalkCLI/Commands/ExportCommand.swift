@@ -84,8 +84,16 @@ enum ExportCommand: Command {
             scratch = try makeScratchDirectory(invocation.environment["TMPDIR"])
             do {
                 let (opened, note, older) = try Store.openForSalvage(at: database, scratch: scratch! + "/copy")
-                if let note { invocation.err("note: \(note)\n") }
-                store = opened
+                if older {
+                    // The copy reads the commit before the latest, whose meta page is damaged: the file's own pages
+                    // hold what the latest commit wrote too.
+                    opened.close()
+                    store = nil
+                    openFailure = StoreError(.corrupt, note ?? "the latest meta page is damaged")
+                } else {
+                    if let note { invocation.err("note: \(note)\n") }
+                    store = opened
+                }
                 readsAnOlderCommit = older
             } catch let error as StoreError
                 where (error.kind == .corrupt || error.kind == .notAStore) && hasMetaPages(database)

@@ -74,7 +74,9 @@ final class PageLevelSalvage {
             key, _, value in
             addChunk(key, value, fromTree: true)
         }
-        if mainLost || trees[Layout.strings] == nil || file.lost.contains(where: { $0.database == Layout.strings }) {
+        if mainLost || laterCommits || trees[Layout.strings] == nil
+            || file.lost.contains(where: { $0.database == Layout.strings })
+        {
             scanStrings()
         }
         readMeta()

@@ -44,8 +44,11 @@ extension Store {
     /// The trees are read from the newest meta page that is sound (LMDB's magic and version, its own number, a
     /// transaction id) and whose main database leads to `events`; pages past the end of the file are reported with
     /// what they held (``SalvageDamage/Extent/page(database:page:pastEnd:recoveredBlocks:)``), and the leaf pages no
-    /// tree reached are read for the blocks below them. With no sound meta page, every leaf page of the file is read
-    /// that way. Events come as ``salvageEvents(_:damaged:)`` hands them out. Nothing is written; the file must not
+    /// tree reached are read for the blocks below them. When the other meta page says it describes a later
+    /// transaction (it is damaged, or its trees cannot be read), the leaf pages the trees do not reach are read for
+    /// what that commit wrote, with no `next_seq` to bound them. With no sound meta page, every leaf page of the file
+    /// is read that way. It is also what to read a store with when ``openForSalvage(at:scratch:)`` would read the
+    /// commit before the latest. Events come as ``salvageEvents(_:damaged:)`` hands them out. Nothing is written; the file must not
     /// be written meanwhile (a store that does not open has no writer).
     /// - Returns: what was read; its ``SalvageSummary/note`` says which meta page, and where the file ends.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/notAStore`` when there is no data file of two pages or more;
@@ -68,6 +71,9 @@ extension Store {
         let size = Int(st.st_size)
         // Meta pages that pass the checks needing no other page, newest first.
         var metas: [(slot: Int, bytes: [UInt8], transaction: UInt64)] = []
+        // The transaction id each page says it describes, sound or not: a damaged newer page still tells that a
+        // later commit wrote pages.
+        var said: [Int: UInt64] = [:]
         for slot in 0..<2 {
             var bytes = [UInt8](repeating: 0, count: metaPageSize)
             let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, metaPageSize, off_t(slot * metaPageSize)) }
@@ -75,6 +81,7 @@ extension Store {
             let page = MetaPage(
                 slot: slot, bytes: bytes,
                 transaction: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 144, as: UInt64.self) })
+            said[slot] = page.transaction
             // The last page is not checked against the file: a file cut short is what this reads.
             if page.isSound(filePages: .max) { metas.append((slot, bytes, page.transaction)) }
         }
@@ -95,14 +102,18 @@ extension Store {
                 if value.count == 48 && key.elementsEqual(Layout.events.utf8) { leadsToEvents = true }
             }
             guard leadsToEvents else { continue }
-            // A newer commit whose trees cannot be read (its main database lies past the end, or is damaged): the
-            // older one's trees, and the pages they do not reach for what the newer one wrote.
-            let newer = meta.transaction < metas[0].transaction
+            // A newer commit whose trees cannot be read (its meta page is damaged, or its main database lies past
+            // the end or is damaged): the older one's trees, and the pages they do not reach for what it wrote.
+            let otherSlot = 1 - meta.slot
+            let otherSound = metas.contains { $0.slot == otherSlot }
+            let newer = (said[otherSlot] ?? 0) > meta.transaction
             let other =
-                newer
-                ? " (meta page \(metas[0].slot), transaction \(metas[0].transaction), leads to no readable tree; "
-                    + "what later commits wrote was looked for on the pages the older trees do not reach)"
-                : metas.count == 2 ? "" : " (meta page \(1 - meta.slot) is damaged)"
+                !newer
+                ? (otherSound ? "" : " (meta page \(otherSlot) is damaged)")
+                : (otherSound
+                    ? " (meta page \(otherSlot), transaction \(said[otherSlot]!), leads to no readable tree"
+                    : " (meta page \(otherSlot), which says it describes transaction \(said[otherSlot]!), is damaged")
+                    + "; what later commits wrote was looked for on the pages the older trees do not reach)"
             let file = DataFilePages(fd: fd, pageSize: metaPageSize, fileSize: size)
             var summary = try PageLevelSalvage(file: file, meta: meta.bytes, laterCommits: newer).run(
                 body, damaged: damaged)
