@@ -267,6 +267,17 @@ final class PageLevelSalvage {
     private func naming(_ error: StoreError) -> StoreError { error.naming { strings.string(for: $0) } }
 
     /// What a lost page held and why it was not read, for ``SalvageDamage``.
+    /// "every block", "the blocks before B", "the blocks from A on", "the blocks from A up to (not including) B":
+    /// the keys a page stood for, from its first (`lower`) to its next sibling's first (`upper`, excluded).
+    private func range(_ lower: String?, _ upper: String?, _ things: String) -> String {
+        switch (lower, upper) {
+        case (nil, nil): "every one of the tree's \(things)"
+        case (nil, let upper?): "the \(things) before \(upper)"
+        case (let lower?, nil): "the \(things) from \(lower) on"
+        case (let lower?, let upper?): "the \(things) from \(lower) up to (not including) \(upper)"
+        }
+    }
+
     private func describe(_ page: DataFilePages.LostPage) -> String {
         let kind =
             switch page.kind {
@@ -291,19 +302,16 @@ final class PageLevelSalvage {
                 let batch = isLog ? "the batch at seq \(key.withUnsafeBytes { $0.be64(0) }), " : ""
                 return "\(batch)the block at seq \(k.seq) (\(group), events from \(k.time))"
             }
-            if page.kind == .overflow {
-                held = "held " + block(page.lower, "a block")
-            } else {
-                held =
-                    "held the blocks from " + block(page.lower, "the first") + " up to "
-                    + block(page.upper, "the last, included")
-            }
+            held =
+                page.kind == .overflow
+                ? "held " + block(page.lower, "a block")
+                : "held " + range(page.lower.map { block($0, "") }, page.upper.map { block($0, "") }, "blocks")
         case Layout.strings:
             func id(_ key: [UInt8]?, _ end: String) -> String {
                 guard let key, key.count == 4 else { return end }
                 return "id \(key.withUnsafeBytes { $0.be32(0) })"
             }
-            held = "held the strings from " + id(page.lower, "the first") + " up to " + id(page.upper, "the last")
+            held = "held " + range(page.lower.map { id($0, "") }, page.upper.map { id($0, "") }, "strings")
         case Layout.meta:
             held = "held the store's counters"
         default:
