@@ -183,6 +183,29 @@ struct SalvageExportTests {
 }
 
 extension SalvageExportTests {
+    @Test("a damaged newer meta page: the salvage reads the older commit's trees and the latest commit's pages")
+    func damagedNewerMetaPage() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = directory.appendingPathComponent("newer.db").path
+        let corpus = Corpus(sessions: 30, seed: 5)
+        #expect(try boardwalk(["ingest", "--db", db, "-q", "--batch", "100", "-"], stdin: corpus.text).status == 0)
+        let whole = try boardwalk(["export", "--db", db])
+        var data = try Data(contentsOf: URL(fileURLWithPath: db + "/data.mdb"))
+        func transaction(_ slot: Int) -> UInt64 {
+            data.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: slot * 4096 + 144, as: UInt64.self) }
+        }
+        let newer = transaction(0) > transaction(1) ? 0 : 1
+        for i in 16..<20 { data[newer * 4096 + i] ^= 0xFF }
+        try data.write(to: URL(fileURLWithPath: db + "/data.mdb"))
+
+        let salvage = try boardwalk(["export", "--db", db, "--salvage"])
+        #expect(salvage.status == 2, "\(salvage.stderr)")
+        #expect(salvage.stderr.contains("meta page \(newer), which says it describes transaction"), "\(salvage.stderr)")
+        #expect(
+            salvage.stdout.split(separator: "\n").sorted() == whole.stdout.split(separator: "\n").sorted(),
+            "\(salvage.stderr)")
+    }
+
     @Test("an event the format cannot hold is skipped and listed by a salvage, where it ends a plain export")
     func formatRefusals() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -229,41 +252,45 @@ extension SalvageExportTests {
         return copy
     }
 
-    @Test("damaged LMDB pages stop a salvage only in the databases it reads")
+    @Test("a damaged branch page of events: the salvage reads the leaves below it from the file and names the page")
     func pageDamage() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let events = try storeWithDamagedRoot(of: "events")
-        let refused = try boardwalk(["export", "--db", events, "--salvage"])
-        #expect(refused.status == 1, "\(refused.stderr)")
+        let whole = try boardwalk(["export", "--db", directory.appendingPathComponent("pages.db").path])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        let r = try boardwalk(["export", "--db", events, "--salvage"])
+        #expect(r.status == 2, "\(r.stderr)")
+        // A compacted copy has no older copies of blocks: every event, once, from the leaves below the root.
         #expect(
-            refused.stderr.contains("LMDB's own pages of the databases a salvage reads are damaged"),
-            "\(refused.stderr)")
-        #expect(refused.stdout.isEmpty)
+            r.stdout.split(separator: "\n").sorted() == whole.stdout.split(separator: "\n").sorted(), "\(r.stderr)")
+        #expect(r.stderr.contains("skipped: what LMDB page "), "\(r.stderr)")
+        #expect(r.stderr.contains("a branch page (and every page below it) of events"), "\(r.stderr)")
+        #expect(r.stderr.contains("were read from pages the trees do not reach"), "\(r.stderr)")
+        #expect(!r.stderr.contains("not read"), "\(r.stderr)")
 
         let batches = try storeWithDamagedRoot(of: "batches")
         #expect(try boardwalk(["check", "--db", batches]).status == 1)
-        let r = try boardwalk(["export", "--db", batches, "--salvage"])
-        #expect(r.status == 0, "\(r.stderr)")
-        let count = try #require(Int(r.stderr.split(separator: " ")[1]))
-        #expect(count == r.stdout.split(separator: "\n").count && count > 1000, "\(r.stderr)")
+        let b = try boardwalk(["export", "--db", batches, "--salvage"])
+        #expect(b.status == 0, "\(b.stderr)")
+        let count = try #require(Int(b.stderr.split(separator: " ")[1]))
+        #expect(count == b.stdout.split(separator: "\n").count && count > 1000, "\(b.stderr)")
     }
 
-    /// Damaged LMDB pages of `event_log` cost the log alone, not the whole store:
-    /// every event of `events` is written, the log is listed as skipped, and the exit is 2.
-    @Test("damaged pages of event_log cost the salvage only the batches not yet folded")
+    /// Damaged LMDB pages of `event_log` cost what was on them, not the log: the blocks below a damaged branch page
+    /// are read from the leaves.
+    @Test("a damaged branch page of event_log costs the salvage nothing")
     func logPageDamage() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let db = directory.appendingPathComponent("logged.db").path
-        var folded = 0
+        var stored = 0
         do {
             // 20 batches: the 16th folds the log into `events`, the last four stay in the log.
             let store = try Store.open(at: db, options: .init(durability: .noSync))
             defer { store.close() }
             let events = Corpus(sessions: 200, seed: 8).events
             let size = events.count / 20 + 1
-            for (i, start) in stride(from: 0, to: events.count, by: size).enumerated() {
-                let r = try store.append(events[start..<min(start + size, events.count)])
-                if i < 16 { folded += r.appended }
+            for start in stride(from: 0, to: events.count, by: size) {
+                stored += try store.append(events[start..<min(start + size, events.count)]).appended
             }
             #expect(try store.read { try $0.unfoldedBatches().eventLog } == 4)
         }
@@ -276,18 +303,39 @@ extension SalvageExportTests {
         let record = try #require(page.firstRange(of: Data("event_log".utf8))).upperBound
         let root = (0..<8).reduce(0) { $0 | Int(data[record + 40 + $1]) << (8 * $1) }
         #expect(root > 1 && root < last)
+        #expect(data[root * 4096 + 10] & 0x7F == 0x01, "the log's root is a branch page")
         data[root * 4096 + 10] ^= 0x03
         try data.write(to: URL(fileURLWithPath: path))
 
         let r = try boardwalk(["export", "--db", copy, "--salvage"])
         #expect(r.status == 2, "\(r.stderr)")
-        #expect(r.stdout.split(separator: "\n").count == folded, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n").count == stored, "\(r.stderr)")
+        #expect(r.stderr.contains("a branch page (and every page below it) of event_log"), "\(r.stderr)")
+        #expect(r.stderr.contains("skipped what 1 LMDB page held"), "\(r.stderr)")
+    }
+
+    @Test("a data file cut short: the salvage reads its pages directly, says where it ends and exits with 2")
+    func truncatedFile() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = directory.appendingPathComponent("cut.db").path
         #expect(
-            r.stderr.contains(
-                "skipped: the event log, the batches not yet folded into events: LMDB's own pages of event_log are damaged"
-            ),
-            "\(r.stderr)")
-        #expect(r.stderr.contains("skipped the event log (the batches not yet folded)"), "\(r.stderr)")
+            try boardwalk(["ingest", "--db", db, "-q", "-"], stdin: Corpus(sessions: 200, seed: 3).text).status == 0)
+        let whole = try boardwalk(["export", "--db", db])
+        let copy = directory.appendingPathComponent("cut-copy.db").path
+        #expect(try boardwalk(["backup", "--db", db, copy]).status == 0)
+        // A compacted copy ends with the main database's leaf: without it, the named databases are found by reading
+        // every leaf page.
+        let path = copy + "/data.mdb"
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        try data.prefix(data.count - 4096).write(to: URL(fileURLWithPath: path))
+        let plain = try boardwalk(["export", "--db", copy])
+        #expect(plain.status == 1 && plain.stderr.contains("cut short"), "\(plain.stderr)")
+        let r = try boardwalk(["export", "--db", copy, "--salvage"])
+        #expect(r.status == 2, "\(r.stderr)")
+        #expect(r.stderr.contains("note: \(path) does not open"), "\(r.stderr)")
+        #expect(r.stderr.contains("the file was cut short: it holds pages 0…"), "\(r.stderr)")
+        #expect(
+            r.stdout.split(separator: "\n").sorted() == whole.stdout.split(separator: "\n").sorted(), "\(r.stderr)")
     }
 
     /// A backup checks LMDB's pages first: liblmdb's compacting copy crashes on a damaged page of `event_log`. Any

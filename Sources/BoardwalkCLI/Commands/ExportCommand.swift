@@ -35,8 +35,10 @@ enum ExportCommand: Command {
 
         An export stops at the first damaged block ('boardwalk check' lists them all). --salvage goes on past
         them: it writes every event that still decodes, in block order (onboarding, screen, time) rather than
-        seq order, lists on stderr what it skipped (an event, or the rest of a block), and exits with 2 when
-        it skipped anything. Ingest the salvaged file into a new store to go on.
+        seq order, lists on stderr what it skipped (an event, the rest of a block, what a damaged LMDB page
+        held), and exits with 2 when it skipped anything. It reads around damaged LMDB pages and a data file
+        cut short from the file itself, and ends by saying how many events it wrote and, when the store's count
+        reads, how many it could not. Ingest the salvaged file into a new store to go on.
 
         Examples:
           boardwalk export > all.ndjson
@@ -76,13 +78,28 @@ enum ExportCommand: Command {
         var readsAnOlderCommit = false
         defer { if let scratch { removeScratchDirectory(scratch) } }
         let store: Store?
+        // A store that does not open even from the other meta page (a file cut short) is salvaged from its pages.
+        var openFailure: (any Error)? = nil
         if salvage && !schema {
             scratch = try makeScratchDirectory(invocation.environment["TMPDIR"])
             do {
                 let (opened, note, older) = try Store.openForSalvage(at: database, scratch: scratch! + "/copy")
-                if let note { invocation.err("note: \(note)\n") }
-                store = opened
+                if older {
+                    // The copy reads the commit before the latest, whose meta page is damaged: the file's own pages
+                    // hold what the latest commit wrote too.
+                    opened.close()
+                    store = nil
+                    openFailure = StoreError(.corrupt, note ?? "the latest meta page is damaged")
+                } else {
+                    if let note { invocation.err("note: \(note)\n") }
+                    store = opened
+                }
                 readsAnOlderCommit = older
+            } catch let error as StoreError
+                where (error.kind == .corrupt || error.kind == .notAStore) && hasMetaPages(database)
+            {
+                store = nil
+                openFailure = error
             } catch {
                 throw RuntimeError("cannot open the store '\(database)': \(error)")
             }
@@ -114,7 +131,8 @@ enum ExportCommand: Command {
             try file?.commit()
             return output.writeError == nil ? ExitCode.success : ExitCode.failure
         }
-        guard let store else { return ExitCode.failure }  // opened above; only --schema, handled, goes without
+        // Opened above; only --schema, handled, and a salvage of a store that does not open go without.
+        if store == nil && openFailure == nil { return ExitCode.failure }
         var count = 0
         var lastSeq: UInt64? = nil
         var storeNextSeq: UInt64 = 0
@@ -127,6 +145,7 @@ enum ExportCommand: Command {
             csv.append(contentsOf: CSVExport.header.utf8)
         }
         var skipped = SalvageReport()
+        var summary: SalvageSummary? = nil
         // Writes one event; `false` when a write failed (a full disk): the rest would be lost too. An event the
         // format cannot hold ends an export, and is skipped (and listed) by a salvage.
         func emit(_ stored: StoredEvent) throws -> Bool {
@@ -168,11 +187,17 @@ enum ExportCommand: Command {
         }
         do {
             if salvage {
-                try store.salvageEvents(emit) { damage in
+                func report(_ damage: SalvageDamage) -> Bool {
                     skipped.add(damage, to: invocation)
                     return !interruptFlag.isCancelled
                 }
-            } else {
+                if let store {
+                    summary = try store.salvageEvents(emit, damaged: report)
+                } else {
+                    summary = try Store.salvageEvents(inDataFileOf: database, emit, damaged: report)
+                    if let note = summary?.note { invocation.err("note: \(note)\n") }
+                }
+            } else if let store {
                 try store.read { snapshot in
                     storeNextSeq = try snapshot.stats().nextSeq
                     try snapshot.forEachEvent(since: since) { view in
@@ -271,9 +296,17 @@ enum ExportCommand: Command {
             invocation.err("\(exported); next: --since-seq \(next)\n")
             return ExitCode.success
         }
-        invocation.err("\(exported) (salvage, in block order)\(skipped.summary)\n")
-        return skipped.isEmpty && !readsAnOlderCommit ? ExitCode.success : ExitCode.partial
+        let unread = SalvageReport.outcome(saved: count, summary: summary)
+        invocation.err("\(exported) (salvage, in block order)\(skipped.summary)\(unread)\n")
+        return skipped.isEmpty && !readsAnOlderCommit && summary?.note == nil ? ExitCode.success : ExitCode.partial
     }
+}
+
+/// Whether the store at `database` has a data file that holds LMDB's two meta pages: one that does not open can still
+/// be salvaged from its pages.
+private func hasMetaPages(_ database: String) -> Bool {
+    var st = stat()
+    return stat(database + "/data.mdb", &st) == 0 && st.st_size >= 2 * 4096
 }
 
 /// A new directory under the temporary directory (`$TMPDIR`, else `/tmp`), for a salvage's copy of a data file.

@@ -18,9 +18,12 @@ public struct SalvageDamage: Sendable, CustomStringConvertible {
         case blockEnd(firstSeq: UInt64, eventsRead: Int)
         /// A block whole: its `events` key has the wrong size, so its value cannot be placed.
         case key
-        /// The event log whole (the batches not yet folded into `events`): LMDB's own pages of `event_log` are
-        /// damaged, and a cursor over them could crash the process, so none of its blocks is read.
-        case eventLog
+        /// What one of LMDB's pages of `database` held (`page`; for a value on overflow pages, the run's first page):
+        /// the page is damaged, or lies past the end of a file cut short (`pastEnd`), so what is on it, and below it
+        /// for a branch page, was not read through the tree. The error names the kind of page and the keys it stood
+        /// for (for `events`, the onboarding, screen and time of the first and the next block). `recoveredBlocks` of
+        /// those keys were read from leaf pages the tree did not reach (``SalvageSummary/recoveredBlocks``).
+        case page(database: String, page: UInt64, pastEnd: Bool, recoveredBlocks: Int)
     }
 
     /// How much was lost.
@@ -42,7 +45,9 @@ public struct SalvageDamage: Sendable, CustomStringConvertible {
         case .block(_, let read): return "the rest of a block, after its first \(events(read)): \(error)"
         case .blockEnd(_, let read): return "a block whose end does not check, its \(events(read)) kept: \(error)"
         case .key: return "a whole block, under a damaged key: \(error)"
-        case .eventLog: return "the event log, the batches not yet folded into events: \(error)"
+        case .page(let database, let page, _, let recovered):
+            let found = recovered > 0 ? " (\(recovered) of its blocks found on other pages)" : ""
+            return "what LMDB page \(page) of \(database) held\(found): \(error)"
         }
     }
 }
@@ -53,59 +58,55 @@ extension Store {
     ///
     /// The other reads stop at the first damaged block or record, as a query must: its answer would be wrong. This
     /// one walks `events` block by block in key order (onboarding, screen, then the block's first time), then
-    /// `event_log` (the batches not yet folded) batch by batch in the same order, and goes on past damage: a record or a string that does not decode costs its event, a block whose framing does not
-    /// decode costs the rest of that block, a key of the wrong size its block. It reads neither `batches` nor the
-    /// session index, so their damage costs nothing here; a string that cannot be resolved (a damaged `strings`
-    /// chunk) costs the events that name it.
+    /// `event_log` (the batches not yet folded) batch by batch in the same order, and goes on past damage: a record or
+    /// a string that does not decode costs its event, a block whose framing does not decode costs the rest of that
+    /// block, a key of the wrong size its block. It reads neither `batches` nor the session index, so their damage
+    /// costs nothing here; a string that cannot be resolved (a damaged `strings` chunk) costs the events that name it.
     ///
-    /// LMDB's own pages of the databases it reads (`events`, `strings`, `meta`; `event_log`, whose damage costs the log
-    /// alone, reported as ``SalvageDamage/Extent/eventLog``) are checked first, in the same
-    /// snapshot, as ``check()`` does for all of them: liblmdb trusts them, and a cursor over a damaged page can crash
-    /// the process. When those of `events`, `strings` or `meta` are damaged nothing is read and the call throws; what
-    /// is left can then only be read with page-level tools (a backup refuses such a store).
+    /// LMDB's own pages of the databases it reads (`events`, `event_log`, `strings`, `meta`) are checked first, in the
+    /// same snapshot, as ``check()`` does for all of them: liblmdb trusts them, and a cursor over a damaged page can
+    /// crash the process. When they are sound the databases are read through liblmdb; when not, the snapshot's trees
+    /// are read from the file page by page instead, going on past every page that fails the checks: what such a page
+    /// held is reported (``SalvageDamage/Extent/page(database:page:pastEnd:recoveredBlocks:)``), and the blocks below
+    /// a damaged branch page are found on the leaf pages that no walk reached (``SalvageSummary``).
     ///
     /// Events come in block order: those of `events` by onboarding and screen, and within a group block by block,
     /// which is time order except where late arrivals made blocks that overlap in time; then those of the event log
-    /// (the batches since its last fold), batch by batch in the same order. Each event comes once. Return `false` from
-    /// `body` or `damaged` to stop. Runs in one read transaction, concurrently with writers.
-    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when those pages are damaged (or could not be
-    ///   checked, with writers committing faster than the check reads), and what `body` or `damaged` throws. Damage
-    ///   to Boardwalk's values is reported through `damaged`, never thrown.
-    /// - Complexity: O(pages of the file) for the page check, then O(N): every block is read once.
-    public func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool) throws {
+    /// (the batches since its last fold), batch by batch in the same order; then those found outside the trees. Each
+    /// event comes once. Return `false` from `body` or `damaged` to stop. Runs in one read transaction, concurrently
+    /// with writers.
+    /// - Returns: the store's own count of its events, and whether and what the salvage read from pages.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the pages could not be checked, with writers
+    ///   committing faster than the check reads; what `body` or `damaged` throws. Damage is reported through
+    ///   `damaged`, never thrown.
+    /// - Complexity: O(pages of the file) for the page check, then O(N): every block is read once; O(pages of the
+    ///   file) again when pages are damaged.
+    @discardableResult
+    public func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool) throws
+        -> SalvageSummary
+    {
         // The page check and the walk in one snapshot: the pages checked are the pages read.
-        let salvaged: Void? = try readRetryingPagesMoved { snapshot in
-            let problems = try snapshot.txn.checkPages(trees: [Layout.events, Layout.strings, Layout.meta])
-            if !problems.isEmpty {
-                throw StoreError(
-                    .corrupt,
-                    "LMDB's own pages of the databases a salvage reads are damaged, and "
-                        + "a cursor over them could crash the process: " + problems.joined(separator: "; "))
+        let salvaged: SalvageSummary? = try readRetryingPagesMoved { snapshot in
+            let trees: Set<String> = [Layout.events, Layout.eventLog, Layout.strings, Layout.meta]
+            if try !snapshot.txn.checkPages(trees: trees).isEmpty {
+                return try snapshot.salvageFromPages(body, damaged: damaged)
             }
-            // Damage in the event log's pages costs the log alone: `events` still holds every folded batch, which a
-            // salvage refusing the whole store would lose.
-            let logProblems = try snapshot.txn.checkPages(trees: [Layout.eventLog])
-            if !logProblems.isEmpty {
-                let error = StoreError(
-                    .corrupt, "LMDB's own pages of event_log are damaged: " + logProblems.joined(separator: "; "))
-                guard try damaged(SalvageDamage(extent: .eventLog, error: error)) else { return }
-            }
-            try snapshot.salvageEvents(body, damaged: damaged, log: logProblems.isEmpty)
+            try snapshot.salvageEvents(body, damaged: damaged)
+            return SalvageSummary(storedEvents: try? snapshot.txn.getUInt64(snapshot.dbs.meta, Layout.metaEvents))
         }
-        if salvaged == nil {
+        guard let salvaged else {
             throw StoreError(
                 .corrupt,
                 "LMDB's pages could not be checked before the salvage: another process committed "
                     + "faster than the check could read them, 100 times; try again when appends pause")
         }
+        return salvaged
     }
 }
 
 extension Snapshot {
     /// ``Store/salvageEvents(_:damaged:)`` on pages already checked.
-    func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool, log: Bool = true)
-        throws
-    {
+    func salvageEvents(_ body: (StoredEvent) throws -> Bool, damaged: (SalvageDamage) throws -> Bool) throws {
         try txn.withCursor(dbs.events) { c in
             var found = try c.first()
             while found {
@@ -120,7 +121,6 @@ extension Snapshot {
             }
         }
         // Then the event log's blocks (the batches not yet folded into `events`), batch by batch.
-        guard log else { return }
         try txn.withCursor(dbs.eventLog) { c in
             var found = try c.first()
             while found {

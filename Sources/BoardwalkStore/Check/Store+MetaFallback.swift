@@ -45,8 +45,9 @@ extension Store {
     /// - Returns: the store; `nil` or a sentence saying which meta page was damaged and which commit the copy reads;
     ///   and whether that commit is older than the file's latest (what the latest added is then not read). The
     ///   caller closes the store and removes `scratch`.
-    /// - Throws: the open's ``StoreError`` when no meta page opens the store either; ``StoreError/Kind/system`` when
-    ///   the copy cannot be made (the copy takes as much space as `data.mdb`).
+    /// - Throws: the open's ``StoreError`` when no meta page opens the store either, or when the file is cut short
+    ///   under the latest commit (``salvageEvents(inDataFileOf:_:damaged:)`` reads such a file);
+    ///   ``StoreError/Kind/system`` when the copy cannot be made (the copy takes as much space as `data.mdb`).
     /// - Complexity: O(1) for a store that opens; else one copy of the data file per meta page tried (at most two).
     public static func openForSalvage(
         at path: String, scratch: String
@@ -78,6 +79,14 @@ extension Store {
         }
         let sound = metas.filter { $0.isSound(filePages: filePages) }.sorted { $0.transaction > $1.transaction }
         let newest = metas.map(\.transaction).max() ?? 0
+        // A file cut short under its latest commit: a copy from the older meta page would read neither what the
+        // latest commit added nor its pages still in the file. The caller reads the pages directly instead
+        // (``salvageEvents(inDataFileOf:_:damaged:)``).
+        if let latest = metas.filter({ $0.isSound(filePages: .max) }).max(by: { $0.transaction < $1.transaction }),
+            latest.bytes.withUnsafeBytes({ $0.loadUnaligned(fromByteOffset: 136, as: UInt64.self) }) >= filePages
+        {
+            throw failure
+        }
         try makeDirectory(scratch)
         for meta in sound {
             try writeCopy(from: descriptor, size: Int(st.st_size), to: scratch + "/data.mdb", metaFrom: meta)
