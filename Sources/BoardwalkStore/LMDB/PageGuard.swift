@@ -30,10 +30,14 @@ final class PageGuard {
     /// Pages of the file as the transaction began.
     private let pages: UInt64
     private let handle: OpaquePointer
-    /// Each database's committed root and depth, read once (`dbi` → root, depth).
-    private var roots: [UInt32: (root: UInt64, depth: Int)] = [:]
-    /// Pages checked whole in this transaction.
-    private var checked = Set<UInt64>()
+    /// Each database's committed root and depth, read once, by `dbi` (depth 0: not read yet; root `.max`: empty).
+    /// Unsafe storage: a lookup is on every liblmdb call, where a dictionary's hashing and the class's exclusivity
+    /// checks cost more than the walk.
+    private let roots: UnsafeMutablePointer<(root: UInt64, depth: Int)>
+    private static let maxDatabases = 64
+    /// Pages checked whole, by page number modulo its size (a page pushed out is checked again when met again).
+    private let checked: UnsafeMutablePointer<UInt64>
+    private static let checkedSlots = 512
 
     /// A guard for the transaction `handle` over `file`, or `nil` when the store does not read LMDB's pages itself
     /// (an unknown page layout, ``PageLayout``) or the map's address is not known.
@@ -43,6 +47,15 @@ final class PageGuard {
         self.file = file
         self.pageSize = pageSize
         pages = UInt64(file.fileEnd - file.mapStart) / UInt64(pageSize)
+        roots = .allocate(capacity: PageGuard.maxDatabases)
+        roots.initialize(repeating: (0, 0), count: PageGuard.maxDatabases)
+        checked = .allocate(capacity: PageGuard.checkedSlots)
+        checked.initialize(repeating: 0, count: PageGuard.checkedSlots)  // page 0 is a meta page, never in a tree
+    }
+
+    deinit {
+        roots.deallocate()
+        checked.deallocate()
     }
 
     /// Where a check goes at the leaf: the leaf alone, or its neighbour too when the key lies at or past its edge.
@@ -58,11 +71,35 @@ final class PageGuard {
         case both
     }
 
+    /// Where a search lands: the index of the first node at or after the key in its leaf, the leaf's number of
+    /// nodes, and its first and last keys (in the map, valid for the transaction).
+    struct Landing {
+        var index: Int
+        /// The leaf, checked whole.
+        var leaf: LMDBPage
+        var count: Int { leaf.count }
+
+        /// The index of the first node of ``leaf`` at or after `key`.
+        func index(of key: UnsafeRawBufferPointer) -> Int {
+            var lo = 0, hi = leaf.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if PageGuard.compare(leaf.checkedKey(mid), key) < 0 { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
+        }
+
+        /// Whether `key` lies between the leaf's first and last keys, where liblmdb seeks in the leaf alone.
+        func holds(_ key: UnsafeRawBufferPointer) -> Bool {
+            leaf.count > 0 && PageGuard.compare(key, leaf.checkedKey(0)) >= 0
+                && PageGuard.compare(key, leaf.checkedKey(leaf.count - 1)) <= 0
+        }
+    }
+
     /// Checks the pages a search for `key` in `db` reads, and the neighbours `reach` asks for.
-    /// - Returns: where the search lands in the leaf: the index of the first node at or after `key`, and the leaf's
-    ///   number of nodes (`nil` for an empty database).
+    /// - Returns: where the search lands (`nil` for an empty database or an empty leaf).
     @discardableResult
-    func search(_ db: Database, key: UnsafeRawBufferPointer, reach: Reach) throws -> (index: Int, count: Int)? {
+    func search(_ db: Database, key: UnsafeRawBufferPointer, reach: Reach) throws -> Landing? {
         guard let (root, depth) = try tree(db) else { return nil }
         return try withUnsafeTemporaryAllocation(of: (page: UInt64, index: Int, count: Int).self, capacity: depth) {
             path in
@@ -73,15 +110,15 @@ final class PageGuard {
                     var lo = 1, hi = view.count  // the first node after the key
                     while lo < hi {
                         let mid = (lo + hi) / 2
-                        if compare(try node(db, view, mid, level).key, key) <= 0 { lo = mid + 1 } else { hi = mid }
+                        if PageGuard.compare(view.checkedKey(mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
                     }
                     path[level] = (page, lo - 1, view.count)
-                    page = try node(db, view, lo - 1, level).child
+                    page = view.checkedChild(lo - 1)
                 } else {
                     var lo = 0, hi = view.count  // the first node at or after the key
                     while lo < hi {
                         let mid = (lo + hi) / 2
-                        if compare(try node(db, view, mid, level).key, key) < 0 { lo = mid + 1 } else { hi = mid }
+                        if PageGuard.compare(view.checkedKey(mid), key) < 0 { lo = mid + 1 } else { hi = mid }
                     }
                     path[level] = (page, lo, view.count)
                     if reach != .leaf && reach != .before && lo >= view.count - 1 {
@@ -90,7 +127,8 @@ final class PageGuard {
                     if reach != .leaf && reach != .after && lo == 0 {
                         try neighbour(db, path, depth: depth, forward: false)
                     }
-                    return (lo, view.count)
+                    guard view.count > 0 else { return nil }
+                    return Landing(index: lo, leaf: view)
                 }
             }
             return nil
@@ -106,7 +144,7 @@ final class PageGuard {
         for level in 0..<depth {
             let view = try load(db, page, level: level, depth: depth)
             if level == depth - 1 { return view.count }
-            page = try node(db, view, last ? view.count - 1 : 0, level).child
+            page = view.checkedChild(last ? view.count - 1 : 0)
         }
         return nil
     }
@@ -122,17 +160,21 @@ final class PageGuard {
         while up >= 0 && (forward ? path[up].index + 1 >= path[up].count : path[up].index == 0) { up -= 1 }
         guard up >= 0 else { return }
         var view = try load(db, path[up].page, level: up, depth: depth)
-        var page = try node(db, view, path[up].index + (forward ? 1 : -1), up).child
+        var page = view.checkedChild(path[up].index + (forward ? 1 : -1))
         for level in (up + 1)..<depth {
             view = try load(db, page, level: level, depth: depth)
             if level == depth - 1 { return }
-            page = try node(db, view, forward ? 0 : view.count - 1, level).child
+            page = view.checkedChild(forward ? 0 : view.count - 1)
         }
     }
 
     /// The committed root and depth of `db` (`nil` when it is empty), from its record in the main database.
     private func tree(_ db: Database) throws -> (UInt64, Int)? {
-        if let known = roots[db.dbi] { return known.root == .max ? nil : (known.root, known.depth) }
+        let slot = Int(db.dbi)
+        if slot < PageGuard.maxDatabases, roots[slot].depth != 0 {
+            let known = roots[slot]
+            return known.root == .max ? nil : (known.root, known.depth)
+        }
         var k = MDB_val(mv_size: db.name.utf8.count, mv_data: nil)
         var v = MDB_val()
         let rc = db.name.withCString { name -> Int32 in
@@ -140,7 +182,8 @@ final class PageGuard {
             return mdb_get(handle, 1, &k, &v)  // MAIN_DBI
         }
         if rc == MDB_NOTFOUND {
-            roots[db.dbi] = (.max, 0)  // created in this transaction: nothing committed to read
+            // Created in this transaction: nothing committed to read.
+            if slot < PageGuard.maxDatabases { roots[slot] = (.max, -1) }
             return nil
         }
         try check(rc, "mdb_get(main, \(db.name))")
@@ -157,11 +200,12 @@ final class PageGuard {
         guard root == .max || (depth >= 1 && depth <= 32) else {
             throw StoreError(.corrupt, "\(db.name): its record says depth \(depth)")
         }
-        roots[db.dbi] = (root, depth)
+        if slot < PageGuard.maxDatabases { roots[slot] = (root, root == .max ? -1 : depth) }
         return root == .max ? nil : (root, depth)
     }
 
-    /// Page `page` at `level` of a tree `depth` deep, checked whole the first time.
+    /// Page `page` at `level` of a tree `depth` deep, checked whole the first time (so that its nodes can be read
+    /// with ``LMDBPage/checkedKey(_:)`` and ``LMDBPage/checkedChild(_:)``).
     private func load(_ db: Database, _ page: UInt64, level: Int, depth: Int) throws -> LMDBPage {
         guard page >= 2, page < pages else {
             throw fault(db, level, PageFault("page \(page) lies outside the file's \(pages) pages"))
@@ -171,7 +215,8 @@ final class PageGuard {
         let isLeaf = level == depth - 1
         do {
             let view = try LMDBPage(bytes, number: page, isLeaf: isLeaf)
-            if checked.contains(page) { return view }
+            let memo = checked + Int(page % UInt64(PageGuard.checkedSlots))
+            if memo.pointee == page { return view }
             if !isLeaf && view.count < 2 { throw PageFault("branch page \(page) has \(view.count) node(s)") }
             for i in 0..<view.count {
                 let node = try view.node(i)
@@ -198,15 +243,11 @@ final class PageGuard {
                     throw PageFault("page \(page), node \(i) has flags 0x\(String(node.flags, radix: 16))")
                 }
             }
-            checked.insert(page)
+            memo.pointee = page
             return view
         } catch let error as PageFault {
             throw fault(db, level, error)
         }
-    }
-
-    private func node(_ db: Database, _ view: LMDBPage, _ i: Int, _ level: Int) throws -> LMDBPage.Node {
-        do { return try view.node(i) } catch { throw fault(db, level, error) }
     }
 
     private func fault(_ db: Database, _ level: Int, _ fault: PageFault) -> StoreError {
@@ -214,12 +255,31 @@ final class PageGuard {
     }
 
     /// Byte-wise comparison, then length (LMDB's default key order).
-    private func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         let n = min(a.count, b.count)
         if n > 0 {
             let c = memcmp(a.baseAddress!, b.baseAddress!, n)
             if c != 0 { return Int(c) }
         }
         return a.count - b.count
+    }
+}
+
+extension LMDBPage {
+    /// The key of node `i` of a page whose nodes were all checked (``PageGuard``): no bounds to test again.
+    @inline(__always)
+    func checkedKey(_ i: Int) -> UnsafeRawBufferPointer {
+        let at = Int(bytes.loadUnaligned(fromByteOffset: 16 + 2 * i, as: UInt16.self))
+        let keySize = Int(bytes.loadUnaligned(fromByteOffset: at + 6, as: UInt16.self))
+        return UnsafeRawBufferPointer(start: bytes.baseAddress! + at + 8, count: keySize)
+    }
+
+    /// The child page of branch node `i` of a page whose nodes were all checked.
+    @inline(__always)
+    func checkedChild(_ i: Int) -> UInt64 {
+        let at = Int(bytes.loadUnaligned(fromByteOffset: 16 + 2 * i, as: UInt16.self))
+        return UInt64(bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self))
+            | UInt64(bytes.loadUnaligned(fromByteOffset: at + 2, as: UInt16.self)) << 16
+            | UInt64(bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt16.self)) << 32
     }
 }

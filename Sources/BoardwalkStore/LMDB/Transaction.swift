@@ -147,6 +147,9 @@ struct Cursor {
     /// Entries of the current leaf before and after the cursor's entry, as the guard found them (read transactions;
     /// `nil` when not known).
     private var leafRoom: (before: Int, after: Int)? = nil
+    /// The current leaf (read transactions, with ``leafRoom``): liblmdb seeks a key between its first and last keys
+    /// in that leaf alone.
+    private var leaf: PageGuard.Landing? = nil
 
     init(handle: OpaquePointer, db: Database, file: MappedFile, isWrite: Bool, pages: PageGuard?) {
         self.handle = handle
@@ -200,10 +203,14 @@ struct Cursor {
     @inline(__always)
     private mutating func settle(_ moved: Bool) throws -> Bool {
         guard moved, !isWrite, leafRoom == nil, let pages else { return moved }
-        if let (index, count) = try pages.search(db, key: key, reach: .leaf) {
-            leafRoom = (index, count - 1 - index)
-        }
+        if let landing = try pages.search(db, key: key, reach: .leaf) { land(landing, at: landing.index) }
         return moved
+    }
+
+    @inline(__always)
+    private mutating func land(_ landing: PageGuard.Landing, at index: Int) {
+        leafRoom = (index, landing.count - 1 - index)
+        leaf = landing
     }
 
     /// Deletes the entry under the cursor. Wraps `mdb_cursor_del`.
@@ -219,29 +226,32 @@ struct Cursor {
 
     /// Positions at the first key `>= key` (`MDB_SET_RANGE`).
     @inline(__always) mutating func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        // liblmdb seeks a key between the current leaf's first and last keys in that leaf, checked already.
+        if !isWrite, leafRoom != nil, let leaf, leaf.holds(key) {
+            leafRoom = nil
+            guard try move(MDB_SET_RANGE, key: key) else { return false }
+            land(leaf, at: leaf.index(of: self.key))
+            return true
+        }
         leafRoom = nil
         let landing = try pages?.search(db, key: key, reach: .after)
         let moved = try move(MDB_SET_RANGE, key: key)
         // Landed in the leaf the guard found, at the first entry at or after the key: no second search.
-        if moved, !isWrite, let (index, count) = landing, index < count {
-            leafRoom = (index, count - 1 - index)
+        if moved, !isWrite, let landing, landing.index < landing.count {
+            land(landing, at: landing.index)
             return true
         }
         return try settle(moved)
     }
     @inline(__always) mutating func first() throws -> Bool {
         leafRoom = nil
-        let count = try pages?.edge(db, last: false)
-        let moved = try move(MDB_FIRST)
-        if moved, !isWrite, let count, count > 0 { leafRoom = (0, count - 1) }
-        return moved
+        try pages?.edge(db, last: false)
+        return try settle(try move(MDB_FIRST))
     }
     @inline(__always) mutating func last() throws -> Bool {
         leafRoom = nil
-        let count = try pages?.edge(db, last: true)
-        let moved = try move(MDB_LAST)
-        if moved, !isWrite, let count, count > 0 { leafRoom = (count - 1, 0) }
-        return moved
+        try pages?.edge(db, last: true)
+        return try settle(try move(MDB_LAST))
     }
     @inline(__always) mutating func next() throws -> Bool {
         try guardStep(forward: true)
