@@ -162,6 +162,7 @@ struct AppendRefusesDamagedPagesTests {
             for i in 0..<8 { d[older * 4096 + 136 + i] = 0x7F }
         }
         #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("note: meta page \(older)"), "\(run.stderr)")
         let store = try Store.open(at: copy)
         try store.append([])
         #expect(store.olderMetaDamage == nil, "a sound store noted: \(store.olderMetaDamage ?? "")")
