@@ -139,14 +139,15 @@ struct DamageTrialsTests {
                 // First an ingest into a fresh copy, before any read could mark it: the writer's own checks.
                 let fresh = try store("fresh")
                 let firstIngest = try boardwalk(["ingest", "--db", fresh, "-q", "-"], stdin: Self.newLine)
-                // Then the reads, check, an ingest after them, and the salvage.
+                // Then the reads, check, the salvage, and an ingest after them.
                 let copy = try store("copy")
                 let export = try boardwalk(["export", "--db", copy])
                 let count = try boardwalk(["query", "--db", copy, "-f", "json", "sessions | count"])
                 let check = try boardwalk(["check", "--db", copy])
-                let ingest = try boardwalk(["ingest", "--db", copy, "-q", "-"], stdin: Self.newLine)
+                // The salvage before the ingest, so that it is measured against the events the store held.
                 let salvageFile = directory.appendingPathComponent("salvage.ndjson").path
                 let salvage = try boardwalk(["export", "--db", copy, "--salvage", "-o", salvageFile])
+                let ingest = try boardwalk(["ingest", "--db", copy, "-q", "-"], stdin: Self.newLine)
                 let runs = [
                     ("ingest first", firstIngest), ("export", export), ("query", count), ("check", check),
                     ("ingest", ingest), ("export --salvage", salvage),
