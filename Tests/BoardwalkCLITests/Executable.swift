@@ -64,8 +64,11 @@ func run(
         group.leave()
     }
     if let stdinData {
+        _ = ignoringBrokenPipes
         DispatchQueue.global().async {
-            input.fileHandleForWriting.write(stdinData)
+            // A child that exits before reading its input (a store refused at open) closes the pipe: the write then
+            // fails with EPIPE, which must not end the test runner by SIGPIPE.
+            try? input.fileHandleForWriting.write(contentsOf: stdinData)
             try? input.fileHandleForWriting.close()
         }
     } else {
@@ -79,6 +82,9 @@ func run(
         status: process.terminationStatus,
         signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
 }
+
+/// Ignores SIGPIPE in the test runner, once: a write to a child that has exited fails with EPIPE instead.
+private let ignoringBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
 /// A fresh temporary directory for one test, removed by the caller with `defer`.
 func temporaryDirectory() throws -> URL {

@@ -13,7 +13,7 @@ struct RandomBitFlipTests {
 
     /// One `onboarding_started` line of a session the store does not hold.
     static let newLine = """
-        {"event":"analytics","name":"onboarding_started","timestamp":1793491200000,"session":"flip-test",\
+        {"timestamp":1793491200000,"event_id":"flip-test","event":{"name":"onboarding_started"},\
         "meta":{"onboarding_id":"onb-flip","screen_cid":"a","screen_index":0,"total_screens":2}}
 
         """

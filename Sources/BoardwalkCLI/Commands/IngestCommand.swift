@@ -166,6 +166,8 @@ enum IngestCommand: Command {
         }
         progress?.finish()
         ingester.rejects.flush()
+        // Damage that blocks nothing (liblmdb never reads that page again), but says something about the disk.
+        if let note = store.olderMetaDamage { invocation.err("note: \(note)\n") }
         // A store this run made and put nothing in (an empty input, Ctrl-D at once, a CSV stopped at its header) would
         // only be in the way: removed. One that read lines keeps their checkpoint, so that they are not read again.
         let read = ingester.summary

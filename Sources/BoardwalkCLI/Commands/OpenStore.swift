@@ -15,6 +15,11 @@ func openStore(_ path: String, readOnly: Bool = false, create: Bool = true, note
     let store: Store
     do {
         store = try Store.open(at: path, options: Store.Options(readOnly: readOnly, create: create))
+    } catch let error as StoreError where error.kind == .corrupt {
+        // Nothing but the salvage reads a store that does not open.
+        throw RuntimeError(
+            "cannot open the store '\(path)': \(error). `boardwalk export --salvage` saves every event that can be "
+                + "read, for a new store")
     } catch {
         throw RuntimeError("cannot open the store '\(path)': \(error)")
     }

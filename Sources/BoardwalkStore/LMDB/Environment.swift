@@ -342,7 +342,7 @@ final class Environment: @unchecked Sendable {
                 throw error
             }
             try check(rc, write ? "mdb_txn_begin(write)" : "mdb_txn_begin(read)")
-            let t = Transaction(handle: txn!, isWrite: write, file: try mappedFile())
+            let t = Transaction(handle: txn!, isWrite: write, file: try mappedFile(), pageSize: pageSize)
             let result: R
             do {
                 result = try body(t)

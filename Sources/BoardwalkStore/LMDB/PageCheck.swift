@@ -20,7 +20,7 @@ internal import CLMDB
 // name, flag `F_SUBDATA`, data a 48-byte record.
 
 /// What ``Transaction/checkPages(limit:)`` reads of one database's record.
-private struct TreeRecord {
+struct TreeRecord {
     var name: String
     /// The record's first 4 bytes: 0 for a database (the key size of fixed-size duplicates, which no Boardwalk
     /// database has); in the free database's record inside the meta, the page size.
@@ -50,7 +50,7 @@ private struct TreeRecord {
 }
 
 /// The walk's state: the file, what has been seen, what was found.
-private struct PageWalk {
+struct PageWalk {
     let fd: Int32
     let pageSize: Int
     let lastPage: UInt64
@@ -322,7 +322,7 @@ extension Transaction {
         var st = MDB_stat()
         try check(mdb_env_stat(env, &st), "mdb_env_stat")
         let pageSize = Int(st.ms_psize)
-        let txnID = UInt64(mdb_txn_id(handle))
+        let txnID = UInt64(UInt(bitPattern: mdb_txn_id(handle)))  // a damaged meta page can set the top bit
         // The meta this snapshot began from: the one of the two with this transaction's id.
         let meta = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { meta.deallocate() }

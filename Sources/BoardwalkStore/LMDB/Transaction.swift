@@ -23,6 +23,16 @@ struct Transaction {
     let isWrite: Bool
     /// Where the data file lies in the memory map when the transaction began.
     let file: MappedFile
+    /// Checks the pages each liblmdb call below will read before it reads them (`nil` where the store does not read
+    /// LMDB's pages itself).
+    let pages: PageGuard?
+
+    init(handle: OpaquePointer, isWrite: Bool, file: MappedFile, pageSize: Int) {
+        self.handle = handle
+        self.isWrite = isWrite
+        self.file = file
+        pages = PageGuard(handle: handle, file: file, pageSize: pageSize)
+    }
 
     /// Opens (creating when `create` and the transaction writes) a named database. Wraps `mdb_dbi_open`.
     /// Returns `nil` when the database does not exist and is not created.
@@ -39,6 +49,7 @@ struct Transaction {
     func get(_ db: Database, _ key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
+        try pages?.search(db, key: key, reach: .leaf)
         let rc = mdb_get(handle, db.dbi, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_get(\(db.name))")
@@ -61,6 +72,11 @@ struct Transaction {
         }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        if flags & PutFlags.append != 0 {
+            try pages?.edge(db, last: true)
+        } else {
+            try pages?.search(db, key: key, reach: .leaf)
+        }
         let rc = mdb_put(handle, db.dbi, &k, &v, flags)
         if rc == MDB_KEYEXIST { return false }
         try check(rc, "mdb_put(\(db.name))")
@@ -71,6 +87,7 @@ struct Transaction {
     @discardableResult
     func delete(_ db: Database, _ key: UnsafeRawBufferPointer) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        try pages?.search(db, key: key, reach: .both)  // a leaf left too small is merged with a neighbour
         let rc = mdb_del(handle, db.dbi, &k, nil)
         if rc == MDB_NOTFOUND { return false }
         try check(rc, "mdb_del(\(db.name))")
@@ -100,7 +117,7 @@ struct Transaction {
     func openCursor(_ db: Database) throws -> Cursor {
         var c: OpaquePointer?
         try check(mdb_cursor_open(handle, db.dbi, &c), "mdb_cursor_open(\(db.name))")
-        return Cursor(handle: c!, db: db, file: file)
+        return Cursor(handle: c!, db: db, file: file, isWrite: isWrite, pages: pages)
     }
 
     /// Runs `body` with a cursor on `db` and closes it afterwards. Wraps `mdb_cursor_open`/`mdb_cursor_close`.
@@ -108,18 +125,39 @@ struct Transaction {
         var c: OpaquePointer?
         try check(mdb_cursor_open(handle, db.dbi, &c), "mdb_cursor_open(\(db.name))")
         defer { mdb_cursor_close(c) }
-        var cursor = Cursor(handle: c!, db: db, file: file)
+        var cursor = Cursor(handle: c!, db: db, file: file, isWrite: isWrite, pages: pages)
         return try body(&cursor)
     }
 }
 
 /// A cursor (`MDB_cursor`) inside a ``Transaction``.
+///
+/// Every move first has the transaction's ``PageGuard`` check the pages liblmdb will read for it. In a read
+/// transaction the cursor keeps where it stands in its leaf (the tree does not change), so a step inside a leaf costs
+/// no check and a step out of it checks the neighbouring leaf once; in a write transaction every step looks from the
+/// root again, since the cursor's own puts move entries between pages.
 struct Cursor {
     let handle: OpaquePointer
     let db: Database
     let file: MappedFile
+    let isWrite: Bool
+    let pages: PageGuard?
     var key = UnsafeRawBufferPointer(start: nil, count: 0)
     var value = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// Entries of the current leaf before and after the cursor's entry, as the guard found them (read transactions;
+    /// `nil` when not known).
+    private var leafRoom: (before: Int, after: Int)? = nil
+    /// The current leaf (read transactions, with ``leafRoom``): liblmdb seeks a key between its first and last keys
+    /// in that leaf alone.
+    private var leaf: PageGuard.Landing? = nil
+
+    init(handle: OpaquePointer, db: Database, file: MappedFile, isWrite: Bool, pages: PageGuard?) {
+        self.handle = handle
+        self.db = db
+        self.file = file
+        self.isWrite = isWrite
+        self.pages = pages
+    }
 
     /// Moves with `op` and loads ``key``/``value``. Returns `false` at `MDB_NOTFOUND`. Wraps `mdb_cursor_get`.
     @inline(__always)
@@ -127,7 +165,10 @@ struct Cursor {
         var k = MDB_val(mv_size: input?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: input?.baseAddress))
         var v = MDB_val()
         let rc = mdb_cursor_get(handle, &k, &v, op)
-        if rc == MDB_NOTFOUND { return false }
+        if rc == MDB_NOTFOUND {
+            leafRoom = nil
+            return false
+        }
         try check(rc, "mdb_cursor_get(\(db.name))")
         try file.check(v, db)
         key = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
@@ -136,8 +177,47 @@ struct Cursor {
         return true
     }
 
+    /// Checks the pages a step forward (`forward`) or back reads, and keeps ``leafRoom`` for the entry it reaches.
+    @inline(__always)
+    private mutating func guardStep(forward: Bool) throws {
+        guard let pages else { return }
+        if !isWrite, let room = leafRoom, forward ? room.after > 0 : room.before > 0 {
+            leafRoom = forward ? (room.before + 1, room.after - 1) : (room.before - 1, room.after + 1)
+            return
+        }
+        try guardStepSlow(pages, forward: forward)
+    }
+
+    private mutating func guardStepSlow(_ pages: PageGuard, forward: Bool) throws {
+        leafRoom = nil
+        guard key.baseAddress != nil else {
+            // Not positioned: liblmdb steps to the first (last) entry.
+            try pages.edge(db, last: !forward)
+            return
+        }
+        try pages.search(db, key: key, reach: forward ? .after : .before)
+        // The step's destination is found again from its key after the move (below).
+    }
+
+    /// Records where the cursor stands after a move to ``key`` (read transactions).
+    @inline(__always)
+    private mutating func settle(_ moved: Bool) throws -> Bool {
+        guard moved, !isWrite, leafRoom == nil, let pages else { return moved }
+        if let landing = try pages.search(db, key: key, reach: .leaf) { land(landing, at: landing.index) }
+        return moved
+    }
+
+    @inline(__always)
+    private mutating func land(_ landing: PageGuard.Landing, at index: Int) {
+        leafRoom = (index, landing.count - 1 - index)
+        leaf = landing
+    }
+
     /// Deletes the entry under the cursor. Wraps `mdb_cursor_del`.
-    func delete() throws {
+    mutating func delete() throws {
+        // A leaf left too small is merged with a neighbour.
+        if key.baseAddress != nil { try pages?.search(db, key: key, reach: .both) }
+        leafRoom = nil
         try check(mdb_cursor_del(handle, 0), "mdb_cursor_del(\(db.name))")
     }
 
@@ -146,12 +226,41 @@ struct Cursor {
 
     /// Positions at the first key `>= key` (`MDB_SET_RANGE`).
     @inline(__always) mutating func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        try move(MDB_SET_RANGE, key: key)
+        // liblmdb seeks a key between the current leaf's first and last keys in that leaf, checked already.
+        if !isWrite, leafRoom != nil, let leaf, leaf.holds(key) {
+            leafRoom = nil
+            guard try move(MDB_SET_RANGE, key: key) else { return false }
+            land(leaf, at: leaf.index(of: self.key))
+            return true
+        }
+        leafRoom = nil
+        let landing = try pages?.search(db, key: key, reach: .after)
+        let moved = try move(MDB_SET_RANGE, key: key)
+        // Landed in the leaf the guard found, at the first entry at or after the key: no second search.
+        if moved, !isWrite, let landing, landing.index < landing.count {
+            land(landing, at: landing.index)
+            return true
+        }
+        return try settle(moved)
     }
-    @inline(__always) mutating func first() throws -> Bool { try move(MDB_FIRST) }
-    @inline(__always) mutating func last() throws -> Bool { try move(MDB_LAST) }
-    @inline(__always) mutating func next() throws -> Bool { try move(MDB_NEXT) }
-    @inline(__always) mutating func previous() throws -> Bool { try move(MDB_PREV) }
+    @inline(__always) mutating func first() throws -> Bool {
+        leafRoom = nil
+        try pages?.edge(db, last: false)
+        return try settle(try move(MDB_FIRST))
+    }
+    @inline(__always) mutating func last() throws -> Bool {
+        leafRoom = nil
+        try pages?.edge(db, last: true)
+        return try settle(try move(MDB_LAST))
+    }
+    @inline(__always) mutating func next() throws -> Bool {
+        try guardStep(forward: true)
+        return try settle(try move(MDB_NEXT))
+    }
+    @inline(__always) mutating func previous() throws -> Bool {
+        try guardStep(forward: false)
+        return try settle(try move(MDB_PREV))
+    }
 
     /// Positions at the last key `< bound`: `MDB_SET_RANGE`, then one step back, or the last entry of all
     /// when nothing is at or after `bound`. `false` when no key is below it.
@@ -161,12 +270,22 @@ struct Cursor {
 
     /// Stores a pair through the cursor (`mdb_cursor_put`); `false` on `MDB_KEYEXIST`.
     @inline(__always) @discardableResult
-    func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws -> Bool {
+    mutating func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws
+        -> Bool
+    {
+        leafRoom = nil
         if db.sealed {
             return try SealedValue.withSealed(value, key: key) { sealed in
-                try Cursor(handle: handle, db: Database(dbi: db.dbi, name: db.name), file: file).put(
-                    key, sealed, flags: flags)
+                var plain = Cursor(
+                    handle: handle, db: Database(dbi: db.dbi, name: db.name), file: file, isWrite: isWrite,
+                    pages: pages)
+                return try plain.put(key, sealed, flags: flags)
             }
+        }
+        if flags & PutFlags.append != 0 {
+            try pages?.edge(db, last: true)
+        } else if flags & PutFlags.current == 0 {
+            try pages?.search(db, key: key, reach: .after)
         }
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
@@ -183,7 +302,7 @@ struct Cursor {
 /// value (an overflow page) past the end of the file, and reading it is a bus error (`check` died on such a
 /// store). Every value a read returns inside the map must end within the file; a value outside
 /// the map is one a write transaction holds in its own dirty pages. The pages LMDB reads itself on the way
-/// (branch and leaf pages) are not covered: damage there can still crash inside liblmdb.
+/// (branch and leaf pages) are checked before each call by the transaction's ``PageGuard``.
 struct MappedFile {
     let mapStart: UInt
     let mapEnd: UInt

@@ -120,6 +120,7 @@ extension Store {
             while true {
                 do {
                     let result = try env.transaction(write: true) { txn in
+                        try checkPagesBeforeFirstWrite(writer, txn)
                         try writer.begin(txn)
                         let result: R
                         do {
@@ -151,6 +152,36 @@ extension Store {
 }
 
 extension Store {
+    /// The databases the writer reads whole, so the check before its first write walks them whole: the logs (a fold
+    /// reads every logged batch) and the string dictionary (loaded whole by the writer's first append).
+    static let readWholeByWriter: Set<String> = [Layout.eventLog, Layout.sessionLog, Layout.strings]
+
+    /// The cheap checks before the writer's first write (``Transaction/checkBeforeWrite(whole:limit:)``), in the
+    /// write transaction `txn` before it writes anything; once per writer. Damage refuses the write, naming `check`
+    /// and the salvage (``write(_:)`` marks the store damaged); a damaged meta page of the commit before the last is
+    /// only noted (``olderMetaDamage``).
+    func checkPagesBeforeFirstWrite(_ writer: WriterState, _ txn: Transaction) throws {
+        guard !writer.pagesChecked else { return }
+        let found = try txn.checkBeforeWrite(whole: Store.readWholeByWriter)
+        writer.olderMetaDamage = found.olderMeta
+        guard found.problems.isEmpty else {
+            throw StoreError(
+                .corrupt,
+                "\(path)/data.mdb is damaged in the pages an append writes into, so nothing was written: "
+                    + found.problems.joined(separator: "; ")
+                    + ". Run `boardwalk check` on it; `boardwalk export --salvage` saves every event that can be read, "
+                    + "for a new store")
+        }
+        writer.pagesChecked = true
+    }
+
+    /// What the checks before this process's first write noted about LMDB's older meta page: that it is damaged
+    /// (liblmdb reads the newer one, and the next commit writes over the damaged one); `nil` when it is sound or no
+    /// write has run yet.
+    package var olderMetaDamage: String? {
+        (try? withWriter { $0.olderMetaDamage }) ?? nil
+    }
+
     /// The error for an event of a batch that the record format cannot hold: which one, and why.
     static func refusal(of event: Event, at index: Int, _ error: EncodingError) -> StoreError {
         func quoted(_ s: String?) -> String {

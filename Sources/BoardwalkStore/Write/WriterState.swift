@@ -92,6 +92,10 @@ final class WriterState: @unchecked Sendable {
     /// The error of a batch that failed after it began writing to the databases (``append(_:txn:)``): the
     /// transaction holds part of it, so it must not commit. Cleared when a transaction begins or aborts.
     var failedPartWay: (any Error)?
+    /// Whether the checks before the first write (``Store/checkPagesBeforeFirstWrite(_:_:)``) have passed.
+    var pagesChecked = false
+    /// What those checks noted about the meta page of the commit before the last (damaged, but never read again).
+    var olderMetaDamage: String?
     /// Kept across batches: `onboarding_sessions` chunks (OnboardingSessions.swift).
     var pairChunkBuilder = SessionPairChunkBuilder()
     let chunk: UnsafeMutableRawPointer
