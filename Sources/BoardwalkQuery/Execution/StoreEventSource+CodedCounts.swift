@@ -114,9 +114,11 @@ private struct CodedCountScan {
         plan: CodedCountPlan, now: Timestamp, strings: SnapshotStrings, cancellation: CancellationFlag?,
         text: String
     ) {
-        keys = plan.keys
+        // Arrays of the scan's own (`map` copies): the loop retains them per event, and a buffer shared by the
+        // workers of a parallel count made each retain a contended cache line (3.5x the one-thread CPU time).
+        keys = plan.keys.map { $0 }
         distinctFields = plan.distinct.compactMap { $0 }
-        filter = CodedFilter(plan.filters, fields: plan.filterFields, now: now)
+        filter = CodedFilter(plan.filters.map { $0 }, fields: plan.filterFields?.map { $0 }, now: now)
         self.strings = strings
         ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
