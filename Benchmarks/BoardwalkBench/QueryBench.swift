@@ -67,11 +67,14 @@ final class QueryStore {
 final class QueryBench: Benchmark {
     let store: QueryStore
     let query: (QueryStore) -> String
+    /// `--threads N`, or nil for the command's default (every core).
+    let threads: Int?
     private var text = ""
     private var rows = 0
 
-    init(store: QueryStore, query: @escaping (QueryStore) -> String) {
+    init(store: QueryStore, threads: Int? = nil, query: @escaping (QueryStore) -> String) {
         self.store = store
+        self.threads = threads
         self.query = query
     }
 
@@ -84,7 +87,7 @@ final class QueryBench: Benchmark {
         let out = BufferSink()
         let err = BufferSink()
         let status = BoardwalkCLI.run(
-            ["--db", store.path, "query", "--format", "json", text],
+            ["--db", store.path, "query", "--format", "json"] + (threads.map { ["--threads", "\($0)"] } ?? []) + [text],
             Invocation(environment: [:], stdout: out, stderr: err))
         if status != 0 { throw BenchError("boardwalk query exited \(status): \(err.text)") }
         rows = out.text.split(separator: "\n").count

@@ -367,6 +367,16 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
                         "sessions | where onboarding == \"\($0.busiestOnboarding)\" | funnel by session.variation"
                     })
             }))
+    // A count by an event field over every event (counted by field codes), on one thread and on every core.
+    let countByName = #"events | where kind == "analytics" | count by name"#
+    cases.append(
+        BenchmarkCase(
+            name: "query.count-by-name-one-thread", group: "query", isSubject: true, items: s.querySessions,
+            make: { QueryBench(store: queryStore, threads: 1, query: { _ in countByName }) }))
+    cases.append(
+        BenchmarkCase(
+            name: "query.count-by-name-all-threads", group: "query", isSubject: true, items: s.querySessions,
+            make: { QueryBench(store: queryStore, query: { _ in countByName }) }))
     cases.append(
         BenchmarkCase(
             name: "query.count-by-day", group: "query", isSubject: true, items: s.querySessions,

@@ -1,5 +1,6 @@
 import BoardwalkModel
 import BoardwalkStore
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -104,15 +105,25 @@ public struct Query: Sendable {
         /// screen, time range). Damage that is not a block's (LMDB's pages, the string dictionary) still stops the
         /// run. Sources other than ``StoreEventSource`` ignore it.
         public var ignoreDamaged: Bool
+        /// The most threads a scan of a ``StoreEventSource`` uses (at least 1): counts by event fields split the
+        /// store's key ranges among them and add up what each counted (docs/query-language.md, "Threads").
+        /// 1 reads on the calling thread alone. Sources other than ``StoreEventSource`` ignore it.
+        public var threads: Int
 
-        /// Options for a run: the time `now()` means, a flag that cancels it, and whether damaged blocks are read
-        /// around.
+        /// The processor cores this process may run on (`ProcessInfo.activeProcessorCount`): the default
+        /// ``threads``.
+        public static let allCores = max(1, ProcessInfo.processInfo.activeProcessorCount)
+
+        /// Options for a run: the time `now()` means, a flag that cancels it, whether damaged blocks are read
+        /// around, and how many threads its scans may use.
         public init(
-            now: Timestamp = Query.wallClock(), cancellation: CancellationFlag? = nil, ignoreDamaged: Bool = false
+            now: Timestamp = Query.wallClock(), cancellation: CancellationFlag? = nil, ignoreDamaged: Bool = false,
+            threads: Int = RunOptions.allCores
         ) {
             self.now = now
             self.cancellation = cancellation
             self.ignoreDamaged = ignoreDamaged
+            self.threads = max(1, threads)
         }
     }
 
@@ -128,17 +139,20 @@ public struct Query: Sendable {
     public func execute(on source: some EventSource, options: RunOptions = RunOptions()) throws(QueryError)
         -> (table: ResultTable, statistics: RunStatistics)
     {
-        guard options.ignoreDamaged, source is StoreEventSource else { return try executeReading(on: source, options) }
-        let damaged = DamagedBlocks()
+        guard source is StoreEventSource else { return try executeReading(on: source, options) }
+        let damaged = options.ignoreDamaged ? DamagedBlocks() : nil
         var result: Result<(table: ResultTable, statistics: RunStatistics), QueryError>!
-        StoreEventSource.$damagedBlocks.withValue(damaged) {
-            do throws(QueryError) {
-                result = .success(try executeReading(on: source, options))
-            } catch {
-                result = .failure(error)
+        StoreEventSource.$threads.withValue(max(1, options.threads)) {
+            StoreEventSource.$damagedBlocks.withValue(damaged) {
+                do throws(QueryError) {
+                    result = .success(try executeReading(on: source, options))
+                } catch {
+                    result = .failure(error)
+                }
             }
         }
         var (table, statistics) = try result.get()
+        guard let damaged else { return (table, statistics) }
         statistics.notes += DamageNotes.notes(damaged.blocks)
         return (table, statistics)
     }

@@ -45,7 +45,8 @@ import Testing
 
     /// On generated stores with two damaged blocks, every query (fixed and generated) answers with
     /// `ignoreDamaged` as the in-memory source does over the events of the other blocks, along each of the store's
-    /// read paths (onboardings scanned, sessions through the index in batches, sessions gathered from scans).
+    /// read paths (onboardings scanned, sessions through the index in batches, sessions gathered from scans), and
+    /// with counts split across threads.
     @Test func answersAsTheEventsOfTheOtherBlocksWould() throws {
         var queries = QueryGenerator(seed: 29)
         let fixed = [
@@ -54,6 +55,7 @@ import Testing
             "events | where screen >= 1 | count by kind",
         ]
         var compared = 0
+        let probe = ParallelProbe()
         for dataset in 0..<8 {
             var generator = SessionGenerator(seed: 0xDA4A6E ^ UInt64(dataset))
             let events = generator.events()
@@ -77,18 +79,27 @@ import Testing
                 where !text.contains("seq") && !text.hasPrefix("sessions | count") {
                     let query = try Query.parse(text)
                     let expected = try query.run(on: memory, options: .init(now: now)).droppingColumn("seq")
-                    for (ratio, references, gather) in [
-                        (0, Snapshot.defaultSessionBatchReferences, 0),
-                        (Double.infinity, Snapshot.defaultSessionBatchReferences, 0),
-                        (Double.infinity, 7, 0), (Double.infinity, 7, Double.infinity),
+                    // Two of the ways with counts split across threads, in parts of a few events: a damaged block
+                    // that two parts cut is stepped over by both.
+                    for (ratio, references, gather, threads) in [
+                        (0, Snapshot.defaultSessionBatchReferences, 0, 1),
+                        (Double.infinity, Snapshot.defaultSessionBatchReferences, 0, 2),
+                        (Double.infinity, 7, 0, 3), (Double.infinity, 7, Double.infinity, 1),
                     ] {
                         let answer: (table: ResultTable, statistics: RunStatistics)
+                        var options = options
+                        options.threads = threads
                         do {
                             answer = try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
                                 try StoreEventSource.$sessionBatchReferences.withValue(references) {
                                     try StoreEventSource.$gatherRatio.withValue(gather) {
                                         try StoreEventSource.$gatherBudget.withValue(50) {
-                                            try query.execute(on: StoreEventSource(store), options: options)
+                                            try StoreEventSource.$minimumPartEvents.withValue(threads > 1 ? 2 : 1 << 16)
+                                            {
+                                                try StoreEventSource.$parallelProbe.withValue(probe) {
+                                                    try query.execute(on: StoreEventSource(store), options: options)
+                                                }
+                                            }
                                         }
                                     }
                                 }
@@ -108,6 +119,7 @@ import Testing
             }
         }
         #expect(compared > 400)
+        #expect(probe.counts.scans > 5, "counts split across threads: \(probe.counts)")
     }
 
     /// Without the option a query stops at the damaged block, naming it; with it, the note names the blocks, the

@@ -24,7 +24,8 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
 
 /// The store's paths against the in-memory source (itself checked against `ReferenceEvaluator`) on 1 040 generated
 /// queries over 26 generated stores, each query run four ways on the store (onboardings scanned; sessions through
-/// the index in batches of the default size and of a few events; sessions gathered from scans).
+/// the index in batches of the default size and of a few events; sessions gathered from scans), two of them with
+/// scans split across threads in parts of a few events.
 @Test func storeSourceAgreesWithTheInMemorySource() throws {
     var queries = QueryGenerator(seed: 21)
     var ran = 0
@@ -51,23 +52,28 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
                 ran += 1
                 // Sessions read through the index in batches of the default size, and in batches of a few events.
                 // And sessions' events gathered from onboarding scans, in windows of about 50 events.
-                for (ratio, references, gather) in [
-                    (0, Snapshot.defaultSessionBatchReferences, 0),
-                    (Double.infinity, Snapshot.defaultSessionBatchReferences, 0),
-                    (Double.infinity, 7, 0), (Double.infinity, 7, Double.infinity),
+                // Each way on one thread, and on 2 to 5 threads with counts split into parts of an event or more.
+                for (ratio, references, gather, threads) in [
+                    (0, Snapshot.defaultSessionBatchReferences, 0, 1),
+                    (Double.infinity, Snapshot.defaultSessionBatchReferences, 0, 2),
+                    (Double.infinity, 7, 0, 2 + n % 4), (Double.infinity, 7, Double.infinity, 1),
                 ] {
                     let a = try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
                         try StoreEventSource.$sessionBatchReferences.withValue(references) {
                             try StoreEventSource.$gatherRatio.withValue(gather) {
                                 try StoreEventSource.$gatherBudget.withValue(50) {
-                                    try query.run(on: disk, options: .init(now: now))
+                                    try StoreEventSource.$minimumPartEvents.withValue(threads > 1 ? 1 + n % 3 : 1 << 16)
+                                    {
+                                        try query.run(on: disk, options: .init(now: now, threads: threads))
+                                    }
                                 }
                             }
                         }
                     }
                     if !agree(a, b) {
                         Issue.record(
-                            "dataset \(dataset): \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))")
+                            "dataset \(dataset), \(threads) threads: \(text)\nstore:\n\(a.render(.table))\nmemory:\n\(b.render(.table))"
+                        )
                         return
                     }
                 }

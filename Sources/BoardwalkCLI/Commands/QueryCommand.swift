@@ -5,7 +5,7 @@ enum QueryCommand: Command {
     static let name = "query"
     static let summary = "Run one query (or each query read from stdin with '-')"
     static let usage =
-        "boardwalk query [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv] [--tz ZONE] [--timing] [--ignore-damaged] [--sql clickhouse [--table NAME]] 'QUERY' | -"
+        "boardwalk query [--db DIR | --generated N [--seed S] [--onboardings K]] [--format table|json|csv] [--tz ZONE] [--timing] [--ignore-damaged] [--threads N] [--sql clickhouse [--table NAME]] 'QUERY' | -"
     static let options = [
         databaseOption,
         OptionSpec("format", short: "f", value: "FORMAT", help: "table (default), json or csv"),
@@ -18,6 +18,9 @@ enum QueryCommand: Command {
             "ignore-damaged",
             help: "Read around damaged blocks of the store instead of stopping; a note on stderr says what was skipped"
         ),
+        OptionSpec(
+            "threads", value: "N",
+            help: "Scan with at most N threads (default: every core); 1 reads on one thread"),
         OptionSpec("sql", value: "DIALECT", help: "Print the query as SQL instead of running it; DIALECT: clickhouse"),
         OptionSpec("table", value: "NAME", help: "With --sql: the table the SQL reads (default: boardwalk_events)"),
         generatedOption, seedOption, generatedOnboardingsOption,
@@ -40,6 +43,9 @@ enum QueryCommand: Command {
         --ignore-damaged it reads around damaged blocks instead, and a note on stderr says how many blocks and
         events it skipped and where (onboarding, screen, time range); damage to the store's B-tree pages or its
         strings still stops it.
+
+        Counts by event fields ('events | count by name') split the store's key ranges among threads, one per
+        core unless --threads says fewer, and add up what each counted: the answer is the same at any number.
 
         With --sql clickhouse, nothing is read: the query is printed as one ClickHouse SELECT over the table
         that 'boardwalk export --format clickhouse' fills (docs/clickhouse.md), giving the same results.
@@ -98,6 +104,7 @@ enum QueryCommand: Command {
         console.format = format
         console.timing = arguments.flag("timing")
         console.ignoreDamaged = arguments.flag("ignore-damaged")
+        console.threads = try arguments.integer("threads", in: 1...QueryConsole.maxThreads) ?? console.threads
         console.timeZone = timeZone
         console.openedIn = openedIn
         if text == "-" {

@@ -18,6 +18,10 @@ final class QueryConsole {
     /// Read around damaged blocks of the store, with a note of what was skipped (`--ignore-damaged`,
     /// `.ignore-damaged`).
     var ignoreDamaged = false
+    /// The most threads a query's scans use (`--threads`, `.threads`); every core by default.
+    var threads = Query.RunOptions.allCores
+    /// The most `--threads` and `.threads` take.
+    static let maxThreads = 256
     /// The zone of `day(t)`, `hour(t)`, … where a query names none (`--tz`, `.tz`).
     var timeZone = "UTC"
     /// How long opening the source took, in microseconds, printed with the first query's timing
@@ -129,7 +133,8 @@ final class QueryConsole {
     /// Runs a parsed query (opening the existential source).
     func execute(_ query: Query) throws(QueryError) -> (table: ResultTable, statistics: RunStatistics) {
         try query.execute(
-            on: source, options: Query.RunOptions(cancellation: cancellation, ignoreDamaged: ignoreDamaged))
+            on: source,
+            options: Query.RunOptions(cancellation: cancellation, ignoreDamaged: ignoreDamaged, threads: threads))
     }
 
     /// The plan of `text`, or its diagnostic.

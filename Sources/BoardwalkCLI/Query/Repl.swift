@@ -61,7 +61,7 @@ final class Repl {
 
     static let dotCommands = [
         ".help", ".fields", ".onboardings", ".stats", ".format", ".mode", ".timing", ".timer", ".ignore-damaged", ".tz",
-        ".explain",
+        ".threads", ".explain",
         ".output", ".read", ".quit",
     ]
 
@@ -87,6 +87,7 @@ final class Repl {
           .timer [on|off]           the same as .timing
           .ignore-damaged [on|off]  read around damaged blocks of the store, with a note of what was skipped
                                     (now: %DAMAGED%); alone, prints it
+          .threads [N]              scan with at most N threads (now: %THREADS%); alone, prints it
           .tz [ZONE]                the zone of day(t), hour(t), … (now: %ZONE%): UTC, +03:00, Europe/Berlin
           .explain QUERY            how QUERY would read the store
           .output [FILE]            send results to FILE (emptied first); alone, back to the screen
@@ -313,7 +314,8 @@ final class Repl {
                     .replacing("%MODE%", with: console.vertical ? "line" : console.format.rawValue)
                     .replacing("%TIMING%", with: console.timing ? "on" : "off")
                     .replacing("%DAMAGED%", with: console.ignoreDamaged ? "on" : "off")
-                    .replacing("%ZONE%", with: console.timeZone))
+                    .replacing("%ZONE%", with: console.timeZone)
+                    .replacing("%THREADS%", with: "\(console.threads)"))
         case ".fields":
             invocation.out("events:   " + EventField.allCases.map(\.rawValue).joined(separator: ", ") + "\n")
             invocation.out(
@@ -367,6 +369,16 @@ final class Repl {
             default:
                 return fail("\(command) takes on or off")
             }
+        case ".threads":
+            let count = Repl.withoutComment(argument).trimmingSpaces()
+            if count.isEmpty {
+                invocation.out("threads: \(console.threads)\n")
+                return true
+            }
+            guard let n = Int(count), (1...QueryConsole.maxThreads).contains(n) else {
+                return fail(".threads takes a number from 1 to \(QueryConsole.maxThreads)")
+            }
+            console.threads = n
         case ".tz":
             let zone = Repl.withoutComment(argument).trimmingSpaces()
             if zone.isEmpty {

@@ -34,6 +34,9 @@ struct Transaction {
         pages = PageGuard(handle: handle, file: file, pageSize: pageSize)
     }
 
+    /// The id of the commit the transaction reads (a read transaction) or makes (a write): `mdb_txn_id`.
+    var id: UInt64 { UInt64(mdb_txn_id(handle)) }
+
     /// Opens (creating when `create` and the transaction writes) a named database. Wraps `mdb_dbi_open`.
     /// Returns `nil` when the database does not exist and is not created.
     func open(_ name: String, create: Bool) throws -> Database? {

@@ -66,6 +66,10 @@ public struct Snapshot: StringResolver {
         return batches
     }
 
+    /// The id of the commit the snapshot reads (`mdb_txn_id`): two snapshots with the same id see the same data,
+    /// and give one string the same ``StringID``. Scans that split their work across read transactions check it.
+    package var commitID: UInt64 { txn.id }
+
     /// Runs `body` with a ``BlockCursor`` over `events` and the event log.
     func withBlockCursor<R>(_ body: (inout BlockCursor) throws -> R) throws -> R {
         try txn.withBlockCursor(dbs, logBatches: try eventLogBatches(), body)
