@@ -8,52 +8,56 @@ struct Pending: Sendable {
 
 /// A binary min-heap of pending events, ordered by time then insertion order.
 ///
-/// The ordering keys sit in an array of their own: comparing two `Pending` values in place copied each event (a
-/// retain and release of every string it holds), half of the generator's time.
+/// The heap orders small entries (time, order, slot) and the events stay where they were put until they are popped:
+/// moving an event within an array copies it (a retain and a release of every string it holds), which made the heap
+/// half of the generator's instructions.
 struct MinHeap: Sendable {
-    private var items: [Pending] = []
-    /// `keys[i]` orders `items[i]`: its time, then its insertion order.
-    private var keys: [(time: Int64, order: Int)] = []
-    var isEmpty: Bool { items.isEmpty }
-    var min: Pending? { items.first }
+    private var entries: [(time: Int64, order: Int, slot: Int)] = []
+    private var storage: [Pending?] = []
+    private var freeSlots: [Int] = []
+    var isEmpty: Bool { entries.isEmpty }
+    /// The time of the earliest pending event.
+    var minTime: Int64? { entries.first?.time }
 
     @inline(__always)
     private func less(_ i: Int, _ j: Int) -> Bool {
-        keys[i].time != keys[j].time ? keys[i].time < keys[j].time : keys[i].order < keys[j].order
-    }
-
-    private mutating func swapAt(_ i: Int, _ j: Int) {
-        items.swapAt(i, j)
-        keys.swapAt(i, j)
+        entries[i].time != entries[j].time ? entries[i].time < entries[j].time : entries[i].order < entries[j].order
     }
 
     mutating func insert(_ item: Pending) {
-        keys.append((item.event.time.microseconds, item.order))
-        items.append(item)
-        var i = items.count - 1
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            storage[slot] = item
+        } else {
+            slot = storage.count
+            storage.append(item)
+        }
+        entries.append((item.event.time.microseconds, item.order, slot))
+        var i = entries.count - 1
         while i > 0 {
             let parent = (i - 1) / 2
             guard less(i, parent) else { break }
-            swapAt(i, parent)
+            entries.swapAt(i, parent)
             i = parent
         }
     }
 
     mutating func popMin() -> Pending? {
-        guard !items.isEmpty else { return nil }
-        swapAt(0, items.count - 1)
-        keys.removeLast()
-        let top = items.removeLast()
+        guard !entries.isEmpty else { return nil }
+        entries.swapAt(0, entries.count - 1)
+        let slot = entries.removeLast().slot
         var i = 0
         while true {
             let l = 2 * i + 1, r = l + 1
             var m = i
-            if l < keys.count, less(l, m) { m = l }
-            if r < keys.count, less(r, m) { m = r }
+            if l < entries.count, less(l, m) { m = l }
+            if r < entries.count, less(r, m) { m = r }
             if m == i { break }
-            swapAt(i, m)
+            entries.swapAt(i, m)
             i = m
         }
-        return top
+        freeSlots.append(slot)
+        return storage[slot].take()
     }
 }

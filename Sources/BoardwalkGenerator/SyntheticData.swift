@@ -99,7 +99,7 @@ package struct SyntheticData: Sendable {
         package mutating func next() -> Event? {
             // Admit every session that starts no later than the earliest pending event, then pop.
             while let session = nextSession,
-                pending.isEmpty || session.startMilliseconds * 1000 <= pending.min!.event.time.microseconds
+                pending.isEmpty || session.startMilliseconds * 1000 <= pending.minTime!
             {
                 for event in session.events {
                     pending.insert(Pending(event: event, order: order))
