@@ -19,20 +19,19 @@ struct LeanClientIDs {
 final class ScreenClientTally {
     // Unchecked: a tally is used by one sink on one thread, and the runtime's exclusivity checks on these class
     // properties cost more than the counting.
-    /// Per screen, the first interned id met there (``RecordFormat/absent``: none yet), in the dictionary of
-    /// ``strings``, its text (resolved when it is first met, while the fold's read transaction is open), and how many
-    /// sessions carry it: a screen nearly always has one id, so a session costs a comparison per screen.
-    @exclusivity(unchecked) private var firstIDs: [StringID] = []
-    @exclusivity(unchecked) private var firstNames: [String?] = []
-    @exclusivity(unchecked) private var firstSessions: [Int] = []
-    /// The other ids met at a screen, with their sessions.
-    private var otherIDs: [(screen: Int, id: StringID, name: String?, sessions: Int)] = []
-    private var strings: SnapshotStrings?
+    /// The (screen, interned id) pairs met, in the dictionary of ``strings``, with their text (resolved when the pair
+    /// is first met, while the fold's read transaction is open) and how many sessions carry them. A screen index has
+    /// one id per onboarding (or a few, across its edits), so a funnel over many onboardings meets many pairs: they are
+    /// found through an open-addressing table keyed by `screen << 32 | id` with a multiplicative hash.
+    @exclusivity(unchecked) private var pairs: [(screen: Int, id: StringID, name: String?, sessions: Int)] = []
+    @exclusivity(unchecked) private var table = [Int32](repeating: -1, count: 64)
+    @exclusivity(unchecked) private var keys = [UInt64](repeating: 0, count: 64)
+    @exclusivity(unchecked) private var strings: SnapshotStrings?
     /// Per screen, sessions by id's text: the sessions of other folds.
     private var byText: [[String: Int]] = []
 
     /// Counts `summary`'s distinct (screen, client id) pairs.
-    /// - Complexity: O(screens the session reached), and the ids met at a screen besides its first.
+    /// - Complexity: O(screens the session reached).
     func add(_ summary: SessionSummary) {
         guard let lean = summary.leanClientIDs else {
             for entry in summary.screenClientIDs { addText(entry.screen, entry.id) }
@@ -51,32 +50,37 @@ final class ScreenClientTally {
     @inline(__always)
     private func addRef(_ screen: Int, _ id: StringID, _ strings: SnapshotStrings) {
         guard screen >= 0 else { return }
-        if screen >= firstIDs.count { grow(to: screen + 1) }
-        if firstIDs[screen] == id {
-            firstSessions[screen] &+= 1
-        } else if firstIDs[screen] == RecordFormat.absent {
-            firstIDs[screen] = id
-            firstNames[screen] = strings.string(id)
-            firstSessions[screen] = 1
-        } else {
-            addOther(screen, id, strings)
+        let key = UInt64(screen) << 32 | UInt64(id)
+        let mask = table.count - 1
+        var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+        while true {
+            let p = table[i]
+            if p < 0 { break }
+            if keys[i] == key {
+                pairs[Int(p)].sessions &+= 1
+                return
+            }
+            i = (i + 1) & mask
         }
+        insert(key, at: i, screen, id, strings)
     }
 
-    private func grow(to screens: Int) {
-        let n = screens - firstIDs.count
-        firstIDs += repeatElement(RecordFormat.absent, count: n)
-        firstNames += repeatElement(nil, count: n)
-        firstSessions += repeatElement(0, count: n)
-    }
-
-    /// Not inlined: rare (a screen whose id changed across edits of the onboarding).
+    /// Not inlined: once per distinct pair.
     @inline(never)
-    private func addOther(_ screen: Int, _ id: StringID, _ strings: SnapshotStrings) {
-        if let i = otherIDs.firstIndex(where: { $0.screen == screen && $0.id == id }) {
-            otherIDs[i].sessions += 1
-        } else {
-            otherIDs.append((screen, id, strings.string(id), 1))
+    private func insert(_ key: UInt64, at i: Int, _ screen: Int, _ id: StringID, _ strings: SnapshotStrings) {
+        table[i] = Int32(pairs.count)
+        keys[i] = key
+        pairs.append((screen, id, strings.string(id), 1))
+        guard pairs.count * 2 > table.count else { return }
+        let size = table.count * 2
+        table = [Int32](repeating: -1, count: size)
+        keys = [UInt64](repeating: 0, count: size)
+        for (n, pair) in pairs.enumerated() {
+            let key = UInt64(pair.screen) << 32 | UInt64(pair.id)
+            var j = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & (size - 1)
+            while table[j] >= 0 { j = (j + 1) & (size - 1) }
+            table[j] = Int32(n)
+            keys[j] = key
         }
     }
 
@@ -89,11 +93,8 @@ final class ScreenClientTally {
     /// The id the most sessions carry at `screen`, ties to the smallest in UTF-8 byte order; nil when none does.
     func mostFrequent(at screen: Int) -> String? {
         var counts = screen < byText.count ? byText[screen] : [:]
-        if screen < firstIDs.count, firstIDs[screen] != RecordFormat.absent, let name = firstNames[screen] {
-            counts[name, default: 0] += firstSessions[screen]
-        }
-        for other in otherIDs where other.screen == screen {
-            if let name = other.name { counts[name, default: 0] += other.sessions }
+        for pair in pairs where pair.screen == screen {
+            if let name = pair.name { counts[name, default: 0] += pair.sessions }
         }
         return ScreenClientIDs.mostFrequent(counts)
     }
