@@ -202,7 +202,7 @@ WINDOW_FUNNELS = [
 
 
 FAMILIES = ["count", "stats", "top", "histogram", "list", "session", "funnel", "ordered", "strict", "any",
-            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby", "ci", "versus", "paths", "screencid",
+            "bucket", "nested", "compute", "presence", "sessionprop", "funnelby", "ci", "versus", "paths",
             "datecompare", "dateyear", "datebucket"]
 
 REDUCTION = re.compile(r"\|\s*(count|stats|top|histogram|funnel)\b")
@@ -238,9 +238,6 @@ def family_of(q):
         extra.append("dateyear")
     if re.search(r'\b(day|week|month)\((session\.)?(answer\(|value)', q):
         extra.append("datebucket")
-    # A screen funnel's rows carry `screen_cid`, unless a breakdown takes the name.
-    if re.search(r"\| funnel\s*($|\||by\b)", q) and not re.search(r"\bby screen_cid\s*($|\|)", q):
-        extra.append("screencid")
     first = REDUCTION.search(q)
     if first and re.search(r"\|\s*select\b[^|]*[-+*/]", q[first.end():]):
         extra.append("compute")
@@ -420,18 +417,6 @@ def query_generator(rng, onboardings, family):
                                 f'events | where element == "{element}" | count by {rng.choice(["month", "week", "day"])}'
                                 f"(value{zone})",
                                 f"sessions | where {bucket} >= {literal} | count"])
-            yield q
-            continue
-        if family == "screencid":
-            q = "sessions"
-            if rng.random() < 0.4:
-                q += " | where " + se_pred()
-            q += " | funnel"
-            if rng.random() < 0.5:
-                q += " by " + rng.choice(["variation", "onboarding", "session.variation", "completed",
-                                          f'answer("{rng.choice(answers)}")', "screen_cid as first_cid"])
-            q += rng.choice(["", " | select step, sessions, screen_cid", " | count by screen_cid",
-                             " | where screen_cid is absent | count", " | where sessions > 0 | top 3 screen_cid"])
             yield q
             continue
         if family == "ci":

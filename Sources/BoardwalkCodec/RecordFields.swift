@@ -5,7 +5,7 @@ import BoardwalkModel
 ///
 /// ``RecordView`` validates every byte of a record and decodes every field; a query that folds millions of
 /// events into per-session summaries reads only a few of them. `RecordFields` reads the tag and flags, the
-/// `meta` fields (the screen's client id as a reference, total screens), the session, profile, placement and
+/// `meta` fields (total screens; the screen's client id is skipped), the session, profile, placement and
 /// variation references (the event id is skipped), and the one kind-specific field a fold classifies events
 /// by: an analytics event's name byte (with an unknown name's reference, or `screen_completed`'s element and
 /// reply), a state update's element reference and value type, an action's id. Nothing after that is read.
@@ -13,8 +13,8 @@ import BoardwalkModel
 /// What it checks: every read is bounds-checked and every varint it reads is well-formed; the tag's version
 /// and kind, the flags' reserved bits, the body's `meta` flag against the header, the analytics name code
 /// and every reference it reads (below `stringLimit`). Any of these throws a ``CodecError`` at the byte
-/// where it was found, as ``RecordView`` would. What it does not check: the values it skips or only references (the
-/// screen's client id and an interned event id are read as references, a UUID skipped as 16 bytes, and the rest of the
+/// where it was found, as ``RecordView`` would. What it does not check: the values it skips (the screen's
+/// client id and an interned event id are read as references, a UUID skipped as 16 bytes, and the rest of the
 /// kind-specific payload is not read at all) and that the body ends where the fields do. Damage there can go
 /// unnoticed, and a damaged length bit in an earlier field can even shift the fields after it, so that other
 /// (valid-looking) values are read; ``RecordView`` and the store's `check()` report such records. Two records
@@ -41,8 +41,6 @@ package struct RecordFields {
     /// For analytics: the name byte; for a state update: the value type byte; else 0.
     @usableFromInline let sub: UInt8
     @usableFromInline let total: Int64
-    /// The screen's client id (`meta.screen_cid`), ``RecordFormat/absent`` without `meta`.
-    @usableFromInline let screenClientRef: UInt32
     @usableFromInline let sessionRef: UInt32
     @usableFromInline let profileRef: UInt32
     @usableFromInline let placementRef: UInt32
@@ -88,15 +86,14 @@ package struct RecordFields {
         guard header.hasMeta == hasMeta else { throw CodecError(offset: 1, reason: .contextMismatch) }
         var total: Int64 = 0
         var screen = RecordFormat.noScreen
-        var screenClient = RecordFormat.absent
         if hasMeta, let s = header.screenIndex {
             guard Int(s) <= Meta.maxScreenIndex else {
                 throw CodecError(offset: 0, reason: .invalidValue(field: "screen index", value: Int64(s)))
             }
             screen = s
-            // Read as a reference (below the string count): a damaged byte here is more often caught than passed
-            // on as a shift of every field after it.
-            screenClient = try r.ref(limit: limit)
+            // Skipped, but as a reference (below the string count): a damaged byte here is more often caught
+            // than passed on as a shift of every field after it.
+            _ = try r.ref(limit: limit)  // the screen's client id
             total = try r.signed()
         }
         let absent = RecordFormat.absent
@@ -172,7 +169,6 @@ package struct RecordFields {
         placementRef = placement
         variationRef = variation
         self.total = total
-        screenClientRef = screenClient
         self.r0 = r0
         self.r1 = r1
         self.r2 = r2
@@ -205,8 +201,6 @@ extension RecordFields {
     @inlinable package var screenIndex: Int? { hasMeta ? Int(screen) : nil }
     /// How many screens the onboarding has; `nil` without `meta`.
     @inlinable package var totalScreens: Int? { hasMeta ? Int(truncatingIfNeeded: total) : nil }
-    /// The screen's client id (`meta.screen_cid`); `nil` without `meta`.
-    @inlinable package var screenClientID: StringID? { optional(screenClientRef) }
     /// The session id, if any.
     @inlinable package var session: StringID? { optional(sessionRef) }
     /// The profile id, if any.

@@ -147,7 +147,7 @@ struct ClickHouseColumnIntegerTests {
         #expect(
             try integerColumns("sessions | funnel by screen") == [
                 "screen": true, "breakdown_step": true, "step": true, "sessions": true, "pct_of_first": false,
-                "pct_of_previous": false, "dropoff": true, "median_time": false, "screen_cid": false,
+                "pct_of_previous": false, "dropoff": true, "median_time": false,
             ])
         #expect(
             try integerColumns("events | select seq + 1 as next, seq / 2 as half, -screen as back, value")

@@ -37,13 +37,7 @@ struct SessionGenerator {
                     time: Timestamp(microseconds: t), session: id, profile: profile, variation: variation,
                     meta: placed
                         ? Meta(
-                            // Mostly one client id per screen; some sessions another, and now and then one event
-                            // another still: `screen_cid`'s counts and ties (drawn without the generator, so the
-                            // rest of the draws stay as they were).
-                            onboardingID: onboarding,
-                            screenClientID: out.count % 11 == 5
-                                ? "d\(screen)" : s % 4 == 3 ? "c\(screen)x" : "c\(screen)",
-                            screenIndex: screen,
+                            onboardingID: onboarding, screenClientID: "c\(screen)", screenIndex: screen,
                             totalScreens: total) : nil,
                     payload: payload)
             }

@@ -12,7 +12,6 @@ private struct LeanEvent: FoldFields {
     var seq: UInt64
     var screenIndex: Int?
     var onboarding: StringID?
-    var screenClientID: StringID?
     var totalScreens: Int?
     var kind: EventKind = .custom
     var knownAnalyticsName: AnalyticsName? = nil
@@ -26,7 +25,7 @@ private struct LeanEvent: FoldFields {
 }
 
 /// ``LeanFolds`` keeps what ``SessionFold`` keeps of each event's time, screen, onboarding, total screens, kind,
-/// analytics name, outcome and screens' client ids, in
+/// analytics name and outcome, in
 /// a layout of its own (a screen-time chain per session in a shared pool): fold the same events, in arbitrary
 /// orders, into both and compare every field a lean fold gives. The orders include screens going back (a
 /// session in several onboardings, or events arriving late), equal times broken by seq, events without a
@@ -39,7 +38,6 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
     var following = 0
     var needs = FoldNeeds()
     needs.reachTimes = true
-    needs.screenClientIDs = true
     needs.onboarding = false
     try withTemporaryStore { store in
         try store.read { snapshot in
@@ -48,8 +46,7 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                 let sessions = Int.random(in: 1...6, using: &rng)
                 // `events: 1`: the pool starts at its minimum and grows.
                 let lean = LeanFolds(
-                    capacity: sessions, events: 1, reachTimes: true, outcomes: true, rowScreens: rowScreens,
-                    screenClientIDs: true)
+                    capacity: sessions, events: 1, reachTimes: true, outcomes: true, rowScreens: rowScreens)
                 var folds = [SessionFold](repeating: SessionFold(), count: sessions)
                 for _ in 0..<sessions { _ = lean.append() }
                 var events: [(slot: Int, event: LeanEvent)] = []
@@ -69,10 +66,6 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                                     micros: Int64(Int.random(in: 0...30, using: &rng)) * 1_000_000, seq: seq,
                                     screenIndex: screen,
                                     onboarding: screen == nil ? nil : StringID(Int.random(in: 1...2, using: &rng)),
-                                    // Mostly one id per screen, now and then another: a second id at a row's screen.
-                                    screenClientID: screen.map {
-                                        StringID($0 * 10 + (Int.random(in: 0...5, using: &rng) == 0 ? 1 : 0))
-                                    },
                                     totalScreens: total,
                                     kind: kind,
                                     knownAnalyticsName: kind == .analytics
@@ -106,9 +99,6 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                             slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, onboarding: e.onboarding,
                             totalScreens: e.totalScreens)
                     }
-                    if let screen = e.screenIndex, let id = e.screenClientID {
-                        lean.noteClientID(slot: slot, screen: screen, id, lean.settings)
-                    }
                     previous = (slot, e.screenIndex, e.onboarding)
                     lean.addOutcome(
                         slot: slot, kind: e.kind, name: e.analyticsName, at: OrderKey(time: e.micros, seq: e.seq),
@@ -134,11 +124,6 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                     #expect(a.lastScreen == b.lastScreen, "\(context)")
                     #expect(a.totalScreens == b.totalScreens, "\(context)")
                     #expect(a.reachTimes == b.reachTimes, "\(context)")
-                    var leanClientIDs: [[Int]] = []
-                    lean.forEachClientID(slot: slot) { screen, id in leanClientIDs.append([Int(screen), Int(id)]) }
-                    let foldClientIDs: [[Int]] = folds[slot].screenClientIDs.map { [Int($0.screen), Int($0.id)] }
-                    #expect(leanClientIDs.count == Set(leanClientIDs).count, "\(context): a pair twice")
-                    #expect(Set(leanClientIDs) == Set(foldClientIDs), "\(context)")
                     #expect(lean.base[slot].onboarding == folds[slot].onboarding, "\(context)")
                     #expect(a.kindsSeen == b.kindsSeen && a.namesSeen == b.namesSeen, "\(context)")
                     #expect(a.outcome == b.outcome, "\(context)")

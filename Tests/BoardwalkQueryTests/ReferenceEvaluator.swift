@@ -496,16 +496,9 @@ struct ReferenceEvaluator {
             }
             // Per session: the key at the first placed event, and for each step the time the screen was first
             // reached (nil: not reached), as far as the session's own screens go.
-            // Per session also the client ids at each screen index, each once (rule 3's `screen_cid`).
-            var keyed: [([Value], ([Double?], [Int: Set<String>]))] = []
+            var keyed: [([Value], [Double?])] = []
             for s in sessions {
                 guard let first = s.events.first(where: { $0.event.meta != nil }) else { continue }
-                var ids: [Int: Set<String>] = [:]
-                for r in s.events {
-                    if let m = r.event.meta, case .string(let id) = eventField(.screenCID, r) {
-                        ids[m.screenIndex, default: []].insert(id)
-                    }
-                }
                 let t0 = s.events[0].event.time.microseconds
                 var own = 0
                 for r in s.events { if let m = r.event.meta { own = max(own, m.totalScreens, m.screenIndex + 1) } }
@@ -514,34 +507,22 @@ struct ReferenceEvaluator {
                         Double($0.event.time.microseconds - t0)
                     }
                 }
-                keyed.append((byKeys(first, s), (reach, ids)))
+                keyed.append((byKeys(first, s), reach))
             }
-            let screenCID = !f.by.contains { $0.name == "screen_cid" }
             var groups = group(keyed.map { ($0.0, $0.1) })
             if f.by.isEmpty && groups.isEmpty && steps > 0 { groups = [([], [])] }
             for g in groups {
                 // Rule 3: up to the largest screen count among the sessions in scope, or with `by`, in the group.
-                let groupSteps = f.by.isEmpty ? steps : g.rows.map(\.0.count).max() ?? 0
-                let reached = (0..<groupSteps).map { i in g.rows.filter { i < $0.0.count && $0.0[i] != nil }.count }
+                let groupSteps = f.by.isEmpty ? steps : g.rows.map(\.count).max() ?? 0
+                let reached = (0..<groupSteps).map { i in g.rows.filter { i < $0.count && $0[i] != nil }.count }
                 for i in 0..<groupSteps {
                     var row = g.key
                     if !f.by.isEmpty { row.append(.integer(0)) }
                     row.append(.integer(Int64(i)))
                     row += stepStats(reached, i)
                     row.append(
-                        referencePercentile(g.rows.compactMap { i < $0.0.count ? $0.0[i] : nil }, 0.5).map {
-                            .duration($0)
-                        } ?? .null)
-                    if screenCID {
-                        // The id the most sessions carry at screen i; ties to the smallest in UTF-8 byte order.
-                        var counts: [String: Int] = [:]
-                        for r in g.rows { for id in r.1[i] ?? [] { counts[id, default: 0] += 1 } }
-                        let best = counts.max { a, b in
-                            a.value != b.value
-                                ? a.value < b.value : Array(b.key.utf8).lexicographicallyPrecedes(a.key.utf8)
-                        }
-                        row.append(best.map { .string($0.key) } ?? .null)
-                    }
+                        referencePercentile(g.rows.compactMap { i < $0.count ? $0[i] : nil }, 0.5).map { .duration($0) }
+                            ?? .null)
                     out.append(row)
                 }
             }

@@ -29,8 +29,8 @@ import Testing
         #"events | where time >= @2026-11-01T10:30:00Z and time < @2026-11-01T12:00:00Z | count by session.completed"#,
         #"events | where session.variation is absent | stats count(), count_distinct(session) by session.completed"#,
         #"events | where onboarding == "onb_2" | select session, session.furthest_screen, name"#,
-        // Counted during the fold's scan of whole onboardings: with outcomes, with none (every field read for the
-        // count), with answers (a full fold), over two onboardings, and with a time comparison the scan checks.
+        // Counts by coded fields over whole onboardings: with outcomes, with none, with answers (a full fold), over
+        // two onboardings, and with a time comparison.
         #"events | where onboarding in ["onb_1", "onb_2"] and session.completed | count by name, screen"#,
         #"events | where onboarding == "onb_1" and session.variation is absent | count by kind, screen"#,
         #"events | where onboarding == "onb_1" and session.answer("level") is absent | count by session"#,
@@ -46,41 +46,6 @@ import Testing
             #expect(
                 try query.run(on: StoreEventSource(store), options: .init(now: now))
                     == query.run(on: InMemoryEventSource(events), options: .init(now: now)))
-        }
-    }
-
-    /// A count by coded fields whose ranges are whole onboardings is taken while the fold scans them: every record is
-    /// handed to the count once, and the scans say they met them all.
-    @Test func aCountOverWholeOnboardingsIsTakenDuringTheFoldsScan() throws {
-        try withTemporaryStore { store in
-            _ = try store.append(events)
-            let now = Timestamp(microseconds: base + 86_400 * second)
-            let query = try Query.parse(
-                #"events | where onboarding in ["onb_1", "onb_2"] and session.completed | count by screen"#)
-            var eventPart = query.checked
-            eventPart.filters = [
-                try Query.parse(#"events | where onboarding in ["onb_1", "onb_2"]"#).checked.filters[0]
-            ]
-            let plan = try #require(CodedCountPlan.make(eventPart, now: now))
-            let source = StoreEventSource(store)
-            for (ranges, complete) in [
-                ([ScanRange(onboarding: "onb_1"), ScanRange(onboarding: "onb_2")], true),
-                // Not whole onboardings: the fold reads sessions through the index, and the count reads apart.
-                ([ScanRange(onboarding: "onb_1", screens: 1...1)], false),
-            ] {
-                let beside = try #require(CodedCountBesideFold(plan, now: now))
-                let properties = SessionProperties(query.checked, now: now)
-                try properties.fold(
-                    source, ranges, sessionFilters: [], keep: false, beside: beside, now: now, cancellation: nil,
-                    text: query.text)
-                #expect(beside.complete == complete)
-                if complete {
-                    #expect(beside.read == events.count)
-                    var counted = 0
-                    try beside.finish(passes: { _ in true }) { _, n in counted += n }
-                    #expect(counted == events.count)
-                }
-            }
         }
     }
 

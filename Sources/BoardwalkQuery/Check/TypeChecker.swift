@@ -338,10 +338,6 @@ struct TypeChecker {
                     ("step", .number), ("sessions", .number), ("pct_of_first", .number),
                     ("pct_of_previous", .number), ("dropoff", .number), ("median_time", .duration),
                 ]
-                // A breakdown named `screen_cid` keeps its name; the rows then go without the step's own.
-                if !funnel.by.contains(where: { $0.name == ScreenClientIDs.column }) {
-                    columns.append((ScreenClientIDs.column, .string))
-                }
             } else {
                 columns += [
                     ("step", .number), ("name", .string), ("sessions", .number), ("pct_of_first", .number),

@@ -38,11 +38,8 @@ extension ClickHouseTranslator {
         _ f: BoundFunnel, _ inScope: String?, _ e: inout ClickHouseExpressions
     ) throws(QueryError) -> Core {
         let (elements, types, keyColumns, from) = try funnelKeys(f.by, &e, inScope: inScope)
-        // The screen's client id last, after the keys: `screen_cid` (rule 3) counts each session once per id at a
-        // screen index.
-        let cid = 5 + elements.count
-        let tuple = (["toUnixTimestamp64Micro(time)", "seq", "screen", "total_screens"] + elements + ["screen_cid"])
-            .joined(separator: ", ")
+        let tuple = (["toUnixTimestamp64Micro(time)", "seq", "screen", "total_screens"] + elements).joined(
+            separator: ", ")
         ctes.append(
             (
                 "fe",
@@ -73,7 +70,7 @@ extension ClickHouseTranslator {
             (
                 "fs",
                 """
-                SELECT \((keyNames + ["i AS step", "arrayFirstIndex(z -> ifNull(z.3 >= i, false), a) AS r", "if(r > 0, a[r].1 - a[1].1, NULL) AS rt", "arrayDistinct(arrayMap(z -> z.\(cid), arrayFilter(z -> ifNull(z.3 = i, false) AND isNotNull(z.\(cid)), a))) AS ids"]).joined(separator: ", "))
+                SELECT \((keyNames + ["i AS step", "arrayFirstIndex(z -> ifNull(z.3 >= i, false), a) AS r", "if(r > 0, a[r].1 - a[1].1, NULL) AS rt"]).joined(separator: ", "))
                 FROM (SELECT *, max(ss) OVER (\(partition)) AS gs FROM fk)
                 ARRAY JOIN range(toUInt64(gs)) AS i
                 """
@@ -83,8 +80,7 @@ extension ClickHouseTranslator {
         let inner = """
             SELECT *, \(windowColumns)
             FROM (
-                SELECT \(groupKeys), countIf(r > 0) AS sessions, quantileExactInclusiveOrNull(0.5)(rt) AS median_time,
-                    groupArrayArray(ids) AS __ids
+                SELECT \(groupKeys), countIf(r > 0) AS sessions, quantileExactInclusiveOrNull(0.5)(rt) AS median_time
                 FROM fs
                 GROUP BY \(groupKeys)
             )
@@ -105,13 +101,6 @@ extension ClickHouseTranslator {
             ("pct_of_first", "pct_of_first", .number, false), ("pct_of_previous", "pct_of_previous", .number, false),
             ("dropoff", "dropoff", .number, true), ("median_time", "median_time", .duration, false),
         ]
-        if !f.by.contains(where: { $0.name == ScreenClientIDs.column }) {
-            // The id of the most sessions, ties to the smallest (strings compare as bytes).
-            selects.append(
-                "if(empty(__ids), NULL, arraySort(x -> (-x.2, x.1), arrayMap(u -> (u, countEqual(__ids, u)), "
-                    + "arrayDistinct(__ids)))[1].1) AS screen_cid")
-            columns.append((ScreenClientIDs.column, "screen_cid", .string, false))
-        }
         let sql = "SELECT \(selects.joined(separator: ", "))\nFROM (\n\(indent(inner))\n)"
         let order = zip(keyNames, f.by).map { Self.sortTerm($0, $1.type, descending: false) } + ["step ASC"]
         return Core(columns: columns, select: sql, order: order)

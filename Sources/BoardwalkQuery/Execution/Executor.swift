@@ -194,8 +194,7 @@ struct Executor {
         case .sessionEvents where SessionProperties.readApart(query, plan.ranges, source):
             // Properties of each event's session, without dwell: the sessions the ranges meet are folded first, for
             // the properties the query names only; then the events in the ranges are read as an `events` query reads
-            // them, each looking its session up. A count by coded fields over whole onboardings is taken during the
-            // fold's own scan instead (one read of the events).
+            // them, each looking its session up.
             let store = source as! StoreEventSource
             let properties = SessionProperties(query, now: now)
             let lean = StoreEventSource.readsOnlyWhatEventQueriesNeed && query.readsOnlyOrSessions(\.isLean)
@@ -216,25 +215,15 @@ struct Executor {
             }
             // The summaries themselves only when something past the fold reads a property.
             let keep = !lean || coded == nil || !rest.isEmpty || query.readsSessionPropertiesBeyondFilters
+            try properties.fold(
+                store, plan.ranges, sessionFilters: sessionFilters, keep: keep, now: now, cancellation: cancellation,
+                text: query.ast.text)
+            statistics.sessionsRead += properties.count
             var eventQuery = query
             eventQuery.filters = eventPart
-            let codedCount =
-                coded != nil && rest.isEmpty && !query.readsSessionPropertiesBeyondFilters
-                ? CodedCountPlan.make(eventQuery, now: now) : nil
-            // Counted by field codes as the fold's scan reads the events, when it reads them all (one pass).
-            let beside = codedCount.flatMap { CodedCountBesideFold($0, now: now) }
-            try properties.fold(
-                store, plan.ranges, sessionFilters: sessionFilters, keep: keep, beside: beside, now: now,
-                cancellation: cancellation, text: query.ast.text)
-            statistics.sessionsRead += properties.count
-            if let beside, beside.complete {
-                statistics.eventsRead += beside.read
-                try beside.finish(passes: { properties.passes(session: $0) }) { (leaf, n) throws(QueryError) in
-                    sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: n)
-                }
-                break
-            }
-            if let codedCount {
+            if coded != nil, rest.isEmpty, !query.readsSessionPropertiesBeyondFilters,
+                let codedCount = CodedCountPlan.make(eventQuery, now: now)
+            {
                 // Keys and aggregates of coded event fields: counted by field codes, as an `events` query counts them,
                 // of the records whose session passes.
                 statistics.eventsRead += try store.countByCodes(

@@ -13,8 +13,6 @@ struct FoldNeeds {
     var answers = false
     /// When each screen index was first reached (the screen funnel).
     var reachTimes = false
-    /// The client ids of each screen index (a screen funnel's `screen_cid`).
-    var screenClientIDs = false
     /// The session's last event and last screen (`ended`, `duration`, `last_screen`, or a listing): a lean fold
     /// that need not keep them skips two comparisons per event, and its summaries leave them at their initial values.
     var lasts = true
@@ -46,7 +44,6 @@ struct FoldNeeds {
         case .histogram(let value, _): bounds.append(value.bound)
         case .funnel(let f):
             reachTimes = f.steps.isEmpty
-            screenClientIDs = f.steps.isEmpty
             // Which onboarding each session is of: the note on a screen funnel that mixes onboardings of different
             // lengths (rule 3) compares them, with or without a filter that reads it.
             onboarding = f.steps.isEmpty

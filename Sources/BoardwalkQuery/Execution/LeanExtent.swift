@@ -6,7 +6,6 @@ import BoardwalkCodec
 /// and 10 % on the whole store.
 protocol LeanExtent {
     static var outcomes: Bool { get }
-    static var extent: RecordFields.Extent { get }
 }
 
 extension LeanExtent {
@@ -19,10 +18,4 @@ enum WithOutcomes: LeanExtent {
 
 enum WithoutOutcomes: LeanExtent {
     static var outcomes: Bool { false }
-}
-
-/// No outcomes, but every leading field read: a count taken beside the fold (``CodedCountBesideFold``) reads them.
-enum WithEveryField: LeanExtent {
-    static var outcomes: Bool { false }
-    static var extent: RecordFields.Extent { .all }
 }

@@ -118,15 +118,6 @@ final class LeanFolds {
     /// row is `rows[s * rowCapacity ..< (s + 1) * rowCapacity]`.
     @exclusivity(unchecked) private var rows: UnsafeMutablePointer<Int64>
     @exclusivity(unchecked) private var rowCapacity: Int
-    /// Whether the folds keep the client ids of each screen (``FoldNeeds/screenClientIDs``).
-    let screenClientIDs: Bool
-    /// With ``screenClientIDs``, the first client id met at screens `0..<rowScreens` (``RecordFormat/absent``: none
-    /// yet), laid out as ``rows``: a session's events at a screen nearly always carry one id, and checking it costs a
-    /// comparison beside the time's.
-    @exclusivity(unchecked) private var clientRows: UnsafeMutablePointer<UInt32>
-    /// The other (screen, client id) pairs of each slot: ids past the first at a row's screen, and the ids of screens
-    /// past the rows.
-    @exclusivity(unchecked) private var clientExtras: [Int: [(screen: Int32, id: StringID)]] = [:]
 
     /// - Parameters:
     ///   - capacity: the number of sessions expected (the storage grows past it).
@@ -144,7 +135,7 @@ final class LeanFolds {
     init(
         capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false, lasts: Bool = true,
         oneOnboarding: Bool = false,
-        rowScreens: Int = 0, screenClientIDs: Bool = false
+        rowScreens: Int = 0
     ) {
         folds = SlotStorage(capacity: capacity)
         self.reachTimes = reachTimes
@@ -156,8 +147,6 @@ final class LeanFolds {
         self.rowScreens = reachTimes ? max(rowScreens, 0) : 0
         rowCapacity = self.rowScreens > 0 ? max(capacity, 64) : 0
         rows = .allocate(capacity: max(rowCapacity * self.rowScreens, 1))
-        self.screenClientIDs = screenClientIDs
-        clientRows = .allocate(capacity: screenClientIDs ? max(rowCapacity * self.rowScreens, 1) : 1)
     }
 
     /// How many screens a fold of `sessions` sessions and `events` events over onboardings of up to `screens`
@@ -171,7 +160,6 @@ final class LeanFolds {
     deinit {
         pool.deallocate()  // trivial types: nothing to deinitialize
         rows.deallocate()
-        clientRows.deallocate()
     }
 
     /// Appends an empty fold and returns its slot.
@@ -195,15 +183,6 @@ final class LeanFolds {
                 }
                 rows.deallocate()
                 rows = bigger
-                if screenClientIDs {
-                    let biggerClients = UnsafeMutablePointer<UInt32>.allocate(capacity: newCapacity * rowScreens)
-                    for s in 0..<rowScreens {
-                        (biggerClients + s * newCapacity).moveInitialize(
-                            from: clientRows + s * rowCapacity, count: first)
-                    }
-                    clientRows.deallocate()
-                    clientRows = biggerClients
-                }
                 rowCapacity = newCapacity
             }
             // The new entries are a stretch of each screen's row: populated together when they are many (one
@@ -215,11 +194,6 @@ final class LeanFolds {
             }
             for s in 0..<rowScreens {
                 (rows + s * rowCapacity + first).initialize(repeating: .max, count: n)
-            }
-            if screenClientIDs {
-                for s in 0..<rowScreens {
-                    (clientRows + s * rowCapacity + first).initialize(repeating: RecordFormat.absent, count: n)
-                }
             }
         }
     }
@@ -243,14 +217,11 @@ final class LeanFolds {
         let oneOnboarding: Bool
         let reachTimes: Bool
         let rowScreens: Int
-        let screenClientIDs: Bool
     }
 
     /// This instance's settings, for a scan loop to read once.
     var settings: Settings {
-        Settings(
-            lasts: lasts, oneOnboarding: oneOnboarding, reachTimes: reachTimes, rowScreens: rowScreens,
-            screenClientIDs: screenClientIDs)
+        Settings(lasts: lasts, oneOnboarding: oneOnboarding, reachTimes: reachTimes, rowScreens: rowScreens)
     }
 
     /// ``add(slot:_:seq:_:)`` from the fields themselves.
@@ -297,48 +268,6 @@ final class LeanFolds {
         addFollowing(
             slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
             totalScreens: fields.totalScreens, settings)
-    }
-
-    /// Keeps the client id of `fields`' screen among those of the session at `slot`: in its row when the screen has
-    /// one and the row is empty or holds the id, else among the extras. A scan loop calls it for a session's first
-    /// event in a run (one group's events, so one screen), and for a later one only when its id differs from the one
-    /// noted before it (``ClientIDRun``): a comparison per event.
-    @inline(__always)
-    func noteClientID(slot: Int, _ fields: RecordFields, _ run: inout ClientIDRun, _ settings: Settings) {
-        guard settings.screenClientIDs, let screen = fields.screenIndex else { return }
-        let id = fields.screenClientID ?? RecordFormat.absent
-        if run.slot == slot && run.id == id { return }
-        run = ClientIDRun(slot: slot, id: id)
-        guard id != RecordFormat.absent else { return }
-        noteClientID(slot: slot, screen: screen, id, settings)
-    }
-
-    /// The last (session slot, client id) a scan loop noted in its run.
-    struct ClientIDRun {
-        var slot = -1
-        var id = RecordFormat.absent
-    }
-
-    /// Keeps client id `id` among those of `screen` in the session at `slot`.
-    @inline(__always)
-    func noteClientID(slot: Int, screen: Int, _ id: StringID, _ settings: Settings) {
-        let s = Int32(truncatingIfNeeded: screen)
-        if s < settings.rowScreens {
-            let entry = clientRows + (Int(s) &* rowCapacity &+ slot)
-            if entry.pointee == id { return }
-            if entry.pointee == RecordFormat.absent {
-                entry.pointee = id
-                return
-            }
-        }
-        noteExtraClientID(slot: slot, screen: s, id)
-    }
-
-    /// Not inlined: rare (a second id at a screen, or a screen past the rows), and it would bloat the scan loop.
-    @inline(never)
-    private func noteExtraClientID(slot: Int, screen: Int32, _ id: StringID) {
-        if clientExtras[slot]?.contains(where: { $0.screen == screen && $0.id == id }) == true { return }
-        clientExtras[slot, default: []].append((screen, id))
     }
 
     /// ``addFollowing(slot:_:seq:_:)`` from the fields themselves.
@@ -490,23 +419,7 @@ final class LeanFolds {
                 }
             }
         }
-        if screenClientIDs, f.pointee.furthest >= 0 {
-            s.leanClientIDs = LeanClientIDs(folds: self, slot: slot, strings: strings)
-        }
         return s
-    }
-
-    /// Calls `body` with each distinct (screen, client id) pair of the session at `slot` (``screenClientIDs``),
-    /// rows first.
-    @inline(__always)
-    func forEachClientID(slot: Int, _ body: (Int32, StringID) -> Void) {
-        for screen in 0..<min(rowScreens, Int(base[slot].furthest) + 1) {
-            let id = clientRows[screen &* rowCapacity &+ slot]
-            if id != RecordFormat.absent { body(Int32(screen), id) }
-        }
-        if !clientExtras.isEmpty, let extras = clientExtras[slot] {
-            for entry in extras { body(entry.screen, entry.id) }
-        }
     }
 
     /// The number of events folded into the session at `slot`.

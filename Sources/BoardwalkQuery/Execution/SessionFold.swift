@@ -32,8 +32,6 @@ struct SessionFold {
     var screenTimes: [(screen: Int32, time: Int64)] = []
     /// Whether `screenTimes` is in ascending screen order (as the store's key order appends them).
     var screensAscending = true
-    /// The distinct (screen, client id) pairs (``FoldNeeds/screenClientIDs``).
-    var screenClientIDs: [(screen: Int32, id: StringID)] = []
     var completed = false
     var paywall = false
     var closed = false
@@ -104,12 +102,6 @@ struct SessionFold {
             if let t = r.totalScreens { totalScreens = max(totalScreens ?? t, t) }
             if screen > furthest { furthest = screen }
             if needs.reachTimes { noteScreen(screen, at.time) }
-            if needs.screenClientIDs, let id = r.screenClientID {
-                let s = Int32(truncatingIfNeeded: screen)
-                if !screenClientIDs.contains(where: { $0.screen == s && $0.id == id }) {
-                    screenClientIDs.append((s, id))
-                }
-            }
         }
         let kind = r.kind
         kindsSeen |= SessionSummary.bit(kind)
@@ -228,11 +220,6 @@ struct SessionFold {
                 }
             }
         }
-        if needs.screenClientIDs {
-            s.screenClientIDs = screenClientIDs.compactMap { entry in
-                strings.string(entry.id).map { ScreenClientID(screen: Int(entry.screen), id: $0) }
-            }
-        }
         s.completed = completed
         s.paywall = paywall
         s.closed = closed
@@ -259,7 +246,6 @@ protocol FoldFields {
     var variation: StringID? { get }
     var screenIndex: Int? { get }
     var onboarding: StringID? { get }
-    var screenClientID: StringID? { get }
     var totalScreens: Int? { get }
     var kind: EventKind { get }
     var knownAnalyticsName: AnalyticsName? { get }

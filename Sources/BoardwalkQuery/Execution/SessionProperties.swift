@@ -8,8 +8,7 @@ import BoardwalkModel
 /// only what the named properties need (``FoldNeeds`` of those properties alone: a lean fold for `completed`, the
 /// answers only for `answer(…)`); conjuncts that read nothing but the session's properties are checked there, once
 /// per session. The events are then read as an `events` query reads them (counted by field codes when its keys
-/// allow), each record checked against its session by interned id; a count by field codes over whole onboardings
-/// is taken during the fold's own scan (``CodedCountBesideFold``), so the events are read once. Reading every session met as rows through the
+/// allow), each record checked against its session by interned id. Reading every session met as rows through the
 /// session index and summarizing it whole took 686 ms for
 /// `events | where onboarding == "…" and name == "screen_presented" and session.completed | count by screen` on the
 /// busiest of 50 onboardings at 100 000 sessions; this takes 111 ms, beside 48 ms without `session.completed`
@@ -69,13 +68,11 @@ final class SessionProperties {
     ///   session.
     /// `sessionFilters`, conjuncts that read nothing but the session's properties, are checked on each session here
     /// (``passes(_:)``); `keep` says whether later reads need the summaries themselves.
-    /// `beside`, a count taken during the fold's scan (``CodedCountBesideFold``).
     func fold(
         _ store: StoreEventSource, _ ranges: [ScanRange], sessionFilters: [Bound], keep: Bool,
-        beside: CodedCountBesideFold? = nil, now: Timestamp, cancellation: CancellationFlag?, text: String
+        now: Timestamp, cancellation: CancellationFlag?, text: String
     ) throws(QueryError) {
-        try store.foldSessions(ranges, needs: needs, beside: beside, cancellation: cancellation, text: text) {
-            summary, _, _ in
+        try store.foldSessions(ranges, needs: needs, cancellation: cancellation, text: text) { summary, _, _ in
             guard let id = summary.storeID else { return true }
             func leaf(_ b: Bound) -> Value {
                 if case .ofSession(let property) = b { return summary.leaf(property) }
@@ -100,12 +97,6 @@ final class SessionProperties {
     @inline(__always)
     func passes(_ fields: RecordFields) -> Bool {
         guard let id = fields.session else { return false }
-        return passes(session: id)
-    }
-
-    /// Whether the session of interned id `id` was folded and passes the conjuncts on its properties alone.
-    @inline(__always)
-    func passes(session id: StringID) -> Bool {
         let word = Int(id >> 6)
         return word < passing.count && passing[word] & (1 << UInt64(id & 63)) != 0
     }

@@ -27,12 +27,6 @@ struct Sink {
     /// session's steps are added without a hash and a dictionary access per step.
     var plainScreenFunnel: ScreenStepTimes?
     let screenFunnelHasBy: Bool
-    /// Whether the screen funnel's rows have a `screen_cid` column (not when a breakdown takes the name).
-    let screenClientColumn: Bool
-    /// Per step of the screen funnel without `by`, and per group with it: how many sessions carry each client id
-    /// at the step's screen index (rule 3's `screen_cid`).
-    let plainClientIDs = ScreenClientTally()
-    var clientIDs: [[Value]: ScreenClientTally] = [:]
     var screenCount = 0
     /// What a group of a screen funnel's sessions say of their onboardings: the fewest and the most screens
     /// (`total_screens`), the first session's onboarding, and whether another onboarding came too. A group of one
@@ -106,10 +100,6 @@ struct Sink {
             matcher = nil
         }
         screenFunnelHasBy = if case .funnel(let f) = query.reduction { !f.by.isEmpty } else { false }
-        screenClientColumn =
-            if case .funnel(let f) = query.reduction {
-                f.steps.isEmpty && !f.by.contains { $0.name == ScreenClientIDs.column }
-            } else { false }
         listLimit = query.listLimit
     }
 
@@ -314,7 +304,6 @@ struct Sink {
             let group = plainScreenFunnel ?? ScreenStepTimes()
             plainScreenFunnel = group
             group.add(started: started, reachTimes: reachTimes, furthest: furthest)
-            if screenClientColumn { plainClientIDs.add(summary) }
             return
         }
         let keys = keyCombinations(firstScreenKeys)
@@ -341,11 +330,6 @@ struct Sink {
             for i in 0...furthest {
                 screenFunnel.values[entry].reached[i] += 1
                 screenFunnel.values[entry].times[i].append(elapsed(from: started, to: reachTimes[i]))
-            }
-            if screenClientColumn {
-                let tally = clientIDs[key] ?? ScreenClientTally()
-                clientIDs[key] = tally
-                tally.add(summary)
             }
         }
     }
@@ -415,10 +399,6 @@ struct Sink {
                         row.append(.integer(Int64(i)))
                         row += funnelCounts(reached, i)
                         row.append(Percentile.of(times, 0.5).map(Value.duration) ?? .null)
-                        if screenClientColumn {
-                            let tally = byCount == 0 ? plainClientIDs : clientIDs[key]
-                            row.append(tally?.mostFrequent(at: i).map(Value.string) ?? .null)
-                        }
                         rows.append(row)
                     }
                 }

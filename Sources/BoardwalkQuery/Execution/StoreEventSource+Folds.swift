@@ -17,12 +17,9 @@ extension StoreEventSource {
     /// `expecting` is told, before the first delivery when it is known, how many sessions at most will be delivered
     /// (a hint: buffers sized to it grow no more, and copying a growing buffer touches fresh pages, each a page fault
     /// in a new process).
-    ///
-    /// `beside` is handed every record read when the sessions are folded from scans of whole onboardings
-    /// (``foldOnboardings``); it is then marked ``CodedCountBesideFold/complete``.
     func foldSessions(
-        _ ranges: [ScanRange], needs: FoldNeeds, beside: CodedCountBesideFold? = nil, cancellation: CancellationFlag?,
-        text: String, expecting: (Int) -> Void = { _ in },
+        _ ranges: [ScanRange], needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
+        expecting: (Int) -> Void = { _ in },
         _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
     ) throws(QueryError) {
         // Every summary is made right after its session's name is asked for: the id named last is the summary's
@@ -83,8 +80,7 @@ extension StoreEventSource {
                 return
             }
             if try foldOnboardings(
-                snapshot, ranges, strings: strings, needs: needs, beside: beside, cancellation: cancellation,
-                text: text,
+                snapshot, ranges, strings: strings, needs: needs, cancellation: cancellation, text: text,
                 name: name, tick: tick, expecting: expecting, deliver)
             {
                 return
@@ -130,8 +126,7 @@ private struct WholeStoreScan {
             ? LeanFolds(
                 capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
                 lasts: needs.lasts,
-                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events),
-                screenClientIDs: needs.screenClientIDs)
+                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
             : nil
         ids.reserveCapacity(capacity)
         ticker = CancellationTicker(cancellation: cancellation, text: text)
@@ -174,7 +169,6 @@ private struct WholeStoreScan {
             // close together in time): its slot is reused without a lookup, and its later events in the run change
             // only what `LeanFolds.addFollowing` updates.
             var lastSession = RecordFormat.absent, lastSlot = 0, events = 0
-            var clientIDs = LeanFolds.ClientIDRun()
             while let record = try run.next() {
                 let fields = try record.fields(Outcomes.extent)
                 guard let session = fields.session else { continue }
@@ -187,7 +181,6 @@ private struct WholeStoreScan {
                     try lean.add(slot: lastSlot, fields, seq: record.seq, settings)
                 }
                 let slot = lastSlot
-                lean.noteClientID(slot: slot, fields, &clientIDs, settings)
                 if Outcomes.outcomes {
                     lean.addOutcome(
                         slot: slot, kind: fields.kind, name: fields.analyticsName,

@@ -34,12 +34,9 @@ extension StoreEventSource {
     /// left out has an event before `t`: the filter, which is checked on every summary, would drop it anyway.
     /// Cost: O(sessions of the scope in `onboarding_sessions` + events from `t` on + the batches stored since the
     /// earliest of those events), never the events before `t`.
-    ///
-    /// With `beside`, when every range names an onboarding, the scans of the scope's onboardings hand it every record
-    /// they read and mark it ``CodedCountBesideFold/complete``.
     func foldOnboardings(
         _ snapshot: Snapshot, _ ranges: [ScanRange], strings: SnapshotStrings, needs: FoldNeeds,
-        beside: CodedCountBesideFold? = nil, cancellation: CancellationFlag?, text: String,
+        cancellation: CancellationFlag?, text: String,
         name: (StringID) throws(QueryError) -> String, tick: () throws(QueryError) -> Void, expecting: (Int) -> Void,
         _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
     ) throws -> Bool {
@@ -127,9 +124,8 @@ extension StoreEventSource {
                 outcomes: needs.leanOutcomes, lasts: needs.lasts,
                 // Sessions in several onboardings are read through the index (`spanning` below), not folded here.
                 oneOnboarding: true,
-                rowScreens: LeanFolds.rowScreens(
-                    screens: screensInScope, sessions: slotsInScope, events: eventsInScope),
-                screenClientIDs: needs.screenClientIDs)
+                rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope)
+            )
             : nil
         if let lean {
             lean.append(count: slotsInScope)
@@ -143,9 +139,6 @@ extension StoreEventSource {
         var scan = ScopeScan(
             table: table, elsewhere: spanning, folds: folds, lean: lean, met: met, cancellation: cancellation,
             text: text)
-        // The scope's scans read every event of ranges that each name an onboarding (a whole-store range also
-        // scans the events without a position, some of them twice).
-        scan.beside = ranges.allSatisfy({ $0.onboarding != nil }) ? beside : nil
         needs.stepTests?.limit(sessions: slotsInScope, events: eventsInScope)
         if needs.stepTests?.overBudget == true { return true }  // a strict funnel of more events than the budget
         let time = since.map { StoreEventSource.storeTimeRange($0...Int64.max) } ?? nil
@@ -154,8 +147,6 @@ extension StoreEventSource {
             // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
             if needs.stepTests?.overBudget == true { return true }
         }
-        scan.beside?.complete = true
-        scan.beside = nil
         var late: [Bool] = []
         if let since, let met {
             // A session met from `since` on whose first stored event is at or after it may have an event before it
@@ -266,8 +257,6 @@ private struct ScopeScan {
     /// For a scan from a time on: the slots in the order the scan meets them.
     let met: FirstMet?
     var ticker: CancellationTicker
-    /// Handed every record the scans read, when set.
-    var beside: CodedCountBesideFold?
 
     init(
         table: SessionSlots, elsewhere: [Bool], folds: FoldStorage, lean: LeanFolds?, met: FirstMet?,
@@ -298,11 +287,9 @@ private struct ScopeScan {
             // without a lookup (-1: not in the scope), and once one of its events in the run is folded, the later
             // ones change only what `LeanFolds.addFollowing` updates.
             var lastSession = RecordFormat.absent, lastSlot = -1, lastFolded = false, events = 0
-            var clientIDs = LeanFolds.ClientIDRun()
             while let record = try run.next() {
                 let seq = record.seq
                 let fields = try record.fields(Outcomes.extent)
-                beside?.note(fields, seq: seq, strings: strings)
                 guard let session = fields.session else { continue }
                 if session != lastSession {
                     lastSession = session
@@ -319,7 +306,6 @@ private struct ScopeScan {
                     try lean.add(slot: slot, fields, seq: seq, settings)
                     lastFolded = true
                 }
-                lean.noteClientID(slot: slot, fields, &clientIDs, settings)
                 events &+= 1
                 if Outcomes.outcomes {
                     lean.addOutcome(
@@ -347,8 +333,6 @@ private struct ScopeScan {
         if let lean {
             if lean.outcomes {
                 try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, strings: strings)
-            } else if beside != nil {
-                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithEveryField.self, strings: strings)
             } else {
                 try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, strings: strings)
             }
@@ -356,7 +340,6 @@ private struct ScopeScan {
             try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
                 while let record = try run.next() {
                     let fields = try record.fields(.all)
-                    beside?.note(fields, seq: record.seq, strings: strings)
                     guard let session = fields.session, let slot = table.existingSlot(session) else { continue }
                     met?.meet(slot, seq: record.seq)
                     guard !elsewhere[slot] else { continue }

@@ -35,13 +35,6 @@ final class SessionSummary {
     /// (`[Int64]` rather than `[Timestamp]`: the standard library's prespecialized array type allocates without a
     /// generic metadata lookup, once per session).
     var reachTimes: [Int64] = []
-    /// The distinct (screen index, client id) pairs of its events (`meta.screen_cid`), in no particular order: what
-    /// a screen funnel's `screen_cid` counts (rule 3). Kept only when a fold is asked to (``FoldNeeds``); every
-    /// ``add(_:)`` keeps them.
-    var screenClientIDs: [ScreenClientID] = []
-    /// The same pairs, kept by a store's lean fold and read from there (``ScreenClientTally``): nil when
-    /// ``screenClientIDs`` holds them.
-    var leanClientIDs: LeanClientIDs?
     /// The events that match a step of a funnel of custom steps, in `(time, seq)` order, when a session fold
     /// read them for one (``FoldNeeds/stepTests``).
     var stepEvents: [StepEvent] = []
@@ -69,7 +62,6 @@ final class SessionSummary {
                 // Screens are at most Meta.maxScreenIndex, so this stays bounded.
                 while reachTimes.count <= screen { reachTimes.append(time.microseconds) }
             }
-            if case .string(let id) = row.value(.screenCID) { noteScreenClientID(screen, id) }
         }
         let kind = row.kind
         markSeen(kind)
@@ -87,12 +79,6 @@ final class SessionSummary {
         default: break
         }
         if let o = row.outcome { outcome = o }
-    }
-
-    /// Records that an event of the session at screen index `screen` carries the client id `id`.
-    func noteScreenClientID(_ screen: Int, _ id: String) {
-        let entry = ScreenClientID(screen: screen, id: id)
-        if screenClientIDs.last != entry && !screenClientIDs.contains(entry) { screenClientIDs.append(entry) }
     }
 
     /// Records that the session has an event of `kind`.
@@ -175,12 +161,6 @@ final class SessionSummary {
         default: .null
         }
     }
-}
-
-/// A client id (`meta.screen_cid`) that a session's events carry at a screen index.
-struct ScreenClientID: Hashable {
-    var screen: Int
-    var id: String
 }
 
 /// `end - start` in microseconds as a `Double`: exact when the difference fits an `Int64`, else computed in
