@@ -222,25 +222,11 @@ final class PageLevelSalvage {
         _ key: EventKey, _ value: UnsafeRawBufferPointer, recovered: Bool, _ body: (StoredEvent) throws -> Bool,
         _ damaged: (SalvageDamage) throws -> Bool
     ) throws -> Bool {
-        var block: EventBlockReader
-        do { block = try blockReader(key, value) } catch let error as StoreError {
-            return try damaged(
-                SalvageDamage(extent: .block(firstSeq: key.seq, eventsRead: 0), error: naming(error)))
-        }
-        while true {
-            do {
-                guard try advance(&block, key) else { return true }
-            } catch let error as StoreError {
-                let extent: SalvageDamage.Extent =
-                    block.index == block.count
-                    ? .blockEnd(firstSeq: key.seq, eventsRead: block.count)
-                    : .block(firstSeq: key.seq, eventsRead: block.index)
-                return try damaged(SalvageDamage(extent: extent, error: naming(error)))
-            }
+        try forEachSalvagedEvent(key, value, naming: naming, damaged) { block in
             let seq = block.seq
             if recovered {
-                if let nextSeq, seq >= nextSeq { continue }
-                guard handedOut.insert(seq) else { continue }
+                if let nextSeq, seq >= nextSeq { return true }
+                guard handedOut.insert(seq) else { return true }
             } else {
                 _ = handedOut.insert(seq)
             }
@@ -249,16 +235,15 @@ final class PageLevelSalvage {
                 let record = try recordView(key, block, stringLimit: strings.limit)
                 do {
                     stored = StoredEvent(seq: seq, event: try record.event(strings: strings))
-                } catch {
+                } catch let error as CodecError {
                     throw StoreError(
                         .corrupt, "event seq \(seq) does not decode", underlying: storedRecordError(error))
                 }
             } catch let error as StoreError {
-                guard try damaged(SalvageDamage(extent: .event(seq: seq), error: naming(error))) else { return false }
-                continue
+                return try damaged(SalvageDamage(extent: .event(seq: seq), error: naming(error)))
             }
             if recovered { recoveredEvents += 1 }
-            guard try body(stored) else { return false }
+            return try body(stored)
         }
     }
 

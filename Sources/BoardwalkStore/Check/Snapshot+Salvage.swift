@@ -139,31 +139,40 @@ extension Snapshot {
         _ key: EventKey, _ value: UnsafeRawBufferPointer, _ body: (StoredEvent) throws -> Bool,
         _ damaged: (SalvageDamage) throws -> Bool
     ) throws -> Bool {
-        var block: EventBlockReader
-        do { block = try blockReader(key, value) } catch let error as StoreError {
-            return try damaged(
-                SalvageDamage(extent: .block(firstSeq: key.seq, eventsRead: 0), error: naming(error)))
-        }
-        while true {
-            do {
-                guard try advance(&block, key) else { return true }
-            } catch let error as StoreError {
-                // The reader checks the block's end after its last event: every event may have been read.
-                let extent: SalvageDamage.Extent =
-                    block.index == block.count
-                    ? .blockEnd(firstSeq: key.seq, eventsRead: block.count)
-                    : .block(firstSeq: key.seq, eventsRead: block.index)
-                return try damaged(SalvageDamage(extent: extent, error: naming(error)))
-            }
+        try forEachSalvagedEvent(key, value, naming: naming, damaged) { block in
             let stored: StoredEvent
             do {
                 stored = try owned(try view(key, block))
             } catch let error as StoreError {
-                guard try damaged(SalvageDamage(extent: .event(seq: block.seq), error: naming(error)))
-                else { return false }
-                continue
+                return try damaged(SalvageDamage(extent: .event(seq: block.seq), error: naming(error)))
             }
-            guard try body(stored) else { return false }
+            return try body(stored)
         }
+    }
+}
+
+/// Walks the events of the block stored under `key` for a salvage, calling `event` with the reader on each; damage
+/// that ends the walk (a header, a framing or a block end that does not check) goes to `damaged`, its error named by
+/// `naming`, with how many events came before it. `false` when a callback asked to stop.
+func forEachSalvagedEvent(
+    _ key: EventKey, _ value: UnsafeRawBufferPointer, naming: (StoreError) -> StoreError,
+    _ damaged: (SalvageDamage) throws -> Bool, _ event: (inout EventBlockReader) throws -> Bool
+) throws -> Bool {
+    var block: EventBlockReader
+    do { block = try blockReader(key, value) } catch let error as StoreError {
+        return try damaged(SalvageDamage(extent: .block(firstSeq: key.seq, eventsRead: 0), error: naming(error)))
+    }
+    while true {
+        do {
+            guard try advance(&block, key) else { return true }
+        } catch let error as StoreError {
+            // The reader checks the block's end after its last event: every event may have been read.
+            let extent: SalvageDamage.Extent =
+                block.index == block.count
+                ? .blockEnd(firstSeq: key.seq, eventsRead: block.count)
+                : .block(firstSeq: key.seq, eventsRead: block.index)
+            return try damaged(SalvageDamage(extent: extent, error: naming(error)))
+        }
+        guard try event(&block) else { return false }
     }
 }
