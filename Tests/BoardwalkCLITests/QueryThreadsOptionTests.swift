@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `boardwalk query --threads N` and the REPL's `.threads N`: the same answer at any count, the setting printed
-/// back, and a count out of range refused (splitting itself is pinned by the query library's `ParallelCountTests`).
+/// back, and a count out of range refused (splitting itself is pinned by the query library's `ParallelScanTests`).
 @Suite struct QueryThreadsOptionTests {
     @Test func threadsOptionAndDotCommandSetTheLimit() throws {
         let directory = try temporaryDirectory()

@@ -425,3 +425,65 @@ final class LeanFolds {
     /// The number of events folded into the session at `slot`.
     func events(slot: Int) -> Int { base[slot].events }
 }
+
+extension LeanFolds {
+    /// Empty folds for the same sessions with the same settings as `other`: a worker's share of a scan split by
+    /// key range, merged back with ``merge(_:)``. Sessions `other` excludes are excluded here too.
+    /// - Complexity: O(sessions × row screens); the pool is reserved as `other`'s was, and touched only as it fills.
+    convenience init(sameSessionsAs other: LeanFolds) {
+        self.init(
+            capacity: other.count, events: other.poolCapacity, reachTimes: other.reachTimes,
+            outcomes: other.outcomes, lasts: other.lasts, oneOnboarding: other.oneOnboarding,
+            rowScreens: other.rowScreens)
+        append(count: other.count)
+        for slot in 0..<other.count where other.base[slot].excluded { base[slot].excluded = true }
+    }
+
+    /// Folds `other`'s sessions into these, slot by slot: `other` (made by ``init(sameSessionsAs:)``) folded other
+    /// events of the same sessions. Each session then holds what folding both sets of events gives: firsts and lasts
+    /// by their `(time, seq)` positions, counts added, kinds and names united, each screen's earliest time kept.
+    /// - Throws: ``QueryError`` when the screen times outgrow the pool (see the type's discussion).
+    /// - Complexity: O(sessions × row screens + `other`'s chained screen times).
+    func merge(_ other: LeanFolds) throws(QueryError) {
+        precondition(other.count == count && other.rowScreens == rowScreens && other.reachTimes == reachTimes)
+        let theirs = other.base
+        for slot in 0..<count where theirs[slot].events > 0 {
+            let f = base + slot, o = theirs + slot
+            if o.pointee.first < f.pointee.first { f.pointee.first = o.pointee.first }
+            if f.pointee.last < o.pointee.last { f.pointee.last = o.pointee.last }
+            f.pointee.events &+= o.pointee.events
+            if o.pointee.totalScreens > f.pointee.totalScreens { f.pointee.totalScreens = o.pointee.totalScreens }
+            if o.pointee.furthest >= 0 {
+                // With one onboarding every event with a screen names the same one (``oneOnboarding``).
+                if oneOnboarding || o.pointee.firstScreenAt < f.pointee.firstScreenAt {
+                    f.pointee.firstScreenAt = min(f.pointee.firstScreenAt, o.pointee.firstScreenAt)
+                    f.pointee.onboarding = o.pointee.onboarding
+                }
+                if o.pointee.furthest > f.pointee.furthest { f.pointee.furthest = o.pointee.furthest }
+                if f.pointee.lastScreenAt < o.pointee.lastScreenAt {
+                    f.pointee.lastScreenAt = o.pointee.lastScreenAt
+                    f.pointee.lastScreen = o.pointee.lastScreen
+                }
+            }
+            f.pointee.kindsSeen |= o.pointee.kindsSeen
+            f.pointee.namesSeen |= o.pointee.namesSeen
+            if o.pointee.outcome != nil, f.pointee.outcomeAt < o.pointee.outcomeAt {
+                f.pointee.outcomeAt = o.pointee.outcomeAt
+                f.pointee.outcome = o.pointee.outcome
+            }
+            guard reachTimes else { continue }
+            for s in 0..<rowScreens {
+                let entry = rows + (s * rowCapacity + slot), their = other.rows[s * other.rowCapacity + slot]
+                if their < entry.pointee { entry.pointee = their }
+            }
+            // The chain's screens, each once: noted as a scan notes them, so each keeps its earliest time.
+            if o.pointee.headScreen >= 0 { try noteScreen(f, o.pointee.headScreen, o.pointee.headTime) }
+            var i = o.pointee.headPrevious
+            while i >= 0 {
+                let entry = other.pool[Int(i)]
+                try noteScreen(f, entry.screen, entry.time)
+                i = entry.previous
+            }
+        }
+    }
+}

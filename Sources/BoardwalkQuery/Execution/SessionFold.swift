@@ -258,3 +258,39 @@ extension RecordFields: FoldFields {}
 
 /// Folds of the sessions of a scan, by slot.
 typealias FoldStorage = SlotStorage<SessionFold>
+
+extension SessionFold {
+    /// Folds `other`, a fold of other events of the same session, into this one: the result is the fold of both
+    /// sets of events, whatever part each came from (every first and last is taken by its `(time, seq)` position,
+    /// flags and names are united, each screen keeps its earliest time, each answer its last write).
+    ///
+    /// Not for folds that keep step events (``FoldNeeds/stepTests``): those are kept in the order folded.
+    /// - Complexity: O(screens, answers and other names of `other`).
+    mutating func merge(_ other: SessionFold) {
+        guard other.events > 0 else { return }
+        if other.first < first { first = other.first }
+        if last < other.last { last = other.last }
+        events += other.events
+        if other.profileAt < profileAt { (profileAt, profile) = (other.profileAt, other.profile) }
+        if other.placementAt < placementAt { (placementAt, placement) = (other.placementAt, other.placement) }
+        if other.variationAt < variationAt { (variationAt, variation) = (other.variationAt, other.variation) }
+        if other.firstScreenAt < firstScreenAt {
+            (firstScreenAt, onboarding, funnelKeys) = (other.firstScreenAt, other.onboarding, other.funnelKeys)
+        }
+        if lastScreenAt < other.lastScreenAt { (lastScreenAt, lastScreen) = (other.lastScreenAt, other.lastScreen) }
+        if let t = other.totalScreens { totalScreens = max(totalScreens ?? t, t) }
+        furthest = max(furthest, other.furthest)
+        for (screen, time) in other.screenTimes { noteScreen(Int(screen), time) }
+        completed = completed || other.completed
+        paywall = paywall || other.paywall
+        closed = closed || other.closed
+        emailCollected = emailCollected || other.emailCollected
+        kindsSeen |= other.kindsSeen
+        namesSeen |= other.namesSeen
+        for id in other.otherNames where !otherNames.contains(id) { otherNames.append(id) }
+        if other.outcome != nil, outcomeAt < other.outcomeAt { (outcomeAt, outcome) = (other.outcomeAt, other.outcome) }
+        for (element, answer) in other.answers where answers[element].map({ $0.at < answer.at }) ?? true {
+            answers[element] = answer
+        }
+    }
+}

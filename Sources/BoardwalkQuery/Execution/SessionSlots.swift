@@ -147,6 +147,15 @@ struct SessionSlots {
         }
     }
 
+    /// The same table in storage of its own: a worker of a parallel scan looks up every event, and a buffer shared
+    /// with the other workers would share its reference count's cache line too.
+    /// - Complexity: O(table size).
+    func unshared() -> SessionSlots {
+        var copy = self
+        copy.entries = entries.map { $0 }
+        return copy
+    }
+
     private mutating func grow() {
         let old = entries
         entries = SessionSlots.emptyEntries(old.count * 2)

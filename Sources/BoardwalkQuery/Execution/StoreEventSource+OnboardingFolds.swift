@@ -142,10 +142,17 @@ extension StoreEventSource {
         needs.stepTests?.limit(sessions: slotsInScope, events: eventsInScope)
         if needs.stepTests?.overBudget == true { return true }  // a strict funnel of more events than the budget
         let time = since.map { StoreEventSource.storeTimeRange($0...Int64.max) } ?? nil
-        for onboarding in scope {
-            try scan.scan(snapshot, onboarding: onboarding, time: time, strings: strings, needs: needs)
-            // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
-            if needs.stepTests?.overBudget == true { return true }
+        var split = false
+        if met == nil, needs.stepTests == nil {
+            split = try foldInParallel(
+                snapshot, ranges, into: &scan, needs: needs, cancellation: cancellation, text: text)
+        }
+        if !split {
+            for onboarding in scope {
+                try scan.scan(snapshot, onboarding: onboarding, time: time, strings: strings, needs: needs)
+                // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
+                if needs.stepTests?.overBudget == true { return true }
+            }
         }
         var late: [Bool] = []
         if let since, let met {
@@ -209,6 +216,49 @@ extension StoreEventSource {
     }
 }
 
+extension StoreEventSource {
+    /// Folds the events of `ranges` (whole onboardings) into `scan`'s sessions on several threads, when
+    /// ``threads`` allows more than one and the store's list of onboardings says they hold enough events (see
+    /// ``parts(_:_:threads:minimum:)``); returns false, having read nothing, when the fold runs on one thread.
+    ///
+    /// Each worker folds its parts (an onboarding, or a time slice of one) into folds of its own over the same
+    /// sessions, and those are merged into `scan`'s: a session's events may lie in several parts, and a fold's
+    /// merge gives what folding them all in one gives (every first and last kept with its `(time, seq)` position).
+    /// A fold that keeps step events in the order folded (a custom funnel's) or meets sessions in an order it keeps
+    /// (from a time on) is not split. Snapshots that do not all read one commit fold on one thread.
+    ///
+    /// Memory: one set of folds per worker (a lean fold's 128 bytes per session, and its rows of screen times; a
+    /// full fold's 256 bytes and its arrays), merged as the workers end.
+    /// - Complexity: O(events of `ranges` / workers + workers × sessions) time.
+    fileprivate func foldInParallel(
+        _ snapshot: Snapshot, _ ranges: [ScanRange], into scan: inout ScopeScan, needs: FoldNeeds,
+        cancellation: CancellationFlag?, text: String
+    ) throws -> Bool {
+        var seen: Set<String> = []
+        let unique = ranges.filter { $0.onboarding.map { seen.insert($0).inserted } ?? true }
+        guard
+            let parts = try StoreEventSource.parts(
+                snapshot, unique, threads: StoreEventSource.threads, minimum: StoreEventSource.minimumPartEvents)
+        else { return false }
+        let workers = min(StoreEventSource.threads, parts.count, StoreEventSource.maxWorkers)
+        var split = false
+        _ = try withSnapshots(of: snapshot, extra: workers - 1, retry: false) { snapshots in
+            guard snapshots.count > 1 else { return }
+            split = true
+            var scans = [scan]
+            for _ in 1..<snapshots.count { scans.append(scan.partner(cancellation: cancellation, text: text)) }
+            try StoreEventSource.runWorkers(snapshots, parts, &scans) { scan, snapshot, part in
+                try scan.scan(
+                    snapshot, onboarding: part.onboarding, time: StoreEventSource.storeTimeRange(part.time),
+                    strings: SnapshotStrings(snapshot), needs: needs)
+            }
+            scan = scans[0]
+            for partial in scans.dropFirst() { try scan.merge(partial) }
+        }
+        return split
+    }
+}
+
 /// The slots a scan meets, in the order it first meets them, and the smallest seq it met each by.
 private final class FirstMet {
     @exclusivity(unchecked) private var firstSeq: [UInt64]
@@ -268,6 +318,27 @@ private struct ScopeScan {
         self.lean = lean
         self.met = met
         ticker = CancellationTicker(cancellation: cancellation, text: text)
+    }
+
+    /// A scan of the same sessions into empty folds of its own (a worker's share of a scan split by key range, merged
+    /// back with ``merge(_:)``), with its own copies of the session table and of `elsewhere`: read by every event,
+    /// storage shared with the other workers would share its reference count's cache line too.
+    func partner(cancellation: CancellationFlag?, text: String) -> ScopeScan {
+        let theirs = FoldStorage(capacity: lean == nil ? folds.count : 0)
+        if lean == nil { theirs.append(SessionFold(), count: folds.count) }
+        return ScopeScan(
+            table: table.unshared(), elsewhere: elsewhere.map { $0 }, folds: theirs,
+            lean: lean.map { LeanFolds(sameSessionsAs: $0) }, met: nil, cancellation: cancellation, text: text)
+    }
+
+    /// Folds what a ``partner(cancellation:text:)`` folded into this scan's sessions.
+    /// - Complexity: O(sessions).
+    func merge(_ other: ScopeScan) throws(QueryError) {
+        if let lean, let theirs = other.lean {
+            try lean.merge(theirs)
+        } else {
+            for slot in 0..<min(folds.count, other.folds.count) { folds.base[slot].merge(other.folds.base[slot]) }
+        }
     }
 
     /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.

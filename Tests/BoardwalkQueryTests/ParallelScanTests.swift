@@ -6,8 +6,9 @@ import Testing
 
 @testable import BoardwalkQuery
 
-// Counts by event fields split across threads: the same answers at every thread count and part size, read from
-// transactions of one commit, and a cancelled count that returns with no worker left running.
+// Scans split across threads (counts by event fields, session folds over whole onboardings): the same answers at
+// every thread count and part size, read from transactions of one commit, and a cancelled count that returns with no
+// worker left running.
 
 /// A count by coded event fields (`count by`, `count_distinct`), often filtered, sometimes over one onboarding or a
 /// time range: the queries that ``StoreEventSource/countByCodes`` answers and splits across threads.
@@ -26,17 +27,18 @@ private func countQuery(_ g: inout QueryGenerator) -> String {
     return parts.joined(separator: " | ")
 }
 
-/// Generated counts (and, a quarter of the time, any generated query) over generated stores written in three
-/// batches: the store's answer at 2 threads and at a random 3 to 8, with parts of a few events, is the in-memory
-/// source's (itself checked against the reference evaluator elsewhere) and the one-thread answer.
-@Test func parallelCountsAgreeWithOneThreadAndTheInMemorySource() throws {
-    var queries = QueryGenerator(seed: 0x7_4EAD)
-    var rng = SplitMix64(seed: 0x7_4EAD)
-    let probe = ParallelProbe()
+/// Runs generated queries over generated stores written in three batches, each at one thread and then at 2 threads
+/// and at a random 3 to 8 with parts of a few events: every answer must be the in-memory source's (itself checked
+/// against the reference evaluator elsewhere). Returns the queries run and how many runs the store split.
+private func runSplitAndSerial(
+    seed: UInt64, datasets: Int, queriesPerDataset: Int, probe: ParallelProbe, _ text: (inout QueryGenerator) -> String
+) throws -> (ran: Int, split: Int) {
+    var queries = QueryGenerator(seed: seed)
+    var rng = SplitMix64(seed: seed)
     var ran = 0, split = 0
-    for dataset in 0..<20 {
+    for dataset in 0..<datasets {
         let now = Timestamp(microseconds: base + 3 * 86_400 * second)
-        var generator = SessionGenerator(seed: 0x7_4EAD ^ UInt64(dataset))
+        var generator = SessionGenerator(seed: seed ^ UInt64(dataset))
         let events = generator.events()
         try withTemporaryStore { store in
             let cuts = [0, events.count / 3, 2 * events.count / 3, events.count]
@@ -44,8 +46,8 @@ private func countQuery(_ g: inout QueryGenerator) -> String {
             let stored = try store.read { try $0.events(since: 0) }.map(\.event)
             let memory = InMemoryEventSource(stored)
             let disk = StoreEventSource(store)
-            for n in 0..<30 {
-                let text = n % 4 == 3 ? queries.query() : countQuery(&queries)
+            for _ in 0..<queriesPerDataset {
+                let text = text(&queries)
                 let query = try Query.parse(text)
                 let expected = try query.run(on: memory, options: .init(now: now))
                 let serial = try query.run(on: disk, options: .init(now: now, threads: 1))
@@ -78,11 +80,55 @@ private func countQuery(_ g: inout QueryGenerator) -> String {
             }
         }
     }
+    return (ran, split)
+}
+
+/// Generated counts (and, a quarter of the time, any generated query) split across threads agree with one thread
+/// and the in-memory source.
+@Test func parallelCountsAgreeWithOneThreadAndTheInMemorySource() throws {
+    let probe = ParallelProbe()
+    var n = 0
+    let (ran, split) = try runSplitAndSerial(seed: 0x7_4EAD, datasets: 20, queriesPerDataset: 30, probe: probe) {
+        n += 1
+        return n % 4 == 0 ? $0.query() : countQuery(&$0)
+    }
     let counts = probe.counts
     #expect(ran == 600)
     #expect(split > 200, "many generated counts ran split across threads (\(split))")
     #expect(counts.started == counts.finished, "every worker returned")
     #expect(counts.parts >= 3 * counts.scans, "each split count read several parts")
+}
+
+/// Generated queries over one or two whole onboardings, whose sessions are folded from scans of the onboardings'
+/// key ranges (`sessions` reductions, funnels, `events` with `session.` properties): split across threads, each
+/// worker folds its parts into folds of its own and the folds are merged; the answers agree with one thread and
+/// the in-memory source.
+@Test func parallelSessionFoldsAgreeWithOneThreadAndTheInMemorySource() throws {
+    let probe = ParallelProbe()
+    let (ran, split) = try runSplitAndSerial(seed: 0x5E55_F01D, datasets: 16, queriesPerDataset: 25, probe: probe) {
+        g in
+        let scope =
+            g.chance(0.7)
+            ? "where onboarding == \"\(g.pick(["onb_1", "onb_2", "onb_3"]))\""
+            : "where onboarding == \"onb_1\" or onboarding == \"\(g.pick(["onb_2", "onb_3"]))\""
+        var text = g.pick([g.query(), g.funnelQuery(), g.funnelQuery(), g.query()])
+        if g.chance(0.3) {
+            text =
+                "events | where "
+                + g.pick([
+                    "session.completed", "session.exit == \"closed\"", "session.furthest_screen >= 1",
+                    "not session.paywall", "session.variation == \"a\"",
+                ]) + " | "
+                + g.pick(["count by screen", "count by name, session.exit", "stats count_distinct(session)"])
+        }
+        // The scope right after the source, so the planner narrows the scan to the onboardings.
+        let source = text.prefix { $0 != " " }
+        return source + " | " + scope + text.dropFirst(source.count)
+    }
+    let counts = probe.counts
+    #expect(ran == 400)
+    #expect(split > 150, "many generated folds ran split across threads (\(split))")
+    #expect(counts.started == counts.finished, "every worker returned")
 }
 
 /// Sessions of `events` events each across two onboardings, one event a second, for the scans that need volume.
@@ -92,7 +138,7 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
     for s in 0..<sessions {
         let onboarding = s % 3 == 0 ? "onb_2" : "onb_1"
         for e in 0..<events {
-            let payload = e == 0 ? started : (e % 2 == 0 ? presented : select("goal", "g\(e % 4)"))
+            let payload = e == 0 ? started : (e % 2 == 0 ? presented : select("goal", "g\((e + s) % 4)"))
             out.append(
                 ev(Double(s * events + e), "s\(s)", screen: e % 5, total: 5, onboarding: onboarding, payload))
         }
@@ -140,6 +186,37 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
         #expect(stopped.started == 2 && stopped.finished == 2, "no worker left running: \(stopped)")
         // A worker checks the flag every 4 096 events: it can finish a part of about 4 000, not two.
         #expect(stopped.parts <= 2 && stopped.parts < whole.parts, "the workers stopped early: \(stopped)")
+    }
+}
+
+/// Session folds over whole onboardings split across threads, on a store of 24 000 events: lean folds (a screen
+/// funnel, its reach times in rows; the lasts and outcomes) and full ones (answers) each read several parts on two
+/// workers, and answer as one thread does.
+@Test func sessionFoldsOfWholeOnboardingsSplitAcrossThreads() throws {
+    let events = manyEvents(sessions: 2_400, events: 10)
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        let disk = StoreEventSource(store)
+        for text in [
+            #"sessions | where onboarding == "onb_1" | funnel"#,
+            #"events | where onboarding == "onb_2" and session.furthest_screen >= 3 | count by name"#,
+            #"sessions | where onboarding == "onb_2" | stats count(), p50(duration) by last_screen, exit"#,
+            #"sessions | where onboarding == "onb_1" | stats count() by answer("goal")"#,
+        ] {
+            let query = try Query.parse(text)
+            let serial = try query.run(on: disk, options: .init(threads: 1))
+            let probe = ParallelProbe()
+            let parallel = try StoreEventSource.$minimumPartEvents.withValue(1_000) {
+                try StoreEventSource.$parallelProbe.withValue(probe) {
+                    try query.run(on: disk, options: .init(threads: 2))
+                }
+            }
+            #expect(agree(parallel, serial), "\(text)\n\(parallel.render(.table))\n\(serial.render(.table))")
+            #expect(!serial.rows.isEmpty, "\(text)")
+            let counts = probe.counts
+            #expect(counts.scans >= 1 && counts.parts >= 4, "\(text): split into parts: \(counts)")
+            #expect(counts.started == counts.finished)
+        }
     }
 }
 
