@@ -99,10 +99,10 @@ private func runSplitAndSerial(
     #expect(counts.parts >= 3 * counts.scans, "each split count read several parts")
 }
 
-/// Generated queries over one or two whole onboardings, whose sessions are folded from scans of the onboardings'
+/// Generated queries over the whole store or one or two whole onboardings, whose sessions are folded from scans of
 /// key ranges (`sessions` reductions, funnels, `events` with `session.` properties): split across threads, each
-/// worker folds its parts into folds of its own and the folds are merged; the answers agree with one thread and
-/// the in-memory source.
+/// worker folds its parts into folds of its own and the folds are merged (over the whole store, the sessions are
+/// delivered in the order one scan first meets them); the answers agree with one thread and the in-memory source.
 @Test func parallelSessionFoldsAgreeWithOneThreadAndTheInMemorySource() throws {
     let probe = ParallelProbe()
     let (ran, split) = try runSplitAndSerial(seed: 0x5E55_F01D, datasets: 16, queriesPerDataset: 25, probe: probe) {
@@ -121,7 +121,9 @@ private func runSplitAndSerial(
                 ]) + " | "
                 + g.pick(["count by screen", "count by name, session.exit", "stats count_distinct(session)"])
         }
-        // The scope right after the source, so the planner narrows the scan to the onboardings.
+        // A third over the whole store; else the scope right after the source, so the planner narrows the scan to
+        // the onboardings.
+        if g.chance(0.33) { return text }
         let source = text.prefix { $0 != " " }
         return source + " | " + scope + text.dropFirst(source.count)
     }
@@ -189,9 +191,9 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
     }
 }
 
-/// Session folds over whole onboardings split across threads, on a store of 24 000 events: lean folds (a screen
-/// funnel, its reach times in rows; the lasts and outcomes) and full ones (answers) each read several parts on two
-/// workers, and answer as one thread does.
+/// Session folds over whole onboardings and over the whole store split across threads, on a store of 24 000 events:
+/// lean folds (a screen funnel, its reach times in rows; the lasts and outcomes) and full ones (answers) each read
+/// several parts on two workers, and answer as one thread does.
 @Test func sessionFoldsOfWholeOnboardingsSplitAcrossThreads() throws {
     let events = manyEvents(sessions: 2_400, events: 10)
     try withTemporaryStore { store in
@@ -202,6 +204,9 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
             #"events | where onboarding == "onb_2" and session.furthest_screen >= 3 | count by name"#,
             #"sessions | where onboarding == "onb_2" | stats count(), p50(duration) by last_screen, exit"#,
             #"sessions | where onboarding == "onb_1" | stats count() by answer("goal")"#,
+            #"sessions | funnel"#, #"sessions | stats count(), rate(completed), avg(events) by answer("goal")"#,
+            #"sessions | where onboarding == "onb_1" or onboarding == "onb_2" | count by onboarding, exit"#,
+            #"sessions | count by last_screen"#,
         ] {
             let query = try Query.parse(text)
             let serial = try query.run(on: disk, options: .init(threads: 1))

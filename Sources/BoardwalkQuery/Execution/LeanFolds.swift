@@ -440,50 +440,57 @@ extension LeanFolds {
     }
 
     /// Folds `other`'s sessions into these, slot by slot: `other` (made by ``init(sameSessionsAs:)``) folded other
-    /// events of the same sessions. Each session then holds what folding both sets of events gives: firsts and lasts
-    /// by their `(time, seq)` positions, counts added, kinds and names united, each screen's earliest time kept.
+    /// events of the same sessions.
     /// - Throws: ``QueryError`` when the screen times outgrow the pool (see the type's discussion).
     /// - Complexity: O(sessions × row screens + `other`'s chained screen times).
     func merge(_ other: LeanFolds) throws(QueryError) {
-        precondition(other.count == count && other.rowScreens == rowScreens && other.reachTimes == reachTimes)
-        let theirs = other.base
-        for slot in 0..<count where theirs[slot].events > 0 {
-            let f = base + slot, o = theirs + slot
-            if o.pointee.first < f.pointee.first { f.pointee.first = o.pointee.first }
-            if f.pointee.last < o.pointee.last { f.pointee.last = o.pointee.last }
-            f.pointee.events &+= o.pointee.events
-            if o.pointee.totalScreens > f.pointee.totalScreens { f.pointee.totalScreens = o.pointee.totalScreens }
-            if o.pointee.furthest >= 0 {
-                // With one onboarding every event with a screen names the same one (``oneOnboarding``).
-                if oneOnboarding || o.pointee.firstScreenAt < f.pointee.firstScreenAt {
-                    f.pointee.firstScreenAt = min(f.pointee.firstScreenAt, o.pointee.firstScreenAt)
-                    f.pointee.onboarding = o.pointee.onboarding
-                }
-                if o.pointee.furthest > f.pointee.furthest { f.pointee.furthest = o.pointee.furthest }
-                if f.pointee.lastScreenAt < o.pointee.lastScreenAt {
-                    f.pointee.lastScreenAt = o.pointee.lastScreenAt
-                    f.pointee.lastScreen = o.pointee.lastScreen
-                }
+        precondition(other.count == count)
+        for slot in 0..<count { try merge(other, slot, into: slot) }
+    }
+
+    /// Folds `other`'s session at slot `theirs` into the session at `slot`: `other`, with the same settings, folded
+    /// other events of the same session. The session then holds what folding both sets of events gives: firsts and
+    /// lasts by their `(time, seq)` positions, counts added, kinds and names united, each screen's earliest time.
+    /// - Throws: ``QueryError`` when the screen times outgrow the pool (see the type's discussion).
+    /// - Complexity: O(row screens + the session's chained screen times in `other`).
+    func merge(_ other: LeanFolds, _ theirs: Int, into slot: Int) throws(QueryError) {
+        precondition(other.rowScreens == rowScreens && other.reachTimes == reachTimes && other.lasts == lasts)
+        let f = base + slot, o = other.base + theirs
+        guard o.pointee.events > 0 else { return }
+        if o.pointee.first < f.pointee.first { f.pointee.first = o.pointee.first }
+        if f.pointee.last < o.pointee.last { f.pointee.last = o.pointee.last }
+        f.pointee.events &+= o.pointee.events
+        if o.pointee.totalScreens > f.pointee.totalScreens { f.pointee.totalScreens = o.pointee.totalScreens }
+        if o.pointee.furthest >= 0 {
+            // With one onboarding every event with a screen names the same one (``oneOnboarding``).
+            if oneOnboarding || o.pointee.firstScreenAt < f.pointee.firstScreenAt {
+                f.pointee.firstScreenAt = min(f.pointee.firstScreenAt, o.pointee.firstScreenAt)
+                f.pointee.onboarding = o.pointee.onboarding
             }
-            f.pointee.kindsSeen |= o.pointee.kindsSeen
-            f.pointee.namesSeen |= o.pointee.namesSeen
-            if o.pointee.outcome != nil, f.pointee.outcomeAt < o.pointee.outcomeAt {
-                f.pointee.outcomeAt = o.pointee.outcomeAt
-                f.pointee.outcome = o.pointee.outcome
+            if o.pointee.furthest > f.pointee.furthest { f.pointee.furthest = o.pointee.furthest }
+            if f.pointee.lastScreenAt < o.pointee.lastScreenAt {
+                f.pointee.lastScreenAt = o.pointee.lastScreenAt
+                f.pointee.lastScreen = o.pointee.lastScreen
             }
-            guard reachTimes else { continue }
-            for s in 0..<rowScreens {
-                let entry = rows + (s * rowCapacity + slot), their = other.rows[s * other.rowCapacity + slot]
-                if their < entry.pointee { entry.pointee = their }
-            }
-            // The chain's screens, each once: noted as a scan notes them, so each keeps its earliest time.
-            if o.pointee.headScreen >= 0 { try noteScreen(f, o.pointee.headScreen, o.pointee.headTime) }
-            var i = o.pointee.headPrevious
-            while i >= 0 {
-                let entry = other.pool[Int(i)]
-                try noteScreen(f, entry.screen, entry.time)
-                i = entry.previous
-            }
+        }
+        f.pointee.kindsSeen |= o.pointee.kindsSeen
+        f.pointee.namesSeen |= o.pointee.namesSeen
+        if o.pointee.outcome != nil, f.pointee.outcomeAt < o.pointee.outcomeAt {
+            f.pointee.outcomeAt = o.pointee.outcomeAt
+            f.pointee.outcome = o.pointee.outcome
+        }
+        guard reachTimes else { return }
+        for s in 0..<rowScreens {
+            let entry = rows + (s * rowCapacity + slot), their = other.rows[s * other.rowCapacity + theirs]
+            if their < entry.pointee { entry.pointee = their }
+        }
+        // The chain's screens, each once: noted as a scan notes them, so each keeps its earliest time.
+        if o.pointee.headScreen >= 0 { try noteScreen(f, o.pointee.headScreen, o.pointee.headTime) }
+        var i = o.pointee.headPrevious
+        while i >= 0 {
+            let entry = other.pool[Int(i)]
+            try noteScreen(f, entry.screen, entry.time)
+            i = entry.previous
         }
     }
 }

@@ -50,19 +50,28 @@ extension StoreEventSource {
                 // Reach times in rows need the onboardings' screen counts (one short read per onboarding).
                 let screens =
                     needs.reachTimes ? (try snapshot.onboardings()).reduce(0) { max($0, $1.maxTotalScreens) } : 0
-                var scan = WholeStoreScan(
-                    capacity: expected, events: stats?.events ?? 0, screens: screens, needs: needs,
-                    cancellation: cancellation, text: text)
+                func makeScan() -> WholeStoreScan {
+                    WholeStoreScan(
+                        capacity: expected, events: stats?.events ?? 0, screens: screens, needs: needs,
+                        cancellation: cancellation, text: text)
+                }
+                var scan = makeScan()
                 needs.stepTests?.limit(sessions: expected, events: stats?.events ?? 0)
                 if needs.stepTests?.overBudget == true { return }  // a strict funnel of more events than the budget
-                try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs)
+                // A custom funnel's step events are kept in the order folded: its fold is not split.
+                let split =
+                    needs.stepTests == nil
+                    ? try foldWholeStoreInParallel(snapshot, ranges[0], into: &scan, make: makeScan, needs: needs)
+                    : false
+                if !split { try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs) }
                 // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
                 if needs.stepTests?.overBudget == true { return }
                 let folds = scan.folds, ids = scan.ids
                 expecting(ids.count)
                 var reachBuffer: [Int64] = []
+                let order = scan.keyOrder()
                 if let lean = scan.lean {
-                    for i in 0..<lean.count {
+                    for i in order {
                         let summary = lean.summary(
                             slot: i, name: try name(ids[i]), strings: strings, needs: needs,
                             reachBuffer: &reachBuffer)
@@ -70,7 +79,7 @@ extension StoreEventSource {
                     }
                     return
                 }
-                for i in 0..<folds.count {
+                for i in order {
                     // Read in place: a copy of the fold would retain and release each of its arrays.
                     let summary = folds.base[i].summary(
                         name: try name(ids[i]), strings: strings, needs: needs,
@@ -105,101 +114,5 @@ extension StoreEventSource {
             }
             try snapshot.forEachSession(listed.ids, batchReferences: StoreEventSource.sessionBatchReferences, fold)
         }
-    }
-}
-
-/// The state of a whole-store session fold: sessions by id, their folds in first-seen order.
-private struct WholeStoreScan {
-    var table: SessionSlots
-    /// The folds of a full fold; empty for a lean one.
-    let folds: FoldStorage
-    /// The folds of a lean fold (``FoldNeeds/lean``).
-    let lean: LeanFolds?
-    var ids: [StringID] = []
-    var ticker: CancellationTicker
-
-    init(capacity: Int, events: Int, screens: Int, needs: FoldNeeds, cancellation: CancellationFlag?, text: String) {
-        table = SessionSlots(capacity: capacity)
-        folds = FoldStorage(capacity: needs.lean ? 0 : capacity)
-        lean =
-            needs.lean
-            ? LeanFolds(
-                capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
-                lasts: needs.lasts,
-                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
-            : nil
-        ids.reserveCapacity(capacity)
-        ticker = CancellationTicker(cancellation: cancellation, text: text)
-    }
-
-    /// Folds the events of one onboarding (`nil`: the whole store). The loop is chosen once: a lean fold reads
-    /// only up to each record's session. Records come a block at a time, so the loop over them is inlined here.
-    mutating func scan(_ snapshot: Snapshot, onboarding: StringID?, strings: SnapshotStrings, needs: FoldNeeds) throws {
-        if let lean {
-            if lean.outcomes {
-                try scanLean(snapshot, onboarding: onboarding, lean, WithOutcomes.self, strings: strings)
-            } else {
-                try scanLean(snapshot, onboarding: onboarding, lean, WithoutOutcomes.self, strings: strings)
-            }
-        } else {
-            try snapshot.forEachRun(onboarding: onboarding) { run in
-                while let record = try run.next() {
-                    let fields = try record.fields(.all)
-                    guard let session = fields.session else { continue }
-                    try ticker.tick()
-                    // The slot first: a new session can grow the storage, which moves `folds.base`.
-                    let slot = slot(session)
-                    try folds.base[slot].add(
-                        fields, seq: record.seq, full: { () throws in try record.view() },
-                        strings: strings, needs: needs)
-                }
-                return needs.stepTests?.overBudget != true
-            }
-        }
-    }
-
-    /// The lean loop of ``scan(_:onboarding:strings:needs:)``, specialized for `Outcomes`.
-    private mutating func scanLean<Outcomes: LeanExtent>(
-        _ snapshot: Snapshot, onboarding: StringID?, _ lean: LeanFolds,
-        _: Outcomes.Type, strings: SnapshotStrings
-    ) throws {
-        let settings = lean.settings
-        try snapshot.forEachRun(onboarding: onboarding) { run in
-            // Consecutive events of a group are often the same session's (a session's events at one screen come
-            // close together in time): its slot is reused without a lookup, and its later events in the run change
-            // only what `LeanFolds.addFollowing` updates.
-            var lastSession = RecordFormat.absent, lastSlot = 0, events = 0
-            while let record = try run.next() {
-                let fields = try record.fields(Outcomes.extent)
-                guard let session = fields.session else { continue }
-                events &+= 1
-                if session == lastSession {
-                    lean.addFollowing(slot: lastSlot, fields, seq: record.seq, settings)
-                } else {
-                    lastSession = session
-                    lastSlot = slot(session)
-                    try lean.add(slot: lastSlot, fields, seq: record.seq, settings)
-                }
-                let slot = lastSlot
-                if Outcomes.outcomes {
-                    lean.addOutcome(
-                        slot: slot, kind: fields.kind, name: fields.analyticsName,
-                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
-                }
-            }
-            try ticker.tick(events)
-            return true
-        }
-    }
-
-    /// The slot of `session`, a new fold when it is new.
-    @inline(__always)
-    private mutating func slot(_ session: StringID) -> Int {
-        let (slot, inserted) = table.slot(session)
-        if inserted {
-            if let lean { _ = lean.append() } else { _ = folds.append(SessionFold()) }
-            ids.append(session)
-        }
-        return slot
     }
 }

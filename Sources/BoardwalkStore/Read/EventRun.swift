@@ -8,8 +8,10 @@ import BoardwalkStoreFormat
 package struct EventRun {
     @usableFromInline var reader: EventBlockReader
     @usableFromInline let blockSeq: UInt64
-    @usableFromInline let onboarding: StringID
-    @usableFromInline let screen: UInt16
+    /// The group of the run's block: the onboarding and screen of its key (``RecordFormat/noOnboarding`` and
+    /// ``RecordFormat/noScreen`` for the events without a position).
+    @usableFromInline package let onboarding: StringID
+    @usableFromInline package let screen: UInt16
     /// The scan's time range `lo..<hi` (no upper bound unless `bounded`).
     @usableFromInline let lo: Int64
     @usableFromInline let hi: Int64

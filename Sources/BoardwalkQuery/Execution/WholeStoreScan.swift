@@ -1,0 +1,220 @@
+import BoardwalkCodec
+import BoardwalkModel
+import BoardwalkStore
+
+/// The state of a whole-store session fold: sessions by id, their folds in first-seen order.
+///
+/// **Split across threads** (``StoreEventSource/foldWholeStoreInParallel(_:_:into:make:needs:)``): each worker folds
+/// parts of the store (an onboarding, or a time slice of one) into a scan of its own, which also keeps each session's
+/// first position in key order among the parts it read. The workers' scans are absorbed into one
+/// (``absorb(_:)``), and ``keyOrder()`` gives the sessions in the order one scan of the whole store first meets them.
+struct WholeStoreScan {
+    var table: SessionSlots
+    /// The folds of a full fold; empty for a lean one.
+    let folds: FoldStorage
+    /// The folds of a lean fold (``FoldNeeds/lean``).
+    let lean: LeanFolds?
+    var ids: [StringID] = []
+    var ticker: CancellationTicker
+    /// For a split scan, by slot: the session's first event in key order among the parts read.
+    private var firsts: [KeyPosition] = []
+    /// For a split scan, by slot: the last part the session was met in. A part is read in key order, so a session's
+    /// first event in a part is the part's first of it: only that one is compared with ``firsts``.
+    private var metIn: [Int32] = []
+    /// The part being read (a split scan's count of parts begun); −1 for a scan that is not split.
+    private var part: Int32 = -1
+
+    /// An event's place in the store's key order: group (onboarding, screen), time, seq.
+    struct KeyPosition: Comparable {
+        var group: UInt64
+        var time: Int64
+        var seq: UInt64
+
+        static let last = KeyPosition(group: .max, time: .max, seq: .max)
+
+        static func < (a: KeyPosition, b: KeyPosition) -> Bool {
+            (a.group, a.time, a.seq) < (b.group, b.time, b.seq)
+        }
+    }
+
+    init(capacity: Int, events: Int, screens: Int, needs: FoldNeeds, cancellation: CancellationFlag?, text: String) {
+        table = SessionSlots(capacity: capacity)
+        folds = FoldStorage(capacity: needs.lean ? 0 : capacity)
+        lean =
+            needs.lean
+            ? LeanFolds(
+                capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
+                lasts: needs.lasts,
+                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
+            : nil
+        ids.reserveCapacity(capacity)
+        ticker = CancellationTicker(cancellation: cancellation, text: text)
+    }
+
+    /// Folds the events of one onboarding (`nil`: the whole store). The loop is chosen once: a lean fold reads
+    /// only up to each record's session. Records come a block at a time, so the loop over them is inlined here.
+    mutating func scan(
+        _ snapshot: Snapshot, onboarding: StringID?, time: Range<Timestamp>? = nil, strings: SnapshotStrings,
+        needs: FoldNeeds
+    ) throws {
+        if let lean {
+            if lean.outcomes {
+                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, strings: strings)
+            } else {
+                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, strings: strings)
+            }
+        } else {
+            try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
+                let group = UInt64(run.onboarding) << 16 | UInt64(run.screen)
+                while let record = try run.next() {
+                    let fields = try record.fields(.all)
+                    guard let session = fields.session else { continue }
+                    try ticker.tick()
+                    // The slot first: a new session can grow the storage, which moves `folds.base`.
+                    let slot = slot(session)
+                    if part >= 0 { meet(slot, group: group, time: fields.timeMicroseconds, seq: record.seq) }
+                    try folds.base[slot].add(
+                        fields, seq: record.seq, full: { () throws in try record.view() },
+                        strings: strings, needs: needs)
+                }
+                return needs.stepTests?.overBudget != true
+            }
+        }
+    }
+
+    /// Folds the events of `part`, a worker's share of a split scan (``beginSplit()`` first).
+    mutating func scan(_ snapshot: Snapshot, part: ScanPart, needs: FoldNeeds) throws {
+        precondition(part.screens == nil, "a whole-store fold reads every screen of a part")
+        self.part += 1
+        try scan(
+            snapshot, onboarding: part.onboarding, time: StoreEventSource.storeTimeRange(part.time),
+            strings: SnapshotStrings(snapshot), needs: needs)
+    }
+
+    /// Makes this (empty) scan a worker's of a split scan: it keeps each session's first position from then on.
+    mutating func beginSplit() {
+        precondition(ids.isEmpty, "a scan is split before it reads")
+        part = 0
+    }
+
+    /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.
+    private mutating func scanLean<Outcomes: LeanExtent>(
+        _ snapshot: Snapshot, onboarding: StringID?, time: Range<Timestamp>?, _ lean: LeanFolds,
+        _: Outcomes.Type, strings: SnapshotStrings
+    ) throws {
+        let settings = lean.settings
+        try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
+            // Consecutive events of a group are often the same session's (a session's events at one screen come
+            // close together in time): its slot is reused without a lookup, and its later events in the run change
+            // only what `LeanFolds.addFollowing` updates.
+            var lastSession = RecordFormat.absent, lastSlot = 0, events = 0
+            let group = UInt64(run.onboarding) << 16 | UInt64(run.screen)
+            while let record = try run.next() {
+                let fields = try record.fields(Outcomes.extent)
+                guard let session = fields.session else { continue }
+                events &+= 1
+                if session == lastSession {
+                    lean.addFollowing(slot: lastSlot, fields, seq: record.seq, settings)
+                } else {
+                    lastSession = session
+                    lastSlot = slot(session)
+                    if part >= 0 { meet(lastSlot, group: group, time: fields.timeMicroseconds, seq: record.seq) }
+                    try lean.add(slot: lastSlot, fields, seq: record.seq, settings)
+                }
+                let slot = lastSlot
+                if Outcomes.outcomes {
+                    lean.addOutcome(
+                        slot: slot, kind: fields.kind, name: fields.analyticsName,
+                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
+                }
+            }
+            try ticker.tick(events)
+            return true
+        }
+    }
+
+    /// The slot of `session`, a new fold when it is new.
+    @inline(__always)
+    private mutating func slot(_ session: StringID) -> Int {
+        let (slot, inserted) = table.slot(session)
+        if inserted {
+            if let lean { _ = lean.append() } else { _ = folds.append(SessionFold()) }
+            ids.append(session)
+            if part >= 0 {
+                firsts.append(.last)
+                metIn.append(-1)
+            }
+        }
+        return slot
+    }
+
+    /// Notes an event of the session at `slot` in the part being read, in key order: the part's first of the session
+    /// is compared with its first so far.
+    @inline(__always)
+    private mutating func meet(_ slot: Int, group: UInt64, time: Int64, seq: UInt64) {
+        guard metIn[slot] != part else { return }
+        metIn[slot] = part
+        let at = KeyPosition(group: group, time: time, seq: seq)
+        if at < firsts[slot] { firsts[slot] = at }
+    }
+
+    /// Folds the sessions another worker of the same split scan folded into this scan's (a session both met is
+    /// merged, see ``SessionFold/merge(_:)`` and ``LeanFolds/merge(_:_:into:)``).
+    /// - Complexity: O(sessions of `other`).
+    mutating func absorb(_ other: WholeStoreScan) throws(QueryError) {
+        for theirs in other.ids.indices {
+            let mine = slot(other.ids[theirs])
+            if let lean, let their = other.lean {
+                try lean.merge(their, theirs, into: mine)
+            } else {
+                folds.base[mine].merge(other.folds.base[theirs])
+            }
+            if other.firsts[theirs] < firsts[mine] { firsts[mine] = other.firsts[theirs] }
+        }
+    }
+
+    /// The slots in the order a scan of the whole store in key order first meets their sessions: for a split scan,
+    /// by each session's first position; else the slots' own order.
+    /// - Complexity: O(sessions × log sessions) for a split scan.
+    func keyOrder() -> [Int] {
+        guard part >= 0 else { return Array(ids.indices) }
+        return ids.indices.sorted { firsts[$0] < firsts[$1] }
+    }
+}
+
+extension StoreEventSource {
+    /// Folds every event of the store into `scan`'s sessions on several threads, when ``threads`` allows more than
+    /// one and the store's list of onboardings says it holds enough events (see ``parts(_:_:threads:minimum:)``);
+    /// returns false, having read nothing, when the fold runs on one thread. `make` makes an empty scan for each
+    /// further worker. Snapshots that do not all read one commit fold on one thread.
+    ///
+    /// Memory: one scan per worker, each with a fold for every session it met (a session whose events lie in
+    /// several workers' parts has a fold in each until they are absorbed).
+    /// - Complexity: O(events / workers + workers × sessions + sessions × log sessions) time.
+    func foldWholeStoreInParallel(
+        _ snapshot: Snapshot, _ everything: ScanRange, into scan: inout WholeStoreScan, make: () -> WholeStoreScan,
+        needs: FoldNeeds
+    ) throws -> Bool {
+        precondition(everything.isEverything)
+        guard
+            let parts = try StoreEventSource.parts(
+                snapshot, [everything], threads: StoreEventSource.threads,
+                minimum: StoreEventSource.minimumPartEvents)
+        else { return false }
+        let workers = min(StoreEventSource.threads, parts.count, StoreEventSource.maxWorkers)
+        var split = false
+        _ = try withSnapshots(of: snapshot, extra: workers - 1, retry: false) { snapshots in
+            guard snapshots.count > 1 else { return }
+            split = true
+            var scans = [scan]
+            for _ in 1..<snapshots.count { scans.append(make()) }
+            for i in scans.indices { scans[i].beginSplit() }
+            try StoreEventSource.runWorkers(snapshots, parts, &scans) { scan, snapshot, part in
+                try scan.scan(snapshot, part: part, needs: needs)
+            }
+            scan = scans[0]
+            for other in scans.dropFirst() { try scan.absorb(other) }
+        }
+        return split
+    }
+}
