@@ -207,6 +207,8 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
             #"sessions | funnel"#, #"sessions | stats count(), rate(completed), avg(events) by answer("goal")"#,
             #"sessions | where onboarding == "onb_1" or onboarding == "onb_2" | count by onboarding, exit"#,
             #"sessions | count by last_screen"#,
+            #"sessions | where onboarding == "onb_1" | funnel onboarding_started, screen_presented(screen >= 2) by screen"#,
+            #"sessions | funnel screen_presented(screen == 0), state_updated, screen_presented(screen == 4) within 5s mode any"#,
         ] {
             let query = try Query.parse(text)
             let serial = try query.run(on: disk, options: .init(threads: 1))
@@ -222,6 +224,59 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
             #expect(counts.scans >= 1 && counts.parts >= 4, "\(text): split into parts: \(counts)")
             #expect(counts.started == counts.finished)
         }
+    }
+}
+
+/// A custom funnel split across threads, under and over the budget of step events its folds may keep: over it, the
+/// query reads sessions as rows instead, with the same answer.
+@Test func splitCustomFunnelOverItsBudgetReadsSessionsAsRows() throws {
+    let events = manyEvents(sessions: 2_400, events: 10)
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        let disk = StoreEventSource(store)
+        for text in [
+            #"sessions | where onboarding == "onb_1" | funnel onboarding_started, state_updated, screen_presented"#,
+            #"sessions | funnel onboarding_started, state_updated(value == "g2"), screen_presented within 1m"#,
+        ] {
+            let query = try Query.parse(text)
+            let serial = try query.run(on: disk, options: .init(threads: 1))
+            for budget in [0, 3_000, 1 << 30] {
+                let probe = ParallelProbe()
+                let parallel = try StepTests.$budgetOverride.withValue(budget) {
+                    try StoreEventSource.$minimumPartEvents.withValue(1_000) {
+                        try StoreEventSource.$parallelProbe.withValue(probe) {
+                            try query.execute(on: disk, options: .init(threads: 2))
+                        }
+                    }
+                }
+                #expect(agree(parallel.table, serial), "\(text), budget \(budget)")
+                let counts = probe.counts
+                #expect(counts.scans == 1 && counts.started == counts.finished, "\(text), budget \(budget): \(counts)")
+            }
+        }
+    }
+}
+
+/// The step tests of a split custom funnel: each worker's share is a part of what is left of the budget, and what the
+/// workers kept counts into the scan's tests, over budget as soon as one worker's share was.
+@Test func stepTestsShareTheBudgetBetweenWorkers() throws {
+    let query = try Query.parse("sessions | funnel onboarding_started, screen_presented")
+    let needs = FoldNeeds(query.checked, now: Timestamp(microseconds: 0))
+    let tests = try #require(needs.stepTests)
+    try StepTests.$budgetOverride.withValue(1_000) {
+        tests.limit(sessions: 10, events: 100)
+        tests.kept = 100
+        let shares = (0..<3).map { _ in tests.share(of: 3) }
+        #expect(shares.allSatisfy { $0.budget == 300 && $0.kept == 0 })
+        shares[0].kept = 300
+        shares[1].kept = 120
+        for share in shares { tests.count(share) }
+        #expect(tests.kept == 520 && !tests.overBudget)
+        let over = tests.share(of: 2)
+        #expect(over.budget == 240)
+        over.kept = 241
+        tests.count(over)
+        #expect(tests.overBudget, "a worker over its share puts the scan over its budget")
     }
 }
 

@@ -262,10 +262,9 @@ typealias FoldStorage = SlotStorage<SessionFold>
 extension SessionFold {
     /// Folds `other`, a fold of other events of the same session, into this one: the result is the fold of both
     /// sets of events, whatever part each came from (every first and last is taken by its `(time, seq)` position,
-    /// flags and names are united, each screen keeps its earliest time, each answer its last write).
-    ///
-    /// Not for folds that keep step events (``FoldNeeds/stepTests``): those are kept in the order folded.
-    /// - Complexity: O(screens, answers and other names of `other`).
+    /// flags and names are united, each screen keeps its earliest time, each answer its last write, and the step
+    /// events of both are kept: the summary orders them by position).
+    /// - Complexity: O(screens, answers, other names and step events of `other`).
     mutating func merge(_ other: SessionFold) {
         guard other.events > 0 else { return }
         if other.first < first { first = other.first }
@@ -292,5 +291,6 @@ extension SessionFold {
         for (element, answer) in other.answers where answers[element].map({ $0.at < answer.at }) ?? true {
             answers[element] = answer
         }
+        stepEvents += other.stepEvents
     }
 }

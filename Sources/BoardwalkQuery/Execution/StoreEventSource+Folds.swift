@@ -58,11 +58,7 @@ extension StoreEventSource {
                 var scan = makeScan()
                 needs.stepTests?.limit(sessions: expected, events: stats?.events ?? 0)
                 if needs.stepTests?.overBudget == true { return }  // a strict funnel of more events than the budget
-                // A custom funnel's step events are kept in the order folded: its fold is not split.
-                let split =
-                    needs.stepTests == nil
-                    ? try foldWholeStoreInParallel(snapshot, ranges[0], into: &scan, make: makeScan, needs: needs)
-                    : false
+                let split = try foldWholeStoreInParallel(snapshot, ranges[0], into: &scan, make: makeScan, needs: needs)
                 if !split { try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs) }
                 // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
                 if needs.stepTests?.overBudget == true { return }

@@ -143,7 +143,7 @@ extension StoreEventSource {
         if needs.stepTests?.overBudget == true { return true }  // a strict funnel of more events than the budget
         let time = since.map { StoreEventSource.storeTimeRange($0...Int64.max) } ?? nil
         var split = false
-        if met == nil, needs.stepTests == nil {
+        if met == nil {
             split = try foldInParallel(
                 snapshot, ranges, into: &scan, needs: needs, cancellation: cancellation, text: text)
         }
@@ -153,6 +153,8 @@ extension StoreEventSource {
                 // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
                 if needs.stepTests?.overBudget == true { return true }
             }
+        } else if needs.stepTests?.overBudget == true {
+            return true
         }
         var late: [Bool] = []
         if let since, let met {
@@ -224,8 +226,9 @@ extension StoreEventSource {
     /// Each worker folds its parts (an onboarding, or a time slice of one) into folds of its own over the same
     /// sessions, and those are merged into `scan`'s: a session's events may lie in several parts, and a fold's
     /// merge gives what folding them all in one gives (every first and last kept with its `(time, seq)` position).
-    /// A fold that keeps step events in the order folded (a custom funnel's) or meets sessions in an order it keeps
-    /// (from a time on) is not split. Snapshots that do not all read one commit fold on one thread.
+    /// A fold that meets sessions in an order it keeps (from a time on) is not split. Snapshots that do not all read
+    /// one commit fold on one thread; a custom funnel's step events are kept within its budget as
+    /// ``foldSplit(_:_:into:needs:make:read:absorb:)`` says.
     ///
     /// Memory: one set of folds per worker (a lean fold's 128 bytes per session, and its rows of screen times; a
     /// full fold's 256 bytes and its arrays), merged as the workers end.
@@ -236,26 +239,16 @@ extension StoreEventSource {
     ) throws -> Bool {
         var seen: Set<String> = []
         let unique = ranges.filter { $0.onboarding.map { seen.insert($0).inserted } ?? true }
-        guard
-            let parts = try StoreEventSource.parts(
-                snapshot, unique, threads: StoreEventSource.threads, minimum: StoreEventSource.minimumPartEvents)
-        else { return false }
-        let workers = min(StoreEventSource.threads, parts.count, StoreEventSource.maxWorkers)
-        var split = false
-        _ = try withSnapshots(of: snapshot, extra: workers - 1, retry: false) { snapshots in
-            guard snapshots.count > 1 else { return }
-            split = true
-            var scans = [scan]
-            for _ in 1..<snapshots.count { scans.append(scan.partner(cancellation: cancellation, text: text)) }
-            try StoreEventSource.runWorkers(snapshots, parts, &scans) { scan, snapshot, part in
+        let model = scan
+        return try foldSplit(
+            snapshot, unique, into: &scan, needs: needs,
+            make: { model.partner(cancellation: cancellation, text: text) },
+            read: { scan, snapshot, part, needs in
                 try scan.scan(
                     snapshot, onboarding: part.onboarding, time: StoreEventSource.storeTimeRange(part.time),
                     strings: SnapshotStrings(snapshot), needs: needs)
-            }
-            scan = scans[0]
-            for partial in scans.dropFirst() { try scan.merge(partial) }
-        }
-        return split
+            },
+            absorb: { scan, other in try scan.merge(other) })
     }
 }
 

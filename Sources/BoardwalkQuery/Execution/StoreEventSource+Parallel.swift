@@ -272,3 +272,59 @@ private final class WorkerRun<State>: @unchecked Sendable {
         }
     }
 }
+
+/// A session fold split across threads: the scans of the workers, each with the fold needs it reads with (a custom
+/// funnel's step tests of its own, so that no two threads count into one budget).
+private struct FoldWorker<Scan> {
+    var scan: Scan
+    let needs: FoldNeeds
+}
+
+extension StoreEventSource {
+    /// Folds the events of `ranges` into `scan`'s sessions on several threads, when ``threads`` allows more than one
+    /// and the store's list of onboardings says the ranges hold enough events (``parts(_:_:threads:minimum:)``);
+    /// returns false, having read nothing, when the fold runs on one thread (then so does the caller).
+    ///
+    /// Worker 0 folds into `scan`; each further worker into a scan `make` gives; `read` folds one part into a
+    /// worker's scan, and `absorb` merges a worker's scan into `scan` once all have returned. Snapshots that do not
+    /// all read one commit fold on one thread.
+    ///
+    /// A custom funnel's step events (``FoldNeeds/stepTests``) are kept within its budget: each worker gets step tests
+    /// of its own with a share of what remains of it, and a worker over its share stops the others at their next
+    /// part; the step events the workers kept are then counted into `needs`' tests, which are over budget when any
+    /// worker's were (the caller then reads sessions as rows, as after a scan on one thread).
+    func foldSplit<Scan>(
+        _ snapshot: Snapshot, _ ranges: [ScanRange], into scan: inout Scan, needs: FoldNeeds,
+        make: () -> Scan, read: (inout Scan, Snapshot, ScanPart, FoldNeeds) throws -> Void,
+        absorb: (inout Scan, Scan) throws -> Void
+    ) throws -> Bool {
+        guard
+            let parts = try StoreEventSource.parts(
+                snapshot, ranges, threads: StoreEventSource.threads, minimum: StoreEventSource.minimumPartEvents)
+        else { return false }
+        let workers = min(StoreEventSource.threads, parts.count, StoreEventSource.maxWorkers)
+        var split = false
+        _ = try withSnapshots(of: snapshot, extra: workers - 1, retry: false) { snapshots in
+            guard snapshots.count > 1 else { return }
+            split = true
+            var states: [FoldWorker<Scan>] = []
+            for w in snapshots.indices {
+                var own = needs
+                own.stepTests = needs.stepTests?.share(of: snapshots.count)
+                states.append(FoldWorker(scan: w == 0 ? scan : make(), needs: own))
+            }
+            let over = Atomic<Bool>(false)
+            try StoreEventSource.runWorkers(snapshots, parts, &states) { state, snapshot, part in
+                guard !over.load(ordering: .relaxed) else { return }
+                try read(&state.scan, snapshot, part, state.needs)
+                if state.needs.stepTests?.overBudget == true { over.store(true, ordering: .relaxed) }
+            }
+            scan = states[0].scan
+            for state in states.dropFirst() { try absorb(&scan, state.scan) }
+            if let tests = needs.stepTests {
+                for state in states { tests.count(state.needs.stepTests!) }
+            }
+        }
+        return split
+    }
+}

@@ -82,17 +82,19 @@ struct WholeStoreScan {
         }
     }
 
-    /// Folds the events of `part`, a worker's share of a split scan (``beginSplit()`` first).
+    /// Folds the events of `part`, a worker's share of a split scan.
     mutating func scan(_ snapshot: Snapshot, part: ScanPart, needs: FoldNeeds) throws {
         precondition(part.screens == nil, "a whole-store fold reads every screen of a part")
+        split()
         self.part += 1
         try scan(
             snapshot, onboarding: part.onboarding, time: StoreEventSource.storeTimeRange(part.time),
             strings: SnapshotStrings(snapshot), needs: needs)
     }
 
-    /// Makes this (empty) scan a worker's of a split scan: it keeps each session's first position from then on.
-    mutating func beginSplit() {
+    /// Makes this scan a worker's of a split scan, before it reads: it keeps each session's first position.
+    private mutating func split() {
+        guard part < 0 else { return }
         precondition(ids.isEmpty, "a scan is split before it reads")
         part = 0
     }
@@ -162,6 +164,7 @@ struct WholeStoreScan {
     /// merged, see ``SessionFold/merge(_:)`` and ``LeanFolds/merge(_:_:into:)``).
     /// - Complexity: O(sessions of `other`).
     mutating func absorb(_ other: WholeStoreScan) throws(QueryError) {
+        split()
         for theirs in other.ids.indices {
             let mine = slot(other.ids[theirs])
             if let lean, let their = other.lean {
@@ -196,25 +199,10 @@ extension StoreEventSource {
         needs: FoldNeeds
     ) throws -> Bool {
         precondition(everything.isEverything)
-        guard
-            let parts = try StoreEventSource.parts(
-                snapshot, [everything], threads: StoreEventSource.threads,
-                minimum: StoreEventSource.minimumPartEvents)
-        else { return false }
-        let workers = min(StoreEventSource.threads, parts.count, StoreEventSource.maxWorkers)
-        var split = false
-        _ = try withSnapshots(of: snapshot, extra: workers - 1, retry: false) { snapshots in
-            guard snapshots.count > 1 else { return }
-            split = true
-            var scans = [scan]
-            for _ in 1..<snapshots.count { scans.append(make()) }
-            for i in scans.indices { scans[i].beginSplit() }
-            try StoreEventSource.runWorkers(snapshots, parts, &scans) { scan, snapshot, part in
-                try scan.scan(snapshot, part: part, needs: needs)
-            }
-            scan = scans[0]
-            for other in scans.dropFirst() { try scan.absorb(other) }
-        }
-        return split
+        return try foldSplit(
+            snapshot, [everything], into: &scan, needs: needs,
+            make: make,
+            read: { scan, snapshot, part, needs in try scan.scan(snapshot, part: part, needs: needs) },
+            absorb: { scan, other in try scan.absorb(other) })
     }
 }
