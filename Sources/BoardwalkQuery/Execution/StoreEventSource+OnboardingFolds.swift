@@ -124,7 +124,9 @@ extension StoreEventSource {
                 outcomes: needs.leanOutcomes, lasts: needs.lasts,
                 // Sessions in several onboardings are read through the index (`spanning` below), not folded here.
                 oneOnboarding: true,
-                rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope)
+                rowScreens: LeanFolds.rowScreens(
+                    screens: screensInScope, sessions: slotsInScope, events: eventsInScope),
+                keepsSteps: needs.stepTests != nil
             )
             : nil
         if let lean {
@@ -337,7 +339,7 @@ private struct ScopeScan {
     /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.
     private mutating func scanLean<Outcomes: LeanExtent>(
         _ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, _ lean: LeanFolds, _: Outcomes.Type,
-        strings: SnapshotStrings
+        steps: StepTests?, strings: SnapshotStrings
     ) throws {
         let settings = lean.settings
         // A lean fold does not depend on the order of a group's events (each first and last is kept with its
@@ -372,13 +374,18 @@ private struct ScopeScan {
                 }
                 events &+= 1
                 if Outcomes.outcomes {
-                    lean.addOutcome(
-                        slot: slot, kind: fields.kind, name: fields.analyticsName,
-                        at: OrderKey(time: fields.timeMicroseconds, seq: seq), strings: strings)
+                    let at = OrderKey(time: fields.timeMicroseconds, seq: seq)
+                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName, at: at, strings: strings)
+                    if let steps {
+                        try lean.noteSteps(
+                            slot: slot, fields, at: at, tests: steps, full: { () throws in try record.view() },
+                            strings: strings)
+                    }
                 }
             }
             try ticker.tick(events)
-            return true
+            // Over its budget, a custom funnel's scan stops: the caller reads sessions as rows instead.
+            return steps?.overBudget != true
         }
         if met == nil {
             try snapshot.forEachBlockRun(onboarding: onboarding, time: time, fold)
@@ -396,9 +403,13 @@ private struct ScopeScan {
     ) throws {
         if let lean {
             if lean.outcomes {
-                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, strings: strings)
+                try scanLean(
+                    snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, steps: needs.stepTests,
+                    strings: strings)
             } else {
-                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, strings: strings)
+                try scanLean(
+                    snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, steps: needs.stepTests,
+                    strings: strings)
             }
         } else {
             try snapshot.forEachRun(onboarding: onboarding, time: time) { run in

@@ -45,7 +45,8 @@ struct WholeStoreScan {
             ? LeanFolds(
                 capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
                 lasts: needs.lasts,
-                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
+                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events),
+                keepsSteps: needs.stepTests != nil)
             : nil
         ids.reserveCapacity(capacity)
         ticker = CancellationTicker(cancellation: cancellation, text: text)
@@ -59,9 +60,13 @@ struct WholeStoreScan {
     ) throws {
         if let lean {
             if lean.outcomes {
-                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, strings: strings)
+                try scanLean(
+                    snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, steps: needs.stepTests,
+                    strings: strings)
             } else {
-                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, strings: strings)
+                try scanLean(
+                    snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, steps: needs.stepTests,
+                    strings: strings)
             }
         } else {
             try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
@@ -102,7 +107,7 @@ struct WholeStoreScan {
     /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.
     private mutating func scanLean<Outcomes: LeanExtent>(
         _ snapshot: Snapshot, onboarding: StringID?, time: Range<Timestamp>?, _ lean: LeanFolds,
-        _: Outcomes.Type, strings: SnapshotStrings
+        _: Outcomes.Type, steps: StepTests?, strings: SnapshotStrings
     ) throws {
         let settings = lean.settings
         try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
@@ -125,13 +130,18 @@ struct WholeStoreScan {
                 }
                 let slot = lastSlot
                 if Outcomes.outcomes {
-                    lean.addOutcome(
-                        slot: slot, kind: fields.kind, name: fields.analyticsName,
-                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
+                    let at = OrderKey(time: fields.timeMicroseconds, seq: record.seq)
+                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName, at: at, strings: strings)
+                    if let steps {
+                        try lean.noteSteps(
+                            slot: slot, fields, at: at, tests: steps, full: { () throws in try record.view() },
+                            strings: strings)
+                    }
                 }
             }
             try ticker.tick(events)
-            return true
+            // Over its budget, a custom funnel's scan stops: the caller reads sessions as rows instead.
+            return steps?.overBudget != true
         }
     }
 
