@@ -105,9 +105,10 @@ public struct Query: Sendable {
         /// screen, time range). Damage that is not a block's (LMDB's pages, the string dictionary) still stops the
         /// run. Sources other than ``StoreEventSource`` ignore it.
         public var ignoreDamaged: Bool
-        /// The most threads a scan of a ``StoreEventSource`` uses (at least 1): counts by event fields split the
-        /// store's key ranges among them and add up what each counted (docs/query-language.md, "Threads").
-        /// 1 reads on the calling thread alone. Sources other than ``StoreEventSource`` ignore it.
+        /// The most threads a scan of a ``StoreEventSource`` uses (at least 1): counts by event fields and session folds
+        /// (of the whole store or of whole onboardings) split the store's key ranges among them and merge what each
+        /// counted or folded (docs/query-language.md, "Threads"). 1 reads on the calling thread alone. Sources other
+        /// than ``StoreEventSource`` ignore it.
         public var threads: Int
 
         /// The processor cores this process may run on (`ProcessInfo.activeProcessorCount`): the default

@@ -237,10 +237,12 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
                 """)
         let lean = try Query.parse(#"events | where kind == "analytics" | count by name"#)
         #expect(
-            lean.explain(on: source) == """
+            StoreEventSource.$threads.withValue(2) { lean.explain(on: source) } == """
                 read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, event_id, \
                 value or label read), counted by field codes
                   range onboarding=* screen=* time=* (the whole store)
+                threads: up to 2, each reading parts of the ranges (an onboarding, or a time slice of one, of 65536 events or \
+                more) and merging what it counted; fewer events run on one thread
                 filter: 1 `where` stage, checked once per combination of the codes of kind (at most 65 536 kept, then on every row)
                 reduce: count by name
                 """)

@@ -280,6 +280,31 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
     }
 }
 
+/// `explain` says when a plan's scan may run on several threads: counts by field codes and session folds of the whole
+/// store or of whole onboardings, not a listing cut by `limit` nor the store's session counter.
+@Test func explainSaysWhichScansSplitAcrossThreads() throws {
+    try withTemporaryStore { store in
+        _ = try store.append(manyEvents(sessions: 20, events: 3))
+        let disk = StoreEventSource(store)
+        func plan(_ text: String, threads: Int) throws -> String {
+            let query = try Query.parse(text)
+            return StoreEventSource.$threads.withValue(threads) { query.explain(on: disk) }
+        }
+        for text in [
+            #"events | where kind == "analytics" | count by name"#, "sessions | funnel",
+            #"sessions | where onboarding == "onb_1" | stats count() by exit"#,
+            #"events | where onboarding == "onb_1" and session.completed | count by screen"#,
+        ] {
+            #expect(
+                try plan(text, threads: 3).contains("\nthreads: up to 3, each reading parts of the ranges"), "\(text)")
+            #expect(try plan(text, threads: 1).contains("\nthreads: 1\n"), "\(text)")
+        }
+        for text in ["sessions | limit 2", "sessions | count", #"sessions | where profile == "p" | count"#] {
+            #expect(try !plan(text, threads: 3).contains("threads:"), "\(text)")
+        }
+    }
+}
+
 /// The snapshots of a split scan read one commit: opened with no write between them they share its id; after a
 /// write by another thread, the first is older than the rest, and the scan begins again or runs on the first alone.
 @Test func snapshotsOfASplitScanReadOneCommit() throws {

@@ -201,6 +201,29 @@ struct Plan: Sendable {
         }
     }
 
+    /// Whether the plan's scan may be split across threads (``StoreEventSource/threads``): a count by field codes, a
+    /// session fold of the whole store or of whole onboardings, or the fold of the `session.` properties an `events`
+    /// query reads apart.
+    private func splits(_ query: CheckedQuery, source: some EventSource) -> Bool {
+        guard sessions == nil, profiles == nil else { return false }
+        switch access {
+        case .events:
+            // Counts from the blocks' headers are not split.
+            return StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents && codedCount != nil
+                && blockCounts == nil
+        case .sessions:
+            guard !query.needsSessionRows, !query.countsEverySession, !ranges.isEmpty else { return false }
+            // A listing cut by `limit` reads windows of time from the earliest event on (the `stop:` line).
+            if query.listLimit != nil, ranges.count == 1, ranges[0].isEverything { return false }
+            return ranges.count == 1 && ranges[0].isEverything
+                || ranges.allSatisfy {
+                    $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime
+                }
+        case .sessionEvents:
+            return SessionProperties.readApart(query, ranges, source)
+        }
+    }
+
     /// The plan as text: how the source is read and the key ranges.
     func describe(_ query: CheckedQuery, source: some EventSource) -> String {
         if query.source == .lints {
@@ -285,6 +308,15 @@ struct Plan: Sendable {
         }
         if ranges.isEmpty { lines.append("  no ranges: the filters match nothing") }
         for range in ranges { lines.append("  range \(range)\(range.isEverything ? " (the whole store)" : "")") }
+        if source is StoreEventSource, splits(query, source: source) {
+            let threads = StoreEventSource.threads
+            lines.append(
+                threads == 1
+                    ? "threads: 1"
+                    : "threads: up to \(threads), each reading parts of the ranges (an onboarding, or a time slice of "
+                        + "one, of \(StoreEventSource.minimumPartEvents) events or more) and merging what it "
+                        + (access == .events ? "counted" : "folded") + "; fewer events run on one thread")
+        }
         let filterCount = query.filters.count
         let stages = "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s")"
         if sessions != nil || profiles != nil, source is StoreEventSource {
