@@ -275,11 +275,19 @@ def custom_funnel_sql(steps, mode, within_us=None, ignoring=(), where=""):
       matching event there; the level is the number of leading steps present; step k is done at the latest of
       steps 1 … k's first times, measured from step 1's.
     """
-    count = len(steps)
+    if mode == "any":
+        chains = any_chains_sql(len(steps), within_us)
+    else:
+        chains = step_chains_sql(mode == "strict", len(steps), within_us)
+    return funnel_events_sql(steps, ignoring, where) + chains + FUNNEL_STEPS_SQL.format(steps=len(steps))
+
+
+def funnel_events_sql(steps, ignoring, where):
+    """`ev`: each session's events in (time, seq) order (`rn`), with a flag per step (`m1` …) and the position of
+    the next event that `ignoring` does not list (`nx`)."""
     flags = "".join(f",\n           coalesce({cond}, false) AS m{k}" for k, cond in enumerate(steps, 1))
     ignored = " OR ".join(f"kind = '{x}' OR name = '{x}'" for x in ignoring) or "false"
-    window = (lambda later, first: f" AND {later} - {first} <= {within_us}") if within_us else (lambda *_: "")
-    parts = [f"""WITH raw AS (
+    return f"""WITH raw AS (
     SELECT session, epoch_us(time) AS t,
            row_number() OVER (PARTITION BY session ORDER BY epoch_us(time), seq) AS rn,
            ({ignored}) AS ignored{flags}
@@ -289,45 +297,58 @@ ev AS (
     SELECT *, min(CASE WHEN NOT ignored THEN rn END)
                   OVER (PARTITION BY session ORDER BY rn ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS nx
     FROM raw
-),"""]
-    if mode == "any":
-        anchors = " OR ".join(f"m{k}" for k in range(1, count + 1))
-        firsts = ", ".join(f"min(e.t) FILTER (WHERE e.m{k}) AS f{k}" for k in range(1, count + 1))
-        present = [" AND ".join(f"f{j} IS NOT NULL" for j in range(1, k + 1)) for k in range(1, count + 1)]
-        times = ", ".join(["0::BIGINT"] + [f"greatest({', '.join(f'f{j}' for j in range(1, k + 1))}) - f1"
-                                           for k in range(2, count + 1)])
-        parts.append(f"""
+),"""
+
+
+def inside(later, first, within_us):
+    """The window's condition on two times, or nothing without `within`."""
+    return f" AND {later} - {first} <= {within_us}" if within_us else ""
+
+
+def step_chains_sql(strict, count, within_us):
+    """`chains` of the ordered and strict modes: one chain per event matching step 1, each later step the first
+    later match (ordered) or the next event not ignored when it matches (strict)."""
+    parts = ["\nc1 AS (SELECT session, rn AS p1, t AS t1, nx AS n1 FROM ev WHERE m1),"]
+    for k in range(2, count + 1):
+        kept = ", ".join(["c.session", "c.p1", "c.t1"] + [f"c.p{j}, c.t{j}" for j in range(2, k)])
+        if strict:
+            parts.append(f"""
+c{k} AS (
+    SELECT {kept}, e.rn AS p{k}, e.t AS t{k}, e.nx AS n{k}
+    FROM c{k - 1} c LEFT JOIN ev e
+        ON e.session = c.session AND e.rn = c.n{k - 1} AND e.m{k}{inside('e.t', 'c.t1', within_us)}
+),""")
+        else:
+            parts.append(f"""
+c{k} AS (
+    SELECT {kept}, min(e.rn) AS p{k}, arg_min(e.t, e.rn) AS t{k}
+    FROM c{k - 1} c LEFT JOIN ev e
+        ON e.session = c.session AND e.m{k} AND e.rn > c.p{k - 1}{inside('e.t', 'c.t1', within_us)}
+    GROUP BY ALL
+),""")
+    reached = " + ".join(["1"] + [f"(p{k} IS NOT NULL)::INTEGER" for k in range(2, count + 1)])
+    times = ", ".join(["0::BIGINT"] + [f"t{k} - t1" for k in range(2, count + 1)])
+    parts.append(f"\nchains AS (SELECT session, p1, {reached} AS lv, [{times}] AS times FROM c{count}),")
+    return "".join(parts)
+
+
+def any_chains_sql(count, within_us):
+    """`chains` of the any mode: one per event matching some step, from the first matches of each step in the
+    window it starts."""
+    anchors = " OR ".join(f"m{k}" for k in range(1, count + 1))
+    firsts = ", ".join(f"min(e.t) FILTER (WHERE e.m{k}) AS f{k}" for k in range(1, count + 1))
+    present = [" AND ".join(f"f{j} IS NOT NULL" for j in range(1, k + 1)) for k in range(1, count + 1)]
+    level = " + ".join(f"({p})::INTEGER" for p in present)
+    times = ", ".join(["0::BIGINT"] + [f"greatest({', '.join(f'f{j}' for j in range(1, k + 1))}) - f1"
+                                       for k in range(2, count + 1)])
+    return f"""
 anchors AS (SELECT session, rn AS p1, t AS ta FROM ev WHERE {anchors}),
 win AS (
     SELECT a.session, a.p1, {firsts}
-    FROM anchors a JOIN ev e ON e.session = a.session AND e.t >= a.ta{window('e.t', 'a.ta')}
+    FROM anchors a JOIN ev e ON e.session = a.session AND e.t >= a.ta{inside('e.t', 'a.ta', within_us)}
     GROUP BY a.session, a.p1
 ),
-chains AS (
-    SELECT session, p1, {' + '.join(f'({p})::INTEGER' for p in present)} AS lv, [{times}] AS times FROM win
-),""")
-    else:
-        parts.append("\nc1 AS (SELECT session, rn AS p1, t AS t1, nx AS n1 FROM ev WHERE m1),")
-        for k in range(2, count + 1):
-            kept = ", ".join(["c.session", "c.p1", "c.t1"] + [f"c.p{j}, c.t{j}" for j in range(2, k)])
-            if mode == "strict":
-                parts.append(f"""
-c{k} AS (
-    SELECT {kept}, e.rn AS p{k}, e.t AS t{k}, e.nx AS n{k}
-    FROM c{k - 1} c LEFT JOIN ev e ON e.session = c.session AND e.rn = c.n{k - 1} AND e.m{k}{window('e.t', 'c.t1')}
-),""")
-            else:
-                parts.append(f"""
-c{k} AS (
-    SELECT {kept}, min(e.rn) AS p{k}, arg_min(e.t, e.rn) AS t{k}
-    FROM c{k - 1} c LEFT JOIN ev e ON e.session = c.session AND e.m{k} AND e.rn > c.p{k - 1}{window('e.t', 'c.t1')}
-    GROUP BY ALL
-),""")
-        reached = " + ".join(["1"] + [f"(p{k} IS NOT NULL)::INTEGER" for k in range(2, count + 1)])
-        times = ", ".join(["0::BIGINT"] + [f"t{k} - t1" for k in range(2, count + 1)])
-        parts.append(f"\nchains AS (SELECT session, p1, {reached} AS lv, [{times}] AS times FROM c{count}),")
-    parts.append(FUNNEL_STEPS_SQL.format(steps=count))
-    return "".join(parts)
+chains AS (SELECT session, p1, {level} AS lv, [{times}] AS times FROM win),"""
 
 
 Case = namedtuple("Case", "key title query sql params columns")
