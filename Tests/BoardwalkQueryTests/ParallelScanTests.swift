@@ -95,7 +95,7 @@ private func runSplitAndSerial(
     let counts = probe.counts
     #expect(ran == 600)
     #expect(split > 200, "many generated counts ran split across threads (\(split))")
-    #expect(counts.started == counts.finished, "every worker returned")
+    #expect(counts.started >= 2 * counts.scans, "each split count started two workers or more")
     #expect(counts.parts >= 3 * counts.scans, "each split count read several parts")
 }
 
@@ -129,8 +129,8 @@ private func runSplitAndSerial(
     }
     let counts = probe.counts
     #expect(ran == 400)
-    #expect(split > 150, "many generated folds ran split across threads (\(split))")
-    #expect(counts.started == counts.finished, "every worker returned")
+    #expect(split > 150, "many generated queries ran split across threads (\(split))")
+    #expect(counts.folds > 100, "many of them folded sessions split (\(counts.folds))")
 }
 
 /// Sessions of `events` events each across two onboardings, one event a second, for the scans that need volume.
@@ -221,14 +221,88 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
             #expect(agree(parallel, serial), "\(text)\n\(parallel.render(.table))\n\(serial.render(.table))")
             #expect(!serial.rows.isEmpty, "\(text)")
             let counts = probe.counts
-            #expect(counts.scans >= 1 && counts.parts >= 4, "\(text): split into parts: \(counts)")
-            #expect(counts.started == counts.finished)
+            #expect(counts.folds == 1 && counts.parts >= 4 && counts.started >= 2, "\(text): split: \(counts)")
         }
     }
 }
 
-/// A custom funnel split across threads, under and over the budget of step events its folds may keep: over it, the
-/// query reads sessions as rows instead, with the same answer.
+/// A whole-store fold split across threads delivers the sessions in the order one scan in key order first meets them
+/// (so that even sums of doubles add up in the one-thread order): the ids at one thread and at 2 to 5, in parts of a
+/// few events, over stores written in three batches (blocks of a group overlap in time), for lean and full folds.
+@Test func splitWholeStoreFoldDeliversSessionsInKeyOrder() throws {
+    let probe = ParallelProbe()
+    for dataset in 0..<12 {
+        var generator = SessionGenerator(seed: 0x0D_E11E ^ UInt64(dataset))
+        let events = generator.events()
+        try withTemporaryStore { store in
+            let cuts = [0, events.count / 3, 2 * events.count / 3, events.count]
+            for i in 0..<3 where cuts[i] < cuts[i + 1] { _ = try store.append(Array(events[cuts[i]..<cuts[i + 1]])) }
+            let disk = StoreEventSource(store)
+            for text in ["sessions | count by exit", "sessions | count by variation, answer(\"experience\")"] {
+                let needs = FoldNeeds(try Query.parse(text).checked, now: Timestamp(microseconds: base))
+                func order(threads: Int) throws -> [UInt32?] {
+                    var ids: [UInt32?] = []
+                    try StoreEventSource.$threads.withValue(threads) {
+                        try StoreEventSource.$minimumPartEvents.withValue(1) {
+                            try StoreEventSource.$parallelProbe.withValue(probe) {
+                                try disk.foldSessions([ScanRange()], needs: needs, cancellation: nil, text: text) {
+                                    summary, _, _ in
+                                    ids.append(summary.storeID)
+                                    return true
+                                }
+                            }
+                        }
+                    }
+                    return ids
+                }
+                let one = try order(threads: 1)
+                for threads in 2...5 {
+                    #expect(try order(threads: threads) == one, "dataset \(dataset), \(threads) threads: \(text)")
+                }
+            }
+        }
+    }
+    #expect(probe.counts.folds > 40, "the folds ran split: \(probe.counts)")
+}
+
+/// Sessions of onboardings of 90 screens, more than a lean fold keeps in rows: their screen times are chained, and
+/// a split fold merges the chains (each screen's earliest time kept); the screen funnels agree with one thread and
+/// the in-memory source, over whole onboardings and the whole store.
+@Test func splitFoldsMergeChainedScreenTimes() throws {
+    var out: [Event] = []
+    for s in 0..<300 {
+        let onboarding = s % 4 == 0 ? "onb_2" : "onb_1"
+        for e in 0..<12 {
+            let at = Double(s * 40 + e * 3 + (e * 7 + s) % 5)
+            out.append(ev(at, "s\(s)", screen: (s * 7 + e * 9) % 90, total: 90, onboarding: onboarding, presented))
+        }
+    }
+    try withTemporaryStore { store in
+        let cuts = [0, out.count / 3, 2 * out.count / 3, out.count]
+        for i in 0..<3 { _ = try store.append(Array(out[cuts[i]..<cuts[i + 1]])) }
+        let disk = StoreEventSource(store)
+        let memory = InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event))
+        let probe = ParallelProbe()
+        for text in [#"sessions | where onboarding == "onb_1" | funnel"#, "sessions | funnel"] {
+            let query = try Query.parse(text)
+            let expected = try query.run(on: memory)
+            #expect(agree(try query.run(on: disk, options: .init(threads: 1)), expected), "\(text)")
+            for threads in [2, 3] {
+                let split = try StoreEventSource.$minimumPartEvents.withValue(100) {
+                    try StoreEventSource.$parallelProbe.withValue(probe) {
+                        try query.run(on: disk, options: .init(threads: threads))
+                    }
+                }
+                #expect(agree(split, expected), "\(text), \(threads) threads")
+            }
+        }
+        #expect(probe.counts.folds == 4, "\(probe.counts)")
+    }
+}
+
+/// A custom funnel split across threads, under and over the budget of step events its folds may keep: the workers
+/// count what they kept together, so a split fold is over budget when one scan would be (not when one worker's parts
+/// hold more than a share), and over it the query reads sessions as rows instead, with the same answer.
 @Test func splitCustomFunnelOverItsBudgetReadsSessionsAsRows() throws {
     let events = manyEvents(sessions: 2_400, events: 10)
     try withTemporaryStore { store in
@@ -240,25 +314,32 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
         ] {
             let query = try Query.parse(text)
             let serial = try query.run(on: disk, options: .init(threads: 1))
-            for budget in [0, 3_000, 1 << 30] {
+            func split(budget: Int) throws -> ParallelProbe.Counts {
                 let probe = ParallelProbe()
                 let parallel = try StepTests.$budgetOverride.withValue(budget) {
                     try StoreEventSource.$minimumPartEvents.withValue(1_000) {
                         try StoreEventSource.$parallelProbe.withValue(probe) {
-                            try query.execute(on: disk, options: .init(threads: 2))
+                            try query.run(on: disk, options: .init(threads: 2))
                         }
                     }
                 }
-                #expect(agree(parallel.table, serial), "\(text), budget \(budget)")
-                let counts = probe.counts
-                #expect(counts.scans == 1 && counts.started == counts.finished, "\(text), budget \(budget): \(counts)")
+                #expect(agree(parallel, serial), "\(text), budget \(budget)")
+                #expect(probe.counts.folds == 1, "\(text), budget \(budget): \(probe.counts)")
+                return probe.counts
             }
+            let all = try split(budget: 1 << 30)
+            let kept = all.stepEventsKept
+            #expect(all.overBudget == 0 && kept > 1_000, "\(text): \(all)")
+            // Just enough for all of them: more than either worker's half, and not over.
+            #expect(try split(budget: kept).overBudget == 0, "\(text)")
+            #expect(try split(budget: kept - 1).overBudget == 1, "\(text)")
+            #expect(try split(budget: 0).overBudget == 1, "\(text)")
         }
     }
 }
 
-/// The step tests of a split custom funnel: each worker's share is a part of what is left of the budget, and what the
-/// workers kept counts into the scan's tests, over budget as soon as one worker's share was.
+/// The step tests of a split custom funnel: each worker's tests may keep what is left of the budget, and what the
+/// workers kept counts into the scan's tests, over budget when their sum passes it or one worker was.
 @Test func stepTestsShareTheBudgetBetweenWorkers() throws {
     let query = try Query.parse("sessions | funnel onboarding_started, screen_presented")
     let needs = FoldNeeds(query.checked, now: Timestamp(microseconds: 0))
@@ -266,17 +347,29 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
     try StepTests.$budgetOverride.withValue(1_000) {
         tests.limit(sessions: 10, events: 100)
         tests.kept = 100
-        let shares = (0..<3).map { _ in tests.share(of: 3) }
-        #expect(shares.allSatisfy { $0.budget == 300 && $0.kept == 0 })
-        shares[0].kept = 300
-        shares[1].kept = 120
+        #expect(tests.remaining == 900)
+        let shares = (0..<3).map { _ in tests.share() }
+        #expect(shares.allSatisfy { $0.budget == 900 && $0.kept == 0 })
+        shares[0].kept = 600
+        shares[1].kept = 200
         for share in shares { tests.count(share) }
-        #expect(tests.kept == 520 && !tests.overBudget)
-        let over = tests.share(of: 2)
-        #expect(over.budget == 240)
-        over.kept = 241
-        tests.count(over)
-        #expect(tests.overBudget, "a worker over its share puts the scan over its budget")
+        #expect(tests.kept == 900 && !tests.overBudget)
+        let more = tests.share()
+        #expect(more.budget == 100)
+        more.kept = 100
+        tests.count(more)
+        #expect(tests.kept == 1_000 && !tests.overBudget)
+        let last = tests.share()
+        #expect(last.budget == 0)
+        last.kept = 1
+        tests.count(last)
+        #expect(tests.overBudget, "the workers together kept more than the budget")
+        let over = StepTests(tests.matcher)
+        over.limit(sessions: 0, events: 0)
+        let worker = over.share()
+        worker.kept = worker.budget + 1
+        over.count(worker)
+        #expect(over.overBudget, "a worker over budget puts the scan over it")
     }
 }
 

@@ -212,16 +212,25 @@ struct Plan: Sendable {
             return StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents && codedCount != nil
                 && blockCounts == nil
         case .sessions:
-            guard !query.needsSessionRows, !query.countsEverySession, !ranges.isEmpty else { return false }
+            guard !query.needsSessionRows, !query.countsEverySession else { return false }
             // A listing cut by `limit` reads windows of time from the earliest event on (the `stop:` line).
             if query.listLimit != nil, ranges.count == 1, ranges[0].isEverything { return false }
-            return ranges.count == 1 && ranges[0].isEverything
-                || ranges.allSatisfy {
-                    $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime
-                }
+            return foldsWhole
         case .sessionEvents:
+            // The properties' fold is split when it folds the whole store or whole onboardings; the events' count when
+            // it is counted by field codes.
             return SessionProperties.readApart(query, ranges, source)
+                && (foldsWhole || StoreEventSource.readsOnlyWhatEventQueriesNeed && codedCount != nil)
         }
+    }
+
+    /// Whether the ranges are the whole store, or whole onboardings: what a split session fold reads.
+    private var foldsWhole: Bool {
+        guard !ranges.isEmpty else { return false }
+        return ranges.count == 1 && ranges[0].isEverything
+            || ranges.allSatisfy {
+                $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime
+            }
     }
 
     /// The plan as text: how the source is read and the key ranges.
@@ -310,12 +319,18 @@ struct Plan: Sendable {
         for range in ranges { lines.append("  range \(range)\(range.isEverything ? " (the whole store)" : "")") }
         if source is StoreEventSource, splits(query, source: source) {
             let threads = StoreEventSource.threads
+            let merged =
+                switch access {
+                case .events: "counted"
+                case .sessions: "folded"
+                case .sessionEvents: "folded or counted"
+                }
             lines.append(
                 threads == 1
                     ? "threads: 1"
                     : "threads: up to \(threads), each reading parts of the ranges (an onboarding, or a time slice of "
                         + "one, of \(StoreEventSource.minimumPartEvents) events or more) and merging what it "
-                        + (access == .events ? "counted" : "folded") + "; fewer events run on one thread")
+                        + "\(merged); fewer events run on one thread")
         }
         let filterCount = query.filters.count
         let stages = "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s")"

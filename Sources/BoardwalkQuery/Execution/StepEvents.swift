@@ -93,15 +93,18 @@ final class StepTests {
         kept = strict && events > budget ? budget + 1 : 0
     }
 
-    /// Step tests for one of `workers` threads that fold parts of the same scan: the same steps, a share of what is
-    /// left of this scan's budget, none kept yet. ``count(_:)`` adds what the worker kept back.
-    func share(of workers: Int) -> StepTests {
+    /// The step events this scan may still keep before it is over budget.
+    var remaining: Int { budget == .max ? .max : max(budget - kept, 0) }
+
+    /// Step tests for a thread that folds parts of the same scan: the same steps, what is left of this scan's budget,
+    /// none kept yet. ``count(_:)`` adds what the thread kept back.
+    func share() -> StepTests {
         let share = StepTests(matcher)
-        share.budget = budget == .max ? .max : max(budget - kept, 0) / max(workers, 1)
+        share.budget = remaining
         return share
     }
 
-    /// Adds the step events a worker's ``share(of:)`` kept; over budget when the worker's share was.
+    /// Adds the step events a ``share()`` kept; over budget when the share was, or when they pass the budget.
     func count(_ share: StepTests) {
         guard share !== self else { return }
         kept = share.overBudget ? max(kept, budget) + 1 : kept + share.kept

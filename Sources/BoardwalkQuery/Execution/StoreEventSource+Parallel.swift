@@ -24,14 +24,29 @@ struct ScanPart {
 
 /// What parallel scans did, for tests that check the parallel path ran and left no worker running.
 final class ParallelProbe: Sendable {
-    private let state = Mutex<(scans: Int, parts: Int, started: Int, finished: Int)>((0, 0, 0, 0))
+    struct Counts {
+        /// Parallel scans run (counts and folds).
+        var scans = 0
+        /// Parts read, and parts skipped because the scan had stopped.
+        var parts = 0
+        var started = 0
+        var finished = 0
+        /// Of ``scans``, the session folds.
+        var folds = 0
+        /// Split custom funnels whose step events passed the budget (the query then read sessions as rows).
+        var overBudget = 0
+        /// The step events the last split custom funnel kept, all workers together.
+        var stepEventsKept = 0
+    }
+
+    private let state = Mutex(Counts())
     /// Called by each worker as it starts, on its thread (a test cancels the run from there).
     private let onStart: (@Sendable () -> Void)?
 
     init(onStart: (@Sendable () -> Void)? = nil) { self.onStart = onStart }
 
-    /// Parallel scans run, parts read, workers started and workers finished so far.
-    var counts: (scans: Int, parts: Int, started: Int, finished: Int) { state.withLock { $0 } }
+    /// What the parallel scans did so far.
+    var counts: Counts { state.withLock { $0 } }
 
     func scanned(parts: Int) { state.withLock { $0.scans += 1 } }
     func started() {
@@ -41,6 +56,13 @@ final class ParallelProbe: Sendable {
 
     func read() { state.withLock { $0.parts += 1 } }
     func finished() { state.withLock { $0.finished += 1 } }
+    func folded(stepEventsKept kept: Int?, overBudget: Bool) {
+        state.withLock {
+            $0.folds += 1
+            if let kept { $0.stepEventsKept = kept }
+            if overBudget { $0.overBudget += 1 }
+        }
+    }
 }
 
 extension StoreEventSource {
@@ -289,10 +311,11 @@ extension StoreEventSource {
     /// worker's scan, and `absorb` merges a worker's scan into `scan` once all have returned. Snapshots that do not
     /// all read one commit fold on one thread.
     ///
-    /// A custom funnel's step events (``FoldNeeds/stepTests``) are kept within its budget: each worker gets step tests
-    /// of its own with a share of what remains of it, and a worker over its share stops the others at their next
-    /// part; the step events the workers kept are then counted into `needs`' tests, which are over budget when any
-    /// worker's were (the caller then reads sessions as rows, as after a scan on one thread).
+    /// A custom funnel's step events (``FoldNeeds/stepTests``) are kept within its budget: each worker counts them in
+    /// step tests of its own and adds them, after each part, to a count of the whole split; once that passes what
+    /// remains of the budget, every worker stops at its next part. The step events the workers kept are then counted
+    /// into `needs`' tests, over budget as one scan would be (the caller then reads sessions as rows). The step events
+    /// kept stay under the budget plus one part's per worker.
     func foldSplit<Scan>(
         _ snapshot: Snapshot, _ ranges: [ScanRange], into scan: inout Scan, needs: FoldNeeds,
         make: () -> Scan, read: (inout Scan, Snapshot, ScanPart, FoldNeeds) throws -> Void,
@@ -310,20 +333,29 @@ extension StoreEventSource {
             var states: [FoldWorker<Scan>] = []
             for w in snapshots.indices {
                 var own = needs
-                own.stepTests = needs.stepTests?.share(of: snapshots.count)
+                own.stepTests = needs.stepTests?.share()
                 states.append(FoldWorker(scan: w == 0 ? scan : make(), needs: own))
             }
+            // Step events kept by all workers, as each reported after its parts; past `room`, everyone stops.
+            let kept = Atomic<Int>(0)
             let over = Atomic<Bool>(false)
+            let room = needs.stepTests?.remaining ?? .max
             try StoreEventSource.runWorkers(snapshots, parts, &states) { state, snapshot, part in
                 guard !over.load(ordering: .relaxed) else { return }
+                let before = state.needs.stepTests?.kept ?? 0
                 try read(&state.scan, snapshot, part, state.needs)
-                if state.needs.stepTests?.overBudget == true { over.store(true, ordering: .relaxed) }
+                guard let tests = state.needs.stepTests else { return }
+                let total = kept.wrappingAdd(tests.kept - before, ordering: .relaxed).newValue
+                if tests.overBudget || total > room { over.store(true, ordering: .relaxed) }
             }
             scan = states[0].scan
             for state in states.dropFirst() { try absorb(&scan, state.scan) }
             if let tests = needs.stepTests {
                 for state in states { tests.count(state.needs.stepTests!) }
             }
+            StoreEventSource.parallelProbe?.folded(
+                stepEventsKept: needs.stepTests.map { _ in kept.load(ordering: .relaxed) },
+                overBudget: needs.stepTests?.overBudget == true)
         }
         return split
     }

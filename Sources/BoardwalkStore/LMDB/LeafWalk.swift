@@ -102,7 +102,7 @@ struct LeafWalk {
                 var lo = 1, hi = level.count  // the first node whose key is after the target
                 while lo < hi {
                     let mid = (lo + hi) / 2
-                    if compare(try nodeKey(depth, mid), target) <= 0 { lo = mid + 1 } else { hi = mid }
+                    if PageGuard.compare(try nodeKey(depth, mid), target) <= 0 { lo = mid + 1 } else { hi = mid }
                 }
                 levels[depth].index = lo - 1
                 page = try child(depth, lo - 1)
@@ -110,7 +110,7 @@ struct LeafWalk {
                 var lo = 0, hi = level.count  // the first node whose key is at or after the target
                 while lo < hi {
                     let mid = (lo + hi) / 2
-                    if compare(try nodeKey(depth, mid), target) < 0 { lo = mid + 1 } else { hi = mid }
+                    if PageGuard.compare(try nodeKey(depth, mid), target) < 0 { lo = mid + 1 } else { hi = mid }
                 }
                 levels[depth].index = lo
             }
@@ -243,15 +243,5 @@ struct LeafWalk {
                         + "duplicates)"))
         }
         if db.sealed { value = try SealedValue.open(value, key: key, db) }
-    }
-
-    /// Byte-wise comparison, then length (LMDB's default key order).
-    private func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        let n = min(a.count, b.count)
-        if n > 0 {
-            let c = memcmp(a.baseAddress!, b.baseAddress!, n)
-            if c != 0 { return Int(c) }
-        }
-        return a.count - b.count
     }
 }
