@@ -56,7 +56,8 @@ import Testing
 }
 
 /// The plan says how a funnel of custom steps is read: folded from a scan (strict ones too, with a
-/// breaker for each event they do not ignore), unless it has more steps than a fold's mask holds.
+/// breaker for each event they do not ignore), unless it has more steps than a fold's mask holds; and a screen funnel
+/// broken down by the session's properties alone is folded too.
 @Test func explainSaysWhichFunnelsAreFolded() throws {
     try withTemporaryStore { store in
         _ = try store.append([ev(0, "s1", started), ev(1, "s1", screen: 1, presented)])
@@ -83,6 +84,16 @@ import Testing
         let (table, statistics) = try ordered.execute(on: source)
         #expect(table.column("sessions") == [.integer(1), .integer(1)])
         #expect(statistics.sessionsRead == 1)
+        // A screen funnel by what the session is alone takes its values from the fold's summaries; one that also
+        // reads an event field reads the sessions as rows.
+        for by in [#"answer("goal")"#, "session.variation", #"session.exit, year(answer("birthday"))"#] {
+            let folded = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel by "# + by)
+            #expect(
+                folded.explain(on: source).hasPrefix("read: sessions of the onboardings from the onboarding_sessions"),
+                "\(by)")
+        }
+        let mixed = try Query.parse(#"sessions | where onboarding == "onb_1" | funnel by answer("goal"), variation"#)
+        #expect(mixed.explain(on: source).contains("a window of sessions at a time"))
     }
 }
 

@@ -301,7 +301,8 @@ struct Executor {
                 if hasMatcher {
                     sink.addStepEvents(summary.stepEvents)
                 } else if isFunnel {
-                    sink.addScreenFunnel(summary, firstScreenKeys: funnelKeys)
+                    sink.addScreenFunnel(
+                        summary, firstScreenKeys: needs.sessionBy.isEmpty ? funnelKeys : needs.sessionKeys(summary))
                 } else {
                     sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, summary.id))
                 }

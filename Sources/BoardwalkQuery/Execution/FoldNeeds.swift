@@ -18,6 +18,9 @@ struct FoldNeeds {
     var lasts = true
     /// Breakdown columns of a screen funnel, evaluated on the session's first event with a screen index.
     var funnelBy: [BoundColumn] = []
+    /// Breakdown columns of a screen funnel that read only the session's properties
+    /// (``CheckedQuery/screenFunnelBySession``), evaluated on its summary (``sessionKeys(_:)``).
+    var sessionBy: [BoundColumn] = []
     /// A funnel of custom steps read by a fold (not ``CheckedQuery/needsSessionRows``): each session keeps its
     /// events that match a step (``StepEvent``).
     var stepTests: StepTests?
@@ -34,6 +37,17 @@ struct FoldNeeds {
 
     init() {}
 
+    /// A screen funnel's breakdown values for a session, from its summary (``sessionBy``): each column's session
+    /// properties read on the summary, as a funnel over session rows reads them.
+    func sessionKeys(_ summary: SessionSummary) -> [Value] {
+        sessionBy.map { column in
+            column.bound.evaluate(now: now) { leaf in
+                if case .ofSession(let property) = leaf { return summary.leaf(property) }
+                return .null
+            }
+        }
+    }
+
     init(_ query: CheckedQuery, now: Timestamp) {
         self.now = now
         var bounds = query.filters + query.rowColumns.map(\.bound)
@@ -47,7 +61,16 @@ struct FoldNeeds {
             // Which onboarding each session is of: the note on a screen funnel that mixes onboardings of different
             // lengths (rule 3) compares them, with or without a filter that reads it.
             onboarding = f.steps.isEmpty
-            if f.steps.isEmpty {
+            if query.screenFunnelBySession {
+                sessionBy = f.by
+                // The summary must hold what the columns read: their properties count as bounds of the fold.
+                for column in f.by {
+                    _ = column.bound.contains { leaf in
+                        if case .ofSession(let property) = leaf { bounds.append(property) }
+                        return false
+                    }
+                }
+            } else if f.steps.isEmpty {
                 funnelBy = f.by
             } else if !query.needsSessionRows {
                 // The breakdown of a custom funnel is read on its step events, not on the first screen event.

@@ -410,9 +410,20 @@ extension CheckedQuery {
     var needsSessionRows: Bool {
         if case .paths = reduction { return true }
         guard case .funnel(let f) = reduction else { return false }
-        // A breakdown by what the session is reads its summary beside its events.
-        if readsSessionProperties { return true }
+        // A breakdown by what the session is reads its summary beside its events, unless the breakdown reads nothing
+        // else (a fold's summary gives it).
+        if readsSessionProperties && !screenFunnelBySession { return true }
         return !f.steps.isEmpty && f.steps.count > StepEvent.maxSteps
+    }
+
+    /// Whether the reduction is a screen funnel broken down by what the session is alone (`by answer("goal")`, `by
+    /// session.variation`): no column reads an event field, so a session fold's summary gives every value
+    /// (``FoldNeeds/sessionBy``) and the sessions need not be read as rows.
+    var screenFunnelBySession: Bool {
+        guard case .funnel(let f) = reduction, f.steps.isEmpty, !f.by.isEmpty else { return false }
+        return f.by.allSatisfy { column in
+            !column.bound.contains { if case .event = $0 { true } else { false } }
+        }
     }
 }
 
