@@ -79,8 +79,8 @@ struct FoldNeeds {
         case .paths: break  // read as session rows (``CheckedQuery/needsSessionRows``)
         case nil: name = true  // listed rows are ordered by (started, session)
         }
-        // Lean: a reduction (a listing shows every field) that is not a screen funnel broken down by event fields,
-        // over bounds that read no other session field (a custom funnel's lean folds keep its step events).
+        // Lean: a reduction (a listing shows every field) that is not a custom funnel (it matches each session's
+        // events) nor a screen funnel broken down by event fields, over bounds that read no other session field.
         let isCustomFunnel = if case .funnel(let f) = query.reduction { !f.steps.isEmpty } else { false }
         func readsMore(_ outcomes: Bool) -> Bool {
             bounds.contains { bound in
@@ -97,9 +97,8 @@ struct FoldNeeds {
                 }
             }
         }
-        lean = query.reduction != nil && (!isCustomFunnel || stepTests != nil) && funnelBy.isEmpty && !readsMore(true)
-        // A custom funnel's step tests read each record's kind and analytics name, as outcomes do.
-        leanOutcomes = lean && (readsMore(false) || stepTests != nil)
+        lean = query.reduction != nil && !isCustomFunnel && funnelBy.isEmpty && !readsMore(true)
+        leanOutcomes = lean && readsMore(false)
         let lastFields: [Bound] = [.session(.ended), .session(.duration), .session(.lastScreen)]
         lasts = query.reduction == nil || bounds.contains { $0.contains(where: lastFields.contains) }
         for b in bounds {

@@ -1,6 +1,5 @@
 import BoardwalkCodec
 import BoardwalkModel
-import BoardwalkStore
 
 /// What a lean fold (``FoldNeeds/lean``) keeps of one session: what each event's time, seq, screen, onboarding
 /// and total screens say about it (the session fields ``SessionFold/isLean(_:)`` lists), and the newest entry of
@@ -113,12 +112,6 @@ final class LeanFolds {
     /// only sessions whose positioned events lie in one of them): the session's onboarding is then any such event's,
     /// and the earliest of them need not be tracked.
     let oneOnboarding: Bool
-    /// Whether the folds keep a custom funnel's step events (``noteSteps(slot:_:at:tests:full:strings:)``).
-    let keepsSteps: Bool
-    /// With ``keepsSteps``, by slot: the pool index of the session's newest step event kept (`-1`: none).
-    private let stepHeads: SlotStorage<Int32>?
-    /// With ``keepsSteps``: every session's step events, each linking to the same session's one before.
-    @exclusivity(unchecked) private var stepPool: [(event: StepEvent, previous: Int32)] = []
     /// Screens `0..<rowScreens` have their times in ``rows`` (0: none do).
     let rowScreens: Int
     /// The earliest times at screens `0..<rowScreens` (`Int64.max`: none yet), by screen, then slot: screen `s`'s
@@ -139,16 +132,12 @@ final class LeanFolds {
     ///   - oneOnboarding: whether each session's events with a screen are all in one onboarding (``oneOnboarding``).
     ///   - rowScreens: with `reachTimes`, the screens whose times are kept in rows (see the type's discussion); 0
     ///     for none. Rows take 8 bytes per screen and session, whatever the session reached.
-    ///   - keepsSteps: whether the folds keep a custom funnel's step events
-    ///     (``noteSteps(slot:_:at:tests:full:strings:)``).
     init(
         capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false, lasts: Bool = true,
         oneOnboarding: Bool = false,
-        rowScreens: Int = 0, keepsSteps: Bool = false
+        rowScreens: Int = 0
     ) {
         folds = SlotStorage(capacity: capacity)
-        self.keepsSteps = keepsSteps
-        stepHeads = keepsSteps ? SlotStorage(capacity: capacity) : nil
         self.reachTimes = reachTimes
         self.outcomes = outcomes
         self.lasts = lasts
@@ -185,7 +174,6 @@ final class LeanFolds {
         guard n > 0 else { return }
         let first = folds.count
         folds.append(LeanFold(), count: n)
-        stepHeads?.append(-1, count: n)
         if rowScreens > 0 {
             if first + n > rowCapacity {
                 let newCapacity = max(rowCapacity * 2, first + n)
@@ -408,7 +396,6 @@ final class LeanFolds {
             s.closed = s.kindsSeen & SessionSummary.bit(EventKind.close) != 0
             s.outcome = f.pointee.outcome
         }
-        if keepsSteps { s.stepEvents = stepEvents(slot: slot) }
         if reachTimes, f.pointee.furthest >= 0 {
             let pool = self.pool
             let rows = self.rows + slot, rowScreens = self.rowScreens, rowCapacity = self.rowCapacity
@@ -435,32 +422,6 @@ final class LeanFolds {
         return s
     }
 
-    /// Keeps the event at `at` for the session at `slot` if it matches a step of `tests`
-    /// (``StepTests/stepEvent(_:at:full:strings:)``), and counts it into their budget (``keepsSteps`` folds only).
-    @inline(__always)
-    func noteSteps<E: Error>(
-        slot: Int, _ fields: RecordFields, at: OrderKey, tests: StepTests, full: () throws(E) -> EventView,
-        strings: SnapshotStrings
-    ) throws(E) {
-        guard let heads = stepHeads, let event = try tests.stepEvent(fields, at: at, full: full, strings: strings)
-        else { return }
-        stepPool.append((event, heads.base[slot]))
-        heads.base[slot] = Int32(truncatingIfNeeded: stepPool.count - 1)
-        tests.kept += 1
-    }
-
-    /// The step events kept for the session at `slot`, in `(time, seq)` order.
-    func stepEvents(slot: Int) -> [StepEvent] {
-        guard let heads = stepHeads else { return [] }
-        var events: [StepEvent] = []
-        var i = heads.base[slot]
-        while i >= 0 {
-            events.append(stepPool[Int(i)].event)
-            i = stepPool[Int(i)].previous
-        }
-        return events.sorted { $0.at < $1.at }
-    }
-
     /// The number of events folded into the session at `slot`.
     func events(slot: Int) -> Int { base[slot].events }
 }
@@ -473,7 +434,7 @@ extension LeanFolds {
         self.init(
             capacity: other.count, events: other.poolCapacity, reachTimes: other.reachTimes,
             outcomes: other.outcomes, lasts: other.lasts, oneOnboarding: other.oneOnboarding,
-            rowScreens: other.rowScreens, keepsSteps: other.keepsSteps)
+            rowScreens: other.rowScreens)
         append(count: other.count)
         for slot in 0..<other.count where other.base[slot].excluded { base[slot].excluded = true }
     }
@@ -489,22 +450,13 @@ extension LeanFolds {
 
     /// Folds `other`'s session at slot `theirs` into the session at `slot`: `other`, with the same settings, folded
     /// other events of the same session. The session then holds what folding both sets of events gives: firsts and
-    /// lasts by their `(time, seq)` positions, counts added, kinds and names united, each screen's earliest time, the
-    /// step events of both.
+    /// lasts by their `(time, seq)` positions, counts added, kinds and names united, each screen's earliest time.
     /// - Throws: ``QueryError`` when the screen times outgrow the pool (see the type's discussion).
     /// - Complexity: O(row screens + the session's chained screen times in `other`).
     func merge(_ other: LeanFolds, _ theirs: Int, into slot: Int) throws(QueryError) {
         precondition(other.rowScreens == rowScreens && other.reachTimes == reachTimes && other.lasts == lasts)
         let f = base + slot, o = other.base + theirs
         guard o.pointee.events > 0 else { return }
-        if let heads = stepHeads, let theirHeads = other.stepHeads {
-            var i = theirHeads.base[theirs]
-            while i >= 0 {
-                stepPool.append((other.stepPool[Int(i)].event, heads.base[slot]))
-                heads.base[slot] = Int32(truncatingIfNeeded: stepPool.count - 1)
-                i = other.stepPool[Int(i)].previous
-            }
-        }
         if o.pointee.first < f.pointee.first { f.pointee.first = o.pointee.first }
         if f.pointee.last < o.pointee.last { f.pointee.last = o.pointee.last }
         f.pointee.events &+= o.pointee.events

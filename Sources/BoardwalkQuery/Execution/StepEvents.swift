@@ -139,48 +139,45 @@ final class StepTests {
     }
 }
 
-extension StepTests {
-    /// What a fold keeps of the event at `at`: a step event when it matches a step, a breaker (mask 0) when a strict
-    /// funnel does not ignore it, else nothing. `full` decodes the whole event, which only steps with a predicate and
-    /// the funnel's breakdown need.
-    @inline(__always)
-    func stepEvent<Fields: FoldFields, E: Error>(
-        _ r: Fields, at: OrderKey, full: () throws(E) -> EventView, strings: SnapshotStrings
-    ) throws(E) -> StepEvent? {
-        let candidates = candidates(kind: r.kind, name: r.analyticsName, strings: strings)
-        let ignored = strict && ignores(kind: r.kind, name: r.analyticsName, strings: strings)
-        guard candidates != 0 else {
-            // Strict: an event of no step breaks a chain, unless ignored.
-            return strict && !ignored ? StepEvent(at: at, mask: 0, ignored: false, keys: []) : nil
-        }
-        let by = matcher.funnel.by
-        // Only a step-1 event gives a breakdown its values (rule 12): other step events need the whole event only
-        // for their predicates.
-        let wantsKeys = !by.isEmpty && candidates & 1 != 0
-        if candidates & predicated == 0, !wantsKeys {
-            return StepEvent(at: at, mask: candidates, ignored: ignored, keys: [])
-        }
-        let event = StoreEventRow(view: try full(), strings: strings)
-        var mask = candidates & ~predicated
-        for k in 0..<count where candidates & predicated & (1 << UInt64(k)) != 0 && matcher.matches(event, step: k) {
-            mask |= 1 << UInt64(k)
-        }
-        guard mask != 0 else {
-            return strict && !ignored ? StepEvent(at: at, mask: 0, ignored: false, keys: []) : nil
-        }
-        let keys = mask & 1 != 0 ? FunnelMatcher.values(of: by, on: event, now: matcher.now) : []
-        return StepEvent(at: at, mask: mask, ignored: ignored, keys: keys)
-    }
-}
-
 extension SessionFold {
-    /// Keeps the event at `at` if it matches a step of `tests` (``StepTests/stepEvent(_:at:full:strings:)``).
+    /// Keeps the event at `at` if it matches a step of `tests`; `full` decodes the whole event, which only steps
+    /// with a predicate and the funnel's breakdown need.
     @inline(__always)
     mutating func noteSteps<Fields: FoldFields, E: Error>(
         _ r: Fields, at: OrderKey, tests: StepTests, full: () throws(E) -> EventView,
         strings: SnapshotStrings
     ) throws(E) {
-        guard let event = try tests.stepEvent(r, at: at, full: full, strings: strings) else { return }
+        let candidates = tests.candidates(kind: r.kind, name: r.analyticsName, strings: strings)
+        let ignored = tests.strict && tests.ignores(kind: r.kind, name: r.analyticsName, strings: strings)
+        guard candidates != 0 else {
+            // Strict: an event of no step breaks a chain, unless ignored.
+            if tests.strict && !ignored { keep(StepEvent(at: at, mask: 0, ignored: false, keys: []), tests) }
+            return
+        }
+        let by = tests.matcher.funnel.by
+        // Only a step-1 event gives a breakdown its values (rule 12): other step events need the whole event only
+        // for their predicates.
+        let wantsKeys = !by.isEmpty && candidates & 1 != 0
+        if candidates & tests.predicated == 0, !wantsKeys {
+            keep(StepEvent(at: at, mask: candidates, ignored: ignored, keys: []), tests)
+            return
+        }
+        let event = StoreEventRow(view: try full(), strings: strings)
+        var mask = candidates & ~tests.predicated
+        for k in 0..<tests.count
+        where candidates & tests.predicated & (1 << UInt64(k)) != 0 && tests.matcher.matches(event, step: k) {
+            mask |= 1 << UInt64(k)
+        }
+        guard mask != 0 else {
+            if tests.strict && !ignored { keep(StepEvent(at: at, mask: 0, ignored: false, keys: []), tests) }
+            return
+        }
+        let keys = mask & 1 != 0 ? FunnelMatcher.values(of: by, on: event, now: tests.matcher.now) : []
+        keep(StepEvent(at: at, mask: mask, ignored: ignored, keys: keys), tests)
+    }
+
+    @inline(__always)
+    private mutating func keep(_ event: StepEvent, _ tests: StepTests) {
         stepEvents.append(event)
         tests.kept += 1
     }

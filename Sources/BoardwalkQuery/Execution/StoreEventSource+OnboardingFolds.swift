@@ -124,9 +124,7 @@ extension StoreEventSource {
                 outcomes: needs.leanOutcomes, lasts: needs.lasts,
                 // Sessions in several onboardings are read through the index (`spanning` below), not folded here.
                 oneOnboarding: true,
-                rowScreens: LeanFolds.rowScreens(
-                    screens: screensInScope, sessions: slotsInScope, events: eventsInScope),
-                keepsSteps: needs.stepTests != nil
+                rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope)
             )
             : nil
         if let lean {
@@ -339,7 +337,7 @@ private struct ScopeScan {
     /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.
     private mutating func scanLean<Outcomes: LeanExtent>(
         _ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, _ lean: LeanFolds, _: Outcomes.Type,
-        steps: StepTests?, strings: SnapshotStrings
+        strings: SnapshotStrings
     ) throws {
         let settings = lean.settings
         // A lean fold does not depend on the order of a group's events (each first and last is kept with its
@@ -374,18 +372,13 @@ private struct ScopeScan {
                 }
                 events &+= 1
                 if Outcomes.outcomes {
-                    let at = OrderKey(time: fields.timeMicroseconds, seq: seq)
-                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName, at: at, strings: strings)
-                    if let steps {
-                        try lean.noteSteps(
-                            slot: slot, fields, at: at, tests: steps, full: { () throws in try record.view() },
-                            strings: strings)
-                    }
+                    lean.addOutcome(
+                        slot: slot, kind: fields.kind, name: fields.analyticsName,
+                        at: OrderKey(time: fields.timeMicroseconds, seq: seq), strings: strings)
                 }
             }
             try ticker.tick(events)
-            // Over its budget, a custom funnel's scan stops: the caller reads sessions as rows instead.
-            return steps?.overBudget != true
+            return true
         }
         if met == nil {
             try snapshot.forEachBlockRun(onboarding: onboarding, time: time, fold)
@@ -403,13 +396,9 @@ private struct ScopeScan {
     ) throws {
         if let lean {
             if lean.outcomes {
-                try scanLean(
-                    snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, steps: needs.stepTests,
-                    strings: strings)
+                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, strings: strings)
             } else {
-                try scanLean(
-                    snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, steps: needs.stepTests,
-                    strings: strings)
+                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, strings: strings)
             }
         } else {
             try snapshot.forEachRun(onboarding: onboarding, time: time) { run in

@@ -45,8 +45,7 @@ struct WholeStoreScan {
             ? LeanFolds(
                 capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
                 lasts: needs.lasts,
-                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events),
-                keepsSteps: needs.stepTests != nil)
+                rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
             : nil
         ids.reserveCapacity(capacity)
         ticker = CancellationTicker(cancellation: cancellation, text: text)
@@ -60,13 +59,9 @@ struct WholeStoreScan {
     ) throws {
         if let lean {
             if lean.outcomes {
-                try scanLean(
-                    snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, steps: needs.stepTests,
-                    strings: strings)
+                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, strings: strings)
             } else {
-                try scanLean(
-                    snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, steps: needs.stepTests,
-                    strings: strings)
+                try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, strings: strings)
             }
         } else {
             try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
@@ -107,7 +102,7 @@ struct WholeStoreScan {
     /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.
     private mutating func scanLean<Outcomes: LeanExtent>(
         _ snapshot: Snapshot, onboarding: StringID?, time: Range<Timestamp>?, _ lean: LeanFolds,
-        _: Outcomes.Type, steps: StepTests?, strings: SnapshotStrings
+        _: Outcomes.Type, strings: SnapshotStrings
     ) throws {
         let settings = lean.settings
         try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
@@ -130,18 +125,13 @@ struct WholeStoreScan {
                 }
                 let slot = lastSlot
                 if Outcomes.outcomes {
-                    let at = OrderKey(time: fields.timeMicroseconds, seq: record.seq)
-                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName, at: at, strings: strings)
-                    if let steps {
-                        try lean.noteSteps(
-                            slot: slot, fields, at: at, tests: steps, full: { () throws in try record.view() },
-                            strings: strings)
-                    }
+                    lean.addOutcome(
+                        slot: slot, kind: fields.kind, name: fields.analyticsName,
+                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
                 }
             }
             try ticker.tick(events)
-            // Over its budget, a custom funnel's scan stops: the caller reads sessions as rows instead.
-            return steps?.overBudget != true
+            return true
         }
     }
 
