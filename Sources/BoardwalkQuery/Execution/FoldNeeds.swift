@@ -11,6 +11,9 @@ struct FoldNeeds {
     var onboarding = false
     /// Last-write-wins answers (`answer(…)`).
     var answers = false
+    /// The elements whose answers the query reads (each `answer("…")`'s): a fold keeps only theirs (a session
+    /// answers a handful of questions, and a dictionary entry for each took most of a full fold's memory).
+    var answerElements: [String] = []
     /// When each screen index was first reached (the screen funnel).
     var reachTimes = false
     /// The session's last event and last screen (`ended`, `duration`, `last_screen`, or a listing): a lean fold
@@ -107,7 +110,13 @@ struct FoldNeeds {
             if b.contains(where: { $0 == .session(.placement) }) { placement = true }
             if b.contains(where: { $0 == .session(.variation) }) { variation = true }
             if b.contains(where: { $0 == .session(.onboarding) }) { onboarding = true }
-            if b.contains(where: { if case .answer = $0 { true } else { false } }) { answers = true }
+            _ = b.contains { leaf in
+                if case .answer(let element) = leaf {
+                    answers = true
+                    if !answerElements.contains(element) { answerElements.append(element) }
+                }
+                return false
+            }
         }
     }
 }

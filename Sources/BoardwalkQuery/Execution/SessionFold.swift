@@ -122,7 +122,9 @@ struct SessionFold {
                 if known == .userEmailCollected { emailCollected = true }
             }
         case .stateUpdated:
-            if needs.answers, let element = r.elementID, let text = strings.string(element), !text.isEmpty {
+            if needs.answers, let element = r.elementID, let text = strings.string(element), !text.isEmpty,
+                needs.answerElements.contains(text)
+            {
                 if answers[element].map({ $0.at < at }) ?? true {
                     answers[element] = (at, StoreEventRow(view: try full(), strings: strings).value(.value))
                 }
