@@ -17,8 +17,7 @@ import Testing
         var generator = SessionGenerator(seed: 0x5709 ^ UInt64(dataset))
         let events = generator.events()
         try withTemporaryStore { store in
-            let cuts = [0, events.count / 3, 2 * events.count / 3, events.count]
-            for i in 0..<3 where cuts[i] < cuts[i + 1] { _ = try store.append(Array(events[cuts[i]..<cuts[i + 1]])) }
+            try appendInThreeBatches(events, to: store)
             let stored = try store.read { try $0.events(since: 0) }.map(\.event)
             let memory = InMemoryEventSource(stored)
             let reference = ReferenceEvaluator(now: now)

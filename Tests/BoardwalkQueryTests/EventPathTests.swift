@@ -26,10 +26,7 @@ private func runOnStore(_ query: Query, _ store: Store, fast: Bool, now: Timesta
         var generator = SessionGenerator(seed: 0xE7E7 ^ UInt64(dataset))
         let events = generator.events()
         try withTemporaryStore { store in
-            // Three batches in arrival order: a batch whose events of a group come before that group's newest block
-            // opens a new block overlapping it in time; a later one grows it.
-            let cuts = [0, events.count / 3, 2 * events.count / 3, events.count]
-            for i in 0..<3 where cuts[i] < cuts[i + 1] { _ = try store.append(Array(events[cuts[i]..<cuts[i + 1]])) }
+            try appendInThreeBatches(events, to: store)
             let stored = try store.read { try $0.events(since: 0) }.map(\.event)
             let memory = InMemoryEventSource(stored)
             let reference = ReferenceEvaluator(now: now)

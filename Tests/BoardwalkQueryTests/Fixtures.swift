@@ -1,4 +1,5 @@
 import BoardwalkModel
+import BoardwalkStore
 
 @testable import BoardwalkQuery
 
@@ -46,4 +47,11 @@ func diagnostic(_ text: String) -> String {
     } catch {
         return error.description
     }
+}
+
+/// Appends `events` to `store` in three batches in arrival order: a batch whose events of a group come before that
+/// group's newest block opens a new block overlapping it in time, and a later one grows it.
+func appendInThreeBatches(_ events: [Event], to store: Store) throws {
+    let cuts = [0, events.count / 3, 2 * events.count / 3, events.count]
+    for i in 0..<3 where cuts[i] < cuts[i + 1] { _ = try store.append(Array(events[cuts[i]..<cuts[i + 1]])) }
 }

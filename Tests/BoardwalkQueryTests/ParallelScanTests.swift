@@ -41,8 +41,7 @@ private func runSplitAndSerial(
         var generator = SessionGenerator(seed: seed ^ UInt64(dataset))
         let events = generator.events()
         try withTemporaryStore { store in
-            let cuts = [0, events.count / 3, 2 * events.count / 3, events.count]
-            for i in 0..<3 where cuts[i] < cuts[i + 1] { _ = try store.append(Array(events[cuts[i]..<cuts[i + 1]])) }
+            try appendInThreeBatches(events, to: store)
             let stored = try store.read { try $0.events(since: 0) }.map(\.event)
             let memory = InMemoryEventSource(stored)
             let disk = StoreEventSource(store)
@@ -235,8 +234,7 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
         var generator = SessionGenerator(seed: 0x0D_E11E ^ UInt64(dataset))
         let events = generator.events()
         try withTemporaryStore { store in
-            let cuts = [0, events.count / 3, 2 * events.count / 3, events.count]
-            for i in 0..<3 where cuts[i] < cuts[i + 1] { _ = try store.append(Array(events[cuts[i]..<cuts[i + 1]])) }
+            try appendInThreeBatches(events, to: store)
             let disk = StoreEventSource(store)
             for text in ["sessions | count by exit", "sessions | count by variation, answer(\"experience\")"] {
                 let needs = FoldNeeds(try Query.parse(text).checked, now: Timestamp(microseconds: base))
@@ -278,8 +276,7 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
         }
     }
     try withTemporaryStore { store in
-        let cuts = [0, out.count / 3, 2 * out.count / 3, out.count]
-        for i in 0..<3 { _ = try store.append(Array(out[cuts[i]..<cuts[i + 1]])) }
+        try appendInThreeBatches(out, to: store)
         let disk = StoreEventSource(store)
         let memory = InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event))
         let probe = ParallelProbe()
@@ -352,23 +349,23 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
         #expect(shares.allSatisfy { $0.budget == 900 && $0.kept == 0 })
         shares[0].kept = 600
         shares[1].kept = 200
-        for share in shares { tests.count(share) }
+        for share in shares { tests.absorb(share) }
         #expect(tests.kept == 900 && !tests.overBudget)
         let more = tests.share()
         #expect(more.budget == 100)
         more.kept = 100
-        tests.count(more)
+        tests.absorb(more)
         #expect(tests.kept == 1_000 && !tests.overBudget)
         let last = tests.share()
         #expect(last.budget == 0)
         last.kept = 1
-        tests.count(last)
+        tests.absorb(last)
         #expect(tests.overBudget, "the workers together kept more than the budget")
         let over = StepTests(tests.matcher)
         over.limit(sessions: 0, events: 0)
         let worker = over.share()
         worker.kept = worker.budget + 1
-        over.count(worker)
+        over.absorb(worker)
         #expect(over.overBudget, "a worker over budget puts the scan over it")
     }
 }

@@ -273,11 +273,7 @@ struct Plan: Sendable {
             where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
                 && !query.needsSessionRows:
                 lines.append("read: every event once in key order, folded into per-session summaries in memory")
-            case .sessions
-            where source is StoreEventSource && !ranges.isEmpty && !query.needsSessionRows
-                && ranges.allSatisfy({
-                    $0.onboarding != nil && $0.screens == ScanRange.allScreens && $0.time == ScanRange.allTime
-                }):
+            case .sessions where source is StoreEventSource && !query.needsSessionRows && foldsWhole:
                 lines.append(
                     "read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
                         + "onboarding's keys, folded per session in memory (the sessions listed in spanning_sessions, with events "

@@ -97,7 +97,7 @@ final class StepTests {
     var remaining: Int { budget == .max ? .max : max(budget - kept, 0) }
 
     /// Step tests for a thread that folds parts of the same scan: the same steps, what is left of this scan's budget,
-    /// none kept yet. ``count(_:)`` adds what the thread kept back.
+    /// none kept yet. ``absorb(_:)`` adds what the thread kept back.
     func share() -> StepTests {
         let share = StepTests(matcher)
         share.budget = remaining
@@ -105,8 +105,7 @@ final class StepTests {
     }
 
     /// Adds the step events a ``share()`` kept; over budget when the share was, or when they pass the budget.
-    func count(_ share: StepTests) {
-        guard share !== self else { return }
+    func absorb(_ share: StepTests) {
         kept = share.overBudget ? max(kept, budget) + 1 : kept + share.kept
     }
 

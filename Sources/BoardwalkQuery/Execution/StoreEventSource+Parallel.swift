@@ -351,7 +351,7 @@ extension StoreEventSource {
             scan = states[0].scan
             for state in states.dropFirst() { try absorb(&scan, state.scan) }
             if let tests = needs.stepTests {
-                for state in states { tests.count(state.needs.stepTests!) }
+                for state in states { tests.absorb(state.needs.stepTests!) }
             }
             StoreEventSource.parallelProbe?.folded(
                 stepEventsKept: needs.stepTests.map { _ in kept.load(ordering: .relaxed) },
