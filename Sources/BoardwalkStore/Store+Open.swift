@@ -96,7 +96,7 @@ extension Store {
                 guard format == Layout.formatVersion else {
                     throw StoreError(
                         .olderFormat(found: format, supported: Layout.formatVersion),
-                        "\(path) has store format \(format) (\(Layout.formerLayout(of: format))), which this Boardwalk no longer reads; there is no migration: export it with the Boardwalk that wrote it and re-import, or re-import the original input"
+                        "\(path) has store format \(format) (\(Layout.formerLayout(of: format))), which this Boardwalk no longer reads; convert it by exporting it with the Boardwalk that wrote it (`boardwalk export --db \(path) --format batch --output events.batch`) and ingesting that file with this one into a new store (`boardwalk ingest --db NEW events.batch`), or re-import the original input"
                     )
                 }
                 var handles: [String: Database] = [:]

@@ -57,7 +57,7 @@ public final class Store: @unchecked Sendable {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/notAStore`` for a file, a non-empty directory
     ///   that holds no store, or an LMDB environment without Boardwalk's databases;
     ///   ``StoreError/Kind/newerFormat(found:supported:)`` for a store of a newer format;
-    ///   ``StoreError/Kind/olderFormat(found:supported:)`` for a store of an older format (no migration);
+    ///   ``StoreError/Kind/olderFormat(found:supported:)`` for a store of an older format (the message gives the commands that convert it);
     ///   ``StoreError/Kind/alreadyOpen`` when this process has it open; ``StoreError/Kind/system`` or
     ///   ``StoreError/Kind/lmdb`` from LMDB.
     /// - Complexity: O(1); the writer loads the string dictionary on its first append (O(strings)).

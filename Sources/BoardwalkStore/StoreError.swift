@@ -30,7 +30,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case notAStore
         /// The store was written by a newer Boardwalk whose format this code does not read.
         case newerFormat(found: UInt32, supported: UInt32)
-        /// The store was written in an older format that this code no longer reads (there is no migration).
+        /// The store was written in an older format that this code no longer reads (the message says how to convert it).
         case olderFormat(found: UInt32, supported: UInt32)
         /// This process has the store open already (LMDB forbids opening an environment twice in one process).
         case alreadyOpen

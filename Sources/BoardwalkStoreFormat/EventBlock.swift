@@ -8,6 +8,7 @@ import BoardwalkModel
 //
 //     checksum: CRC-32C of the block's name (the store's key) and of everything after it   (4 bytes, LE)
 //     header: count ‖ time span ‖ first seq − min seq ‖ max seq − min seq        (4 varints)
+//             ‖ kind counts: entries varint, then per entry a code byte and a count varint (BlockKindCounts)
 //     count × [time delta varint][zigzag seq delta varint][body length varint][body]
 //
 // Time and seq of the first event come from outside (a store key carries them); each event's deltas are
@@ -45,9 +46,12 @@ package struct EventBlockBuilder {
     @usableFromInline var lastSeq: UInt64
     @usableFromInline var minSeq: UInt64
     @usableFromInline var maxSeq: UInt64
+    /// The events counted by kind code, for the header's summary.
+    @usableFromInline var tally: KindTally
 
-    /// Room kept in front of the events for the checksum and the header (four varints of at most 10 bytes).
-    @usableFromInline static var headerRoom: Int { EventBlockReader.checksumSize + 40 }
+    /// Room kept in front of the events for the checksum and the header: four varints of at most 10 bytes and the
+    /// longest kind counts (an entry count and 23 entries of at most 6 bytes).
+    @usableFromInline static var headerRoom: Int { EventBlockReader.checksumSize + 40 + 1 + 23 * 6 }
 
     /// An empty builder.
     package init(capacity: Int = 1 << 16) {
@@ -60,6 +64,7 @@ package struct EventBlockBuilder {
         lastSeq = 0
         minSeq = 0
         maxSeq = 0
+        tally = KindTally()
     }
 
     /// Starts a new, empty block whose first event will have `time` and `seq`.
@@ -73,6 +78,7 @@ package struct EventBlockBuilder {
         lastSeq = seq
         minSeq = seq
         maxSeq = seq
+        tally.reset()
     }
 
     /// Starts from an existing block, so that more events can be appended to it: the store grows a
@@ -99,6 +105,7 @@ package struct EventBlockBuilder {
         self.lastSeq = lastSeq
         minSeq = reader.minSeq
         maxSeq = reader.maxSeq
+        for entry in reader.kindCounts { tally.add(entry.code, entry.count) }
     }
 
     /// ``resume(_:firstTime:firstSeq:)`` for a block whose last event's seq the caller already knows
@@ -129,6 +136,7 @@ package struct EventBlockBuilder {
         self.lastSeq = lastSeq
         minSeq = reader.minSeq
         maxSeq = reader.maxSeq
+        for entry in reader.kindCounts { tally.add(entry.code, entry.count) }
     }
 
     /// The seq of the last event in the block so far (in (time, seq) order).
@@ -141,13 +149,15 @@ package struct EventBlockBuilder {
         count == 0 || time > lastTime || (time == lastTime && seq > lastSeq)
     }
 
-    /// The bytes the block would take after appending one more event with `time`, `seq` and a body of
-    /// `bodyCount` bytes (which must sort after the last event): what the store compares with its
-    /// target block size before appending.
+    /// The bytes the block would take after appending one more event with `time`, `seq` and `body` (which must sort
+    /// after the last event): what the store compares with its target block size before appending.
+    /// - Complexity: O(1); the body's kind is read as ``append(time:seq:body:)`` reads it.
     @inlinable
-    package func byteCount(appending time: Int64, seq: UInt64, bodyCount: Int) -> Int {
+    package func byteCount(appending time: Int64, seq: UInt64, body: UnsafeRawBufferPointer) -> Int {
+        let bodyCount = body.count
         if count == 0 {
-            return EventBlockReader.checksumSize + 4 + 2 + varintSize(UInt64(bodyCount)) + bodyCount
+            // Four one-byte header varints, one kind entry with a count of 1, two zero deltas.
+            return EventBlockReader.checksumSize + 4 + 3 + 2 + varintSize(UInt64(bodyCount)) + bodyCount
         }
         let event =
             varintSize(UInt64(bitPattern: time &- lastTime)) + varintSize(zigzag(Int64(bitPattern: seq &- lastSeq)))
@@ -157,6 +167,7 @@ package struct EventBlockBuilder {
             + varintSize(UInt64(bitPattern: time &- firstTime))
             + varintSize(firstSeq &- Swift.min(minSeq, seq))
             + varintSize(Swift.max(maxSeq, seq) &- Swift.min(minSeq, seq))
+            + tally.byteCount(adding: RecordFormat.kindCode(body: body))
         return used - EventBlockBuilder.headerRoom + event + header
     }
 
@@ -166,11 +177,13 @@ package struct EventBlockBuilder {
         used - EventBlockBuilder.headerRoom + headerSize
     }
 
-    /// An upper bound of ``byteCount`` that costs no varint sizes: the events' bytes plus the checksum and the
-    /// longest header (44 bytes; the header takes 4 to 40). A caller that only needs to know whether the block is far from a
-    /// limit checks this first and computes the exact count only near the limit.
+    /// An upper bound of ``byteCount`` that costs no varint sizes: the events' bytes plus the checksum, the longest
+    /// four header varints (40 bytes; they take 4 to 40) and the kind counts. A caller that only needs to know whether
+    /// the block is far from a limit checks this first and computes the exact count only near the limit.
     @inlinable
-    package var byteCountBound: Int { used }
+    package var byteCountBound: Int {
+        used &- EventBlockBuilder.headerRoom &+ EventBlockReader.checksumSize &+ 40 &+ tally.byteCount
+    }
 
     /// Appends an event. The first event must have the time and seq given to ``start(time:seq:)``, and
     /// every later one a larger (time, seq) than the one before.
@@ -187,6 +200,7 @@ package struct EventBlockBuilder {
         w.varint(UInt64(body.count))
         if body.count > 0 { w.bytes(body) }
         used = w.position
+        tally.add(RecordFormat.kindCode(body: body))
         _count += 1
         _lastTime = time
         lastSeq = seq
@@ -199,7 +213,7 @@ package struct EventBlockBuilder {
     var headerSize: Int {
         EventBlockReader.checksumSize + varintSize(UInt64(count))
             + varintSize(UInt64(bitPattern: lastTime &- firstTime))
-            + varintSize(firstSeq &- minSeq) + varintSize(maxSeq &- minSeq)
+            + varintSize(firstSeq &- minSeq) + varintSize(maxSeq &- minSeq) + tally.byteCount
     }
 
     /// Calls `body` with the finished block (checksum, header and events); the bytes are valid only inside `body`.
@@ -216,6 +230,7 @@ package struct EventBlockBuilder {
         w.varint(UInt64(bitPattern: lastTime &- firstTime))
         w.varint(firstSeq &- minSeq)
         w.varint(maxSeq &- minSeq)
+        tally.write(&w)
         return try withExtendedLifetime(storage) {
             let block = UnsafeMutableRawBufferPointer(start: storage.pointer + start, count: used - start)
             StoredChecksum.seal(block, seed: checksumSeed)
@@ -243,6 +258,8 @@ package struct EventBlockReader {
     /// The smallest and largest seq in the block (from the header).
     package let minSeq: UInt64
     package let maxSeq: UInt64
+    /// How many of the block's events have each kind (and analytics name), from the header.
+    package let kindCounts: BlockKindCounts
     /// Events read so far.
     @usableFromInline var _index: Int = 0
     @inlinable package var index: Int { _index }
@@ -301,6 +318,7 @@ package struct EventBlockReader {
             throw CodecError(
                 offset: at, reason: .invalidValue(field: "block seq span", value: Int64(bitPattern: seqSpan)))
         }
+        kindCounts = try BlockKindCounts.read(&r, count: count)
         reader = r
         self.count = Int(count)
         self.firstTime = firstTime

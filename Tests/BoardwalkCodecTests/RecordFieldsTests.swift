@@ -151,6 +151,37 @@ import Testing
         }
     }
 
+    /// A body's kind code (what a store block counts it under) is its kind and, for analytics, its name code, as
+    /// the full view reads them; flipped bits and truncations give some code, never a trap.
+    @Test func kindCodesAreTheKindAndNameOfTheRecord() throws {
+        func code(_ bytes: [UInt8]) -> UInt8 { bytes.withUnsafeBytes { RecordFormat.kindCode(body: $0) } }
+        var analyticsCodes = Set<UInt8>()
+        for b in try Self.bodies(seed: 21, count: 400) {
+            let view = try b.bytes.withUnsafeBytes { try RecordView(body: $0, header: b.header, stringLimit: b.limit) }
+            let expected: UInt8
+            switch view.analyticsName {
+            case .known(let name)?: expected = name.code
+            case .unknown?: expected = 15
+            case nil: expected = view.kind.code << 4
+            }
+            #expect(code(b.bytes) == expected, "\(b.event)")
+            if view.kind == .analytics { analyticsCodes.insert(expected) }
+            var flipped = b.bytes
+            for bit in 0..<(flipped.count * 8) {
+                flipped[bit / 8] ^= 1 << (bit % 8)
+                _ = code(flipped)
+                flipped[bit / 8] ^= 1 << (bit % 8)
+            }
+            for n in 0..<b.bytes.count { _ = code(Array(b.bytes[0..<n])) }
+        }
+        #expect(analyticsCodes.count >= 5)
+        #expect(code([]) == RecordFormat.unclassifiedKindCode)
+        #expect(code([0x27]) == RecordFormat.unclassifiedKindCode)  // kind 7
+        #expect(code([0x40]) == RecordFormat.unclassifiedKindCode)  // version 2
+        #expect(code([0x20, 0x00]) == RecordFormat.unclassifiedKindCode)  // analytics, no name byte
+        #expect(code([0x20, 0x00, 0x08]) == RecordFormat.unclassifiedKindCode)  // name code 8
+    }
+
     /// The errors of the fields it reads are the full view's: same offset, same reason.
     @Test func errorsInTheFieldsItReadsAreTheFullViews() throws {
         let t = Timestamp(microseconds: 1_793_527_200_123_456)

@@ -155,7 +155,7 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
     try withTemporaryStore { store in
         _ = try store.append(events)
         let disk = StoreEventSource(store)
-        let query = try Query.parse("events | count by name, onboarding")
+        let query = try Query.parse("events | count by element, onboarding")
         let serial = try query.run(on: disk, options: .init(threads: 1))
         let probe = ParallelProbe()
         let parallel = try StoreEventSource.$minimumPartEvents.withValue(1_000) {
@@ -381,7 +381,7 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
             return StoreEventSource.$threads.withValue(threads) { query.explain(on: disk) }
         }
         for text in [
-            #"events | where kind == "analytics" | count by name"#, "sessions | funnel",
+            #"events | where kind == "analytics" | count by element"#, "sessions | funnel",
             #"sessions | where onboarding == "onb_1" | stats count() by exit"#,
             #"events | where onboarding == "onb_1" and session.completed | count by screen"#,
         ] {
@@ -389,7 +389,10 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
                 try plan(text, threads: 3).contains("\nthreads: up to 3, each reading parts of the ranges"), "\(text)")
             #expect(try plan(text, threads: 1).contains("\nthreads: 1\n"), "\(text)")
         }
-        for text in ["sessions | limit 2", "sessions | count", #"sessions | where profile == "p" | count"#] {
+        for text in [
+            "sessions | limit 2", "sessions | count", #"sessions | where profile == "p" | count"#,
+            #"events | where kind == "analytics" | count by name"#,
+        ] {
             #expect(try !plan(text, threads: 3).contains("threads:"), "\(text)")
         }
     }

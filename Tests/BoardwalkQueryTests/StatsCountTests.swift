@@ -21,8 +21,10 @@ import Testing
                     "events | where time >= @2026-11-01T10:30:00Z | stats count(), count() as again by onboarding, screen",
                     "block"
                 ),
-                (#"events | where kind == "analytics" | stats count() by name"#, "codes"),
-                ("events | stats count() by kind, name", "codes"),
+                (#"events | where kind == "analytics" | stats count() by name"#, "block"),
+                ("events | stats count() by kind, name", "block"),
+                (#"events | where kind == "analytics" | stats count() by element"#, "codes"),
+                ("events | stats count() by kind, action", "codes"),
                 // Not a count: read row by row, as before.
                 ("events | stats count(), count(session) by screen", "rows"),
             ]

@@ -103,7 +103,7 @@ func withTemporaryStore<R>(_ body: (Store) throws -> R) throws -> R {
         _ = try store.append(story)
         let source = StoreEventSource(store)
         let q = try Query.parse(
-            #"events | where onboarding == "onb_1" and screen >= 2 and time >= @2026-11-01 | count by screen, name"#)
+            #"events | where onboarding == "onb_1" and screen >= 2 and time >= @2026-11-01 | count by screen, element"#)
         #expect(
             q.explain(on: source).contains(
                 #"range onboarding="onb_1" screen=[2, 65534] time=[2026-11-01T00:00:00.000000Z, +inf]"#))

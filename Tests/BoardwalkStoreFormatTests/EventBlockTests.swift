@@ -78,17 +78,49 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
     }
 
     @Test func readerExposesTheHeader() throws {
+        // A `screen_presented` without fields (tag, flags, name code 1), an `open_paywall` (tag, action ref) and
+        // an empty body, which is no record.
         let events = [
-            BlockEvent(time: 10, seq: 5, body: [1]), BlockEvent(time: 10, seq: 9, body: [2, 3]),
+            BlockEvent(time: 10, seq: 5, body: [0x20, 0, 1]), BlockEvent(time: 10, seq: 9, body: [0x22, 5]),
             BlockEvent(time: 25, seq: 2, body: []),
         ]
         let bytes = build(events)
-        // The checksum; count 3, span 15, first − min = 3, max − min = 7; then the events' deltas.
-        #expect(bytes == sealed([3, 15, 3, 7, 0, 0, 1, 1, 0, 8, 2, 2, 3, 15, 13, 0]))
+        // The checksum; count 3, span 15, first − min = 3, max − min = 7; three kind entries (code, count); then the
+        // events' deltas, lengths and bodies.
+        #expect(
+            bytes
+                == sealed([
+                    3, 15, 3, 7, 3, 0x01, 1, 0x20, 1, 0xFF, 1, 0, 0, 3, 0x20, 0, 1, 0, 8, 2, 0x22, 5, 15, 13, 0,
+                ]))
         try bytes.withUnsafeBytes { raw in
             let reader = try EventBlockReader(raw, firstTime: 10, firstSeq: 5, checksumSeed: CRC32C())
             #expect(reader.count == 3 && reader.lastTime == 25 && reader.minSeq == 2 && reader.maxSeq == 9)
+            #expect(reader.kindCounts.map(\.code) == [0x01, 0x20, 0xFF])
+            #expect(reader.kindCounts.map(\.count) == [1, 1, 1])
+            #expect(reader.kindCounts.count(of: 0x20) == 1 && reader.kindCounts.count(of: 0x02) == 0)
         }
+    }
+
+    /// Kind counts that do not describe a block are refused when it is opened, under a checksum that matches:
+    /// counts that do not add up to the events, codes out of order or unknown, a count of 0, too many entries.
+    @Test(
+        arguments: [
+            [1, 0x01, 1],  // one event counted, two in the block
+            [2, 0x20, 1, 0x01, 1],  // codes out of order
+            [2, 0x01, 1, 0x01, 1],  // a code twice
+            [1, 0x08, 2],  // analytics name code 8 does not exist
+            [1, 0x11, 2],  // a state update with a name
+            [1, 0x70, 2],  // kind 7 does not exist
+            [2, 0x01, 0, 0x02, 2],  // a count of 0
+            [0],  // no entries
+            [24] + [UInt8](repeating: 0, count: 48),  // more entries than codes
+            [1, 0x01],  // truncated
+        ] as [[UInt8]])
+    func malformedKindCountsAreRefused(counts: [UInt8]) throws {
+        // Two events (time span 1, seqs 0 and 1) with empty bodies, after the given kind counts.
+        let block = sealed([2, 1, 0, 1] + counts + [0, 0, 0, 1, 2, 0])
+        #expect(throws: CodecError.self) { try read(block, firstTime: 0, firstSeq: 0) }
+        #expect(try read(sealed([2, 1, 0, 1, 1, 0xFF, 2, 0, 0, 0, 1, 2, 0]), firstTime: 0, firstSeq: 0).count == 2)
     }
 
     /// Every proper prefix and every single-byte change of a block fails, with an offset inside the bytes: the
@@ -170,7 +202,7 @@ private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstT
 /// Growing a block (what the store does with a group's newest block over several batches).
 @Suite struct EventBlockGrowthTests {
     /// A block resumed after any prefix of its events and then given the rest is byte for byte the block
-    /// built in one go; ``EventBlockBuilder/byteCount(appending:seq:bodyCount:)`` predicts every size.
+    /// built in one go; ``EventBlockBuilder/byteCount(appending:seq:body:)`` predicts every size.
     @Test(arguments: [1, 2, 9, 300])
     func resumedBlocksEqualBlocksBuiltInOneGo(count: Int) throws {
         var rng = SplitMix64(seed: UInt64(count) &* 31)
@@ -183,7 +215,7 @@ private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstT
             #expect(builder.count == cut && builder.byteCount == prefix.count)
             for e in events[cut...] {
                 #expect(builder.canAppend(time: e.time, seq: e.seq))
-                let predicted = builder.byteCount(appending: e.time, seq: e.seq, bodyCount: e.body.count)
+                let predicted = e.body.withUnsafeBytes { builder.byteCount(appending: e.time, seq: e.seq, body: $0) }
                 e.body.withUnsafeBytes { builder.append(time: e.time, seq: e.seq, body: $0) }
                 #expect(builder.byteCount == predicted)
             }
@@ -196,7 +228,7 @@ private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstT
         var empty = EventBlockBuilder()
         empty.start(time: events[0].time, seq: events[0].seq)
         #expect(
-            empty.byteCount(appending: events[0].time, seq: events[0].seq, bodyCount: events[0].body.count)
+            events[0].body.withUnsafeBytes { empty.byteCount(appending: events[0].time, seq: events[0].seq, body: $0) }
                 == build([events[0]]).count)
     }
 

@@ -1,5 +1,6 @@
 import BoardwalkCodec
 import BoardwalkModel
+import BoardwalkStoreFormat
 import Testing
 
 @testable import BoardwalkStore
@@ -120,5 +121,49 @@ import Testing
             }
         }
         #expect(visited == 3)
+    }
+}
+
+/// A block's kind counts are covered by its checksum; kind counts that a writer got wrong, sealed and all, are
+/// what `check()` finds by reading every event's kind.
+@Test func checkReportsKindCountsThatDisagreeWithTheEvents() throws {
+    let dir = temporaryDirectory()
+    defer { removeDirectory(dir) }
+    let store = try Store.open(at: dir, options: .init(durability: .noSync))
+    defer { store.close() }
+    do {
+        let close = Event(
+            time: Timestamp(microseconds: 1_793_527_200_000_000), session: "s",
+            meta: Meta(onboardingID: "o", screenClientID: "c", screenIndex: 0, totalScreens: 2),
+            payload: .close(actionID: "x"))
+        var presented = close
+        presented.time = Timestamp(microseconds: close.time.microseconds + 1)
+        presented.payload = .analytics(.screenPresented)
+        try store.append([close, presented])
+        try store.foldLogs()
+        #expect(try store.check().problems.isEmpty)
+        var key: [UInt8] = [], value: [UInt8] = []
+        try store.read { snapshot in
+            try snapshot.txn.withCursor(snapshot.dbs.events) { c in
+                guard try c.first() else { return }
+                key = Array(c.key)
+                value = Array(c.value)
+            }
+        }
+        try #require(!key.isEmpty, "the fold wrote the block to `events`")
+        // Header: count 2, time span 1, seq below 0, seq span 1; kind counts: 2 entries, 0x01 × 1 and 0x40 × 1.
+        let counts = StoredChecksum.size + 4
+        #expect(Array(value[counts..<counts + 5]) == [2, 0x01, 1, 0x40, 1])
+        value[counts + 3] = 0x20  // the close counted as an open_paywall
+        let seed = try key.withUnsafeBytes { try #require(EventKey($0)) }.checksumSeed
+        value.withUnsafeMutableBytes { StoredChecksum.seal($0, seed: seed) }
+        try store.env.transaction(write: true) { txn in
+            try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in _ = try txn.put(store.dbs.events, k, v) } }
+        }
+        let report = try store.check()
+        #expect(
+            report.problems.contains {
+                $0.contains("counts its events by kind as 0x1: 1, 0x20: 1, but its events are 0x1: 1, 0x40: 1")
+            }, "\(report)")
     }
 }

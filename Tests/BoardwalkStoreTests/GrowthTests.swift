@@ -170,20 +170,26 @@ import Testing
     }
 
     /// Stores of older formats are refused with a clear error that says what set their layout apart.
-    @Test(arguments: [UInt32(2), 3, 4, 5, 6, 9, 10])
+    @Test(arguments: [UInt32(2), 3, 4, 5, 6, 9, 10, 11, 12])
     func refusesAnOlderStore(format: UInt32) throws {
         let dir = temporaryDirectory()
         defer { removeDirectory(dir) }
         do {
             let store = try Store.open(at: dir)
-            // As a store of an older format holds it: the 4 bytes bare, without the seal format 12 added.
-            let bare = Database(dbi: store.dbs.meta.dbi, name: store.dbs.meta.name)
-            try store.env.transaction(write: true) { txn in try txn.putUInt32(bare, Layout.metaFormat, format) }
+            // As a store of an older format holds it: before format 12, the 4 bytes bare, without the seal format 12
+            // added.
+            let meta = format < 12 ? Database(dbi: store.dbs.meta.dbi, name: store.dbs.meta.name) : store.dbs.meta
+            try store.env.transaction(write: true) { txn in try txn.putUInt32(meta, Layout.metaFormat, format) }
             store.close()
         }
         let error = #expect(throws: StoreError.self) { try Store.open(at: dir) }
         #expect(error?.kind == .olderFormat(found: format, supported: Layout.formatVersion))
-        #expect(error.map { "\($0)".contains("format \(format)") && "\($0)".contains("no migration") } == true)
+        // The message names the commands that convert it.
+        #expect(
+            error.map {
+                "\($0)".contains("format \(format)") && "\($0)".contains("boardwalk export --db \(dir) --format batch")
+                    && "\($0)".contains("boardwalk ingest --db NEW")
+            } == true)
         #expect(error.map { "\($0)".contains(Layout.formerLayout(of: format)) } == true)
     }
 }

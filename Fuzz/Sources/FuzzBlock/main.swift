@@ -52,6 +52,13 @@ func checkSealedBlock(_ bytes: UnsafeRawBufferPointer, time: Int64, seq: UInt64)
         }
         return
     }
+    // The reader checks that the kind counts add up, not that they are the events' kinds (the store's check() reads
+    // every record for that): only a block whose counts are its events' kinds is the one a builder writes.
+    var codes: [UInt8: Int] = [:]
+    for (_, _, body) in events { codes[body.withUnsafeBytes { RecordFormat.kindCode(body: $0) }, default: 0] += 1 }
+    let counted = (try? EventBlockReader(bytes, firstTime: time, firstSeq: seq, checksumSeed: CRC32C()))
+        .map { Dictionary(uniqueKeysWithValues: $0.kindCounts.map { ($0.code, $0.count) }) }
+    guard counted == codes else { return }
     var builder = EventBlockBuilder(capacity: 16)
     builder.start(time: time, seq: seq)
     for (t, s, body) in events { body.withUnsafeBytes { builder.append(time: t, seq: s, body: $0) } }

@@ -25,6 +25,13 @@ extension EventField {
 
     /// Whether a block gives the field without reading a record: its group, and each event's time and seq.
     var isInBlockKeys: Bool { isPerGroup || self == .time || self == .seq }
+
+    /// Whether a block's kind counts give the field for each of their codes: `kind`, and `name` (except for
+    /// analytics names outside the known ones, whose events are read).
+    var isPerKind: Bool { self == .kind || self == .name }
+
+    /// Whether events of one block with one kind code have the same value of the field.
+    var isPerKindCode: Bool { isPerGroup || isPerKind }
 }
 
 extension Bound {
@@ -85,19 +92,31 @@ extension CheckedQuery {
 }
 
 /// An `events` count answered from the store's block keys and headers: the query counts rows (`count`, `top`,
-/// `histogram`, or `stats` of `count()` alone) grouped by values that are the same for every event of a block (expressions of `onboarding`
-/// and `screen`), and filters only on `onboarding`, `screen`, `time` and `seq`.
+/// `histogram`, or `stats` of `count()` alone) grouped by values that are the same for every event of a block with
+/// one kind code (expressions of `onboarding`, `screen`, `kind` and `name`), and filters only on those and on
+/// `time` and `seq`.
 ///
-/// The filters are split three ways, each exact: conjuncts that read only `onboarding` and `screen` are checked
-/// once per (onboarding, screen) group; `time` compared with a constant (`<`, `<=`, `>`, `>=`, `==`) is a time
-/// range, so a block inside it is counted from its header and a block it cuts is read for its events' times;
-/// any other conjunct (`time != …`, `seq < …`, an `or` mixing time and screen) is checked on each event's time
-/// and seq, read from its block's deltas. No record is decoded either way.
+/// The filters are split four ways, each exact: conjuncts that read only `onboarding` and `screen` are checked
+/// once per (onboarding, screen) group; conjuncts that also read `kind` or `name` once per group and kind code of
+/// the header's kind counts; `time` compared with a constant (`<`, `<=`, `>`, `>=`, `==`) is a time range, so a
+/// block inside it is counted from its header and a block it cuts is read for its events' times (and each event's
+/// kind code); any other conjunct (`time != …`, `seq < …`, an `or` mixing time and screen) is checked on each
+/// event's time and seq, read from its block's deltas. No record is decoded, but for an analytics event whose name
+/// is outside the known ones when the query reads `name` (its kind code does not say which name it is).
 struct BlockCountPlan: Sendable {
     /// Conjuncts that read only per-group fields.
     var groupFilters: [Bound]
+    /// Conjuncts that read `kind` or `name`, and otherwise only per-group fields.
+    var kindFilters: [Bound] = []
     /// Conjuncts checked on each event's time and seq (and its group).
     var eventFilters: [Bound]
+    /// Whether the keys or the filters read `kind` or `name`: counts are then taken per kind code.
+    var readsKinds = false
+    /// Whether they read `name`: events of an unknown analytics name are then read for it.
+    var readsNames = false
+    /// Whether a kind filter requires a known analytics name (`name == "screen_presented"`, `name in [...]` of known
+    /// names): events of an unknown analytics name are then not counted, and not read.
+    var unknownNamesFail = false
     /// The time range of the simple time comparisons, microseconds, inclusive; empty when `low > high`.
     var time: (low: Int64, high: Int64)
 
@@ -105,20 +124,24 @@ struct BlockCountPlan: Sendable {
     static func make(_ query: CheckedQuery, now: Timestamp) -> BlockCountPlan? {
         guard query.source == .events else { return nil }
         func perGroup(_ b: Bound) -> Bool { b.readsOnly(\.isPerGroup) }
+        func perKindCode(_ b: Bound) -> Bool { b.readsOnly(\.isPerKindCode) }
+        let keys: [Bound]
         switch query.reduction {
-        case .count(let by): guard by.allSatisfy({ perGroup($0.bound) }) else { return nil }
-        case .top(_, let key): guard perGroup(key.bound) else { return nil }
-        case .histogram(let value, _): guard perGroup(value.bound) else { return nil }
-        case .stats(let aggregates, let by, _) where aggregates.allSatisfy(\.countsRows):
-            guard by.allSatisfy({ perGroup($0.bound) }) else { return nil }
+        case .count(let by): keys = by.map(\.bound)
+        case .top(_, let key): keys = [key.bound]
+        case .histogram(let value, _): keys = [value.bound]
+        case .stats(let aggregates, let by, _) where aggregates.allSatisfy(\.countsRows): keys = by.map(\.bound)
         case .stats, .funnel, .paths, nil: return nil
         }
+        guard keys.allSatisfy(perKindCode) else { return nil }
         var conjuncts: [Bound] = []
         for filter in query.filters { filter.conjuncts(into: &conjuncts) }
         var plan = BlockCountPlan(groupFilters: [], eventFilters: [], time: (Int64.min, Int64.max))
         for conjunct in conjuncts {
             if perGroup(conjunct) {
                 plan.groupFilters.append(conjunct)
+            } else if perKindCode(conjunct) {
+                plan.kindFilters.append(conjunct)
             } else if let range = timeRange(conjunct, now: now) {
                 plan.time = (max(plan.time.low, range.low), min(plan.time.high, range.high))
             } else if conjunct.readsOnly(\.isInBlockKeys) {
@@ -127,7 +150,25 @@ struct BlockCountPlan: Sendable {
                 return nil
             }
         }
+        let read = keys + plan.kindFilters
+        plan.unknownNamesFail = plan.kindFilters.contains(where: requiresKnownName)
+        plan.readsKinds = !read.allSatisfy(perGroup)
+        plan.readsNames = !read.allSatisfy { $0.readsOnly { $0 != .name } }
         return plan
+    }
+
+    /// Whether `conjunct` holds only for events whose name is a known analytics name: `name` equal to one, or in a
+    /// list of them. (A kind's own name, `close`, may also be an unknown analytics name's.)
+    static func requiresKnownName(_ conjunct: Bound) -> Bool {
+        func isKnownName(_ b: Bound) -> Bool {
+            guard case .literal(.string(let s)) = b else { return false }
+            return AnalyticsName(rawValue: s) != nil
+        }
+        switch conjunct {
+        case .compare(.equal, .event(.name), let x), .compare(.equal, let x, .event(.name)): return isKnownName(x)
+        case .member(.event(.name), let items, negated: false): return items.allSatisfy(isKnownName)
+        default: return false
+        }
     }
 
     /// How the filters are checked, for `explain`: "1 condition once per (onboarding, screen) group; time
@@ -137,6 +178,9 @@ struct BlockCountPlan: Sendable {
         var parts: [String] = []
         if !groupFilters.isEmpty {
             parts.append("\(conditions(groupFilters.count)) once per (onboarding, screen) group")
+        }
+        if !kindFilters.isEmpty {
+            parts.append("\(conditions(kindFilters.count)) once per group and kind of the blocks' kind counts")
         }
         if time != (Int64.min, Int64.max) { parts.append("time comparisons as the time range") }
         if !eventFilters.isEmpty { parts.append("\(conditions(eventFilters.count)) on each event's time and seq") }

@@ -158,7 +158,8 @@ struct Executor {
                     }
                     statistics.blocksCounted += reads.counted
                     statistics.blocksRead += reads.timed
-                    statistics.eventsCounted += reads.events
+                    statistics.eventsCounted += reads.events - reads.records
+                    statistics.eventsRead += reads.records
                     break
                 }
                 if plan.leanEvents, let coded = plan.codedCount {

@@ -67,6 +67,22 @@ enum FieldCode {
         }
     }
 
+    /// The code of `kind` or `name` for the events a store block counts under `kindCode` (`RecordFormat.kindCode`:
+    /// kind and analytics name); nil when the kind code does not determine it (an analytics name outside the known
+    /// ones, a body that is no record) or for any other field.
+    static func code(_ field: EventField, kindCode blockCode: UInt8) -> UInt64? {
+        guard blockCode != RecordFormat.unclassifiedKindCode else { return nil }
+        let kind = UInt64(blockCode >> 4)
+        switch field {
+        case .kind: return kind
+        case .name:
+            if kind != kindCode(.analytics) { return kindName | kind }
+            let name = blockCode & 0x0F
+            return AnalyticsName(code: name) == nil ? nil : knownName | UInt64(name)
+        default: return nil
+        }
+    }
+
     /// The value of `field` whose code is `code`, strings resolved through `strings` (an id that does not
     /// resolve is absent; `element` and `reply` that resolve to the empty string are absent, rule 11).
     static func value(_ field: EventField, _ code: UInt64, strings: SnapshotStrings) -> Value {

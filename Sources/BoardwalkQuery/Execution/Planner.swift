@@ -257,10 +257,13 @@ struct Plan: Sendable {
             switch access {
             case .events
             where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && blockCounts != nil:
+                let kinds = blockCounts!.readsKinds
                 lines.append(
-                    "read: event blocks' keys and headers (onboarding, screen, first time; count, time span), no record "
-                        + "decoded: blocks inside the time range counted from their headers, blocks it cuts read for their events' times"
-                )
+                    "read: event blocks' keys and headers (onboarding, screen, first time; count, time span"
+                        + (kinds ? ", kind counts" : "") + "), no record decoded"
+                        + (blockCounts!.readsNames ? " but those of analytics names outside the known ones" : "")
+                        + ": blocks inside the time range counted from their headers, blocks it cuts read for their "
+                        + "events' times" + (kinds ? " and kinds" : ""))
             case .events
             where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents:
                 lines.append(

@@ -101,17 +101,22 @@ extension StoreEventSource {
         var timed = 0
         /// Events counted.
         var events = 0
+        /// Records read: events of an analytics name outside the known ones, when the query reads `name`.
+        var records = 0
     }
 
-    /// Counts the events of `ranges` that pass `plan`'s conditions, per (onboarding, screen) group, from block
-    /// keys and headers (``Snapshot/forEachBlock(onboarding:screens:time:_:)``); calls `body` once per group
-    /// with a nonzero count, with the group's field reader (`onboarding` and `screen`; absent for events without
-    /// a position) and the count.
+    /// Counts the events of `ranges` that pass `plan`'s conditions, per (onboarding, screen) group and, when the plan
+    /// reads `kind` or `name`, per kind code, from block keys and headers (``Snapshot/forEachBlock(onboarding:screens:time:_:)``);
+    /// calls `body` with the field reader of each such group (`onboarding` and `screen`, absent for events without a
+    /// position; `kind` and `name`) and its nonzero count. `body` may be called more than once with the same values
+    /// (the caller adds the counts).
     ///
-    /// No record is decoded, so nothing in a record is checked: a block counted from its header is not read at
-    /// all, a block read for its times is checked as far as its deltas (as ``Snapshot/forEachBlock`` says).
-    /// - Complexity: O(log N) per group in the ranges plus O(1) per block inside the time range, plus O(events)
-    ///   of the blocks the range cuts (or of every block when per-event conditions remain).
+    /// No record is decoded but those of an analytics name outside the known ones when the plan reads `name`, so
+    /// nothing else in a record is checked: a block counted from its header is not read at all, a block read for its
+    /// times is checked as far as its deltas (as ``Snapshot/forEachBlock`` says).
+    /// - Complexity: O(log N) per group in the ranges plus O(kind codes) per block inside the time range, plus
+    ///   O(events) of the blocks the range cuts (or of every block when per-event conditions remain, or that holds
+    ///   unknown analytics names the query reads).
     func countEvents(
         _ ranges: [ScanRange], _ plan: BlockCountPlan, now: Timestamp, cancellation: CancellationFlag?,
         text: String, _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void
@@ -121,21 +126,69 @@ extension StoreEventSource {
         try reading { snapshot in
             let strings = SnapshotStrings(snapshot)
             var group: (onboarding: StringID, screen: UInt16)? = nil
-            var onboarding = Value.null, screen = Value.null
+            var onboarding = Value.null, screen = Value.null, kind = Value.null, name = Value.null
             var passes = false
-            var count = 0
+            // The current group's counts per kind code (every event under code 0 when the plan reads no kind), the
+            // codes counted, and whether each code passes the kind filters (0 not yet known, 1 passes, 2 does not).
+            var counts = [Int](repeating: 0, count: 256)
+            var counted: [UInt8] = []
+            var codePasses = [UInt8](repeating: 0, count: 256)
             var ticker = CancellationTicker(cancellation: cancellation, text: text)
-            func groupLeaf(_ b: Bound) -> Value {
+            func leaf(_ b: Bound) -> Value {
                 switch b {
                 case .event(.onboarding): onboarding
                 case .event(.screen): screen
+                case .event(.kind): kind
+                case .event(.name): name
                 default: .null
                 }
             }
+            /// Sets `kind` and `name` to those of the events counted under `code`.
+            func describe(_ code: UInt8) {
+                guard plan.readsKinds else { return }
+                kind =
+                    FieldCode.code(.kind, kindCode: code).map { FieldCode.value(.kind, $0, strings: strings) } ?? .null
+                name =
+                    FieldCode.code(.name, kindCode: code).map { FieldCode.value(.name, $0, strings: strings) } ?? .null
+            }
+            /// Whether the events of `code` are counted or dropped by it (their kind and name from the code, or an
+            /// unknown analytics name that the filters refuse), or must be read.
+            func isResolved(_ code: UInt8) -> Bool {
+                !plan.readsKinds || (FieldCode.code(plan.readsNames ? .name : .kind, kindCode: code) != nil)
+                    || (plan.unknownNamesFail && FieldCode.code(.kind, kindCode: code) != nil)
+            }
+            func passesKindFilters(_ code: UInt8) -> Bool {
+                guard !plan.kindFilters.isEmpty else { return true }
+                if plan.unknownNamesFail, plan.readsNames, FieldCode.code(.name, kindCode: code) == nil { return false }
+                if codePasses[Int(code)] == 0 {
+                    describe(code)
+                    codePasses[Int(code)] = plan.kindFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue } ? 1 : 2
+                }
+                return codePasses[Int(code)] == 1
+            }
+            func add(_ code: UInt8, _ n: Int) {
+                if counts[Int(code)] == 0 { counted.append(code) }
+                counts[Int(code)] += n
+            }
             func flush() throws(QueryError) {
-                if count > 0 { try body(groupLeaf, count) }
-                reads.events += count
-                count = 0
+                for code in counted {
+                    describe(code)
+                    try body(leaf, counts[Int(code)])
+                    reads.events += counts[Int(code)]
+                    counts[Int(code)] = 0
+                }
+                counted.removeAll(keepingCapacity: true)
+            }
+            /// Counts an event whose kind code does not give its kind or name: read from its record.
+            func addRecord(_ block: StoredBlock) throws {
+                reads.records += 1
+                let record = block.record
+                let row = StoreFieldsRow(fields: try record.fields(), seq: record.seq, strings: strings)
+                kind = row.value(.kind)
+                name = row.value(.name)
+                guard plan.kindFilters.allSatisfy({ $0.evaluate(now: now, leaf).isTrue }) else { return }
+                try body(leaf, 1)
+                reads.events += 1
             }
             for range in ranges {
                 let lo = max(range.time.lowerBound, plan.time.low), hi = min(range.time.upperBound, plan.time.high)
@@ -148,13 +201,22 @@ extension StoreEventSource {
                             group = (block.keyOnboarding, block.keyScreen)
                             onboarding = block.onboarding.flatMap { strings.string($0) }.map(Value.string) ?? .null
                             screen = block.screenIndex.map { .integer(Int64($0)) } ?? .null
-                            passes = plan.groupFilters.allSatisfy { $0.evaluate(now: now, groupLeaf).isTrue }
+                            passes = plan.groupFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
+                            for i in codePasses.indices { codePasses[i] = 0 }
                         }
                         guard passes else { return true }
                         try ticker.tick(block.count)
-                        if plan.eventFilters.isEmpty && block.isInsideRange {
+                        var resolved = true
+                        if plan.readsKinds {
+                            block.forEachKindCount { code, _ in resolved = resolved && isResolved(code) }
+                        }
+                        if plan.eventFilters.isEmpty && block.isInsideRange && resolved {
                             reads.counted += 1
-                            count += block.count
+                            if plan.readsKinds {
+                                block.forEachKindCount { code, n in if passesKindFilters(code) { add(code, n) } }
+                            } else {
+                                add(0, block.count)
+                            }
                             return true
                         }
                         reads.timed += 1
@@ -163,10 +225,22 @@ extension StoreEventSource {
                                 switch b {
                                 case .event(.time): .time(Timestamp(microseconds: event.time))
                                 case .event(.seq): .integer(Int64(bitPattern: event.seq))
-                                default: groupLeaf(b)
+                                default: leaf(b)
                                 }
                             }
-                            if plan.eventFilters.allSatisfy({ $0.evaluate(now: now, eventLeaf).isTrue }) { count += 1 }
+                            guard plan.eventFilters.allSatisfy({ $0.evaluate(now: now, eventLeaf).isTrue }) else {
+                                continue
+                            }
+                            guard plan.readsKinds else {
+                                add(0, 1)
+                                continue
+                            }
+                            let code = block.kindCode
+                            if isResolved(code) {
+                                if passesKindFilters(code) { add(code, 1) }
+                            } else {
+                                try addRecord(block)
+                            }
                         }
                         return true
                     }

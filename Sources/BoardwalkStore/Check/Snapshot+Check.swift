@@ -43,7 +43,18 @@ extension Snapshot {
                         "\(db): the block at seq \(key.seq) spans \(block.lastTime &- block.firstTime) µs, more than a block may"
                     )
                 }
+                var kindCodes: [UInt8: Int] = [:]
+                defer {
+                    // Only a writer's error could make them differ: the checksum covers the header.
+                    let stored = Dictionary(uniqueKeysWithValues: block.kindCounts.map { ($0.code, $0.count) })
+                    if block.index == block.count, stored != kindCodes {
+                        report.add(
+                            "\(db): the block at seq \(key.seq) counts its events by kind as \(codeList(stored)), "
+                                + "but its events are \(codeList(kindCodes))")
+                    }
+                }
                 while try advance(&block, key) {
+                    kindCodes[RecordFormat.kindCode(body: block.body), default: 0] += 1
                     events += 1
                     report.eventsChecked += 1
                     let seq = block.seq
@@ -88,6 +99,11 @@ extension Snapshot {
             } catch {
                 report.add("\(db): \(naming(error))")
             }
+        }
+        // Kind codes and counts, in code order, as `0x01: 5, 0x10: 2`.
+        func codeList(_ counts: [UInt8: Int]) -> String {
+            counts.sorted { $0.key < $1.key }.map { "0x" + String($0.key, radix: 16) + ": \($0.value)" }
+                .joined(separator: ", ")
         }
         try txn.withCursor(dbs.events) { c in
             var found = try c.first()

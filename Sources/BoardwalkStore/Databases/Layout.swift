@@ -9,9 +9,9 @@ import BoardwalkStoreFormat
 /// times before 1970 (which the model does not produce, but a caller could) still sort first.
 enum Layout {
     /// The format this code writes (docs/storage.md, "The format on disk"). A store whose `meta/format` is larger is
-    /// refused at open, one whose format is smaller too, with what set its layout apart (``formerLayout(of:)``): there
-    /// is no migration, a store of an older format is re-imported.
-    static let formatVersion: UInt32 = 12
+    /// refused at open, one whose format is smaller too, with what set its layout apart (``formerLayout(of:)``) and the
+    /// commands that convert it: exported by the Boardwalk that wrote it, then ingested again.
+    static let formatVersion: UInt32 = 13
 
     /// What set an older format apart, for the message refusing it.
     static func formerLayout(of format: UInt32) -> String {
@@ -26,7 +26,8 @@ enum Layout {
         case 8: "blocks without a log, grown in place by every batch"
         case 9: "event blocks without checksums"
         case 10: "string chunks without checksums"
-        default: "no session_names index, and no checksums on the values of the session index, batches and meta"
+        case 11: "no session_names index, and no checksums on the values of the session index, batches and meta"
+        default: "event blocks without kind counts in their headers"
         }
     }
 

@@ -90,7 +90,8 @@ extension Snapshot {
                     continue
                 }
                 if reader.lastTime >= range.lo {
-                    var block = StoredBlock(key: key, reader: reader, lo: range.lo, hi: range.hi)
+                    var block = StoredBlock(
+                        key: key, reader: reader, lo: range.lo, hi: range.hi, stringLimit: stringCount)
                     guard try body(&block) else { return }
                 }
                 found = try c.next()

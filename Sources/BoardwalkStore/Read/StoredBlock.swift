@@ -16,12 +16,15 @@ package struct StoredBlock {
     let hi: Int64?
     /// An event at or past `hi` was reached: no later event of the block is in the range.
     var pastEnd = false
+    /// Strings in the dictionary when the snapshot began (for ``record``).
+    let stringLimit: StringID
 
-    init(key: EventKey, reader: EventBlockReader, lo: Int64, hi: Int64?) {
+    init(key: EventKey, reader: EventBlockReader, lo: Int64, hi: Int64?, stringLimit: StringID) {
         self.key = key
         self.reader = reader
         self.lo = lo
         self.hi = hi
+        self.stringLimit = stringLimit
     }
 
     /// The interned onboarding of the block's group; `nil` for the events without a position.
@@ -36,6 +39,24 @@ package struct StoredBlock {
     /// The first event's time (from the key) and the last one's (from the header), in microseconds.
     package var firstTime: Int64 { reader.firstTime }
     package var lastTime: Int64 { reader.lastTime }
+
+    /// Calls `body` with each kind code (`RecordFormat.kindCode(body:)`: kind and analytics name) that the block's
+    /// events have and the number of them, in increasing code order, from the header: all the block's events,
+    /// whatever the scan's range. The counts were checked to add up to ``count`` when the block was opened.
+    /// - Complexity: O(codes), at most 23; no event is read.
+    package func forEachKindCount(_ body: (_ code: UInt8, _ count: Int) throws -> Void) rethrows {
+        for entry in reader.kindCounts { try body(entry.code, entry.count) }
+    }
+
+    /// The kind code of the event ``next()`` returned last, read from its record's first bytes.
+    package var kindCode: UInt8 { RecordFormat.kindCode(body: reader.body) }
+
+    /// The event ``next()`` returned last, undecoded.
+    package var record: EventRecord {
+        EventRecord(
+            seq: reader.seq, time: reader.time, onboarding: key.onboarding, screen: key.screen, body: reader.body,
+            stringLimit: stringLimit)
+    }
 
     /// Whether every event of the block is inside the scan's time range (then ``count`` is the block's count in
     /// the range, and its events need not be read).

@@ -80,7 +80,8 @@ extension WriterState {
             if open
                 && (newGroup || time &- builder.firstTime >= Layout.blockSpan
                     || WriterState.exceeds(
-                        builder, time: time, seq: e.seq, bodyCount: e.body.count, target: blockTarget))
+                        builder, time: time, seq: e.seq, body: UnsafeRawBufferPointer(rebasing: bodies[e.body]),
+                        target: blockTarget))
             {
                 try putBlock(&c, blockKey, builder, logBatch: logBatch, &blockKeys, &tails)
                 if grow { masks.append(mask) }
@@ -107,7 +108,9 @@ extension WriterState {
                             checksumSeed: tail.key.checksumSeed)
                     }
                     if builder.canAppend(time: time, seq: e.seq),
-                        builder.byteCount(appending: time, seq: e.seq, bodyCount: e.body.count) <= blockTarget
+                        builder.byteCount(
+                            appending: time, seq: e.seq, body: UnsafeRawBufferPointer(rebasing: bodies[e.body]))
+                            <= blockTarget
                     {
                         blockKey = tail.key
                         open = true
@@ -147,16 +150,18 @@ extension WriterState {
         swap(&caches.pendingBlockTails, &pendingBlockTails)
     }
 
-    /// Whether appending an event (time, seq, a body of `bodyCount` bytes) would take `builder`'s block past
-    /// `target` bytes. An event adds at most 25 bytes besides its body (three varints), and
+    /// Whether appending an event (time, seq, `body`) would take `builder`'s block past `target` bytes. An event adds
+    /// at most 25 bytes besides its body (three varints) and 2 to the header's kind counts, and
     /// ``EventBlockBuilder/byteCountBound`` counts the longest header, so a block that far below the target needs
     /// no exact count: the exact one (about 100 instructions) runs only for the last few events of a block. The
-    /// bound reads one field; the exact `byteCount` it replaced here summed four varint sizes, ~47 instructions
+    /// bound reads two fields; the exact `byteCount` it replaced here summed four varint sizes, ~47 instructions
     /// per event with 100 000 sessions in flight.
     @inline(__always)
-    static func exceeds(_ builder: EventBlockBuilder, time: Int64, seq: UInt64, bodyCount: Int, target: Int) -> Bool {
-        if builder.byteCountBound &+ bodyCount &+ 25 <= target { return false }
-        return builder.byteCount(appending: time, seq: seq, bodyCount: bodyCount) > target
+    static func exceeds(
+        _ builder: EventBlockBuilder, time: Int64, seq: UInt64, body: UnsafeRawBufferPointer, target: Int
+    ) -> Bool {
+        if builder.byteCountBound &+ body.count &+ 27 <= target { return false }
+        return builder.byteCount(appending: time, seq: seq, body: body) > target
     }
 
     /// The newest block of a group (the last key of its range), if it has one: its key, value and last
