@@ -50,8 +50,11 @@ package struct EventBlockBuilder {
     @usableFromInline var tally: KindTally
 
     /// Room kept in front of the events for the checksum and the header: four varints of at most 10 bytes and the
-    /// longest kind counts (an entry count and 23 entries of at most 6 bytes).
-    @usableFromInline static var headerRoom: Int { EventBlockReader.checksumSize + 40 + 1 + 23 * 6 }
+    /// kind counts. It starts at ``initialHeaderRoom`` (room for 27 entries of 3 bytes) and grows, moving the events,
+    /// when the kind counts need more (many unknown analytics names in one block).
+    @usableFromInline var headerRoom: Int
+
+    @inlinable static var initialHeaderRoom: Int { 128 }
 
     /// An empty builder.
     package init(capacity: Int = 1 << 16) {
@@ -65,12 +68,13 @@ package struct EventBlockBuilder {
         minSeq = 0
         maxSeq = 0
         tally = KindTally()
+        headerRoom = EventBlockBuilder.initialHeaderRoom
     }
 
     /// Starts a new, empty block whose first event will have `time` and `seq`.
     @inlinable
     package mutating func start(time: Int64, seq: UInt64) {
-        used = EventBlockBuilder.headerRoom
+        used = headerRoom
         _count = 0
         _firstTime = time
         _firstSeq = seq
@@ -98,6 +102,7 @@ package struct EventBlockBuilder {
         let eventsStart = reader.reader.position
         var lastSeq = firstSeq
         while try reader.next() { lastSeq = reader.seq }
+        takeKindCounts(reader)
         storage = storage.copying(UnsafeRawBufferPointer(rebasing: bytes[eventsStart...]), to: used)
         used += bytes.count - eventsStart
         _count = reader.count
@@ -105,7 +110,6 @@ package struct EventBlockBuilder {
         self.lastSeq = lastSeq
         minSeq = reader.minSeq
         maxSeq = reader.maxSeq
-        for entry in reader.kindCounts { tally.add(entry.code, entry.count) }
     }
 
     /// ``resume(_:firstTime:firstSeq:)`` for a block whose last event's seq the caller already knows
@@ -129,6 +133,7 @@ package struct EventBlockBuilder {
                 offset: 0, reason: .invalidValue(field: "block last seq", value: Int64(bitPattern: lastSeq)))
         }
         let eventsStart = reader.reader.position
+        takeKindCounts(reader)
         storage = storage.copying(UnsafeRawBufferPointer(rebasing: bytes[eventsStart...]), to: used)
         used += bytes.count - eventsStart
         _count = reader.count
@@ -136,7 +141,28 @@ package struct EventBlockBuilder {
         self.lastSeq = lastSeq
         minSeq = reader.minSeq
         maxSeq = reader.maxSeq
-        for entry in reader.kindCounts { tally.add(entry.code, entry.count) }
+    }
+
+    /// Counts the kinds `reader`'s header counts, for an empty block about to take its events.
+    mutating func takeKindCounts(_ reader: EventBlockReader) {
+        for entry in reader.kindCounts { tally.add(entry.code, name: entry.name, entry.count) }
+        if tally.byteCount > headerRoom &- EventBlockReader.checksumSize &- 40 { growHeaderRoom() }
+    }
+
+    /// Makes the room in front of the events large enough for the kind counts, moving the events.
+    @usableFromInline
+    mutating func growHeaderRoom() {
+        var room = headerRoom
+        while tally.byteCount > room &- EventBlockReader.checksumSize &- 40 { room *= 2 }
+        let shift = room &- headerRoom
+        if used &+ shift > storage.capacity { storage = storage.grown(to: used &+ shift) }
+        // Through a copy: the two ranges overlap.
+        let events = [UInt8](UnsafeRawBufferPointer(start: storage.pointer + headerRoom, count: used &- headerRoom))
+        events.withUnsafeBytes {
+            storage.pointer.advanced(by: room).copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+        }
+        used &+= shift
+        headerRoom = room
     }
 
     /// The seq of the last event in the block so far (in (time, seq) order).
@@ -155,9 +181,11 @@ package struct EventBlockBuilder {
     @inlinable
     package func byteCount(appending time: Int64, seq: UInt64, body: UnsafeRawBufferPointer) -> Int {
         let bodyCount = body.count
+        let kind = RecordFormat.kindCode(body: body)
         if count == 0 {
             // Four one-byte header varints, one kind entry with a count of 1, two zero deltas.
-            return EventBlockReader.checksumSize + 4 + 3 + 2 + varintSize(UInt64(bodyCount)) + bodyCount
+            return EventBlockReader.checksumSize + 4 + KindTally.firstEntrySize(kind.code, name: kind.name) + 2
+                + varintSize(UInt64(bodyCount)) + bodyCount
         }
         let event =
             varintSize(UInt64(bitPattern: time &- lastTime)) + varintSize(zigzag(Int64(bitPattern: seq &- lastSeq)))
@@ -167,14 +195,14 @@ package struct EventBlockBuilder {
             + varintSize(UInt64(bitPattern: time &- firstTime))
             + varintSize(firstSeq &- Swift.min(minSeq, seq))
             + varintSize(Swift.max(maxSeq, seq) &- Swift.min(minSeq, seq))
-            + tally.byteCount(adding: RecordFormat.kindCode(body: body))
-        return used - EventBlockBuilder.headerRoom + event + header
+            + tally.byteCount(adding: kind.code, name: kind.name)
+        return used - headerRoom + event + header
     }
 
     /// The bytes the block will take if ``withBlock(checksumSeed:_:)`` is called now.
     @inlinable
     package var byteCount: Int {
-        used - EventBlockBuilder.headerRoom + headerSize
+        used - headerRoom + headerSize
     }
 
     /// An upper bound of ``byteCount`` that costs no varint sizes: the events' bytes plus the checksum, the longest
@@ -182,7 +210,7 @@ package struct EventBlockBuilder {
     /// the block is far from a limit checks this first and computes the exact count only near the limit.
     @inlinable
     package var byteCountBound: Int {
-        used &- EventBlockBuilder.headerRoom &+ EventBlockReader.checksumSize &+ 40 &+ tally.byteCount
+        used &- headerRoom &+ EventBlockReader.checksumSize &+ 40 &+ tally.byteCount
     }
 
     /// Appends an event. The first event must have the time and seq given to ``start(time:seq:)``, and
@@ -200,7 +228,9 @@ package struct EventBlockBuilder {
         w.varint(UInt64(body.count))
         if body.count > 0 { w.bytes(body) }
         used = w.position
-        tally.add(RecordFormat.kindCode(body: body))
+        let kind = RecordFormat.kindCode(body: body)
+        tally.add(kind.code, name: kind.name)
+        if _slowPath(tally.byteCount > headerRoom &- EventBlockReader.checksumSize &- 40) { growHeaderRoom() }
         _count += 1
         _lastTime = time
         lastSeq = seq
@@ -223,7 +253,7 @@ package struct EventBlockBuilder {
     /// - Complexity: O(bytes of the block), for the checksum (about 0.05 ns a byte).
     @inlinable
     package func withBlock<R>(checksumSeed: CRC32C, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        let start = EventBlockBuilder.headerRoom - headerSize
+        let start = headerRoom - headerSize
         let headerStart = start + EventBlockReader.checksumSize
         var w = ByteWriter(base: storage.pointer, position: headerStart)
         w.varint(UInt64(count))

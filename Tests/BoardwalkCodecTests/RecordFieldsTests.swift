@@ -151,21 +151,23 @@ import Testing
         }
     }
 
-    /// A body's kind code (what a store block counts it under) is its kind and, for analytics, its name code, as
-    /// the full view reads them; flipped bits and truncations give some code, never a trap.
+    /// A body's kind code (what a store block counts it under) is its kind and, for analytics, its name code (and
+    /// an unknown name's reference), as the full view reads them; flipped bits and truncations give some code, never
+    /// a trap.
     @Test func kindCodesAreTheKindAndNameOfTheRecord() throws {
-        func code(_ bytes: [UInt8]) -> UInt8 { bytes.withUnsafeBytes { RecordFormat.kindCode(body: $0) } }
+        func code(_ bytes: [UInt8]) -> UInt8 { bytes.withUnsafeBytes { RecordFormat.kindCode(body: $0).code } }
         var analyticsCodes = Set<UInt8>()
         for b in try Self.bodies(seed: 21, count: 400) {
             let view = try b.bytes.withUnsafeBytes { try RecordView(body: $0, header: b.header, stringLimit: b.limit) }
-            let expected: UInt8
+            let expected: (code: UInt8, name: StringID)
             switch view.analyticsName {
-            case .known(let name)?: expected = name.code
-            case .unknown?: expected = 15
-            case nil: expected = view.kind.code << 4
+            case .known(let name)?: expected = (name.code, RecordFormat.absent)
+            case .unknown(let ref)?: expected = (15, ref)
+            case nil: expected = (view.kind.code << 4, RecordFormat.absent)
             }
-            #expect(code(b.bytes) == expected, "\(b.event)")
-            if view.kind == .analytics { analyticsCodes.insert(expected) }
+            let got = b.bytes.withUnsafeBytes { RecordFormat.kindCode(body: $0) }
+            #expect(got == expected, "\(b.event)")
+            if view.kind == .analytics { analyticsCodes.insert(expected.code) }
             var flipped = b.bytes
             for bit in 0..<(flipped.count * 8) {
                 flipped[bit / 8] ^= 1 << (bit % 8)
@@ -174,7 +176,7 @@ import Testing
             }
             for n in 0..<b.bytes.count { _ = code(Array(b.bytes[0..<n])) }
         }
-        #expect(analyticsCodes.count >= 5)
+        #expect(analyticsCodes.count >= 5 && analyticsCodes.contains(15))
         #expect(code([]) == RecordFormat.unclassifiedKindCode)
         #expect(code([0x27]) == RecordFormat.unclassifiedKindCode)  // kind 7
         #expect(code([0x40]) == RecordFormat.unclassifiedKindCode)  // version 2

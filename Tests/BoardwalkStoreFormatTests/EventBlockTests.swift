@@ -102,7 +102,8 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
     }
 
     /// Kind counts that do not describe a block are refused when it is opened, under a checksum that matches:
-    /// counts that do not add up to the events, codes out of order or unknown, a count of 0, too many entries.
+    /// counts that do not add up to the events, codes or names out of order, unknown codes, a count of 0, more entries
+    /// than events, a name reference of `0xFFFFFFFF`.
     @Test(
         arguments: [
             [1, 0x01, 1],  // one event counted, two in the block
@@ -113,7 +114,9 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
             [1, 0x70, 2],  // kind 7 does not exist
             [2, 0x01, 0, 0x02, 2],  // a count of 0
             [0],  // no entries
-            [24] + [UInt8](repeating: 0, count: 48),  // more entries than codes
+            [3, 0x01, 1, 0x02, 1, 0x03, 1],  // more entries than events
+            [2, 0x0F, 5, 1, 0x0F, 3, 1],  // unknown names out of order
+            [1, 0x0F, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 2],  // the reference no string has
             [1, 0x01],  // truncated
         ] as [[UInt8]])
     func malformedKindCountsAreRefused(counts: [UInt8]) throws {
@@ -230,6 +233,42 @@ private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstT
         #expect(
             events[0].body.withUnsafeBytes { empty.byteCount(appending: events[0].time, seq: events[0].seq, body: $0) }
                 == build([events[0]]).count)
+    }
+
+    /// Analytics names outside the known ones are counted per name (by reference, in increasing order); a block of
+    /// many such names grows the room in front of its events, and still rebuilds and resumes byte for byte.
+    @Test func unknownNamesAreCountedByReference() throws {
+        // `analytics` without fields, name code 15, then the name's reference: 300 names, 20 of them twice.
+        let events = (0..<320).map { i in
+            let ref = UInt64(i < 300 ? 1_000 + (i * 7919) % 300 : 1_000 + i - 300)
+            var body: [UInt8] = [0x20, 0, 0x0F]
+            var v = ref
+            while v >= 0x80 {
+                body.append(UInt8(v & 0x7F) | 0x80)
+                v >>= 7
+            }
+            body.append(UInt8(v))
+            return BlockEvent(time: Int64(i), seq: UInt64(i), body: body)
+        }
+        let bytes = build(events)
+        try bytes.withUnsafeBytes { raw in
+            let reader = try EventBlockReader(raw, firstTime: 0, firstSeq: 0, checksumSeed: CRC32C())
+            let entries = Array(reader.kindCounts)
+            #expect(entries.count == 300 && entries.allSatisfy { $0.code == 0x0F })
+            #expect(entries.map(\.name) == (1_000..<1_300).map { StringID($0) })
+            #expect(entries.map(\.count) == (0..<300).map { $0 < 20 ? 2 : 1 })
+        }
+        #expect(try read(bytes, firstTime: 0, firstSeq: 0) == events)
+        for cut in [1, 150, 319] {
+            var builder = EventBlockBuilder()
+            #expect(resume(&builder, build(Array(events[0..<cut])), firstTime: 0, firstSeq: 0) == nil)
+            for e in events[cut...] {
+                let predicted = e.body.withUnsafeBytes { builder.byteCount(appending: e.time, seq: e.seq, body: $0) }
+                e.body.withUnsafeBytes { builder.append(time: e.time, seq: e.seq, body: $0) }
+                #expect(builder.byteCount == predicted)
+            }
+            #expect(builder.withBlock(checksumSeed: CRC32C()) { Array($0) } == bytes, "cut at \(cut)")
+        }
     }
 
     /// A damaged block is not resumed: the error carries an offset, and the builder is left empty.

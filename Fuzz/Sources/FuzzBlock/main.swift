@@ -54,10 +54,15 @@ func checkSealedBlock(_ bytes: UnsafeRawBufferPointer, time: Int64, seq: UInt64)
     }
     // The reader checks that the kind counts add up, not that they are the events' kinds (the store's check() reads
     // every record for that): only a block whose counts are its events' kinds is the one a builder writes.
-    var codes: [UInt8: Int] = [:]
-    for (_, _, body) in events { codes[body.withUnsafeBytes { RecordFormat.kindCode(body: $0) }, default: 0] += 1 }
+    var codes: [UInt64: Int] = [:]
+    for (_, _, body) in events {
+        let kind = body.withUnsafeBytes { RecordFormat.kindCode(body: $0) }
+        codes[UInt64(kind.code) << 32 | UInt64(kind.name), default: 0] += 1
+    }
     let counted = (try? EventBlockReader(bytes, firstTime: time, firstSeq: seq, checksumSeed: CRC32C()))
-        .map { Dictionary(uniqueKeysWithValues: $0.kindCounts.map { ($0.code, $0.count) }) }
+        .map {
+            Dictionary(uniqueKeysWithValues: $0.kindCounts.map { (UInt64($0.code) << 32 | UInt64($0.name), $0.count) })
+        }
     guard counted == codes else { return }
     var builder = EventBlockBuilder(capacity: 16)
     builder.start(time: time, seq: seq)

@@ -26,11 +26,10 @@ extension EventField {
     /// Whether a block gives the field without reading a record: its group, and each event's time and seq.
     var isInBlockKeys: Bool { isPerGroup || self == .time || self == .seq }
 
-    /// Whether a block's kind counts give the field for each of their codes: `kind`, and `name` (except for
-    /// analytics names outside the known ones, whose events are read).
+    /// Whether a block's kind counts give the field for each of their entries: `kind` and `name`.
     var isPerKind: Bool { self == .kind || self == .name }
 
-    /// Whether events of one block with one kind code have the same value of the field.
+    /// Whether events of one block with one entry of its kind counts have the same value of the field.
     var isPerKindCode: Bool { isPerGroup || isPerKind }
 }
 
@@ -97,12 +96,12 @@ extension CheckedQuery {
 /// `time` and `seq`.
 ///
 /// The filters are split four ways, each exact: conjuncts that read only `onboarding` and `screen` are checked
-/// once per (onboarding, screen) group; conjuncts that also read `kind` or `name` once per group and kind code of
-/// the header's kind counts; `time` compared with a constant (`<`, `<=`, `>`, `>=`, `==`) is a time range, so a
+/// once per (onboarding, screen) group; conjuncts that also read `kind` or `name` once per group and kind (kind code,
+/// and name for an unknown analytics name) of the header's kind counts; `time` compared with a constant (`<`, `<=`, `>`, `>=`, `==`) is a time range, so a
 /// block inside it is counted from its header and a block it cuts is read for its events' times (and each event's
 /// kind code); any other conjunct (`time != …`, `seq < …`, an `or` mixing time and screen) is checked on each
-/// event's time and seq, read from its block's deltas. No record is decoded, but for an analytics event whose name
-/// is outside the known ones when the query reads `name` (its kind code does not say which name it is).
+/// event's time and seq, read from its block's deltas. No record is decoded (a block's kind counts name each analytics
+/// name outside the known ones by its string).
 struct BlockCountPlan: Sendable {
     /// Conjuncts that read only per-group fields.
     var groupFilters: [Bound]
@@ -110,13 +109,11 @@ struct BlockCountPlan: Sendable {
     var kindFilters: [Bound] = []
     /// Conjuncts checked on each event's time and seq (and its group).
     var eventFilters: [Bound]
-    /// Whether the keys or the filters read `kind` or `name`: counts are then taken per kind code.
+    /// Whether the keys or the filters read `kind` or `name`: counts are then taken per kind and name.
     var readsKinds = false
-    /// Whether they read `name`: events of an unknown analytics name are then read for it.
-    var readsNames = false
-    /// Whether a kind filter requires a known analytics name (`name == "screen_presented"`, `name in [...]` of known
-    /// names): events of an unknown analytics name are then not counted, and not read.
-    var unknownNamesFail = false
+
+    /// The kind code of an analytics name outside the known ones, which block headers count per name.
+    static let unknownNameCode: UInt8 = 0x0F
     /// The time range of the simple time comparisons, microseconds, inclusive; empty when `low > high`.
     var time: (low: Int64, high: Int64)
 
@@ -151,24 +148,8 @@ struct BlockCountPlan: Sendable {
             }
         }
         let read = keys + plan.kindFilters
-        plan.unknownNamesFail = plan.kindFilters.contains(where: requiresKnownName)
         plan.readsKinds = !read.allSatisfy(perGroup)
-        plan.readsNames = !read.allSatisfy { $0.readsOnly { $0 != .name } }
         return plan
-    }
-
-    /// Whether `conjunct` holds only for events whose name is a known analytics name: `name` equal to one, or in a
-    /// list of them. (A kind's own name, `close`, may also be an unknown analytics name's.)
-    static func requiresKnownName(_ conjunct: Bound) -> Bool {
-        func isKnownName(_ b: Bound) -> Bool {
-            guard case .literal(.string(let s)) = b else { return false }
-            return AnalyticsName(rawValue: s) != nil
-        }
-        switch conjunct {
-        case .compare(.equal, .event(.name), let x), .compare(.equal, let x, .event(.name)): return isKnownName(x)
-        case .member(.event(.name), let items, negated: false): return items.allSatisfy(isKnownName)
-        default: return false
-        }
     }
 
     /// How the filters are checked, for `explain`: "1 condition once per (onboarding, screen) group; time

@@ -158,8 +158,7 @@ struct Executor {
                     }
                     statistics.blocksCounted += reads.counted
                     statistics.blocksRead += reads.timed
-                    statistics.eventsCounted += reads.events - reads.records
-                    statistics.eventsRead += reads.records
+                    statistics.eventsCounted += reads.events
                     break
                 }
                 if plan.leanEvents, let coded = plan.codedCount {

@@ -261,7 +261,6 @@ struct Plan: Sendable {
                 lines.append(
                     "read: event blocks' keys and headers (onboarding, screen, first time; count, time span"
                         + (kinds ? ", kind counts" : "") + "), no record decoded"
-                        + (blockCounts!.readsNames ? " but those of analytics names outside the known ones" : "")
                         + ": blocks inside the time range counted from their headers, blocks it cuts read for their "
                         + "events' times" + (kinds ? " and kinds" : ""))
             case .events

@@ -101,22 +101,21 @@ extension StoreEventSource {
         var timed = 0
         /// Events counted.
         var events = 0
-        /// Records read: events of an analytics name outside the known ones, when the query reads `name`.
-        var records = 0
     }
 
     /// Counts the events of `ranges` that pass `plan`'s conditions, per (onboarding, screen) group and, when the plan
-    /// reads `kind` or `name`, per kind code, from block keys and headers (``Snapshot/forEachBlock(onboarding:screens:time:_:)``);
-    /// calls `body` with the field reader of each such group (`onboarding` and `screen`, absent for events without a
-    /// position; `kind` and `name`) and its nonzero count. `body` may be called more than once with the same values
-    /// (the caller adds the counts).
+    /// reads `kind` or `name`, per kind and name, from block keys and headers
+    /// (``Snapshot/forEachBlock(onboarding:screens:time:_:)``); calls `body` with the field reader of each such group
+    /// (`onboarding` and `screen`, absent for events without a position; `kind` and `name`) and its nonzero count.
+    /// `body` may be called more than once with the same values (the caller adds the counts).
     ///
-    /// No record is decoded but those of an analytics name outside the known ones when the plan reads `name`, so
-    /// nothing else in a record is checked: a block counted from its header is not read at all, a block read for its
-    /// times is checked as far as its deltas (as ``Snapshot/forEachBlock`` says).
-    /// - Complexity: O(log N) per group in the ranges plus O(kind codes) per block inside the time range, plus
-    ///   O(events) of the blocks the range cuts (or of every block when per-event conditions remain, or that holds
-    ///   unknown analytics names the query reads).
+    /// No record is decoded, so nothing in a record is checked: a block counted from its header is not read at all, a
+    /// block read for its times is checked as far as its deltas (as ``Snapshot/forEachBlock`` says), and each of its
+    /// events' kinds is read from the record's first bytes.
+    /// - Throws: `.source` errors for damage; a block whose kind counts hold an event that is no record, when the
+    ///   plan reads kinds.
+    /// - Complexity: O(log N) per group in the ranges plus O(kinds) per block inside the time range, plus O(events)
+    ///   of the blocks the range cuts (or of every block when per-event conditions remain).
     func countEvents(
         _ ranges: [ScanRange], _ plan: BlockCountPlan, now: Timestamp, cancellation: CancellationFlag?,
         text: String, _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void
@@ -128,11 +127,16 @@ extension StoreEventSource {
             var group: (onboarding: StringID, screen: UInt16)? = nil
             var onboarding = Value.null, screen = Value.null, kind = Value.null, name = Value.null
             var passes = false
-            // The current group's counts per kind code (every event under code 0 when the plan reads no kind), the
-            // codes counted, and whether each code passes the kind filters (0 not yet known, 1 passes, 2 does not).
+            // The current group's counts: per known kind code (every event under code 0 when the plan reads no kind),
+            // and per unknown analytics name; the codes counted.
             var counts = [Int](repeating: 0, count: 256)
             var counted: [UInt8] = []
+            var unknownCounts: [(name: StringID, count: Int)] = []
+            // Whether each known code and unknown name passes the kind filters (known codes: 0 not yet known, 1
+            // passes, 2 does not); kept across groups unless the kind filters read the group's fields too.
             var codePasses = [UInt8](repeating: 0, count: 256)
+            var namePasses: [StringID: Bool] = [:]
+            let kindFiltersReadGroups = plan.kindFilters.contains { !$0.readsOnly(\.isPerKind) }
             var ticker = CancellationTicker(cancellation: cancellation, text: text)
             func leaf(_ b: Bound) -> Value {
                 switch b {
@@ -143,52 +147,64 @@ extension StoreEventSource {
                 default: .null
                 }
             }
-            /// Sets `kind` and `name` to those of the events counted under `code`.
-            func describe(_ code: UInt8) {
+            /// Sets `kind` and `name` to those of the events of `code` and, for an unknown analytics name, `unknown`.
+            func describe(_ code: UInt8, _ unknown: StringID?) {
                 guard plan.readsKinds else { return }
                 kind =
                     FieldCode.code(.kind, kindCode: code).map { FieldCode.value(.kind, $0, strings: strings) } ?? .null
-                name =
-                    FieldCode.code(.name, kindCode: code).map { FieldCode.value(.name, $0, strings: strings) } ?? .null
+                if let unknown {
+                    name = FieldCode.value(.name, UInt64(unknown), strings: strings)
+                } else {
+                    name =
+                        FieldCode.code(.name, kindCode: code).map { FieldCode.value(.name, $0, strings: strings) }
+                        ?? .null
+                }
             }
-            /// Whether the events of `code` are counted or dropped by it (their kind and name from the code, or an
-            /// unknown analytics name that the filters refuse), or must be read.
-            func isResolved(_ code: UInt8) -> Bool {
-                !plan.readsKinds || (FieldCode.code(plan.readsNames ? .name : .kind, kindCode: code) != nil)
-                    || (plan.unknownNamesFail && FieldCode.code(.kind, kindCode: code) != nil)
-            }
-            func passesKindFilters(_ code: UInt8) -> Bool {
+            func passesKindFilters(_ code: UInt8, _ unknown: StringID?) -> Bool {
                 guard !plan.kindFilters.isEmpty else { return true }
-                if plan.unknownNamesFail, plan.readsNames, FieldCode.code(.name, kindCode: code) == nil { return false }
+                if let unknown {
+                    if let known = namePasses[unknown] { return known }
+                    describe(code, unknown)
+                    let result = plan.kindFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
+                    namePasses[unknown] = result
+                    return result
+                }
                 if codePasses[Int(code)] == 0 {
-                    describe(code)
+                    describe(code, nil)
                     codePasses[Int(code)] = plan.kindFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue } ? 1 : 2
                 }
                 return codePasses[Int(code)] == 1
             }
-            func add(_ code: UInt8, _ n: Int) {
+            func add(_ code: UInt8, _ unknown: StringID?, _ n: Int) throws {
+                if plan.readsKinds, code == RecordFormat.unclassifiedKindCode {
+                    throw StoreError(.corrupt, "a block holds an event whose record is no record of this version")
+                }
+                guard passesKindFilters(code, unknown) else { return }
+                if let unknown {
+                    if let i = unknownCounts.firstIndex(where: { $0.name == unknown }) {
+                        unknownCounts[i].count += n
+                    } else {
+                        unknownCounts.append((unknown, n))
+                    }
+                    return
+                }
                 if counts[Int(code)] == 0 { counted.append(code) }
                 counts[Int(code)] += n
             }
             func flush() throws(QueryError) {
                 for code in counted {
-                    describe(code)
+                    describe(code, nil)
                     try body(leaf, counts[Int(code)])
                     reads.events += counts[Int(code)]
                     counts[Int(code)] = 0
                 }
                 counted.removeAll(keepingCapacity: true)
-            }
-            /// Counts an event whose kind code does not give its kind or name: read from its record.
-            func addRecord(_ block: StoredBlock) throws {
-                reads.records += 1
-                let record = block.record
-                let row = StoreFieldsRow(fields: try record.fields(), seq: record.seq, strings: strings)
-                kind = row.value(.kind)
-                name = row.value(.name)
-                guard plan.kindFilters.allSatisfy({ $0.evaluate(now: now, leaf).isTrue }) else { return }
-                try body(leaf, 1)
-                reads.events += 1
+                for (unknown, n) in unknownCounts {
+                    describe(BlockCountPlan.unknownNameCode, unknown)
+                    try body(leaf, n)
+                    reads.events += n
+                }
+                unknownCounts.removeAll(keepingCapacity: true)
             }
             for range in ranges {
                 let lo = max(range.time.lowerBound, plan.time.low), hi = min(range.time.upperBound, plan.time.high)
@@ -202,20 +218,19 @@ extension StoreEventSource {
                             onboarding = block.onboarding.flatMap { strings.string($0) }.map(Value.string) ?? .null
                             screen = block.screenIndex.map { .integer(Int64($0)) } ?? .null
                             passes = plan.groupFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
-                            for i in codePasses.indices { codePasses[i] = 0 }
+                            if kindFiltersReadGroups {
+                                for i in codePasses.indices { codePasses[i] = 0 }
+                                namePasses.removeAll(keepingCapacity: true)
+                            }
                         }
                         guard passes else { return true }
                         try ticker.tick(block.count)
-                        var resolved = true
-                        if plan.readsKinds {
-                            block.forEachKindCount { code, _ in resolved = resolved && isResolved(code) }
-                        }
-                        if plan.eventFilters.isEmpty && block.isInsideRange && resolved {
+                        if plan.eventFilters.isEmpty && block.isInsideRange {
                             reads.counted += 1
                             if plan.readsKinds {
-                                block.forEachKindCount { code, n in if passesKindFilters(code) { add(code, n) } }
+                                try block.forEachKindCount { code, unknown, n in try add(code, unknown, n) }
                             } else {
-                                add(0, block.count)
+                                try add(0, nil, block.count)
                             }
                             return true
                         }
@@ -231,15 +246,11 @@ extension StoreEventSource {
                             guard plan.eventFilters.allSatisfy({ $0.evaluate(now: now, eventLeaf).isTrue }) else {
                                 continue
                             }
-                            guard plan.readsKinds else {
-                                add(0, 1)
-                                continue
-                            }
-                            let code = block.kindCode
-                            if isResolved(code) {
-                                if passesKindFilters(code) { add(code, 1) }
+                            if plan.readsKinds {
+                                let kind = try block.kind()
+                                try add(kind.code, kind.name, 1)
                             } else {
-                                try addRecord(block)
+                                try add(0, nil, 1)
                             }
                         }
                         return true

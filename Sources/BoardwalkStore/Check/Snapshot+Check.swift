@@ -43,10 +43,12 @@ extension Snapshot {
                         "\(db): the block at seq \(key.seq) spans \(block.lastTime &- block.firstTime) µs, more than a block may"
                     )
                 }
-                var kindCodes: [UInt8: Int] = [:]
+                // Per kind code and unknown name (``kindKey``), the events.
+                var kindCodes: [UInt64: Int] = [:]
                 defer {
                     // Only a writer's error could make them differ: the checksum covers the header.
-                    let stored = Dictionary(uniqueKeysWithValues: block.kindCounts.map { ($0.code, $0.count) })
+                    let stored = Dictionary(
+                        uniqueKeysWithValues: block.kindCounts.map { (kindKey($0.code, $0.name), $0.count) })
                     if block.index == block.count, stored != kindCodes {
                         report.add(
                             "\(db): the block at seq \(key.seq) counts its events by kind as \(codeList(stored)), "
@@ -54,7 +56,8 @@ extension Snapshot {
                     }
                 }
                 while try advance(&block, key) {
-                    kindCodes[RecordFormat.kindCode(body: block.body), default: 0] += 1
+                    let kind = RecordFormat.kindCode(body: block.body)
+                    kindCodes[kindKey(kind.code, kind.name), default: 0] += 1
                     events += 1
                     report.eventsChecked += 1
                     let seq = block.seq
@@ -100,10 +103,15 @@ extension Snapshot {
                 report.add("\(db): \(naming(error))")
             }
         }
-        // Kind codes and counts, in code order, as `0x01: 5, 0x10: 2`.
-        func codeList(_ counts: [UInt8: Int]) -> String {
-            counts.sorted { $0.key < $1.key }.map { "0x" + String($0.key, radix: 16) + ": \($0.value)" }
-                .joined(separator: ", ")
+        // A kind code and the reference of an unknown analytics name (absent for any other code), as one key.
+        func kindKey(_ code: UInt8, _ name: StringID) -> UInt64 { UInt64(code) << 32 | UInt64(name) }
+        // Kind codes and counts, in code order, as `0x1: 5, 0xf (string 12): 1, 0x10: 2`.
+        func codeList(_ counts: [UInt64: Int]) -> String {
+            counts.sorted { $0.key < $1.key }.map {
+                let name = StringID(truncatingIfNeeded: $0.key)
+                return "0x" + String($0.key >> 32, radix: 16) + (name == RecordFormat.absent ? "" : " (string \(name))")
+                    + ": \($0.value)"
+            }.joined(separator: ", ")
         }
         try txn.withCursor(dbs.events) { c in
             var found = try c.first()

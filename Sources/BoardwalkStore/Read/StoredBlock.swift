@@ -41,15 +41,36 @@ package struct StoredBlock {
     package var lastTime: Int64 { reader.lastTime }
 
     /// Calls `body` with each kind code (`RecordFormat.kindCode(body:)`: kind and analytics name) that the block's
-    /// events have and the number of them, in increasing code order, from the header: all the block's events,
+    /// events have, the string id of the name for an analytics name outside the known ones (code 15; else `nil`) and
+    /// the number of those events, in increasing (code, name) order, from the header: all the block's events,
     /// whatever the scan's range. The counts were checked to add up to ``count`` when the block was opened.
-    /// - Complexity: O(codes), at most 23; no event is read.
-    package func forEachKindCount(_ body: (_ code: UInt8, _ count: Int) throws -> Void) rethrows {
-        for entry in reader.kindCounts { try body(entry.code, entry.count) }
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a name id past the snapshot's strings, and
+    ///   whatever `body` throws.
+    /// - Complexity: O(entries); no event is read.
+    package func forEachKindCount(_ body: (_ code: UInt8, _ name: StringID?, _ count: Int) throws -> Void) throws {
+        for entry in reader.kindCounts {
+            try body(entry.code, try checkedName(entry.name), entry.count)
+        }
     }
 
-    /// The kind code of the event ``next()`` returned last, read from its record's first bytes.
-    package var kindCode: UInt8 { RecordFormat.kindCode(body: reader.body) }
+    /// The kind code of the event ``next()`` returned last, and the string id of an analytics name outside the known
+    /// ones, read from its record's first bytes.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a name id past the snapshot's strings.
+    package func kind() throws -> (code: UInt8, name: StringID?) {
+        let kind = RecordFormat.kindCode(body: reader.body)
+        return (kind.code, try checkedName(kind.name))
+    }
+
+    /// `name`, nil when absent; an id past the snapshot's strings throws.
+    private func checkedName(_ name: StringID) throws -> StringID? {
+        guard name != RecordFormat.absent else { return nil }
+        guard name < stringLimit else {
+            throw StoreError(
+                .corrupt,
+                "the block at seq \(key.seq) names string \(name), past the \(stringLimit) strings of the store")
+        }
+        return name
+    }
 
     /// The event ``next()`` returned last, undecoded.
     package var record: EventRecord {
