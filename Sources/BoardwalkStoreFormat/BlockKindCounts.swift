@@ -58,7 +58,7 @@ package struct BlockKindCounts: Sequence {
                 name = try r.varint()
                 guard name < UInt64(RecordFormat.absent) else {
                     throw CodecError(
-                        offset: codeAt, reason: .invalidValue(field: "block kind name", value: Int64(name)))
+                        offset: codeAt, reason: .invalidValue(field: "block kind name", value: Int64(bitPattern: name)))
                 }
             }
             let order = Int64(code) << 32 | Int64(name)

@@ -7,6 +7,7 @@ import BoardwalkModel
 // A block is
 //
 //     checksum: CRC-32C of the block's name (the store's key) and of everything after it   (4 bytes, LE)
+//     header checksum: CRC-32C of the block's name and of the header                  (4 bytes, LE)
 //     header: count ‖ time span ‖ first seq − min seq ‖ max seq − min seq        (4 varints)
 //             ‖ kind counts: entries varint, then per entry a code byte and a count varint (BlockKindCounts)
 //     count × [time delta varint][zigzag seq delta varint][body length varint][body]
@@ -146,14 +147,14 @@ package struct EventBlockBuilder {
     /// Counts the kinds `reader`'s header counts, for an empty block about to take its events.
     mutating func takeKindCounts(_ reader: EventBlockReader) {
         for entry in reader.kindCounts { tally.add(entry.code, name: entry.name, entry.count) }
-        if tally.byteCount > headerRoom &- EventBlockReader.checksumSize &- 40 { growHeaderRoom() }
+        if tally.byteCount > headerRoom &- EventBlockReader.headerStart &- 40 { growHeaderRoom() }
     }
 
     /// Makes the room in front of the events large enough for the kind counts, moving the events.
     @usableFromInline
     mutating func growHeaderRoom() {
         var room = headerRoom
-        while tally.byteCount > room &- EventBlockReader.checksumSize &- 40 { room *= 2 }
+        while tally.byteCount > room &- EventBlockReader.headerStart &- 40 { room *= 2 }
         let shift = room &- headerRoom
         if used &+ shift > storage.capacity { storage = storage.grown(to: used &+ shift) }
         // Through a copy: the two ranges overlap.
@@ -184,14 +185,14 @@ package struct EventBlockBuilder {
         let kind = RecordFormat.kindCode(body: body)
         if count == 0 {
             // Four one-byte header varints, one kind entry with a count of 1, two zero deltas.
-            return EventBlockReader.checksumSize + 4 + KindTally.firstEntrySize(kind.code, name: kind.name) + 2
+            return EventBlockReader.headerStart + 4 + KindTally.firstEntrySize(kind.code, name: kind.name) + 2
                 + varintSize(UInt64(bodyCount)) + bodyCount
         }
         let event =
             varintSize(UInt64(bitPattern: time &- lastTime)) + varintSize(zigzag(Int64(bitPattern: seq &- lastSeq)))
             + varintSize(UInt64(bodyCount)) + bodyCount
         let header =
-            EventBlockReader.checksumSize + varintSize(UInt64(count + 1))
+            EventBlockReader.headerStart + varintSize(UInt64(count + 1))
             + varintSize(UInt64(bitPattern: time &- firstTime))
             + varintSize(firstSeq &- Swift.min(minSeq, seq))
             + varintSize(Swift.max(maxSeq, seq) &- Swift.min(minSeq, seq))
@@ -210,7 +211,7 @@ package struct EventBlockBuilder {
     /// the block is far from a limit checks this first and computes the exact count only near the limit.
     @inlinable
     package var byteCountBound: Int {
-        used &- headerRoom &+ EventBlockReader.checksumSize &+ 40 &+ tally.byteCount
+        used &- headerRoom &+ EventBlockReader.headerStart &+ 40 &+ tally.byteCount
     }
 
     /// Appends an event. The first event must have the time and seq given to ``start(time:seq:)``, and
@@ -230,7 +231,7 @@ package struct EventBlockBuilder {
         used = w.position
         let kind = RecordFormat.kindCode(body: body)
         tally.add(kind.code, name: kind.name)
-        if _slowPath(tally.byteCount > headerRoom &- EventBlockReader.checksumSize &- 40) { growHeaderRoom() }
+        if _slowPath(tally.byteCount > headerRoom &- EventBlockReader.headerStart &- 40) { growHeaderRoom() }
         _count += 1
         _lastTime = time
         lastSeq = seq
@@ -238,23 +239,23 @@ package struct EventBlockBuilder {
         maxSeq = Swift.max(maxSeq, seq)
     }
 
-    /// The checksum and the header.
+    /// The checksums and the header.
     @inlinable
     var headerSize: Int {
-        EventBlockReader.checksumSize + varintSize(UInt64(count))
+        EventBlockReader.headerStart + varintSize(UInt64(count))
             + varintSize(UInt64(bitPattern: lastTime &- firstTime))
             + varintSize(firstSeq &- minSeq) + varintSize(maxSeq &- minSeq) + tally.byteCount
     }
 
-    /// Calls `body` with the finished block (checksum, header and events); the bytes are valid only inside `body`.
+    /// Calls `body` with the finished block (checksums, header and events); the bytes are valid only inside `body`.
     ///
-    /// The checksum continues `checksumSeed`, the checksum of the bytes that name the block where it is stored (the
+    /// Both checksums continue `checksumSeed`, the checksum of the bytes that name the block where it is stored (the
     /// store's key), so that a block read under another name fails its check as a damaged one does.
     /// - Complexity: O(bytes of the block), for the checksum (about 0.05 ns a byte).
     @inlinable
     package func withBlock<R>(checksumSeed: CRC32C, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let start = headerRoom - headerSize
-        let headerStart = start + EventBlockReader.checksumSize
+        let headerStart = start + EventBlockReader.headerStart
         var w = ByteWriter(base: storage.pointer, position: headerStart)
         w.varint(UInt64(count))
         w.varint(UInt64(bitPattern: lastTime &- firstTime))
@@ -263,6 +264,10 @@ package struct EventBlockBuilder {
         tally.write(&w)
         return try withExtendedLifetime(storage) {
             let block = UnsafeMutableRawBufferPointer(start: storage.pointer + start, count: used - start)
+            // The header's checksum first: the block's covers it.
+            StoredChecksum.seal(
+                UnsafeMutableRawBufferPointer(rebasing: block[StoredChecksum.size..<(headerRoom - start)]),
+                seed: checksumSeed)
             StoredChecksum.seal(block, seed: checksumSeed)
             return try body(UnsafeRawBufferPointer(block))
         }
@@ -290,6 +295,8 @@ package struct EventBlockReader {
     package let maxSeq: UInt64
     /// How many of the block's events have each kind (and analytics name), from the header.
     package let kindCounts: BlockKindCounts
+    /// The block's header, as read.
+    package let header: EventBlockHeader
     /// Events read so far.
     @usableFromInline var _index: Int = 0
     @inlinable package var index: Int { _index }
@@ -303,59 +310,36 @@ package struct EventBlockReader {
     @usableFromInline var seenMinSeq: UInt64
     @usableFromInline var seenMaxSeq: UInt64
 
-    /// Bytes of the checksum in front of the header.
+    /// Bytes of the block's checksum, in front of the header's checksum.
     @inlinable package static var checksumSize: Int { StoredChecksum.size }
+    /// Where the header starts: after the block's checksum and the header's.
+    @inlinable package static var headerStart: Int { 2 * StoredChecksum.size }
 
-    /// Checks the checksum of the block in `bytes`, whose first event has time `firstTime` and seq `firstSeq`, and
+    /// Checks the checksums of the block in `bytes`, whose first event has time `firstTime` and seq `firstSeq`, and
     /// reads its header.
     ///
     /// `checksumSeed` is the checksum of the bytes that name the block (the store's key), which the block's own
     /// checksum continues: a flipped bit anywhere in the block, or a block read under another key, fails here.
     /// - Throws: ``CodecError`` with ``CodecError/Reason/checksumMismatch(stored:computed:)`` at offset 0 when the
-    ///   checksum does not match; for a truncated or malformed header, a count the bytes cannot hold, or ranges
-    ///   that overflow.
+    ///   block's checksum does not match, at offset 4 when the header's does not; for a truncated or malformed
+    ///   header, a count the bytes cannot hold, or ranges that overflow.
     /// - Complexity: O(`bytes.count`) for the checksum (about 0.05 ns a byte), O(1) for the header.
     package init(
         _ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64, checksumSeed: CRC32C
     ) throws(CodecError) {
-        let checksumSize = StoredChecksum.size
         try StoredChecksum.verify(bytes, seed: checksumSeed)
+        let header = try EventBlockHeader(bytes, firstTime: firstTime, firstSeq: firstSeq, checksumSeed: checksumSeed)
         // `verify` threw for an empty value: there is a base address.
         let base = bytes.baseAddress!
-        var r = ByteReader(base: base, position: checksumSize, end: bytes.count)
-        let count = try r.varint()
-        // Each event takes at least three bytes (three one-byte varints and an empty body).
-        let limit = (bytes.count - checksumSize) / 3
-        guard count >= 1, count <= UInt64(limit) else {
-            throw CodecError(offset: checksumSize, reason: .oversizedCount(count: count, limit: limit))
-        }
-        var at = r.position
-        let span = try r.varint()
-        guard span <= UInt64(Int64.max), firstTime <= Int64.max - Int64(span) else {
-            throw CodecError(
-                offset: at, reason: .invalidValue(field: "block time span", value: Int64(bitPattern: span)))
-        }
-        at = r.position
-        let below = try r.varint()
-        guard below <= firstSeq else {
-            throw CodecError(offset: at, reason: .invalidValue(field: "block min seq", value: Int64(bitPattern: below)))
-        }
-        let minSeq = firstSeq - below
-        at = r.position
-        let seqSpan = try r.varint()
-        let (maxSeq, o2) = minSeq.addingReportingOverflow(seqSpan)
-        guard !o2, maxSeq >= firstSeq else {
-            throw CodecError(
-                offset: at, reason: .invalidValue(field: "block seq span", value: Int64(bitPattern: seqSpan)))
-        }
-        kindCounts = try BlockKindCounts.read(&r, count: count)
-        reader = r
-        self.count = Int(count)
+        reader = ByteReader(base: base, position: header.eventsStart, end: bytes.count)
+        count = header.count
         self.firstTime = firstTime
         self.firstSeq = firstSeq
-        lastTime = firstTime + Int64(span)
-        self.minSeq = minSeq
-        self.maxSeq = maxSeq
+        lastTime = header.lastTime
+        minSeq = header.minSeq
+        maxSeq = header.maxSeq
+        kindCounts = header.kindCounts
+        self.header = header
         _time = firstTime
         _seq = firstSeq
         _body = UnsafeRawBufferPointer(start: base, count: 0)
@@ -485,5 +469,78 @@ package struct EventBlockReader {
         reader.position += Int(length)
         _index += 1
         return true
+    }
+}
+
+/// The header of an event block, read and checked without the events: its own checksum (the second four bytes,
+/// covering the block's name and the header) is checked, not the block's, so a reader that needs only the counts,
+/// the time span and the kind counts touches the header's bytes alone. The events behind it are not checked: read
+/// them through ``EventBlockReader``, which checks the whole block.
+@usableFromInline
+package struct EventBlockHeader {
+    /// Events in the block.
+    package let count: Int
+    /// The last event's time (the first one's is the key's).
+    package let lastTime: Int64
+    /// The smallest and largest seq in the block.
+    package let minSeq: UInt64
+    package let maxSeq: UInt64
+    /// How many of the block's events have each kind (and analytics name).
+    package let kindCounts: BlockKindCounts
+    /// The offset of the first event.
+    package let eventsStart: Int
+
+    /// Reads the header of the block in `bytes` (whose first event has time `firstTime` and seq `firstSeq`) and checks
+    /// the header's checksum, which continues `checksumSeed` (the checksum of the block's name).
+    /// - Throws: ``CodecError`` with ``CodecError/Reason/checksumMismatch(stored:computed:)`` at offset 4 when the
+    ///   header's checksum does not match; for a truncated or malformed header, a count the bytes cannot hold, or
+    ///   ranges that overflow.
+    /// - Complexity: O(bytes of the header).
+    package init(
+        _ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64, checksumSeed: CRC32C
+    ) throws(CodecError) {
+        let headerStart = EventBlockReader.headerStart
+        guard let base = bytes.baseAddress, bytes.count > headerStart else {
+            throw CodecError(offset: 0, reason: .truncated)
+        }
+        var r = ByteReader(base: base, position: headerStart, end: bytes.count)
+        let count = try r.varint()
+        // Each event takes at least three bytes (three one-byte varints and an empty body).
+        let limit = (bytes.count - headerStart) / 3
+        guard count >= 1, count <= UInt64(limit) else {
+            throw CodecError(offset: headerStart, reason: .oversizedCount(count: count, limit: limit))
+        }
+        var at = r.position
+        let span = try r.varint()
+        guard span <= UInt64(Int64.max), firstTime <= Int64.max - Int64(span) else {
+            throw CodecError(
+                offset: at, reason: .invalidValue(field: "block time span", value: Int64(bitPattern: span)))
+        }
+        at = r.position
+        let below = try r.varint()
+        guard below <= firstSeq else {
+            throw CodecError(offset: at, reason: .invalidValue(field: "block min seq", value: Int64(bitPattern: below)))
+        }
+        let minSeq = firstSeq - below
+        at = r.position
+        let seqSpan = try r.varint()
+        let (maxSeq, o2) = minSeq.addingReportingOverflow(seqSpan)
+        guard !o2, maxSeq >= firstSeq else {
+            throw CodecError(
+                offset: at, reason: .invalidValue(field: "block seq span", value: Int64(bitPattern: seqSpan)))
+        }
+        kindCounts = try BlockKindCounts.read(&r, count: count)
+        do {
+            let checksumSize = StoredChecksum.size
+            try StoredChecksum.verify(
+                UnsafeRawBufferPointer(rebasing: bytes[checksumSize..<r.position]), seed: checksumSeed)
+        } catch {
+            throw CodecError(offset: StoredChecksum.size, reason: error.reason)
+        }
+        self.count = Int(count)
+        lastTime = firstTime + Int64(span)
+        self.minSeq = minSeq
+        self.maxSeq = maxSeq
+        eventsStart = r.position
     }
 }

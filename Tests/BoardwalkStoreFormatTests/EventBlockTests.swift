@@ -25,10 +25,12 @@ private func build(_ events: [BlockEvent], name: [UInt8] = []) -> [UInt8] {
     return bytes
 }
 
-/// `payload` (a header and events) with the checksum in front that makes it pass, under an empty name.
-private func sealed(_ payload: [UInt8]) -> [UInt8] {
-    let crc = payload.withUnsafeBytes { CRC32C.checksum($0) }
-    return withUnsafeBytes(of: crc.littleEndian) { Array($0) } + payload
+/// `header` and `events` with the checksums in front that make them pass (the block's, then the header's), under an
+/// empty name.
+private func sealed(header: [UInt8], events: [UInt8]) -> [UInt8] {
+    func le(_ crc: UInt32) -> [UInt8] { withUnsafeBytes(of: crc.littleEndian) { Array($0) } }
+    let headed = le(header.withUnsafeBytes { CRC32C.checksum($0) }) + header + events
+    return le(headed.withUnsafeBytes { CRC32C.checksum($0) }) + headed
 }
 
 private func read(
@@ -89,9 +91,9 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
         // events' deltas, lengths and bodies.
         #expect(
             bytes
-                == sealed([
-                    3, 15, 3, 7, 3, 0x01, 1, 0x20, 1, 0xFF, 1, 0, 0, 3, 0x20, 0, 1, 0, 8, 2, 0x22, 5, 15, 13, 0,
-                ]))
+                == sealed(
+                    header: [3, 15, 3, 7, 3, 0x01, 1, 0x20, 1, 0xFF, 1],
+                    events: [0, 0, 3, 0x20, 0, 1, 0, 8, 2, 0x22, 5, 15, 13, 0]))
         try bytes.withUnsafeBytes { raw in
             let reader = try EventBlockReader(raw, firstTime: 10, firstSeq: 5, checksumSeed: CRC32C())
             #expect(reader.count == 3 && reader.lastTime == 25 && reader.minSeq == 2 && reader.maxSeq == 9)
@@ -117,13 +119,17 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
             [3, 0x01, 1, 0x02, 1, 0x03, 1],  // more entries than events
             [2, 0x0F, 5, 1, 0x0F, 3, 1],  // unknown names out of order
             [1, 0x0F, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 2],  // the reference no string has
+        [1, 0x0F] + [UInt8](repeating: 0xFF, count: 9) + [0x01, 2],  // a reference past 32 bits
             [1, 0x01],  // truncated
         ] as [[UInt8]])
     func malformedKindCountsAreRefused(counts: [UInt8]) throws {
         // Two events (time span 1, seqs 0 and 1) with empty bodies, after the given kind counts.
-        let block = sealed([2, 1, 0, 1] + counts + [0, 0, 0, 1, 2, 0])
+        let block = sealed(header: [2, 1, 0, 1] + counts, events: [0, 0, 0, 1, 2, 0])
         #expect(throws: CodecError.self) { try read(block, firstTime: 0, firstSeq: 0) }
-        #expect(try read(sealed([2, 1, 0, 1, 1, 0xFF, 2, 0, 0, 0, 1, 2, 0]), firstTime: 0, firstSeq: 0).count == 2)
+        #expect(
+            try read(sealed(header: [2, 1, 0, 1, 1, 0xFF, 2], events: [0, 0, 0, 1, 2, 0]), firstTime: 0, firstSeq: 0)
+                .count
+                == 2)
     }
 
     /// Every proper prefix and every single-byte change of a block fails, with an offset inside the bytes: the
@@ -174,10 +180,10 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
         #expect(throws: CodecError.self) { try read(bytes, firstTime: 100, firstSeq: 2) }
         #expect(throws: CodecError.self) { try read(bytes, firstTime: Int64.max - 10, firstSeq: 7) }
         #expect(throws: CodecError.self) { try read([], firstTime: 0, firstSeq: 0) }
-        #expect(throws: CodecError.self) { try read(sealed([]), firstTime: 0, firstSeq: 0) }
+        #expect(throws: CodecError.self) { try read(sealed(header: [], events: []), firstTime: 0, firstSeq: 0) }
         // A count the bytes cannot hold, under a checksum that matches.
         let oversized = #expect(throws: CodecError.self) {
-            try read(sealed([100, 0, 0, 0, 0, 0, 0]), firstTime: 0, firstSeq: 0)
+            try read(sealed(header: [100, 0, 0, 0], events: [0, 0, 0]), firstTime: 0, firstSeq: 0)
         }
         guard case .oversizedCount = oversized?.reason else {
             Issue.record("expected an oversized count, got \(String(describing: oversized))")
@@ -347,17 +353,26 @@ private func stepBothWays(_ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64, 
     func damagedBlocksFailTheSameBothWays(seed: UInt64) {
         var rng = SplitMix64(seed: seed)
         let events = variedEvents(&rng, count: 24)
-        let payload = Array(build(events).dropFirst(EventBlockReader.checksumSize))
+        let block = build(events)
         let (time, seq) = (events[0].time, events[0].seq)
+        // The header and the events, without the checksums; each damaged copy is sealed again over the same split.
+        let headerEnd = block.withUnsafeBytes { raw in
+            (try? EventBlockHeader(raw, firstTime: time, firstSeq: seq, checksumSeed: CRC32C()))?.eventsStart ?? 0
+        }
+        let payload = Array(block.dropFirst(EventBlockReader.headerStart))
+        let split = headerEnd - EventBlockReader.headerStart
+        func resealed(_ bytes: [UInt8]) -> [UInt8] {
+            sealed(header: Array(bytes.prefix(split)), events: Array(bytes.dropFirst(split)))
+        }
         var steps = 0
         for n in 0..<payload.count {
-            steps += stepBothWays(sealed(Array(payload[0..<n])), firstTime: time, firstSeq: seq, "prefix \(n)")
+            steps += stepBothWays(resealed(Array(payload[0..<n])), firstTime: time, firstSeq: seq, "prefix \(n)")
         }
         for i in payload.indices {
             for v: UInt8 in [0x00, 0x01, 0x02, 0x7F, 0x80, 0x81, 0xFF, payload[i] ^ 0x80] where v != payload[i] {
                 var damaged = payload
                 damaged[i] = v
-                steps += stepBothWays(sealed(damaged), firstTime: time, firstSeq: seq, "byte \(i) = \(v)")
+                steps += stepBothWays(resealed(damaged), firstTime: time, firstSeq: seq, "byte \(i) = \(v)")
             }
         }
         // The readers stepped through the damaged blocks, not only past their checksums.

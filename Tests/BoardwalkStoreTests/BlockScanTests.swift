@@ -151,12 +151,17 @@ import Testing
             }
         }
         try #require(!key.isEmpty, "the fold wrote the block to `events`")
-        // Header: count 2, time span 1, seq below 0, seq span 1; kind counts: 2 entries, 0x01 × 1 and 0x40 × 1.
-        let counts = StoredChecksum.size + 4
+        // After the two checksums, the header: count 2, time span 1, seq below 0, seq span 1; kind counts: 2
+        // entries, 0x01 × 1 and 0x40 × 1.
+        let counts = 2 * StoredChecksum.size + 4
         #expect(Array(value[counts..<counts + 5]) == [2, 0x01, 1, 0x40, 1])
         value[counts + 3] = 0x20  // the close counted as an open_paywall
         let seed = try key.withUnsafeBytes { try #require(EventKey($0)) }.checksumSeed
-        value.withUnsafeMutableBytes { StoredChecksum.seal($0, seed: seed) }
+        value.withUnsafeMutableBytes {
+            StoredChecksum.seal(
+                UnsafeMutableRawBufferPointer(rebasing: $0[StoredChecksum.size..<counts + 5]), seed: seed)
+            StoredChecksum.seal($0, seed: seed)
+        }
         try store.env.transaction(write: true) { txn in
             try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in _ = try txn.put(store.dbs.events, k, v) } }
         }

@@ -108,8 +108,8 @@ import Testing
         defer { removeDirectory(dir) }
         let block = try Self.storeAndBlock(at: dir)
         let eventsInBlock = try block.withUnsafeBytes { raw in
-            // The header's count, after the checksum.
-            try #require(raw.count > 4 ? Int(raw[4]) : nil)
+            // The header's count, after the block's checksum and the header's.
+            try #require(raw.count > 8 ? Int(raw[8]) : nil)
         }
         try Self.flip(dir, block: block, at: block.count / 2, bit: 4)
         let store = try Store.open(at: dir)

@@ -30,10 +30,16 @@ func sealed(_ payload: UnsafeRawBufferPointer) -> [UInt8] {
     return value
 }
 
-/// The input is a block's header and events: the checksum that makes it pass goes in front, so that the fuzzer
-/// explores the parser rather than the checksum (which any change fails).
+/// The input is the header's length (a byte), the header and the events: the checksums that make them pass go in
+/// front (the block's, then the header's, over the bytes the length says), so that the fuzzer explores the parser
+/// rather than the checksums (which any change fails).
 func checkBlock(_ payload: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {
-    sealed(payload).withUnsafeBytes { checkSealedBlock($0, time: time, seq: seq) }
+    guard let length = payload.first else { return }
+    let rest = UnsafeRawBufferPointer(rebasing: payload[1...])
+    let split = min(Int(length), rest.count)
+    let header = sealed(UnsafeRawBufferPointer(rebasing: rest[..<split]))
+    let block = header + Array(rest[split...])
+    block.withUnsafeBytes { b in sealed(b).withUnsafeBytes { checkSealedBlock($0, time: time, seq: seq) } }
 }
 
 func checkSealedBlock(_ bytes: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {

@@ -29,6 +29,20 @@ func blockReader(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws -> Eve
     }
 }
 
+/// The header of the block stored under `key`, its own checksum checked (not the block's).
+/// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the header does not decode or its checksum does not
+///   match.
+func blockHeader(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws -> EventBlockHeader {
+    do {
+        return try EventBlockHeader(
+            value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq, checksumSeed: key.checksumSeed)
+    } catch {
+        throw undecodableBlock(
+            seq: key.seq, onboarding: key.onboarding, screen: key.screen,
+            firstTime: Layout.time(fromBits: key.timeBits), error)
+    }
+}
+
 /// Moves `block` (stored under `key`) to its next event.
 @inline(__always)
 func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {

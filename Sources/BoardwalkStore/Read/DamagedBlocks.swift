@@ -44,7 +44,7 @@ package final class DamagedBlocks: Sendable {
 
     /// Records the block stored under `key` as damaged (once).
     func record(_ key: EventKey, _ value: UnsafeRawBufferPointer, _ error: StoreError, onboarding: String?) {
-        let header = DamagedBlocks.header(value)
+        let header = DamagedBlocks.header(key, value)
         let from = key.time
         state.withLock { blocks in
             guard !blocks.contains(where: { $0.matches(key) }) else { return }
@@ -76,10 +76,13 @@ package final class DamagedBlocks: Sendable {
         }
     }
 
-    /// The count and time span a damaged block's header gives, when they are plausible (a count no larger than
-    /// the bytes, a span within a block's): read past the checksum without trusting it.
-    private static func header(_ value: UnsafeRawBufferPointer) -> (count: Int, span: Int64)? {
-        var offset = 4
+    /// The count and time span a damaged block's header gives: exact when the header's own checksum holds (the damage
+    /// is behind it), else when they are plausible (a count no larger than the bytes, a span within a block's), read
+    /// past the checksums without trusting them.
+    private static func header(_ key: EventKey, _ value: UnsafeRawBufferPointer) -> (count: Int, span: Int64)? {
+        // A header whose own checksum holds (the damage is in the events) gives its exact figures.
+        if let header = try? blockHeader(key, value) { return (header.count, header.lastTime - key.time.microseconds) }
+        var offset = EventBlockReader.headerStart
         func varint() -> UInt64? {
             var result: UInt64 = 0, shift: UInt64 = 0
             while offset < value.count, shift < 64 {

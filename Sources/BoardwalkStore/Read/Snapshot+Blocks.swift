@@ -40,9 +40,12 @@ extension Snapshot {
     /// out on its own, so a caller that counts adds their counts (nothing is merged). A block partly inside the
     /// range can be read for its events' times and seqs only (``StoredBlock/next()``).
     ///
-    /// What it checks: each key's size, each block's checksum and header (``EventBlockReader``'s checks): a count
-    /// taken from ``StoredBlock/count`` is that of an unchanged block, but no record body is decoded (a block
-    /// written wrong, checksum and all, is what only `Store.check()` finds).
+    /// What it checks: each key's size, each block's header and the header's own checksum (``EventBlockHeader``): a
+    /// count taken from ``StoredBlock/count`` or its kind counts is that of an unchanged header, whatever happened to
+    /// the events behind it, which are checked (the whole block's checksum) only when ``StoredBlock/next()`` reads
+    /// them. A snapshot that reads around damage (``readingAroundDamage(_:)``) checks every block whole instead, and
+    /// skips a damaged one as its other reads do. No record body is decoded (a block written wrong, checksums and
+    /// all, is what only `Store.check()` finds).
     /// Return `false` from `body` to stop. The block is valid only inside `body`.
     /// - Parameters:
     ///   - onboarding: an onboarding id; `nil` visits the whole store, events without a position included;
@@ -51,7 +54,7 @@ extension Snapshot {
     ///   - time: the half-open time range.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block header that does not decode,
     ///   and whatever `body` throws.
-    /// - Complexity: O(log N) per group visited, plus O(1) per block visited (one page touched for its header).
+    /// - Complexity: O(log N) per group visited, plus O(header) per block visited (one page touched for its header).
     package func forEachBlock(
         onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
         _ body: (inout StoredBlock) throws -> Bool
@@ -85,13 +88,17 @@ extension Snapshot {
                             timeBits: range.seekBits, seq: 0))
                     continue
                 }
-                guard let reader = try openBlock(key, c.value) else {
+                // Reading around damage, each block is checked whole, so that the count of a damaged one is left out as
+                // its events are by every other read; else the header alone.
+                let reader = damaged == nil ? nil : try openBlock(key, c.value)
+                guard let header = damaged == nil ? try blockHeader(key, c.value) : reader?.header else {
                     found = try c.next()
                     continue
                 }
-                if reader.lastTime >= range.lo {
+                if header.lastTime >= range.lo {
                     var block = StoredBlock(
-                        key: key, reader: reader, lo: range.lo, hi: range.hi, stringLimit: stringCount)
+                        key: key, header: header, value: c.value, reader: reader, lo: range.lo, hi: range.hi,
+                        stringLimit: stringCount)
                     guard try body(&block) else { return }
                 }
                 found = try c.next()

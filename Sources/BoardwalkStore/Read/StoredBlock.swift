@@ -8,9 +8,16 @@ import BoardwalkStoreFormat
 
 /// One stored block as ``Snapshot/forEachBlock(onboarding:screens:time:_:)`` hands it out: its group and the
 /// counts of its header, and its events' times and seqs on demand. Valid only inside the callback.
+///
+/// The header is read and checked on its own (its checksum, not the block's), so a caller that uses only the header
+/// touches only the header's bytes; the first ``next()`` checks the whole block, as every read of events does.
 package struct StoredBlock {
     let key: EventKey
-    var reader: EventBlockReader
+    let header: EventBlockHeader
+    /// The block's bytes, and the reader over its events once opened: by ``next()``, or before for a snapshot that
+    /// reads around damage (which checks every block whole and skips the damaged ones).
+    let value: UnsafeRawBufferPointer
+    var reader: EventBlockReader?
     /// The scan's time range `lo..<hi` (`hi == nil`: no upper bound).
     let lo: Int64
     let hi: Int64?
@@ -19,8 +26,14 @@ package struct StoredBlock {
     /// Strings in the dictionary when the snapshot began (for ``record``).
     let stringLimit: StringID
 
-    init(key: EventKey, reader: EventBlockReader, lo: Int64, hi: Int64?, stringLimit: StringID) {
+    /// A block whose `header` was read on its own, or whose `reader` was opened already (the whole block checked).
+    init(
+        key: EventKey, header: EventBlockHeader, value: UnsafeRawBufferPointer, reader: EventBlockReader?, lo: Int64,
+        hi: Int64?, stringLimit: StringID
+    ) {
         self.key = key
+        self.header = header
+        self.value = value
         self.reader = reader
         self.lo = lo
         self.hi = hi
@@ -35,10 +48,10 @@ package struct StoredBlock {
     package var keyOnboarding: StringID { key.onboarding }
     package var keyScreen: UInt16 { key.screen }
     /// Events in the block (from the header), whatever the scan's range.
-    package var count: Int { reader.count }
+    package var count: Int { header.count }
     /// The first event's time (from the key) and the last one's (from the header), in microseconds.
-    package var firstTime: Int64 { reader.firstTime }
-    package var lastTime: Int64 { reader.lastTime }
+    package var firstTime: Int64 { Layout.time(fromBits: key.timeBits) }
+    package var lastTime: Int64 { header.lastTime }
 
     /// Calls `body` with each kind code (`RecordFormat.kindCode(body:)`: kind and analytics name) that the block's
     /// events have, the string id of the name for an analytics name outside the known ones (code 15; else `nil`) and
@@ -48,7 +61,7 @@ package struct StoredBlock {
     ///   whatever `body` throws.
     /// - Complexity: O(entries); no event is read.
     package func forEachKindCount(_ body: (_ code: UInt8, _ name: StringID?, _ count: Int) throws -> Void) throws {
-        for entry in reader.kindCounts {
+        for entry in header.kindCounts {
             try body(entry.code, try checkedName(entry.name), entry.count)
         }
     }
@@ -57,7 +70,7 @@ package struct StoredBlock {
     /// ones, read from its record's first bytes.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a name id past the snapshot's strings.
     package func kind() throws -> (code: UInt8, name: StringID?) {
-        let kind = RecordFormat.kindCode(body: reader.body)
+        let kind = RecordFormat.kindCode(body: reader?.body ?? UnsafeRawBufferPointer(start: nil, count: 0))
         return (kind.code, try checkedName(kind.name))
     }
 
@@ -73,11 +86,6 @@ package struct StoredBlock {
     }
 
     /// The event ``next()`` returned last, undecoded.
-    package var record: EventRecord {
-        EventRecord(
-            seq: reader.seq, time: reader.time, onboarding: key.onboarding, screen: key.screen, body: reader.body,
-            stringLimit: stringLimit)
-    }
 
     /// Whether every event of the block is inside the scan's time range (then ``count`` is the block's count in
     /// the range, and its events need not be read).
@@ -85,15 +93,18 @@ package struct StoredBlock {
 
     /// The next event of the block inside the scan's time range: its time (microseconds) and seq; `nil` after
     /// the last one. Reads the block's deltas, not the records.
-    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the block's events do not decode (as far
-    ///   as they are read: the walk stops at the first event past the range).
+    /// The first call checks the whole block (its checksum), unless the snapshot that reads around damage did.
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the block's checksum does not match or its
+    ///   events do not decode (as far as they are read: the walk stops at the first event past the range).
     package mutating func next() throws -> (time: Int64, seq: UInt64)? {
-        while !pastEnd, try advance(&reader, key) {
-            if let hi, reader.time >= hi {
+        if reader == nil { reader = try blockReader(key, value) }
+        while !pastEnd, try advance(&reader!, key) {
+            let time = reader!.time
+            if let hi, time >= hi {
                 pastEnd = true
                 return nil
             }
-            if reader.time >= lo { return (reader.time, reader.seq) }
+            if time >= lo { return (time, reader!.seq) }
         }
         return nil
     }
