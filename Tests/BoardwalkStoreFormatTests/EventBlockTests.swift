@@ -119,7 +119,7 @@ private func randomEvents(_ rng: inout SplitMix64, count: Int) -> [BlockEvent] {
             [3, 0x01, 1, 0x02, 1, 0x03, 1],  // more entries than events
             [2, 0x0F, 5, 1, 0x0F, 3, 1],  // unknown names out of order
             [1, 0x0F, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 2],  // the reference no string has
-        [1, 0x0F] + [UInt8](repeating: 0xFF, count: 9) + [0x01, 2],  // a reference past 32 bits
+            [1, 0x0F] + [UInt8](repeating: 0xFF, count: 9) + [0x01, 2],  // a reference past 32 bits
             [1, 0x01],  // truncated
         ] as [[UInt8]])
     func malformedKindCountsAreRefused(counts: [UInt8]) throws {
