@@ -127,15 +127,7 @@ extension StoreEventSource {
             var group: (onboarding: StringID, screen: UInt16)? = nil
             var onboarding = Value.null, screen = Value.null, kind = Value.null, name = Value.null
             var passes = false
-            // The current group's counts: per known kind code (every event under code 0 when the plan reads no kind),
-            // and per unknown analytics name; the codes counted.
-            var counts = [Int](repeating: 0, count: 256)
-            var counted: [UInt8] = []
-            var unknownCounts: [(name: StringID, count: Int)] = []
-            // Whether each known code and unknown name passes the kind filters (known codes: 0 not yet known, 1
-            // passes, 2 does not); kept across groups unless the kind filters read the group's fields too.
-            var codePasses = [UInt8](repeating: 0, count: 256)
-            var namePasses: [StringID: Bool] = [:]
+            var tally = GroupKindTally()
             let kindFiltersReadGroups = plan.kindFilters.contains { !$0.readsOnly(\.isPerKind) }
             var ticker = CancellationTicker(cancellation: cancellation, text: text)
             func leaf(_ b: Bound) -> Value {
@@ -161,50 +153,15 @@ extension StoreEventSource {
                 }
             }
             func passesKindFilters(_ code: UInt8, _ unknown: StringID?) -> Bool {
-                guard !plan.kindFilters.isEmpty else { return true }
-                if let unknown {
-                    if let known = namePasses[unknown] { return known }
-                    describe(code, unknown)
-                    let result = plan.kindFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
-                    namePasses[unknown] = result
-                    return result
-                }
-                if codePasses[Int(code)] == 0 {
-                    describe(code, nil)
-                    codePasses[Int(code)] = plan.kindFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue } ? 1 : 2
-                }
-                return codePasses[Int(code)] == 1
-            }
-            func add(_ code: UInt8, _ unknown: StringID?, _ n: Int) throws {
-                if plan.readsKinds, code == RecordFormat.unclassifiedKindCode {
-                    throw StoreError(.corrupt, "a block holds an event whose record is no record of this version")
-                }
-                guard passesKindFilters(code, unknown) else { return }
-                if let unknown {
-                    if let i = unknownCounts.firstIndex(where: { $0.name == unknown }) {
-                        unknownCounts[i].count += n
-                    } else {
-                        unknownCounts.append((unknown, n))
-                    }
-                    return
-                }
-                if counts[Int(code)] == 0 { counted.append(code) }
-                counts[Int(code)] += n
+                describe(code, unknown)
+                return plan.kindFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
             }
             func flush() throws(QueryError) {
-                for code in counted {
-                    describe(code, nil)
-                    try body(leaf, counts[Int(code)])
-                    reads.events += counts[Int(code)]
-                    counts[Int(code)] = 0
-                }
-                counted.removeAll(keepingCapacity: true)
-                for (unknown, n) in unknownCounts {
-                    describe(BlockCountPlan.unknownNameCode, unknown)
+                try tally.drain { code, unknown, n throws(QueryError) in
+                    describe(code, unknown)
                     try body(leaf, n)
                     reads.events += n
                 }
-                unknownCounts.removeAll(keepingCapacity: true)
             }
             for range in ranges {
                 let lo = max(range.time.lowerBound, plan.time.low), hi = min(range.time.upperBound, plan.time.high)
@@ -218,19 +175,16 @@ extension StoreEventSource {
                             onboarding = block.onboarding.flatMap { strings.string($0) }.map(Value.string) ?? .null
                             screen = block.screenIndex.map { .integer(Int64($0)) } ?? .null
                             passes = plan.groupFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
-                            if kindFiltersReadGroups {
-                                for i in codePasses.indices { codePasses[i] = 0 }
-                                namePasses.removeAll(keepingCapacity: true)
-                            }
+                            if kindFiltersReadGroups { tally.forgetFilters() }
                         }
                         guard passes else { return true }
                         try ticker.tick(block.count)
                         if plan.eventFilters.isEmpty && block.isInsideRange {
                             reads.counted += 1
                             if plan.readsKinds {
-                                try block.forEachKindCount { code, unknown, n in try add(code, unknown, n) }
+                                try tally.addKinds(of: block, filtered: !plan.kindFilters.isEmpty, passesKindFilters)
                             } else {
-                                try add(0, nil, block.count)
+                                tally.add(0, nil, block.count)
                             }
                             return true
                         }
@@ -248,9 +202,10 @@ extension StoreEventSource {
                             }
                             if plan.readsKinds {
                                 let kind = try block.kind()
-                                try add(kind.code, kind.name, 1)
+                                try tally.add(
+                                    kind.code, kind.name, 1, filtered: !plan.kindFilters.isEmpty, passesKindFilters)
                             } else {
-                                try add(0, nil, 1)
+                                tally.add(0, nil, 1)
                             }
                         }
                         return true
@@ -261,5 +216,78 @@ extension StoreEventSource {
             try flush()
         }
         return reads
+    }
+}
+
+/// One (onboarding, screen) group's event counts by kind code (every event under code 0 when a count reads no kind)
+/// and by unknown analytics name, for ``StoreEventSource/countEvents(_:_:now:cancellation:text:_:)``; and whether each
+/// code and name passes the kind filters, kept until ``forgetFilters()``. A struct with mutating methods, so that a
+/// block costs one access to it (the counts as captured variables cost a dynamic exclusivity check each).
+struct GroupKindTally {
+    private var counts = [Int](repeating: 0, count: 256)
+    private var counted: [UInt8] = []
+    private var unknown: [(name: StringID, count: Int)] = []
+    /// Per known code: 0 not yet known, 1 passes, 2 does not.
+    private var codePasses = [UInt8](repeating: 0, count: 256)
+    private var namePasses: [StringID: Bool] = [:]
+
+    /// Adds `block`'s kind counts (every event of it) that pass (`filtered`) `passes`.
+    /// - Throws: `.corrupt` for an event that is no record, or a name past the strings.
+    mutating func addKinds(
+        of block: borrowing StoredBlock, filtered: Bool, _ passes: (UInt8, StringID?) -> Bool
+    ) throws {
+        try block.forEachKindCount { code, name, n in try add(code, name, n, filtered: filtered, passes) }
+    }
+
+    /// Adds `n` events of `code` (and unknown analytics `name`) if they pass (`filtered`) `passes`, asked once per code
+    /// and name.
+    /// - Throws: `.corrupt` for the code of an event that is no record.
+    mutating func add(
+        _ code: UInt8, _ name: StringID?, _ n: Int, filtered: Bool, _ passes: (UInt8, StringID?) -> Bool
+    ) throws {
+        if code == RecordFormat.unclassifiedKindCode {
+            throw StoreError(.corrupt, "a block holds an event whose record is no record of this version")
+        }
+        if filtered {
+            if let name {
+                if namePasses[name] == nil { namePasses[name] = passes(code, name) }
+                guard namePasses[name]! else { return }
+            } else {
+                if codePasses[Int(code)] == 0 { codePasses[Int(code)] = passes(code, nil) ? 1 : 2 }
+                guard codePasses[Int(code)] == 1 else { return }
+            }
+        }
+        add(code, name, n)
+    }
+
+    /// Adds `n` events of `code` (and unknown analytics `name`), unfiltered.
+    mutating func add(_ code: UInt8, _ name: StringID?, _ n: Int) {
+        if let name {
+            if let i = unknown.firstIndex(where: { $0.name == name }) {
+                unknown[i].count += n
+            } else {
+                unknown.append((name, n))
+            }
+            return
+        }
+        if counts[Int(code)] == 0 { counted.append(code) }
+        counts[Int(code)] += n
+    }
+
+    /// Calls `body` with each code (and unknown name) counted and its count, and empties the counts.
+    mutating func drain(_ body: (UInt8, StringID?, Int) throws(QueryError) -> Void) throws(QueryError) {
+        for code in counted {
+            try body(code, nil, counts[Int(code)])
+            counts[Int(code)] = 0
+        }
+        counted.removeAll(keepingCapacity: true)
+        for (name, n) in unknown { try body(BlockCountPlan.unknownNameCode, name, n) }
+        unknown.removeAll(keepingCapacity: true)
+    }
+
+    /// Forgets which codes and names pass the kind filters (for filters that read the group's fields too).
+    mutating func forgetFilters() {
+        for i in codePasses.indices { codePasses[i] = 0 }
+        namePasses.removeAll(keepingCapacity: true)
     }
 }
