@@ -198,9 +198,24 @@ struct KindTally {
         return byteCount &+ varintSize(UInt64(old &+ 1)) &- varintSize(UInt64(old))
     }
 
+    /// Counts one more event of `code` (and `name`, for an unknown name): what a builder does per event. A count that
+    /// stays as long (not a power of 128) costs an increment.
+    @inlinable @inline(__always)
+    mutating func add(_ code: UInt8, name: StringID) {
+        if code != BlockKindCounts.unknownNameCode {
+            let slot = KindTally.slot(code)
+            let new = counts[slot] &+ 1
+            if _fastPath(new & 0x7F != 0 && new != 1) {
+                counts[slot] = new
+                return
+            }
+        }
+        add(code, name: name, 1)
+    }
+
     /// Counts `n` more events of `code` (and `name`, for an unknown name).
-    @inlinable
-    mutating func add(_ code: UInt8, name: StringID, _ n: Int = 1) {
+    @usableFromInline
+    mutating func add(_ code: UInt8, name: StringID, _ n: Int) {
         if code == BlockKindCounts.unknownNameCode {
             if let i = unknownNames.firstIndex(where: { $0.name == name }) {
                 let old = unknownNames[i].count
