@@ -74,6 +74,25 @@ import Testing
         let spread = try run("sessions | count by onboarding | stats max(count), min(count)", story)
         #expect(spread.rows == [[.integer(3), .integer(1)]])
     }
+
+    /// A reduction whose rows only a later `count` or `histogram` reads, through row-by-row stages, leaves them
+    /// unsorted; anything that sees their order (`sort`, `limit`, `stats`, the result itself) gets them sorted.
+    @Test func rowsOnlyACountReadsAreNotSorted() throws {
+        func unseen(_ text: String) throws -> Bool {
+            TableStage.orderIsUnseen(try Query.parse(text).checked.tableStages[...])
+        }
+        #expect(try unseen("sessions | count by profile | where count > 1 | count"))
+        #expect(try unseen("sessions | count by profile | select count * 2 as twice | histogram twice step 2"))
+        #expect(try !unseen("sessions | count by profile"))
+        #expect(try !unseen("sessions | count by profile | where count > 1"))
+        #expect(try !unseen("sessions | count by profile | limit 3 | count"))
+        #expect(try !unseen("sessions | count by profile | sort count | count"))
+        #expect(try !unseen("sessions | count by profile | stats sum(count)"))
+        // The answers are those of the sorted rows.
+        let sorted = try run(
+            "sessions | count by onboarding | sort onboarding | select count as n | count by n", story)
+        #expect(try run("sessions | count by onboarding | select count as n | count by n", story) == sorted)
+    }
 }
 
 /// A comparison with an answer that can never hold says so when the query finds nothing, as a misspelled onboarding

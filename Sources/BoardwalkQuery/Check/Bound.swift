@@ -161,6 +161,20 @@ enum Reduction: Hashable, Sendable {
 /// Stages that work on the result table: the rows a reduction gave (or the listed rows), each reading the
 /// columns of the stage before it.
 enum TableStage: Hashable, Sendable {
+    /// Whether the order of the rows that `stages` take in is seen by nothing: the stages up to the next reduction
+    /// only filter and compute row by row, and that reduction is a `count` or a `histogram` (whose integer counts do
+    /// not depend on the order they are added in). The reduction before them then need not sort its rows.
+    static func orderIsUnseen(_ stages: ArraySlice<TableStage>) -> Bool {
+        for stage in stages {
+            switch stage {
+            case .where, .select: continue
+            case .reduce(.count, _), .reduce(.histogram, _): return true
+            case .reduce, .sort, .limit, .versus: return false
+            }
+        }
+        return false
+    }
+
     case `where`(Bound)
     case sort([(column: Int, descending: Bool)])
     case limit(Int)

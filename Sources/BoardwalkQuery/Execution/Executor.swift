@@ -42,6 +42,7 @@ struct Executor {
         // Closures below capture these locals, never `self`: touching `self` from a closure inside a mutating
         // method copies the whole executor per call.
         var sink = Sink(query: query, now: now)
+        sink.ordersRows = !TableStage.orderIsUnseen(query.tableStages[...])
         var ticker = CancellationTicker(cancellation: cancellation, text: query.ast.text)
         var statistics = RunStatistics()
         let filters = query.filters
@@ -425,7 +426,7 @@ struct Executor {
     /// reductions, each over the rows of the stage before it.
     private func applyTableStages(_ table: ResultTable) throws(QueryError) -> ResultTable {
         var table = table
-        for stage in query.tableStages {
+        for (index, stage) in query.tableStages.enumerated() {
             switch stage {
             case .where(let predicate):
                 table.rows = table.rows.filter { row in
@@ -457,12 +458,13 @@ struct Executor {
                     ast: query.ast, source: query.source, filters: [], reduction: reduction, rowColumns: [],
                     tableStages: [], columns: columns, explain: false)
                 var sink = Sink(query: input, now: now)
-                for (index, row) in table.rows.enumerated() {
+                sink.ordersRows = !TableStage.orderIsUnseen(query.tableStages[(index + 1)...])
+                for (position, row) in table.rows.enumerated() {
                     sink.addRow(
                         { b in
                             if case .column(let i) = b { return row[i] }
                             return .null
-                        }, censored: false, order: (0, UInt64(index), ""))
+                        }, censored: false, order: (0, UInt64(position), ""))
                 }
                 table = sink.finish()
             case .versus(let versus):

@@ -4,6 +4,9 @@ import BoardwalkModel
 struct Sink {
     let query: CheckedQuery
     let now: Timestamp
+    /// Whether ``finish()`` orders the rows of a `count` or `stats` by their keys; false when nothing after sees their
+    /// order (``TableStage/orderIsUnseen(_:)``).
+    var ordersRows = true
     var counts: [[Value]: Int] = [:]
     private var keyBuffer: [Value] = []
     private var argumentBuffer: [Value] = []
@@ -339,10 +342,9 @@ struct Sink {
         switch query.reduction {
         case .count(let by):
             if by.isEmpty { return ResultTable(columns: columns, rows: [[.integer(Int64(counts[[]] ?? 0))]]) }
-            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted {
-                keyOrder($0, $1, columns: by.count)
-            }
-            return ResultTable(columns: columns, rows: rows)
+            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }
+            guard ordersRows else { return ResultTable(columns: columns, rows: rows) }
+            return ResultTable(columns: columns, rows: rows.sorted { keyOrder($0, $1, columns: by.count) })
         case .top(let n, _):
             let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { a, b in
                 if a[1] != b[1] { return Value.sortsBefore(b[1], a[1]) }
