@@ -180,7 +180,7 @@ struct KindTally {
     /// unknown name and the count.
     @inlinable
     static func firstEntrySize(_ code: UInt8, name: StringID) -> Int {
-        code == BlockKindCounts.unknownNameCode ? 4 &+ varintSize(UInt64(name)) : 3
+        code == BlockKindCounts.unknownNameCode ? 3 &+ varintSize(UInt64(name)) : 3
     }
 
     /// The summary's size after counting one more event of `code` (and `name`, for an unknown name).

@@ -9,7 +9,8 @@ import BoardwalkModel
 //     checksum: CRC-32C of the block's name (the store's key) and of everything after it   (4 bytes, LE)
 //     header checksum: CRC-32C of the block's name and of the header                  (4 bytes, LE)
 //     header: count ‖ time span ‖ first seq − min seq ‖ max seq − min seq        (4 varints)
-//             ‖ kind counts: entries varint, then per entry a code byte and a count varint (BlockKindCounts)
+//             ‖ kind counts: entries varint, then per entry a code byte, for code 0x0F the unknown name's reference
+//               varint, and a count varint (BlockKindCounts)
 //     count × [time delta varint][zigzag seq delta varint][body length varint][body]
 //
 // Time and seq of the first event come from outside (a store key carries them); each event's deltas are
@@ -51,7 +52,7 @@ package struct EventBlockBuilder {
     @usableFromInline var tally: KindTally
 
     /// Room kept in front of the events for the checksum and the header: four varints of at most 10 bytes and the
-    /// kind counts. It starts at ``initialHeaderRoom`` (room for 27 entries of 3 bytes) and grows, moving the events,
+    /// kind counts. It starts at ``initialHeaderRoom`` (room for 26 entries of 3 bytes) and grows, moving the events,
     /// when the kind counts need more (many unknown analytics names in one block).
     @usableFromInline var headerRoom: Int
 
@@ -157,10 +158,15 @@ package struct EventBlockBuilder {
         while tally.byteCount > room &- EventBlockReader.headerStart &- 40 { room *= 2 }
         let shift = room &- headerRoom
         if used &+ shift > storage.capacity { storage = storage.grown(to: used &+ shift) }
-        // Through a copy: the two ranges overlap.
-        let events = [UInt8](UnsafeRawBufferPointer(start: storage.pointer + headerRoom, count: used &- headerRoom))
-        events.withUnsafeBytes {
-            storage.pointer.advanced(by: room).copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+        if used > headerRoom {
+            // Through a copy: the two ranges overlap.
+            let events = [UInt8](
+                UnsafeRawBufferPointer(start: storage.pointer + headerRoom, count: used &- headerRoom))
+            events.withUnsafeBytes { bytes in
+                if let base = bytes.baseAddress {
+                    storage.pointer.advanced(by: room).copyMemory(from: base, byteCount: bytes.count)
+                }
+            }
         }
         used &+= shift
         headerRoom = room
@@ -178,7 +184,8 @@ package struct EventBlockBuilder {
 
     /// The bytes the block would take after appending one more event with `time`, `seq` and `body` (which must sort
     /// after the last event): what the store compares with its target block size before appending.
-    /// - Complexity: O(1); the body's kind is read as ``append(time:seq:body:)`` reads it.
+    /// - Complexity: O(1), and O(unknown analytics names in the block) for a body of one; the body's kind is read as
+    ///   ``append(time:seq:body:)`` reads it.
     @inlinable
     package func byteCount(appending time: Int64, seq: UInt64, body: UnsafeRawBufferPointer) -> Int {
         let bodyCount = body.count

@@ -225,11 +225,16 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
         ev(3, "s1", screen: 1, presented), ev(4, "s1", screen: 1, .analytics(.unknown(name: "close"))),
         ev(5, "s1", screen: 1, .analytics(.unknown(name: "navigation_failed"))), ev(6, "s1", screen: 1, completedEvent),
         ev(7, "s2", screen: 1, .analytics(.unknown(name: "navigation_failed"))),
+        // An error outside the page: no onboarding, no screen.
+        ev(8, "s2", screen: nil, .error(OnboardingError(domain: "webkit", code: 1, message: "m"))),
     ]
     let now = Timestamp(microseconds: base + 86_400 * second)
     // Each query, its rows and the blocks read for their events (the others are counted from their headers).
     let cases: [(String, [[Value]], blocksRead: Int)] = [
-        ("count by kind", [[.string("analytics"), .integer(7)], [.string("close"), .integer(1)]], 0),
+        (
+            "count by kind",
+            [[.string("analytics"), .integer(7)], [.string("close"), .integer(1)], [.string("error"), .integer(1)]], 0
+        ),
         (
             #"where kind == "analytics" and screen == 1 | count by name"#,
             [
@@ -247,7 +252,12 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
             #"where name == "close" | count by kind"#,
             [[.string("analytics"), .integer(1)], [.string("close"), .integer(1)]], 0
         ),
-        (#"where kind != "analytics" or screen == 0 | count"#, [[.integer(3)]], 0),
+        (#"where kind != "analytics" or screen == 0 | count"#, [[.integer(4)]], 0),
+        (
+            #"where not (kind == "analytics") | count by kind"#,
+            [[.string("close"), .integer(1)], [.string("error"), .integer(1)]], 0
+        ),
+        (#"where kind == "error" | count by onboarding, screen"#, [[.null, .null, .integer(1)]], 0),
         // The range cuts the second screen's block: its events' kinds are read from their records' first bytes.
         (
             #"where time >= @2026-11-01T10:00:05Z and kind == "analytics" | count by name"#,

@@ -264,6 +264,11 @@ private func resume(_ builder: inout EventBlockBuilder, _ bytes: [UInt8], firstT
             #expect(entries.map(\.name) == (1_000..<1_300).map { StringID($0) })
             #expect(entries.map(\.count) == (0..<300).map { $0 < 20 ? 2 : 1 })
         }
+        // An empty block predicts the size of its first event, an unknown name's entry with its reference included.
+        var empty = EventBlockBuilder()
+        empty.start(time: 0, seq: 0)
+        let predicted = events[0].body.withUnsafeBytes { empty.byteCount(appending: 0, seq: 0, body: $0) }
+        #expect(predicted == build([events[0]]).count)
         #expect(try read(bytes, firstTime: 0, firstSeq: 0) == events)
         for cut in [1, 150, 319] {
             var builder = EventBlockBuilder()

@@ -96,9 +96,9 @@ extension CheckedQuery {
 /// `time` and `seq`.
 ///
 /// The filters are split four ways, each exact: conjuncts that read only `onboarding` and `screen` are checked
-/// once per (onboarding, screen) group; conjuncts that also read `kind` or `name` once per group and kind (kind code,
-/// and name for an unknown analytics name) of the header's kind counts; `time` compared with a constant (`<`, `<=`, `>`, `>=`, `==`) is a time range, so a
-/// block inside it is counted from its header and a block it cuts is read for its events' times (and each event's
+/// once per (onboarding, screen) group; conjuncts that also read `kind` or `name` (and no `time` or `seq`) once per
+/// group and kind (kind code, and name for an unknown analytics name) of the header's kind counts; `time` compared
+/// with a constant (`<`, `<=`, `>`, `>=`, `==`) is a time range, so a block inside it is counted from its header and a block it cuts is read for its events' times (and each event's
 /// kind code); any other conjunct (`time != …`, `seq < …`, an `or` mixing time and screen) is checked on each
 /// event's time and seq, read from its block's deltas. No record is decoded (a block's kind counts name each analytics
 /// name outside the known ones by its string).

@@ -4,8 +4,9 @@ import BoardwalkModel
 struct Sink {
     let query: CheckedQuery
     let now: Timestamp
-    /// Whether ``finish()`` orders the rows of a `count` or `stats` by their keys; false when nothing after sees their
-    /// order (``TableStage/orderIsUnseen(_:)``).
+    /// Whether ``finish()`` orders the rows of a `count` by their keys; false when nothing after sees their order
+    /// (``TableStage/orderIsUnseen(_:)``). Keys that are equal but spelled apart (`0.0` and `-0.0`, canonically
+    /// equivalent strings) then reach the next reduction in the dictionary's order, which may keep another spelling.
     var ordersRows = true
     var counts: [[Value]: Int] = [:]
     private var keyBuffer: [Value] = []

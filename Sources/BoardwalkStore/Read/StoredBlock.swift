@@ -85,8 +85,6 @@ package struct StoredBlock {
         return name
     }
 
-    /// The event ``next()`` returned last, undecoded.
-
     /// Whether every event of the block is inside the scan's time range (then ``count`` is the block's count in
     /// the range, and its events need not be read).
     package var isInsideRange: Bool { firstTime >= lo && (hi.map { lastTime < $0 } ?? true) }

@@ -151,7 +151,8 @@ extension WriterState {
     }
 
     /// Whether appending an event (time, seq, `body`) would take `builder`'s block past `target` bytes. An event adds
-    /// at most 25 bytes besides its body (three varints) and 2 to the header's kind counts, and
+    /// at most 25 bytes besides its body (three varints) and to the header's kind counts 2 (up to 8 for an unknown
+    /// analytics name new to the block, within the 40 bytes the bound allows the header's varints), and
     /// ``EventBlockBuilder/byteCountBound`` counts the longest header, so a block that far below the target needs
     /// no exact count: the exact one (about 100 instructions) runs only for the last few events of a block. The
     /// bound reads two fields; the exact `byteCount` it replaced here summed four varint sizes, ~47 instructions
