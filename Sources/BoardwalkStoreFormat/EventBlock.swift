@@ -300,10 +300,10 @@ package struct EventBlockReader {
     /// The smallest and largest seq in the block (from the header).
     package let minSeq: UInt64
     package let maxSeq: UInt64
-    /// How many of the block's events have each kind (and analytics name), from the header.
-    package let kindCounts: BlockKindCounts
     /// The block's header, as read.
     package let header: EventBlockHeader
+    /// How many of the block's events have each kind (and analytics name), from the header.
+    package var kindCounts: BlockKindCounts { header.kindCounts }
     /// Events read so far.
     @usableFromInline var _index: Int = 0
     @inlinable package var index: Int { _index }
@@ -345,7 +345,6 @@ package struct EventBlockReader {
         lastTime = header.lastTime
         minSeq = header.minSeq
         maxSeq = header.maxSeq
-        kindCounts = header.kindCounts
         self.header = header
         _time = firstTime
         _seq = firstSeq

@@ -22,10 +22,7 @@ func blockReader(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws -> Eve
         return try EventBlockReader(
             value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq, checksumSeed: key.checksumSeed)
     } catch {
-        throw undecodableBlock(
-            seq: key.seq, onboarding: key.onboarding, screen: key.screen,
-            firstTime: Layout.time(fromBits: key.timeBits),
-            error)
+        throw undecodableBlock(key, error)
     }
 }
 
@@ -37,9 +34,7 @@ func blockHeader(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws -> Eve
         return try EventBlockHeader(
             value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq, checksumSeed: key.checksumSeed)
     } catch {
-        throw undecodableBlock(
-            seq: key.seq, onboarding: key.onboarding, screen: key.screen,
-            firstTime: Layout.time(fromBits: key.timeBits), error)
+        throw undecodableBlock(key, error)
     }
 }
 
@@ -52,6 +47,13 @@ func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {
         throw undecodableBlock(
             seq: key.seq, onboarding: key.onboarding, screen: key.screen, firstTime: block.firstTime, error)
     }
+}
+
+/// ``undecodableBlock(seq:onboarding:screen:firstTime:_:)`` for the block stored under `key`.
+func undecodableBlock(_ key: EventKey, _ error: CodecError) -> StoreError {
+    undecodableBlock(
+        seq: key.seq, onboarding: key.onboarding, screen: key.screen, firstTime: Layout.time(fromBits: key.timeBits),
+        error)
 }
 
 /// The error for the block stored under the key (`seq`, `onboarding`, `screen`, `firstTime`) that does not decode,
