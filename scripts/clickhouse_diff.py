@@ -144,7 +144,7 @@ FIXED = [
     'sessions | funnel',
     'sessions | where completed or closed | funnel',
     'sessions | funnel by variation',
-    'sessions | funnel by screen_cid',
+    'sessions | funnel by screen_cid as cid',
     'sessions | funnel | where step >= 2 | sort sessions | limit 4',
     # custom funnels, every mode
     'sessions | funnel screen_presented(screen == 0), screen_presented(screen == 1), screen_presented(screen == 2)',
@@ -539,7 +539,7 @@ def query_generator(rng, onboardings, family):
             cols = rng.sample(keys, rng.randint(1, 3))
             q += " | select " + ", ".join(cols) + f" | limit {rng.randint(1, 40)}"
         elif family == "funnel":
-            q += " | funnel" + (f" by {rng.choice(['placement', 'variation', 'screen_cid', 'onboarding'])}" if rng.random() < 0.3 else "")
+            q += " | funnel" + (f" by {rng.choice(['placement', 'variation', 'screen_cid as cid', 'onboarding'])}" if rng.random() < 0.3 else "")
         else:
             steps = ", ".join(step() for _ in range(rng.randint(1, 4)))
             mode = family

@@ -35,6 +35,8 @@ package struct RecordFields {
     /// The onboarding id from the header, ``RecordFormat/absent`` without `meta`.
     @usableFromInline let onboardingRef: UInt32
     @usableFromInline let screen: UInt16
+    /// The screen's client id (`meta.screen_cid`), ``RecordFormat/absent`` without `meta`.
+    @usableFromInline package let screenClientRef: UInt32
     /// The event's kind.
     @usableFromInline package let kind: EventKind
     @usableFromInline let flags: UInt8
@@ -86,14 +88,15 @@ package struct RecordFields {
         guard header.hasMeta == hasMeta else { throw CodecError(offset: 1, reason: .contextMismatch) }
         var total: Int64 = 0
         var screen = RecordFormat.noScreen
+        var screenClient = RecordFormat.absent
         if hasMeta, let s = header.screenIndex {
             guard Int(s) <= Meta.maxScreenIndex else {
                 throw CodecError(offset: 0, reason: .invalidValue(field: "screen index", value: Int64(s)))
             }
             screen = s
-            // Skipped, but as a reference (below the string count): a damaged byte here is more often caught
-            // than passed on as a shift of every field after it.
-            _ = try r.ref(limit: limit)  // the screen's client id
+            // Read as a reference (below the string count): a damaged byte here is more often caught than
+            // passed on as a shift of every field after it.
+            screenClient = try r.ref(limit: limit)
             total = try r.signed()
         }
         let absent = RecordFormat.absent
@@ -161,6 +164,7 @@ package struct RecordFields {
         timeMicroseconds = header.time.microseconds
         onboardingRef = hasMeta ? header.onboarding ?? absent : absent
         self.screen = screen
+        screenClientRef = screenClient
         self.kind = kind
         self.flags = UInt8(truncatingIfNeeded: flags)
         self.sub = sub
@@ -199,6 +203,8 @@ extension RecordFields {
     @inlinable package var onboarding: StringID? { hasMeta ? onboardingRef : nil }
     /// The 0-based screen index; `nil` without `meta`.
     @inlinable package var screenIndex: Int? { hasMeta ? Int(screen) : nil }
+    /// The screen's client id (`meta.screen_cid`); `nil` without `meta`.
+    @inlinable package var screenClientID: StringID? { hasMeta ? screenClientRef : nil }
     /// How many screens the onboarding has; `nil` without `meta`.
     @inlinable package var totalScreens: Int? { hasMeta ? Int(truncatingIfNeeded: total) : nil }
     /// The session id, if any.

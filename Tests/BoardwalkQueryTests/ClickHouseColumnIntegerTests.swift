@@ -146,7 +146,8 @@ struct ClickHouseColumnIntegerTests {
         #expect(try integerColumns("sessions | histogram events") == ["bucket": false, "count": true])
         #expect(
             try integerColumns("sessions | funnel by screen") == [
-                "screen": true, "breakdown_step": true, "step": true, "sessions": true, "pct_of_first": false,
+                "screen": true, "breakdown_step": true, "step": true, "screen_cid": false, "sessions": true,
+                "pct_of_first": false,
                 "pct_of_previous": false, "dropoff": true, "median_time": false,
             ])
         #expect(

@@ -45,8 +45,8 @@ import Testing
         json.hasPrefix(
             """
             [
-              {"step": 0, "sessions": 3, "pct_of_first": 100, "pct_of_previous": 100, "dropoff": 0, "median_time": 0},
-              {"step": 1, "sessions": 2,
+              {"step": 0, "screen_cid": "s0", "sessions": 3, "pct_of_first": 100, "pct_of_previous": 100, "dropoff": 0, "median_time": 0},
+              {"step": 1, "screen_cid": "s1", "sessions": 2,
             """))
 }
 

@@ -37,7 +37,11 @@ struct SessionGenerator {
                     time: Timestamp(microseconds: t), session: id, profile: profile, variation: variation,
                     meta: placed
                         ? Meta(
-                            onboardingID: onboarding, screenClientID: "c\(screen)", screenIndex: screen,
+                            // Mostly one client id per screen index; variation b's sessions see another at odd
+                            // times (a screen's two client ids, and ties between them).
+                            onboardingID: onboarding,
+                            screenClientID: variation == "b" && t / second % 3 == 1 ? "c\(screen)b" : "c\(screen)",
+                            screenIndex: screen,
                             totalScreens: total) : nil,
                     payload: payload)
             }
@@ -252,7 +256,9 @@ struct QueryGenerator {
             "close", "custom", "\"navigation_failed\"", "analytics", "state_updated",
         ]
         if chance(0.2) {
-            let keys = ["variation", "onboarding", "screen_cid", "answer(\"experience\")", "session.variation", "exit"]
+            let keys = [
+                "variation", "onboarding", "screen_cid as cid", "answer(\"experience\")", "session.variation", "exit",
+            ]
             return "funnel" + (chance(0.3) ? " by \(pick(keys))" : "")
         }
         var text = "funnel " + (0..<int(1...4)).map { _ in pick(steps) }.joined(separator: ", ")

@@ -13,6 +13,7 @@ private struct LeanEvent: FoldFields {
     var screenIndex: Int?
     var onboarding: StringID?
     var totalScreens: Int?
+    var screenClientID: StringID? = nil
     var kind: EventKind = .custom
     var knownAnalyticsName: AnalyticsName? = nil
 
@@ -67,6 +68,10 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                                     screenIndex: screen,
                                     onboarding: screen == nil ? nil : StringID(Int.random(in: 1...2, using: &rng)),
                                     totalScreens: total,
+                                    // Mostly one client id per screen index, sometimes a second one.
+                                    screenClientID: screen.map {
+                                        StringID(100 + $0 + (Int.random(in: 0...7, using: &rng) == 0 ? 50 : 0))
+                                    },
                                     kind: kind,
                                     knownAnalyticsName: kind == .analytics
                                         ? AnalyticsName.allCases.randomElement(using: &rng) : nil)
@@ -92,12 +97,13 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                         p.onboarding == e.onboarding
                     {
                         lean.addFollowing(
-                            slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, totalScreens: e.totalScreens)
+                            slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, totalScreens: e.totalScreens,
+                            client: e.screenClientID ?? RecordFormat.absent)
                         following += 1
                     } else {
                         try lean.add(
                             slot: slot, time: e.micros, seq: e.seq, screen: e.screenIndex, onboarding: e.onboarding,
-                            totalScreens: e.totalScreens)
+                            totalScreens: e.totalScreens, client: e.screenClientID ?? RecordFormat.absent)
                     }
                     previous = (slot, e.screenIndex, e.onboarding)
                     lean.addOutcome(
@@ -124,6 +130,16 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                     #expect(a.lastScreen == b.lastScreen, "\(context)")
                     #expect(a.totalScreens == b.totalScreens, "\(context)")
                     #expect(a.reachTimes == b.reachTimes, "\(context)")
+                    // The distinct (screen, client id) pairs, each once, in whatever order each fold keeps them.
+                    var expectedPairs: Set<UInt64> = []
+                    for (eventSlot, e) in events where eventSlot == slot {
+                        if let screen = e.screenIndex, let client = e.screenClientID {
+                            expectedPairs.insert(UInt64(screen) << 32 | UInt64(client))
+                        }
+                    }
+                    let leanPairs = a.screenClients?.pairs ?? [], foldPairs = b.screenClients?.pairs ?? []
+                    #expect(Set(leanPairs) == expectedPairs && leanPairs.count == expectedPairs.count, "\(context)")
+                    #expect(Set(foldPairs) == expectedPairs && foldPairs.count == expectedPairs.count, "\(context)")
                     #expect(lean.base[slot].onboarding == folds[slot].onboarding, "\(context)")
                     #expect(a.kindsSeen == b.kindsSeen && a.namesSeen == b.namesSeen, "\(context)")
                     #expect(a.outcome == b.outcome, "\(context)")
@@ -155,7 +171,7 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                 for (screen, second) in [(2, 5), (0, 9), (1, 7), (4, 8)] {
                     try lean.add(
                         slot: slot, time: Int64(slot * 100 + second) * 1_000_000, seq: UInt64(slot * 10 + screen),
-                        screen: screen, onboarding: 1, totalScreens: 5)
+                        screen: screen, onboarding: 1, totalScreens: 5, client: StringID(10 + screen))
                 }
             }
             // Then many at once (one growth that copies the rows' first 300 entries, and populates the new ones).
@@ -164,7 +180,7 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                 for (screen, second) in [(2, 5), (0, 9), (1, 7), (4, 8)] {
                     try lean.add(
                         slot: slot, time: Int64(slot * 100 + second) * 1_000_000, seq: UInt64(slot * 10 + screen),
-                        screen: screen, onboarding: 1, totalScreens: 5)
+                        screen: screen, onboarding: 1, totalScreens: 5, client: StringID(10 + screen))
                 }
             }
             for slot in [0, 63, 64, 65, 127, 128, 299, 300, 2_000, 5_299] {
@@ -172,6 +188,9 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
                 // Reach time i: the earliest event at a screen ≥ i.
                 let t = { (second: Int) in Int64(slot * 100 + second) * 1_000_000 }
                 #expect(summary.reachTimes == [t(5), t(5), t(5), t(8), t(8)], "slot \(slot)")
+                // The client ids moved with the rows; screen 4's, past them, is kept apart.
+                let pairs: [UInt64] = [0, 1, 2, 4].map { (screen: UInt64) in screen << 32 | (10 + screen) }
+                #expect(Set(summary.screenClients?.pairs ?? []) == Set(pairs), "slot \(slot)")
             }
             // A new session with no screen times has none in the rows.
             try lean.add(slot: 301, time: 7, seq: 1, screen: nil, onboarding: nil, totalScreens: nil)

@@ -494,9 +494,10 @@ struct ReferenceEvaluator {
             for s in sessions {
                 for r in s.events { if let m = r.event.meta { steps = max(steps, m.totalScreens, m.screenIndex + 1) } }
             }
-            // Per session: the key at the first placed event, and for each step the time the screen was first
-            // reached (nil: not reached), as far as the session's own screens go.
-            var keyed: [([Value], [Double?])] = []
+            // Per session: the key at the first placed event, for each step the time the screen was first
+            // reached (nil: not reached), as far as the session's own screens go, and the distinct screen client
+            // ids of its events at each screen index.
+            var keyed: [([Value], (reach: [Double?], clients: [Int: Set<String>]))] = []
             for s in sessions {
                 guard let first = s.events.first(where: { $0.event.meta != nil }) else { continue }
                 let t0 = s.events[0].event.time.microseconds
@@ -507,21 +508,36 @@ struct ReferenceEvaluator {
                         Double($0.event.time.microseconds - t0)
                     }
                 }
-                keyed.append((byKeys(first, s), reach))
+                var clients: [Int: Set<String>] = [:]
+                for r in s.events {
+                    if let m = r.event.meta { clients[m.screenIndex, default: []].insert(m.screenClientID) }
+                }
+                keyed.append((byKeys(first, s), (reach, clients)))
             }
             var groups = group(keyed.map { ($0.0, $0.1) })
             if f.by.isEmpty && groups.isEmpty && steps > 0 { groups = [([], [])] }
             for g in groups {
                 // Rule 3: up to the largest screen count among the sessions in scope, or with `by`, in the group.
-                let groupSteps = f.by.isEmpty ? steps : g.rows.map(\.count).max() ?? 0
-                let reached = (0..<groupSteps).map { i in g.rows.filter { i < $0.count && $0[i] != nil }.count }
+                let reaches = g.rows.map(\.reach)
+                let groupSteps = f.by.isEmpty ? steps : reaches.map(\.count).max() ?? 0
+                let reached = (0..<groupSteps).map { i in reaches.filter { i < $0.count && $0[i] != nil }.count }
                 for i in 0..<groupSteps {
                     var row = g.key
                     if !f.by.isEmpty { row.append(.integer(0)) }
                     row.append(.integer(Int64(i)))
+                    // The client id the most sessions of the group have events with at screen index i; ties: the
+                    // smallest in byte order.
+                    var sessionsByClient: [String: Int] = [:]
+                    for r in g.rows { for c in r.clients[i] ?? [] { sessionsByClient[c, default: 0] += 1 } }
+                    let top = sessionsByClient.max { a, b in
+                        a.value != b.value ? a.value < b.value : b.key.utf8.lexicographicallyPrecedes(a.key.utf8)
+                    }
+                    row.append(top.map { .string($0.key) } ?? .null)
                     row += stepStats(reached, i)
                     row.append(
-                        referencePercentile(g.rows.compactMap { i < $0.count ? $0[i] : nil }, 0.5).map { .duration($0) }
+                        referencePercentile(reaches.compactMap { i < $0.count ? $0[i] : nil }, 0.5).map {
+                            .duration($0)
+                        }
                             ?? .null)
                     out.append(row)
                 }

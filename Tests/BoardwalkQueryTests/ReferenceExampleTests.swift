@@ -65,11 +65,11 @@ let story: [Event] = [
     // Median time from session start: step 1 → A 15 s, B 8 s → 11.5 s; step 2 → A 30 s, B 20 s → 25 s.
     #expect(
         try run(#"sessions | where onboarding == "onb_1" | funnel"#, story).render(.csv) == """
-            step,sessions,pct_of_first,pct_of_previous,dropoff,median_time
-            0,3,100,100,0,0
-            1,2,66.66666666666667,66.66666666666667,1,11.5
-            2,2,66.66666666666667,100,0,25
-            3,1,33.333333333333336,50,1,20
+            step,screen_cid,sessions,pct_of_first,pct_of_previous,dropoff,median_time
+            0,s0,3,100,100,0,0
+            1,s1,2,66.66666666666667,66.66666666666667,1,11.5
+            2,s2,2,66.66666666666667,100,0,25
+            3,s3,1,33.333333333333336,50,1,20
 
             """)
 }

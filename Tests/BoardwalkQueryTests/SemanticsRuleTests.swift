@@ -42,6 +42,49 @@ import Testing
         table.column("median_time") == [.duration(0), .duration(Double(second)), .duration(Double(2 * second)), .null])
 }
 
+@Test func rule3_screenClientIDIsTheOneMostOfTheStepsSessionsHaveThere() throws {
+    func at(_ t: Double, _ session: String, _ screen: Int, _ client: String, variation: String = "a") -> Event {
+        Event(
+            time: Timestamp(microseconds: base + Int64(t * 1_000_000)), session: session, variation: variation,
+            meta: Meta(onboardingID: "o", screenClientID: client, screenIndex: screen, totalScreens: 4),
+            payload: presented)
+    }
+    // Screen 0: "welcome" in x and y, "welcome_b" in y, z and w (y has both and counts for each). Screen 1:
+    // "intro" in x (twice, which counts once) and y, "intro_b" in z. Screen 2: "zeta" in y, "alpha" in z: a tie,
+    // which goes to the smaller. Screen 3: w reached it by jumping from 0 to 4, with no event there, so it has no
+    // client id; nor has a step no session of a group reached (variation a's screen 3).
+    let events = [
+        at(0, "w", 0, "welcome_b", variation: "c"), at(1, "w", 4, "done", variation: "c"),
+        at(0, "x", 0, "welcome"), at(1, "x", 1, "intro"), at(2, "x", 1, "intro"),
+        at(0, "y", 0, "welcome"), at(1, "y", 0, "welcome_b"), at(2, "y", 1, "intro"), at(3, "y", 2, "zeta"),
+        at(0, "z", 0, "welcome_b", variation: "b"), at(1, "z", 1, "intro_b", variation: "b"),
+        at(2, "z", 2, "alpha", variation: "b"),
+    ]
+    let expected: [Value] = [.string("welcome_b"), .string("intro"), .string("alpha"), .null, .string("done")]
+    #expect(try run("sessions | funnel", events).column("screen_cid") == expected)
+    // Within a group, the group's sessions alone.
+    let byVariation = try run("sessions | funnel by variation", events)
+    #expect(
+        byVariation.column("screen_cid") == [
+            .string("welcome"), .string("intro"), .string("zeta"), .null,
+            .string("welcome_b"), .string("intro_b"), .string("alpha"), .null,
+            .string("welcome_b"), .null, .null, .null, .string("done"),
+        ])
+    // The store's folds (lean and full) give the same.
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        let options = Query.RunOptions(now: Timestamp(microseconds: base + 86_400 * second))
+        // Lean folds, and full folds (a filter on the session's variation reads it).
+        for text in ["sessions | funnel", "sessions | where variation != \"none\" | funnel"] {
+            let table = try Query.parse(text).run(on: StoreEventSource(store), options: options)
+            #expect(table.column("screen_cid") == expected, "\(text)")
+        }
+        let grouped = try Query.parse("sessions | funnel by variation").run(
+            on: StoreEventSource(store), options: options)
+        #expect(grouped.column("screen_cid") == byVariation.column("screen_cid"))
+    }
+}
+
 @Test func rule3_eachBreakdownGroupRunsToItsOwnScreens() throws {
     // A 2-screen onboarding beside a 4-screen one: `by onboarding` gives the short one 2 steps, not 4 with a
     // drop-off of everyone at screens it does not have; without `by`, the steps are the scope's (4).

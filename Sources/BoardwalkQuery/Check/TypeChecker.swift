@@ -335,7 +335,7 @@ struct TypeChecker {
             if !funnel.by.isEmpty { columns.append(("breakdown_step", .number)) }
             if funnel.steps.isEmpty {
                 columns += [
-                    ("step", .number), ("sessions", .number), ("pct_of_first", .number),
+                    ("step", .number), ("screen_cid", .string), ("sessions", .number), ("pct_of_first", .number),
                     ("pct_of_previous", .number), ("dropoff", .number), ("median_time", .duration),
                 ]
             } else {

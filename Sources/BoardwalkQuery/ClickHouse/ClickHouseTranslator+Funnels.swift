@@ -38,8 +38,8 @@ extension ClickHouseTranslator {
         _ f: BoundFunnel, _ inScope: String?, _ e: inout ClickHouseExpressions
     ) throws(QueryError) -> Core {
         let (elements, types, keyColumns, from) = try funnelKeys(f.by, &e, inScope: inScope)
-        let tuple = (["toUnixTimestamp64Micro(time)", "seq", "screen", "total_screens"] + elements).joined(
-            separator: ", ")
+        let tuple = (["toUnixTimestamp64Micro(time)", "seq", "screen", "total_screens", "screen_cid"] + elements)
+            .joined(separator: ", ")
         ctes.append(
             (
                 "fe",
@@ -51,10 +51,11 @@ extension ClickHouseTranslator {
             ))
         let keyNames = f.by.indices.map { "__k\($0)" }
         let keySelects = elements.indices.map { i in
-            types[i] == .answer ? "arrayJoin(a[fp].\(5 + i)) AS __k\(i)" : "a[fp].\(5 + i) AS __k\(i)"
+            types[i] == .answer ? "arrayJoin(a[fp].\(6 + i)) AS __k\(i)" : "a[fp].\(6 + i) AS __k\(i)"
         }
         // Steps (rule 3): the largest total_screens (or furthest index + 1) among the sessions in scope, or with
         // `by`, among the sessions of each group. `ss` is the session's own; `gs` the group's (or the scope's).
+        // `cids`: the session's distinct screen client ids at the step's screen index.
         let sessionSteps = "arrayMax(z -> if(isNull(z.3), 0, greatest(ifNull(z.4, 0), z.3 + 1)), a) AS ss"
         ctes.append(
             (
@@ -70,7 +71,7 @@ extension ClickHouseTranslator {
             (
                 "fs",
                 """
-                SELECT \((keyNames + ["i AS step", "arrayFirstIndex(z -> ifNull(z.3 >= i, false), a) AS r", "if(r > 0, a[r].1 - a[1].1, NULL) AS rt"]).joined(separator: ", "))
+                SELECT \((keyNames + ["i AS step", "arrayFirstIndex(z -> ifNull(z.3 >= i, false), a) AS r", "if(r > 0, a[r].1 - a[1].1, NULL) AS rt", "arrayDistinct(arrayMap(z -> assumeNotNull(z.5), arrayFilter(z -> ifNull(z.3 = i, false) AND isNotNull(z.5), a))) AS cids"]).joined(separator: ", "))
                 FROM (SELECT *, max(ss) OVER (\(partition)) AS gs FROM fk)
                 ARRAY JOIN range(toUInt64(gs)) AS i
                 """
@@ -80,7 +81,8 @@ extension ClickHouseTranslator {
         let inner = """
             SELECT *, \(windowColumns)
             FROM (
-                SELECT \(groupKeys), countIf(r > 0) AS sessions, quantileExactInclusiveOrNull(0.5)(rt) AS median_time
+                SELECT \(groupKeys), countIf(r > 0) AS sessions, quantileExactInclusiveOrNull(0.5)(rt) AS median_time,
+                    groupArrayArray(cids) AS __cids
                 FROM fs
                 GROUP BY \(groupKeys)
             )
@@ -91,13 +93,18 @@ extension ClickHouseTranslator {
             selects.append("0 AS __breakdown")
             columns.append(("breakdown_step", "__breakdown", .number, true))
         }
+        // The most frequent client id, ties to the smallest (bytes).
+        let clientID =
+            "if(empty(__cids), NULL, arraySort(x -> (-x.2, x.1), arrayMap(c -> (c, countEqual(__cids, c)), "
+            + "arrayDistinct(__cids)))[1].1) AS screen_cid"
         selects += [
-            "step", "sessions", "if(__first = 0, NULL, sessions * 100 / __first) AS pct_of_first",
+            "step", clientID, "sessions", "if(__first = 0, NULL, sessions * 100 / __first) AS pct_of_first",
             "if(__previous = 0, NULL, sessions * 100 / __previous) AS pct_of_previous",
             "__previous - sessions AS dropoff", "median_time",
         ]
         columns += [
-            ("step", "step", .number, true), ("sessions", "sessions", .number, true),
+            ("step", "step", .number, true), ("screen_cid", "screen_cid", .string, false),
+            ("sessions", "sessions", .number, true),
             ("pct_of_first", "pct_of_first", .number, false), ("pct_of_previous", "pct_of_previous", .number, false),
             ("dropoff", "dropoff", .number, true), ("median_time", "median_time", .duration, false),
         ]

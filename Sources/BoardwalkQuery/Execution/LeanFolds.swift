@@ -74,7 +74,9 @@ struct LeanFold {
 /// sequentially whatever the order of the sessions. Reach times are only kept when the query needs them
 /// (a screen funnel).
 ///
-/// Memory: 128 bytes per session plus 16 bytes per (session, screen) pair beyond each session's newest.
+/// Memory: 128 bytes per session plus 16 bytes per (session, screen) pair beyond each session's newest; with rows,
+/// 12 bytes per (session, row screen) for the earliest time and the screen client id. A screen funnel also keeps a
+/// session's (screen, client id) pairs past the rows, and any second client id at a screen, 8 bytes each.
 /// The pool's links are 32-bit: a fold with more than 2³¹ − 1 such pairs (several billion events) throws
 /// rather than trap.
 ///
@@ -118,6 +120,20 @@ final class LeanFolds {
     /// row is `rows[s * rowCapacity ..< (s + 1) * rowCapacity]`.
     @exclusivity(unchecked) private var rows: UnsafeMutablePointer<Int64>
     @exclusivity(unchecked) private var rowCapacity: Int
+    /// With reach times, the screen client id of each session's first event folded at screens `0..<rowScreens`
+    /// (``RecordFormat/absent``: none yet), laid out as ``rows``, in the same allocation, after them: one block of
+    /// the size the rows alone took 1.5 times, rather than a second block (a second block of megabytes made `malloc`
+    /// map fresh pages for each query of a process, which the kernel zeroed: a tenth of a whole-store funnel).
+    @exclusivity(unchecked) private var clientRows: UnsafeMutablePointer<UInt32>
+    /// With reach times, the other (screen index, client id) pairs of each session, by slot, as
+    /// ``SessionSummary/screenClients`` holds them: every pair at a screen past the rows, and a second client id at a
+    /// screen of the rows (rare: a screen index names one screen of an onboarding).
+    @exclusivity(unchecked) private var otherClients: [Int: [UInt64]] = [:]
+    /// The last pair ``noteOtherClient(slot:_:_:)`` saw, as `(slot, pair)`: a session's next events at a screen past
+    /// the rows skip the lookup.
+    @exclusivity(unchecked) private var lastOtherClient: (slot: Int, pair: UInt64) = (-1, 0)
+    /// The strings of the last summary's snapshot, which name the client ids.
+    @exclusivity(unchecked) private var clientNames: SnapshotStrings?
 
     /// - Parameters:
     ///   - capacity: the number of sessions expected (the storage grows past it).
@@ -146,7 +162,18 @@ final class LeanFolds {
         pool = .allocate(capacity: max(poolCapacity, 1))
         self.rowScreens = reachTimes ? max(rowScreens, 0) : 0
         rowCapacity = self.rowScreens > 0 ? max(capacity, 64) : 0
-        rows = .allocate(capacity: max(rowCapacity * self.rowScreens, 1))
+        (rows, clientRows) = LeanFolds.allocateRows(max(rowCapacity * self.rowScreens, 1))
+    }
+
+    /// One block for `cells` times and `cells` client ids.
+    private static func allocateRows(_ cells: Int) -> (UnsafeMutablePointer<Int64>, UnsafeMutablePointer<UInt32>) {
+        let block = UnsafeMutableRawPointer.allocate(
+            byteCount: cells * (MemoryLayout<Int64>.stride + MemoryLayout<UInt32>.stride),
+            alignment: MemoryLayout<Int64>.alignment)
+        return (
+            block.bindMemory(to: Int64.self, capacity: cells),
+            (block + cells * MemoryLayout<Int64>.stride).bindMemory(to: UInt32.self, capacity: cells)
+        )
     }
 
     /// How many screens a fold of `sessions` sessions and `events` events over onboardings of up to `screens`
@@ -159,7 +186,7 @@ final class LeanFolds {
 
     deinit {
         pool.deallocate()  // trivial types: nothing to deinitialize
-        rows.deallocate()
+        rows.deallocate()  // the block of both
     }
 
     /// Appends an empty fold and returns its slot.
@@ -177,12 +204,13 @@ final class LeanFolds {
         if rowScreens > 0 {
             if first + n > rowCapacity {
                 let newCapacity = max(rowCapacity * 2, first + n)
-                let bigger = UnsafeMutablePointer<Int64>.allocate(capacity: newCapacity * rowScreens)
+                let (bigger, biggerClients) = LeanFolds.allocateRows(newCapacity * rowScreens)
                 for s in 0..<rowScreens {
                     (bigger + s * newCapacity).moveInitialize(from: rows + s * rowCapacity, count: first)
+                    (biggerClients + s * newCapacity).moveInitialize(from: clientRows + s * rowCapacity, count: first)
                 }
                 rows.deallocate()
-                rows = bigger
+                (rows, clientRows) = (bigger, biggerClients)
                 rowCapacity = newCapacity
             }
             // The new entries are a stretch of each screen's row: populated together when they are many (one
@@ -191,9 +219,22 @@ final class LeanFolds {
             if n * rowScreens * MemoryLayout<Int64>.stride >= 64 << 10 {
                 let start = rows + first, end = rows + (rowScreens - 1) * rowCapacity + first + n
                 prefault(UnsafeMutableRawPointer(start), byteCount: (end - start) * MemoryLayout<Int64>.stride)
+                let clients = clientRows + first, clientsEnd = clientRows + (rowScreens - 1) * rowCapacity + first + n
+                prefault(
+                    UnsafeMutableRawPointer(clients), byteCount: (clientsEnd - clients) * MemoryLayout<UInt32>.stride)
             }
-            for s in 0..<rowScreens {
-                (rows + s * rowCapacity + first).initialize(repeating: .max, count: n)
+            if n == 1 {
+                // One session at a time (a whole-store scan meets its sessions so): two stores per screen, not a
+                // `memset` call for each client id.
+                for s in 0..<rowScreens {
+                    (rows + s * rowCapacity + first).initialize(to: .max)
+                    (clientRows + s * rowCapacity + first).initialize(to: RecordFormat.absent)
+                }
+            } else {
+                for s in 0..<rowScreens {
+                    (rows + s * rowCapacity + first).initialize(repeating: .max, count: n)
+                    (clientRows + s * rowCapacity + first).initialize(repeating: RecordFormat.absent, count: n)
+                }
             }
         }
     }
@@ -208,7 +249,7 @@ final class LeanFolds {
     func add(slot: Int, _ fields: RecordFields, seq: UInt64, _ settings: Settings) throws(QueryError) {
         try add(
             slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
-            onboarding: fields.onboarding, totalScreens: fields.totalScreens, settings)
+            onboarding: fields.onboarding, totalScreens: fields.totalScreens, client: fields.screenClientRef, settings)
     }
 
     /// What ``add(slot:_:seq:_:)`` and ``addFollowing(slot:_:seq:_:)`` do differently by the instance's settings.
@@ -228,7 +269,7 @@ final class LeanFolds {
     @inline(__always)
     func add(
         slot: Int, time: Int64, seq: UInt64, screen: Int?, onboarding: StringID?, totalScreens: Int?,
-        _ settings: Settings? = nil
+        client: StringID = RecordFormat.absent, _ settings: Settings? = nil
     ) throws(QueryError) {
         let settings = settings ?? self.settings
         let lasts = settings.lasts, oneOnboarding = settings.oneOnboarding, reachTimes = settings.reachTimes
@@ -251,33 +292,79 @@ final class LeanFolds {
         if s > f.pointee.furthest { f.pointee.furthest = s }
         if reachTimes {
             if s < rowScreens {
-                let entry = rows + (Int(s) &* rowCapacity &+ slot)
+                let cell = Int(s) &* rowCapacity &+ slot
+                let entry = rows + cell
                 if time < entry.pointee { entry.pointee = time }
+                noteClient(cell: cell, slot: slot, s, client)
             } else {
                 try noteScreen(f, s, time)
+                noteOtherClient(slot: slot, s, client)
             }
         }
+    }
+
+    /// Notes that the session at `slot` has an event with screen client id `client` at row screen `s` (its cell
+    /// in ``clientRows``).
+    @inline(__always)
+    private func noteClient(cell: Int, slot: Int, _ s: Int32, _ client: StringID) {
+        if client == RecordFormat.absent { return }
+        let entry = clientRows + cell
+        if entry.pointee == client { return }
+        if entry.pointee == RecordFormat.absent {
+            entry.pointee = client
+        } else {
+            noteOtherClient(slot: slot, s, client)
+        }
+    }
+
+    /// Notes that the session at `slot` has an event with screen client id `client` at screen `s`, in
+    /// ``otherClients``.
+    @inline(never)
+    private func noteOtherClient(slot: Int, _ s: Int32, _ client: StringID) {
+        guard client != RecordFormat.absent else { return }
+        let pair = UInt64(UInt32(bitPattern: s)) << 32 | UInt64(client)
+        if lastOtherClient == (slot, pair) { return }
+        lastOtherClient = (slot, pair)
+        if otherClients[slot]?.contains(pair) == true { return }
+        otherClients[slot, default: []].append(pair)
     }
 
     /// ``add(slot:_:seq:_:)`` for an event that comes after another event of the same session already folded from
     /// the same group (onboarding, screen), later in (time, seq) order: in a scan's run, the next event of the session
     /// just folded. That event already holds the first event, the onboarding, the furthest screen and the earliest
     /// time at this screen against this one, so only the count, the lasts and the total screens can change.
+    ///
+    /// `previousClient` is the screen client id of the event before it (the scan's previous event): the usual run of
+    /// events with one client id then touches no client memory.
     @inline(__always)
-    func addFollowing(slot: Int, _ fields: RecordFields, seq: UInt64, _ settings: Settings) {
+    func addFollowing(
+        slot: Int, _ fields: RecordFields, seq: UInt64, previousClient: StringID, _ settings: Settings
+    ) {
         addFollowing(
             slot: slot, time: fields.timeMicroseconds, seq: seq, screen: fields.screenIndex,
-            totalScreens: fields.totalScreens, settings)
+            totalScreens: fields.totalScreens,
+            client: fields.screenClientRef == previousClient ? RecordFormat.absent : fields.screenClientRef, settings)
     }
 
     /// ``addFollowing(slot:_:seq:_:)`` from the fields themselves.
     @inline(__always)
     func addFollowing(
-        slot: Int, time: Int64, seq: UInt64, screen: Int?, totalScreens: Int?, _ settings: Settings? = nil
+        slot: Int, time: Int64, seq: UInt64, screen: Int?, totalScreens: Int?, client: StringID = RecordFormat.absent,
+        _ settings: Settings? = nil
     ) {
+        let settings = settings ?? self.settings
         let f = base + slot
         f.pointee.events &+= 1
-        if (settings ?? self.settings).lasts {
+        if settings.reachTimes, let screen, client != RecordFormat.absent {
+            // The same screen as the event before (one group), which may name another client id.
+            let s = Int32(truncatingIfNeeded: screen)
+            if s < settings.rowScreens {
+                noteClient(cell: Int(s) &* rowCapacity &+ slot, slot: slot, s, client)
+            } else {
+                noteOtherClient(slot: slot, s, client)
+            }
+        }
+        if settings.lasts {
             let at = OrderKey(time: time, seq: seq)
             if f.pointee.last < at { f.pointee.last = at }
             if let screen, f.pointee.lastScreenAt < at {
@@ -418,8 +505,36 @@ final class LeanFolds {
                     i = entry.previous
                 }
             }
+            if clientNames !== strings { clientNames = strings }
+            s.screenClients = .lean(Unmanaged.passUnretained(self), slot: slot, furthest: Int(f.pointee.furthest))
         }
         return s
+    }
+
+    /// Adds the distinct (screen index, client id) pairs of the session at `slot`, whose screens go up to
+    /// `furthest`, to `tally`: its row cells, then its other pairs. Reads the cells in place (a list per session
+    /// cost an allocation and a copy).
+    func addClients(slot: Int, furthest: Int, to tally: ScreenClientTally) {
+        let names = clientNames
+        tally.reserve(steps: min(rowScreens, furthest + 1))
+        forEachClient(slot: slot, furthest: furthest) { screen, client in
+            if screen >= rowScreens { tally.reserve(steps: screen + 1) }
+            tally.add(step: screen, id: client, names: names)
+        }
+    }
+
+    /// Calls `body` with each distinct (screen index, client id) pair of the session at `slot`, whose screens go up
+    /// to `furthest`: its row cells in screen order, then its other pairs.
+    @inline(__always)
+    func forEachClient(slot: Int, furthest: Int, _ body: (Int, StringID) -> Void) {
+        var cell = clientRows + slot
+        for screen in 0..<min(rowScreens, furthest + 1) {
+            if cell.pointee != RecordFormat.absent { body(screen, cell.pointee) }
+            cell += rowCapacity
+        }
+        if !otherClients.isEmpty, let others = otherClients[slot] {
+            for pair in others { body(Int(pair >> 32), UInt32(truncatingIfNeeded: pair)) }
+        }
     }
 
     /// The number of events folded into the session at `slot`.
@@ -445,7 +560,21 @@ extension LeanFolds {
     /// - Complexity: O(sessions × row screens + `other`'s chained screen times).
     func merge(_ other: LeanFolds) throws(QueryError) {
         precondition(other.count == count)
-        for slot in 0..<count { try merge(other, slot, into: slot) }
+        if reachTimes { mergeRows(other) }
+        for slot in 0..<count { try merge(other, slot, into: slot, rows: false) }
+    }
+
+    /// Merges the rows of `other`, whose slots are these: a sweep along each screen's row (slot by slot, a session's
+    /// cells lie a row apart, a cache line each).
+    private func mergeRows(_ other: LeanFolds) {
+        for s in 0..<rowScreens {
+            let times = rows + s * rowCapacity, theirTimes = other.rows + s * other.rowCapacity
+            for slot in 0..<count where theirTimes[slot] < times[slot] { times[slot] = theirTimes[slot] }
+            let clients = clientRows + s * rowCapacity, theirClients = other.clientRows + s * other.rowCapacity
+            for slot in 0..<count where theirClients[slot] != clients[slot] {
+                noteClient(cell: s * rowCapacity + slot, slot: slot, Int32(s), theirClients[slot])
+            }
+        }
     }
 
     /// Folds `other`'s session at slot `theirs` into the session at `slot`: `other`, with the same settings, folded
@@ -453,7 +582,9 @@ extension LeanFolds {
     /// lasts by their `(time, seq)` positions, counts added, kinds and names united, each screen's earliest time.
     /// - Throws: ``QueryError`` when the screen times outgrow the pool (see the type's discussion).
     /// - Complexity: O(row screens + the session's chained screen times in `other`).
-    func merge(_ other: LeanFolds, _ theirs: Int, into slot: Int) throws(QueryError) {
+    ///
+    /// With `rows` false, the caller merged the session's rows already (``mergeRows(_:)``).
+    func merge(_ other: LeanFolds, _ theirs: Int, into slot: Int, rows mergesRows: Bool = true) throws(QueryError) {
         precondition(other.rowScreens == rowScreens && other.reachTimes == reachTimes && other.lasts == lasts)
         let f = base + slot, o = other.base + theirs
         guard o.pointee.events > 0 else { return }
@@ -480,9 +611,16 @@ extension LeanFolds {
             f.pointee.outcome = o.pointee.outcome
         }
         guard reachTimes else { return }
-        for s in 0..<rowScreens {
+        for s in 0..<(mergesRows ? rowScreens : 0) {
             let entry = rows + (s * rowCapacity + slot), their = other.rows[s * other.rowCapacity + theirs]
             if their < entry.pointee { entry.pointee = their }
+            noteClient(
+                cell: s * rowCapacity + slot, slot: slot, Int32(s), other.clientRows[s * other.rowCapacity + theirs])
+        }
+        if !other.otherClients.isEmpty, let pairs = other.otherClients[theirs] {
+            for pair in pairs {
+                noteOtherClient(slot: slot, Int32(truncatingIfNeeded: pair >> 32), UInt32(truncatingIfNeeded: pair))
+            }
         }
         // The chain's screens, each once: noted as a scan notes them, so each keeps its earliest time.
         if o.pointee.headScreen >= 0 { try noteScreen(f, o.pointee.headScreen, o.pointee.headTime) }

@@ -28,10 +28,14 @@ struct SessionFold {
     var lastScreen = -1
     var totalScreens: Int?
     var furthest = -1
-    /// The earliest time of each screen index seen, in arrival order (for reach times).
-    var screenTimes: [(screen: Int32, time: Int64)] = []
+    /// The earliest time of each screen index seen, in arrival order (for reach times), with the screen client id
+    /// of the first event folded there (``RecordFormat/absent``: none).
+    var screenTimes: [(screen: Int32, time: Int64, client: StringID)] = []
     /// Whether `screenTimes` is in ascending screen order (as the store's key order appends them).
     var screensAscending = true
+    /// With reach times: the session's other distinct (screen index, screen client id) pairs, as `screen << 32 | id`
+    /// (a second client id at a screen index; rare).
+    var otherClients: [UInt64] = []
     var completed = false
     var paywall = false
     var closed = false
@@ -101,7 +105,7 @@ struct SessionFold {
             if lastScreenAt < at { lastScreenAt = at; lastScreen = screen }
             if let t = r.totalScreens { totalScreens = max(totalScreens ?? t, t) }
             if screen > furthest { furthest = screen }
-            if needs.reachTimes { noteScreen(screen, at.time) }
+            if needs.reachTimes { noteScreen(screen, at.time, client: r.screenClientID ?? RecordFormat.absent) }
         }
         let kind = r.kind
         kindsSeen |= SessionSummary.bit(kind)
@@ -138,25 +142,40 @@ struct SessionFold {
         if let tests = needs.stepTests { try noteSteps(r, at: at, tests: tests, full: full, strings: strings) }
     }
 
+    /// Notes an event at `screen`, at `time`, with screen client id `client`.
     @inline(__always)
-    private mutating func noteScreen(_ screen: Int, _ time: Int64) {
+    private mutating func noteScreen(_ screen: Int, _ time: Int64, client: StringID) {
         let s = Int32(truncatingIfNeeded: screen)
         // The store's key order brings a session's screens in ascending runs: the last entry is the usual hit,
         // and a screen above it (while the entries are ascending) is new without a search.
         if let last = screenTimes.last {
             if last.screen == s {
                 if time < last.time { screenTimes[screenTimes.count - 1].time = time }
+                if client != last.client { noteClient(screenTimes.count - 1, client) }
                 return
             }
             if !(screensAscending && last.screen < s), let i = screenTimes.lastIndex(where: { $0.screen == s }) {
                 if time < screenTimes[i].time { screenTimes[i].time = time }
+                if client != screenTimes[i].client { noteClient(i, client) }
                 return
             }
             if last.screen > s { screensAscending = false }
         } else {
             screenTimes.reserveCapacity(16)
         }
-        screenTimes.append((s, time))
+        screenTimes.append((s, time, client))
+    }
+
+    /// Notes client id `client` at the screen of entry `i`, which holds another.
+    @inline(never)
+    private mutating func noteClient(_ i: Int, _ client: StringID) {
+        guard client != RecordFormat.absent else { return }
+        if screenTimes[i].client == RecordFormat.absent {
+            screenTimes[i].client = client
+            return
+        }
+        let pair = UInt64(UInt32(bitPattern: screenTimes[i].screen)) << 32 | UInt64(client)
+        if !otherClients.contains(pair) { otherClients.append(pair) }
     }
 
     /// A session's reach times (rule 3): element `i` is the earliest event at a screen `>= i`, that is when the
@@ -216,11 +235,12 @@ struct SessionFold {
         }
         if needs.reachTimes, furthest >= 0 {
             s.reachTimes = SessionFold.reachTimes(furthest: furthest, buffer: &reachBuffer) { earliest in
-                for (screen, time) in screenTimes
+                for (screen, time, _) in screenTimes
                 where screen >= 0 && screen <= furthest && time < earliest[Int(screen)] {
                     earliest[Int(screen)] = time
                 }
             }
+            s.screenClients = .fold(screens: screenTimes, others: otherClients, names: strings)
         }
         s.completed = completed
         s.paywall = paywall
@@ -249,6 +269,7 @@ protocol FoldFields {
     var screenIndex: Int? { get }
     var onboarding: StringID? { get }
     var totalScreens: Int? { get }
+    var screenClientID: StringID? { get }
     var kind: EventKind { get }
     var knownAnalyticsName: AnalyticsName? { get }
     var analyticsName: AnalyticsNameRef? { get }
@@ -281,7 +302,10 @@ extension SessionFold {
         if lastScreenAt < other.lastScreenAt { (lastScreenAt, lastScreen) = (other.lastScreenAt, other.lastScreen) }
         if let t = other.totalScreens { totalScreens = max(totalScreens ?? t, t) }
         furthest = max(furthest, other.furthest)
-        for (screen, time) in other.screenTimes { noteScreen(Int(screen), time) }
+        for (screen, time, client) in other.screenTimes { noteScreen(Int(screen), time, client: client) }
+        for pair in other.otherClients {
+            noteScreen(Int(Int32(truncatingIfNeeded: pair >> 32)), .max, client: UInt32(truncatingIfNeeded: pair))
+        }
         completed = completed || other.completed
         paywall = paywall || other.paywall
         closed = closed || other.closed

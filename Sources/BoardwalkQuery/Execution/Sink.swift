@@ -24,12 +24,14 @@ struct Sink {
     /// How many rows the listing keeps: at least N of ``listLimit`` once N rows passed the filters, fewer only
     /// before.
     var listedCount: Int { listed.count }
-    /// Per breakdown key: the steps its sessions reach up to (rule 3, per group), and per step the sessions
-    /// that reached it and their times.
-    var screenFunnel: [[Value]: (steps: Int, reached: [Int], times: [[Double]])] = [:]
+    /// Per breakdown key: the steps its sessions reach up to (rule 3, per group), per step the sessions that
+    /// reached it and their times, and the screen client ids of its sessions.
+    var screenFunnel: [[Value]: (steps: Int, reached: [Int], times: [[Double]], clients: ScreenClientTally)] = [:]
     /// The one group of a screen funnel without `by` (whose steps are `screenCount`), outside the dictionary: a
     /// session's steps are added without a hash and a dictionary access per step.
     var plainScreenFunnel: ScreenStepTimes?
+    /// The screen client ids of the sessions of a screen funnel without `by`.
+    let plainScreenClients = ScreenClientTally()
     let screenFunnelHasBy: Bool
     var screenCount = 0
     /// What a group of a screen funnel's sessions say of their onboardings: the fewest and the most screens
@@ -197,7 +199,9 @@ struct Sink {
             addChain(progress, firstStepKeys: funnel.by.isEmpty ? [] : progress.firstStep.map { values(events[$0]) })
         } else {
             let first = funnel.by.isEmpty ? nil : events.firstIndex { $0.screenIndex != nil }
-            addScreenFunnel(summary, firstScreenKeys: first.map { values(events[$0]) } ?? [])
+            addScreenFunnel(summary, firstScreenKeys: first.map { values(events[$0]) } ?? []) {
+                $0.add(events: events)
+            }
         }
     }
 
@@ -289,9 +293,17 @@ struct Sink {
         if plainScreenFunnel == nil { plainScreenFunnel = ScreenStepTimes(expectedSessions: sessions) }
     }
 
-    /// Adds a session to the screen funnel (rule 3); `firstScreenKeys` are the breakdown columns' values on the
-    /// session's first event with a screen index (rule 12).
+    /// Adds a session folded from the store to the screen funnel (rule 3); `firstScreenKeys` are the breakdown
+    /// columns' values on the session's first event with a screen index (rule 12).
     mutating func addScreenFunnel(_ summary: SessionSummary, firstScreenKeys: [Value]) {
+        addScreenFunnel(summary, firstScreenKeys: firstScreenKeys) { $0.add(summary.screenClients) }
+    }
+
+    /// ``addScreenFunnel(_:firstScreenKeys:)`` with the session's screen client ids added to a group's tally by
+    /// `clients`.
+    private mutating func addScreenFunnel(
+        _ summary: SessionSummary, firstScreenKeys: [Value], clients: (ScreenClientTally) -> Void
+    ) {
         let sessionSteps = max(summary.totalScreens ?? 0, (summary.furthestScreen ?? -1) + 1)
         screenCount = max(screenCount, sessionSteps)
         guard let furthest = summary.furthestScreen else { return }
@@ -308,6 +320,7 @@ struct Sink {
             let group = plainScreenFunnel ?? ScreenStepTimes()
             plainScreenFunnel = group
             group.add(started: started, reachTimes: reachTimes, furthest: furthest)
+            clients(plainScreenClients)
             return
         }
         let keys = keyCombinations(firstScreenKeys)
@@ -322,11 +335,12 @@ struct Sink {
             // One lookup per session, then the entry is mutated in place through its index.
             var index = screenFunnel.index(forKey: key)
             if index == nil {
-                screenFunnel[key] = (0, [], [])
+                screenFunnel[key] = (0, [], [], ScreenClientTally())
                 index = screenFunnel.index(forKey: key)
             }
             let entry = index!
             screenFunnel.values[entry].steps = max(screenFunnel.values[entry].steps, sessionSteps)
+            clients(screenFunnel.values[entry].clients)
             while screenFunnel.values[entry].reached.count <= furthest {
                 screenFunnel.values[entry].reached.append(0)
                 screenFunnel.values[entry].times.append([])
@@ -378,13 +392,14 @@ struct Sink {
             let byCount = funnel.by.count
             if funnel.steps.isEmpty {
                 // Without `by`, the one group is kept outside the dictionary (none when no session was added).
-                let groups: [(key: [Value], entry: (steps: Int, reached: [Int], times: [[Double]]))] =
+                typealias Group = (steps: Int, reached: [Int], times: [[Double]], clients: ScreenClientTally)
+                let groups: [(key: [Value], entry: Group)] =
                     if byCount == 0 {
                         plainScreenFunnel.map { group in
                             let reached = group.reached
-                            return [([], (screenCount, reached, group.takeTimes()))]
+                            return [([], (screenCount, reached, group.takeTimes(), plainScreenClients))]
                         }
-                            ?? (screenCount > 0 ? [([], (screenCount, [], []))] : [])
+                            ?? (screenCount > 0 ? [([], (screenCount, [], [], plainScreenClients))] : [])
                     } else {
                         screenFunnel.keys.sorted(by: { keyOrder($0, $1, columns: byCount) }).map {
                             ($0, screenFunnel[$0]!)
@@ -400,6 +415,7 @@ struct Sink {
                         var row = key
                         if byCount > 0 { row.append(.integer(0)) }
                         row.append(.integer(Int64(i)))
+                        row.append(entry.clients.mostFrequent(step: i))
                         row += funnelCounts(reached, i)
                         row.append(Percentile.of(times, 0.5).map(Value.duration) ?? .null)
                         rows.append(row)

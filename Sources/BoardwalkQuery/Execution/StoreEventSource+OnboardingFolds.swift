@@ -351,6 +351,7 @@ private struct ScopeScan {
             // without a lookup (-1: not in the scope), and once one of its events in the run is folded, the later
             // ones change only what `LeanFolds.addFollowing` updates.
             var lastSession = RecordFormat.absent, lastSlot = -1, lastFolded = false, events = 0
+            var lastClient = RecordFormat.absent
             while let record = try run.next() {
                 let seq = record.seq
                 let fields = try record.fields(Outcomes.extent)
@@ -364,12 +365,13 @@ private struct ScopeScan {
                 guard slot >= 0 else { continue }
                 met?.meet(slot, seq: seq)
                 if lastFolded {
-                    lean.addFollowing(slot: slot, fields, seq: seq, settings)
+                    lean.addFollowing(slot: slot, fields, seq: seq, previousClient: lastClient, settings)
                 } else {
                     guard !lean.base[slot].excluded else { continue }
                     try lean.add(slot: slot, fields, seq: seq, settings)
                     lastFolded = true
                 }
+                lastClient = fields.screenClientRef
                 events &+= 1
                 if Outcomes.outcomes {
                     lean.addOutcome(

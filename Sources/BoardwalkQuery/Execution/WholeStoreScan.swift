@@ -109,20 +109,21 @@ struct WholeStoreScan {
             // Consecutive events of a group are often the same session's (a session's events at one screen come
             // close together in time): its slot is reused without a lookup, and its later events in the run change
             // only what `LeanFolds.addFollowing` updates.
-            var lastSession = RecordFormat.absent, lastSlot = 0, events = 0
+            var lastSession = RecordFormat.absent, lastSlot = 0, events = 0, lastClient = RecordFormat.absent
             let group = UInt64(run.onboarding) << 16 | UInt64(run.screen)
             while let record = try run.next() {
                 let fields = try record.fields(Outcomes.extent)
                 guard let session = fields.session else { continue }
                 events &+= 1
                 if session == lastSession {
-                    lean.addFollowing(slot: lastSlot, fields, seq: record.seq, settings)
+                    lean.addFollowing(slot: lastSlot, fields, seq: record.seq, previousClient: lastClient, settings)
                 } else {
                     lastSession = session
                     lastSlot = slot(session)
                     if part >= 0 { meet(lastSlot, group: group, time: fields.timeMicroseconds, seq: record.seq) }
                     try lean.add(slot: lastSlot, fields, seq: record.seq, settings)
                 }
+                lastClient = fields.screenClientRef
                 let slot = lastSlot
                 if Outcomes.outcomes {
                     lean.addOutcome(

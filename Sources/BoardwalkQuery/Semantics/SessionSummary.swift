@@ -35,6 +35,9 @@ final class SessionSummary {
     /// (`[Int64]` rather than `[Timestamp]`: the standard library's prespecialized array type allocates without a
     /// generic metadata lookup, once per session).
     var reachTimes: [Int64] = []
+    /// For a screen funnel (``FoldNeeds/reachTimes``) of a session folded from the store: where the distinct (screen
+    /// index, screen client id) pairs of its events are.
+    var screenClients: ScreenClients?
     /// The events that match a step of a funnel of custom steps, in `(time, seq)` order, when a session fold
     /// read them for one (``FoldNeeds/stepTests``).
     var stepEvents: [StepEvent] = []
