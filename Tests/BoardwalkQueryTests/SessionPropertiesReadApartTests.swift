@@ -49,11 +49,51 @@ import Testing
         }
     }
 
+    /// Sessions for the properties that only say whether the session has an event of a kind or name: E closes and
+    /// taps the paywall in onb_2 only; F sends an analytics name outside the known ones and an `onboarding_completed`
+    /// without a position; G collects an email; an event without a session has no session's properties.
+    var flagEvents: [Event] {
+        events + [
+            ev(10, "E", screen: 0, presented), ev(11, "E", screen: 1, onboarding: "onb_2", .openPaywall(actionID: "p")),
+            ev(12, "E", screen: 2, onboarding: "onb_2", .close(actionID: "x")),
+            ev(13, "F", screen: 0, presented), ev(14, "F", screen: 1, .analytics(.unknown(name: "navigation_failed"))),
+            ev(15, "F", screen: nil, completedEvent),
+            ev(16, "G", screen: 0, presented), ev(17, "G", screen: 1, .analytics(.userEmailCollected)),
+            ev(18, nil, screen: 0, presented),
+        ]
+    }
+
+    static let flagQueries = [
+        #"events | where onboarding == "onb_1" and name == "screen_presented" and session.completed | count by screen"#,
+        #"events | where onboarding == "onb_1" and not session.completed | count by session"#,
+        #"events | where screen == 0 and (session.paywall or session.did(close)) | count by name"#,
+        #"events | where onboarding == "onb_1" and session.did("navigation_failed") | count by session"#,
+        #"events | where kind == "analytics" and session.email_collected == false and not session.closed | count"#,
+        #"events | where onboarding == "onb_1" and session.did(analytics) and not session.did(state_updated) | count by session"#,
+        #"events | where onboarding == "onb_1" and name == "screen_presented" and session.did(onboarding_completed) | count by session"#,
+    ]
+
+    /// These are answered from the blocks that hold the flags' events, over the whole store, with the answers of
+    /// the in-memory source.
+    @Test(arguments: flagQueries) func sessionFlagsFromTheBlocksGiveWhatMemoryGives(text: String) throws {
+        try withTemporaryStore { store in
+            _ = try store.append(flagEvents)
+            let query = try Query.parse(text)
+            let now = Timestamp(microseconds: base + 86_400 * second)
+            #expect(
+                try query.explain(on: StoreEventSource(store)).contains(
+                    "from the blocks whose headers count such events"))
+            let answer = try query.run(on: StoreEventSource(store), options: .init(now: now))
+            #expect(answer == (try query.run(on: InMemoryEventSource(flagEvents), options: .init(now: now))))
+            #expect(!answer.rows.isEmpty)
+        }
+    }
+
     @Test func explainSaysTheSessionsAreFoldedApart() throws {
         try withTemporaryStore { store in
             _ = try store.append(events)
             let plan = try Query.parse(
-                #"events | where onboarding == "onb_1" and name == "screen_presented" and session.completed | count"#
+                #"events | where onboarding == "onb_1" and name == "screen_presented" and session.exit == "closed" | count"#
             ).explain(on: StoreEventSource(store))
             #expect(plan.contains("folded for the `session.` properties the query reads"), "\(plan)")
             // From a time on, the sessions are read whole as rows instead.

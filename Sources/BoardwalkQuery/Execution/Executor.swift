@@ -198,30 +198,15 @@ struct Executor {
             // them, each looking its session up.
             let store = source as! StoreEventSource
             let properties = SessionProperties(query, now: now)
-            let lean = StoreEventSource.readsOnlyWhatEventQueriesNeed && query.readsOnlyOrSessions(\.isLean)
-            // On lean rows, the conjuncts on coded event fields are checked once per combination of codes (as an
-            // `events` query checks them), those on the session's properties alone once per session, in the fold,
-            // and the rest on each row that passes both.
-            var conjuncts: [Bound] = []
-            for filter in filters { filter.conjuncts(into: &conjuncts) }
-            let eventPart = conjuncts.filter { !$0.contains { if case .ofSession = $0 { true } else { false } } }
-            let sessionPart = conjuncts.filter { $0.readsOnly({ _ in false }, orSessions: true) }
-            var coded: CodedFilter?
-            var rest = filters
-            var sessionFilters: [Bound] = []
-            if lean, let fields = CodedCountPlan.codedFields(of: eventPart) {
-                coded = CodedFilter(eventPart, fields: fields, now: now)
-                sessionFilters = sessionPart
-                rest = conjuncts.filter { c in !eventPart.contains(c) && !sessionPart.contains(c) }
-            }
-            // The summaries themselves only when something past the fold reads a property.
-            let keep = !lean || coded == nil || !rest.isEmpty || query.readsSessionPropertiesBeyondFilters
+            let split = SessionProperties.Split(query, now: now)
+            let (lean, rest) = (split.lean, split.rest)
+            var coded = split.coded
             try properties.fold(
-                store, plan.ranges, sessionFilters: sessionFilters, keep: keep, now: now, cancellation: cancellation,
-                text: query.ast.text)
+                store, plan.ranges, sessionFilters: split.sessionFilters, keep: split.keep, now: now,
+                cancellation: cancellation, text: query.ast.text)
             statistics.sessionsRead += properties.count
             var eventQuery = query
-            eventQuery.filters = eventPart
+            eventQuery.filters = split.eventPart
             if coded != nil, rest.isEmpty, !query.readsSessionPropertiesBeyondFilters,
                 let codedCount = CodedCountPlan.make(eventQuery, now: now)
             {

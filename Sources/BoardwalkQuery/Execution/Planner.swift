@@ -294,9 +294,12 @@ struct Plan: Sendable {
                 lines.append("read: sessions with events in the ranges, through the \(source.sessionAccess)")
             case .sessionEvents where SessionProperties.readApart(query, ranges, source):
                 lines.append(
-                    "read: sessions with events in the ranges, folded for the `session.` properties the query reads, "
-                        + StoreEventSource.sessionReading + "; then the events in the ranges in key order, each with "
-                        + "its session's properties"
+                    (SessionProperties.readsFlags(query)
+                        ? "read: the sessions with events of the kinds and names the `session.` properties ask for, "
+                            + "from the blocks whose headers count such events, over the whole store"
+                        : "read: sessions with events in the ranges, folded for the `session.` properties the query "
+                            + "reads, " + StoreEventSource.sessionReading)
+                        + "; then the events in the ranges in key order, each with its session's properties"
                         + (StoreEventSource.readsOnlyWhatEventQueriesNeed && query.readsOnlyOrSessions(\.isLean)
                             ? "; each record's leading fields only (no screen_cid, event_id, value or label read)" : "")
                 )

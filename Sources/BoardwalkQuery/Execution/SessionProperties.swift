@@ -15,6 +15,10 @@ import BoardwalkModel
 /// (`boardwalk-bench --runs 3 query.session-property query.events-one`, release build).
 final class SessionProperties {
     private let needs: FoldNeeds
+    /// When every property the query reads says only whether the session has an event of a kind or name
+    /// (``SessionEventFlag``): those flags, read from the blocks that hold such events instead of folding every
+    /// session the ranges meet.
+    private let flags: [SessionEventFlag]?
     /// By the session's interned id: the fold names no session (a session id's string is an allocation and a
     /// lookup in the store's dictionary: 45 % of the fold, `perf`, the busiest onboarding of 100 000 sessions).
     private var sessions: [StringID: SessionSummary] = [:]
@@ -44,6 +48,55 @@ final class SessionProperties {
             ast: query.ast, source: .sessions, filters: properties, reduction: .count(by: []), rowColumns: [],
             tableStages: [], columns: ["count"], explain: false)
         needs = FoldNeeds(sessionsQuery, now: now)
+        // Up to 8 distinct flags: the conjuncts are checked once per combination of them.
+        let flags = properties.map(SessionEventFlag.init)
+        let distinct = Array(Set(flags.compactMap { $0 }))
+        self.flags = properties.isEmpty || flags.contains(nil) || distinct.count > 8 ? nil : distinct
+    }
+
+    /// How an `events` query whose session properties are read apart splits its filters. On lean rows, the conjuncts
+    /// on coded event fields are checked once per combination of codes (as an `events` query checks them), those on
+    /// the session's properties alone once per session, in the fold, and the rest on each row that passes both.
+    struct Split {
+        /// Whether the events are read as lean rows (``StoreFieldsRow``).
+        let lean: Bool
+        /// The conjuncts that read no session property.
+        let eventPart: [Bound]
+        /// ``eventPart`` checked on field codes, when lean rows allow.
+        let coded: CodedFilter?
+        /// With ``coded``: the conjuncts that read only the session's properties, checked once per session.
+        let sessionFilters: [Bound]
+        /// What is left to check on each row (all the filters without ``coded``).
+        let rest: [Bound]
+        /// Whether anything past the fold reads a session's summary (else the fold keeps only who passes).
+        let keep: Bool
+
+        init(_ query: CheckedQuery, now: Timestamp) {
+            lean = StoreEventSource.readsOnlyWhatEventQueriesNeed && query.readsOnlyOrSessions(\.isLean)
+            var conjuncts: [Bound] = []
+            for filter in query.filters { filter.conjuncts(into: &conjuncts) }
+            let eventPart = conjuncts.filter { !$0.contains { if case .ofSession = $0 { true } else { false } } }
+            let sessionPart = conjuncts.filter { $0.readsOnly({ _ in false }, orSessions: true) }
+            self.eventPart = eventPart
+            if lean, let fields = CodedCountPlan.codedFields(of: eventPart) {
+                coded = CodedFilter(eventPart, fields: fields, now: now)
+                sessionFilters = sessionPart
+                rest = conjuncts.filter { c in !eventPart.contains(c) && !sessionPart.contains(c) }
+            } else {
+                coded = nil
+                sessionFilters = []
+                rest = query.filters
+            }
+            keep = !lean || coded == nil || !rest.isEmpty || query.readsSessionPropertiesBeyondFilters
+        }
+    }
+
+    /// Whether `query`'s session properties come from the blocks that hold the events of their flags
+    /// (``SessionEventFlag``) rather than from folds of the sessions: when each is a flag and only the conjuncts
+    /// checked once per session read them. (Neither depends on `now`: the split of the filters does not.)
+    static func readsFlags(_ query: CheckedQuery) -> Bool {
+        let now = Timestamp(microseconds: 0)
+        return !Split(query, now: now).keep && SessionProperties(query, now: now).flags != nil
     }
 
     /// Whether `query`'s session properties are read apart from its events (``SessionProperties``): on the store,
@@ -59,8 +112,10 @@ final class SessionProperties {
     /// (``fold(_:_:sessionFilters:keep:now:cancellation:text:)``), one bit per interned id: checked once per session
     /// rather than on each of its events, and looked up on each event by a shift and a load, not a hash.
     private var passing: [UInt64] = []
+    /// Whether a session past the end of ``passing`` passes (a session with no flag set, when the flags answer).
+    private var passingPastEnd = false
 
-    /// The number of sessions folded.
+    /// The number of sessions folded; when the flags answer, the sessions with any of them.
     private(set) var count = 0
 
     /// Folds the sessions with an event in `ranges`, each over all its events.
@@ -72,6 +127,14 @@ final class SessionProperties {
         _ store: StoreEventSource, _ ranges: [ScanRange], sessionFilters: [Bound], keep: Bool,
         now: Timestamp, cancellation: CancellationFlag?, text: String
     ) throws(QueryError) {
+        if !keep, let flags {
+            // The blocks that hold the flags' events are few (`onboarding_completed`: the last screens' groups):
+            // the whole `session.completed` query on the busiest of 50 onboardings at 100 000 sessions took 623 M
+            // instructions this way, 798 M folding every session the ranges meet.
+            try readFlags(
+                flags, store, sessionFilters: sessionFilters, now: now, cancellation: cancellation, text: text)
+            return
+        }
         try store.foldSessions(ranges, needs: needs, cancellation: cancellation, text: text) { summary, _, _ in
             guard let id = summary.storeID else { return true }
             func leaf(_ b: Bound) -> Value {
@@ -89,6 +152,45 @@ final class SessionProperties {
         }
     }
 
+    /// ``fold(_:_:sessionFilters:keep:now:cancellation:text:)`` when the properties are ``flags``: the sessions with
+    /// each flag's events (``StoreEventSource/sessions(with:cancellation:text:)``, over the whole store, as a session's
+    /// events may lie outside the ranges), and the conjuncts checked once per combination of flags.
+    /// - Complexity: O(blocks) headers plus the events of the blocks that hold the flags' events, and O(sessions / 64)
+    ///   words per combination of flags that passes; memory, a bit per interned id per flag.
+    private func readFlags(
+        _ flags: [SessionEventFlag], _ store: StoreEventSource, sessionFilters: [Bound], now: Timestamp,
+        cancellation: CancellationFlag?, text: String
+    ) throws(QueryError) {
+        let (sets, _) = try store.sessions(with: flags, cancellation: cancellation, text: text)
+        for w in 0..<(sets.map(\.count).max() ?? 0) {
+            count += sets.reduce(0 as UInt64) { $0 | (w < $1.count ? $1[w] : 0) }.nonzeroBitCount
+        }
+        /// Whether a session whose flags are the bits of `combination` passes.
+        func passes(_ combination: Int) -> Bool {
+            sessionFilters.allSatisfy { filter in
+                filter.evaluate(now: now) { leaf in
+                    guard case .ofSession(let property) = leaf, let flag = SessionEventFlag(property),
+                        let i = flags.firstIndex(of: flag)
+                    else { return .null }
+                    return .bool(combination & (1 << i) != 0)
+                }.isTrue
+            }
+        }
+        let words = sets.map(\.count).max() ?? 0
+        passing = [UInt64](repeating: 0, count: words)
+        for combination in 0..<(1 << flags.count) where passes(combination) {
+            for w in 0..<words {
+                var bits = UInt64.max
+                for (i, set) in sets.enumerated() {
+                    let word = w < set.count ? set[w] : 0
+                    bits &= combination & (1 << i) != 0 ? word : ~word
+                }
+                passing[w] |= bits
+            }
+        }
+        passingPastEnd = passes(0)
+    }
+
     /// Whether `row`'s session passes the conjuncts on its properties alone; false when it has none or its session
     /// was not folded (an absent property compares false).
     func passes(_ row: StoreFieldsRow) -> Bool { passes(row.fields) }
@@ -98,7 +200,8 @@ final class SessionProperties {
     func passes(_ fields: RecordFields) -> Bool {
         guard let id = fields.session else { return false }
         let word = Int(id >> 6)
-        return word < passing.count && passing[word] & (1 << UInt64(id & 63)) != 0
+        guard word < passing.count else { return passingPastEnd }
+        return passing[word] & (1 << UInt64(id & 63)) != 0
     }
 
     /// The summary of `row`'s session (a row of the store), by its interned id; nil when the event has none or

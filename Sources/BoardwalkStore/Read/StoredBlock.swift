@@ -23,7 +23,7 @@ package struct StoredBlock {
     let hi: Int64?
     /// An event at or past `hi` was reached: no later event of the block is in the range.
     var pastEnd = false
-    /// Strings in the dictionary when the snapshot began (for ``record``).
+    /// Strings in the dictionary when the snapshot began (for ``record`` and the names of kind counts).
     let stringLimit: StringID
 
     /// A block whose `header` was read on its own, or whose `reader` was opened already (the whole block checked).
@@ -72,6 +72,15 @@ package struct StoredBlock {
     package func kind() throws -> (code: UInt8, name: StringID?) {
         let kind = RecordFormat.kindCode(body: reader?.body ?? UnsafeRawBufferPointer(start: nil, count: 0))
         return (kind.code, try checkedName(kind.name))
+    }
+
+    /// The event ``next()`` returned last, borrowed from the block (valid only inside the callback); nil before the
+    /// first.
+    package var record: EventRecord? {
+        guard let reader else { return nil }
+        return EventRecord(
+            seq: reader.seq, time: reader.time, onboarding: key.onboarding, screen: key.screen, body: reader.body,
+            stringLimit: stringLimit)
     }
 
     /// `name`, nil when absent; an id past the snapshot's strings throws.
