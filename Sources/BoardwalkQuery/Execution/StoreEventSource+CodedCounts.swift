@@ -103,6 +103,16 @@ private struct CodedCountScan {
     var keep: ((RecordFields) -> Bool)?
     var read = 0
     var ticker: CancellationTicker
+    /// Whether the filters read only `kind`, `name`, `onboarding` and `screen`, which a record's kind code
+    /// (`RecordFormat.kindCode(body:)`) and its run's group give: a record is then tested before its fields are
+    /// decoded, and one that fails costs the few bytes the kind code reads.
+    let filtersOnKindCodes: Bool
+    /// With ``filtersOnKindCodes``, per kind code of the group ``codesGroup``: whether its events pass (0: not yet
+    /// known, 1: no, 2: yes); and per analytics name outside the known ones.
+    private var passesByCode = [UInt8](repeating: 0, count: 256)
+    private var passesByName: [StringID: Bool] = [:]
+    /// The group (onboarding << 16 | screen) whose kind codes ``passesByCode`` holds; a run of another group resets it.
+    private var codesGroup = UInt64.max
 
     /// One group's rows and the distinct codes of each of `distinctFields`.
     struct CodedGroup {
@@ -121,6 +131,34 @@ private struct CodedCountScan {
         filter = CodedFilter(plan.filters.map { $0 }, fields: plan.filterFields?.map { $0 }, now: now)
         self.strings = strings
         ticker = CancellationTicker(cancellation: cancellation, text: text)
+        let onKindCodes: Set<EventField> = [.kind, .name, .onboarding, .screen]
+        filtersOnKindCodes =
+            !plan.filters.isEmpty && plan.filterFields.map { $0.allSatisfy(onKindCodes.contains) } ?? false
+    }
+
+    /// Whether the events of kind code `code` (an unknown analytics name: `name`) in the group of `run` pass
+    /// `filters` (``filtersOnKindCodes``). Static: a method's closure over `self` copied the whole scan per call.
+    private static func passes(
+        _ filters: [Bound], now: Timestamp, strings: SnapshotStrings, code: UInt8, name: StringID, in run: EventRun
+    ) -> Bool {
+        let onboarding: Value =
+            run.onboarding == RecordFormat.noOnboarding
+            ? .null : strings.string(run.onboarding).map(Value.string) ?? .null
+        let screen: Value = run.onboarding == RecordFormat.noOnboarding ? .null : .integer(Int64(run.screen))
+        func leaf(_ b: Bound) -> Value {
+            switch b {
+            case .event(.onboarding): return onboarding
+            case .event(.screen): return screen
+            case .event(let field) where field == .kind || field == .name:
+                if field == .name, name != RecordFormat.absent {
+                    return FieldCode.value(.name, UInt64(name), strings: strings)
+                }
+                return FieldCode.code(field, kindCode: code).map { FieldCode.value(field, $0, strings: strings) }
+                    ?? .null
+            default: return .null
+            }
+        }
+        return filters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
     }
 
     /// Counts the events of `ranges`, as one thread reads them.
@@ -153,7 +191,41 @@ private struct CodedCountScan {
 
     @inline(__always)
     private mutating func count(_ run: inout EventRun) throws -> Bool {
+        let onKindCodes = filtersOnKindCodes
+        if onKindCodes, UInt64(run.onboarding) << 16 | UInt64(run.screen) != codesGroup {
+            codesGroup = UInt64(run.onboarding) << 16 | UInt64(run.screen)
+            passesByCode.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+            passesByName.removeAll(keepingCapacity: true)
+        }
+        let filters = filter.filters, now = filter.now, strings = strings
         while let record = try run.next() {
+            if onKindCodes {
+                let kind = RecordFormat.kindCode(body: record.body)
+                let passing: Bool
+                if kind.code == RecordFormat.unclassifiedKindCode {
+                    passing = true  // bytes that are no record: decoded below, which reports them
+                } else if kind.name != RecordFormat.absent {
+                    // A name outside the known ones (rare).
+                    if let known = passesByName[kind.name] {
+                        passing = known
+                    } else {
+                        passing = Self.passes(
+                            filters, now: now, strings: strings, code: kind.code, name: kind.name, in: run)
+                        passesByName[kind.name] = passing
+                    }
+                } else if passesByCode[Int(kind.code)] != 0 {
+                    passing = passesByCode[Int(kind.code)] == 2
+                } else {
+                    passing = Self.passes(
+                        filters, now: now, strings: strings, code: kind.code, name: kind.name, in: run)
+                    passesByCode[Int(kind.code)] = passing ? 2 : 1
+                }
+                if !passing {
+                    read += 1
+                    try ticker.tick()
+                    continue
+                }
+            }
             let fields = try record.fields(.all)
             read += 1
             try ticker.tick()
