@@ -25,6 +25,15 @@ private struct LeanEvent: FoldFields {
     var elementID: StringID? { nil }
 }
 
+extension ScreenClients {
+    /// The pairs, as `screen << 32 | id`.
+    fileprivate var pairs: [UInt64] {
+        var pairs: [UInt64] = []
+        forEach { pairs.append(UInt64($0) << 32 | UInt64($1)) }
+        return pairs
+    }
+}
+
 /// ``LeanFolds`` keeps what ``SessionFold`` keeps of each event's time, screen, onboarding, total screens, kind,
 /// analytics name and outcome, in
 /// a layout of its own (a screen-time chain per session in a shared pool): fold the same events, in arbitrary

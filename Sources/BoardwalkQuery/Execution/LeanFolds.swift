@@ -133,7 +133,7 @@ final class LeanFolds {
     /// the rows skip the lookup.
     @exclusivity(unchecked) private var lastOtherClient: (slot: Int, pair: UInt64) = (-1, 0)
     /// The strings of the last summary's snapshot, which name the client ids.
-    @exclusivity(unchecked) private var clientNames: SnapshotStrings?
+    @exclusivity(unchecked) private(set) var clientNames: SnapshotStrings?
 
     /// - Parameters:
     ///   - capacity: the number of sessions expected (the storage grows past it).
@@ -511,20 +511,9 @@ final class LeanFolds {
         return s
     }
 
-    /// Adds the distinct (screen index, client id) pairs of the session at `slot`, whose screens go up to
-    /// `furthest`, to `tally`: its row cells, then its other pairs. Reads the cells in place (a list per session
-    /// cost an allocation and a copy).
-    func addClients(slot: Int, furthest: Int, to tally: ScreenClientTally) {
-        let names = clientNames
-        tally.reserve(steps: min(rowScreens, furthest + 1))
-        forEachClient(slot: slot, furthest: furthest) { screen, client in
-            if screen >= rowScreens { tally.reserve(steps: screen + 1) }
-            tally.add(step: screen, id: client, names: names)
-        }
-    }
-
     /// Calls `body` with each distinct (screen index, client id) pair of the session at `slot`, whose screens go up
-    /// to `furthest`: its row cells in screen order, then its other pairs.
+    /// to `furthest`: its row cells in screen order, then its other pairs. Reads the cells in place (a list per
+    /// session cost an allocation and a copy).
     @inline(__always)
     func forEachClient(slot: Int, furthest: Int, _ body: (Int, StringID) -> Void) {
         var cell = clientRows + slot

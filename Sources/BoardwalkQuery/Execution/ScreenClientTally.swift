@@ -12,7 +12,16 @@ enum ScreenClients {
     /// shared, not copied.
     case fold(screens: [(screen: Int32, time: Int64, client: StringID)], others: [UInt64], names: SnapshotStrings)
 
-    /// Calls `body` with each pair.
+    /// The strings that name the ids.
+    var names: SnapshotStrings? {
+        switch self {
+        case .lean(let folds, _, _): folds._withUnsafeGuaranteedRef { $0.clientNames }
+        case .fold(_, _, let names): names
+        }
+    }
+
+    /// Calls `body` with each pair: a lean fold's row cells in screen order, then the other pairs.
+    @inline(__always)
     func forEach(_ body: (Int, StringID) -> Void) {
         switch self {
         case .lean(let folds, let slot, let furthest):
@@ -21,13 +30,6 @@ enum ScreenClients {
             for entry in screens where entry.client != RecordFormat.absent { body(Int(entry.screen), entry.client) }
             for pair in others { body(Int(pair >> 32), UInt32(truncatingIfNeeded: pair)) }
         }
-    }
-
-    /// The pairs, as `screen << 32 | id`.
-    var pairs: [UInt64] {
-        var pairs: [UInt64] = []
-        forEach { pairs.append(UInt64($0) << 32 | UInt64($1)) }
-        return pairs
     }
 }
 
@@ -115,15 +117,11 @@ final class ScreenClientTally {
 
     /// Adds a folded session's pairs.
     func add(_ clients: ScreenClients?) {
-        switch clients {
-        case .lean(let folds, let slot, let furthest)?:
-            folds._withUnsafeGuaranteedRef { $0.addClients(slot: slot, furthest: furthest, to: self) }
-        case .fold(_, _, let names)?:
-            clients!.forEach { step, id in
-                reserve(steps: step + 1)
-                add(step: step, id: id, names: names)
-            }
-        case nil: break
+        guard let clients else { return }
+        let names = clients.names
+        clients.forEach { step, id in
+            reserve(steps: step + 1)
+            add(step: step, id: id, names: names)
         }
     }
 
