@@ -58,18 +58,13 @@ struct DemoAnswers {
         let onboarding = busiest.key
         let quoted = "\"\(onboarding)\""
 
-        // Screen names for labels.
-        let names = try console.execute(
-            try Query.parse(
-                "events | where onboarding == \(quoted) and name == \"screen_presented\" | count by screen, screen_cid")
-        ).table
-        var screenNames: [Int: String] = [:]
-        if let s = names.columns.firstIndex(of: "screen"), let c = names.columns.firstIndex(of: "screen_cid") {
-            for row in names.rows { if let i = row[s].intValue, let n = row[c].stringValue { screenNames[i] = n } }
-        }
-
         let funnel = try ask(
             "Screen funnel of the busiest onboarding", "sessions | where onboarding == \(quoted) | funnel")
+        // Screen names for labels: each step's client id (`screen_cid`).
+        var screenNames: [Int: String] = [:]
+        if let s = funnel.columns.firstIndex(of: "step"), let c = funnel.columns.firstIndex(of: "screen_cid") {
+            for row in funnel.rows { if let i = row[s].intValue, let n = row[c].stringValue { screenNames[i] = n } }
+        }
         if let step = funnel.columns.firstIndex(of: "step"), let n = funnel.columns.firstIndex(of: "sessions") {
             let first = funnel.rows.first.flatMap { $0[n].doubleValue } ?? 0
             invocation.out(
