@@ -341,7 +341,7 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
     let query = try Query.parse("sessions | funnel onboarding_started, screen_presented")
     let needs = FoldNeeds(query.checked, now: Timestamp(microseconds: 0))
     let tests = try #require(needs.stepTests)
-    try StepTests.$budgetOverride.withValue(1_000) {
+    StepTests.$budgetOverride.withValue(1_000) {
         tests.limit(sessions: 10, events: 100)
         tests.kept = 100
         #expect(tests.remaining == 900)

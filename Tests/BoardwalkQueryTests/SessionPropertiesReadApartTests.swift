@@ -47,7 +47,7 @@ import Testing
             return (
                 try query.run(on: StoreEventSource(store), options: .init(now: now)),
                 try query.run(on: InMemoryEventSource(events), options: .init(now: now)),
-                try query.explain(on: StoreEventSource(store))
+                query.explain(on: StoreEventSource(store))
             )
         }
     }

@@ -224,6 +224,14 @@ struct Plan: Sendable {
         }
     }
 
+    /// Whether a `sessions` query over the whole store folds the session index instead of the event blocks
+    /// (``StoreEventSource/foldsFromSessionIndex(_:)``).
+    private func indexFold(_ query: CheckedQuery, _ source: some EventSource) -> Bool {
+        access == .sessions && source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
+            && !query.needsSessionRows && !query.countsEverySession
+            && StoreEventSource.foldsFromSessionIndex(FoldNeeds(query, now: Timestamp(microseconds: 0)))
+    }
+
     /// Whether the ranges are the whole store, or whole onboardings: what a split session fold reads.
     private var foldsWhole: Bool {
         guard !ranges.isEmpty else { return false }
@@ -274,7 +282,11 @@ struct Plan: Sendable {
             case .sessions
             where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
                 && !query.needsSessionRows:
-                lines.append("read: every event once in key order, folded into per-session summaries in memory")
+                lines.append(
+                    indexFold(query, source)
+                        ? "read: the session index once (each event's onboarding, screen, time and seq, session by "
+                            + "session), no event block, folded into per-session summaries in memory"
+                        : "read: every event once in key order, folded into per-session summaries in memory")
             case .sessions where source is StoreEventSource && !query.needsSessionRows && foldsWhole:
                 lines.append(
                     "read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "
@@ -329,9 +341,13 @@ struct Plan: Sendable {
             lines.append(
                 threads == 1
                     ? "threads: 1"
-                    : "threads: up to \(threads), each reading parts of the ranges (an onboarding, or a time slice of "
-                        + "one, of \(StoreEventSource.minimumPartEvents) events or more) and merging what it "
-                        + "\(merged); fewer events run on one thread")
+                    : indexFold(query, source)
+                        ? "threads: up to \(threads), each reading ranges of the session index's buckets (no session in "
+                            + "two) and merging what it folded; a store of fewer than "
+                            + "\(2 * StoreEventSource.minimumPartEvents) events runs on one thread"
+                        : "threads: up to \(threads), each reading parts of the ranges (an onboarding, or a time slice of "
+                            + "one, of \(StoreEventSource.minimumPartEvents) events or more) and merging what it "
+                            + "\(merged); fewer events run on one thread")
         }
         let filterCount = query.filters.count
         let stages = "\(filterCount) `where` stage\(filterCount == 1 ? "" : "s")"

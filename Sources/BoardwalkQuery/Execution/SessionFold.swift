@@ -61,11 +61,12 @@ struct SessionFold {
         }
     }
 
-    /// Whether a lean fold that keeps outcomes (``FoldNeeds/leanOutcomes``) gives `field`, beyond
-    /// ``isLean(_:)``: the fields the kinds and known analytics names seen, and the last terminal event, decide.
+    /// Whether a lean fold that reads records whole (``FoldNeeds/leanOutcomes``) gives `field`, beyond
+    /// ``isLean(_:)``: the fields the kinds and known analytics names seen, and the last terminal event, decide, and
+    /// the string fields it keeps beside its folds (``FirstStrings``).
     static func isLeanWithOutcomes(_ field: SessionField) -> Bool {
         switch field {
-        case .completed, .paywall, .closed, .emailCollected, .exit: true
+        case .completed, .paywall, .closed, .emailCollected, .exit, .profile, .placement, .variation: true
         default: false
         }
     }

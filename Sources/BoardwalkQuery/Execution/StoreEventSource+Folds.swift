@@ -58,8 +58,15 @@ extension StoreEventSource {
                 var scan = makeScan()
                 needs.stepTests?.limit(sessions: expected, events: stats?.events ?? 0)
                 if needs.stepTests?.overBudget == true { return }  // a strict funnel of more events than the budget
-                let split = try foldWholeStoreInParallel(snapshot, ranges[0], into: &scan, make: makeScan, needs: needs)
-                if !split { try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs) }
+                if StoreEventSource.foldsFromSessionIndex(needs) {
+                    let split = try foldSessionIndexInParallel(
+                        snapshot, into: &scan, make: makeScan, events: stats?.events ?? 0)
+                    if !split { try scan.scanSessionIndex(snapshot, buckets: 0..<UInt32.max) }
+                } else {
+                    let split = try foldWholeStoreInParallel(
+                        snapshot, ranges[0], into: &scan, make: makeScan, needs: needs)
+                    if !split { try scan.scan(snapshot, onboarding: nil, strings: strings, needs: needs) }
+                }
                 // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
                 if needs.stepTests?.overBudget == true { return }
                 let folds = scan.folds, ids = scan.ids

@@ -188,9 +188,9 @@ extension StoreEventSource {
     /// A worker that throws stops taking parts, and so do the others once they finish the part they read; then the
     /// first error (by worker) is thrown. Cancellation is the scans' own: each checks the run's flag as it reads.
     /// - Throws: what `scan` throws.
-    static func runWorkers<State>(
-        _ snapshots: [Snapshot], _ parts: [ScanPart], _ states: inout [State],
-        _ scan: (inout State, Snapshot, ScanPart) throws -> Void
+    static func runWorkers<State, Part>(
+        _ snapshots: [Snapshot], _ parts: [Part], _ states: inout [State],
+        _ scan: (inout State, Snapshot, Part) throws -> Void
     ) throws {
         precondition(states.count == snapshots.count)
         let probe = parallelProbe
@@ -242,11 +242,11 @@ private final class WorkerContext {
 
 /// The shared state of ``StoreEventSource/runWorkers(_:_:_:_:)``: unchecked, as each worker touches only its own
 /// slot of `states` and `errors` and its own snapshot, and the rest is read-only or atomic.
-private final class WorkerRun<State>: @unchecked Sendable {
+private final class WorkerRun<State, Part>: @unchecked Sendable {
     let snapshots: [Snapshot]
-    let parts: [ScanPart]
+    let parts: [Part]
     let states: UnsafeMutableBufferPointer<State>
-    let scan: (inout State, Snapshot, ScanPart) throws -> Void
+    let scan: (inout State, Snapshot, Part) throws -> Void
     let probe: ParallelProbe?
     /// Worker `w`'s error, in its own slot (not an array property, whose writes would overlap in its exclusivity
     /// checks).
@@ -255,8 +255,8 @@ private final class WorkerRun<State>: @unchecked Sendable {
     let failed = Atomic<Bool>(false)
 
     init(
-        snapshots: [Snapshot], parts: [ScanPart], states: UnsafeMutableBufferPointer<State>,
-        scan: @escaping (inout State, Snapshot, ScanPart) throws -> Void, probe: ParallelProbe?
+        snapshots: [Snapshot], parts: [Part], states: UnsafeMutableBufferPointer<State>,
+        scan: @escaping (inout State, Snapshot, Part) throws -> Void, probe: ParallelProbe?
     ) {
         self.snapshots = snapshots
         self.parts = parts

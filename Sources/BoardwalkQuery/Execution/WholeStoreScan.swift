@@ -44,7 +44,7 @@ struct WholeStoreScan {
             needs.lean
             ? LeanFolds(
                 capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
-                lasts: needs.lasts,
+                lasts: needs.lasts, strings: needs.leanStrings,
                 rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
             : nil
         ids.reserveCapacity(capacity)
@@ -92,6 +92,36 @@ struct WholeStoreScan {
             strings: SnapshotStrings(snapshot), needs: needs)
     }
 
+    /// Folds the references of the session index in `buckets` (``FoldNeeds/fromSessionIndex``): each event's
+    /// onboarding, screen, time and seq, as the lean scan folds them from records, without reading an event block.
+    ///
+    /// The index holds a session's references together (by bucket, then by the batch that stored them), not in key
+    /// order, so each session's first position in key order is kept from all of them, and ``keyOrder()`` gives the
+    /// sessions in the order a scan of the blocks meets them.
+    /// - Complexity: O(references in `buckets`), about 6 bytes each.
+    mutating func scanSessionIndex(_ snapshot: Snapshot, buckets: Range<UInt32>) throws {
+        guard let lean else { preconditionFailure("the session index gives only a lean fold's fields") }
+        split()
+        let settings = lean.settings
+        try snapshot.forEachSessionIndexRun(buckets: buckets) { run in
+            let slot = slot(run.session)
+            var first = KeyPosition.last, events = 0
+            while try run.next() {
+                events &+= 1
+                let at = KeyPosition(
+                    group: UInt64(run.onboarding) << 16 | UInt64(run.screen), time: run.time, seq: run.seq)
+                if at < first { first = at }
+                // An event without `meta` is referenced with no onboarding and no screen.
+                let positioned = run.screen != RecordFormat.noScreen
+                try lean.add(
+                    slot: slot, time: run.time, seq: run.seq, screen: positioned ? Int(run.screen) : nil,
+                    onboarding: positioned ? run.onboarding : nil, totalScreens: nil, settings)
+            }
+            if first < firsts[slot] { firsts[slot] = first }
+            try ticker.tick(events)
+        }
+    }
+
     /// Makes this scan a worker's of a split scan, before it reads: it keeps each session's first position.
     private mutating func split() {
         guard part < 0 else { return }
@@ -104,7 +134,7 @@ struct WholeStoreScan {
         _ snapshot: Snapshot, onboarding: StringID?, time: Range<Timestamp>?, _ lean: LeanFolds,
         _: Outcomes.Type, strings: SnapshotStrings
     ) throws {
-        let settings = lean.settings
+        let settings = lean.settings, firstStrings = lean.firstStrings
         try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
             // Consecutive events of a group are often the same session's (a session's events at one screen come
             // close together in time): its slot is reused without a lookup, and its later events in the run change
@@ -126,9 +156,9 @@ struct WholeStoreScan {
                 lastClient = fields.screenClientRef
                 let slot = lastSlot
                 if Outcomes.outcomes {
-                    lean.addOutcome(
-                        slot: slot, kind: fields.kind, name: fields.analyticsName,
-                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
+                    let at = OrderKey(time: fields.timeMicroseconds, seq: record.seq)
+                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName, at: at, strings: strings)
+                    firstStrings?.add(slot: slot, fields, at: at)
                 }
             }
             try ticker.tick(events)
@@ -205,5 +235,48 @@ extension StoreEventSource {
             make: make,
             read: { scan, snapshot, part, needs in try scan.scan(snapshot, part: part, needs: needs) },
             absorb: { scan, other in try scan.absorb(other) })
+    }
+
+    /// Whether a fold of the whole store with `needs` reads the session index instead of the event blocks
+    /// (``FoldNeeds/fromSessionIndex``): not when the run reads around damaged blocks, whose events the index still
+    /// lists.
+    static func foldsFromSessionIndex(_ needs: FoldNeeds) -> Bool {
+        needs.fromSessionIndex && damagedBlocks == nil
+    }
+
+    /// Folds the whole session index into `scan`'s sessions on several threads, each worker taking ranges of buckets
+    /// (a session's references all lie in its bucket, so no two workers meet one session), when ``threads`` allows
+    /// more than one and the store holds at least twice ``minimumPartEvents`` events; returns false, having read
+    /// nothing, when the fold runs on one thread. Snapshots that do not all read one commit fold on one thread.
+    /// - Complexity: O(references / workers + sessions × log sessions) time.
+    func foldSessionIndexInParallel(
+        _ snapshot: Snapshot, into scan: inout WholeStoreScan, make: () -> WholeStoreScan, events: Int
+    ) throws -> Bool {
+        let threads = StoreEventSource.threads
+        guard threads > 1, events >= 2 * StoreEventSource.minimumPartEvents else { return false }
+        let limit = snapshot.sessionBucketLimit
+        let count = Int(min(UInt32(threads * StoreEventSource.partsPerWorker), limit))
+        guard count > 1 else { return false }
+        // Equal ranges of buckets: session ids are spread over the dictionary with the strings interned between them.
+        var parts: [Range<UInt32>] = []
+        for i in 0..<count {
+            let lo = UInt32(UInt64(limit) * UInt64(i) / UInt64(count))
+            let hi = i == count - 1 ? UInt32.max : UInt32(UInt64(limit) * UInt64(i + 1) / UInt64(count))
+            parts.append(lo..<hi)
+        }
+        let workers = min(threads, count, StoreEventSource.maxWorkers)
+        var split = false
+        _ = try withSnapshots(of: snapshot, extra: workers - 1, retry: false) { snapshots in
+            guard snapshots.count > 1 else { return }
+            split = true
+            var states = snapshots.indices.map { $0 == 0 ? scan : make() }
+            try StoreEventSource.runWorkers(snapshots, parts, &states) { state, snapshot, buckets in
+                try state.scanSessionIndex(snapshot, buckets: buckets)
+            }
+            scan = states[0]
+            for state in states.dropFirst() { try scan.absorb(state) }
+            StoreEventSource.parallelProbe?.folded(stepEventsKept: nil, overBudget: false)
+        }
+        return split
     }
 }

@@ -67,8 +67,13 @@ extension SessionBucketReader {
 extension Cursor {
     /// Positions at the first value of `session`'s bucket (if any value is at or after it): `(bucket, 0)`.
     mutating func seekBucket(of session: UInt32) throws -> Bool {
+        try seek(bucket: session >> Layout.sessionBucketShift)
+    }
+
+    /// Positions at the first value of `bucket` or a later one (if any): `(bucket, 0)`.
+    mutating func seek(bucket: UInt32) throws -> Bool {
         // Bytes 0..<12 of two big-endian words: bucket ‖ 0 (no padding inside, unlike a (UInt32, UInt64) tuple).
-        var key = ((UInt64(session >> Layout.sessionBucketShift) << 32).bigEndian, UInt64(0))
+        var key = ((UInt64(bucket) << 32).bigEndian, UInt64(0))
         return try withUnsafeBytes(of: &key) {
             try seek(UnsafeRawBufferPointer(rebasing: $0[0..<Layout.sessionKeySize]))
         }

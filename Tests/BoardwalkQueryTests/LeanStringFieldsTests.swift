@@ -1,0 +1,51 @@
+import BoardwalkModel
+import BoardwalkStore
+import Testing
+
+@testable import BoardwalkQuery
+
+// A session's profile, placement and variation are those of its first event, in (time, seq) order, that carries one
+// (rule 12). Lean folds keep them beside their folds (`FirstStrings`): whatever the order the events were stored in,
+// read over the whole store, one onboarding or split across threads, they are the ones a full fold finds.
+
+/// Three sessions whose first event carries no strings and whose later events disagree: `a`'s earliest profile
+/// arrives in the last batch; `b`'s placement and variation change; `c` never names a placement.
+private let sessions: [Event] = {
+    func at(_ t: Double, _ s: String, profile: String?, placement: String?, variation: String?) -> Event {
+        var e = ev(t, s, screen: Int(t) % 3, profile: profile, variation: variation, presented)
+        e.placement = placement
+        return e
+    }
+    return [
+        at(0, "a", profile: nil, placement: nil, variation: nil),
+        at(5, "a", profile: "p-late", placement: "main", variation: "v1"),
+        at(1, "b", profile: "p-b", placement: "onb_web", variation: "v2"),
+        at(9, "b", profile: "p-other", placement: "main", variation: "v1"),
+        at(2, "c", profile: "p-c", placement: nil, variation: "v2"),
+        at(3, "a", profile: "p-a", placement: "paid", variation: "v2"),  // earlier than `a`'s first named ones
+    ]
+}()
+
+@Test func leanFoldsKeepEachSessionsFirstProfilePlacementAndVariation() throws {
+    let text = "sessions | count by session, profile, placement, variation"
+    let needs = FoldNeeds(try Query.parse(text).checked, now: Timestamp(microseconds: base))
+    #expect(needs.lean && needs.leanStrings == [.profile, .placement, .variation])
+    let expected = [
+        ["a", "p-a", "paid", "v2"], ["b", "p-b", "onb_web", "v2"], ["c", "p-c", "-", "v2"],
+    ]
+    try withTemporaryStore { store in
+        try appendInThreeBatches(sessions, to: store)
+        let disk = StoreEventSource(store)
+        for scope in ["", #"where onboarding == "onb_1" | "#] {
+            let query = try Query.parse("sessions | " + scope + text.dropFirst("sessions | ".count))
+            #expect(agree(try query.run(on: disk), try query.run(on: InMemoryEventSource(sessions))), "\(scope)")
+            for threads in [1, 2, 3] {
+                let table = try StoreEventSource.$minimumPartEvents.withValue(1) {
+                    try query.run(on: disk, options: .init(threads: threads))
+                }
+                let rows = table.rows.map { row in row.dropLast().map { Value.tableText($0) } }
+                #expect(rows == expected, "\(scope)\(threads) threads")
+            }
+        }
+    }
+}

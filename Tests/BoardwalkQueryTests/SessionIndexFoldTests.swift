@@ -1,0 +1,131 @@
+import BoardwalkModel
+import BoardwalkStore
+import Testing
+
+@testable import BoardwalkQuery
+
+// `sessions` reductions over the whole store that read only what the session index holds (each event's onboarding,
+// screen, time and seq) fold the index instead of the event blocks: the same answers, in the same session order.
+
+/// Whole-store `sessions` queries whose fields the session index gives: started, ended, duration, events, onboarding,
+/// furthest and last screen, alone and in filters, by time buckets and in stats.
+private let indexQueries = [
+    "sessions | count by day(started)",
+    "sessions | count by hour(started), onboarding",
+    "sessions | count by onboarding",
+    "sessions | stats count(), avg(duration), p50(duration), max(events), min(started), max(ended) by onboarding",
+    "sessions | where events > 3 | count by furthest_screen, last_screen",
+    #"sessions | where onboarding != "onb_1" and duration > 20s | stats sum(events), p90(duration)"#,
+    "sessions | where not reached(2) | count by onboarding",
+    "sessions | histogram events step 2",
+    "sessions | top 2 onboarding",
+    "sessions | count by furthest_screen | where count > 1 | count",
+]
+
+/// Generated stores written in three batches (their references still in the session log), then with the log folded
+/// into `sessions`: the index fold at one thread and split by buckets at 2 and 3 threads agrees with the in-memory
+/// source, and `explain` says the index was read.
+@Test func wholeStoreFoldsFromTheSessionIndexAgreeWithTheInMemorySource() throws {
+    let probe = ParallelProbe()
+    for dataset in 0..<10 {
+        let now = Timestamp(microseconds: base + 3 * 86_400 * second)
+        var generator = SessionGenerator(seed: 0x1DE_F01D ^ UInt64(dataset))
+        // Sessions of one event each with a profile and an event id of their own first: their strings spread the
+        // generated sessions over a dozen buckets of the index, which a split reads in ranges.
+        let events = padding(sessions: 300) + generator.events()
+        try withTemporaryStore { store in
+            try appendInThreeBatches(events, to: store)
+            let memory = InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event))
+            let disk = StoreEventSource(store)
+            for folded in [false, true] {
+                if folded { try store.foldLogs() }
+                let logged = try store.read { try $0.unfoldedBatches().sessionLog }
+                #expect(folded ? logged == 0 : logged > 0, "dataset \(dataset): batches in the session log")
+                for text in indexQueries {
+                    let query = try Query.parse(text)
+                    #expect(query.explain(on: disk).contains("read: the session index once"), "\(text)")
+                    let expected = try query.run(on: memory, options: .init(now: now))
+                    for threads in [1, 2, 3] {
+                        let answer = try StoreEventSource.$minimumPartEvents.withValue(1) {
+                            try StoreEventSource.$parallelProbe.withValue(probe) {
+                                try query.run(on: disk, options: .init(now: now, threads: threads))
+                            }
+                        }
+                        #expect(
+                            agree(answer, expected),
+                            """
+                            dataset \(dataset), log folded \(folded), \(threads) threads: \(text)
+                            \(answer.render(.table))
+                            memory:
+                            \(expected.render(.table))
+                            """)
+                    }
+                }
+            }
+        }
+    }
+    #expect(probe.counts.folds >= 10 * 2 * indexQueries.count, "the index folds ran split: \(probe.counts)")
+}
+
+/// `sessions` sessions of onboarding `onb_pad`, one event each, with a profile and an event id of their own.
+private func padding(sessions: Int) -> [Event] {
+    (0..<sessions).map { i in
+        var event = ev(Double(i) / 10, "pad-\(i)", screen: i % 3, onboarding: "onb_pad", profile: "p-\(i)", presented)
+        event.eventID = "pad-event-\(i)"
+        return event
+    }
+}
+
+/// The index fold delivers the sessions in the order a scan of the event blocks in key order first meets them (the
+/// order the in-memory source and every other fold deliver), at one thread and split.
+@Test func sessionIndexFoldDeliversSessionsInKeyOrder() throws {
+    for dataset in 0..<8 {
+        var generator = SessionGenerator(seed: 0x0D_E11E ^ UInt64(dataset))
+        let events = padding(sessions: 200) + generator.events()
+        try withTemporaryStore { store in
+            try appendInThreeBatches(events, to: store)
+            let disk = StoreEventSource(store)
+            let text = "sessions | count by onboarding"
+            let needs = FoldNeeds(try Query.parse(text).checked, now: Timestamp(microseconds: base))
+            #expect(needs.fromSessionIndex)
+            var fromBlocks = needs
+            fromBlocks.fromSessionIndex = false
+            func order(_ needs: FoldNeeds, threads: Int) throws -> [UInt32?] {
+                var ids: [UInt32?] = []
+                try StoreEventSource.$threads.withValue(threads) {
+                    try StoreEventSource.$minimumPartEvents.withValue(1) {
+                        try disk.foldSessions([ScanRange()], needs: needs, cancellation: nil, text: text) {
+                            summary, _, _ in
+                            ids.append(summary.storeID)
+                            return true
+                        }
+                    }
+                }
+                return ids
+            }
+            let scanned = try order(fromBlocks, threads: 1)
+            #expect(!scanned.isEmpty)
+            for threads in 1...3 {
+                #expect(try order(needs, threads: threads) == scanned, "dataset \(dataset), \(threads) threads")
+            }
+        }
+    }
+}
+
+/// Only what the index holds: `total_screens`, outcomes, string fields other than the onboarding, answers and
+/// funnels read the event blocks; so does a run that reads around damaged blocks (whose events the index still lists).
+@Test func foldsThatNeedRecordsReadTheEventBlocks() throws {
+    let now = Timestamp(microseconds: base)
+    for text in [
+        "sessions | count by total_screens", "sessions | count by completed", "sessions | count by exit",
+        "sessions | count by variation", #"sessions | count by answer("level")"#, "sessions | funnel",
+        "sessions | where paywall | count by onboarding",
+    ] {
+        #expect(!FoldNeeds(try Query.parse(text).checked, now: now).fromSessionIndex, "\(text)")
+    }
+    let needs = FoldNeeds(try Query.parse("sessions | count by day(started)").checked, now: now)
+    #expect(StoreEventSource.foldsFromSessionIndex(needs))
+    StoreEventSource.$damagedBlocks.withValue(DamagedBlocks()) {
+        #expect(!StoreEventSource.foldsFromSessionIndex(needs))
+    }
+}
