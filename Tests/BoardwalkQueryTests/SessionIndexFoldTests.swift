@@ -20,6 +20,9 @@ private let indexQueries = [
     "sessions | histogram events step 2",
     "sessions | top 2 onboarding",
     "sessions | count by furthest_screen | where count > 1 | count",
+    "sessions | stats count(), min(started), max(started) by hour(started)",
+    "sessions | top 3 day(started)",
+    #"sessions | count by day(started, "America/New_York")"#,
 ]
 
 /// Generated stores written in three batches (their references still in the session log), then with the log folded
@@ -127,5 +130,27 @@ private func padding(sessions: Int) -> [Event] {
     #expect(StoreEventSource.foldsFromSessionIndex(needs))
     StoreEventSource.$damagedBlocks.withValue(DamagedBlocks()) {
         #expect(!StoreEventSource.foldsFromSessionIndex(needs))
+    }
+}
+
+/// A query that reads no session field but `started` and whose answer does not depend on the order of the sessions
+/// reads one reference per index run (each run's earliest); any other field, or a sum or an average, reads them all.
+@Test func onlyStartedReadsTheFirstReferenceOfEachRun() throws {
+    let now = Timestamp(microseconds: base)
+    func startsOnly(_ text: String) throws -> Bool {
+        FoldNeeds(try Query.parse(text).checked, now: now).startsOnly
+    }
+    for text in [
+        "sessions | count by day(started)", "sessions | stats count(), min(started), max(started)",
+        "sessions | top 2 hour(started)", "sessions | where started < @2026-11-02T00:00:00Z | count by day(started)",
+    ] {
+        #expect(try startsOnly(text), "\(text)")
+    }
+    for text in [
+        "sessions | count by day(ended)", "sessions | where events > 1 | count by day(started)",
+        "sessions | count by day(started), onboarding", "sessions | stats avg(duration) by day(started)",
+        "sessions | count by day(started), completed",
+    ] {
+        #expect(try !startsOnly(text), "\(text)")
     }
 }

@@ -41,8 +41,13 @@ struct FoldNeeds {
     var leanStrings: SessionStringFields = []
     /// A lean fold without outcomes, reach times or `total_screens`: what the session index's references (each event's
     /// onboarding, screen, time and seq) give alone, so that a fold of the whole store reads the index instead of the
-    /// event blocks (``WholeStoreScan/scanSessionIndex(_:buckets:)``).
+    /// event blocks (``WholeStoreScan/scanSessionIndex(_:buckets:startsOnly:)``).
     var fromSessionIndex = false
+    /// Of ``fromSessionIndex``: the query reads no session field but `started`, and what it computes does not depend
+    /// on the order sessions are delivered in (counts, and stats without `sum` or `avg`). A session's `started` is
+    /// the earliest of the first references of its index runs (each run ascends in `(time, seq)`), so a fold reads
+    /// one reference per run and skips the rest by the run's length, and delivers sessions in the order it met them.
+    var startsOnly = false
 
     init() {}
 
@@ -111,6 +116,22 @@ struct FoldNeeds {
         fromSessionIndex =
             lean && !leanOutcomes && !reachTimes
             && !bounds.contains { $0.contains(where: { $0 == .session(.totalScreens) }) }
+        let readsBeyondStarted = bounds.contains { bound in
+            bound.contains { leaf in
+                switch leaf {
+                case .session(let field): field != .started
+                case .event, .answer, .did, .reached, .ofSession, .column: true
+                default: false
+                }
+            }
+        }
+        let orderFree: Bool =
+            switch query.reduction {
+            case .count, .top, .histogram: true
+            case .stats(let aggregates, _, _): !aggregates.contains { $0.function == .sum || $0.function == .avg }
+            default: false
+            }
+        startsOnly = fromSessionIndex && !readsBeyondStarted && orderFree
         let lastFields: [Bound] = [.session(.ended), .session(.duration), .session(.lastScreen)]
         lasts = query.reduction == nil || bounds.contains { $0.contains(where: lastFields.contains) }
         for b in bounds {

@@ -284,8 +284,11 @@ struct Plan: Sendable {
                 && !query.needsSessionRows:
                 lines.append(
                     indexFold(query, source)
-                        ? "read: the session index once (each event's onboarding, screen, time and seq, session by "
-                            + "session), no event block, folded into per-session summaries in memory"
+                        ? FoldNeeds(query, now: Timestamp(microseconds: 0)).startsOnly
+                            ? "read: the session index once, the first reference of each run (a session's earliest "
+                                + "event of a batch: time and seq), no event block, folded into per-session starts"
+                            : "read: the session index once (each event's onboarding, screen, time and seq, session by "
+                                + "session), no event block, folded into per-session summaries in memory"
                         : "read: every event once in key order, folded into per-session summaries in memory")
             case .sessions where source is StoreEventSource && !query.needsSessionRows && foldsWhole:
                 lines.append(

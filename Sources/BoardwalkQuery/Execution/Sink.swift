@@ -8,8 +8,12 @@ struct Sink {
     /// (``TableStage/orderIsUnseen(_:)``). Keys that are equal but spelled apart (`0.0` and `-0.0`, canonically
     /// equivalent strings) then reach the next reduction in the dictionary's order, which may keep another spelling.
     var ordersRows = true
-    var counts: [[Value]: Int] = [:]
+    private(set) var counts: [[Value]: Int] = [:]
     private var keyBuffer: [Value] = []
+    /// The group of ``counts`` the last row of a `count` fell in: rows come in runs of one group (sessions of one day,
+    /// one onboarding, in the order they are read), and comparing the key costs less than hashing it (callgrind, a
+    /// count by day of 50 000 sessions: 29.9 M instructions in the dictionary's lookups).
+    private var lastCount: Dictionary<[Value], Int>.Index?
     private var argumentBuffer: [Value] = []
     var stats: [[Value]: (states: [AggregateState], censored: Int)] = [:]
     /// Rows of a histogram of `dwell` whose dwell is censored.
@@ -118,8 +122,17 @@ struct Sink {
             keyBuffer.removeAll(keepingCapacity: true)
             for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
             if !keyBuffer.contains(where: \.isSet) {
-                counts[keyBuffer, default: 0] += weight
+                if let last = lastCount, counts.keys[last] == keyBuffer {
+                    counts.values[last] += weight
+                } else if let found = counts.index(forKey: keyBuffer) {
+                    counts.values[found] += weight
+                    lastCount = found
+                } else {
+                    counts[keyBuffer] = weight  // may grow the table: every index before is void
+                    lastCount = counts.index(forKey: keyBuffer)
+                }
             } else {
+                lastCount = nil
                 for key in keyCombinations(keyBuffer) { counts[key, default: 0] += weight }
             }
         case .top(_, let key):
@@ -259,7 +272,10 @@ struct Sink {
     }
 
     /// Adds `n` to the count of a `count` without `by`.
-    mutating func addCount(_ n: Int) { counts[[], default: 0] += n }
+    mutating func addCount(_ n: Int) {
+        lastCount = nil
+        counts[[], default: 0] += n
+    }
 
     /// Adds a session to the funnel of custom steps from its events that match a step, in `(time, seq)` order
     /// (``StepEvent``; `ordered` and `any` modes).

@@ -60,8 +60,11 @@ extension StoreEventSource {
                 if needs.stepTests?.overBudget == true { return }  // a strict funnel of more events than the budget
                 if StoreEventSource.foldsFromSessionIndex(needs) {
                     let split = try foldSessionIndexInParallel(
-                        snapshot, into: &scan, make: makeScan, events: stats?.events ?? 0)
-                    if !split { try scan.scanSessionIndex(snapshot, buckets: 0..<UInt32.max) }
+                        snapshot, into: &scan, make: makeScan, events: stats?.events ?? 0,
+                        startsOnly: needs.startsOnly)
+                    if !split {
+                        try scan.scanSessionIndex(snapshot, buckets: 0..<UInt32.max, startsOnly: needs.startsOnly)
+                    }
                 } else {
                     let split = try foldWholeStoreInParallel(
                         snapshot, ranges[0], into: &scan, make: makeScan, needs: needs)

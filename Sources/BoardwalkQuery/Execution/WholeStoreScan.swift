@@ -97,12 +97,28 @@ struct WholeStoreScan {
     ///
     /// The index holds a session's references together (by bucket, then by the batch that stored them), not in key
     /// order, so each session's first position in key order is kept from all of them, and ``keyOrder()`` gives the
-    /// sessions in the order a scan of the blocks meets them.
-    /// - Complexity: O(references in `buckets`), about 6 bytes each.
-    mutating func scanSessionIndex(_ snapshot: Snapshot, buckets: Range<UInt32>) throws {
+    /// sessions in the order a scan of the blocks meets them. With `startsOnly` (``FoldNeeds/startsOnly``), only each
+    /// run's first reference is read, into `first` and the event count (one per run), and the sessions keep the order
+    /// they were met in.
+    /// - Complexity: O(references in `buckets`), about 6 bytes each; with `startsOnly`, O(runs in `buckets`).
+    mutating func scanSessionIndex(_ snapshot: Snapshot, buckets: Range<UInt32>, startsOnly: Bool) throws {
         guard let lean else { preconditionFailure("the session index gives only a lean fold's fields") }
-        split()
         let settings = lean.settings
+        if startsOnly {
+            // Each run's first reference is its earliest; the rest of the run is skipped by its length.
+            var runs = 0
+            try snapshot.forEachSessionIndexRun(buckets: buckets) { run in
+                guard try run.next() else { return }
+                let slot = slot(run.session)
+                try lean.add(
+                    slot: slot, time: run.time, seq: run.seq, screen: nil, onboarding: nil, totalScreens: nil,
+                    settings)
+                runs &+= 1
+                if runs & 4095 == 0 { try ticker.tick(4096) }
+            }
+            return
+        }
+        split()
         try snapshot.forEachSessionIndexRun(buckets: buckets) { run in
             let slot = slot(run.session)
             var first = KeyPosition.last, events = 0
@@ -195,7 +211,9 @@ struct WholeStoreScan {
     /// merged, see ``SessionFold/merge(_:)`` and ``LeanFolds/merge(_:_:into:)``).
     /// - Complexity: O(sessions of `other`).
     mutating func absorb(_ other: WholeStoreScan) throws(QueryError) {
-        split()
+        // A scan that keeps no first positions (``FoldNeeds/startsOnly``) delivers in the order it met sessions.
+        let ordered = other.part >= 0
+        if ordered { split() }
         for theirs in other.ids.indices {
             let mine = slot(other.ids[theirs])
             if let lean, let their = other.lean {
@@ -203,7 +221,7 @@ struct WholeStoreScan {
             } else {
                 folds.base[mine].merge(other.folds.base[theirs])
             }
-            if other.firsts[theirs] < firsts[mine] { firsts[mine] = other.firsts[theirs] }
+            if ordered, other.firsts[theirs] < firsts[mine] { firsts[mine] = other.firsts[theirs] }
         }
     }
 
@@ -250,7 +268,8 @@ extension StoreEventSource {
     /// nothing, when the fold runs on one thread. Snapshots that do not all read one commit fold on one thread.
     /// - Complexity: O(references / workers + sessions × log sessions) time.
     func foldSessionIndexInParallel(
-        _ snapshot: Snapshot, into scan: inout WholeStoreScan, make: () -> WholeStoreScan, events: Int
+        _ snapshot: Snapshot, into scan: inout WholeStoreScan, make: () -> WholeStoreScan, events: Int,
+        startsOnly: Bool
     ) throws -> Bool {
         let threads = StoreEventSource.threads
         guard threads > 1, events >= 2 * StoreEventSource.minimumPartEvents else { return false }
@@ -271,7 +290,7 @@ extension StoreEventSource {
             split = true
             var states = snapshots.indices.map { $0 == 0 ? scan : make() }
             try StoreEventSource.runWorkers(snapshots, parts, &states) { state, snapshot, buckets in
-                try state.scanSessionIndex(snapshot, buckets: buckets)
+                try state.scanSessionIndex(snapshot, buckets: buckets, startsOnly: startsOnly)
             }
             scan = states[0]
             for state in states.dropFirst() { try scan.absorb(state) }
