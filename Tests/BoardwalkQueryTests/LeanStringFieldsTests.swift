@@ -49,3 +49,38 @@ private let sessions: [Event] = {
         }
     }
 }
+
+/// Over the whole store, a query that reads no session field but `profile` (and whose answer does not depend on the
+/// order of the sessions) takes every session's profile from `session_names`, with no event read; a session whose
+/// events carry two profiles makes it fold the events instead, since only they tell which came first.
+@Test func profilesComeFromTheNameIndexUnlessASessionCarriesTwo() throws {
+    let text = "sessions | count by profile"
+    let needs = FoldNeeds(try Query.parse(text).checked, now: Timestamp(microseconds: base))
+    #expect(needs.profilesOnly)
+    #expect(
+        !FoldNeeds(try Query.parse("sessions | count by profile, day(started)").checked, now: .init(microseconds: 0))
+            .profilesOnly)
+    let oneEach: [Event] = [
+        ev(0, "a", profile: "p-1", presented), ev(1, "a", profile: "p-1", presented),
+        ev(2, "b", profile: "p-2", presented),
+        ev(3, "c", profile: nil, presented), ev(4, "d", profile: "p-1", presented),
+        ev(5, nil, screen: nil, profile: "p-3", presented),
+    ]
+    for (events, fromNames) in [(oneEach, true), (sessions, false)] {
+        try withTemporaryStore { store in
+            try appendInThreeBatches(events, to: store)
+            let disk = StoreEventSource(store)
+            let named = try store.read { snapshot in
+                try StoreEventSource.sessionProfiles(
+                    snapshot, strings: SnapshotStrings(snapshot), sessions: try snapshot.stats().sessions)
+            }
+            #expect((named != nil) == fromNames)
+            for query in [text, "sessions | stats count(), count_distinct(profile)", "sessions | top 1 profile"] {
+                let parsed = try Query.parse(query)
+                let (answer, statistics) = try parsed.execute(on: disk)
+                #expect(agree(answer, try parsed.run(on: InMemoryEventSource(events))), "\(query)")
+                #expect((statistics.eventsRead == 0) == fromNames, "\(query): \(statistics.eventsRead) events read")
+            }
+        }
+    }
+}

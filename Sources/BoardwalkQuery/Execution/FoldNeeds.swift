@@ -48,6 +48,10 @@ struct FoldNeeds {
     /// the earliest of the first references of its index runs (each run ascends in `(time, seq)`), so a fold reads
     /// one reference per run and skips the rest by the run's length, and delivers sessions in the order it met them.
     var startsOnly = false
+    /// The query reads no session field but `profile`, and its answer does not depend on the order of the sessions:
+    /// over the whole store, every session's profile comes from the `session_names` index, with no event read
+    /// (``StoreEventSource/sessionProfiles(_:strings:sessions:)``).
+    var profilesOnly = false
 
     init() {}
 
@@ -132,6 +136,16 @@ struct FoldNeeds {
             default: false
             }
         startsOnly = fromSessionIndex && !readsBeyondStarted && orderFree
+        let readsBeyondProfile = bounds.contains { bound in
+            bound.contains { leaf in
+                switch leaf {
+                case .session(let field): field != .profile
+                case .event, .answer, .did, .reached, .ofSession, .column: true
+                default: false
+                }
+            }
+        }
+        profilesOnly = lean && !readsBeyondProfile && orderFree
         let lastFields: [Bound] = [.session(.ended), .session(.duration), .session(.lastScreen)]
         lasts = query.reduction == nil || bounds.contains { $0.contains(where: lastFields.contains) }
         for b in bounds {

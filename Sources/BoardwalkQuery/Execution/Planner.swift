@@ -215,7 +215,7 @@ struct Plan: Sendable {
             guard !query.needsSessionRows, !query.countsEverySession else { return false }
             // A listing cut by `limit` reads windows of time from the earliest event on (the `stop:` line).
             if query.listLimit != nil, ranges.count == 1, ranges[0].isEverything { return false }
-            return foldsWhole
+            return foldsWhole && !namesFold(query, source)
         case .sessionEvents:
             // The properties' fold is split when it folds the whole store or whole onboardings; the events' count when
             // it is counted by field codes.
@@ -230,6 +230,14 @@ struct Plan: Sendable {
         access == .sessions && source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
             && !query.needsSessionRows && !query.countsEverySession
             && StoreEventSource.foldsFromSessionIndex(FoldNeeds(query, now: Timestamp(microseconds: 0)))
+    }
+
+    /// Whether a `sessions` query over the whole store reads the sessions' profiles from `session_names`
+    /// (``StoreEventSource/foldsFromSessionNames(_:)``).
+    private func namesFold(_ query: CheckedQuery, _ source: some EventSource) -> Bool {
+        access == .sessions && source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
+            && !query.needsSessionRows && !query.countsEverySession
+            && StoreEventSource.foldsFromSessionNames(FoldNeeds(query, now: Timestamp(microseconds: 0)))
     }
 
     /// Whether the ranges are the whole store, or whole onboardings: what a split session fold reads.
@@ -282,14 +290,21 @@ struct Plan: Sendable {
             case .sessions
             where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
                 && !query.needsSessionRows:
-                lines.append(
-                    indexFold(query, source)
-                        ? FoldNeeds(query, now: Timestamp(microseconds: 0)).startsOnly
-                            ? "read: the session index once, the first reference of each run (a session's earliest "
-                                + "event of a batch: time and seq), no event block, folded into per-session starts"
-                            : "read: the session index once (each event's onboarding, screen, time and seq, session by "
-                                + "session), no event block, folded into per-session summaries in memory"
-                        : "read: every event once in key order, folded into per-session summaries in memory")
+                if namesFold(query, source) {
+                    lines.append(
+                        "read: the store's session_names index (each session's id and the profiles its events carry), "
+                            + "no event; were a session's events to carry two profiles, every event once in key order "
+                            + "instead")
+                } else {
+                    lines.append(
+                        indexFold(query, source)
+                            ? FoldNeeds(query, now: Timestamp(microseconds: 0)).startsOnly
+                                ? "read: the session index once, the first reference of each run (a session's earliest "
+                                    + "event of a batch: time and seq), no event block, folded into per-session starts"
+                                : "read: the session index once (each event's onboarding, screen, time and seq, session by "
+                                    + "session), no event block, folded into per-session summaries in memory"
+                            : "read: every event once in key order, folded into per-session summaries in memory")
+                }
             case .sessions where source is StoreEventSource && !query.needsSessionRows && foldsWhole:
                 lines.append(
                     "read: sessions of the onboardings from the onboarding_sessions index; their events by a scan of each "

@@ -45,6 +45,17 @@ extension StoreEventSource {
                 // Sessions in first-seen order of the key-order scan, as scanSessions lists them.
                 let stats = try? snapshot.stats()
                 let expected = stats?.sessions ?? 0
+                if StoreEventSource.foldsFromSessionNames(needs),
+                    let named = try StoreEventSource.sessionProfiles(snapshot, strings: strings, sessions: expected)
+                {
+                    expecting(named.ids.count)
+                    for (id, profile) in zip(named.ids, named.profiles) {
+                        let summary = SessionSummary(id: try name(id))
+                        summary.profile = profile
+                        guard try deliver(summary, [], 0) else { return }
+                    }
+                    return
+                }
                 // All the scan's mutable state in one struct, mutated through one access per event (state spread
                 // over captured variables cost a dynamic exclusivity check per event).
                 // Reach times in rows need the onboardings' screen counts (one short read per onboarding).
