@@ -41,13 +41,15 @@ struct FoldNeeds {
     var leanStrings: SessionStringFields = []
     /// A lean fold without outcomes, reach times or `total_screens`: what the session index's references (each event's
     /// onboarding, screen, time and seq) give alone, so that a fold of the whole store reads the index instead of the
-    /// event blocks (``WholeStoreScan/scanSessionIndex(_:buckets:startsOnly:)``).
+    /// event blocks (``WholeStoreScan/scanSessionIndex(_:buckets:firstsOnly:onboardings:)``).
     var fromSessionIndex = false
-    /// Of ``fromSessionIndex``: the query reads no session field but `started`, and what it computes does not depend
-    /// on the order sessions are delivered in (counts, and stats without `sum` or `avg`). A session's `started` is
-    /// the earliest of the first references of its index runs (each run ascends in `(time, seq)`), so a fold reads
-    /// one reference per run and skips the rest by the run's length, and delivers sessions in the order it met them.
-    var startsOnly = false
+    /// Of ``fromSessionIndex``: the query reads no session field but `started` and `onboarding`, and what it computes
+    /// does not depend on the order sessions are delivered in (counts, and stats without `sum` or `avg`). Each index
+    /// run (one session's references from one batch) ascends in `(time, seq)`, so a session's `started` is the earliest
+    /// of its runs' first references and its onboarding that of the earliest of its runs' first references with a
+    /// screen: a fold reads those and skips the rest of each run by its length, and delivers sessions in the order it
+    /// met them.
+    var firstsOnly = false
     /// The query reads no session field but `profile`, and its answer does not depend on the order of the sessions:
     /// over the whole store, every session's profile comes from the `session_names` index, with no event read
     /// (``StoreEventSource/sessionProfiles(_:strings:sessions:)``).
@@ -120,10 +122,10 @@ struct FoldNeeds {
         fromSessionIndex =
             lean && !leanOutcomes && !reachTimes
             && !bounds.contains { $0.contains(where: { $0 == .session(.totalScreens) }) }
-        let readsBeyondStarted = bounds.contains { bound in
+        let readsBeyondFirsts = bounds.contains { bound in
             bound.contains { leaf in
                 switch leaf {
-                case .session(let field): field != .started
+                case .session(let field): field != .started && field != .onboarding
                 case .event, .answer, .did, .reached, .ofSession, .column: true
                 default: false
                 }
@@ -135,7 +137,7 @@ struct FoldNeeds {
             case .stats(let aggregates, _, _): !aggregates.contains { $0.function == .sum || $0.function == .avg }
             default: false
             }
-        startsOnly = fromSessionIndex && !readsBeyondStarted && orderFree
+        firstsOnly = fromSessionIndex && !readsBeyondFirsts && orderFree
         let readsBeyondProfile = bounds.contains { bound in
             bound.contains { leaf in
                 switch leaf {

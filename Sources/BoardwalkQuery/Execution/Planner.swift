@@ -298,9 +298,10 @@ struct Plan: Sendable {
                 } else {
                     lines.append(
                         indexFold(query, source)
-                            ? FoldNeeds(query, now: Timestamp(microseconds: 0)).startsOnly
+                            ? FoldNeeds(query, now: Timestamp(microseconds: 0)).firstsOnly
                                 ? "read: the session index once, the first reference of each run (a session's earliest "
-                                    + "event of a batch: time and seq), no event block, folded into per-session starts"
+                                    + "event of a batch) and its first with a screen when the query reads the "
+                                    + "onboarding, the rest skipped; no event block"
                                 : "read: the session index once (each event's onboarding, screen, time and seq, session by "
                                     + "session), no event block, folded into per-session summaries in memory"
                             : "read: every event once in key order, folded into per-session summaries in memory")

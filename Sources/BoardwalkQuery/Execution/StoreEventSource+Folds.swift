@@ -70,11 +70,16 @@ extension StoreEventSource {
                 needs.stepTests?.limit(sessions: expected, events: stats?.events ?? 0)
                 if needs.stepTests?.overBudget == true { return }  // a strict funnel of more events than the budget
                 if StoreEventSource.foldsFromSessionIndex(needs) {
+                    // Sessions met in any order give a group of onboardings the spelling met first: with two ids whose
+                    // names Swift compares equal, the order must be the key order's.
+                    let names = needs.onboarding ? try snapshot.onboardings().compactMap(\.onboardingID) : []
+                    let firstsOnly = needs.firstsOnly && Set(names).count == names.count
                     let split = try foldSessionIndexInParallel(
-                        snapshot, into: &scan, make: makeScan, events: stats?.events ?? 0,
-                        startsOnly: needs.startsOnly)
+                        snapshot, into: &scan, make: makeScan, events: stats?.events ?? 0, firstsOnly: firstsOnly,
+                        onboardings: needs.onboarding)
                     if !split {
-                        try scan.scanSessionIndex(snapshot, buckets: 0..<UInt32.max, startsOnly: needs.startsOnly)
+                        try scan.scanSessionIndex(
+                            snapshot, buckets: 0..<UInt32.max, firstsOnly: firstsOnly, onboardings: needs.onboarding)
                     }
                 } else {
                     let split = try foldWholeStoreInParallel(

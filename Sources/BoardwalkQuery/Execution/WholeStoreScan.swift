@@ -97,24 +97,34 @@ struct WholeStoreScan {
     ///
     /// The index holds a session's references together (by bucket, then by the batch that stored them), not in key
     /// order, so each session's first position in key order is kept from all of them, and ``keyOrder()`` gives the
-    /// sessions in the order a scan of the blocks meets them. With `startsOnly` (``FoldNeeds/startsOnly``), only each
-    /// run's first reference is read, into `first` and the event count (one per run), and the sessions keep the order
-    /// they were met in.
-    /// - Complexity: O(references in `buckets`), about 6 bytes each; with `startsOnly`, O(runs in `buckets`).
-    mutating func scanSessionIndex(_ snapshot: Snapshot, buckets: Range<UInt32>, startsOnly: Bool) throws {
+    /// sessions in the order a scan of the blocks meets them. With `firstsOnly` (``FoldNeeds/firstsOnly``), only each
+    /// run's first reference is read, and with `onboardings` its first with a screen too; the event count is then the
+    /// references read, and the sessions keep the order they were met in.
+    /// - Complexity: O(references in `buckets`), about 6 bytes each; with `firstsOnly`, O(runs in `buckets`).
+    mutating func scanSessionIndex(
+        _ snapshot: Snapshot, buckets: Range<UInt32>, firstsOnly: Bool, onboardings: Bool
+    ) throws {
         guard let lean else { preconditionFailure("the session index gives only a lean fold's fields") }
         let settings = lean.settings
-        if startsOnly {
-            // Each run's first reference is its earliest; the rest of the run is skipped by its length.
-            var runs = 0
+        if firstsOnly {
+            // Each run's first reference is its earliest, and its first with a screen its earliest positioned one; the
+            // rest of the run is skipped by its length.
+            var references = 0
             try snapshot.forEachSessionIndexRun(buckets: buckets) { run in
                 guard try run.next() else { return }
                 let slot = slot(run.session)
-                try lean.add(
-                    slot: slot, time: run.time, seq: run.seq, screen: nil, onboarding: nil, totalScreens: nil,
-                    settings)
-                runs &+= 1
-                if runs & 4095 == 0 { try ticker.tick(4096) }
+                repeat {
+                    references &+= 1
+                    let positioned = run.screen != RecordFormat.noScreen
+                    try lean.add(
+                        slot: slot, time: run.time, seq: run.seq, screen: positioned ? Int(run.screen) : nil,
+                        onboarding: positioned ? run.onboarding : nil, totalScreens: nil, settings)
+                    if positioned || !onboardings { break }
+                } while try run.next()
+                if references >= 4096 {
+                    try ticker.tick(references)
+                    references = 0
+                }
             }
             return
         }
@@ -211,7 +221,7 @@ struct WholeStoreScan {
     /// merged, see ``SessionFold/merge(_:)`` and ``LeanFolds/merge(_:_:into:)``).
     /// - Complexity: O(sessions of `other`).
     mutating func absorb(_ other: WholeStoreScan) throws(QueryError) {
-        // A scan that keeps no first positions (``FoldNeeds/startsOnly``) delivers in the order it met sessions.
+        // A scan that keeps no first positions (``FoldNeeds/firstsOnly``) delivers in the order it met sessions.
         let ordered = other.part >= 0
         if ordered { split() }
         for theirs in other.ids.indices {
@@ -269,7 +279,7 @@ extension StoreEventSource {
     /// - Complexity: O(references / workers + sessions × log sessions) time.
     func foldSessionIndexInParallel(
         _ snapshot: Snapshot, into scan: inout WholeStoreScan, make: () -> WholeStoreScan, events: Int,
-        startsOnly: Bool
+        firstsOnly: Bool, onboardings: Bool
     ) throws -> Bool {
         let threads = StoreEventSource.threads
         guard threads > 1, events >= 2 * StoreEventSource.minimumPartEvents else { return false }
@@ -290,7 +300,8 @@ extension StoreEventSource {
             split = true
             var states = snapshots.indices.map { $0 == 0 ? scan : make() }
             try StoreEventSource.runWorkers(snapshots, parts, &states) { state, snapshot, buckets in
-                try state.scanSessionIndex(snapshot, buckets: buckets, startsOnly: startsOnly)
+                try state.scanSessionIndex(
+                    snapshot, buckets: buckets, firstsOnly: firstsOnly, onboardings: onboardings)
             }
             scan = states[0]
             for state in states.dropFirst() { try scan.absorb(state) }
