@@ -384,6 +384,20 @@ func makeSuite(_ inputs: Inputs) -> (groups: [BenchmarkGroup], cases: [Benchmark
             make: {
                 QueryBench(store: queryStore, query: { _ in #"sessions | count by day(started, "Europe/Berlin")"# })
             }))
+    // Counts and rates by a session field over every session: from the session index's first references (the
+    // onboarding), from every record with its kind and string fields (the variation and the completion), and from
+    // session_names (the profile).
+    let bySessionField = [
+        ("query.count-by-onboarding", "sessions | count by onboarding"),
+        ("query.rate-by-variation", "sessions | stats count(), rate(completed) by variation"),
+        ("query.returning-profiles", "sessions | count by profile | where count > 1 | count"),
+    ]
+    for (name, text) in bySessionField {
+        cases.append(
+            BenchmarkCase(
+                name: name, group: "query", isSubject: true, items: s.querySessions,
+                make: { QueryBench(store: queryStore, query: { _ in text }) }))
+    }
 
     // MARK: Peeks and lookups
     let lookupTable = LookupTable(store: queryStore)

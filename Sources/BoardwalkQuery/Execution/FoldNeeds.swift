@@ -37,8 +37,6 @@ struct FoldNeeds {
     /// known name read (``SessionFold/isLeanWithOutcomes(_:)``). Records are then read to their kind-specific
     /// field (`RecordFields.Extent.all`) instead of to their session.
     var leanOutcomes = false
-    /// The session string fields a lean fold keeps (``FirstStrings``), read from records whole as outcomes are.
-    var leanStrings: SessionStringFields = []
     /// A lean fold without outcomes, reach times or `total_screens`: what the session index's references (each event's
     /// onboarding, screen, time and seq) give alone, so that a fold of the whole store reads the index instead of the
     /// event blocks (``WholeStoreScan/scanSessionIndex(_:buckets:firstsOnly:onboardings:)``).
@@ -147,7 +145,7 @@ struct FoldNeeds {
                 }
             }
         }
-        profilesOnly = lean && !readsBeyondProfile && orderFree
+        profilesOnly = !readsBeyondProfile && orderFree
         let lastFields: [Bound] = [.session(.ended), .session(.duration), .session(.lastScreen)]
         lasts = query.reduction == nil || bounds.contains { $0.contains(where: lastFields.contains) }
         for b in bounds {
@@ -155,11 +153,6 @@ struct FoldNeeds {
             if b.contains(where: { $0 == .session(.profile) }) { profile = true }
             if b.contains(where: { $0 == .session(.placement) }) { placement = true }
             if b.contains(where: { $0 == .session(.variation) }) { variation = true }
-            if lean {
-                if profile { leanStrings.insert(.profile) }
-                if placement { leanStrings.insert(.placement) }
-                if variation { leanStrings.insert(.variation) }
-            }
             if b.contains(where: { $0 == .session(.onboarding) }) { onboarding = true }
             _ = b.contains { leaf in
                 if case .answer(let element) = leaf {

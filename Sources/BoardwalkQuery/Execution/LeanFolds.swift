@@ -132,8 +132,6 @@ final class LeanFolds {
     /// The last pair ``noteOtherClient(slot:_:_:)`` saw, as `(slot, pair)`: a session's next events at a screen past
     /// the rows skip the lookup.
     @exclusivity(unchecked) private var lastOtherClient: (slot: Int, pair: UInt64) = (-1, 0)
-    /// The session string fields the folds keep (``FoldNeeds/leanStrings``), nil when the query reads none.
-    let firstStrings: FirstStrings?
     /// The strings of the last summary's snapshot, which name the client ids.
     @exclusivity(unchecked) private(set) var clientNames: SnapshotStrings?
 
@@ -152,11 +150,10 @@ final class LeanFolds {
     ///     for none. Rows take 8 bytes per screen and session, whatever the session reached.
     init(
         capacity: Int, events: Int, reachTimes: Bool, outcomes: Bool = false, lasts: Bool = true,
-        oneOnboarding: Bool = false, strings: SessionStringFields = [],
+        oneOnboarding: Bool = false,
         rowScreens: Int = 0
     ) {
         folds = SlotStorage(capacity: capacity)
-        firstStrings = strings.isEmpty ? nil : FirstStrings(fields: strings, capacity: capacity)
         self.reachTimes = reachTimes
         self.outcomes = outcomes
         self.lasts = lasts
@@ -204,7 +201,6 @@ final class LeanFolds {
         guard n > 0 else { return }
         let first = folds.count
         folds.append(LeanFold(), count: n)
-        firstStrings?.append(count: n)
         if rowScreens > 0 {
             if first + n > rowCapacity {
                 let newCapacity = max(rowCapacity * 2, first + n)
@@ -487,7 +483,6 @@ final class LeanFolds {
             s.closed = s.kindsSeen & SessionSummary.bit(EventKind.close) != 0
             s.outcome = f.pointee.outcome
         }
-        firstStrings?.fill(s, slot: slot, strings: strings)
         if reachTimes, f.pointee.furthest >= 0 {
             let pool = self.pool
             let rows = self.rows + slot, rowScreens = self.rowScreens, rowCapacity = self.rowCapacity
@@ -543,7 +538,7 @@ extension LeanFolds {
         self.init(
             capacity: other.count, events: other.poolCapacity, reachTimes: other.reachTimes,
             outcomes: other.outcomes, lasts: other.lasts, oneOnboarding: other.oneOnboarding,
-            strings: other.firstStrings?.fields ?? [], rowScreens: other.rowScreens)
+            rowScreens: other.rowScreens)
         append(count: other.count)
         for slot in 0..<other.count where other.base[slot].excluded { base[slot].excluded = true }
     }
@@ -578,9 +573,8 @@ extension LeanFolds {
     /// - Complexity: O(row screens + the session's chained screen times in `other`).
     ///
     /// With `rows` false, the caller merged the session's rows already (``mergeRows(_:)``).
-    func merge(_ other: LeanFolds, _ theirSlot: Int, into slot: Int, rows mergesRows: Bool = true) throws(QueryError) {
+    func merge(_ other: LeanFolds, _ theirs: Int, into slot: Int, rows mergesRows: Bool = true) throws(QueryError) {
         precondition(other.rowScreens == rowScreens && other.reachTimes == reachTimes && other.lasts == lasts)
-        let theirs = theirSlot
         let f = base + slot, o = other.base + theirs
         guard o.pointee.events > 0 else { return }
         if o.pointee.first < f.pointee.first { f.pointee.first = o.pointee.first }
@@ -599,7 +593,6 @@ extension LeanFolds {
                 f.pointee.lastScreen = o.pointee.lastScreen
             }
         }
-        if let firstStrings, let theirs = other.firstStrings { firstStrings.merge(theirs, theirSlot, into: slot) }
         f.pointee.kindsSeen |= o.pointee.kindsSeen
         f.pointee.namesSeen |= o.pointee.namesSeen
         if o.pointee.outcome != nil, f.pointee.outcomeAt < o.pointee.outcomeAt {

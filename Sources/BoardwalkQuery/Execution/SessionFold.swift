@@ -61,12 +61,11 @@ struct SessionFold {
         }
     }
 
-    /// Whether a lean fold that reads records whole (``FoldNeeds/leanOutcomes``) gives `field`, beyond
-    /// ``isLean(_:)``: the fields the kinds and known analytics names seen, and the last terminal event, decide, and
-    /// the string fields it keeps beside its folds (``FirstStrings``).
+    /// Whether a lean fold that keeps outcomes (``FoldNeeds/leanOutcomes``) gives `field`, beyond
+    /// ``isLean(_:)``: the fields the kinds and known analytics names seen, and the last terminal event, decide.
     static func isLeanWithOutcomes(_ field: SessionField) -> Bool {
         switch field {
-        case .completed, .paywall, .closed, .emailCollected, .exit, .profile, .placement, .variation: true
+        case .completed, .paywall, .closed, .emailCollected, .exit: true
         default: false
         }
     }

@@ -123,7 +123,7 @@ extension StoreEventSource {
                 capacity: slotsInScope, events: eventsInScope, reachTimes: needs.reachTimes,
                 outcomes: needs.leanOutcomes, lasts: needs.lasts,
                 // Sessions in several onboardings are read through the index (`spanning` below), not folded here.
-                oneOnboarding: true, strings: needs.leanStrings,
+                oneOnboarding: true,
                 rowScreens: LeanFolds.rowScreens(screens: screensInScope, sessions: slotsInScope, events: eventsInScope)
             )
             : nil
@@ -339,7 +339,7 @@ private struct ScopeScan {
         _ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, _ lean: LeanFolds, _: Outcomes.Type,
         strings: SnapshotStrings
     ) throws {
-        let settings = lean.settings, firstStrings = lean.firstStrings
+        let settings = lean.settings
         // A lean fold does not depend on the order of a group's events (each first and last is kept with its
         // (time, seq) position; a run's events, one block's, are in that order): without `met`, which records the
         // order sessions are first met in, the blocks are read one at a time, unmerged, which lets the store read a
@@ -374,9 +374,9 @@ private struct ScopeScan {
                 lastClient = fields.screenClientRef
                 events &+= 1
                 if Outcomes.outcomes {
-                    let at = OrderKey(time: fields.timeMicroseconds, seq: seq)
-                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName, at: at, strings: strings)
-                    firstStrings?.add(slot: slot, fields, at: at)
+                    lean.addOutcome(
+                        slot: slot, kind: fields.kind, name: fields.analyticsName,
+                        at: OrderKey(time: fields.timeMicroseconds, seq: seq), strings: strings)
                 }
             }
             try ticker.tick(events)

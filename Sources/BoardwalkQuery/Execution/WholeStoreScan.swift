@@ -44,7 +44,7 @@ struct WholeStoreScan {
             needs.lean
             ? LeanFolds(
                 capacity: capacity, events: events, reachTimes: needs.reachTimes, outcomes: needs.leanOutcomes,
-                lasts: needs.lasts, strings: needs.leanStrings,
+                lasts: needs.lasts,
                 rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
             : nil
         ids.reserveCapacity(capacity)
@@ -160,7 +160,7 @@ struct WholeStoreScan {
         _ snapshot: Snapshot, onboarding: StringID?, time: Range<Timestamp>?, _ lean: LeanFolds,
         _: Outcomes.Type, strings: SnapshotStrings
     ) throws {
-        let settings = lean.settings, firstStrings = lean.firstStrings
+        let settings = lean.settings
         try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
             // Consecutive events of a group are often the same session's (a session's events at one screen come
             // close together in time): its slot is reused without a lookup, and its later events in the run change
@@ -182,9 +182,9 @@ struct WholeStoreScan {
                 lastClient = fields.screenClientRef
                 let slot = lastSlot
                 if Outcomes.outcomes {
-                    let at = OrderKey(time: fields.timeMicroseconds, seq: record.seq)
-                    lean.addOutcome(slot: slot, kind: fields.kind, name: fields.analyticsName, at: at, strings: strings)
-                    firstStrings?.add(slot: slot, fields, at: at)
+                    lean.addOutcome(
+                        slot: slot, kind: fields.kind, name: fields.analyticsName,
+                        at: OrderKey(time: fields.timeMicroseconds, seq: record.seq), strings: strings)
                 }
             }
             try ticker.tick(events)

@@ -5,8 +5,8 @@ import Testing
 @testable import BoardwalkQuery
 
 // A session's profile, placement and variation are those of its first event, in (time, seq) order, that carries one
-// (rule 12). Lean folds keep them beside their folds (`FirstStrings`): whatever the order the events were stored in,
-// read over the whole store, one onboarding or split across threads, they are the ones a full fold finds.
+// (rule 12): whatever the order the events were stored in, read over the whole store, one onboarding or split across
+// threads, and whether the index of profiles or the events give them.
 
 /// Three sessions whose first event carries no strings and whose later events disagree: `a`'s earliest profile
 /// arrives in the last batch; `b`'s placement and variation change; `c` never names a placement.
@@ -26,10 +26,8 @@ private let sessions: [Event] = {
     ]
 }()
 
-@Test func leanFoldsKeepEachSessionsFirstProfilePlacementAndVariation() throws {
+@Test func foldsKeepEachSessionsFirstProfilePlacementAndVariation() throws {
     let text = "sessions | count by session, profile, placement, variation"
-    let needs = FoldNeeds(try Query.parse(text).checked, now: Timestamp(microseconds: base))
-    #expect(needs.lean && needs.leanStrings == [.profile, .placement, .variation])
     let expected = [
         ["a", "p-a", "paid", "v2"], ["b", "p-b", "onb_web", "v2"], ["c", "p-c", "-", "v2"],
     ]
