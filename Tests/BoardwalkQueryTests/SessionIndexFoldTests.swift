@@ -173,6 +173,10 @@ private func padding(sessions: Int) -> [Event] {
     for s in 1..<40 {
         events.append(ev(Double(s), "s\(s)", screen: 0, onboarding: s % 2 == 0 ? decomposed : composed, presented))
     }
+    // Later sessions of another onboarding, whose strings make the index span buckets enough for two threads.
+    events += padding(sessions: 100).map {
+        var e = $0; e.time.microseconds += 100 * second; return e
+    }
     try withTemporaryStore { store in
         _ = try store.append(events)
         let query = try Query.parse("sessions | count by onboarding")
@@ -183,8 +187,9 @@ private func padding(sessions: Int) -> [Event] {
             }
             // Compared byte for byte: `Value`'s equality, as Swift's, takes the two spellings for one.
             let spelling = answer.rows.first?.first?.stringValue.map { Array($0.utf8) }
-            #expect(answer.rows.count == 1 && answer.rows == expected.rows)
+            #expect(answer.rows.count == 2 && answer.rows == expected.rows)
             #expect(spelling == expected.rows.first?.first?.stringValue.map { Array($0.utf8) }, "\(threads) threads")
+            #expect(try store.read { $0.sessionBucketLimit } > 1, "the index spans buckets a split shares out")
         }
     }
 }

@@ -293,15 +293,17 @@ struct Plan: Sendable {
                 if namesFold(query, source) {
                     lines.append(
                         "read: the store's session_names index (each session's id and the profiles its events carry), "
-                            + "no event; were a session's events to carry two profiles, every event once in key order "
-                            + "instead")
+                            + "no event; when it cannot tell (a session whose events carry two profiles, two profile "
+                            + "ids that compare equal as strings), every event once in key order instead, on up to "
+                            + "\(StoreEventSource.threads) threads")
                 } else {
                     lines.append(
                         indexFold(query, source)
                             ? FoldNeeds(query, now: Timestamp(microseconds: 0)).firstsOnly
                                 ? "read: the session index once, the first reference of each run (a session's earliest "
                                     + "event of a batch) and its first with a screen when the query reads the "
-                                    + "onboarding, the rest skipped; no event block"
+                                    + "onboarding, the rest skipped (every reference, in key order, when two "
+                                    + "onboarding ids compare equal as strings); no event block"
                                 : "read: the session index once (each event's onboarding, screen, time and seq, session by "
                                     + "session), no event block, folded into per-session summaries in memory"
                             : "read: every event once in key order, folded into per-session summaries in memory")

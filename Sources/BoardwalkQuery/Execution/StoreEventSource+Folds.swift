@@ -46,10 +46,12 @@ extension StoreEventSource {
                 let stats = try? snapshot.stats()
                 let expected = stats?.sessions ?? 0
                 if StoreEventSource.foldsFromSessionNames(needs),
-                    let named = try StoreEventSource.sessionProfiles(snapshot, strings: strings, sessions: expected)
+                    let named = try StoreEventSource.sessionProfiles(
+                        snapshot, strings: strings, sessions: expected, ticker: &ticker)
                 {
                     expecting(named.ids.count)
                     for (id, profile) in zip(named.ids, named.profiles) {
+                        try tick()
                         let summary = SessionSummary(id: try name(id))
                         summary.profile = profile
                         guard try deliver(summary, [], 0) else { return }

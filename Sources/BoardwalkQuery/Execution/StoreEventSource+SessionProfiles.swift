@@ -18,30 +18,35 @@ extension StoreEventSource {
     /// sessions, the answer is nil and the caller folds the events instead.
     /// - Complexity: O(entries of the index + the store's strings' count) time, 4 bytes per string id of memory, and
     ///   a look-up of each distinct profile's string.
-    static func sessionProfiles(_ snapshot: Snapshot, strings: SnapshotStrings, sessions expected: Int) throws
-        -> (ids: [StringID], profiles: [String?])?
-    {
-        let notSeen = StringID.max, noProfile = StringID.max - 1, several = StringID.max - 2
+    static func sessionProfiles(
+        _ snapshot: Snapshot, strings: SnapshotStrings, sessions expected: Int, ticker: inout CancellationTicker
+    ) throws -> (ids: [StringID], profiles: [String?])? {
+        let notSeen = StringID.max, noProfile = StringID.max - 1
         let limit = Int(snapshot.sessionBucketLimit) << 6
         var state = [StringID](repeating: notSeen, count: limit)
         var ambiguous = false, outside = false
         try state.withUnsafeMutableBufferPointer { state in
+            var entries = 0
             try snapshot.forEachSessionNameEntry { session, profile in
+                entries &+= 1
+                if entries & 4095 == 0 { try ticker.tick(4096) }
                 guard Int(session) < limit else {
                     outside = true
-                    return
+                    return false
                 }
                 let current = state[Int(session)]
                 if let profile {
                     if current == notSeen || current == noProfile {
                         state[Int(session)] = profile
                     } else if current != profile {
-                        state[Int(session)] = several
+                        // Only the events tell which of the two came first: the caller folds them.
                         ambiguous = true
+                        return false
                     }
                 } else if current == notSeen {
                     state[Int(session)] = noProfile
                 }
+                return true
             }
         }
         guard !ambiguous, !outside else { return nil }
@@ -52,6 +57,7 @@ extension StoreEventSource {
         var resolved: [StringID: String] = [:]
         var spellings: [String: StringID] = [:]
         for (session, profile) in state.enumerated() where profile != notSeen {
+            if session & 4095 == 0 { try ticker.tick(4096) }
             ids.append(StringID(session))
             guard profile != noProfile else {
                 profiles.append(nil)

@@ -284,7 +284,7 @@ extension StoreEventSource {
         let threads = StoreEventSource.threads
         guard threads > 1, events >= 2 * StoreEventSource.minimumPartEvents else { return false }
         let limit = snapshot.sessionBucketLimit
-        let count = Int(min(UInt32(threads * StoreEventSource.partsPerWorker), limit))
+        let count = Int(min(UInt32(min(threads, StoreEventSource.maxWorkers) * StoreEventSource.partsPerWorker), limit))
         guard count > 1 else { return false }
         // Equal ranges of buckets: session ids are spread over the dictionary with the strings interned between them.
         var parts: [Range<UInt32>] = []

@@ -57,7 +57,7 @@ extension Snapshot {
     /// `buckets`: two calls over disjoint bucket ranges meet disjoint sessions.
     /// - Throws: ``StoreError`` (`corrupt`) for a value, segment or key that does not decode, and what `body` throws.
     /// - Complexity: O(log N) for the seek, then the bytes of the index's values in range (about 6 bytes a
-    ///   reference), plus the session log's chunks (each read once).
+    ///   reference), plus the session log's chunks that hold buckets of the range.
     package func forEachSessionIndexRun(
         buckets: Range<UInt32> = 0..<UInt32.max, _ body: (inout SessionIndexRun) throws -> Void
     ) throws {
@@ -82,9 +82,11 @@ extension Snapshot {
             }
         }
         for batch in try sessionLog().batches {
-            for first in batch.buckets {
-                // A chunk holds whole buckets, from its first one up to the next chunk's.
+            for (i, first) in batch.buckets.enumerated() {
+                // A chunk holds whole buckets, from its first one up to the next chunk's: those of the range are in
+                // the chunks from the last one starting at or below its start to the last one starting inside it.
                 guard first < buckets.upperBound else { break }
+                if i + 1 < batch.buckets.count, batch.buckets[i + 1] <= buckets.lowerBound { continue }
                 let value = try SessionLog.chunk(txn, dbs, seq: batch.firstSeq, bucket: first)
                 var reader = try SessionLog.reader(value, seq: batch.firstSeq, bucket: first)
                 while let entry = try SessionLog.next(&reader, seq: batch.firstSeq, bucket: first) {

@@ -23,27 +23,31 @@ extension Snapshot {
     }
 
     /// Calls `body` with every entry of `session_names`, run by run: each session's own id (`profile` nil) and each
-    /// profile its events carry, by id. An entry may come more than once (a session's own id is noted for each
-    /// onboarding it has events in). No event and no string is read.
+    /// profile its events carry, by id; stops when `body` returns false. An entry may come more than once (a
+    /// session's own id is noted for each onboarding it has events in). No event and no string is read.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a damaged or malformed chunk of the index, and
     ///   what `body` throws.
     /// - Complexity: O(entries), 17 bytes each: about two per session.
-    package func forEachSessionNameEntry(_ body: (_ session: StringID, _ profile: StringID?) throws -> Void) throws {
+    package func forEachSessionNameEntry(_ body: (_ session: StringID, _ profile: StringID?) throws -> Bool) throws {
         let profileRole = SessionNames.Role.profile.rawValue
         for run in try SessionNames.Directory.read(txn, dbs).runs {
             var start = [UInt8](repeating: 0, count: 8)
             start.withUnsafeMutableBytes { $0.baseAddress!.storeBE(run.id, at: 0) }
-            try txn.withCursor(dbs.sessionNames) { c in
+            let more = try txn.withCursor(dbs.sessionNames) { c in
                 var found = try start.withUnsafeBytes { try c.seek($0) }
                 while found, c.key.count >= 8, c.key.be64(0) == run.id {
                     let entries = try SessionNames.chunkEntries(key: c.key, value: c.value)
                     for offset in stride(from: 0, to: entries.count, by: SessionNames.entrySize) {
                         let entry = SessionNames.Entry(entries, at: offset)
-                        try body(entry.session, entry.role == profileRole ? entry.name : nil)
+                        guard try body(entry.session, entry.role == profileRole ? entry.name : nil) else {
+                            return false
+                        }
                     }
                     found = try c.next()
                 }
+                return true
             }
+            guard more else { return }
         }
     }
 
