@@ -50,7 +50,7 @@ struct FoldNeeds {
     var firstsOnly = false
     /// The query reads no session field but `profile`, and its answer does not depend on the order of the sessions:
     /// over the whole store, every session's profile comes from the `session_names` index, with no event read
-    /// (``StoreEventSource/sessionProfiles(_:strings:sessions:)``).
+    /// (``StoreEventSource/sessionProfiles(_:strings:sessions:ticker:)``).
     var profilesOnly = false
 
     init() {}
@@ -120,12 +120,15 @@ struct FoldNeeds {
         fromSessionIndex =
             lean && !leanOutcomes && !reachTimes
             && !bounds.contains { $0.contains(where: { $0 == .session(.totalScreens) }) }
-        let readsBeyondFirsts = bounds.contains { bound in
-            bound.contains { leaf in
-                switch leaf {
-                case .session(let field): field != .started && field != .onboarding
-                case .event, .answer, .did, .reached, .ofSession, .column: true
-                default: false
+        /// Whether the bounds read anything but constants and the session fields `allowed`.
+        func readsBeyond(_ allowed: Set<SessionField>) -> Bool {
+            bounds.contains { bound in
+                bound.contains { leaf in
+                    switch leaf {
+                    case .session(let field): !allowed.contains(field)
+                    case .event, .answer, .did, .reached, .ofSession, .column: true
+                    default: false
+                    }
                 }
             }
         }
@@ -135,17 +138,8 @@ struct FoldNeeds {
             case .stats(let aggregates, _, _): !aggregates.contains { $0.function == .sum || $0.function == .avg }
             default: false
             }
-        firstsOnly = fromSessionIndex && !readsBeyondFirsts && orderFree
-        let readsBeyondProfile = bounds.contains { bound in
-            bound.contains { leaf in
-                switch leaf {
-                case .session(let field): field != .profile
-                case .event, .answer, .did, .reached, .ofSession, .column: true
-                default: false
-                }
-            }
-        }
-        profilesOnly = !readsBeyondProfile && orderFree
+        firstsOnly = fromSessionIndex && orderFree && !readsBeyond([.started, .onboarding])
+        profilesOnly = orderFree && !readsBeyond([.profile])
         let lastFields: [Bound] = [.session(.ended), .session(.duration), .session(.lastScreen)]
         lasts = query.reduction == nil || bounds.contains { $0.contains(where: lastFields.contains) }
         for b in bounds {

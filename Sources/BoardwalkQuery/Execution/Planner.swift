@@ -224,20 +224,25 @@ struct Plan: Sendable {
         }
     }
 
+    /// The fold needs of a `sessions` query that folds the whole store (``StoreEventSource/foldSessions``), nil for any
+    /// other plan.
+    private func wholeStoreFold(_ query: CheckedQuery, _ source: some EventSource) -> FoldNeeds? {
+        guard access == .sessions, source is StoreEventSource, ranges.count == 1, ranges[0].isEverything,
+            !query.needsSessionRows, !query.countsEverySession
+        else { return nil }
+        return FoldNeeds(query, now: Timestamp(microseconds: 0))
+    }
+
     /// Whether a `sessions` query over the whole store folds the session index instead of the event blocks
     /// (``StoreEventSource/foldsFromSessionIndex(_:)``).
     private func indexFold(_ query: CheckedQuery, _ source: some EventSource) -> Bool {
-        access == .sessions && source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
-            && !query.needsSessionRows && !query.countsEverySession
-            && StoreEventSource.foldsFromSessionIndex(FoldNeeds(query, now: Timestamp(microseconds: 0)))
+        wholeStoreFold(query, source).map(StoreEventSource.foldsFromSessionIndex) ?? false
     }
 
     /// Whether a `sessions` query over the whole store reads the sessions' profiles from `session_names`
     /// (``StoreEventSource/foldsFromSessionNames(_:)``).
     private func namesFold(_ query: CheckedQuery, _ source: some EventSource) -> Bool {
-        access == .sessions && source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
-            && !query.needsSessionRows && !query.countsEverySession
-            && StoreEventSource.foldsFromSessionNames(FoldNeeds(query, now: Timestamp(microseconds: 0)))
+        wholeStoreFold(query, source).map(StoreEventSource.foldsFromSessionNames) ?? false
     }
 
     /// Whether the ranges are the whole store, or whole onboardings: what a split session fold reads.
@@ -290,23 +295,25 @@ struct Plan: Sendable {
             case .sessions
             where source is StoreEventSource && ranges.count == 1 && ranges[0].isEverything
                 && !query.needsSessionRows:
-                if namesFold(query, source) {
+                let needs = wholeStoreFold(query, source)
+                if needs.map(StoreEventSource.foldsFromSessionNames) == true {
                     lines.append(
                         "read: the store's session_names index (each session's id and the profiles its events carry), "
                             + "no event; when it cannot tell (a session whose events carry two profiles, two profile "
                             + "ids that compare equal as strings), every event once in key order instead, on up to "
                             + "\(StoreEventSource.threads) threads")
-                } else {
+                } else if let needs, StoreEventSource.foldsFromSessionIndex(needs), needs.firstsOnly {
                     lines.append(
-                        indexFold(query, source)
-                            ? FoldNeeds(query, now: Timestamp(microseconds: 0)).firstsOnly
-                                ? "read: the session index once, the first reference of each run (a session's earliest "
-                                    + "event of a batch) and its first with a screen when the query reads the "
-                                    + "onboarding, the rest skipped (every reference, in key order, when two "
-                                    + "onboarding ids compare equal as strings); no event block"
-                                : "read: the session index once (each event's onboarding, screen, time and seq, session by "
-                                    + "session), no event block, folded into per-session summaries in memory"
-                            : "read: every event once in key order, folded into per-session summaries in memory")
+                        "read: the session index once, the first reference of each run (a session's earliest event of a "
+                            + "batch) and its first with a screen when the query reads the onboarding, the rest skipped "
+                            + "(every reference, in key order, when two onboarding ids compare equal as strings); no "
+                            + "event block")
+                } else if let needs, StoreEventSource.foldsFromSessionIndex(needs) {
+                    lines.append(
+                        "read: the session index once (each event's onboarding, screen, time and seq, session by "
+                            + "session), no event block, folded into per-session summaries in memory")
+                } else {
+                    lines.append("read: every event once in key order, folded into per-session summaries in memory")
                 }
             case .sessions where source is StoreEventSource && !query.needsSessionRows && foldsWhole:
                 lines.append(

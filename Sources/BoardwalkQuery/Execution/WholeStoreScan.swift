@@ -115,10 +115,7 @@ struct WholeStoreScan {
                 let slot = slot(run.session)
                 repeat {
                     references &+= 1
-                    let positioned = run.screen != RecordFormat.noScreen
-                    try lean.add(
-                        slot: slot, time: run.time, seq: run.seq, screen: positioned ? Int(run.screen) : nil,
-                        onboarding: positioned ? run.onboarding : nil, totalScreens: nil, settings)
+                    let positioned = try WholeStoreScan.add(run, slot: slot, to: lean, settings)
                     if positioned || !onboardings { break }
                 } while try run.next()
                 if references >= 4096 {
@@ -137,15 +134,24 @@ struct WholeStoreScan {
                 let at = KeyPosition(
                     group: UInt64(run.onboarding) << 16 | UInt64(run.screen), time: run.time, seq: run.seq)
                 if at < first { first = at }
-                // An event without `meta` is referenced with no onboarding and no screen.
-                let positioned = run.screen != RecordFormat.noScreen
-                try lean.add(
-                    slot: slot, time: run.time, seq: run.seq, screen: positioned ? Int(run.screen) : nil,
-                    onboarding: positioned ? run.onboarding : nil, totalScreens: nil, settings)
+                try WholeStoreScan.add(run, slot: slot, to: lean, settings)
             }
             if first < firsts[slot] { firsts[slot] = first }
             try ticker.tick(events)
         }
+    }
+
+    /// Folds the current reference of `run` into the session at `slot`; returns whether it has a screen (an event
+    /// without `meta` is referenced with no onboarding and no screen).
+    @inline(__always) @discardableResult
+    private static func add(
+        _ run: SessionIndexRun, slot: Int, to lean: LeanFolds, _ settings: LeanFolds.Settings
+    ) throws(QueryError) -> Bool {
+        let positioned = run.screen != RecordFormat.noScreen
+        try lean.add(
+            slot: slot, time: run.time, seq: run.seq, screen: positioned ? Int(run.screen) : nil,
+            onboarding: positioned ? run.onboarding : nil, totalScreens: nil, settings)
+        return positioned
     }
 
     /// Makes this scan a worker's of a split scan, before it reads: it keeps each session's first position.
