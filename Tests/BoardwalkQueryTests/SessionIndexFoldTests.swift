@@ -5,10 +5,12 @@ import Testing
 @testable import BoardwalkQuery
 
 // `sessions` reductions over the whole store that read only what the session index holds (each event's onboarding,
-// screen, time and seq) fold the index instead of the event blocks: the same answers, in the same session order.
+// screen, time and seq), each session's first profile, placement and variation (from its earliest event) and the
+// flags the blocks' kind counts give fold the index instead of every event block: the same answers, in the same
+// session order.
 
 /// Whole-store `sessions` queries whose fields the session index gives: started, ended, duration, events, onboarding,
-/// furthest and last screen, alone and in filters, by time buckets and in stats.
+/// furthest and last screen, alone and in filters, by time buckets and in stats; with first values and flags.
 private let indexQueries = [
     "sessions | count by day(started)",
     "sessions | count by hour(started), onboarding",
@@ -23,6 +25,13 @@ private let indexQueries = [
     "sessions | stats count(), min(started), max(started) by hour(started)",
     "sessions | top 3 day(started)",
     #"sessions | count by day(started, "America/New_York")"#,
+    "sessions | stats count(), rate(completed), ci(completed) by variation",
+    "sessions | where paywall or closed | count by variation, onboarding",
+    "sessions | stats count(), rate(email_collected), avg(duration) by variation, profile",
+    #"sessions | where did("screen_completed") and not did("onboarding_started") | count by profile"#,
+    #"sessions | where variation == "a" and completed | count by day(started)"#,
+    "sessions | count by profile, completed | where count > 1 | count",
+    "sessions | top 2 variation",
 ]
 
 /// Generated stores written in three batches (their references still in the session log), then with the log folded
@@ -115,14 +124,14 @@ private func padding(sessions: Int) -> [Event] {
     }
 }
 
-/// Only what the index holds: `total_screens`, outcomes, string fields other than the onboarding, answers and
-/// funnels read the event blocks; so does a run that reads around damaged blocks (whose events the index still lists).
+/// Only what the index, the first values and the flags give: `total_screens`, the exit, answers, funnels and `did` of a
+/// kind (which an analytics event of that name also sets) read the event blocks; so does a run that reads around damaged blocks (whose events the index still lists).
 @Test func foldsThatNeedRecordsReadTheEventBlocks() throws {
     let now = Timestamp(microseconds: base)
     for text in [
-        "sessions | count by total_screens", "sessions | count by completed", "sessions | count by exit",
-        "sessions | count by variation", #"sessions | count by answer("level")"#, "sessions | funnel",
-        "sessions | where paywall | count by onboarding",
+        "sessions | count by total_screens", "sessions | count by exit", "sessions | count by exit, variation",
+        #"sessions | count by answer("level")"#, "sessions | funnel", #"sessions | where did("close") | count"#,
+        "sessions | funnel by variation",
     ] {
         #expect(!FoldNeeds(try Query.parse(text).checked, now: now).fromSessionIndex, "\(text)")
     }
@@ -133,9 +142,9 @@ private func padding(sessions: Int) -> [Event] {
     }
 }
 
-/// A query that reads no session field but `started` and `onboarding`, and whose answer does not depend on the order of
-/// the sessions, reads one or two references per index run (its earliest, and its earliest with a screen); any other
-/// field, or a sum or an average, reads them all.
+/// A query that reads no session field but `started`, `onboarding`, first values and flags, and whose answer does not
+/// depend on the order of the sessions, reads one or two references per index run (its earliest, and its earliest with
+/// a screen); any other field, or a sum or an average, reads them all.
 @Test func startsAndOnboardingsReadTheFirstReferencesOfEachRun() throws {
     let now = Timestamp(microseconds: base)
     func firstsOnly(_ text: String) throws -> Bool {
@@ -145,13 +154,15 @@ private func padding(sessions: Int) -> [Event] {
         "sessions | count by day(started)", "sessions | stats count(), min(started), max(started)",
         "sessions | top 2 hour(started)", "sessions | where started < @2026-11-02T00:00:00Z | count by day(started)",
         "sessions | count by onboarding", "sessions | count by day(started), onboarding",
+        "sessions | count by day(started), completed", "sessions | stats count(), rate(completed) by variation",
+        #"sessions | where did("screen_completed") | count by placement, profile"#,
     ] {
         #expect(try firstsOnly(text), "\(text)")
     }
     for text in [
         "sessions | count by day(ended)", "sessions | where events > 1 | count by day(started)",
         "sessions | count by onboarding, furthest_screen", "sessions | stats avg(duration) by day(started)",
-        "sessions | count by day(started), completed",
+        "sessions | stats avg(events) by variation",
     ] {
         #expect(try !firstsOnly(text), "\(text)")
     }
@@ -190,6 +201,76 @@ private func padding(sessions: Int) -> [Event] {
             #expect(answer.rows.count == 2 && answer.rows == expected.rows)
             #expect(spelling == expected.rows.first?.first?.stringValue.map { Array($0.utf8) }, "\(threads) threads")
             #expect(try store.read { $0.sessionBucketLimit } > 1, "the index spans buckets a split shares out")
+        }
+    }
+}
+
+/// A session's first profile, placement and variation are the first values any of its events carries in `(time, seq)`
+/// order, not in key order: from its earliest event when that one carries them, else from the next that does (the
+/// session then read whole); a later value never replaces an earlier one, and a session whose events carry none has
+/// none. A flag comes from any of the session's events, at any screen or outside the page.
+@Test func firstValuesAndFlagsFromTheIndexAreTheSessionsOwn() throws {
+    func at(
+        _ seconds: Double, _ session: String, screen: Int?, profile: String? = nil, placement: String? = nil,
+        variation: String? = nil, _ payload: Payload
+    ) -> Event {
+        Event(
+            time: Timestamp(microseconds: base + Int64(seconds * 1_000_000)), session: session, profile: profile,
+            placement: placement, variation: variation,
+            meta: screen.map {
+                Meta(onboardingID: "onb_1", screenClientID: "c\($0)", screenIndex: $0, totalScreens: 4)
+            },
+            payload: payload)
+    }
+    let outside = Payload.error(OnboardingError(domain: "d", code: 1, message: "m"))
+    var events = [
+        // Earliest event outside the page and bare; the values come later, and a second variation after them.
+        at(1, "late", screen: nil, outside),
+        at(2, "late", screen: 2, profile: "p-late", placement: "pl-late", variation: "v-late", presented),
+        at(3, "late", screen: 0, variation: "v-other", .close(actionID: "x")),
+        // The later event first, in a batch of its own (each batch's references are a run of the index), and the
+        // earliest in the next batch at a screen after it: key order meets the later one first.
+        at(11, "keyed", screen: 0, profile: "p-other", placement: "pl-other", variation: "v-second", completedEvent),
+        at(10, "keyed", screen: 3, profile: "p-keyed", placement: "pl-keyed", variation: "v-first", presented),
+        // Only the profile on the earliest event: placement and variation from the one after.
+        at(20, "split", screen: 1, profile: "p-split", started),
+        at(21, "split", screen: 1, placement: "pl-split", variation: "v-split", .openPaywall(actionID: "buy")),
+        // No value at all.
+        at(30, "bare", screen: 0, started),
+        at(31, "bare", screen: nil, .analytics(AnalyticsEvent(name: "user_email_collected"))),
+    ]
+    // More sessions, so that a split has buckets to share out.
+    events += padding(sessions: 100).map {
+        var e = $0
+        e.time.microseconds += 100 * second
+        return e
+    }
+    try withTemporaryStore { store in
+        _ = try store.append(Array(events.prefix(4)))
+        _ = try store.append(Array(events.dropFirst(4)))
+        let memory = InMemoryEventSource(events)
+        let disk = StoreEventSource(store)
+        let query = try Query.parse(
+            """
+            sessions | where onboarding == "onb_1" or events > 1 \
+            | stats count() by profile, placement, variation, completed, paywall, closed, email_collected
+            """)
+        #expect(FoldNeeds(try query.checked, now: Timestamp(microseconds: base)).fromSessionIndex)
+        let expected = try query.run(on: memory)
+        #expect(
+            expected.render(.csv) == """
+                profile,placement,variation,completed,paywall,closed,email_collected,count()
+                p-keyed,pl-keyed,v-first,true,false,false,false,1
+                p-late,pl-late,v-late,false,false,true,false,1
+                p-split,pl-split,v-split,false,true,false,false,1
+                ,,,false,false,false,true,1
+
+                """)
+        for threads in [1, 2] {
+            let answer = try StoreEventSource.$minimumPartEvents.withValue(1) {
+                try query.run(on: disk, options: .init(threads: threads))
+            }
+            #expect(answer.rows == expected.rows, "\(threads) threads:\n\(answer.render(.table))")
         }
     }
 }

@@ -37,10 +37,23 @@ struct FoldNeeds {
     /// known name read (``SessionFold/isLeanWithOutcomes(_:)``). Records are then read to their kind-specific
     /// field (`RecordFields.Extent.all`) instead of to their session.
     var leanOutcomes = false
-    /// A lean fold without outcomes, reach times or `total_screens`: what the session index's references (each event's
-    /// onboarding, screen, time and seq) give alone, so that a fold of the whole store reads the index instead of the
-    /// event blocks (``WholeStoreScan/scanSessionIndex(_:buckets:firstsOnly:onboardings:)``).
+    /// The query reads only what a fold of the whole store can take from the session index and a few reads beside it,
+    /// so that it reads the index instead of every event block (``WholeStoreScan/scanSessionIndex(_:buckets:firstsOnly:onboardings:)``):
+    /// the fields the references (each event's onboarding, screen, time and seq) give, the first `profile`,
+    /// `placement` and `variation` (``firstValues``) and the flags the blocks' kind counts give (``eventFlags``). No
+    /// outcome (`exit`), answer, reach time, `total_screens` or funnel. The fold is then lean
+    /// (``readingSessionIndex``) whatever ``lean`` says: ``lean`` is for the other reads, which take these fields from
+    /// the events.
     var fromSessionIndex = false
+    /// Of ``fromSessionIndex``: the query reads `profile`, `placement` or `variation`, the first value any of a
+    /// session's events carries. Each is read from the session's earliest event, found through its references
+    /// (every event of the stores this project sees carries all three when it carries one); a session whose earliest
+    /// event lacks one is read whole, in `(time, seq)` order, for it.
+    var firstValues = false
+    /// Of ``fromSessionIndex``: the flags the query reads (`completed`, `paywall`, `closed`, `email_collected`,
+    /// `did(x)` of an analytics name), each read from the event blocks whose kind counts hold an event that sets it
+    /// (``StoreEventSource/sessions(_:with:strings:ticker:)``).
+    var eventFlags: [SessionEventFlag] = []
     /// Of ``fromSessionIndex``: the query reads no session field but `started` and `onboarding`, and what it computes
     /// does not depend on the order sessions are delivered in (counts, and stats without `sum` or `avg`). Each index
     /// run (one session's references from one batch) ascends in `(time, seq)`, so a session's `started` is the earliest
@@ -118,8 +131,19 @@ struct FoldNeeds {
         lean = query.reduction != nil && !isCustomFunnel && funnelBy.isEmpty && !readsMore(true)
         leanOutcomes = lean && readsMore(false)
         fromSessionIndex =
-            lean && !leanOutcomes && !reachTimes
-            && !bounds.contains { $0.contains(where: { $0 == .session(.totalScreens) }) }
+            query.reduction != nil && !isCustomFunnel && funnelBy.isEmpty && !reachTimes
+            && !bounds.contains { bound in
+                bound.contains { leaf in
+                    switch leaf {
+                    case .session(let field): !FoldNeeds.sessionIndexGives(field)
+                    // A kind's name is also matched by an analytics event of that name (`SessionSummary.didSee`),
+                    // which one flag does not say.
+                    case .did(let x): EventKind(rawValue: x) != nil
+                    case .event, .answer, .ofSession, .column: true
+                    default: false
+                    }
+                }
+            }
         /// Whether the bounds read anything but constants and the session fields `allowed`.
         func readsBeyond(_ allowed: Set<SessionField>) -> Bool {
             bounds.contains { bound in
@@ -138,7 +162,18 @@ struct FoldNeeds {
             case .stats(let aggregates, _, _): !aggregates.contains { $0.function == .sum || $0.function == .avg }
             default: false
             }
-        firstsOnly = fromSessionIndex && orderFree && !readsBeyond([.started, .onboarding])
+        firstsOnly =
+            fromSessionIndex && orderFree
+            && !bounds.contains { bound in
+                bound.contains { leaf in
+                    switch leaf {
+                    case .session(let field): !FoldNeeds.firstReferencesGive(field)
+                    case .did: false  // a flag (any other `did` is not read from the index)
+                    case .event, .answer, .reached, .ofSession, .column: true
+                    default: false
+                    }
+                }
+            }
         profilesOnly = orderFree && !readsBeyond([.profile])
         let lastFields: [Bound] = [.session(.ended), .session(.duration), .session(.lastScreen)]
         lasts = query.reduction == nil || bounds.contains { $0.contains(where: lastFields.contains) }
@@ -156,5 +191,47 @@ struct FoldNeeds {
                 return false
             }
         }
+        firstValues = fromSessionIndex && (profile || placement || variation)
+        if fromSessionIndex {
+            for b in bounds {
+                _ = b.contains { leaf in
+                    let flag: SessionEventFlag? =
+                        switch leaf {
+                        case .session(let field): SessionEventFlag(.session(field))
+                        case .did: SessionEventFlag(leaf)
+                        default: nil
+                        }
+                    if let flag, !eventFlags.contains(flag) { eventFlags.append(flag) }
+                    return false
+                }
+            }
+        }
+    }
+
+    /// Whether a fold of the session index gives `field` (``fromSessionIndex``).
+    static func sessionIndexGives(_ field: SessionField) -> Bool {
+        switch field {
+        case .session, .onboarding, .started, .ended, .duration, .events, .furthestScreen, .lastScreen: true
+        case .profile, .placement, .variation, .completed, .paywall, .closed, .emailCollected: true
+        case .totalScreens, .exit: false
+        }
+    }
+
+    /// Whether a fold of each index run's first references gives `field` (``firstsOnly``).
+    static func firstReferencesGive(_ field: SessionField) -> Bool {
+        switch field {
+        case .started, .onboarding, .profile, .placement, .variation, .completed, .paywall, .closed, .emailCollected:
+            true
+        case .session, .ended, .duration, .events, .furthestScreen, .lastScreen, .totalScreens, .exit: false
+        }
+    }
+
+    /// These needs for the fold of the session index (``fromSessionIndex``): a lean fold without outcomes, whose
+    /// summaries get their first values and flags from the reads beside it.
+    var readingSessionIndex: FoldNeeds {
+        var needs = self
+        needs.lean = true
+        needs.leanOutcomes = false
+        return needs
     }
 }

@@ -306,12 +306,13 @@ struct Plan: Sendable {
                     lines.append(
                         "read: the session index once, the first reference of each run (a session's earliest event of a "
                             + "batch) and its first with a screen when the query reads the onboarding, the rest skipped "
-                            + "(every reference, in key order, when two onboarding ids compare equal as strings); no "
-                            + "event block")
+                            + "(every reference, in key order, when two onboarding ids compare equal as strings); "
+                            + Plan.sessionIndexExtras(needs))
                 } else if let needs, StoreEventSource.foldsFromSessionIndex(needs) {
                     lines.append(
                         "read: the session index once (each event's onboarding, screen, time and seq, session by "
-                            + "session), no event block, folded into per-session summaries in memory")
+                            + "session), folded into per-session summaries in memory; " + Plan.sessionIndexExtras(needs)
+                    )
                 } else {
                     lines.append("read: every event once in key order, folded into per-session summaries in memory")
                 }
@@ -494,5 +495,35 @@ extension Bound {
         case .negate(let a), .bucket(_, let a, _), .year(let a, _), .present(let a): a.isConstant
         default: false
         }
+    }
+}
+
+extension Plan {
+    /// What a fold of the session index reads beside the index (``FoldNeeds/firstValues``, ``FoldNeeds/eventFlags``),
+    /// for `explain`.
+    static func sessionIndexExtras(_ needs: FoldNeeds) -> String {
+        var reads: [String] = []
+        if needs.firstValues {
+            let fields = [("profile", needs.profile), ("placement", needs.placement), ("variation", needs.variation)]
+            reads.append(
+                "each session's earliest event for its first "
+                    + fields.filter(\.1).map(\.0).joined(separator: ", ")
+                    + " (the blocks that hold them walked once in key order; a session whose earliest event lacks one, "
+                    + "its events in time order)")
+        }
+        if !needs.eventFlags.isEmpty {
+            let flags = needs.eventFlags.map { flag in
+                switch flag {
+                case .kind(let kind): kind.rawValue
+                case .name(let name): name
+                }
+            }
+            reads.append(
+                "the events of the blocks whose kind counts hold " + flags.joined(separator: ", ")
+                    + ", for the sessions that have one")
+        }
+        guard !reads.isEmpty else { return "no event block" }
+        return "beside it, " + reads.joined(separator: "; ")
+            + (reads.count > 1 ? " (the two on two threads when allowed)" : "")
     }
 }

@@ -63,15 +63,18 @@ extension StoreEventSource {
                 // Reach times in rows need the onboardings' screen counts (one short read per onboarding).
                 let screens =
                     needs.reachTimes ? (try snapshot.onboardings()).reduce(0) { max($0, $1.maxTotalScreens) } : 0
+                let fromIndex = StoreEventSource.foldsFromSessionIndex(needs)
+                let scanNeeds = fromIndex ? needs.readingSessionIndex : needs
                 func makeScan() -> WholeStoreScan {
                     WholeStoreScan(
-                        capacity: expected, events: stats?.events ?? 0, screens: screens, needs: needs,
+                        capacity: expected, events: stats?.events ?? 0, screens: screens, needs: scanNeeds,
                         cancellation: cancellation, text: text)
                 }
                 var scan = makeScan()
                 needs.stepTests?.limit(sessions: expected, events: stats?.events ?? 0)
                 if needs.stepTests?.overBudget == true { return }  // a strict funnel of more events than the budget
-                if StoreEventSource.foldsFromSessionIndex(needs) {
+                var extras: SessionIndexExtras? = nil
+                if fromIndex {
                     // Sessions met in any order give a group of onboardings the spelling met first: with two ids whose
                     // names Swift compares equal, the order must be the key order's.
                     let names = needs.onboarding ? try snapshot.onboardings().compactMap(\.onboardingID) : []
@@ -82,6 +85,10 @@ extension StoreEventSource {
                     if !split {
                         try scan.scanSessionIndex(
                             snapshot, buckets: 0..<UInt32.max, firstsOnly: firstsOnly, onboardings: needs.onboarding)
+                    }
+                    if needs.firstValues || !needs.eventFlags.isEmpty {
+                        extras = try sessionIndexExtras(
+                            snapshot, scan, needs: needs, cancellation: cancellation, text: text)
                     }
                 } else {
                     let split = try foldWholeStoreInParallel(
@@ -99,6 +106,7 @@ extension StoreEventSource {
                         let summary = lean.summary(
                             slot: i, name: try name(ids[i]), strings: strings, needs: needs,
                             reachBuffer: &reachBuffer)
+                        extras?.apply(slot: i, id: ids[i], to: summary, strings: strings)
                         guard try deliver(summary, [], lean.events(slot: i)) else { return }
                     }
                     return

@@ -17,25 +17,16 @@ struct WholeStoreScan {
     var ids: [StringID] = []
     var ticker: CancellationTicker
     /// For a split scan, by slot: the session's first event in key order among the parts read.
-    private var firsts: [KeyPosition] = []
+    private var firsts: [EventAddress] = []
     /// For a split scan, by slot: the last part the session was met in. A part is read in key order, so a session's
     /// first event in a part is the part's first of it: only that one is compared with ``firsts``.
     private var metIn: [Int32] = []
     /// The part being read (a split scan's count of parts begun); −1 for a scan that is not split.
     private var part: Int32 = -1
-
-    /// An event's place in the store's key order: group (onboarding, screen), time, seq.
-    struct KeyPosition: Comparable {
-        var group: UInt64
-        var time: Int64
-        var seq: UInt64
-
-        static let last = KeyPosition(group: .max, time: .max, seq: .max)
-
-        static func < (a: KeyPosition, b: KeyPosition) -> Bool {
-            (a.group, a.time, a.seq) < (b.group, b.time, b.seq)
-        }
-    }
+    /// For a fold of the session index that reads first values (``FoldNeeds/firstValues``), by slot: the address of
+    /// the session's earliest event in `(time, seq)` order. Empty otherwise.
+    private(set) var earliest: [EventAddress] = []
+    private let keepsEarliest: Bool
 
     init(capacity: Int, events: Int, screens: Int, needs: FoldNeeds, cancellation: CancellationFlag?, text: String) {
         table = SessionSlots(capacity: capacity)
@@ -48,6 +39,8 @@ struct WholeStoreScan {
                 rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
             : nil
         ids.reserveCapacity(capacity)
+        keepsEarliest = needs.firstValues
+        if keepsEarliest { earliest.reserveCapacity(capacity) }
         ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
 
@@ -113,6 +106,7 @@ struct WholeStoreScan {
             try snapshot.forEachSessionIndexRun(buckets: buckets) { run in
                 guard try run.next() else { return }
                 let slot = slot(run.session)
+                noteEarliest(run, slot: slot)
                 repeat {
                     references &+= 1
                     let positioned = try WholeStoreScan.add(run, slot: slot, to: lean, settings)
@@ -128,10 +122,11 @@ struct WholeStoreScan {
         split()
         try snapshot.forEachSessionIndexRun(buckets: buckets) { run in
             let slot = slot(run.session)
-            var first = KeyPosition.last, events = 0
+            var first = EventAddress.last, events = 0
             while try run.next() {
+                if events == 0 { noteEarliest(run, slot: slot) }
                 events &+= 1
-                let at = KeyPosition(
+                let at = EventAddress(
                     group: UInt64(run.onboarding) << 16 | UInt64(run.screen), time: run.time, seq: run.seq)
                 if at < first { first = at }
                 try WholeStoreScan.add(run, slot: slot, to: lean, settings)
@@ -152,6 +147,17 @@ struct WholeStoreScan {
             slot: slot, time: run.time, seq: run.seq, screen: positioned ? Int(run.screen) : nil,
             onboarding: positioned ? run.onboarding : nil, totalScreens: nil, settings)
         return positioned
+    }
+
+    /// Keeps the current reference of `run`, the first of its run (its earliest), as the session's earliest event when
+    /// it is earlier than the one kept (``earliest``).
+    @inline(__always)
+    private mutating func noteEarliest(_ run: SessionIndexRun, slot: Int) {
+        guard keepsEarliest else { return }
+        let kept = earliest[slot]
+        if (run.time, run.seq) < (kept.time, kept.seq) {
+            earliest[slot] = EventAddress(onboarding: run.onboarding, screen: run.screen, time: run.time, seq: run.seq)
+        }
     }
 
     /// Makes this scan a worker's of a split scan, before it reads: it keeps each session's first position.
@@ -205,6 +211,7 @@ struct WholeStoreScan {
         if inserted {
             if let lean { _ = lean.append() } else { _ = folds.append(SessionFold()) }
             ids.append(session)
+            if keepsEarliest { earliest.append(.last) }
             if part >= 0 {
                 firsts.append(.last)
                 metIn.append(-1)
@@ -219,7 +226,7 @@ struct WholeStoreScan {
     private mutating func meet(_ slot: Int, group: UInt64, time: Int64, seq: UInt64) {
         guard metIn[slot] != part else { return }
         metIn[slot] = part
-        let at = KeyPosition(group: group, time: time, seq: seq)
+        let at = EventAddress(group: group, time: time, seq: seq)
         if at < firsts[slot] { firsts[slot] = at }
     }
 
@@ -238,6 +245,10 @@ struct WholeStoreScan {
                 folds.base[mine].merge(other.folds.base[theirs])
             }
             if ordered, other.firsts[theirs] < firsts[mine] { firsts[mine] = other.firsts[theirs] }
+            if keepsEarliest {
+                let a = other.earliest[theirs], b = earliest[mine]
+                if (a.time, a.seq) < (b.time, b.seq) { earliest[mine] = a }
+            }
         }
     }
 
