@@ -6,5 +6,5 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 source "$root/scripts/setup.sh"
 boardwalk_setup
-swift build --package-path "$root" -c release --product boardwalk
+swift build --package-path "$root" -c release --static-swift-stdlib --product boardwalk
 exec "$root/.build/release/boardwalk" demo "$@"

@@ -5,7 +5,7 @@ the three give the same answers, then times each at one thread and at every core
 Setup (DuckDB and chdb come from PyPI; chdb is about 900 MB):
 
     python3 -m venv .venv && .venv/bin/pip install duckdb chdb
-    swift build -c release --product boardwalk
+    swift build -c release --static-swift-stdlib --product boardwalk
     .venv/bin/python scripts/duckdb_compare.py --sessions 50000 --workdir /tmp/bw-50k --keep
     .venv/bin/python scripts/duckdb_compare.py --sessions 50000 --workdir /tmp/bw-50k --reuse   # again, no rebuild
 
@@ -815,7 +815,7 @@ def parse_arguments():
 def main():
     args = parse_arguments()
     if not os.access(args.boardwalk, os.X_OK):
-        sys.exit(f"{args.boardwalk} not found: swift build -c release --product boardwalk")
+        sys.exit(f"{args.boardwalk} not found: swift build -c release --static-swift-stdlib --product boardwalk")
     settings = {"1": [1], "all": [0], "both": [1, 0]}[args.threads]
     work = args.workdir or tempfile.mkdtemp(prefix="boardwalk-compare-")
     os.makedirs(work, exist_ok=True)

@@ -175,17 +175,35 @@ package struct BucketZone: Hashable, Sendable, CustomStringConvertible {
     /// repeated hour is two buckets), for longer units the earliest; where a clock change skipped `wall`, the
     /// change itself (the first instant whose wall-clock time is past `wall`).
     private func instant(ofWall wall: Int64, near t: Int64, hint: Int, unit: TimeUnit) -> Int64 {
-        var offsets = [hint]
+        // The offsets that may hold at the instant (the hint, and those found from it: at most three), and the
+        // instants they give whose own offset agrees. Kept in tuples: this runs once per bucketed instant, and arrays
+        // cost three allocations each time.
+        var offsets = (hint, hint, hint)
+        var count = 1
         for _ in 0..<2 {
-            let o = offset(atSecond: wall - Int64(offsets[offsets.count - 1]))
-            if !offsets.contains(o) { offsets.append(o) }
+            let last = count == 1 ? offsets.0 : offsets.1
+            let o = offset(atSecond: wall - Int64(last))
+            if o != offsets.0 && (count < 2 || o != offsets.1) {
+                if count == 1 { offsets.1 = o } else { offsets.2 = o }
+                count += 1
+            }
         }
-        let matches = offsets.map { wall - Int64($0) }.filter { offset(atSecond: $0) == Int(wall - $0) }
-        if unit == .hour, let latest = matches.filter({ $0 <= t }).max() { return latest }
-        if let earliest = matches.min() { return earliest }
+        var latest: Int64? = nil, earliest: Int64? = nil
+        var lowest = Int.max, highest = Int.min
+        for i in 0..<count {
+            let o = i == 0 ? offsets.0 : i == 1 ? offsets.1 : offsets.2
+            lowest = min(lowest, o)
+            highest = max(highest, o)
+            let candidate = wall - Int64(o)
+            guard offset(atSecond: candidate) == Int(wall - candidate) else { continue }
+            earliest = min(earliest ?? candidate, candidate)
+            if candidate <= t { latest = max(latest ?? candidate, candidate) }
+        }
+        if unit == .hour, let latest { return latest }
+        if let earliest { return earliest }
         // Skipped: search the change between the instants the wall time would have under each offset.
-        var low = wall - Int64(offsets.max()!) - 86_400
-        var high = wall - Int64(offsets.min()!) + 86_400
+        var low = wall - Int64(highest) - 86_400
+        var high = wall - Int64(lowest) + 86_400
         while low < high {
             let mid = low + (high - low) / 2
             if mid + Int64(offset(atSecond: mid)) >= wall { high = mid } else { low = mid + 1 }
