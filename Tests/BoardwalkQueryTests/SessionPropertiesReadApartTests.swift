@@ -79,15 +79,21 @@ import Testing
         #"events | where kind == "analytics" and session.email_collected == false and not session.closed | count"#,
         #"events | where onboarding == "onb_1" and session.did(analytics) and not session.did(state_updated) | count by session"#,
         #"events | where onboarding == "onb_1" and name == "screen_presented" and session.did(onboarding_completed) | count by session"#,
+        #"events | where onboarding == "onb_1" and (session.paywall or session.closed) | count by session"#,
     ]
 
-    /// These are answered from the blocks that hold the flags' events, over the whole store, with the answers of
-    /// the in-memory source.
+    /// These are answered from the blocks that hold the flags' events, with the answers of the in-memory source:
+    /// over the whole store, and over the blocks of the ranges' onboardings and of events without a position with the
+    /// sessions that span onboardings read whole (E's paywall and close are in onb_2, F's completion has no position).
     @Test(arguments: flagQueries) func sessionFlagsFromTheBlocksGiveWhatMemoryGives(text: String) throws {
-        let (store, memory, plan) = try answers(text, on: flagEvents)
-        #expect(plan.contains("from the blocks whose headers count such events"))
-        #expect(store == memory)
-        #expect(!store.rows.isEmpty)
+        for cost in [0, 16, Double.infinity] {
+            let (store, memory, plan) = try StoreEventSource.$flagScopeIndexCost.withValue(cost) {
+                try answers(text, on: flagEvents)
+            }
+            #expect(plan.contains("from the blocks whose headers count such events"))
+            #expect(store == memory, "index cost \(cost)")
+            #expect(!store.rows.isEmpty)
+        }
     }
 
     @Test func explainSaysTheSessionsAreFoldedApart() throws {

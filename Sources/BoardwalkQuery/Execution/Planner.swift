@@ -337,7 +337,9 @@ struct Plan: Sendable {
                 lines.append(
                     (SessionProperties.readsFlags(query)
                         ? "read: the sessions with events of the kinds and names the `session.` properties ask for, "
-                            + "from the blocks whose headers count such events, over the whole store"
+                            + "from the blocks whose headers count such events: of the ranges' onboardings and of events "
+                            + "without a position, with the sessions that span onboardings read whole through the session "
+                            + "index, when that reads less than the whole store; else over the whole store"
                         : "read: sessions with events in the ranges, folded for the `session.` properties the query "
                             + "reads, " + StoreEventSource.sessionReading)
                         + "; then the events in the ranges in key order, each with its session's properties"

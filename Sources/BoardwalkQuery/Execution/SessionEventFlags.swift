@@ -79,38 +79,116 @@ enum SessionEventFlag: Hashable {
 
 extension StoreEventSource {
     /// The sessions that have an event setting each of `flags`, as bit sets by the session's interned id (bit
-    /// `id & 63` of word `id >> 6`), over the whole store: the blocks whose header counts such an event are read,
-    /// the others are not (their headers are checked, as ``Snapshot/forEachBlock(onboarding:screens:time:_:)`` checks
-    /// them).
+    /// `id & 63` of word `id >> 6`), for at least every session with an event in `ranges`: the blocks whose header
+    /// counts such an event are read, the others are not (their headers are checked, as
+    /// ``Snapshot/forEachBlock(onboarding:screens:time:_:)`` checks them).
+    ///
+    /// When the ranges lie in a few onboardings, only those onboardings' blocks and the blocks of events without a
+    /// position are read, and the sessions with events in several onboardings (`spanning_sessions`) are read whole
+    /// through the session index: a session listed nowhere else has every event in its onboarding's key range. That
+    /// is chosen when it reads fewer events than the whole store, at ``flagScopeIndexCost`` scanned events per event
+    /// read through the index; else, and for ranges of every onboarding, every block of the store is looked at.
     /// - Returns: the sets, in `flags` order, and the events read.
     /// - Throws: `.source` errors for damage.
     /// - Complexity: O(blocks) headers, plus O(events) of the blocks that hold a flag's events; memory, a bit per
     ///   interned string up to the largest session id found, per flag.
-    func sessions(with flags: [SessionEventFlag], cancellation: CancellationFlag?, text: String)
-        throws(QueryError) -> (sets: [[UInt64]], events: Int)
-    {
+    func sessions(
+        with flags: [SessionEventFlag], in ranges: [ScanRange] = [ScanRange()], cancellation: CancellationFlag?,
+        text: String
+    ) throws(QueryError) -> (sets: [[UInt64]], events: Int) {
         var found: (sets: [[UInt64]], events: Int) = ([], 0)
         try reading { snapshot in
             var ticker = CancellationTicker(cancellation: cancellation, text: text)
-            found = try StoreEventSource.sessions(
-                snapshot, with: flags, strings: SnapshotStrings(snapshot), ticker: &ticker)
+            let strings = SnapshotStrings(snapshot)
+            if let scope = try StoreEventSource.flagScope(snapshot, ranges) {
+                found = try StoreEventSource.sessions(
+                    snapshot, with: flags, onboardings: scope.onboardings, spanning: scope.spanning, strings: strings,
+                    ticker: &ticker)
+            } else {
+                found = try StoreEventSource.sessions(snapshot, with: flags, strings: strings, ticker: &ticker)
+            }
         }
         return found
     }
 
-    /// ``sessions(with:cancellation:text:)`` in `snapshot`.
+    /// For ``sessions(with:in:cancellation:text:)``: the onboardings of `ranges` (with the key of events without a
+    /// position) and the sessions in several onboardings, when reading their blocks and those sessions costs less
+    /// than reading the whole store's; nil otherwise.
+    private static func flagScope(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws
+        -> (onboardings: [StringID], spanning: [StringID])?
+    {
+        guard damagedBlocks == nil, !ranges.isEmpty, ranges.allSatisfy({ $0.onboarding != nil }) else { return nil }
+        // The onboardings' ids from the store's list of them (a lookup of each name in the dictionary would load it).
+        let all = try snapshot.onboardings()
+        var onboardings: [StringID] = [RecordFormat.noOnboarding]
+        for range in ranges {
+            guard let id = all.first(where: { $0.onboardingID == range.onboarding })?.id else { continue }
+            if !onboardings.contains(id) { onboardings.append(id) }
+        }
+        let storeEvents = all.reduce(0) { $0 + $1.events }
+        let scopeEvents = all.reduce(0) {
+            $0 + (onboardings.contains($1.id ?? RecordFormat.noOnboarding) ? $1.events : 0)
+        }
+        var spanning: [StringID] = []
+        try snapshot.forEachSpanningSession { entry in
+            if entry.inSeveralOnboardings { spanning.append(entry.id) }
+        }
+        let perSession = Double(storeEvents) / Double(max(1, try snapshot.stats().sessions))
+        let indexCost = flagScopeIndexCost * perSession * Double(spanning.count)
+        guard indexCost.isFinite, Double(scopeEvents) + indexCost < Double(storeEvents) else { return nil }
+        return (onboardings, spanning)
+    }
+
+    /// The flags of the sessions of `onboardings` (``flagScope(_:_:)``): their blocks that hold a flag's events, and
+    /// every event of the sessions `spanning`, read through the session index.
+    private static func sessions(
+        _ snapshot: Snapshot, with flags: [SessionEventFlag], onboardings: [StringID], spanning: [StringID],
+        strings: SnapshotStrings, ticker: inout CancellationTicker
+    ) throws -> (sets: [[UInt64]], events: Int) {
+        var found = (sets: [[UInt64]](repeating: [], count: flags.count), events: 0)
+        let matchers = flags.map(SessionEventFlag.Matcher.init)
+        for onboarding in onboardings {
+            try addFlags(snapshot, matchers, onboarding: onboarding, strings: strings, ticker: &ticker, into: &found)
+        }
+        try snapshot.forEachSession(spanning.sorted()) { session, records in
+            try ticker.tick(records.count)
+            found.events += records.count
+            for record in records {
+                let kind = RecordFormat.kindCode(body: record.body)
+                let name = kind.name == RecordFormat.absent ? nil : kind.name
+                for (i, matcher) in matchers.enumerated()
+                where matcher.matches(code: kind.code, name: name, strings: strings) {
+                    found.sets[i].insert(session)
+                }
+            }
+            return true
+        }
+        return found
+    }
+
+    /// ``sessions(with:in:cancellation:text:)`` over every block of `snapshot`.
     static func sessions(
         _ snapshot: Snapshot, with flags: [SessionEventFlag], strings: SnapshotStrings,
         ticker: inout CancellationTicker
     ) throws -> (sets: [[UInt64]], events: Int) {
-        var sets = [[UInt64]](repeating: [], count: flags.count)
-        var events = 0
+        var found = (sets: [[UInt64]](repeating: [], count: flags.count), events: 0)
+        try addFlags(
+            snapshot, flags.map(SessionEventFlag.Matcher.init), onboarding: nil, strings: strings, ticker: &ticker,
+            into: &found)
+        return found
+    }
+
+    /// Adds to `found` the sessions with an event of each matcher's flag in the blocks of `onboarding` (nil: every
+    /// block), reading only the blocks whose kind counts hold such an event.
+    private static func addFlags(
+        _ snapshot: Snapshot, _ matchers: [SessionEventFlag.Matcher], onboarding: StringID?, strings: SnapshotStrings,
+        ticker: inout CancellationTicker, into found: inout (sets: [[UInt64]], events: Int)
+    ) throws {
         /// Per flag, whether the block's header counts an event that sets it.
-        var wanted = [Bool](repeating: false, count: flags.count)
-        let matchers = flags.map(SessionEventFlag.Matcher.init)
-        try snapshot.forEachBlock(onboarding: nil) { block in
+        var wanted = [Bool](repeating: false, count: matchers.count)
+        try snapshot.forEachBlock(onboarding: onboarding) { block in
             var any = false
-            for i in flags.indices { wanted[i] = false }
+            for i in matchers.indices { wanted[i] = false }
             try block.forEachKindCount { code, name, _ in
                 for (i, matcher) in matchers.enumerated()
                 where matcher.matches(code: code, name: name, strings: strings) {
@@ -121,28 +199,32 @@ extension StoreEventSource {
             guard any else { return true }
             try ticker.tick(block.count)
             while try block.next() != nil {
-                events += 1
+                found.events += 1
                 let kind = try block.kind()
                 for (i, matcher) in matchers.enumerated()
                 where wanted[i] && matcher.matches(code: kind.code, name: kind.name, strings: strings) {
                     guard let session = try block.record?.fields(.session).session else { break }
-                    let word = Int(session >> 6)
-                    if word >= sets[i].count { sets[i] += repeatElement(0, count: word + 1 - sets[i].count) }
-                    sets[i][word] |= 1 << UInt64(session & 63)
+                    found.sets[i].insert(session)
                 }
             }
             return true
         }
-        return (sets, events)
     }
 }
 
 extension [UInt64] {
-    /// Whether the bit set (bit `id & 63` of word `id >> 6`, as ``StoreEventSource/sessions(with:cancellation:text:)``
-    /// gives them) holds `id`.
+    /// Whether the bit set (bit `id & 63` of word `id >> 6`, as
+    /// ``StoreEventSource/sessions(with:in:cancellation:text:)`` gives them) holds `id`.
     @inline(__always)
     func holds(_ id: StringID) -> Bool {
         let word = Int(id >> 6)
         return word < count && self[word] >> UInt64(id & 63) & 1 != 0
+    }
+
+    /// Adds `id` to the bit set, growing it as needed.
+    mutating func insert(_ id: StringID) {
+        let word = Int(id >> 6)
+        if word >= count { self += repeatElement(0, count: word + 1 - count) }
+        self[word] |= 1 << UInt64(id & 63)
     }
 }

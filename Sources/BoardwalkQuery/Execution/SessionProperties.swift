@@ -132,7 +132,7 @@ final class SessionProperties {
             // the whole `session.completed` query on the busiest of 50 onboardings at 100 000 sessions took 623 M
             // instructions this way, 798 M folding every session the ranges meet.
             try readFlags(
-                flags, store, sessionFilters: sessionFilters, now: now, cancellation: cancellation, text: text)
+                flags, store, ranges, sessionFilters: sessionFilters, now: now, cancellation: cancellation, text: text)
             return
         }
         try store.foldSessions(ranges, needs: needs, cancellation: cancellation, text: text) { summary, _, _ in
@@ -153,15 +153,17 @@ final class SessionProperties {
     }
 
     /// ``fold(_:_:sessionFilters:keep:now:cancellation:text:)`` when the properties are ``flags``: the sessions with
-    /// each flag's events (``StoreEventSource/sessions(with:cancellation:text:)``, over the whole store, as a session's
-    /// events may lie outside the ranges), and the conjuncts checked once per combination of flags.
+    /// each flag's events (``StoreEventSource/sessions(with:in:cancellation:text:)``: the blocks of the ranges'
+    /// onboardings and the sessions that span onboardings, or the whole store, as a session's events may lie outside
+    /// the ranges), and the conjuncts checked once per combination of flags.
     /// - Complexity: O(blocks) headers plus the events of the blocks that hold the flags' events, and O(sessions / 64)
     ///   words per combination of flags that passes; memory, a bit per interned id per flag.
     private func readFlags(
-        _ flags: [SessionEventFlag], _ store: StoreEventSource, sessionFilters: [Bound], now: Timestamp,
+        _ flags: [SessionEventFlag], _ store: StoreEventSource, _ ranges: [ScanRange], sessionFilters: [Bound],
+        now: Timestamp,
         cancellation: CancellationFlag?, text: String
     ) throws(QueryError) {
-        let (sets, _) = try store.sessions(with: flags, cancellation: cancellation, text: text)
+        let (sets, _) = try store.sessions(with: flags, in: ranges, cancellation: cancellation, text: text)
         for w in 0..<(sets.map(\.count).max() ?? 0) {
             count += sets.reduce(0 as UInt64) { $0 | (w < $1.count ? $1[w] : 0) }.nonzeroBitCount
         }

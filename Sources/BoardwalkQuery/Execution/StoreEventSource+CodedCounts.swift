@@ -199,6 +199,9 @@ private struct CodedCountScan {
         }
         let filters = filter.filters, now = filter.now, strings = strings
         while let record = try run.next() {
+            // Whether the record's kind code already passed every filter (``filtersOnKindCodes``): its decoded fields
+            // then need no second test.
+            var passedOnCodes = false
             if onKindCodes {
                 let kind = RecordFormat.kindCode(body: record.body)
                 let passing: Bool
@@ -225,11 +228,14 @@ private struct CodedCountScan {
                     try ticker.tick()
                     continue
                 }
+                passedOnCodes = kind.code != RecordFormat.unclassifiedKindCode
             }
             let fields = try record.fields(.all)
             read += 1
             try ticker.tick()
-            if !filter.passes(StoreFieldsRow(fields: fields, seq: record.seq, strings: strings)) { continue }
+            if !passedOnCodes, !filter.passes(StoreFieldsRow(fields: fields, seq: record.seq, strings: strings)) {
+                continue
+            }
             if let keep, !keep(fields) { continue }
             let e = groups.entry(CodeKey(keys, fields)) {
                 CodedGroup(distinct: [CodeSet](repeating: CodeSet(), count: distinctFields.count))

@@ -22,6 +22,12 @@ public struct StoreEventSource: EventSource, Sendable {
     /// infinity to force the session index path and compare. Task-local rather than a stored property: clients
     /// compiled against the struct's layout stay valid.
     @TaskLocal static var onboardingScanRatio = 0.0
+    /// How many scanned events one event read through the session index costs, when the flags of the sessions of a
+    /// few onboardings (`session.completed`, …) are read from those onboardings' blocks and the sessions spanning
+    /// onboardings are read through the index (see `sessions(with:in:cancellation:text:)`): about 16 (see
+    /// ``onboardingScanRatio``). Tests bind 0 to take that read whenever it skips any block, and infinity to read
+    /// every block of the store.
+    @TaskLocal static var flagScopeIndexCost = 16.0
 
     /// A source that reads `store`; cheap to make, and `Sendable`: one may serve every task that queries.
     public init(_ store: Store) { self.store = store }
