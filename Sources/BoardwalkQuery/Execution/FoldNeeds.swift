@@ -113,18 +113,18 @@ struct FoldNeeds {
         // Lean: a reduction (a listing shows every field) that is not a custom funnel (it matches each session's
         // events) nor a screen funnel broken down by event fields, over bounds that read no other session field.
         let isCustomFunnel = if case .funnel(let f) = query.reduction { !f.steps.isEmpty } else { false }
+        /// Whether any bound reads a leaf for which `beyond` holds.
+        func reads(_ beyond: (Bound) -> Bool) -> Bool { bounds.contains { $0.contains(where: beyond) } }
         func readsMore(_ outcomes: Bool) -> Bool {
-            bounds.contains { bound in
-                bound.contains { leaf in
-                    switch leaf {
-                    case .session(let field):
-                        !(SessionFold.isLean(field) || outcomes && SessionFold.isLeanWithOutcomes(field))
-                    // Names outside the known list are kept as strings, by full folds only.
-                    case .did(let x):
-                        !(outcomes && (EventKind(rawValue: x) != nil || AnalyticsName(rawValue: x) != nil))
-                    case .event, .answer: true
-                    default: false
-                    }
+            reads { leaf in
+                switch leaf {
+                case .session(let field):
+                    !(SessionFold.isLean(field) || outcomes && SessionFold.isLeanWithOutcomes(field))
+                // Names outside the known list are kept as strings, by full folds only.
+                case .did(let x):
+                    !(outcomes && (EventKind(rawValue: x) != nil || AnalyticsName(rawValue: x) != nil))
+                case .event, .answer: true
+                default: false
                 }
             }
         }
@@ -132,27 +132,23 @@ struct FoldNeeds {
         leanOutcomes = lean && readsMore(false)
         fromSessionIndex =
             query.reduction != nil && !isCustomFunnel && funnelBy.isEmpty && !reachTimes
-            && !bounds.contains { bound in
-                bound.contains { leaf in
-                    switch leaf {
-                    case .session(let field): !FoldNeeds.sessionIndexGives(field)
-                    // A kind's name is also matched by an analytics event of that name (`SessionSummary.didSee`),
-                    // which one flag does not say.
-                    case .did(let x): EventKind(rawValue: x) != nil
-                    case .event, .answer, .ofSession, .column: true
-                    default: false
-                    }
+            && !reads { leaf in
+                switch leaf {
+                case .session(let field): !FoldNeeds.sessionIndexGives(field)
+                // A kind's name is also matched by an analytics event of that name (`SessionSummary.didSee`), which
+                // one flag does not say.
+                case .did(let x): EventKind(rawValue: x) != nil
+                case .event, .answer, .ofSession, .column: true
+                default: false
                 }
             }
         /// Whether the bounds read anything but constants and the session fields `allowed`.
         func readsBeyond(_ allowed: Set<SessionField>) -> Bool {
-            bounds.contains { bound in
-                bound.contains { leaf in
-                    switch leaf {
-                    case .session(let field): !allowed.contains(field)
-                    case .event, .answer, .did, .reached, .ofSession, .column: true
-                    default: false
-                    }
+            reads { leaf in
+                switch leaf {
+                case .session(let field): !allowed.contains(field)
+                case .event, .answer, .did, .reached, .ofSession, .column: true
+                default: false
                 }
             }
         }
@@ -164,14 +160,12 @@ struct FoldNeeds {
             }
         firstsOnly =
             fromSessionIndex && orderFree
-            && !bounds.contains { bound in
-                bound.contains { leaf in
-                    switch leaf {
-                    case .session(let field): !FoldNeeds.firstReferencesGive(field)
-                    case .did: false  // a flag (any other `did` is not read from the index)
-                    case .event, .answer, .reached, .ofSession, .column: true
-                    default: false
-                    }
+            && !reads { leaf in
+                switch leaf {
+                case .session(let field): !FoldNeeds.firstReferencesGive(field)
+                case .did: false  // a flag (any other `did` keeps the query off the index)
+                case .event, .answer, .reached, .ofSession, .column: true
+                default: false
                 }
             }
         profilesOnly = orderFree && !readsBeyond([.profile])
