@@ -1,3 +1,4 @@
+import BoardwalkGenerator
 import BoardwalkModel
 import BoardwalkStore
 import Testing
@@ -58,9 +59,13 @@ private let indexQueries = [
                     #expect(query.explain(on: disk).contains("read: the session index once"), "\(text)")
                     let expected = try query.run(on: memory, options: .init(now: now))
                     for threads in [1, 2, 3] {
+                        // The flags from their blocks whatever share of the store those hold (the blocks of these
+                        // small stores mostly hold one of each kind).
                         let answer = try StoreEventSource.$minimumPartEvents.withValue(1) {
                             try StoreEventSource.$parallelProbe.withValue(probe) {
-                                try query.run(on: disk, options: .init(now: now, threads: threads))
+                                try StoreEventSource.$flagReadShare.withValue(.infinity) {
+                                    try query.run(on: disk, options: .init(now: now, threads: threads))
+                                }
                             }
                         }
                         #expect(
@@ -266,11 +271,33 @@ private func padding(sessions: Int) -> [Event] {
                 ,,,false,false,false,true,1
 
                 """)
-        for threads in [1, 2] {
+        for (threads, share) in [(1, 1.0), (1, .infinity), (2, .infinity)] {
             let answer = try StoreEventSource.$minimumPartEvents.withValue(1) {
-                try query.run(on: disk, options: .init(threads: threads))
+                try StoreEventSource.$flagReadShare.withValue(share) {
+                    try query.run(on: disk, options: .init(threads: threads))
+                }
             }
             #expect(answer.rows == expected.rows, "\(threads) threads:\n\(answer.render(.table))")
+        }
+    }
+}
+
+/// The flags come from the blocks that hold their events only when those blocks are few: `onboarding_completed` lies in
+/// the last screens' blocks, `screen_presented` in every block and a third of the events, which a fold of every event
+/// reads for less.
+@Test func flagsAreReadFromTheirBlocksOnlyWhenTheBlocksAreFew() throws {
+    try withTemporaryStore { store in
+        _ = try store.append(Array(SyntheticData(sessions: 400, seed: 7, onboardings: 3).events()))
+        try store.read { snapshot in
+            let events = try snapshot.stats().events
+            let strings = SnapshotStrings(snapshot)
+            func few(_ flag: SessionEventFlag) throws -> Bool {
+                try StoreEventSource.flagsAreFew(snapshot, [flag], events: events, strings: strings)
+            }
+            #expect(try few(.name(AnalyticsName.onboardingCompleted.rawValue)))
+            #expect(try few(.name(AnalyticsName.userEmailCollected.rawValue)))
+            #expect(try !few(.name(AnalyticsName.screenPresented.rawValue)))
+            #expect(try !few(.kind(.stateUpdated)))
         }
     }
 }

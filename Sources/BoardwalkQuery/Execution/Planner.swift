@@ -522,7 +522,8 @@ extension Plan {
             }
             reads.append(
                 "the events of the blocks whose kind counts hold " + flags.joined(separator: ", ")
-                    + ", for the sessions that have one")
+                    + ", for the sessions that have one (when the blocks' headers say those blocks hold fewer events than "
+                    + "a fold of every event reads; else every event once in key order instead)")
         }
         guard !reads.isEmpty else { return "no event block" }
         return "beside it, " + reads.joined(separator: "; ")

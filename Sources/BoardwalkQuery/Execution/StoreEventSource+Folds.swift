@@ -63,7 +63,11 @@ extension StoreEventSource {
                 // Reach times in rows need the onboardings' screen counts (one short read per onboarding).
                 let screens =
                     needs.reachTimes ? (try snapshot.onboardings()).reduce(0) { max($0, $1.maxTotalScreens) } : 0
-                let fromIndex = StoreEventSource.foldsFromSessionIndex(needs)
+                let fromIndex =
+                    try StoreEventSource.foldsFromSessionIndex(needs)
+                    && (needs.eventFlags.isEmpty
+                        || StoreEventSource.flagsAreFew(
+                            snapshot, needs.eventFlags, events: stats?.events ?? 0, strings: strings))
                 let scanNeeds = fromIndex ? needs.readingSessionIndex : needs
                 func makeScan() -> WholeStoreScan {
                     WholeStoreScan(

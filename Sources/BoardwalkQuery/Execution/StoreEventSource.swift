@@ -28,6 +28,10 @@ public struct StoreEventSource: EventSource, Sendable {
     /// ``onboardingScanRatio``). Tests bind 0 to take that read whenever it skips any block, and infinity to read
     /// every block of the store.
     @TaskLocal static var flagScopeIndexCost = 16.0
+    /// The share of the store's events, as `flagsAreFew` estimates it from the blocks' headers, up to which a
+    /// whole-store `sessions` fold reads its flags from the blocks that hold their events beside the session index
+    /// rather than folding every event: 1. Tests bind infinity to always take the session index.
+    @TaskLocal static var flagReadShare = 1.0
 
     /// A source that reads `store`; cheap to make, and `Sendable`: one may serve every task that queries.
     public init(_ store: Store) { self.store = store }
