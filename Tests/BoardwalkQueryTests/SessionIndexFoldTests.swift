@@ -243,6 +243,7 @@ private func padding(sessions: Int) -> [Event] {
         // No value at all.
         at(30, "bare", screen: 0, started),
         at(31, "bare", screen: nil, .analytics(AnalyticsEvent(name: "user_email_collected"))),
+        at(32, "bare", screen: 1, .analytics(.unknown(name: "my_event"))),
     ]
     // More sessions, so that a split has buckets to share out.
     events += padding(sessions: 100).map {
@@ -258,17 +259,18 @@ private func padding(sessions: Int) -> [Event] {
         let query = try Query.parse(
             """
             sessions | where onboarding == "onb_1" or events > 1 \
-            | stats count() by profile, placement, variation, completed, paywall, closed, email_collected
+            | stats count() by profile, placement, variation, completed, paywall, closed, email_collected, \
+            did("my_event")
             """)
         #expect(FoldNeeds(try query.checked, now: Timestamp(microseconds: base)).fromSessionIndex)
         let expected = try query.run(on: memory)
         #expect(
             expected.render(.csv) == """
-                profile,placement,variation,completed,paywall,closed,email_collected,count()
-                p-keyed,pl-keyed,v-first,true,false,false,false,1
-                p-late,pl-late,v-late,false,false,true,false,1
-                p-split,pl-split,v-split,false,true,false,false,1
-                ,,,false,false,false,true,1
+                profile,placement,variation,completed,paywall,closed,email_collected,"did(""my_event"")",count()
+                p-keyed,pl-keyed,v-first,true,false,false,false,false,1
+                p-late,pl-late,v-late,false,false,true,false,false,1
+                p-split,pl-split,v-split,false,true,false,false,false,1
+                ,,,false,false,false,true,true,1
 
                 """)
         for (threads, share) in [(1, 1.0), (1, .infinity), (2, .infinity)] {
@@ -298,6 +300,36 @@ private func padding(sessions: Int) -> [Event] {
             #expect(try few(.name(AnalyticsName.userEmailCollected.rawValue)))
             #expect(try !few(.name(AnalyticsName.screenPresented.rawValue)))
             #expect(try !few(.kind(.stateUpdated)))
+        }
+    }
+}
+
+/// Two first values spelled apart that Swift compares equal are one group, named as the session met first in key order
+/// names it: the fold of each run's first references, which meets sessions in another order, reads the index again in
+/// key order, as the scan of the event blocks gives it.
+@Test func firstValuesSpelledApartButEqualKeepTheKeyOrdersSpelling() throws {
+    let decomposed = "Cafe\u{301}", composed = "Caf\u{E9}"
+    func at(_ seconds: Double, _ session: String, _ variation: String) -> Event {
+        Event(
+            time: Timestamp(microseconds: base + Int64(seconds * 1_000_000)), session: session, variation: variation,
+            meta: Meta(onboardingID: "onb_1", screenClientID: "c0", screenIndex: 0, totalScreens: 2),
+            payload: presented)
+    }
+    try withTemporaryStore { store in
+        // Key order (time within the one group) meets s2 first; the index meets s1 first (its id is interned first,
+        // and its batch is stored first).
+        _ = try store.append([at(20, "s1", decomposed)])
+        _ = try store.append([at(10, "s2", composed)])
+        for text in ["sessions | count by variation", "sessions | top 1 variation"] {
+            let query = try Query.parse(text)
+            #expect(FoldNeeds(try query.checked, now: Timestamp(microseconds: base)).firstsOnly)
+            let expected = try query.run(on: StoreEventSource(store), options: .init(ignoreDamaged: true))
+            let answer = try query.run(on: StoreEventSource(store))
+            let spelling = answer.rows.first?.first?.stringValue.map { Array($0.utf8) }
+            // Compared byte for byte: `Value`'s equality, as Swift's, takes the two spellings for one.
+            #expect(answer.rows.count == 1 && answer.rows == expected.rows)
+            #expect(spelling == Array(composed.utf8), "\(text)")
+            #expect(expected.rows.first?.first?.stringValue.map { Array($0.utf8) } == Array(composed.utf8))
         }
     }
 }

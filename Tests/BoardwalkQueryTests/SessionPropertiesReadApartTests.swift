@@ -96,6 +96,38 @@ import Testing
         }
     }
 
+    /// Over one onboarding, the flags come from its blocks, the blocks of events without a position and the sessions
+    /// in several onboardings (fewer events read than every block of the store), with the same sessions in scope.
+    @Test func flagsOfOneOnboardingReadItsBlocksAndTheSpanningSessions() throws {
+        try withTemporaryStore { store in
+            // Sessions of another onboarding that complete: every block of the store holds more completions.
+            let others = (0..<50).map {
+                ev(Double(40 + $0), "other-\($0)", screen: 0, onboarding: "onb_pad", completedEvent)
+            }
+            _ = try store.append(flagEvents + others)
+            let source = StoreEventSource(store)
+            let flags: [SessionEventFlag] = [.name("onboarding_completed"), .kind(.openPaywall), .kind(.close)]
+            let ranges = [ScanRange(onboarding: "onb_1")]
+            func read(_ cost: Double) throws -> (sets: [[UInt64]], events: Int) {
+                try StoreEventSource.$flagScopeIndexCost.withValue(cost) {
+                    try source.sessions(with: flags, in: ranges, cancellation: nil, text: "")
+                }
+            }
+            let scoped = try read(0), whole = try read(.infinity)
+            #expect(scoped.events < whole.events)
+            let sessions = try store.read { snapshot in
+                try snapshot.sessionIDs(ofOnboarding: try #require(try snapshot.id(of: "onb_1")))
+            }
+            #expect(!sessions.isEmpty)
+            for (i, flag) in flags.enumerated() {
+                #expect(
+                    sessions.filter { scoped.sets[i].holds($0) } == sessions.filter { whole.sets[i].holds($0) },
+                    "\(flag)")
+                #expect(sessions.contains { whole.sets[i].holds($0) }, "some session of onb_1 has \(flag)")
+            }
+        }
+    }
+
     @Test func explainSaysTheSessionsAreFoldedApart() throws {
         try withTemporaryStore { store in
             _ = try store.append(events)

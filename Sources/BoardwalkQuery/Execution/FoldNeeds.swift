@@ -54,12 +54,13 @@ struct FoldNeeds {
     /// `did(x)` of an analytics name), each read from the event blocks whose kind counts hold an event that sets it
     /// (``StoreEventSource/sessions(_:with:strings:ticker:)``).
     var eventFlags: [SessionEventFlag] = []
-    /// Of ``fromSessionIndex``: the query reads no session field but `started` and `onboarding`, and what it computes
-    /// does not depend on the order sessions are delivered in (counts, and stats without `sum` or `avg`). Each index
-    /// run (one session's references from one batch) ascends in `(time, seq)`, so a session's `started` is the earliest
-    /// of its runs' first references and its onboarding that of the earliest of its runs' first references with a
-    /// screen: a fold reads those and skips the rest of each run by its length, and delivers sessions in the order it
-    /// met them.
+    /// Of ``fromSessionIndex``: the query reads no session field but `started`, `onboarding`, first values and flags,
+    /// and what it computes does not depend on the order sessions are delivered in (counts, and stats without `sum` or
+    /// `avg`). Each index run (one session's references from one batch) ascends in `(time, seq)`, so a session's
+    /// `started` (and its earliest event) is the earliest of its runs' first references and its onboarding that of the
+    /// earliest of its runs' first references with a screen: a fold reads those and skips the rest of each run by its
+    /// length, and delivers sessions in the order it met them (in key order instead when two onboardings or two first
+    /// values are spelled apart but compare equal as Swift strings, whose group keeps the spelling met first).
     var firstsOnly = false
     /// The query reads no session field but `profile`, and its answer does not depend on the order of the sessions:
     /// over the whole store, every session's profile comes from the `session_names` index, with no event read

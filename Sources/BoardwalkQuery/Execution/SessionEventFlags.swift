@@ -154,6 +154,8 @@ extension StoreEventSource {
             try ticker.tick(records.count)
             found.events += records.count
             for record in records {
+                // Checks the record's references, the name's among them, as a read of a block's kinds does.
+                _ = try record.fields(.all)
                 let kind = RecordFormat.kindCode(body: record.body)
                 let name = kind.name == RecordFormat.absent ? nil : kind.name
                 for (i, matcher) in matchers.enumerated()

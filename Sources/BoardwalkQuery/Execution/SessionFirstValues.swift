@@ -71,6 +71,16 @@ struct SessionFirstValues {
         sessionsReadWhole = unsettled.count
     }
 
+    /// Whether no two distinct values of a field compare equal as Swift strings (canonically equivalent spellings):
+    /// else a group of them takes the spelling of the session delivered first, which must then be the key order's.
+    /// - Complexity: O(distinct values), each resolved through `strings` (which the summaries then reuse).
+    func spellingsAreDistinct(_ strings: SnapshotStrings) -> Bool {
+        [profiles, placements, variations].allSatisfy { values in
+            let ids = Set(values).subtracting([RecordFormat.absent])
+            return Set(ids.map { strings.string($0) }).count == ids.count
+        }
+    }
+
     /// Gives the summary of the session at `slot` its first values.
     func apply(slot: Int, to summary: SessionSummary, strings: SnapshotStrings) {
         let absent = RecordFormat.absent

@@ -82,17 +82,26 @@ extension StoreEventSource {
                     // Sessions met in any order give a group of onboardings the spelling met first: with two ids whose
                     // names Swift compares equal, the order must be the key order's.
                     let names = needs.onboarding ? try snapshot.onboardings().compactMap(\.onboardingID) : []
-                    let firstsOnly = needs.firstsOnly && Set(names).count == names.count
-                    let split = try foldSessionIndexInParallel(
-                        snapshot, into: &scan, make: makeScan, events: stats?.events ?? 0, firstsOnly: firstsOnly,
-                        onboardings: needs.onboarding)
-                    if !split {
-                        try scan.scanSessionIndex(
-                            snapshot, buckets: 0..<UInt32.max, firstsOnly: firstsOnly, onboardings: needs.onboarding)
+                    func foldIndex(firstsOnly: Bool) throws {
+                        let split = try foldSessionIndexInParallel(
+                            snapshot, into: &scan, make: makeScan, events: stats?.events ?? 0, firstsOnly: firstsOnly,
+                            onboardings: needs.onboarding)
+                        if !split {
+                            try scan.scanSessionIndex(
+                                snapshot, buckets: 0..<UInt32.max, firstsOnly: firstsOnly,
+                                onboardings: needs.onboarding)
+                        }
+                        if needs.firstValues || !needs.eventFlags.isEmpty {
+                            extras = try sessionIndexExtras(
+                                snapshot, scan, needs: needs, cancellation: cancellation, text: text)
+                        }
                     }
-                    if needs.firstValues || !needs.eventFlags.isEmpty {
-                        extras = try sessionIndexExtras(
-                            snapshot, scan, needs: needs, cancellation: cancellation, text: text)
+                    let firstsOnly = needs.firstsOnly && Set(names).count == names.count
+                    try foldIndex(firstsOnly: firstsOnly)
+                    // The same for first values: two spelled apart that compare equal are read again in key order.
+                    if firstsOnly, let values = extras?.firstValues, !values.spellingsAreDistinct(strings) {
+                        scan = makeScan()
+                        try foldIndex(firstsOnly: false)
                     }
                 } else {
                     let split = try foldWholeStoreInParallel(
