@@ -108,7 +108,7 @@ import Testing
             let source = StoreEventSource(store)
             let flags: [SessionEventFlag] = [.name("onboarding_completed"), .kind(.openPaywall), .kind(.close)]
             let ranges = [ScanRange(onboarding: "onb_1")]
-            func read(_ cost: Double) throws -> (sets: [[UInt64]], events: Int) {
+            func read(_ cost: Double) throws -> (sets: [SessionBitmap], events: Int) {
                 try StoreEventSource.$flagScopeIndexCost.withValue(cost) {
                     try source.sessions(with: flags, in: ranges, cancellation: nil, text: "")
                 }
@@ -121,9 +121,9 @@ import Testing
             #expect(!sessions.isEmpty)
             for (i, flag) in flags.enumerated() {
                 #expect(
-                    sessions.filter { scoped.sets[i].holds($0) } == sessions.filter { whole.sets[i].holds($0) },
+                    sessions.filter { scoped.sets[i].contains($0) } == sessions.filter { whole.sets[i].contains($0) },
                     "\(flag)")
-                #expect(sessions.contains { whole.sets[i].holds($0) }, "some session of onb_1 has \(flag)")
+                #expect(sessions.contains { whole.sets[i].contains($0) }, "some session of onb_1 has \(flag)")
             }
         }
     }

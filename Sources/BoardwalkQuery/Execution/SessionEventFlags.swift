@@ -78,8 +78,7 @@ enum SessionEventFlag: Hashable {
 }
 
 extension StoreEventSource {
-    /// The sessions that have an event setting each of `flags`, as bit sets by the session's interned id (bit
-    /// `id & 63` of word `id >> 6`), for at least every session with an event in `ranges`: the blocks whose header
+    /// The sessions that have an event setting each of `flags`, as bit sets by the session's interned id, for at least every session with an event in `ranges`: the blocks whose header
     /// counts such an event are read, the others are not (their headers are checked, as
     /// ``Snapshot/forEachBlock(onboarding:screens:time:_:)`` checks them).
     ///
@@ -95,8 +94,8 @@ extension StoreEventSource {
     func sessions(
         with flags: [SessionEventFlag], in ranges: [ScanRange] = [ScanRange()], cancellation: CancellationFlag?,
         text: String
-    ) throws(QueryError) -> (sets: [[UInt64]], events: Int) {
-        var found: (sets: [[UInt64]], events: Int) = ([], 0)
+    ) throws(QueryError) -> (sets: [SessionBitmap], events: Int) {
+        var found: (sets: [SessionBitmap], events: Int) = ([], 0)
         try reading { snapshot in
             var ticker = CancellationTicker(cancellation: cancellation, text: text)
             let strings = SnapshotStrings(snapshot)
@@ -144,8 +143,8 @@ extension StoreEventSource {
     private static func sessions(
         _ snapshot: Snapshot, with flags: [SessionEventFlag], onboardings: [StringID], spanning: [StringID],
         strings: SnapshotStrings, ticker: inout CancellationTicker
-    ) throws -> (sets: [[UInt64]], events: Int) {
-        var found = (sets: [[UInt64]](repeating: [], count: flags.count), events: 0)
+    ) throws -> (sets: [SessionBitmap], events: Int) {
+        var found = (sets: [SessionBitmap](repeating: SessionBitmap(), count: flags.count), events: 0)
         let matchers = flags.map(SessionEventFlag.Matcher.init)
         for onboarding in onboardings {
             try addFlags(snapshot, matchers, onboarding: onboarding, strings: strings, ticker: &ticker, into: &found)
@@ -160,7 +159,7 @@ extension StoreEventSource {
                 let name = kind.name == RecordFormat.absent ? nil : kind.name
                 for (i, matcher) in matchers.enumerated()
                 where matcher.matches(code: kind.code, name: name, strings: strings) {
-                    found.sets[i].insert(session)
+                    _ = found.sets[i].insert(session)
                 }
             }
             return true
@@ -172,8 +171,8 @@ extension StoreEventSource {
     static func sessions(
         _ snapshot: Snapshot, with flags: [SessionEventFlag], strings: SnapshotStrings,
         ticker: inout CancellationTicker
-    ) throws -> (sets: [[UInt64]], events: Int) {
-        var found = (sets: [[UInt64]](repeating: [], count: flags.count), events: 0)
+    ) throws -> (sets: [SessionBitmap], events: Int) {
+        var found = (sets: [SessionBitmap](repeating: SessionBitmap(), count: flags.count), events: 0)
         try addFlags(
             snapshot, flags.map(SessionEventFlag.Matcher.init), onboarding: nil, strings: strings, ticker: &ticker,
             into: &found)
@@ -213,7 +212,7 @@ extension StoreEventSource {
     /// block), reading only the blocks whose kind counts hold such an event.
     private static func addFlags(
         _ snapshot: Snapshot, _ matchers: [SessionEventFlag.Matcher], onboarding: StringID?, strings: SnapshotStrings,
-        ticker: inout CancellationTicker, into found: inout (sets: [[UInt64]], events: Int)
+        ticker: inout CancellationTicker, into found: inout (sets: [SessionBitmap], events: Int)
     ) throws {
         /// Per flag, whether the block's header counts an event that sets it.
         var wanted = [Bool](repeating: false, count: matchers.count)
@@ -235,27 +234,10 @@ extension StoreEventSource {
                 for (i, matcher) in matchers.enumerated()
                 where wanted[i] && matcher.matches(code: kind.code, name: kind.name, strings: strings) {
                     guard let session = try block.record?.fields(.session).session else { break }
-                    found.sets[i].insert(session)
+                    _ = found.sets[i].insert(session)
                 }
             }
             return true
         }
-    }
-}
-
-extension [UInt64] {
-    /// Whether the bit set (bit `id & 63` of word `id >> 6`, as
-    /// ``StoreEventSource/sessions(with:in:cancellation:text:)`` gives them) holds `id`.
-    @inline(__always)
-    func holds(_ id: StringID) -> Bool {
-        let word = Int(id >> 6)
-        return word < count && self[word] >> UInt64(id & 63) & 1 != 0
-    }
-
-    /// Adds `id` to the bit set, growing it as needed.
-    mutating func insert(_ id: StringID) {
-        let word = Int(id >> 6)
-        if word >= count { self += repeatElement(0, count: word + 1 - count) }
-        self[word] |= 1 << UInt64(id & 63)
     }
 }

@@ -15,8 +15,6 @@ struct SessionFirstValues {
     private(set) var profiles: [StringID] = []
     private(set) var placements: [StringID] = []
     private(set) var variations: [StringID] = []
-    /// Sessions read whole because their earliest event lacked a field.
-    private(set) var sessionsReadWhole = 0
 
     /// Reads the first values `needs` asks for of the sessions `ids`, whose earliest events are at `earliest` (both by
     /// slot).
@@ -47,14 +45,9 @@ struct SessionFirstValues {
             return settled
         }
         var unsettled: [StringID: Int] = [:]
-        var read = 0
         try snapshot.forEachRecord(at: earliest) { slot, record in
             if !take(try record.fields(.all), slot: slot) { unsettled[ids[slot]] = slot }
-            read &+= 1
-            if read == 4096 {
-                try ticker.tick(read)
-                read = 0
-            }
+            try ticker.tick()
             return true
         }
         if !unsettled.isEmpty {
@@ -68,7 +61,6 @@ struct SessionFirstValues {
         self.profiles = profiles
         self.placements = placements
         self.variations = variations
-        sessionsReadWhole = unsettled.count
     }
 
     /// Whether no two distinct values of a field compare equal as Swift strings (canonically equivalent spellings):
@@ -95,14 +87,14 @@ struct SessionFirstValues {
 struct SessionIndexExtras {
     var firstValues: SessionFirstValues?
     let flags: [SessionEventFlag.Matcher]
-    /// By flag, the sessions with an event that sets it (bit sets by session id).
-    var flagSets: [[UInt64]] = []
+    /// By flag, the sessions with an event that sets it.
+    var flagSets: [SessionBitmap] = []
 
     /// Gives the summary of the session at `slot` (`id`) its first values and flags.
     @inline(__always)
     func apply(slot: Int, id: StringID, to summary: SessionSummary, strings: SnapshotStrings) {
         firstValues?.apply(slot: slot, to: summary, strings: strings)
-        for (flag, set) in zip(flags, flagSets) where set.holds(id) { flag.mark(summary) }
+        for (flag, set) in zip(flags, flagSets) where set.contains(id) { flag.mark(summary) }
     }
 }
 

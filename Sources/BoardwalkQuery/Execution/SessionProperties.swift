@@ -163,7 +163,7 @@ final class SessionProperties {
         now: Timestamp,
         cancellation: CancellationFlag?, text: String
     ) throws(QueryError) {
-        let (sets, _) = try store.sessions(with: flags, in: ranges, cancellation: cancellation, text: text)
+        let sets = try store.sessions(with: flags, in: ranges, cancellation: cancellation, text: text).sets.map(\.words)
         for w in 0..<(sets.map(\.count).max() ?? 0) {
             count += sets.reduce(0 as UInt64) { $0 | (w < $1.count ? $1[w] : 0) }.nonzeroBitCount
         }
