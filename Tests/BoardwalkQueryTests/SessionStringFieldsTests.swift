@@ -71,11 +71,24 @@ private let sessions: [Event] = {
             let named = try store.read { snapshot in
                 var ticker = CancellationTicker(cancellation: nil, text: text)
                 return try StoreEventSource.sessionProfiles(
-                    snapshot, strings: SnapshotStrings(snapshot), sessions: try snapshot.stats().sessions,
-                    ticker: &ticker)
+                    snapshot, sessions: try snapshot.stats().sessions, ticker: &ticker)
             }
             #expect((named != nil) == fromNames)
-            for query in [text, "sessions | stats count(), count_distinct(profile)", "sessions | top 1 profile"] {
+            let grouped = try disk.sessionCountsByProfile(needs: needs, cancellation: nil, text: text)
+            #expect((grouped != nil) == fromNames)
+            if let grouped {
+                // One group per profile, as the events count them.
+                let counted = try Query.parse(text).run(on: InMemoryEventSource(events)).rows.map { row in
+                    "\(row[0].stringValue ?? "-")=\(row[1].intValue ?? -1)"
+                }
+                #expect(grouped.map { "\($0.profile ?? "-")=\($0.sessions)" }.sorted() == counted.sorted())
+            }
+            for query in [
+                text, "sessions | stats count(), count_distinct(profile)", "sessions | top 1 profile",
+                #"sessions | where profile != "p-2" | stats count() by profile"#,
+                "sessions | count by profile | where count > 1 | count",
+                #"sessions | count by profile == "p-1", profile"#,
+            ] {
                 let parsed = try Query.parse(query)
                 let (answer, statistics) = try parsed.execute(on: disk)
                 #expect(agree(answer, try parsed.run(on: InMemoryEventSource(events))), "\(query)")
@@ -97,9 +110,11 @@ private let sessions: [Event] = {
         let named = try store.read { snapshot in
             var ticker = CancellationTicker(cancellation: nil, text: "")
             return try StoreEventSource.sessionProfiles(
-                snapshot, strings: SnapshotStrings(snapshot), sessions: try snapshot.stats().sessions, ticker: &ticker)
+                snapshot, sessions: try snapshot.stats().sessions, ticker: &ticker)
         }
         #expect(named == nil)
+        let needs = FoldNeeds(try Query.parse("sessions | count by profile").checked, now: .init(microseconds: 0))
+        #expect(try StoreEventSource(store).sessionCountsByProfile(needs: needs, cancellation: nil, text: "") == nil)
         let query = try Query.parse("sessions | count by profile")
         let (answer, statistics) = try query.execute(on: StoreEventSource(store))
         let scanned = try query.run(on: StoreEventSource(store), options: .init(ignoreDamaged: true))

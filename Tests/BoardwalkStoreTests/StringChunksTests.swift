@@ -532,4 +532,30 @@ import Testing
         }
     }
 
+    /// Many ids at once: the strings of ascending ids in one pass, near ones read on and far ones (past the seek
+    /// distance) sought, the same from the chunks and from a loaded table; an id past the strings is damage, ids out of
+    /// order a caller's mistake.
+    @Test func stringsForAscendingIdsAreEachIdsString() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let sessions = (0..<1_200).map { i in
+            i % 4 == 0 ? UUID().uuidString : "session \(i) " + String(repeating: "z", count: i % 40)
+        }
+        let store = try reopenedStore(at: dir, holding: sessions)
+        defer { store.close() }
+        let picks: [StringID] = [0, 1, 2, 40, 41, 297, 298, 900, 1_199]
+        let every = (0..<StringID(sessions.count)).map { $0 }
+        for loaded in [false, true] {
+            try store.read { (s: Snapshot) throws in
+                if loaded { #expect(try s.id(of: sessions[7]) == 7) }
+                #expect(try s.strings(for: picks) == picks.map { sessions[Int($0)] }, "table loaded: \(loaded)")
+                #expect(try s.strings(for: every) == sessions, "table loaded: \(loaded)")
+                #expect(try s.strings(for: []) == [])
+                let past = #expect(throws: StoreError.self) { try s.strings(for: [3, 1_200]) }
+                #expect(past?.kind == .corrupt)
+                let unordered = #expect(throws: StoreError.self) { try s.strings(for: [5, 900, 600]) }
+                #expect(unordered?.kind == .invalidArgument)
+            }
+        }
+    }
 }

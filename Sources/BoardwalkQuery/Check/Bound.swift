@@ -156,6 +156,16 @@ enum Reduction: Hashable, Sendable {
     case funnel(BoundFunnel)
     /// `paths`: the sessions of each short path of events around an anchor (rule 14).
     case paths(BoundPaths)
+
+    /// Whether rows with the same values may reach it as one row of a weight (``Sink/addRow(_:censored:order:weight:)``):
+    /// `count`, `top`, `histogram`, and `stats` of `count()` alone.
+    var takesWeightedRows: Bool {
+        switch self {
+        case .count, .top, .histogram: true
+        case .stats(let aggregates, _, _): aggregates.allSatisfy(\.countsRows)
+        case .funnel, .paths: false
+        }
+    }
 }
 
 /// Stages that work on the result table: the rows a reduction gave (or the listed rows), each reading the

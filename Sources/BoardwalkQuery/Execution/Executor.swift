@@ -271,6 +271,22 @@ struct Executor {
             let store = source as! StoreEventSource
             let needs = FoldNeeds(query, now: now)
             let sessionFilters = SessionFilters(filters, now: now)
+            if query.reduction?.takesWeightedRows == true, plan.ranges.count == 1, plan.ranges[0].isEverything,
+                let groups = try store.sessionCountsByProfile(
+                    needs: needs, cancellation: cancellation, text: query.ast.text)
+            {
+                // Only the profile is read: the sessions of one profile are one row, weighted.
+                let summary = SessionSummary(id: "")
+                func leaf(_ b: Bound) -> Value { summary.leaf(b) }
+                sink.expectGroups(groups.count)
+                for group in groups {
+                    statistics.sessionsRead += group.sessions
+                    summary.profile = group.profile
+                    guard sessionFilters.passes(summary) else { continue }
+                    sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: group.sessions)
+                }
+                break
+            }
             var expected = 0
             try store.foldSessions(
                 plan.ranges, needs: needs, cancellation: cancellation, text: query.ast.text,

@@ -128,8 +128,9 @@ struct Sink {
                     counts.values[found] += weight
                     lastCount = found
                 } else {
-                    counts[keyBuffer] = weight  // may grow the table: every index before is void
-                    lastCount = counts.index(forKey: keyBuffer)
+                    // May grow the table, voiding every index: the group's next row finds it by its hash.
+                    counts[keyBuffer] = weight
+                    lastCount = nil
                 }
             } else {
                 lastCount = nil
@@ -272,6 +273,12 @@ struct Sink {
     }
 
     /// Adds `n` to the count of a `count` without `by`.
+    /// Told that about `groups` groups are coming (a source that grouped its rows itself): the groups' table is
+    /// sized for them at once rather than grown as they come.
+    mutating func expectGroups(_ groups: Int) {
+        if counts.isEmpty { counts.reserveCapacity(groups) }
+    }
+
     mutating func addCount(_ n: Int) {
         lastCount = nil
         counts[[], default: 0] += n
@@ -368,22 +375,34 @@ struct Sink {
         }
     }
 
+    /// The groups of ``counts`` as rows, each its key and its count (one allocation a row: `key + [count]` made two).
+    private func countRows() -> [[Value]] {
+        var rows: [[Value]] = []
+        rows.reserveCapacity(counts.count)
+        for (key, count) in counts {
+            var row = key
+            row.append(.integer(Int64(count)))
+            rows.append(row)
+        }
+        return rows
+    }
+
     func finish() -> ResultTable {
         let columns = query.columns
         switch query.reduction {
         case .count(let by):
             if by.isEmpty { return ResultTable(columns: columns, rows: [[.integer(Int64(counts[[]] ?? 0))]]) }
-            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }
+            let rows = countRows()
             guard ordersRows else { return ResultTable(columns: columns, rows: rows) }
             return ResultTable(columns: columns, rows: rows.sorted { keyOrder($0, $1, columns: by.count) })
         case .top(let n, _):
-            let rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { a, b in
+            let rows = countRows().sorted { a, b in
                 if a[1] != b[1] { return Value.sortsBefore(b[1], a[1]) }
                 return keyOrder(a, b, columns: 1)
             }
             return ResultTable(columns: columns, rows: Array(rows.prefix(n)))
         case .histogram(let value, _):
-            var rows = counts.map { $0.key + [.integer(Int64($0.value))] }.sorted { keyOrder($0, $1, columns: 1) }
+            var rows = countRows().sorted { keyOrder($0, $1, columns: 1) }
             if value.bound.readsDwell {
                 // Dwell (rule 7): a `censored` column, false on the buckets, and one row of the censored
                 // presentations, which have no bucket.

@@ -46,15 +46,13 @@ extension StoreEventSource {
                 let stats = try? snapshot.stats()
                 let expected = stats?.sessions ?? 0
                 if StoreEventSource.foldsFromSessionNames(needs),
-                    let named = try StoreEventSource.sessionProfiles(
-                        snapshot, strings: strings, sessions: expected, ticker: &ticker)
+                    let named = try StoreEventSource.sessionProfiles(snapshot, sessions: expected, ticker: &ticker)
                 {
-                    expecting(named.ids.count)
-                    for (id, profile) in zip(named.ids, named.profiles) {
-                        try tick()
+                    expecting(expected)
+                    try named.forEachSession(ticker: &ticker) { (id, profile) throws(QueryError) -> Bool in
                         let summary = SessionSummary(id: try name(id))
                         summary.profile = profile
-                        guard try deliver(summary, [], 0) else { return }
+                        return try deliver(summary, [], 0)
                     }
                     return
                 }

@@ -1,6 +1,42 @@
 import BoardwalkCodec
 import BoardwalkStore
 
+/// Every session of a store with its profile, from the `session_names` index alone
+/// (``StoreEventSource/sessionProfiles(_:sessions:ticker:)``): the profiles as distinct strings, each session as an
+/// index into them.
+struct SessionProfiles {
+    /// Per session id (an index of the array): ``notSeen`` for an id that names no session, ``noProfile`` for a session
+    /// whose events carry no profile, else its profile's index in ``profiles``.
+    var slots: [UInt32]
+    /// The distinct profiles, in the order of their string ids.
+    var profiles: [String]
+    static let notSeen = UInt32.max
+    static let noProfile = UInt32.max - 1
+
+    /// Calls `body` with each session's id and its profile (nil: none), in session id order.
+    func forEachSession(
+        ticker: inout CancellationTicker, _ body: (StringID, String?) throws(QueryError) -> Bool
+    ) throws(QueryError) {
+        for (session, slot) in slots.enumerated() where slot != SessionProfiles.notSeen {
+            if session & 4095 == 0 { try ticker.tick(4096) }
+            guard try body(StringID(session), slot == SessionProfiles.noProfile ? nil : profiles[Int(slot)]) else {
+                return
+            }
+        }
+    }
+
+    /// The sessions of each profile, in the order of ``profiles``, and the sessions without one.
+    /// - Complexity: O(session ids), 8 bytes per profile.
+    func sessionsByProfile() -> (counts: [Int], none: Int) {
+        var counts = [Int](repeating: 0, count: profiles.count)
+        var none = 0
+        for slot in slots where slot != SessionProfiles.notSeen {
+            if slot == SessionProfiles.noProfile { none += 1 } else { counts[Int(slot)] += 1 }
+        }
+        return (counts, none)
+    }
+}
+
 extension StoreEventSource {
     /// Whether a fold of the whole store with `needs` may read the sessions' profiles from `session_names`
     /// (``FoldNeeds/profilesOnly``): not when the run reads around damaged blocks, whose sessions the index still
@@ -9,23 +45,25 @@ extension StoreEventSource {
         needs.profilesOnly && damagedBlocks == nil
     }
 
-    /// Every session of the store with its profile (``FoldNeeds/profilesOnly``), in session id order, from the
-    /// `session_names` index alone: its entries name each session and each profile its events carry.
+    /// Every session of the store with its profile (``FoldNeeds/profilesOnly``), from the `session_names` index alone:
+    /// its entries name each session and each profile its events carry. Each distinct profile's string is read once,
+    /// all of them in one pass over the strings (``Snapshot/strings(for:)``).
     ///
     /// A session's profile is that of its first event that carries one (rule 12), which the index cannot tell when
     /// a session's events carry two: then, and when two profile ids name strings that Swift compares equal (a group's
     /// spelling would depend on the order of the sessions), or when the index names other than the store's count of
-    /// sessions, the answer is nil and the caller folds the events instead.
-    /// - Complexity: O(entries of the index + the store's strings' count) time, 4 bytes per string id of memory, and
-    ///   a look-up of each distinct profile's string.
+    /// sessions, or a string does not read, the answer is nil and the caller folds the events instead.
+    /// - Complexity: O(entries of the index + session ids + the profiles' strings) time; 4 bytes per session id and
+    ///   per string id of memory, and the profiles' strings.
     static func sessionProfiles(
-        _ snapshot: Snapshot, strings: SnapshotStrings, sessions expected: Int, ticker: inout CancellationTicker
-    ) throws -> (ids: [StringID], profiles: [String?])? {
-        let notSeen = StringID.max, noProfile = StringID.max - 1
+        _ snapshot: Snapshot, sessions expected: Int, ticker: inout CancellationTicker
+    ) throws -> SessionProfiles? {
+        let notSeen = SessionProfiles.notSeen, noProfile = SessionProfiles.noProfile
         let limit = Int(snapshot.sessionBucketLimit) << 6
-        var state = [StringID](repeating: notSeen, count: limit)
+        // First each session's profile id; then, once the distinct ones are numbered, its profile's index.
+        var slots = [UInt32](repeating: notSeen, count: limit)
         var ambiguous = false, outside = false
-        try state.withUnsafeMutableBufferPointer { state in
+        try slots.withUnsafeMutableBufferPointer { slots in
             var entries = 0
             try snapshot.forEachSessionNameEntry { session, profile in
                 entries &+= 1
@@ -34,45 +72,83 @@ extension StoreEventSource {
                     outside = true
                     return false
                 }
-                let current = state[Int(session)]
+                let current = slots[Int(session)]
                 if let profile {
                     if current == notSeen || current == noProfile {
-                        state[Int(session)] = profile
+                        slots[Int(session)] = profile
                     } else if current != profile {
                         // Only the events tell which of the two came first: the caller folds them.
                         ambiguous = true
                         return false
                     }
                 } else if current == notSeen {
-                    state[Int(session)] = noProfile
+                    slots[Int(session)] = noProfile
                 }
                 return true
             }
         }
         guard !ambiguous, !outside else { return nil }
-        var ids: [StringID] = []
-        var profiles: [String?] = []
-        ids.reserveCapacity(expected)
-        profiles.reserveCapacity(expected)
-        var resolved: [StringID: String] = [:]
-        var spellings: [String: StringID] = [:]
-        for (session, profile) in state.enumerated() where profile != notSeen {
-            if session & 4095 == 0 { try ticker.tick(4096) }
-            ids.append(StringID(session))
-            guard profile != noProfile else {
-                profiles.append(nil)
-                continue
-            }
-            if let text = resolved[profile] {
-                profiles.append(text)
-                continue
-            }
-            guard let text = strings.string(profile) else { return nil }
-            // Another id with a string equal to this one: its group would take the spelling met first.
-            if spellings.updateValue(profile, forKey: text) != nil { return nil }
-            resolved[profile] = text
-            profiles.append(text)
+        // The distinct profile ids in id order, numbered: a mark per string id, then one pass over the marks.
+        let strings = Int(snapshot.stringCount)
+        var numbers = [UInt32](repeating: notSeen, count: strings)
+        var sessions = 0
+        for profile in slots where profile != notSeen {
+            sessions += 1
+            guard profile != noProfile else { continue }
+            guard Int(profile) < strings else { return nil }
+            numbers[Int(profile)] = 0
         }
-        return ids.count == expected ? (ids, profiles) : nil
+        guard sessions == expected else { return nil }
+        var ids: [StringID] = []
+        for id in numbers.indices where numbers[id] != notSeen {
+            if id & 4095 == 0 { try ticker.tick(4096) }
+            numbers[id] = UInt32(ids.count)
+            ids.append(StringID(id))
+        }
+        guard let profiles = try? snapshot.strings(for: ids) else { return nil }
+        guard spellingsAreDistinct(profiles) else { return nil }
+        for (session, profile) in slots.enumerated() where profile != notSeen && profile != noProfile {
+            slots[session] = numbers[Int(profile)]
+        }
+        return SessionProfiles(slots: slots, profiles: profiles)
+    }
+
+    /// Whether no two of `strings` (distinct byte strings, as interned ones are) compare equal as Swift strings: only
+    /// strings beyond ASCII can, as canonically equivalent spellings.
+    /// - Complexity: O(bytes), and a hash of each string beyond ASCII.
+    static func spellingsAreDistinct(_ strings: [String]) -> Bool {
+        var beyondASCII = Set<String>()
+        for string in strings {
+            let ascii =
+                string.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } }
+                ?? string.utf8.allSatisfy { $0 < 0x80 }
+            guard !ascii else { continue }
+            guard beyondASCII.insert(string).inserted else { return false }
+        }
+        return true
+    }
+
+    /// The store's sessions counted by profile, each group once (nil: the sessions without a profile), when the whole
+    /// store's query reads of each session nothing but its profile (``FoldNeeds/profilesOnly``) and the
+    /// `session_names` index tells each session's profile; nil otherwise, for the caller to fold the sessions.
+    /// A `count by profile` then costs a count per session id and a row per profile, not a summary and a row per
+    /// session.
+    /// - Complexity: as ``sessionProfiles(_:sessions:ticker:)``.
+    func sessionCountsByProfile(
+        needs: FoldNeeds, cancellation: CancellationFlag?, text: String
+    ) throws(QueryError) -> [(profile: String?, sessions: Int)]? {
+        guard StoreEventSource.foldsFromSessionNames(needs) else { return nil }
+        var groups: [(profile: String?, sessions: Int)]? = nil
+        var ticker = CancellationTicker(cancellation: cancellation, text: text)
+        try reading { snapshot in
+            let expected = (try? snapshot.stats())?.sessions ?? 0
+            guard let named = try StoreEventSource.sessionProfiles(snapshot, sessions: expected, ticker: &ticker)
+            else { return }
+            let (counts, none) = named.sessionsByProfile()
+            var found = zip(named.profiles, counts).map { (profile: Optional($0), sessions: $1) }
+            if none > 0 { found.append((nil, none)) }
+            groups = found
+        }
+        return groups
     }
 }

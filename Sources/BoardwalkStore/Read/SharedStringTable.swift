@@ -52,6 +52,20 @@ final class SharedStringTable: Sendable {
         }
     }
 
+    /// The strings of `ids` (ascending) when the table holds every one of them, without loading it; else nil.
+    func loadedStrings(for ids: [StringID]) -> [String]? {
+        state.withLock { s in
+            guard let last = ids.last, Int(last) < s.table.count else { return ids.isEmpty ? [] : nil }
+            var strings: [String] = []
+            strings.reserveCapacity(ids.count)
+            for id in ids {
+                guard let string = s.table.string(for: id) else { return nil }
+                strings.append(string)
+            }
+            return strings
+        }
+    }
+
     func id(of string: String, txn: Transaction, dbs: Databases, limit: UInt32) throws -> StringID? {
         let loaded: Int = try state.withLock { s in
             if !txn.isWrite && s.table.count < Int(limit) && s.damaged == nil { try s.load(txn, dbs, limit) }

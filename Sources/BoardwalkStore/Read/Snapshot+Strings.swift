@@ -18,6 +18,45 @@ extension Snapshot {
         return result
     }
 
+    /// The strings of `ids`, which must be ascending, distinct and below the snapshot's string count: for many ids
+    /// at once, read in one pass over the chunks that hold them (a wanted id far past the last one seeks its chunk
+    /// rather than reading the chunks between), with no `String` made for an id not asked for and the table
+    /// ``id(of:)`` loads left unloaded (it hashes every string of the store).
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when a chunk does not decode or an id is not
+    ///   stored; ``StoreError/Kind/invalidArgument`` when `ids` are not ascending.
+    /// - Complexity: O(bytes of the chunks holding `ids` + gaps × log chunks); one `String` allocation per string of 16
+    ///   bytes or more.
+    package func strings(for ids: [StringID]) throws -> [String] {
+        for i in ids.indices.dropFirst() where ids[i] <= ids[i - 1] {
+            throw StoreError(.invalidArgument, "string ids are not ascending at \(ids[i]) after \(ids[i - 1])")
+        }
+        if let last = ids.last, last >= stringCount {
+            throw StoreError(.corrupt, "string id \(last) is past the \(stringCount) strings of the store")
+        }
+        if let loaded = cache.loadedStrings(for: ids) { return loaded }
+        var strings: [String] = []
+        strings.reserveCapacity(ids.count)
+        var next = 0
+        while next < ids.count {
+            let start = ids[next], before = next
+            try StringChunks.forEach(in: txn, dbs, from: start) { id, entry in
+                guard id == ids[next] else { return ids[next] > id && ids[next] - id <= Snapshot.stringSeekDistance }
+                strings.append(entry.string)
+                next += 1
+                guard next < ids.count else { return false }
+                return ids[next] - id <= Snapshot.stringSeekDistance
+            }
+            if next == before {
+                throw StoreError(.corrupt, "string id \(start) is not in the strings database")
+            }
+        }
+        return strings
+    }
+
+    /// How far past the last string read ``strings(for:)`` reads on rather than seeking: about eight chunks of
+    /// ``Layout/stringChunkTarget`` bytes of session ids, where a seek costs about as much as reading them.
+    static let stringSeekDistance: StringID = 256
+
     /// `error` with the onboarding of the block or record it is about named by its id (``StoreError/naming(_:)``), for
     /// messages read by people: `onboarding "onb_1", screen 5` rather than the store's number for the onboarding.
     func naming(_ error: StoreError) -> StoreError { error.naming { string(for: $0) } }

@@ -14,7 +14,7 @@ public struct Snapshot: StringResolver {
     let dbs: Databases
     let cache: SharedStringTable
     /// Strings in the dictionary when the snapshot began: every id a record holds is below this.
-    let stringCount: UInt32
+    package let stringCount: UInt32
     /// Why ``stringCount`` is short of the dictionary (its last chunk is damaged), if it is: a lookup that finds
     /// nothing below it throws this rather than answer that the string is not stored.
     let stringsDamage: StoreError?
