@@ -214,7 +214,7 @@ struct Executor {
                 // of the records whose session passes.
                 statistics.eventsRead += try store.countByCodes(
                     plan.ranges, codedCount, now: now, cancellation: cancellation, text: query.ast.text,
-                    keep: { properties.passes($0) }
+                    keep: properties.passing
                 ) { (leaf, n, distinct) throws(QueryError) in
                     if distinct.allSatisfy({ $0 == nil }) {
                         sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: n)

@@ -111,9 +111,7 @@ final class SessionProperties {
     /// Which folded sessions pass the conjuncts that read only their properties
     /// (``fold(_:_:sessionFilters:keep:now:cancellation:text:)``), one bit per interned id: checked once per session
     /// rather than on each of its events, and looked up on each event by a shift and a load, not a hash.
-    private var passing: [UInt64] = []
-    /// Whether a session past the end of ``passing`` passes (a session with no flag set, when the flags answer).
-    private var passingPastEnd = false
+    private(set) var passing = SessionPassSet()
 
     /// The number of sessions folded; when the flags answer, the sessions with any of them.
     private(set) var count = 0
@@ -143,9 +141,7 @@ final class SessionProperties {
             }
             count += 1
             if sessionFilters.allSatisfy({ $0.evaluate(now: now, leaf).isTrue }) {
-                let word = Int(id >> 6)
-                if word >= passing.count { passing += repeatElement(0, count: word + 1 - passing.count) }
-                passing[word] |= 1 << UInt64(id & 63)
+                passing.insert(id)
             }
             if keep { sessions[id] = summary }
             return true
@@ -178,19 +174,19 @@ final class SessionProperties {
                 }.isTrue
             }
         }
-        let words = sets.map(\.count).max() ?? 0
-        passing = [UInt64](repeating: 0, count: words)
+        let wordCount = sets.map(\.count).max() ?? 0
+        var words = [UInt64](repeating: 0, count: wordCount)
         for combination in 0..<(1 << flags.count) where passes(combination) {
-            for w in 0..<words {
+            for w in 0..<wordCount {
                 var bits = UInt64.max
                 for (i, set) in sets.enumerated() {
                     let word = w < set.count ? set[w] : 0
                     bits &= combination & (1 << i) != 0 ? word : ~word
                 }
-                passing[w] |= bits
+                words[w] |= bits
             }
         }
-        passingPastEnd = passes(0)
+        passing = SessionPassSet(words: words, pastEnd: passes(0))
     }
 
     /// Whether `row`'s session passes the conjuncts on its properties alone; false when it has none or its session
@@ -199,12 +195,7 @@ final class SessionProperties {
 
     /// ``passes(_:)`` of a record's fields.
     @inline(__always)
-    func passes(_ fields: RecordFields) -> Bool {
-        guard let id = fields.session else { return false }
-        let word = Int(id >> 6)
-        guard word < passing.count else { return passingPastEnd }
-        return passing[word] & (1 << UInt64(id & 63)) != 0
-    }
+    func passes(_ fields: RecordFields) -> Bool { passing.contains(fields) }
 
     /// The summary of `row`'s session (a row of the store), by its interned id; nil when the event has none or
     /// its session was not folded.
@@ -215,4 +206,38 @@ final class SessionProperties {
             }
         return id.flatMap { sessions[$0] }
     }
+}
+
+/// The sessions whose properties pass a query's conjuncts on them (``SessionProperties/passing``), one bit per interned
+/// id. A value: a scan keeps its own copy, and a worker of a parallel count reads its own buffer (a buffer read
+/// through a shared class was retained on every record, each retain a contended cache line between the cores).
+struct SessionPassSet: Sendable {
+    private(set) var words: [UInt64] = []
+    /// Whether a session past the end of ``words`` passes (a session with no flag set, when the flags answer).
+    private(set) var pastEnd = false
+
+    init() {}
+
+    init(words: [UInt64], pastEnd: Bool) {
+        self.words = words
+        self.pastEnd = pastEnd
+    }
+
+    mutating func insert(_ id: StringID) {
+        let word = Int(id >> 6)
+        if word >= words.count { words += repeatElement(0, count: word + 1 - words.count) }
+        words[word] |= 1 << UInt64(id & 63)
+    }
+
+    /// Whether the session of a record with `fields` passes; false for a record without a session.
+    @inline(__always)
+    func contains(_ fields: RecordFields) -> Bool {
+        guard let id = fields.session else { return false }
+        let word = Int(id >> 6)
+        guard word < words.count else { return pastEnd }
+        return words[word] & (1 << UInt64(id & 63)) != 0
+    }
+
+    /// A copy in a buffer of its own, for one worker.
+    func ownCopy() -> SessionPassSet { SessionPassSet(words: words.map { $0 }, pastEnd: pastEnd) }
 }

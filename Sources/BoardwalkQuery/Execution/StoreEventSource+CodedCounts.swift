@@ -19,7 +19,7 @@ extension StoreEventSource {
     /// the empty string and no element).
     func countByCodes(
         _ ranges: [ScanRange], _ plan: CodedCountPlan, now: Timestamp,
-        cancellation: CancellationFlag?, text: String, keep: ((RecordFields) -> Bool)? = nil,
+        cancellation: CancellationFlag?, text: String, keep: SessionPassSet? = nil,
         _ body: ((Bound) -> Value, Int, [Set<Value>?]) throws(QueryError) -> Void
     ) throws(QueryError) -> Int {
         var read = 0
@@ -50,7 +50,7 @@ extension StoreEventSource {
                             var scan = CodedCountScan(
                                 plan: plan, now: now, strings: SnapshotStrings(snapshot), cancellation: cancellation,
                                 text: text)
-                            scan.keep = keep
+                            scan.keep = keep?.ownCopy()
                             return scan
                         }
                         try StoreEventSource.runWorkers(snapshots, parts, &scans) { scan, snapshot, part in
@@ -99,8 +99,9 @@ private struct CodedCountScan {
     /// The fields whose distinct codes each group keeps (the `count_distinct` aggregates', in order).
     let distinctFields: [EventField]
     var groups = CodeTable<CodedGroup>()
-    /// A further test of each record that passes the filters (the session's properties: `SessionProperties`).
-    var keep: ((RecordFields) -> Bool)?
+    /// A further test of each record that passes the filters: whether its session's properties pass
+    /// (``SessionProperties``).
+    var keep: SessionPassSet?
     var read = 0
     var ticker: CancellationTicker
     /// Whether the filters read only `kind`, `name`, `onboarding` and `screen`, which a record's kind code
@@ -236,7 +237,7 @@ private struct CodedCountScan {
             if !passedOnCodes, !filter.passes(StoreFieldsRow(fields: fields, seq: record.seq, strings: strings)) {
                 continue
             }
-            if let keep, !keep(fields) { continue }
+            if let keep, !keep.contains(fields) { continue }
             let e = groups.entry(CodeKey(keys, fields)) {
                 CodedGroup(distinct: [CodeSet](repeating: CodeSet(), count: distinctFields.count))
             }
