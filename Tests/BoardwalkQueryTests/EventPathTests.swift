@@ -285,22 +285,26 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
         let counts = try Query.parse(
             #"events | where onboarding == "onb_1" and screen != 1 and time >= @2026-11-01 | where seq < 40 | count by screen"#
         )
+        // At one thread (the `threads:` line says how many a count from headers splits across).
+        func explain(_ query: Query) -> String { StoreEventSource.$threads.withValue(1) { query.explain(on: source) } }
         #expect(
-            counts.explain(on: source) == """
+            explain(counts) == """
                 read: event blocks' keys and headers (onboarding, screen, first time; count, time span), no record decoded: \
                 blocks inside the time range counted from their headers, blocks it cuts read for their events' times
                   range onboarding="onb_1" screen=* time=[2026-11-01T00:00:00.000000Z, +inf]
+                threads: 1
                 filter: 2 `where` stages, 2 conditions once per (onboarding, screen) group; time comparisons as the time range; \
                 1 condition on each event's time and seq
                 reduce: count by screen
                 """)
         let names = try Query.parse(#"events | where kind == "analytics" | count by name"#)
         #expect(
-            names.explain(on: source) == """
+            explain(names) == """
                 read: event blocks' keys and headers (onboarding, screen, first time; count, time span, kind counts), no record \
                 decoded: blocks inside the time range counted from their headers, blocks it cuts read for their events' times \
                 and kinds
                   range onboarding=* screen=* time=* (the whole store)
+                threads: 1
                 filter: 1 `where` stage, 1 condition once per group and kind of the blocks' kind counts
                 reduce: count by name
                 """)

@@ -132,6 +132,39 @@ private func runSplitAndSerial(
     #expect(counts.folds > 100, "many of them folded sessions split (\(counts.folds))")
 }
 
+/// Counts from block headers (the plan's `blockCounts`: no record decoded) split across threads by key range: the
+/// blocks a part's time cuts are read for their events' times in both parts, each counting its own, so every answer
+/// is one thread's, with and without a time range, over the whole store and one onboarding.
+@Test func headerCountsSplitAcrossThreadsAgreeWithOneThread() throws {
+    let events = manyEvents(sessions: 400, events: 30)
+    try withTemporaryStore { store in
+        try appendInThreeBatches(events, to: store)
+        let disk = StoreEventSource(store)
+        let memory = InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event))
+        let cut = Timestamp(microseconds: base + 4_321 * second).description
+        for text in [
+            "events | where kind == \"analytics\" | count by name", "events | count by onboarding, screen",
+            "events | where time >= @\(cut) | count by kind, name",
+            "events | where onboarding == \"onb_1\" and time < @\(cut) | stats count() by screen",
+        ] {
+            let query = try Query.parse(text)
+            #expect(query.explain(on: disk).contains("headers"), "\(text) is counted from block headers")
+            let expected = try query.run(on: memory)
+            let probe = ParallelProbe()
+            for threads in [1, 2, 5] {
+                let table = try StoreEventSource.$minimumPartEvents.withValue(64) {
+                    try StoreEventSource.$parallelProbe.withValue(probe) {
+                        try query.run(on: disk, options: .init(threads: threads))
+                    }
+                }
+                #expect(agree(table, expected), "\(text) at \(threads) threads")
+            }
+            #expect(probe.counts.scans == 2, "\(text): split at 2 and at 5 threads (\(probe.counts.scans) scans)")
+            #expect(probe.counts.started == probe.counts.finished)
+        }
+    }
+}
+
 /// Sessions of `events` events each across two onboardings, one event a second, for the scans that need volume.
 private func manyEvents(sessions: Int, events: Int) -> [Event] {
     var out: [Event] = []
@@ -384,6 +417,7 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
             #"events | where kind == "analytics" | count by element"#, "sessions | funnel",
             #"sessions | where onboarding == "onb_1" | stats count() by exit"#,
             #"events | where onboarding == "onb_1" and session.completed | count by screen"#,
+            #"events | where kind == "analytics" | count by name"#,
         ] {
             #expect(
                 try plan(text, threads: 3).contains("\nthreads: up to 3, each reading parts of the ranges"), "\(text)")
@@ -391,7 +425,6 @@ private func manyEvents(sessions: Int, events: Int) -> [Event] {
         }
         for text in [
             "sessions | limit 2", "sessions | count", #"sessions | where profile == "p" | count"#,
-            #"events | where kind == "analytics" | count by name"#,
         ] {
             #expect(try !plan(text, threads: 3).contains("threads:"), "\(text)")
         }

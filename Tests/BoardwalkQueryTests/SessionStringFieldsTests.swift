@@ -76,6 +76,10 @@ private let sessions: [Event] = {
             #expect((named != nil) == fromNames)
             let grouped = try disk.sessionCountsByProfile(needs: needs, cancellation: nil, text: text)
             #expect((grouped != nil) == fromNames)
+            #expect(try Query.parse(text).explain(on: disk).contains("each profile's sessions reduced as one row"))
+            #expect(
+                try !Query.parse("sessions | stats count(), count_distinct(profile)").explain(on: disk)
+                    .contains("each profile's sessions reduced as one row"))
             if let grouped {
                 // One group per profile, as the events count them.
                 let counted = try Query.parse(text).run(on: InMemoryEventSource(events)).rows.map { row in

@@ -208,9 +208,9 @@ struct Plan: Sendable {
         guard sessions == nil, profiles == nil else { return false }
         switch access {
         case .events:
-            // Counts from the blocks' headers are not split.
-            return StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents && codedCount != nil
-                && blockCounts == nil
+            // Counts from the blocks' headers, and counts by field codes.
+            return StoreEventSource.readsOnlyWhatEventQueriesNeed
+                && (blockCounts != nil || leanEvents && codedCount != nil)
         case .sessions:
             guard !query.needsSessionRows, !query.countsEverySession else { return false }
             // A listing cut by `limit` reads windows of time from the earliest event on (the `stop:` line).
@@ -299,7 +299,10 @@ struct Plan: Sendable {
                 if needs.map(StoreEventSource.foldsFromSessionNames) == true {
                     lines.append(
                         "read: the store's session_names index (each session's id and the profiles its events carry), "
-                            + "no event; when it cannot tell (a session whose events carry two profiles, two profile "
+                            + "no event"
+                            + (query.reduction?.takesWeightedRows == true
+                                ? ", each profile's sessions reduced as one row of their number" : "")
+                            + "; when it cannot tell (a session whose events carry two profiles, two profile "
                             + "ids that compare equal as strings), every event once in key order instead, on up to "
                             + "\(StoreEventSource.threads) threads")
                 } else if let needs, StoreEventSource.foldsFromSessionIndex(needs), needs.firstsOnly {

@@ -24,13 +24,7 @@ extension StoreEventSource {
     ) throws(QueryError) -> Int {
         var read = 0
         // The time comparisons are the scan's time range (intersected with the planner's, the same).
-        let ranges = ranges.compactMap { range -> ScanRange? in
-            let low = max(range.time.lowerBound, plan.time.low), high = min(range.time.upperBound, plan.time.high)
-            guard low <= high else { return nil }
-            var range = range
-            range.time = low...high
-            return range
-        }
+        let ranges = StoreEventSource.ranges(ranges, within: plan.time)
         let threads = StoreEventSource.threads, minimum = StoreEventSource.minimumPartEvents
         var attempts = 0
         var counted = false

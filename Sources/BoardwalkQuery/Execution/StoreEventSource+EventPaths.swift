@@ -12,6 +12,18 @@ extension StoreEventSource {
     /// `onboardingScanRatio`.
     @TaskLocal static var readsOnlyWhatEventQueriesNeed = true
 
+    /// `ranges` cut to a plan's time range (its time comparisons, microseconds, inclusive), those outside it left out:
+    /// the scan's time range is then the comparisons'.
+    static func ranges(_ ranges: [ScanRange], within time: (low: Int64, high: Int64)) -> [ScanRange] {
+        ranges.compactMap { range -> ScanRange? in
+            let low = max(range.time.lowerBound, time.low), high = min(range.time.upperBound, time.high)
+            guard low <= high else { return nil }
+            var range = range
+            range.time = low...high
+            return range
+        }
+    }
+
     /// The store's half-open time range for a scan range's time, nil for all time.
     static func storeTimeRange(_ time: ClosedRange<Int64>) -> Range<Timestamp>? {
         guard time != ScanRange.allTime else { return nil }
@@ -120,102 +132,240 @@ extension StoreEventSource {
         _ ranges: [ScanRange], _ plan: BlockCountPlan, now: Timestamp, cancellation: CancellationFlag?,
         text: String, _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void
     ) throws(QueryError) -> BlockReads {
-        var reads = BlockReads()
-        guard plan.time.low <= plan.time.high else { return reads }
-        try reading { snapshot in
-            let strings = SnapshotStrings(snapshot)
-            var group: (onboarding: StringID, screen: UInt16)? = nil
-            var onboarding = Value.null, screen = Value.null, kind = Value.null, name = Value.null
-            var passes = false
-            var tally = GroupKindTally()
-            let kindFiltersReadGroups = plan.kindFilters.contains { !$0.readsOnly(\.isPerKind) }
-            var ticker = CancellationTicker(cancellation: cancellation, text: text)
-            func leaf(_ b: Bound) -> Value {
-                switch b {
-                case .event(.onboarding): onboarding
-                case .event(.screen): screen
-                case .event(.kind): kind
-                case .event(.name): name
-                default: .null
+        guard plan.time.low <= plan.time.high else { return BlockReads() }
+        let ranges = StoreEventSource.ranges(ranges, within: plan.time)
+        let threads = StoreEventSource.threads, minimum = StoreEventSource.minimumPartEvents
+        var reads: BlockReads? = nil
+        var attempts = 0
+        while reads == nil {
+            attempts += 1
+            try reading { snapshot in
+                let strings = SnapshotStrings(snapshot)
+                func make(_ snapshot: Snapshot) -> HeaderCounts {
+                    HeaderCounts(
+                        plan: plan, now: now, strings: SnapshotStrings(snapshot), cancellation: cancellation, text: text
+                    )
                 }
-            }
-            /// Sets `kind` and `name` to those of the events of `code` and, for an unknown analytics name, `unknown`.
-            func describe(_ code: UInt8, _ unknown: StringID?) {
-                guard plan.readsKinds else { return }
-                kind =
-                    FieldCode.code(.kind, kindCode: code).map { FieldCode.value(.kind, $0, strings: strings) } ?? .null
-                if let unknown {
-                    name = FieldCode.value(.name, UInt64(unknown), strings: strings)
-                } else {
-                    name =
-                        FieldCode.code(.name, kindCode: code).map { FieldCode.value(.name, $0, strings: strings) }
-                        ?? .null
-                }
-            }
-            func passesKindFilters(_ code: UInt8, _ unknown: StringID?) -> Bool {
-                describe(code, unknown)
-                return plan.kindFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
-            }
-            func flush() throws(QueryError) {
-                try tally.drain { code, unknown, n throws(QueryError) in
-                    describe(code, unknown)
-                    try body(leaf, n)
-                    reads.events += n
-                }
-            }
-            for range in ranges {
-                let lo = max(range.time.lowerBound, plan.time.low), hi = min(range.time.upperBound, plan.time.high)
-                guard lo <= hi else { continue }
-                let time = StoreEventSource.storeTimeRange(lo...hi)
-                _ = try StoreEventSource.forEachOnboarding(snapshot, range) { id, screens in
-                    try snapshot.forEachBlock(onboarding: id, screens: screens, time: time) { block in
-                        if group?.onboarding != block.keyOnboarding || group?.screen != block.keyScreen {
-                            try flush()
-                            group = (block.keyOnboarding, block.keyScreen)
-                            onboarding = block.onboarding.flatMap { strings.string($0) }.map(Value.string) ?? .null
-                            screen = block.screenIndex.map { .integer(Int64($0)) } ?? .null
-                            passes = plan.groupFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
-                            if kindFiltersReadGroups { tally.forgetFilters() }
+                var counts = make(snapshot)
+                if let parts = try StoreEventSource.parts(snapshot, ranges, threads: threads, minimum: minimum) {
+                    let workers = min(threads, parts.count, StoreEventSource.maxWorkers)
+                    // A writer that commits while the transactions open: all again, twice, then one thread.
+                    let ran = try withSnapshots(of: snapshot, extra: workers - 1, retry: attempts < 3) { snapshots in
+                        guard snapshots.count > 1 else { return try counts.count(snapshot, ranges) }
+                        var each = snapshots.map(make)
+                        try StoreEventSource.runWorkers(snapshots, Array(parts.enumerated()), &each) {
+                            c, snapshot, part in
+                            try c.count(snapshot, part.element, index: part.offset)
                         }
-                        guard passes else { return true }
-                        try ticker.tick(block.count)
-                        if plan.eventFilters.isEmpty && block.isInsideRange {
-                            reads.counted += 1
-                            if plan.readsKinds {
-                                try tally.addKinds(of: block, filtered: !plan.kindFilters.isEmpty, passesKindFilters)
-                            } else {
-                                tally.add(0, nil, block.count)
-                            }
-                            return true
-                        }
-                        reads.timed += 1
-                        while let event = try block.next() {
-                            func eventLeaf(_ b: Bound) -> Value {
-                                switch b {
-                                case .event(.time): .time(Timestamp(microseconds: event.time))
-                                case .event(.seq): .integer(Int64(bitPattern: event.seq))
-                                default: leaf(b)
-                                }
-                            }
-                            guard plan.eventFilters.allSatisfy({ $0.evaluate(now: now, eventLeaf).isTrue }) else {
-                                continue
-                            }
-                            if plan.readsKinds {
-                                let kind = try block.kind()
-                                try tally.add(
-                                    kind.code, kind.name, 1, filtered: !plan.kindFilters.isEmpty, passesKindFilters)
-                            } else {
-                                tally.add(0, nil, 1)
-                            }
-                        }
-                        return true
+                        counts = HeaderCounts.merged(each)
                     }
-                    return true
+                    guard ran else { return }
+                } else {
+                    try counts.count(snapshot, ranges)
+                }
+                // The groups' values from this snapshot's strings: the workers' snapshots are of the same commit.
+                try counts.deliver(strings, body)
+                reads = counts.reads
+            }
+        }
+        return reads ?? BlockReads()
+    }
+}
+
+/// One thread's count of events from block headers (``StoreEventSource/countEvents(_:_:now:cancellation:text:_:)``):
+/// per (onboarding, screen) group and kind, the events, in the order the groups are met. Groups are kept as ids and
+/// codes, and made values once, when delivered.
+private struct HeaderCounts {
+    let plan: BlockCountPlan
+    let now: Timestamp
+    let strings: SnapshotStrings
+    var ticker: CancellationTicker
+    var reads = StoreEventSource.BlockReads()
+    /// Each group's count of one kind and name, with the index of the part it was counted in (0 on one thread).
+    var groups: [Group] = []
+
+    /// The events of one (onboarding, screen) group (nil for the events without a position) and one kind code (and
+    /// unknown analytics name), as ids.
+    struct Group {
+        var part: Int
+        var onboarding: StringID?
+        var screen: Int?
+        var code: UInt8
+        var unknown: StringID?
+        var events: Int
+    }
+
+    init(plan: BlockCountPlan, now: Timestamp, strings: SnapshotStrings, cancellation: CancellationFlag?, text: String)
+    {
+        self.plan = plan
+        self.now = now
+        self.strings = strings
+        ticker = CancellationTicker(cancellation: cancellation, text: text)
+    }
+
+    /// Counts the events of `ranges`, as one thread reads them.
+    mutating func count(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws {
+        for range in ranges {
+            let time = StoreEventSource.storeTimeRange(range.time)
+            _ = try StoreEventSource.forEachOnboarding(snapshot, range) { id, screens in
+                try count(snapshot, onboarding: id, screens: screens, time: time, part: 0)
+                return true
+            }
+        }
+    }
+
+    /// Counts the events of `part`, the part at `index` of a parallel count.
+    mutating func count(_ snapshot: Snapshot, _ part: ScanPart, index: Int) throws {
+        try count(
+            snapshot, onboarding: part.onboarding, screens: part.screens,
+            time: StoreEventSource.storeTimeRange(part.time), part: index)
+    }
+
+    /// The workers' counts in the order of their parts, as one thread would have met the groups (the first spelling
+    /// of two onboarding names that compare equal is the one a result keeps).
+    static func merged(_ counts: [HeaderCounts]) -> HeaderCounts {
+        var merged = counts[0]
+        for other in counts.dropFirst() {
+            merged.reads.counted += other.reads.counted
+            merged.reads.timed += other.reads.timed
+            merged.reads.events += other.reads.events
+            merged.groups += other.groups
+        }
+        // Stable: within a part, the groups stay in key order.
+        let order = merged.groups.indices.sorted { a, b in
+            let x = merged.groups[a].part, y = merged.groups[b].part
+            return x != y ? x < y : a < b
+        }
+        merged.groups = order.map { merged.groups[$0] }
+        return merged
+    }
+
+    /// The values of the fields a count from headers reads: its group's, and one kind's.
+    struct Fields {
+        var onboarding = Value.null, screen = Value.null, kind = Value.null, name = Value.null
+
+        /// The field `b` names; absent for any other.
+        func value(_ b: Bound) -> Value {
+            switch b {
+            case .event(.onboarding): onboarding
+            case .event(.screen): screen
+            case .event(.kind): kind
+            case .event(.name): name
+            default: .null
+            }
+        }
+
+        /// Sets the group's fields: an onboarding id and screen index, nil for the events without a position.
+        mutating func setGroup(_ onboarding: StringID?, _ screen: Int?, _ strings: SnapshotStrings) {
+            self.onboarding = onboarding.flatMap { strings.string($0) }.map(Value.string) ?? .null
+            self.screen = screen.map { .integer(Int64($0)) } ?? .null
+        }
+    }
+
+    /// Calls `body` with the field reader of each group (its onboarding, screen, kind and name) and its events.
+    func deliver(
+        _ strings: SnapshotStrings, _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void
+    ) throws(QueryError) {
+        var fields = Fields()
+        var last: (onboarding: StringID?, screen: Int?)? = nil
+        func leaf(_ b: Bound) -> Value { fields.value(b) }
+        for group in groups {
+            if last == nil || last!.onboarding != group.onboarding || last!.screen != group.screen {
+                last = (group.onboarding, group.screen)
+                fields.setGroup(group.onboarding, group.screen, strings)
+            }
+            (fields.kind, fields.name) = HeaderCounts.describe(plan, group.code, group.unknown, strings)
+            try body(leaf, group.events)
+        }
+    }
+
+    /// The `kind` and `name` of the events of `code` and, for an unknown analytics name, `unknown`; absent both when
+    /// the plan reads neither.
+    static func describe(
+        _ plan: BlockCountPlan, _ code: UInt8, _ unknown: StringID?, _ strings: SnapshotStrings
+    ) -> (kind: Value, name: Value) {
+        guard plan.readsKinds else { return (.null, .null) }
+        let kind = FieldCode.code(.kind, kindCode: code).map { FieldCode.value(.kind, $0, strings: strings) } ?? .null
+        if let unknown { return (kind, FieldCode.value(.name, UInt64(unknown), strings: strings)) }
+        let name = FieldCode.code(.name, kindCode: code).map { FieldCode.value(.name, $0, strings: strings) } ?? .null
+        return (kind, name)
+    }
+
+    /// Counts the blocks of one onboarding (nil: the whole store) in `screens` and `time`. Local state and closures
+    /// over locals, written back once: closures over `self` in a mutating method would copy the state per call.
+    private mutating func count(
+        _ snapshot: Snapshot, onboarding id: StringID?, screens: ClosedRange<Int>?, time: Range<Timestamp>?,
+        part: Int
+    ) throws {
+        let plan = self.plan, now = self.now, strings = self.strings
+        var reads = self.reads, groups = self.groups, ticker = self.ticker
+        self.groups = []  // appended to alone, not copied
+        defer {
+            self.reads = reads
+            self.groups = groups
+            self.ticker = ticker
+        }
+        var group: (onboarding: StringID, screen: UInt16)? = nil
+        var onboardingID: StringID? = nil, screenIndex: Int? = nil
+        var fields = Fields()
+        var passes = false
+        var tally = GroupKindTally()
+        let kindFiltersReadGroups = plan.kindFilters.contains { !$0.readsOnly(\.isPerKind) }
+        func leaf(_ b: Bound) -> Value { fields.value(b) }
+        func passesKindFilters(_ code: UInt8, _ unknown: StringID?) -> Bool {
+            (fields.kind, fields.name) = HeaderCounts.describe(plan, code, unknown, strings)
+            return plan.kindFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
+        }
+        func flush() throws {
+            try tally.drain { code, unknown, n throws(QueryError) in
+                groups.append(
+                    Group(
+                        part: part, onboarding: onboardingID, screen: screenIndex, code: code, unknown: unknown,
+                        events: n))
+                reads.events += n
+            }
+        }
+        try snapshot.forEachBlock(onboarding: id, screens: screens, time: time) { block in
+            if group?.onboarding != block.keyOnboarding || group?.screen != block.keyScreen {
+                try flush()
+                group = (block.keyOnboarding, block.keyScreen)
+                onboardingID = block.onboarding
+                screenIndex = block.screenIndex
+                fields.setGroup(onboardingID, screenIndex, strings)
+                passes = plan.groupFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
+                if kindFiltersReadGroups { tally.forgetFilters() }
+            }
+            guard passes else { return true }
+            try ticker.tick(block.count)
+            if plan.eventFilters.isEmpty && block.isInsideRange {
+                reads.counted += 1
+                if plan.readsKinds {
+                    try tally.addKinds(of: block, filtered: !plan.kindFilters.isEmpty, passesKindFilters)
+                } else {
+                    tally.add(0, nil, block.count)
+                }
+                return true
+            }
+            reads.timed += 1
+            while let event = try block.next() {
+                func eventLeaf(_ b: Bound) -> Value {
+                    switch b {
+                    case .event(.time): .time(Timestamp(microseconds: event.time))
+                    case .event(.seq): .integer(Int64(bitPattern: event.seq))
+                    default: leaf(b)
+                    }
+                }
+                guard plan.eventFilters.allSatisfy({ $0.evaluate(now: now, eventLeaf).isTrue }) else { continue }
+                if plan.readsKinds {
+                    let kind = try block.kind()
+                    try tally.add(kind.code, kind.name, 1, filtered: !plan.kindFilters.isEmpty, passesKindFilters)
+                } else {
+                    tally.add(0, nil, 1)
                 }
             }
-            try flush()
+            return true
         }
-        return reads
+        try flush()
     }
 }
 
