@@ -275,15 +275,22 @@ struct Executor {
                 let groups = try store.sessionCountsByProfile(
                     needs: needs, cancellation: cancellation, text: query.ast.text)
             {
-                // Only the profile is read: the sessions of one profile are one row, weighted.
+                // Only the profile is read: the sessions of one profile are one row, weighted. Grouped by the profile
+                // itself, the groups are the result's (the profiles' strings are distinct, as Swift compares them).
+                let byProfile =
+                    if case .count(let by)? = query.reduction { by.map(\.bound) == [.session(.profile)] } else { false }
                 let summary = SessionSummary(id: "")
                 func leaf(_ b: Bound) -> Value { summary.leaf(b) }
-                sink.expectGroups(groups.count)
+                if !byProfile { sink.expectGroups(groups.count) }
                 for group in groups {
                     statistics.sessionsRead += group.sessions
                     summary.profile = group.profile
                     guard sessionFilters.passes(summary) else { continue }
-                    sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: group.sessions)
+                    if byProfile {
+                        sink.addDistinctCount(leaf, weight: group.sessions)
+                    } else {
+                        sink.addRow(leaf, censored: false, order: (0, 0, ""), weight: group.sessions)
+                    }
                 }
                 break
             }

@@ -9,6 +9,9 @@ struct Sink {
     /// equivalent strings) then reach the next reduction in the dictionary's order, which may keep another spelling.
     var ordersRows = true
     private(set) var counts: [[Value]: Int] = [:]
+    /// The rows of a `count` added by ``addDistinctCount(_:weight:)``, each its key and its count: no key is another's
+    /// or one of ``counts``.
+    private var distinctRows: [[Value]] = []
     private var keyBuffer: [Value] = []
     /// The group of ``counts`` the last row of a `count` fell in: rows come in runs of one group (sessions of one day,
     /// one onboarding, in the order they are read), and comparing the key costs less than hashing it (callgrind, a
@@ -273,6 +276,22 @@ struct Sink {
     }
 
     /// Adds `n` to the count of a `count` without `by`.
+    /// Adds `weight` rows of a `count` whose key, the values of its `by` columns on `leaf`, differs from the key of
+    /// every other row added: the caller grouped the rows itself by what the key is (each profile's sessions, for
+    /// `count by profile`). The group becomes a result row at once, without a hash; a key with a set in it (which
+    /// ``addRow(_:censored:order:weight:)`` expands into several) goes through that instead.
+    mutating func addDistinctCount(_ leaf: (Bound) -> Value, weight: Int) {
+        guard case .count(let by) = query.reduction, !by.isEmpty else {
+            return addRow(leaf, censored: false, order: (0, 0, ""), weight: weight)
+        }
+        var row: [Value] = []
+        row.reserveCapacity(by.count + 1)
+        for column in by { row.append(column.bound.evaluate(now: now, leaf)) }
+        if row.contains(where: \.isSet) { return addRow(leaf, censored: false, order: (0, 0, ""), weight: weight) }
+        row.append(.integer(Int64(weight)))
+        distinctRows.append(row)
+    }
+
     /// Told that about `groups` groups are coming (a source that grouped its rows itself): the groups' table is
     /// sized for them at once rather than grown as they come.
     mutating func expectGroups(_ groups: Int) {
@@ -392,7 +411,7 @@ struct Sink {
         switch query.reduction {
         case .count(let by):
             if by.isEmpty { return ResultTable(columns: columns, rows: [[.integer(Int64(counts[[]] ?? 0))]]) }
-            let rows = countRows()
+            let rows = distinctRows.isEmpty ? countRows() : countRows() + distinctRows
             guard ordersRows else { return ResultTable(columns: columns, rows: rows) }
             return ResultTable(columns: columns, rows: rows.sorted { keyOrder($0, $1, columns: by.count) })
         case .top(let n, _):
