@@ -163,6 +163,28 @@ private func runSplitAndSerial(
             #expect(probe.counts.started == probe.counts.finished)
         }
     }
+    // Two onboardings whose names compare equal (`K` and the Kelvin sign), the second with the more events (the larger
+    // part, read first): a group keeps the spelling of key order at any number of threads.
+    var spelled = manyEvents(sessions: 60, events: 30).map { event in
+        var event = event
+        let onboarding = event.meta?.onboardingID == "onb_2" ? "onb_K" : "onb_\u{212A}"
+        event.meta?.onboardingID = onboarding
+        return event
+    }
+    spelled.sort { $0.time < $1.time }
+    try withTemporaryStore { store in
+        try appendInThreeBatches(spelled, to: store)
+        let disk = StoreEventSource(store)
+        let query = try Query.parse("events | count by onboarding")
+        let tables = try [1, 3].map { threads in
+            try StoreEventSource.$minimumPartEvents.withValue(64) {
+                try query.run(on: disk, options: .init(threads: threads))
+            }
+        }
+        let spelling = { (table: ResultTable) in table.rows.map { $0.first?.stringValue.map { Array($0.utf8) } } }
+        #expect(tables[0].rows.count == 1 && spelling(tables[0]) == spelling(tables[1]))
+        #expect(tables[0].rows == tables[1].rows)
+    }
 }
 
 /// Sessions of `events` events each across two onboardings, one event a second, for the scans that need volume.

@@ -172,10 +172,12 @@ struct Plan: Sendable {
     /// by its bytes finds every string the filter matches: ASCII without `K`, `;` and `` ` ``, which U+212A
     /// (Kelvin sign), U+037E (Greek question mark) and U+1FEF (Greek varia) decompose to. Session ids (UUIDs and
     /// the like) are.
+    /// - Complexity: O(bytes), over the string's contiguous bytes when it has them (a native string does).
     static func hasOneSpelling(_ name: String) -> Bool {
-        name.utf8.allSatisfy {
-            $0 < 0x80 && $0 != UInt8(ascii: "K") && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "`")
+        func single(_ byte: UInt8) -> Bool {
+            byte < 0x80 && byte != UInt8(ascii: "K") && byte != UInt8(ascii: ";") && byte != UInt8(ascii: "`")
         }
+        return name.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(single) } ?? name.utf8.allSatisfy(single)
     }
 
     /// Integer bounds `low...high` of the integers `x` with `x op v`.

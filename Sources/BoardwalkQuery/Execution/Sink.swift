@@ -275,7 +275,6 @@ struct Sink {
         }
     }
 
-    /// Adds `n` to the count of a `count` without `by`.
     /// Adds `weight` rows of a `count` whose key, the values of its `by` columns on `leaf`, differs from the key of
     /// every other row added: the caller grouped the rows itself by what the key is (each profile's sessions, for
     /// `count by profile`). The group becomes a result row at once, without a hash; a key with a set in it (which
@@ -295,9 +294,14 @@ struct Sink {
     /// Told that about `groups` groups are coming (a source that grouped its rows itself): the groups' table is
     /// sized for them at once rather than grown as they come.
     mutating func expectGroups(_ groups: Int) {
-        if counts.isEmpty { counts.reserveCapacity(groups) }
+        if case .stats = query.reduction {
+            if stats.isEmpty { stats.reserveCapacity(groups) }
+        } else if counts.isEmpty {
+            counts.reserveCapacity(groups)
+        }
     }
 
+    /// Adds `n` to the count of a `count` without `by`.
     mutating func addCount(_ n: Int) {
         lastCount = nil
         counts[[], default: 0] += n

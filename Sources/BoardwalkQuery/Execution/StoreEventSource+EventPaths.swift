@@ -153,9 +153,8 @@ extension StoreEventSource {
                     let ran = try withSnapshots(of: snapshot, extra: workers - 1, retry: attempts < 3) { snapshots in
                         guard snapshots.count > 1 else { return try counts.count(snapshot, ranges) }
                         var each = snapshots.map(make)
-                        try StoreEventSource.runWorkers(snapshots, Array(parts.enumerated()), &each) {
-                            c, snapshot, part in
-                            try c.count(snapshot, part.element, index: part.offset)
+                        try StoreEventSource.runWorkers(snapshots, parts, &each) { c, snapshot, part in
+                            try c.count(snapshot, part)
                         }
                         counts = HeaderCounts.merged(each)
                     }
@@ -173,21 +172,23 @@ extension StoreEventSource {
 }
 
 /// One thread's count of events from block headers (``StoreEventSource/countEvents(_:_:now:cancellation:text:_:)``):
-/// per (onboarding, screen) group and kind, the events, in the order the groups are met. Groups are kept as ids and
-/// codes, and made values once, when delivered.
+/// per (onboarding, screen) group and kind, the events. Groups are kept as ids and codes, and made values once, when
+/// delivered in key order, whatever the threads.
 private struct HeaderCounts {
     let plan: BlockCountPlan
     let now: Timestamp
     let strings: SnapshotStrings
     var ticker: CancellationTicker
     var reads = StoreEventSource.BlockReads()
-    /// Each group's count of one kind and name, with the index of the part it was counted in (0 on one thread).
+    /// Each group's count of one kind and name in one range or part.
     var groups: [Group] = []
 
     /// The events of one (onboarding, screen) group (nil for the events without a position) and one kind code (and
     /// unknown analytics name), as ids.
     struct Group {
-        var part: Int
+        /// The group's key (onboarding id, ``RecordFormat/noOnboarding`` for no position, and screen) and where the
+        /// range or part it was counted in starts: its place in key order.
+        var key: (onboarding: StringID, screen: UInt16, from: Int64)
         var onboarding: StringID?
         var screen: Int?
         var code: UInt8
@@ -208,21 +209,20 @@ private struct HeaderCounts {
         for range in ranges {
             let time = StoreEventSource.storeTimeRange(range.time)
             _ = try StoreEventSource.forEachOnboarding(snapshot, range) { id, screens in
-                try count(snapshot, onboarding: id, screens: screens, time: time, part: 0)
+                try count(snapshot, onboarding: id, screens: screens, time: time, from: range.time.lowerBound)
                 return true
             }
         }
     }
 
-    /// Counts the events of `part`, the part at `index` of a parallel count.
-    mutating func count(_ snapshot: Snapshot, _ part: ScanPart, index: Int) throws {
+    /// Counts the events of `part`, a worker's share of a parallel count.
+    mutating func count(_ snapshot: Snapshot, _ part: ScanPart) throws {
         try count(
             snapshot, onboarding: part.onboarding, screens: part.screens,
-            time: StoreEventSource.storeTimeRange(part.time), part: index)
+            time: StoreEventSource.storeTimeRange(part.time), from: part.time.lowerBound)
     }
 
-    /// The workers' counts in the order of their parts, as one thread would have met the groups (the first spelling
-    /// of two onboarding names that compare equal is the one a result keeps).
+    /// The workers' counts together.
     static func merged(_ counts: [HeaderCounts]) -> HeaderCounts {
         var merged = counts[0]
         for other in counts.dropFirst() {
@@ -231,12 +231,6 @@ private struct HeaderCounts {
             merged.reads.events += other.reads.events
             merged.groups += other.groups
         }
-        // Stable: within a part, the groups stay in key order.
-        let order = merged.groups.indices.sorted { a, b in
-            let x = merged.groups[a].part, y = merged.groups[b].part
-            return x != y ? x < y : a < b
-        }
-        merged.groups = order.map { merged.groups[$0] }
         return merged
     }
 
@@ -262,14 +256,21 @@ private struct HeaderCounts {
         }
     }
 
-    /// Calls `body` with the field reader of each group (its onboarding, screen, kind and name) and its events.
+    /// Calls `body` with the field reader of each group (its onboarding, screen, kind and name) and its events, in key
+    /// order: the first spelling of two names that compare equal, which a result keeps, is the same at any number of
+    /// threads.
     func deliver(
         _ strings: SnapshotStrings, _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void
     ) throws(QueryError) {
         var fields = Fields()
         var last: (onboarding: StringID?, screen: Int?)? = nil
         func leaf(_ b: Bound) -> Value { fields.value(b) }
-        for group in groups {
+        // Stable: a group's kinds stay in the order they were met.
+        let order = groups.indices.sorted { a, b in
+            let x = groups[a].key, y = groups[b].key
+            return x != y ? x < y : a < b
+        }
+        for group in order.map({ groups[$0] }) {
             if last == nil || last!.onboarding != group.onboarding || last!.screen != group.screen {
                 last = (group.onboarding, group.screen)
                 fields.setGroup(group.onboarding, group.screen, strings)
@@ -295,7 +296,7 @@ private struct HeaderCounts {
     /// over locals, written back once: closures over `self` in a mutating method would copy the state per call.
     private mutating func count(
         _ snapshot: Snapshot, onboarding id: StringID?, screens: ClosedRange<Int>?, time: Range<Timestamp>?,
-        part: Int
+        from: Int64
     ) throws {
         let plan = self.plan, now = self.now, strings = self.strings
         var reads = self.reads, groups = self.groups, ticker = self.ticker
@@ -320,8 +321,8 @@ private struct HeaderCounts {
             try tally.drain { code, unknown, n throws(QueryError) in
                 groups.append(
                     Group(
-                        part: part, onboarding: onboardingID, screen: screenIndex, code: code, unknown: unknown,
-                        events: n))
+                        key: (group?.onboarding ?? RecordFormat.noOnboarding, group?.screen ?? 0, from),
+                        onboarding: onboardingID, screen: screenIndex, code: code, unknown: unknown, events: n))
                 reads.events += n
             }
         }

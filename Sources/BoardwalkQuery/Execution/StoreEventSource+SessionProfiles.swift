@@ -18,7 +18,7 @@ struct SessionProfiles {
         ticker: inout CancellationTicker, _ body: (StringID, String?) throws(QueryError) -> Bool
     ) throws(QueryError) {
         for (session, slot) in slots.enumerated() where slot != SessionProfiles.notSeen {
-            if session & 4095 == 0 { try ticker.tick(4096) }
+            try ticker.tick()
             guard try body(StringID(session), slot == SessionProfiles.noProfile ? nil : profiles[Int(slot)]) else {
                 return
             }
@@ -100,8 +100,9 @@ extension StoreEventSource {
         }
         guard sessions == expected else { return nil }
         var ids: [StringID] = []
-        for id in numbers.indices where numbers[id] != notSeen {
+        for id in numbers.indices {
             if id & 4095 == 0 { try ticker.tick(4096) }
+            guard numbers[id] != notSeen else { continue }
             numbers[id] = UInt32(ids.count)
             ids.append(StringID(id))
         }
@@ -114,16 +115,13 @@ extension StoreEventSource {
     }
 
     /// Whether no two of `strings` (distinct byte strings, as interned ones are) compare equal as Swift strings: only
-    /// strings beyond ASCII can, as canonically equivalent spellings.
-    /// - Complexity: O(bytes), and a hash of each string beyond ASCII.
+    /// strings with more than one spelling can (``Plan/hasOneSpelling(_:)``: beyond ASCII, or with `K`, `;` or `` ` ``,
+    /// which the Kelvin sign, the Greek question mark and the Greek varia decompose to), and only those are hashed.
+    /// - Complexity: O(bytes), and a hash of each string with more than one spelling.
     static func spellingsAreDistinct(_ strings: [String]) -> Bool {
-        var beyondASCII = Set<String>()
-        for string in strings {
-            let ascii =
-                string.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } }
-                ?? string.utf8.allSatisfy { $0 < 0x80 }
-            guard !ascii else { continue }
-            guard beyondASCII.insert(string).inserted else { return false }
+        var others = Set<String>()
+        for string in strings where !Plan.hasOneSpelling(string) {
+            guard others.insert(string).inserted else { return false }
         }
         return true
     }
