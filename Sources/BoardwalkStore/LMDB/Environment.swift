@@ -193,16 +193,16 @@ final class Environment: @unchecked Sendable {
         let wanted = String(cString: target)
         guard let dir = opendir("/proc/self/fd") else { return }
         defer { closedir(dir) }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) {
                 String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
             }
             guard let fd = Int32(name) else { continue }
-            let n = readlink("/proc/self/fd/" + name, &buffer, buffer.count - 1)
+            let n = readlink("/proc/self/fd/" + name, &buffer, buffer.count)
             guard n > 0 else { continue }
-            buffer[n] = 0
-            guard String(cString: buffer) == wanted else { continue }
+            let link = buffer.withUnsafeBytes { String(decoding: $0.prefix(n), as: UTF8.self) }
+            guard link == wanted else { continue }
             var st = stat()
             guard fstat(fd, &st) == 0, st.st_size > 0 else { return }
             let rc = posix_fallocate(fd, 0, st.st_size)
