@@ -140,7 +140,6 @@ extension StoreEventSource {
         while reads == nil {
             attempts += 1
             try reading { snapshot in
-                let strings = SnapshotStrings(snapshot)
                 func make(_ snapshot: Snapshot) -> HeaderCounts {
                     HeaderCounts(
                         plan: plan, now: now, strings: SnapshotStrings(snapshot), cancellation: cancellation, text: text
@@ -162,8 +161,8 @@ extension StoreEventSource {
                 } else {
                     try counts.count(snapshot, ranges)
                 }
-                // The groups' values from this snapshot's strings: the workers' snapshots are of the same commit.
-                try counts.deliver(strings, body)
+                // The groups' values from the first snapshot's strings: the workers' snapshots are of the same commit.
+                try counts.deliver(body)
                 reads = counts.reads
             }
         }
@@ -183,14 +182,11 @@ private struct HeaderCounts {
     /// Each group's count of one kind and name in one range or part.
     var groups: [Group] = []
 
-    /// The events of one (onboarding, screen) group (nil for the events without a position) and one kind code (and
-    /// unknown analytics name), as ids.
+    /// The events of one (onboarding, screen) group and one kind code (and unknown analytics name), as ids.
     struct Group {
-        /// The group's key (onboarding id, ``RecordFormat/noOnboarding`` for no position, and screen) and where the
-        /// range or part it was counted in starts: its place in key order.
+        /// The group's key (onboarding id, ``RecordFormat/noOnboarding`` for the events without a position, and screen)
+        /// and where the range or part it was counted in starts: its place in key order.
         var key: (onboarding: StringID, screen: UInt16, from: Int64)
-        var onboarding: StringID?
-        var screen: Int?
         var code: UInt8
         var unknown: StringID?
         var events: Int
@@ -249,21 +245,20 @@ private struct HeaderCounts {
             }
         }
 
-        /// Sets the group's fields: an onboarding id and screen index, nil for the events without a position.
-        mutating func setGroup(_ onboarding: StringID?, _ screen: Int?, _ strings: SnapshotStrings) {
-            self.onboarding = onboarding.flatMap { strings.string($0) }.map(Value.string) ?? .null
-            self.screen = screen.map { .integer(Int64($0)) } ?? .null
+        /// Sets the group's fields from its key: absent both for the events without a position.
+        mutating func setGroup(_ onboarding: StringID, _ screen: UInt16, _ strings: SnapshotStrings) {
+            let positioned = onboarding != RecordFormat.noOnboarding
+            self.onboarding = positioned ? strings.string(onboarding).map(Value.string) ?? .null : .null
+            self.screen = positioned ? .integer(Int64(screen)) : .null
         }
     }
 
     /// Calls `body` with the field reader of each group (its onboarding, screen, kind and name) and its events, in key
     /// order: the first spelling of two names that compare equal, which a result keeps, is the same at any number of
     /// threads.
-    func deliver(
-        _ strings: SnapshotStrings, _ body: ((Bound) -> Value, Int) throws(QueryError) -> Void
-    ) throws(QueryError) {
+    func deliver(_ body: ((Bound) -> Value, Int) throws(QueryError) -> Void) throws(QueryError) {
         var fields = Fields()
-        var last: (onboarding: StringID?, screen: Int?)? = nil
+        var last: (onboarding: StringID, screen: UInt16)? = nil
         func leaf(_ b: Bound) -> Value { fields.value(b) }
         // Stable: a group's kinds stay in the order they were met.
         let order = groups.indices.sorted { a, b in
@@ -271,9 +266,9 @@ private struct HeaderCounts {
             return x != y ? x < y : a < b
         }
         for group in order.map({ groups[$0] }) {
-            if last == nil || last!.onboarding != group.onboarding || last!.screen != group.screen {
-                last = (group.onboarding, group.screen)
-                fields.setGroup(group.onboarding, group.screen, strings)
+            if last == nil || last!.onboarding != group.key.onboarding || last!.screen != group.key.screen {
+                last = (group.key.onboarding, group.key.screen)
+                fields.setGroup(group.key.onboarding, group.key.screen, strings)
             }
             (fields.kind, fields.name) = HeaderCounts.describe(plan, group.code, group.unknown, strings)
             try body(leaf, group.events)
@@ -307,7 +302,6 @@ private struct HeaderCounts {
             self.ticker = ticker
         }
         var group: (onboarding: StringID, screen: UInt16)? = nil
-        var onboardingID: StringID? = nil, screenIndex: Int? = nil
         var fields = Fields()
         var passes = false
         var tally = GroupKindTally()
@@ -321,8 +315,8 @@ private struct HeaderCounts {
             try tally.drain { code, unknown, n throws(QueryError) in
                 groups.append(
                     Group(
-                        key: (group?.onboarding ?? RecordFormat.noOnboarding, group?.screen ?? 0, from),
-                        onboarding: onboardingID, screen: screenIndex, code: code, unknown: unknown, events: n))
+                        key: (group?.onboarding ?? RecordFormat.noOnboarding, group?.screen ?? 0, from), code: code,
+                        unknown: unknown, events: n))
                 reads.events += n
             }
         }
@@ -330,9 +324,7 @@ private struct HeaderCounts {
             if group?.onboarding != block.keyOnboarding || group?.screen != block.keyScreen {
                 try flush()
                 group = (block.keyOnboarding, block.keyScreen)
-                onboardingID = block.onboarding
-                screenIndex = block.screenIndex
-                fields.setGroup(onboardingID, screenIndex, strings)
+                fields.setGroup(block.keyOnboarding, block.keyScreen, strings)
                 passes = plan.groupFilters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
                 if kindFiltersReadGroups { tally.forgetFilters() }
             }

@@ -54,7 +54,7 @@ extension Snapshot {
     }
 
     /// How far past the last string read ``strings(for:)`` reads on rather than seeking: about eight chunks of
-    /// ``Layout/stringChunkTarget`` bytes of session ids, where a seek costs about as much as reading them.
+    /// ``Layout/stringChunkTarget`` bytes of session ids (a choice, not a measured break-even).
     static let stringSeekDistance: StringID = 256
 
     /// `error` with the onboarding of the block or record it is about named by its id (``StoreError/naming(_:)``), for
