@@ -62,6 +62,36 @@ enum AggregateState {
         }
     }
 
+    /// Merges the state of the same aggregate (`function`) over rows that came after this state's: equal values spelled apart
+    /// keep this state's spelling (a distinct set keeps its members, an extreme is replaced only by a value that
+    /// sorts before or after it), as one state adding both runs' rows would. Doubles of a sum are added in another
+    /// order than one state adds them (``Sink/merges(_:)`` leaves them out).
+    mutating func merge(_ other: AggregateState, _ function: AggregateFunction) {
+        switch (self, other) {
+        case (.count(let a), .count(let b)):
+            self = .count(a + b)
+        case (.distinct(var a), .distinct(let b)):
+            self = .count(0)  // release the set's buffer before mutating it
+            a.formUnion(b)
+            self = .distinct(a)
+        case (.sum(let i, let d, let saw), .sum(let j, let e, let sawToo)):
+            self = .sum(integers: i + j, doubles: d + e, sawDouble: saw || sawToo)
+        case (.average(let s, let n), .average(let t, let m)):
+            self = .average(sum: s + t, count: n + m)
+        case (.extreme, .extreme(let value)):
+            // The later run's extreme, added as one row is: it replaces this one only when it sorts past it.
+            if let value { add(function, value) }
+        case (.values(var a), .values(let b)):
+            self = .count(0)
+            a += b
+            self = .values(a)
+        case (.rate(let h, let n), .rate(let g, let m)):
+            self = .rate(hits: h + g, rows: n + m)
+        default:
+            preconditionFailure("merging states of different aggregates")
+        }
+    }
+
     /// The aggregate's value; count-like aggregates are 0 over no rows, the others absent (rule 11).
     func result(_ aggregate: BoundAggregate) -> Value {
         let isDuration = aggregate.resultType == .duration

@@ -294,6 +294,39 @@ struct Executor {
                 }
                 break
             }
+            if !hasMatcher, !isFunnel, Sink.merges(query.reduction) {
+                // Rows of a reduction whose sinks merge: a whole-store fold's sessions may be summarized and added on
+                // several threads, each into a sink of its own, merged in the order one thread adds them.
+                let checked = query, ordersRows = sink.ordersRows
+                let sharing = SessionSharing<SinkShare>(
+                    make: {
+                        // Its own copy of the query's expressions: the threads evaluate them at once.
+                        let own = checked.ownCopy()
+                        var sink = Sink(query: own, now: now)
+                        sink.ordersRows = ordersRows
+                        return SinkShare(sink: sink, filters: SessionFilters(own.filters, now: now))
+                    },
+                    add: { (share, summary, events) throws(QueryError) in
+                        share.sessions += 1
+                        share.events += events
+                        guard share.filters.passes(summary) else { return }
+                        func leaf(_ b: Bound) -> Value { summary.leaf(b) }
+                        share.sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, summary.id))
+                    },
+                    merge: { share, other in
+                        share.sink.merge(other.sink)
+                        share.sessions += other.sessions
+                        share.events += other.events
+                    })
+                var share = SinkShare(sink: sink, filters: sessionFilters)
+                try store.foldSessions(
+                    plan.ranges, needs: needs, cancellation: cancellation, text: query.ast.text, into: &share,
+                    sharing: sharing)
+                sink = share.sink
+                statistics.sessionsRead += share.sessions
+                statistics.eventsRead += share.events
+                break
+            }
             var expected = 0
             try store.foldSessions(
                 plan.ranges, needs: needs, cancellation: cancellation, text: query.ast.text,
@@ -481,4 +514,13 @@ struct Executor {
         }
         return table
     }
+}
+
+/// A share of a split session delivery (``SessionSharing``): the rows of its sessions in a sink of its own, the
+/// filters they pass through, and how many sessions and events it took.
+private struct SinkShare {
+    var sink: Sink
+    let filters: SessionFilters
+    var sessions = 0
+    var events = 0
 }

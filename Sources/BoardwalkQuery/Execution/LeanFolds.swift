@@ -462,9 +462,18 @@ final class LeanFolds {
         slot: Int, name: String, strings: SnapshotStrings, needs: FoldNeeds,
         reachBuffer: inout [Int64]
     ) -> SessionSummary {
-        let f = base + slot  // read in place: a copy of the fold is a 128-byte memcpy call
         let s = SessionSummary(id: name)
-        guard f.pointee.events > 0 else { return s }
+        summarize(slot: slot, into: s, strings: strings, needs: needs, reachBuffer: &reachBuffer)
+        return s
+    }
+
+    /// ``summary(slot:name:strings:needs:reachBuffer:)`` written into `s`, a summary with nothing folded
+    /// (``SessionSummary/reset(id:)``).
+    func summarize(
+        slot: Int, into s: SessionSummary, strings: SnapshotStrings, needs: FoldNeeds, reachBuffer: inout [Int64]
+    ) {
+        let f = base + slot  // read in place: a copy of the fold is a 128-byte memcpy call
+        guard f.pointee.events > 0 else { return }
         if needs.onboarding, f.pointee.furthest >= 0 { s.onboarding = strings.string(f.pointee.onboarding) }
         s.started = Timestamp(microseconds: f.pointee.first.time)
         if lasts { s.ended = Timestamp(microseconds: f.pointee.last.time) }
@@ -508,7 +517,6 @@ final class LeanFolds {
             if clientNames !== strings { clientNames = strings }
             s.screenClients = .lean(Unmanaged.passUnretained(self), slot: slot, furthest: Int(f.pointee.furthest))
         }
-        return s
     }
 
     /// Calls `body` with each distinct (screen index, client id) pair of the session at `slot`, whose screens go up

@@ -220,7 +220,14 @@ struct SessionFold {
         reachBuffer: inout [Int64]
     ) -> SessionSummary {
         let s = SessionSummary(id: name)
-        guard events > 0 else { return s }
+        summarize(into: s, strings: strings, needs: needs, reachBuffer: &reachBuffer)
+        return s
+    }
+
+    /// ``summary(name:strings:needs:reachBuffer:)`` written into `s`, a summary with nothing folded
+    /// (``SessionSummary/reset(id:)``).
+    func summarize(into s: SessionSummary, strings: SnapshotStrings, needs: FoldNeeds, reachBuffer: inout [Int64]) {
+        guard events > 0 else { return }
         if needs.profile, profileAt != .highest { s.profile = strings.string(profile) }
         if needs.placement, placementAt != .highest { s.placement = strings.string(placement) }
         if needs.variation, variationAt != .highest { s.variation = strings.string(variation) }
@@ -256,7 +263,6 @@ struct SessionFold {
                 if let text = strings.string(element) { s.answers[text] = entry.value }
             }
         }
-        return s
     }
 }
 

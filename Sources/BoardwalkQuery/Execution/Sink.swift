@@ -301,6 +301,48 @@ struct Sink {
         }
     }
 
+    /// Whether sinks of `reduction` that took apart runs of one row sequence merge (``merge(_:)``) into the sink that
+    /// takes the whole sequence, whatever the cut: a `count`, `top`, `histogram`, or `stats` whose aggregates do
+    /// not depend on the rows' order (not `avg` nor `sum`, whose floating-point additions do).
+    static func merges(_ reduction: Reduction?) -> Bool {
+        switch reduction {
+        case .count, .top, .histogram: true
+        case .stats(let aggregates, _, _):
+            aggregates.allSatisfy { $0.function != .avg && $0.function != .sum }
+        case .funnel, .paths, nil: false
+        }
+    }
+
+    /// Merges the groups of `other`, a sink of the same query that took the rows after this one's
+    /// (``merges(_:)``): a group both have keeps this sink's key, as one sink taking both runs would.
+    /// - Complexity: O(groups of `other`), plus the values of its percentiles and distinct counts.
+    mutating func merge(_ other: consuming Sink) {
+        precondition(Sink.merges(query.reduction), "a sink of a reduction that does not merge")
+        lastCount = nil
+        histogramCensored += other.histogramCensored
+        if counts.isEmpty {
+            counts = other.counts
+        } else {
+            for (key, n) in other.counts { counts[key, default: 0] += n }
+        }
+        distinctRows += other.distinctRows
+        if stats.isEmpty {
+            stats = other.stats
+            return
+        }
+        guard case .stats(let aggregates, _, _) = query.reduction else { return }
+        for (key, theirs) in other.stats {
+            guard let index = stats.index(forKey: key) else {
+                stats[key] = theirs
+                continue
+            }
+            stats.values[index].censored += theirs.censored
+            for i in theirs.states.indices {
+                stats.values[index].states[i].merge(theirs.states[i], aggregates[i].function)
+            }
+        }
+    }
+
     /// Adds `n` to the count of a `count` without `by`.
     mutating func addCount(_ n: Int) {
         lastCount = nil

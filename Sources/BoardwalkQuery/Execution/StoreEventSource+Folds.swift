@@ -17,9 +17,14 @@ extension StoreEventSource {
     /// `expecting` is told, before the first delivery when it is known, how many sessions at most will be delivered
     /// (a hint: buffers sized to it grow no more, and copying a growing buffer touches fresh pages, each a page fault
     /// in a new process).
+    ///
+    /// `wholeStore` is offered a whole-store fold before its sessions are delivered: the snapshot, the fold, its slots
+    /// in delivery order and what was read beside the session index; when it delivers them itself it returns true,
+    /// and `body` is not called.
     func foldSessions(
         _ ranges: [ScanRange], needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
         expecting: (Int) -> Void = { _ in },
+        wholeStore: (Snapshot, WholeStoreScan, [Int], SessionIndexExtras?) throws -> Bool = { _, _, _, _ in false },
         _ body: (SessionSummary, [Value], Int) throws(QueryError) -> Bool
     ) throws(QueryError) {
         // Every summary is made right after its session's name is asked for: the id named last is the summary's
@@ -108,10 +113,11 @@ extension StoreEventSource {
                 }
                 // Over its budget, a custom funnel's scan stopped: the caller reads sessions as rows instead.
                 if needs.stepTests?.overBudget == true { return }
+                let order = scan.keyOrder()
+                if try wholeStore(snapshot, scan, order, extras) { return }
                 let folds = scan.folds, ids = scan.ids
                 expecting(ids.count)
                 var reachBuffer: [Int64] = []
-                let order = scan.keyOrder()
                 if let lean = scan.lean {
                     for i in order {
                         let summary = lean.summary(

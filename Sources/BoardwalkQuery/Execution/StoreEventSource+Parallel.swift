@@ -37,6 +37,9 @@ final class ParallelProbe: Sendable {
         var overBudget = 0
         /// The step events the last split custom funnel kept, all workers together.
         var stepEventsKept = 0
+        /// Of ``scans``, the session deliveries split into shares, and the shares they merged.
+        var deliveries = 0
+        var shares = 0
     }
 
     private let state = Mutex(Counts())
@@ -56,6 +59,12 @@ final class ParallelProbe: Sendable {
 
     func read() { state.withLock { $0.parts += 1 } }
     func finished() { state.withLock { $0.finished += 1 } }
+    func delivered(shares: Int) {
+        state.withLock {
+            $0.deliveries += 1
+            $0.shares += shares
+        }
+    }
     func folded(stepEventsKept kept: Int?, overBudget: Bool) {
         state.withLock {
             $0.folds += 1
