@@ -85,6 +85,43 @@ import Testing
         }
     }
 
+    /// A read cursor steps across leaves forward and back, and from a seek both ways: the guard's look from the root
+    /// finds where each step out of a leaf lands, and every step gives the entry next to the last in key order.
+    @Test func cursorStepsAcrossLeavesGiveTheEntriesInKeyOrder() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Self.store(dir)
+        defer { store.close() }
+        try store.read { s in
+            var walk = try #require(try LeafWalk(s.txn, s.dbs.events))
+            defer { walk.release() }
+            let keys = try Self.walkEntries(&walk, from: []).map(\.key)
+            #expect(keys.count > 500)
+            try s.txn.withCursor(s.dbs.events) { c in
+                var forward: [[UInt8]] = []
+                var found = try c.first()
+                while found {
+                    forward.append(Array(c.key))
+                    found = try c.next()
+                }
+                #expect(forward == keys)
+                var backward: [[UInt8]] = []
+                found = try c.last()
+                while found {
+                    backward.append(Array(c.key))
+                    found = try c.previous()
+                }
+                #expect(backward == keys.reversed())
+                for k in stride(from: 1, to: keys.count - 1, by: 29) {
+                    #expect(try keys[k].withUnsafeBytes { try c.seek($0) })
+                    #expect(try c.previous() && Array(c.key) == keys[k - 1])
+                    #expect(try c.next() && Array(c.key) == keys[k])
+                    #expect(try c.next() && Array(c.key) == keys[k + 1])
+                }
+            }
+        }
+    }
+
     /// A write transaction's pages are not all in the file: no walk there.
     @Test func noWalkInAWriteTransaction() throws {
         let dir = temporaryDirectory()

@@ -135,6 +135,49 @@ final class PageGuard {
         }
     }
 
+    /// Checks the pages a step from the entry at `key` in `db` reads, forward or back: the way to its leaf, and when
+    /// the entry is its leaf's last (first) the neighbouring leaf and the branches to it, as
+    /// ``search(_:key:reach:)`` does with `.after` (`.before`).
+    /// - Returns: where the step lands, the next (previous) entry's leaf and index; `nil` past the tree's last
+    ///   (first) entry, or for an empty database.
+    func step(_ db: Database, from key: UnsafeRawBufferPointer, forward: Bool) throws -> Landing? {
+        guard let (root, depth) = try tree(db) else { return nil }
+        return try withUnsafeTemporaryAllocation(of: (page: UInt64, index: Int, count: Int).self, capacity: depth) {
+            path in
+            var page = root
+            for level in 0..<(depth - 1) {
+                let view = try load(db, page, level: level, depth: depth)
+                var lo = 1, hi = view.count  // the first node after the key
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if PageGuard.compare(view.checkedKey(mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
+                }
+                path[level] = (page, lo - 1, view.count)
+                page = view.checkedChild(lo - 1)
+            }
+            let leaf = try load(db, page, level: depth - 1, depth: depth)
+            var lo = 0, hi = leaf.count  // the first node at or after the key
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if PageGuard.compare(leaf.checkedKey(mid), key) < 0 { lo = mid + 1 } else { hi = mid }
+            }
+            path[depth - 1] = (page, lo, leaf.count)
+            if forward {
+                let next = lo < leaf.count && PageGuard.compare(leaf.checkedKey(lo), key) == 0 ? lo + 1 : lo
+                if next < leaf.count { return Landing(index: next, leaf: leaf) }
+                guard let after = try neighbour(db, path, depth: depth, forward: true), after.count > 0 else {
+                    return nil
+                }
+                return Landing(index: 0, leaf: after)
+            }
+            if lo > 0 { return Landing(index: lo - 1, leaf: leaf) }
+            guard let before = try neighbour(db, path, depth: depth, forward: false), before.count > 0 else {
+                return nil
+            }
+            return Landing(index: before.count - 1, leaf: before)
+        }
+    }
+
     /// Checks the pages from the root of `db` down its first (`last` false) or last edge.
     /// - Returns: the number of nodes of the leaf reached (`nil` for an empty database).
     @discardableResult
@@ -152,20 +195,23 @@ final class PageGuard {
     /// Checks the leaf after (or before) the one at the bottom of `path`, and the branches on the way to it: through
     /// the lowest branch of the path with a node after (before) the one taken, then down the first (last) nodes.
     /// Nothing when the leaf is the tree's last (first).
+    /// - Returns: the neighbouring leaf; `nil` when there is none.
+    @discardableResult
     private func neighbour(
         _ db: Database, _ path: UnsafeMutableBufferPointer<(page: UInt64, index: Int, count: Int)>, depth: Int,
         forward: Bool
-    ) throws {
+    ) throws -> LMDBPage? {
         var up = depth - 2
         while up >= 0 && (forward ? path[up].index + 1 >= path[up].count : path[up].index == 0) { up -= 1 }
-        guard up >= 0 else { return }
+        guard up >= 0 else { return nil }
         var view = try load(db, path[up].page, level: up, depth: depth)
         var page = view.checkedChild(path[up].index + (forward ? 1 : -1))
         for level in (up + 1)..<depth {
             view = try load(db, page, level: level, depth: depth)
-            if level == depth - 1 { return }
+            if level == depth - 1 { return view }
             page = view.checkedChild(forward ? 0 : view.count - 1)
         }
+        return nil
     }
 
     /// The committed root and depth of `db` (`nil` when it is empty), from its record in the main database.

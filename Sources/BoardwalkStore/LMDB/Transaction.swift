@@ -180,26 +180,35 @@ struct Cursor {
         return true
     }
 
-    /// Checks the pages a step forward (`forward`) or back reads, and keeps ``leafRoom`` for the entry it reaches.
+    /// Steps forward (`forward`) or back, having the guard check the pages the step reads first, and keeps
+    /// ``leafRoom`` for the entry it reaches.
     @inline(__always)
-    private mutating func guardStep(forward: Bool) throws {
-        guard let pages else { return }
+    private mutating func step(forward: Bool) throws -> Bool {
+        let op = forward ? MDB_NEXT : MDB_PREV
+        guard let pages else { return try move(op) }
         if !isWrite, let room = leafRoom, forward ? room.after > 0 : room.before > 0 {
             leafRoom = forward ? (room.before + 1, room.after - 1) : (room.before - 1, room.after + 1)
-            return
+            return try move(op)
         }
-        try guardStepSlow(pages, forward: forward)
+        return try stepSlow(pages, op, forward: forward)
     }
 
-    private mutating func guardStepSlow(_ pages: PageGuard, forward: Bool) throws {
+    /// A step out of the leaf, or with no leaf known: the guard's look from the root finds where it lands.
+    private mutating func stepSlow(_ pages: PageGuard, _ op: MDB_cursor_op, forward: Bool) throws -> Bool {
         leafRoom = nil
         guard key.baseAddress != nil else {
             // Not positioned: liblmdb steps to the first (last) entry.
             try pages.edge(db, last: !forward)
-            return
+            return try settle(try move(op))
         }
-        try pages.search(db, key: key, reach: forward ? .after : .before)
-        // The step's destination is found again from its key after the move (below).
+        let landing = try pages.step(db, from: key, forward: forward)
+        guard try move(op) else { return false }
+        // Where the guard's look says the step lands, checked against the key liblmdb gives: no second search.
+        if !isWrite, let landing, PageGuard.compare(landing.leaf.checkedKey(landing.index), key) == 0 {
+            land(landing, at: landing.index)
+            return true
+        }
+        return try settle(true)
     }
 
     /// Records where the cursor stands after a move to ``key`` (read transactions).
@@ -256,14 +265,8 @@ struct Cursor {
         try pages?.edge(db, last: true)
         return try settle(try move(MDB_LAST))
     }
-    @inline(__always) mutating func next() throws -> Bool {
-        try guardStep(forward: true)
-        return try settle(try move(MDB_NEXT))
-    }
-    @inline(__always) mutating func previous() throws -> Bool {
-        try guardStep(forward: false)
-        return try settle(try move(MDB_PREV))
-    }
+    @inline(__always) mutating func next() throws -> Bool { try step(forward: true) }
+    @inline(__always) mutating func previous() throws -> Bool { try step(forward: false) }
 
     /// Positions at the last key `< bound`: `MDB_SET_RANGE`, then one step back, or the last entry of all
     /// when nothing is at or after `bound`. `false` when no key is below it.
