@@ -54,10 +54,11 @@ final class SessionSummary {
     /// session cost an allocation, and a release of each of its fields.
     func reset(id: String) {
         self.id = id
-        profile = nil
-        onboarding = nil
-        placement = nil
-        variation = nil
+        // Only what is set is cleared: each write of a string releases the one it replaces.
+        if profile != nil { profile = nil }
+        if onboarding != nil { onboarding = nil }
+        if placement != nil { placement = nil }
+        if variation != nil { variation = nil }
         started = Timestamp(microseconds: 0)
         ended = Timestamp(microseconds: 0)
         eventCount = 0
@@ -74,7 +75,7 @@ final class SessionSummary {
         namesSeen = 0
         if !otherNamesSeen.isEmpty { otherNamesSeen.removeAll(keepingCapacity: true) }
         if !reachTimes.isEmpty { reachTimes = [] }
-        screenClients = nil
+        if screenClients != nil { screenClients = nil }
         if !stepEvents.isEmpty { stepEvents.removeAll(keepingCapacity: true) }
         storeID = nil
     }
