@@ -125,8 +125,9 @@ extension Snapshot {
     /// A scan of the keys from `before` on sees every event at or after it; this finds the events that came in
     /// (from `since` on) with an earlier time, without a pass over the keys before `before`. It reads `batches`
     /// from the batch holding `since` (as ``forEachEvent(since:_:)`` does) and, of the blocks each batch lists,
-    /// only those of `onboardings` whose first event is before `before`; a block grown over several batches is
-    /// listed by each, and each batch takes only its own seqs, so every event comes once. Order: by batch, then
+    /// only those of `onboardings` whose first event is before `before` and whose header's seq range reaches `since`,
+    /// each up to its first event at or after `before`; a block grown over several batches is listed by each, and each
+    /// batch takes only its own seqs, so every event comes once. Order: by batch, then
     /// block by block as the batch lists them (not key or seq order).
     ///
     /// The query layer folds the sessions of `started >= t` from a scan from `t`: a session whose first stored
@@ -136,8 +137,8 @@ extension Snapshot {
     /// Return `false` from `body` to stop.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a damaged batch entry, a listed block that is
     ///   missing or does not decode.
-    /// - Complexity: O(log N + the batches' chunks from `since` on, + the events of the listed blocks of
-    ///   `onboardings` that start before `before`); no record is decoded (``EventRecord`` is handed out as is).
+    /// - Complexity: O(log N + the batches' chunks from `since` on, + the events before `before` of the listed blocks
+    ///   of `onboardings` that start before it); no record is decoded (``EventRecord`` is handed out as is).
     package func forEachRecord(
         arrivedSince since: UInt64, before: Timestamp, onboardings: Set<StringID>?,
         _ body: (EventRecord) throws -> Bool
@@ -169,12 +170,14 @@ extension Snapshot {
                             "the batches database lists the block at seq \(key.seq), which is not in "
                                 + EventLog.database(ofBatch: first, logBatches: logBatches))
                     }
-                    guard var block = try openBlock(key, value) else { continue }
+                    // A block none of whose events arrived from `since` on (its header's seq range) has none to hand
+                    // out.
+                    guard var block = try openBlock(key, value), block.maxSeq >= since else { continue }
                     while try advance(&block, key) {
+                        // The events are in (time, seq) order: once one is at `before` or later, so are the rest.
+                        if block.time >= before.microseconds { break }
                         // A grown block also holds events of other batches: each batch hands out its own.
-                        guard block.seq >= first, block.seq - first < count, block.seq >= since,
-                            block.time < before.microseconds
-                        else { continue }
+                        guard block.seq >= first, block.seq - first < count, block.seq >= since else { continue }
                         let record = EventRecord(
                             seq: block.seq, time: block.time, onboarding: key.onboarding, screen: key.screen,
                             body: block.body, stringLimit: stringCount)
