@@ -179,4 +179,77 @@ import Testing
             #expect(kept.column("count") == [.integer(49)])
         }
     }
+
+    /// Split across threads in parts of a few events, scans from a time on give one thread's answers (late arrivals,
+    /// spanning sessions, listings, funnels) and the in-memory source's, and the probe says they split.
+    @Test func scansFromATimeOnSplitAcrossThreadsAgreeWithOneThread() throws {
+        try withTemporaryStore { store in
+            for batch in batches { _ = try store.append(batch) }
+            let probe = ParallelProbe()
+            for text in [
+                "sessions | where started >= \(Self.cutoff) | select session, started, furthest_screen",
+                "sessions | where started >= \(Self.cutoff) | count by onboarding, exit",
+                "sessions | where started >= \(Self.cutoff) | funnel",
+                "sessions | where started >= @2026-11-01T09:00:00Z | stats avg(duration), count() by completed",
+                "sessions | where started >= @2026-11-01T10:30:00Z and onboarding == \"onb_1\" | funnel by exit",
+            ] {
+                let query = try Query.parse(text)
+                let serial = try query.run(on: StoreEventSource(store), options: .init(threads: 1))
+                let memory = try query.run(on: InMemoryEventSource(events))
+                #expect(agree(serial, memory), "\(text)\n\(serial.render(.table))\n\(memory.render(.table))")
+                for threads in [2, 3, 5] {
+                    let split = try StoreEventSource.$minimumPartEvents.withValue(1) {
+                        try StoreEventSource.$parallelProbe.withValue(probe) {
+                            try query.run(on: StoreEventSource(store), options: .init(threads: threads))
+                        }
+                    }
+                    #expect(split == serial, "\(threads) threads: \(text)\n\(split.render(.table))")
+                }
+            }
+            #expect(probe.counts.folds >= 15, "every run split: \(probe.counts)")
+        }
+    }
+
+    /// Split, a scan from a time on delivers its sessions in the order one scan meets them: the scope's onboardings
+    /// by id, then each one's keys, not their times. Two onboardings and two variations spelled apart but equal as
+    /// strings each keep the spelling of the session met first, although the other spelling's session starts earlier.
+    @Test func splitScansFromATimeOnDeliverInOneScansOrder() throws {
+        let h = StartedSinceTests.hour
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        var events: [Event] = []
+        // The composed onboarding is interned first (a lower id): its sessions come first in one scan's order, though
+        // they start later than the decomposed onboarding's.
+        for i in 0..<30 {
+            let at = 11 * h + Double(i) * 60
+            events.append(ev(at + 3600, "a\(i)", screen: 0, onboarding: "onb_" + composed, variation: composed, started))
+            events.append(ev(at + 3660, "a\(i)", screen: 1, onboarding: "onb_" + composed, presented))
+        }
+        for i in 0..<30 {
+            let at = 11 * h + Double(i) * 60
+            events.append(ev(at, "b\(i)", screen: 0, onboarding: "onb_" + decomposed, variation: decomposed, started))
+            events.append(ev(at + 60, "b\(i)", screen: 1, onboarding: "onb_" + decomposed, presented))
+        }
+        try withTemporaryStore { store in
+            _ = try store.append(events)
+            for text in [
+                "sessions | where started >= \(Self.cutoff) | count by onboarding",
+                "sessions | where started >= \(Self.cutoff) | count by variation",
+                "sessions | where started >= \(Self.cutoff) | funnel by onboarding",
+            ] {
+                let query = try Query.parse(text)
+                let serial = try query.run(on: StoreEventSource(store), options: .init(threads: 1))
+                #expect(serial.render(.table).contains(composed), "\(text): the first scanned session's spelling")
+                let probe = ParallelProbe()
+                let split = try StoreEventSource.$minimumPartEvents.withValue(1) {
+                    try StoreEventSource.$parallelProbe.withValue(probe) {
+                        try query.run(on: StoreEventSource(store), options: .init(threads: 3))
+                    }
+                }
+                #expect(probe.counts.folds == 1, "\(text): split")
+                #expect(
+                    Array(split.render(.table).utf8) == Array(serial.render(.table).utf8),
+                    "\(text)\n\(split.render(.table))\n\(serial.render(.table))")
+            }
+        }
+    }
 }

@@ -204,8 +204,8 @@ struct Plan: Sendable {
     }
 
     /// Whether the plan's scan may be split across threads (``StoreEventSource/threads``): a count by field codes, a
-    /// session fold of the whole store or of whole onboardings, or the fold of the `session.` properties an `events`
-    /// query reads apart.
+    /// session fold of the whole store or of whole onboardings (from a time on too), or the fold of the `session.`
+    /// properties an `events` query reads apart.
     private func splits(_ query: CheckedQuery, source: some EventSource) -> Bool {
         guard sessions == nil, profiles == nil else { return false }
         switch access {
@@ -217,7 +217,7 @@ struct Plan: Sendable {
             guard !query.needsSessionRows, !query.countsEverySession else { return false }
             // A listing cut by `limit` reads windows of time from the earliest event on (the `stop:` line).
             if query.listLimit != nil, ranges.count == 1, ranges[0].isEverything { return false }
-            return foldsWhole && !namesFold(query, source)
+            return (foldsWhole || StoreEventSource.sinceStart(ranges) != nil) && !namesFold(query, source)
         case .sessionEvents:
             // The properties' fold is split when it folds the whole store or whole onboardings; the events' count when
             // it is counted by field codes.

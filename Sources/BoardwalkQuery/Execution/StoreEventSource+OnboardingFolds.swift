@@ -135,17 +135,27 @@ extension StoreEventSource {
         }
         // All the scan's state in one struct, mutated through one access per event: a local function capturing
         // variables pays a dynamic exclusivity check per event.
-        let met = since.map { _ in FirstMet(slots: slotsInScope) }
         var scan = ScopeScan(
-            table: table, elsewhere: spanning, folds: folds, lean: lean, met: met, cancellation: cancellation,
+            table: table, elsewhere: spanning, folds: folds, lean: lean, met: nil, cancellation: cancellation,
             text: text)
         needs.stepTests?.limit(sessions: slotsInScope, events: eventsInScope)
         if needs.stepTests?.overBudget == true { return true }  // a strict funnel of more events than the budget
         let time = since.map { StoreEventSource.storeTimeRange($0...Int64.max) } ?? nil
-        var split = false
-        if met == nil {
-            split = try foldInParallel(
-                snapshot, ranges, into: &scan, needs: needs, cancellation: cancellation, text: text)
+        // From a time on, the sessions are delivered in the order one scan meets them: split, each worker keeps where
+        // it met each session first (by the scope's order, then key order) and its smallest seq.
+        if since != nil, StoreEventSource.threads > 1 {
+            scan.positions = FirstPositions(slots: slotsInScope, scope: scope)
+        }
+        let split = try foldInParallel(
+            snapshot, ranges, into: &scan, needs: needs, cancellation: cancellation, text: text)
+        var met: FirstMet? = nil
+        if let positions = scan.positions, split {
+            met = positions.firstMet()
+        } else if since != nil {
+            // One scan in key order meets the sessions in their order itself.
+            met = FirstMet(slots: slotsInScope)
+            scan.positions = nil
+            scan.met = met
         }
         if !split {
             for onboarding in scope {
@@ -226,8 +236,8 @@ extension StoreEventSource {
     /// Each worker folds its parts (an onboarding, or a time slice of one) into folds of its own over the same
     /// sessions, and those are merged into `scan`'s: a session's events may lie in several parts, and a fold's
     /// merge gives what folding them all in one gives (every first and last kept with its `(time, seq)` position).
-    /// A fold that meets sessions in an order it keeps (from a time on) is not split. Snapshots that do not all read
-    /// one commit fold on one thread; a custom funnel's step events are kept within its budget as
+    /// A fold from a time on, which delivers its sessions in the order one scan meets them, has each worker keep where
+    /// it met each session first (``FirstPositions``). Snapshots that do not all read one commit fold on one thread; a custom funnel's step events are kept within its budget as
     /// ``foldSplit(_:_:into:needs:make:read:absorb:)`` says.
     ///
     /// Memory: one set of folds per worker (a lean fold's 128 bytes per session, and its rows of screen times; a
@@ -261,6 +271,12 @@ private final class FirstMet {
         firstSeq = [UInt64](repeating: .max, count: count)
     }
 
+    /// The slots met, in the order given, with the smallest seq each was met by.
+    init(firstSeq: [UInt64], slots: [Int]) {
+        self.firstSeq = firstSeq
+        self.slots = slots
+    }
+
     @inline(__always)
     func meet(_ slot: Int, seq: UInt64) {
         let first = firstSeq[slot]
@@ -288,6 +304,62 @@ private final class FirstMet {
     }
 }
 
+/// ``FirstMet`` for a scan from a time on split across threads: by slot, the first event a worker met the session
+/// by, in the order one scan of the scope reads (the onboarding's place in the scope, then its key: screen, time,
+/// seq), and the smallest seq it met the session by. Merged by minimum, the workers' positions give the order one scan
+/// first meets the sessions in, whatever parts each worker read and in whichever order their blocks came.
+private final class FirstPositions {
+    @exclusivity(unchecked) private var firsts: [EventAddress]
+    @exclusivity(unchecked) private var seqs: [UInt64]
+    /// Each onboarding of the scope's place in it.
+    private let scope: [StringID: UInt64]
+
+    init(slots count: Int, scope: [StringID]) {
+        firsts = [EventAddress](repeating: .last, count: count)
+        seqs = [UInt64](repeating: .max, count: count)
+        var places: [StringID: UInt64] = [:]
+        for (place, onboarding) in scope.enumerated() where places[onboarding] == nil {
+            places[onboarding] = UInt64(place)
+        }
+        self.scope = places
+    }
+
+    private init(slots count: Int, places: [StringID: UInt64]) {
+        firsts = [EventAddress](repeating: .last, count: count)
+        seqs = [UInt64](repeating: .max, count: count)
+        scope = places
+    }
+
+    /// Empty positions for another worker of the same scan.
+    func partner() -> FirstPositions { FirstPositions(slots: firsts.count, places: scope) }
+
+    /// The place of `onboarding` in the scope (the events without a position: after every onboarding).
+    func scopePosition(_ onboarding: StringID) -> UInt64 { scope[onboarding] ?? UInt64(scope.count) }
+
+    @inline(__always)
+    func meet(_ slot: Int, group: UInt64, time: Int64, seq: UInt64) {
+        if seq < seqs[slot] { seqs[slot] = seq }
+        let at = EventAddress(group: group, time: time, seq: seq)
+        if at < firsts[slot] { firsts[slot] = at }
+    }
+
+    /// Takes another worker's positions in: the earlier of each.
+    /// - Complexity: O(slots).
+    func merge(_ other: FirstPositions) {
+        for slot in firsts.indices {
+            if other.firsts[slot] < firsts[slot] { firsts[slot] = other.firsts[slot] }
+            if other.seqs[slot] < seqs[slot] { seqs[slot] = other.seqs[slot] }
+        }
+    }
+
+    /// The slots met, in the order one scan first meets them, with their smallest seqs.
+    /// - Complexity: O(slots × log slots).
+    func firstMet() -> FirstMet {
+        let met = firsts.indices.filter { firsts[$0] != .last }.sorted { firsts[$0] < firsts[$1] }
+        return FirstMet(firstSeq: seqs, slots: met)
+    }
+}
+
 /// The state of the scans of whole onboardings: the scope's sessions by id, which of them are read through the
 /// session index instead (`elsewhere`), and their folds by slot.
 private struct ScopeScan {
@@ -298,7 +370,9 @@ private struct ScopeScan {
     /// The folds of a lean fold (``FoldNeeds/lean``), with the sessions read elsewhere marked `excluded`.
     let lean: LeanFolds?
     /// For a scan from a time on: the slots in the order the scan meets them.
-    let met: FirstMet?
+    var met: FirstMet?
+    /// For a scan from a time on split across threads: where this worker met each session first, and by which seqs.
+    var positions: FirstPositions?
     var ticker: CancellationTicker
 
     init(
@@ -319,14 +393,17 @@ private struct ScopeScan {
     func partner(cancellation: CancellationFlag?, text: String) -> ScopeScan {
         let theirs = FoldStorage(capacity: lean == nil ? folds.count : 0)
         if lean == nil { theirs.append(SessionFold(), count: folds.count) }
-        return ScopeScan(
+        var partner = ScopeScan(
             table: table.unshared(), elsewhere: elsewhere.map { $0 }, folds: theirs,
             lean: lean.map { LeanFolds(sameSessionsAs: $0) }, met: nil, cancellation: cancellation, text: text)
+        partner.positions = positions?.partner()
+        return partner
     }
 
     /// Folds what a ``partner(cancellation:text:)`` folded into this scan's sessions.
     /// - Complexity: O(sessions).
     func merge(_ other: ScopeScan) throws(QueryError) {
+        if let positions, let theirs = other.positions { positions.merge(theirs) }
         if let lean, let theirs = other.lean {
             try lean.merge(theirs)
         } else {
@@ -340,6 +417,8 @@ private struct ScopeScan {
         strings: SnapshotStrings
     ) throws {
         let settings = lean.settings
+        let positions = self.positions
+        let scopePosition = positions?.scopePosition(onboarding) ?? 0
         // A lean fold does not depend on the order of a group's events (each first and last is kept with its
         // (time, seq) position; a run's events, one block's, are in that order): without `met`, which records the
         // order sessions are first met in, the blocks are read one at a time, unmerged, which lets the store read a
@@ -352,6 +431,7 @@ private struct ScopeScan {
             // ones change only what `LeanFolds.addFollowing` updates.
             var lastSession = RecordFormat.absent, lastSlot = -1, lastFolded = false, events = 0
             var lastClient = RecordFormat.absent
+            let group = scopePosition << 16 | UInt64(run.screen)
             while let record = try run.next() {
                 let seq = record.seq
                 let fields = try record.fields(Outcomes.extent)
@@ -364,6 +444,7 @@ private struct ScopeScan {
                 let slot = lastSlot
                 guard slot >= 0 else { continue }
                 met?.meet(slot, seq: seq)
+                positions?.meet(slot, group: group, time: fields.timeMicroseconds, seq: seq)
                 if lastFolded {
                     lean.addFollowing(slot: slot, fields, seq: seq, previousClient: lastClient, settings)
                 } else {
@@ -403,11 +484,15 @@ private struct ScopeScan {
                 try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, strings: strings)
             }
         } else {
+            let positions = self.positions
+            let scopePosition = positions?.scopePosition(onboarding) ?? 0
             try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
+                let group = scopePosition << 16 | UInt64(run.screen)
                 while let record = try run.next() {
                     let fields = try record.fields(.all)
                     guard let session = fields.session, let slot = table.existingSlot(session) else { continue }
                     met?.meet(slot, seq: record.seq)
+                    positions?.meet(slot, group: group, time: fields.timeMicroseconds, seq: record.seq)
                     guard !elsewhere[slot] else { continue }
                     try ticker.tick()
                     try folds.base[slot].add(
