@@ -221,7 +221,8 @@ import Testing
         // they start later than the decomposed onboarding's.
         for i in 0..<30 {
             let at = 11 * h + Double(i) * 60
-            events.append(ev(at + 3600, "a\(i)", screen: 0, onboarding: "onb_" + composed, variation: composed, started))
+            events.append(
+                ev(at + 3600, "a\(i)", screen: 0, onboarding: "onb_" + composed, variation: composed, started))
             events.append(ev(at + 3660, "a\(i)", screen: 1, onboarding: "onb_" + composed, presented))
         }
         for i in 0..<30 {
