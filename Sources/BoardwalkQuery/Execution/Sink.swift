@@ -261,9 +261,9 @@ struct Sink {
     }
 
     /// Adds a group of `rows` rows of a `stats` whose aggregates are `count()` (which adds `rows`) and
-    /// `count_distinct` (whose entry in `distinct`, parallel to the aggregates, holds the group's distinct values);
-    /// `leaf` gives the group's key fields, none of which is a set.
-    mutating func addGroup(_ leaf: (Bound) -> Value, rows: Int, distinct: [Set<Value>?]) {
+    /// `count_distinct` (whose entry in `distinct`, parallel to the aggregates, holds the group's distinct values, or
+    /// how many when no other group has its key); `leaf` gives the group's key fields, none of which is a set.
+    mutating func addGroup(_ leaf: (Bound) -> Value, rows: Int, distinct: [DistinctValues?]) {
         guard case .stats(let aggregates, let by, _) = query.reduction else { return }
         Sink.empty(&keyBuffer)
         for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
@@ -275,8 +275,12 @@ struct Sink {
             switch (stats.values[index].states[i], distinct[i]) {
             case (.count(let n), nil):
                 stats.values[index].states[i] = .count(n + rows)
-            case (.distinct(let set), let values?):
+            case (.distinct(let set), .values(let values)?):
                 stats.values[index].states[i] = .distinct(set.union(values))
+            case (.distinct(let set), .count(let n)?):
+                // The group's only entry (its key is no other group's): the count is the aggregate's result.
+                precondition(set.isEmpty, "a counted distinct group added to values")
+                stats.values[index].states[i] = .count(n)
             default:
                 preconditionFailure("aggregate \(aggregates[i].name) is neither count() nor count_distinct")
             }
