@@ -135,27 +135,30 @@ extension StoreEventSource {
         }
         // All the scan's state in one struct, mutated through one access per event: a local function capturing
         // variables pays a dynamic exclusivity check per event.
+        // From a time on, the sessions are delivered in the order one scan meets them; split, each worker keeps where
+        // it met each session first instead (``FirstMet/init(splitOver:scope:)``).
+        var met = since.map { _ in
+            StoreEventSource.threads > 1
+                ? FirstMet(splitOver: slotsInScope, scope: scope) : FirstMet(slots: slotsInScope)
+        }
         var scan = ScopeScan(
-            table: table, elsewhere: spanning, folds: folds, lean: lean, met: nil, cancellation: cancellation,
+            table: table, elsewhere: spanning, folds: folds, lean: lean, met: met, cancellation: cancellation,
             text: text)
         needs.stepTests?.limit(sessions: slotsInScope, events: eventsInScope)
         if needs.stepTests?.overBudget == true { return true }  // a strict funnel of more events than the budget
         let time = since.map { StoreEventSource.storeTimeRange($0...Int64.max) } ?? nil
-        // From a time on, the sessions are delivered in the order one scan meets them: split, each worker keeps where
-        // it met each session first (by the scope's order, then key order) and its smallest seq.
-        if since != nil, StoreEventSource.threads > 1 {
-            scan.positions = FirstPositions(slots: slotsInScope, scope: scope)
-        }
         let split = try foldInParallel(
             snapshot, ranges, into: &scan, needs: needs, cancellation: cancellation, text: text)
-        var met: FirstMet? = nil
-        if let positions = scan.positions, split {
-            met = positions.firstMet()
-        } else if since != nil {
-            // One scan in key order meets the sessions in their order itself.
-            met = FirstMet(slots: slotsInScope)
-            scan.positions = nil
-            scan.met = met
+        if let first = met, first.isSplit {
+            if split {
+                first.orderSplit()
+            } else {
+                // One scan in key order meets the sessions in their order itself (nothing was read yet).
+                met = FirstMet(slots: slotsInScope)
+                scan = ScopeScan(
+                    table: table, elsewhere: spanning, folds: folds, lean: lean, met: met,
+                    cancellation: cancellation, text: text)
+            }
         }
         if !split {
             for onboarding in scope {
@@ -237,7 +240,8 @@ extension StoreEventSource {
     /// sessions, and those are merged into `scan`'s: a session's events may lie in several parts, and a fold's
     /// merge gives what folding them all in one gives (every first and last kept with its `(time, seq)` position).
     /// A fold from a time on, which delivers its sessions in the order one scan meets them, has each worker keep where
-    /// it met each session first (``FirstPositions``). Snapshots that do not all read one commit fold on one thread; a custom funnel's step events are kept within its budget as
+    /// it met each session first (``FirstMet/init(splitOver:scope:)``). Snapshots that do not all read one commit fold
+    /// on one thread; a custom funnel's step events are kept within its budget as
     /// ``foldSplit(_:_:into:needs:make:read:absorb:)`` says.
     ///
     /// Memory: one set of folds per worker (a lean fold's 128 bytes per session, and its rows of screen times; a
@@ -263,27 +267,88 @@ extension StoreEventSource {
 }
 
 /// The slots a scan meets, in the order it first meets them, and the smallest seq it met each by.
+///
+/// **Split** across threads, each worker's keeps instead where it met each session first, in the order one scan of the
+/// scope reads (the onboarding's place in the scope, then its key: screen, time, seq), whatever parts it read and in
+/// whichever order their blocks came; merged by minimum (``merge(_:)``), the positions give the order one scan first
+/// meets the sessions in (``orderSplit()``).
 private final class FirstMet {
     @exclusivity(unchecked) private var firstSeq: [UInt64]
     @exclusivity(unchecked) private(set) var slots: [Int] = []
+    /// Split: by slot, the first position met (empty for one scan).
+    @exclusivity(unchecked) private var firsts: [EventAddress] = []
+    /// Split: each onboarding of the scope's place in it, and the place of the onboarding being read.
+    private let places: [StringID: UInt64]
+    @exclusivity(unchecked) private var place: UInt64 = 0
+    let isSplit: Bool
 
     init(slots count: Int) {
         firstSeq = [UInt64](repeating: .max, count: count)
+        places = [:]
+        isSplit = false
     }
 
-    /// The slots met, in the order given, with the smallest seq each was met by.
-    init(firstSeq: [UInt64], slots: [Int]) {
-        self.firstSeq = firstSeq
-        self.slots = slots
+    /// A worker's, of a scan split across threads over `scope`'s onboardings.
+    init(splitOver count: Int, scope: [StringID]) {
+        firstSeq = [UInt64](repeating: .max, count: count)
+        firsts = [EventAddress](repeating: .last, count: count)
+        var places: [StringID: UInt64] = [:]
+        for (place, onboarding) in scope.enumerated() where places[onboarding] == nil {
+            places[onboarding] = UInt64(place)
+        }
+        self.places = places
+        isSplit = true
+    }
+
+    private init(splitOver count: Int, places: [StringID: UInt64]) {
+        firstSeq = [UInt64](repeating: .max, count: count)
+        firsts = [EventAddress](repeating: .last, count: count)
+        self.places = places
+        isSplit = true
+    }
+
+    /// An empty one for another worker of the same split scan.
+    func partner() -> FirstMet { FirstMet(splitOver: firstSeq.count, places: places) }
+
+    /// Told that the events of `onboarding` come next (split: its place in the scope; the events without a position
+    /// come after every onboarding).
+    func enter(_ onboarding: StringID) {
+        if isSplit { place = places[onboarding] ?? UInt64(places.count) }
     }
 
     @inline(__always)
-    func meet(_ slot: Int, seq: UInt64) {
+    func meet(_ slot: Int, seq: UInt64, screen: UInt16, time: Int64) {
+        if isSplit { return meetSplit(slot, seq: seq, screen: screen, time: time) }
         let first = firstSeq[slot]
         if seq < first {
             if first == .max { slots.append(slot) }
             firstSeq[slot] = seq
         }
+    }
+
+    /// Not inlined: the scans' loops stay as small as they were before scans from a time on split (inlined, it kept
+    /// the record's decoding out of the lean loop: a busiest onboarding's funnel at 50 000 sessions, which never
+    /// splits from a time on, took 220 M instructions instead of 188 M).
+    @inline(never)
+    private func meetSplit(_ slot: Int, seq: UInt64, screen: UInt16, time: Int64) {
+        if seq < firstSeq[slot] { firstSeq[slot] = seq }
+        let at = EventAddress(group: place << 16 | UInt64(screen), time: time, seq: seq)
+        if at < firsts[slot] { firsts[slot] = at }
+    }
+
+    /// Takes another worker's positions in: the earlier of each.
+    /// - Complexity: O(slots).
+    func merge(_ other: FirstMet) {
+        for slot in firsts.indices {
+            if other.firsts[slot] < firsts[slot] { firsts[slot] = other.firsts[slot] }
+            if other.firstSeq[slot] < firstSeq[slot] { firstSeq[slot] = other.firstSeq[slot] }
+        }
+    }
+
+    /// Orders the slots met by the workers' merged positions: the order one scan first meets them.
+    /// - Complexity: O(slots × log slots).
+    func orderSplit() {
+        slots = firsts.indices.filter { firsts[$0] != .last }.sorted { firsts[$0] < firsts[$1] }
     }
 
     /// Where the pass over late arrivals starts: the smallest first seq of the sessions met that are not read
@@ -304,62 +369,6 @@ private final class FirstMet {
     }
 }
 
-/// ``FirstMet`` for a scan from a time on split across threads: by slot, the first event a worker met the session
-/// by, in the order one scan of the scope reads (the onboarding's place in the scope, then its key: screen, time,
-/// seq), and the smallest seq it met the session by. Merged by minimum, the workers' positions give the order one scan
-/// first meets the sessions in, whatever parts each worker read and in whichever order their blocks came.
-private final class FirstPositions {
-    @exclusivity(unchecked) private var firsts: [EventAddress]
-    @exclusivity(unchecked) private var seqs: [UInt64]
-    /// Each onboarding of the scope's place in it.
-    private let scope: [StringID: UInt64]
-
-    init(slots count: Int, scope: [StringID]) {
-        firsts = [EventAddress](repeating: .last, count: count)
-        seqs = [UInt64](repeating: .max, count: count)
-        var places: [StringID: UInt64] = [:]
-        for (place, onboarding) in scope.enumerated() where places[onboarding] == nil {
-            places[onboarding] = UInt64(place)
-        }
-        self.scope = places
-    }
-
-    private init(slots count: Int, places: [StringID: UInt64]) {
-        firsts = [EventAddress](repeating: .last, count: count)
-        seqs = [UInt64](repeating: .max, count: count)
-        scope = places
-    }
-
-    /// Empty positions for another worker of the same scan.
-    func partner() -> FirstPositions { FirstPositions(slots: firsts.count, places: scope) }
-
-    /// The place of `onboarding` in the scope (the events without a position: after every onboarding).
-    func scopePosition(_ onboarding: StringID) -> UInt64 { scope[onboarding] ?? UInt64(scope.count) }
-
-    @inline(__always)
-    func meet(_ slot: Int, group: UInt64, time: Int64, seq: UInt64) {
-        if seq < seqs[slot] { seqs[slot] = seq }
-        let at = EventAddress(group: group, time: time, seq: seq)
-        if at < firsts[slot] { firsts[slot] = at }
-    }
-
-    /// Takes another worker's positions in: the earlier of each.
-    /// - Complexity: O(slots).
-    func merge(_ other: FirstPositions) {
-        for slot in firsts.indices {
-            if other.firsts[slot] < firsts[slot] { firsts[slot] = other.firsts[slot] }
-            if other.seqs[slot] < seqs[slot] { seqs[slot] = other.seqs[slot] }
-        }
-    }
-
-    /// The slots met, in the order one scan first meets them, with their smallest seqs.
-    /// - Complexity: O(slots × log slots).
-    func firstMet() -> FirstMet {
-        let met = firsts.indices.filter { firsts[$0] != .last }.sorted { firsts[$0] < firsts[$1] }
-        return FirstMet(firstSeq: seqs, slots: met)
-    }
-}
-
 /// The state of the scans of whole onboardings: the scope's sessions by id, which of them are read through the
 /// session index instead (`elsewhere`), and their folds by slot.
 private struct ScopeScan {
@@ -370,9 +379,7 @@ private struct ScopeScan {
     /// The folds of a lean fold (``FoldNeeds/lean``), with the sessions read elsewhere marked `excluded`.
     let lean: LeanFolds?
     /// For a scan from a time on: the slots in the order the scan meets them.
-    var met: FirstMet?
-    /// For a scan from a time on split across threads: where this worker met each session first, and by which seqs.
-    var positions: FirstPositions?
+    let met: FirstMet?
     var ticker: CancellationTicker
 
     init(
@@ -393,17 +400,16 @@ private struct ScopeScan {
     func partner(cancellation: CancellationFlag?, text: String) -> ScopeScan {
         let theirs = FoldStorage(capacity: lean == nil ? folds.count : 0)
         if lean == nil { theirs.append(SessionFold(), count: folds.count) }
-        var partner = ScopeScan(
+        return ScopeScan(
             table: table.unshared(), elsewhere: elsewhere.map { $0 }, folds: theirs,
-            lean: lean.map { LeanFolds(sameSessionsAs: $0) }, met: nil, cancellation: cancellation, text: text)
-        partner.positions = positions?.partner()
-        return partner
+            lean: lean.map { LeanFolds(sameSessionsAs: $0) }, met: met?.partner(), cancellation: cancellation,
+            text: text)
     }
 
     /// Folds what a ``partner(cancellation:text:)`` folded into this scan's sessions.
     /// - Complexity: O(sessions).
     func merge(_ other: ScopeScan) throws(QueryError) {
-        if let positions, let theirs = other.positions { positions.merge(theirs) }
+        if let met, let theirs = other.met { met.merge(theirs) }
         if let lean, let theirs = other.lean {
             try lean.merge(theirs)
         } else {
@@ -417,8 +423,6 @@ private struct ScopeScan {
         strings: SnapshotStrings
     ) throws {
         let settings = lean.settings
-        let positions = self.positions
-        let scopePosition = positions?.scopePosition(onboarding) ?? 0
         // A lean fold does not depend on the order of a group's events (each first and last is kept with its
         // (time, seq) position; a run's events, one block's, are in that order): without `met`, which records the
         // order sessions are first met in, the blocks are read one at a time, unmerged, which lets the store read a
@@ -431,7 +435,6 @@ private struct ScopeScan {
             // ones change only what `LeanFolds.addFollowing` updates.
             var lastSession = RecordFormat.absent, lastSlot = -1, lastFolded = false, events = 0
             var lastClient = RecordFormat.absent
-            let group = scopePosition << 16 | UInt64(run.screen)
             while let record = try run.next() {
                 let seq = record.seq
                 let fields = try record.fields(Outcomes.extent)
@@ -443,8 +446,7 @@ private struct ScopeScan {
                 }
                 let slot = lastSlot
                 guard slot >= 0 else { continue }
-                met?.meet(slot, seq: seq)
-                positions?.meet(slot, group: group, time: fields.timeMicroseconds, seq: seq)
+                met?.meet(slot, seq: seq, screen: run.screen, time: fields.timeMicroseconds)
                 if lastFolded {
                     lean.addFollowing(slot: slot, fields, seq: seq, previousClient: lastClient, settings)
                 } else {
@@ -477,6 +479,7 @@ private struct ScopeScan {
         _ snapshot: Snapshot, onboarding: StringID, time: Range<Timestamp>?, strings: SnapshotStrings,
         needs: FoldNeeds
     ) throws {
+        met?.enter(onboarding)
         if let lean {
             if lean.outcomes {
                 try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithOutcomes.self, strings: strings)
@@ -484,15 +487,11 @@ private struct ScopeScan {
                 try scanLean(snapshot, onboarding: onboarding, time: time, lean, WithoutOutcomes.self, strings: strings)
             }
         } else {
-            let positions = self.positions
-            let scopePosition = positions?.scopePosition(onboarding) ?? 0
             try snapshot.forEachRun(onboarding: onboarding, time: time) { run in
-                let group = scopePosition << 16 | UInt64(run.screen)
                 while let record = try run.next() {
                     let fields = try record.fields(.all)
                     guard let session = fields.session, let slot = table.existingSlot(session) else { continue }
-                    met?.meet(slot, seq: record.seq)
-                    positions?.meet(slot, group: group, time: fields.timeMicroseconds, seq: record.seq)
+                    met?.meet(slot, seq: record.seq, screen: run.screen, time: fields.timeMicroseconds)
                     guard !elsewhere[slot] else { continue }
                     try ticker.tick()
                     try folds.base[slot].add(
