@@ -424,8 +424,8 @@ private struct ScopeScan {
     ) throws {
         let settings = lean.settings
         // A lean fold does not depend on the order of a group's events (each first and last is kept with its
-        // (time, seq) position; a run's events, one block's, are in that order): without `met`, which records the
-        // order sessions are first met in, the blocks are read one at a time, unmerged, which lets the store read a
+        // (time, seq) position; a run's events, one block's, are in that order): without `met` recording the order
+        // sessions are first met in (a split one keeps minima), the blocks are read one at a time, unmerged, which lets the store read a
         // block that sits alone in its part of the file with `pread` instead of a page fault
         // (`Snapshot.forEachBlockRun`: the first query of a process on an onboarding of a store as ingested).
         func fold(_ run: inout EventRun) throws -> Bool {
@@ -465,7 +465,8 @@ private struct ScopeScan {
             try ticker.tick(events)
             return true
         }
-        if met == nil {
+        // A split scan's positions are minima, whatever order its blocks come in.
+        if met?.isSplit ?? true {
             try snapshot.forEachBlockRun(onboarding: onboarding, time: time, fold)
         } else {
             try snapshot.forEachRun(onboarding: onboarding, time: time, fold)
