@@ -175,3 +175,42 @@ private func identical(_ a: ResultTable, _ b: ResultTable) -> Bool {
         #expect(String(describing: a.value) == String(describing: b.value), "\(a.label ?? "?") after reset")
     }
 }
+
+/// A split delivery cancelled as its workers start throws `.cancelled`, and every worker has returned by then; not
+/// cancelled, it answers as one thread does.
+@Test func cancelledSplitDeliveryStopsEveryWorker() throws {
+    var events: [Event] = []
+    for s in 0..<9_000 {
+        events.append(ev(Double(s) * 20, "s\(s)", variation: "v\(s % 7)", started))
+        events.append(ev(Double(s) * 20 + 5, "s\(s)", screen: 1, presented))
+    }
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        let disk = StoreEventSource(store)
+        let query = try Query.parse("sessions | count by day(started)")
+        let serial = try query.run(on: disk, options: .init(threads: 1))
+        let probe = ParallelProbe()
+        let split = try StoreEventSource.$minimumShareSessions.withValue(1_000) {
+            try StoreEventSource.$parallelProbe.withValue(probe) {
+                try query.run(on: disk, options: .init(threads: 2))
+            }
+        }
+        #expect(split == serial)
+        #expect(probe.counts.deliveries == 1 && probe.counts.started == 2 && probe.counts.finished == 2)
+
+        let flag = CancellationFlag()
+        let cancelled = ParallelProbe { flag.cancel() }
+        #expect {
+            try StoreEventSource.$minimumShareSessions.withValue(1_000) {
+                try StoreEventSource.$parallelProbe.withValue(cancelled) {
+                    _ = try query.run(on: disk, options: .init(cancellation: flag, threads: 2))
+                }
+            }
+        } throws: { error in
+            (error as? QueryError)?.kind == .cancelled
+        }
+        let stopped = cancelled.counts
+        #expect(stopped.started == 2 && stopped.finished == 2, "no worker left running: \(stopped)")
+        #expect(stopped.parts == 0, "no run delivered once the flag was set: \(stopped)")
+    }
+}

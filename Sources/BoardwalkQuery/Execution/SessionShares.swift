@@ -63,6 +63,8 @@ extension StoreEventSource {
         func deliver(_ run: ArraySlice<Int>, _ snapshot: Snapshot, _ strings: SnapshotStrings, into share: inout Share)
             throws
         {
+            // Checked as each run starts, and every 4 096 sessions of it.
+            try cancellation?.throwIfCancelled(query: text)
             var ticker = CancellationTicker(cancellation: cancellation, text: text)
             var reachBuffer: [Int64] = []
             let summary = SessionSummary(id: "")
