@@ -100,38 +100,15 @@ final class PageGuard {
     /// - Returns: where the search lands (`nil` for an empty database or an empty leaf).
     @discardableResult
     func search(_ db: Database, key: UnsafeRawBufferPointer, reach: Reach) throws -> Landing? {
-        guard let (root, depth) = try tree(db) else { return nil }
-        return try withUnsafeTemporaryAllocation(of: (page: UInt64, index: Int, count: Int).self, capacity: depth) {
-            path in
-            var page = root
-            for level in 0..<depth {
-                let view = try load(db, page, level: level, depth: depth)
-                if level < depth - 1 {
-                    var lo = 1, hi = view.count  // the first node after the key
-                    while lo < hi {
-                        let mid = (lo + hi) / 2
-                        if PageGuard.compare(view.checkedKey(mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
-                    }
-                    path[level] = (page, lo - 1, view.count)
-                    page = view.checkedChild(lo - 1)
-                } else {
-                    var lo = 0, hi = view.count  // the first node at or after the key
-                    while lo < hi {
-                        let mid = (lo + hi) / 2
-                        if PageGuard.compare(view.checkedKey(mid), key) < 0 { lo = mid + 1 } else { hi = mid }
-                    }
-                    path[level] = (page, lo, view.count)
-                    if reach != .leaf && reach != .before && lo >= view.count - 1 {
-                        try neighbour(db, path, depth: depth, forward: true)
-                    }
-                    if reach != .leaf && reach != .after && lo == 0 {
-                        try neighbour(db, path, depth: depth, forward: false)
-                    }
-                    guard view.count > 0 else { return nil }
-                    return Landing(index: lo, leaf: view)
-                }
+        try descend(db, to: key) { path, depth, leaf, lo in
+            if reach != .leaf && reach != .before && lo >= leaf.count - 1 {
+                try neighbour(db, path, depth: depth, forward: true)
             }
-            return nil
+            if reach != .leaf && reach != .after && lo == 0 {
+                try neighbour(db, path, depth: depth, forward: false)
+            }
+            guard leaf.count > 0 else { return nil }
+            return Landing(index: lo, leaf: leaf)
         }
     }
 
@@ -141,6 +118,31 @@ final class PageGuard {
     /// - Returns: where the step lands, the next (previous) entry's leaf and index; `nil` past the tree's last
     ///   (first) entry, or for an empty database.
     func step(_ db: Database, from key: UnsafeRawBufferPointer, forward: Bool) throws -> Landing? {
+        try descend(db, to: key) { path, depth, leaf, lo in
+            if forward {
+                let next = lo < leaf.count && PageGuard.compare(leaf.checkedKey(lo), key) == 0 ? lo + 1 : lo
+                if next < leaf.count { return Landing(index: next, leaf: leaf) }
+                guard let after = try neighbour(db, path, depth: depth, forward: true), after.count > 0 else {
+                    return nil
+                }
+                return Landing(index: 0, leaf: after)
+            }
+            if lo > 0 { return Landing(index: lo - 1, leaf: leaf) }
+            guard let before = try neighbour(db, path, depth: depth, forward: false), before.count > 0 else {
+                return nil
+            }
+            return Landing(index: before.count - 1, leaf: before)
+        }
+    }
+
+    /// Checks the pages from the root of `db` down to the leaf where `key` lands, each child chosen as liblmdb chooses
+    /// it, and calls `atLeaf` with the path taken (each level's page, node and node count), the tree's depth, the
+    /// leaf and the index of its first node at or after `key`; `nil` for an empty database.
+    @inline(__always)
+    private func descend<R>(
+        _ db: Database, to key: UnsafeRawBufferPointer,
+        _ atLeaf: (UnsafeMutableBufferPointer<(page: UInt64, index: Int, count: Int)>, Int, LMDBPage, Int) throws -> R?
+    ) throws -> R? {
         guard let (root, depth) = try tree(db) else { return nil }
         return try withUnsafeTemporaryAllocation(of: (page: UInt64, index: Int, count: Int).self, capacity: depth) {
             path in
@@ -162,19 +164,7 @@ final class PageGuard {
                 if PageGuard.compare(leaf.checkedKey(mid), key) < 0 { lo = mid + 1 } else { hi = mid }
             }
             path[depth - 1] = (page, lo, leaf.count)
-            if forward {
-                let next = lo < leaf.count && PageGuard.compare(leaf.checkedKey(lo), key) == 0 ? lo + 1 : lo
-                if next < leaf.count { return Landing(index: next, leaf: leaf) }
-                guard let after = try neighbour(db, path, depth: depth, forward: true), after.count > 0 else {
-                    return nil
-                }
-                return Landing(index: 0, leaf: after)
-            }
-            if lo > 0 { return Landing(index: lo - 1, leaf: leaf) }
-            guard let before = try neighbour(db, path, depth: depth, forward: false), before.count > 0 else {
-                return nil
-            }
-            return Landing(index: before.count - 1, leaf: before)
+            return try atLeaf(path, depth, leaf, lo)
         }
     }
 
