@@ -59,6 +59,16 @@ indirect enum Bound: Hashable, Sendable {
         return .integer(zone.bucket(of: t, unit: .day).year)
     }
 
+    /// `-x`: absent for anything but a number or a duration, and for the one integer whose negation overflows.
+    static func negated(_ value: Value) -> Value {
+        switch value {
+        case .integer(let v): v == .min ? .null : .integer(-v)
+        case .number(let v): .number(-v)
+        case .duration(let v): .duration(-v)
+        default: .null
+        }
+    }
+
     /// Evaluates the expression given how to read fields; the combinators are the language's definition,
     /// shared by every evaluator.
     func evaluate(now: Timestamp, _ leaf: (Bound) -> Value) -> Value {
@@ -88,12 +98,7 @@ indirect enum Bound: Hashable, Sendable {
         case .year(let a, let zone):
             return Bound.year(a.evaluate(now: now, leaf), zone)
         case .negate(let a):
-            switch a.evaluate(now: now, leaf) {
-            case .integer(let v): return v == .min ? .null : .integer(-v)
-            case .number(let v): return .number(-v)
-            case .duration(let v): return .duration(-v)
-            default: return .null
-            }
+            return Bound.negated(a.evaluate(now: now, leaf))
         case .present(let a):
             return .bool(!a.evaluate(now: now, leaf).isNull)
         case .member(let a, let items, let negated):

@@ -17,11 +17,6 @@ struct Executor {
         self.cancellation = cancellation
     }
 
-    private static func passes(_ filters: [Bound], _ now: Timestamp, _ leaf: (Bound) -> Value) -> Bool {
-        for filter in filters where !filter.evaluate(now: now, leaf).isTrue { return false }
-        return true
-    }
-
     mutating func run(on source: some EventSource) throws(QueryError) -> ResultTable {
         // Callers often hold `any EventSource` (the CLI does): opened here, the generic body would run
         // unspecialized, every field read a witness-table call with metadata lookups. Casting to the concrete
@@ -45,7 +40,7 @@ struct Executor {
         sink.ordersRows = !TableStage.orderIsUnseen(query.tableStages[...])
         var ticker = CancellationTicker(cancellation: cancellation, text: query.ast.text)
         var statistics = RunStatistics()
-        let filters = query.filters
+        let filters = CompiledBound(all: query.filters, now: now)
         let now = self.now
         let listing = query.reduction == nil
         let isFunnel = if case .funnel = query.reduction { true } else { false }
@@ -54,7 +49,7 @@ struct Executor {
         let needsSessionRows = query.needsSessionRows
         let summarize = query.source == .events && query.readsSessionProperties
         defer { self.statistics = statistics }
-        func passes(_ leaf: (Bound) -> Value) -> Bool { Executor.passes(filters, now, leaf) }
+        func passes(_ leaf: (Bound) -> Value) -> Bool { filters.isTrue(leaf) }
         /// One session with its events as rows in `(time, seq)` order, through the filters into the reduction.
         func take<R: EventRow>(session id: String, _ scanned: [R]) throws(QueryError) {
             try ticker.tick(scanned.count)
@@ -199,7 +194,8 @@ struct Executor {
             let store = source as! StoreEventSource
             let properties = SessionProperties(query, now: now)
             let split = SessionProperties.Split(query, now: now)
-            let (lean, rest) = (split.lean, split.rest)
+            let (lean, rest) = (split.lean, CompiledBound(all: split.rest, now: now))
+            let filtersLeft = !split.rest.isEmpty
             var coded = split.coded
             try properties.fold(
                 store, plan.ranges, sessionFilters: split.sessionFilters, keep: split.keep, now: now,
@@ -207,7 +203,7 @@ struct Executor {
             statistics.sessionsRead += properties.count
             var eventQuery = query
             eventQuery.filters = split.eventPart
-            if coded != nil, rest.isEmpty, !query.readsSessionPropertiesBeyondFilters,
+            if coded != nil, !filtersLeft, !query.readsSessionPropertiesBeyondFilters,
                 let codedCount = CodedCountPlan.make(eventQuery, now: now)
             {
                 // Keys and aggregates of coded event fields: counted by field codes, as an `events` query counts them,
@@ -246,7 +242,9 @@ struct Executor {
             if plan.leanEvents, let store = source as? StoreEventSource, StoreEventSource.readsOnlyWhatEventQueriesNeed
             {
                 // Filters on coded fields alone (not `dwell`) are evaluated once per combination of their codes.
-                var coded = CodedCountPlan.codedFields(of: filters).map { CodedFilter(filters, fields: $0, now: now) }
+                var coded = CodedCountPlan.codedFields(of: query.filters).map {
+                    CodedFilter(query.filters, fields: $0, now: now)
+                }
                 try store.scanSessionFields(plan.ranges, cancellation: cancellation, text: query.ast.text) {
                     (id, scanned) throws(QueryError) -> Bool in
                     try Executor.visit(
@@ -270,7 +268,7 @@ struct Executor {
             // events that match a custom funnel's steps; only a strict funnel needs each session's events as rows.
             let store = source as! StoreEventSource
             let needs = FoldNeeds(query, now: now)
-            let sessionFilters = SessionFilters(filters, now: now)
+            let sessionFilters = SessionFilters(query.filters, now: now)
             if query.reduction?.takesWeightedRows == true, plan.ranges.count == 1, plan.ranges[0].isEverything,
                 let groups = try store.sessionCountsByProfile(
                     needs: needs, cancellation: cancellation, text: query.ast.text)
@@ -374,7 +372,7 @@ struct Executor {
     @inline(__always)
     private static func visit<R: EventRow>(
         _ row: R, _ sink: inout Sink, _ ticker: inout CancellationTicker,
-        _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp,
+        _ statistics: inout RunStatistics, filters: CompiledBound, now: Timestamp,
         listing: Bool
     ) throws(QueryError) -> Bool {
         try ticker.tick()
@@ -385,7 +383,7 @@ struct Executor {
             if case .event(let f) = b { return row.value(f) }
             return .null
         }
-        if passes(filters, now, leaf) {
+        if filters.isTrue(leaf) {
             var time: Int64 = 0
             if listing, case .time(let t) = row.value(.time) { time = t.microseconds }
             sink.addRow(leaf, censored: false, order: (time, row.seq, ""))
@@ -398,7 +396,7 @@ struct Executor {
     @inline(__always)
     private static func visit<R: EventRow>(
         _ row: R, _ properties: SessionProperties, _ sink: inout Sink, _ ticker: inout CancellationTicker,
-        _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp, listing: Bool
+        _ statistics: inout RunStatistics, filters: CompiledBound, now: Timestamp, listing: Bool
     ) throws(QueryError) -> Bool {
         try ticker.tick()
         statistics.eventsRead += 1
@@ -412,7 +410,7 @@ struct Executor {
             default: return .null
             }
         }
-        if passes(filters, now, leaf) {
+        if filters.isTrue(leaf) {
             var time: Int64 = 0
             if listing, case .time(let t) = row.value(.time) { time = t.microseconds }
             sink.addRow(leaf, censored: false, order: (time, row.seq, ""))
@@ -427,7 +425,7 @@ struct Executor {
     /// (`session.completed`).
     private static func visit<R: EventRow>(
         session rows: [R], id: String, summarize: Bool, _ sink: inout Sink, _ ticker: inout CancellationTicker,
-        _ statistics: inout RunStatistics, filters: [Bound], now: Timestamp,
+        _ statistics: inout RunStatistics, filters: CompiledBound, now: Timestamp,
         coded: inout CodedFilter?
     ) throws(QueryError) -> Bool {
         try ticker.tick(rows.count)
@@ -454,7 +452,7 @@ struct Executor {
             }
             let pass =
                 if coded != nil, let lean = row as? StoreFieldsRow { coded!.passes(lean) } else {
-                    passes(filters, now, leaf)
+                    filters.isTrue(leaf)
                 }
             if pass {
                 sink.addRow(leaf, censored: dwell[i] == .censored, order: (row.time.microseconds, row.seq, ""))

@@ -103,9 +103,39 @@ struct Sink {
         return nil
     }
 
+    /// What ``addRow(_:censored:order:weight:)`` does with a row, with the expressions it evaluates compiled once
+    /// (``CompiledBound``): the reduction's keys and its aggregates' arguments, or the listing's columns.
+    private enum RowShape {
+        case count, top, histogram(duration: Bool, step: Double), stats([BoundAggregate]), none, listing
+    }
+    private let rowShape: RowShape
+    /// The keys of a `count` or `stats`, the value of a `top` or `histogram`, or the columns of a listing.
+    private let rowKeys: [CompiledBound]
+    /// The arguments of the aggregates of a `stats` (absent for `count()`).
+    private let rowArguments: [CompiledBound?]
+
     init(query: CheckedQuery, now: Timestamp) {
         self.query = query
         self.now = now
+        func compiled(_ columns: [BoundColumn]) -> [CompiledBound] { columns.map { CompiledBound($0.bound, now: now) } }
+        switch query.reduction {
+        case .count(let by):
+            (rowShape, rowKeys, rowArguments) = (.count, compiled(by), [])
+        case .top(_, let key):
+            (rowShape, rowKeys, rowArguments) = (.top, compiled([key]), [])
+        case .histogram(let value, let step):
+            (rowShape, rowKeys, rowArguments) = (
+                .histogram(duration: value.type == .duration, step: step), compiled([value]), []
+            )
+        case .stats(let aggregates, let by, _):
+            rowShape = .stats(aggregates)
+            rowKeys = compiled(by)
+            rowArguments = aggregates.map { $0.argument.map { CompiledBound($0, now: now) } }
+        case .funnel, .paths:
+            (rowShape, rowKeys, rowArguments) = (.none, [], [])
+        case nil:
+            (rowShape, rowKeys, rowArguments) = (.listing, compiled(query.rowColumns), [])
+        }
         listTop = query.listTop
         if case .funnel(let f) = query.reduction, !f.steps.isEmpty {
             matcher = FunnelMatcher(funnel: f, now: now)
@@ -127,11 +157,11 @@ struct Sink {
     /// Adds a row, or `weight` rows with the same values (counts from block headers or by field codes, which
     /// reduce by `count`, `top`, `histogram`, or `stats` of `count()` alone: ``BoundAggregate/countsRows``).
     mutating func addRow(_ leaf: (Bound) -> Value, censored: Bool, order: (Int64, UInt64, String), weight: Int = 1) {
-        switch query.reduction {
-        case .count(let by):
+        switch rowShape {
+        case .count:
             // The key is built in a reused buffer: looking up an existing group allocates nothing.
             Sink.empty(&keyBuffer)
-            for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
+            for key in rowKeys { keyBuffer.append(key(leaf)) }
             if !keyBuffer.contains(where: \.isSet) {
                 if let last = lastCount, counts.keys[last] == keyBuffer {
                     counts.values[last] += weight
@@ -147,40 +177,40 @@ struct Sink {
                 lastCount = nil
                 for key in keyCombinations(keyBuffer) { counts[key, default: 0] += weight }
             }
-        case .top(_, let key):
+        case .top:
             // The most frequent values: absent is not a value (rule 11), here or from an empty multi-select.
             Sink.empty(&keyBuffer)
-            keyBuffer.append(key.bound.evaluate(now: now, leaf))
+            keyBuffer.append(rowKeys[0](leaf))
             if !keyBuffer[0].isSet {
                 if !keyBuffer[0].isNull { counts[keyBuffer, default: 0] += weight }
             } else {
                 for k in keyCombinations(keyBuffer) where !k[0].isNull { counts[k, default: 0] += weight }
             }
-        case .histogram(let value, let step):
+        case .histogram(let duration, let step):
             // A censored dwell has no value and no bucket: it is counted beside them (rule 7).
             if censored { histogramCensored += weight }
-            guard let x = value.bound.evaluate(now: now, leaf).numeric,
-                let bucket = HistogramBucket.start(of: x, step: step)
-            else { return }
-            let key: Value = value.type == .duration ? .duration(bucket) : .number(bucket)
+            guard let x = rowKeys[0](leaf).numeric, let bucket = HistogramBucket.start(of: x, step: step) else {
+                return
+            }
+            let key: Value = duration ? .duration(bucket) : .number(bucket)
             counts[[key], default: 0] += weight
-        case .stats(let aggregates, let by, _):
+        case .stats(let aggregates):
             precondition(
                 weight == 1 || aggregates.allSatisfy(\.countsRows), "a weighted row of stats other than count()")
             // Keys and arguments in reused buffers, and one hash lookup per group the row falls in: an array per
             // row and a lookup per aggregate cost a quarter of a dwell query.
             Sink.empty(&keyBuffer)
-            for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
+            for key in rowKeys { keyBuffer.append(key(leaf)) }
             Sink.empty(&argumentBuffer)
-            for aggregate in aggregates { argumentBuffer.append(aggregate.argument?.evaluate(now: now, leaf) ?? .null) }
+            for argument in rowArguments { argumentBuffer.append(argument?(leaf) ?? .null) }
             if !keyBuffer.contains(where: \.isSet) {
                 addStats(keyBuffer, aggregates, censored: censored, weight: weight)
             } else {
                 for key in keyCombinations(keyBuffer) { addStats(key, aggregates, censored: censored, weight: weight) }
             }
-        case .funnel, .paths:
+        case .none:
             break
-        case nil:
+        case .listing:
             if let threshold = listThreshold, !(order < threshold) { return }
             if listLimit == 0 || listTop?.limit == 0 { return }
             if let top = listTop {
@@ -190,12 +220,12 @@ struct Sink {
                 // keep 3.6 M rows, 1.46 GB). After a cut, a row whose keys do not come before the last
                 // row kept is dropped before its other columns are read.
                 if let last = topThreshold {
-                    let keys = top.keys.map { query.rowColumns[$0.column].bound.evaluate(now: now, leaf) }
+                    let keys = top.keys.map { rowKeys[$0.column](leaf) }
                     let before = Sink.sortsBefore(
                         keys, last.keys, top.keys.indices.map { ($0, top.keys[$0].descending) })
                     if !(before ?? (order < last.order)) { return }
                 }
-                listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+                listed.append((order, rowKeys.map { $0(leaf) }))
                 if listed.count >= listingCutPoint(top.limit) {
                     listed.sort { a, b in
                         if let before = Sink.sortsBefore(a.row, b.row, top.keys) { return before }
@@ -206,7 +236,7 @@ struct Sink {
                 }
                 return
             }
-            listed.append((order, query.rowColumns.map { $0.bound.evaluate(now: now, leaf) }))
+            listed.append((order, rowKeys.map { $0(leaf) }))
             // With a limit, cut back to the first `limit` rows now and then: amortized O(log limit) per row kept.
             if let limit = listLimit, listed.count >= listingCutPoint(limit) {
                 listed.sort { $0.order < $1.order }
@@ -264,9 +294,9 @@ struct Sink {
     /// `count_distinct` (whose entry in `distinct`, parallel to the aggregates, holds the group's distinct values, or
     /// how many when no other group has its key); `leaf` gives the group's key fields, none of which is a set.
     mutating func addGroup(_ leaf: (Bound) -> Value, rows: Int, distinct: [DistinctValues?]) {
-        guard case .stats(let aggregates, let by, _) = query.reduction else { return }
+        guard case .stats(let aggregates) = rowShape else { return }
         Sink.empty(&keyBuffer)
-        for column in by { keyBuffer.append(column.bound.evaluate(now: now, leaf)) }
+        for key in rowKeys { keyBuffer.append(key(leaf)) }
         precondition(
             !keyBuffer.contains(where: \.isSet) && distinct.count == aggregates.count, "not a coded stats group")
         if stats[keyBuffer] == nil { stats[keyBuffer] = (aggregates.map { AggregateState($0.function) }, 0) }
@@ -292,12 +322,12 @@ struct Sink {
     /// `count by profile`). The group becomes a result row at once, without a hash; a key with a set in it (which
     /// ``addRow(_:censored:order:weight:)`` expands into several) goes through that instead.
     mutating func addDistinctCount(_ leaf: (Bound) -> Value, weight: Int) {
-        guard case .count(let by) = query.reduction, !by.isEmpty else {
+        guard case .count = rowShape, !rowKeys.isEmpty else {
             return addRow(leaf, censored: false, order: (0, 0, ""), weight: weight)
         }
         var row: [Value] = []
-        row.reserveCapacity(by.count + 1)
-        for column in by { row.append(column.bound.evaluate(now: now, leaf)) }
+        row.reserveCapacity(rowKeys.count + 1)
+        for key in rowKeys { row.append(key(leaf)) }
         if row.contains(where: \.isSet) { return addRow(leaf, censored: false, order: (0, 0, ""), weight: weight) }
         row.append(.integer(Int64(weight)))
         distinctRows.append(row)
