@@ -245,6 +245,41 @@ struct Executor {
                 var coded = CodedCountPlan.codedFields(of: query.filters).map {
                     CodedFilter(query.filters, fields: $0, now: now)
                 }
+                if Sink.merges(query.reduction) {
+                    // Rows of a reduction whose sinks merge: the sessions may be gathered on several threads, each
+                    // window's into a sink of its own, merged in the windows' order.
+                    let checked = query, ordersRows = sink.ordersRows, cancellation = self.cancellation
+                    let sharing = SessionRowsSharing<RowsShare, StoreFieldsRow>(
+                        make: {
+                            // Its own copy of the query's expressions: the threads evaluate them at once.
+                            let own = checked.ownCopy()
+                            var sink = Sink(query: own, now: now)
+                            sink.ordersRows = ordersRows
+                            return RowsShare(
+                                sink: sink, filters: CompiledBound(all: own.filters, now: now),
+                                coded: CodedCountPlan.codedFields(of: own.filters).map {
+                                    CodedFilter(own.filters, fields: $0, now: now)
+                                },
+                                ticker: CancellationTicker(cancellation: cancellation, text: own.ast.text))
+                        },
+                        add: { (share, id, rows) throws(QueryError) in
+                            _ = try Executor.visit(
+                                session: rows, id: id, summarize: false, &share.sink, &share.ticker,
+                                &share.statistics, filters: share.filters, now: now, coded: &share.coded)
+                        },
+                        merge: { share, other in
+                            share.sink.merge(other.sink)
+                            share.statistics.sessionsRead += other.statistics.sessionsRead
+                            share.statistics.eventsRead += other.statistics.eventsRead
+                        })
+                    var share = RowsShare(sink: sink, filters: filters, coded: coded, ticker: ticker)
+                    try store.scanSessionFields(
+                        plan.ranges, cancellation: cancellation, text: query.ast.text, into: &share, sharing: sharing)
+                    sink = share.sink
+                    statistics.sessionsRead += share.statistics.sessionsRead
+                    statistics.eventsRead += share.statistics.eventsRead
+                    break
+                }
                 try store.scanSessionFields(plan.ranges, cancellation: cancellation, text: query.ast.text) {
                     (id, scanned) throws(QueryError) -> Bool in
                     try Executor.visit(
@@ -512,6 +547,16 @@ struct Executor {
         }
         return table
     }
+}
+
+/// A share of a split gathering of sessions as rows (``SessionRowsSharing``): the rows of its sessions in a sink of
+/// its own, the filters they pass through (compiled, and by field codes), its cancellation ticker, and what it read.
+private struct RowsShare {
+    var sink: Sink
+    let filters: CompiledBound
+    var coded: CodedFilter?
+    var ticker: CancellationTicker
+    var statistics = RunStatistics()
 }
 
 /// A share of a split session delivery (``SessionSharing``): the rows of its sessions in a sink of its own, the

@@ -44,6 +44,11 @@ extension StoreEventSource {
     /// bench store, 8.3 M events). Tests bind small values to read many windows.
     @TaskLocal static var gatherBudget = 1 << 21
 
+    /// The fewest records a window of a gathering split across threads
+    /// (``scanSessionFields(_:cancellation:text:into:sharing:)``) is planned to hold: a scope of fewer than two such
+    /// windows is gathered on one thread. Tests bind small values.
+    @TaskLocal static var minimumWindowEvents = 1 << 16
+
     /// Calls `body` with each listed session and all of its events in (time, seq) order, in the order of
     /// `listed`; stops when `body` returns false.
     ///
@@ -63,13 +68,52 @@ extension StoreEventSource {
         _ snapshot: Snapshot, _ listed: ListedSessions, checkCancellation: () throws -> Void,
         _ body: (StringID, UnsafeBufferPointer<EventRecord>) throws -> Bool
     ) throws -> Bool {
-        let ratio = gatherRatio
+        guard let plan = try GatherPlan(snapshot, listed, budget: gatherBudget) else { return false }
+        var buffers = GatherBuffers()
+        for window in plan.windows {
+            guard try plan.gather(window, snapshot, &buffers, checkCancellation: checkCancellation, body) else {
+                return true
+            }
+        }
+        return true
+    }
+}
+
+/// How ``StoreEventSource/gatherSessions(_:_:checkCancellation:_:)`` reads a list of sessions: each one's home, which
+/// are read through the index, and the windows of sessions, in the list's order, whose homes are scanned together.
+/// Its windows are independent: each may be gathered on a thread of its own, with a snapshot of the same commit.
+struct GatherPlan: Sendable {
+    struct Home: Sendable {
+        let onboarding: StringID
+        let events: Int
+        var inScope = 0
+        var firstSlot = Int.max
+        var lastSlot = -1
+    }
+    let ids: [StringID]
+    /// Each listed session's position in ``ids``.
+    let table: SessionSlots
+    /// Whether each listed session is read through the index (in `spanning_sessions`).
+    let indexed: [Bool]
+    let homes: [Home]
+    /// Ranges of positions in ``ids``, in order, covering them all.
+    let windows: [Range<Int>]
+    /// The records the windows scan, each home's events once per window that has sessions of it.
+    let scanned: Int
+
+    /// The plan for `listed` with windows of at most about `budget` records, each ended at the first home boundary
+    /// after `target` records (when given: windows of a share of the scope, each home in one window unless it holds
+    /// more than `budget`); nil when the session index is expected to be
+    /// cheaper (``StoreEventSource/gatherRatio``), the list is empty or not distinct, or every session spans.
+    /// - Complexity: O(sessions listed + spanning sessions of the store + onboardings).
+    init?(_ snapshot: Snapshot, _ listed: ListedSessions, budget: Int, target: Int? = nil) throws {
+        let ratio = StoreEventSource.gatherRatio
         let ids = listed.ids
-        guard ratio > 0, !ids.isEmpty else { return false }
+        guard ratio > 0, !ids.isEmpty else { return nil }
         let n = ids.count
         var table = SessionSlots(capacity: n)
         for id in ids { _ = table.slot(id) }
-        guard table.count == n else { return false }  // not distinct: not a list this reads
+        guard table.count == n else { return nil }  // not distinct: not a list this reads
 
         // Sessions with events in more than one onboarding's range are read through the index.
         var indexed = [Bool](repeating: false, count: n)
@@ -78,13 +122,6 @@ extension StoreEventSource {
         }
 
         // The other sessions by home, with the events of each home (the store's per-onboarding counts).
-        struct Home {
-            let onboarding: StringID
-            let events: Int
-            var inScope = 0
-            var firstSlot = Int.max
-            var lastSlot = -1
-        }
         var eventsOf: [StringID: Int] = [:]
         for summary in try snapshot.onboardings() { eventsOf[summary.id ?? RecordFormat.noOnboarding] = summary.events }
         var homes: [Home] = []
@@ -106,14 +143,14 @@ extension StoreEventSource {
             homes[Int(h)].lastSlot = slot
         }
         let gathered = n - indexed.count { $0 }
-        guard gathered > 0 else { return false }
+        guard gathered > 0 else { return nil }
         let stats = try snapshot.stats()
         let perSession = Double(stats.events) / Double(Swift.max(stats.sessions, 1))
 
         // The windows: sessions low..<high, about `budget` events each. A window ends before a session of another
         // home whose sessions do not fit in what is left (once it holds a quarter of the budget), so that each
         // home is scanned as few times as its size allows.
-        let budget = Double(Swift.max(1, gatherBudget))
+        let budget = Double(Swift.max(1, budget)), target = Double(target ?? Int.max)
         var windows: [Range<Int>] = []
         var scanned = 0
         var low = 0
@@ -123,6 +160,7 @@ extension StoreEventSource {
             while high < n, events + perSession <= budget {
                 let home = homeOf[high]
                 if home >= 0, home != lastHome {
+                    if lastHome >= 0, events >= target { break }
                     if lastHome >= 0, events + Double(homes[Int(home)].inScope) * perSession > budget,
                         events >= budget / 4
                     {
@@ -137,73 +175,90 @@ extension StoreEventSource {
             windows.append(low..<high)
             low = high
         }
-        guard Double(scanned) <= ratio * Double(gathered) * perSession else { return false }
+        guard Double(scanned) <= ratio * Double(gathered) * perSession else { return nil }
+        (self.ids, self.table, self.indexed, self.homes, self.windows, self.scanned) =
+            (ids, table, indexed, homes, windows, scanned)
+    }
 
-        var records: [EventRecord] = []
-        var slotOf: [Int32] = []  // each record's session, from the window's first
-        var order: [Int32] = []
-        var starts: [Int] = []
-        var session: [EventRecord] = []
-        for window in windows {
-            let (low, high) = (window.lowerBound, window.upperBound)
-            // The window's sessions alone in a small table: the scans look every record's session up in it, and a
-            // table of the whole scope (16 MiB for a million sessions) would miss the cache on each.
-            var inWindow = SessionSlots(capacity: high - low)
-            var windowSlots: [Int32] = []
-            for slot in low..<high where !indexed[slot] {
-                _ = inWindow.slot(ids[slot])
-                windowSlots.append(Int32(truncatingIfNeeded: slot - low))
-            }
-            records.removeAll(keepingCapacity: true)
-            slotOf.removeAll(keepingCapacity: true)
-            for home in homes where home.firstSlot < high && home.lastSlot >= low {
-                var sinceCheck = 0
-                try snapshot.forEachRun(onboarding: home.onboarding) { run in
-                    while let record = try run.next() {
-                        sinceCheck += 1
-                        if sinceCheck == 1 << 16 { try checkCancellation(); sinceCheck = 0 }
-                        guard let session = try record.fields(.session).session, let i = inWindow.existingSlot(session)
-                        else { continue }
-                        records.append(record)
-                        slotOf.append(windowSlots[i])
-                    }
-                    return true
+    /// Calls `body` with each session of `window` and its events in (time, seq) order, in the list's order; returns
+    /// false when `body` did.
+    /// - Parameter checkCancellation: called every 65 536 records scanned.
+    /// - Complexity: O(events of the window's homes) to scan, O(events gathered × log(events per session)) to sort.
+    func gather(
+        _ window: Range<Int>, _ snapshot: Snapshot, _ buffers: inout GatherBuffers,
+        checkCancellation: () throws -> Void,
+        _ body: (StringID, UnsafeBufferPointer<EventRecord>) throws -> Bool
+    ) throws -> Bool {
+        let (low, high) = (window.lowerBound, window.upperBound)
+        // The window's sessions alone in a small table: the scans look every record's session up in it, and a
+        // table of the whole scope (16 MiB for a million sessions) would miss the cache on each.
+        var inWindow = SessionSlots(capacity: high - low)
+        var windowSlots: [Int32] = []
+        for slot in low..<high where !indexed[slot] {
+            _ = inWindow.slot(ids[slot])
+            windowSlots.append(Int32(truncatingIfNeeded: slot - low))
+        }
+        buffers.records.removeAll(keepingCapacity: true)
+        buffers.slotOf.removeAll(keepingCapacity: true)
+        for home in homes where home.firstSlot < high && home.lastSlot >= low {
+            var sinceCheck = 0
+            try snapshot.forEachRun(onboarding: home.onboarding) { run in
+                while let record = try run.next() {
+                    sinceCheck += 1
+                    if sinceCheck == 1 << 16 { try checkCancellation(); sinceCheck = 0 }
+                    guard let session = try record.fields(.session).session, let i = inWindow.existingSlot(session)
+                    else { continue }
+                    buffers.records.append(record)
+                    buffers.slotOf.append(windowSlots[i])
                 }
+                return true
             }
-            let throughIndex = (low..<high).filter { indexed[$0] }.map { ids[$0] }
-            if !throughIndex.isEmpty {
-                try snapshot.forEachSession(throughIndex, batchReferences: sessionBatchReferences) {
-                    id, sessionRecords in
-                    let slot = Int32(truncatingIfNeeded: table.existingSlot(id)! - low)
-                    records.append(contentsOf: sessionRecords)
-                    slotOf.append(contentsOf: repeatElement(slot, count: sessionRecords.count))
-                    return true
-                }
+        }
+        let throughIndex = (low..<high).filter { indexed[$0] }.map { ids[$0] }
+        if !throughIndex.isEmpty {
+            try snapshot.forEachSession(throughIndex, batchReferences: StoreEventSource.sessionBatchReferences) {
+                id, sessionRecords in
+                let slot = Int32(truncatingIfNeeded: table.existingSlot(id)! - low)
+                buffers.records.append(contentsOf: sessionRecords)
+                buffers.slotOf.append(contentsOf: repeatElement(slot, count: sessionRecords.count))
+                return true
             }
+        }
 
-            // Record positions grouped by session with a counting sort (stable: each session's records keep the
-            // order read). Positions rather than the records themselves: 4 bytes each instead of 48.
-            starts.removeAll(keepingCapacity: true)
-            starts.append(contentsOf: repeatElement(0, count: high - low + 1))
-            for slot in slotOf { starts[Int(slot) + 1] += 1 }
-            for i in 1..<starts.count { starts[i] += starts[i - 1] }
-            var next = starts
-            order.removeAll(keepingCapacity: true)
-            order.append(contentsOf: repeatElement(0, count: records.count))
-            for (position, slot) in slotOf.enumerated() {
-                order[next[Int(slot)]] = Int32(truncatingIfNeeded: position)
-                next[Int(slot)] += 1
+        // Record positions grouped by session with a counting sort (stable: each session's records keep the
+        // order read). Positions rather than the records themselves: 4 bytes each instead of 48.
+        buffers.starts.removeAll(keepingCapacity: true)
+        buffers.starts.append(contentsOf: repeatElement(0, count: high - low + 1))
+        for slot in buffers.slotOf { buffers.starts[Int(slot) + 1] += 1 }
+        for i in 1..<buffers.starts.count { buffers.starts[i] += buffers.starts[i - 1] }
+        var next = buffers.starts
+        buffers.order.removeAll(keepingCapacity: true)
+        buffers.order.append(contentsOf: repeatElement(0, count: buffers.records.count))
+        for (position, slot) in buffers.slotOf.enumerated() {
+            buffers.order[next[Int(slot)]] = Int32(truncatingIfNeeded: position)
+            next[Int(slot)] += 1
+        }
+        for slot in low..<high {
+            buffers.session.removeAll(keepingCapacity: true)
+            for position in buffers.order[buffers.starts[slot - low]..<buffers.starts[slot - low + 1]] {
+                buffers.session.append(buffers.records[Int(position)])
             }
-            for slot in low..<high {
-                session.removeAll(keepingCapacity: true)
-                for position in order[starts[slot - low]..<starts[slot - low + 1]] {
-                    session.append(records[Int(position)])
-                }
-                // A scan delivers a session's events in key order (screen, then time); the index in (time, seq).
-                if !indexed[slot] { session.sort { ($0.timeMicroseconds, $0.seq) < ($1.timeMicroseconds, $1.seq) } }
-                guard try session.withUnsafeBufferPointer({ try body(ids[slot], $0) }) else { return true }
+            // A scan delivers a session's events in key order (screen, then time); the index in (time, seq).
+            if !indexed[slot] {
+                buffers.session.sort { ($0.timeMicroseconds, $0.seq) < ($1.timeMicroseconds, $1.seq) }
             }
+            guard try buffers.session.withUnsafeBufferPointer({ try body(ids[slot], $0) }) else { return false }
         }
         return true
     }
+}
+
+/// The buffers ``GatherPlan/gather(_:_:_:checkCancellation:_:)`` reuses from window to window: the window's
+/// records, each one's session, their order by session, where each session's start, and one session's records.
+struct GatherBuffers {
+    var records: [EventRecord] = []
+    var slotOf: [Int32] = []
+    var order: [Int32] = []
+    var starts: [Int] = []
+    var session: [EventRecord] = []
 }

@@ -165,26 +165,117 @@ extension StoreEventSource {
         row: (EventRecord, SnapshotStrings) throws -> Row,
         _ body: (String, [Row]) throws(QueryError) -> Bool
     ) throws(QueryError) {
-        let batchReferences = StoreEventSource.sessionBatchReferences
         try reading { snapshot in
-            let strings = SnapshotStrings(snapshot)
-            let listed = try StoreEventSource.sessions(snapshot, ranges)
-            // Reused from session to session. Records stay valid for the whole read transaction, so a session's
-            // rows can be kept together.
-            var rows: [Row] = []
-            func deliver(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
-                rows.removeAll(keepingCapacity: true)
-                for record in records { rows.append(try row(record, strings)) }
-                return try body(try StoreEventSource.sessionName(snapshot, id), rows)
-            }
-            func checkCancellation() throws(QueryError) {
-                try cancellation?.throwIfCancelled(query: text)
-            }
-            if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, deliver) {
-                return
-            }
-            try snapshot.forEachSession(listed.ids, batchReferences: batchReferences, deliver)
+            try StoreEventSource.readSessions(
+                snapshot, try StoreEventSource.sessions(snapshot, ranges), cancellation: cancellation, text: text,
+                row: row, body)
         }
+    }
+
+    /// ``readSessions(_:cancellation:text:row:_:)`` of the sessions `listed` in `snapshot`.
+    private static func readSessions<Row>(
+        _ snapshot: Snapshot, _ listed: ListedSessions, cancellation: CancellationFlag?, text: String,
+        row: (EventRecord, SnapshotStrings) throws -> Row,
+        _ body: (String, [Row]) throws(QueryError) -> Bool
+    ) throws {
+        let strings = SnapshotStrings(snapshot)
+        // Reused from session to session. Records stay valid for the whole read transaction, so a session's
+        // rows can be kept together.
+        var rows: [Row] = []
+        func deliver(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
+            rows.removeAll(keepingCapacity: true)
+            for record in records { rows.append(try row(record, strings)) }
+            return try body(try StoreEventSource.sessionName(snapshot, id), rows)
+        }
+        func checkCancellation() throws(QueryError) {
+            try cancellation?.throwIfCancelled(query: text)
+        }
+        if try StoreEventSource.gatherSessions(snapshot, listed, checkCancellation: checkCancellation, deliver) {
+            return
+        }
+        try snapshot.forEachSession(listed.ids, batchReferences: sessionBatchReferences, deliver)
+    }
+
+    /// ``scanSessionFields(_:cancellation:text:_:)`` into `share`: each session's rows go through `sharing.add`.
+    ///
+    /// The sessions are gathered on several threads when ``threads`` allows it and windows of a share of the scope's
+    /// events each scan no more records than one window would (their homes are onboardings of their own: the sessions
+    /// of one onboarding are next to each other in the list): each worker gathers a window with its own snapshot of
+    /// the same commit into a share of its own, and the shares are merged into `share` in the windows' order, so a
+    /// merge blind to how the sessions were cut gives what one thread gives. Memory: a share per window until they are
+    /// merged, and a window's records per worker.
+    /// - Complexity: as ``scanSessionFields(_:cancellation:text:_:)``; the time divided by the workers, plus the
+    ///   merges of the shares.
+    func scanSessionFields<Share>(
+        _ ranges: [ScanRange], cancellation: CancellationFlag?, text: String, into share: inout Share,
+        sharing: SessionRowsSharing<Share, StoreFieldsRow>
+    ) throws(QueryError) {
+        func fields(_ record: EventRecord, _ strings: SnapshotStrings) throws -> StoreFieldsRow {
+            StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings)
+        }
+        try reading { snapshot in
+            let listed = try StoreEventSource.sessions(snapshot, ranges)
+            let threads = min(StoreEventSource.threads, StoreEventSource.maxWorkers)
+            if threads > 1, listed.ids.count >= 2 {
+                let stats = try snapshot.stats()
+                let expected = stats.events / max(stats.sessions, 1) * listed.ids.count
+                let target = max(
+                    StoreEventSource.minimumWindowEvents, expected / (threads * StoreEventSource.partsPerWorker))
+                if let plan = try GatherPlan(snapshot, listed, budget: StoreEventSource.gatherBudget, target: target),
+                    plan.windows.count >= 2, plan.scanned <= plan.homes.reduce(0, { $0 + $1.events })
+                {
+                    if try gatherShares(
+                        snapshot, plan, threads: threads, cancellation: cancellation, text: text,
+                        row: fields, sharing: sharing, into: &share)
+                    {
+                        return
+                    }
+                }
+            }
+            try StoreEventSource.readSessions(snapshot, listed, cancellation: cancellation, text: text, row: fields) {
+                (id, rows) throws(QueryError) -> Bool in
+                try sharing.add(&share, id, rows)
+                return true
+            }
+        }
+    }
+
+    /// Gathers the windows of `plan` on up to `threads` workers, each into a share of its own, merged into `share` in
+    /// the windows' order; false, having read nothing, when no second read transaction could be opened.
+    private func gatherShares<Row, Share>(
+        _ snapshot: Snapshot, _ plan: GatherPlan, threads: Int, cancellation: CancellationFlag?, text: String,
+        row: (EventRecord, SnapshotStrings) throws -> Row, sharing: SessionRowsSharing<Share, Row>,
+        into share: inout Share
+    ) throws -> Bool {
+        var split = false
+        _ = try withSnapshots(of: snapshot, extra: min(threads, plan.windows.count) - 1, retry: false) { snapshots in
+            guard snapshots.count > 1 else { return }
+            split = true
+            var workers = [GatherWorker<Share, Row>](repeating: GatherWorker(), count: snapshots.count)
+            try StoreEventSource.runWorkers(snapshots, Array(plan.windows.indices), &workers) {
+                worker, snapshot, window in
+                // Checked as each window starts, and every 65 536 records it scans.
+                try cancellation?.throwIfCancelled(query: text)
+                let strings = worker.strings ?? SnapshotStrings(snapshot)
+                worker.strings = strings
+                var part = sharing.make()
+                _ = try plan.gather(
+                    plan.windows[window], snapshot, &worker.buffers,
+                    checkCancellation: { () throws(QueryError) in try cancellation?.throwIfCancelled(query: text) }
+                ) { id, records in
+                    worker.rows.removeAll(keepingCapacity: true)
+                    for record in records { worker.rows.append(try row(record, strings)) }
+                    try sharing.add(&part, try StoreEventSource.sessionName(snapshot, id), worker.rows)
+                    return true
+                }
+                worker.shares.append((window, part))
+            }
+            for (_, part) in workers.flatMap(\.shares).sorted(by: { $0.window < $1.window }) {
+                sharing.merge(&share, part)
+            }
+            StoreEventSource.parallelProbe?.delivered(shares: plan.windows.count)
+        }
+        return split
     }
 
 }
@@ -210,4 +301,27 @@ struct SessionBitmap {
         let w = Int(id >> 6)
         return w < words.count && words[w] & UInt64(1) << UInt64(id & 63) != 0
     }
+}
+
+/// Where the sessions of a scan of sessions as rows go when several threads may take them (as ``SessionSharing`` for
+/// folds): each thread adds the sessions of a window into a `Share` of its own (`make`), and the shares are merged in
+/// the windows' order into the caller's (`merge`).
+///
+/// The closures run on the scan's threads at once: `add` mutates only the share it is given, and none of them
+/// mutates anything it captures.
+struct SessionRowsSharing<Share, Row> {
+    var make: () -> Share
+    /// Adds one session: its name and its events as rows in (time, seq) order.
+    var add: (inout Share, String, [Row]) throws(QueryError) -> Void
+    /// Merges a later share into an earlier one.
+    var merge: (inout Share, consuming Share) -> Void
+}
+
+/// A worker of a split gathering: its shares, each with its window's number, its strings (of its own snapshot) and
+/// the buffers it reuses from window to window.
+private struct GatherWorker<Share, Row> {
+    var shares: [(window: Int, share: Share)] = []
+    var strings: SnapshotStrings?
+    var buffers = GatherBuffers()
+    var rows: [Row] = []
 }
