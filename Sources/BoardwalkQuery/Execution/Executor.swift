@@ -94,13 +94,13 @@ struct Executor {
                     for (id, rows) in sessions {
                         _ = try Executor.visit(
                             session: rows, id: id, summarize: summarize, &sink, &ticker, &statistics,
-                            filters: filters, now: now, coded: &none)
+                            filters: filters, coded: &none)
                     }
                 case .events:
                     // The events in the ranges, in the order a scan of the ranges would give them.
                     for row in StoreEventSource.keyOrdered(sessions.flatMap(\.rows), in: plan.ranges) {
                         _ = try Executor.visit(
-                            row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                            row, &sink, &ticker, &statistics, filters: filters, listing: listing)
                     }
                 }
             }
@@ -118,7 +118,7 @@ struct Executor {
                         }, enough: { sink.listedCount >= limit }
                     ) { row throws(QueryError) in
                         _ = try Executor.visit(
-                            row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                            row, &sink, &ticker, &statistics, filters: filters, listing: listing)
                     }
                 } else {
                     try store.scanEventsEarliestFirst(
@@ -127,7 +127,7 @@ struct Executor {
                         enough: { sink.listedCount >= limit }
                     ) { row throws(QueryError) in
                         _ = try Executor.visit(
-                            row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                            row, &sink, &ticker, &statistics, filters: filters, listing: listing)
                     }
                 }
                 return try applyTableStages(sink.finish())
@@ -176,7 +176,7 @@ struct Executor {
                     for range in plan.ranges {
                         try store.scanEventFields(range) { row throws(QueryError) in
                             try Executor.visit(
-                                row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                                row, &sink, &ticker, &statistics, filters: filters, listing: listing)
                         }
                     }
                     break
@@ -184,7 +184,7 @@ struct Executor {
             }
             for range in plan.ranges {
                 try source.scanEvents(range) { row throws(QueryError) in
-                    try Executor.visit(row, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                    try Executor.visit(row, &sink, &ticker, &statistics, filters: filters, listing: listing)
                 }
             }
         case .sessionEvents where SessionProperties.readApart(query, plan.ranges, source):
@@ -195,7 +195,6 @@ struct Executor {
             let properties = SessionProperties(query, now: now)
             let split = SessionProperties.Split(query, now: now)
             let (lean, rest) = (split.lean, CompiledBound(all: split.rest, now: now))
-            let filtersLeft = !split.rest.isEmpty
             var coded = split.coded
             try properties.fold(
                 store, plan.ranges, sessionFilters: split.sessionFilters, keep: split.keep, now: now,
@@ -203,7 +202,7 @@ struct Executor {
             statistics.sessionsRead += properties.count
             var eventQuery = query
             eventQuery.filters = split.eventPart
-            if coded != nil, !filtersLeft, !query.readsSessionPropertiesBeyondFilters,
+            if coded != nil, split.rest.isEmpty, !query.readsSessionPropertiesBeyondFilters,
                 let codedCount = CodedCountPlan.make(eventQuery, now: now)
             {
                 // Keys and aggregates of coded event fields: counted by field codes, as an `events` query counts them,
@@ -229,12 +228,12 @@ struct Executor {
                             return true
                         }
                         return try Executor.visit(
-                            row, properties, &sink, &ticker, &statistics, filters: rest, now: now, listing: listing)
+                            row, properties, &sink, &ticker, &statistics, filters: rest, listing: listing)
                     }
                 } else {
                     try store.scanEvents(range) { row throws(QueryError) in
                         try Executor.visit(
-                            row, properties, &sink, &ticker, &statistics, filters: filters, now: now, listing: listing)
+                            row, properties, &sink, &ticker, &statistics, filters: filters, listing: listing)
                     }
                 }
             }
@@ -249,7 +248,7 @@ struct Executor {
                     // Rows of a reduction whose sinks merge: the sessions may be gathered on several threads, each
                     // window's into a sink of its own, merged in the windows' order.
                     let checked = query, ordersRows = sink.ordersRows, cancellation = self.cancellation
-                    let sharing = SessionRowsSharing<RowsShare, StoreFieldsRow>(
+                    let sharing = SessionSharing<RowsShare, (id: String, rows: [StoreFieldsRow])>(
                         make: {
                             // Its own copy of the query's expressions: the threads evaluate them at once.
                             let own = checked.ownCopy()
@@ -262,10 +261,10 @@ struct Executor {
                                 },
                                 ticker: CancellationTicker(cancellation: cancellation, text: own.ast.text))
                         },
-                        add: { (share, id, rows) throws(QueryError) in
+                        add: { (share, session) throws(QueryError) in
                             _ = try Executor.visit(
-                                session: rows, id: id, summarize: false, &share.sink, &share.ticker,
-                                &share.statistics, filters: share.filters, now: now, coded: &share.coded)
+                                session: session.rows, id: session.id, summarize: false, &share.sink, &share.ticker,
+                                &share.statistics, filters: share.filters, coded: &share.coded)
                         },
                         merge: { share, other in
                             share.sink.merge(other.sink)
@@ -284,7 +283,7 @@ struct Executor {
                     (id, scanned) throws(QueryError) -> Bool in
                     try Executor.visit(
                         session: scanned, id: id, summarize: false, &sink, &ticker, &statistics, filters: filters,
-                        now: now, coded: &coded)
+                        coded: &coded)
                 }
             } else {
                 var none: CodedFilter? = nil
@@ -292,7 +291,7 @@ struct Executor {
                     (id, scanned) throws(QueryError) -> Bool in
                     try Executor.visit(
                         session: scanned, id: id, summarize: summarize, &sink, &ticker, &statistics,
-                        filters: filters, now: now, coded: &none)
+                        filters: filters, coded: &none)
                 }
             }
         case .sessions where query.countsEverySession && source is StoreEventSource:
@@ -331,7 +330,7 @@ struct Executor {
                 // Rows of a reduction whose sinks merge: a whole-store fold's sessions may be summarized and added on
                 // several threads, each into a sink of its own, merged in the order one thread adds them.
                 let checked = query, ordersRows = sink.ordersRows
-                let sharing = SessionSharing<SinkShare>(
+                let sharing = SessionSharing<SinkShare, (summary: SessionSummary, events: Int)>(
                     make: {
                         // Its own copy of the query's expressions: the threads evaluate them at once.
                         let own = checked.ownCopy()
@@ -339,9 +338,10 @@ struct Executor {
                         sink.ordersRows = ordersRows
                         return SinkShare(sink: sink, filters: SessionFilters(own.filters, now: now))
                     },
-                    add: { (share, summary, events) throws(QueryError) in
+                    add: { (share, session) throws(QueryError) in
+                        let summary = session.summary
                         share.sessions += 1
-                        share.events += events
+                        share.events += session.events
                         guard share.filters.passes(summary) else { return }
                         func leaf(_ b: Bound) -> Value { summary.leaf(b) }
                         share.sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, summary.id))
@@ -407,7 +407,7 @@ struct Executor {
     @inline(__always)
     private static func visit<R: EventRow>(
         _ row: R, _ sink: inout Sink, _ ticker: inout CancellationTicker,
-        _ statistics: inout RunStatistics, filters: CompiledBound, now: Timestamp,
+        _ statistics: inout RunStatistics, filters: CompiledBound,
         listing: Bool
     ) throws(QueryError) -> Bool {
         try ticker.tick()
@@ -426,12 +426,12 @@ struct Executor {
         return true
     }
 
-    /// ``visit(_:_:_:_:filters:now:listing:)`` for a query that reads properties of each event's session, from
+    /// ``visit(_:_:_:_:filters:listing:)`` for a query that reads properties of each event's session, from
     /// `properties`.
     @inline(__always)
     private static func visit<R: EventRow>(
         _ row: R, _ properties: SessionProperties, _ sink: inout Sink, _ ticker: inout CancellationTicker,
-        _ statistics: inout RunStatistics, filters: CompiledBound, now: Timestamp, listing: Bool
+        _ statistics: inout RunStatistics, filters: CompiledBound, listing: Bool
     ) throws(QueryError) -> Bool {
         try ticker.tick()
         statistics.eventsRead += 1
@@ -454,13 +454,13 @@ struct Executor {
     }
 
     /// A session's event rows, in (time, seq) order, through the filters into the reduction, each with its dwell
-    /// (rule 7), whatever the row type (see ``visit(_:_:_:_:filters:now:listing:)``).
+    /// (rule 7), whatever the row type (see ``visit(_:_:_:_:filters:listing:)``).
     /// With `coded` (rows are then `StoreFieldsRow`s), the filters are checked through it.
     /// With `summarize`, the session is summarized first, for the filters and keys that read its properties
     /// (`session.completed`).
     private static func visit<R: EventRow>(
         session rows: [R], id: String, summarize: Bool, _ sink: inout Sink, _ ticker: inout CancellationTicker,
-        _ statistics: inout RunStatistics, filters: CompiledBound, now: Timestamp,
+        _ statistics: inout RunStatistics, filters: CompiledBound,
         coded: inout CodedFilter?
     ) throws(QueryError) -> Bool {
         try ticker.tick(rows.count)
@@ -549,7 +549,7 @@ struct Executor {
     }
 }
 
-/// A share of a split gathering of sessions as rows (``SessionRowsSharing``): the rows of its sessions in a sink of
+/// A share of a split gathering of sessions as rows (``SessionSharing``): the rows of its sessions in a sink of
 /// its own, the filters they pass through (compiled, and by field codes), its cancellation ticker, and what it read.
 private struct RowsShare {
     var sink: Sink
