@@ -248,7 +248,7 @@ struct Executor {
                     // Rows of a reduction whose sinks merge: the sessions may be gathered on several threads, each
                     // window's into a sink of its own, merged in the windows' order.
                     let checked = query, ordersRows = sink.ordersRows, cancellation = self.cancellation
-                    let sharing = SessionSharing<RowsShare, (id: String, rows: [StoreFieldsRow])>(
+                    let sharing = SessionRowsSharing<RowsShare, StoreFieldsRow>(
                         make: {
                             // Its own copy of the query's expressions: the threads evaluate them at once.
                             let own = checked.ownCopy()
@@ -261,9 +261,9 @@ struct Executor {
                                 },
                                 ticker: CancellationTicker(cancellation: cancellation, text: own.ast.text))
                         },
-                        add: { (share, session) throws(QueryError) in
+                        add: { (share, id, rows) throws(QueryError) in
                             _ = try Executor.visit(
-                                session: session.rows, id: session.id, summarize: false, &share.sink, &share.ticker,
+                                session: rows, id: id, summarize: false, &share.sink, &share.ticker,
                                 &share.statistics, filters: share.filters, coded: &share.coded)
                         },
                         merge: { share, other in
@@ -330,7 +330,7 @@ struct Executor {
                 // Rows of a reduction whose sinks merge: a whole-store fold's sessions may be summarized and added on
                 // several threads, each into a sink of its own, merged in the order one thread adds them.
                 let checked = query, ordersRows = sink.ordersRows
-                let sharing = SessionSharing<SinkShare, (summary: SessionSummary, events: Int)>(
+                let sharing = SessionSharing<SinkShare>(
                     make: {
                         // Its own copy of the query's expressions: the threads evaluate them at once.
                         let own = checked.ownCopy()
@@ -338,10 +338,9 @@ struct Executor {
                         sink.ordersRows = ordersRows
                         return SinkShare(sink: sink, filters: SessionFilters(own.filters, now: now))
                     },
-                    add: { (share, session) throws(QueryError) in
-                        let summary = session.summary
+                    add: { (share, summary, events) throws(QueryError) in
                         share.sessions += 1
-                        share.events += session.events
+                        share.events += events
                         guard share.filters.passes(summary) else { return }
                         func leaf(_ b: Bound) -> Value { summary.leaf(b) }
                         share.sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, summary.id))
@@ -549,7 +548,7 @@ struct Executor {
     }
 }
 
-/// A share of a split gathering of sessions as rows (``SessionSharing``): the rows of its sessions in a sink of
+/// A share of a split gathering of sessions as rows (``SessionRowsSharing``): the rows of its sessions in a sink of
 /// its own, the filters they pass through (compiled, and by field codes), its cancellation ticker, and what it read.
 private struct RowsShare {
     var sink: Sink

@@ -1,19 +1,18 @@
 import BoardwalkCodec
 import BoardwalkStore
 
-/// Where sessions go when several threads may take them: each thread adds a share of the sessions, a run of them in
-/// the order one thread delivers them, into a `Share` of its own (`make`), and the shares are merged in that order
-/// into the caller's (`merge`). The result is the one a delivery on one thread gives when `merge` is blind to how the
-/// sessions were cut, and keeps the receiving share's key when two keys compare equal: a group's key is then spelled
-/// as its first session had it. A `Session` is what one session brings: a fold's summary with the number of events
-/// folded into it, or a gathered session's name and its events as rows in (time, seq) order.
+/// Where the sessions of a fold go when several threads may take them: each thread adds a share of the sessions, a
+/// run of them in the order one thread delivers them, into a `Share` of its own (`make`), and the shares are merged
+/// in that order into the caller's (`merge`). The result is the one a delivery on one thread gives when `merge` is
+/// blind to how the sessions were cut, and keeps the receiving share's key when two keys compare equal: a group's
+/// key is then spelled as its first session had it.
 ///
-/// The closures run on the threads at once: `add` mutates only the share it is given, and none of them mutates
-/// anything it captures.
-struct SessionSharing<Share, Session> {
+/// The closures run on the fold's threads at once: `add` mutates only the share it is given, and none of them
+/// mutates anything it captures.
+struct SessionSharing<Share> {
     var make: () -> Share
-    /// Adds one session.
-    var add: (inout Share, Session) throws(QueryError) -> Void
+    /// Adds one session's summary, with the number of events folded into it.
+    var add: (inout Share, SessionSummary, Int) throws(QueryError) -> Void
     /// Merges a later share into an earlier one.
     var merge: (inout Share, consuming Share) -> Void
 }
@@ -34,7 +33,7 @@ extension StoreEventSource {
     ///   workers, plus the merges of the shares.
     func foldSessions<Share>(
         _ ranges: [ScanRange], needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
-        into share: inout Share, sharing: SessionSharing<Share, (summary: SessionSummary, events: Int)>
+        into share: inout Share, sharing: SessionSharing<Share>
     ) throws(QueryError) {
         try foldSessions(
             ranges, needs: needs, cancellation: cancellation, text: text,
@@ -45,7 +44,7 @@ extension StoreEventSource {
                 return true
             }
         ) { (summary, _, events) throws(QueryError) -> Bool in
-            try sharing.add(&share, (summary, events))
+            try sharing.add(&share, summary, events)
             return true
         }
     }
@@ -55,8 +54,7 @@ extension StoreEventSource {
     /// ``minimumShareSessions`` and the fold keeps no reach times; else on this thread.
     private func deliverShares<Share>(
         _ snapshot: Snapshot, _ scan: WholeStoreScan, _ order: [Int], _ extras: SessionIndexExtras?,
-        needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
-        sharing: SessionSharing<Share, (summary: SessionSummary, events: Int)>,
+        needs: FoldNeeds, cancellation: CancellationFlag?, text: String, sharing: SessionSharing<Share>,
         into share: inout Share
     ) throws {
         let ids = scan.ids, folds = scan.folds, lean = scan.lean
@@ -83,7 +81,7 @@ extension StoreEventSource {
                     events = folds.base[i].events
                 }
                 summary.storeID = ids[i]
-                try sharing.add(&share, (summary, events))
+                try sharing.add(&share, summary, events)
             }
         }
         let threads = min(StoreEventSource.threads, StoreEventSource.maxWorkers)

@@ -208,7 +208,7 @@ extension StoreEventSource {
     ///   merges of the shares.
     func scanSessionFields<Share>(
         _ ranges: [ScanRange], cancellation: CancellationFlag?, text: String, into share: inout Share,
-        sharing: SessionSharing<Share, (id: String, rows: [StoreFieldsRow])>
+        sharing: SessionRowsSharing<Share, StoreFieldsRow>
     ) throws(QueryError) {
         func fields(_ record: EventRecord, _ strings: SnapshotStrings) throws -> StoreFieldsRow {
             StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings)
@@ -234,7 +234,7 @@ extension StoreEventSource {
             }
             try StoreEventSource.readSessions(snapshot, listed, cancellation: cancellation, text: text, row: fields) {
                 (id, rows) throws(QueryError) -> Bool in
-                try sharing.add(&share, (id, rows))
+                try sharing.add(&share, id, rows)
                 return true
             }
         }
@@ -244,7 +244,7 @@ extension StoreEventSource {
     /// the windows' order; false, having read nothing, when no second read transaction could be opened.
     private func gatherShares<Row, Share>(
         _ snapshot: Snapshot, _ plan: GatherPlan, threads: Int, cancellation: CancellationFlag?, text: String,
-        row: (EventRecord, SnapshotStrings) throws -> Row, sharing: SessionSharing<Share, (id: String, rows: [Row])>,
+        row: (EventRecord, SnapshotStrings) throws -> Row, sharing: SessionRowsSharing<Share, Row>,
         into share: inout Share
     ) throws -> Bool {
         var split = false
@@ -265,7 +265,7 @@ extension StoreEventSource {
                 ) { id, records in
                     worker.rows.removeAll(keepingCapacity: true)
                     for record in records { worker.rows.append(try row(record, strings)) }
-                    try sharing.add(&part, (try StoreEventSource.sessionName(snapshot, id), worker.rows))
+                    try sharing.add(&part, try StoreEventSource.sessionName(snapshot, id), worker.rows)
                     return true
                 }
                 worker.shares.append((window, part))
@@ -301,6 +301,20 @@ struct SessionBitmap {
         let w = Int(id >> 6)
         return w < words.count && words[w] & UInt64(1) << UInt64(id & 63) != 0
     }
+}
+
+/// Where the sessions of a scan of sessions as rows go when several threads may take them (as ``SessionSharing`` for
+/// folds): each thread adds the sessions of a window into a `Share` of its own (`make`), and the shares are merged in
+/// the windows' order into the caller's (`merge`).
+///
+/// The closures run on the scan's threads at once: `add` mutates only the share it is given, and none of them
+/// mutates anything it captures.
+struct SessionRowsSharing<Share, Row> {
+    var make: () -> Share
+    /// Adds one session: its name and its events as rows in (time, seq) order.
+    var add: (inout Share, String, [Row]) throws(QueryError) -> Void
+    /// Merges a later share into an earlier one.
+    var merge: (inout Share, consuming Share) -> Void
 }
 
 /// A worker of a split gathering: its shares, each with its window's number, its strings (of its own snapshot) and
