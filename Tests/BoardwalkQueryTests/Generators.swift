@@ -254,6 +254,10 @@ struct QueryGenerator {
             "screen_presented(screen == 0)", "screen_presented(screen == 1)", "screen_presented(screen >= 2)",
             "screen_completed", "state_updated(element == \"experience\")", "open_paywall", "onboarding_completed",
             "close", "custom", "\"navigation_failed\"", "analytics", "state_updated",
+            // Predicates the store's folds test on the fields they read without decoding the record.
+            "analytics(name != \"screen_completed\" and total_screens >= 3)",
+            "screen_completed(onboarding == \"onb_1\" or screen < 2)",
+            "screen_presented(time >= @2026-11-01T12:00:00Z and seq > 5)", "custom(kind == \"custom\")",
         ]
         if chance(0.2) {
             let keys = [
@@ -266,7 +270,11 @@ struct QueryGenerator {
         let mode = pick(["", "ordered", "strict", "any"])
         if !mode.isEmpty { text += " mode \(mode)" }
         if mode == "strict", chance(0.6) {
-            text += " ignoring (\(pick(["state_updated", "state_updated, onboarding_loaded", "analytics"])))"
+            let ignoring = [
+                "state_updated", "state_updated, onboarding_loaded", "analytics", "screen_completed, state_updated",
+                "\"navigation_failed\", onboarding_started",
+            ]
+            text += " ignoring (\(pick(ignoring)))"
         }
         if chance(0.3) {
             text +=

@@ -202,3 +202,45 @@ func disagreements(_ events: [Event], _ texts: [String], requireRows: Bool = fal
         }
     }
 }
+
+/// A strict funnel's `ignoring` passes over the kinds, known analytics names and other analytics names it lists, and
+/// a step predicate on the fields a fold reads without decoding the record (`screen`, `name`, `total_screens`) gives
+/// what it gives on the decoded event: the store's folds, scanning an onboarding or reading the session index, answer
+/// as the in-memory source does, with the counts each rule gives.
+@Test func strictFunnelsIgnoreKindsKnownAndOtherNamesInTheStoreAsInMemory() throws {
+    let events = [
+        ev(0, "a", screen: 0, presented),
+        ev(1, "a", screen: 0, .analytics(.screenCompleted(elementID: nil, reply: nil))),
+        ev(2, "a", screen: 0, select("goal", "x")),
+        ev(3, "a", screen: 0, .analytics(.unknown(name: "navigation_failed"))),
+        ev(4, "a", screen: 1, presented), ev(0, "b", screen: 0, presented), ev(1, "b", screen: 1, presented),
+    ]
+    let steps = "sessions | funnel screen_presented(screen == 0), screen_presented(screen == 1) mode strict ignoring "
+    let expected: [(String, [Int64])] = [
+        (steps + #"(screen_completed, state_updated, "navigation_failed")"#, [2, 2]),
+        (steps + #"(state_updated, "navigation_failed")"#, [2, 1]),
+        (steps + "(screen_completed, state_updated)", [2, 1]),
+        (steps + "(analytics, state_updated)", [2, 2]),
+        (steps + "(onboarding_loaded)", [2, 1]),
+        (
+            #"sessions | funnel analytics(name == "screen_completed"), screen_presented(screen == 1 and total_screens == 4)"#,
+            [1, 1]
+        ),
+        ("sessions | funnel screen_presented(total_screens == 5), screen_presented", [0, 0]),
+    ]
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        let now = Timestamp(microseconds: base + 86_400 * second)
+        for (text, counts) in expected {
+            let query = try Query.parse(text)
+            let memory = try query.run(on: InMemoryEventSource(events), options: .init(now: now))
+            #expect(memory.column("sessions") == counts.map(Value.integer), "\(text)")
+            for ratio in [0, Double.infinity] {
+                let stored = try StoreEventSource.$onboardingScanRatio.withValue(ratio) {
+                    try query.run(on: StoreEventSource(store), options: .init(now: now))
+                }
+                #expect(agree(stored, memory), "\(text), scan ratio \(ratio)\n\(stored.render(.table))")
+            }
+        }
+    }
+}

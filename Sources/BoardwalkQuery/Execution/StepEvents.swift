@@ -41,11 +41,22 @@ final class StepTests {
     /// Per step: its event, compared with the text of an event's analytics name outside the known list (an
     /// event appended through the library may spell a known name that way; `EventRow.isEvent` compares text).
     private let events: [String]
-    /// Bit `k`: step `k` has a predicate, which needs the whole event.
+    /// Bit `k`: step `k` has a predicate.
     let predicated: UInt64
+    /// Bit `k`: step `k`'s predicate reads only fields the fold has without decoding the record
+    /// (``FoldFields/leanValue(_:seq:strings:)``), as `screen_presented(screen == 1)` does: tested on those.
+    /// Decoding each candidate's record for it cost a strict funnel of the busiest onboarding a tenth of its
+    /// instructions.
+    let leanPredicated: UInt64
+    /// The fields ``FoldFields/leanValue(_:seq:strings:)`` reads.
+    static let leanFields: Set<EventField> = [.time, .seq, .kind, .name, .onboarding, .screen, .totalScreens]
     /// A strict funnel: events that match no step are kept as breakers unless ignored.
     let strict: Bool
-    /// A strict funnel's `ignoring` names (event kinds or analytics names).
+    /// A strict funnel's `ignoring`, as ``masks`` are laid out: bit `kind.code` for a kind it names, bit
+    /// `8 + name.code` for a known analytics name it names. A set lookup of the kind's and name's text cost every
+    /// event of a strict funnel ignoring three names about 240 instructions.
+    private let ignoredCodes: UInt64
+    /// A strict funnel's `ignoring` names (event kinds or analytics names), for a name outside the known ones.
     private let ignoring: Set<String>
     /// How many step events the folds of a scan may keep before the query reads sessions as rows instead
     /// (``limit(sessions:events:)``): they keep them until the scan ends, so without a bound a step that most events
@@ -65,21 +76,37 @@ final class StepTests {
                 masks[StepTests.nameMasks + Int(name.code)] |= 1 << UInt64(k)
             }
         }
-        var predicated: UInt64 = 0
-        for (k, step) in matcher.funnel.steps.enumerated() where step.predicate != nil { predicated |= 1 << UInt64(k) }
+        var predicated: UInt64 = 0, leanPredicated: UInt64 = 0
+        for (k, step) in matcher.funnel.steps.enumerated() {
+            guard let predicate = step.predicate else { continue }
+            predicated |= 1 << UInt64(k)
+            let readsRecord = predicate.contains { leaf in
+                if case .event(let field) = leaf { !StepTests.leanFields.contains(field) } else { false }
+            }
+            if !readsRecord { leanPredicated |= 1 << UInt64(k) }
+        }
         self.predicated = predicated
+        self.leanPredicated = leanPredicated
         strict = matcher.funnel.mode == .strict
         ignoring = matcher.funnel.ignoring
+        var ignoredCodes: UInt64 = 0
+        for name in ignoring {
+            if let kind = EventKind(rawValue: name) { ignoredCodes |= 1 << UInt64(kind.code) }
+            if let known = AnalyticsName(rawValue: name) {
+                ignoredCodes |= 1 << UInt64(StepTests.nameMasks + Int(known.code))
+            }
+        }
+        self.ignoredCodes = ignoredCodes
     }
 
     /// Whether a strict funnel ignores the event of `kind` and analytics `name` (`EventRow.isEvent`).
     @inline(__always)
     func ignores(kind: EventKind, name: AnalyticsNameRef?, strings: SnapshotStrings) -> Bool {
         if ignoring.isEmpty { return false }
-        if ignoring.contains(kind.rawValue) { return true }
+        if ignoredCodes & 1 << UInt64(kind.code) != 0 { return true }
         guard kind == .analytics, let name else { return false }
         switch name {
-        case .known(let known): return ignoring.contains(known.rawValue)
+        case .known(let known): return ignoredCodes & 1 << UInt64(StepTests.nameMasks + Int(known.code)) != 0
         case .unknown(let id): return strings.string(id).map { ignoring.contains($0) } ?? false
         }
     }
@@ -161,10 +188,27 @@ extension SessionFold {
             keep(StepEvent(at: at, mask: candidates, ignored: ignored, keys: []), tests)
             return
         }
+        if candidates & tests.predicated & ~tests.leanPredicated == 0, !wantsKeys {
+            var mask = candidates & ~tests.predicated
+            for k in 0..<tests.count where candidates & tests.predicated & (1 << UInt64(k)) != 0 {
+                let satisfied = tests.matcher.satisfiesPredicate(step: k) { leaf in
+                    if case .event(let field) = leaf { return r.leanValue(field, seq: at.seq, strings: strings) }
+                    return .null
+                }
+                if satisfied { mask |= 1 << UInt64(k) }
+            }
+            if mask != 0 {
+                keep(StepEvent(at: at, mask: mask, ignored: ignored, keys: []), tests)
+            } else if tests.strict && !ignored {
+                keep(StepEvent(at: at, mask: 0, ignored: false, keys: []), tests)
+            }
+            return
+        }
         let event = StoreEventRow(view: try full(), strings: strings)
         var mask = candidates & ~tests.predicated
         for k in 0..<tests.count
-        where candidates & tests.predicated & (1 << UInt64(k)) != 0 && tests.matcher.matches(event, step: k) {
+        where candidates & tests.predicated & (1 << UInt64(k)) != 0 && tests.matcher.satisfiesPredicate(event, step: k)
+        {
             mask |= 1 << UInt64(k)
         }
         guard mask != 0 else {
@@ -179,5 +223,31 @@ extension SessionFold {
     private mutating func keep(_ event: StepEvent, _ tests: StepTests) {
         stepEvents.append(event)
         tests.kept += 1
+    }
+}
+
+extension FoldFields {
+    /// The value of `field` (one of ``StepTests/leanFields``) as ``StoreEventRow/value(_:)`` gives it on the same event, whose
+    /// arrival number is `seq`, from the fields a fold reads without decoding the record; absent for any other field.
+    func leanValue(_ field: EventField, seq: UInt64, strings: SnapshotStrings) -> Value {
+        func text(_ id: StringID?) -> Value {
+            guard let id, let s = strings.string(id) else { return .null }
+            return .string(s)
+        }
+        switch field {
+        case .time: return .time(time)
+        case .seq: return .integer(Int64(bitPattern: seq))
+        case .kind: return .string(kind.rawValue)
+        case .name:
+            switch analyticsName {
+            case .known(let name)?: return .string(name.rawValue)
+            case .unknown(let id)?: return text(id)
+            case nil: return .string(kind.rawValue)
+            }
+        case .onboarding: return text(onboarding)
+        case .screen: return screenIndex.map { .integer(Int64($0)) } ?? .null
+        case .totalScreens: return totalScreens.map { .integer(Int64($0)) } ?? .null
+        default: return .null
+        }
     }
 }

@@ -1,3 +1,4 @@
+import BoardwalkCodec
 import BoardwalkModel
 
 /// How far one session got through a custom-step funnel (semantics rule 4).
@@ -19,6 +20,20 @@ struct FunnelProgress {
 struct FunnelMatcher {
     let funnel: BoundFunnel
     let now: Timestamp
+    /// Each step's predicate, compiled once: a session's events test them at every candidate event, where the
+    /// tree walk cost a strict funnel of the busiest onboarding a sixth of its instructions.
+    private let predicates: [CompiledBound?]
+    /// The event kinds `ignoring` names, as bits of ``EventKind/code``.
+    private let ignoredKinds: UInt32
+
+    init(funnel: BoundFunnel, now: Timestamp) {
+        self.funnel = funnel
+        self.now = now
+        predicates = funnel.steps.map { step in step.predicate.map { CompiledBound($0, now: now) } }
+        ignoredKinds = funnel.ignoring.reduce(0) { bits, name in
+            EventKind(rawValue: name).map { bits | 1 << UInt32($0.code) } ?? bits
+        }
+    }
 
     /// The values of breakdown columns `by` on `row` (rule 12: a funnel's on its chain's step-1 event, a screen
     /// funnel's on the session's first event with a screen index); session fields are absent there.
@@ -40,13 +55,30 @@ struct FunnelMatcher {
 
     /// Whether `row` is step `k`.
     func matches(_ row: some EventRow, step k: Int) -> Bool {
-        let step = funnel.steps[k]
-        guard row.isEvent(step.event) else { return false }
-        guard let predicate = step.predicate else { return true }
-        return predicate.evaluate(now: now) { leaf in
+        row.isEvent(funnel.steps[k].event) && satisfiesPredicate(row, step: k)
+    }
+
+    /// Whether `row`, an event of step `k`'s kind or name, satisfies the step's predicate (true without one).
+    @inline(__always)
+    func satisfiesPredicate(_ row: some EventRow, step k: Int) -> Bool {
+        satisfiesPredicate(step: k) { leaf in
             if case .event(let f) = leaf { return row.value(f) }
             return .null
-        }.isTrue
+        }
+    }
+
+    /// Whether the event whose fields `leaf` reads satisfies step `k`'s predicate (true without one).
+    @inline(__always)
+    func satisfiesPredicate(step k: Int, _ leaf: CompiledBound.Leaf) -> Bool {
+        predicates[k]?.isTrue(leaf) ?? true
+    }
+
+    /// Whether a strict funnel's `ignoring` names `row`'s kind or analytics name (``EventRow/isEvent(_:)``).
+    @inline(__always)
+    func ignores(_ row: some EventRow) -> Bool {
+        if ignoredKinds & 1 << UInt32(row.kind.code) != 0 { return true }
+        guard !funnel.ignoring.isEmpty, let name = row.analyticsName else { return false }
+        return funnel.ignoring.contains(name)
     }
 
     /// The best chain over a session's events, in `(time, seq)` order.
@@ -54,7 +86,7 @@ struct FunnelMatcher {
     func progress<R: EventRow>(_ events: [R]) -> FunnelProgress {
         progress(
             count: events.count, time: { events[$0].time.microseconds }, matches: { matches(events[$0], step: $1) },
-            ignored: { i in funnel.ignoring.contains { events[i].isEvent($0) } })
+            ignored: { ignores(events[$0]) })
     }
 
     /// The best chain over a session's step events (``StepEvent``), in `(time, seq)` order: the same as
