@@ -69,7 +69,9 @@ extension Cursor {
     mutating func seekBucket(of session: UInt32) throws -> Bool {
         try seek(bucket: session >> Layout.sessionBucketShift)
     }
+}
 
+extension BlockEntries {
     /// Positions at the first value of `bucket` or a later one (if any): `(bucket, 0)`.
     mutating func seek(bucket: UInt32) throws -> Bool {
         // Bytes 0..<12 of two big-endian words: bucket ‖ 0 (no padding inside, unlike a (UInt32, UInt64) tuple).
