@@ -382,8 +382,17 @@ struct Executor {
                 }
                 return true
             }
-            // A custom funnel whose steps matched more events than its folds may keep: nothing was delivered.
-            if needs.stepTests?.overBudget == true { try readSessionRows() }
+            // A custom funnel whose steps matched more events than its folds may keep: nothing was delivered. Each
+            // session is folded from its rows instead, one at a time.
+            if needs.stepTests?.overBudget == true {
+                try store.foldSessionRows(plan.ranges, needs: needs, cancellation: cancellation, text: query.ast.text) {
+                    (summary, events) throws(QueryError) in
+                    statistics.sessionsRead += 1
+                    statistics.eventsRead += events
+                    guard sessionFilters.passes(summary) else { return }
+                    sink.addStepEvents(summary.stepEvents)
+                }
+            }
         case .sessions:
             try readSessionRows()
         }
