@@ -82,8 +82,8 @@ extension Snapshot {
             }
         }
         // Through a ``LeafWalk`` where it can read (a read transaction): a step from leaf to leaf through liblmdb's
-        // cursor had the page guard look from the root again (about 3 700 instructions a leaf of four values, half
-        // of what a session reduction's walk of the index cost besides decoding).
+        // cursor had the page guard look from the root again, and its leaves hold about four values each
+        // (`sessions | count by day(started)` at 50 000 sessions: 119.9 M instructions through the cursor, 112.8 M).
         if var leaves = try LeafWalk(txn, dbs.sessions) {
             defer { leaves.release() }
             try values(&leaves)
