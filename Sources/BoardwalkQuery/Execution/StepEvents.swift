@@ -52,9 +52,8 @@ final class StepTests {
     static let leanFields: Set<EventField> = [.time, .seq, .kind, .name, .onboarding, .screen, .totalScreens]
     /// A strict funnel: events that match no step are kept as breakers unless ignored.
     let strict: Bool
-    /// A strict funnel's `ignoring`, as ``masks`` are laid out: bit `kind.code` for a kind it names, bit
-    /// `8 + name.code` for a known analytics name it names. A set lookup of the kind's and name's text cost every
-    /// event of a strict funnel ignoring three names about 240 instructions.
+    /// A strict funnel's `ignoring` as codes (``FunnelMatcher/ignoredCodes``): a set lookup of the kind's and name's
+    /// text cost every event of a strict funnel ignoring three names about 240 instructions.
     private let ignoredCodes: UInt64
     /// A strict funnel's `ignoring` names (event kinds or analytics names), for a name outside the known ones.
     private let ignoring: Set<String>
@@ -89,14 +88,7 @@ final class StepTests {
         self.leanPredicated = leanPredicated
         strict = matcher.funnel.mode == .strict
         ignoring = matcher.funnel.ignoring
-        var ignoredCodes: UInt64 = 0
-        for name in ignoring {
-            if let kind = EventKind(rawValue: name) { ignoredCodes |= 1 << UInt64(kind.code) }
-            if let known = AnalyticsName(rawValue: name) {
-                ignoredCodes |= 1 << UInt64(StepTests.nameMasks + Int(known.code))
-            }
-        }
-        self.ignoredCodes = ignoredCodes
+        ignoredCodes = matcher.ignoredCodes
     }
 
     /// Whether a strict funnel ignores the event of `kind` and analytics `name` (`EventRow.isEvent`).
@@ -106,7 +98,7 @@ final class StepTests {
         if ignoredCodes & 1 << UInt64(kind.code) != 0 { return true }
         guard kind == .analytics, let name else { return false }
         switch name {
-        case .known(let known): return ignoredCodes & 1 << UInt64(StepTests.nameMasks + Int(known.code)) != 0
+        case .known(let known): return ignoredCodes & 1 << UInt64(FunnelMatcher.nameBits + Int(known.code)) != 0
         case .unknown(let id): return strings.string(id).map { ignoring.contains($0) } ?? false
         }
     }
@@ -188,6 +180,8 @@ extension SessionFold {
             keep(StepEvent(at: at, mask: candidates, ignored: ignored, keys: []), tests)
             return
         }
+        // Tested on the fold's fields alone. One loop over both kinds of test, with the decoded event optional,
+        // cost this strict funnel ignoring SDK events 6 % more instructions (755 M -> 805 M).
         if candidates & tests.predicated & ~tests.leanPredicated == 0, !wantsKeys {
             var mask = candidates & ~tests.predicated
             for k in 0..<tests.count where candidates & tests.predicated & (1 << UInt64(k)) != 0 {

@@ -23,16 +23,24 @@ struct FunnelMatcher {
     /// Each step's predicate, compiled once: a session's events test them at every candidate event, where the
     /// tree walk cost a strict funnel of the busiest onboarding a sixth of its instructions.
     private let predicates: [CompiledBound?]
-    /// The event kinds `ignoring` names, as bits of ``EventKind/code``.
-    private let ignoredKinds: UInt32
+    /// What `ignoring` names, as codes: bit `kind.code` for an event kind, bit ``nameBits`` `+ name.code` for a known
+    /// analytics name (a name outside the known ones is matched by its text).
+    let ignoredCodes: UInt64
+    /// Where the analytics names' bits start in ``ignoredCodes`` (after the kinds').
+    static let nameBits = 8
 
     init(funnel: BoundFunnel, now: Timestamp) {
         self.funnel = funnel
         self.now = now
         predicates = funnel.steps.map { step in step.predicate.map { CompiledBound($0, now: now) } }
-        ignoredKinds = funnel.ignoring.reduce(0) { bits, name in
-            EventKind(rawValue: name).map { bits | 1 << UInt32($0.code) } ?? bits
+        var ignoredCodes: UInt64 = 0
+        for name in funnel.ignoring {
+            if let kind = EventKind(rawValue: name) { ignoredCodes |= 1 << UInt64(kind.code) }
+            if let known = AnalyticsName(rawValue: name) {
+                ignoredCodes |= 1 << UInt64(FunnelMatcher.nameBits + Int(known.code))
+            }
         }
+        self.ignoredCodes = ignoredCodes
     }
 
     /// The values of breakdown columns `by` on `row` (rule 12: a funnel's on its chain's step-1 event, a screen
@@ -76,7 +84,7 @@ struct FunnelMatcher {
     /// Whether a strict funnel's `ignoring` names `row`'s kind or analytics name (``EventRow/isEvent(_:)``).
     @inline(__always)
     func ignores(_ row: some EventRow) -> Bool {
-        if ignoredKinds & 1 << UInt32(row.kind.code) != 0 { return true }
+        if ignoredCodes & 1 << UInt64(row.kind.code) != 0 { return true }
         guard !funnel.ignoring.isEmpty, let name = row.analyticsName else { return false }
         return funnel.ignoring.contains(name)
     }
