@@ -73,6 +73,72 @@ import Testing
     #expect(counts.shares >= 2 * counts.deliveries, "each split gathering merged two windows or more")
 }
 
+/// Generated custom funnels over their step-event budget (forced to 0), whose sessions are folded from their records
+/// in runs on 2 to 8 threads, gathered from their onboardings or read through the session index: every answer is one
+/// thread's exactly (step times and their means in one order) and the in-memory source's.
+@Test func overBudgetFunnelsFoldRunsOfSessionsOnSeveralThreadsAsOnOne() throws {
+    let probe = ParallelProbe()
+    var queries = QueryGenerator(seed: 0x0F_0B0)
+    var rng = SplitMix64(seed: 0x0F_0B0)
+    var ran = 0, split = 0
+    for dataset in 0..<6 {
+        let now = Timestamp(microseconds: base + 3 * 86_400 * second)
+        var generator = SessionGenerator(seed: 0x0F_0B1 ^ UInt64(dataset))
+        var events: [Event] = []
+        while events.count < 300 { events += generator.events() }
+        try withTemporaryStore { store in
+            try appendInThreeBatches(events, to: store)
+            let memory = InMemoryEventSource(try store.read { try $0.events(since: 0) }.map(\.event))
+            let disk = StoreEventSource(store)
+            var tried = 0
+            while tried < 15 {
+                let text = queries.funnelQuery()
+                let query = try Query.parse(text)
+                guard case .funnel(let funnel) = query.checked.reduction, !funnel.steps.isEmpty else { continue }
+                tried += 1
+                let gather = queries.chance(0.5) ? Double.infinity : 0
+                func run(threads: Int, minimum: Int = 1) throws -> ResultTable {
+                    try StepTests.$budgetOverride.withValue(0) {
+                        try StoreEventSource.$gatherRatio.withValue(gather) {
+                            try StoreEventSource.$minimumShareSessions.withValue(minimum) {
+                                try StoreEventSource.$parallelProbe.withValue(probe) {
+                                    try query.run(on: disk, options: .init(now: now, threads: threads))
+                                }
+                            }
+                        }
+                    }
+                }
+                let expected = try query.run(on: memory, options: .init(now: now))
+                let serial = try run(threads: 1)
+                ran += 1
+                guard agree(serial, expected) else {
+                    Issue.record("dataset \(dataset): \(text)\none thread:\n\(serial.render(.table))")
+                    return
+                }
+                let threads = Int.random(in: 2...8, using: &rng)
+                let before = probe.counts.deliveries
+                let parallel = try run(threads: threads, minimum: Int.random(in: 1...4, using: &rng))
+                if probe.counts.deliveries > before { split += 1 }
+                guard parallel == serial, parallel.render(.table) == serial.render(.table) else {
+                    Issue.record(
+                        """
+                        dataset \(dataset), \(threads) threads, gather ratio \(gather): \(text)
+                        threads:
+                        \(parallel.render(.table))
+                        one thread:
+                        \(serial.render(.table))
+                        """)
+                    return
+                }
+            }
+        }
+    }
+    #expect(ran == 90)
+    #expect(split > 60, "most generated funnels folded their sessions split (\(split))")
+    let counts = probe.counts
+    #expect(counts.shares >= 2 * counts.deliveries, "each split fold merged two runs or more")
+}
+
 /// One onboarding's sessions are gathered on one thread: windows cutting its sessions would each scan the whole
 /// onboarding.
 @Test func oneOnboardingsSessionsAreGatheredOnOneThread() throws {

@@ -329,34 +329,15 @@ struct Executor {
             if !hasMatcher, !isFunnel, Sink.merges(query.reduction) {
                 // Rows of a reduction whose sinks merge: a whole-store fold's sessions may be summarized and added on
                 // several threads, each into a sink of its own, merged in the order one thread adds them.
-                let checked = query, ordersRows = sink.ordersRows
-                let sharing = SessionSharing<SinkShare>(
-                    make: {
-                        // Its own copy of the query's expressions: the threads evaluate them at once.
-                        let own = checked.ownCopy()
-                        var sink = Sink(query: own, now: now)
-                        sink.ordersRows = ordersRows
-                        return SinkShare(sink: sink, filters: SessionFilters(own.filters, now: now))
-                    },
-                    add: { (share, summary, events) throws(QueryError) in
-                        share.sessions += 1
-                        share.events += events
-                        guard share.filters.passes(summary) else { return }
-                        func leaf(_ b: Bound) -> Value { summary.leaf(b) }
-                        share.sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, summary.id))
-                    },
-                    merge: { share, other in
-                        share.sink.merge(other.sink)
-                        share.sessions += other.sessions
-                        share.events += other.events
-                    })
+                let sharing = SinkShare.sharing(query, now: now, ordersRows: sink.ordersRows) { sink, summary in
+                    func leaf(_ b: Bound) -> Value { summary.leaf(b) }
+                    sink.addRow(leaf, censored: false, order: (summary.started.microseconds, 0, summary.id))
+                }
                 var share = SinkShare(sink: sink, filters: sessionFilters)
                 try store.foldSessions(
                     plan.ranges, needs: needs, cancellation: cancellation, text: query.ast.text, into: &share,
                     sharing: sharing)
-                sink = share.sink
-                statistics.sessionsRead += share.sessions
-                statistics.eventsRead += share.events
+                share.end(into: &sink, &statistics)
                 break
             }
             var expected = 0
@@ -383,15 +364,17 @@ struct Executor {
                 return true
             }
             // A custom funnel whose steps matched more events than its folds may keep: nothing was delivered. Each
-            // session is folded from its rows instead, one at a time.
+            // session is folded from its records instead, one at a time, on several threads when the store allows
+            // it: each run of sessions into a sink of its own, merged in the runs' order.
             if needs.stepTests?.overBudget == true {
-                try store.foldSessionRows(plan.ranges, needs: needs, cancellation: cancellation, text: query.ast.text) {
-                    (summary, events) throws(QueryError) in
-                    statistics.sessionsRead += 1
-                    statistics.eventsRead += events
-                    guard sessionFilters.passes(summary) else { return }
+                let sharing = SinkShare.sharing(query, now: now, ordersRows: sink.ordersRows) { sink, summary in
                     sink.addStepEvents(summary.stepEvents)
                 }
+                var share = SinkShare(sink: sink, filters: sessionFilters)
+                try store.foldSessionRows(
+                    plan.ranges, needs: needs, cancellation: cancellation, text: query.ast.text, into: &share,
+                    sharing: sharing)
+                share.end(into: &sink, &statistics)
             }
         case .sessions:
             try readSessionRows()
@@ -574,4 +557,37 @@ private struct SinkShare {
     let filters: SessionFilters
     var sessions = 0
     var events = 0
+
+    /// How the sessions of `query` go into shares of this kind, on several threads: each share's sink and filters
+    /// have their own copy of the query's expressions (the threads evaluate them at once); a session that passes
+    /// the filters goes into the share's sink through `add`; shares merge their sinks (``Sink/merge(_:)``) and counts.
+    static func sharing(
+        _ query: CheckedQuery, now: Timestamp, ordersRows: Bool, add: @escaping (inout Sink, SessionSummary) -> Void
+    ) -> SessionSharing<SinkShare> {
+        SessionSharing<SinkShare>(
+            make: {
+                let own = query.ownCopy()
+                var sink = Sink(query: own, now: now)
+                sink.ordersRows = ordersRows
+                return SinkShare(sink: sink, filters: SessionFilters(own.filters, now: now))
+            },
+            add: { (share, summary, events) throws(QueryError) in
+                share.sessions += 1
+                share.events += events
+                guard share.filters.passes(summary) else { return }
+                add(&share.sink, summary)
+            },
+            merge: { share, other in
+                share.sink.merge(other.sink)
+                share.sessions += other.sessions
+                share.events += other.events
+            })
+    }
+
+    /// Hands the share's sink to `sink` and counts its sessions and events into `statistics`.
+    consuming func end(into sink: inout Sink, _ statistics: inout RunStatistics) {
+        sink = self.sink
+        statistics.sessionsRead += sessions
+        statistics.eventsRead += events
+    }
 }

@@ -189,6 +189,22 @@ struct GatherPlan: Sendable {
         checkCancellation: () throws -> Void,
         _ body: (StringID, UnsafeBufferPointer<EventRecord>) throws -> Bool
     ) throws -> Bool {
+        try collect(window, snapshot, &buffers, checkCancellation: checkCancellation)
+        var session: [EventRecord] = []
+        swap(&session, &buffers.session)
+        defer { swap(&session, &buffers.session) }
+        return try deliver(window, sessions: window, buffers, scratch: &session, body)
+    }
+
+    /// Reads the records of `window`'s sessions into `buffers`, grouped by session: the first half of
+    /// ``gather(_:_:_:checkCancellation:_:)``, whose sessions ``deliver(_:sessions:_:scratch:_:)`` then hands out,
+    /// all at once or a run at a time on several threads (the records stay valid while `snapshot`'s transaction is
+    /// open, whichever thread reads them).
+    /// - Complexity: O(events of the window's homes) to scan, O(events gathered) to group.
+    func collect(
+        _ window: Range<Int>, _ snapshot: Snapshot, _ buffers: inout GatherBuffers,
+        checkCancellation: () throws -> Void
+    ) throws {
         let (low, high) = (window.lowerBound, window.upperBound)
         // The window's sessions alone in a small table: the scans look every record's session up in it, and a
         // table of the whole scope (16 MiB for a million sessions) would miss the cache on each.
@@ -238,16 +254,30 @@ struct GatherPlan: Sendable {
             buffers.order[next[Int(slot)]] = Int32(truncatingIfNeeded: position)
             next[Int(slot)] += 1
         }
-        for slot in low..<high {
-            buffers.session.removeAll(keepingCapacity: true)
+    }
+
+    /// Calls `body` with each of `sessions` (positions in the list, within `window`) and its events in (time, seq)
+    /// order, from `buffers` as ``collect(_:_:_:checkCancellation:)`` left them for `window`, in the list's order;
+    /// returns false when `body` did. Reads `buffers` only: runs of one window's sessions may be delivered on several
+    /// threads at once, each with a `scratch` of its own.
+    /// - Complexity: O(events of the sessions × log(events per session)) to sort each session's events.
+    func deliver(
+        _ window: Range<Int>, sessions: Range<Int>, _ buffers: borrowing GatherBuffers,
+        scratch session: inout [EventRecord],
+        _ body: (StringID, UnsafeBufferPointer<EventRecord>) throws -> Bool
+    ) throws -> Bool {
+        precondition(window.lowerBound <= sessions.lowerBound && sessions.upperBound <= window.upperBound)
+        let low = window.lowerBound
+        for slot in sessions {
+            session.removeAll(keepingCapacity: true)
             for position in buffers.order[buffers.starts[slot - low]..<buffers.starts[slot - low + 1]] {
-                buffers.session.append(buffers.records[Int(position)])
+                session.append(buffers.records[Int(position)])
             }
             // A scan delivers a session's events in key order (screen, then time); the index in (time, seq).
             if !indexed[slot] {
-                buffers.session.sort { ($0.timeMicroseconds, $0.seq) < ($1.timeMicroseconds, $1.seq) }
+                session.sort { ($0.timeMicroseconds, $0.seq) < ($1.timeMicroseconds, $1.seq) }
             }
-            guard try buffers.session.withUnsafeBufferPointer({ try body(ids[slot], $0) }) else { return false }
+            guard try session.withUnsafeBufferPointer({ try body(ids[slot], $0) }) else { return false }
         }
         return true
     }

@@ -355,12 +355,31 @@ struct Sink {
         }
     }
 
-    /// Merges the groups of `other`, a sink of the same query that took the rows after this one's
-    /// (``merges(_:)``): a group both have keeps this sink's key, as one sink taking both runs would.
-    /// - Complexity: O(groups of `other`), plus the values of its percentiles and distinct counts.
+    /// Whether sinks of `reduction` that each took a run of whole sessions, in the order one sink would take them,
+    /// merge (``merge(_:)``) in the runs' order into the sink that takes them all: those of ``merges(_:)``, and a
+    /// funnel of custom steps (its steps' counts add up, and its step times stay in the order the sessions came, so
+    /// their mean is the one sink's to the bit).
+    static func mergesSessionRuns(_ reduction: Reduction?) -> Bool {
+        if case .funnel(let funnel) = reduction { return !funnel.steps.isEmpty }
+        return merges(reduction)
+    }
+
+    /// Merges the groups of `other`, a sink of the same query that took the rows (or, ``mergesSessionRuns(_:)``, the
+    /// sessions) after this one's: a group both have keeps this sink's key, as one sink taking both runs would.
+    /// - Complexity: O(groups of `other`), plus the values of its percentiles, distinct counts and funnel step times.
     mutating func merge(_ other: consuming Sink) {
-        precondition(Sink.merges(query.reduction), "a sink of a reduction that does not merge")
+        precondition(Sink.mergesSessionRuns(query.reduction), "a sink of a reduction that does not merge")
         lastCount = nil
+        for (key, theirs) in other.customFunnel {
+            guard let index = customFunnel.index(forKey: key) else {
+                customFunnel[key] = theirs
+                continue
+            }
+            for k in theirs.reached.indices {
+                customFunnel.values[index].reached[k] += theirs.reached[k]
+                customFunnel.values[index].times[k] += theirs.times[k]
+            }
+        }
         histogramCensored += other.histogramCensored
         if counts.isEmpty {
             counts = other.counts

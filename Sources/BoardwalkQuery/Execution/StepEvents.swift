@@ -118,7 +118,9 @@ final class StepTests {
     /// Step tests for a thread that folds parts of the same scan: the same steps, what is left of this scan's budget,
     /// none kept yet. ``absorb(_:)`` adds what the thread kept back.
     func share() -> StepTests {
-        let share = StepTests(matcher)
+        // A matcher of its own, its predicates compiled again: calling closures two threads share retains and
+        // releases their contexts from both, one cache line written by turns.
+        let share = StepTests(FunnelMatcher(funnel: matcher.funnel, now: matcher.now))
         share.budget = remaining
         return share
     }

@@ -167,30 +167,39 @@ extension StoreEventSource {
 }
 
 extension StoreEventSource {
-    /// Calls `body` with the summary of each session that has an event in `ranges` and the number of its events,
-    /// each folded from its events as ``scanSessions(_:cancellation:text:_:)`` reads them (one session's records at a
-    /// time), in that order: what a custom funnel whose step events passed the folds' budget reads instead of the
-    /// scan's folds. Its summary carries the session's step events (``SessionSummary/stepEvents``), found from each
-    /// event's kind and name codes as a scan's fold finds them, so memory holds one window of sessions' records,
-    /// not the step events of the scope. Each record is read as far as the fold's fields (`RecordFields`), and
-    /// decoded whole only when a step's predicate or an answer needs it; the session's name is looked up only when
-    /// the query reads it (``FoldNeeds/name``).
+    /// Adds into `share`, through `sharing.add`, the summary of each session that has an event in `ranges` and the
+    /// number of its events, each folded from its events as ``scanSessions(_:cancellation:text:_:)`` reads them (one
+    /// session's records at a time), in that order: what a custom funnel whose step events passed the folds' budget
+    /// reads instead of the scan's folds. Its summary carries the session's step events (``SessionSummary/stepEvents``),
+    /// found from each event's kind and name codes as a scan's fold finds them, so memory holds one window of
+    /// sessions' records, not the step events of the scope. Each record is read as far as the fold's fields
+    /// (`RecordFields`), and decoded whole only when a step's predicate or an answer needs it; the session's name is
+    /// looked up only when the query reads it (``FoldNeeds/name``).
+    ///
+    /// When ``threads`` allows it, the sessions are folded on several threads: each window of gathered records
+    /// (``GatherPlan/collect(_:_:_:checkCancellation:)``, on this thread) is cut into runs of at least
+    /// ``minimumShareSessions`` sessions, each folded by a worker (with its own snapshot of the same commit, for its
+    /// strings, and step tests of its own) into a share of its own, merged into `share` in the runs' order; sessions
+    /// read through the session index are cut into runs the same way, each worker reading its own. The merge being
+    /// blind to the cut (``SessionSharing``), the result is the one thread's. Memory: a share per run until they are
+    /// merged.
     ///
     /// Callgrind, the strict funnel of the busiest onboarding at 200 000 sessions (1.67 M events, over the budget):
     /// 7.52 G instructions with each session's rows summarized through their fields' values and the funnel matched on
-    /// the rows (event names compared as text), 3.48 G folded here.
-    func foldSessionRows(
+    /// the rows (event names compared as text), 3.48 G folded here, of which 2.43 G fold the sessions and 0.58 G scan
+    /// the onboarding: the part a second thread takes.
+    /// - Complexity: as ``scanSessions(_:cancellation:text:_:)``; the folds' time divided by the workers.
+    func foldSessionRows<Share>(
         _ ranges: [ScanRange], needs: FoldNeeds, cancellation: CancellationFlag?, text: String,
-        _ body: (SessionSummary, Int) throws(QueryError) -> Void
+        into share: inout Share, sharing: SessionSharing<Share>
     ) throws(QueryError) {
-        let strict = needs.stepTests?.strict == true
-        try reading { snapshot in
-            let strings = SnapshotStrings(snapshot)
+        /// Folds the sessions `body` is called with into `share`, reading strings and names from `snapshot`.
+        func folder(
+            _ snapshot: Snapshot, _ strings: SnapshotStrings, needs: FoldNeeds, into share: UnsafeMutablePointer<Share>
+        ) -> SessionRecordsBody {
+            let strict = needs.stepTests?.strict == true
             var reachBuffer: [Int64] = []
-            let listed = try StoreEventSource.sessions(snapshot, ranges)
-            try StoreEventSource.readSessions(
-                snapshot, listed, cancellation: cancellation, text: text, row: { record, _ in record }
-            ) { (id, records: [EventRecord]) in
+            return { id, records in
                 var fold = SessionFold()
                 // A strict funnel keeps nearly every event: one allocation instead of the array's doublings.
                 if strict { fold.stepEvents.reserveCapacity(records.count) }
@@ -200,10 +209,113 @@ extension StoreEventSource {
                         strings: strings, needs: needs)
                 }
                 let name = needs.name ? try StoreEventSource.sessionName(snapshot, id) : ""
-                try body(
+                try sharing.add(
+                    &share.pointee,
                     fold.summary(name: name, strings: strings, needs: needs, reachBuffer: &reachBuffer), records.count)
                 return true
             }
         }
+        try reading { snapshot in
+            let listed = try StoreEventSource.sessions(snapshot, ranges)
+            let threads = min(StoreEventSource.threads, StoreEventSource.maxWorkers)
+            let minimum = max(1, StoreEventSource.minimumShareSessions)
+            let plan = try GatherPlan(snapshot, listed, budget: StoreEventSource.gatherBudget)
+            func checkCancellation() throws(QueryError) { try cancellation?.throwIfCancelled(query: text) }
+            if threads > 1, listed.ids.count >= 2 * minimum {
+                var split = false
+                _ = try withSnapshots(of: snapshot, extra: threads - 1, retry: false) { snapshots in
+                    guard snapshots.count > 1 else { return }
+                    split = true
+                    try foldSplit(
+                        snapshot, snapshots, listed, plan, needs: needs, minimum: minimum,
+                        checkCancellation: checkCancellation, folder: folder, into: &share, sharing: sharing)
+                }
+                if split { return }
+            }
+            try withUnsafeMutablePointer(to: &share) { share in
+                let fold = folder(snapshot, SnapshotStrings(snapshot), needs: needs, into: share)
+                if let plan {
+                    var buffers = GatherBuffers()
+                    for window in plan.windows {
+                        _ = try plan.gather(window, snapshot, &buffers, checkCancellation: checkCancellation, fold)
+                    }
+                } else {
+                    try snapshot.forEachSession(listed.ids, batchReferences: StoreEventSource.sessionBatchReferences) {
+                        id, records in try records.withUnsafeBufferPointer { try fold(id, $0) }
+                    }
+                }
+            }
+        }
     }
+
+    /// ``foldSessionRows(_:needs:cancellation:text:into:sharing:)`` on `snapshots`, one worker each: the sessions of
+    /// each window of `plan` (or, without a plan, the listed sessions through the index) in runs, each folded into a
+    /// share of its own; the shares merged into `share` in the runs' order.
+    private func foldSplit<Share>(
+        _ snapshot: Snapshot, _ snapshots: [Snapshot], _ listed: ListedSessions, _ plan: GatherPlan?, needs: FoldNeeds,
+        minimum: Int, checkCancellation: () throws(QueryError) -> Void,
+        folder: (Snapshot, SnapshotStrings, FoldNeeds, UnsafeMutablePointer<Share>) -> SessionRecordsBody,
+        into share: inout Share, sharing: SessionSharing<Share>
+    ) throws {
+        var workers = [FoldRowsWorker<Share>](repeating: FoldRowsWorker(), count: snapshots.count)
+        /// Cuts `sessions` into runs of at least `minimum` sessions, a few per worker.
+        func runs(_ sessions: Range<Int>) -> [Range<Int>] {
+            let count = max(1, min(snapshots.count * StoreEventSource.partsPerWorker, sessions.count / minimum))
+            let (low, n) = (sessions.lowerBound, sessions.count)
+            return (0..<count).map { i in low + n * i / count..<low + n * (i + 1) / count }
+        }
+        /// Folds each run on the workers, through `read`, and merges the shares into `share` in the runs' order.
+        func fold(
+            _ runs: [Range<Int>],
+            _ read: (Range<Int>, Snapshot, inout FoldRowsWorker<Share>, SessionRecordsBody) throws -> Void
+        ) throws {
+            try StoreEventSource.runWorkers(snapshots, Array(runs.indices), &workers) { worker, own, run in
+                try checkCancellation()
+                let strings = worker.strings ?? SnapshotStrings(own)
+                worker.strings = strings
+                // Step tests of its own: the folds count the step events they keep.
+                var needs = needs
+                needs.stepTests = needs.stepTests?.share()
+                var part = sharing.make()
+                try withUnsafeMutablePointer(to: &part) { part in
+                    try read(runs[run], own, &worker, folder(own, strings, needs, part))
+                }
+                worker.shares.append((run, part))
+            }
+            for (_, part) in workers.flatMap(\.shares).sorted(by: { $0.run < $1.run }) {
+                sharing.merge(&share, part)
+            }
+            for w in workers.indices { workers[w].shares.removeAll() }
+            StoreEventSource.parallelProbe?.delivered(shares: runs.count)
+        }
+        guard let plan else {
+            try fold(runs(listed.ids.indices)) { run, own, _, body in
+                try own.forEachSession(
+                    Array(listed.ids[run]), batchReferences: StoreEventSource.sessionBatchReferences
+                ) { id, records in try records.withUnsafeBufferPointer { try body(id, $0) } }
+            }
+            return
+        }
+        var buffers = GatherBuffers()
+        for window in plan.windows {
+            try plan.collect(window, snapshot, &buffers, checkCancellation: checkCancellation)
+            let gathered = buffers
+            // The records are the first snapshot's, read by every worker while its transaction stays open.
+            try fold(runs(window)) { run, _, worker, body in
+                _ = try plan.deliver(window, sessions: run, gathered, scratch: &worker.session, body)
+            }
+        }
+    }
+}
+
+/// What takes each session of a gathering or a session-index read: its id and its events in (time, seq) order, borrowed
+/// for the call; false stops the read.
+private typealias SessionRecordsBody = (StringID, UnsafeBufferPointer<EventRecord>) throws -> Bool
+
+/// A worker of ``StoreEventSource/foldSessionRows(_:needs:cancellation:text:into:sharing:)``: its shares, each with its
+/// run's number, its strings (of its own snapshot) and the records of the session it folds.
+private struct FoldRowsWorker<Share> {
+    var shares: [(run: Int, share: Share)] = []
+    var strings: SnapshotStrings?
+    var session: [EventRecord] = []
 }
