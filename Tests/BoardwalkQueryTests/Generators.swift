@@ -258,6 +258,8 @@ struct QueryGenerator {
             "analytics(name != \"screen_completed\" and total_screens >= 3)",
             "screen_completed(onboarding == \"onb_1\" or screen < 2)",
             "screen_presented(time >= @2026-11-01T12:00:00Z and seq > 5)", "custom(kind == \"custom\")",
+            // Screen comparisons the folds test on the fields' integers, the literal on either side.
+            "screen_completed(2 > screen)", "screen_presented(total_screens != 4)", "analytics(1 <= screen)",
         ]
         if chance(0.2) {
             let keys = [

@@ -1,3 +1,4 @@
+import BoardwalkCodec
 import BoardwalkModel
 import BoardwalkStore
 import Foundation
@@ -243,4 +244,57 @@ func disagreements(_ events: [Event], _ texts: [String], requireRows: Bool = fal
             }
         }
     }
+}
+
+/// An event's screen fields, and nothing else, as a fold reads them.
+private struct ScreenFields: FoldFields {
+    var screenIndex: Int?
+    var totalScreens: Int?
+
+    var time: Timestamp { Timestamp(microseconds: 0) }
+    var profile: StringID? { nil }
+    var placement: StringID? { nil }
+    var variation: StringID? { nil }
+    var onboarding: StringID? { nil }
+    var screenClientID: StringID? { nil }
+    var kind: EventKind { .analytics }
+    var knownAnalyticsName: AnalyticsName? { .screenPresented }
+    var analyticsName: AnalyticsNameRef? { .known(.screenPresented) }
+    var elementID: StringID? { nil }
+}
+
+/// A step predicate comparing `screen` or `total_screens` with an integer, on either side, is tested on the fold's
+/// integers as `Value.compare` tests the values (false when the field is absent); any other predicate is left to the
+/// compiled expression.
+@Test func screenComparisonsTestTheFieldAsValuesCompare() throws {
+    let ops: [BinaryOperator] = [.equal, .notEqual, .less, .lessEqual, .greater, .greaterEqual]
+    for field in [EventField.screen, .totalScreens] {
+        for op in ops {
+            for n in [Int64(0), 1, 2] {
+                for literalFirst in [false, true] {
+                    let (a, b): (Bound, Bound) =
+                        literalFirst ? (.literal(.integer(n)), .event(field)) : (.event(field), .literal(.integer(n)))
+                    let test = try #require(ScreenComparison(.compare(op, a, b)))
+                    for x in [nil, 0, 1, 2, 3] as [Int?] {
+                        let fields =
+                            field == .screen ? ScreenFields(screenIndex: x) : ScreenFields(totalScreens: x)
+                        let value = x.map { Value.integer(Int64($0)) } ?? .null
+                        let expected =
+                            literalFirst
+                            ? Value.compare(op, .integer(n), value) : Value.compare(op, value, .integer(n))
+                        #expect(
+                            test.holds(fields) == expected,
+                            "\(literalFirst ? "\(n) \(op.rawValue) \(field)" : "\(field) \(op.rawValue) \(n)"), \(String(describing: x))"
+                        )
+                    }
+                }
+            }
+        }
+    }
+    #expect(ScreenComparison(.compare(.equal, .event(.screen), .literal(.number(1.5)))) == nil)
+    #expect(ScreenComparison(.compare(.equal, .event(.seq), .literal(.integer(1)))) == nil)
+    let both = Bound.and(
+        .compare(.greaterEqual, .event(.screen), .literal(.integer(1))),
+        .compare(.less, .event(.screen), .literal(.integer(3))))
+    #expect(ScreenComparison(both) == nil)
 }

@@ -257,7 +257,11 @@ struct SessionFold {
         s.kindsSeen = kindsSeen
         s.namesSeen = namesSeen
         s.otherNamesSeen = otherNames.compactMap { strings.string($0) }
-        if needs.stepTests != nil { s.stepEvents = stepEvents.sorted { $0.at < $1.at } }
+        if needs.stepTests != nil {
+            // A session read in (time, seq) order keeps its step events in order: shared, not copied and sorted.
+            s.stepEvents = stepEvents
+            if !stepEvents.isSorted(by: { $0.at < $1.at }) { s.stepEvents.sort { $0.at < $1.at } }
+        }
         if needs.answers {
             for (element, entry) in answers {
                 if let text = strings.string(element) { s.answers[text] = entry.value }
@@ -324,5 +328,13 @@ extension SessionFold {
             answers[element] = answer
         }
         stepEvents += other.stepEvents
+    }
+}
+
+extension Array {
+    /// Whether each element is ordered before or with the next by `areInIncreasingOrder`.
+    /// - Complexity: O(n).
+    func isSorted(by areInIncreasingOrder: (Element, Element) -> Bool) -> Bool {
+        indices.dropFirst().allSatisfy { !areInIncreasingOrder(self[$0], self[$0 - 1]) }
     }
 }
