@@ -410,15 +410,7 @@ struct ClickHouseExpressions {
         case (.answer(let x), .scalar), (.answer(let x), .condition):
             return answerCompare(op, x, b)
         case (.scalar, .answer(let y)), (.condition, .answer(let y)):
-            let flipped: BinaryOperator =
-                switch op {
-                case .less: .greater
-                case .greater: .less
-                case .lessEqual: .greaterEqual
-                case .greaterEqual: .lessEqual
-                default: op
-                }
-            return answerCompare(flipped, y, a)
+            return answerCompare(op.flipped, y, a)
         case (.answer(let x), .answer(let y)):
             let eq =
                 "((\(x.kind) = 'string' AND \(y.kind) = 'string' AND \(x.string) = \(y.string))"

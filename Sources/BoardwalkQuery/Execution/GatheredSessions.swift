@@ -191,8 +191,6 @@ struct GatherPlan: Sendable {
     ) throws -> Bool {
         try collect(window, snapshot, &buffers, checkCancellation: checkCancellation)
         var session: [EventRecord] = []
-        swap(&session, &buffers.session)
-        defer { swap(&session, &buffers.session) }
         return try deliver(window, sessions: window, buffers, scratch: &session, body)
     }
 
@@ -284,11 +282,10 @@ struct GatherPlan: Sendable {
 }
 
 /// The buffers ``GatherPlan/gather(_:_:_:checkCancellation:_:)`` reuses from window to window: the window's
-/// records, each one's session, their order by session, where each session's start, and one session's records.
+/// records, each one's session, their order by session, and where each session's start.
 struct GatherBuffers {
     var records: [EventRecord] = []
     var slotOf: [Int32] = []
     var order: [Int32] = []
     var starts: [Int] = []
-    var session: [EventRecord] = []
 }

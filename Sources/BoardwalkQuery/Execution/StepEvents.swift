@@ -283,15 +283,7 @@ struct ScreenComparison {
             (self.field, self.op, value) = (f, op, n)
         } else if let f = field(b), let n = integer(a) {
             // `n < screen` is `screen > n`.
-            let flipped: BinaryOperator =
-                switch op {
-                case .less: .greater
-                case .greater: .less
-                case .lessEqual: .greaterEqual
-                case .greaterEqual: .lessEqual
-                default: op
-                }
-            (self.field, self.op, value) = (f, flipped, n)
+            (self.field, self.op, value) = (f, op.flipped, n)
         } else {
             return nil
         }

@@ -178,18 +178,6 @@ extension StoreEventSource {
         row: (EventRecord, SnapshotStrings) throws -> Row,
         _ body: (String, [Row]) throws(QueryError) -> Bool
     ) throws {
-        try readSessions(snapshot, listed, cancellation: cancellation, text: text, row: row) { id, rows in
-            try body(try StoreEventSource.sessionName(snapshot, id), rows)
-        }
-    }
-
-    /// ``readSessions(_:_:cancellation:text:row:_:)`` with each session's interned id instead of its name: looking a
-    /// name up can load the store's whole dictionary, which a reader that never shows the session can skip.
-    static func readSessions<Row>(
-        _ snapshot: Snapshot, _ listed: ListedSessions, cancellation: CancellationFlag?, text: String,
-        row: (EventRecord, SnapshotStrings) throws -> Row,
-        _ body: (StringID, [Row]) throws -> Bool
-    ) throws {
         let strings = SnapshotStrings(snapshot)
         // Reused from session to session. Records stay valid for the whole read transaction, so a session's
         // rows can be kept together.
@@ -197,7 +185,7 @@ extension StoreEventSource {
         func deliver(_ id: StringID, _ records: some Sequence<EventRecord>) throws -> Bool {
             rows.removeAll(keepingCapacity: true)
             for record in records { rows.append(try row(record, strings)) }
-            return try body(id, rows)
+            return try body(try StoreEventSource.sessionName(snapshot, id), rows)
         }
         func checkCancellation() throws(QueryError) {
             try cancellation?.throwIfCancelled(query: text)
