@@ -85,6 +85,17 @@ extension Store {
     }
 
     static func openDatabases(_ env: Environment, path: String) throws -> Databases {
+        // Converting a store of the format before writes to it, and may fill the map: grown, the open runs again.
+        while true {
+            do {
+                return try openDatabasesOnce(env, path: path)
+            } catch let error as StoreError where error.isMapFull {
+                try env.grow()
+            }
+        }
+    }
+
+    private static func openDatabasesOnce(_ env: Environment, path: String) throws -> Databases {
         try env.transaction(write: !env.isReadOnly) { txn in
             if let meta = try txn.open(Layout.meta, create: false) {
                 let format = try Layout.storedFormat(txn, meta, path: path)
@@ -93,10 +104,13 @@ extension Store {
                         .newerFormat(found: format, supported: Layout.formatVersion),
                         "\(path) has store format \(format); this Boardwalk reads format \(Layout.formatVersion)")
                 }
+                if format == Layout.formatVersion - 1, txn.isWrite { return try addBlockHeads(txn, meta, path: path) }
                 guard format == Layout.formatVersion else {
                     throw StoreError(
                         .olderFormat(found: format, supported: Layout.formatVersion),
-                        "\(path) has store format \(format) (\(Layout.formerLayout(of: format))), which this Boardwalk no longer reads; convert it by exporting it with the Boardwalk that wrote it (`boardwalk export --db \(path) --format batch --output events.batch`) and ingesting that file with this one into a new store (`boardwalk ingest --db NEW events.batch`), or re-import the original input"
+                        format == Layout.formatVersion - 1
+                            ? "\(path) has store format \(format) (\(Layout.formerLayout(of: format))); this Boardwalk converts it in place the first time it opens it for writing, which a read-only open cannot do: run `boardwalk ingest --db \(path) /dev/null` once (it adds the copy of the headers and stores nothing else)"
+                            : "\(path) has store format \(format) (\(Layout.formerLayout(of: format))), which this Boardwalk no longer reads; convert it by exporting it with the Boardwalk that wrote it (`boardwalk export --db \(path) --format batch --output events.batch`) and ingesting that file with this one into a new store (`boardwalk ingest --db NEW events.batch`), or re-import the original input"
                     )
                 }
                 var handles: [String: Database] = [:]
@@ -118,6 +132,36 @@ extension Store {
             try txn.putUInt32(dbs.meta, Layout.metaFormat, Layout.formatVersion)
             return dbs
         }
+    }
+
+    /// Converts a store of the format before this one in place, inside the opening write transaction: it adds
+    /// `block_heads`, the head of every block of `events` (format 13 lacked it), and records the new format. A
+    /// killed process leaves the store as it was (the transaction is not committed).
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a block whose header does not decode (the store
+    ///   is left at its format: salvage it with the Boardwalk that wrote it).
+    /// - Complexity: O(blocks), a put per block; every block's first page is read.
+    private static func addBlockHeads(_ txn: Transaction, _ meta: Database, path: String) throws -> Databases {
+        var handles: [String: Database] = [:]
+        for name in Layout.all {
+            guard let db = try txn.open(name, create: name == Layout.blockHeads) else {
+                throw StoreError(.notAStore, "\(path) lacks the '\(name)' database")
+            }
+            handles[name] = db
+        }
+        let dbs = Databases(handles)
+        try txn.withCursor(dbs.events) { c in
+            try txn.withCursor(dbs.blockHeads) { heads in
+                var found = try c.first()
+                while found {
+                    let key = try decodeBlockKey(c.key)
+                    let header = try blockHeader(key, c.value)
+                    _ = try heads.put(c.key, UnsafeRawBufferPointer(rebasing: c.value[..<header.eventsStart]))
+                    found = try c.next()
+                }
+            }
+        }
+        try txn.putUInt32(dbs.meta, Layout.metaFormat, Layout.formatVersion)
+        return dbs
     }
 }
 

@@ -246,9 +246,9 @@ package struct EventBlockBuilder {
         maxSeq = Swift.max(maxSeq, seq)
     }
 
-    /// The checksums and the header.
+    /// The checksums and the header: the block's **head**, the bytes before its first event.
     @inlinable
-    var headerSize: Int {
+    package var headerSize: Int {
         EventBlockReader.headerStart + varintSize(UInt64(count))
             + varintSize(UInt64(bitPattern: lastTime &- firstTime))
             + varintSize(firstSeq &- minSeq) + varintSize(maxSeq &- minSeq) + tally.byteCount
@@ -505,14 +505,36 @@ package struct EventBlockHeader {
     package init(
         _ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64, checksumSeed: CRC32C
     ) throws(CodecError) {
+        try self.init(bytes, firstTime: firstTime, firstSeq: firstSeq, checksumSeed: checksumSeed, headOnly: false)
+    }
+
+    /// Reads the header from a block's **head**: its bytes up to its first event (``eventsStart``), as the store keeps
+    /// them apart from the block so that a read of headers alone touches none of the events' pages. The header's
+    /// checksum is checked as for a whole block; the block's own checksum (the head's first four bytes) is not.
+    /// - Throws: ``CodecError`` as ``init(_:firstTime:firstSeq:checksumSeed:)``, and
+    ///   ``CodecError/Reason/trailingBytes`` when bytes follow the header.
+    /// - Complexity: O(bytes of the head).
+    package init(head bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64, checksumSeed: CRC32C)
+        throws(CodecError)
+    {
+        try self.init(bytes, firstTime: firstTime, firstSeq: firstSeq, checksumSeed: checksumSeed, headOnly: true)
+        guard eventsStart == bytes.count else {
+            throw CodecError(offset: eventsStart, reason: .trailingBytes)
+        }
+    }
+
+    private init(
+        _ bytes: UnsafeRawBufferPointer, firstTime: Int64, firstSeq: UInt64, checksumSeed: CRC32C, headOnly: Bool
+    ) throws(CodecError) {
         let headerStart = EventBlockReader.headerStart
         guard let base = bytes.baseAddress, bytes.count > headerStart else {
             throw CodecError(offset: 0, reason: .truncated)
         }
         var r = ByteReader(base: base, position: headerStart, end: bytes.count)
         let count = try r.varint()
-        // Each event takes at least three bytes (three one-byte varints and an empty body).
-        let limit = (bytes.count - headerStart) / 3
+        // Each event takes at least three bytes (three one-byte varints and an empty body); a head holds no event to
+        // bound the count by, and its checksum vouches for it.
+        let limit = headOnly ? Int(UInt32.max) : (bytes.count - headerStart) / 3
         guard count >= 1, count <= UInt64(limit) else {
             throw CodecError(offset: headerStart, reason: .oversizedCount(count: count, limit: limit))
         }

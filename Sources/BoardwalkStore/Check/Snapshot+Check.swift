@@ -153,6 +153,7 @@ extension Snapshot {
             }
         }
 
+        try checkBlockHeads(&report)
         try checkSessionIndex(&report, fingerprints: fingerprints, listed: &listed, mark: inSessions)
         try checkBatches(&report, listed: &listed, mark: inBatches)
         var missingSessions = 0, missingBatches = 0

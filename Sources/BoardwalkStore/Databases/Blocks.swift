@@ -38,6 +38,31 @@ func blockHeader(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws -> Eve
     }
 }
 
+/// The header of the block stored under `key`, from its head in `block_heads` (its own checksum checked).
+/// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the head does not decode, holds bytes past the
+///   header, or its checksum does not match.
+func blockHead(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws -> EventBlockHeader {
+    do {
+        return try EventBlockHeader(
+            head: value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq,
+            checksumSeed: key.checksumSeed)
+    } catch {
+        let from = Timestamp(microseconds: Layout.time(fromBits: key.timeBits))
+        let place =
+            "the block_heads entry of the block at seq \(key.seq) (\(StoreError.group(key.onboarding, key.screen)), "
+            + "events from \(from))"
+        var e =
+            if case .checksumMismatch = error.reason {
+                StoreError(
+                    .corrupt, "\(place) is damaged: its bytes changed after they were written", underlying: error)
+            } else {
+                StoreError(.corrupt, "\(place) does not decode", underlying: error)
+            }
+        e.onboardingRef = key.onboarding
+        throw e
+    }
+}
+
 /// Moves `block` (stored under `key`) to its next event.
 @inline(__always)
 func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {

@@ -20,6 +20,8 @@ struct Databases: Sendable {
     let eventLog: Database
     /// Sessions by the hash of their id's or a profile's name, in sorted runs (`SessionNames.swift`).
     let sessionNames: Database
+    /// Each `events` block's head (its bytes up to its first event), under the block's key (Blocks.swift).
+    let blockHeads: Database
 
     init(_ h: [String: Database]) {
         meta = h[Layout.meta]!
@@ -35,5 +37,6 @@ struct Databases: Sendable {
         sessionLog = h[Layout.sessionLog]!
         eventLog = h[Layout.eventLog]!
         sessionNames = h[Layout.sessionNames]!
+        blockHeads = h[Layout.blockHeads]!
     }
 }

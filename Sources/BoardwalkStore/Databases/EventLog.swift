@@ -54,10 +54,12 @@ extension Transaction {
         return try key.withLogBytes(batch: batch) { try get(dbs.eventLog, $0) }
     }
 
-    /// Runs `body` with a ``BlockCursor`` over `events` and the batches of the event log.
-    func withBlockCursor<R>(_ dbs: Databases, logBatches: [UInt64], _ body: (inout BlockCursor) throws -> R) throws -> R
-    {
-        try withCursor(dbs.events) { main in
+    /// Runs `body` with a ``BlockCursor`` over `events` and the batches of the event log; with `heads`, over
+    /// `block_heads` instead of `events` (the values from it are the blocks' heads, ``BlockCursor/currentBatch`` `nil`).
+    func withBlockCursor<R>(
+        _ dbs: Databases, logBatches: [UInt64], heads: Bool = false, _ body: (inout BlockCursor) throws -> R
+    ) throws -> R {
+        try withCursor(heads ? dbs.blockHeads : dbs.events) { main in
             var c = BlockCursor(main: main)
             defer { c.closeLogCursors() }
             for batch in logBatches { try c.addLog(try openCursor(dbs.eventLog), batch: batch) }

@@ -11,7 +11,7 @@ enum Layout {
     /// The format this code writes (docs/storage.md, "The format on disk"). A store whose `meta/format` is larger is
     /// refused at open, one whose format is smaller too, with what set its layout apart (``formerLayout(of:)``) and the
     /// commands that convert it: exported by the Boardwalk that wrote it, then ingested again.
-    static let formatVersion: UInt32 = 13
+    static let formatVersion: UInt32 = 14
 
     /// What set an older format apart, for the message refusing it.
     static func formerLayout(of format: UInt32) -> String {
@@ -27,7 +27,8 @@ enum Layout {
         case 9: "event blocks without checksums"
         case 10: "string chunks without checksums"
         case 11: "no session_names index, and no checksums on the values of the session index, batches and meta"
-        default: "event blocks without kind counts in their headers"
+        case 12: "event blocks without kind counts in their headers"
+        default: "no block_heads copy of the event blocks' headers"
         }
     }
 
@@ -45,6 +46,7 @@ enum Layout {
     static let sessionLog = "session_log"
     static let eventLog = "event_log"
     static let sessionNames = "session_names"
+    static let blockHeads = "block_heads"
     /// The databases whose values the store seals (SealedValues.swift): all but those whose values carry a checksum
     /// in their own format (event blocks, string chunks, `session_names` chunks).
     static let sealed: Set<String> = [
@@ -52,7 +54,7 @@ enum Layout {
     ]
     static let all = [
         meta, events, sessions, onboardingSessions, batches, strings, inferred, onboardings, checkpoints,
-        spanningSessions, sessionLog, eventLog, sessionNames,
+        spanningSessions, sessionLog, eventLog, sessionNames, blockHeads,
     ]
 
     /// `events` key: onboarding id (4) ‖ screen index (2) ‖ time of the block's first event (8) ‖ its seq (8);

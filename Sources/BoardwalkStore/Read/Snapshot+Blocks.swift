@@ -40,6 +40,10 @@ extension Snapshot {
     /// out on its own, so a caller that counts adds their counts (nothing is merged). A block partly inside the
     /// range can be read for its events' times and seqs only (``StoredBlock/next()``).
     ///
+    /// The headers of `events` come from `block_heads` (each block's bytes up to its first event, kept apart), so a
+    /// count from headers reads one dense tree and no page of events; ``StoredBlock/next()`` then looks the block up
+    /// in `events` by its key.
+    ///
     /// What it checks: each key's size, each block's header and the header's own checksum (``EventBlockHeader``): a
     /// count taken from ``StoredBlock/count`` or its kind counts is that of an unchanged header, whatever happened to
     /// the events behind it, which are checked (the whole block's checksum) only when ``StoredBlock/next()`` reads
@@ -54,7 +58,8 @@ extension Snapshot {
     ///   - time: the half-open time range.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block header that does not decode,
     ///   and whatever `body` throws.
-    /// - Complexity: O(log N) per group visited, plus O(header) per block visited (one page touched for its header).
+    /// - Complexity: O(log N) per group visited, plus O(header) per block visited (about 30 bytes of `block_heads`), and
+    ///   O(log N) more per block whose events are read.
     package func forEachBlock(
         onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
         _ body: (inout StoredBlock) throws -> Bool
@@ -63,7 +68,10 @@ extension Snapshot {
         if onboarding != nil, let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
         let firstScreen = onboarding == nil ? 0 : UInt16(clamping: screens?.lowerBound ?? 0)
         let lastScreen = onboarding == nil ? UInt16.max : UInt16(clamping: screens?.upperBound ?? Int(UInt16.max))
-        try withBlockCursor { c in
+        // The folded blocks' headers come from `block_heads`, which holds nothing else, so that a count from headers
+        // reads none of the events' pages; a snapshot reading around damage checks every block whole instead.
+        let fromHeads = damaged == nil
+        try withBlockCursor(heads: fromHeads) { c in
             func seek(_ key: EventKey) throws -> Bool { try c.seek(key) }
             var found = try seek(
                 EventKey(onboarding: onboarding ?? 0, screen: firstScreen, timeBits: range.seekBits, seq: 0))
@@ -89,16 +97,20 @@ extension Snapshot {
                     continue
                 }
                 // Reading around damage, each block is checked whole, so that the count of a damaged one is left out as
-                // its events are by every other read; else the header alone.
+                // its events are by every other read; else the header alone (a folded block's from its head).
+                let isHead = fromHeads && c.currentBatch == nil
                 let reader = damaged == nil ? nil : try openBlock(key, c.value)
-                guard let header = damaged == nil ? try blockHeader(key, c.value) : reader?.header else {
+                guard
+                    let header = damaged != nil
+                        ? reader?.header : isHead ? try blockHead(key, c.value) : try blockHeader(key, c.value)
+                else {
                     found = try c.next()
                     continue
                 }
                 if header.lastTime >= range.lo {
                     var block = StoredBlock(
-                        key: key, header: header, value: c.value, reader: reader, lo: range.lo, hi: range.hi,
-                        stringLimit: stringCount)
+                        key: key, header: header, value: isHead ? nil : c.value, reader: reader, lo: range.lo,
+                        hi: range.hi, snapshot: self)
                     guard try body(&block) else { return }
                 }
                 found = try c.next()

@@ -25,7 +25,7 @@ extension Snapshot {
         for db in [
             dbs.meta, dbs.events, dbs.sessions, dbs.onboardingSessions, dbs.batches, dbs.strings,
             dbs.inferred, dbs.onboardings, dbs.checkpoints, dbs.spanningSessions, dbs.sessionLog, dbs.eventLog,
-            dbs.sessionNames,
+            dbs.sessionNames, dbs.blockHeads,
         ] {
             pages += try txn.pages(db)
         }

@@ -71,8 +71,8 @@ public struct Snapshot: StringResolver {
     package var commitID: UInt64 { txn.id }
 
     /// Runs `body` with a ``BlockCursor`` over `events` and the event log.
-    func withBlockCursor<R>(_ body: (inout BlockCursor) throws -> R) throws -> R {
-        try txn.withBlockCursor(dbs, logBatches: try eventLogBatches(), body)
+    func withBlockCursor<R>(heads: Bool = false, _ body: (inout BlockCursor) throws -> R) throws -> R {
+        try txn.withBlockCursor(dbs, logBatches: try eventLogBatches(), heads: heads, body)
     }
 
     // MARK: Views and seeks

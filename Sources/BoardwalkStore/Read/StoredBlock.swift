@@ -9,15 +9,20 @@ import BoardwalkStoreFormat
 /// One stored block as ``Snapshot/forEachBlock(onboarding:screens:time:_:)`` hands it out: its group and the
 /// counts of its header, and its events' times and seqs on demand. Valid only inside the callback.
 ///
-/// The header is read and checked on its own (its checksum, not the block's), so a caller that uses only the header
-/// touches only the header's bytes; the first ``next()`` checks the whole block, as every read of events does.
+/// The header is read and checked on its own (its checksum, not the block's), from the block's head in `block_heads`
+/// for a folded block, so a caller that uses only the header touches none of the events' bytes; the first ``next()``
+/// looks the block up in `events` and checks it whole, as every read of events does.
 package struct StoredBlock {
     let key: EventKey
     let header: EventBlockHeader
-    /// The block's bytes, and the reader over its events once opened: by ``next()``, or before for a snapshot that
-    /// reads around damage (which checks every block whole and skips the damaged ones).
-    let value: UnsafeRawBufferPointer
+    /// The block's bytes (`nil` when the header came from its head: ``next()`` looks them up), and the reader over its
+    /// events once opened: by ``next()``, or before for a snapshot that reads around damage (which checks every block
+    /// whole and skips the damaged ones).
+    let value: UnsafeRawBufferPointer?
     var reader: EventBlockReader?
+    /// Where ``next()`` looks up a block whose header came from its head.
+    let txn: Transaction
+    let events: Database
     /// The scan's time range `lo..<hi` (`hi == nil`: no upper bound).
     let lo: Int64
     let hi: Int64?
@@ -26,10 +31,11 @@ package struct StoredBlock {
     /// Strings in the dictionary when the snapshot began (for ``record`` and the names of kind counts).
     let stringLimit: StringID
 
-    /// A block whose `header` was read on its own, or whose `reader` was opened already (the whole block checked).
+    /// A block whose `header` was read on its own (from its head when `value` is `nil`), or whose `reader` was opened
+    /// already (the whole block checked).
     init(
-        key: EventKey, header: EventBlockHeader, value: UnsafeRawBufferPointer, reader: EventBlockReader?, lo: Int64,
-        hi: Int64?, stringLimit: StringID
+        key: EventKey, header: EventBlockHeader, value: UnsafeRawBufferPointer?, reader: EventBlockReader?, lo: Int64,
+        hi: Int64?, snapshot: Snapshot
     ) {
         self.key = key
         self.header = header
@@ -37,7 +43,9 @@ package struct StoredBlock {
         self.reader = reader
         self.lo = lo
         self.hi = hi
-        self.stringLimit = stringLimit
+        stringLimit = snapshot.stringCount
+        txn = snapshot.txn
+        events = snapshot.dbs.events
     }
 
     /// The interned onboarding of the block's group; `nil` for the events without a position.
@@ -102,9 +110,20 @@ package struct StoredBlock {
     /// the last one. Reads the block's deltas, not the records.
     /// The first call checks the whole block (its checksum), unless the snapshot that reads around damage did.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` when the block's checksum does not match or its
-    ///   events do not decode (as far as they are read: the walk stops at the first event past the range).
+    ///   events do not decode (as far as they are read: the walk stops at the first event past the range), or when
+    ///   `events` holds no block under a head's key or one whose count or last time is not the head's.
     package mutating func next() throws -> (time: Int64, seq: UInt64)? {
-        if reader == nil { reader = try blockReader(key, value) }
+        if reader == nil {
+            let opened = try blockReader(key, try value ?? storedBlock())
+            if value == nil, opened.count != header.count || opened.lastTime != header.lastTime {
+                throw StoreError(
+                    .corrupt,
+                    "the block at seq \(key.seq) (\(StoreError.group(key.onboarding, key.screen))) holds "
+                        + "\(opened.count) events up to \(opened.lastTime) µs, its block_heads entry \(header.count) up to "
+                        + "\(header.lastTime) µs; `boardwalk check` lists what else is damaged")
+            }
+            reader = opened
+        }
         while !pastEnd, try advance(&reader!, key) {
             let time = reader!.time
             if let hi, time >= hi {
@@ -114,6 +133,17 @@ package struct StoredBlock {
             if time >= lo { return (time, reader!.seq) }
         }
         return nil
+    }
+
+    /// The block under the key of a head, from `events`.
+    private func storedBlock() throws -> UnsafeRawBufferPointer {
+        guard let block = try key.withBytes({ try txn.get(events, $0) }) else {
+            throw StoreError(
+                .corrupt,
+                "block_heads holds the head of a block at seq \(key.seq) (\(StoreError.group(key.onboarding, key.screen))) "
+                    + "that events does not hold; `boardwalk check` lists what else is damaged")
+        }
+        return block
     }
 
     /// The number of the block's events inside the scan's time range: ``count`` when the block lies inside it,

@@ -29,7 +29,8 @@ extension WriterState {
         if let currentOnboarding { onboardingStats[currentOnboarding] = current }
         try encoder.withUnsafeBytes { bodies in
             try txn.withCursor(dbs.eventLog) { c in
-                try writeBlocks(&c, bodies: bodies, logBatch: firstSeq, batchOfEntry: nil)
+                var noHeads: Cursor? = nil
+                try writeBlocks(&c, heads: &noHeads, bodies: bodies, logBatch: firstSeq, batchOfEntry: nil)
             }
         }
     }
@@ -39,12 +40,13 @@ extension WriterState {
     /// block (its last key) when the run's first event sorts after that block's last event, less than
     /// ``Layout/blockSpan`` after its first, and fits under the target size; the block is rewritten under the same
     /// key. Otherwise, and past that block, new blocks start, split where a run spans ``Layout/blockSpan`` or would
-    /// pass the target size (two overflow pages, so that a sealed block fills its pages). Every block written is
+    /// pass the target size (two overflow pages, so that a sealed block fills its pages). A block put in `events` has its
+    /// head put under the same key through `heads` (`block_heads`). Every block written is
     /// listed in ``blockKeys``, and for a fold with the logged batches (`batchOfEntry`: per entry, the index of
     /// its batch in the log) whose events it took in ``foldMasks``; blocks of a group are written in key order, so
     /// consecutive puts land on the same pages.
     func writeBlocks(
-        _ c: inout Cursor, bodies: UnsafeRawBufferPointer, logBatch: UInt64?,
+        _ c: inout Cursor, heads: inout Cursor?, bodies: UnsafeRawBufferPointer, logBatch: UInt64?,
         batchOfEntry: [UInt8]?
     ) throws {
         let entries = self.entries
@@ -83,7 +85,7 @@ extension WriterState {
                         builder, time: time, seq: e.seq, body: UnsafeRawBufferPointer(rebasing: bodies[e.body]),
                         target: blockTarget))
             {
-                try putBlock(&c, blockKey, builder, logBatch: logBatch, &blockKeys, &tails)
+                try putBlock(&c, &heads, blockKey, builder, logBatch: logBatch, &blockKeys, &tails)
                 if grow { masks.append(mask) }
                 open = false
             }
@@ -128,7 +130,7 @@ extension WriterState {
             builder.append(time: time, seq: e.seq, body: UnsafeRawBufferPointer(rebasing: bodies[e.body]))
         }
         if open {
-            try putBlock(&c, blockKey, builder, logBatch: logBatch, &blockKeys, &tails)
+            try putBlock(&c, &heads, blockKey, builder, logBatch: logBatch, &blockKeys, &tails)
             if grow { masks.append(mask) }
         }
     }
@@ -183,10 +185,10 @@ extension WriterState {
         return (key, c.value, c.value.count, header.lastTime)
     }
 
-    /// Puts a finished block under `key` (in the event log under `logBatch`, appended, when it is set) and notes
-    /// its key and its group's latest time.
+    /// Puts a finished block under `key` (in the event log under `logBatch`, appended, when it is set; else in
+    /// `events`, and its head in `block_heads` through `heads`) and notes its key and its group's latest time.
     private func putBlock(
-        _ c: inout Cursor, _ key: EventKey, _ builder: EventBlockBuilder, logBatch: UInt64?,
+        _ c: inout Cursor, _ heads: inout Cursor?, _ key: EventKey, _ builder: EventBlockBuilder, logBatch: UInt64?,
         _ blockKeys: inout [EventKey], _ tails: inout GroupCaches
     ) throws {
         let group = UInt64(key.onboarding) << 16 | UInt64(key.screen)
@@ -202,8 +204,12 @@ extension WriterState {
             }
         } else {
             key.write(to: scratch)
-            _ = try builder.withBlock(checksumSeed: key.checksumSeed) { block in
-                try c.put(UnsafeRawBufferPointer(start: scratch, count: Layout.eventKeySize), block)
+            let head = builder.headerSize
+            try builder.withBlock(checksumSeed: key.checksumSeed) { block in
+                let key = UnsafeRawBufferPointer(start: scratch, count: Layout.eventKeySize)
+                _ = try c.put(key, block)
+                // The block's head beside it, for reads of headers alone (docs/storage.md, "Block head").
+                _ = try heads?.put(key, UnsafeRawBufferPointer(rebasing: block[..<head]))
             }
             // Blocks of a group are put in key order, so the last one put is the group's newest.
             tails.pendingBlockTails[group] = BlockTail(

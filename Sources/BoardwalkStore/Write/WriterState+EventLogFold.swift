@@ -62,6 +62,8 @@ extension WriterState {
         for batch in batches { logs.append((try txn.openCursor(dbs.eventLog), batch)) }
         var c = BlockCursor(logs: logs)
         try txn.withCursor(dbs.events) { events in
+            var heads: Cursor? = try txn.openCursor(dbs.blockHeads)
+            defer { heads?.close() }
             var found = try c.first()
             while found {
                 let first = try decodeBlockKey(c.key)
@@ -106,7 +108,7 @@ extension WriterState {
                     fillOrder { _ in 0 }
                     sortOrder()
                     try bodies.withUnsafeBytes { b in
-                        try writeBlocks(&events, bodies: b, logBatch: nil, batchOfEntry: batchOfEntry)
+                        try writeBlocks(&events, heads: &heads, bodies: b, logBatch: nil, batchOfEntry: batchOfEntry)
                     }
                 }
                 keys.append(contentsOf: blockKeys)
