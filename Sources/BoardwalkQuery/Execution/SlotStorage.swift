@@ -2,7 +2,8 @@
 /// from inside a scan's closure is copied out and back, and checked for exclusive access, on every event).
 ///
 /// The allocation starts on a 64-byte cache line, so a value whose stride is a multiple of 64 (``LeanFold``) keeps
-/// each of its lines' fields on one line (a large `malloc` block starts 16 bytes into a page).
+/// each of its lines' fields on one line (a large `malloc` block starts 16 bytes into a page); one of 4 MiB or more on
+/// a 2 MiB boundary, backed by huge pages where the kernel gives them.
 final class SlotStorage<Element> {
     @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<Element>
     @exclusivity(unchecked) private var capacity: Int
@@ -13,12 +14,14 @@ final class SlotStorage<Element> {
         base = SlotStorage.allocate(self.capacity)
     }
 
+    /// A large allocation starts on a 2 MiB boundary and asks for huge pages (``adviseHugePages(_:byteCount:)``).
     private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<Element> {
-        UnsafeMutableRawPointer.allocate(
-            byteCount: capacity * MemoryLayout<Element>.stride,
-            alignment: max(64, MemoryLayout<Element>.alignment)
-        )
-        .bindMemory(to: Element.self, capacity: capacity)
+        let byteCount = capacity * MemoryLayout<Element>.stride
+        let large = byteCount >= 4 << 20
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: byteCount, alignment: large ? 2 << 20 : max(64, MemoryLayout<Element>.alignment))
+        if large { adviseHugePages(raw, byteCount: byteCount) }
+        return raw.bindMemory(to: Element.self, capacity: capacity)
     }
 
     deinit {

@@ -343,7 +343,7 @@ extension StoreEventSource {
             for w in snapshots.indices {
                 var own = needs
                 own.stepTests = needs.stepTests?.share()
-                states.append(FoldWorker(scan: w == 0 ? scan : make(), needs: own))
+                states.append(FoldWorker(scan: w == 0 ? StoreEventSource.take(&scan, make) : make(), needs: own))
             }
             // Step events kept by all workers, as each reported after its parts; past `room`, everyone stops.
             let kept = Atomic<Int>(0)
@@ -357,7 +357,7 @@ extension StoreEventSource {
                 let total = kept.wrappingAdd(tests.kept - before, ordering: .relaxed).newValue
                 if tests.overBudget || total > room { over.store(true, ordering: .relaxed) }
             }
-            scan = states[0].scan
+            swap(&scan, &states[0].scan)
             for state in states.dropFirst() { try absorb(&scan, state.scan) }
             if let tests = needs.stepTests {
                 for state in states { tests.absorb(state.needs.stepTests!) }

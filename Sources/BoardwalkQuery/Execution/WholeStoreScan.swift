@@ -27,6 +27,8 @@ struct WholeStoreScan {
     /// the session's earliest event in `(time, seq)` order. Empty otherwise.
     private(set) var earliest: [EventAddress] = []
     private let keepsEarliest: Bool
+    /// The sessions the scan was made for: what its per-session arrays reserve.
+    private let capacity: Int
 
     init(capacity: Int, events: Int, screens: Int, needs: FoldNeeds, cancellation: CancellationFlag?, text: String) {
         table = SessionSlots(capacity: capacity)
@@ -38,9 +40,10 @@ struct WholeStoreScan {
                 lasts: needs.lasts,
                 rowScreens: LeanFolds.rowScreens(screens: screens, sessions: capacity, events: events))
             : nil
-        ids.reserveCapacity(capacity)
+        self.capacity = capacity
+        ids = .reserved(capacity)
         keepsEarliest = needs.firstValues
-        if keepsEarliest { earliest.reserveCapacity(capacity) }
+        if keepsEarliest { earliest = .reserved(capacity) }
         ticker = CancellationTicker(cancellation: cancellation, text: text)
     }
 
@@ -165,6 +168,8 @@ struct WholeStoreScan {
         guard part < 0 else { return }
         precondition(ids.isEmpty, "a scan is split before it reads")
         part = 0
+        firsts = .reserved(capacity)
+        metIn = .reserved(capacity)
     }
 
     /// The lean loop of ``scan(_:onboarding:time:strings:needs:)``, specialized for `Outcomes`.
@@ -315,15 +320,40 @@ extension StoreEventSource {
         _ = try withSnapshots(of: snapshot, extra: workers - 1, retry: false) { snapshots in
             guard snapshots.count > 1 else { return }
             split = true
-            var states = snapshots.indices.map { $0 == 0 ? scan : make() }
+            var states = snapshots.indices.map { $0 == 0 ? StoreEventSource.take(&scan, make) : make() }
             try StoreEventSource.runWorkers(snapshots, parts, &states) { state, snapshot, buckets in
                 try state.scanSessionIndex(
                     snapshot, buckets: buckets, firstsOnly: firstsOnly, onboardings: onboardings)
             }
-            scan = states[0]
+            swap(&scan, &states[0])
             for state in states.dropFirst() { try scan.absorb(state) }
             StoreEventSource.parallelProbe?.folded(stepEventsKept: nil, overBudget: false)
         }
         return split
+    }
+}
+
+extension StoreEventSource {
+    /// `scan`'s value, moved out, with a fresh one made by `make` left in its place: a worker that starts from the
+    /// caller's scan holds the only reference to its arrays, so its first append does not copy them (a copy shared with
+    /// the caller would copy each, and its session table, at the first new session).
+    static func take<Scan>(_ scan: inout Scan, _ make: () -> Scan) -> Scan {
+        var taken = make()
+        swap(&taken, &scan)
+        return taken
+    }
+}
+
+extension Array {
+    /// An empty array with room for `capacity` elements, backed by huge pages when that room is large
+    /// (``adviseHugePages(_:byteCount:)``): a scan appends an element per session it meets, and at 1 M sessions each
+    /// such array is several MiB of first writes.
+    static func reserved(_ capacity: Int) -> [Element] {
+        [Element](unsafeUninitializedCapacity: capacity) { buffer, count in
+            if let base = buffer.baseAddress {
+                adviseHugePages(UnsafeMutableRawPointer(base), byteCount: buffer.count * MemoryLayout<Element>.stride)
+            }
+            count = 0
+        }
     }
 }
