@@ -321,3 +321,73 @@ func leanFoldsKeepWhatSessionFoldsKeep(rowScreens: Int) throws {
     let funnel = FoldNeeds(try Query.parse("sessions | funnel").checked, now: now)
     #expect(funnel.lean && !funnel.leanOutcomes)
 }
+
+/// Folds of disjoint sessions appended one after another (``LeanFolds/append(contentsOf:)``) keep what each folded:
+/// the same summaries as one fold of every session, with screen times in chains (their pool entries moved) and in
+/// rows, second client ids at a screen, and pools that grow.
+@Test(arguments: [0, 5])
+func appendedLeanFoldsOfDisjointSessionsKeepEachSessionsFold(rowScreens: Int) throws {
+    var rng = SplitMix64(seed: 0xA99E_4D &+ UInt64(rowScreens))
+    var needs = FoldNeeds()
+    needs.reachTimes = true
+    needs.onboarding = false
+    try withTemporaryStore { store in
+        try store.read { snapshot in
+            let strings = SnapshotStrings(snapshot)
+            var chained = 0
+            for round in 0..<100 {
+                let sessions = Int.random(in: 1...9, using: &rng), partCount = Int.random(in: 1...3, using: &rng)
+                func make() -> LeanFolds {
+                    LeanFolds(capacity: 1, events: 1, reachTimes: true, outcomes: true, rowScreens: rowScreens)
+                }
+                let whole = make(), parts = (0..<partCount).map { _ in make() }
+                // Session `s` is in part `s % partCount`, at the slot after that part's earlier sessions.
+                for s in 0..<sessions {
+                    _ = whole.append()
+                    _ = parts[s % partCount].append()
+                }
+                var seq: UInt64 = 0
+                for _ in 0..<(sessions * 12) {
+                    let s = Int.random(in: 0..<sessions, using: &rng)
+                    seq += 1
+                    let screen: Int? =
+                        Int.random(in: 0...9, using: &rng) == 0 ? nil : Int.random(in: 0...11, using: &rng)
+                    let client = screen.map { StringID(100 + $0 + (Int.random(in: 0...5, using: &rng) == 0 ? 50 : 0)) }
+                    let time = Int64(Int.random(in: 0...30, using: &rng)) * 1_000_000
+                    let kind = EventKind.allCases.randomElement(using: &rng)!
+                    let name = kind == .analytics ? AnalyticsName.allCases.randomElement(using: &rng) : nil
+                    for (folds, slot) in [(whole, s), (parts[s % partCount], s / partCount)] {
+                        try folds.add(
+                            slot: slot, time: time, seq: seq, screen: screen, onboarding: screen == nil ? nil : 1,
+                            totalScreens: nil, client: client ?? RecordFormat.absent)
+                        folds.addOutcome(
+                            slot: slot, kind: kind, name: name.map { .known($0) }, at: OrderKey(time: time, seq: seq),
+                            strings: strings)
+                    }
+                }
+                for part in parts.dropFirst() { try parts[0].append(contentsOf: part) }
+                let combined = parts[0]
+                #expect(combined.count == sessions)
+                var buffer: [Int64] = [], wholeBuffer: [Int64] = []
+                var slot = 0
+                for p in 0..<partCount {
+                    for s in stride(from: p, to: sessions, by: partCount) {
+                        let a = combined.summary(
+                            slot: slot, name: "s", strings: strings, needs: needs, reachBuffer: &buffer)
+                        let b = whole.summary(
+                            slot: s, name: "s", strings: strings, needs: needs, reachBuffer: &wholeBuffer)
+                        let context = "round \(round), session \(s) at slot \(slot)"
+                        #expect(a.started == b.started && a.ended == b.ended, "\(context)")
+                        #expect(a.eventCount == b.eventCount && a.furthestScreen == b.furthestScreen, "\(context)")
+                        #expect(a.lastScreen == b.lastScreen && a.reachTimes == b.reachTimes, "\(context)")
+                        #expect(Set(a.screenClients?.pairs ?? []) == Set(b.screenClients?.pairs ?? []), "\(context)")
+                        #expect(a.outcome == b.outcome && a.kindsSeen == b.kindsSeen, "\(context)")
+                        if combined.base[slot].headPrevious >= 0 { chained += 1 }
+                        slot += 1
+                    }
+                }
+            }
+            #expect(chained > 100, "sessions whose screen times chain through the pool were appended")
+        }
+    }
+}

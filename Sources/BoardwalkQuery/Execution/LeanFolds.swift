@@ -551,6 +551,38 @@ extension LeanFolds {
         for slot in 0..<other.count where other.base[slot].excluded { base[slot].excluded = true }
     }
 
+    /// Appends `other`'s sessions, none of which these hold, after these (slots `count..<count + other.count`), as they
+    /// are: the folds copied whole, their chains' pool entries moved to the end of this pool, their rows and client
+    /// pairs copied. What a fold split by sessions (each worker a range of the session index's buckets) gathers in
+    /// one, instead of merging each session into an empty one.
+    /// - Throws: ``QueryError`` when the screen times outgrow the pool (see the type's discussion).
+    /// - Complexity: O(`other`'s sessions × row screens + its pool entries), as copies.
+    func append(contentsOf other: LeanFolds) throws(QueryError) {
+        precondition(
+            other.rowScreens == rowScreens && other.reachTimes == reachTimes && other.lasts == lasts
+                && other.outcomes == outcomes)
+        let first = count, n = other.count
+        guard n > 0 else { return }
+        append(count: n)
+        (base + first).update(from: other.base, count: n)
+        if other.poolCount > 0 {
+            while poolCount + other.poolCount > poolCapacity { try growPool() }
+            let offset = Int32(truncatingIfNeeded: poolCount)
+            for i in 0..<other.poolCount {
+                var entry = other.pool[i]
+                if entry.previous >= 0 { entry.previous &+= offset }
+                pool[poolCount + i] = entry
+            }
+            poolCount += other.poolCount
+            for slot in first..<(first + n) where base[slot].headPrevious >= 0 { base[slot].headPrevious &+= offset }
+        }
+        for s in 0..<rowScreens {
+            (rows + s * rowCapacity + first).update(from: other.rows + s * other.rowCapacity, count: n)
+            (clientRows + s * rowCapacity + first).update(from: other.clientRows + s * other.rowCapacity, count: n)
+        }
+        for (slot, pairs) in other.otherClients { otherClients[first + slot] = pairs }
+    }
+
     /// Folds `other`'s sessions into these, slot by slot: `other` (made by ``init(sameSessionsAs:)``) folded other
     /// events of the same sessions.
     /// - Throws: ``QueryError`` when the screen times outgrow the pool (see the type's discussion).

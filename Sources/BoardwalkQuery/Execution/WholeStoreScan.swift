@@ -257,6 +257,32 @@ struct WholeStoreScan {
         }
     }
 
+    /// Appends the sessions of `other`, a worker's scan of the same split that met none of this scan's sessions (a
+    /// fold of the session index by ranges of buckets), after this scan's: what ``absorb(_:)`` gives for such a pair,
+    /// with the lean folds copied in bulk instead of merged one by one into new ones. A full fold is absorbed.
+    /// - Complexity: O(sessions of `other`): a slot each, and copies.
+    mutating func append(disjoint other: WholeStoreScan) throws(QueryError) {
+        guard let lean, let their = other.lean else { return try absorb(other) }
+        if other.part >= 0 { split() }
+        let first = ids.count
+        for (i, id) in other.ids.enumerated() {
+            let (slot, inserted) = table.slot(id)
+            precondition(inserted && slot == first + i, "a disjoint scan holds a session this one holds")
+        }
+        ids.append(contentsOf: other.ids)
+        try lean.append(contentsOf: their)
+        if part >= 0 {
+            if other.part >= 0 {
+                firsts.append(contentsOf: other.firsts)
+                metIn.append(contentsOf: other.metIn)
+            } else {
+                firsts.append(contentsOf: repeatElement(.last, count: other.ids.count))
+                metIn.append(contentsOf: repeatElement(-1, count: other.ids.count))
+            }
+        }
+        if keepsEarliest { earliest.append(contentsOf: other.earliest) }
+    }
+
     /// The slots in the order a scan of the whole store in key order first meets their sessions: for a split scan,
     /// by each session's first position; else the slots' own order.
     /// - Complexity: O(sessions × log sessions) for a split scan.
@@ -326,7 +352,7 @@ extension StoreEventSource {
                     snapshot, buckets: buckets, firstsOnly: firstsOnly, onboardings: onboardings)
             }
             swap(&scan, &states[0])
-            for state in states.dropFirst() { try scan.absorb(state) }
+            for state in states.dropFirst() { try scan.append(disjoint: state) }
             StoreEventSource.parallelProbe?.folded(stepEventsKept: nil, overBudget: false)
         }
         return split
