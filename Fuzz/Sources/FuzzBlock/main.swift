@@ -3,7 +3,7 @@ import BoardwalkModel
 import BoardwalkStoreFormat
 import FuzzSupport
 
-/// Event-block, session-bucket, string-chunk and session-pair-chunk readers: untrusted bytes must read or throw (never trap), and whatever
+/// Event-block (and block-head), session-bucket, string-chunk and session-pair-chunk readers: untrusted bytes must read or throw (never trap), and whatever
 /// reads must obey the format's rules and survive being built again (a block byte for byte). The first 17 bytes of
 /// the input are the key's fields (time, seq, and a selector byte), all 64 bits of each so the readers'
 /// overflow guards near `Int64.max` and `UInt64.max` are reached; the rest is the value.
@@ -43,9 +43,22 @@ func checkBlock(_ payload: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {
 }
 
 func checkSealedBlock(_ bytes: UnsafeRawBufferPointer, time: Int64, seq: UInt64) {
+    // The bytes as a block's head (what `block_heads` holds): they read or throw.
+    _ = try? EventBlockHeader(head: bytes, firstTime: time, firstSeq: seq, checksumSeed: CRC32C())
     var events: [(Int64, UInt64, [UInt8])] = []
     do throws(CodecError) {
         var reader = try EventBlockReader(bytes, firstTime: time, firstSeq: seq, checksumSeed: CRC32C())
+        // A block that opens has a head, its bytes up to the first event, that reads as the same header.
+        let header = reader.header
+        guard
+            let head = try? EventBlockHeader(
+                head: UnsafeRawBufferPointer(rebasing: bytes[..<header.eventsStart]), firstTime: time, firstSeq: seq,
+                checksumSeed: CRC32C()),
+            head.count == header.count, head.lastTime == header.lastTime, head.minSeq == header.minSeq,
+            head.maxSeq == header.maxSeq, head.eventsStart == header.eventsStart,
+            Array(head.kindCounts.map { [UInt64($0.code), UInt64($0.name), UInt64($0.count)] })
+                == Array(header.kindCounts.map { [UInt64($0.code), UInt64($0.name), UInt64($0.count)] })
+        else { fuzzFailure("the head of a block that opens does not read as its header") }
         while try reader.next() {
             if let last = events.last, !(last.0 < reader.time || (last.0 == reader.time && last.1 < reader.seq)) {
                 fuzzFailure("block events out of order")
