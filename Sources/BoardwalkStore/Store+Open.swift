@@ -104,7 +104,7 @@ extension Store {
                         .newerFormat(found: format, supported: Layout.formatVersion),
                         "\(path) has store format \(format); this Boardwalk reads format \(Layout.formatVersion)")
                 }
-                if format == Layout.formatVersion - 1, txn.isWrite { return try addBlockHeads(txn, meta, path: path) }
+                if format == Layout.formatVersion - 1, txn.isWrite { return try addBlockHeads(txn, path: path) }
                 guard format == Layout.formatVersion else {
                     throw StoreError(
                         .olderFormat(found: format, supported: Layout.formatVersion),
@@ -140,7 +140,7 @@ extension Store {
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a block whose header does not decode (the store
     ///   is left at its format: salvage it with the Boardwalk that wrote it).
     /// - Complexity: O(blocks), a put per block; every block's first page is read.
-    private static func addBlockHeads(_ txn: Transaction, _ meta: Database, path: String) throws -> Databases {
+    private static func addBlockHeads(_ txn: Transaction, path: String) throws -> Databases {
         var handles: [String: Database] = [:]
         for name in Layout.all {
             guard let db = try txn.open(name, create: name == Layout.blockHeads) else {

@@ -14,13 +14,17 @@ package struct BlockKindCounts: Sequence {
     @usableFromInline let base: UnsafeRawPointer
     /// The offset of the first entry.
     @usableFromInline let start: Int
+    /// The offset past the last entry: the iterator reads no byte from here on (a varint's word-wide read would pass
+    /// the end of a block's head, which ends with the entries).
+    @usableFromInline let end: Int
     /// Entries.
     @usableFromInline package let entryCount: Int
 
     @inlinable
-    init(base: UnsafeRawPointer, start: Int, entryCount: Int) {
+    init(base: UnsafeRawPointer, start: Int, end: Int, entryCount: Int) {
         self.base = base
         self.start = start
+        self.end = end
         self.entryCount = entryCount
     }
 
@@ -78,7 +82,7 @@ package struct BlockKindCounts: Sequence {
             throw CodecError(
                 offset: at, reason: .invalidValue(field: "block kind counts (sum)", value: Int64(bitPattern: total)))
         }
-        return BlockKindCounts(base: r.base, start: start, entryCount: Int(entries))
+        return BlockKindCounts(base: r.base, start: start, end: r.position, entryCount: Int(entries))
     }
 
     /// One entry: a kind code, for ``unknownNameCode`` the name's reference (else `RecordFormat.absent`), and the
@@ -115,7 +119,7 @@ package struct BlockKindCounts: Sequence {
 
     @inlinable
     package func makeIterator() -> Iterator {
-        Iterator(reader: ByteReader(base: base, position: start, end: Int.max), left: entryCount)
+        Iterator(reader: ByteReader(base: base, position: start, end: end), left: entryCount)
     }
 
     /// The number of the block's events with `code` (of every unknown name for ``unknownNameCode``), 0 when it has

@@ -4,6 +4,10 @@ import BoardwalkModel
 import BoardwalkStoreFormat
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A block's events as plain values: (time, seq, body).
 private struct BlockEvent: Equatable {
     var time: Int64
@@ -382,5 +386,37 @@ private func stepBothWays(_ bytes: [UInt8], firstTime: Int64, firstSeq: UInt64, 
         }
         // The readers stepped through the damaged blocks, not only past their checksums.
         #expect(steps > payload.count * 8)
+    }
+}
+
+/// A block's head (its bytes up to the first event, what a store keeps apart for reads of headers alone) ends with the
+/// kind counts; iterating them reads no byte past the head, even where a varint's word-wide read would: the head is
+/// placed against a page that cannot be read, after a last entry of an unknown analytics name whose 4-byte reference
+/// is followed by a one-byte count.
+@Test func aHeadsKindCountsAreReadWithinTheHead() throws {
+    let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+    guard let map = mmap(nil, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), map != MAP_FAILED
+    else {
+        Issue.record("mmap failed")
+        return
+    }
+    defer { munmap(map, 2 * page) }
+    #expect(mprotect(map + page, page, PROT_NONE) == 0)
+    // One event; one kind entry: code 0x0F, the name's reference 2²¹ (4 bytes), count 1.
+    let header: [UInt8] = [1, 0, 0, 0, 1, 0x0F, 0x80, 0x80, 0x80, 0x01, 1]
+    let block = sealed(header: header, events: [0, 0, 0])
+    let head = Array(block[..<(8 + header.count)])
+    let at = map + page - head.count
+    head.withUnsafeBytes { at.copyMemory(from: $0.baseAddress!, byteCount: head.count) }
+    let parsed = try EventBlockHeader(
+        head: UnsafeRawBufferPointer(start: at, count: head.count), firstTime: 7, firstSeq: 3, checksumSeed: CRC32C())
+    #expect(parsed.count == 1 && parsed.eventsStart == head.count)
+    #expect(parsed.kindCounts.map { [Int($0.code), Int($0.name), $0.count] } == [[0x0F, 1 << 21, 1]])
+    // The same bytes with one past the header are not a head.
+    let longer = Array(block[..<(8 + header.count + 1)])
+    #expect(throws: CodecError.self) {
+        try longer.withUnsafeBytes {
+            _ = try EventBlockHeader(head: $0, firstTime: 7, firstSeq: 3, checksumSeed: CRC32C())
+        }
     }
 }
