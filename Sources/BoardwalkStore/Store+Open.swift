@@ -113,25 +113,30 @@ extension Store {
                             : "\(path) has store format \(format) (\(Layout.formerLayout(of: format))), which this Boardwalk no longer reads; convert it by exporting it with the Boardwalk that wrote it (`boardwalk export --db \(path) --format batch --output events.batch`) and ingesting that file with this one into a new store (`boardwalk ingest --db NEW events.batch`), or re-import the original input"
                     )
                 }
-                var handles: [String: Database] = [:]
-                for name in Layout.all {
-                    guard let db = try txn.open(name, create: false) else {
-                        throw StoreError(.notAStore, "\(path) lacks the '\(name)' database")
-                    }
-                    handles[name] = db
-                }
-                return Databases(handles)
+                return try openAll(txn, path: path) { _ in false }
             }
             guard txn.isWrite else { throw StoreError(.notAStore, "\(path) holds no Boardwalk store") }
             guard try txn.mainEntries() == 0 else {
                 throw StoreError(.notAStore, "\(path) is an LMDB environment but not a Boardwalk store")
             }
-            var handles: [String: Database] = [:]
-            for name in Layout.all { handles[name] = try txn.open(name, create: true)! }
-            let dbs = Databases(handles)
+            let dbs = try openAll(txn, path: path) { _ in true }
             try txn.putUInt32(dbs.meta, Layout.metaFormat, Layout.formatVersion)
             return dbs
         }
+    }
+
+    /// Every database of ``Layout/all``, those for which `creates` says so made where missing (in a write
+    /// transaction).
+    /// - Throws: ``StoreError`` with ``StoreError/Kind/notAStore`` naming the first database missing.
+    private static func openAll(_ txn: Transaction, path: String, creates: (String) -> Bool) throws -> Databases {
+        var handles: [String: Database] = [:]
+        for name in Layout.all {
+            guard let db = try txn.open(name, create: creates(name)) else {
+                throw StoreError(.notAStore, "\(path) lacks the '\(name)' database")
+            }
+            handles[name] = db
+        }
+        return Databases(handles)
     }
 
     /// Converts a store of the format before this one in place, inside the opening write transaction: it adds
@@ -141,14 +146,7 @@ extension Store {
     ///   is left at its format: salvage it with the Boardwalk that wrote it).
     /// - Complexity: O(blocks), a put per block; every block's first page is read.
     private static func addBlockHeads(_ txn: Transaction, path: String) throws -> Databases {
-        var handles: [String: Database] = [:]
-        for name in Layout.all {
-            guard let db = try txn.open(name, create: name == Layout.blockHeads) else {
-                throw StoreError(.notAStore, "\(path) lacks the '\(name)' database")
-            }
-            handles[name] = db
-        }
-        let dbs = Databases(handles)
+        let dbs = try openAll(txn, path: path) { $0 == Layout.blockHeads }
         try txn.withCursor(dbs.events) { c in
             try txn.withCursor(dbs.blockHeads) { heads in
                 var found = try c.first()

@@ -272,13 +272,10 @@ struct WholeStoreScan {
         ids.append(contentsOf: other.ids)
         try lean.append(contentsOf: their)
         if part >= 0 {
-            if other.part >= 0 {
-                firsts.append(contentsOf: other.firsts)
-                metIn.append(contentsOf: other.metIn)
-            } else {
-                firsts.append(contentsOf: repeatElement(.last, count: other.ids.count))
-                metIn.append(contentsOf: repeatElement(-1, count: other.ids.count))
-            }
+            // A worker that read no part met no session: its arrays are all empty alike.
+            precondition(other.firsts.count == other.ids.count, "a split scan keeps a first position per session")
+            firsts.append(contentsOf: other.firsts)
+            metIn.append(contentsOf: other.metIn)
         }
         if keepsEarliest { earliest.append(contentsOf: other.earliest) }
     }

@@ -14,13 +14,14 @@ extension Snapshot {
             try txn.withCursor(dbs.blockHeads) { heads in
                 var block = try events.first(), head = try heads.first()
                 while block || head {
-                    let order = !head ? -1 : !block ? 1 : compare(events.key, heads.key)
-                    if order < 0 {
+                    let blockFirst = !head || (block && events.key.lexicographicallyPrecedes(heads.key))
+                    let headFirst = !blockFirst && (!block || heads.key.lexicographicallyPrecedes(events.key))
+                    if blockFirst {
                         add("no head for the block of events under \(describe(events.key))")
                         block = try events.next()
                         continue
                     }
-                    if order > 0 {
+                    if headFirst {
                         add("a head under \(describe(heads.key)), where events holds no block")
                         head = try heads.next()
                         continue
@@ -39,12 +40,6 @@ extension Snapshot {
             }
         }
         if problems > 10 { report.add("block_heads: \(problems) differences from events in all") }
-    }
-
-    /// `a` against `b` in LMDB's key order (bytewise, then shorter first).
-    private func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
-        return a.count == b.count ? 0 : a.count < b.count ? -1 : 1
     }
 
     /// A key of `events` as `seq S (onboarding O, screen N)`, or its length when it is not one.

@@ -47,19 +47,7 @@ func blockHead(_ key: EventKey, _ value: UnsafeRawBufferPointer) throws -> Event
             head: value, firstTime: Layout.time(fromBits: key.timeBits), firstSeq: key.seq,
             checksumSeed: key.checksumSeed)
     } catch {
-        let from = Timestamp(microseconds: Layout.time(fromBits: key.timeBits))
-        let place =
-            "the block_heads entry of the block at seq \(key.seq) (\(StoreError.group(key.onboarding, key.screen)), "
-            + "events from \(from))"
-        var e =
-            if case .checksumMismatch = error.reason {
-                StoreError(
-                    .corrupt, "\(place) is damaged: its bytes changed after they were written", underlying: error)
-            } else {
-                StoreError(.corrupt, "\(place) does not decode", underlying: error)
-            }
-        e.onboardingRef = key.onboarding
-        throw e
+        throw undecodableBlock(key, error, head: true)
     }
 }
 
@@ -74,26 +62,30 @@ func advance(_ block: inout EventBlockReader, _ key: EventKey) throws -> Bool {
     }
 }
 
-/// ``undecodableBlock(seq:onboarding:screen:firstTime:_:)`` for the block stored under `key`.
-func undecodableBlock(_ key: EventKey, _ error: CodecError) -> StoreError {
+/// ``undecodableBlock(seq:onboarding:screen:firstTime:_:head:)`` for the block stored under `key`.
+func undecodableBlock(_ key: EventKey, _ error: CodecError, head: Bool = false) -> StoreError {
     undecodableBlock(
         seq: key.seq, onboarding: key.onboarding, screen: key.screen, firstTime: Layout.time(fromBits: key.timeBits),
-        error)
+        error, head: head)
 }
 
 /// The error for the block stored under the key (`seq`, `onboarding`, `screen`, `firstTime`) that does not decode,
-/// or whose checksum does not match: where it is, and that its events are not read.
+/// or whose checksum does not match: where it is, and that its events are not read; with `head`, for the block's
+/// entry in `block_heads`.
 @usableFromInline
 func undecodableBlock(
-    seq: UInt64, onboarding: UInt32, screen: UInt16, firstTime: Int64, _ error: CodecError
+    seq: UInt64, onboarding: UInt32, screen: UInt16, firstTime: Int64, _ error: CodecError, head: Bool = false
 ) -> StoreError {
     let from = Timestamp(microseconds: firstTime)
-    let place = "the block at seq \(seq) (\(StoreError.group(onboarding, screen)), events from \(from))"
+    let place =
+        (head ? "the block_heads entry of " : "")
+        + "the block at seq \(seq) (\(StoreError.group(onboarding, screen)), events from \(from))"
     var e =
         if case .checksumMismatch = error.reason {
             StoreError(
                 .corrupt,
-                "\(place) is damaged: its bytes changed after they were written, and its events are not read",
+                "\(place) is damaged: its bytes changed after they were written"
+                    + (head ? "" : ", and its events are not read"),
                 underlying: error)
         } else {
             StoreError(.corrupt, "\(place) does not decode", underlying: error)
