@@ -278,6 +278,41 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
     }
 }
 
+@Test func aCountFilteredOnKindsReadsOnlyTheBlocksWhoseHeadersCountThem() throws {
+    let close = Payload.close(actionID: "x")
+    // Three screens of two onboardings; completions on screen 2 only, a close on screen 1 of one session.
+    var events: [Event] = []
+    for session in 0..<6 {
+        let id = "s\(session)", onboarding = "onb_\(session % 2 + 1)"
+        for screen in 0..<3 {
+            let t = Double(session * 10 + screen)
+            events.append(ev(t, id, screen: screen, onboarding: onboarding, presented))
+            if screen == 1 && session == 3 { events.append(ev(t + 0.5, id, screen: 1, onboarding: onboarding, close)) }
+        }
+        events.append(ev(Double(session * 10 + 3), id, screen: 2, onboarding: onboarding, completedEvent))
+    }
+    let now = Timestamp(microseconds: base + 86_400 * second)
+    // Each query and the events it reads: those of the blocks whose headers count an event that passes its filters.
+    let cases: [(String, read: Int)] = [
+        (#"where name == "onboarding_completed" | count by session"#, 12),
+        (#"where onboarding == "onb_1" and name == "onboarding_completed" | count by session"#, 6),
+        (#"where kind == "close" | count by screen, session"#, 4),
+        (#"where kind == "close" and screen == 2 | count by session"#, 0),
+        (#"where name == "screen_presented" or kind == "close" | count by screen, session"#, 25),
+    ]
+    try withTemporaryStore { store in
+        _ = try store.append(events)
+        for (stages, read) in cases {
+            let query = try Query.parse("events | " + stages)
+            #expect(Plan.make(query.checked, now: now).codedCount != nil, "\(stages)")
+            let (table, statistics) = try runOnStore(query, store, fast: true, now: now)
+            #expect(statistics.eventsRead == read, "\(stages): \(statistics)")
+            #expect(try runOnStore(query, store, fast: false, now: now).0 == table, "\(stages)")
+            #expect(try query.run(on: InMemoryEventSource(events), options: .init(now: now)) == table, "\(stages)")
+        }
+    }
+}
+
 @Test func storeExplainSaysWhatEventQueriesRead() throws {
     try withTemporaryStore { store in
         _ = try store.append(story)
@@ -316,7 +351,8 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
                   range onboarding=* screen=* time=* (the whole store)
                 threads: up to 2, each reading parts of the ranges (an onboarding, or a time slice of one, of 65536 events or \
                 more) and merging what it counted; fewer events run on one thread
-                filter: 1 `where` stage, checked once per combination of the codes of kind (at most 65 536 kept, then on every row)
+                filter: 1 `where` stage, checked on each record's kind code, once per group and code; blocks whose headers \
+                count no event that passes stepped over unread
                 reduce: count by element
                 """)
         // Dwell reads whole sessions (gathered or through the index), lean fields, filters on codes memoized.

@@ -90,10 +90,22 @@ import Testing
                     var copy = block
                     let n = try copy.countInRange()
                     if n > 0 { counted[group, default: 0] += n }
+                    // The kinds of one walk, and a walk resumed after `next()`: the events `next()` has not returned.
+                    var kindsCopy = block, resumed = block
+                    var kinds: [UInt8] = []
+                    try kindsCopy.forEachKindInRange { code, _ in kinds.append(code) }
+                    if try resumed.next() != nil {
+                        var rest = 0
+                        try resumed.forEachInRange { _ in rest += 1 }
+                        #expect(rest == n - 1)
+                    }
+                    var walkedKinds: [UInt8] = []
                     while let event = try block.next() {
                         walked[group, default: []].append(event.seq)
+                        walkedKinds.append(try block.kind().code)
                         if let time { #expect(time.contains(Timestamp(microseconds: event.time))) }
                     }
+                    #expect(kinds == walkedKinds)
                     return true
                 }
                 #expect(

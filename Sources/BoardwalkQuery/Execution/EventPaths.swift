@@ -216,6 +216,14 @@ struct CodedCountPlan: Sendable {
     /// The fields `filters` read, when they all have codes (at most four); nil: filters evaluated per record.
     var filterFields: [EventField]?
 
+    /// Whether the filters read only `kind`, `name`, `onboarding` and `screen`, which a record's kind code and its
+    /// block's group give: a record is tested on its first bytes, and a block whose header counts no event that
+    /// passes is stepped over unread.
+    var filtersOnKindCodes: Bool {
+        let onKindCodes: Set<EventField> = [.kind, .name, .onboarding, .screen]
+        return !filters.isEmpty && filterFields.map { $0.allSatisfy(onKindCodes.contains) } ?? false
+    }
+
     /// The plan for `query`, or nil when its shape does not allow one (`Plan.leanEvents` is checked apart).
     static func make(_ query: CheckedQuery, now: Timestamp) -> CodedCountPlan? {
         let columns: [BoundColumn]

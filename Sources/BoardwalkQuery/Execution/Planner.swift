@@ -400,7 +400,11 @@ struct Plan: Sendable {
             let timed = coded.time != (Int64.min, Int64.max)
             var parts: [String] = timed ? ["time comparisons as the scan's time range"] : []
             let what = timed ? "the rest" : "checked"
-            if let fields = coded.filterFields, !coded.filters.isEmpty {
+            if coded.filtersOnKindCodes {
+                parts.append(
+                    "\(timed ? "the rest checked" : "checked") on each record's kind code, once per group and code; "
+                        + "blocks whose headers count no event that passes stepped over unread")
+            } else if let fields = coded.filterFields, !coded.filters.isEmpty {
                 parts.append(
                     "\(timed ? "the rest checked" : "checked") once per combination of the codes of "
                         + fields.map(\.rawValue).joined(separator: ", ") + " (at most 65 536 kept, then on every row)")

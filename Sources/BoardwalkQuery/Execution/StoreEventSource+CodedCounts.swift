@@ -168,6 +168,8 @@ fileprivate struct CodedCountScan {
     /// is then decoded that far (``RecordFields/Extent/session``), not whole (callgrind, the screens of the busiest
     /// onboarding's completed sessions at 50 000 sessions: about 345 instructions a record whole).
     let keysBeforeSession: Bool
+    /// Blocks stepped over because their headers count no event that passes the filters (``KindSelection``).
+    var skippedBlocks = 0
     /// With ``filtersOnKindCodes``, per kind code of the group ``codesGroup``: whether its events pass (0: not yet
     /// known, 1: no, 2: yes); and per analytics name outside the known ones.
     private var passesByCode = [UInt8](repeating: 0, count: 256)
@@ -192,9 +194,7 @@ fileprivate struct CodedCountScan {
         filter = CodedFilter(plan.filters.map { $0 }, fields: plan.filterFields?.map { $0 }, now: now)
         self.strings = strings
         ticker = CancellationTicker(cancellation: cancellation, text: text)
-        let onKindCodes: Set<EventField> = [.kind, .name, .onboarding, .screen]
-        filtersOnKindCodes =
-            !plan.filters.isEmpty && plan.filterFields.map { $0.allSatisfy(onKindCodes.contains) } ?? false
+        filtersOnKindCodes = plan.filtersOnKindCodes
         func beforeSession(_ field: EventField) -> Bool {
             field == .kind || field == .onboarding || field == .screen || field == .session
         }
@@ -205,12 +205,12 @@ fileprivate struct CodedCountScan {
     /// Whether the events of kind code `code` (an unknown analytics name: `name`) in the group of `run` pass
     /// `filters` (``filtersOnKindCodes``). Static: a method's closure over `self` copied the whole scan per call.
     private static func passes(
-        _ filters: [Bound], now: Timestamp, strings: SnapshotStrings, code: UInt8, name: StringID, in run: EventRun
+        _ filters: [Bound], now: Timestamp, strings: SnapshotStrings, code: UInt8, name: StringID,
+        onboarding group: StringID, screen groupScreen: UInt16
     ) -> Bool {
         let onboarding: Value =
-            run.onboarding == RecordFormat.noOnboarding
-            ? .null : strings.string(run.onboarding).map(Value.string) ?? .null
-        let screen: Value = run.onboarding == RecordFormat.noOnboarding ? .null : .integer(Int64(run.screen))
+            group == RecordFormat.noOnboarding ? .null : strings.string(group).map(Value.string) ?? .null
+        let screen: Value = group == RecordFormat.noOnboarding ? .null : .integer(Int64(groupScreen))
         func leaf(_ b: Bound) -> Value {
             switch b {
             case .event(.onboarding): return onboarding
@@ -230,14 +230,33 @@ fileprivate struct CodedCountScan {
     /// Counts the events of `ranges`, as one thread reads them.
     mutating func scan(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws {
         // Counts do not depend on the order of the events.
-        for range in ranges { try StoreEventSource.forEachRun(snapshot, range, unordered: true) { try count(&$0) } }
+        let kinds = kindSelection()
+        for range in ranges {
+            try StoreEventSource.forEachRun(snapshot, range, unordered: true, wanting: kinds) { try count(&$0) }
+        }
+        skippedBlocks += kinds?.skipped ?? 0
     }
 
     /// Counts the events of `part`, a worker's share of a parallel count.
     mutating func scan(_ snapshot: Snapshot, _ part: ScanPart) throws {
         let time = StoreEventSource.storeTimeRange(part.time)
-        try snapshot.forEachBlockRun(onboarding: part.onboarding, screens: part.screens, time: time) {
+        let kinds = kindSelection()
+        try snapshot.forEachBlockRun(onboarding: part.onboarding, screens: part.screens, time: time, wanting: kinds) {
             try count(&$0)
+        }
+        skippedBlocks += kinds?.skipped ?? 0
+    }
+
+    /// With filters on kind codes (``filtersOnKindCodes``), the kinds of events that pass them in each group: the
+    /// blocks that hold none are stepped over unread. A selection of its own per call (it keeps answers and is not
+    /// shared between threads).
+    private func kindSelection() -> KindSelection? {
+        guard filtersOnKindCodes else { return nil }
+        let filters = filter.filters, now = filter.now, strings = strings
+        return KindSelection { onboarding, screen, code, name in
+            Self.passes(
+                filters, now: now, strings: strings, code: code, name: name ?? RecordFormat.absent,
+                onboarding: onboarding, screen: screen)
         }
     }
 
@@ -245,6 +264,7 @@ fileprivate struct CodedCountScan {
     /// - Complexity: O(groups of `other`, and their distinct codes).
     mutating func merge(_ other: CodedCountScan) {
         read += other.read
+        skippedBlocks += other.skippedBlocks
         for (i, key) in other.groups.keys.enumerated() {
             let theirs = other.groups.values[i]
             let e = groups.entry(key) {
@@ -279,14 +299,16 @@ fileprivate struct CodedCountScan {
                         passing = known
                     } else {
                         passing = Self.passes(
-                            filters, now: now, strings: strings, code: kind.code, name: kind.name, in: run)
+                            filters, now: now, strings: strings, code: kind.code, name: kind.name,
+                            onboarding: run.onboarding, screen: run.screen)
                         passesByName[kind.name] = passing
                     }
                 } else if passesByCode[Int(kind.code)] != 0 {
                     passing = passesByCode[Int(kind.code)] == 2
                 } else {
                     passing = Self.passes(
-                        filters, now: now, strings: strings, code: kind.code, name: kind.name, in: run)
+                        filters, now: now, strings: strings, code: kind.code, name: kind.name,
+                        onboarding: run.onboarding, screen: run.screen)
                     passesByCode[Int(kind.code)] = passing ? 2 : 1
                 }
                 if !passing {

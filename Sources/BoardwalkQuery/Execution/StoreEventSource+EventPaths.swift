@@ -66,7 +66,7 @@ extension StoreEventSource {
     /// merged either way: its blocks fill the windows of the map, which faults then read sixteen pages at a time.
     @discardableResult
     static func forEachRun(
-        _ snapshot: Snapshot, _ range: ScanRange, unordered: Bool = false,
+        _ snapshot: Snapshot, _ range: ScanRange, unordered: Bool = false, wanting kinds: KindSelection? = nil,
         _ body: (inout EventRun) throws -> Bool
     ) throws -> Bool {
         let time = storeTimeRange(range.time)
@@ -77,9 +77,9 @@ extension StoreEventSource {
                 return going
             }
             if unordered, let onboarding {
-                try snapshot.forEachBlockRun(onboarding: onboarding, screens: screens, time: time, run)
+                try snapshot.forEachBlockRun(onboarding: onboarding, screens: screens, time: time, wanting: kinds, run)
             } else {
-                try snapshot.forEachRun(onboarding: onboarding, screens: screens, time: time, run)
+                try snapshot.forEachRun(onboarding: onboarding, screens: screens, time: time, wanting: kinds, run)
             }
             return going
         }
@@ -340,6 +340,17 @@ private struct HeaderCounts {
                 return true
             }
             reads.timed += 1
+            if plan.eventFilters.isEmpty {
+                // Only the range cuts the block: its events' times are walked in one call, not an event at a time.
+                if plan.readsKinds {
+                    try tally.addKindsInRange(of: &block, filtered: !plan.kindFilters.isEmpty, passesKindFilters)
+                } else {
+                    // A group with no event in the range has no row.
+                    let n = try block.countInRange()
+                    if n > 0 { tally.add(0, nil, n) }
+                }
+                return true
+            }
             while let event = try block.next() {
                 func eventLeaf(_ b: Bound) -> Value {
                     switch b {
@@ -380,6 +391,15 @@ struct GroupKindTally {
         of block: borrowing StoredBlock, filtered: Bool, _ passes: (UInt8, StringID?) -> Bool
     ) throws {
         try block.forEachKindCount { code, name, n in try add(code, name, n, filtered: filtered, passes) }
+    }
+
+    /// Adds the kind codes of `block`'s events inside its scan's time range (read from each record's first bytes) that
+    /// pass (`filtered`) `passes`.
+    /// - Throws: `.corrupt` for a block that does not decode or an event that is no record, or a name past the strings.
+    mutating func addKindsInRange(
+        of block: inout StoredBlock, filtered: Bool, _ passes: (UInt8, StringID?) -> Bool
+    ) throws {
+        try block.forEachKindInRange { code, name in try add(code, name, 1, filtered: filtered, passes) }
     }
 
     /// Adds `n` events of `code` (and unknown analytics `name`) if they pass (`filtered`) `passes`, asked once per code

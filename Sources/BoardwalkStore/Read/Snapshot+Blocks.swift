@@ -140,13 +140,15 @@ extension Snapshot {
     ///   - onboarding: an onboarding id, or ``RecordFormat/noOnboarding`` for the events without a position.
     ///   - screens: screen indexes to include (`nil`: all).
     ///   - time: the half-open time range to include.
+    ///   - kinds: the kinds of events the caller reads: a block whose header counts none of them is stepped over
+    ///     unread (``KindSelection``); `nil` reads every block.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode, or a block
     ///   that lies past the end of the file; ``StoreError/Kind/system`` with the `errno` of a `pread` that fails;
     ///   whatever `body` throws.
     /// - Complexity: O(log N) per screen, plus O(1) per block and per event read.
     package func forEachBlockRun(
         onboarding: StringID, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
-        _ body: (inout EventRun) throws -> Bool
+        wanting kinds: KindSelection? = nil, _ body: (inout EventRun) throws -> Bool
     ) throws {
         if let screens, screens.upperBound < 0 || screens.lowerBound > Int(UInt16.max) { return }
         let firstScreen = UInt16(clamping: screens?.lowerBound ?? 0)
@@ -174,7 +176,9 @@ extension Snapshot {
                         EventKey(onboarding: onboarding, screen: key.screen + 1, timeBits: range.seekBits, seq: 0))
                     continue
                 }
-                guard var reader = try openBlock(key, try fetcher.bytes(c.value)) else {
+                let bytes = try fetcher.bytes(c.value)
+                guard kinds?.admits(key, bytes, stringLimit: limit) ?? true, var reader = try openBlock(key, bytes)
+                else {
                     found = try c.next()
                     continue
                 }

@@ -51,12 +51,13 @@ extension Snapshot {
     /// events of one block that come next in (time, seq) order (usually the whole block), and reads them with
     /// ``EventRun/next()``. The loop over a run's events is then the caller's own (inlined, no call per event).
     /// Return `false` from `body` to stop; events of the run it did not read before returning `true` are skipped.
-    /// The run is valid only inside `body`; its records as ``EventRecord`` says.
+    /// The run is valid only inside `body`; its records as ``EventRecord`` says. With `kinds`, a block whose header
+    /// counts none of the kinds selected is stepped over unread (``KindSelection``), so its events are in no run.
     /// - Throws: ``StoreError`` with ``StoreError/Kind/corrupt`` for a key or block that does not decode (from
     ///   ``EventRun/next()`` too), and whatever `body` throws.
     package func forEachRun(
         onboarding: StringID?, screens: ClosedRange<Int>? = nil, time: Range<Timestamp>? = nil,
-        _ body: (inout EventRun) throws -> Bool
+        wanting kinds: KindSelection? = nil, _ body: (inout EventRun) throws -> Bool
     ) throws {
         let range = TimeRange(time)
         var open: [OpenBlock] = []
@@ -73,7 +74,8 @@ extension Snapshot {
                     }
                     guard
                         try scanGroup(
-                            &c, found: found, onboarding: key.onboarding, screen: key.screen, range, &open, body)
+                            &c, found: found, onboarding: key.onboarding, screen: key.screen, range, kinds, &open,
+                            body)
                     else { return }
                     if group == 0xFFFF_FFFF_FFFF { return }
                     let next = group + 1
@@ -98,7 +100,9 @@ extension Snapshot {
                         &c, EventKey(onboarding: onboarding, screen: key.screen, timeBits: range.seekBits, seq: 0))
                     continue
                 }
-                guard try scanGroup(&c, found: true, onboarding: onboarding, screen: key.screen, range, &open, body)
+                guard
+                    try scanGroup(
+                        &c, found: true, onboarding: onboarding, screen: key.screen, range, kinds, &open, body)
                 else { return }
                 if key.screen == lastScreen { return }
                 found = try seek(
@@ -134,7 +138,7 @@ extension Snapshot {
     /// Returns `false` when `body` asked to stop. Leaves the cursor anywhere.
     private func scanGroup(
         _ c: inout BlockCursor, found: Bool, onboarding: UInt32, screen: UInt16, _ range: TimeRange,
-        _ open: inout [OpenBlock], _ body: (inout EventRun) throws -> Bool
+        _ kinds: KindSelection?, _ open: inout [OpenBlock], _ body: (inout EventRun) throws -> Bool
     ) throws -> Bool {
         open.removeAll(keepingCapacity: true)
         var found = found
@@ -158,7 +162,8 @@ extension Snapshot {
             if let key = next,
                 m < 0 || precedes(Layout.time(fromBits: key.timeBits), key.seq, open[m].reader.time, open[m].reader.seq)
             {
-                guard var reader = try openBlock(key, c.value) else {
+                guard kinds?.admits(key, c.value, stringLimit: limit) ?? true, var reader = try openBlock(key, c.value)
+                else {
                     found = try c.next()
                     next = try pending()
                     continue

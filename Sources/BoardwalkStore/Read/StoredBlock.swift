@@ -93,11 +93,15 @@ package struct StoredBlock {
 
     /// `name`, nil when absent; an id past the snapshot's strings throws.
     private func checkedName(_ name: StringID) throws -> StringID? {
+        try StoredBlock.checkedName(name, limit: stringLimit, key: key)
+    }
+
+    /// `name`, nil when absent; an id at or past `limit` (the snapshot's strings) throws, naming the block at `key`.
+    private static func checkedName(_ name: StringID, limit: StringID, key: EventKey) throws -> StringID? {
         guard name != RecordFormat.absent else { return nil }
-        guard name < stringLimit else {
+        guard name < limit else {
             throw StoreError(
-                .corrupt,
-                "the block at seq \(key.seq) names string \(name), past the \(stringLimit) strings of the store")
+                .corrupt, "the block at seq \(key.seq) names string \(name), past the \(limit) strings of the store")
         }
         return name
     }
@@ -113,17 +117,7 @@ package struct StoredBlock {
     ///   events do not decode (as far as they are read: the walk stops at the first event past the range), or when
     ///   `events` holds no block under a head's key or one whose count or last time is not the head's.
     package mutating func next() throws -> (time: Int64, seq: UInt64)? {
-        if reader == nil {
-            let opened = try blockReader(key, try value ?? storedBlock())
-            if value == nil, opened.count != header.count || opened.lastTime != header.lastTime {
-                throw StoreError(
-                    .corrupt,
-                    "the block at seq \(key.seq) (\(StoreError.group(key.onboarding, key.screen))) holds "
-                        + "\(opened.count) events up to \(opened.lastTime) µs, its block_heads entry \(header.count) up to "
-                        + "\(header.lastTime) µs; `boardwalk check` lists what else is damaged")
-            }
-            reader = opened
-        }
+        if reader == nil { reader = try openReader() }
         while !pastEnd, try advance(&reader!, key) {
             let time = reader!.time
             if let hi, time >= hi {
@@ -133,6 +127,42 @@ package struct StoredBlock {
             if time >= lo { return (time, reader!.seq) }
         }
         return nil
+    }
+
+    /// Calls `body` with the reader at each of the block's events inside the scan's time range that ``next()`` has
+    /// not returned yet, in order; the block is then read to the range's end.
+    ///
+    /// The walk of ``next()`` without a call per event: the reader is a local for the walk, not the optional property
+    /// each ``next()`` unwraps (a cut block of a time-range count spent a third of its time there).
+    /// - Throws: as ``next()``, and whatever `body` throws.
+    /// - Complexity: O(events of the block up to the range's end).
+    @inline(__always)
+    package mutating func forEachInRange(_ body: (borrowing EventBlockReader) throws -> Void) throws {
+        var walk = try reader ?? openReader()
+        defer { reader = walk }
+        let lo = lo, hi = hi ?? .max
+        while !pastEnd, try advance(&walk, key) {
+            let time = walk.time
+            if time >= hi {
+                pastEnd = true
+                return
+            }
+            if time >= lo { try body(walk) }
+        }
+    }
+
+    /// The reader over the block's events: its bytes looked up in `events` when its header came from its head, and
+    /// checked whole (checksum, count and last time against the head).
+    private func openReader() throws -> EventBlockReader {
+        let opened = try blockReader(key, try value ?? storedBlock())
+        if value == nil, opened.count != header.count || opened.lastTime != header.lastTime {
+            throw StoreError(
+                .corrupt,
+                "the block at seq \(key.seq) (\(StoreError.group(key.onboarding, key.screen))) holds "
+                    + "\(opened.count) events up to \(opened.lastTime) µs, its block_heads entry \(header.count) up to "
+                    + "\(header.lastTime) µs; `boardwalk check` lists what else is damaged")
+        }
+        return opened
     }
 
     /// The block under the key of a head, from `events`.
@@ -152,7 +182,19 @@ package struct StoredBlock {
     package mutating func countInRange() throws -> Int {
         if isInsideRange { return count }
         var n = 0
-        while try next() != nil { n += 1 }
+        try forEachInRange { _ in n += 1 }
         return n
+    }
+
+    /// Calls `body` with the kind code and unknown analytics name (as ``kind()``) of each of the block's events inside
+    /// the scan's time range that ``next()`` has not returned yet, in order.
+    /// - Throws: as ``next()`` and ``kind()``, and whatever `body` throws.
+    /// - Complexity: O(events of the block up to the range's end); each record's first bytes read.
+    package mutating func forEachKindInRange(_ body: (_ code: UInt8, _ name: StringID?) throws -> Void) throws {
+        let limit = stringLimit, key = key
+        try forEachInRange { event in
+            let kind = RecordFormat.kindCode(body: event.body)
+            try body(kind.code, try StoredBlock.checkedName(kind.name, limit: limit, key: key))
+        }
     }
 }
