@@ -217,11 +217,9 @@ struct CodedCountPlan: Sendable {
     var filterFields: [EventField]?
 
     /// Whether the filters read only `kind`, `name`, `onboarding` and `screen`, which a record's kind code and its
-    /// block's group give: a record is tested on its first bytes, and a block whose header counts no event that
-    /// passes is stepped over unread.
+    /// block's group give: a record is then tested on its first bytes (``KindCodeFilters``).
     var filtersOnKindCodes: Bool {
-        let onKindCodes: Set<EventField> = [.kind, .name, .onboarding, .screen]
-        return !filters.isEmpty && filterFields.map { $0.allSatisfy(onKindCodes.contains) } ?? false
+        !filters.isEmpty && filterFields.map { $0.allSatisfy(KindCodeFilters.reads) } ?? false
     }
 
     /// The plan for `query`, or nil when its shape does not allow one (`Plan.leanEvents` is checked apart).

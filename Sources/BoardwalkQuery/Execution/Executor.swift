@@ -174,7 +174,7 @@ struct Executor {
                 }
                 if plan.leanEvents {
                     for range in plan.ranges {
-                        try store.scanEventFields(range) { row throws(QueryError) in
+                        try store.scanEventFields(range, filters: query.filters, now: now) { row throws(QueryError) in
                             try Executor.visit(
                                 row, &sink, &ticker, &statistics, filters: filters, listing: listing)
                         }
@@ -221,7 +221,7 @@ struct Executor {
             }
             for range in plan.ranges {
                 if lean {
-                    try store.scanEventFields(range) { row throws(QueryError) in
+                    try store.scanEventFields(range, filters: query.filters, now: now) { row throws(QueryError) in
                         if coded != nil, !coded!.passes(row) || !properties.passes(row) {
                             try ticker.tick()
                             statistics.eventsRead += 1

@@ -257,6 +257,12 @@ struct Plan: Sendable {
     }
 
     /// The plan as text: how the source is read and the key ranges.
+    /// What `explain` adds to a cheaper path's reads when conjuncts of the filters read only kind codes and groups.
+    private func steppingOver(_ query: CheckedQuery) -> String {
+        KindCodeFilters.conjuncts(of: query.filters).isEmpty
+            ? "" : "; blocks whose headers count no event that can pass the filters stepped over unread"
+    }
+
     func describe(_ query: CheckedQuery, source: some EventSource) -> String {
         if query.source == .lints {
             return "read: every session once, its events checked by the onboarding lints (as `boardwalk lint` does); "
@@ -290,7 +296,8 @@ struct Plan: Sendable {
             where source is StoreEventSource && StoreEventSource.readsOnlyWhatEventQueriesNeed && leanEvents:
                 lines.append(
                     "read: event keys (onboarding, screen, time, seq), each record's leading fields only (no screen_cid, "
-                        + "event_id, value or label read)" + (codedCount == nil ? "" : ", counted by field codes"))
+                        + "event_id, value or label read)" + (codedCount == nil ? "" : ", counted by field codes")
+                        + steppingOver(query))
             case .events: lines.append("read: event keys (onboarding, screen, time, seq)")
             case .sessions where source is StoreEventSource && query.countsEverySession:
                 lines.append("read: the store's count of distinct sessions (meta), no event")
@@ -349,7 +356,8 @@ struct Plan: Sendable {
                             + "reads, " + StoreEventSource.sessionReading)
                         + "; then the events in the ranges in key order, each with its session's properties"
                         + (StoreEventSource.readsOnlyWhatEventQueriesNeed && query.readsOnlyOrSessions(\.isLean)
-                            ? "; each record's leading fields only (no screen_cid, event_id, value or label read)" : "")
+                            ? "; each record's leading fields only (no screen_cid, event_id, value or label read)"
+                                + steppingOver(query) : "")
                 )
             case .sessionEvents where source is StoreEventSource:
                 lines.append(
@@ -402,8 +410,7 @@ struct Plan: Sendable {
             let what = timed ? "the rest" : "checked"
             if coded.filtersOnKindCodes {
                 parts.append(
-                    "\(timed ? "the rest checked" : "checked") on each record's kind code, once per group and code; "
-                        + "blocks whose headers count no event that passes stepped over unread")
+                    "\(timed ? "the rest checked" : "checked") on each record's kind code, once per group and code")
             } else if let fields = coded.filterFields, !coded.filters.isEmpty {
                 parts.append(
                     "\(timed ? "the rest checked" : "checked") once per combination of the codes of "

@@ -5,7 +5,7 @@ import BoardwalkStore
 extension StoreEventSource {
     /// Counts the events of `ranges` that pass the plan's filters and time range, grouped by the field codes of
     /// `plan.keys` (records
-    /// read through `RecordFields`, as ``scanEventFields(_:_:)`` reads them); then calls `body` once per group
+    /// read through `RecordFields`, as ``scanEventFields(_:filters:now:_:)`` reads them); then calls `body` once per group
     /// with its field reader (the key fields' values) and its count. Returns the number of events read.
     ///
     /// No row and no ``Value`` per event: each record's key is a few integers looked up in a ``CodeTable``,
@@ -202,31 +202,6 @@ fileprivate struct CodedCountScan {
             filtersOnKindCodes && plan.keys.allSatisfy(beforeSession) && distinctFields.allSatisfy(beforeSession)
     }
 
-    /// Whether the events of kind code `code` (an unknown analytics name: `name`) in the group of `run` pass
-    /// `filters` (``filtersOnKindCodes``). Static: a method's closure over `self` copied the whole scan per call.
-    private static func passes(
-        _ filters: [Bound], now: Timestamp, strings: SnapshotStrings, code: UInt8, name: StringID,
-        onboarding group: StringID, screen groupScreen: UInt16
-    ) -> Bool {
-        let onboarding: Value =
-            group == RecordFormat.noOnboarding ? .null : strings.string(group).map(Value.string) ?? .null
-        let screen: Value = group == RecordFormat.noOnboarding ? .null : .integer(Int64(groupScreen))
-        func leaf(_ b: Bound) -> Value {
-            switch b {
-            case .event(.onboarding): return onboarding
-            case .event(.screen): return screen
-            case .event(let field) where field == .kind || field == .name:
-                if field == .name, name != RecordFormat.absent {
-                    return FieldCode.value(.name, UInt64(name), strings: strings)
-                }
-                return FieldCode.code(field, kindCode: code).map { FieldCode.value(field, $0, strings: strings) }
-                    ?? .null
-            default: return .null
-            }
-        }
-        return filters.allSatisfy { $0.evaluate(now: now, leaf).isTrue }
-    }
-
     /// Counts the events of `ranges`, as one thread reads them.
     mutating func scan(_ snapshot: Snapshot, _ ranges: [ScanRange]) throws {
         // Counts do not depend on the order of the events.
@@ -247,17 +222,10 @@ fileprivate struct CodedCountScan {
         skippedBlocks += kinds?.skipped ?? 0
     }
 
-    /// With filters on kind codes (``filtersOnKindCodes``), the kinds of events that pass them in each group: the
-    /// blocks that hold none are stepped over unread. A selection of its own per call (it keeps answers and is not
-    /// shared between threads).
+    /// The blocks that can hold an event passing the filters, by their headers' kind counts (``KindCodeFilters``). One
+    /// of its own per call: a selection keeps answers and is not shared between threads.
     private func kindSelection() -> KindSelection? {
-        guard filtersOnKindCodes else { return nil }
-        let filters = filter.filters, now = filter.now, strings = strings
-        return KindSelection { onboarding, screen, code, name in
-            Self.passes(
-                filters, now: now, strings: strings, code: code, name: name ?? RecordFormat.absent,
-                onboarding: onboarding, screen: screen)
-        }
+        KindCodeFilters.selection(filter.filters, now: filter.now, strings: strings)
     }
 
     /// Adds the groups another worker counted (same plan, a snapshot of the same commit: the same codes).
@@ -298,7 +266,7 @@ fileprivate struct CodedCountScan {
                     if let known = passesByName[kind.name] {
                         passing = known
                     } else {
-                        passing = Self.passes(
+                        passing = KindCodeFilters.passes(
                             filters, now: now, strings: strings, code: kind.code, name: kind.name,
                             onboarding: run.onboarding, screen: run.screen)
                         passesByName[kind.name] = passing
@@ -306,7 +274,7 @@ fileprivate struct CodedCountScan {
                 } else if passesByCode[Int(kind.code)] != 0 {
                     passing = passesByCode[Int(kind.code)] == 2
                 } else {
-                    passing = Self.passes(
+                    passing = KindCodeFilters.passes(
                         filters, now: now, strings: strings, code: kind.code, name: kind.name,
                         onboarding: run.onboarding, screen: run.screen)
                     passesByCode[Int(kind.code)] = passing ? 2 : 1

@@ -90,10 +90,17 @@ extension StoreEventSource {
     ///
     /// What is not read is not checked: damage in a record's skipped bytes goes unnoticed (docs/codec.md,
     /// "Reading a few fields"); a malformed field it reads is a `.source` error naming the event.
-    func scanEventFields(_ range: ScanRange, _ body: (StoreFieldsRow) throws(QueryError) -> Bool) throws(QueryError) {
+    ///
+    /// `filters` (the query's leading `where` stages, checked by the caller on each row) let the scan step over the
+    /// blocks whose headers count no event that can pass them (``KindCodeFilters/selection(_:now:strings:)``).
+    func scanEventFields(
+        _ range: ScanRange, filters: [Bound], now: Timestamp,
+        _ body: (StoreFieldsRow) throws(QueryError) -> Bool
+    ) throws(QueryError) {
         try reading { snapshot in
             let strings = SnapshotStrings(snapshot)
-            try StoreEventSource.forEachRun(snapshot, range) { run in
+            let kinds = KindCodeFilters.selection(filters, now: now, strings: strings)
+            try StoreEventSource.forEachRun(snapshot, range, wanting: kinds) { run in
                 while let record = try run.next() {
                     guard try body(StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings))
                     else {
