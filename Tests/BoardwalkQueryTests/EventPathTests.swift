@@ -315,6 +315,14 @@ private let tenInOneBlock = (0..<10).map { ev(Double($0 * 10), "s1", presented) 
             #expect(try runOnStore(query, store, fast: false, now: now).0 == table, "\(stages)")
             #expect(try query.run(on: InMemoryEventSource(events), options: .init(now: now)) == table, "\(stages)")
         }
+        // A listing that stops early reads the earliest events of the blocks that can hold its rows, and no other.
+        for stages in [#"where name == "onboarding_completed" | limit 4"#, #"where kind == "close" | limit 1"#] {
+            let query = try Query.parse("events | " + stages)
+            let (table, statistics) = try runOnStore(query, store, fast: true, now: now)
+            let (full, fullStatistics) = try runOnStore(query, store, fast: false, now: now)
+            #expect(table == full && !table.rows.isEmpty, "\(stages)")
+            #expect(statistics.eventsRead <= 12 && fullStatistics.eventsRead > 12, "\(stages): \(statistics)")
+        }
     }
 }
 

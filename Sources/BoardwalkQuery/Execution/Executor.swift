@@ -112,7 +112,7 @@ struct Executor {
             if plan.access == .events {
                 if plan.leanEvents && StoreEventSource.readsOnlyWhatEventQueriesNeed {
                     try store.scanEventsEarliestFirst(
-                        plan.ranges, limit: limit,
+                        plan.ranges, limit: limit, filters: query.filters, now: now,
                         row: { record, strings in
                             StoreFieldsRow(fields: try record.fields(.all), seq: record.seq, strings: strings)
                         }, enough: { sink.listedCount >= limit }
@@ -122,7 +122,7 @@ struct Executor {
                     }
                 } else {
                     try store.scanEventsEarliestFirst(
-                        plan.ranges, limit: limit,
+                        plan.ranges, limit: limit, filters: query.filters, now: now,
                         row: { record, strings in StoreEventRow(view: try record.view(), strings: strings) },
                         enough: { sink.listedCount >= limit }
                     ) { row throws(QueryError) in

@@ -75,16 +75,22 @@ extension StoreEventSource {
 
     /// For a listing that keeps its first `limit` rows (no `sort` before the `limit`): calls `body` with every event
     /// in `ranges` from the earliest on, window by window (``TimeWindows``), in key order within a window, until
-    /// `enough()` says after a window that `limit` rows passed. One read transaction.
+    /// `enough()` says after a window that `limit` rows passed. One read transaction. With the cheaper paths on
+    /// (``readsOnlyWhatEventQueriesNeed``), the blocks whose headers count no event that can pass `filters` (checked by
+    /// the caller on each row) are stepped over (``KindCodeFilters/selection(_:now:strings:)``).
     /// - Complexity: O(events up to the end of the window where `limit` rows passed), plus O(log N) per
     ///   (onboarding, screen) group and window; O(log(span / first window)) windows.
     func scanEventsEarliestFirst<Row>(
-        _ ranges: [ScanRange], limit: Int, row: (EventRecord, SnapshotStrings) throws -> Row,
-        enough: () -> Bool, _ body: (Row) throws(QueryError) -> Void
+        _ ranges: [ScanRange], limit: Int, filters: [Bound], now: Timestamp,
+        row: (EventRecord, SnapshotStrings) throws -> Row, enough: () -> Bool,
+        _ body: (Row) throws(QueryError) -> Void
     ) throws(QueryError) {
         try reading { snapshot in
             guard let extent = try StoreEventSource.timeExtent(snapshot, ranges) else { return }
             let strings = SnapshotStrings(snapshot)
+            let kinds =
+                StoreEventSource.readsOnlyWhatEventQueriesNeed
+                ? KindCodeFilters.selection(filters, now: now, strings: strings) : nil
             var windows = TimeWindows(
                 low: extent.low, high: extent.high, items: extent.events,
                 wanted: StoreEventSource.windowTarget(limit))
@@ -95,7 +101,7 @@ extension StoreEventSource {
                     guard low <= high else { continue }
                     var clipped = range
                     clipped.time = low...high
-                    try StoreEventSource.forEachRun(snapshot, clipped) { run in
+                    try StoreEventSource.forEachRun(snapshot, clipped, wanting: kinds) { run in
                         while let record = try run.next() { try body(try row(record, strings)) }
                         return true
                     }
