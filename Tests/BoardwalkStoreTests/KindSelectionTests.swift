@@ -100,4 +100,39 @@ import Testing
             }
         }
     }
+
+    @Test func theHeadFollowerGivesEachFoldedBlocksHeaderInAnyOrder() throws {
+        let dir = temporaryDirectory()
+        defer { removeDirectory(dir) }
+        let store = try Store.open(at: dir)
+        defer { store.close() }
+        try store.append(Self.events())
+        try store.foldLogs()
+        try store.read { s in
+            // Every block of `events`: its key's bytes and the header its own bytes give.
+            var blocks: [(raw: [UInt8], key: EventKey, count: Int, lastTime: Int64)] = []
+            try s.txn.withCursor(s.dbs.events) { c in
+                var found = try c.first()
+                while found {
+                    let key = try decodeBlockKey(c.key)
+                    let header = try blockHeader(key, c.value)
+                    blocks.append((Array(c.key), key, header.count, header.lastTime))
+                    found = try c.next()
+                }
+            }
+            #expect(blocks.count > 4)
+            for order in [Array(blocks.indices), blocks.indices.reversed(), blocks.indices.filter { $0 % 2 == 1 }] {
+                try s.withHeads(following: KindSelection { _, _, _, _ in true }) { heads in
+                    for i in order {
+                        let header = try blocks[i].raw.withUnsafeBytes { try heads!.header(blocks[i].key, $0) }
+                        #expect(header?.count == blocks[i].count && header?.lastTime == blocks[i].lastTime)
+                    }
+                    // A key no block has: no head.
+                    var absent = blocks[0].raw
+                    absent[absent.count - 1] &+= 1
+                    #expect(try absent.withUnsafeBytes { try heads!.header(blocks[0].key, $0) } == nil)
+                }
+            }
+        }
+    }
 }

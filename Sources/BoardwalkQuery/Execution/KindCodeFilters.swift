@@ -58,7 +58,8 @@ enum KindCodeFilters {
     static func selection(_ filters: [Bound], now: Timestamp, strings: SnapshotStrings) -> KindSelection? {
         let conjuncts = conjuncts(of: filters)
         guard !conjuncts.isEmpty else { return nil }
-        return KindSelection { onboarding, screen, code, name in
+        let readsGroup = !conjuncts.allSatisfy { $0.readsOnly { $0 == .kind || $0 == .name } }
+        return KindSelection(readsGroup: readsGroup) { onboarding, screen, code, name in
             passes(
                 conjuncts, now: now, strings: strings, code: code, name: name ?? RecordFormat.absent,
                 onboarding: onboarding, screen: screen)

@@ -157,7 +157,7 @@ extension Snapshot {
         let hi = range.hi ?? .max, bounded = range.hi != nil, limit = stringCount
         var fetcher = BlockFetcher(file: txn.file, pageSize: txn.pageSize)
         defer { fetcher.release() }
-        func scan<Entries: BlockEntries>(_ c: inout Entries) throws {
+        func scan<Entries: BlockEntries>(_ c: inout Entries, _ heads: inout HeadFollower?) throws {
             func seek(_ key: EventKey) throws -> Bool { try key.withBytes { try c.seek($0) } }
             var found = try seek(
                 EventKey(onboarding: onboarding, screen: firstScreen, timeBits: range.seekBits, seq: 0))
@@ -176,8 +176,16 @@ extension Snapshot {
                         EventKey(onboarding: onboarding, screen: key.screen + 1, timeBits: range.seekBits, seq: 0))
                     continue
                 }
+                // A folded block is selected from its head, none of its pages read; one of the event log (no head)
+                // from its own header.
+                let head = kinds == nil ? nil : try heads?.header(key, c.key)
+                if let kinds, let head, !kinds.admits(key, head, stringLimit: limit) {
+                    found = try c.next()
+                    continue
+                }
                 let bytes = try fetcher.bytes(c.value)
-                guard kinds?.admits(key, bytes, stringLimit: limit) ?? true, var reader = try openBlock(key, bytes)
+                guard head != nil || kinds?.admits(key, bytes, stringLimit: limit) ?? true,
+                    var reader = try openBlock(key, bytes)
                 else {
                     found = try c.next()
                     continue
@@ -194,11 +202,28 @@ extension Snapshot {
         // The B-tree's own pages too are read with `pread` where a fault would map nothing else (a read transaction
         // with the map's address known); else through liblmdb's cursor.
         let logBatches = try eventLogBatches()
-        if logBatches.isEmpty, var walk = try LeafWalk(txn, dbs.events) {
-            defer { walk.release() }
-            try scan(&walk)
-        } else {
-            try txn.withBlockCursor(dbs, logBatches: logBatches) { c in try scan(&c) }
+        try withHeads(following: kinds) { heads in
+            if logBatches.isEmpty, var walk = try LeafWalk(txn, dbs.events) {
+                defer { walk.release() }
+                try scan(&walk, &heads)
+            } else {
+                try txn.withBlockCursor(dbs, logBatches: logBatches) { c in try scan(&c, &heads) }
+            }
+        }
+    }
+}
+
+extension Snapshot {
+    /// Runs `body` with a ``HeadFollower`` on `block_heads` when a scan selects blocks by kind (`kinds`), unless the
+    /// snapshot reads around damage (which checks every block whole); else with `nil`.
+    func withHeads<R>(following kinds: KindSelection?, _ body: (inout HeadFollower?) throws -> R) throws -> R {
+        guard kinds != nil, damaged == nil else {
+            var none: HeadFollower? = nil
+            return try body(&none)
+        }
+        return try txn.withCursor(dbs.blockHeads) { cursor in
+            var heads: HeadFollower? = HeadFollower(cursor)
+            return try body(&heads)
         }
     }
 }

@@ -60,6 +60,14 @@ extension Snapshot {
         wanting kinds: KindSelection? = nil, _ body: (inout EventRun) throws -> Bool
     ) throws {
         let range = TimeRange(time)
+        try withHeads(following: kinds) { heads in try forEachRun(onboarding, screens, range, kinds, &heads, body) }
+    }
+
+    /// ``forEachRun(onboarding:screens:time:wanting:_:)`` with the follower of `block_heads` that `kinds` needs.
+    private func forEachRun(
+        _ onboarding: StringID?, _ screens: ClosedRange<Int>?, _ range: TimeRange, _ kinds: KindSelection?,
+        _ heads: inout HeadFollower?, _ body: (inout EventRun) throws -> Bool
+    ) throws {
         var open: [OpenBlock] = []
         try withBlockCursor { c in
             guard let onboarding else {
@@ -74,8 +82,8 @@ extension Snapshot {
                     }
                     guard
                         try scanGroup(
-                            &c, found: found, onboarding: key.onboarding, screen: key.screen, range, kinds, &open,
-                            body)
+                            &c, found: found, onboarding: key.onboarding, screen: key.screen, range, kinds, &heads,
+                            &open, body)
                     else { return }
                     if group == 0xFFFF_FFFF_FFFF { return }
                     let next = group + 1
@@ -102,7 +110,8 @@ extension Snapshot {
                 }
                 guard
                     try scanGroup(
-                        &c, found: true, onboarding: onboarding, screen: key.screen, range, kinds, &open, body)
+                        &c, found: true, onboarding: onboarding, screen: key.screen, range, kinds, &heads, &open,
+                        body)
                 else { return }
                 if key.screen == lastScreen { return }
                 found = try seek(
@@ -138,7 +147,8 @@ extension Snapshot {
     /// Returns `false` when `body` asked to stop. Leaves the cursor anywhere.
     private func scanGroup(
         _ c: inout BlockCursor, found: Bool, onboarding: UInt32, screen: UInt16, _ range: TimeRange,
-        _ kinds: KindSelection?, _ open: inout [OpenBlock], _ body: (inout EventRun) throws -> Bool
+        _ kinds: KindSelection?, _ heads: inout HeadFollower?, _ open: inout [OpenBlock],
+        _ body: (inout EventRun) throws -> Bool
     ) throws -> Bool {
         open.removeAll(keepingCapacity: true)
         var found = found
@@ -162,7 +172,16 @@ extension Snapshot {
             if let key = next,
                 m < 0 || precedes(Layout.time(fromBits: key.timeBits), key.seq, open[m].reader.time, open[m].reader.seq)
             {
-                guard kinds?.admits(key, c.value, stringLimit: limit) ?? true, var reader = try openBlock(key, c.value)
+                // A folded block is selected from its head, none of its pages read; one of the event log (no head)
+                // from its own header.
+                let head = kinds == nil ? nil : try heads?.header(key, c.key)
+                if let kinds, let head, !kinds.admits(key, head, stringLimit: limit) {
+                    found = try c.next()
+                    next = try pending()
+                    continue
+                }
+                guard head != nil || kinds?.admits(key, c.value, stringLimit: limit) ?? true,
+                    var reader = try openBlock(key, c.value)
                 else {
                     found = try c.next()
                     next = try pending()
