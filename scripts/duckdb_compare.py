@@ -28,6 +28,7 @@ What it does:
        are very unequal), and the sessions that started in the store's last stretch (the latest 15 % of session
        starts, cut to a whole second):           sessions | where started >= @… | funnel
      - a count by an event field over every event: events | where kind == "analytics" | count by name
+       and of one analytics name:                  events | where name == "onboarding_completed" | count by variation
      - counts and rates by a session field:         sessions | count by onboarding
                                                     sessions | stats count(), rate(completed) by variation
      - custom funnels of the busiest onboarding (rules 4 and 5), in each mode:
@@ -120,6 +121,12 @@ SELECT name, count(*) AS count FROM read_parquet(?) WHERE kind = 'analytics' GRO
 
 # Sessions by their onboarding: that of the session's first event with `meta` (by (time, seq)); none is a group
 # of its own, last.
+# One analytics name by an event field: the rows of `count by` in key order, absent last.
+COMPLETIONS_SQL = """
+SELECT variation, count(*) AS count FROM read_parquet(?) WHERE kind = 'analytics' AND name = 'onboarding_completed'
+GROUP BY variation ORDER BY variation NULLS LAST
+"""
+
 ONBOARDINGS_SQL = """
 SELECT onboarding, count(*) AS count FROM (
     SELECT arg_min(onboarding, (epoch_us(time), seq)) FILTER (WHERE onboarding IS NOT NULL) AS onboarding
@@ -573,8 +580,8 @@ def median(values):
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-KEYS = ["whole", "busiest", "median", "cohort", "names", "onboardings", "variations", "ordered", "strict",
-        "ignoring", "any", "dwell", "timerange", "events", "sessionprop", "funnelby", "bucket", "nested"]
+KEYS = ["whole", "busiest", "median", "cohort", "names", "completions", "onboardings", "variations", "ordered",
+        "strict", "ignoring", "any", "dwell", "timerange", "events", "sessionprop", "funnelby", "bucket", "nested"]
 
 
 def make_cases(con, parquet):
@@ -626,6 +633,9 @@ def make_cases(con, parquet):
              FUNNEL_SQL.format(where=cohort), [parquet, cut], funnel_columns),
         Case("names", "analytics events by name", 'events | where kind == "analytics" | count by name', NAMES_SQL,
              [], ["name", "count"]),
+        Case("completions", "completions by variation",
+             'events | where name == "onboarding_completed" | count by variation', COMPLETIONS_SQL, [],
+             ["variation", "count"]),
         Case("onboardings", "sessions by onboarding", "sessions | count by onboarding", ONBOARDINGS_SQL, [],
              ["onboarding", "count"]),
         Case("variations", "completion rate by variation", "sessions | stats count(), rate(completed) by variation",
