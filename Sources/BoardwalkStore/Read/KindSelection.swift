@@ -1,10 +1,6 @@
 import BoardwalkCodec
 import BoardwalkStoreFormat
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The kinds of events a scan reads, by the kind codes that blocks' headers count (`RecordFormat.kindCode(body:)`:
 /// kind and analytics name): a block whose header counts none of them is stepped over, its events not read and its
 /// checksum not computed (its header's own checksum is).
@@ -96,11 +92,11 @@ struct HeadFollower {
     /// increasing order cost a step or two each; any other, a seek.
     mutating func header(_ key: EventKey, _ raw: UnsafeRawBufferPointer) throws -> EventBlockHeader? {
         var found = false
-        if positioned, asked.withUnsafeBytes({ compare(raw, $0) }) >= 0 {
+        if positioned, asked.withUnsafeBytes({ PageGuard.compare(raw, $0) }) >= 0 {
             // The cursor stands on the first head at or after the last key asked, so at most a few steps away.
             found = true
             var steps = 0
-            while compare(cursor.key, raw) < 0 {
+            while PageGuard.compare(cursor.key, raw) < 0 {
                 steps += 1
                 guard steps <= 4, try cursor.next() else {
                     found = false
@@ -112,17 +108,7 @@ struct HeadFollower {
         positioned = found
         asked.removeAll(keepingCapacity: true)
         asked.append(contentsOf: raw)
-        guard found, compare(cursor.key, raw) == 0 else { return nil }
+        guard found, PageGuard.compare(cursor.key, raw) == 0 else { return nil }
         return try? blockHead(key, cursor.value)
-    }
-
-    /// The order of two keys as LMDB sorts them (bytes, then length).
-    private func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        let n = min(a.count, b.count)
-        if n > 0 {
-            let c = memcmp(a.baseAddress!, b.baseAddress!, n)
-            if c != 0 { return Int(c) }
-        }
-        return a.count - b.count
     }
 }
