@@ -736,6 +736,19 @@ def milliseconds(seconds):
     return f"{seconds * 1e3:,.1f}".replace(",", " ")
 
 
+def table_row(r):
+    """One timed question at one thread setting as a row of the Markdown table."""
+    bw_first, bw_repeated = r["boardwalk_first_query_seconds"], r["boardwalk_repeated_seconds"]
+    cells = [r["query"], thread_label(r["threads"]),
+             f"{milliseconds(bw_first)} / {milliseconds(bw_repeated)} / "
+             f"{milliseconds(r['boardwalk_command_seconds'])}"]
+    for peer in ["duckdb", "clickhouse"]:
+        first, repeated = r[f"{peer}_first_query_seconds"], r[f"{peer}_repeated_seconds"]
+        cells.append(f"{milliseconds(first)} / {milliseconds(repeated)}")
+        cells.append(f"{first / bw_first:.2f}x / {repeated / bw_repeated:.2f}x")
+    return "| " + " | ".join(cells) + " |"
+
+
 def print_table(report):
     """The report as a Markdown table: one row per question and thread setting."""
     print(f"{report['sessions']} sessions over {report['onboardings']} onboardings, {report['events']} events; "
@@ -751,15 +764,7 @@ def print_table(report):
           "| ClickHouse first / repeated | ratio |")
     print("|---|---|---|---|---|---|---|")
     for r in report["results"]:
-        bw_first, bw_repeated = r["boardwalk_first_query_seconds"], r["boardwalk_repeated_seconds"]
-        cells = [r["query"], thread_label(r["threads"]),
-                 f"{milliseconds(bw_first)} / {milliseconds(bw_repeated)} / "
-                 f"{milliseconds(r['boardwalk_command_seconds'])}"]
-        for peer in ["duckdb", "clickhouse"]:
-            first, repeated = r[f"{peer}_first_query_seconds"], r[f"{peer}_repeated_seconds"]
-            cells.append(f"{milliseconds(first)} / {milliseconds(repeated)}")
-            cells.append(f"{first / bw_first:.2f}x / {repeated / bw_repeated:.2f}x")
-        print("| " + " | ".join(cells) + " |")
+        print(table_row(r))
     for r in report["results"]:
         for peer, ratios in r["paired_first_query_ratios"].items():
             if ratios:
@@ -853,6 +858,9 @@ def main():
                 result = time_case(case, threads, bw, args.boardwalk, con, parquet, chdb_path, args.runs, args.paired)
                 result["rows"] = rows[case.key]
                 results.append(result)
+                # Each row as soon as it is timed (stderr): a peer that fails later (out of memory at 1 M sessions)
+                # leaves the rows timed before it.
+                print(table_row(result), file=sys.stderr, flush=True)
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
