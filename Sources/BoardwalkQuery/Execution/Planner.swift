@@ -256,13 +256,13 @@ struct Plan: Sendable {
             }
     }
 
-    /// The plan as text: how the source is read and the key ranges.
     /// What `explain` adds to a cheaper path's reads when conjuncts of the filters read only kind codes and groups.
     private func steppingOver(_ query: CheckedQuery) -> String {
         KindCodeFilters.conjuncts(of: query.filters).isEmpty
             ? "" : "; blocks whose headers count no event that can pass the filters stepped over unread"
     }
 
+    /// The plan as text: how the source is read and the key ranges.
     func describe(_ query: CheckedQuery, source: some EventSource) -> String {
         if query.source == .lints {
             return "read: every session once, its events checked by the onboarding lints (as `boardwalk lint` does); "

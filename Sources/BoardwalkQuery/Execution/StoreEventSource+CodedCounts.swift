@@ -168,8 +168,6 @@ fileprivate struct CodedCountScan {
     /// is then decoded that far (``RecordFields/Extent/session``), not whole (callgrind, the screens of the busiest
     /// onboarding's completed sessions at 50 000 sessions: about 345 instructions a record whole).
     let keysBeforeSession: Bool
-    /// Blocks stepped over because their headers count no event that passes the filters (``KindSelection``).
-    var skippedBlocks = 0
     /// With ``filtersOnKindCodes``, per kind code of the group ``codesGroup``: whether its events pass (0: not yet
     /// known, 1: no, 2: yes); and per analytics name outside the known ones.
     private var passesByCode = [UInt8](repeating: 0, count: 256)
@@ -209,7 +207,6 @@ fileprivate struct CodedCountScan {
         for range in ranges {
             try StoreEventSource.forEachRun(snapshot, range, unordered: true, wanting: kinds) { try count(&$0) }
         }
-        skippedBlocks += kinds?.skipped ?? 0
     }
 
     /// Counts the events of `part`, a worker's share of a parallel count.
@@ -219,7 +216,6 @@ fileprivate struct CodedCountScan {
         try snapshot.forEachBlockRun(onboarding: part.onboarding, screens: part.screens, time: time, wanting: kinds) {
             try count(&$0)
         }
-        skippedBlocks += kinds?.skipped ?? 0
     }
 
     /// The blocks that can hold an event passing the filters, by their headers' kind counts (``KindCodeFilters``). One
@@ -232,7 +228,6 @@ fileprivate struct CodedCountScan {
     /// - Complexity: O(groups of `other`, and their distinct codes).
     mutating func merge(_ other: CodedCountScan) {
         read += other.read
-        skippedBlocks += other.skippedBlocks
         for (i, key) in other.groups.keys.enumerated() {
             let theirs = other.groups.values[i]
             let e = groups.entry(key) {

@@ -41,6 +41,16 @@ package final class KindSelection {
         return admits(key, header, stringLimit: stringLimit)
     }
 
+    /// Whether the block stored under `key` (`raw`: its key's bytes) is to be read, judged from its head in
+    /// `block_heads` (none of the block's pages read); `nil` when `heads` has no head for it (a block of the event log,
+    /// a damaged head, a snapshot reading around damage), to be judged from the block's own header.
+    func admits(
+        _ key: EventKey, _ raw: UnsafeRawBufferPointer, heads: inout HeadFollower?, stringLimit: StringID
+    ) throws -> Bool? {
+        guard let header = try heads?.header(key, raw) else { return nil }
+        return admits(key, header, stringLimit: stringLimit)
+    }
+
     /// ``admits(_:_:stringLimit:)`` for the block stored under `key` whose header is `header` (from its head).
     func admits(_ key: EventKey, _ header: EventBlockHeader, stringLimit: StringID) -> Bool {
         let blockGroup = UInt64(key.onboarding) << 16 | UInt64(key.screen)

@@ -174,13 +174,13 @@ extension Snapshot {
             {
                 // A folded block is selected from its head, none of its pages read; one of the event log (no head)
                 // from its own header.
-                let head = kinds == nil ? nil : try heads?.header(key, c.key)
-                if let kinds, let head, !kinds.admits(key, head, stringLimit: limit) {
+                let byHead = try kinds?.admits(key, c.key, heads: &heads, stringLimit: limit)
+                if byHead == false {
                     found = try c.next()
                     next = try pending()
                     continue
                 }
-                guard head != nil || kinds?.admits(key, c.value, stringLimit: limit) ?? true,
+                guard byHead == true || kinds?.admits(key, c.value, stringLimit: limit) ?? true,
                     var reader = try openBlock(key, c.value)
                 else {
                     found = try c.next()
