@@ -241,7 +241,7 @@ import Testing
 }
 
 @Suite struct SizeTests {
-    /// The targets on realistic data: ≤ 40 bytes per event, and a batch file at least 4x smaller
+    /// The codec's size targets on realistic data: ≤ 40 bytes per event, and a batch file at least 4x smaller
     /// than the NDJSON it came from.
     @Test func realisticSessionsAreSmall() throws {
         var sessions = Sessions(seed: 2026)
